@@ -26,8 +26,9 @@ Rules every protocol follows:
   transcript and the same grade (a saved transcript can be re-graded offline by replaying it).
 
 Registry: names are `"<lab>/<task>"`, e.g. `sequence/hidden-property`, `sequence/unknown-dynamics`,
-`macro/...`. `make_protocol` imports `discoverylab.labs.<lab>.protocols` (or, failing that, the
-package `discoverylab.labs.<lab>`) on first use, so that module must register its protocols.
+`macro/...`. `make_protocol` imports `<package>.protocols` (or, failing that, `<package>`) on first use,
+where `<package>` is `BUILTIN_LABS[lab]` (e.g. `discoverylab.labs.macroecon` for `macro`) or
+`discoverylab.labs.<lab>`; that module must register its protocols.
 """
 
 from __future__ import annotations
@@ -165,7 +166,10 @@ class ProtocolEntry:
 
 _REGISTRY: dict[str, ProtocolEntry] = {}
 _LOADED_LABS: set[str] = set()
-BUILTIN_LABS: tuple[str, ...] = ("sequence", "macro")
+BUILTIN_LABS: dict[str, str] = {
+    "sequence": "discoverylab.labs.sequence",
+    "macro": "discoverylab.labs.macroecon",
+}
 
 
 def register_protocol(name: str, factory: Callable[..., Protocol], *, summary: str = "",
@@ -183,7 +187,8 @@ def _load_lab(lab: str) -> None:
     if lab in _LOADED_LABS:
         return
     _LOADED_LABS.add(lab)
-    for module in (f"discoverylab.labs.{lab}.protocols", f"discoverylab.labs.{lab}"):
+    package = BUILTIN_LABS.get(lab, f"discoverylab.labs.{lab}")
+    for module in (f"{package}.protocols", package):
         try:
             importlib.import_module(module)
             return
