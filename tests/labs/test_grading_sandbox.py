@@ -1,0 +1,62 @@
+"""The predictor sandbox: good programs run, malicious ones are refused, runaway ones are killed."""
+
+from __future__ import annotations
+
+import pytest
+
+from discoverylab.labs.sequence.sandbox import ProgramRejected, check_program, run_predictor
+
+GC = "import math\nfrom collections import Counter\ndef f(s):\n    c = Counter(s)\n    return (c['G'] + c['C']) / len(s)\n"
+
+
+def test_good_program_evaluates_every_input() -> None:
+    result = run_predictor(GC, ["GGCC", "AAAA", "ACGT"])
+    assert result.ok and result.values == [1.0, 0.0, 0.5]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import os\ndef f(s): return 0",
+        "import subprocess\ndef f(s): return 0",
+        "from socket import socket\ndef f(s): return 0",
+        "def f(s): return open('/etc/passwd').read()",
+        "def f(s): return eval('1')",
+        "def f(s): return ().__class__.__bases__",
+        "def f(s): return getattr(s, 'upper')()",
+        "def f(s):\n    g = (x for x in [1])\n    return g.gi_frame.f_back",
+        "def g(s): return 1\ndef h(s): return 2",  # no f and ambiguous
+        "def f(s) return 1",
+    ],
+)
+def test_static_check_refuses_dangerous_or_broken_programs(code: str) -> None:
+    with pytest.raises(ProgramRejected):
+        check_program(code)
+    result = run_predictor(code, ["A"])
+    assert result.rejected and result.values == [None]
+
+
+def test_module_proxies_hide_other_modules() -> None:
+    # statistics imports sys; the proxy must not hand it to the predictor.
+    code = "import statistics\ndef f(s):\n    return len(statistics.sys.modules)"
+    result = run_predictor(code, ["A"])
+    assert result.values == [None] and result.call_errors == 1
+
+
+def test_looping_program_is_killed_and_keeps_earlier_results() -> None:
+    code = "def f(s):\n    if s == 'C':\n        while True:\n            pass\n    return 0.25"
+    result = run_predictor(code, ["A", "A", "C", "A"], min_seconds=0.5)
+    assert result.values == [0.25, 0.25, None, None]
+    assert not result.ok and ("time" in (result.error or ""))
+
+
+def test_memory_hog_is_stopped() -> None:
+    code = "def f(s):\n    x = [0] * (10 ** 9)\n    return 0.5"
+    result = run_predictor(code, ["A", "C"], memory_mb=128)
+    assert result.values == [None, None] and not result.ok
+
+
+def test_per_call_errors_and_non_numbers_become_none() -> None:
+    code = "def f(s):\n    if s == 'A':\n        return 1 / 0\n    return 'x' if s == 'C' else float('nan')"
+    result = run_predictor(code, ["A", "C", "G"])
+    assert result.ok and result.values == [None, None, None] and result.call_errors == 2
