@@ -1,0 +1,15 @@
+"""The agent interface used by the CLI and the benchmark runner."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class Agent(Protocol):
+    """Sees the structured observation, returns an action (dict or JSON text)."""
+
+    name: str
+
+    def reset(self, obs: dict[str, Any]) -> None: ...
+
+    def act(self, obs: dict[str, Any]) -> Any: ...

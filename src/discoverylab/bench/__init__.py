@@ -1,0 +1,1 @@
+"""Evaluation: run episodes, write JSONL records and logs, summarise into tables."""

@@ -1,0 +1,136 @@
+"""The Gymnasium environment: one DiscoveryWorld task at one difficulty.
+
+`reset(seed=k)` builds parametric variation k; `step(action)` applies the agent's action and
+ticks the world once. The observation is the compact JSON text of the structured observation
+(`info["observation"]` holds the dict); `info["scorecard"]` holds the oracle scorecard, which
+the agent never sees in its observation. Reward = change of the normalised procedural score.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from discoverylab.scenarios.base import Scenario
+from discoverylab.scenarios.registry import check_difficulty, get_task
+from discoverylab.world.actions import ActionExecutor
+from discoverylab.world.observation import build_observation
+from discoverylab.world.world import World
+
+MAX_OBS_CHARS = 1_000_000
+_CHARSET = frozenset(string.printable)
+
+
+class DiscoveryWorldEnv(gym.Env[str, Any]):
+    """A DiscoveryWorld task as a Gymnasium env (text observations, JSON-or-dict actions).
+
+    Args:
+        task: task id, title or loose spelling (see `discoverylab.tasks()`).
+        difficulty: "easy", "normal" or "challenge" (unit tests: "normal" only).
+        max_steps: step limit (default 100 for Easy and unit tests, 1000 otherwise).
+        radius: radius of the nearby-objects window (default 3, as in the original).
+        teleport: enable the two teleport actions (the paper's teleport handicap).
+        render_mode: None or "ansi" (a compact text view).
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        task: str,
+        difficulty: str = "normal",
+        max_steps: int | None = None,
+        radius: int = 3,
+        teleport: bool = True,
+        render_mode: str | None = None,
+    ) -> None:
+        self.scenario_cls: type[Scenario] = get_task(task)
+        self.difficulty = check_difficulty(self.scenario_cls, difficulty)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"Unsupported render_mode {render_mode!r}; valid: {self.metadata['render_modes']}.")
+        self.render_mode = render_mode
+        self.max_steps = max_steps
+        self.radius = radius
+        self.teleport = teleport
+        self.observation_space = spaces.Text(max_length=MAX_OBS_CHARS, charset=string.printable)
+        self.action_space = spaces.Text(max_length=512, charset=string.printable)
+        self.world: World | None = None
+        self.scenario: Scenario | None = None
+        self._steps = 0
+        self._limit = 0
+        self._last_score = 0.0
+        self._obs: dict[str, Any] = {}
+
+    # ---- gymnasium API ----------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is None:
+            seed = int(self.np_random.integers(0, 2**31 - 1))
+        self.world = World(seed)
+        self.scenario = self.scenario_cls(self.world, self.difficulty)
+        self.executor = ActionExecutor(self.scenario.player, teleport=self.teleport)
+        self._limit = self.max_steps if self.max_steps is not None else self.scenario.default_step_limit()
+        self._steps = 0
+        self._last_score = self.scenario.scorecard.normalized
+        self._obs = self._observe("You are ready to start.", "")
+        return self._encode(self._obs), self._info(None)
+
+    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self.world is None or self.scenario is None:
+            raise RuntimeError("Call reset() before step().")
+        result = self.executor.execute(action)
+        self.world.tick()
+        self._steps += 1
+        card = self.scenario.scorecard
+        reward = card.normalized - self._last_score
+        self._last_score = card.normalized
+        self._obs = self._observe(result.message, result.message if result.important else "")
+        terminated = card.completed
+        truncated = not terminated and self._steps >= self._limit
+        info = self._info(result)
+        return self._encode(self._obs), reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or not self._obs:
+            return None
+        from discoverylab.world.text_view import render_text
+
+        return render_text(self._obs)
+
+    # ---- helpers ----------------------------------------------------------------------
+    def _observe(self, message: str, extended: str) -> dict[str, Any]:
+        assert self.scenario is not None
+        return build_observation(
+            self.scenario.player,
+            [self.scenario.scorecard.progress()],
+            message,
+            extended,
+            radius=self.radius,
+            teleport=self.teleport,
+        )
+
+    @staticmethod
+    def _encode(obs: dict[str, Any]) -> str:
+        return json.dumps(obs, separators=(",", ":"), ensure_ascii=True)
+
+    def _info(self, result: Any) -> dict[str, Any]:
+        assert self.scenario is not None and self.world is not None
+        card = self.scenario.scorecard
+        return {
+            "observation": self._obs,
+            "scorecard": card.to_dict(),
+            "success": result.success if result is not None else True,
+            "step": self._steps,
+            "task": self.scenario_cls.task_id,
+            "difficulty": self.difficulty,
+            "seed": self.world.seed,
+        }
+
+    @property
+    def task_description(self) -> str:
+        assert self.scenario is not None
+        return self.scenario.scorecard.task_description

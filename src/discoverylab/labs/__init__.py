@@ -1,0 +1,1 @@
+"""Tiny Labs: small black-box scientific sandboxes with known ground truth."""

@@ -1,0 +1,71 @@
+"""Run records shared by the DiscoveryWorld benchmark and the Tiny Labs runner.
+
+Both write one JSON object per line (JSONL). Appends are flushed and fsync'd line by line so a
+killed run loses at most the episode in flight; `done_keys` lets a resumed run skip finished work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+
+def to_jsonable(record: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
+    """Turn a pydantic model or a mapping into a plain JSON-ready dict."""
+    if isinstance(record, BaseModel):
+        return record.model_dump(mode="json")
+    return dict(record)
+
+
+def dumps(record: BaseModel | Mapping[str, Any]) -> str:
+    """Compact, key-sorted JSON so identical runs give byte-identical logs."""
+    return json.dumps(to_jsonable(record), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def append_jsonl(path: str | Path, record: BaseModel | Mapping[str, Any]) -> None:
+    """Append one record and make it durable before returning."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(dumps(record) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def write_jsonl(path: str | Path, records: Iterable[BaseModel | Mapping[str, Any]]) -> None:
+    """Write a whole file atomically (temp file + rename), e.g. one episode's log."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(dumps(record) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+
+
+def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Yield records; a torn last line (the process was killed mid-write) is skipped."""
+    path = Path(path)
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue
+
+
+def done_keys(path: str | Path, fields: tuple[str, ...]) -> set[tuple[Any, ...]]:
+    """Keys (tuples of `fields`) of the records already in `path`, for resuming."""
+    return {tuple(rec.get(f) for f in fields) for rec in read_jsonl(path)}

@@ -1,0 +1,76 @@
+"""What a scenario is: a world builder for (difficulty, seed) plus a scorecard and an oracle.
+
+A new task is one module with one `Scenario` subclass decorated with `@register`. The class
+docstring is its documentation (Description / Actions / Observation / Scoring / Difficulty
+knobs); the docs task table is generated from the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any, ClassVar
+
+from discoverylab.scoring.scorecard import Scorecard
+from discoverylab.world.agent import Agent
+from discoverylab.world.world import World
+
+Observation = dict[str, Any]
+Action = dict[str, Any]
+OracleGen = Generator[Action, Observation, None]
+
+DIFFICULTIES = ("easy", "normal", "challenge")
+
+
+class Scenario:
+    """Base class. Subclasses set the class attributes and implement `build` and `update`."""
+
+    task_id: ClassVar[str]  # e.g. "DialogTest"; Gymnasium id discoverylab/<task_id>-<Difficulty>-v0
+    title: ClassVar[str]  # human name, e.g. "Small Skills: Dialog Test"
+    suite: ClassVar[str]  # "unit", "discovery" or "tutorial"
+    difficulties: ClassVar[tuple[str, ...]] = ("normal",)
+    task_name: ClassVar[str]  # the original's taskName, kept for comparison
+
+    def __init__(self, world: World, difficulty: str) -> None:
+        self.world = world
+        self.difficulty = difficulty
+        self.scorecard = Scorecard(self.task_name, "")
+        self.player: Agent = self.build()
+        self.scorecard.task_description = self.description()
+        world.on_tick.append(self._tick_score)
+
+    # ---- to implement -----------------------------------------------------------------
+    def build(self) -> Agent:
+        """Build the map and objects with `self.world.rng_build`; return the player agent."""
+        raise NotImplementedError
+
+    def description(self) -> str:
+        raise NotImplementedError
+
+    def update(self) -> None:
+        """Update scorecard items (and call `finish`) from the world state; runs every tick."""
+        raise NotImplementedError
+
+    @staticmethod
+    def oracle(obs: Observation) -> OracleGen:
+        """A scripted solver: gets the first observation, yields actions, receives the next
+        observations. It sees only what the agent sees (and reads the task text from it)."""
+        raise NotImplementedError
+
+    # ---- shared machinery -------------------------------------------------------------
+    def default_step_limit(self) -> int:
+        return 100 if self.suite == "unit" or self.difficulty == "easy" else 1000
+
+    def _tick_score(self) -> None:
+        if not self.scorecard.completed:  # unit tests freeze their scorer once decided
+            self.update()
+
+    def burn(self, draws: int = 20) -> None:
+        """Decorrelate layouts across nearby seeds, as the original's builders do."""
+        self.world.rng_build.integers(0, 32, size=draws)
+
+    def choice(self, seq: list[Any] | tuple[Any, ...]) -> Any:
+        return seq[int(self.world.rng_build.integers(0, len(seq)))]
+
+    def shuffled(self, seq: list[Any] | tuple[Any, ...]) -> list[Any]:
+        order = self.world.rng_build.permutation(len(seq))
+        return [seq[int(i)] for i in order]

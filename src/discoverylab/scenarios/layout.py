@@ -1,0 +1,98 @@
+"""Map-building helpers shared by scenarios: terrain fill, one-room buildings, trees, plants."""
+
+from __future__ import annotations
+
+from discoverylab.world.catalog import place, spawn
+from discoverylab.world.objects import Layer, WorldObject
+from discoverylab.world.world import World
+
+
+def fill_grass(world: World) -> None:
+    for x in range(world.size):
+        for y in range(world.size):
+            place(world, "grass", x, y)
+
+
+def clear_ground(world: World, x: int, y: int) -> None:
+    """Remove grass under a floor, path or wall (the original's initial filter)."""
+    cell = world.tiles[x][y][Layer.WORLD]
+    for obj in [o for o in cell if o.type == "grass"]:
+        obj.remove_from_world()
+
+
+def ground(world: World, kind: str, x: int, y: int) -> WorldObject:
+    clear_ground(world, x, y)
+    return place(world, kind, x, y)
+
+
+def building(
+    world: World, x: int, y: int, w: int, h: int, name: str, key_id: int = 0, door: bool = True
+) -> WorldObject | None:
+    """A one-room building: walls on the border, floor inside (and under the walls), a door
+    in the bottom wall at x + w//2 (locked if `key_id`), a sign with the name beside it."""
+    for i in range(x, x + w):
+        for j in range(y, y + h):
+            ground(world, "floor", i, j)
+            if i in (x, x + w - 1) or j in (y, y + h - 1):
+                place(world, "wall", i, j)
+    front = None
+    if door:
+        dx, dy = x + w // 2, y + h - 1
+        for wall in [o for o in world.tiles[dx][dy][Layer.BUILDING] if o.type == "wall"]:
+            wall.remove_from_world()
+        front = place(world, "door", dx, dy, requires_key=key_id)
+    place(world, "sign", x + w // 2 - 1, y + h - 1, document=name)
+    return front
+
+
+def wall_segment(world: World, x: int, y: int) -> None:
+    ground(world, "floor", x, y)
+    place(world, "wall", x, y)
+
+
+def door_at(world: World, x: int, y: int, key_id: int = 0) -> WorldObject:
+    """Replace a wall segment by a door."""
+    for wall in [o for o in world.tiles[x][y][Layer.BUILDING] if o.type == "wall"]:
+        wall.remove_from_world()
+    return place(world, "door", x, y, requires_key=key_id)
+
+
+def tree(world: World, x: int, y: int) -> None:
+    """A big tree: impassable trunk, passable leaves on the air layer above it."""
+    place(world, "tree_trunk", x, y)
+    if y > 0:
+        place(world, "tree_leaves", x, y - 1)
+
+
+def table_with(world: World, x: int, y: int, *items: WorldObject, kind: str = "table") -> WorldObject:
+    table = place(world, kind, x, y)
+    for item in items:
+        table.add(item)
+    return table
+
+
+def scatter_plants(world: World, count: int = 15, kind: str = "plant_generic") -> None:
+    """Plants on tiles holding nothing but grass, drawn from the build stream."""
+    placed, tries = 0, 0
+    while placed < count and tries < 2000:
+        tries += 1
+        x, y = (int(v) for v in world.rng_build.integers(0, world.size, size=2))
+        objs = [o for o in world.top_level_at(x, y)]
+        if objs and all(o.type == "grass" for o in objs):
+            place(world, kind, x, y)
+            placed += 1
+
+
+__all__ = [
+    "building",
+    "clear_ground",
+    "door_at",
+    "fill_grass",
+    "ground",
+    "place",
+    "scatter_plants",
+    "spawn",
+    "table_with",
+    "tree",
+    "wall_segment",
+]

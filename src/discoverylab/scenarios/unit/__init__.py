@@ -1,0 +1,1 @@
+"""The ten unit-test ("Small Skills") tasks."""

@@ -1,0 +1,37 @@
+"""Pieces shared by several unit-test tasks: the object pool and the villa map."""
+
+from __future__ import annotations
+
+from discoverylab.scenarios import layout
+from discoverylab.world.objects import WorldObject
+from discoverylab.world.world import World
+
+# The 16-object pool of the pick-and-place family (template kinds, in the original's order).
+OBJECT_POOL = (
+    "mushroom", "seed", "microscope", "shovel", "dirt", "flower_pot", "spectrometer", "thermometer",
+    "radiation_meter", "petri_dish", "key", "quantum_crystal", "fertilizer_bag", "coin", "measuring_tape",
+    "rock_glowing",
+)  # fmt: skip
+
+VILLA_TABLE_SPOTS = ((17, 10), (18, 10), (19, 10), (16, 11), (16, 12), (20, 11), (20, 12), (17, 13), (19, 13))
+
+
+def outdoor_base(world: World, trees: int = 14) -> None:
+    """Grass, a path, big trees and plants around the working area."""
+    layout.fill_grass(world)
+    for x in range(17, 32):
+        layout.ground(world, "path", x, 15 + 2)
+    spots = [(3, 3), (6, 25), (9, 4), (25, 5), (28, 22), (4, 14), (26, 27), (12, 28), (29, 10), (2, 22), (22, 2),
+             (7, 10), (27, 15), (14, 4)]  # fmt: skip
+    for x, y in spots[:trees]:
+        layout.tree(world, x, y)
+    layout.scatter_plants(world)
+
+
+def villa(world: World, name: str = "Pick and Place Villa") -> None:
+    """The locked 7x6 villa at (15, 9); its door needs key 123, which does not exist."""
+    layout.building(world, 15, 9, 7, 6, name, key_id=123)
+
+
+def spawn_pool(world: World, kinds: tuple[str, ...] | list[str]) -> list[WorldObject]:
+    return [layout.spawn(world, kind) for kind in kinds]

@@ -1,0 +1,69 @@
+"""Small Skills: Pick and Place."""
+
+from __future__ import annotations
+
+from discoverylab.agents import oracle_tools as ot
+from discoverylab.scenarios import layout
+from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.registry import register
+from discoverylab.scenarios.unit._common import OBJECT_POOL, VILLA_TABLE_SPOTS, outdoor_base, spawn_pool, villa
+from discoverylab.world.agent import Agent
+
+
+@register
+class PickAndPlaceTest(Scenario):
+    """Pick up a named object and place it in a named container.
+
+    Description: inside a locked villa, five objects lie on tables and a pot or a jar stands on a
+    sixth. The task names one object and the container.
+    Actions: movement, PICKUP, PUT (teleports help).
+    Observation: standard text observation; everything is within the default 3-tile radius.
+    Scoring: Pick up the object /1, Place the object /1. Putting anything else into the
+    container first ends the task unsuccessfully.
+    Difficulty knobs: none (Normal only); the seed picks objects, spots and the container.
+    Registered ids: discoverylab/PickAndPlaceTest-Normal-v0.
+    """
+
+    task_id = "PickAndPlaceTest"
+    title = "Small Skills: Pick and Place Test"
+    suite = "unit"
+    task_name = "SmallSkillsPickAndPlaceTask"
+
+    def build(self) -> Agent:
+        world = self.world
+        self.burn()
+        outdoor_base(world)
+        villa(world)
+        spots = self.shuffled(VILLA_TABLE_SPOTS)
+        objects = self.shuffled(spawn_pool(world, OBJECT_POOL))
+        containers = self.shuffled(spawn_pool(world, ["pot", "jar"]))
+        for obj, (x, y) in zip(objects[:5], spots[:5], strict=True):
+            layout.table_with(world, x, y, obj)
+        self.target = objects[0]
+        self.container = containers[0]
+        layout.table_with(world, *spots[5], self.container)
+        for unused in [*objects[5:], *containers[1:]]:
+            unused.remove_from_world()
+        world.teleports["initial location"] = (18, 12)
+        self.pick = self.scorecard.add("Pick up the object", "The target object was picked up.", 1)
+        self.place = self.scorecard.add("Place the object", "The target object is in the container.", 1)
+        return Agent(world, "agent", 18, 12)
+
+    def description(self) -> str:
+        return f"Your task is to pick up the `{self.target.name}` and place it in the `{self.container.name}`.\n"
+
+    def update(self) -> None:
+        if self.target.parent is not None and self.target.parent.is_agent:
+            self.pick.set(1)
+        if self.target.parent is self.container:
+            self.place.set(1)
+        if self.container.contents and not self.place.completed:
+            self.scorecard.finish(False)
+        elif self.pick.completed and self.place.completed:
+            self.scorecard.finish(True)
+
+    @staticmethod
+    def oracle(obs: ot.Obs) -> OracleGen:
+        item, container = ot.quoted(ot.task_text(obs))
+        obs = yield from ot.take(obs, item)
+        yield from ot.put_into(obs, item, container)

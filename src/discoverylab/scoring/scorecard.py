@@ -1,0 +1,100 @@
+"""Scorecard = completion + procedural items + knowledge questions (spec section 9).
+
+Scenarios declare items up front and update them from small checkers each tick. Completion
+latches: once decided, neither the outcome nor the episode's end can change again
+(docs/differences.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class ScorecardItem:
+    name: str
+    description: str
+    max_score: int
+    score: int = 0
+    completed: bool = False
+    associated_uuids: list[int] = field(default_factory=list)
+    notes: str = ""
+
+    def set(self, score: int, completed: bool | None = None, note: str = "") -> None:
+        """Update the score, clamped to [0, max] (an over-count can never crash a tick)."""
+        if self.completed:
+            return
+        self.score = max(0, min(int(score), self.max_score))
+        self.completed = self.score >= self.max_score if completed is None else completed
+        if note:
+            self.notes = note
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "maxScore": self.max_score,
+            "score": self.score,
+            "completed": self.completed,
+            "associatedUUIDs": list(self.associated_uuids),
+            "associatedNotes": self.notes,
+        }
+
+
+@dataclass(slots=True)
+class Scorecard:
+    task_name: str
+    task_description: str
+    items: list[ScorecardItem] = field(default_factory=list)
+    critical_hypotheses: list[str] = field(default_factory=list)
+    critical_questions: list[str] = field(default_factory=list)
+    completed: bool = False
+    success: bool = False
+
+    def add(self, name: str, description: str, max_score: int) -> ScorecardItem:
+        item = ScorecardItem(name, description, max_score)
+        self.items.append(item)
+        return item
+
+    @property
+    def score(self) -> int:
+        return sum(item.score for item in self.items)
+
+    @property
+    def max_score(self) -> int:
+        return sum(item.max_score for item in self.items)
+
+    @property
+    def normalized(self) -> float:
+        return self.score / self.max_score if self.max_score else 0.0
+
+    def finish(self, success: bool) -> None:
+        """Decide the task. Latching: the first decision stands."""
+        if not self.completed:
+            self.completed = True
+            self.success = success
+
+    def progress(self) -> dict[str, Any]:
+        """What the agent may see: the task text and whether it is decided (no score)."""
+        return {
+            "taskName": self.task_name,
+            "description": self.task_description,
+            "completed": self.completed,
+            "completedSuccessfully": self.success,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON close to the original's `getTaskScorecard()` entry."""
+        return {
+            "taskName": self.task_name,
+            "taskDescription": self.task_description,
+            "score": self.score,
+            "maxScore": self.max_score,
+            "scoreNormalized": self.normalized,
+            "completed": self.completed,
+            "completedSuccessfully": self.success,
+            "scoreCard": [item.to_dict() for item in self.items],
+            "criticalHypotheses": list(self.critical_hypotheses),
+            "criticalQuestions": list(self.critical_questions),
+        }

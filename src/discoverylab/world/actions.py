@@ -1,0 +1,448 @@
+"""Parsing, validation and execution of agent actions.
+
+`execute` accepts anything an LLM could send (dicts, JSON text, garbage) and always returns an
+`ActionResult`; invalid input yields `success=False` with a specific message and leaves the
+world untouched. The checks run in the order the original's messages imply.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from discoverylab.world.action_specs import ACTION_SPECS, DIRECTION, LOCATION, OBJECT, POST_ID
+from discoverylab.world.agent import DIRECTIONS, Agent
+from discoverylab.world.objects import ActionResult, WorldObject
+
+_CLOCKWISE = ["north", "east", "south", "west"]
+_LABELS = {
+    "PICKUP": "pick up object",
+    "DROP": "drop item",
+    "PUT": "put item in container",
+    "OPEN": "open",
+    "CLOSE": "close",
+    "ACTIVATE": "activate",
+    "DEACTIVATE": "deactivate",
+    "TALK": "talk",
+    "EAT": "eat",
+    "READ": "read",
+    "USE": "use object",
+    "TELEPORT_TO_OBJECT": "teleport to object",
+}
+
+
+class ActionError(ValueError):
+    """Bad agent input; its message goes to the agent, the world does not change."""
+
+
+def parse_action(raw: Any) -> dict[str, Any]:
+    """Turn whatever was sent into a dict, or raise ActionError saying what is wrong."""
+    if isinstance(raw, (str, bytes, bytearray)):
+        text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
+        try:
+            raw = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ActionError(
+                f'Could not parse the action as JSON ({exc.__class__.__name__}: {str(exc)[:80]}). '
+                'Send e.g. {"action": "MOVE_DIRECTION", "arg1": "north"}.'
+            ) from None
+    if not isinstance(raw, Mapping):
+        raise ActionError(
+            f'An action must be a JSON object such as {{"action": "PICKUP", "arg1": 1234}}, not {type(raw).__name__}.'
+        )
+    return dict(raw)
+
+
+def accessible_objects(agent: Agent) -> dict[int, WorldObject]:
+    """What action arguments may name: the inventory, plus everything visible on the agent's
+    own tile and on the tile it faces (other agents and their open inventories included)."""
+    world = agent.world
+    found: dict[int, WorldObject] = {obj.uuid: obj for obj in agent.inventory()}
+    fx, fy = agent.facing_tile()
+    tiles = [(agent.x, agent.y)]
+    if world.in_bounds(fx, fy):
+        tiles.append((fx, fy))
+    for x, y in tiles:
+        for obj in world.objects_at(x, y):
+            if obj is not agent and obj.uuid not in found:
+                found[obj.uuid] = obj
+    return found
+
+
+class ActionExecutor:
+    """Executes actions for one agent against its world."""
+
+    def __init__(self, agent: Agent, teleport: bool = True) -> None:
+        self.agent = agent
+        self.world = agent.world
+        self.teleport = teleport
+
+    # ---- entry point ------------------------------------------------------------------
+    def execute(self, raw: Any) -> ActionResult:
+        try:
+            packet = parse_action(raw)
+            if self.agent.dialog_partner is not None:
+                return self._dialog_choice(packet)
+            return self._dispatch(packet)
+        except ActionError as exc:
+            return ActionResult(False, str(exc))
+
+    def _dispatch(self, packet: dict[str, Any]) -> ActionResult:
+        if "action" not in packet:
+            if "chosen_dialog_option_int" in packet:
+                raise ActionError("You are not in a dialog. Start one with TALK before choosing a dialog option.")
+            raise ActionError(
+                "Missing 'action' key in JSON. You are not currently in dialog mode, so send e.g. "
+                '{"action": "MOVE_DIRECTION", "arg1": "north"}.'
+            )
+        name = packet["action"]
+        if not isinstance(name, str):
+            raise ActionError(f"'action' must be a string naming an action, not {type(name).__name__}.")
+        name = name.strip().upper()
+        spec = ACTION_SPECS.get(name)
+        if spec is None:
+            known = ", ".join(s.name for s in ACTION_SPECS.values() if s.advertised)
+            raise ActionError(f"Unknown action '{packet['action']}'. Known actions: {known}.")
+        if spec.teleport and not self.teleport:
+            raise ActionError(f"The action {name} is disabled in this environment (teleport handicap off).")
+        extra = sorted(set(packet) - {"action", "arg1", "arg2"})
+        if extra:
+            raise ActionError(f"Unexpected key(s) {extra}. An action has only 'action', 'arg1' and 'arg2'.")
+        args = []
+        for i in range(2):
+            key = f"arg{i + 1}"
+            value = packet.get(key)
+            if i >= len(spec.args):
+                if value not in (None, ""):
+                    raise ActionError(f"{name} takes {len(spec.args)} argument(s); '{key}' is not expected.")
+                continue
+            args.append(self._resolve(name, key, spec.args[i], value))
+        return getattr(self, f"_do_{name.lower()}")(*args)
+
+    # ---- argument resolution ----------------------------------------------------------
+    def _resolve(self, action: str, key: str, kind: str, value: Any) -> Any:
+        if value is None or value == "":
+            if kind == OBJECT and action in ("PUT", "USE"):
+                raise ActionError(f"Action '{_LABELS[action]}' requires two argument objects. Missing {key}.")
+            label = _LABELS.get(action, action)
+            raise ActionError(f"Action '{label}' requires '{key}' ({kind}).")
+        if kind == DIRECTION:
+            if not isinstance(value, str) or value.strip().lower() not in DIRECTIONS:
+                raise ActionError(f"Invalid direction {value!r} in '{key}'. Use north, east, south or west.")
+            return value.strip().lower()
+        if kind == LOCATION:
+            if not isinstance(value, str):
+                raise ActionError(f"'{key}' must be a teleport location name (a string), not {type(value).__name__}.")
+            return value
+        uid = _as_int(value)
+        if kind == POST_ID:
+            if uid is None:
+                raise ActionError(f"Invalid post ID {value!r} in '{key}': expected an integer.")
+            return uid
+        if uid is None:
+            raise ActionError(f"'{key}' must be an object UUID (an integer), not {value!r}.")
+        if action == "TELEPORT_TO_OBJECT":
+            obj = self.world.objects.get(uid)
+            if obj is None or uid not in self.agent.seen:
+                raise ActionError(
+                    f"{key}: you have not observed an object with UUID {uid}. "
+                    "TELEPORT_TO_OBJECT works only for objects that appeared in your observations."
+                )
+            return obj
+        accessible = accessible_objects(self.agent)
+        if uid in accessible:
+            return accessible[uid]
+        if uid in self.world.objects and uid in self.agent.seen:
+            obj = self.world.objects[uid]
+            raise ActionError(
+                f"{key}: the {obj.name} (UUID {uid}) is not accessible. Objects must be in your inventory, "
+                "on your tile, or on the tile you are facing."
+            )
+        raise ActionError(
+            f"{key}: could not find an accessible object with UUID {uid}. "
+            "Use UUIDs from inventoryObjects or accessibleEnvironmentObjects."
+        )
+
+    # ---- dialog -----------------------------------------------------------------------
+    def _dialog_choice(self, packet: dict[str, Any]) -> ActionResult:
+        partner = self.agent.dialog_partner
+        assert partner is not None and partner.dialog_tree is not None
+        tree = partner.dialog_tree
+        if "chosen_dialog_option_int" not in packet:
+            raise ActionError(
+                "Missing `chosen_dialog_option_int` key. You are in a dialog: send "
+                '{"chosen_dialog_option_int": N} with N one of the dialog options shown.'
+            )
+        extra = sorted(set(packet) - {"chosen_dialog_option_int"})
+        if extra:
+            raise ActionError(f"Unexpected key(s) {extra} while in a dialog; send only 'chosen_dialog_option_int'.")
+        choice = _as_int(packet["chosen_dialog_option_int"])
+        options = tree.visible_options()
+        valid = {i + 1: opt.text for i, opt in enumerate(options)}
+        if choice is None or choice not in valid:
+            raise ActionError(f"`chosen_dialog_option_int` must be one of {sorted(valid)} ({valid}).")
+        said = valid[choice]
+        node = tree.choose(choice)
+        text = node.text.format(**partner.props)
+        message = f"We are talking.  You said: {said}\n\n{partner.name} said: {text}"
+        if not tree.visible_options():
+            tree.reset()
+            partner.dialog_partner = None
+            self.agent.dialog_partner = None
+        self.agent.record("DIALOG", said, None, True, message)
+        return ActionResult(True, message)
+
+    # ---- movement ---------------------------------------------------------------------
+    def _move(self, direction: str, face: bool) -> ActionResult:
+        agent = self.agent
+        dx, dy = DIRECTIONS[direction]
+        nx, ny = agent.x + dx, agent.y + dy
+        if not self.world.in_bounds(nx, ny):
+            return self._done("MOVE_DIRECTION", direction, None, False, "That would take me beyond the edge of the world.")
+        blocker = self.world.blocker_at(nx, ny)
+        if blocker is not None:
+            msg = f"I can't move there. There is something in the way ({blocker.name})."
+            return self._done("MOVE_DIRECTION", direction, None, False, msg)
+        self.world.place(agent, nx, ny)
+        if face:
+            agent.facing = direction
+        return self._done("MOVE_DIRECTION", direction, None, True, f"I moved to ({nx}, {ny}).")
+
+    def _do_move_direction(self, direction: str) -> ActionResult:
+        return self._move(direction, face=True)
+
+    def _do_move_forward(self) -> ActionResult:
+        return self._move(self.agent.facing, face=True)
+
+    def _do_move_backward(self) -> ActionResult:
+        back = _CLOCKWISE[(_CLOCKWISE.index(self.agent.facing) + 2) % 4]
+        return self._move(back, face=False)
+
+    def _rotate(self, direction: str) -> ActionResult:
+        self.agent.facing = direction
+        return self._done("ROTATE_DIRECTION", direction, None, True, f"I rotated to face {direction}.")
+
+    def _do_rotate_direction(self, direction: str) -> ActionResult:
+        return self._rotate(direction)
+
+    def _do_rotate_cw(self) -> ActionResult:
+        return self._rotate(_CLOCKWISE[(_CLOCKWISE.index(self.agent.facing) + 1) % 4])
+
+    def _do_rotate_ccw(self) -> ActionResult:
+        return self._rotate(_CLOCKWISE[(_CLOCKWISE.index(self.agent.facing) + 3) % 4])
+
+    def _do_wait(self) -> ActionResult:
+        return self._done("WAIT", None, None, True, "I waited.")
+
+    def _do_teleport_to_location(self, name: str) -> ActionResult:
+        if name not in self.world.teleports:
+            known = sorted(self.world.teleports)
+            msg = f"That's not a known teleport location ('{name}'). I know about the following locations: {known}"
+            return self._done("TELEPORT_TO_LOCATION", name, None, False, msg)
+        tx, ty = self.world.teleports[name]
+        x, y = _nearest_passable(self.world, tx, ty)
+        self.world.place(self.agent, x, y)
+        return self._done("TELEPORT_TO_LOCATION", name, None, True, f"I teleported to {name} at {x}, {y}.")
+
+    def _do_teleport_to_object(self, obj: WorldObject) -> ActionResult:
+        ox, oy = obj.location()
+        if ox < 0:
+            return self._done("TELEPORT_TO_OBJECT", obj, None, False, f"The {obj.name} does not have a valid location.")
+        for direction in _CLOCKWISE:
+            dx, dy = DIRECTIONS[direction]
+            x, y = ox - dx, oy - dy  # the tile on the far side of `direction`, so we face `direction`
+            if self.world.is_passable(x, y) and (x, y) != (ox, oy):
+                self.world.place(self.agent, x, y)
+                self.agent.facing = direction
+                msg = f"I teleported to the object with UUID {obj.uuid} ({obj.name}) at ({x}, {y})."
+                return self._done("TELEPORT_TO_OBJECT", obj, None, True, msg)
+        msg = f"I couldn't find a valid location beside the object ({obj.name}, uuid: {obj.uuid}) to teleport to."
+        return self._done("TELEPORT_TO_OBJECT", obj, None, False, msg)
+
+    # ---- object actions ---------------------------------------------------------------
+    def _do_pickup(self, obj: WorldObject) -> ActionResult:
+        if not obj.movable:
+            return self._done("PICKUP", obj, None, False, f"That object ({obj.name}) is not movable.")
+        if obj.parent is self.agent:
+            return self._done("PICKUP", obj, None, False, f"The {obj.name} is already in my inventory.")
+        self.agent.add(obj)
+        return self._done("PICKUP", obj, None, True, f"I picked up the {obj.name}.")
+
+    def _do_drop(self, obj: WorldObject) -> ActionResult:
+        if not self.agent.contains(obj):
+            return self._done("DROP", obj, None, False, f"That object ({obj.name}) is not in my inventory.")
+        self.world.place(obj, self.agent.x, self.agent.y, obj.default_layer)
+        return self._done("DROP", obj, None, True, f"I dropped the {obj.name}.")
+
+    def _do_put(self, obj: WorldObject, container: WorldObject) -> ActionResult:
+        fail = None
+        if not self.agent.contains(obj):
+            fail = f"That object ({obj.name}) is not in my inventory."
+        elif not container.is_container:
+            fail = f"That object ({container.name}) is not a container."
+        elif obj is container:
+            fail = f"I can't put the {obj.name} into itself."
+        elif obj.contains(container):
+            fail = f"I can't put the {obj.name} into something inside itself."
+        elif not container.is_open and not container.is_npc:
+            fail = f"That container ({container.name}) is not open."
+        if fail:
+            return self._done("PUT", obj, container, False, fail)
+        container.add(obj)
+        if container.is_npc:
+            return self._done("PUT", obj, container, True, f"I gave the {obj.name} to {container.name}.")
+        return self._done("PUT", obj, container, True, f"I put the {obj.name} into the {container.name}.")
+
+    def _do_open(self, obj: WorldObject) -> ActionResult:
+        return self._open_close(obj, True)
+
+    def _do_close(self, obj: WorldObject) -> ActionResult:
+        return self._open_close(obj, False)
+
+    def _open_close(self, obj: WorldObject, want_open: bool) -> ActionResult:
+        verb, action = ("open", "OPEN") if want_open else ("close", "CLOSE")
+        able = "openable" if want_open else "closeable"
+        if not obj.openable:
+            return self._done(action, obj, None, False, f"That object ({obj.name}) is not {able}.")
+        if obj.is_open == want_open:
+            state = "open" if want_open else "closed"
+            return self._done(action, obj, None, False, f"That object ({obj.name}) is already {state}.")
+        if obj.is_passage and want_open and obj.requires_key:
+            keys = [o for o in self.agent.inventory() if o.type == "key" and o.key_id == obj.requires_key]
+            if not keys:
+                return self._done(action, obj, None, False, f"That object ({obj.name}) requires a key to open.")
+            if all(k.props.get("rusted") for k in keys):
+                return self._done(action, obj, None, False, "The key is rusted and doesn't work.")
+        if obj.is_passage and not want_open and obj.location() == (self.agent.x, self.agent.y):
+            return self._done(action, obj, None, False, "I can't close the door while I'm standing in it.")
+        obj.is_open = want_open
+        return self._done(action, obj, None, True, f"I {verb}ed the {obj.name}." if want_open else f"I closed the {obj.name}.")
+
+    def _do_activate(self, obj: WorldObject) -> ActionResult:
+        return self._switch(obj, True)
+
+    def _do_deactivate(self, obj: WorldObject) -> ActionResult:
+        return self._switch(obj, False)
+
+    def _switch(self, obj: WorldObject, on: bool) -> ActionResult:
+        action, word = ("ACTIVATE", "activate") if on else ("DEACTIVATE", "deactivate")
+        if not obj.activatable:
+            return self._done(action, obj, None, False, f"That object ({obj.name}) is not {word}able.")
+        if obj.activated == on:
+            return self._done(action, obj, None, False, f"That object ({obj.name}) is already {word}d.")
+        obj.activated = on
+        return self._done(action, obj, None, True, f"I {word}d the {obj.name}.")
+
+    def _do_eat(self, obj: WorldObject) -> ActionResult:
+        if not obj.edible:
+            return self._done("EAT", obj, None, False, f"That object ({obj.name}) is not edible.")
+        poisonous = any(o.poisonous for o in (obj, *obj.all_contents(), *_all_parts(obj)))
+        self._done("EAT", obj, None, True, f"I ate the {obj.name}.")
+        obj.remove_from_world()
+        if poisonous:
+            self.agent.eat_poison()
+        return ActionResult(True, f"I ate the {obj.name}.")
+
+    def _do_read(self, obj: WorldObject) -> ActionResult:
+        if not obj.readable:
+            return self._done("READ", obj, None, False, f"That object ({obj.name}) is not readable.")
+        if not obj.document:
+            return self._done("READ", obj, None, False, f"The {obj.name} appears blank. There is nothing to read.", True)
+        return self._done("READ", obj, None, True, f"The {obj.name} reads:\n{obj.document}", True)
+
+    def _do_use(self, tool: WorldObject, target: WorldObject) -> ActionResult:
+        first = _try_use(self.agent, tool, target)
+        if not first.success:
+            swapped = _try_use(self.agent, target, tool)
+            if swapped.success:
+                note = (
+                    f"\n Note, the original action failed (USE, arg1:{tool.uuid}, arg2:{target.uuid}), but the "
+                    f"arguments were switched and the action succeeded (USE, arg1:{target.uuid}, arg2:{tool.uuid}). "
+                    "Try to enter the arguments in the correct order next time."
+                )
+                return self._done("USE", target, tool, True, swapped.message + note, swapped.important)
+        return self._done("USE", tool, target, first.success, first.message, first.important)
+
+    def _do_talk(self, npc: WorldObject) -> ActionResult:
+        if not npc.dialogable or not isinstance(npc, Agent):
+            return self._done("TALK", npc, None, False, f"You can't talk to that ({npc.name}).")
+        busy = getattr(npc, "is_busy", None)
+        if busy is not None and busy():
+            return self._done("TALK", npc, None, False, f"That agent ({npc.name}) is busy, try again later.")
+        if npc.dialog_tree is None:
+            return self._done("TALK", npc, None, False, f"That agent ({npc.name}) has no dialog tree set.")
+        if npc.dialog_partner is not None and npc.dialog_partner is not self.agent:
+            msg = f"That agent ({npc.name}) is busy talking to ({npc.dialog_partner.name})."
+            return self._done("TALK", npc, None, False, msg)
+        node = npc.dialog_tree.start()
+        npc.dialog_partner = self.agent
+        self.agent.dialog_partner = npc
+        message = f"We are talking.  You said: Hello!\n\n{npc.name} said: {node.text.format(**npc.props)}"
+        return self._done("TALK", npc, None, True, message)
+
+    # ---- feed -------------------------------------------------------------------------
+    def _do_discovery_feed_get_updates(self) -> ActionResult:
+        return self._done("DISCOVERY_FEED_GET_UPDATES", None, None, True, self.world.feed.render_updates(), True)
+
+    def _do_discovery_feed_get_articles(self) -> ActionResult:
+        return self._done("DISCOVERY_FEED_GET_ARTICLES", None, None, True, self.world.feed.render_articles(), True)
+
+    def _do_discovery_feed_get_post_by_id(self, post_id: int) -> ActionResult:
+        head = f"DiscoveryFeed (Search)\nSearch results for DiscoveryFeed document ID {post_id}:\n\n"
+        post = self.world.feed.get(post_id)
+        if post is None:
+            return self._done("DISCOVERY_FEED_GET_POST_BY_ID", post_id, None, False, head + f"No post found with ID {post_id}\n")
+        return self._done("DISCOVERY_FEED_GET_POST_BY_ID", post_id, None, True, head + post.render(), True)
+
+    # ---- helpers ----------------------------------------------------------------------
+    def _done(self, action: str, arg1: Any, arg2: Any, success: bool, message: str, important: bool = False) -> ActionResult:
+        self.agent.record(action, arg1, arg2, success, message)
+        return ActionResult(success, message, important)
+
+
+def _try_use(agent: Agent, tool: WorldObject, target: WorldObject) -> ActionResult:
+    if not tool.usable:
+        return ActionResult(False, f"That object ({tool.name}) is not usable.")
+    result = tool.use_with(agent, target)
+    return result
+
+
+def _all_parts(obj: WorldObject) -> list[WorldObject]:
+    out: list[WorldObject] = []
+    for part in obj.parts:
+        out.append(part)
+        out.extend(_all_parts(part))
+    return out
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _nearest_passable(world: Any, x: int, y: int) -> tuple[int, int]:
+    """The passable tile closest to (x, y) (ties broken in scan order)."""
+    best: tuple[int, int] = (x, y)
+    for radius in range(world.size):
+        ring = [
+            (x + dx, y + dy)
+            for dx in range(-radius, radius + 1)
+            for dy in range(-radius, radius + 1)
+            if max(abs(dx), abs(dy)) == radius
+        ]
+        ring.sort(key=lambda p: ((p[0] - x) ** 2 + (p[1] - y) ** 2, p))
+        for px, py in ring:
+            if world.is_passable(px, py):
+                return px, py
+    return best

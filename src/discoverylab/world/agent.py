@@ -1,0 +1,94 @@
+"""Agents: the player and the NPCs. Agents are objects too (their inventory is their contents)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from discoverylab.world.objects import Container, Layer, WorldObject
+
+if TYPE_CHECKING:
+    from discoverylab.world.dialog import DialogTree
+    from discoverylab.world.world import World
+
+DIRECTIONS: dict[str, tuple[int, int]] = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
+
+
+@dataclass(slots=True)
+class ActionRecord:
+    """One entry of an agent's action history (what scorers look at)."""
+
+    action: str
+    arg1: Any
+    arg2: Any
+    success: bool
+    message: str
+    step: int
+
+    @property
+    def arg1_uuid(self) -> int | None:
+        return self.arg1.uuid if isinstance(self.arg1, WorldObject) else None
+
+    @property
+    def arg2_uuid(self) -> int | None:
+        return self.arg2.uuid if isinstance(self.arg2, WorldObject) else None
+
+
+class Agent(Container):
+    """Anything that acts: has a facing, an action history, dialog state and states (flags)."""
+
+    default_layer = Layer.AGENT
+    is_agent = True
+    dialogable = True
+    movable = False
+    container_prefix = "held by"
+    needs_tick = True
+
+    def __init__(self, world: World, name: str, x: int, y: int, facing: str = "south", **attrs: Any) -> None:
+        super().__init__(world, name, "agent", **attrs)
+        self.facing = facing
+        self.history: list[ActionRecord] = []
+        self.states: set[str] = set()
+        self.dialog_partner: Agent | None = None
+        self.dialog_tree: DialogTree | None = None
+        self.poison_counter = 0
+        self.poisoned = False
+        self.seen: set[int] = set()  # UUIDs that appeared in this agent's observations
+        world.place(self, x, y)
+        world.add_agent(self)
+
+    def facing_tile(self) -> tuple[int, int]:
+        dx, dy = DIRECTIONS[self.facing]
+        return self.x + dx, self.y + dy
+
+    def record(self, action: str, arg1: Any, arg2: Any, success: bool, message: str) -> None:
+        self.history.append(ActionRecord(action, arg1, arg2, success, message, self.world.step))
+
+    def inventory(self) -> list[WorldObject]:
+        """Direct contents plus, recursively, the contents of open containers carried."""
+        out: list[WorldObject] = []
+        for obj in self.contents:
+            out.append(obj)
+            out.extend(obj.visible_tree())
+        return out
+
+    def eat_poison(self) -> None:
+        """Start the incubation clock (spec section 8.2) from the NPC stream."""
+        if self.poison_counter == 0 and not self.poisoned:
+            self.poison_counter = int(self.world.rng_npc.integers(-20, -1))
+
+    def tick(self) -> None:
+        if self.poison_counter < 0 and not self.poisoned:
+            self.poison_counter -= 1
+            if self.poison_counter < -45:
+                self.poisoned = True
+                self.poison_counter = 100
+                self.states.add("poisoned")
+                self.world.feed.add_update(self.world.step, self.name, "I'm not feeling well.")
+        elif self.poisoned:
+            self.poison_counter -= 1
+            if self.poison_counter <= -1:
+                self.poisoned = False
+                self.poison_counter = 0
+                self.states.discard("poisoned")
+                self.world.feed.add_update(self.world.step, self.name, "I'm feeling better.")

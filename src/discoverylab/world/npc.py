@@ -1,0 +1,158 @@
+"""Non-player characters: dialog trees plus an autopilot queue of small goal-directed actions.
+
+Path finding is a plain A* on the 32x32 grid (4-connected); at this size it costs tens of
+microseconds, cheaper than building a graph with a general library every tick.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from discoverylab.world.agent import DIRECTIONS, Agent
+from discoverylab.world.dialog import DialogTree
+
+if TYPE_CHECKING:
+    from discoverylab.world.world import World
+
+_DIR_BY_DELTA = {delta: name for name, delta in DIRECTIONS.items()}
+
+
+def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:
+    """Cheapest 4-connected path (excluding start). Closed, unlocked doors cost 20 (NPCs open
+    them); locked or impassable tiles are blocked. None if the goal is unreachable."""
+
+    def cost(x: int, y: int) -> float | None:
+        blocker = world.blocker_at(x, y)
+        if blocker is None:
+            return 1.0
+        if blocker.is_passage and not blocker.requires_key:
+            return 20.0
+        return None
+
+    frontier: list[tuple[float, int, tuple[int, int]]] = [(0.0, 0, start)]
+    came: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
+    best: dict[tuple[int, int], float] = {start: 0.0}
+    counter = 0
+    while frontier:
+        _, _, cur = heapq.heappop(frontier)
+        if cur == goal:
+            path = []
+            node: tuple[int, int] | None = cur
+            while node is not None and node != start:
+                path.append(node)
+                node = came[node]
+            return path[::-1]
+        for dx, dy in ((0, -1), (1, 0), (0, 1), (-1, 0)):
+            nx, ny = cur[0] + dx, cur[1] + dy
+            if not world.in_bounds(nx, ny):
+                continue
+            step = cost(nx, ny) if (nx, ny) != goal else (cost(nx, ny) or 1.0)
+            if step is None:
+                continue
+            new = best[cur] + step
+            if new < best.get((nx, ny), float("inf")):
+                best[(nx, ny)] = new
+                came[(nx, ny)] = cur
+                counter += 1
+                h = abs(goal[0] - nx) + abs(goal[1] - ny)
+                heapq.heappush(frontier, (new + h, counter, (nx, ny)))
+    return None
+
+
+@dataclass(order=True)
+class Task:
+    """An autopilot entry; higher priority runs first, ties in insertion order."""
+
+    sort_key: tuple[int, int]
+    kind: str = field(compare=False)
+    args: dict[str, Any] = field(compare=False, default_factory=dict)
+
+    @property
+    def priority(self) -> int:
+        return -self.sort_key[0]
+
+
+class NPC(Agent):
+    """A scripted character. Its inventory is closed unless a scenario opens it."""
+
+    is_npc = True
+    is_open = False
+
+    def __init__(self, world: World, name: str, x: int, y: int, facing: str = "south", **attrs: Any) -> None:
+        super().__init__(world, name, x, y, facing, **attrs)
+        self.dialog_tree = DialogTree(self.states)
+        self.queue: list[Task] = []
+        self._counter = 0
+        self._door_to_close: Any = None
+
+    # ---- autopilot --------------------------------------------------------------------
+    def enqueue(self, kind: str, priority: int = 1, **args: Any) -> None:
+        self._counter += 1
+        heapq.heappush(self.queue, Task((-priority, self._counter), kind, args))
+
+    def clear_queue(self, kind: str | None = None) -> None:
+        self.queue = [t for t in self.queue if kind is not None and t.kind != kind]
+        heapq.heapify(self.queue)
+
+    def is_busy(self) -> bool:
+        return any(task.priority > 1 for task in self.queue)
+
+    def tick(self) -> None:
+        super().tick()
+        if self.dialog_partner is not None or not self.queue:
+            return
+        task = self.queue[0]
+        done = getattr(self, f"_run_{task.kind}")(**task.args)
+        if done and self.queue and self.queue[0] is task:
+            heapq.heappop(self.queue)
+
+    def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
+        """Drift around (x, y): go back if further than 4 tiles, else maybe step randomly."""
+        if len(self.queue) > 1:
+            return False
+        rng = self.world.rng_npc
+        if (self.x - x) ** 2 + (self.y - y) ** 2 > 16:
+            self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
+        elif rng.random() < probability:
+            direction = list(DIRECTIONS)[int(rng.integers(0, 4))]
+            self.enqueue("move", priority=1, direction=direction)
+        return False
+
+    def _run_move(self, direction: str) -> bool:
+        dx, dy = DIRECTIONS[direction]
+        nx, ny = self.x + dx, self.y + dy
+        self.facing = direction
+        if self.world.is_passable(nx, ny):
+            self.world.place(self, nx, ny)
+        return True
+
+    def _run_goto(self, x: int, y: int, give_up: int = 200) -> bool:
+        """One tick of walking towards (x, y): turn, open a door, or step."""
+        if self._door_to_close is not None:
+            door, opened_from = self._door_to_close
+            if (self.x, self.y) not in (door.location(), opened_from):
+                door.is_open = False
+                self._door_to_close = None
+                return False
+        if (self.x, self.y) == (x, y):
+            return True
+        path = find_path(self.world, (self.x, self.y), (x, y))
+        if not path:
+            task = self.queue[0]
+            task.args["give_up"] = give_up - 1
+            return give_up <= 0
+        nx, ny = path[0]
+        direction = _DIR_BY_DELTA[(nx - self.x, ny - self.y)]
+        if self.facing != direction:
+            self.facing = direction
+            return False
+        blocker = self.world.blocker_at(nx, ny)
+        if blocker is not None:
+            if blocker.is_passage and not blocker.is_open and not blocker.requires_key:
+                blocker.is_open = True
+                self._door_to_close = (blocker, (self.x, self.y))
+            return False
+        self.world.place(self, nx, ny)
+        return (nx, ny) == (x, y)

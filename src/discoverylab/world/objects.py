@@ -1,0 +1,219 @@
+"""The object tree: every thing in the world, from grass to agents, is a `WorldObject`.
+
+Objects sit on a tile layer (top-level) or inside a container (`contents`) or are `parts` of
+another object (mold on a mushroom: moves and is measured with it, never listed on its own).
+Affordances are plain attributes (`movable`, `openable`, ...) with class-level defaults, so an
+instance only stores what differs; behaviour lives in small subclass overrides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from discoverylab.world.materials import Material
+
+if TYPE_CHECKING:
+    from discoverylab.world.agent import Agent
+    from discoverylab.world.world import World
+
+
+class Layer(IntEnum):
+    """Tile layers, bottom to top. Observation scans run top-down (AIR first)."""
+
+    WORLD = 0
+    BUILDING = 1
+    FURNITURE = 2
+    OBJECTS = 3
+    AGENT = 4
+    AIR = 5
+
+
+@dataclass(slots=True)
+class ActionResult:
+    """What an action (or an object's reaction to one) did. `important` messages are queued
+    for the observation's `extended_action_message` as well."""
+
+    success: bool
+    message: str
+    important: bool = False
+
+
+class WorldObject:
+    """Base object. Subclasses override `tick`, `describe_state` and `use_with` as needed."""
+
+    needs_tick: ClassVar[bool] = False
+    default_layer: ClassVar[Layer] = Layer.OBJECTS
+
+    # Affordance defaults (class level; instances override only what differs).
+    movable: bool = True
+    passable: bool = True
+    obscures_below: bool = False
+    is_container: bool = False
+    container_prefix: str = "in"
+    openable: bool = False
+    is_open: bool = False
+    is_passage: bool = False
+    activatable: bool = False
+    activated: bool = False
+    usable: bool = False
+    dialogable: bool = False
+    edible: bool = False
+    readable: bool = False
+    document: str = ""
+    is_agent: bool = False
+    is_npc: bool = False
+    poisonous: bool = False
+    cooked: bool = False
+    shovelable: bool = False
+    temperature_c: float = 20.0
+    key_id: int = 0
+    requires_key: int = 0
+    density: float = 0.0
+    sprite: str = ""
+    layer_hint: Layer | None = None  # template-chosen layer, else `default_layer`
+
+    def __init__(
+        self,
+        world: World,
+        name: str,
+        type_: str,
+        materials: list[Material] | None = None,
+        **attrs: Any,
+    ) -> None:
+        self.world = world
+        self.name = name
+        self.type = type_
+        self.materials: list[Material] = materials or []
+        self.contents: list[WorldObject] = []
+        self.parts: list[WorldObject] = []
+        self.parent: WorldObject | None = None
+        self.x = -1
+        self.y = -1
+        self.layer: Layer | None = None
+        self.alive = True
+        self.props: dict[str, Any] = {}
+        for key, value in attrs.items():
+            if not hasattr(type(self), key):
+                raise AttributeError(f"{type(self).__name__} has no attribute {key!r}")
+            setattr(self, key, value)
+        self.uuid = world.register(self)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} uuid={self.uuid} at {self.location()}>"
+
+    # ---- tree -------------------------------------------------------------------------
+    def location(self) -> tuple[int, int]:
+        """Grid location; contained objects carry their outermost holder's tile."""
+        obj: WorldObject = self
+        while obj.parent is not None:
+            obj = obj.parent
+        return obj.x, obj.y
+
+    def root(self) -> WorldObject:
+        obj: WorldObject = self
+        while obj.parent is not None:
+            obj = obj.parent
+        return obj
+
+    def detach(self) -> None:
+        """Remove from wherever it is (container, part list or grid)."""
+        if self.parent is not None:
+            holder = self.parent
+            if self in holder.contents:
+                holder.contents.remove(self)
+            elif self in holder.parts:
+                holder.parts.remove(self)
+            self.parent = None
+        elif self.layer is not None:
+            self.world.grid_remove(self)
+
+    def add(self, obj: WorldObject) -> None:
+        """Put `obj` into this object's contents (moving it from wherever it was)."""
+        obj.detach()
+        self.contents.append(obj)
+        obj.parent = self
+
+    def add_part(self, obj: WorldObject) -> None:
+        obj.detach()
+        self.parts.append(obj)
+        obj.parent = self
+
+    def contents_visible(self) -> bool:
+        """Whether an observer can see (and reach) the contents."""
+        return self.is_open
+
+    def visible_tree(self) -> Iterator[WorldObject]:
+        """The visible contents, recursively (not the object itself, never parts)."""
+        if self.contents and self.contents_visible():
+            for child in self.contents:
+                yield child
+                yield from child.visible_tree()
+
+    def all_contents(self) -> Iterator[WorldObject]:
+        """Every content regardless of open/closed, recursively."""
+        for child in self.contents:
+            yield child
+            yield from child.all_contents()
+
+    def contains(self, other: WorldObject) -> bool:
+        obj = other.parent
+        while obj is not None:
+            if obj is self:
+                return True
+            obj = obj.parent
+        return False
+
+    def all_materials(self, include_contents: bool = False) -> Iterator[Material]:
+        """Materials of this object and its parts (and contents if asked), recursively."""
+        yield from self.materials
+        for part in self.parts:
+            yield from part.all_materials(include_contents)
+        if include_contents:
+            for child in self.contents:
+                yield from child.all_materials(include_contents)
+
+    def remove_from_world(self) -> None:
+        """Destroy (eaten, consumed...). Contents and parts go with it."""
+        self.detach()
+        for obj in [self, *self.all_contents(), *self.parts]:
+            obj.alive = False
+            self.world.unregister(obj)
+
+    # ---- text -------------------------------------------------------------------------
+    def describe_state(self) -> str:
+        """Name with state words ("open door"); subclasses override."""
+        return self.name
+
+    def describe(self, with_uuid: bool = True) -> str:
+        """Description with the container suffix, e.g. 'flag (on table [uuid: 12])'."""
+        text = self.describe_state()
+        if self.parent is not None:
+            holder = self.parent
+            tag = f" [uuid: {holder.uuid}]" if with_uuid else ""
+            text += f" ({holder.container_prefix} {holder.name}{tag})"
+        return text
+
+    # ---- behaviour hooks --------------------------------------------------------------
+    def tick(self) -> None:
+        """Called once per world tick for objects with `needs_tick`."""
+
+    def is_passable_now(self) -> bool:
+        return self.passable
+
+    def use_with(self, agent: Agent, target: WorldObject) -> ActionResult:
+        return ActionResult(False, f"I'm not sure how to use the {self.name} with the {target.name}.")
+
+
+class Container(WorldObject):
+    """Anything that holds things: tables ("on"), jars and pots ("in"), fridges (openable)."""
+
+    is_container = True
+    is_open = True  # fixed-open holders (tables, jars); openable ones start closed via attrs
+
+    def describe_state(self) -> str:
+        if self.openable:
+            return f"{'open' if self.is_open else 'closed'} {self.name}"
+        return self.name

@@ -1,0 +1,136 @@
+"""The text observation: what one agent perceives, as a JSON-ready dict (spec section 5).
+
+Built only when asked (a pure function of the world plus the last action's messages). Keys
+follow the original DiscoveryWorld so prompts and parsers carry over; `teleportLocations`
+and `availableActions` are additions (docs/differences.md). The typed schema is in
+`observation_model.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from discoverylab.world.action_specs import action_list
+from discoverylab.world.actions import accessible_objects
+from discoverylab.world.agent import DIRECTIONS, Agent
+from discoverylab.world.objects import WorldObject
+
+NEARBY_NOTE = (
+    "The objects below are within {r} tiles of the agent, but may not necessarily be usable if they are "
+    "obscured by other objects. Only objects in your inventory, on your tile or on the tile you face can be used."
+)
+FEED_NOTE = "This section contains recent posts (from the last few steps) on the Discovery Feed social media platform."
+AGENTS_NOTE = "This section lists the recent action history (last 3 steps) of other agents near you."
+GROUPS = ("north-west", "north", "north-east", "east", "south-east", "south", "south-west", "west", "same_location")
+_ACTIONS_CACHE: dict[bool, list[dict[str, object]]] = {}
+
+
+def _entry(obj: WorldObject) -> dict[str, Any]:
+    return {"uuid": obj.uuid, "name": obj.name, "description": obj.describe()}
+
+
+def _group(dx: int, dy: int) -> str:
+    if dx == 0 and dy == 0:
+        return "same_location"
+    ns = "north" if dy < 0 else "south" if dy > 0 else ""
+    ew = "west" if dx < 0 else "east" if dx > 0 else ""
+    return f"{ns}-{ew}" if ns and ew else ns or ew
+
+
+def _history_entry(record: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"actionType": record.action}
+    for key, arg in (("arg1", record.arg1), ("arg2", record.arg2)):
+        if arg is None:
+            continue
+        if isinstance(arg, WorldObject):
+            entry[key] = arg.uuid
+            entry[f"{key}_desc"] = f"{arg.name}: {arg.describe()}"
+        else:
+            entry[key] = arg
+    entry.update({"success": record.success, "message": record.message, "step": record.step})
+    return entry
+
+
+def build_observation(
+    agent: Agent,
+    task_progress: list[dict[str, Any]],
+    last_message: str,
+    extended_message: str = "",
+    radius: int = 3,
+    teleport: bool = True,
+) -> dict[str, Any]:
+    """Everything the agent perceives this step. Marks every listed UUID as seen."""
+    world = agent.world
+    seen = agent.seen
+    ax, ay = agent.x, agent.y
+
+    nearby: dict[str, list[dict[str, Any]]] = {g: [] for g in GROUPS}
+    other_agents: dict[str, list[dict[str, Any]]] = {}
+    for x in range(max(0, ax - radius), min(world.size, ax + radius + 1)):
+        for y in range(max(0, ay - radius), min(world.size, ay + radius + 1)):
+            dx, dy = x - ax, y - ay
+            bucket = nearby[_group(dx, dy)]
+            dist = abs(dx) + abs(dy)
+            for obj in world.objects_at(x, y):
+                seen.add(obj.uuid)
+                bucket.append({"name": obj.name, "description": obj.describe(), "distance": dist, "uuid": obj.uuid})
+                if obj.is_agent and obj is not agent:
+                    recent = [_history_entry(r) for r in obj.history if r.step > world.step - 3]  # type: ignore[attr-defined]
+                    other_agents[f"{obj.name} uuid {obj.uuid}"] = recent
+
+    inventory = sorted(agent.inventory(), key=lambda o: o.uuid)
+    inv_ids = {o.uuid for o in inventory}
+    accessible = sorted((o for u, o in accessible_objects(agent).items() if u not in inv_ids), key=lambda o: o.uuid)
+    for obj in inventory:
+        seen.add(obj.uuid)
+    for obj in accessible:
+        seen.add(obj.uuid)
+
+    can_move, blocked = [], []
+    for name, (dx, dy) in DIRECTIONS.items():
+        nx, ny = ax + dx, ay + dy
+        if world.in_bounds(nx, ny):
+            (can_move if world.blocker_at(nx, ny) is None else blocked).append(name)
+
+    partner = agent.dialog_partner
+    if partner is not None and partner.dialog_tree is not None:
+        tree = partner.dialog_tree
+        dialog: dict[str, Any] = {
+            "is_in_dialog": True,
+            "dialogIn": tree.node().text.format(**partner.props),
+            "dialogOptions": {str(i + 1): opt.text for i, opt in enumerate(tree.visible_options())},
+        }
+    else:
+        dialog = {"is_in_dialog": False}
+
+    if teleport not in _ACTIONS_CACHE:
+        _ACTIONS_CACHE[teleport] = action_list(teleport)
+    obs: dict[str, Any] = {
+        "accessibleEnvironmentObjects": [_entry(o) for o in accessible],
+        "agentLocation": {
+            "x": ax,
+            "y": ay,
+            "faceDirection": agent.facing,
+            "directions_you_can_move": can_move,
+            "directions_blocked": blocked,
+        },
+        "dialog_box": dialog,
+        "discoveryFeed": {
+            "description": FEED_NOTE,
+            "posts": world.feed.recent_updates(world.step),
+            "scientific_articles": [
+                {"step": p.step, "postID": p.post_id, "title": p.title, "author": p.author} for p in world.feed.articles
+            ],
+        },
+        "extended_action_message": extended_message,
+        "inventoryObjects": [_entry(o) for o in inventory],
+        "lastActionMessage": last_message,
+        "nearbyAgents": {"description": AGENTS_NOTE, "list_of_agents": other_agents},
+        "nearbyObjects": {"note": NEARBY_NOTE.format(r=radius), "distance": radius, "objects": nearby},
+        "taskProgress": task_progress,
+        "world_steps": world.step,
+        "availableActions": _ACTIONS_CACHE[teleport],
+    }
+    if teleport:
+        obs["teleportLocations"] = sorted(world.teleports)
+    return obs

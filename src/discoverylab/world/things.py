@@ -1,0 +1,178 @@
+"""Object classes with behaviour beyond plain attributes: doors, appliances, food, soil..."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from discoverylab.world.objects import ActionResult, Container, Layer, WorldObject
+
+if TYPE_CHECKING:
+    from discoverylab.world.agent import Agent
+
+
+class Terrain(WorldObject):
+    """Grass, paths, floors, walls, fences: immovable scenery."""
+
+    default_layer = Layer.WORLD
+    movable = False
+
+
+class Wall(Terrain):
+    default_layer = Layer.BUILDING
+    passable = False
+    obscures_below = True
+
+
+class Door(WorldObject):
+    """A passage: passable iff open; may need a key whose `key_id` matches."""
+
+    default_layer = Layer.BUILDING
+    movable = False
+    openable = True
+    is_passage = True
+    obscures_below = True
+
+    def is_passable_now(self) -> bool:
+        return self.is_open
+
+    def describe_state(self) -> str:
+        if self.is_open:
+            return f"open {self.name}"
+        return f"closed locked {self.name}" if self.requires_key else f"closed {self.name}"
+
+
+class Sign(WorldObject):
+    default_layer = Layer.OBJECTS
+    movable = False
+    passable = False
+    readable = True
+
+
+class Jar(Container):
+    """Open container; 'empty jar' / 'jar containing items'."""
+
+    def describe_state(self) -> str:
+        return f"{self.name} containing items" if self.contents else f"empty {self.name}"
+
+
+class Pot(Container):
+    def describe_state(self) -> str:
+        t = self.temperature_c
+        word = "cold" if t <= 10 else "hot" if t >= 100 else "warm"
+        return f"{word} {self.name}"
+
+
+class Appliance(Container):
+    """Fridge and stove: openable containers that, while activated, pull the temperature of
+    everything inside (parts included) 25 C per tick towards a set point."""
+
+    needs_tick = True
+    openable = True
+    is_open = False
+    activatable = True
+    movable = False
+    passable = False
+    default_layer = Layer.FURNITURE
+    set_point: float = 20.0
+
+    def describe_state(self) -> str:
+        state = ("activated" if self.activated else "inactive") if self.type == "stove" else ""
+        words = ["open" if self.is_open else "closed", state, self.name]
+        return " ".join(w for w in words if w)
+
+    def tick(self) -> None:
+        if not self.activated:
+            return
+        for obj in [*self.all_contents()]:
+            for target in (obj, *obj.parts):
+                delta = self.set_point - target.temperature_c
+                target.temperature_c += max(-25.0, min(25.0, delta))
+
+
+class Food(WorldObject):
+    """Edible things (mushrooms): cooked at >= 100 C, poisonous if they or their parts are."""
+
+    needs_tick = True
+    edible = True
+    color: str = ""
+
+    def tick(self) -> None:
+        if self.temperature_c >= 100:
+            self.cooked = True
+
+    def describe_state(self) -> str:
+        name = f"{self.color} {self.name}" if self.color and self.color not in self.name else self.name
+        return f"cooked {name}" if self.cooked else name
+
+
+class Mold(WorldObject):
+    """A living part: dies (stops being poisonous) outside its material's living range."""
+
+    needs_tick = True
+
+    def tick(self) -> None:
+        for mat in self.materials:
+            if mat.living and not (mat.living[0] <= self.temperature_c <= mat.living[1]) and self.poisonous:
+                self.poisonous = False
+                self.props["microscope_note"] = "This mold appears dead."
+
+    def describe_state(self) -> str:
+        return f"burned {self.name}" if not self.poisonous and self.props.get("microscope_note") else self.name
+
+
+class SoilTile(Container):
+    """Soil holds one dirt; dug out, it is a hole that swallows loose objects on its tile."""
+
+    needs_tick = True
+    default_layer = Layer.WORLD
+    movable = False
+    obscures_below = True
+    shovelable = True
+
+    def has_hole(self) -> bool:
+        return not any(obj.type == "dirt" for obj in self.contents)
+
+    def describe_state(self) -> str:
+        return "hole" if self.has_hole() else self.name
+
+    def tick(self) -> None:
+        self.is_open = self.has_hole()
+        if not self.is_open:
+            return
+        for obj in list(self.world.top_level_at(self.x, self.y)):
+            if obj is not self and not obj.is_agent and obj.type != "grass" and obj.movable:
+                self.add(obj)
+
+    def dig(self, agent: Agent) -> ActionResult:
+        dirt = next((o for o in self.contents if o.type == "dirt"), None)
+        if dirt is None:
+            return ActionResult(False, "There is already a hole here.")
+        agent.add(dirt)
+        self.is_open = True
+        return ActionResult(True, "You dig a hole in the soil, creating a hole and dirt.")
+
+
+class Shovel(WorldObject):
+    usable = True
+
+    def use_with(self, agent: Agent, target: WorldObject) -> ActionResult:
+        if isinstance(target, SoilTile):
+            return target.dig(agent)
+        return ActionResult(False, "You can't use the shovel on that.")
+
+
+class FertilizerBag(Container):
+    """Refills to three pellets every tick."""
+
+    needs_tick = True
+
+    def tick(self) -> None:
+        from discoverylab.world.catalog import spawn
+
+        while sum(1 for o in self.contents if o.type == "fertilizer pellet") < 3:
+            self.add(spawn(self.world, "fertilizer_pellet"))
+
+
+class Key(WorldObject):
+    def describe_state(self) -> str:
+        return f"rusted {self.name}" if self.props.get("rusted") else self.name

@@ -1,0 +1,161 @@
+"""The world: a 32x32 grid of 6-layer tiles, the object registry, time and randomness.
+
+All randomness of an episode comes from one seed split into named child streams, so a
+scenario's layout, NPC wandering and instrument noise never perturb each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from discoverylab.world.feed import DiscoveryFeed
+from discoverylab.world.objects import Layer, WorldObject
+
+if TYPE_CHECKING:
+    from discoverylab.world.agent import Agent
+
+WORLD_SIZE = 32
+NUM_LAYERS = len(Layer)
+_TOP_DOWN = tuple(reversed(Layer))
+
+# UUIDs depend only on creation order (as in the original): a fixed permutation of 1..65535.
+_UUID_POOL: list[int] = (np.random.default_rng(0).permutation(65535) + 1).tolist()
+
+
+class WorldError(RuntimeError):
+    """A programming error while building or changing the world (not an agent mistake)."""
+
+
+class World:
+    """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
+
+    def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
+        self.seed = int(seed)
+        self.size = size
+        streams = np.random.SeedSequence(self.seed).spawn(4)
+        self.rng_build = np.random.default_rng(streams[0])
+        self.rng_npc = np.random.default_rng(streams[1])
+        self.rng_noise = np.random.default_rng(streams[2])
+        self.rng_objects = np.random.default_rng(streams[3])
+        self.tiles: list[list[list[list[WorldObject]]]] = [
+            [[[] for _ in range(NUM_LAYERS)] for _ in range(size)] for _ in range(size)
+        ]
+        self.objects: dict[int, WorldObject] = {}
+        self._uuid_index = 0
+        self._tickers: list[WorldObject] = []
+        self.agents: list[Agent] = []  # the player first, then NPCs in creation order
+        self.feed = DiscoveryFeed()
+        self.teleports: dict[str, tuple[int, int]] = {}
+        self.step = 0
+        self.background_radiation = 0.05
+        self.on_tick: list[Callable[[], None]] = []
+
+    # ---- registry ---------------------------------------------------------------------
+    def register(self, obj: WorldObject) -> int:
+        if self._uuid_index >= len(_UUID_POOL):
+            raise WorldError("Too many objects: the UUID pool (65535) is exhausted.")
+        uuid = _UUID_POOL[self._uuid_index]
+        self._uuid_index += 1
+        self.objects[uuid] = obj
+        if obj.needs_tick:
+            self._tickers.append(obj)
+        return uuid
+
+    def unregister(self, obj: WorldObject) -> None:
+        self.objects.pop(obj.uuid, None)
+
+    def add_agent(self, agent: Agent) -> None:
+        self.agents.append(agent)
+
+    @property
+    def player(self) -> Agent:
+        return self.agents[0]
+
+    # ---- grid -------------------------------------------------------------------------
+    def in_bounds(self, x: int, y: int) -> bool:
+        return 0 <= x < self.size and 0 <= y < self.size
+
+    def place(self, obj: WorldObject, x: int, y: int, layer: Layer | None = None) -> WorldObject:
+        """Put `obj` top-level on tile (x, y) (moving it from wherever it was)."""
+        if not self.in_bounds(x, y):
+            raise WorldError(f"Cannot place {obj.name!r} at ({x}, {y}): outside the {self.size}x{self.size} world.")
+        obj.detach()
+        if layer is None:
+            layer = obj.layer_hint if obj.layer_hint is not None else obj.default_layer
+        self.tiles[x][y][layer].append(obj)
+        obj.x, obj.y, obj.layer = x, y, layer
+        return obj
+
+    def grid_remove(self, obj: WorldObject) -> None:
+        if obj.layer is None:
+            return
+        cell = self.tiles[obj.x][obj.y][obj.layer]
+        if obj in cell:
+            cell.remove(obj)
+        obj.layer = None
+
+    def top_level_at(self, x: int, y: int) -> Iterator[WorldObject]:
+        """Top-level objects on a tile, top layer first."""
+        tile = self.tiles[x][y]
+        for layer in _TOP_DOWN:
+            yield from tile[layer]
+
+    def objects_at(self, x: int, y: int, respect_obscuring: bool = True) -> list[WorldObject]:
+        """What an observer sees on a tile: top-down, each object then its visible contents;
+        stops below the first layer holding an obscuring object (floors hide the grass)."""
+        out: list[WorldObject] = []
+        tile = self.tiles[x][y]
+        for layer in _TOP_DOWN:
+            objs = tile[layer]
+            if not objs:
+                continue
+            obscured = False
+            for obj in objs:
+                out.append(obj)
+                if obj.obscures_below:
+                    obscured = True
+                if obj.contents and obj.is_open:
+                    for child in obj.visible_tree():
+                        out.append(child)
+                        if child.obscures_below:
+                            obscured = True
+            if obscured and respect_obscuring:
+                break
+        return out
+
+    def blocker_at(self, x: int, y: int) -> WorldObject | None:
+        """The first impassable thing on a tile (closed contents included), else None."""
+        tile = self.tiles[x][y]
+        for layer in _TOP_DOWN:
+            for obj in tile[layer]:
+                if not obj.is_passable_now():
+                    return obj
+                for child in obj.all_contents():
+                    if not child.is_passable_now():
+                        return child
+        return None
+
+    def is_passable(self, x: int, y: int) -> bool:
+        return self.in_bounds(x, y) and self.blocker_at(x, y) is None
+
+    def find(self, predicate: Callable[[WorldObject], bool]) -> list[WorldObject]:
+        """All live objects matching `predicate` (for scenario building and scoring)."""
+        return [obj for obj in self.objects.values() if predicate(obj)]
+
+    # ---- time -------------------------------------------------------------------------
+    def tick(self) -> None:
+        """Advance one step: object behaviours, then scorers and observers, then feed signals."""
+        if any(not obj.alive for obj in self._tickers):
+            self._tickers = [obj for obj in self._tickers if obj.alive]
+        for obj in list(self._tickers):
+            if obj.alive:
+                obj.tick()
+        for callback in self.on_tick:
+            callback()
+        for signal in self.feed.signals_at(self.step):
+            for agent in self.agents:
+                agent.states.add(signal)
+        self.step += 1
