@@ -1,0 +1,147 @@
+"""LLM-judge rubrics for what cannot be computed (spec §2.8, §4).
+
+The judge is any object with `complete_json(messages, schema) -> dict` (the project's OpenAI-compatible
+client in `discoverylab.llm`, or a scripted fake in tests). It receives the true definition, its
+paraphrases and the known wrong near-misses, and must quote the phrase it based its label on. A
+judge that fails or answers out of schema never crashes grading: the item is labelled `wrong` (or
+scored 0) and the problem is logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from discoverylab.labs.sequence.parsing import Hypothesis
+
+logger = logging.getLogger(__name__)
+
+
+class JudgeClient(Protocol):
+    """What graders need from an LLM client."""
+
+    def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
+        """Answer `messages` with a JSON object matching `schema`."""
+        ...
+
+
+JudgeLabel = Literal["exact", "partial", "wrong"]
+JUDGE_VALUE: dict[str, float] = {"exact": 1.0, "partial": 0.5, "wrong": 0.0}
+
+# True definitions, accepted paraphrases and known wrong near-misses per property family.
+RUBRIC: dict[str, dict[str, list[str] | str]] = {
+    "gc_content": {"definition": "fraction of positions that are G or C",
+                   "paraphrases": ["GC fraction", "proportion of G+C bases"],
+                   "near_misses": ["fraction of G only", "purine fraction (A+G)", "number of strong base pairs"]},
+    "weighted_count": {"definition": "mean over positions of a per-base weight (A highest, then T, G, C lowest)",
+                       "paraphrases": ["weighted base composition", "average base score"],
+                       "near_misses": ["AT content", "GC content", "count of A only"]},
+    "alternation_k": {"definition": "fraction of consecutive pairs that differ in the subsequence s[0], s[k], s[2k], ...",
+                      "paraphrases": ["rate of base changes between (k-spaced) neighbours"],
+                      "near_misses": ["number of distinct bases", "entropy", "alternation of the full sequence when k > 1"]},
+    "palindrome_score": {"definition": "fraction of positions i where s[i] is the complement of s[N-1-i] "
+                                       "(s equals its reverse complement there)",
+                         "paraphrases": ["reverse-complement match fraction", "DNA palindromicity"],
+                         "near_misses": ["s equals its reverse", "GC content", "symmetry of composition",
+                                         "complement without reversal"]},
+    "entropy_score": {"definition": "Shannon entropy of the overlapping k-mer (default 2-mer) frequencies, "
+                                    "divided by log2(4^k)",
+                      "paraphrases": ["normalised dinucleotide diversity"],
+                      "near_misses": ["single-base entropy", "number of distinct bases", "alternation"]},
+    "hamming_distance": {"definition": "fraction of positions that differ from a fixed hidden reference sequence",
+                         "paraphrases": ["normalised Hamming distance to a reference"],
+                         "near_misses": ["distance to the reverse complement", "GC content", "edit distance to a motif"]},
+    "interaction_energy": {"definition": "normalised sum of nearest-neighbour pair energies (AT/TA and GC/CG pairs "
+                                         "stabilising, AG/GA/CT/TC destabilising); higher = more stable",
+                           "paraphrases": ["dinucleotide stacking stability"],
+                           "near_misses": ["GC content", "count of AT dinucleotides only", "alternation"]},
+}
+
+HYPOTHESIS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"verdicts": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"rank": {"type": "integer"}, "label": {"type": "string", "enum": ["exact", "partial", "wrong"]},
+                       "quote": {"type": "string"}},
+        "required": ["rank", "label", "quote"]}}},
+    "required": ["verdicts"],
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    label: JudgeLabel
+    quote: str
+
+
+def family_of(name: str) -> str:
+    return "alternation_k" if name.startswith("alternation") else "entropy_score" if name.startswith("entropy") else name
+
+
+def hypothesis_messages(truth: dict[str, Any], hypotheses: Sequence[Hypothesis]) -> list[dict[str, str]]:
+    rubric = RUBRIC.get(family_of(str(truth.get("property", ""))), {})
+    system = ("You grade hypotheses about a hidden function of DNA sequences. Label each hypothesis `exact` if "
+              "it is equivalent to the true definition (paraphrases allowed), `partial` if it captures the main "
+              "factor but with wrong weights, normalisation or details, `wrong` otherwise (known near-misses are "
+              "wrong). Quote the phrase of the hypothesis your label is based on. Reply with JSON only.")
+    user = json.dumps({
+        "true_definition": rubric.get("definition", truth.get("description", "")),
+        "accepted_paraphrases": rubric.get("paraphrases", []),
+        "known_wrong_near_misses": rubric.get("near_misses", []),
+        "hypotheses": [{"rank": h.rank, "description": h.description, "python": h.python} for h in hypotheses],
+    })
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def judge_hypotheses(client: JudgeClient, truth: dict[str, Any], hypotheses: Sequence[Hypothesis]) -> list[Verdict]:
+    """One verdict per hypothesis, in rank order; failures become `wrong`."""
+    try:
+        reply = client.complete_json(hypothesis_messages(truth, hypotheses), HYPOTHESIS_SCHEMA)
+        by_rank = {int(v["rank"]): v for v in reply.get("verdicts", []) if isinstance(v, dict) and "rank" in v}
+    except Exception as exc:  # noqa: BLE001 - a judge outage must not break grading
+        logger.warning("judge failed: %s", exc)
+        by_rank = {}
+    out: list[Verdict] = []
+    for h in hypotheses:
+        v = by_rank.get(h.rank, {})
+        raw = v.get("label")
+        label: JudgeLabel = raw if raw in ("exact", "partial", "wrong") else "wrong"
+        out.append(Verdict(label=label, quote=str(v.get("quote", ""))[:300]))
+    return out
+
+
+# ---------------------------------------------------------------------- Protocol B (paper Table 5)
+JUDGED_CRITERIA = ("objective_inference", "use_of_evidence", "overall")
+DYNAMICS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {c: {"type": "object", "properties": {"score": {"type": "number"}, "justification": {"type": "string"}},
+                       "required": ["score", "justification"]} for c in JUDGED_CRITERIA},
+    "required": list(JUDGED_CRITERIA),
+}
+
+
+def judge_dynamics_report(client: JudgeClient, truth: dict[str, Any], report: dict[str, Any],
+                          auto: dict[str, float]) -> dict[str, float]:
+    """0..5 scores for the judged Table 5 criteria; missing or failed items score 0."""
+    system = ("You grade a scientist's report on an unknown sequence dynamics. Score each criterion 0-5: "
+              "objective_inference (did they find the rule/objective the process follows), use_of_evidence "
+              "(are claims supported by their experiments), overall (overall scientific reasoning). "
+              "Reply with JSON only: {criterion: {score, justification}}.")
+    user = json.dumps({"ground_truth": truth, "automatic_scores": auto, "report": report}, default=str)
+    try:
+        reply = client.complete_json([{"role": "system", "content": system}, {"role": "user", "content": user}],
+                                     DYNAMICS_SCHEMA)
+    except Exception as exc:  # noqa: BLE001
+        logger.warning("judge failed: %s", exc)
+        reply = {}
+    out: dict[str, float] = {}
+    for c in JUDGED_CRITERIA:
+        item = reply.get(c, {}) if isinstance(reply, dict) else {}
+        try:
+            out[c] = float(min(5.0, max(0.0, float(item.get("score", 0.0)))))
+        except (TypeError, ValueError, AttributeError):
+            out[c] = 0.0
+    return out

@@ -1,0 +1,310 @@
+"""Protocol A, inferring a hidden property (spec §2.6; paper §6.1). Registered as `sequence/hidden-property`.
+
+Description: the agent must identify an unknown f: {A,C,G,T}^N -> [0,1] (one of the lab's properties
+with hidden parameters) in exactly R rounds.
+Actions (one per round): `SAMPLE v` (B sequences with f about v), a list of exactly B sequences (their
+values), `RANDOM` (if enabled). Then one final JSON answer: up to 3 ranked hypotheses, each with an
+optional `python` predictor, plus predictions for 20 listed held-out sequences.
+Observation: text replies, values rounded to 3 decimals (optionally with Gaussian noise).
+Scoring: `grade_hidden_property` (program score in a sandbox on ~200 held-out sequences with
+adversarial near-misses, prediction score on the 20 listed ones, optional LLM judge).
+Difficulty knobs: length, rounds, batch, epsilon, hidden property and its parameters, noise, hint
+level (`none` | `family` | `examples`), RANDOM on/off, strict/lenient parsing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from discoverylab.labs.core.seeding import SeedStreams
+from discoverylab.labs.protocol import Protocol, Reply, Score, register_protocol
+from discoverylab.labs.sequence import samplers
+from discoverylab.labs.sequence.grading import grade_hidden_property
+from discoverylab.labs.sequence.heldout import (
+    HeldOutSet,
+    build_heldout,
+    prediction_subset,
+    targeted_codes,
+    value_function,
+)
+from discoverylab.labs.sequence.judge import JudgeClient
+from discoverylab.labs.sequence.parsing import (
+    FinalAnswer,
+    Hypothesis,
+    ParseFailure,
+    QueryAction,
+    RandomAction,
+    SampleAction,
+    parse_final_answer,
+    parse_round,
+)
+from discoverylab.labs.sequence.properties import (
+    PROPERTY_NAMES,
+    PropertyParams,
+    decode,
+    encode,
+    feasible_range,
+    quantum,
+)
+
+logger = logging.getLogger(__name__)
+
+FAMILY_TEXT = {
+    "gc_content": "fraction of G/C bases",
+    "weighted_count": "mean of a hidden per-base weight",
+    "alternation_k": "fraction of changes between consecutive bases of the subsequence s[0], s[k], s[2k], ...",
+    "palindrome_score": "fraction of positions where s equals its reverse complement",
+    "entropy_score": "normalised Shannon entropy of the overlapping k-mers",
+    "hamming_distance": "fraction of positions that differ from a hidden reference sequence",
+    "interaction_energy": "normalised nearest-neighbour pair energy (higher = more stable)",
+}
+
+
+class HiddenPropertyConfig(BaseModel):
+    """Knobs of Protocol A; defaults follow the paper's prompt (N=10, R=5, B=10, epsilon 0.1) [R14]."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    length: int = Field(10, ge=2, le=200)
+    rounds: int = Field(5, ge=1, le=50)
+    batch: int = Field(10, ge=1, le=100)
+    epsilon: float = Field(0.1, gt=0.0, le=0.5)
+    hidden: str | None = "palindrome_score"
+    """Hidden property name (`alternation_2` etc. accepted); None draws one per episode."""
+    alternation_k: int = Field(1, ge=1)
+    entropy_k: int = Field(2, ge=1)
+    weights: tuple[float, float, float, float] | None = None
+    hint: Literal["none", "family", "examples"] = "none"
+    allow_random: bool = False
+    invalid_mode: Literal["strict", "lenient"] = "strict"
+    noise: float = Field(0.0, ge=0.0, le=0.5)
+    n_predictions: int = Field(20, ge=1, le=100)
+    final_retries: int = Field(1, ge=0, le=5)
+    program_seconds_per_100: float = Field(2.0, gt=0.0)
+
+
+def format_value(v: float) -> str:
+    """3 decimals, trailing zeros dropped, at least one decimal ("0.6", "1.0", "0.333")."""
+    text = f"{v:.3f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def sample_codes(name: str, params: PropertyParams, length: int, target: float, eps: float, n: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    """SAMPLE: the lab's exact constructive samplers where they exist, else a targeted local search."""
+    base, k = name, params.alternation_k
+    if name.startswith("alternation"):
+        base = "alternation_k"
+        if name != "alternation_k":
+            k = int(name.rsplit("_", 1)[1])
+    out: np.ndarray | None = None
+    if base == "gc_content":
+        out = samplers.sample_gc(length, target, eps, n, rng)
+    elif base == "hamming_distance":
+        out = samplers.sample_hamming(encode(params.reference_for(length))[0], target, eps, n, rng)
+    elif base == "palindrome_score":
+        out = samplers.sample_palindromicity(length, target, eps, n, rng)
+    elif base == "alternation_k":
+        out = samplers.sample_alternation(length, k, target, eps, n, rng)
+    elif base == "weighted_count":
+        out = samplers.sample_weighted_count(length, params.weights, target, eps, n, rng)
+    if out is None:
+        out = targeted_codes(value_function(name, params), length, target, n, rng, eps=eps * 0.5, iters=2000)
+    return np.asarray(out, dtype=np.uint8)
+
+
+class HiddenPropertyProtocol(Protocol):
+    """Protocol A; see the module docstring."""
+
+    name = "sequence/hidden-property"
+
+    def __init__(self, judge: JudgeClient | None = None, **config: Any) -> None:
+        super().__init__()
+        self.config = HiddenPropertyConfig(**config)
+        self.judge = judge
+        self.max_turns = self.config.rounds + 1 + self.config.final_retries
+
+    # ------------------------------------------------------------------ episode set-up
+    def _on_reset(self, seed: int) -> str:
+        cfg = self.config
+        self.streams = SeedStreams(seed, ("lab", "sampler", "noise", "grader", "hint"))
+        lab_rng = self.streams["lab"]
+        self.hidden = cfg.hidden or str(lab_rng.choice(PROPERTY_NAMES))
+        reference = decode(lab_rng.integers(0, 4, size=(1, cfg.length), dtype=np.uint8))[0]
+        weights = cfg.weights if cfg.weights is not None else PropertyParams().weights
+        self.params = PropertyParams(weights=weights, alternation_k=cfg.alternation_k, entropy_k=cfg.entropy_k,
+                                     reference=reference)
+        self._fn = value_function(self.hidden, self.params)
+        self.rounds_used = 0
+        self.phase: Literal["rounds", "final"] = "rounds"
+        self.final_attempts = 0
+        self.answer: FinalAnswer | None = None
+        self.observed: dict[str, float] = {}
+        self._heldout: HeldOutSet | None = None
+        self.prediction_indices: list[int] = []
+        return self._intro()
+
+    def _intro(self) -> str:
+        cfg = self.config
+        options = [
+            f"1. Reply `SAMPLE v` (0 <= v <= 1) to receive {cfg.batch} sequences whose f(s) is approximately v.",
+            f"2. Reply with exactly {cfg.batch} sequences, one per line, to receive their f(s) values.",
+        ]
+        if cfg.allow_random:
+            options.append(f"3. Reply `RANDOM` to receive {cfg.batch} uniformly random sequences with their f(s) values.")
+        lines = [
+            f"You are a scientist trying to identify an unknown numeric property f(s) in [0,1] of DNA sequences "
+            f"s of length {cfg.length} over the alphabet {{A,C,G,T}}. You have exactly {cfg.rounds} rounds. "
+            "In each round choose ONE option:",
+            *options,
+            "After the last round you will be asked for your final hypothesis.",
+            "Values are reported with 3 decimals." + (" Measurements are noisy." if cfg.noise > 0 else ""),
+        ]
+        lines += self._hint_lines()
+        lines.append(f"Round 1 of {cfg.rounds}: your move.")
+        return "\n".join(lines)
+
+    def _hint_lines(self) -> list[str]:
+        cfg = self.config
+        if cfg.hint == "family":
+            families = "; ".join(FAMILY_TEXT.values())
+            return [f"Hint: f belongs to one of these families (parameters hidden): {families}."]
+        if cfg.hint == "examples":
+            rng = self.streams["hint"]
+            codes = np.concatenate([sample_codes(self.hidden, self.params, cfg.length, t, 0.1, 1, rng)
+                                    for t in (0.1, 0.5, 0.9)])
+            seqs = decode(codes)
+            shown = ", ".join(f"{s} -> {format_value(v)}" for s, v in zip(seqs, self._fn(codes), strict=True))
+            return [f"Examples: {shown}."]
+        return []
+
+    # ------------------------------------------------------------------ one message
+    def _on_step(self, message: str) -> Reply:
+        if self.phase == "final":
+            return self._final_step(message)
+        cfg = self.config
+        action = parse_round(message, length=cfg.length, batch=cfg.batch, allow_random=cfg.allow_random)
+        self.rounds_used += 1
+        header = f"Round {self.rounds_used} of {cfg.rounds}."
+        info: dict[str, Any] = {"action": action.as_info(), "round": self.rounds_used}
+        if isinstance(action, SampleAction):
+            body = self._sample_reply(action.value)
+        elif isinstance(action, QueryAction):
+            body = self._evaluations(action.sequences)
+        elif isinstance(action, RandomAction):
+            body = self._evaluations(self._random_sequences(cfg.batch))
+        else:
+            info["error"] = action.message
+            body = self._invalid_reply(action)
+        text = f"{header}\n{body}"
+        if self.rounds_used >= cfg.rounds:
+            self.phase = "final"
+            text += "\n\n" + self._final_request()
+        else:
+            text += f"\nRound {self.rounds_used + 1} of {cfg.rounds}: your move."
+        return Reply(text=text, done=False, info=info)
+
+    def _sample_reply(self, target: float) -> str:
+        cfg = self.config
+        lo, hi = feasible_range(self.hidden, cfg.length, self.params)
+        effective = min(max(target, lo), hi)
+        codes = sample_codes(self.hidden, self.params, cfg.length, effective, cfg.epsilon, cfg.batch,
+                             self.streams["sampler"])
+        if abs(effective - target) > cfg.epsilon:
+            intro = (f"Value {format_value(target)} is not achievable; sampling sequences with the closest "
+                     f"achievable value, around {format_value(effective)}.")
+        else:
+            intro = f"Sampling sequences with value around {format_value(target)}."
+        return intro + "\n" + self._evaluations(decode(codes))
+
+    def _random_sequences(self, n: int) -> list[str]:
+        return decode(self.streams["sampler"].integers(0, 4, size=(n, self.config.length), dtype=np.uint8))
+
+    def _evaluations(self, seqs: list[str], marks: list[bool] | None = None) -> str:
+        values = self._fn(encode(seqs))
+        if self.config.noise > 0:
+            values = np.clip(values + self.streams["noise"].normal(0.0, self.config.noise, len(values)), 0.0, 1.0)
+        lines = ["Evaluations:"]
+        for i, (seq, v) in enumerate(zip(seqs, values, strict=True)):
+            self.observed[seq] = float(v)
+            suffix = " (random)" if marks and marks[i] else ""
+            lines.append(f"{seq} -> {format_value(float(v))}{suffix}")
+        return "\n".join(lines)
+
+    def _invalid_reply(self, failure: ParseFailure) -> str:
+        cfg = self.config
+        if cfg.invalid_mode == "lenient" and failure.partial:
+            pad = self._random_sequences(cfg.batch - len(failure.partial))
+            return (f"Error: {failure.message}\nEvaluating your {len(failure.partial)} valid sequence(s), padded "
+                    "with random ones.\n" + self._evaluations(failure.partial + pad,
+                                                              [False] * len(failure.partial) + [True] * len(pad)))
+        return (f"Error: {failure.message}\nThis round is used; here are {cfg.batch} random sequences instead.\n"
+                + self._evaluations(self._random_sequences(cfg.batch)))
+
+    # ------------------------------------------------------------------ final answer
+    @property
+    def heldout(self) -> HeldOutSet:
+        """The grader's held-out set T (built from the grader stream on first use)."""
+        if self._heldout is None:
+            rng = self.streams["grader"]
+            self._heldout = build_heldout(self.hidden, self.params, self.config.length, rng)
+            self.prediction_indices = prediction_subset(self._heldout, rng, self.config.n_predictions)
+        return self._heldout
+
+    @property
+    def prediction_sequences(self) -> list[str]:
+        held = self.heldout
+        return [held.sequences[i] for i in self.prediction_indices]
+
+    def _final_request(self) -> str:
+        listed = "\n".join(f"{i}. {s}" for i, s in enumerate(self.prediction_sequences, start=1))
+        return (
+            "All rounds are used. State your final hypothesis for f and a very brief justification, in the format "
+            "below. Give up to 3 ranked hypotheses; `python` is optional: a function `def f(s):` returning a number "
+            "in [0,1] (allowed imports: math, itertools, collections, re, statistics, functools).\n"
+            '{"hypotheses": [{"rank": 1, "description": "...", "python": "def f(s):\\n    ..."}], '
+            '"predictions": {"<sequence>": <value>, ...}}\n'
+            f"Predict f for each of these {len(self.prediction_sequences)} held-out sequences:\n{listed}"
+        )
+
+    def _final_step(self, message: str) -> Reply:
+        parsed = parse_final_answer(message, length=self.config.length, held_out=self.prediction_sequences)
+        self.final_attempts += 1
+        if isinstance(parsed, FinalAnswer):
+            self.answer = parsed
+            note = (" Notes: " + " ".join(parsed.warnings)) if parsed.warnings else ""
+            return Reply(text="Final answer recorded." + note, done=True, info={"action": parsed.as_info()})
+        if self.final_attempts <= self.config.final_retries:
+            return Reply(text=f"Error: {parsed.message} Please send your final answer again.",
+                         info={"action": parsed.as_info(), "error": parsed.message})
+        fallback = parsed.partial[0] if parsed.partial else ""
+        self.answer = FinalAnswer(hypotheses=[Hypothesis(rank=1, description=fallback)] if fallback else [],
+                                  predictions={}, structured=False, warnings=[parsed.message])
+        return Reply(text="No valid structured answer; your text was recorded as the hypothesis.", done=True,
+                     info={"action": self.answer.as_info(), "error": parsed.message})
+
+    # ------------------------------------------------------------------ grading and truth
+    def ground_truth(self) -> dict[str, Any]:
+        return {"property": self.hidden, "params": self.params, "length": self.config.length,
+                "quantum": quantum(self.hidden, self.config.length, self.params),
+                "description": FAMILY_TEXT.get(self.hidden.rstrip("0123456789").rstrip("_")
+                                               if self.hidden.startswith("alternation") else self.hidden, "")}
+
+    def grade(self) -> Score:
+        answer = self.answer or FinalAnswer(hypotheses=[], predictions={}, structured=False)
+        held = self.heldout
+        return grade_hidden_property(
+            answer, held, self.prediction_indices,
+            quantum=quantum(self.hidden, self.config.length, self.params),
+            truth=self.ground_truth(), judge=self.judge,
+            seconds_per_100=self.config.program_seconds_per_100,
+            extras={"rounds_used": float(self.rounds_used)},
+        )
+
+
+register_protocol(HiddenPropertyProtocol.name, HiddenPropertyProtocol,
+                  summary="Infer a hidden sequence property from SAMPLE/query rounds (paper §6.1)")
