@@ -1,0 +1,301 @@
+"""The macro lab's five-criterion rubric (spec §3.7), computed from the episode log and the simulator.
+
+Criteria (each 0-5; Net = their mean; `Score.score` = Net / 5):
+* Workflow - share of experiments stated as hypothesis + design (+ an update that refers to the
+  previous result after the first), plus the final report, minus 0.5 per invalid message.
+* Coverage - breadth of the parameter sweeps (spec formula).
+* Hypothesis - share of the report's edges that match the measured graph (sign and horizon);
+  half-weighted with an LLM judge when one is given.
+* Data Analysis - share of claims that re-compute from the experiments (5% relative, 0.005 absolute
+  for rates) and use of controlled comparisons; 60/40 with the judge.
+* Goal Progress - signed-edge F1 against the measured graph and held-out prediction skill.
+
+A judge is any object with `complete_json(messages, schema) -> dict`. Without one, the judged
+criteria are their automatic part alone, so an oracle can still reach full marks offline.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import math
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from discoverylab.labs.macroecon.ground_truth import EffectGraph, graph_as_text
+from discoverylab.labs.macroecon.model import MacroRun, simulate
+from discoverylab.labs.macroecon.observation import INDICATORS, RATE_INDICATORS
+from discoverylab.labs.macroecon.params import TUNABLE_KEYS, MacroParams, long_run_unemployment
+from discoverylab.labs.macroecon.parsing import PREDICTION_TARGETS, Claim, FinalReport
+from discoverylab.labs.macroecon.protocol import EpisodeLog, MacroLabConfig
+from discoverylab.labs.macroecon.results import held_out_truth, statistic
+from discoverylab.labs.protocol import Score
+
+logger = logging.getLogger(__name__)
+
+CRITERIA: tuple[str, ...] = ("workflow", "coverage", "hypothesis", "data_analysis", "goal_progress")
+_UPDATE_WORDS = ("previous", "result", "support", "contradict", "confirm", "refute", "baseline",
+                 "experiment", "observed", "higher", "lower", "rose", "fell", "increase", "decrease")
+
+
+class JudgeLike(Protocol):
+    """What the grader needs from an LLM judge (the shared OpenAI-compatible client fits)."""
+
+    def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]: ...
+
+
+JUDGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        crit: {"type": "object", "properties": {"score": {"type": "number", "minimum": 0, "maximum": 5},
+                                                 "justification": {"type": "string"}},
+               "required": ["score", "justification"]}
+        for crit in ("hypothesis", "data_analysis")
+    },
+    "required": ["hypothesis", "data_analysis"],
+}
+
+
+# ---------------------------------------------------------------------- workflow and coverage
+def refers_to_previous(text: str) -> bool:
+    """Does an update mention the previous result (a number, an indicator or a result word)?"""
+    lowered = text.lower()
+    return bool(text.strip()) and (any(ch.isdigit() for ch in text) or any(n in lowered for n in INDICATORS)
+                                   or any(w in lowered for w in _UPDATE_WORDS))
+
+
+def workflow_score(log: EpisodeLog) -> tuple[float, dict[str, Any]]:
+    """5·w − 0.5 per invalid message, floor 0; the final report counts as one more item of w."""
+    good = 0
+    for i, exp in enumerate(log.experiments):
+        ok = bool(exp.hypothesis) and bool(exp.design)
+        if i > 0:
+            ok = ok and refers_to_previous(exp.update_from_previous)
+        good += int(ok)
+    report = log.report is not None
+    w = (good + int(report)) / (len(log.experiments) + 1)
+    score = max(0.0, 5.0 * w - 0.5 * log.invalid_messages)
+    return score, {"well_formed_experiments": good, "experiments": len(log.experiments),
+                   "report": report, "invalid_messages": log.invalid_messages}
+
+
+def _has_factorial(experiments: list[dict[str, float]]) -> bool:
+    """Is there a 2×2 design: two tunables at two levels each, everything else equal?"""
+    for a, b in itertools.combinations(TUNABLE_KEYS, 2):
+        groups: dict[tuple[float, ...], set[tuple[float, float]]] = {}
+        for params in experiments:
+            rest = tuple(params[k] for k in TUNABLE_KEYS if k not in (a, b))
+            groups.setdefault(rest, set()).add((params[a], params[b]))
+        for cells in groups.values():
+            for (a1, b1), (a2, b2) in itertools.combinations(cells, 2):
+                if a1 != a2 and b1 != b2 and (a1, b2) in cells and (a2, b1) in cells:
+                    return True
+    return False
+
+
+def coverage_score(log: EpisodeLog) -> tuple[float, dict[str, Any]]:
+    """5·(0.40 varied/10 + 0.20 share at >=3 levels + 0.15 factorial + 0.10 horizons + 0.15 baseline)."""
+    experiments = [exp.params for exp in log.experiments]
+    default = MacroParams().model_dump()
+    varied = [k for k in TUNABLE_KEYS if any(p[k] != default[k] for p in experiments)]
+    levels = {k: len({p[k] for p in experiments}) for k in varied}
+    multi_level = sum(1 for k in varied if levels[k] >= 3) / len(varied) if varied else 0.0
+    steps = {exp.number_of_steps for exp in log.experiments}
+    horizons = len(steps) >= 2 and max(steps) >= 150
+    baseline = any(p == default for p in experiments)
+    factorial = _has_factorial(experiments)
+    value = 5.0 * (0.40 * len(varied) / len(TUNABLE_KEYS) + 0.20 * multi_level + 0.15 * factorial
+                   + 0.10 * horizons + 0.15 * baseline)
+    return value, {"varied": varied, "levels": levels, "factorial": factorial, "horizons": sorted(steps),
+                   "baseline": baseline}
+
+
+# ---------------------------------------------------------------------- causal edges
+def edge_verdicts(report: FinalReport, graph: EffectGraph) -> list[dict[str, Any]]:
+    """Each stated edge (last statement wins) with the truth it is scored against."""
+    stated = {(e.cause, e.effect, e.horizon): e.sign for e in report.edges}
+    return [{"cause": c, "effect": f, "horizon": h, "sign": s, "truth": graph.sign(c, f, h)}
+            for (c, f, h), s in stated.items()]
+
+
+def hypothesis_auto(verdicts: list[dict[str, Any]]) -> tuple[float, dict[str, Any]]:
+    """Share of stated edges whose sign matches the truth, among edges whose truth is determined."""
+    determined = [v for v in verdicts if v["truth"] != "?"]
+    correct = sum(v["sign"] == v["truth"] for v in determined)
+    share = correct / len(determined) if determined else 0.0
+    return share, {"stated": len(verdicts), "determined": len(determined), "correct": correct}
+
+
+def signed_edge_f1(verdicts: list[dict[str, Any]], graph: EffectGraph,
+                   key_effects: tuple[str, ...]) -> tuple[float, dict[str, Any]]:
+    """F1 of non-zero signed edges; correct "0" statements are true negatives (neither TP nor FP).
+
+    Precision counts every stated edge; recall is over the measured non-zero parameter edges on
+    the key indicators (the full graph has ~180 non-zero edges, too many to demand).
+    """
+    tp = sum(1 for v in verdicts if v["sign"] != "0" and v["sign"] == v["truth"])
+    fp = sum(1 for v in verdicts if v["sign"] != "0" and v["truth"] != "?" and v["sign"] != v["truth"])
+    positives = {(e.cause, e.effect, e.horizon): e.sign for e in graph.nonzero(key_effects)}
+    found = sum(1 for v in verdicts if positives.get((v["cause"], v["effect"], v["horizon"])) == v["sign"])
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = found / len(positives) if positives else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return f1, {"tp": tp, "fp": fp, "true_edges": len(positives), "found": found,
+                "precision": precision, "recall": recall}
+
+
+# ---------------------------------------------------------------------- claims and predictions
+def _run_for(experiment_id: int, log: EpisodeLog, runs: Mapping[int, MacroRun],
+             config: MacroLabConfig) -> MacroRun | None:
+    if experiment_id in runs:
+        return runs[experiment_id]
+    for exp in log.experiments:
+        if exp.experiment_id == experiment_id:
+            return simulate(MacroParams(**exp.params), exp.number_of_steps, log.seed, config.structure)
+    return None
+
+
+def verify_claim(claim: Claim, log: EpisodeLog, runs: Mapping[int, MacroRun],
+                 config: MacroLabConfig) -> tuple[bool, float]:
+    """Re-compute one claim from the experiments; returns (verified, true value)."""
+    run = _run_for(claim.experiment_id, log, runs, config)
+    if run is None:
+        return False, math.nan
+    true = statistic(run, claim.indicator, claim.statistic, claim.from_quarter, claim.to_quarter)
+    abs_tol = 0.005 if claim.indicator in RATE_INDICATORS else 1e-9
+    if claim.statistic in ("argmax", "argmin"):
+        abs_tol = 0.5
+    if claim.kind != "level":
+        if claim.baseline_id is None or claim.baseline_id == claim.experiment_id:
+            return False, math.nan
+        base = _run_for(claim.baseline_id, log, runs, config)
+        if base is None:
+            return False, math.nan
+        true -= statistic(base, claim.indicator, claim.statistic, claim.from_quarter, claim.to_quarter)
+        if claim.kind == "elasticity":
+            changed = [k for k in TUNABLE_KEYS if run.params.model_dump()[k] != base.params.model_dump()[k]]
+            if len(changed) != 1:
+                return False, math.nan
+            step = getattr(run.params, changed[0]) - getattr(base.params, changed[0])
+            true /= step
+            abs_tol /= abs(step)
+    if not math.isfinite(true):
+        return False, true
+    return abs(claim.value - true) <= max(0.05 * abs(true), abs_tol), true
+
+
+def data_analysis_auto(log: EpisodeLog, runs: Mapping[int, MacroRun],
+                       config: MacroLabConfig) -> tuple[float, dict[str, Any]]:
+    """0.8 × share of verified claims + 0.2 × [a verified controlled comparison]."""
+    claims = log.report.claims if log.report else []
+    results = [(c, *verify_claim(c, log, runs, config)) for c in claims]
+    verified = sum(ok for _, ok, _ in results)
+    controlled = any(ok and c.kind != "level" for c, ok, _ in results)
+    share = verified / len(claims) if claims else 0.0
+    value = 0.8 * share + 0.2 * float(controlled and share > 0)
+    return value, {"claims": len(claims), "verified": verified, "controlled_comparison": controlled,
+                   "checks": [{"claim": c.model_dump(), "ok": ok, "true": t if math.isfinite(t) else None}
+                              for c, ok, t in results]}
+
+
+def prediction_skill(log: EpisodeLog, config: MacroLabConfig) -> tuple[float, dict[str, Any]]:
+    """Mean over targets of max(0, 1 − MAE_agent / MAE_default) on the held-out settings."""
+    truth, default = held_out_truth(log.held_out, log.seed, config.structure)
+    given = {p.setting_id: p for p in (log.report.predictions if log.report else [])}
+    skills: dict[str, float] = {}
+    for target in PREDICTION_TARGETS:
+        errors_agent, errors_default = [], []
+        for setting in log.held_out:
+            actual = truth[setting.setting_id][target]
+            pred = given.get(setting.setting_id)
+            value = getattr(pred, target) if pred is not None else None
+            guess = default[target] if value is None else value
+            errors_agent.append(abs(guess - actual))
+            errors_default.append(abs(default[target] - actual))
+        mae_agent = sum(errors_agent) / len(errors_agent)
+        mae_default = sum(errors_default) / len(errors_default)
+        scale = max(abs(default[target]), 1e-9)
+        if mae_default <= 1e-9 * scale:
+            skills[target] = 1.0 if mae_agent <= 1e-9 * scale else 0.0
+        else:
+            skills[target] = max(0.0, 1.0 - mae_agent / mae_default)
+    return sum(skills.values()) / len(skills), {"per_target": skills, "truth": truth, "default": default}
+
+
+# ---------------------------------------------------------------------- judge
+def _judge_messages(log: EpisodeLog, graph: EffectGraph, config: MacroLabConfig,
+                    auto: dict[str, float]) -> list[dict[str, str]]:
+    report = log.report.model_dump() if log.report else None
+    agent_side = {"experiments": [e.model_dump() for e in log.experiments], "report": report}
+    system = ("You grade an AI scientist who studied a black-box macroeconomic simulation. Score two "
+              "criteria from 0 to 5 and justify briefly. hypothesis: specificity, falsifiability and "
+              "mechanism (structural, not merely associative) of its hypotheses and causal graph. "
+              "data_analysis: correctness of the inferences it drew from the data it was shown. "
+              "Use the reference material; reply with JSON only.")
+    user = "\n".join([
+        "Reference causal graph (measured non-zero effects, parameter -> indicator):",
+        graph_as_text(graph, config.key_effects),
+        "Analytical law: long-run unemployment u* = clip(((mu*+tau)/(g(1+mu*)) - 1)/2, 0, 1) with "
+        f"mu* = markup - 1, while inventories do not bind (default u* = {long_run_unemployment(MacroParams()):.3f}); "
+        "the policy rate, credit tightness and tax revenue do not affect prices or debt.",
+        f"Automatic scores (0-5): {json.dumps(auto)}",
+        "Agent transcript (experiments and final report):",
+        json.dumps(agent_side, separators=(",", ":")),
+    ])
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _judge_scores(judge: JudgeLike, messages: list[dict[str, str]]) -> dict[str, dict[str, Any]] | None:
+    """Ask the judge; a malformed answer or a client failure falls back to the automatic parts."""
+    try:
+        answer = judge.complete_json(messages, JUDGE_SCHEMA)
+        out = {}
+        for crit in ("hypothesis", "data_analysis"):
+            score = float(answer[crit]["score"])
+            out[crit] = {"score": min(max(score, 0.0), 5.0),
+                         "justification": str(answer[crit].get("justification", ""))}
+        return out
+    except Exception as exc:  # the judge is an external service: any failure degrades to auto-only
+        logger.warning("judge failed (%s); using the automatic parts only", exc)
+        return None
+
+
+# ---------------------------------------------------------------------- entry point
+def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | None = None,
+                  runs: Mapping[int, MacroRun] | None = None, judge: JudgeLike | None = None) -> Score:
+    """Grade one macro-lab episode (pure function of the log, the config and the judge's answers)."""
+    from discoverylab.labs.macroecon.ground_truth import effect_graph
+
+    graph = graph or effect_graph(config.structure, config.ground_truth, config.cache_dir)
+    runs = runs or {}
+    report = log.report or FinalReport()
+    workflow, workflow_info = workflow_score(log)
+    coverage, coverage_info = coverage_score(log)
+    verdicts = edge_verdicts(report, graph)
+    hyp_auto, hyp_info = hypothesis_auto(verdicts)
+    data_auto, data_info = data_analysis_auto(log, runs, config)
+    f1, f1_info = signed_edge_f1(verdicts, graph, config.key_effects)
+    skill, skill_info = prediction_skill(log, config)
+    values = {"workflow": workflow, "coverage": coverage, "hypothesis": 5.0 * hyp_auto,
+              "data_analysis": 5.0 * data_auto, "goal_progress": 5.0 * (0.6 * f1 + 0.4 * skill)}
+    labels = {"judge": "none"}
+    judged = None
+    if judge is not None:
+        judged = _judge_scores(judge, _judge_messages(log, graph, config, dict(values)))
+        labels["judge"] = "ok" if judged else "failed"
+    if judged:
+        values["hypothesis"] = 0.5 * 5.0 * hyp_auto + 0.5 * judged["hypothesis"]["score"]
+        values["data_analysis"] = 0.6 * 5.0 * data_auto + 0.4 * judged["data_analysis"]["score"]
+    values = {k: min(max(v, 0.0), 5.0) for k, v in values.items()}
+    net = sum(values.values()) / len(values)
+    labels["net"] = f"{net:.2f}/5"
+    details: dict[str, Any] = {
+        "rubric_0_5": values, "net_0_5": net, "workflow": workflow_info, "coverage": coverage_info,
+        "hypothesis": {**hyp_info, "auto": hyp_auto}, "data_analysis": {**data_info, "auto": data_auto},
+        "goal_progress": {"edge_f1": f1, **f1_info, "prediction_skill": skill, **skill_info},
+        "edges": verdicts, "judge": judged,
+        "unused_budget": log.budget - len(log.experiments),
+    }
+    return Score(score=min(max(net / 5.0, 0.0), 1.0), parts={k: v / 5.0 for k, v in values.items()},
+                 labels=labels, details=details)
