@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, runtime_checkable
 from typing import Protocol as TypingProtocol
 
-from discoverylab.labs.protocol import Protocol, Score, TranscriptEntry
+from discoverylab.labs.protocol import BUILTIN_LABS, Protocol, Score, TranscriptEntry
 
 
 @runtime_checkable
@@ -56,7 +56,8 @@ def agent_kinds(lab: str) -> list[str]:
 
 
 def _load_lab_agents(lab: str) -> None:
-    for module in (f"discoverylab.labs.{lab}.agents",):
+    package = BUILTIN_LABS.get(lab, f"discoverylab.labs.{lab}")
+    for module in (f"{package}.agents",):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
