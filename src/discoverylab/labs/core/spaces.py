@@ -80,11 +80,12 @@ class StringSpace(ObjectSpace):
 
     def mutate_batch(self, batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         out = batch.copy()
-        rows = np.arange(batch.shape[0])
-        pos = rng.integers(0, self.length, size=batch.shape[0])
-        # Adding 1..q-1 modulo q always changes the letter, uniformly among the others.
-        shift = rng.integers(1, len(self.alphabet), size=batch.shape[0])
-        out[rows, pos] = (out[rows, pos] + shift) % len(self.alphabet)
+        q = len(self.alphabet)
+        # One draw gives the position and a shift 1..q-1; adding the shift modulo q changes the
+        # letter, uniformly among the other q-1.
+        draw = rng.integers(0, self.length * (q - 1), size=batch.shape[0])
+        rows, pos = np.arange(batch.shape[0]), draw // (q - 1)
+        out[rows, pos] = (out[rows, pos] + draw % (q - 1) + 1) % q
         return out
 
     def encode(self, objs: Sequence[Any]) -> np.ndarray:

@@ -1,0 +1,220 @@
+"""Automatic verification of a lab (spec §1.6): every built-in or generated lab must pass before use.
+
+Checks: (i) properties in [0, 1] on random objects; (ii) feasible ranges consistent with samples;
+(iii) the sampler hits feasible targets on >= 95% of requests; (iv) operators return valid objects
+and are deterministic for a fixed rng; (v) dynamics with declared attractors converge (a cycle is
+reached from >= 90% of starts) and every declared attractor has a cycle centroid nearby; (vi) the
+protocol's scripted oracle gets full marks and a random agent a low score, through a hook that the
+protocol code registers with ``register_protocol_check(kind, fn)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from discoverylab.labs.core.lab import Lab, build_lab
+from discoverylab.labs.core.registry import Registry
+from discoverylab.labs.core.sampler import BAND_TOL
+from discoverylab.labs.core.spec import LabSpec
+from discoverylab.labs.core.trajectory import estimate_attractors
+
+logger = logging.getLogger(__name__)
+
+ProtocolCheck = Callable[[LabSpec], tuple[float, float]]
+"""``fn(spec) -> (oracle_score, random_score)``, both in [0, 1]."""
+PROTOCOL_CHECKS: Registry[ProtocolCheck] = Registry("protocol check")
+
+
+def register_protocol_check(kind: str, fn: ProtocolCheck, *, overwrite: bool = False) -> None:
+    """Register check (vi) for protocol ``kind`` (e.g. ``"sequence/hidden-property"``)."""
+    PROTOCOL_CHECKS.register(kind, fn, overwrite=overwrite)
+
+
+@dataclass(slots=True)
+class CheckResult:
+    """One check: ``passed`` is None when the check does not apply (skipped)."""
+
+    name: str
+    passed: bool | None
+    detail: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class VerificationReport:
+    """All checks of one spec; a lab is usable when no check failed."""
+
+    spec_name: str
+    checks: list[CheckResult]
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed is not False for c in self.checks)
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.passed is False]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec_name, "passed": self.passed, "seconds": round(self.seconds, 3),
+                "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in self.checks]}
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyBudget:
+    """How hard ``verify`` looks; ``quick`` is for bulk generation and tests."""
+
+    n_random: int = 1000
+    targets: tuple[float, ...] = tuple(np.round(np.linspace(0, 1, 11), 2))
+    per_request: int = 10
+    eps: float = 0.1
+    operator_trials: int = 5
+    dynamics_starts: int = 60
+    dynamics_steps: int = 40
+    min_hit_rate: float = 0.95
+    min_converged: float = 0.90
+    attractor_tol: float = 0.1
+    oracle_min: float = 0.99
+    random_max: float = 0.6
+
+
+QUICK = VerifyBudget(n_random=500, targets=(0.0, 0.2, 0.4, 0.6, 0.8, 1.0), dynamics_starts=30)
+
+
+def verify(spec: LabSpec, *, seed: int = 0, budget: VerifyBudget | None = None,
+           protocol_check: bool = True) -> VerificationReport:
+    """Build the lab of ``spec`` and run checks i-vi; never raises for a failing lab."""
+    budget = budget or VerifyBudget()
+    start = time.perf_counter()
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x7E51]))
+    checks: list[CheckResult] = []
+    try:
+        lab = build_lab(spec, seed)
+    except Exception as exc:  # a broken spec is a failed check, reported, not a crash
+        checks.append(CheckResult("build", False, f"{type(exc).__name__}: {exc}"))
+        return VerificationReport(spec.name, checks, time.perf_counter() - start)
+    for check in (_check_unit_interval, _check_ranges, _check_sampler, _check_operators, _check_dynamics):
+        try:
+            checks.append(check(lab, rng, budget))
+        except Exception as exc:
+            logger.exception("verification check %s crashed", check.__name__)
+            checks.append(CheckResult(check.__name__.removeprefix("_check_"), False, f"crashed: {exc!r}"))
+    checks.append(_check_protocol(spec, budget) if protocol_check else
+                  CheckResult("vi_protocol", None, "not requested"))
+    return VerificationReport(spec.name, checks, time.perf_counter() - start)
+
+
+def _check_unit_interval(lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> CheckResult:
+    batch = lab.space.random_batch(rng, budget.n_random)
+    bad = {}
+    for name, prop in lab.properties.items():
+        v = prop.batch(batch)
+        if v.shape != (budget.n_random,) or np.isnan(v).any() or (v < 0).any() or (v > 1).any():
+            bad[name] = f"min {np.nanmin(v):.3g} max {np.nanmax(v):.3g}"
+    return CheckResult("i_unit_interval", not bad, "all properties in [0, 1]" if not bad else f"out of range: {bad}")
+
+
+def _check_ranges(lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> CheckResult:
+    batch = lab.space.random_batch(rng, budget.n_random)
+    bad, ranges = {}, {}
+    for name, prop in lab.properties.items():
+        lo, hi = prop.feasible_range(lab.space)
+        ranges[name] = (lo, hi)
+        v = prop.batch(batch)
+        if not lo <= hi or v.min() < lo - 1e-9 or v.max() > hi + 1e-9:
+            bad[name] = f"range ({lo:.3g}, {hi:.3g}) but samples span ({v.min():.3g}, {v.max():.3g})"
+    return CheckResult("ii_feasible_ranges", not bad, "ranges contain all samples" if not bad else str(bad),
+                       {"ranges": ranges})
+
+
+def _feasible(target: float, lo: float, hi: float, quantum: float | None, eps: float) -> bool:
+    """A target is feasible if it lies in the range and (on a grid) some level is within eps."""
+    if not lo - BAND_TOL <= target <= hi + BAND_TOL:
+        return False
+    if quantum is None:
+        return True
+    nearest = lo + round((target - lo) / quantum) * quantum
+    return abs(nearest - target) <= eps + BAND_TOL
+
+
+def _check_sampler(lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> CheckResult:
+    requests, hits, misses = 0, 0, []
+    for name, prop in lab.properties.items():
+        lo, hi = prop.feasible_range(lab.space)
+        q = prop.quantum(lab.space)
+        for target in budget.targets:
+            if not _feasible(target, lo, hi, q, budget.eps):
+                continue
+            batch = lab.sampler.sample({name: (target, budget.eps)}, budget.per_request, rng)
+            requests += 1
+            if all(s.hit for s in batch.samples):
+                hits += 1
+            else:
+                misses.append(f"{name}@{target}")
+    rate = hits / requests if requests else 1.0
+    return CheckResult("iii_sampler_hits", rate >= budget.min_hit_rate,
+                       f"{hits}/{requests} feasible requests fully hit" + (f"; missed {misses}" if misses else ""),
+                       {"hit_rate": rate})
+
+
+def _check_operators(lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> CheckResult:
+    problems = []
+    for name, op in lab.operators.items():
+        for _ in range(budget.operator_trials):
+            args = lab.random_objects(op.arity, rng)
+            seed = int(rng.integers(2**31))
+            a = op(*args, rng=np.random.default_rng(seed))
+            b = op(*args, rng=np.random.default_rng(seed))
+            if a != b:
+                problems.append(f"{name} is not deterministic for a fixed rng")
+                break
+            try:
+                lab.space.validate(a) if op.closed else None
+            except ValueError as exc:
+                problems.append(f"{name} returned an invalid object: {exc}")
+                break
+    return CheckResult("iv_operators", not problems, "; ".join(problems) or f"{len(lab.operators)} operators ok")
+
+
+def _check_dynamics(lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> CheckResult:
+    dyn = lab.dynamics
+    if dyn is None or dyn.attractors is None:
+        return CheckResult("v_dynamics", None, "no declared attractors")
+    k = len(dyn.attractors)
+    starts = lab.random_objects(budget.dynamics_starts, rng)
+    starts += lab.basin_starts(max(1, budget.dynamics_starts // k), rng)
+    est = estimate_attractors(dyn, starts, budget.dynamics_steps, k, rng, lab.embed)
+    # Each declared attractor needs the centroid of the cycles nearest to it to lie close by.
+    d = np.linalg.norm(est.end_points[:, None, :] - dyn.attractors[None, :, :], axis=2)
+    nearest = d.argmin(axis=1)
+    gaps = []
+    for j, point in enumerate(dyn.attractors):
+        mine = est.end_points[nearest == j]
+        gaps.append(float(np.linalg.norm(mine.mean(axis=0) - point)) if len(mine) else float("inf"))
+    ok = est.converged_fraction >= budget.min_converged and max(gaps) <= budget.attractor_tol
+    detail = (f"{est.converged_fraction:.0%} of {len(starts)} starts reached a cycle; distance of cycle "
+              f"centroids to declared attractors {np.round(gaps, 3).tolist()}")
+    return CheckResult("v_dynamics", ok, detail, {"centroids": est.centroids.tolist(), "gaps": gaps,
+                                                  "converged": est.converged_fraction})
+
+
+def _check_protocol(spec: LabSpec, budget: VerifyBudget) -> CheckResult:
+    if spec.protocol is None:
+        return CheckResult("vi_protocol", None, "no protocol")
+    if spec.protocol.kind not in PROTOCOL_CHECKS:
+        return CheckResult("vi_protocol", None, f"no protocol check registered for {spec.protocol.kind!r}")
+    try:
+        oracle, random = PROTOCOL_CHECKS.get(spec.protocol.kind)(spec)
+    except Exception as exc:
+        logger.exception("protocol check crashed")
+        return CheckResult("vi_protocol", False, f"protocol check crashed: {exc!r}")
+    ok = oracle >= budget.oracle_min and random <= budget.random_max
+    return CheckResult("vi_protocol", ok, f"oracle {oracle:.3f} (needs >= {budget.oracle_min}), "
+                       f"random {random:.3f} (needs <= {budget.random_max})", {"oracle": oracle, "random": random})
