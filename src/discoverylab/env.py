@@ -22,7 +22,7 @@ from discoverylab.world.observation import build_observation
 from discoverylab.world.world import World
 
 MAX_OBS_CHARS = 1_000_000
-_CHARSET = frozenset(string.printable)
+_ENCODED_ACTIONS: dict[int, str] = {}  # id(cached action list) -> its JSON
 
 
 class DiscoveryWorldEnv(gym.Env[str, Any]):
@@ -97,7 +97,7 @@ class DiscoveryWorldEnv(gym.Env[str, Any]):
     def render(self) -> str | None:
         if self.render_mode != "ansi" or not self._obs:
             return None
-        from discoverylab.world.text_view import render_text
+        from discoverylab.textui import render_text
 
         return render_text(self._obs)
 
@@ -115,7 +115,18 @@ class DiscoveryWorldEnv(gym.Env[str, Any]):
 
     @staticmethod
     def _encode(obs: dict[str, Any]) -> str:
-        return json.dumps(obs, separators=(",", ":"), ensure_ascii=True)
+        """Compact JSON text. The constant action list is encoded once and spliced in."""
+        actions = obs.pop("availableActions")
+        try:
+            key = id(actions)
+            cached = _ENCODED_ACTIONS.get(key)
+            if cached is None:
+                cached = _ENCODED_ACTIONS[key] = json.dumps(actions, separators=(",", ":"), ensure_ascii=True)
+            body = json.dumps(obs, separators=(",", ":"), ensure_ascii=True)
+        finally:
+            obs["availableActions"] = actions
+        return f'{body[:-1]},"availableActions":{cached}}}'
+
 
     def _info(self, result: Any) -> dict[str, Any]:
         assert self.scenario is not None and self.world is not None

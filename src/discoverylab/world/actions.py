@@ -109,6 +109,10 @@ class ActionExecutor:
         extra = sorted(set(packet) - {"action", "arg1", "arg2"})
         if extra:
             raise ActionError(f"Unexpected key(s) {extra}. An action has only 'action', 'arg1' and 'arg2'.")
+        missing = [f"arg{i + 1}" for i in range(len(spec.args)) if packet.get(f"arg{i + 1}") in (None, "")]
+        if missing and name in ("PUT", "USE"):
+            which = "both arguments" if len(missing) == 2 else missing[0]
+            raise ActionError(f"Action '{_LABELS[name]}' requires two argument objects. Missing {which}.")
         args = []
         for i in range(2):
             key = f"arg{i + 1}"
@@ -123,8 +127,6 @@ class ActionExecutor:
     # ---- argument resolution ----------------------------------------------------------
     def _resolve(self, action: str, key: str, kind: str, value: Any) -> Any:
         if value is None or value == "":
-            if kind == OBJECT and action in ("PUT", "USE"):
-                raise ActionError(f"Action '{_LABELS[action]}' requires two argument objects. Missing {key}.")
             label = _LABELS.get(action, action)
             raise ActionError(f"Action '{label}' requires '{key}' ({kind}).")
         if kind == DIRECTION:

@@ -8,7 +8,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from discoverylab.world import instruments, things
-from discoverylab.world.materials import material
+from discoverylab.world.materials import material, shared_material
 from discoverylab.world.objects import Container, Layer, WorldObject
 
 if TYPE_CHECKING:
@@ -54,7 +54,8 @@ def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
     attrs.update(overrides)
     if "layer" in tpl:
         attrs.setdefault("layer_hint", Layer[tpl["layer"]])
-    obj = cls(world, name, type_, [material(m) for m in tpl.get("materials", [])], **attrs)
+    make_material = shared_material if issubclass(cls, things.Terrain) else material
+    obj = cls(world, name, type_, [make_material(m) for m in tpl.get("materials", [])], **attrs)
     obj.props.update(tpl.get("props", {}))
     if props:
         obj.props.update(props)

@@ -64,5 +64,12 @@ def material(key: str) -> Material:
         raise KeyError(f"Unknown material {key!r}; known: {sorted(_table())}") from None
 
 
+def shared_material(key: str) -> Material:
+    """The table's own instance: for scenery (grass, floors, walls) that nothing ever alters.
+    Saves thousands of copies per reset."""
+    material(key)  # same error message for unknown keys
+    return _table()[key]
+
+
 def material_names() -> list[str]:
     return sorted(_table())

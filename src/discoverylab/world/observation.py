@@ -29,12 +29,19 @@ def _entry(obj: WorldObject) -> dict[str, Any]:
     return {"uuid": obj.uuid, "name": obj.name, "description": obj.describe()}
 
 
-def _group(dx: int, dy: int) -> str:
+def _group_name(dx: int, dy: int) -> str:
     if dx == 0 and dy == 0:
         return "same_location"
     ns = "north" if dy < 0 else "south" if dy > 0 else ""
     ew = "west" if dx < 0 else "east" if dx > 0 else ""
     return f"{ns}-{ew}" if ns and ew else ns or ew
+
+
+_GROUP_TABLE = {(dx, dy): _group_name(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
+
+
+def _group(dx: int, dy: int) -> str:
+    return _GROUP_TABLE[((dx > 0) - (dx < 0), (dy > 0) - (dy < 0))]
 
 
 def _history_entry(record: Any) -> dict[str, Any]:
@@ -65,15 +72,18 @@ def build_observation(
     ax, ay = agent.x, agent.y
 
     nearby: dict[str, list[dict[str, Any]]] = {g: [] for g in GROUPS}
+    objects_at = world.objects_at
+    seen_add = seen.add
     other_agents: dict[str, list[dict[str, Any]]] = {}
     for x in range(max(0, ax - radius), min(world.size, ax + radius + 1)):
         for y in range(max(0, ay - radius), min(world.size, ay + radius + 1)):
             dx, dy = x - ax, y - ay
             bucket = nearby[_group(dx, dy)]
             dist = abs(dx) + abs(dy)
-            for obj in world.objects_at(x, y):
-                seen.add(obj.uuid)
-                bucket.append({"name": obj.name, "description": obj.describe(), "distance": dist, "uuid": obj.uuid})
+            for obj in objects_at(x, y):
+                uuid = obj.uuid
+                seen_add(uuid)
+                bucket.append({"name": obj.name, "description": obj.describe(), "distance": dist, "uuid": uuid})
                 if obj.is_agent and obj is not agent:
                     recent = [_history_entry(r) for r in obj.history if r.step > world.step - 3]  # type: ignore[attr-defined]
                     other_agents[f"{obj.name} uuid {obj.uuid}"] = recent
@@ -129,8 +139,8 @@ def build_observation(
         "nearbyObjects": {"note": NEARBY_NOTE.format(r=radius), "distance": radius, "objects": nearby},
         "taskProgress": task_progress,
         "world_steps": world.step,
-        "availableActions": _ACTIONS_CACHE[teleport],
     }
     if teleport:
         obs["teleportLocations"] = sorted(world.teleports)
+    obs["availableActions"] = _ACTIONS_CACHE[teleport]  # keep last: env.py splices its cached JSON
     return obs

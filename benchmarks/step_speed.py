@@ -1,0 +1,91 @@
+"""Simulator speed per task: reset time, steps/s of a random agent with text observations,
+and peak memory. A benchmark, not a test: run `make bench` or
+
+    .venv/bin/python benchmarks/step_speed.py [--steps 2000] [--resets 20] [--suite unit] [--json out.json]
+
+Each task runs in a fresh process so peak RSS is per task. Targets (issue #2, 2-core machine):
+reset <= 50 ms and >= 2,000 steps/s on every unit-test task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import resource
+import statistics
+import time
+from typing import Any
+
+
+def measure(task: str, difficulty: str, steps: int, resets: int) -> dict[str, Any]:
+    from discoverylab.agents import RandomAgent
+    from discoverylab.env import DiscoveryWorldEnv
+
+    env = DiscoveryWorldEnv(task, difficulty, max_steps=10**9)
+    reset_times = []
+    for seed in range(resets):
+        t0 = time.perf_counter()
+        env.reset(seed=seed)
+        reset_times.append(time.perf_counter() - t0)
+    _, info = env.reset(seed=0)
+    agent = RandomAgent(seed=0)
+    obs = info["observation"]
+    n = 0
+    obs_bytes = 0
+    t0 = time.perf_counter()
+    while n < steps:
+        text, _, terminated, truncated, info = env.step(agent.act(obs))
+        obs = info["observation"]
+        obs_bytes += len(text)
+        n += 1
+        if terminated or truncated:
+            _, info = env.reset(seed=n)
+            obs = info["observation"]
+    elapsed = time.perf_counter() - t0
+    return {
+        "task": task,
+        "difficulty": difficulty,
+        "reset_ms_median": 1000 * statistics.median(reset_times),
+        "reset_ms_max": 1000 * max(reset_times),
+        "steps_per_s": n / elapsed,
+        "obs_kb_mean": obs_bytes / n / 1024,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def _worker(args: tuple[str, str, int, int], queue: Any) -> None:
+    queue.put(measure(*args))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--resets", type=int, default=20)
+    parser.add_argument("--suite", default="all")
+    parser.add_argument("--json", dest="json_out", default=None)
+    args = parser.parse_args()
+
+    from discoverylab.bench.runner import suite_tasks
+
+    ctx = mp.get_context("spawn")
+    rows = []
+    for task, diff in suite_tasks(args.suite):
+        queue = ctx.Queue()
+        proc = ctx.Process(target=_worker, args=((task, diff, args.steps, args.resets), queue))
+        proc.start()
+        rows.append(queue.get())
+        proc.join()
+    header = f"{'task':34} {'diff':9} {'reset ms (med/max)':>19} {'steps/s':>9} {'obs KB':>7} {'peak MB':>8}"
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['task']:34} {r['difficulty']:9} {r['reset_ms_median']:9.1f}/{r['reset_ms_max']:<9.1f} "
+              f"{r['steps_per_s']:9.0f} {r['obs_kb_mean']:7.1f} {r['peak_rss_mb']:8.0f}")  # fmt: skip
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as fh:
+            json.dump(rows, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()

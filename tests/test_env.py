@@ -1,0 +1,96 @@
+"""The Gymnasium API: registration, check_env, step semantics, errors for bad task names."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import discoverylab
+from discoverylab.env import DiscoveryWorldEnv
+
+ALL_IDS = discoverylab.register_envs()
+
+
+def test_every_task_and_difficulty_has_a_gym_id() -> None:
+    expected = {discoverylab.gym_id(t, d) for t, diffs in discoverylab.tasks().items() for d in diffs}
+    assert set(ALL_IDS) == expected
+    assert all(i.startswith("discoverylab/") and i.endswith("-v0") for i in ALL_IDS)
+
+
+@pytest.mark.parametrize("env_id", ALL_IDS)
+def test_check_env_passes(env_id: str) -> None:
+    env = gymnasium.make(env_id)
+    check_env(env.unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("env_id", ALL_IDS)
+def test_reset_and_step_contract(env_id: str) -> None:
+    env = gymnasium.make(env_id)
+    obs, info = env.reset(seed=3)
+    assert env.observation_space.contains(obs)
+    data = json.loads(obs)
+    assert data == info["observation"]
+    assert data["world_steps"] == 0
+    assert "scorecard" not in data and "score" not in json.dumps(data["taskProgress"])
+    assert info["scorecard"]["scoreNormalized"] == 0.0 or info["scorecard"]["maxScore"] > 0
+    obs2, reward, terminated, truncated, info2 = env.step({"action": "WAIT"})
+    assert json.loads(obs2)["world_steps"] == 1
+    assert info2["observation"]["lastActionMessage"] == "I waited."
+    assert isinstance(reward, float) and not terminated and not truncated
+
+
+def test_unknown_task_and_difficulty_name_the_valid_ones() -> None:
+    with pytest.raises(ValueError, match="Valid tasks: .*PickAndPlaceTest"):
+        discoverylab.make("NoSuchTask")
+    with pytest.raises(ValueError, match="Valid difficulties: normal"):
+        discoverylab.make("PickAndPlaceTest", difficulty="nightmare")
+
+
+def test_loose_task_names_resolve() -> None:
+    for name in ("PickAndPlaceTest", "pick_and_place_test", "Small Skills: Pick and Place Test"):
+        assert discoverylab.make(name).scenario_cls.task_id == "PickAndPlaceTest"
+
+
+def test_truncation_at_step_limit_and_override() -> None:
+    env = DiscoveryWorldEnv("PickAndPlaceTest", max_steps=5)
+    env.reset(seed=0)
+    flags = [env.step({"action": "WAIT"})[3] for _ in range(5)]
+    assert flags == [False, False, False, False, True]
+    default = DiscoveryWorldEnv("PickAndPlaceTest")
+    default.reset(seed=0)
+    assert default._limit == 100
+
+
+def test_reward_is_change_of_normalised_procedure_score() -> None:
+    from discoverylab.agents import OracleAgent
+
+    env = DiscoveryWorldEnv("PickAndPlaceTest")
+    _, info = env.reset(seed=1)
+    agent = OracleAgent("PickAndPlaceTest")
+    obs = info["observation"]
+    agent.reset(obs)
+    total = 0.0
+    done = False
+    while not done:
+        _, reward, terminated, truncated, info = env.step(agent.act(obs))
+        obs = info["observation"]
+        total += float(reward)
+        done = terminated or truncated
+    assert total == pytest.approx(info["scorecard"]["scoreNormalized"]) == pytest.approx(1.0)
+    assert terminated and info["scorecard"]["completedSuccessfully"]
+
+
+def test_step_before_reset_is_an_error() -> None:
+    with pytest.raises(RuntimeError, match="reset"):
+        DiscoveryWorldEnv("PickAndPlaceTest").step({"action": "WAIT"})
+
+
+def test_vector_env_runs() -> None:
+    envs = gymnasium.vector.SyncVectorEnv([lambda: DiscoveryWorldEnv("PickAndPlaceTest") for _ in range(2)])
+    obs, _ = envs.reset(seed=[0, 1])
+    assert len(obs) == 2 and obs[0] != obs[1]
+    envs.step(['{"action": "WAIT"}', '{"action": "WAIT"}'])
+    envs.close()
