@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import pytest
-from dw_helpers import world_fingerprint
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.registry import all_tasks
 from discoverylab.world.action_specs import ACTION_SPECS
 from discoverylab.world.actions import ActionExecutor
+from dw_helpers import world_fingerprint
 
 
 def _fresh(task: str = "PickAndPlaceTest", seed: int = 0) -> tuple[DiscoveryWorldEnv, dict[str, Any]]:

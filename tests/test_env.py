@@ -94,3 +94,19 @@ def test_vector_env_runs() -> None:
     assert len(obs) == 2 and obs[0] != obs[1]
     envs.step(['{"action": "WAIT"}', '{"action": "WAIT"}'])
     envs.close()
+
+
+@pytest.mark.parametrize("task", list(discoverylab.tasks()))
+def test_observations_match_the_typed_schema(task: str) -> None:
+    from discoverylab.agents import RandomAgent
+    from discoverylab.world.observation_model import Observation
+
+    env = DiscoveryWorldEnv(task)
+    _, info = env.reset(seed=0)
+    agent = RandomAgent(0)
+    for _ in range(30):
+        model = Observation.model_validate(info["observation"])
+        assert json.loads(model.to_json())["world_steps"] == info["observation"]["world_steps"]
+        _, _, term, trunc, info = env.step(agent.act(info["observation"]))
+        if term or trunc:
+            break

@@ -8,7 +8,14 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from discoverylab.bench.episode import EpisodeRecord
@@ -177,6 +184,15 @@ def bench(
         _fail(f"No tasks in suite {suite!r} at difficulty {difficulty!r}.")
     jobs = make_jobs(pairs, seed_list, agent, max_steps)
     _execute(jobs, out, workers, as_json, f"{agent} agent, suite {suite}")
+
+
+@app.command(hidden=True)
+def docs(out: Annotated[Path, typer.Option("--out")] = Path("docs/tasks.md")) -> None:
+    """Regenerate docs/tasks.md from the task registry."""
+    from discoverylab.scenarios.docs import tasks_markdown
+
+    out.write_text(tasks_markdown(), encoding="utf-8")
+    console.print(f"wrote {out}")
 
 
 def main() -> None:

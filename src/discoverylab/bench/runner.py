@@ -87,7 +87,7 @@ def _run_job(job: Job, out: str | None) -> EpisodeRecord:
     except Exception as exc:  # noqa: BLE001 - one bad episode must not stop a benchmark
         return EpisodeRecord(
             task=job.task, difficulty=job.difficulty, seed=job.seed, agent=job.agent, status="error",
-            error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}",
+            procedure_score=0.0, error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}",
         )  # fmt: skip
 
 

@@ -96,7 +96,8 @@ def build_observation(
     for obj in accessible:
         seen.add(obj.uuid)
 
-    can_move, blocked = [], []
+    can_move: list[str] = []
+    blocked: list[str] = []
     for name, (dx, dy) in DIRECTIONS.items():
         nx, ny = ax + dx, ay + dy
         if world.in_bounds(nx, ny):
