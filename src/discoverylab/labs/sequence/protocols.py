@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from discoverylab.labs.sequence import protocol_a
+from discoverylab.labs.sequence import protocol_a, protocol_b
 
-__all__ = ["protocol_a"]
+__all__ = ["protocol_a", "protocol_b"]
