@@ -68,6 +68,10 @@ class Scenario:
         """Decorrelate layouts across nearby seeds, as the original's builders do."""
         self.world.rng_build.integers(0, 32, size=draws)
 
+    def randint(self, low: int, high: int) -> int:
+        """An integer in [low, high], both ends included (like the original's `randint`)."""
+        return int(self.world.rng_build.integers(low, high + 1))
+
     def choice(self, seq: list[Any] | tuple[Any, ...]) -> Any:
         return seq[int(self.world.rng_build.integers(0, len(seq)))]
 
