@@ -1,0 +1,89 @@
+"""The `discoverylab` command, run as a user would (typer's runner, real files)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from discoverylab import records
+from discoverylab.bench.runner import Job, parse_seeds, run_jobs
+from discoverylab.cli import app
+
+runner = CliRunner()
+
+
+def test_tasks_lists_every_task() -> None:
+    import discoverylab
+
+    result = runner.invoke(app, ["tasks"])
+    assert result.exit_code == 0
+    for task in discoverylab.tasks():
+        assert task in result.output
+
+
+def test_bench_json_records(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bench", "--agent", "oracle", "--suite", "unit", "--seeds", "0-1", "--workers", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    recs = json.loads(result.stdout[result.stdout.index("["):])
+    assert recs and all(r["agent"] == "oracle" and r["seed"] in (0, 1) for r in recs)
+    for key in ("task", "difficulty", "seed", "agent", "status", "steps", "completed", "success", "procedure_score", "scorecard"):
+        assert key in recs[0]
+    assert all(0.0 <= r["procedure_score"] <= 1.0 for r in recs)
+
+
+def test_run_writes_logs_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["run", "--agent", "random", "--task", "PickAndPlaceTest", "--seeds", "0-2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    recs = list(records.read_jsonl(out / "results.jsonl"))
+    assert [r["seed"] for r in recs] == [0, 1, 2]
+    log = list(records.read_jsonl(out / "logs" / "PickAndPlaceTest-normal-s1-random.jsonl"))
+    assert log[0]["type"] == "start" and log[-1]["type"] == "end"
+    assert sum(1 for e in log if e["type"] == "step") == recs[1]["steps"]
+    # Resume: nothing is redone, nothing lost; new seeds are added.
+    before = (out / "results.jsonl").read_text()
+    result = runner.invoke(app, ["run", "--agent", "random", "--task", "PickAndPlaceTest", "--seeds", "0-3", "--out", str(out)])
+    assert result.exit_code == 0
+    after = (out / "results.jsonl").read_text()
+    assert after.startswith(before) and len(after.splitlines()) == 4
+
+
+def test_resume_after_torn_write(tmp_path: Path) -> None:
+    """A kill mid-write leaves a torn last line: it is ignored and that episode is redone."""
+    jobs = [Job("PickAndPlaceTest", "normal", s, "oracle") for s in range(3)]
+    run_jobs(jobs[:2], tmp_path)
+    with (tmp_path / "results.jsonl").open("a") as fh:
+        fh.write('{"task": "PickAndPlaceTest", "seed": 2, "agen')
+    results = run_jobs(jobs, tmp_path)
+    assert [r.seed for r in results] == [0, 1, 2]
+    assert all(r.success for r in results)
+
+
+def test_bad_names_give_clear_errors() -> None:
+    result = runner.invoke(app, ["run", "--task", "Nope"])
+    assert result.exit_code == 2 and "Valid tasks" in result.output
+    result = runner.invoke(app, ["bench", "--suite", "nope"])
+    assert result.exit_code == 2 and "Valid suites" in result.output
+    result = runner.invoke(app, ["bench", "--agent", "genius"])
+    assert result.exit_code == 2 and "Valid agents" in result.output
+
+
+def test_parse_seeds() -> None:
+    assert parse_seeds("0-4") == [0, 1, 2, 3, 4]
+    assert parse_seeds("1,3, 5") == [1, 3, 5]
+    assert parse_seeds("7") == [7]
+
+
+def test_play_in_terminal() -> None:
+    from discoverylab.textui import parse_command
+
+    assert parse_command("use 12 on 34") == {"action": "USE", "arg1": 12, "arg2": 34}
+    assert parse_command("n") == {"action": "MOVE_DIRECTION", "arg1": "north"}
+    assert parse_command("take 5") == {"action": "PICKUP", "arg1": 5}
+    assert parse_command("2") == {"chosen_dialog_option_int": 2}
+    result = runner.invoke(app, ["play", "PickAndPlaceTest", "--seed", "1"], input="help\nmove north\nfly\nwait\nquit\n")
+    assert result.exit_code == 0, result.output
+    assert "Commands:" in result.output and "Scorecard" in result.output
+    assert "I waited." in result.output
