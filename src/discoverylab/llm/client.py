@@ -1,0 +1,407 @@
+"""One OpenAI-compatible chat client for every agent and judge in discoverylab.
+
+Hosted models and the embedded offline model (`local_server.py`) speak the same protocol, so agents
+take an `LLMClient` and never care which is behind it. The client adds what the `openai` package
+leaves to callers: seeded retries with backoff, schema validation of structured replies (small
+models do not honour every schema keyword), cumulative token accounting and typed errors.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import numpy as np
+import openai
+
+from discoverylab.llm.errors import LLMBadOutput, LLMError, LLMRequestError, LLMUnavailable
+from discoverylab.llm.schema import clamp_numbers, parse_json_reply, validate
+
+logger = logging.getLogger(__name__)
+
+Message = Mapping[str, Any]
+JsonMode = Literal["json_schema", "json_object", "prompt"]
+
+ENV_BASE_URL = "DISCOVERYLAB_LLM_BASE_URL"
+ENV_MODEL = "DISCOVERYLAB_LLM_MODEL"
+ENV_API_KEY = "DISCOVERYLAB_LLM_API_KEY"
+# Local servers (llama.cpp, vLLM, ...) accept any key, but the openai package insists on one.
+PLACEHOLDER_API_KEY = "not-needed"
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One chat reply with what it cost."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    model: str
+    finish_reason: str | None = None
+    attempts: int = 1
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Generation speed including prompt processing and HTTP overhead (a lower bound)."""
+        return self.completion_tokens / self.latency_s if self.latency_s > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredCompletion:
+    """A validated JSON reply plus the raw completion that produced it (for transcripts)."""
+
+    data: dict[str, Any]
+    completion: Completion
+    rejected: tuple[str, ...] = ()  # raw texts of earlier replies that failed validation
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Cumulative accounting of one client (a snapshot; the client keeps counting)."""
+
+    requests: int = 0  # successful HTTP exchanges
+    attempts: int = 0  # HTTP attempts including retried ones
+    retries: int = 0
+    bad_outputs: int = 0  # replies rejected by schema validation
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class LLMClient:
+    """Chat client for any OpenAI-compatible endpoint.
+
+    Args:
+        base_url: endpoint root ending in `/v1`; defaults to `$DISCOVERYLAB_LLM_BASE_URL`, then
+            `$OPENAI_BASE_URL`, then the openai package's default (api.openai.com).
+        model: model name; defaults to `$DISCOVERYLAB_LLM_MODEL`, else the first model the
+            endpoint lists (right for single-model local servers).
+        api_key: defaults to `$DISCOVERYLAB_LLM_API_KEY`, then `$OPENAI_API_KEY`; a placeholder is
+            used for an explicit base URL without a key (local servers ignore it).
+        timeout: seconds for one HTTP attempt.
+        max_retries: extra attempts after connection errors, timeouts, 408/409/429 and 5xx.
+        backoff_base, backoff_max: exponential backoff in seconds (base * 2**k, capped), with
+            seeded jitter so that retry schedules are reproducible.
+        seed: seed of the jitter stream (never the global RNG).
+        temperature, max_tokens: defaults for every request (overridable per call).
+        json_mode: how `complete_json` asks for JSON: `json_schema` (constrained decoding),
+            `json_object`, or `prompt` (schema in the prompt only) for endpoints without it.
+        sleep: how to wait between retries (tests pass a recorder).
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 120.0,
+        max_retries: int = 4,
+        backoff_base: float = 0.5,
+        backoff_max: float = 16.0,
+        seed: int = 0,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        json_mode: JsonMode = "json_schema",
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.base_url = base_url or os.environ.get(ENV_BASE_URL) or os.environ.get("OPENAI_BASE_URL") or None
+        key = api_key or os.environ.get(ENV_API_KEY) or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self.base_url is None:
+                raise LLMError(
+                    f"no LLM endpoint configured: set {ENV_BASE_URL} (any OpenAI-compatible server) "
+                    f"or {ENV_API_KEY}/OPENAI_API_KEY for api.openai.com, or use "
+                    "discoverylab.llm.default_client() for the embedded offline model"
+                )
+            key = PLACEHOLDER_API_KEY
+        if max_retries < 0 or timeout <= 0 or backoff_base < 0:
+            raise ValueError("max_retries must be >= 0, timeout > 0 and backoff_base >= 0")
+        self._model = model or os.environ.get(ENV_MODEL) or None
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.json_mode: JsonMode = json_mode
+        self._sleep = sleep
+        self._rng = np.random.default_rng(np.random.SeedSequence(seed))
+        self._lock = threading.Lock()
+        self._usage = Usage()
+        # Retries are ours (seeded, typed, counted), so the openai package must not retry too.
+        self._openai = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0)
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def model(self) -> str:
+        """The model name sent with each request (resolved from the endpoint on first use)."""
+        if self._model is None:
+            try:
+                models = self._openai.models.list().data
+            except openai.OpenAIError as exc:
+                raise LLMUnavailable(
+                    f"could not list models at {self.base_url} to pick one ({exc}); "
+                    f"pass model= or set {ENV_MODEL}"
+                ) from exc
+            if not models:
+                raise LLMError(f"the endpoint {self.base_url} lists no models; pass model= or set {ENV_MODEL}")
+            self._model = models[0].id
+        return self._model
+
+    @property
+    def usage(self) -> Usage:
+        """Snapshot of the cumulative usage of this client."""
+        with self._lock:
+            return self._usage
+
+    def describe(self) -> dict[str, Any]:
+        """Settings worth recording in a run's metadata (never the API key)."""
+        return {
+            "base_url": self.base_url,
+            "model": self._model,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "json_mode": self.json_mode,
+        }
+
+    def complete(self, messages: Sequence[Message], **opts: Any) -> Completion:
+        """Send a chat request and return the reply text with token counts and latency.
+
+        Extra keyword arguments go to the chat-completions call (`temperature`, `max_tokens`,
+        `seed`, `stop`, `response_format`, ...).
+
+        Raises:
+            LLMUnavailable: the endpoint stayed unreachable or overloaded after all retries.
+            LLMRequestError: the endpoint rejected the request (bad model name, bad key, ...).
+            LLMBadOutput: the endpoint kept returning malformed responses.
+        """
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in messages],
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        request.update(opts)
+        attempt = 0
+        while True:
+            attempt += 1
+            start = time.perf_counter()
+            try:
+                response = self._openai.chat.completions.create(**request)
+                completion = self._to_completion(response, time.perf_counter() - start, attempt)
+            except Exception as exc:  # classified below; anything not ours is re-raised
+                self._count(attempts=1)
+                retry_after = self._handle_failure(exc, attempt)
+                delay = self._backoff_delay(attempt, retry_after)
+                logger.warning(
+                    "LLM request attempt %d failed (%s); retrying in %.2f s", attempt, _summary(exc), delay
+                )
+                self._count(retries=1)
+                self._sleep(delay)
+                continue
+            self._count(
+                attempts=1,
+                requests=1,
+                prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens,
+                latency_s=completion.latency_s,
+            )
+            return completion
+
+    def complete_json(
+        self, messages: Sequence[Message], schema: Mapping[str, Any], name: str = "response", **opts: Any
+    ) -> dict[str, Any]:
+        """Ask for a JSON object matching `schema` and return it validated.
+
+        See `complete_structured` for the options; this returns only the data.
+        """
+        return self.complete_structured(messages, schema, name, **opts).data
+
+    def complete_structured(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        name: str = "response",
+        *,
+        clamp: bool = False,
+        strict: bool = False,
+        bad_output_retries: int = 2,
+        **opts: Any,
+    ) -> StructuredCompletion:
+        """Ask for a JSON object matching `schema`; validate it; on failure tell the model why.
+
+        Args:
+            messages: the conversation so far.
+            schema: a JSON Schema whose top level is an object.
+            name: schema name reported to the endpoint (letters, digits, `_`, `-`).
+            clamp: pull out-of-range numbers inside minimum/maximum instead of rejecting them.
+            strict: request OpenAI "strict" structured outputs (needs a strict-compatible schema).
+            bad_output_retries: how many times to re-ask, quoting the problems, before giving up.
+            **opts: passed to `complete`.
+
+        Raises:
+            LLMBadOutput: still invalid after the retries (`.problems` lists why, `.text` the reply).
+        """
+        conversation = [dict(m) for m in messages]
+        if self.json_mode == "json_schema":
+            opts["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": dict(schema), "strict": strict},
+            }
+        else:
+            conversation = _with_schema_instructions(conversation, schema)
+            if self.json_mode == "json_object":
+                opts["response_format"] = {"type": "json_object"}
+        rejected: list[str] = []
+        while True:
+            completion = self.complete(conversation, **opts)
+            data, problems = _check_reply(completion.text, schema, clamp)
+            if not problems and data is not None:
+                return StructuredCompletion(data, completion, tuple(rejected))
+            self._count(bad_outputs=1)
+            rejected.append(completion.text)
+            if len(rejected) > bad_output_retries:
+                raise LLMBadOutput(
+                    f"the model's reply did not match the '{name}' schema after {len(rejected)} tries: "
+                    + "; ".join(problems[:5]),
+                    text=completion.text,
+                    problems=problems,
+                )
+            logger.info("rejected a '%s' reply (%s); asking again", name, "; ".join(problems[:3]))
+            conversation = [
+                *conversation,
+                {"role": "assistant", "content": completion.text},
+                {
+                    "role": "user",
+                    "content": "That reply was invalid: "
+                    + "; ".join(problems[:5])
+                    + ". Reply again with only a JSON object that fixes these problems.",
+                },
+            ]
+
+    def close(self) -> None:
+        """Release the HTTP connection pool."""
+        self._openai.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ internals
+
+    def _to_completion(self, response: Any, latency: float, attempt: int) -> Completion:
+        choices = getattr(response, "choices", None)
+        if not choices or getattr(choices[0], "message", None) is None:
+            raise _MalformedResponse(f"response has no choices: {str(response)[:200]}")
+        message = choices[0].message
+        usage = getattr(response, "usage", None)
+        return Completion(
+            text=message.content or "",
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            latency_s=latency,
+            model=str(getattr(response, "model", None) or self.model),
+            finish_reason=choices[0].finish_reason,
+            attempts=attempt,
+        )
+
+    def _handle_failure(self, exc: Exception, attempt: int) -> float | None:
+        """Raise the typed error if `exc` is final; otherwise return the server's Retry-After."""
+        retry_after: float | None = None
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            if status not in _RETRYABLE_STATUS and status < 500:
+                hint = " (check the API key)" if status in (401, 403) else ""
+                raise LLMRequestError(
+                    f"the LLM endpoint {self.base_url} rejected the request with HTTP {status}{hint}: "
+                    f"{_summary(exc)}",
+                    status_code=status,
+                ) from exc
+            retry_after = _retry_after(exc.response.headers.get("retry-after"))
+            kind: type[LLMError] = LLMUnavailable
+        elif isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+            kind = LLMUnavailable
+        elif isinstance(exc, _MalformedResponse | openai.APIResponseValidationError | json.JSONDecodeError):
+            kind = LLMBadOutput
+        else:
+            raise exc
+        if attempt > self.max_retries:
+            where = self.base_url or "api.openai.com"
+            raise kind(f"LLM request to {where} failed after {attempt} attempts: {_summary(exc)}") from exc
+        return retry_after
+
+    def _backoff_delay(self, attempt: int, retry_after: float | None) -> float:
+        ceiling = min(self.backoff_max, self.backoff_base * 2.0 ** (attempt - 1))
+        with self._lock:
+            jitter = float(self._rng.uniform(0.0, ceiling / 2.0)) if ceiling > 0 else 0.0
+        delay = ceiling / 2.0 + jitter  # "equal jitter": never less than half the ceiling
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.backoff_max))
+        return delay
+
+    def _count(self, **increments: float) -> None:
+        with self._lock:
+            current = self._usage
+            self._usage = replace(
+                current, **{key: getattr(current, key) + value for key, value in increments.items()}
+            )
+
+
+class _MalformedResponse(ValueError):
+    """The HTTP exchange worked but the body is not a chat completion."""
+
+
+def _check_reply(text: str, schema: Mapping[str, Any], clamp: bool) -> tuple[dict[str, Any] | None, list[str]]:
+    try:
+        data = parse_json_reply(text)
+    except ValueError as exc:
+        return None, [str(exc)]
+    if not isinstance(data, dict):
+        return None, ["the reply must be a JSON object"]
+    if clamp:
+        data = clamp_numbers(data, schema)
+    return data, validate(data, schema)
+
+
+def _with_schema_instructions(conversation: list[dict[str, Any]], schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+    note = (
+        "Reply with only one JSON object (no prose, no code fence) that matches this JSON Schema:\n"
+        + json.dumps(schema, indent=1)
+    )
+    if conversation and conversation[0].get("role") == "system":
+        first = dict(conversation[0])
+        first["content"] = f"{first.get('content', '')}\n\n{note}"
+        return [first, *conversation[1:]]
+    return [{"role": "system", "content": note}, *conversation]
+
+
+def _retry_after(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None  # an HTTP date: rare for LLM endpoints, fall back to our own backoff
+    return seconds if seconds >= 0 else None
+
+
+def _summary(exc: BaseException) -> str:
+    text = str(exc).strip().replace("\n", " ")
+    name = type(exc).__name__
+    return f"{name}: {text[:300]}" if text else name

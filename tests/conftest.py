@@ -1,0 +1,79 @@
+"""Shared fixtures. Keep this file generic: part-specific fixtures belong next to their tests."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from collections.abc import Iterator
+from types import ModuleType
+
+import pytest
+
+from discoverylab.llm import EmbeddedModelServer, EmbeddedServerError, find_model_file
+from discoverylab.llm.local_server import INSTALL_HINT, shared_server
+from llm_scripted_server import ScriptedLLMServer
+
+# POSIX only; on Windows the llm tests simply run without the cross-worker lock.
+fcntl: ModuleType | None = importlib.import_module("fcntl") if importlib.util.find_spec("fcntl") else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Send every `llm`-marked test to one xdist worker so only one model server runs.
+
+    Runs before xdist reads the `xdist_group` marks (`--dist loadgroup` in pyproject.toml). With
+    pytest >= 9.2 and pytest-xdist <= 3.8 that grouping silently does nothing
+    (pytest-dev/pytest-xdist#1386), so `_one_llm_test_at_a_time` below also serialises them.
+    """
+    for item in items:
+        if item.get_closest_marker("llm") is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group("llm"))
+
+
+@pytest.fixture(autouse=True)
+def _one_llm_test_at_a_time(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Across xdist workers, let only one `llm` test generate at a time.
+
+    Two llama.cpp generations on a 2-core machine slow each other down tenfold; a file lock in
+    the run's shared temp directory keeps them in turn whatever the scheduler does.
+    """
+    if request.node.get_closest_marker("llm") is None or "PYTEST_XDIST_WORKER" not in os.environ or fcntl is None:
+        yield
+        return
+    lock_path = tmp_path_factory.getbasetemp().parent / "llm-tests.lock"
+    with lock_path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def embedded_llm() -> Iterator[EmbeddedModelServer]:
+    """The offline SmolLM2-135M server, started once per test session (per xdist worker).
+
+    Mark tests that use it `@pytest.mark.llm`. They are skipped (with the install hint) only when
+    xllamacpp or the model package is not installed; a server that fails to start fails them.
+    """
+    if importlib.util.find_spec("xllamacpp") is None:
+        pytest.skip(f"xllamacpp is not installed: {INSTALL_HINT}")
+    try:
+        find_model_file()
+    except EmbeddedServerError as exc:
+        pytest.skip(str(exc))
+    # The process-wide server, so code under test that calls default_client() reuses it.
+    server = shared_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def scripted_llm() -> Iterator[ScriptedLLMServer]:
+    """A real HTTP server on 127.0.0.1 replaying scripted OpenAI-format answers (see its module)."""
+    server = ScriptedLLMServer().start()
+    yield server
+    server.stop()

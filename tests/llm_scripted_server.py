@@ -1,0 +1,127 @@
+"""A real HTTP server on 127.0.0.1 that plays back scripted OpenAI-format replies.
+
+Tests of the LLM client talk to it over real sockets, so retries, timeouts and parsing are
+exercised through the `openai` package exactly as against a hosted endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Scripted:
+    """One scripted HTTP answer."""
+
+    status: int = 200
+    body: Any = None  # dict -> JSON; str -> sent verbatim (to fake malformed bodies)
+    headers: dict[str, str] = field(default_factory=dict)
+    hang: float = 0.0  # seconds to stall before answering (to trigger client timeouts)
+
+
+def chat_reply(text: str, prompt_tokens: int = 11, completion_tokens: int = 7, model: str = "scripted") -> dict:
+    """An OpenAI chat-completions body whose assistant message is `text`."""
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def error_body(message: str) -> dict:
+    return {"error": {"message": message, "type": "server_error", "code": None}}
+
+
+class ScriptedLLMServer:
+    """Serves `/v1/chat/completions` from a queue of `Scripted` answers and records requests."""
+
+    def __init__(self, models: tuple[str, ...] = ("scripted-model",)) -> None:
+        self.script: deque[Scripted] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.models = models
+        self.release = threading.Event()
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def push(self, *answers: Scripted) -> None:
+        self.script.extend(answers)
+
+    def push_text(self, *texts: str) -> None:
+        self.push(*(Scripted(body=chat_reply(text)) for text in texts))
+
+    def start(self) -> ScriptedLLMServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.release.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _next(self, request: dict[str, Any], headers: dict[str, str]) -> Scripted:
+        with self._lock:
+            self.requests.append(request)
+            self.headers.append(headers)
+            if self.script:
+                return self.script.popleft()
+        return Scripted(status=500, body=error_body("script exhausted"))
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+                pass  # keep test output clean
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    data = [{"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in owner.models]
+                    self._send(Scripted(body={"object": "list", "data": data}))
+                else:
+                    self._send(Scripted(status=404, body=error_body("not found")))
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                request = json.loads(self.rfile.read(length) or b"{}")
+                answer = owner._next(request, {k.lower(): v for k, v in self.headers.items()})
+                if answer.hang:
+                    owner.release.wait(answer.hang)
+                self._send(answer)
+
+            def _send(self, answer: Scripted) -> None:
+                payload = answer.body if isinstance(answer.body, str) else json.dumps(answer.body)
+                data = payload.encode()
+                try:
+                    self.send_response(answer.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for key, value in answer.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test); nothing to answer
+
+        return Handler
