@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 Obs = dict[str, Any]
 Action = dict[str, Any]
 Steps = Generator[Action, Obs, Obs]
+T = TypeVar("T")
 
 
 class OracleFailure(RuntimeError):
@@ -125,3 +126,98 @@ def option_index(options: dict[str, str], text: str) -> int:
         if value == text:
             return int(key)
     raise OracleFailure(f"dialog option {text!r} not offered: {options}")
+
+
+# ---- characters, dialogs and getting around (appended for the dialog/NPC unit tasks) ----------
+_PURE_OFFSETS = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
+
+
+def nearby_agents(obs: Obs) -> dict[int, str]:
+    """Other characters in the nearby window, uuid -> name (from `nearbyAgents`)."""
+    found: dict[int, str] = {}
+    for key in obs["nearbyAgents"]["list_of_agents"]:
+        name, _, uid = key.rpartition(" uuid ")
+        if uid.isdigit():
+            found[int(uid)] = name
+    return found
+
+
+def is_accessible(obs: Obs, uuid: int) -> bool:
+    return any(entry["uuid"] == uuid for entry in obs["accessibleEnvironmentObjects"])
+
+
+def converse(obs: Obs, uuid: int, pick: Any) -> Steps:
+    """TALK to the character `uuid` (which must be accessible), then answer with
+    `pick(dialog_box) -> option number` until the dialog ends."""
+    obs = yield from checked(act("TALK", uuid))
+    while obs["dialog_box"].get("is_in_dialog"):
+        obs = yield {"chosen_dialog_option_int": pick(obs["dialog_box"])}
+    return obs
+
+
+def entry_offset(group: str, distance: int) -> tuple[int, int] | None:
+    """The exact (dx, dy) of a nearby entry when its group and distance determine it: pure
+    directions always, corners only at distance 2 (diagonal neighbour) or 6 (far corner)."""
+    if group == "same_location":
+        return 0, 0
+    if group in _PURE_OFFSETS:
+        ux, uy = _PURE_OFFSETS[group]
+        return ux * distance, uy * distance
+    ns, _, ew = group.partition("-")
+    if distance not in (2, 6):
+        return None
+    half = distance // 2
+    return (half if ew == "east" else -half), (half if ns == "south" else -half)
+
+
+def known_positions(obs: Obs) -> list[tuple[int, int, dict[str, Any]]]:
+    """Absolute (x, y, entry) of every nearby entry whose tile is determined (see `entry_offset`)."""
+    ax, ay = obs["agentLocation"]["x"], obs["agentLocation"]["y"]
+    out = []
+    for group, entry in nearby_entries(obs):
+        offset = entry_offset(group, entry["distance"])
+        if offset is not None:
+            out.append((ax + offset[0], ay + offset[1], entry))
+    return out
+
+
+def hop_toward(obs: Obs, x: int, y: int) -> Action | None:
+    """One action that brings the agent closer to (x, y): teleport beside the known-position
+    object nearest the goal if that gains at least two tiles, else a free step. None when no
+    move helps (arrived, or boxed in)."""
+    loc = obs["agentLocation"]
+    here = abs(loc["x"] - x) + abs(loc["y"] - y)
+    if here == 0:
+        return None
+    best: tuple[int, int] | None = None
+    for ox, oy, entry in known_positions(obs):
+        if (ox, oy) == (loc["x"], loc["y"]):
+            continue
+        # Landing is on a tile beside the object, so count one tile less gained.
+        gain = here - (abs(ox - x) + abs(oy - y) + 1)
+        if gain >= 2 and (best is None or gain > best[0]):
+            best = (gain, entry["uuid"])
+    if best is not None:
+        return act("TELEPORT_TO_OBJECT", best[1])
+    for direction in loc["directions_you_can_move"]:
+        dx, dy = _PURE_OFFSETS[direction]
+        if abs(loc["x"] + dx - x) + abs(loc["y"] + dy - y) < here:
+            return act("MOVE_DIRECTION", direction)
+    return None
+
+
+def step_to_room_centre(obs: Obs, floor: str = "floor") -> Action | None:
+    """One action towards the middle of the visible floor (to see a whole room)."""
+    tiles = [(x, y) for x, y, entry in known_positions(obs) if entry["name"] == floor]
+    if not tiles:
+        return None
+    cx = round(sum(x for x, _ in tiles) / len(tiles))
+    cy = round(sum(y for _, y in tiles) / len(tiles))
+    return hop_toward(obs, cx, cy)
+
+
+def need(value: T | None, what: str) -> T:
+    """`require` for any value (regex matches, parsed numbers...)."""
+    if value is None:
+        raise OracleFailure(f"oracle could not find {what}")
+    return value

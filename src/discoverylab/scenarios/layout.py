@@ -14,9 +14,12 @@ def fill_grass(world: World) -> None:
 
 
 def clear_ground(world: World, x: int, y: int) -> None:
-    """Remove grass under a floor, path or wall (the original's initial filter)."""
+    """Remove grass under a floor, path or wall (the original's initial filter), and any plant
+    scattered there earlier (a building laid over a meadow must not keep plants indoors)."""
     cell = world.tiles[x][y][Layer.WORLD]
     for obj in [o for o in cell if o.type == "grass"]:
+        obj.remove_from_world()
+    for obj in [o for o in world.tiles[x][y][Layer.OBJECTS] if o.type == "plant"]:
         obj.remove_from_world()
 
 

@@ -1,0 +1,206 @@
+"""Small Skills: Instrument Measurement."""
+
+from __future__ import annotations
+
+import re
+
+from discoverylab.agents import oracle_tools as ot
+from discoverylab.scenarios import layout
+from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.registry import register
+from discoverylab.scenarios.unit._common import outdoor_base, spawn_pool
+from discoverylab.world.agent import Agent
+from discoverylab.world.materials import Material
+from discoverylab.world.objects import WorldObject
+
+INSTRUMENTS = ("densitometer", "spectrometer", "thermometer", "microscope", "ph_meter")
+INSTRUMENT_SPOTS = ((16, 10), (17, 10), (18, 10), (19, 10), (20, 10))
+OBJECTS = ("mushroom", "seed", "shovel", "dirt", "key", "fertilizer_bag", "rock_glowing")
+OBJECT_SPOTS = ((16, 13), (17, 13), (19, 13), (20, 13))
+POT_SPOTS = ((15, 11), (15, 12), (21, 12), (21, 11))
+SURFACES = ("scratched", "rough", "smooth", "bumpy")
+# property key -> (words in the task text, instrument kind, instrument name)
+PROPERTIES = {
+    "density": ("density", "densitometer", "densitometer"),
+    "ph": ("PH", "ph_meter", "PH meter"),
+    "temperature": ("temperature", "thermometer", "thermometer"),
+    "spectrum": ("spectrum (on channel 3)", "spectrometer", "spectrometer"),
+    "microscope": ("microscopic description", "microscope", "microscope"),
+}
+NUMERIC_RULES = (
+    "If the value is less than 2.5, place it in pot A.\n"
+    "If the value is between 2.5 and 5.0, place it in pot B.\n"
+    "If the value is between 5.0 and 7.5, place it in pot C.\n"
+    "If the value is greater than 7.5, place it in pot D.\n"
+)
+SURFACE_RULES = (
+    "If the object has a rough surface, place it in pot A.\n"
+    "If the object has a smooth surface, place it in pot B.\n"
+    "If the object has a bumpy surface, place it in pot C.\n"
+    "If the object has any other kind of surface, place it in pot D.\n"
+)
+# What the oracle reads from each instrument's message.
+_NUMBER = r"(\d+(?:\.\d+)?)"
+READINGS = {
+    "density": rf"approximately {_NUMBER} grams",
+    "PH": rf"PH of {_NUMBER}",
+    "temperature": rf"temperature of {_NUMBER} degrees",
+    "spectrum (on channel 3)": rf"Channel 3: {_NUMBER}",
+}
+
+
+@register
+class InstrumentMeasurementTest(Scenario):
+    """Measure one property of an object with the right instrument and sort it by the value.
+
+    Description: the Ministry of Measurement holds five instruments (densitometer,
+    spectrometer, thermometer, microscope, PH meter) on tables, four objects with randomly drawn
+    properties, and four pots A-D. The task names the object and the property and gives the
+    value ranges (or surface kinds) that decide the pot.
+    Actions: PICKUP, USE <instrument> ON <object>, PUT (teleports help).
+    Observation: standard text observation; readings come in the action message.
+    Scoring: Pick up the object /1, Measure the object /1 (a successful USE of the right
+    instrument on it), Place the object /1 (in the right pot). Anything in a wrong pot, or
+    anything else in the right pot first, ends the task unsuccessfully; placing without measuring
+    leaves it open until the measurement is made.
+    Difficulty knobs: none (Normal only); the seed picks objects, values and the property.
+    Registered ids: discoverylab/InstrumentMeasurementTest-Normal-v0.
+    """
+
+    task_id = "InstrumentMeasurementTest"
+    title = "Small Skills: Instrument Measurement Test"
+    suite = "unit"
+    task_name = "SmallSkillsInstrumentMeasurementTask"
+
+    def build(self) -> Agent:
+        world = self.world
+        self.burn()
+        outdoor_base(world)
+        layout.building(world, 14, 9, 9, 6, "Ministry of Measurement", key_id=123)
+        instruments = dict(zip(INSTRUMENTS, spawn_pool(world, INSTRUMENTS), strict=True))
+        for obj, (x, y) in zip(
+            self.shuffled(list(instruments.values())), self.shuffled(INSTRUMENT_SPOTS), strict=True
+        ):
+            layout.table_with(world, x, y, obj)
+        objects = self.shuffled(spawn_pool(world, OBJECTS))
+        surfaces = list(SURFACES)
+        for obj, (x, y) in zip(objects[:4], self.shuffled(OBJECT_SPOTS), strict=True):
+            layout.table_with(world, x, y, obj)
+            self._randomise(obj, surfaces)
+        for unused in objects[4:]:
+            unused.remove_from_world()
+        self.target = objects[0]
+        self.pots = [layout.spawn(world, "pot", name=f"pot {letter}") for letter in "ABCD"]
+        for pot, (x, y) in zip(self.pots, POT_SPOTS, strict=True):
+            layout.table_with(world, x, y, pot)
+        self.property = self.choice(list(PROPERTIES))
+        self.instrument = instruments[PROPERTIES[self.property][1]]
+        self.pot = self.pots[self._pot_index()]
+        world.teleports["initial location"] = (18, 12)
+        name = self.target.name
+        self.pick = self.scorecard.add("Pick up the object", f"Pick up the {name}.", 1)
+        self.measure = self.scorecard.add(
+            "Measure the object", f"Measure the {name} with the {self.instrument.name}.", 1
+        )
+        self.place = self.scorecard.add("Place the object", f"Place the {name} in {self.pot.name}.", 1)
+        return Agent(world, "agent", 18, 12)
+
+    def _uniform(self) -> float:
+        return round(float(self.world.rng_build.uniform(1.0, 10.0)), 1)
+
+    def _randomise(self, obj: WorldObject, surfaces: list[str]) -> None:
+        """Give the object one generated material, so every instrument reads the drawn values."""
+        obj.density = self._uniform()
+        ph = self._uniform()
+        obj.temperature_c = self._uniform()
+        spectrum = tuple(self._uniform() for _ in range(5))
+        surface = self.choice(surfaces)
+        surfaces.remove(surface)
+        obj.materials = [
+            Material(
+                key="generated", name="material", microscope=f"a {surface} surface", spectrum=spectrum, ph=ph
+            )
+        ]
+
+    def _pot_index(self) -> int:
+        material = self.target.materials[0]
+        if self.property == "microscope":
+            surface = material.microscope
+            for i, word in enumerate(("rough", "smooth", "bumpy")):
+                if surface == f"a {word} surface":
+                    return i
+            return 3
+        value = {
+            "density": self.target.density,
+            "ph": material.ph,
+            "temperature": self.target.temperature_c,
+            "spectrum": material.spectrum[2],
+        }[self.property]
+        return 0 if value <= 2.5 else 1 if value <= 5.0 else 2 if value <= 7.5 else 3
+
+    def description(self) -> str:
+        words = PROPERTIES[self.property][0]
+        rules = SURFACE_RULES if self.property == "microscope" else NUMERIC_RULES
+        return (
+            f"Your task is measure the {words} of the `{self.target.name}`, and place it in a specific container "
+            f"depending on the measured value.\n{rules}"
+        )
+
+    def update(self) -> None:
+        target = self.target
+        if target.parent is not None and target.parent.is_agent:
+            self.pick.set(1)
+        if not self.measure.completed:
+            for record in self.player.history:
+                if (
+                    record.action == "USE"
+                    and record.success
+                    and record.arg1 is self.instrument
+                    and record.arg2 is target
+                ):
+                    self.measure.set(1)
+                    break
+        if target.parent is self.pot:
+            self.place.set(1)
+        wrong = any(pot.contents for pot in self.pots if pot is not self.pot)
+        if wrong or (self.pot.contents and not self.place.completed):
+            self.scorecard.finish(False)
+        elif all(item.completed for item in self.scorecard.items):
+            self.scorecard.finish(True)
+
+    @staticmethod
+    def oracle(obs: ot.Obs) -> OracleGen:
+        text = ot.task_text(obs)
+        (item,) = ot.quoted(text)
+        words = ot.need(re.search(r"measure the (.+?) of the `", text), "the property in the task")[1]
+        instrument = {w: name for w, _, name in PROPERTIES.values()}[words]
+        where = {entry["name"]: entry["uuid"] for _, entry in ot.nearby_entries(obs)}
+        obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", where[item]))
+        obs = yield from ot.checked(ot.act("PICKUP", ot.require(ot.find_accessible(obs, item), item)["uuid"]))
+        obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", where[instrument]))
+        tool = ot.require(ot.find_accessible(obs, instrument), instrument)["uuid"]
+        obs = yield from ot.checked(ot.act("USE", tool, where[item]))
+        pot = _choose_pot(text, words, obs["lastActionMessage"])
+        obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", where[pot]))
+        container = ot.require(ot.find_accessible(obs, pot), pot)["uuid"]
+        yield from ot.checked(ot.act("PUT", where[item], container))
+
+
+_SURFACE_RULE = re.compile(r"has a (\w+) surface, place it in (pot \w)")
+_OTHER_SURFACE_RULE = re.compile(r"any other kind of surface, place it in (pot \w)")
+_RANGE_RULE = re.compile(rf"(?:less than|between {_NUMBER} and) {_NUMBER}, place it in (pot \w)")
+_ABOVE_RULE = re.compile(rf"greater than {_NUMBER}, place it in (pot \w)")
+
+
+def _choose_pot(task: str, words: str, reading: str) -> str:
+    """Apply the task's rules (as written in its text) to an instrument reading."""
+    if words == "microscopic description":
+        for kind, pot in _SURFACE_RULE.findall(task):
+            if f"a {kind} surface" in reading:
+                return str(pot)
+        return ot.need(_OTHER_SURFACE_RULE.search(task), "a pot for other surfaces")[1]
+    value = float(ot.need(re.search(READINGS[words], reading), f"a {words} reading")[1])
+    for low, high, pot in _RANGE_RULE.findall(task):
+        if (not low or value > float(low)) and value <= float(high):
+            return str(pot)
+    return ot.need(_ABOVE_RULE.search(task), "a pot for the largest values")[2]

@@ -1,0 +1,102 @@
+"""Small Skills: Pick and Give."""
+
+from __future__ import annotations
+
+from discoverylab.agents import oracle_tools as ot
+from discoverylab.scenarios import layout
+from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.registry import register
+from discoverylab.scenarios.unit._common import (
+    OBJECT_POOL,
+    VILLA_TABLE_SPOTS,
+    outdoor_base,
+    spawn_pool,
+    villa,
+)
+from discoverylab.world.agent import Agent
+from discoverylab.world.npc import NPC
+
+NPC_NAMES = ("Gail", "Harry", "Yugo")
+NPC_SPRITES = ("character32_", "character15_", "character16_", "character17_", "character35_", "character9_")
+STANDING_SPOTS = ((17, 11), (18, 11), (19, 11), (17, 12), (18, 12), (19, 12))
+
+
+@register
+class PickAndGiveTest(Scenario):
+    """Pick up a named object and give it to a named character.
+
+    Description: inside the locked villa, five objects lie on tables among three characters.
+    The task names one character and one object; one character asks for that object when
+    talked to, the other two ask to be given nothing.
+    Actions: movement, PICKUP, PUT onto a character (giving), optionally TALK.
+    Observation: standard text observation; the agent may need a step or two to see the whole
+    room from its starting tile.
+    Scoring: Pick up the object /1, Give the object /1. Giving anything to another character,
+    or anything else to the named one first, ends the task unsuccessfully.
+    Difficulty knobs: none (Normal only); the seed picks objects, names and positions.
+    Registered ids: discoverylab/PickAndGiveTest-Normal-v0.
+    """
+
+    task_id = "PickAndGiveTest"
+    title = "Small Skills: Pick and Give Test"
+    suite = "unit"
+    task_name = "SmallSkillsPickAndGiveTask"
+
+    def build(self) -> Agent:
+        world = self.world
+        self.burn()
+        outdoor_base(world)
+        villa(world)
+        spots = self.shuffled(VILLA_TABLE_SPOTS)
+        objects = self.shuffled(spawn_pool(world, OBJECT_POOL))
+        for obj, (x, y) in zip(objects[:5], spots[:5], strict=True):
+            layout.table_with(world, x, y, obj)
+        for unused in objects[5:]:
+            unused.remove_from_world()
+        self.target = objects[0]
+        names = self.shuffled(NPC_NAMES)
+        standing = self.shuffled([*STANDING_SPOTS, *spots[5:]])
+        self.npcs: list[NPC] = []
+        for i, name in enumerate(names):
+            npc = NPC(world, name, *standing[i], sprite=self.choice(NPC_SPRITES))
+            tree = npc.dialog_tree
+            assert tree is not None
+            if i == 0:
+                tree.add_node("root", f"Hello! Could you please give me the `{self.target.name}`?")
+                tree.add_option("root", "I'll go get it for you.", "end")
+            else:
+                tree.add_node("root", "Hello! Please do not give me anything.")
+                tree.add_option("root", "OK.", "end")
+            tree.add_node("end", "Thank you for talking with me.")
+            self.npcs.append(npc)
+        self.recipient = self.npcs[0]
+        world.teleports["initial location"] = standing[3]
+        self.pick = self.scorecard.add("Pick up the object", f"Pick up the {self.target.name}.", 1)
+        self.give = self.scorecard.add(
+            "Give the object", f"Give the {self.target.name} to {self.recipient.name}.", 1
+        )
+        return Agent(world, "agent", *standing[3])
+
+    def description(self) -> str:
+        return f"Your task is to give {self.recipient.name} the `{self.target.name}`.\n"
+
+    def update(self) -> None:
+        if self.target.parent is not None and self.target.parent.is_agent:
+            self.pick.set(1)
+        if self.target.parent is self.recipient:
+            self.give.set(1)
+        distracted = any(npc.contents for npc in self.npcs[1:])
+        if distracted or (self.recipient.contents and not self.give.completed):
+            self.scorecard.finish(False)
+        elif self.pick.completed and self.give.completed:
+            self.scorecard.finish(True)
+
+    @staticmethod
+    def oracle(obs: ot.Obs) -> OracleGen:
+        text = ot.task_text(obs)
+        (item,) = ot.quoted(text)
+        person = text.split("give ", 1)[1].split(" the `", 1)[0]
+        while ot.find_nearby(obs, item) is None or ot.find_nearby(obs, person) is None:
+            obs = yield from ot.checked(ot.require(ot.step_to_room_centre(obs), "a way into the room"))
+        obs = yield from ot.take(obs, item)
+        yield from ot.put_into(obs, item, person)
