@@ -18,7 +18,7 @@ from discoverylab.labs.agents import LabAgent, register_agent
 from discoverylab.labs.protocol import Protocol
 from discoverylab.labs.sequence.judge import RUBRIC, family_of
 from discoverylab.labs.sequence.programs import reference_program
-from discoverylab.labs.sequence.properties import compute, encode
+from discoverylab.labs.sequence.properties import encode
 
 _EVAL_LINE = re.compile(r"^([ACGT]+) -> ([0-9.]+)", re.MULTILINE)
 _LISTED = re.compile(r"^\s*\d+\.\s+([ACGT]+)\s*$", re.MULTILINE)
@@ -55,11 +55,13 @@ class HiddenPropertyOracle:
             return "SAMPLE 0.5"
         name, params, length = self.truth["property"], self.truth["params"], self.truth["length"]
         rubric = RUBRIC.get(family_of(name), {})
-        answer = {
-            "hypotheses": [{"rank": 1, "description": str(rubric.get("definition", name)),
-                            "python": reference_program(name, params, length)}],
-            "predictions": {s: compute(name, s, params) for s in listed_sequences(message)},
-        }
+        listed = listed_sequences(message)
+        values = self.truth["value_fn"](encode(listed)) if listed else []
+        hypothesis: dict[str, Any] = {"rank": 1, "description": str(rubric.get("definition", name))}
+        if name in RUBRIC or family_of(name) in RUBRIC:
+            hypothesis["python"] = reference_program(name, params, length)
+        answer = {"hypotheses": [hypothesis],
+                  "predictions": {s: float(v) for s, v in zip(listed, values, strict=True)}}
         return json.dumps(answer)
 
 
@@ -198,7 +200,7 @@ def _factory(kind: str) -> Callable[..., LabAgent]:
 
     def make(protocol: Protocol, **options: Any) -> LabAgent:
         if protocol.name == "sequence/unknown-dynamics":
-            from discoverylab.labs.sequence import agents_dynamics  # type: ignore[attr-defined]
+            from discoverylab.labs.sequence import agents_dynamics
 
             return agents_dynamics.AGENT_CLASSES[kind](protocol)
         return AGENT_CLASSES[kind](protocol)

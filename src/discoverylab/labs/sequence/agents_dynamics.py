@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -192,5 +193,5 @@ class DynamicsHeuristic:
         return out
 
 
-AGENT_CLASSES: dict[str, type[LabAgent]] = {"oracle": DynamicsOracle, "random": DynamicsRandom,
+AGENT_CLASSES: dict[str, Callable[[Protocol], LabAgent]] = {"oracle": DynamicsOracle, "random": DynamicsRandom,
                                             "heuristic": DynamicsHeuristic}

@@ -124,9 +124,12 @@ class HeldOutSet:
 
 
 def build_heldout(name: str, params: PropertyParams, length: int, rng: np.random.Generator, *,
-                  n_random: int = 100, n_targeted: int = 60, n_near: int = 40) -> HeldOutSet:
-    """The set T of spec §2.8 (duplicates removed, so it can be a little smaller than requested)."""
-    fn = value_function(name, params)
+                  n_random: int = 100, n_targeted: int = 60, n_near: int = 40,
+                  value_fn: ValueFn | None = None) -> HeldOutSet:
+    """The set T of spec §2.8 (duplicates removed, so it can be a little smaller than requested).
+
+    `value_fn` overrides the named property (generic near-misses are used for it)."""
+    fn = value_fn or value_function(name, params)
     random_codes = rng.integers(0, 4, size=(n_random, length), dtype=np.uint8)
     targets = np.round(np.linspace(0.0, 1.0, 11), 1)
     per_target = np.bincount(np.arange(n_targeted) % len(targets), minlength=len(targets))

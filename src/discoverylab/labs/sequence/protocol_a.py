@@ -26,6 +26,7 @@ from discoverylab.labs.sequence import samplers
 from discoverylab.labs.sequence.grading import grade_hidden_property
 from discoverylab.labs.sequence.heldout import (
     HeldOutSet,
+    ValueFn,
     build_heldout,
     prediction_subset,
     targeted_codes,
@@ -122,10 +123,17 @@ class HiddenPropertyProtocol(Protocol):
 
     name = "sequence/hidden-property"
 
-    def __init__(self, judge: JudgeClient | None = None, **config: Any) -> None:
+    def __init__(self, judge: JudgeClient | None = None, *, value_fn: ValueFn | None = None,
+                 value_range: tuple[float, float] = (0.0, 1.0), value_quantum: float | None = None,
+                 **config: Any) -> None:
+        """`value_fn` replaces the named hidden property by any (B, N) codes -> values function (e.g. a
+        composed property of a generated lab); give its range and quantum with it."""
         super().__init__()
         self.config = HiddenPropertyConfig(**config)
         self.judge = judge
+        self._custom = value_fn
+        self._custom_range = value_range
+        self._custom_quantum = value_quantum
         self.max_turns = self.config.rounds + 1 + self.config.final_retries
 
     # ------------------------------------------------------------------ episode set-up
@@ -138,7 +146,9 @@ class HiddenPropertyProtocol(Protocol):
         weights = cfg.weights if cfg.weights is not None else PropertyParams().weights
         self.params = PropertyParams(weights=weights, alternation_k=cfg.alternation_k, entropy_k=cfg.entropy_k,
                                      reference=reference)
-        self._fn = value_function(self.hidden, self.params)
+        if self._custom is not None:
+            self.hidden = "custom"
+        self._fn = self._custom or value_function(self.hidden, self.params)
         self.rounds_used = 0
         self.phase: Literal["rounds", "final"] = "rounds"
         self.final_attempts = 0
@@ -175,12 +185,26 @@ class HiddenPropertyProtocol(Protocol):
             return [f"Hint: f belongs to one of these families (parameters hidden): {families}."]
         if cfg.hint == "examples":
             rng = self.streams["hint"]
-            codes = np.concatenate([sample_codes(self.hidden, self.params, cfg.length, t, 0.1, 1, rng)
-                                    for t in (0.1, 0.5, 0.9)])
+            codes = np.concatenate([self._sample(t, 0.1, 1, rng) for t in (0.1, 0.5, 0.9)])
             seqs = decode(codes)
             shown = ", ".join(f"{s} -> {format_value(v)}" for s, v in zip(seqs, self._fn(codes), strict=True))
             return [f"Examples: {shown}."]
         return []
+
+    def _sample(self, target: float, eps: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self._custom is not None:
+            return targeted_codes(self._custom, self.config.length, target, n, rng, eps=eps * 0.5, iters=2000)
+        return sample_codes(self.hidden, self.params, self.config.length, target, eps, n, rng)
+
+    def _range(self) -> tuple[float, float]:
+        if self._custom is not None:
+            return self._custom_range
+        return feasible_range(self.hidden, self.config.length, self.params)
+
+    def _quantum(self) -> float | None:
+        if self._custom is not None:
+            return self._custom_quantum
+        return quantum(self.hidden, self.config.length, self.params)
 
     # ------------------------------------------------------------------ one message
     def _on_step(self, message: str) -> Reply:
@@ -210,10 +234,9 @@ class HiddenPropertyProtocol(Protocol):
 
     def _sample_reply(self, target: float) -> str:
         cfg = self.config
-        lo, hi = feasible_range(self.hidden, cfg.length, self.params)
+        lo, hi = self._range()
         effective = min(max(target, lo), hi)
-        codes = sample_codes(self.hidden, self.params, cfg.length, effective, cfg.epsilon, cfg.batch,
-                             self.streams["sampler"])
+        codes = self._sample(effective, cfg.epsilon, cfg.batch, self.streams["sampler"])
         if abs(effective - target) > cfg.epsilon:
             intro = (f"Value {format_value(target)} is not achievable; sampling sequences with the closest "
                      f"achievable value, around {format_value(effective)}.")
@@ -251,7 +274,7 @@ class HiddenPropertyProtocol(Protocol):
         """The grader's held-out set T (built from the grader stream on first use)."""
         if self._heldout is None:
             rng = self.streams["grader"]
-            self._heldout = build_heldout(self.hidden, self.params, self.config.length, rng)
+            self._heldout = build_heldout(self.hidden, self.params, self.config.length, rng, value_fn=self._custom)
             self.prediction_indices = prediction_subset(self._heldout, rng, self.config.n_predictions)
         return self._heldout
 
@@ -290,7 +313,7 @@ class HiddenPropertyProtocol(Protocol):
     # ------------------------------------------------------------------ grading and truth
     def ground_truth(self) -> dict[str, Any]:
         return {"property": self.hidden, "params": self.params, "length": self.config.length,
-                "quantum": quantum(self.hidden, self.config.length, self.params),
+                "quantum": self._quantum(), "value_fn": self._fn,
                 "description": FAMILY_TEXT.get(self.hidden.rstrip("0123456789").rstrip("_")
                                                if self.hidden.startswith("alternation") else self.hidden, "")}
 
@@ -299,8 +322,8 @@ class HiddenPropertyProtocol(Protocol):
         held = self.heldout
         return grade_hidden_property(
             answer, held, self.prediction_indices,
-            quantum=quantum(self.hidden, self.config.length, self.params),
-            truth=self.ground_truth(), judge=self.judge,
+            quantum=self._quantum(),
+            truth={k: v for k, v in self.ground_truth().items() if k != "value_fn"}, judge=self.judge,
             seconds_per_100=self.config.program_seconds_per_100,
             extras={"rounds_used": float(self.rounds_used)},
         )

@@ -1,7 +1,79 @@
-"""Importing this module registers the sequence lab's protocols (`make_protocol` does it on demand)."""
+"""Importing this module registers the sequence lab's protocols (`make_protocol` does it on demand) and
+their check (vi) for `discoverylab.labs.core.verify`: the scripted oracle must get full marks and the
+random agent a low score on the protocol a `LabSpec` describes.
+"""
 
 from __future__ import annotations
 
-from discoverylab.labs.sequence import protocol_a, protocol_b
+from typing import Any
 
-__all__ = ["protocol_a", "protocol_b"]
+from discoverylab.labs.agents import make_agent, run_episode
+from discoverylab.labs.core.spec import LabSpec
+from discoverylab.labs.core.verify import register_protocol_check
+from discoverylab.labs.protocol import Protocol
+from discoverylab.labs.sequence import protocol_a, protocol_b
+from discoverylab.labs.sequence.properties import PROPERTY_NAMES
+
+__all__ = ["protocol_a", "protocol_b", "protocol_from_spec"]
+
+
+def _known(fields: dict[str, Any], model: type[Any]) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if k in model.model_fields}
+
+
+def protocol_from_spec(spec: LabSpec) -> Protocol:
+    """Build the protocol a sequence `LabSpec` describes (its objects, properties and dynamics)."""
+    if spec.protocol is None:
+        raise ValueError(f"lab spec {spec.name!r} has no protocol")
+    fields = dict(spec.protocol.fields)
+    length = spec.objects.length
+    if spec.protocol.kind == protocol_a.HiddenPropertyProtocol.name:
+        config = _known(fields, protocol_a.HiddenPropertyConfig) | {"length": length}
+        if "eps" in fields and "epsilon" not in fields:
+            config["epsilon"] = fields["eps"]
+        hidden = str(fields.get("hidden", "palindrome_score"))
+        entry = spec.properties.get(hidden)
+        if hidden in PROPERTY_NAMES and (entry is None or not entry.fields):
+            return protocol_a.HiddenPropertyProtocol(**config)
+        if hidden == "alternation_k" and entry is not None and set(entry.fields) <= {"k"}:
+            return protocol_a.HiddenPropertyProtocol(**config | {"alternation_k": int(entry.fields.get("k", 1))})
+        from discoverylab.labs.core.lab import build_lab  # a composed or parametrised property
+
+        lab = build_lab(spec, spec.seed)
+        prop = lab.properties[hidden]
+        config["hidden"] = None
+        return protocol_a.HiddenPropertyProtocol(value_fn=prop.batch, value_range=prop.feasible_range(lab.space),
+                                                 value_quantum=prop.quantum(lab.space), **config)
+    if spec.protocol.kind == protocol_b.UnknownDynamicsProtocol.name:
+        config = _known(fields, protocol_b.UnknownDynamicsConfig) | {"length": length}
+        if spec.dynamics is not None:
+            dyn = spec.dynamics.fields
+            if "drivers" in dyn:
+                config["drivers"] = tuple(dyn["drivers"])
+            if "attractors" in dyn:
+                config["attractors"] = tuple(tuple(a) for a in dyn["attractors"])
+            basin = dyn.get("basin", {})
+            if isinstance(basin, dict):
+                config["kernel"] = basin.get("kind", "gaussian")
+                if "sigma" in basin:
+                    config["sigma"] = float(basin["sigma"])
+            config["mutations"] = int(dyn.get("mutations_per_step", 1))
+        if "measurables" in config:
+            config["measurables"] = tuple(config["measurables"])
+        return protocol_b.UnknownDynamicsProtocol(**config)
+    raise ValueError(f"not a sequence protocol: {spec.protocol.kind!r}")
+
+
+def check_protocol(spec: LabSpec) -> tuple[float, float]:
+    """(oracle score, random score) on one episode seeded by the spec."""
+    assert spec.protocol is not None
+    scores = []
+    for kind in ("oracle", "random"):
+        proto = protocol_from_spec(spec)
+        agent = make_agent(spec.protocol.kind, kind, proto)
+        scores.append(run_episode(proto, agent, seed=spec.seed).score.score)
+    return scores[0], scores[1]
+
+
+for _name in (protocol_a.HiddenPropertyProtocol.name, protocol_b.UnknownDynamicsProtocol.name):
+    register_protocol_check(_name, check_protocol, overwrite=True)
