@@ -1,0 +1,87 @@
+"""Small Skills: Doors with Keys."""
+
+from __future__ import annotations
+
+from discoverylab.agents import oracle_tools as ot
+from discoverylab.scenarios import layout
+from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.registry import register
+from discoverylab.scenarios.unit.doors import DOORS_TASK, solve_doors, wall_row
+from discoverylab.world.agent import Agent
+from discoverylab.world.objects import WorldObject
+
+
+@register
+class DoorsWithKeysTest(Scenario):
+    """Unlock three doors in a row with the keys lying in front of them, then take the flag.
+
+    Description: the narrow "Key Puzzle" building (5-7 wide, 14 high) is split by three walls,
+    each with a locked door. The key to each door lies in the room just south of it, so the
+    agent collects a key, opens the door north of it, and so on up to the flag in the top room.
+    Actions: movement, PICKUP, OPEN (with the matching key in the inventory; teleports help).
+    Observation: standard text observation; keys are all named "key" (each fits one door).
+    Scoring: Pick up the object /1, Open all doors /3 (doors seen open at any tick), Collect
+    all keys /3 (distinct keys held at some tick). Success with all 7 points; no failure.
+    Difficulty knobs: none (Normal only); the seed picks the width, walls, doors and keys.
+    Registered ids: discoverylab/DoorsWithKeysTest-Normal-v0.
+    """
+
+    task_id = "DoorsWithKeysTest"
+    title = "Small Skills: Doors with Keys Test"
+    suite = "unit"
+    task_name = "SmallSkillsDoorsKeysTask"
+
+    def build(self) -> Agent:
+        world = self.world
+        self.burn()
+        layout.fill_grass(world)
+        x0, y0, width, height = 15, 9, self.randint(5, 7), 14
+        layout.building(world, x0, y0, width, height, "Key Puzzle")
+        rows = [self.randint(3, 4), self.randint(6, 7), self.randint(9, 10)]
+        for row in rows:
+            wall_row(self, x0, y0 + row, width)
+        spots = [(x0 + self.randint(1, width - 2), y0 + row) for row in rows]
+        self.doors: list[WorldObject] = []
+        self.keys: list[WorldObject] = []
+        for key_id, (x, y) in enumerate(spots, start=1):
+            self.doors.append(layout.door_at(world, x, y, key_id=key_id))
+            key = layout.spawn(world, "key", key_id=key_id)
+            self.keys.append(world.place(key, x0 + self.randint(1, width - 2), y + 1))
+        self.flag = layout.place(world, "flag", x0 + width - 2, y0 + 1)
+        start = (x0 + width // 2, y0 + height)
+        for x, y in ((14, 12), (13, 17), (22, 18), (23, 14), (18, 7), (22, 8), (17, 8)):
+            layout.tree(world, x, y)
+        layout.tree(world, start[0] - 2, start[1])
+        layout.tree(world, start[0] + 2, start[1])
+        layout.place(world, "plant_generic", 15, 1)
+        layout.scatter_plants(world)
+        world.teleports["initial location"] = start
+        self.opened: set[int] = set()
+        self.collected: set[int] = set()
+        self.pick = self.scorecard.add("Pick up the object", f"Pick up the {self.flag.name}.", 1)
+        self.open_all = self.scorecard.add(
+            "Open all doors", "Open all doors in the building.", len(self.doors)
+        )
+        self.collect = self.scorecard.add(
+            "Collect all keys", "Collect all keys in the building.", len(self.keys)
+        )
+        return Agent(world, "agent", *start)
+
+    def description(self) -> str:
+        return DOORS_TASK
+
+    def update(self) -> None:
+        if self.flag.parent is not None and self.flag.parent.is_agent:
+            self.pick.set(1)
+        self.opened.update(door.uuid for door in self.doors if door.is_open)
+        self.open_all.set(len(self.opened))
+        self.open_all.associated_uuids = sorted(self.opened)
+        self.collected.update(key.uuid for key in self.keys if key.parent is not None and key.parent.is_agent)
+        self.collect.set(len(self.collected))
+        self.collect.associated_uuids = sorted(self.collected)
+        if all(item.completed for item in (self.pick, self.open_all, self.collect)):
+            self.scorecard.finish(True)
+
+    @staticmethod
+    def oracle(obs: ot.Obs) -> OracleGen:
+        yield from solve_doors(obs)
