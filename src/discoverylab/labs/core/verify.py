@@ -83,9 +83,11 @@ class VerifyBudget:
     attractor_tol: float = 0.1
     oracle_min: float = 0.99
     random_max: float = 0.6
+    sampler_time_limit: float | None = 2.0
 
 
-QUICK = VerifyBudget(n_random=500, targets=(0.0, 0.2, 0.4, 0.6, 0.8, 1.0), dynamics_starts=30)
+QUICK = VerifyBudget(n_random=500, targets=(0.0, 0.2, 0.4, 0.6, 0.8, 1.0), dynamics_starts=30,
+                     sampler_time_limit=0.5)
 
 
 def verify(spec: LabSpec, *, seed: int = 0, budget: VerifyBudget | None = None,
@@ -100,6 +102,7 @@ def verify(spec: LabSpec, *, seed: int = 0, budget: VerifyBudget | None = None,
     except Exception as exc:  # a broken spec is a failed check, reported, not a crash
         checks.append(CheckResult("build", False, f"{type(exc).__name__}: {exc}"))
         return VerificationReport(spec.name, checks, time.perf_counter() - start)
+    lab.sampler.time_limit = budget.sampler_time_limit
     for check in (_check_unit_interval, _check_ranges, _check_sampler, _check_operators, _check_dynamics):
         try:
             checks.append(check(lab, rng, budget))

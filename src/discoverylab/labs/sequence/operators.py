@@ -92,12 +92,13 @@ class GCBiasedMutation(Operator):
         self.mutations = mutations
         self.bias = bias
         self.probs = np.array([(1 - bias) / 2, bias / 2, bias / 2, (1 - bias) / 2])  # A, C, G, T
+        self.cumulative = np.cumsum(self.probs)[:-1]
 
     def __call__(self, *objs: str, rng: np.random.Generator) -> str:
         (seq,) = objs
         x = _one(seq)
-        pos = rng.choice(x.size, size=min(self.mutations, x.size), replace=False)
-        x[pos] = rng.choice(4, size=pos.size, p=self.probs)
+        pos = rng.permutation(x.size)[: self.mutations]
+        x[pos] = np.searchsorted(self.cumulative, rng.random(pos.size), side="right")
         return _str(x)
 
 

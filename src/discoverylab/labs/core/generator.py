@@ -1,0 +1,121 @@
+"""Generating new labs at tunable complexity (the paper's "(semi-)automated generation of sandboxes").
+
+``generate_specs(n, complexity, seed)`` draws candidate ``LabSpec``s with the lab's registered
+spec sampler, runs ``verify`` on each and keeps the first ``n`` that pass. ``complexity`` is a
+named preset (``easy``, ``medium``, ``hard``) or a ``Complexity`` with every knob explicit, so a
+scaling study is a loop over presets. ``write_suite``/``read_suite`` store suites as JSONL.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from discoverylab.labs.core.errors import LabError
+from discoverylab.labs.core.registry import Registry
+from discoverylab.labs.core.spec import LabSpec
+from discoverylab.labs.core.verify import QUICK, VerificationReport, VerifyBudget, verify
+from discoverylab.records import read_jsonl, write_jsonl
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Complexity:
+    """Knobs of generated labs (spec §1.5); tuples are the choices a generator draws from."""
+
+    name: str
+    lengths: tuple[int, ...]
+    p_dynamics: float
+    """Share of dynamics labs (Protocol B) among generated labs; the rest are hidden-property labs."""
+    p_composite: float
+    """Probability that a hidden property is composed (mix, product, threshold, monotone map)."""
+    composition_depth: int
+    n_attractors: tuple[int, ...]
+    sigmas: tuple[float, ...]
+    distractors: tuple[int, ...]
+    """Extra measurables listed in dynamics labs that do not drive the process."""
+    hints: tuple[str, ...]
+    rounds: tuple[int, ...]
+    noise: tuple[float, ...]
+    """Measurement noise sigma the protocol adds (clipped to [0, 1])."""
+    alternation_ks: tuple[int, ...] = (1, 2)
+    entropy_ks: tuple[int, ...] = (2,)
+
+
+COMPLEXITY: dict[str, Complexity] = {
+    "easy": Complexity("easy", lengths=(10,), p_dynamics=0.3, p_composite=0.0, composition_depth=0,
+                       n_attractors=(2,), sigmas=(0.1,), distractors=(0,), hints=("structure", "examples"),
+                       rounds=(6,), noise=(0.0,), alternation_ks=(1,)),
+    "medium": Complexity("medium", lengths=(10, 15, 20), p_dynamics=0.4, p_composite=0.3, composition_depth=1,
+                         n_attractors=(2,), sigmas=(0.08, 0.1, 0.15), distractors=(1, 2), hints=("none", "examples"),
+                         rounds=(5, 6), noise=(0.0, 0.01), alternation_ks=(1, 2)),
+    "hard": Complexity("hard", lengths=(15, 20, 30), p_dynamics=0.5, p_composite=0.6, composition_depth=2,
+                       n_attractors=(2, 3), sigmas=(0.06, 0.1, 0.2), distractors=(2, 3), hints=("none",),
+                       rounds=(4, 5), noise=(0.0, 0.02, 0.05), alternation_ks=(1, 2, 3), entropy_ks=(1, 2, 3)),
+}
+
+SpecSampler = Callable[[Complexity, np.random.Generator, int], LabSpec]
+"""``fn(complexity, rng, index) -> candidate spec`` for one lab kind."""
+SPEC_SAMPLERS: Registry[SpecSampler] = Registry("spec sampler")
+SPEC_SAMPLER_MODULES = {"sequence": "discoverylab.labs.sequence.generate"}
+
+
+class GenerationError(LabError):
+    """Too few candidate specs passed verification."""
+
+
+def _complexity(complexity: str | Complexity) -> Complexity:
+    if isinstance(complexity, Complexity):
+        return complexity
+    if complexity not in COMPLEXITY:
+        raise KeyError(f"unknown complexity {complexity!r}; presets: {', '.join(COMPLEXITY)}")
+    return COMPLEXITY[complexity]
+
+
+def generate_suite(n: int, complexity: str | Complexity = "medium", seed: int = 0, *, lab: str = "sequence",
+                   budget: VerifyBudget = QUICK, max_attempts: int | None = None,
+                   protocol_check: bool = True) -> list[tuple[LabSpec, VerificationReport]]:
+    """``n`` verified specs with their reports; raises ``GenerationError`` if attempts run out."""
+    knobs = _complexity(complexity)
+    if lab not in SPEC_SAMPLERS and lab in SPEC_SAMPLER_MODULES:
+        importlib.import_module(SPEC_SAMPLER_MODULES[lab])
+    sampler = SPEC_SAMPLERS.get(lab)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x6E4]))
+    kept: list[tuple[LabSpec, VerificationReport]] = []
+    attempts = max_attempts if max_attempts is not None else 4 * n + 10
+    for index in range(attempts):
+        if len(kept) >= n:
+            break
+        spec = sampler(knobs, rng, index)
+        report = verify(spec, seed=spec.seed, budget=budget, protocol_check=protocol_check)
+        if report.passed:
+            kept.append((spec, report))
+        else:
+            logger.info("generated lab %s rejected: %s", spec.name, [c.detail for c in report.failures])
+    if len(kept) < n:
+        raise GenerationError(f"only {len(kept)} of {n} generated labs passed verification in {attempts} attempts; "
+                              "raise max_attempts or use an easier complexity")
+    return kept
+
+
+def generate_specs(n: int, complexity: str | Complexity = "medium", seed: int = 0, *, lab: str = "sequence",
+                   budget: VerifyBudget = QUICK, protocol_check: bool = True) -> list[LabSpec]:
+    """``n`` generated specs that each passed ``verify``."""
+    return [spec for spec, _ in generate_suite(n, complexity, seed, lab=lab, budget=budget,
+                                               protocol_check=protocol_check)]
+
+
+def write_suite(path: str | Path, specs: Sequence[LabSpec]) -> None:
+    """Write specs as JSONL, one spec per line (atomic)."""
+    write_jsonl(path, specs)
+
+
+def read_suite(path: str | Path) -> list[LabSpec]:
+    """Read a suite written by ``write_suite``."""
+    return [LabSpec.model_validate(record) for record in read_jsonl(path)]

@@ -1,0 +1,87 @@
+"""verify() on the built-in labs, on generated labs and on deliberately broken ones (spec §1.6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from discoverylab.labs.core.generator import (
+    COMPLEXITY,
+    generate_specs,
+    generate_suite,
+    read_suite,
+    write_suite,
+)
+from discoverylab.labs.core.lab import LAB_KINDS, build_lab
+from discoverylab.labs.core.spec import LabSpec, kind_spec
+from discoverylab.labs.core.verify import PROTOCOL_CHECKS, QUICK, register_protocol_check, verify
+from discoverylab.labs.sequence.lab import PRESETS, SequenceLab, preset
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_builtin_labs_pass(name: str) -> None:
+    report = verify(preset(name))
+    assert report.passed, report.to_dict()
+    names = {c.name: c.passed for c in report.checks}
+    assert names["i_unit_interval"] and names["ii_feasible_ranges"] and names["iii_sampler_hits"]
+    if preset(name).dynamics is not None:
+        assert names["v_dynamics"] is True
+
+
+def test_blended_attractors_fail_check_v() -> None:
+    spec = preset("default")
+    # A very wide kernel blends both attractors into one target half-way: no cycle sits at either.
+    spec.dynamics = kind_spec("directed_evolution", drivers=["gc_content", "palindrome_score"],
+                              attractors=[[0.8, 0.8], [0.4, 0.2]], basin={"kind": "gaussian", "sigma": 5.0})
+    report = verify(spec, budget=QUICK)
+    assert not report.passed and [c.name for c in report.failures] == ["v_dynamics"]
+
+
+def test_broken_spec_fails_at_build() -> None:
+    report = verify(LabSpec(properties={"x": kind_spec("mix", of=["missing"])}), budget=QUICK)
+    assert not report.passed and report.failures[0].name == "build"
+
+
+def test_property_leaving_the_unit_interval_is_caught() -> None:
+    class LeakyLab(SequenceLab):
+        def __init__(self, spec: LabSpec, seed: int | None = None) -> None:
+            super().__init__(spec, seed)
+            gc = self.properties["gc_content"]
+            gc.batch = lambda x: 2.0 * ((x == 1) | (x == 2)).mean(axis=1)  # type: ignore[method-assign]
+
+    LAB_KINDS.register("leaky", LeakyLab)
+    spec = preset("hidden_property").model_copy(update={"lab": "leaky"})
+    report = verify(spec, budget=QUICK)
+    assert {c.name for c in report.failures} >= {"i_unit_interval", "ii_feasible_ranges"}
+
+
+def test_protocol_check_hook_separates_oracle_and_random() -> None:
+    spec = preset("hidden_property")
+    spec.protocol = kind_spec("test/fake-protocol")
+    register_protocol_check("test/fake-protocol", lambda s: (1.0, 0.2), overwrite=True)
+    assert verify(spec, budget=QUICK).passed
+    register_protocol_check("test/fake-protocol", lambda s: (1.0, 0.95), overwrite=True)  # cannot separate
+    report = verify(spec, budget=QUICK)
+    assert [c.name for c in report.failures] == ["vi_protocol"]
+    assert "test/fake-protocol" in PROTOCOL_CHECKS
+
+
+def test_generated_labs_verify_and_round_trip(tmp_path: Path) -> None:
+    specs = generate_specs(5, "medium", seed=3, protocol_check=False)
+    assert len({s.name for s in specs}) == 5
+    for spec in specs:
+        lab = build_lab(spec)
+        assert lab.measure_batch(lab.space.random_batch(np.random.default_rng(0), 3))
+    write_suite(tmp_path / "suite.jsonl", specs)
+    assert read_suite(tmp_path / "suite.jsonl") == specs
+    assert generate_specs(2, "medium", seed=3, protocol_check=False) == specs[:2]  # deterministic
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("complexity", sorted(COMPLEXITY))
+def test_fifty_generated_labs_per_complexity(complexity: str) -> None:
+    suite = generate_suite(50, complexity, seed=11, max_attempts=200)
+    assert len(suite) == 50 and all(report.passed for _, report in suite)
+    assert any(spec.dynamics is not None for spec, _ in suite)
