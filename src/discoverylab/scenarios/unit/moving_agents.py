@@ -1,0 +1,165 @@
+"""Small Skills: Moving Agents."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from discoverylab.agents import oracle_tools as ot
+from discoverylab.scenarios import layout
+from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.registry import register
+from discoverylab.world.agent import Agent
+from discoverylab.world.npc import NPC
+
+LOTS = ((12, 5), (19, 5), (12, 12), (19, 12), (12, 20), (19, 20))  # top-left corners of 4x4 lots
+NAMES = ("James", "Spock", "Deanna", "Kathryn", "Benjamin", "Michael")
+SPRITES = ("character32_", "character17_", "character16_", "character35_", "character9_")
+WARNING = "It looks like it's about to rain.  You might want to go home."
+# A serpentine over the fenced village: 7x7 views centred here cover every lot.
+SWEEP = ((13, 12), (13, 5), (21, 5), (21, 12), (21, 19), (13, 19), (13, 26), (21, 26))
+
+
+@register
+class MovingAgentsTest(Scenario):
+    """Find three wandering characters and warn each of them that rain is coming.
+
+    Description: a fenced village with three houses ("House 0".."House 2") on three of six
+    lots; three characters wander around the other three lots. Warned ("It looks like it's about
+    to rain...") a character walks home to its house and is busy (refuses to talk) until it
+    arrives; warned again, it only says goodbye.
+    Actions: movement or teleports to find them, TALK and dialog choices.
+    Observation: standard text observation; characters appear in `nearbyAgents` and
+    `nearbyObjects` while within 3 tiles, and keep moving between observations.
+    Scoring: Talk to the other characters /3 (characters warned). No failure state.
+    Difficulty knobs: none (Normal only); the seed picks lots, names, trees and plants, and
+    drives the wandering.
+    Registered ids: discoverylab/MovingAgentsTest-Normal-v0.
+    """
+
+    task_id = "MovingAgentsTest"
+    title = "Small Skills: Moving Agents Test"
+    suite = "unit"
+    task_name = "SmallSkillsMovingAgentsTask"
+
+    def build(self) -> Agent:
+        world = self.world
+        self.burn()
+        layout.fill_grass(world)
+        lots = self.shuffled(LOTS)
+        for i, (x, y) in enumerate(lots[:3]):
+            layout.building(world, x, y, 4, 4, f"House {i}")
+        names = self.shuffled(NAMES)
+        self.npcs: list[NPC] = []
+        for i, (x, y) in enumerate(lots[3:]):
+            npc = NPC(world, names[i], x, y, sprite=self.choice(SPRITES))
+            npc.enqueue("wander", priority=0, x=x + 2, y=y + 2, probability=0.5)
+            hx, hy = lots[i]
+            self._build_dialog(npc, i, hx + 2, hy + 2)
+            self.npcs.append(npc)
+        self._village()
+        world.teleports["initial location"] = (16, 12)
+        self.talk = self.scorecard.add(
+            "Talk to the other characters", "The agent has talked to all other characters.", 3
+        )
+        return Agent(world, "agent", 16, 12)
+
+    def _build_dialog(self, npc: NPC, index: int, home_x: int, home_y: int) -> None:
+        """Warning an NPC sends it home: its wandering stops and a busy walk home starts."""
+        tree = npc.dialog_tree
+        assert tree is not None
+        done = f"completed{index}"
+
+        def go_home() -> None:
+            npc.clear_queue()
+            npc.enqueue("goto", priority=100, x=home_x, y=home_y)
+
+        tree.add_node("root", "Hello, how can I help you?")
+        tree.add_option("root", WARNING, "go_home", anti_states=(done,), callback=go_home)
+        tree.add_option(
+            "root",
+            "Oh right, I already spoke to you about the rain. Nevermind.",
+            "end",
+            requires_states=(done,),
+        )
+        tree.add_option("root", "Nevermind", "end", anti_states=(done,))
+        tree.add_node("go_home", "Thank you for letting me know.  I'll head home now.", states_to_add=(done,))
+        tree.add_option("go_home", "Safe travels", "end")
+        tree.add_node("end", "Goodbye.")
+
+    def _village(self) -> None:
+        """Paths, a fence with four gaps, trees (jittered by the seed) and plants."""
+        world = self.world
+        for i in range(28):
+            layout.ground(world, "path", 17, 2 + i)
+            layout.ground(world, "path", 2 + i, 17)
+        for i in range(9):
+            layout.ground(world, "path", 13 + i, 9)
+            layout.ground(world, "path", 13 + i, 24)
+        for x0 in (9, 19):
+            for i in range(7):
+                layout.place(world, "fence", x0 + i, 2)
+                layout.place(world, "fence", x0 + i, 28)
+        for x in (9, 25):
+            for y in [*range(2, 15), *range(19, 28)]:
+                if not any(o.type == "fence" for o in world.top_level_at(x, y)):
+                    layout.place(world, "fence", x, y)
+
+        def jitter(n: int) -> int:
+            return int(world.rng_build.integers(0, n + 1))
+
+        for x in (10, 23):  # beside the houses
+            for y in (10, 4, 22):
+                layout.tree(world, x + jitter(1), y + jitter(1))
+        for x in (13, 19):  # near the fence gaps
+            layout.tree(world, x + jitter(1), 3)
+        for x in (13, 19):
+            layout.tree(world, x + jitter(1), 29 + jitter(1))
+        for x in (2, 28):  # outside the fence
+            for y in (2, 12, 22):
+                layout.tree(world, x + jitter(2), y + jitter(2))
+        layout.place(world, "plant_generic", 15, 1)
+        layout.scatter_plants(world)
+
+    def description(self) -> str:
+        return (
+            "Your task is to talk to each of the 3 other characters in this environment, "
+            "and warn each that it's about to rain.\n"
+        )
+
+    def update(self) -> None:
+        warned = {f"completed{i}" for i in range(3)} & set().union(*(npc.states for npc in self.npcs))
+        self.talk.set(len(warned))
+        if self.talk.completed:
+            self.scorecard.finish(True)
+
+    @staticmethod
+    def oracle(obs: ot.Obs) -> OracleGen:
+        people: dict[int, str] = {}
+        warned: set[int] = set()
+        route = itertools.cycle(SWEEP)
+        goal, tries = next(route), 0
+
+        def warn(box: dict[str, Any]) -> int:
+            options = box["dialogOptions"]
+            return ot.option_index(options, WARNING if WARNING in options.values() else "Safe travels")
+
+        while len(warned) < 3:
+            people.update(ot.nearby_agents(obs))
+            todo = [uid for uid in people if uid not in warned]
+            if todo:
+                # Characters move between observations: talk only when one is within reach
+                # right now, else teleport beside it (again) and look.
+                uid = todo[0]
+                if ot.is_accessible(obs, uid):
+                    obs = yield from ot.converse(obs, uid, warn)
+                    warned.add(uid)
+                else:
+                    obs = yield ot.act("TELEPORT_TO_OBJECT", uid)
+                continue
+            action = ot.hop_toward(obs, *goal)
+            if action is None or tries >= 6:
+                goal, tries = next(route), 0
+                action = ot.hop_toward(obs, *goal) or ot.act("WAIT")
+            tries += 1
+            obs = yield action
