@@ -72,8 +72,9 @@ def build_house(sc: Scenario) -> tuple[dict[str, Rect], str]:
     larger than the room, as the original scores it) and a randomly chosen target location."""
     world = sc.world
     layout.building(world, HOUSE_X, HOUSE_Y, HOUSE_W, HOUSE_H, "House")
-    spots = sc.shuffled(ROOM_SPOTS)
-    _kitchen(sc, *spots[0], devices=3 if spots[0][1] >= HOUSE_Y + 9 else 4)
+    spots: list[tuple[int, int]] = sc.shuffled(ROOM_SPOTS)
+    kx, ky = spots[0]
+    _kitchen(sc, kx, ky, devices=3 if ky >= HOUSE_Y + 9 else 4)
     _bedroom(sc, *spots[1])
     _science_lab(sc, *spots[2])
     fx = HOUSE_X + sc.randint(0, HOUSE_W - 2)
