@@ -154,25 +154,26 @@ class MacroEconomy:
         employer = st.employer
         workforce = self._adjust_workforce(employer, target, layoff_keys, hire_keys, firm_order)
         output = p.phi * workforce
-        pressure = np.clip((st.sales - st.output) / np.maximum(st.output, 1.0), -1.0, 1.0)
+        pressure = np.minimum(np.maximum((st.sales - st.output) / np.maximum(st.output, 1.0), -1.0), 1.0)
         mu_star = self.mu_star
         markup = st.markup + s.markup_reversion * (mu_star - st.markup) + p.kappa * pressure
-        markup = np.clip(markup + s.markup_noise * markup_noise, s.markup_min, s.markup_max)
+        markup = np.minimum(np.maximum(markup + s.markup_noise * markup_noise, s.markup_min), s.markup_max)
         price = s.wage / p.phi * (1.0 + markup)
 
         # Phase 3: households earn, receive transfers, pay taxes and spend.
         employed = employer >= 0
         n_employed = int(employed.sum())
-        wage = np.where(employed, s.wage, 0.0)
-        tax = p.tau0 * wage
-        weight = np.where(employed, 1.0, s.unemployed_transfer_weight)
-        transfer = transfers * weight / weight.sum()
-        disposable = wage + transfer - tax
+        wage = employed * s.wage
+        omega_u = s.unemployed_transfer_weight
+        weight = np.where(employed, 1.0, omega_u)
+        transfer = weight * (transfers / (n_employed + omega_u * (n_h - n_employed)))
+        disposable = wage * (1.0 - p.tau0) + transfer
         shock = s.aggregate_shock_rho * st.aggregate_shock + s.aggregate_shock_sigma * shock_draws[0]
         sigma = s.idiosyncratic_shock
         eps = np.exp(shock + sigma * shock_draws[1:] - 0.5 * sigma * sigma)
         resources = st.cash + disposable
-        planned = np.clip(p.c1 * (disposable + p.c2 * st.cash) * eps * (1.0 - 0.5 * rate), 0.0, resources)
+        planned = np.minimum(np.maximum(p.c1 * (1.0 - 0.5 * rate) * (disposable + p.c2 * st.cash) * eps, 0.0),
+                             resources)
         total_planned = float(planned.sum())
         sold = self._allocate(price, total_planned, st.inventory + output)
         spending = float(price @ sold)
@@ -182,11 +183,12 @@ class MacroEconomy:
         profit = price * sold - s.wage * workforce
 
         # Phase 4: government and bank. Taxes are recorded but do not reduce debt (paper).
-        tax_revenue = float(tax.sum())
+        wage_bill = s.wage * n_employed
+        tax_revenue = p.tau0 * wage_bill
         debt = st.debt + transfers
         unemployment = 1.0 - n_employed / n_h
         ngdp = float(price @ output)
-        avg_price = float(price.mean())
+        avg_price = float(price.sum()) / n_f
         inflation = (avg_price - st.avg_price) / st.avg_price
 
         self.state = MacroState(
@@ -194,12 +196,12 @@ class MacroEconomy:
             price=price, sales=sold, output=output, firm_cash=st.firm_cash + profit, debt=debt,
             unemployment=unemployment, ngdp=ngdp, avg_price=avg_price, aggregate_shock=shock,
         )
-        self.flows.append(QuarterFlows(wages=float(wage.sum()), taxes=tax_revenue, transfers=transfers,
+        self.flows.append(QuarterFlows(wages=wage_bill, taxes=tax_revenue, transfers=transfers,
                                        spending=total_planned * spent_share,
                                        planned=total_planned))
         row = np.empty(N_INDICATORS)
         row[:] = (output.sum(), ngdp, unemployment, inflation, avg_price, markup.mean(), spending,
-                  inventory.sum(), 1.0 - spent_share, profit.sum(), cash.mean(), transfers, tax_revenue,
+                  inventory.sum(), 1.0 - spent_share, profit.sum(), cash.sum() / n_h, transfers, tax_revenue,
                   debt, rate, self.credit_tightness(unemployment))
         self._rows.append(row)
         return row

@@ -6,6 +6,7 @@ agent's claims, so a claim that quotes a reported number always verifies.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -111,10 +112,22 @@ def prediction_targets(run: MacroRun) -> dict[str, float]:
             "gov_debt_final": float(run.indicators[-1, INDICATOR_INDEX["gov_debt"]])}
 
 
+_TARGET_CACHE: dict[tuple[str, int, str], dict[str, float]] = {}
+
+
+def _targets_for(params: dict[str, float], seed: int, structure: MacroStructure) -> dict[str, float]:
+    """Prediction targets of one setting, memoised (oracles and graders ask for the same runs)."""
+    key = (json.dumps(params, sort_keys=True), int(seed), structure.config_hash())
+    if key not in _TARGET_CACHE:
+        if len(_TARGET_CACHE) > 4096:
+            _TARGET_CACHE.clear()
+        run = simulate(MacroParams(**params), HELD_OUT_STEPS, seed, structure)
+        _TARGET_CACHE[key] = prediction_targets(run)
+    return dict(_TARGET_CACHE[key])
+
+
 def held_out_truth(settings: list[HeldOutSetting], seed: int,
                    structure: MacroStructure) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     """True targets of each held-out setting, and those of the default run (the naive predictor)."""
-    truth = {s.setting_id: prediction_targets(simulate(MacroParams(**s.params), HELD_OUT_STEPS, seed, structure))
-             for s in settings}
-    default = prediction_targets(simulate(MacroParams(), HELD_OUT_STEPS, seed, structure))
-    return truth, default
+    truth = {s.setting_id: _targets_for(s.params, seed, structure) for s in settings}
+    return truth, _targets_for({}, seed, structure)
