@@ -28,6 +28,7 @@ def test_builtin_labs_pass(name: str) -> None:
     assert names["i_unit_interval"] and names["ii_feasible_ranges"] and names["iii_sampler_hits"]
     if preset(name).dynamics is not None:
         assert names["v_dynamics"] is True
+    assert names["vi_protocol"] is True  # the sequence protocols register their oracle/random check
 
 
 def test_blended_attractors_fail_check_v() -> None:
@@ -35,12 +36,13 @@ def test_blended_attractors_fail_check_v() -> None:
     # A very wide kernel blends both attractors into one target half-way: no cycle sits at either.
     spec.dynamics = kind_spec("directed_evolution", drivers=["gc_content", "palindrome_score"],
                               attractors=[[0.8, 0.8], [0.4, 0.2]], basin={"kind": "gaussian", "sigma": 5.0})
-    report = verify(spec, budget=QUICK)
+    report = verify(spec, budget=QUICK, protocol_check=False)
     assert not report.passed and [c.name for c in report.failures] == ["v_dynamics"]
 
 
 def test_broken_spec_fails_at_build() -> None:
-    report = verify(LabSpec(properties={"x": kind_spec("mix", of=["missing"])}), budget=QUICK)
+    report = verify(LabSpec(properties={"x": kind_spec("mix", of=["missing"])}), budget=QUICK,
+                    protocol_check=False)
     assert not report.passed and report.failures[0].name == "build"
 
 
@@ -53,7 +55,7 @@ def test_property_leaving_the_unit_interval_is_caught() -> None:
 
     LAB_KINDS.register("leaky", LeakyLab)
     spec = preset("hidden_property").model_copy(update={"lab": "leaky"})
-    report = verify(spec, budget=QUICK)
+    report = verify(spec, budget=QUICK, protocol_check=False)
     assert {c.name for c in report.failures} >= {"i_unit_interval", "ii_feasible_ranges"}
 
 

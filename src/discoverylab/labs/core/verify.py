@@ -10,6 +10,7 @@ protocol code registers with ``register_protocol_check(kind, fn)``.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import time
 from collections.abc import Callable
@@ -208,9 +209,26 @@ def _check_dynamics(lab: Lab, rng: np.random.Generator, budget: VerifyBudget) ->
                                                   "converged": est.converged_fraction})
 
 
+PROTOCOL_MODULES = {"sequence": "discoverylab.labs.sequence.protocols"}
+"""Module that registers a lab's protocol checks; imported on first need."""
+
+
+def _load_protocol_checks(lab: str) -> None:
+    module = PROTOCOL_MODULES.get(lab)
+    if module is None:
+        return
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:  # a real import error inside the module must surface
+            raise
+
+
 def _check_protocol(spec: LabSpec, budget: VerifyBudget) -> CheckResult:
     if spec.protocol is None:
         return CheckResult("vi_protocol", None, "no protocol")
+    if spec.protocol.kind not in PROTOCOL_CHECKS:
+        _load_protocol_checks(spec.lab)
     if spec.protocol.kind not in PROTOCOL_CHECKS:
         return CheckResult("vi_protocol", None, f"no protocol check registered for {spec.protocol.kind!r}")
     try:
