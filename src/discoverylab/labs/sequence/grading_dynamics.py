@@ -112,11 +112,11 @@ def _walk_to_targets(evo: DirectedEvolution, targets: np.ndarray, length: int, r
 
 
 def build_starts(evo: DirectedEvolution, truth: DynamicsTruth, length: int, rng: np.random.Generator, *,
-                 n: int = 20, end_steps: int = 20, steps: int = 60, boundary_share: float = 0.2) -> list[HeldOutStart]:
+                 n: int = 20, end_steps: int = 20, steps: int = 40, boundary_share: float = 0.2) -> list[HeldOutStart]:
     """`n` starts split evenly over the basins, `boundary_share` of them within 0.1 of a boundary."""
     centres = np.asarray(truth.centroids)
     k = len(centres)
-    codes = _walk_to_targets(evo, rng.random((8 * n, centres.shape[1])), length, rng)
+    codes = _walk_to_targets(evo, rng.random((5 * n, centres.shape[1])), length, rng)
     paths = evo.evolve_batch(codes, max(steps, end_steps), rng)
     means, _ = _end_states(evo, paths)
     basin = _nearest(means, centres)

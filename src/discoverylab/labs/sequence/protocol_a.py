@@ -187,8 +187,8 @@ class HiddenPropertyProtocol(Protocol):
             rng = self.streams["hint"]
             codes = np.concatenate([self._sample(t, 0.1, 1, rng) for t in (0.1, 0.5, 0.9)])
             seqs = decode(codes)
-            shown = ", ".join(f"{s} -> {format_value(v)}" for s, v in zip(seqs, self._fn(codes), strict=True))
-            return [f"Examples: {shown}."]
+            shown = "; ".join(f"{s} -> {format_value(v)}" for s, v in zip(seqs, self._fn(codes), strict=True))
+            return [f"Examples (sequence -> f): {shown}"]
         return []
 
     def _sample(self, target: float, eps: float, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -1,0 +1,120 @@
+"""Protocol B: experiment replies, invalid rounds, the final-round note and the mandatory report turn."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from discoverylab.labs.protocol import make_protocol
+from discoverylab.labs.sequence.properties import compute
+from discoverylab.labs.sequence.protocol_b import UnknownDynamicsProtocol
+
+SEQ = "ATGCGTACGATTAGCCATCGATGCAATTGG"
+
+
+def _proto(**config: object) -> UnknownDynamicsProtocol:
+    proto = make_protocol("sequence/unknown-dynamics", **config)
+    assert isinstance(proto, UnknownDynamicsProtocol)
+    return proto
+
+
+def _exp(seq: str = SEQ, steps: int = 4, measurables: list[str] | None = None) -> str:
+    return json.dumps({"type": "experiment", "sequence": seq, "measurables": measurables or ["gc_content"],
+                       "steps": steps, "reasoning": "probe"})
+
+
+def test_intro_lists_measurables_in_a_seeded_order_and_hints() -> None:
+    a, b = _proto().reset(0), _proto().reset(0)
+    assert a == b and "at most 6 experiments" in a and "length 30" in a
+    orders = set()
+    for seed in range(6):
+        proto = _proto()
+        proto.reset(seed)
+        orders.add(tuple(proto.order))
+    assert len(orders) > 1
+    assert "AAAAAAATTTTTTT" in _proto(hint="examples").reset(0)
+    assert "two different convergence points" in _proto(hint="structure").reset(0)
+
+
+def test_experiment_reply_has_trajectory_and_rounded_measurements() -> None:
+    proto = _proto()
+    proto.reset(0)
+    reply = proto.step(_exp(steps=4, measurables=["gc_content", "palindrome_score"]))
+    payload = json.loads(reply.text)
+    assert payload["type"] == "lab_results" and payload["round"] == 1
+    traj = payload["trajectory"]
+    assert len(traj) == 5 and traj[0] == SEQ
+    assert all(sum(a != b for a, b in zip(s, t, strict=True)) == 1 for s, t in zip(traj, traj[1:], strict=False))
+    assert payload["measurements"]["gc_content"] == [round(compute("gc_content", s), 3) for s in traj]
+    assert set(payload["measurements"]) == {"gc_content", "palindrome_score"}
+
+
+def test_invalid_message_consumes_a_round_by_default_and_not_when_configured() -> None:
+    proto = _proto()
+    proto.reset(0)
+    payload = json.loads(proto.step("let me think").text)
+    assert payload["type"] == "error" and payload["experiments_left"] == 5
+    lenient = _proto(invalid_consumes_round=False)
+    lenient.reset(0)
+    assert json.loads(lenient.step("{bad json").text)["experiments_left"] == 6
+
+
+def test_final_round_note_then_mandatory_report_turn() -> None:
+    proto = _proto(rounds=3, n_heldout=4)
+    proto.reset(1)
+    assert "note" not in json.loads(proto.step(_exp()).text)
+    assert "final round" in json.loads(proto.step(_exp()).text)["note"]
+    last = proto.step(_exp())
+    first_line, request_line = last.text.split("\n", 1)
+    assert json.loads(first_line)["type"] == "lab_results"
+    request = json.loads(request_line)
+    assert request["type"] == "report_request" and set(request["heldout_starts"]) == {"S1", "S2", "S3", "S4"}
+    refused = proto.step(_exp())
+    assert not refused.done and "Experiments are closed" in refused.text
+    report = {"type": "report", "hypothesis": "two-cycles", "attractors": [{"gc": 0.79, "pal": 0.77, "type": "2-cycle"}],
+              "drivers": ["gc_content", "palindrome_score"], "predictions": {"S1": {"attractor": 1}}}
+    done = proto.step(json.dumps(report))
+    assert done.done
+    score = proto.grade()
+    assert score.parts["drivers"] == 1.0 and score.parts["cycle"] == 1.0
+    assert score.parts["attractor_recall"] == 0.5 and score.parts["attractor_precision"] == 1.0
+    assert 0.0 < score.score < 1.0
+
+
+def test_early_report_is_kept_and_merged_with_the_final_one() -> None:
+    proto = _proto(n_heldout=2)
+    proto.reset(0)
+    early = {"type": "report", "hypothesis": "h", "drivers": ["gc"]}
+    reply = proto.step(json.dumps(early))
+    assert not reply.done and "report_request" in reply.text
+    assert proto.step(json.dumps({"type": "report", "attractors": [[0.41, 0.22, "2-cycle"]]})).done
+    assert proto.report is not None
+    assert proto.report.drivers == ["gc_content"] and proto.report.hypothesis == "h"
+    assert proto.report.attractors[0].gc == pytest.approx(0.41)
+
+
+def test_report_turn_gives_up_after_retries() -> None:
+    proto = _proto(rounds=1, final_retries=1, n_heldout=2)
+    proto.reset(0)
+    proto.step(_exp())
+    assert not proto.step("no json").done
+    final = proto.step("still no json")
+    assert final.done and proto.report is None
+    assert proto.grade().score == 0.0
+
+
+def test_same_messages_same_transcript() -> None:
+    def run() -> list[str]:
+        proto = _proto(p_explore=0.3)
+        proto.reset(4)
+        for steps in (3, 5):
+            proto.step(_exp(steps=steps))
+        return [e.text for e in proto.transcript]
+
+    assert run() == run()
+
+
+def test_only_gc_pal_drivers_are_supported() -> None:
+    with pytest.raises(ValueError, match="gc_content and palindrome_score"):
+        _proto(drivers=("gc_content", "entropy_score"))
