@@ -59,7 +59,9 @@ def test_intervention_levels_are_range_quantiles() -> None:
     assert low == pytest.approx(0.06) and high == pytest.approx(0.54)
 
 
-def test_disk_cache_round_trip(tmp_path: Path, graph: gt.EffectGraph) -> None:
+@pytest.mark.parametrize("via_env", [False, True])
+def test_disk_cache_round_trip(tmp_path: Path, graph: gt.EffectGraph, via_env: bool,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
     key = gt.graph_cache_key(STRUCTURE, SETTINGS)
     gt._MEMORY_CACHE.pop(key, None)
     try:
@@ -69,7 +71,9 @@ def test_disk_cache_round_trip(tmp_path: Path, graph: gt.EffectGraph) -> None:
 
         write_jsonl(path, [graph])
         gt._MEMORY_CACHE.pop(key)
-        loaded = gt.effect_graph(STRUCTURE, SETTINGS, cache_dir=tmp_path)
+        if via_env:
+            monkeypatch.setenv(gt.CACHE_ENV_VAR, str(tmp_path))
+        loaded = gt.effect_graph(STRUCTURE, SETTINGS, cache_dir=None if via_env else tmp_path)
         assert loaded.edges == graph.edges and loaded is not graph
     finally:
         gt._MEMORY_CACHE[key] = graph

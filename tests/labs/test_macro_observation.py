@@ -89,6 +89,8 @@ def test_gym_actions_move_the_policy_levers() -> None:
     # Out-of-bounds actions are clipped to the lever ranges, never an exception.
     _, _, _, _, info = env.step(np.array([9.0, -1.0, 0.25], dtype=np.float32))
     assert info["indicators"]["policy_rate"] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="3 finite numbers"):
+        env.step(np.array([0.1, 0.2], dtype=np.float32))
 
 
 def test_registered_gym_id() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -196,6 +197,7 @@ def measure_effect_graph(structure: MacroStructure | None = None,
 
 
 _MEMORY_CACHE: dict[str, EffectGraph] = {}
+CACHE_ENV_VAR = "DISCOVERYLAB_CACHE_DIR"
 
 
 def graph_cache_key(structure: MacroStructure, settings: GroundTruthSettings) -> str:
@@ -205,7 +207,12 @@ def graph_cache_key(structure: MacroStructure, settings: GroundTruthSettings) ->
 
 def effect_graph(structure: MacroStructure | None = None, settings: GroundTruthSettings | None = None,
                  cache_dir: str | Path | None = None) -> EffectGraph:
-    """The measured graph, from the in-memory cache, then `cache_dir`, else measured and stored."""
+    """The measured graph, from the in-memory cache, then `cache_dir`, else measured and stored.
+
+    `cache_dir` defaults to the environment variable `DISCOVERYLAB_CACHE_DIR` (unset: memory only),
+    so parallel runner processes can share one measurement.
+    """
+    cache_dir = cache_dir if cache_dir is not None else os.environ.get(CACHE_ENV_VAR) or None
     structure = structure or MacroStructure()
     settings = settings or GroundTruthSettings()
     key = graph_cache_key(structure, settings)

@@ -96,9 +96,10 @@ class MacroEconEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         """Apply the levers for this quarter, advance one quarter, return the new window."""
         if self.economy is None:
             raise RuntimeError("call reset() before step()")
-        levers = np.clip(np.asarray(action, dtype=np.float64).reshape(-1), self._low, self._high)
-        if levers.shape != (len(POLICY_LEVERS),) or not np.all(np.isfinite(levers)):
+        raw = np.asarray(action, dtype=np.float64).reshape(-1)
+        if raw.shape != (len(POLICY_LEVERS),) or not np.all(np.isfinite(raw)):
             raise ValueError(f"action must be {len(POLICY_LEVERS)} finite numbers (r0, tau0, g0), got {action!r}")
+        levers = np.clip(raw, self._low, self._high)
         self.economy.set_policy(**{k: float(v) for k, v in zip(POLICY_LEVERS, levers, strict=True)})
         row = self.economy.step()
         reward = -float(row[INDICATOR_INDEX["unemployment"]]) - abs(float(row[INDICATOR_INDEX["inflation"]]))
