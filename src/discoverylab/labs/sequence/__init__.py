@@ -20,8 +20,16 @@ Public API (stable; the protocols, graders and agents build on it):
 ``discoverylab.labs.sequence.samplers``
     exact constructive samplers (gc, hamming, weighted count, alternation, palindromicity).
 ``discoverylab.labs.sequence.lab``
-    ``SequenceLab(spec, seed)`` with ``measure(seqs, names)``, ``sample(constraints, n)``,
-    ``evolve(seq, steps)``, ``random_sequences(n)``; preset specs ``PRESETS`` / ``preset(name)``.
+    ``SequenceLab(spec, seed)`` with ``measure(seqs, names)``, ``sample(constraints, n)`` (returns a
+    ``SampleBatch``: ``.samples[i].obj/.values/.hit``, ``.clamped``), ``evolve(seq, steps)``,
+    ``random_sequences(n)``, ``reference``; preset specs ``PRESETS`` / ``preset(name)``
+    (``default``, ``hidden_property``, ``paper_demo``, ``masked_alternation``); ``property_table``;
+    ``DYNAMICS_KINDS``.
+``discoverylab.labs.sequence.kinds``
+    ``PROPERTY_KINDS`` (spec kinds ``gc``, ``weighted_count``, ``alternation``, ``palindromicity``,
+    ``kmer_entropy``, ``hamming``, ``interaction_energy``, ``motif``) and ``SequenceProperty``.
+``discoverylab.labs.sequence.generate``
+    the spec sampler behind ``discoverylab.labs.core.generate_specs(n, complexity, seed)``.
 
 Values returned here are unrounded; protocols round to 3 decimals for agents.
 """
@@ -29,6 +37,7 @@ Values returned here are unrounded; protocols round to 3 decimals for agents.
 from __future__ import annotations
 
 from discoverylab.labs.sequence.evolution import DirectedEvolution
+from discoverylab.labs.sequence.lab import PRESETS, SequenceLab, preset
 from discoverylab.labs.sequence.properties import (
     ALPHABET,
     DEFAULT_PARAMS,
@@ -42,8 +51,11 @@ __all__ = [
     "ALPHABET",
     "DEFAULT_PARAMS",
     "PROPERTY_NAMES",
+    "PRESETS",
     "DirectedEvolution",
+    "SequenceLab",
     "PropertyParams",
     "compute",
     "compute_all",
+    "preset",
 ]
