@@ -13,6 +13,7 @@ import string
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
+import orjson
 from gymnasium import spaces
 
 from discoverylab.scenarios.base import Scenario
@@ -22,7 +23,6 @@ from discoverylab.world.observation import build_observation
 from discoverylab.world.world import World
 
 MAX_OBS_CHARS = 1_000_000
-_ENCODED_ACTIONS: dict[int, str] = {}  # id(cached action list) -> its JSON
 
 
 class DiscoveryWorldEnv(gym.Env[str, Any]):
@@ -115,18 +115,14 @@ class DiscoveryWorldEnv(gym.Env[str, Any]):
 
     @staticmethod
     def _encode(obs: dict[str, Any]) -> str:
-        """Compact JSON text. The constant action list is encoded once and spliced in."""
-        actions = obs.pop("availableActions")
+        """Compact JSON text (orjson: the observation is re-encoded every step)."""
         try:
-            key = id(actions)
-            cached = _ENCODED_ACTIONS.get(key)
-            if cached is None:
-                cached = _ENCODED_ACTIONS[key] = json.dumps(actions, separators=(",", ":"), ensure_ascii=True)
-            body = json.dumps(obs, separators=(",", ":"), ensure_ascii=True)
-        finally:
-            obs["availableActions"] = actions
-        return f'{body[:-1]},"availableActions":{cached}}}'
-
+            text = orjson.dumps(obs).decode("utf-8")
+        except TypeError:  # e.g. an integer beyond 64 bits echoed from an agent's input
+            text = ""
+        if not text or not text.isascii():  # keep the Text space's printable-ASCII promise
+            text = json.dumps(obs, separators=(",", ":"), ensure_ascii=True)
+        return text
 
     def _info(self, result: Any) -> dict[str, Any]:
         assert self.scenario is not None and self.world is not None

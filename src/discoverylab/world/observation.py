@@ -143,5 +143,5 @@ def build_observation(
     }
     if teleport:
         obs["teleportLocations"] = sorted(world.teleports)
-    obs["availableActions"] = _ACTIONS_CACHE[teleport]  # keep last: env.py splices its cached JSON
+    obs["availableActions"] = _ACTIONS_CACHE[teleport]
     return obs

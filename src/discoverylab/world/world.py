@@ -6,7 +6,7 @@ scenario's layout, NPC wandering and instrument noise never perturb each other.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 WORLD_SIZE = 32
 NUM_LAYERS = len(Layer)
-_TOP_DOWN = tuple(reversed(Layer))
 
 # UUIDs depend only on creation order (as in the original): a fixed permutation of 1..65535.
 _UUID_POOL: list[int] = (np.random.default_rng(0).permutation(65535) + 1).tolist()
@@ -43,6 +42,8 @@ class World:
         self.tiles: list[list[list[list[WorldObject]]]] = [
             [[[] for _ in range(NUM_LAYERS)] for _ in range(size)] for _ in range(size)
         ]
+        # Per tile, the top-level objects top layer first: the observation scans this flat list.
+        self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
         self._uuid_index = 0
         self._tickers: list[WorldObject] = []
@@ -87,6 +88,13 @@ class World:
             layer = obj.layer_hint if obj.layer_hint is not None else obj.default_layer
         self.tiles[x][y][layer].append(obj)
         obj.x, obj.y, obj.layer = x, y, layer
+        stack = self.stacks[x][y]
+        index = len(stack)
+        for i, other in enumerate(stack):  # after everything on the same or a higher layer
+            if other.layer is not None and other.layer < layer:
+                index = i
+                break
+        stack.insert(index, obj)
         return obj
 
     def grid_remove(self, obj: WorldObject) -> None:
@@ -95,44 +103,40 @@ class World:
         cell = self.tiles[obj.x][obj.y][obj.layer]
         if obj in cell:
             cell.remove(obj)
+            self.stacks[obj.x][obj.y].remove(obj)
         obj.layer = None
 
-    def top_level_at(self, x: int, y: int) -> Iterator[WorldObject]:
-        """Top-level objects on a tile, top layer first."""
-        tile = self.tiles[x][y]
-        for layer in _TOP_DOWN:
-            yield from tile[layer]
+    def top_level_at(self, x: int, y: int) -> list[WorldObject]:
+        """Top-level objects on a tile, top layer first (a copy: safe to mutate the tile)."""
+        return list(self.stacks[x][y])
 
     def objects_at(self, x: int, y: int, respect_obscuring: bool = True) -> list[WorldObject]:
         """What an observer sees on a tile: top-down, each object then its visible contents;
         stops below the first layer holding an obscuring object (floors hide the grass)."""
         out: list[WorldObject] = []
-        tile = self.tiles[x][y]
-        for layer in _TOP_DOWN:
-            objs = tile[layer]
-            if not objs:
-                continue
-            obscured = False
-            for obj in objs:
-                out.append(obj)
-                if obj.obscures_below:
-                    obscured = True
-                if obj.contents and obj.is_open:
-                    for child in obj.visible_tree():
-                        out.append(child)
-                        if child.obscures_below:
-                            obscured = True
-            if obscured and respect_obscuring:
-                break
+        layer = None
+        obscured = False
+        for obj in self.stacks[x][y]:
+            if obj.layer != layer:
+                if obscured and respect_obscuring:
+                    break
+                layer = obj.layer
+            out.append(obj)
+            if obj.obscures_below:
+                obscured = True
+            if obj.contents and obj.is_open:
+                for child in obj.visible_tree():
+                    out.append(child)
+                    if child.obscures_below:
+                        obscured = True
         return out
 
     def blocker_at(self, x: int, y: int) -> WorldObject | None:
         """The first impassable thing on a tile (closed contents included), else None."""
-        tile = self.tiles[x][y]
-        for layer in _TOP_DOWN:
-            for obj in tile[layer]:
-                if not obj.is_passable_now():
-                    return obj
+        for obj in self.stacks[x][y]:
+            if not obj.is_passable_now():
+                return obj
+            if obj.contents:
                 for child in obj.all_contents():
                     if not child.is_passable_now():
                         return child
