@@ -109,3 +109,17 @@ def test_operators_are_deterministic_and_closed(s: str, t: str, seed: int) -> No
 
 def test_reverse_complement() -> None:
     assert reverse_complement("AACG") == "CGTT"
+
+
+def test_population_dynamics_with_fitness_selection_raises_mean_gc() -> None:
+    from discoverylab.labs.core.operators import PopulationDynamics
+
+    gen = rng(5)
+    population = ["".join(gen.choice(list("ACGT"), 20)) for _ in range(30)]
+    fitness = lambda pop: np.array([compute("gc_content", s) for s in pop]) ** 4  # noqa: E731
+    dyn = PopulationDynamics(ConsensusMerge(), GCBiasedMutation(bias=0.5), fitness=fitness)
+    history = dyn.run(population, 15, gen)
+    assert len(history) == 16 and all(len(p) == 30 for p in history)
+    means = [np.mean([compute("gc_content", s) for s in p]) for p in history]
+    assert means[-1] > means[0] + 0.2  # selection beats the neutral (b = 0.5) mutation
+    assert dyn.run(population, 3, rng(9)) == dyn.run(population, 3, rng(9))

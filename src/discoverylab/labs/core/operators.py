@@ -161,3 +161,44 @@ class Dynamics:
     def trajectory_batch(self, starts: Sequence[Any], steps: int, rng: np.random.Generator) -> list[list[Any]]:
         """Independent runs from many starts (one shared generator, consumed in start order)."""
         return [self.run(s, steps, rng) for s in starts]
+
+
+class PopulationDynamics:
+    """Branching dynamics: each generation, a composition operator merges parent pairs and an
+    evolution operator then acts on every child (spec §2.3 "population mode").
+
+    Args:
+        compose: an arity-2 operator.
+        evolve: an arity-1 operator applied to each child (None: none).
+        fitness: maps a list of objects to non-negative scores for fitness-proportional parent
+            choice; None picks parents uniformly.
+    """
+
+    def __init__(self, compose: Operator, evolve: Operator | None = None,
+                 fitness: Callable[[list[Any]], np.ndarray] | None = None) -> None:
+        if compose.arity != 2:
+            raise ValueError("population dynamics needs an arity-2 composition operator")
+        self.compose = compose
+        self.evolve = evolve
+        self.fitness = fitness
+
+    def generation(self, population: Sequence[Any], rng: np.random.Generator) -> list[Any]:
+        """The next population, of the same size."""
+        pop = list(population)
+        probs = None
+        if self.fitness is not None:
+            scores = np.clip(np.asarray(self.fitness(pop), dtype=np.float64), 0.0, None)
+            probs = scores / scores.sum() if scores.sum() > 0 else None
+        children = []
+        for _ in range(len(pop)):
+            i, j = rng.choice(len(pop), size=2, replace=len(pop) < 2, p=probs)
+            child = self.compose(pop[int(i)], pop[int(j)], rng=rng)
+            children.append(self.evolve(child, rng=rng) if self.evolve is not None else child)
+        return children
+
+    def run(self, population: Sequence[Any], generations: int, rng: np.random.Generator) -> list[list[Any]]:
+        """Populations of generations 0..generations."""
+        out = [list(population)]
+        for _ in range(generations):
+            out.append(self.generation(out[-1], rng))
+        return out
