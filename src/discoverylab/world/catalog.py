@@ -40,23 +40,31 @@ def templates() -> dict[str, dict[str, Any]]:
     return {k: v for k, v in raw.items() if not k.startswith("_")}
 
 
-def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
-    """Create an object from its template. `name`/`type_` and any attribute can be overridden."""
+@lru_cache(maxsize=None)
+def _compiled(kind: str) -> tuple[type[WorldObject], dict[str, Any], tuple[str, ...], dict[str, Any]]:
+    """(class, attribute overrides, material keys, props) of a template, parsed once."""
     try:
         tpl = templates()[kind]
     except KeyError:
         raise KeyError(f"Unknown object kind {kind!r}; known: {sorted(templates())}") from None
-    cls = CLASSES[tpl["class"]]
     attrs = dict(tpl.get("attrs", {}))
-    name = overrides.pop("name", tpl["name"])
-    type_ = overrides.pop("type_", tpl["type"])
-    props = overrides.pop("props", None)
-    attrs.update(overrides)
     if "layer" in tpl:
-        attrs.setdefault("layer_hint", Layer[tpl["layer"]])
+        attrs["layer_hint"] = Layer[tpl["layer"]]
+    attrs["name"], attrs["type_"] = tpl["name"], tpl["type"]
+    return CLASSES[tpl["class"]], attrs, tuple(tpl.get("materials", [])), dict(tpl.get("props", {}))
+
+
+def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
+    """Create an object from its template. `name`/`type_` and any attribute can be overridden."""
+    cls, base, material_keys, tpl_props = _compiled(kind)
+    attrs = {**base, **overrides} if overrides else dict(base)
+    name = attrs.pop("name")
+    type_ = attrs.pop("type_")
+    props = attrs.pop("props", None)
     make_material = shared_material if issubclass(cls, things.Terrain) else material
-    obj = cls(world, name, type_, [make_material(m) for m in tpl.get("materials", [])], **attrs)
-    obj.props.update(tpl.get("props", {}))
+    obj = cls(world, name, type_, [make_material(m) for m in material_keys], **attrs)
+    if tpl_props:
+        obj.props.update(tpl_props)
     if props:
         obj.props.update(props)
     if kind == "soil":

@@ -67,8 +67,10 @@ def material(key: str) -> Material:
 def shared_material(key: str) -> Material:
     """The table's own instance: for scenery (grass, floors, walls) that nothing ever alters.
     Saves thousands of copies per reset."""
-    material(key)  # same error message for unknown keys
-    return _table()[key]
+    table = _table()
+    if key not in table:
+        material(key)  # raises with the list of known materials
+    return table[key]
 
 
 def material_names() -> list[str]:
