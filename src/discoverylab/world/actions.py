@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from discoverylab.world.action_specs import ACTION_SPECS, DIRECTION, LOCATION, OBJECT, POST_ID
+from discoverylab.world.action_specs import ACTION_SPECS, DIRECTION, LOCATION, POST_ID
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import ActionResult, WorldObject
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,7 @@ def templates() -> dict[str, dict[str, Any]]:
     return {k: v for k, v in raw.items() if not k.startswith("_")}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(kind: str) -> tuple[type[WorldObject], dict[str, Any], tuple[str, ...], dict[str, Any]]:
     """(class, attribute overrides, material keys, props) of a template, parsed once."""
     try:

@@ -6,7 +6,13 @@ from discoverylab.agents import oracle_tools as ot
 from discoverylab.scenarios import layout
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
-from discoverylab.scenarios.unit._common import OBJECT_POOL, VILLA_TABLE_SPOTS, outdoor_base, spawn_pool, villa
+from discoverylab.scenarios.unit._common import (
+    OBJECT_POOL,
+    VILLA_TABLE_SPOTS,
+    outdoor_base,
+    spawn_pool,
+    villa,
+)
 from discoverylab.world.agent import Agent
 
 
