@@ -35,11 +35,7 @@ def register(cls: type[Scenario]) -> type[Scenario]:
 @lru_cache(maxsize=1)
 def _load() -> dict[str, type[Scenario]]:
     for module in SCENARIO_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+        importlib.import_module(module)
     return dict(_TASKS)
 
 

@@ -109,7 +109,10 @@ class NPC(Agent):
             heapq.heappop(self.queue)
 
     def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
-        """Drift around (x, y): go back if further than 4 tiles, else maybe step randomly."""
+        """Drift around (x, y): go back if further than 4 tiles, else maybe step randomly.
+
+        Enqueue wandering at priority 0: the one-tile moves it queues run at priority 1, ahead
+        of it, and it stays idle while they are pending (so it never floods the queue)."""
         if len(self.queue) > 1:
             return False
         rng = self.world.rng_npc
