@@ -98,3 +98,17 @@ def test_parse_json_reply_tolerates_wrapping(text: str, expected: Any) -> None:
 def test_parse_json_reply_rejects_text_without_json(text: str) -> None:
     with pytest.raises(ValueError, match="no JSON value"):
         parse_json_reply(text)
+
+
+def test_clamp_picks_the_matching_alternative_of_any_of() -> None:
+    schema = {
+        "anyOf": [
+            {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "number", "maximum": 1}},
+             "required": ["kind", "x"]},
+            {"type": "object", "properties": {"kind": {"const": "b"}, "x": {"type": "number", "minimum": 5}},
+             "required": ["kind", "x"]},
+        ]
+    }
+    assert clamp_numbers({"kind": "a", "x": 3}, schema) == {"kind": "a", "x": 1}
+    assert clamp_numbers({"kind": "b", "x": 3}, schema) == {"kind": "b", "x": 5}
+    assert clamp_numbers({"kind": "c", "x": 3}, schema) == {"kind": "c", "x": 3}

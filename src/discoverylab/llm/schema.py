@@ -161,6 +161,14 @@ def clamp_numbers(instance: Any, schema: Mapping[str, Any]) -> Any:
 
 def _clamp(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
     schema = _resolve(schema, root)
+    for keyword in ("anyOf", "oneOf"):
+        # Use the first alternative that the clamped value satisfies (e.g. the right action shape).
+        for option in schema.get(keyword, []):
+            candidate = _clamp(value, option, root)
+            errors: list[str] = []
+            _check(candidate, option, root, "$", errors)
+            if not errors:
+                return candidate
     if _TYPE_CHECKS["number"](value) and not (isinstance(value, float) and math.isnan(value)):
         if "minimum" in schema and value < schema["minimum"]:
             value = schema["minimum"]

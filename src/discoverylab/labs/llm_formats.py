@@ -1,0 +1,306 @@
+"""Action formats for `LLMLabAgent`: per protocol phase, a JSON schema and how to render it.
+
+Each format reads only what the protocol already tells the agent (sequence length, batch size,
+measurables, held-out ids, the current phase); it never touches hidden truth. Schemas bound every
+string and array so a small model's reply stays short, and numbers are clamped into the ranges
+the lab accepts. If a protocol changes its public attributes, the agent falls back to its generic
+free-text format rather than failing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from discoverylab.labs.protocol import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class ActionFormat:
+    """What the model must return this turn and how it becomes the protocol's message text."""
+
+    name: str
+    schema: dict[str, Any]
+    render: Callable[[dict[str, Any]], str]
+    instructions: str = ""
+
+
+FormatChooser = Callable[[Protocol | None, str], ActionFormat]
+FORMATS: dict[str, FormatChooser] = {}
+
+
+def register_action_format(protocol_name: str, chooser: FormatChooser) -> None:
+    """Register `chooser(protocol, lab_message) -> ActionFormat` for a protocol name."""
+    FORMATS[protocol_name] = chooser
+
+
+def reasoning_field(max_chars: int = 300) -> dict[str, Any]:
+    """A bounded scratch-pad field; it comes first so the model reasons before it acts."""
+    return {"type": "string", "maxLength": max_chars}
+
+
+def generic_format(protocol: Protocol | None = None, message: str = "") -> ActionFormat:
+    """Fallback for protocols without a registered format: the model writes the message itself."""
+    schema = {
+        "type": "object",
+        "properties": {"reasoning": reasoning_field(), "message": {"type": "string", "maxLength": 2000}},
+        "required": ["reasoning", "message"],
+        "additionalProperties": False,
+    }
+    return ActionFormat(
+        name="message",
+        schema=schema,
+        render=lambda data: str(data.get("message", "")),
+        instructions="Put the exact text to send to the lab in `message`, following the lab's instructions.",
+    )
+
+
+_NUMBERED_SEQUENCE = re.compile(r"^\s*\d+\.\s*([ACGT]+)\s*$", re.MULTILINE)
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def _unit_number() -> dict[str, Any]:
+    """A number in [0,1] as a short decimal string.
+
+    llama.cpp grammars ignore numeric bounds and let a small model emit `1000000...` until the
+    token budget runs out; a string pattern bounds both the value and its length.
+    """
+    return {"type": "string", "pattern": r"^(0|1|0\.[0-9]{1,3}|1\.0{1,3})$"}
+
+
+def _decimal(max_int_digits: int = 4) -> dict[str, Any]:
+    """A non-negative decimal of bounded length (clamped into the lab's range when rendered)."""
+    return {"type": "string", "pattern": rf"^[0-9]{{1,{max_int_digits}}}(\.[0-9]{{1,3}})?$"}
+
+
+def _clamped(value: Any, low: float, high: float) -> float:
+    return min(max(float(value), low), high)
+
+
+def _small_int(low: int, high: int) -> dict[str, Any]:
+    """A bounded integer as an enum (grammars enforce enums, not minimum/maximum)."""
+    return {"type": "integer", "enum": list(range(low, high + 1))}
+
+
+# ---------------------------------------------------------------------- sequence/hidden-property
+def hidden_property_format(protocol: Protocol | None, message: str) -> ActionFormat:
+    """Rounds: `SAMPLE v` or a batch of sequences; final: ranked hypotheses plus predictions."""
+    config = getattr(protocol, "config", None)
+    length = int(config.length) if config is not None else 10
+    batch = int(config.batch) if config is not None else 10
+    if getattr(protocol, "phase", "rounds") == "final" or '"hypotheses"' in message:
+        return _hidden_property_final(protocol, message)
+    letters = {"type": "string", "pattern": f"^[ACGT]{{{length}}}$"}
+    sample = _object({"reasoning": reasoning_field(200), "action": {"const": "SAMPLE"}, "value": _unit_number()})
+    query = _object({
+        "reasoning": reasoning_field(200),
+        "action": {"const": "SEQUENCES"},
+        "sequences": {"type": "array", "items": letters, "minItems": batch, "maxItems": batch},
+    })
+    options = [sample, query]
+    if config is not None and getattr(config, "allow_random", False):
+        options.append(_object({"reasoning": reasoning_field(200), "action": {"const": "RANDOM"}}))
+
+    def render(data: dict[str, Any]) -> str:
+        if data["action"] == "SAMPLE":
+            return f"SAMPLE {_clamped(data['value'], 0.0, 1.0):.3f}"
+        if data["action"] == "RANDOM":
+            return "RANDOM"
+        return "\n".join(data["sequences"])
+
+    return ActionFormat(
+        name="round",
+        schema={"anyOf": options},
+        render=render,
+        instructions=(
+            f"Choose `SAMPLE` with a target `value` in [0,1], or `SEQUENCES` with exactly {batch} "
+            f"sequences of {length} letters from A, C, G, T that test your current idea about f."
+        ),
+    )
+
+
+def _hidden_property_final(protocol: Protocol | None, message: str) -> ActionFormat:
+    listed = getattr(protocol, "prediction_sequences", None) or _NUMBERED_SEQUENCE.findall(message)
+    sequences = [str(s) for s in listed]
+    hypothesis = _object({"description": {"type": "string", "maxLength": 200}})
+    schema = _object({
+        "hypotheses": {"type": "array", "items": hypothesis, "minItems": 1, "maxItems": 3},
+        "predictions": {"type": "array", "items": _unit_number(),
+                        "minItems": len(sequences), "maxItems": len(sequences)},
+    })
+
+    def render(data: dict[str, Any]) -> str:
+        hypotheses = [{"rank": i, "description": h["description"]} for i, h in enumerate(data["hypotheses"], 1)]
+        predictions = {seq: float(v) for seq, v in zip(sequences, data["predictions"], strict=False)}
+        return json.dumps({"hypotheses": hypotheses, "predictions": predictions})
+
+    return ActionFormat(
+        name="final_answer",
+        schema=schema,
+        render=render,
+        instructions=(
+            "Give up to 3 ranked hypotheses for f (best first, each a precise definition), then your "
+            f"predicted f value for each of the {len(sequences)} listed sequences, in the listed order."
+        ),
+    )
+
+
+# ---------------------------------------------------------------------- sequence/unknown-dynamics
+def unknown_dynamics_format(protocol: Protocol | None, message: str) -> ActionFormat:
+    """Experiments (start sequence, measurables, steps) until the lab asks for the report."""
+    config = getattr(protocol, "config", None)
+    length = int(config.length) if config is not None else 30
+    max_steps = int(config.max_steps) if config is not None else 20
+    measurables = [str(m) for m in config.measurables] if config is not None else ["gc_content"]
+    if getattr(protocol, "phase", "") == "report" or "report_request" in message:
+        return _dynamics_report(protocol, message, measurables)
+    schema = _object({
+        "reasoning": reasoning_field(200),
+        "sequence": {"type": "string", "pattern": f"^[ACGT]{{{length}}}$"},
+        "measurables": {"type": "array", "items": {"type": "string", "enum": measurables},
+                        "minItems": 1, "maxItems": len(measurables)},
+        "steps": _small_int(1, max_steps) if max_steps <= 50 else {"type": "integer", "enum": [1, 5, 10, 20, 50]},
+    })
+
+    def render(data: dict[str, Any]) -> str:
+        return json.dumps({"type": "experiment", "sequence": data["sequence"], "measurables": data["measurables"],
+                           "steps": int(data["steps"]), "reasoning": data["reasoning"]})
+
+    return ActionFormat(
+        name="experiment",
+        schema=schema,
+        render=render,
+        instructions=(
+            f"Design one experiment: a start sequence of {length} letters (A, C, G, T), the measurables to "
+            f"record, and a number of steps from 1 to {max_steps}. Vary start points to find where they end up."
+        ),
+    )
+
+
+def _dynamics_report(protocol: Protocol | None, message: str, measurables: list[str]) -> ActionFormat:
+    starts = getattr(protocol, "starts", None)
+    ids = [str(s.sid) for s in starts] if starts else _heldout_ids(message)
+    attractor = _object({"gc": _unit_number(), "pal": _unit_number(),
+                         "type": {"type": "string", "enum": ["fixed", "2-cycle", "other"]}})
+    schema = _object({
+        "hypothesis": {"type": "string", "maxLength": 300},
+        "evidence": {"type": "string", "maxLength": 300},
+        "attractors": {"type": "array", "items": attractor, "minItems": 1, "maxItems": 3},
+        "drivers": {"type": "array", "items": {"type": "string", "enum": measurables},
+                    "minItems": 1, "maxItems": len(measurables)},
+        "basins": {"type": "array", "items": _small_int(1, 3),
+                   "minItems": len(ids), "maxItems": len(ids)},
+    })
+
+    def render(data: dict[str, Any]) -> str:
+        predictions = {sid: {"attractor": int(k)} for sid, k in zip(ids, data["basins"], strict=False)}
+        attractors = [{"gc": float(a["gc"]), "pal": float(a["pal"]), "type": a["type"]} for a in data["attractors"]]
+        return json.dumps({"type": "report", "hypothesis": data["hypothesis"], "evidence": data["evidence"],
+                           "attractors": attractors, "drivers": data["drivers"], "predictions": predictions})
+
+    return ActionFormat(
+        name="report",
+        schema=schema,
+        render=render,
+        instructions=(
+            "Write the final report: the rule you inferred, the evidence, the attractors in (gc, pal) space, "
+            f"the measurables that drive the process, and for each of the {len(ids)} held-out starts "
+            "(in the listed order) the number of the attractor it converges to."
+        ),
+    )
+
+
+def _heldout_ids(message: str) -> list[str]:
+    start = message.find("{")
+    try:
+        payload = json.loads(message[start:]) if start >= 0 else {}
+    except json.JSONDecodeError:
+        return []
+    starts = payload.get("heldout_starts", {}) if isinstance(payload, dict) else {}
+    return [str(k) for k in starts]
+
+
+# ---------------------------------------------------------------------- macro/causal-discovery
+def macro_format(protocol: Protocol | None, message: str) -> ActionFormat:
+    """One-factor experiments while budget remains, then the causal-graph report."""
+    from discoverylab.labs.macroecon.observation import INDICATORS
+    from discoverylab.labs.macroecon.params import MAX_STEPS, MIN_STEPS, TUNABLES
+
+    budget_left = getattr(protocol, "budget_left", 1)
+    if budget_left <= 0 or "final report now" in message:
+        return _macro_report(protocol, [t.key for t in TUNABLES], list(INDICATORS))
+    options = [
+        _object({
+            "hypothesis": {"type": "string", "maxLength": 200},
+            "design": {"type": "string", "maxLength": 200},
+            "parameter": {"const": t.key},
+            "value": _decimal(len(str(int(t.high)))),
+            "number_of_steps": {"type": "integer", "enum": sorted({MIN_STEPS, 20, 50, 100, 150, MAX_STEPS})},
+        })
+        for t in TUNABLES
+    ]
+
+    ranges = {t.key: (t.low, t.high) for t in TUNABLES}
+
+    def render(data: dict[str, Any]) -> str:
+        key = data["parameter"]
+        return json.dumps({"type": "experiment", "hypothesis": data["hypothesis"], "design": data["design"],
+                           "update_from_previous": "", "params": {key: _clamped(data["value"], *ranges[key])},
+                           "number_of_steps": int(data["number_of_steps"])})
+
+    return ActionFormat(
+        name="experiment",
+        schema={"anyOf": options},
+        render=render,
+        instructions=(
+            "Run one experiment: state a causal hypothesis, the design that could falsify it, the one "
+            "parameter you change, its new value and the run length in quarters."
+        ),
+    )
+
+
+def _macro_report(protocol: Protocol | None, tunables: list[str], indicators: list[str]) -> ActionFormat:
+    log = getattr(protocol, "log", None)
+    setting_ids = [str(s.setting_id) for s in getattr(log, "held_out", [])]
+    edge = _object({
+        "cause": {"type": "string", "enum": tunables + indicators},
+        "effect": {"type": "string", "enum": indicators},
+        "sign": {"type": "string", "enum": ["+", "-", "0"]},
+        "horizon": {"type": "string", "enum": ["short", "long"]},
+    })
+    prediction = _object({"unemployment_mean_q50_100": _unit_number(),
+                          "gov_debt_final": _decimal(7)})
+    schema = _object({
+        "edges": {"type": "array", "items": edge, "minItems": 1, "maxItems": 4},
+        "predictions": {"type": "array", "items": prediction,
+                        "minItems": len(setting_ids), "maxItems": len(setting_ids)},
+        "narrative": {"type": "string", "maxLength": 300},
+    })
+
+    def render(data: dict[str, Any]) -> str:
+        predictions = [{"setting_id": sid, "unemployment_mean_q50_100": float(p["unemployment_mean_q50_100"]),
+                        "gov_debt_final": float(p["gov_debt_final"])}
+                       for sid, p in zip(setting_ids, data["predictions"], strict=False)]
+        return json.dumps({"type": "report", "causal_graph": {"edges": data["edges"]}, "claims": [],
+                           "predictions": predictions, "narrative": data["narrative"]})
+
+    return ActionFormat(
+        name="report",
+        schema=schema,
+        render=render,
+        instructions=(
+            "Write the final report: up to 4 causal edges (cause, effect, sign, horizon), predictions for "
+            f"the {len(setting_ids)} held-out settings in the listed order, and a short narrative."
+        ),
+    )
+
+
+register_action_format("sequence/hidden-property", hidden_property_format)
+register_action_format("sequence/unknown-dynamics", unknown_dynamics_format)
+register_action_format("macro/causal-discovery", macro_format)

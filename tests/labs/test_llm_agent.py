@@ -1,0 +1,171 @@
+"""LLMLabAgent with scripted model replies: every action format renders messages its protocol accepts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from discoverylab.labs.agents import make_agent, run_episode
+from discoverylab.labs.llm_agent import LLMLabAgent, _cap_strings
+from discoverylab.labs.protocol import Protocol, make_protocol
+from discoverylab.llm import LLMClient, LLMUnavailable, validate
+from llm_scripted_server import Scripted, ScriptedLLMServer, chat_reply, error_body
+
+CHEAP_MACRO_TRUTH = {"replicates": 2, "steps": 40, "short_window": (1, 10), "long_window": (21, 40)}
+
+
+def client_for(server: ScriptedLLMServer) -> LLMClient:
+    return LLMClient(base_url=server.base_url, model="m", max_retries=0, sleep=lambda _: None)
+
+
+def push_json(server: ScriptedLLMServer, *objects: dict[str, Any]) -> None:
+    server.push_text(*(json.dumps(obj) for obj in objects))
+
+
+def lab_errors(protocol: Protocol) -> list[str]:
+    return [e.info["error"] for e in protocol.transcript if e.role == "lab" and "error" in e.info]
+
+
+def sent_schemas(server: ScriptedLLMServer) -> list[dict[str, Any]]:
+    return [r["response_format"]["json_schema"]["schema"] for r in server.requests]
+
+
+def test_hidden_property_sample_then_final_answer(scripted_llm: ScriptedLLMServer) -> None:
+    protocol = make_protocol("sequence/hidden-property", rounds=1, n_predictions=3)
+    agent = LLMLabAgent(protocol, client_for(scripted_llm))
+    reply_round = {"reasoning": "probe high values", "action": "SAMPLE", "value": "0.75"}
+    reply_final = {"hypotheses": [{"description": "fraction of G or C"}], "predictions": ["0.1", "0.5", "1"]}
+    push_json(scripted_llm, reply_round, reply_final)
+
+    result = run_episode(protocol, agent, seed=3)
+
+    assert lab_errors(protocol) == []
+    schemas = sent_schemas(scripted_llm)
+    assert validate(reply_round, schemas[0]) == [] and validate(reply_final, schemas[1]) == []
+    assert agent.turns[0].message == "SAMPLE 0.750"
+    final = json.loads(agent.turns[1].message)
+    assert final["predictions"] == dict(zip(protocol.prediction_sequences, [0.1, 0.5, 1.0], strict=True))
+    assert final["hypotheses"] == [{"rank": 1, "description": "fraction of G or C"}]
+    assert 0.0 <= result.score.score <= 1.0
+
+
+def test_hidden_property_sequence_batch_is_evaluated(scripted_llm: ScriptedLLMServer) -> None:
+    protocol = make_protocol("sequence/hidden-property", rounds=2, batch=3, length=6, n_predictions=2)
+    agent = LLMLabAgent(protocol, client_for(scripted_llm))
+    batch = ["ACGTAC", "GGGGGG", "ATATAT"]
+    push_json(scripted_llm, {"reasoning": "", "action": "SEQUENCES", "sequences": batch})
+    agent.reset(0)
+    reply = protocol.step(agent.act(protocol.reset(0)))
+    assert "error" not in reply.info
+    assert reply.info["action"] == {"kind": "query", "sequences": batch}
+
+
+def test_unknown_dynamics_experiment_then_report(scripted_llm: ScriptedLLMServer) -> None:
+    protocol = make_protocol("sequence/unknown-dynamics", rounds=1, length=8, max_steps=5, n_heldout=2)
+    agent = LLMLabAgent(protocol, client_for(scripted_llm))
+    experiment = {"reasoning": "start GC-rich", "sequence": "GCGCGCAT", "measurables": ["gc_content"], "steps": 5}
+    report = {
+        "hypothesis": "sequences drift to two attractors", "evidence": "experiment 1",
+        "attractors": [{"gc": "0.8", "pal": "0.8", "type": "2-cycle"}, {"gc": "0.4", "pal": "0.2", "type": "fixed"}],
+        "drivers": ["gc_content", "palindrome_score"], "basins": [1, 2],
+    }
+    push_json(scripted_llm, experiment, report)
+
+    result = run_episode(protocol, agent, seed=1)
+
+    assert lab_errors(protocol) == []
+    assert protocol.done and [t.format for t in agent.turns] == ["experiment", "report"]
+    sent = json.loads(agent.turns[1].message)
+    assert sent["attractors"][0] == {"gc": 0.8, "pal": 0.8, "type": "2-cycle"}
+    assert set(sent["predictions"]) == {s.sid for s in protocol.starts}
+    assert 0.0 <= result.score.score <= 1.0
+
+
+def test_macro_experiment_value_is_clamped_and_report_accepted(scripted_llm: ScriptedLLMServer) -> None:
+    protocol = make_protocol("macro/causal-discovery", budget=1, held_out=1, max_turns=4,
+                             ground_truth=CHEAP_MACRO_TRUTH)
+    agent = LLMLabAgent(protocol, client_for(scripted_llm))
+    experiment = {"hypothesis": "transfers cut unemployment", "design": "raise g0", "parameter": "g0",
+                  "value": "5", "number_of_steps": 50}
+    report = {"edges": [{"cause": "g0", "effect": "unemployment", "sign": "-", "horizon": "long"}],
+              "predictions": [{"unemployment_mean_q50_100": "0.1", "gov_debt_final": "1000"}], "narrative": "n"}
+    push_json(scripted_llm, experiment, report)
+
+    result = run_episode(protocol, agent, seed=2)
+
+    assert lab_errors(protocol) == []
+    assert json.loads(agent.turns[0].message)["params"] == {"g0": 0.6}  # 5 clamped to g0's maximum
+    assert protocol.done and [t.format for t in agent.turns] == ["experiment", "report"]
+    assert 0.0 <= result.score.score <= 1.0
+
+
+def test_unusable_model_output_never_crashes_the_episode(scripted_llm: ScriptedLLMServer) -> None:
+    protocol = make_protocol("sequence/hidden-property", rounds=1, n_predictions=2, final_retries=0)
+    agent = LLMLabAgent(protocol, client_for(scripted_llm), bad_output_retries=0)
+    scripted_llm.push_text("I think it is GC content", "no idea")
+
+    result = run_episode(protocol, agent, seed=0)
+
+    assert protocol.done and len(agent.turns) == 2
+    assert all(turn.error and turn.data is None for turn in agent.turns)
+    assert agent.turns[0].message == "I think it is GC content"  # sent as-is; the lab explains the problem
+    assert lab_errors(protocol)
+    assert 0.0 <= result.score.score <= 1.0
+
+
+def test_unregistered_protocol_uses_the_generic_message_format(scripted_llm: ScriptedLLMServer) -> None:
+    agent = LLMLabAgent(client=client_for(scripted_llm), protocol_name="other/lab")
+    push_json(scripted_llm, {"reasoning": "greet", "message": "HELLO LAB"})
+    agent.reset(0)
+    assert agent.act("Welcome. Say something.") == "HELLO LAB"
+    schema = sent_schemas(scripted_llm)[0]
+    assert set(schema["properties"]) == {"reasoning", "message"}
+    assert schema["properties"]["message"]["maxLength"] == 120  # the default max_text_chars
+
+
+def test_history_is_bounded_and_keeps_the_first_message(scripted_llm: ScriptedLLMServer) -> None:
+    agent = LLMLabAgent(client=client_for(scripted_llm), protocol_name="other/lab", history_turns=1,
+                        max_message_chars=300)
+    push_json(scripted_llm, *[{"reasoning": "", "message": f"m{i}"} for i in range(4)])
+    agent.reset(0)
+    for text in ["INTRO " + "x" * 1000, "lab 2", "lab 3", "lab 4"]:
+        agent.act(text)
+    last = scripted_llm.requests[-1]["messages"]
+    contents = [m["content"] for m in last]
+    assert contents[1].startswith("INTRO ") and "characters omitted" in contents[1] and len(contents[1]) < 400
+    assert "lab 3" in contents and "lab 2" not in contents and contents[-1] == "lab 4"
+
+
+def test_unreachable_model_stops_the_run(scripted_llm: ScriptedLLMServer) -> None:
+    protocol = make_protocol("sequence/hidden-property", rounds=1)
+    agent = LLMLabAgent(protocol, client_for(scripted_llm))
+    scripted_llm.push(Scripted(status=503, body=error_body("down")))
+    with pytest.raises(LLMUnavailable):
+        run_episode(protocol, agent, seed=0)
+
+
+def test_llm_agent_is_registered_for_every_lab(scripted_llm: ScriptedLLMServer) -> None:
+    protocol = make_protocol("sequence/hidden-property")
+    agent = make_agent("sequence/hidden-property", "llm", protocol, client=client_for(scripted_llm))
+    assert isinstance(agent, LLMLabAgent) and agent.protocol is protocol
+
+
+def test_turn_records_are_json_ready(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.push(Scripted(body=chat_reply(json.dumps({"reasoning": "r", "message": "x"}), 5, 3)))
+    agent = LLMLabAgent(client=client_for(scripted_llm), protocol_name="other/lab")
+    agent.reset(0)
+    agent.act("hi")
+    (record,) = agent.turn_records()
+    assert json.loads(json.dumps(record))["completion_tokens"] == 3 and record["message"] == "x"
+
+
+def test_cap_strings_only_touches_free_text() -> None:
+    schema = {"type": "object", "properties": {
+        "free": {"type": "string", "maxLength": 500}, "unbounded": {"type": "string"},
+        "short": {"type": "string", "maxLength": 10}, "coded": {"type": "string", "pattern": "^[AC]+$"},
+        "choice": {"type": "string", "enum": ["a"]}}}
+    props = _cap_strings(schema, 50)["properties"]
+    assert [props[k].get("maxLength") for k in ("free", "unbounded", "short", "coded", "choice")] == [
+        50, 50, 10, None, None]
