@@ -20,6 +20,7 @@ from rich.table import Table
 
 from discoverylab.bench.episode import EpisodeRecord
 from discoverylab.bench.runner import SUITES, make_jobs, parse_seeds, run_jobs, suite_tasks, summarize
+from discoverylab.labs.cli import lab_app
 
 app = typer.Typer(help="discoverylab: scientific-discovery environments for AI agents.", no_args_is_help=True)
 console = Console()
@@ -193,6 +194,9 @@ def docs(out: Annotated[Path, typer.Option("--out")] = Path("docs/tasks.md")) ->
 
     out.write_text(tasks_markdown(), encoding="utf-8")
     console.print(f"wrote {out}")
+
+
+app.add_typer(lab_app, name="lab", help="Tiny Labs: small black-box scientific sandboxes.")
 
 
 def main() -> None:

@@ -1,0 +1,244 @@
+"""`discoverylab lab ...`: list the Tiny Labs, play one as the agent, run baseline or LLM agents.
+
+    discoverylab lab list
+    discoverylab lab play sequence/hidden-property --seed 3
+    discoverylab lab run all --agent oracle,random --seeds 0-4 --out runs/labs --workers 2 --json
+
+`PROTOCOL` is a protocol name (`sequence/hidden-property`), a lab name (`sequence`: all of its
+protocols) or `all`. Only this module talks to the terminal; the work is in `labs.runner`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from discoverylab.labs.agents import UnknownAgentError
+from discoverylab.labs.protocol import ProtocolError, Score, make_protocol, protocol_entry, protocol_names
+from discoverylab.labs.runner import (
+    LabJob,
+    LabRecord,
+    RunConfigMismatch,
+    available_agents,
+    expand_protocols,
+    make_jobs,
+    run_lab_jobs,
+    summarize,
+    write_json,
+)
+
+lab_app = typer.Typer(help="Tiny Labs: small black-box scientific sandboxes.", no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+PLAY_HELP = ("Type your message to the lab; an empty line sends it (messages may span several lines). "
+             "Commands: ':quit' ends the episode and grades it, ':help' shows this text.")
+
+
+def _fail(message: str) -> NoReturn:
+    err.print(f"[red]Error:[/red] {escape(message)}")
+    raise typer.Exit(2)
+
+
+def _parse_config(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        _fail(f"--config must be a JSON object, e.g. '{{\"rounds\": 6}}' ({exc})")
+    if not isinstance(config, dict):
+        _fail("--config must be a JSON object, e.g. '{\"rounds\": 6}'")
+    return config
+
+
+def parse_seeds(text: str) -> list[int]:
+    """'0-4' -> [0..4]; '1,3,5' -> [1, 3, 5]; '7' -> [7]."""
+    from discoverylab.bench.runner import parse_seeds as parse
+
+    seeds = parse(text)
+    if any(s < 0 for s in seeds):
+        raise ValueError(f"seeds must be >= 0, got {text!r}")
+    return seeds
+
+
+@lab_app.command("list")
+def list_labs(as_json: Annotated[bool, typer.Option("--json", help="print the list as JSON")] = False) -> None:
+    """List the labs, their protocols, agents and Gymnasium ids."""
+    from discoverylab.labs.gym_text import lab_gym_id
+
+    rows: list[dict[str, Any]] = []
+    for name in protocol_names():
+        lab = name.split("/", 1)[0]
+        rows.append({"lab": lab, "protocol": name, "agents": available_agents(lab), "gym_id": lab_gym_id(name),
+                     "summary": protocol_entry(name).summary})
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    table = Table(title="Tiny Labs")
+    table.add_column("protocol", no_wrap=True)
+    table.add_column("agents")
+    table.add_column("summary", overflow="fold")
+    for row in rows:
+        table.add_row(row["protocol"], ", ".join(row["agents"]), row["summary"])
+    console.print(table)
+    console.print("Gymnasium ids (import discoverylab.labs.gym_text):")
+    for row in rows:
+        console.print(f"  {row['gym_id']}", soft_wrap=True)
+
+
+# ---------------------------------------------------------------------- play
+def _read_message() -> str | None:
+    """Lines up to an empty line; None at end of input with nothing typed."""
+    lines: list[str] = []
+    while True:
+        try:
+            line = console.input("[bold cyan]> [/bold cyan]" if not lines else "[cyan]. [/cyan]")
+        except (EOFError, KeyboardInterrupt):
+            return "\n".join(lines) if lines else None
+        if not line.strip():
+            if lines:
+                return "\n".join(lines)
+            continue
+        lines.append(line)
+
+
+def _print_score(title: str, score: Score) -> None:
+    table = Table(title=title)
+    table.add_column("part")
+    table.add_column("value", justify="right")
+    for name, value in score.parts.items():
+        table.add_row(name, f"{value:.3f}")
+    for name, label in score.labels.items():
+        table.add_row(name, escape(str(label)))
+    table.add_row("[bold]score[/bold]", f"[bold]{score.score:.3f}[/bold]")
+    console.print(table)
+
+
+@lab_app.command()
+def play(
+    protocol: Annotated[str, typer.Argument(help="protocol name, e.g. sequence/hidden-property")],
+    seed: Annotated[int, typer.Option("--seed", "-s")] = 0,
+    config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="save transcript and score here")] = None,
+) -> None:
+    """Play a protocol yourself: you type the agent's messages, the lab replies, the grade comes last."""
+    options = _parse_config(config)
+    try:
+        lab = make_protocol(protocol, **options)
+    except (ProtocolError, KeyError, ValueError, TypeError) as exc:
+        _fail(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
+    console.print(f"[bold]{escape(protocol)}[/bold], seed {seed}. {PLAY_HELP}\n")
+    console.print(escape(lab.reset(seed)))
+    while not lab.done:
+        message = _read_message()
+        if message is None or message.strip() in (":quit", ":q"):
+            console.print("[yellow]Episode stopped before the lab ended it.[/yellow]")
+            break
+        if message.strip() == ":help":
+            console.print(PLAY_HELP)
+            continue
+        reply = lab.step(message)
+        console.print(escape(reply.text))
+        if "error" in reply.info:
+            console.print(f"[yellow]({escape(str(reply.info['error']))})[/yellow]")
+    try:
+        score = lab.grade()
+    except Exception as exc:  # noqa: BLE001 - an unfinished episode may not be gradable; say so
+        _fail(f"could not grade this episode: {exc}")
+    _print_score(f"Grade: {protocol}, seed {seed}", score)
+    if out is not None:
+        job = LabJob(protocol, seed, "human", options)
+        record = LabRecord(lab=job.lab, protocol=protocol, seed=seed, agent="human", score=score.score,
+                           parts=score.parts, labels=score.labels, turns=lab.turn, config=options)
+        transcript = [{"type": "message", **e.model_dump(mode="json")} for e in lab.transcript]
+        from discoverylab import records
+
+        records.write_jsonl(out / "transcripts" / f"{job.stem}.jsonl", transcript)
+        write_json(out / "scores" / f"{job.stem}.json", {**record.model_dump(mode="json"), "details": score.details})
+        console.print(f"Saved to {out}")
+
+
+# ---------------------------------------------------------------------- run
+def _results_table(results: list[LabRecord]) -> Table:
+    table = Table(title="Tiny Labs results (mean score per protocol and agent)")
+    for col, just in (("protocol", "left"), ("agent", "left"), ("n", "right"), ("err", "right"),
+                      ("score", "right"), ("turns", "right"), ("s/ep", "right")):
+        table.add_column(col, justify=just, no_wrap=col in ("protocol", "agent"))  # type: ignore[arg-type]
+    for row in summarize(results):
+        table.add_row(row["protocol"], row["agent"], str(row["episodes"]), str(row["errors"]), f"{row['score']:.3f}",
+                      f"{row['turns']:.1f}", f"{row['seconds']:.2f}")
+    return table
+
+
+def _parts_tables(results: list[LabRecord]) -> list[Table]:
+    """One table per protocol: the grader's parts (rows) averaged per agent (columns)."""
+    tables = []
+    rows = summarize(results)
+    for protocol in sorted({row["protocol"] for row in rows}):
+        mine = [row for row in rows if row["protocol"] == protocol]
+        names = sorted({name for row in mine for name in row["parts"]})
+        if not names:
+            continue
+        table = Table(title=f"{protocol}: grader parts (mean over ok episodes)")
+        table.add_column("part", no_wrap=True)
+        for row in mine:
+            table.add_column(row["agent"], justify="right")
+        for name in names:
+            table.add_row(name, *(f"{row['parts'][name]:.3f}" if name in row["parts"] else "-" for row in mine))
+        tables.append(table)
+    return tables
+
+
+@lab_app.command()
+def run(
+    protocol: Annotated[str, typer.Argument(help="protocol name, lab name, or 'all'")],
+    agent: Annotated[str, typer.Option("--agent", "-a", help="oracle, random, heuristic or llm (comma-separated)")]
+    = "oracle",
+    seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-4 or 0,2,5")] = "0",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="run directory (resumable)")] = None,
+    workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 1,
+    config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object, shared or keyed by protocol name")] = None,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="fresh attempts after a transient failure")] = 2,
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="write PNG plots under OUT/plots")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON record per episode")] = False,
+) -> None:
+    """Run agents on protocols: results.jsonl, transcripts, score files and plots under --out."""
+    options = _parse_config(config)
+    try:
+        protocols = expand_protocols(protocol)
+        jobs = make_jobs(protocols, parse_seeds(seeds), [a.strip() for a in agent.split(",") if a.strip()], options)
+    except (ProtocolError, UnknownAgentError) as exc:
+        _fail(str(exc.args[0]) if exc.args else str(exc))
+    except ValueError as exc:
+        _fail(str(exc))
+    if not jobs:
+        _fail("nothing to run: give at least one agent")
+    progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=err, disable=as_json and not err.is_terminal)
+    with progress:
+        bar = progress.add_task(f"{agent} on {protocol}", total=len(jobs))
+        try:
+            results = run_lab_jobs(jobs, out, workers, on_done=lambda _r: progress.advance(bar), retries=retries,
+                                   plots=plots)
+        except RunConfigMismatch as exc:
+            _fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps([r.model_dump(mode="json") for r in results]))
+        return
+    console.print(_results_table(results))
+    for table in _parts_tables(results):
+        console.print(table)
+    for record in results:
+        if record.status == "error":
+            err.print(f"[red]{record.protocol} seed {record.seed} {record.agent}:[/red] {escape(record.error or '')}")
+    if out is not None:
+        console.print(f"Results: {out / 'results.jsonl'}  transcripts: {out / 'transcripts'}  "
+                      f"scores: {out / 'scores'}" + (f"  plots: {out / 'plots'}" if plots else ""))

@@ -1,0 +1,415 @@
+"""Run Tiny Labs episodes in parallel processes, resumably, with transcripts, score files and plots.
+
+Layout of a run directory `out` (the same conventions as the DiscoveryWorld benchmark runner):
+
+    out/results.jsonl                              one `LabRecord` per finished episode (append + fsync)
+    out/transcripts/<protocol>-s<seed>-<agent>.jsonl  start line, one line per message, end line
+    out/scores/<protocol>-s<seed>-<agent>.json     the grade (score, parts, labels, details), truth
+    out/plots/*.png                                per-episode figures and `scores.png`
+
+`<protocol>` is the registry name with "/" replaced by "-". A re-run with the same `out` skips
+(protocol, seed, agent) keys already recorded with status "ok"; failed episodes are redone. An
+episode that fails is recorded with `status: "error"` (after `retries` fresh attempts when the
+failure looks transient: connection errors, timeouts, an unreachable LLM endpoint).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import logging
+import os
+import re
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from discoverylab import records
+from discoverylab.labs.agents import LabAgent, UnknownAgentError, agent_kinds, make_agent
+from discoverylab.labs.protocol import (
+    Protocol,
+    Score,
+    UnknownProtocolError,
+    make_protocol,
+    protocol_entry,
+    protocol_names,
+)
+
+logger = logging.getLogger(__name__)
+
+KEY_FIELDS: tuple[str, ...] = ("protocol", "seed", "agent")
+LLM_AGENT_MODULE = "discoverylab.labs.llm_agent"
+_LAB_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class RunConfigMismatch(ValueError):
+    """`out/results.jsonl` holds episodes run with another protocol config than the one requested."""
+
+
+# ---------------------------------------------------------------------- records and jobs
+class LabRecord(BaseModel):
+    """One episode's result: the unit of `results.jsonl` and of `lab run --json`."""
+
+    lab: str
+    protocol: str
+    seed: int
+    agent: str
+    status: Literal["ok", "error"] = "ok"
+    score: float = Field(0.0, ge=0.0, le=1.0)
+    parts: dict[str, float] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict)
+    turns: int = 0
+    seconds: float = 0.0
+    attempts: int = 1
+    config: dict[str, Any] = Field(default_factory=dict)
+    config_hash: str = ""
+    error: str | None = None
+    transcript: str | None = None
+    score_file: str | None = None
+    plots: list[str] = Field(default_factory=list)
+
+
+def config_hash(protocol: str, config: dict[str, Any]) -> str:
+    """Short stable hash of (protocol, config): two episodes with equal hashes ran the same lab."""
+    text = json.dumps({"protocol": protocol, "config": config}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LabJob:
+    """One episode to run: protocol x seed x agent kind, with the protocol's config."""
+
+    protocol: str
+    seed: int
+    agent: str
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def lab(self) -> str:
+        return self.protocol.split("/", 1)[0]
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return (self.protocol, self.seed, self.agent)
+
+    @property
+    def stem(self) -> str:
+        """File-name stem shared by the transcript, the score file and the plots."""
+        return f"{self.protocol.replace('/', '-')}-s{self.seed}-{self.agent}"
+
+
+def expand_protocols(target: str) -> list[str]:
+    """`all` -> every registered protocol; a lab name -> its protocols; else one protocol name."""
+    if target == "all":
+        return protocol_names()
+    if "/" in target:
+        protocol_entry(target)  # raises UnknownProtocolError listing the known names
+        return [target]
+    names = protocol_names(target) if _LAB_NAME.match(target) else []
+    if not names:
+        known = sorted({n.split("/", 1)[0] for n in protocol_names()})
+        raise UnknownProtocolError(
+            f"{target!r} is neither a protocol nor a lab; labs: {', '.join(known)}; "
+            f"protocols: {', '.join(protocol_names())}; or 'all'")
+    return names
+
+
+def available_agents(lab: str) -> list[str]:
+    """Agent kinds for `lab`, including the LLM agent when its module imports."""
+    try:
+        importlib.import_module(LLM_AGENT_MODULE)
+    except ImportError as exc:
+        logger.debug("LLM agent unavailable: %s", exc)
+    return agent_kinds(lab)
+
+
+def config_for(protocol: str, config: dict[str, Any] | None) -> dict[str, Any]:
+    """The options of one protocol: `config` itself, or `config[protocol]` when every key is a
+    protocol name (so `run all` can configure each protocol: `{"macro/causal-discovery": {...}}`)."""
+    if not config:
+        return {}
+    if all("/" in key for key in config):
+        unknown = sorted(set(config) - set(protocol_names()))
+        if unknown:
+            raise UnknownProtocolError(f"config for unknown protocols {unknown}; registered: "
+                                       f"{', '.join(protocol_names())}")
+        return dict(config.get(protocol, {}))
+    return dict(config)
+
+
+def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[str],
+              config: dict[str, Any] | None = None) -> list[LabJob]:
+    """Every protocol x agent x seed, after checking that each agent exists for each lab.
+
+    `config` holds protocol options, either shared or keyed by protocol name (see `config_for`).
+    """
+    for name in protocols:
+        lab = name.split("/", 1)[0]
+        known = available_agents(lab)
+        for kind in agents:
+            if kind not in known:
+                raise UnknownAgentError(f"no agent {kind!r} for lab {lab!r}; valid agents: {', '.join(known)}")
+    configs = {name: config_for(name, config) for name in protocols}
+    for name, options in configs.items():
+        try:
+            make_protocol(name, **options)  # fail before the run, not once per episode
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"bad config for {name}: {exc}") from exc
+    return [LabJob(p, int(s), a, configs[p]) for p in protocols for a in agents for s in seeds]
+
+
+# ---------------------------------------------------------------------- one episode
+@dataclass(slots=True)
+class _Trace:
+    """Per-turn timing of an episode (act and step wall time), filled as the episode runs."""
+
+    agent_seconds: list[float] = field(default_factory=list)
+    lab_seconds: list[float] = field(default_factory=list)
+
+
+def play(protocol: Protocol, agent: LabAgent, seed: int, trace: _Trace) -> Score:
+    """Play one episode to its end (bounded by the protocol's `max_turns`) and grade it."""
+    agent.reset(seed)
+    message = protocol.reset(seed)
+    while not protocol.done:
+        start = time.perf_counter()
+        text = agent.act(message)
+        mid = time.perf_counter()
+        reply = protocol.step(text)
+        trace.agent_seconds.append(mid - start)
+        trace.lab_seconds.append(time.perf_counter() - mid)
+        message = reply.text
+    return protocol.grade()
+
+
+def transient_errors() -> tuple[type[BaseException], ...]:
+    """Failures worth a fresh attempt: the network, timeouts, an unreachable model endpoint."""
+    from discoverylab.llm.errors import LLMUnavailable
+
+    return (ConnectionError, TimeoutError, LLMUnavailable)
+
+
+def _transcript_lines(job: LabJob, protocol: Protocol | None, trace: _Trace, agent: Any,
+                      end: dict[str, Any]) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = [{
+        "type": "start", "lab": job.lab, "protocol": job.protocol, "seed": job.seed, "agent": job.agent,
+        "config": job.config, "config_hash": config_hash(job.protocol, job.config),
+    }]
+    for entry in protocol.transcript if protocol is not None else []:
+        line: dict[str, Any] = {"type": "message", **entry.model_dump(mode="json")}
+        timings = trace.agent_seconds if entry.role == "agent" else trace.lab_seconds
+        if 1 <= entry.turn <= len(timings):
+            line["seconds"] = round(timings[entry.turn - 1], 6)
+        lines.append(line)
+    turn_records = getattr(agent, "turn_records", None)
+    if callable(turn_records):
+        try:
+            lines.append({"type": "agent_turns", "turns": turn_records()})
+        except Exception as exc:  # noqa: BLE001 - optional diagnostics must not lose the transcript
+            logger.warning("agent turn records unavailable: %s", exc)
+    lines.append({"type": "end", **end})
+    return lines
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    """Write one JSON document atomically (temp file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str, ensure_ascii=False) + "\n",
+                   encoding="utf-8")
+    tmp.replace(path)
+
+
+def _protocol_config(job: LabJob, out: Path | None) -> dict[str, Any]:
+    """The job's config plus run-directory defaults (the macro lab caches its measured graph there)."""
+    config = dict(job.config)
+    if job.lab == "macro" and out is not None:
+        config.setdefault("cache_dir", str(out / "cache"))
+    return config
+
+
+def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int = 2,
+                    retry_delay: float = 1.0, plots: bool = True) -> LabRecord:
+    """Run one job (worker body). Never raises: a failure becomes a record with status "error"."""
+    out_dir = Path(out) if out is not None else None
+    started = time.perf_counter()
+    base: dict[str, Any] = {"lab": job.lab, "protocol": job.protocol, "seed": job.seed, "agent": job.agent,
+            "config": job.config, "config_hash": config_hash(job.protocol, job.config)}
+    attempt = 0
+    while True:
+        attempt += 1
+        trace, protocol, agent = _Trace(), None, None
+        try:
+            protocol = make_protocol(job.protocol, **_protocol_config(job, out_dir))
+            agent = make_agent(job.protocol, job.agent, protocol)
+            score = play(protocol, agent, job.seed, trace)
+        except Exception as exc:  # noqa: BLE001 - one bad episode must not stop a run
+            if isinstance(exc, transient_errors()) and attempt <= retries:
+                logger.warning("%s: transient failure (%s), attempt %d of %d", job.stem, exc, attempt, retries + 1)
+                time.sleep(retry_delay * 2 ** (attempt - 1))
+                continue
+            record = LabRecord(**base, status="error", error=f"{type(exc).__name__}: {exc}", attempts=attempt,
+                               turns=protocol.turn if protocol is not None else 0,
+                               seconds=round(time.perf_counter() - started, 3))
+            end: dict[str, Any] = {"status": "error", "error": record.error, "traceback": traceback.format_exc(limit=8)}
+            _write_outputs(job, out_dir, protocol, agent, trace, record, end, None, plots=False)
+            return record
+        record = LabRecord(**base, score=score.score, parts=score.parts, labels=score.labels,
+                           turns=protocol.turn, attempts=attempt, seconds=round(time.perf_counter() - started, 3))
+        end = {"status": "ok", "score": score.score, "parts": score.parts, "turns": protocol.turn,
+               "seconds": record.seconds}
+        _write_outputs(job, out_dir, protocol, agent, trace, record, end, score, plots=plots)
+        return record
+
+
+def _write_outputs(job: LabJob, out: Path | None, protocol: Protocol | None, agent: Any, trace: _Trace,
+                   record: LabRecord, end: dict[str, Any], score: Score | None, *, plots: bool) -> None:
+    """Transcript, score file and episode plots; paths are stored relative to `out` in the record."""
+    if out is None:
+        return
+    transcript = out / "transcripts" / f"{job.stem}.jsonl"
+    records.write_jsonl(transcript, _transcript_lines(job, protocol, trace, agent, end))
+    record.transcript = str(transcript.relative_to(out))
+    if score is None or protocol is None:
+        return
+    if plots:
+        from discoverylab.labs.plots import plot_episode
+
+        try:
+            record.plots = [str(p.relative_to(out)) for p in plot_episode(protocol, out / "plots", job.stem)]
+        except Exception as exc:  # noqa: BLE001 - a figure must never cost the episode's result
+            logger.warning("%s: plotting failed: %s", job.stem, exc)
+    payload: dict[str, Any] = {**record.model_dump(mode="json"), "details": score.details}
+    try:
+        payload["ground_truth"] = protocol.ground_truth()
+    except Exception as exc:  # noqa: BLE001 - the truth is a convenience for offline analysis
+        logger.warning("%s: ground truth unavailable: %s", job.stem, exc)
+    score_file = out / "scores" / f"{job.stem}.json"
+    write_json(score_file, payload)
+    record.score_file = str(score_file.relative_to(out))
+
+
+# ---------------------------------------------------------------------- many episodes
+def repair_torn_tail(path: Path) -> bool:
+    """Cut a torn last line (a kill mid-write) so the next append starts on a fresh line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return False
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return False
+    keep = data.rfind(b"\n") + 1
+    with path.open("r+b") as fh:
+        fh.truncate(keep)
+    logger.warning("dropped a torn last line of %s (%d bytes)", path, len(data) - keep)
+    return True
+
+
+def load_finished(path: Path, jobs: Sequence[LabJob]) -> dict[tuple[Any, ...], LabRecord]:
+    """Records with status "ok" already in `path`; raises `RunConfigMismatch` on a config change."""
+    wanted = {job.key: config_hash(job.protocol, job.config) for job in jobs}
+    finished: dict[tuple[Any, ...], LabRecord] = {}
+    for raw in records.read_jsonl(path):
+        key = tuple(raw.get(f) for f in KEY_FIELDS)
+        if raw.get("status") != "ok" or key not in wanted:
+            continue
+        record = LabRecord.model_validate(raw)
+        if record.config_hash != wanted[key]:
+            raise RunConfigMismatch(
+                f"{path} already holds {key} run with config {record.config}; use another --out "
+                "directory for a different protocol config")
+        finished[key] = record
+    return finished
+
+
+def _set_environment(env: dict[str, str]) -> None:
+    os.environ.update(env)
+
+
+def _shared_llm_environment(jobs: Sequence[LabJob], workers: int) -> dict[str, str]:
+    """Start the embedded model once in this process so worker processes share one server."""
+    if workers <= 1 or not any(job.agent == "llm" for job in jobs):
+        return {}
+    from discoverylab.llm.client import ENV_BASE_URL, ENV_MODEL
+
+    if os.environ.get(ENV_BASE_URL):
+        return {}
+    from discoverylab.llm.local_server import shared_server
+
+    server = shared_server()
+    return {ENV_BASE_URL: server.base_url, ENV_MODEL: server.model_id}
+
+
+def run_lab_jobs(jobs: Sequence[LabJob], out: str | Path | None = None, workers: int = 1, *,
+                 on_done: Callable[[LabRecord], None] | None = None, retries: int = 2,
+                 retry_delay: float = 1.0, plots: bool = True) -> list[LabRecord]:
+    """Run jobs (resuming from `out/results.jsonl`); returns their records in job order.
+
+    With `plots`, per-episode figures go to `out/plots/` and a score chart to `out/plots/scores.png`.
+    """
+    out_dir = Path(out) if out is not None else None
+    results_path = out_dir / "results.jsonl" if out_dir is not None else None
+    finished: dict[tuple[Any, ...], LabRecord] = {}
+    if results_path is not None:
+        repair_torn_tail(results_path)
+        finished = load_finished(results_path, jobs)
+    todo = [job for job in jobs if job.key not in finished]
+
+    def done(record: LabRecord) -> None:
+        finished[(record.protocol, record.seed, record.agent)] = record
+        if results_path is not None:
+            records.append_jsonl(results_path, record)
+        if on_done is not None:
+            on_done(record)
+
+    for job in jobs:
+        if job.key in finished and on_done is not None:
+            on_done(finished[job.key])
+    options: dict[str, Any] = {"retries": retries, "retry_delay": retry_delay, "plots": plots}
+    if workers <= 1 or len(todo) <= 1:
+        for job in todo:
+            done(run_lab_episode(job, out_dir, **options))
+    else:
+        env = _shared_llm_environment(todo, workers)
+        with ProcessPoolExecutor(max_workers=workers, initializer=_set_environment, initargs=(env,)) as pool:
+            pending: set[Future[LabRecord]] = {pool.submit(run_lab_episode, job, out_dir, **options)
+                                               for job in todo}
+            while pending:
+                complete, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in complete:
+                    done(future.result())
+    results = [finished[job.key] for job in jobs if job.key in finished]
+    if plots and out_dir is not None and results:
+        from discoverylab.labs.plots import plot_scores
+
+        try:
+            plot_scores(results, out_dir / "plots" / "scores.png")
+        except Exception as exc:  # noqa: BLE001 - the summary chart is optional
+            logger.warning("score chart failed: %s", exc)
+    return results
+
+
+def summarize(results: Sequence[LabRecord]) -> list[dict[str, Any]]:
+    """One row per (protocol, agent): episodes, errors, mean score, mean of each part, turns, seconds."""
+    groups: dict[tuple[str, str], list[LabRecord]] = {}
+    for record in results:
+        groups.setdefault((record.protocol, record.agent), []).append(record)
+    rows = []
+    for (protocol, agent), group in groups.items():
+        ok = [r for r in group if r.status == "ok"]
+        part_names = sorted({name for r in ok for name in r.parts})
+        parts = {name: sum(r.parts[name] for r in ok if name in r.parts)
+                 / sum(1 for r in ok if name in r.parts) for name in part_names}
+        rows.append({
+            "protocol": protocol, "agent": agent, "episodes": len(group), "errors": len(group) - len(ok),
+            "score": sum(r.score for r in group) / len(group),
+            "turns": sum(r.turns for r in group) / len(group),
+            "seconds": sum(r.seconds for r in group) / len(group), "parts": parts,
+        })
+    return rows
