@@ -132,3 +132,9 @@ def test_play_handles_end_of_input_and_bad_messages() -> None:
     assert result.exit_code == 0, result.output
     assert "stopped" in result.output and "Grade" in result.output
     assert "0.000" in result.output
+
+
+def test_user_guide_covers_every_protocol_and_gym_id() -> None:
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "tinylabs.md").read_text(encoding="utf-8")
+    for name in protocol_names():
+        assert f"`{name}`" in guide and f"`{lab_gym_id(name)}`" in guide

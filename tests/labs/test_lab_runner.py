@@ -213,3 +213,20 @@ def test_trajectories_are_read_back_from_the_transcript() -> None:
     paths = dynamics_trajectories(protocol.transcript)
     assert len(paths) == 1 and paths[0][0] == start and len(paths[0]) == 4
     assert records.dumps({"p": paths})  # plain strings, JSON-ready
+
+
+def test_llm_agent_runs_through_the_runner(tmp_path: Path, scripted_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `llm` kind against a real HTTP endpoint that answers off-format: the episode still ends
+    and is graded, and the transcript keeps the model's raw turns with token counts."""
+    from discoverylab.llm.client import ENV_BASE_URL, ENV_MODEL
+
+    monkeypatch.setenv(ENV_BASE_URL, scripted_llm.base_url)
+    monkeypatch.setenv(ENV_MODEL, "scripted-model")
+    scripted_llm.push_text(*['{"nonsense": true}'] * 60)
+    (record,) = run_lab_jobs(make_jobs([HIDDEN], [0], ["llm"], SMALL_A), tmp_path, plots=False, retries=0)
+    assert record.status == "ok", record.error
+    assert 0.0 <= record.score <= 0.5 and record.turns >= 1
+    lines = _lines(tmp_path / (record.transcript or ""))
+    turns = [line for line in lines if line["type"] == "agent_turns"]
+    assert len(turns) == 1 and len(turns[0]["turns"]) == record.turns
+    assert all(t["raw_text"] for t in turns[0]["turns"]) and scripted_llm.requests
