@@ -230,3 +230,20 @@ def test_llm_agent_runs_through_the_runner(tmp_path: Path, scripted_llm: Any, mo
     turns = [line for line in lines if line["type"] == "agent_turns"]
     assert len(turns) == 1 and len(turns[0]["turns"]) == record.turns
     assert all(t["raw_text"] for t in turns[0]["turns"]) and scripted_llm.requests
+
+
+def test_parallel_llm_workers_share_one_endpoint(tmp_path: Path, scripted_llm: Any,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the embedded model the parent serves and spawned workers get its address: simulated here
+    by handing the scripted endpoint to the workers (the parent's environment does not name it)."""
+    from discoverylab.labs import runner
+    from discoverylab.llm.client import ENV_BASE_URL, ENV_MODEL
+
+    monkeypatch.delenv(ENV_BASE_URL, raising=False)
+    env = {ENV_BASE_URL: scripted_llm.base_url, ENV_MODEL: "scripted-model"}
+    monkeypatch.setattr(runner, "_shared_llm_environment", lambda jobs, workers: env)
+    scripted_llm.push_text(*['{"nonsense": true}'] * 120)
+    results = run_lab_jobs(make_jobs([HIDDEN], [0, 1], ["llm"], SMALL_A), tmp_path, workers=2, plots=False,
+                           retries=0)
+    assert [r.status for r in results] == ["ok", "ok"], [r.error for r in results]
+    assert len(scripted_llm.requests) >= 2

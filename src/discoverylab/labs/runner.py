@@ -19,6 +19,7 @@ import hashlib
 import importlib
 import json
 import logging
+import multiprocessing
 import os
 import re
 import time
@@ -241,13 +242,15 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
     out_dir = Path(out) if out is not None else None
     started = time.perf_counter()
     base: dict[str, Any] = {"lab": job.lab, "protocol": job.protocol, "seed": job.seed, "agent": job.agent,
-            "config": job.config, "config_hash": config_hash(job.protocol, job.config)}
+                            "config": job.config, "config_hash": config_hash(job.protocol, job.config)}
     attempt = 0
     while True:
         attempt += 1
         trace, protocol, agent = _Trace(), None, None
         try:
             protocol = make_protocol(job.protocol, **_protocol_config(job, out_dir))
+            if job.agent == "llm":  # registers the kind (a spawned worker has not imported it yet)
+                importlib.import_module(LLM_AGENT_MODULE)
             agent = make_agent(job.protocol, job.agent, protocol)
             score = play(protocol, agent, job.seed, trace)
         except Exception as exc:  # noqa: BLE001 - one bad episode must not stop a run
@@ -377,7 +380,10 @@ def run_lab_jobs(jobs: Sequence[LabJob], out: str | Path | None = None, workers:
             done(run_lab_episode(job, out_dir, **options))
     else:
         env = _shared_llm_environment(todo, workers)
-        with ProcessPoolExecutor(max_workers=workers, initializer=_set_environment, initargs=(env,)) as pool:
+        # Forking a process that runs the model server's threads is unsafe: spawn fresh workers then.
+        context = multiprocessing.get_context("spawn") if env else None
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_set_environment,
+                                 initargs=(env,)) as pool:
             pending: set[Future[LabRecord]] = {pool.submit(run_lab_episode, job, out_dir, **options)
                                                for job in todo}
             while pending:
