@@ -116,10 +116,10 @@ def _print_score(title: str, score: Score) -> None:
     table.add_column("value", justify="right")
     for name, value in score.parts.items():
         table.add_row(name, f"{value:.3f}")
-    for name, label in score.labels.items():
-        table.add_row(name, escape(str(label)))
     table.add_row("[bold]score[/bold]", f"[bold]{score.score:.3f}[/bold]")
     console.print(table)
+    if score.labels:
+        console.print("labels: " + ", ".join(f"{k}={escape(str(v))}" for k, v in score.labels.items()))
 
 
 @lab_app.command()
@@ -145,15 +145,12 @@ def play(
         if message.strip() == ":help":
             console.print(PLAY_HELP)
             continue
-        reply = lab.step(message)
-        console.print(escape(reply.text))
-        if "error" in reply.info:
-            console.print(f"[yellow]({escape(str(reply.info['error']))})[/yellow]")
+        console.print(escape(lab.step(message).text))
     try:
         score = lab.grade()
     except Exception as exc:  # noqa: BLE001 - an unfinished episode may not be gradable; say so
         _fail(f"could not grade this episode: {exc}")
-    _print_score(f"Grade: {protocol}, seed {seed}", score)
+    _print_score(f"Grade ({protocol}, seed {seed})", score)
     if out is not None:
         job = LabJob(protocol, seed, "human", options)
         record = LabRecord(lab=job.lab, protocol=protocol, seed=seed, agent="human", score=score.score,
