@@ -9,6 +9,7 @@ import importlib.util
 import json
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -124,6 +125,6 @@ def test_model_file_is_found_without_importing_its_package() -> None:
 
 
 @needs_xllamacpp
-def test_missing_model_file_is_a_clear_error(tmp_path: pytest.TempPathFactory) -> None:
+def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(EmbeddedServerError, match="model file not found"):
         EmbeddedModelServer(model_path=f"{tmp_path}/absent.gguf").start()
