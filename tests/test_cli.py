@@ -59,6 +59,10 @@ def test_resume_after_torn_write(tmp_path: Path) -> None:
     results = run_jobs(jobs, tmp_path)
     assert [r.seed for r in results] == [0, 1, 2]
     assert all(r.success for r in results)
+    on_disk = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert [r["seed"] for r in on_disk] == [0, 1, 2]  # every line parses; the torn one is gone
+    assert [r.seed for r in run_jobs(jobs, tmp_path)] == [0, 1, 2]  # and a further resume redoes nothing
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 3
 
 
 def test_bad_names_give_clear_errors() -> None:

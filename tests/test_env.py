@@ -11,7 +11,19 @@ from gymnasium.utils.env_checker import check_env
 import discoverylab
 from discoverylab.env import DiscoveryWorldEnv
 
-ALL_IDS = discoverylab.register_envs()
+ALL_IDS = [i for i in discoverylab.register_envs() if "/Lab-" not in i and "MacroEcon" not in i]
+
+
+def test_lab_ids_registered_on_import_match_the_lab_registry() -> None:
+    from discoverylab.labs.gym_text import lab_gym_id
+    from discoverylab.labs.protocol import protocol_names
+
+    assert set(discoverylab.LAB_PROTOCOLS) == set(protocol_names())
+    for name in protocol_names():
+        assert lab_gym_id(name) == discoverylab.lab_gym_id(name)
+        assert lab_gym_id(name) in gymnasium.registry
+    env = gymnasium.make("discoverylab/Lab-SequenceHiddenProperty-v0")
+    assert isinstance(env.reset(seed=0)[0], str)
 
 
 def test_every_task_and_difficulty_has_a_gym_id() -> None:

@@ -34,11 +34,33 @@ def gym_id(task: str, difficulty: str) -> str:
     return f"discoverylab/{task}-{difficulty.capitalize()}-v0"
 
 
+# Built-in Tiny Labs protocols, registered by entry-point string so `import discoverylab` stays
+# fast (importing the labs takes ~0.5 s). tests/labs check this list against the lab registry.
+LAB_PROTOCOLS = ("macro/causal-discovery", "sequence/hidden-property", "sequence/unknown-dynamics")
+LAB_ENTRY_POINT = "discoverylab.labs.gym_text:TinyLabTextEnv"
+MACRO_GYM_ID = "discoverylab/MacroEcon-v0"
+
+
+def lab_gym_id(protocol: str) -> str:
+    """`sequence/hidden-property` -> `discoverylab/Lab-SequenceHiddenProperty-v0`."""
+    words = protocol.replace("/", "-").replace("_", "-").split("-")
+    return "discoverylab/Lab-" + "".join(w[:1].upper() + w[1:] for w in words if w) + "-v0"
+
+
 def register_envs() -> list[str]:
-    """Register every task x difficulty as a Gymnasium id (idempotent); returns the ids."""
+    """Register every task x difficulty, every built-in Tiny Labs protocol (text env) and the
+    macro numeric env as Gymnasium ids (idempotent); returns the ids."""
     import gymnasium
 
     ids = []
+    for protocol in LAB_PROTOCOLS:
+        env_id = lab_gym_id(protocol)
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point=LAB_ENTRY_POINT, kwargs={"protocol": protocol})
+        ids.append(env_id)
+    if MACRO_GYM_ID not in gymnasium.registry:
+        gymnasium.register(id=MACRO_GYM_ID, entry_point="discoverylab.labs.macroecon.gym_env:MacroEconEnv")
+    ids.append(MACRO_GYM_ID)
     for task, diffs in tasks().items():
         for diff in diffs:
             env_id = gym_id(task, diff)

@@ -27,10 +27,28 @@ def dumps(record: BaseModel | Mapping[str, Any]) -> str:
     return json.dumps(to_jsonable(record), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def repair_torn_tail(path: str | Path) -> bool:
+    """Cut a torn last line (the writer was killed mid-line) so the next append starts on a
+    fresh line. Returns whether anything was cut."""
+    path = Path(path)
+    if not path.exists() or path.stat().st_size == 0:
+        return False
+    with path.open("rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) == b"\n":
+            return False
+    data = path.read_bytes()
+    keep = data.rfind(b"\n") + 1
+    with path.open("r+b") as fh:
+        fh.truncate(keep)
+    return True
+
+
 def append_jsonl(path: str | Path, record: BaseModel | Mapping[str, Any]) -> None:
-    """Append one record and make it durable before returning."""
+    """Append one record and make it durable before returning (a torn tail is cut first)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    repair_torn_tail(path)
     with path.open("a", encoding="utf-8") as fh:
         fh.write(dumps(record) + "\n")
         fh.flush()

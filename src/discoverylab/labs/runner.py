@@ -302,16 +302,10 @@ def _write_outputs(job: LabJob, out: Path | None, protocol: Protocol | None, age
 # ---------------------------------------------------------------------- many episodes
 def repair_torn_tail(path: Path) -> bool:
     """Cut a torn last line (a kill mid-write) so the next append starts on a fresh line."""
-    if not path.exists() or path.stat().st_size == 0:
-        return False
-    data = path.read_bytes()
-    if data.endswith(b"\n"):
-        return False
-    keep = data.rfind(b"\n") + 1
-    with path.open("r+b") as fh:
-        fh.truncate(keep)
-    logger.warning("dropped a torn last line of %s (%d bytes)", path, len(data) - keep)
-    return True
+    cut = records.repair_torn_tail(path)
+    if cut:
+        logger.warning("dropped a torn last line of %s", path)
+    return cut
 
 
 def load_finished(path: Path, jobs: Sequence[LabJob]) -> dict[tuple[Any, ...], LabRecord]:

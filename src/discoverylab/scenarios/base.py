@@ -11,7 +11,7 @@ from collections.abc import Generator
 from typing import Any, ClassVar
 
 from discoverylab.scoring.scorecard import Scorecard
-from discoverylab.world.agent import Agent
+from discoverylab.world.agent import ActionRecord, Agent
 from discoverylab.world.world import World
 
 Observation = dict[str, Any]
@@ -59,6 +59,14 @@ class Scenario:
     # ---- shared machinery -------------------------------------------------------------
     def default_step_limit(self) -> int:
         return 100 if self.suite == "unit" or self.difficulty == "easy" else 1000
+
+    def new_actions(self) -> list[ActionRecord]:
+        """The player's action records added since the previous call (scorers scan each once,
+        so scoring stays O(1) per tick however long the episode)."""
+        history = self.player.history
+        start = getattr(self, "_history_seen", 0)
+        self._history_seen = len(history)
+        return history[start:]
 
     def _tick_score(self) -> None:
         if not self.scorecard.completed:  # unit tests freeze their scorer once decided

@@ -73,6 +73,7 @@ def build_observation(
 
     nearby: dict[str, list[dict[str, Any]]] = {g: [] for g in GROUPS}
     objects_at = world.objects_at
+    stacks = world.stacks
     seen_add = seen.add
     other_agents: dict[str, list[dict[str, Any]]] = {}
     for x in range(max(0, ax - radius), min(world.size, ax + radius + 1)):
@@ -80,10 +81,13 @@ def build_observation(
             dx, dy = x - ax, y - ay
             bucket = nearby[_group(dx, dy)]
             dist = abs(dx) + abs(dy)
-            for obj in objects_at(x, y):
+            stack = stacks[x][y]
+            objs = stack if len(stack) == 1 and not stack[0].contents else objects_at(x, y)
+            for obj in objs:
                 uuid = obj.uuid
                 seen_add(uuid)
-                bucket.append({"name": obj.name, "description": obj.describe(), "distance": dist, "uuid": uuid})
+                desc = obj.describe_state() if obj.parent is None else obj.describe()
+                bucket.append({"name": obj.name, "description": desc, "distance": dist, "uuid": uuid})
                 if obj.is_agent and obj is not agent:
                     recent = [_history_entry(r) for r in obj.history if r.step > world.step - 3]  # type: ignore[attr-defined]
                     other_agents[f"{obj.name} uuid {obj.uuid}"] = recent

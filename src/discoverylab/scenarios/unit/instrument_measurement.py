@@ -150,8 +150,9 @@ class InstrumentMeasurementTest(Scenario):
         target = self.target
         if target.parent is not None and target.parent.is_agent:
             self.pick.set(1)
+        new_records = self.new_actions()
         if not self.measure.completed:
-            for record in self.player.history:
+            for record in new_records:
                 if (
                     record.action == "USE"
                     and record.success
