@@ -89,7 +89,7 @@ def list_labs(as_json: Annotated[bool, typer.Option("--json", help="print the li
     for row in rows:
         table.add_row(row["protocol"], ", ".join(row["agents"]), row["summary"])
     console.print(table)
-    console.print("Gymnasium ids (import discoverylab.labs.gym_text):")
+    console.print("Gymnasium ids (registered by `import discoverylab`):")
     for row in rows:
         console.print(f"  {row['gym_id']}", soft_wrap=True)
 
