@@ -43,12 +43,23 @@ class ScorecardItem:
 
 
 @dataclass(slots=True)
+class KnowledgeQuestion:
+    """A critical question about the discovery, with the gold facts a judge checks it against."""
+
+    question: str
+    gold_facts: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"question": self.question, "goldFacts": list(self.gold_facts)}
+
+
+@dataclass(slots=True)
 class Scorecard:
     task_name: str
     task_description: str
     items: list[ScorecardItem] = field(default_factory=list)
     critical_hypotheses: list[str] = field(default_factory=list)
-    critical_questions: list[str] = field(default_factory=list)
+    knowledge: list[KnowledgeQuestion] = field(default_factory=list)
     completed: bool = False
     success: bool = False
 
@@ -56,6 +67,16 @@ class Scorecard:
         item = ScorecardItem(name, description, max_score)
         self.items.append(item)
         return item
+
+    def ask(self, question: str, *gold_facts: str) -> KnowledgeQuestion:
+        """Declare a knowledge question (graded after the episode by an LLM judge)."""
+        item = KnowledgeQuestion(question, list(gold_facts))
+        self.knowledge.append(item)
+        return item
+
+    @property
+    def critical_questions(self) -> list[str]:
+        return [q.question for q in self.knowledge]
 
     @property
     def score(self) -> int:
@@ -96,5 +117,6 @@ class Scorecard:
             "completedSuccessfully": self.success,
             "scoreCard": [item.to_dict() for item in self.items],
             "criticalHypotheses": list(self.critical_hypotheses),
-            "criticalQuestions": list(self.critical_questions),
+            "criticalQuestions": self.critical_questions,
+            "knowledgeQuestions": [q.to_dict() for q in self.knowledge],
         }
