@@ -7,6 +7,7 @@ latches: once decided, neither the outcome nor the episode's end can change agai
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,16 @@ class ScorecardItem:
         self.completed = self.score >= self.max_score if completed is None else completed
         if note:
             self.notes = note
+
+    def add_distinct(self, uuids: Iterable[int]) -> None:
+        """Count distinct objects ever seen meeting the item's condition (doors opened, keys
+        collected...): they accumulate in `associated_uuids` and the score is their number."""
+        if self.completed:
+            return
+        known = set(self.associated_uuids)
+        known.update(uuids)
+        self.associated_uuids = sorted(known)
+        self.set(len(known))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -112,6 +112,11 @@ class WorldObject:
             obj = obj.parent
         return obj.x, obj.y
 
+    @property
+    def held_by_agent(self) -> bool:
+        """Directly in an agent's inventory: what scorers mean by "picked up"."""
+        return self.parent is not None and self.parent.is_agent
+
     def root(self) -> WorldObject:
         obj: WorldObject = self
         while obj.parent is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from discoverylab.scenarios import layout
+from discoverylab.scoring.scorecard import Scorecard, ScorecardItem
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.world import World
 
@@ -35,3 +36,18 @@ def villa(world: World, name: str = "Pick and Place Villa") -> None:
 
 def spawn_pool(world: World, kinds: tuple[str, ...] | list[str]) -> list[WorldObject]:
     return [layout.spawn(world, kind) for kind in kinds]
+
+
+def score_pick_and_place(
+    card: Scorecard, target: WorldObject, container: WorldObject, pick: ScorecardItem, place: ScorecardItem
+) -> None:
+    """The pick-and-place rule: picked up, then placed in the container; anything else put in
+    the container first decides the task unsuccessfully."""
+    if target.held_by_agent:
+        pick.set(1)
+    if target.parent is container:
+        place.set(1)
+    if container.contents and not place.completed:
+        card.finish(False)
+    elif pick.completed and place.completed:
+        card.finish(True)

@@ -114,7 +114,6 @@ class DoorsTest(Scenario):
         layout.place(world, "plant_generic", 15, 1)
         layout.scatter_plants(world)
         world.teleports["initial location"] = start
-        self.opened: set[int] = set()
         self.pick = self.scorecard.add("Pick up the object", f"Pick up the {self.flag.name}.", 1)
         self.open_all = self.scorecard.add(
             "Open all doors", "Open all doors in the building.", len(self.doors)
@@ -125,11 +124,9 @@ class DoorsTest(Scenario):
         return DOORS_TASK
 
     def update(self) -> None:
-        if self.flag.parent is not None and self.flag.parent.is_agent:
+        if self.flag.held_by_agent:
             self.pick.set(1)
-        self.opened.update(door.uuid for door in self.doors if door.is_open)
-        self.open_all.set(len(self.opened))
-        self.open_all.associated_uuids = sorted(self.opened)
+        self.open_all.add_distinct(door.uuid for door in self.doors if door.is_open)
         if self.pick.completed and self.open_all.completed:
             self.scorecard.finish(True)
 

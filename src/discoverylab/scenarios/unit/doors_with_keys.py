@@ -56,8 +56,6 @@ class DoorsWithKeysTest(Scenario):
         layout.place(world, "plant_generic", 15, 1)
         layout.scatter_plants(world)
         world.teleports["initial location"] = start
-        self.opened: set[int] = set()
-        self.collected: set[int] = set()
         self.pick = self.scorecard.add("Pick up the object", f"Pick up the {self.flag.name}.", 1)
         self.open_all = self.scorecard.add(
             "Open all doors", "Open all doors in the building.", len(self.doors)
@@ -71,14 +69,10 @@ class DoorsWithKeysTest(Scenario):
         return DOORS_TASK
 
     def update(self) -> None:
-        if self.flag.parent is not None and self.flag.parent.is_agent:
+        if self.flag.held_by_agent:
             self.pick.set(1)
-        self.opened.update(door.uuid for door in self.doors if door.is_open)
-        self.open_all.set(len(self.opened))
-        self.open_all.associated_uuids = sorted(self.opened)
-        self.collected.update(key.uuid for key in self.keys if key.parent is not None and key.parent.is_agent)
-        self.collect.set(len(self.collected))
-        self.collect.associated_uuids = sorted(self.collected)
+        self.open_all.add_distinct(door.uuid for door in self.doors if door.is_open)
+        self.collect.add_distinct(key.uuid for key in self.keys if key.held_by_agent)
         if all(item.completed for item in (self.pick, self.open_all, self.collect)):
             self.scorecard.finish(True)
 

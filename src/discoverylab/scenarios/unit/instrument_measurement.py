@@ -148,7 +148,7 @@ class InstrumentMeasurementTest(Scenario):
 
     def update(self) -> None:
         target = self.target
-        if target.parent is not None and target.parent.is_agent:
+        if target.held_by_agent:
             self.pick.set(1)
         new_records = self.new_actions()
         if not self.measure.completed:

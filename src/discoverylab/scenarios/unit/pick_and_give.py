@@ -81,7 +81,7 @@ class PickAndGiveTest(Scenario):
         return f"Your task is to give {self.recipient.name} the `{self.target.name}`.\n"
 
     def update(self) -> None:
-        if self.target.parent is not None and self.target.parent.is_agent:
+        if self.target.held_by_agent:
             self.pick.set(1)
         if self.target.parent is self.recipient:
             self.give.set(1)

@@ -10,6 +10,7 @@ from discoverylab.scenarios.unit._common import (
     OBJECT_POOL,
     VILLA_TABLE_SPOTS,
     outdoor_base,
+    score_pick_and_place,
     spawn_pool,
     villa,
 )
@@ -59,14 +60,7 @@ class PickAndPlaceTest(Scenario):
         return f"Your task is to pick up the `{self.target.name}` and place it in the `{self.container.name}`.\n"
 
     def update(self) -> None:
-        if self.target.parent is not None and self.target.parent.is_agent:
-            self.pick.set(1)
-        if self.target.parent is self.container:
-            self.place.set(1)
-        if self.container.contents and not self.place.completed:
-            self.scorecard.finish(False)
-        elif self.pick.completed and self.place.completed:
-            self.scorecard.finish(True)
+        score_pick_and_place(self.scorecard, self.target, self.container, self.pick, self.place)
 
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:

@@ -67,7 +67,7 @@ class SearchTest(Scenario):
         return "Your task is to find the flag (located somewhere in the environment) and pick it up."
 
     def update(self) -> None:
-        if self.flag.parent is not None and self.flag.parent.is_agent:
+        if self.flag.held_by_agent:
             self.find.set(1)
             self.scorecard.finish(True)
 
