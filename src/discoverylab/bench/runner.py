@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from discoverylab import records
 from discoverylab.bench.episode import EpisodeRecord, run_episode
+from discoverylab.runs import execute_resumable
 from discoverylab.scenarios.registry import all_tasks
 
 SUITES = ("unit", "discovery", "tutorial", "all")
@@ -104,30 +105,18 @@ def run_jobs(
         for rec in records.read_jsonl(results_path):
             if rec.get("status") == "ok":
                 finished[tuple(rec.get(f) for f in KEY_FIELDS)] = EpisodeRecord.model_validate(rec)
-    todo = [job for job in jobs if job.key not in finished]
-    out_str = str(out) if out is not None else None
+    run_one = partial(_run_job, out=str(out) if out is not None else None)
+    return execute_resumable(
+        jobs, _job_key, _record_key, run_one, finished, results_path, workers, on_done
+    )
 
-    def done(record: EpisodeRecord) -> None:
-        finished[(record.task, record.difficulty, record.seed, record.agent)] = record
-        if results_path is not None:
-            records.append_jsonl(results_path, record)
-        if on_done is not None:
-            on_done(record)
 
-    for job in jobs:
-        if job.key in finished and on_done is not None:
-            on_done(finished[job.key])
-    if workers <= 1:
-        for job in todo:
-            done(_run_job(job, out_str))
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            pending: set[Future[EpisodeRecord]] = {pool.submit(_run_job, job, out_str) for job in todo}
-            while pending:
-                complete, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in complete:
-                    done(fut.result())
-    return [finished[job.key] for job in jobs if job.key in finished]
+def _job_key(job: Job) -> tuple[object, ...]:
+    return job.key
+
+
+def _record_key(record: EpisodeRecord) -> tuple[object, ...]:
+    return (record.task, record.difficulty, record.seed, record.agent)
 
 
 def summarize(results: list[EpisodeRecord]) -> list[dict[str, object]]:

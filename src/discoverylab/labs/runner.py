@@ -25,8 +25,9 @@ import re
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,6 +43,7 @@ from discoverylab.labs.protocol import (
     protocol_entry,
     protocol_names,
 )
+from discoverylab.runs import execute_resumable
 
 logger = logging.getLogger(__name__)
 
@@ -357,34 +359,19 @@ def run_lab_jobs(jobs: Sequence[LabJob], out: str | Path | None = None, workers:
         repair_torn_tail(results_path)
         finished = load_finished(results_path, jobs)
     todo = [job for job in jobs if job.key not in finished]
-
-    def done(record: LabRecord) -> None:
-        finished[(record.protocol, record.seed, record.agent)] = record
-        if results_path is not None:
-            records.append_jsonl(results_path, record)
-        if on_done is not None:
-            on_done(record)
-
-    for job in jobs:
-        if job.key in finished and on_done is not None:
-            on_done(finished[job.key])
-    options: dict[str, Any] = {"retries": retries, "retry_delay": retry_delay, "plots": plots}
-    if workers <= 1 or len(todo) <= 1:
-        for job in todo:
-            done(run_lab_episode(job, out_dir, **options))
-    else:
+    make_pool = None
+    if workers > 1 and len(todo) > 1:
         env = _shared_llm_environment(todo, workers)
         # Forking a process that runs the model server's threads is unsafe: spawn fresh workers then.
         context = multiprocessing.get_context("spawn") if env else None
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_set_environment,
-                                 initargs=(env,)) as pool:
-            pending: set[Future[LabRecord]] = {pool.submit(run_lab_episode, job, out_dir, **options)
-                                               for job in todo}
-            while pending:
-                complete, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in complete:
-                    done(future.result())
-    results = [finished[job.key] for job in jobs if job.key in finished]
+
+        def make_pool(n: int) -> ProcessPoolExecutor:
+            return ProcessPoolExecutor(max_workers=n, mp_context=context, initializer=_set_environment, initargs=(env,))
+
+    run_one = partial(run_lab_episode, out=out_dir, retries=retries, retry_delay=retry_delay, plots=plots)
+    results = execute_resumable(
+        jobs, _job_key, _record_key, run_one, finished, results_path, workers, on_done, make_pool
+    )
     if plots and out_dir is not None and results:
         from discoverylab.labs.plots import plot_scores
 
@@ -393,6 +380,14 @@ def run_lab_jobs(jobs: Sequence[LabJob], out: str | Path | None = None, workers:
         except Exception as exc:  # noqa: BLE001 - the summary chart is optional
             logger.warning("score chart failed: %s", exc)
     return results
+
+
+def _job_key(job: LabJob) -> tuple[Any, ...]:
+    return job.key
+
+
+def _record_key(record: LabRecord) -> tuple[Any, ...]:
+    return (record.protocol, record.seed, record.agent)
 
 
 def summarize(results: Sequence[LabRecord]) -> list[dict[str, Any]]:
