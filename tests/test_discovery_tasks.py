@@ -1,0 +1,34 @@
+"""Every discovery theme at every difficulty: the oracle solves seeds 0-4 (the official benchmark
+seeds) with full procedural score; a wrong final answer completes the task unsuccessfully."""
+
+from __future__ import annotations
+
+import pytest
+
+from discoverylab.bench.episode import run_episode
+from discoverylab.scenarios.registry import all_tasks
+
+PAIRS = [(tid, d) for tid, cls in all_tasks().items() if cls.suite in ("discovery", "tutorial") for d in cls.difficulties]
+
+
+@pytest.mark.skipif(not PAIRS, reason="no discovery themes registered yet")
+@pytest.mark.parametrize(("task", "difficulty"), PAIRS or [("none", "none")])
+@pytest.mark.parametrize("seed", range(5))
+def test_oracle_solves_discovery_task(task: str, difficulty: str, seed: int) -> None:
+    record, _ = run_episode(task, difficulty, seed, "oracle", keep_log=False)
+    assert record.error is None, record.error
+    assert record.success, record.scorecard
+    assert record.procedure_score == 1.0, record.scorecard
+
+
+@pytest.mark.skipif(not PAIRS, reason="no discovery themes registered yet")
+@pytest.mark.parametrize(("task", "difficulty"), PAIRS or [("none", "none")])
+def test_discovery_tasks_declare_knowledge_questions(task: str, difficulty: str) -> None:
+    from discoverylab.env import DiscoveryWorldEnv
+
+    env = DiscoveryWorldEnv(task, difficulty)
+    _, info = env.reset(seed=0)
+    card = info["scorecard"]
+    if all_tasks()[task].suite == "discovery":
+        assert card["criticalQuestions"], "discovery themes are graded on knowledge questions too"
+    assert card["maxScore"] > 0
