@@ -283,12 +283,12 @@ class ActionExecutor:
             fail = f"That object ({obj.name}) is not in my inventory."
         elif not container.is_container:
             fail = f"That object ({container.name}) is not a container."
+        elif not container.is_open and not container.is_npc:
+            fail = f"That container ({container.name}) is not open."
         elif obj is container:
             fail = f"I can't put the {obj.name} into itself."
         elif obj.contains(container):
             fail = f"I can't put the {obj.name} into something inside itself."
-        elif not container.is_open and not container.is_npc:
-            fail = f"That container ({container.name}) is not open."
         if fail:
             return self._done("PUT", obj, container, False, fail)
         container.add(obj)
@@ -330,7 +330,7 @@ class ActionExecutor:
     def _switch(self, obj: WorldObject, on: bool) -> ActionResult:
         action, word = ("ACTIVATE", "activate") if on else ("DEACTIVATE", "deactivate")
         if not obj.activatable:
-            return self._done(action, obj, None, False, f"That object ({obj.name}) is not {word}able.")
+            return self._done(action, obj, None, False, f"That object ({obj.name}) is not {word[:-1]}able.")
         if obj.activated == on:
             return self._done(action, obj, None, False, f"That object ({obj.name}) is already {word}d.")
         obj.activated = on
@@ -372,15 +372,18 @@ class ActionExecutor:
         busy = getattr(npc, "is_busy", None)
         if busy is not None and busy():
             return self._done("TALK", npc, None, False, f"That agent ({npc.name}) is busy, try again later.")
-        if npc.dialog_tree is None:
+        if npc.dialog_tree is None or npc.dialog_tree.root not in npc.dialog_tree.nodes:
             return self._done("TALK", npc, None, False, f"That agent ({npc.name}) has no dialog tree set.")
         if npc.dialog_partner is not None and npc.dialog_partner is not self.agent:
             msg = f"That agent ({npc.name}) is busy talking to ({npc.dialog_partner.name})."
             return self._done("TALK", npc, None, False, msg)
         node = npc.dialog_tree.start()
-        npc.dialog_partner = self.agent
-        self.agent.dialog_partner = npc
         message = f"We are talking.  You said: Hello!\n\n{npc.name} said: {node.text.format(**npc.props)}"
+        if npc.dialog_tree.visible_options():
+            npc.dialog_partner = self.agent
+            self.agent.dialog_partner = npc
+        else:  # nothing to answer: the conversation is over at once (no dialog mode to get stuck in)
+            npc.dialog_tree.reset()
         return self._done("TALK", npc, None, True, message)
 
     # ---- feed -------------------------------------------------------------------------
@@ -434,17 +437,16 @@ def _as_int(value: Any) -> int | None:
 
 
 def _nearest_passable(world: Any, x: int, y: int) -> tuple[int, int]:
-    """The passable tile closest to (x, y) (ties broken in scan order)."""
-    best: tuple[int, int] = (x, y)
-    for radius in range(world.size):
-        ring = [
-            (x + dx, y + dy)
-            for dx in range(-radius, radius + 1)
-            for dy in range(-radius, radius + 1)
-            if max(abs(dx), abs(dy)) == radius
-        ]
-        ring.sort(key=lambda p: ((p[0] - x) ** 2 + (p[1] - y) ** 2, p))
-        for px, py in ring:
-            if world.is_passable(px, py):
-                return px, py
-    return best
+    """The passable tile closest to (x, y) in straight-line distance (ties: smallest (x, y)).
+    Searches square rings outwards and stops once no further ring can hold a closer tile."""
+    best: tuple[int, tuple[int, int]] | None = None
+    for radius in range(2 * world.size):
+        if best is not None and best[0] < radius * radius:
+            break
+        for dx in range(-radius, radius + 1):
+            for dy in range(-radius, radius + 1):
+                if max(abs(dx), abs(dy)) == radius and world.is_passable(x + dx, y + dy):
+                    candidate = (dx * dx + dy * dy, (x + dx, y + dy))
+                    if best is None or candidate < best:
+                        best = candidate
+    return best[1] if best is not None else (x, y)

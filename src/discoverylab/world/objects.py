@@ -183,9 +183,13 @@ class WorldObject:
     def remove_from_world(self) -> None:
         """Destroy (eaten, consumed...). Contents and parts go with it."""
         self.detach()
-        for obj in [self, *self.all_contents(), *self.parts]:
+        pending: list[WorldObject] = [self]
+        while pending:  # the whole subtree: contents and parts at any depth
+            obj = pending.pop()
             obj.alive = False
             self.world.unregister(obj)
+            pending.extend(obj.contents)
+            pending.extend(obj.parts)
 
     # ---- text -------------------------------------------------------------------------
     def describe_state(self) -> str:

@@ -1,0 +1,63 @@
+"""Small-world builders for the engine behaviour tests (tests/test_world_*.py).
+
+Each test builds just the tiles it needs, so a failing rule points at the engine, not at a
+scenario.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from discoverylab.world.actions import ActionExecutor
+from discoverylab.world.agent import Agent
+from discoverylab.world.catalog import place
+from discoverylab.world.objects import ActionResult, WorldObject
+from discoverylab.world.observation import build_observation
+from discoverylab.world.world import World
+
+
+def meadow(seed: int = 0, x0: int = 0, y0: int = 0, w: int = 12, h: int = 12) -> World:
+    """A world with grass on the rectangle (x0, y0, w, h) only (the rest is empty and passable)."""
+    world = World(seed)
+    for x in range(x0, x0 + w):
+        for y in range(y0, y0 + h):
+            place(world, "grass", x, y)
+    return world
+
+
+class Player:
+    """The player agent plus its executor, with a terse action helper."""
+
+    def __init__(
+        self, world: World, x: int = 5, y: int = 5, facing: str = "south", name: str = "agent"
+    ) -> None:
+        self.world = world
+        self.agent = Agent(world, name, x, y, facing=facing)
+        self.executor = ActionExecutor(self.agent)
+
+    def do(self, action: str, arg1: Any = None, arg2: Any = None) -> ActionResult:
+        packet: dict[str, Any] = {"action": action}
+        for key, arg in (("arg1", arg1), ("arg2", arg2)):
+            if arg is not None:
+                packet[key] = arg.uuid if isinstance(arg, WorldObject) else arg
+        return self.executor.execute(packet)
+
+    def say(self, option: int) -> ActionResult:
+        return self.executor.execute({"chosen_dialog_option_int": option})
+
+    def observe(self, message: str = "") -> dict[str, Any]:
+        return build_observation(self.agent, [], message)
+
+    def accessible_uuids(self) -> list[int]:
+        return [e["uuid"] for e in self.observe()["accessibleEnvironmentObjects"]]
+
+    def inventory_uuids(self) -> list[int]:
+        return [e["uuid"] for e in self.observe()["inventoryObjects"]]
+
+    def nearby_uuids(self) -> set[int]:
+        groups = self.observe()["nearbyObjects"]["objects"]
+        return {e["uuid"] for entries in groups.values() for e in entries}
+
+    @property
+    def history(self) -> list[Any]:
+        return self.agent.history
