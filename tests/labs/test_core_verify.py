@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -71,14 +72,31 @@ def test_protocol_check_hook_separates_oracle_and_random() -> None:
 
 
 def test_generated_labs_verify_and_round_trip(tmp_path: Path) -> None:
-    specs = generate_specs(5, "medium", seed=3, protocol_check=False)
+    suite = generate_suite(5, "medium", seed=3)
+    specs = [spec for spec, _ in suite]
     assert len({s.name for s in specs}) == 5
+    assert all({c.name: c.passed for c in report.checks}["vi_protocol"] is True for _, report in suite)
     for spec in specs:
         lab = build_lab(spec)
         assert lab.measure_batch(lab.space.random_batch(np.random.default_rng(0), 3))
     write_suite(tmp_path / "suite.jsonl", specs)
     assert read_suite(tmp_path / "suite.jsonl") == specs
-    assert generate_specs(2, "medium", seed=3, protocol_check=False) == specs[:2]  # deterministic
+    assert generate_specs(2, "medium", seed=3) == specs[:2]  # deterministic
+
+
+DYNAMICS_ONLY = replace(COMPLEXITY["medium"], name="medium-dynamics", p_dynamics=1.0)
+PAPER_DRIVERS = {"gc_content", "palindrome_score"}
+
+
+def test_generated_dynamics_labs_with_other_drivers_pass_verify_with_the_protocol_check() -> None:
+    suite = generate_suite(4, DYNAMICS_ONLY, seed=5, max_attempts=12)
+    other = [(spec, report) for spec, report in suite
+             if spec.dynamics is not None and set(spec.dynamics.fields["drivers"]) != PAPER_DRIVERS]
+    assert len(other) >= 2
+    for spec, report in other:
+        check = {c.name: c for c in report.checks}["vi_protocol"]
+        assert check.passed is True, (spec.name, check.detail)
+        assert check.data["oracle"] >= 0.99 and check.data["random"] <= QUICK.random_max
 
 
 @pytest.mark.slow

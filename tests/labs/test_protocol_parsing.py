@@ -175,10 +175,38 @@ def test_report_parsing() -> None:
             '"predictions": {"s1": {"attractor": 1, "gc": 0.8, "pal": 0.75}, "S2": 2, "S9": 1}}')
     report = _dyn(text)
     assert isinstance(report, ReportAction)
-    assert [(a.gc, a.pal, a.type) for a in report.attractors] == [(0.8, 0.8, "2-cycle"), (0.4, 0.2, "fixed")]
+    assert [(a.coords, a.type) for a in report.attractors] == [
+        ({"gc_content": 0.8, "palindrome_score": 0.8}, "2-cycle"),
+        ({"gc_content": 0.4, "palindrome_score": 0.2}, "fixed")]
     assert report.drivers == ["gc_content", "palindrome_score"]
-    assert report.predictions["S1"].attractor == 1 and report.predictions["S1"].pal == 0.75
+    assert report.predictions["S1"].attractor == 1 and report.predictions["S1"].state["palindrome_score"] == 0.75
     assert report.predictions["S2"].attractor == 2 and "S9" not in report.predictions
     assert len(report.warnings) == 2
     inferred = _dyn('{"hypothesis": "h"}')
     assert isinstance(inferred, ReportAction) and inferred.warnings
+
+
+def test_report_keyed_by_measurable_when_the_format_names_no_axes() -> None:
+    meas = ["weighted_count", "alternation_k", "entropy_score"]
+    text = json.dumps({
+        "type": "report", "drivers": ["weighted", "alternation_k"],
+        "attractors": [{"weighted_count": 0.7, "alternation": 0.3, "type": "2-cycle"}, {"bogus": 0.5}, [0.1, 0.9]],
+        "predictions": {"S1": {"attractor": 2, "weighted_count": 0.2}, "S2": {"gc": 0.4}},
+    })
+    report = parse_dynamics_message(text, length=30, max_steps=20, measurables=meas, start_ids=IDS, list_axes=())
+    assert isinstance(report, ReportAction)
+    assert report.drivers == ["weighted_count", "alternation_k"]
+    assert [(a.coords, a.type) for a in report.attractors] == [
+        ({"weighted_count": 0.7, "alternation_k": 0.3}, "2-cycle"),
+        ({"weighted_count": 0.1, "alternation_k": 0.9}, "other")]  # a bare list runs along the named drivers
+    assert report.predictions["S1"].attractor == 2 and report.predictions["S1"].state == {"weighted_count": 0.2}
+    assert "S2" not in report.predictions  # gc is not a measurable of this lab
+    assert any("'bogus'" in w for w in report.warnings) and any("'gc'" in w for w in report.warnings)
+    assert report.as_info()["attractors"][0] == {"weighted_count": 0.7, "alternation_k": 0.3, "type": "2-cycle"}
+
+
+def test_paper_format_needs_both_named_axes() -> None:
+    report = _dyn('{"type": "report", "attractors": [{"gc": 0.5}, {"gc": 0.5, "palindrome_score": 0.1}]}')
+    assert isinstance(report, ReportAction)
+    assert [a.coords for a in report.attractors] == [{"gc_content": 0.5, "palindrome_score": 0.1}]
+    assert report.as_info()["attractors"][0] == {"gc": 0.5, "pal": 0.1, "type": "other"}

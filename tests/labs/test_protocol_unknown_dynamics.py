@@ -91,7 +91,7 @@ def test_early_report_is_kept_and_merged_with_the_final_one() -> None:
     assert proto.step(json.dumps({"type": "report", "attractors": [[0.41, 0.22, "2-cycle"]]})).done
     assert proto.report is not None
     assert proto.report.drivers == ["gc_content"] and proto.report.hypothesis == "h"
-    assert proto.report.attractors[0].gc == pytest.approx(0.41)
+    assert proto.report.attractors[0].coords == pytest.approx({"gc_content": 0.41, "palindrome_score": 0.22})
 
 
 def test_report_turn_gives_up_after_retries() -> None:
@@ -115,6 +115,80 @@ def test_same_messages_same_transcript() -> None:
     assert run() == run()
 
 
-def test_only_gc_pal_drivers_are_supported() -> None:
-    with pytest.raises(ValueError, match="gc_content and palindrome_score"):
-        _proto(drivers=("gc_content", "entropy_score"))
+def test_drivers_must_be_listed_measurables_with_matching_attractors() -> None:
+    with pytest.raises(ValueError, match="must also be listed in measurables"):
+        _proto(drivers=("gc_content", "weighted_count"))
+    with pytest.raises(ValueError, match="one coordinate per driver"):
+        _proto(drivers=("gc_content",))
+    with pytest.raises(ValueError, match="no property entry"):
+        _proto(measurables=("gc_content", "palindrome_score", "mystery"))
+
+
+# ---------------------------------------------------------------------- drivers other than (gc, pal)
+WEIGHTS = {"A": 0.0, "C": 1.0, "G": 0.3, "T": 0.7}
+CUSTOM = {
+    "length": 20, "drivers": ("weighted_count", "alternation_k"), "attractors": ((0.7, 0.3), (0.3, 0.7)),
+    "measurables": ("weighted_count", "alternation_k", "entropy_score"),
+    "properties": {"weighted_count": {"kind": "weighted_count", "weights": WEIGHTS},
+                   "alternation_k": {"kind": "alternation", "k": 2}},
+    "n_heldout": 6,
+}
+SEQ20 = "ACGTTGCAACGTAAGGCCTA"
+
+
+def _by_hand(seq: str) -> tuple[float, float]:
+    """weighted_count with WEIGHTS and alternation with k = 2, from their definitions."""
+    every_other = seq[::2]
+    changes = sum(a != b for a, b in zip(every_other, every_other[1:], strict=False))
+    return sum(WEIGHTS[c] for c in seq) / len(seq), changes / (len(every_other) - 1)
+
+
+def test_custom_drivers_prompt_hides_drivers_and_hidden_parameters() -> None:
+    proto = _proto(**CUSTOM)
+    intro = proto.reset(0)
+    assert '"gc": x' not in intro and '"<measurable>": x' in intro
+    assert "0.7" not in intro and "undisclosed" in intro  # the weights stay hidden
+    assert "s[0], s[2], s[4]" in intro
+    assert proto.report_axes == ()
+    structure = _proto(**CUSTOM, hint="structure").reset(0)
+    assert "(weighted_count, alternation_k) space" in structure
+    assert "Examples of measurements" in _proto(**CUSTOM, hint="examples").reset(0)
+
+
+def test_custom_drivers_are_measured_from_their_spec_entries() -> None:
+    proto = _proto(**CUSTOM)
+    proto.reset(2)
+    payload = json.loads(proto.step(_exp(SEQ20, steps=6, measurables=["weighted_count", "alternation_k"])).text)
+    traj, meas = payload["trajectory"], payload["measurements"]
+    assert meas["weighted_count"] == [round(_by_hand(s)[0], 3) for s in traj]
+    assert meas["alternation_k"] == [round(_by_hand(s)[1], 3) for s in traj]
+    assert proto.visited == [pytest.approx(_by_hand(s)) for s in traj]
+
+
+def test_custom_drivers_report_is_keyed_by_measurable_and_graded_on_the_true_drivers() -> None:
+    proto = _proto(**CUSTOM, rounds=1)
+    proto.reset(3)
+    proto.step(_exp(SEQ20))
+    truth = proto.ground_truth()
+    assert truth["drivers"] == ["weighted_count", "alternation_k"] and truth["report_keys"] == truth["drivers"]
+    a1, a2 = truth["attractors"]
+    report = {"type": "report", "hypothesis": "h", "drivers": ["weighted", "alternation_k"],
+              "attractors": [{"weighted_count": a1[0], "alternation_k": a1[1], "entropy_score": 0.9},
+                             {"weighted_count": a2[0]}]}
+    assert proto.step(json.dumps(report)).done
+    score = proto.grade()
+    assert score.parts["drivers"] == 1.0
+    # The first claim is located; the second lacks a driver coordinate and cannot match.
+    assert score.parts["attractor_recall"] == 0.5 and score.parts["attractor_precision"] == 0.5
+    assert score.details["report"]["attractors"][0] == {"weighted_count": a1[0], "alternation_k": a1[1],
+                                                        "entropy_score": 0.9, "type": "other"}
+
+
+def test_paper_keys_do_not_locate_attractors_of_other_drivers() -> None:
+    proto = _proto(**CUSTOM, rounds=1)
+    proto.reset(3)
+    proto.step(_exp(SEQ20))
+    a1 = proto.ground_truth()["attractors"][0]
+    reply = proto.step(json.dumps({"type": "report", "attractors": [{"gc": a1[0], "pal": a1[1]}]}))
+    assert reply.done and "not a listed measurable" in reply.text
+    assert proto.grade().parts["attractors"] == 0.0

@@ -77,3 +77,27 @@ def test_verify_protocol_check_separates_oracle_and_random() -> None:
     assert HIDDEN in PROTOCOL_CHECKS
     oracle, random = protocols.check_protocol(spec)
     assert oracle >= 0.99 and random <= 0.3
+
+
+CUSTOM_DYNAMICS = {
+    "length": 20, "drivers": ("weighted_count", "alternation_k"), "attractors": ((0.7, 0.3), (0.3, 0.7)),
+    "measurables": ("weighted_count", "alternation_k", "entropy_score", "gc_content"),
+    "properties": {"weighted_count": {"kind": "weighted_count", "weights": {"A": 0.0, "C": 1.0, "G": 0.3, "T": 0.7}},
+                   "alternation_k": {"kind": "alternation", "k": 2}},
+}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_dynamics_agents_with_other_drivers(seed: int) -> None:
+    scores, reports = {}, {}
+    for kind in ("oracle", "random", "heuristic"):
+        proto = make_protocol(DYNAMICS, **CUSTOM_DYNAMICS)
+        scores[kind] = run_episode(proto, make_agent(DYNAMICS, kind, proto), seed=seed).score
+        reports[kind] = proto.report
+    assert scores["oracle"].score == pytest.approx(1.0)
+    assert scores["random"].score < 0.4
+    assert scores["random"].score < scores["heuristic"].score < 1.0
+    for kind, report in reports.items():  # every agent speaks the measurable-keyed format
+        assert report is not None and report.attractors and not report.warnings, kind
+        assert set(report.drivers) <= set(CUSTOM_DYNAMICS["measurables"])
+    assert scores["heuristic"].parts["drivers"] == 1.0  # it finds them from where the runs end

@@ -1,7 +1,9 @@
 """Baseline agents for Protocol B (unknown dynamics): scripted oracle, random, heuristic scientist.
 
 They exchange JSON with the lab like an LLM would. The oracle reads `protocol.ground_truth()`; the
-random and heuristic agents only use what the prompt tells them (the measurables' definitions).
+random and heuristic agents only use what the prompt tells them (the measurables, the report format)
+and what the lab returns. When the prompt names the paper's (gc, pal) axes they report in them;
+otherwise they key coordinates by the measurables they believe drive the process.
 """
 
 from __future__ import annotations
@@ -15,24 +17,35 @@ import numpy as np
 
 from discoverylab.labs.agents import LabAgent
 from discoverylab.labs.protocol import Protocol
+from discoverylab.labs.sequence.dynamics_science import keyed_report, next_start
 from discoverylab.labs.sequence.properties import compute_codes, decode
 
 _LENGTH = re.compile(r"sequences of length (\d+)")
 _MAX_STEPS = re.compile(r"number_of_steps in 1\.\.(\d+)")
-_MEASURABLE = re.compile(r"^- ([a-z_]+):", re.MULTILINE)
+_MEASURABLE = re.compile(r"^- ([a-z_0-9]+):", re.MULTILINE)
+PAPER_FORMAT = '"gc": x, "pal": y'
+"""How the paper-format prompt shows an attractor; other labs key coordinates by measurable."""
 
 
-def _payload(message: str) -> dict[str, Any]:
-    """The last JSON object of a lab message (the report request follows a result on the last round)."""
-    out: dict[str, Any] = {}
+def _payloads(message: str) -> list[dict[str, Any]]:
+    """Every JSON object line of a lab message (the report request follows a result on the last round)."""
+    out: list[dict[str, Any]] = []
     for line in message.splitlines():
         line = line.strip()
         if line.startswith("{"):
             try:
-                out = json.loads(line)
+                value = json.loads(line)
             except json.JSONDecodeError:
                 continue
+            if isinstance(value, dict):
+                out.append(value)
     return out
+
+
+def _payload(message: str) -> dict[str, Any]:
+    """The last JSON object of a lab message."""
+    found = _payloads(message)
+    return found[-1] if found else {}
 
 
 class DynamicsOracle:
@@ -53,8 +66,9 @@ class DynamicsOracle:
                                "measurables": [], "steps": 5, "reasoning": "oracle probe"})
         truth = self.protocol.ground_truth()
         kind = truth["cycle_type"]
-        attractors = [{"gc": a[0], "pal": a[1], "type": kind} for a in truth["attractors"]]
-        predictions = {h["sid"]: {"attractor": h["basin"] + 1, "gc": h["end_state"][0], "pal": h["end_state"][1]}
+        keys = truth.get("report_keys", ["gc", "pal"])
+        attractors = [dict(zip(keys, a, strict=True)) | {"type": kind} for a in truth["attractors"]]
+        predictions = {h["sid"]: {"attractor": h["basin"] + 1} | dict(zip(keys, h["end_state"], strict=True))
                        for h in truth["heldout"]}
         return json.dumps({"type": "report", "hypothesis": truth["rule"] + f"; sequences settle into {kind}s.",
                            "evidence": "ground truth", "attractors": attractors, "drivers": truth["drivers"],
@@ -70,6 +84,7 @@ class DynamicsRandom:
     def reset(self, seed: int) -> None:
         self.rng = np.random.default_rng(np.random.SeedSequence([seed, 0xD1A0]))
         self.length, self.max_steps, self.measurables = 30, 20, ["gc_content"]
+        self.paper_format = True
 
     def act(self, message: str) -> str:
         if m := _LENGTH.search(message):
@@ -77,7 +92,11 @@ class DynamicsRandom:
         if m := _MAX_STEPS.search(message):
             self.max_steps = int(m.group(1))
         self.measurables = _MEASURABLE.findall(message) or self.measurables
+        if "MEASURABLES" in message:
+            self.paper_format = PAPER_FORMAT in message
         payload = _payload(message)
+        if payload.get("type") == "report_request" and not self.paper_format:
+            return self._keyed_report(payload)
         if payload.get("type") == "report_request":
             n = int(self.rng.integers(1, 4))
             attractors = [{"gc": float(self.rng.random()), "pal": float(self.rng.random()), "type": "other"}
@@ -93,12 +112,27 @@ class DynamicsRandom:
                            "steps": int(self.rng.integers(1, self.max_steps + 1))})
 
 
+    def _keyed_report(self, payload: dict[str, Any]) -> str:
+        """Random drivers, and random attractors and end states keyed by them."""
+        n = int(self.rng.integers(1, 4))
+        k = int(self.rng.integers(1, len(self.measurables) + 1))
+        drivers = [str(d) for d in self.rng.choice(self.measurables, size=k, replace=False)]
+        attractors = [{d: float(self.rng.random()) for d in drivers} | {"type": "other"} for _ in range(n)]
+        preds = {sid: {"attractor": int(self.rng.integers(1, n + 1))} | {d: float(self.rng.random()) for d in drivers}
+                 for sid in payload.get("heldout_starts", {})}
+        return json.dumps({"type": "report", "hypothesis": "random walk", "evidence": "none",
+                           "attractors": attractors, "drivers": drivers, "predictions": preds})
+
+
 def _gc_pal(x: np.ndarray) -> np.ndarray:
     return np.stack([compute_codes("gc_content", x), compute_codes("palindrome_score", x)], axis=1)
 
 
 class DynamicsHeuristic:
     """Spans the (gc, pal) plane with designed starts, then clusters where the runs end.
+
+    (Labs whose report is keyed by measurable name use `dynamics_science`: spread-out starts,
+    drivers from transient straightness, a regression model to locate held-out starts.)
 
     Starts are built (by its own greedy search, from the measurables' stated definitions) at six
     points spread over the plane; every run is observed for the maximum number of steps. End states
@@ -118,6 +152,8 @@ class DynamicsHeuristic:
         self.length, self.max_steps, self.measurables = 30, 20, ["gc_content", "palindrome_score"]
         self.runs: list[dict[str, Any]] = []
         self.turn = 0
+        self.paper_format = True
+        self.used: list[str] = []
 
     def _design(self, target: tuple[float, float]) -> str:
         x = self.rng.integers(0, 4, size=(1, self.length), dtype=np.uint8)
@@ -138,11 +174,18 @@ class DynamicsHeuristic:
         if m := _MAX_STEPS.search(message):
             self.max_steps = int(m.group(1))
         self.measurables = _MEASURABLE.findall(message) or self.measurables
+        if "MEASURABLES" in message:
+            self.paper_format = PAPER_FORMAT in message
         payload = _payload(message)
-        if payload.get("type") == "lab_results":
-            self.runs.append(payload)
+        self.runs += [p for p in _payloads(message) if p.get("type") == "lab_results"]
+        if payload.get("type") == "report_request" and not self.paper_format:
+            return json.dumps(keyed_report(self.runs, self.measurables, payload.get("heldout_starts", {})))
         if payload.get("type") == "report_request":
             return self._report(payload.get("heldout_starts", {}))
+        if not self.paper_format:
+            self.used.append(next_start(self.used, self.length, self.rng))
+            return json.dumps({"type": "experiment", "sequence": self.used[-1], "measurables": self.measurables,
+                               "steps": self.max_steps, "reasoning": "a start far from the earlier ones"})
         target = self.TARGETS[self.turn % len(self.TARGETS)]
         self.turn += 1
         return json.dumps({"type": "experiment", "sequence": self._design(target), "measurables": self.measurables,

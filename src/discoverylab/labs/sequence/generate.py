@@ -19,6 +19,8 @@ from discoverylab.labs.sequence.properties import PROPERTY_NAMES
 DRIVER_CHOICES = ("gc_content", "palindrome_score", "weighted_count", "alternation_k")
 COMPOSITES = ("mix", "product", "threshold", "compose")
 MONOTONE_CHOICES = ("square", "sqrt", "smoothstep", "invert")
+HIDDEN_HINTS = {"structure": "family", "distractor": "none"}
+"""Protocol A's names for the complexity hint levels (its structural hint names the property family)."""
 
 
 def _pick(rng: np.random.Generator, options: tuple[Any, ...]) -> Any:
@@ -65,13 +67,17 @@ def _hidden_entries(knobs: Complexity, rng: np.random.Generator, depth: int, pre
     return entries
 
 
+def _hidden_hint(level: str) -> str:
+    return HIDDEN_HINTS.get(level, level)
+
+
 def _hidden_property_spec(knobs: Complexity, rng: np.random.Generator, index: int) -> LabSpec:
     entries = _hidden_entries(knobs, rng, knobs.composition_depth, "hidden")
     return LabSpec(
         name=f"gen-{knobs.name}-{index:04d}-hidden", lab="sequence", difficulty=knobs.name,
         objects=ObjectsSpec(length=int(_pick(rng, knobs.lengths))), properties=entries,
         protocol=kind_spec("sequence/hidden-property", hidden="hidden", rounds=int(_pick(rng, knobs.rounds)),
-                           batch=10, eps=0.1, hint=str(_pick(rng, knobs.hints)),
+                           batch=10, eps=0.1, hint=_hidden_hint(str(_pick(rng, knobs.hints))),
                            noise=float(_pick(rng, knobs.noise))),
         seed=int(rng.integers(2**31)))
 

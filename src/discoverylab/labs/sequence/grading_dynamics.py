@@ -25,7 +25,7 @@ from discoverylab.labs.sequence.properties import decode
 
 WEIGHTS = {"attractors": 0.3, "cycle": 0.1, "drivers": 0.2, "basin": 0.2, "end_state": 0.2}
 JUDGE_WEIGHT = 0.25
-_CYCLE_TEXT = re.compile(r"two[- ]cycle|2[- ]cycle|period[- ]2|oscillat|alternat", re.IGNORECASE)
+_CYCLE_TEXT = re.compile(r"two[- ]cycle|2[- ]cycle|period[- ]2|oscillat|alternat(?!ion_k)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,21 +143,45 @@ def build_starts(evo: DirectedEvolution, truth: DynamicsTruth, length: int, rng:
             for j, i in enumerate(order)]
 
 
+MISSING = 10.0
+"""Stand-in for a coordinate a claim does not give: far outside [0, 1], so it never matches."""
+
+
+def claim_point(coords: dict[str, float], drivers: Sequence[str]) -> np.ndarray:
+    """A reported point in the truth's driver space (missing coordinates put it out of reach)."""
+    return np.array([coords.get(d, MISSING) for d in drivers], dtype=np.float64)
+
+
+def driver_coverage(points: Sequence[Sequence[float]], bins: int = 5) -> float:
+    """Fraction of the bins x bins cells of the first two driver axes visited (bins cells for one axis)."""
+    if points and len(points[0]) == 1:
+        return len({min(int(p[0] * bins), bins - 1) for p in points}) / bins
+    return grid_coverage([tuple(p[:2]) for p in points], bins)
+
+
 def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Sequence[HeldOutStart],
                    visited: Sequence[Sequence[float]], *, rounds_used: int, judge: JudgeClient | None = None,
                    judge_truth: dict[str, Any] | None = None) -> Score:
-    """Auto-graded components of spec §2.8 (each 0..1) and, with a judge, the judged Table 5 items."""
+    """Auto-graded components of spec §2.8 (each 0..1) and, with a judge, the judged Table 5 items.
+
+    Reported coordinates are read along the true drivers, whatever they are; `visited` holds the
+    driver values of every submitted start and trajectory point.
+    """
     centres = np.asarray(truth.centroids)
+    drivers = truth.drivers
     parts: dict[str, float] = {"rounds_used": float(rounds_used)}
-    claims = [(a.gc, a.pal) for a in report.attractors] if report else []
+    claims = [claim_point(a.coords, drivers) for a in report.attractors] if report else []
+    claim_lists = [c.tolist() for c in claims]
     parts["attractors"], parts["attractor_recall"], parts["attractor_precision"] = attractor_f1(
-        truth.centroids, claims, radius=0.1)
+        truth.centroids, claim_lists, radius=0.1)
     claimed_types = {a.type for a in report.attractors} if report else set()
     text = (report.hypothesis + " " + report.evidence) if report else ""
     says_cycle = "2-cycle" in claimed_types or bool(_CYCLE_TEXT.search(text))
     says_fixed = "fixed" in claimed_types and not says_cycle
-    parts["cycle"] = float((truth.cycle_type == "2-cycle" and says_cycle) or (truth.cycle_type == "fixed" and says_fixed))
-    parts["drivers"] = jaccard(report.drivers, truth.drivers) if report else 0.0
+    says_other = claimed_types == {"other"} and not says_cycle
+    parts["cycle"] = float((truth.cycle_type == "2-cycle" and says_cycle) or (truth.cycle_type == "fixed" and says_fixed)
+                           or (truth.cycle_type == "other" and says_other))
+    parts["drivers"] = jaccard(report.drivers, drivers) if report else 0.0
 
     correct, errors, base_errors = 0, [], []
     baseline = centres[truth.baseline_index]
@@ -167,9 +191,10 @@ def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Se
         base_errors.append(float(np.abs(baseline - end).mean()))
         point: np.ndarray | None = None
         if pred is not None and pred.attractor is not None and 1 <= pred.attractor <= len(claims):
-            point = np.asarray(claims[pred.attractor - 1])
-        if pred is not None and pred.gc is not None and pred.pal is not None:
-            state = np.array([pred.gc, pred.pal])
+            claimed = claims[pred.attractor - 1]
+            point = claimed if bool((claimed < MISSING).all()) else None  # an unlocatable claim names no basin
+        if pred is not None and all(d in pred.state for d in drivers):
+            state = claim_point(pred.state, drivers)
             errors.append(float(np.abs(state - end).mean()))
             point = state if point is None else point
         elif point is not None:
@@ -184,8 +209,8 @@ def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Se
     parts["end_state_mae"] = mae
     parts["end_state"] = max(0.0, 1.0 - mae / base_mae) if base_mae > 1e-12 else float(mae <= 1e-12)
 
-    points = [tuple(p[:2]) for p in visited]
-    parts["coverage"] = grid_coverage(points)
+    points = [tuple(p) for p in visited]
+    parts["coverage"] = driver_coverage(points)
     entered = {int(i) for i in _nearest(np.asarray(points), centres)[
         np.linalg.norm(np.asarray(points)[:, None, :] - centres[None], axis=2).min(axis=1) <= 0.1]} if points else set()
     parts["basins_entered"] = len(entered) / len(centres)

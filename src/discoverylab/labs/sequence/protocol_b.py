@@ -8,8 +8,12 @@ experiments (or an early report) a mandatory report turn lists 20 held-out start
 Observation: JSON `lab_results` with the trajectory and the chosen measurables per step (3 decimals).
 Scoring: `grade_dynamics` (attractor F1, cycle structure, driver Jaccard, basin accuracy, end-state
 skill; coverage as a process metric; optional judge for the paper's Table 5 items).
-Difficulty knobs: hint (`none` | `examples` | `structure` | `distractor`), measurables, attractors,
-basin width sigma, mutations per step, exploration noise, rounds, steps.
+Difficulty knobs: hint (`none` | `examples` | `structure` | `distractor`), measurables, drivers,
+attractors, basin width sigma, mutations per step, exploration noise, rounds, steps.
+Drivers: any listed measurables (`properties` gives their spec entries, e.g. a `weighted_count` with
+hidden weights). With the paper's drivers (gc_content, palindrome_score) the report format is the
+paper's `{"gc", "pal", "type"}`; otherwise the prompt asks for coordinates keyed by measurable name,
+so it does not give the drivers away.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import json
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from discoverylab.labs.core.seeding import SeedStreams, stream
 from discoverylab.labs.protocol import Protocol, Reply, Score, register_protocol
@@ -31,17 +35,25 @@ from discoverylab.labs.sequence.grading_dynamics import (
     grade_dynamics,
 )
 from discoverylab.labs.sequence.judge import JudgeClient
+from discoverylab.labs.sequence.measurables import (
+    MEASURABLE_TEXT,
+    build_measurables,
+    describe,
+    entry_specs,
+    uses_episode_reference,
+)
 from discoverylab.labs.sequence.parsing import ParseFailure
-from discoverylab.labs.sequence.parsing_dynamics import ExperimentAction, ReportAction, parse_dynamics_message
-from discoverylab.labs.sequence.properties import PropertyParams, compute_all, decode
+from discoverylab.labs.sequence.parsing_dynamics import (
+    PAPER_AXES,
+    ExperimentAction,
+    ReportAction,
+    axis_key,
+    parse_dynamics_message,
+)
+from discoverylab.labs.sequence.properties import decode, encode
 
-MEASURABLE_TEXT = {
-    "gc_content": "fraction of G/C bases",
-    "palindrome_score": "fraction of positions where the sequence equals its reverse complement "
-                        "(A<->T, C<->G, then reversed)",
-    "hamming_distance": "fraction of positions that differ from a hidden reference sequence",
-    "entropy_score": "diversity of 2-mers (normalised Shannon entropy)",
-}
+__all__ = ["MEASURABLE_TEXT", "UnknownDynamicsConfig", "UnknownDynamicsProtocol"]
+
 HINTS = {
     "examples": "Examples of sequences with palindrome_score = 1.0: AAAAAAATTTTTTT, GGGGGGGCCCCCCC, AGAGAGTACTCTCT.",
     "structure": "The system roughly tends toward two different convergence points; design queries that span the "
@@ -70,6 +82,25 @@ class UnknownDynamicsConfig(BaseModel):
     n_heldout: int = Field(20, ge=2, le=100)
     end_steps: int = Field(20, ge=1, le=200)
     final_retries: int = Field(1, ge=0, le=5)
+    properties: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Spec entries (`{"kind": ..., **fields}`) of measurables and drivers; other names are canonical."""
+
+    @model_validator(mode="after")
+    def _drivers_are_measurable(self) -> UnknownDynamicsConfig:
+        if not self.drivers or len(set(self.drivers)) != len(self.drivers):
+            raise ValueError(f"drivers must be distinct property names (got {list(self.drivers)})")
+        hidden = [d for d in self.drivers if d not in self.measurables]
+        if hidden:
+            raise ValueError(f"drivers {hidden} must also be listed in measurables {list(self.measurables)}")
+        if any(len(a) != len(self.drivers) for a in self.attractors) or not self.attractors:
+            raise ValueError(f"each attractor needs one coordinate per driver {list(self.drivers)}")
+        entry_specs(self.measurables, self.properties)  # every name must resolve to a property
+        return self
+
+    @property
+    def paper_format(self) -> bool:
+        """The paper's drivers: the report format names them as (gc, pal) (spec §2.7)."""
+        return set(self.drivers) == set(PAPER_AXES)
 
 
 class UnknownDynamicsProtocol(Protocol):
@@ -80,31 +111,40 @@ class UnknownDynamicsProtocol(Protocol):
     def __init__(self, judge: JudgeClient | None = None, **config: Any) -> None:
         super().__init__()
         self.config = UnknownDynamicsConfig(**config)
-        if set(self.config.drivers) - {"gc_content", "palindrome_score"} or len(self.config.drivers) != 2:
-            raise ValueError("Protocol B reports attractors as (gc, pal): drivers must be gc_content and palindrome_score")
+        self.report_axes: tuple[str, ...] = PAPER_AXES if self.config.paper_format else ()
+        """Coordinates the report format names (the paper's (gc, pal)); empty: keyed by measurable."""
         self.judge = judge
         self.max_turns = self.config.rounds + 2 + self.config.final_retries
 
     def _on_reset(self, seed: int) -> str:
         cfg = self.config
         self.streams = SeedStreams(seed, ("lab", "dynamics", "grader"))
-        reference = decode(self.streams["lab"].integers(0, 4, size=(1, cfg.length), dtype=np.uint8))[0]
-        self.params = PropertyParams(reference=reference)
+        self.reference = decode(self.streams["lab"].integers(0, 4, size=(1, cfg.length), dtype=np.uint8))[0]
+        self.properties = build_measurables([*cfg.measurables, *cfg.drivers], cfg.properties, self.reference)
+        drivers = [self.properties[d] for d in cfg.drivers]
         self.evolution = DirectedEvolution(cfg.drivers, cfg.attractors, kernel=cfg.kernel, sigma=cfg.sigma,
-                                           mutations=cfg.mutations, p_explore=cfg.p_explore, params=self.params)
+                                           mutations=cfg.mutations, p_explore=cfg.p_explore,
+                                           driver_fn=lambda x: np.stack([p.batch(x) for p in drivers], axis=1))
         self.order = [str(m) for m in self.streams["lab"].permutation(list(cfg.measurables))]
         self.rounds_used = 0
         self.phase: Literal["experiments", "report"] = "experiments"
         self.report_attempts = 0
         self.draft: ReportAction | None = None
         self.report: ReportAction | None = None
-        self.visited: list[tuple[float, float]] = []
+        self.visited: list[tuple[float, ...]] = []
         self._starts: list[HeldOutStart] | None = None
         return self._intro()
 
     def _intro(self) -> str:
         cfg = self.config
-        listed = "\n".join(f"- {m}: {MEASURABLE_TEXT.get(m, m)}" for m in self.order)
+        listed = "\n".join(f"- {m}: {self._describe(m)}" for m in self.order)
+        if cfg.paper_format:
+            attractor = '{"gc": x, "pal": y, "type": "fixed" | "2-cycle" | "other"}'
+            keys = ""
+        else:
+            attractor = '{"<measurable>": x, ..., "type": "fixed" | "2-cycle" | "other"}'
+            keys = ("\nIn the report, give each attractor's coordinates keyed by the names of the measurables you "
+                    "list as drivers.")
         lines = [
             f"You are an experimental scientist studying an unknown dynamical process acting on DNA-like sequences "
             f"of length {cfg.length} over {{A,G,C,T}}. One experiment = (1) an initial sequence of {cfg.length} "
@@ -115,20 +155,44 @@ class UnknownDynamicsProtocol(Protocol):
             f"(iii) the evidence. You may run at most {cfg.rounds} experiments; use as few as you need. Reply with "
             "JSON only:",
             '{"type": "experiment", "sequence": "...", "measurables": [...], "steps": k, "reasoning": "..."} or',
-            '{"type": "report", "hypothesis": "...", "evidence": "...", "attractors": [{"gc": x, "pal": y, '
-            '"type": "fixed" | "2-cycle" | "other"}], "drivers": [...], "predictions": {...}}',
+            '{"type": "report", "hypothesis": "...", "evidence": "...", "attractors": [' + attractor + '], '
+            '"drivers": [...], "predictions": {...}}' + keys,
         ]
-        if cfg.hint in ("examples", "structure"):
-            lines.append(HINTS[cfg.hint])
-        if cfg.hint == "distractor":
-            lines.append(HINTS["structure"])
+        if cfg.hint in ("examples", "structure", "distractor"):
+            lines.append(self._hint("structure" if cfg.hint == "distractor" else cfg.hint))
         return "\n".join(lines)
+
+    def _describe(self, name: str) -> str:
+        if name not in self.config.properties and name in MEASURABLE_TEXT:
+            return MEASURABLE_TEXT[name]
+        return describe(self.properties[name])
+
+    def _hint(self, kind: str) -> str:
+        cfg = self.config
+        if kind == "structure":
+            if cfg.paper_format and len(cfg.attractors) == 2:
+                return HINTS["structure"]
+            count = "two" if len(cfg.attractors) == 2 else str(len(cfg.attractors))
+            return (f"The system roughly tends toward {count} different convergence points; design queries that "
+                    f"span the ({', '.join(cfg.drivers)}) space to locate them and the rules of the evolution.")
+        if "palindrome_score" in cfg.measurables and "palindrome_score" not in cfg.properties:
+            return HINTS["examples"]
+        n = cfg.length
+        seqs = ["A" * n, ("AC" * n)[:n], "G" * (n // 2) + "C" * (n - n // 2)]
+        values = {m: self.properties[m].batch(encode(seqs)) for m in self.order}
+        shown = "; ".join(f"{s}: " + ", ".join(f"{m} = {values[m][i]:.3f}" for m in self.order)
+                          for i, s in enumerate(seqs))
+        return "Examples of measurements: " + shown + "."
 
     # ------------------------------------------------------------------ truth (cached per dynamics)
     @property
     def truth(self) -> DynamicsTruth:
-        key = self.config.model_dump_json(include={"length", "drivers", "attractors", "kernel", "sigma",
-                                                   "mutations", "p_explore"})
+        cfg = self.config
+        key = cfg.model_dump_json(include={"length", "drivers", "attractors", "kernel", "sigma", "mutations",
+                                           "p_explore"})
+        key += repr(sorted((k, v.model_dump_json()) for k, v in entry_specs(cfg.drivers, cfg.properties).items()))
+        if uses_episode_reference(cfg.drivers, cfg.properties):
+            key += self.reference
         if key not in _TRUTH_CACHE:
             _TRUTH_CACHE[key] = estimate_truth(self.evolution, self.config.length, stream(0, "dynamics-truth"))
         return _TRUTH_CACHE[key]
@@ -144,7 +208,7 @@ class UnknownDynamicsProtocol(Protocol):
     def _parse(self, message: str) -> ExperimentAction | ReportAction | ParseFailure:
         ids = [s.sid for s in self.starts] if self.phase == "report" else []
         return parse_dynamics_message(message, length=self.config.length, max_steps=self.config.max_steps,
-                                      measurables=list(self.order), start_ids=ids)
+                                      measurables=list(self.order), start_ids=ids, list_axes=self.report_axes)
 
     def _on_step(self, message: str) -> Reply:
         action = self._parse(message)
@@ -174,9 +238,9 @@ class UnknownDynamicsProtocol(Protocol):
 
     def _run(self, action: ExperimentAction) -> dict[str, Any]:
         path = self.evolution.evolve(action.sequence, action.steps, self.streams["dynamics"])
-        values = compute_all(path, names=sorted(set(action.measurables) | {"gc_content", "palindrome_score"}),
-                             params=self.params)
-        self.visited.extend(zip(values["gc_content"].tolist(), values["palindrome_score"].tolist(), strict=True))
+        codes = encode(path)
+        values = {m: self.properties[m].batch(codes) for m in action.measurables}
+        self.visited.extend(tuple(float(v) for v in row) for row in self.evolution.measure(codes))
         payload: dict[str, Any] = {
             "type": "lab_results", "round": self.rounds_used, "trajectory": path,
             "measurements": {m: [round(float(v), 3) for v in values[m]] for m in action.measurables},
@@ -188,12 +252,17 @@ class UnknownDynamicsProtocol(Protocol):
     def _enter_report(self, prefix: str, info: dict[str, Any]) -> Reply:
         self.phase = "report"
         starts = {s.sid: s.sequence for s in self.starts}
+        steps = self.config.end_steps
+        if self.config.paper_format:
+            fate = f'its (gc, pal) after {steps} steps, e.g. {{"S1": {{"attractor": 1, "gc": 0.5, "pal": 0.5}}}}.'
+        else:
+            fate = (f"its coordinates after {steps} steps, keyed like your attractors, e.g. "
+                    '{"S1": {"attractor": 1, "<measurable>": 0.5}}.')
         request = {
             "type": "report_request",
             "message": ("Experiments are over. Send your final report as JSON (type \"report\"). In `predictions`, "
                         "for each held-out start id give the attractor it converges to (1-based index into your "
-                        f"`attractors` list) and its (gc, pal) after {self.config.end_steps} steps, e.g. "
-                        '{"S1": {"attractor": 1, "gc": 0.5, "pal": 0.5}}.'),
+                        "`attractors` list) and " + fate),
             "heldout_starts": starts,
         }
         return Reply(text=prefix + "\n" + json.dumps(request), info=info)
@@ -216,11 +285,13 @@ class UnknownDynamicsProtocol(Protocol):
 
     # ------------------------------------------------------------------ grading and truth
     def ground_truth(self) -> dict[str, Any]:
-        truth = self.truth
-        return {"drivers": list(truth.drivers), "attractors": [list(c) for c in truth.centroids],
-                "declared_attractors": [list(a) for a in self.config.attractors], "cycle_type": truth.cycle_type,
-                "rule": "greedy forced single substitution towards a gaussian-weighted mix of the attractors "
-                        "in (gc_content, palindrome_score) space",
+        truth, cfg = self.truth, self.config
+        moves = "single substitution" if cfg.mutations == 1 else f"{cfg.mutations} substitutions per step"
+        return {"drivers": list(truth.drivers), "report_keys": [axis_key(d) for d in truth.drivers],
+                "attractors": [list(c) for c in truth.centroids],
+                "declared_attractors": [list(a) for a in cfg.attractors], "cycle_type": truth.cycle_type,
+                "rule": f"greedy forced {moves} towards a {cfg.kernel}-weighted mix of the attractors "
+                        f"in ({', '.join(truth.drivers)}) space",
                 "heldout": [{"sid": s.sid, "basin": s.basin, "end_state": list(s.end_state)} for s in self.starts]}
 
     def grade(self) -> Score:

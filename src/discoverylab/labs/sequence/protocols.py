@@ -58,8 +58,8 @@ def protocol_from_spec(spec: LabSpec) -> Protocol:
                 if "sigma" in basin:
                     config["sigma"] = float(basin["sigma"])
             config["mutations"] = int(dyn.get("mutations_per_step", 1))
-        if "measurables" in config:
-            config["measurables"] = tuple(config["measurables"])
+        config["measurables"] = tuple(config.get("measurables") or spec.properties)
+        config["properties"] = {name: entry.model_dump() for name, entry in spec.properties.items()}
         return protocol_b.UnknownDynamicsProtocol(**config)
     raise ValueError(f"not a sequence protocol: {spec.protocol.kind!r}")
 
