@@ -88,7 +88,11 @@ class NPC(Agent):
         self._door_to_close: Any = None
 
     # ---- autopilot --------------------------------------------------------------------
-    def enqueue(self, kind: str, priority: int = 1, **args: Any) -> None:
+    def enqueue(self, kind: str, priority: int | None = None, **args: Any) -> None:
+        """Queue an autopilot task. Default priority: 0 for "wander" (it must sit below the
+        one-tile moves it queues at priority 1), else 1. Priorities above 1 make the NPC busy."""
+        if priority is None:
+            priority = 0 if kind == "wander" else 1
         self._counter += 1
         heapq.heappush(self.queue, Task((-priority, self._counter), kind, args))
 
@@ -131,14 +135,23 @@ class NPC(Agent):
             self.world.place(self, nx, ny)
         return True
 
+    def _close_door_behind(self) -> bool:
+        """Close the door this NPC opened once it has left both the doorway and the tile it
+        opened it from. Returns whether it did."""
+        if self._door_to_close is None:
+            return False
+        door, opened_from = self._door_to_close
+        if (self.x, self.y) in (door.location(), opened_from):
+            return False
+        door.is_open = False
+        self._door_to_close = None
+        return True
+
     def _run_goto(self, x: int, y: int, give_up: int = 200) -> bool:
-        """One tick of walking towards (x, y): turn, open a door, or step."""
-        if self._door_to_close is not None:
-            door, opened_from = self._door_to_close
-            if (self.x, self.y) not in (door.location(), opened_from):
-                door.is_open = False
-                self._door_to_close = None
-                return False
+        """One tick of walking towards (x, y): turn, open a door, close it behind, or step.
+        An impassable goal (a table, a locked door) is reached by standing beside it, facing it."""
+        if self._close_door_behind():
+            return (self.x, self.y) == (x, y)
         if (self.x, self.y) == (x, y):
             return True
         path = find_path(self.world, (self.x, self.y), (x, y))
@@ -156,6 +169,7 @@ class NPC(Agent):
             if blocker.is_passage and not blocker.is_open and not blocker.requires_key:
                 blocker.is_open = True
                 self._door_to_close = (blocker, (self.x, self.y))
-            return False
+                return False
+            return (nx, ny) == (x, y)
         self.world.place(self, nx, ny)
-        return (nx, ny) == (x, y)
+        return (nx, ny) == (x, y) and self._door_to_close is None  # else one more tick to close it
