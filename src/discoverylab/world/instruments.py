@@ -86,7 +86,7 @@ def _radiation(inst: Instrument, obj: WorldObject) -> str:
             weight = (math.hypot(x - mx, y - my) + 2) ** 2
             for top in world.top_level_at(x, y):
                 for thing in (top, *top.all_contents()):
-                    if thing is not obj and not obj.contains(thing):
+                    if thing is not obj:  # the target's contents count here (a jar of ore reads high)
                         level += _radiation_of(thing) / weight
     return (
         f"You use the radiation meter to investigate the {obj.name}.\n"
@@ -102,7 +102,7 @@ def _thermometer(inst: Instrument, obj: WorldObject) -> str:
 
 
 def _densitometer(inst: Instrument, obj: WorldObject) -> str:
-    head = f"You use the densitometer to measure the density of the {obj.name}.\n"
+    head = f"You use the densitometer to examine the {obj.name}.\n"
     if obj.density <= 0:
         return head + "The results are inconclusive.\n"
     return (
