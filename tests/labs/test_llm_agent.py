@@ -83,6 +83,27 @@ def test_unknown_dynamics_experiment_then_report(scripted_llm: ScriptedLLMServer
     assert 0.0 <= result.score.score <= 1.0
 
 
+def test_unknown_dynamics_report_keyed_by_measurable_for_other_drivers(scripted_llm: ScriptedLLMServer) -> None:
+    protocol = make_protocol(
+        "sequence/unknown-dynamics", rounds=1, length=8, max_steps=5, n_heldout=2,
+        drivers=("alternation_k", "gc_content"), attractors=((0.7, 0.3), (0.2, 0.8)),
+        measurables=("alternation_k", "gc_content", "entropy_score"))
+    agent = LLMLabAgent(protocol, client_for(scripted_llm))
+    experiment = {"reasoning": "", "sequence": "GCGCGCAT", "measurables": ["gc_content"], "steps": 5}
+    point = {"alternation_k": "0.7", "gc_content": "0.3", "entropy_score": "0.9", "type": "2-cycle"}
+    report = {"hypothesis": "h", "evidence": "e", "attractors": [point], "drivers": ["alternation_k", "gc_content"],
+              "basins": [1, 1]}
+    push_json(scripted_llm, experiment, report)
+
+    run_episode(protocol, agent, seed=1)
+
+    schema = sent_schemas(scripted_llm)[1]
+    assert set(schema["properties"]["attractors"]["items"]["properties"]) == {
+        "alternation_k", "gc_content", "entropy_score", "type"}  # every measurable, not the hidden drivers
+    assert lab_errors(protocol) == [] and protocol.report is not None and not protocol.report.warnings
+    assert protocol.report.attractors[0].coords == {"alternation_k": 0.7, "gc_content": 0.3, "entropy_score": 0.9}
+
+
 def test_macro_experiment_value_is_clamped_and_report_accepted(scripted_llm: ScriptedLLMServer) -> None:
     protocol = make_protocol("macro/causal-discovery", budget=1, held_out=1, max_turns=4,
                              ground_truth=CHEAP_MACRO_TRUTH)
@@ -90,7 +111,8 @@ def test_macro_experiment_value_is_clamped_and_report_accepted(scripted_llm: Scr
     experiment = {"hypothesis": "transfers cut unemployment", "design": "raise g0", "parameter": "g0",
                   "value": "5", "number_of_steps": 50}
     report = {"edges": [{"cause": "g0", "effect": "unemployment", "sign": "-", "horizon": "long"}],
-              "predictions": [{"unemployment_mean_q50_100": "0.1", "gov_debt_final": "1000"}], "narrative": "n"}
+              "claims": [], "predictions": [{"unemployment_mean_q50_100": "0.1", "gov_debt_final": "1000"}],
+              "narrative": "n"}
     push_json(scripted_llm, experiment, report)
 
     result = run_episode(protocol, agent, seed=2)
@@ -99,6 +121,38 @@ def test_macro_experiment_value_is_clamped_and_report_accepted(scripted_llm: Scr
     assert json.loads(agent.turns[0].message)["params"] == {"g0": 0.6}  # 5 clamped to g0's maximum
     assert protocol.done and [t.format for t in agent.turns] == ["experiment", "report"]
     assert 0.0 <= result.score.score <= 1.0
+
+
+def test_macro_updates_after_the_first_experiment_and_reports_claims(scripted_llm: ScriptedLLMServer) -> None:
+    protocol = make_protocol("macro/causal-discovery", budget=2, held_out=1, max_turns=5,
+                             ground_truth=CHEAP_MACRO_TRUTH)
+    agent = LLMLabAgent(protocol, client_for(scripted_llm))
+    first = {"hypothesis": "h1", "design": "d1", "parameter": "g0", "value": "0.3", "number_of_steps": 50}
+    second = {"update": {"indicator": "unemployment", "change": "fell", "verdict": "supports"},
+              "hypothesis": "h2", "design": "d2", "parameter": "tau0", "value": "0.3", "number_of_steps": 50}
+    claims = [{"experiment_id": 1, "compared_to": 0, "indicator": "unemployment", "statistic": "mean", "value": "0.1"},
+              {"experiment_id": 2, "compared_to": 1, "indicator": "gov_debt", "statistic": "last", "value": "-12.5"}]
+    edges = [{"cause": k, "effect": "unemployment", "sign": "-", "horizon": "long"}
+             for k in ("g0", "tau0", "markup", "r0", "c1", "c2", "phi", "kappa")]
+    report = {"edges": edges, "claims": claims,
+              "predictions": [{"unemployment_mean_q50_100": "0.1", "gov_debt_final": "1000"}], "narrative": "n"}
+    push_json(scripted_llm, first, second, report)
+
+    result = run_episode(protocol, agent, seed=2)
+
+    schemas = sent_schemas(scripted_llm)
+    assert all("update" not in option["properties"] for option in schemas[0]["anyOf"])  # nothing to update on yet
+    assert validate(second, schemas[1]) == [] and validate(report, schemas[2]) == []
+    assert schemas[2]["properties"]["edges"]["maxItems"] == 8 and schemas[2]["properties"]["claims"]["maxItems"] == 2
+    assert lab_errors(protocol) == []
+    update = protocol.log.experiments[1].update_from_previous
+    assert update == "In experiment 1, unemployment fell; this supports the previous hypothesis."
+    assert result.score.details["workflow"]["well_formed_experiments"] == 2
+    stated = protocol.log.report.claims
+    assert [(c.experiment_id, c.kind, c.baseline_id, c.value) for c in stated] == [
+        (1, "level", None, 0.1), (2, "difference", 1, -12.5)]
+    assert result.score.details["data_analysis"]["claims"] == 2
+    assert len(result.score.details["edges"]) == 8
 
 
 def test_unusable_model_output_never_crashes_the_episode(scripted_llm: ScriptedLLMServer) -> None:

@@ -186,8 +186,11 @@ def unknown_dynamics_format(protocol: Protocol | None, message: str) -> ActionFo
 def _dynamics_report(protocol: Protocol | None, message: str, measurables: list[str]) -> ActionFormat:
     starts = getattr(protocol, "starts", None)
     ids = [str(s.sid) for s in starts] if starts else _heldout_ids(message)
-    attractor = _object({"gc": _unit_number(), "pal": _unit_number(),
-                         "type": {"type": "string", "enum": ["fixed", "2-cycle", "other"]}})
+    # The paper's lab names its axes (gc, pal); other labs key coordinates by measurable name.
+    named = getattr(protocol, "report_axes", ("gc_content", "palindrome_score"))
+    keys = [{"gc_content": "gc", "palindrome_score": "pal"}.get(a, a) for a in named] or measurables
+    attractor = _object({k: _unit_number() for k in keys}
+                        | {"type": {"type": "string", "enum": ["fixed", "2-cycle", "other"]}})
     schema = _object({
         "hypothesis": {"type": "string", "maxLength": 300},
         "evidence": {"type": "string", "maxLength": 300},
@@ -200,7 +203,7 @@ def _dynamics_report(protocol: Protocol | None, message: str, measurables: list[
 
     def render(data: dict[str, Any]) -> str:
         predictions = {sid: {"attractor": int(k)} for sid, k in zip(ids, data["basins"], strict=False)}
-        attractors = [{"gc": float(a["gc"]), "pal": float(a["pal"]), "type": a["type"]} for a in data["attractors"]]
+        attractors = [{k: float(a[k]) for k in keys} | {"type": a["type"]} for a in data["attractors"]]
         return json.dumps({"type": "report", "hypothesis": data["hypothesis"], "evidence": data["evidence"],
                            "attractors": attractors, "drivers": data["drivers"], "predictions": predictions})
 
@@ -209,7 +212,7 @@ def _dynamics_report(protocol: Protocol | None, message: str, measurables: list[
         schema=schema,
         render=render,
         instructions=(
-            "Write the final report: the rule you inferred, the evidence, the attractors in (gc, pal) space, "
+            f"Write the final report: the rule you inferred, the evidence, the attractors in ({', '.join(keys)}) space, "
             f"the measurables that drive the process, and for each of the {len(ids)} held-out starts "
             "(in the listed order) the number of the attractor it converges to."
         ),
@@ -227,45 +230,87 @@ def _heldout_ids(message: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------- macro/causal-discovery
+MACRO_MAX_EDGES = 8
+"""Edges per report: enough for a few parameters x key indicators, short enough that a small model's
+report (edges, claims, predictions, narrative) fits in about 400 tokens."""
+MACRO_MAX_CLAIMS = 2
+UPDATE_CHANGES = ("rose", "fell", "did not change")
+UPDATE_VERDICTS = ("supports", "contradicts", "neither supports nor contradicts")
+
+
+def _signed_decimal(max_int_digits: int = 9) -> dict[str, Any]:
+    """A decimal that may be negative (a difference), of bounded length."""
+    return {"type": "string", "pattern": rf"^-?[0-9]{{1,{max_int_digits}}}(\.[0-9]{{1,6}})?$"}
+
+
+def _macro_experiment_ids(protocol: Protocol | None, message: str) -> list[int]:
+    """Ids of the experiments run so far (from the protocol's log, else from the lab's replies)."""
+    log = getattr(protocol, "log", None)
+    experiments = getattr(log, "experiments", None)
+    if experiments is not None:
+        return [int(e.experiment_id) for e in experiments]
+    return sorted({int(m) for m in re.findall(r'"experiment_id":\s*(\d+)', message)})
+
+
 def macro_format(protocol: Protocol | None, message: str) -> ActionFormat:
-    """One-factor experiments while budget remains, then the causal-graph report."""
+    """One-factor experiments while budget remains, then the causal-graph report.
+
+    After the first experiment the model also states what the previous result showed (indicator,
+    direction, verdict on its hypothesis); the format turns that into `update_from_previous`.
+    """
     from discoverylab.labs.macroecon.observation import INDICATORS
     from discoverylab.labs.macroecon.params import MAX_STEPS, MIN_STEPS, TUNABLES
 
     budget_left = getattr(protocol, "budget_left", 1)
+    done = _macro_experiment_ids(protocol, message)
     if budget_left <= 0 or "final report now" in message:
-        return _macro_report(protocol, [t.key for t in TUNABLES], list(INDICATORS))
-    options = [
-        _object({
+        return _macro_report(protocol, [t.key for t in TUNABLES], list(INDICATORS), done)
+    update = _object({"indicator": {"type": "string", "enum": list(INDICATORS)},
+                      "change": {"type": "string", "enum": list(UPDATE_CHANGES)},
+                      "verdict": {"type": "string", "enum": list(UPDATE_VERDICTS)}})
+    options = []
+    for t in TUNABLES:
+        fields: dict[str, Any] = {"update": update} if done else {}
+        fields |= {
             "hypothesis": {"type": "string", "maxLength": 200},
             "design": {"type": "string", "maxLength": 200},
             "parameter": {"const": t.key},
             "value": _decimal(len(str(int(t.high)))),
             "number_of_steps": {"type": "integer", "enum": sorted({MIN_STEPS, 20, 50, 100, 150, MAX_STEPS})},
-        })
-        for t in TUNABLES
-    ]
+        }
+        options.append(_object(fields))
 
     ranges = {t.key: (t.low, t.high) for t in TUNABLES}
+    previous = done[-1] if done else 0
 
     def render(data: dict[str, Any]) -> str:
         key = data["parameter"]
+        note = data.get("update")
+        update_text = (f"In experiment {previous}, {note['indicator']} {note['change']}; this {note['verdict']} "
+                       "the previous hypothesis." if isinstance(note, dict) else "")
         return json.dumps({"type": "experiment", "hypothesis": data["hypothesis"], "design": data["design"],
-                           "update_from_previous": "", "params": {key: _clamped(data["value"], *ranges[key])},
+                           "update_from_previous": update_text,
+                           "params": {key: _clamped(data["value"], *ranges[key])},
                            "number_of_steps": int(data["number_of_steps"])})
 
+    first = "" if not done else (
+        f"First say what experiment {previous} showed: one indicator, whether it rose or fell, and whether "
+        "that supports your previous hypothesis. Then ")
     return ActionFormat(
         name="experiment",
         schema={"anyOf": options},
         render=render,
         instructions=(
-            "Run one experiment: state a causal hypothesis, the design that could falsify it, the one "
-            "parameter you change, its new value and the run length in quarters."
+            first + ("run" if done else "Run") + " one experiment: state a causal hypothesis, the design that "
+            "could falsify it, the one parameter you change, its new value and the run length in quarters."
         ),
     )
 
 
-def _macro_report(protocol: Protocol | None, tunables: list[str], indicators: list[str]) -> ActionFormat:
+def _macro_report(protocol: Protocol | None, tunables: list[str], indicators: list[str],
+                  experiment_ids: list[int]) -> ActionFormat:
+    from discoverylab.labs.macroecon.parsing import STATISTICS
+
     log = getattr(protocol, "log", None)
     setting_ids = [str(s.setting_id) for s in getattr(log, "held_out", [])]
     edge = _object({
@@ -276,29 +321,53 @@ def _macro_report(protocol: Protocol | None, tunables: list[str], indicators: li
     })
     prediction = _object({"unemployment_mean_q50_100": _unit_number(),
                           "gov_debt_final": _decimal(7)})
-    schema = _object({
-        "edges": {"type": "array", "items": edge, "minItems": 1, "maxItems": 4},
+    fields: dict[str, Any] = {
+        "edges": {"type": "array", "items": edge, "minItems": 1, "maxItems": MACRO_MAX_EDGES},
+    }
+    if experiment_ids:
+        ids = {"type": "integer", "enum": experiment_ids}
+        claim = _object({"experiment_id": ids, "compared_to": {"type": "integer", "enum": [0, *experiment_ids]},
+                         "indicator": {"type": "string", "enum": indicators},
+                         "statistic": {"type": "string", "enum": list(STATISTICS)},
+                         "value": _signed_decimal()})
+        fields["claims"] = {"type": "array", "items": claim, "minItems": 0, "maxItems": MACRO_MAX_CLAIMS}
+    fields |= {
         "predictions": {"type": "array", "items": prediction,
                         "minItems": len(setting_ids), "maxItems": len(setting_ids)},
         "narrative": {"type": "string", "maxLength": 300},
-    })
+    }
+    schema = _object(fields)
 
     def render(data: dict[str, Any]) -> str:
         predictions = [{"setting_id": sid, "unemployment_mean_q50_100": float(p["unemployment_mean_q50_100"]),
                         "gov_debt_final": float(p["gov_debt_final"])}
                        for sid, p in zip(setting_ids, data["predictions"], strict=False)]
-        return json.dumps({"type": "report", "causal_graph": {"edges": data["edges"]}, "claims": [],
+        return json.dumps({"type": "report", "causal_graph": {"edges": data["edges"]},
+                           "claims": [_macro_claim(c) for c in data.get("claims", [])],
                            "predictions": predictions, "narrative": data["narrative"]})
 
+    claims_text = (f", up to {MACRO_MAX_CLAIMS} claims quoting a statistic of one of your experiments (or its "
+                   "difference to the experiment in `compared_to`; 0 = none)") if experiment_ids else ""
     return ActionFormat(
         name="report",
         schema=schema,
         render=render,
         instructions=(
-            "Write the final report: up to 4 causal edges (cause, effect, sign, horizon), predictions for "
-            f"the {len(setting_ids)} held-out settings in the listed order, and a short narrative."
+            f"Write the final report: up to {MACRO_MAX_EDGES} causal edges (cause, effect, sign, horizon)"
+            f"{claims_text}, predictions for the {len(setting_ids)} held-out settings in the listed order, and a "
+            "short narrative."
         ),
     )
+
+
+def _macro_claim(data: dict[str, Any]) -> dict[str, Any]:
+    """A claim of the macro report: a level, or a difference to another experiment."""
+    claim: dict[str, Any] = {"experiment_id": int(data["experiment_id"]), "indicator": data["indicator"],
+                             "statistic": data["statistic"], "value": float(data["value"])}
+    baseline = int(data.get("compared_to", 0))
+    if baseline and baseline != claim["experiment_id"]:
+        claim |= {"kind": "difference", "baseline_id": baseline}
+    return claim
 
 
 register_action_format("sequence/hidden-property", hidden_property_format)
