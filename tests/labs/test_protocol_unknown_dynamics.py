@@ -192,3 +192,17 @@ def test_paper_keys_do_not_locate_attractors_of_other_drivers() -> None:
     reply = proto.step(json.dumps({"type": "report", "attractors": [{"gc": a1[0], "pal": a1[1]}]}))
     assert reply.done and "not a listed measurable" in reply.text
     assert proto.grade().parts["attractors"] == 0.0
+
+
+@pytest.mark.parametrize("hint", ["none", "examples", "structure"])
+def test_default_spec_builds_the_paper_protocol(hint: str) -> None:
+    from discoverylab.labs.sequence.lab import preset
+    from discoverylab.labs.sequence.protocols import protocol_from_spec
+
+    spec = preset("default")
+    assert spec.protocol is not None
+    spec.protocol = spec.protocol.model_copy(update={"hint": hint})
+    from_spec = protocol_from_spec(spec)
+    assert isinstance(from_spec, UnknownDynamicsProtocol) and from_spec.config.hint == hint
+    assert from_spec.report_axes == ("gc_content", "palindrome_score")
+    assert from_spec.reset(4) == _proto(hint=hint).reset(4)

@@ -101,3 +101,18 @@ def test_dynamics_agents_with_other_drivers(seed: int) -> None:
         assert report is not None and report.attractors and not report.warnings, kind
         assert set(report.drivers) <= set(CUSTOM_DYNAMICS["measurables"])
     assert scores["heuristic"].parts["drivers"] == 1.0  # it finds them from where the runs end
+
+
+@pytest.mark.parametrize("config", [
+    {"drivers": ("gc_content", "alternation_k", "palindrome_score"), "attractors": ((0.8, 0.2, 0.8), (0.3, 0.7, 0.2)),
+     "measurables": ("gc_content", "alternation_k", "palindrome_score", "entropy_score")},
+    {"drivers": ("entropy_score",), "attractors": ((0.3,), (0.9,)), "measurables": ("gc_content", "entropy_score")},
+], ids=["three-drivers", "one-driver"])
+def test_dynamics_with_a_set_of_drivers_of_any_size(config: dict[str, object]) -> None:
+    scores = {}
+    for kind in ("oracle", "random"):
+        proto = make_protocol(DYNAMICS, length=16, n_heldout=6, **config)
+        scores[kind] = run_episode(proto, make_agent(DYNAMICS, kind, proto), seed=0).score
+    assert scores["oracle"].score == pytest.approx(1.0)
+    assert scores["random"].score < 0.4
+    assert 0.0 < scores["oracle"].parts["coverage"] <= 1.0

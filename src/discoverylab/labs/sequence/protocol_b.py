@@ -35,6 +35,7 @@ from discoverylab.labs.sequence.grading_dynamics import (
     grade_dynamics,
 )
 from discoverylab.labs.sequence.judge import JudgeClient
+from discoverylab.labs.sequence.kinds import SequenceProperty
 from discoverylab.labs.sequence.measurables import (
     MEASURABLE_TEXT,
     build_measurables,
@@ -73,7 +74,7 @@ class UnknownDynamicsConfig(BaseModel):
     measurables: tuple[str, ...] = ("gc_content", "palindrome_score", "hamming_distance", "entropy_score")
     hint: Literal["none", "examples", "structure", "distractor"] = "none"
     drivers: tuple[str, ...] = ("gc_content", "palindrome_score")
-    attractors: tuple[tuple[float, float], ...] = ((0.8, 0.8), (0.4, 0.2))
+    attractors: tuple[tuple[float, ...], ...] = ((0.8, 0.8), (0.4, 0.2))
     kernel: Literal["gaussian", "nearest", "inverse_square", "sigmoid"] = "gaussian"
     sigma: float = Field(0.1, gt=0.0)
     mutations: int = Field(1, ge=1)
@@ -163,8 +164,6 @@ class UnknownDynamicsProtocol(Protocol):
         return "\n".join(lines)
 
     def _describe(self, name: str) -> str:
-        if name not in self.config.properties and name in MEASURABLE_TEXT:
-            return MEASURABLE_TEXT[name]
         return describe(self.properties[name])
 
     def _hint(self, kind: str) -> str:
@@ -175,7 +174,8 @@ class UnknownDynamicsProtocol(Protocol):
             count = "two" if len(cfg.attractors) == 2 else str(len(cfg.attractors))
             return (f"The system roughly tends toward {count} different convergence points; design queries that "
                     f"span the ({', '.join(cfg.drivers)}) space to locate them and the rules of the evolution.")
-        if "palindrome_score" in cfg.measurables and "palindrome_score" not in cfg.properties:
+        pal = self.properties.get("palindrome_score")
+        if isinstance(pal, SequenceProperty) and pal.key == "palindrome_score" and "palindrome_score" in cfg.measurables:
             return HINTS["examples"]
         n = cfg.length
         seqs = ["A" * n, ("AC" * n)[:n], "G" * (n // 2) + "C" * (n - n // 2)]
