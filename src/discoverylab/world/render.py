@@ -1,0 +1,374 @@
+"""Image observations: pure functions of the world state, computed only when asked.
+
+`render_view(world, agent)` is the agent's 24x16-tile view starting at agent - (12, 8):
+768x512 px at scale 1 (32 px tiles, the paper's size), 1536x1024 at scale 2 (the original's
+size). Tiles outside the world are black. `render_world(world)` draws the whole map.
+`grid=True` adds a 1-px tile grid and "x,y" labels. `view_array` gives the view as a numpy
+array (the Gymnasium image observation), `view_png` as PNG bytes through a faster path (below),
+`vision_observation` as the original's `vision` dict of data URLs.
+
+Speed: a tile's look is the tuple of its objects' sprite keys (bottom layer first, stopping at
+an opaque sprite; open holders carry their contents' keys). Composed tiles are cached by that
+tuple across worlds, so a view costs one key scan and one array copy per tile, and the image
+always follows the current state: there is nothing to invalidate. Each cached tile is kept
+as RGB and as indices into a process-wide colour table; a view rarely uses more than 256
+colours, so its PNG is written as a palette image, which skips the costly per-row filtering
+of RGB PNGs. Nothing here touches the disk.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from discoverylab.world.objects import Layer
+from discoverylab.world.sprites import (
+    CONTENT_BOX,
+    FADE_SUFFIX,
+    MINI,
+    SHOWS_FULLNESS,
+    TILE,
+    base_name,
+    is_opaque,
+    mini_sprite,
+    sprite,
+    sprite_key,
+)
+
+if TYPE_CHECKING:
+    from discoverylab.world.agent import Agent
+    from discoverylab.world.world import World
+
+VIEW_TILES = (24, 16)  # width, height of the agent's view in tiles
+MAX_SHOWN_CONTENTS = 4  # contents drawn on a holder; more are hinted by three dots
+SINGLE_CONTENT = 24  # px of a holder's only item (several share the space at 16 px)
+PNG_LEVEL = 1  # zlib level: flat pixel art compresses well even at the fastest level
+
+# A tile's look: entries bottom-up, each a sprite key or (holder key, content keys, overflow).
+TileEntry = str | tuple[str, tuple[str, ...], bool]
+TileLook = tuple[TileEntry, ...]
+
+
+LABEL_PLATE = (24, 24, 28)  # grid labels: white pixel text on an opaque dark plate
+LABEL_TEXT = (255, 255, 255)
+_PLATE_INDEX, _TEXT_INDEX = 1, 2  # their colour-table indices
+
+
+def _code(rgb: tuple[int, int, int]) -> int:
+    return (rgb[0] << 16) | (rgb[1] << 8) | rgb[2]
+
+
+@dataclass(slots=True)
+class _Art:
+    """A cached picture: RGB pixels and the same pixels as colour-table indices."""
+
+    rgb: np.ndarray  # (h, w, 3) uint8
+    idx: np.ndarray  # (h, w) uint16
+    used: np.ndarray  # the distinct indices in `idx`
+
+
+class _ColourTable:
+    """Process-wide colour -> index table shared by every cached picture."""
+
+    LIMIT = 60_000  # stays inside uint16; reached only after composing a huge variety of tiles
+
+    def __init__(self) -> None:
+        # Fixed entries: black (out-of-world tiles, grid lines), then the label plate and text.
+        self.codes: list[int] = [0, _code(LABEL_PLATE), _code(LABEL_TEXT)]
+        self.index: dict[int, int] = {code: i for i, code in enumerate(self.codes)}
+        self._codes_array: np.ndarray | None = None
+
+    def art(self, rgb: np.ndarray) -> _Art:
+        """`rgb` with its colour-table indices (new colours are added to the table)."""
+        flat = rgb.reshape(-1, 3).astype(np.uint32)
+        codes = (flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2]
+        uniq, inverse = np.unique(codes, return_inverse=True)
+        table = np.empty(len(uniq), np.uint16)
+        for i, code in enumerate(uniq.tolist()):
+            if code not in self.index:
+                self.index[code] = len(self.codes)
+                self.codes.append(code)
+                self._codes_array = None
+            table[i] = self.index[code]
+        return _Art(rgb, table[inverse].reshape(rgb.shape[:2]), np.unique(table))
+
+    def codes_array(self) -> np.ndarray:
+        if self._codes_array is None:
+            self._codes_array = np.array(self.codes, np.uint32)
+        return self._codes_array
+
+
+_COLOURS = _ColourTable()
+_TILE_CACHE: dict[tuple[TileLook, int], _Art] = {}
+_TILE_CACHE_LIMIT = 20_000  # ~4 KB a tile at scale 1; cleared wholesale when full
+_LABEL_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
+
+
+def _reset_caches_if_full() -> None:
+    global _COLOURS
+    if len(_COLOURS.codes) > _ColourTable.LIMIT:
+        _COLOURS = _ColourTable()
+        _TILE_CACHE.clear()
+        _LABEL_CACHE.clear()
+    elif len(_TILE_CACHE) >= _TILE_CACHE_LIMIT:
+        _TILE_CACHE.clear()
+
+
+def _art(image: Image.Image) -> _Art:
+    return _COLOURS.art(np.asarray(image.convert("RGB")))
+
+
+# ---- tiles -----------------------------------------------------------------------------------
+def tile_look(world: World, x: int, y: int) -> TileLook:
+    """What tile (x, y) shows, as sprite keys bottom-up (the cache key for its picture)."""
+    stack = world.stacks[x][y]  # top layer first
+    if not stack:
+        return ()
+    fade_air = stack[0].layer == Layer.AIR and any(o.is_agent for o in stack)
+    entries: list[TileEntry] = []
+    for obj in stack:
+        key = sprite_key(obj)
+        if fade_air and obj.layer == Layer.AIR:  # keep the agent visible under a canopy
+            key += FADE_SUFFIX
+        if obj.contents and obj.is_open and not obj.is_agent and base_name(key) not in SHOWS_FULLNESS:
+            shown = tuple(sprite_key(c) for c in obj.contents[:MAX_SHOWN_CONTENTS])
+            entries.append((key, shown, len(obj.contents) > MAX_SHOWN_CONTENTS))
+        else:
+            entries.append(key)
+        if is_opaque(key):
+            break
+    entries.reverse()
+    return tuple(entries)
+
+
+def _content_slots(box: tuple[int, int, int, int], count: int, size: int) -> list[tuple[int, int]]:
+    """Top-left corners of `count` (<= 4) shrunk sprites of `size` px inside `box`."""
+    x0, y0, x1, y1 = box
+    cx, cy = (x0 + x1 - size) // 2, (y0 + y1 - size) // 2
+    left, right, top, bottom = x0, max(x0, x1 - size), y0, max(y0, y1 - size)
+    if count == 1:
+        return [(cx, cy)]
+    if count == 2:
+        return [(left, cy), (right, cy)]
+    return [(left, top), (right, top), (left, bottom), (right, bottom)][:count]
+
+
+def compose_tile(look: TileLook, scale: int = 1) -> Image.Image:
+    """Draw a tile look (RGB, 32 * scale px square)."""
+    tile = Image.new("RGBA", (TILE, TILE), (0, 0, 0, 255))
+    for entry in look:
+        if isinstance(entry, str):
+            tile.alpha_composite(sprite(entry))
+            continue
+        key, contents, overflow = entry
+        tile.alpha_composite(sprite(key))
+        box = CONTENT_BOX.get(base_name(key), (0, 0, TILE, TILE))
+        size = SINGLE_CONTENT if len(contents) == 1 else MINI  # a lone item is drawn larger
+        for content, corner in zip(contents, _content_slots(box, len(contents), size), strict=True):
+            tile.alpha_composite(mini_sprite(content, size), corner)
+        if overflow:
+            draw = ImageDraw.Draw(tile)
+            for i in range(3):
+                draw.rectangle(
+                    (box[2] - 9 + 3 * i, box[3] - 3, box[2] - 8 + 3 * i, box[3] - 2),
+                    fill=(250, 250, 250, 255),
+                )
+    out = tile.convert("RGB")
+    if scale != 1:
+        out = out.resize((TILE * scale, TILE * scale), Image.Resampling.NEAREST)
+    return out
+
+
+def _tile_art(world: World, x: int, y: int, scale: int) -> _Art:
+    look = tile_look(world, x, y)
+    art = _TILE_CACHE.get((look, scale))
+    if art is None:
+        art = _TILE_CACHE[(look, scale)] = _art(compose_tile(look, scale))
+    return art
+
+
+# A 3x5 pixel font for the grid labels: crisp at 32 px tiles, two colours only.
+_GLYPHS: dict[str, tuple[str, ...]] = {
+    "0": ("111", "101", "101", "101", "111"),
+    "1": ("010", "110", "010", "010", "111"),
+    "2": ("111", "001", "111", "100", "111"),
+    "3": ("111", "001", "011", "001", "111"),
+    "4": ("101", "101", "111", "001", "001"),
+    "5": ("111", "100", "111", "001", "111"),
+    "6": ("111", "100", "111", "101", "111"),
+    "7": ("111", "001", "010", "010", "010"),
+    "8": ("111", "101", "111", "101", "111"),
+    "9": ("111", "101", "111", "001", "111"),
+    ",": ("00", "00", "00", "01", "10"),
+}
+
+
+def _label(x: int, y: int, scale: int) -> np.ndarray:
+    """The "x,y" label as a mask: True for text (white), False for its plate (dark, opaque)."""
+    mask = _LABEL_CACHE.get((x, y, scale))
+    if mask is None:
+        columns: list[str] = []
+        for ch in f"{x},{y}":
+            glyph = _GLYPHS[ch]
+            columns.extend("".join(row[c] for row in glyph) for c in range(len(glyph[0])))
+            columns.append("00000")
+        mask = np.array([[bit == "1" for bit in col] for col in columns[:-1]], bool).T  # (5, w)
+        mask = np.pad(mask, 1).repeat(scale, axis=0).repeat(scale, axis=1)  # 1-px plate margin
+        _LABEL_CACHE[(x, y, scale)] = mask
+    return mask
+
+
+# ---- assembly --------------------------------------------------------------------------------
+Placement = tuple[int, int, _Art]  # (top px, left px, picture)
+LabelPlacement = tuple[int, int, np.ndarray]  # (top px, left px, text mask)
+
+
+@dataclass(slots=True)
+class _Layout:
+    """What goes where in a region: tile pictures, then (with the grid) lines and labels."""
+
+    shape: tuple[int, int]  # (height px, width px)
+    px: int  # tile size in px
+    tiles: list[Placement]
+    labels: list[LabelPlacement]
+
+    def paint(self, field: str, lut: np.ndarray | None = None, grid: bool = False) -> np.ndarray:
+        """RGB pixels (`field="rgb"`), or colour indices mapped through `lut` to uint8."""
+        table = np.zeros(3, np.uint8) if lut is None else lut  # only RGB paints without a table
+        if field == "rgb":
+            out = np.zeros((*self.shape, 3), np.uint8)
+            black, plate, text = np.zeros(3, np.uint8), np.array(LABEL_PLATE, np.uint8), 255
+        else:
+            black, plate, text = table[0], table[_PLATE_INDEX], table[_TEXT_INDEX]
+            out = np.full(self.shape, black, np.uint8)
+        mapped: dict[int, np.ndarray] = {}
+        for top, left, art in self.tiles:
+            if field == "rgb":
+                pixels = art.rgb
+            elif id(art) in mapped:
+                pixels = mapped[id(art)]
+            else:
+                pixels = mapped[id(art)] = np.take(table, art.idx)
+            out[top : top + self.px, left : left + self.px] = pixels
+        if grid:
+            out[:, :: self.px] = black  # 1-px lines on every tile's top and left edge
+            out[:: self.px, :] = black
+            for top, left, mask in self.labels:
+                h, w = min(mask.shape[0], self.px - 1), min(mask.shape[1], self.px - 1)
+                area = out[top : top + h, left : left + w]
+                area[...] = plate
+                area[mask[:h, :w]] = text
+        return out
+
+    def used_colours(self, grid: bool) -> np.ndarray:
+        """Colour-table indices the painted region can contain."""
+        fixed = np.array([0, _PLATE_INDEX, _TEXT_INDEX] if grid else [0], np.uint16)
+        unique = {id(art): art.used for _, _, art in self.tiles}
+        return np.unique(np.concatenate([fixed, *unique.values()]))
+
+
+def _layout(world: World, x0: int, y0: int, width: int, height: int, scale: int, grid: bool) -> _Layout:
+    """Tiles [x0, x0 + width) x [y0, y0 + height) (out-of-world tiles stay black); the grid
+    labels only if `grid`."""
+    if scale < 1 or int(scale) != scale:
+        raise ValueError(f"scale must be a positive integer, got {scale!r}.")
+    _reset_caches_if_full()
+    px = TILE * scale
+    tiles: list[Placement] = []
+    labels: list[LabelPlacement] = []
+    for j in range(max(0, -y0), min(height, world.size - y0)):
+        for i in range(max(0, -x0), min(width, world.size - x0)):
+            tiles.append((j * px, i * px, _tile_art(world, x0 + i, y0 + j, scale)))
+            if grid:
+                labels.append((j * px + 1, i * px + 1, _label(x0 + i, y0 + j, scale)))
+    return _Layout((height * px, width * px), px, tiles, labels)
+
+
+def render_region(
+    world: World, x0: int, y0: int, width: int, height: int, scale: int = 1, grid: bool = False
+) -> Image.Image:
+    """Tiles [x0, x0 + width) x [y0, y0 + height) as an RGB image (out-of-world tiles black)."""
+    return Image.fromarray(_layout(world, x0, y0, width, height, scale, grid).paint("rgb", grid=grid))
+
+
+def _view_origin(agent: Agent) -> tuple[int, int]:
+    ax, ay = agent.location()
+    return ax - VIEW_TILES[0] // 2, ay - VIEW_TILES[1] // 2
+
+
+def render_view(world: World, agent: Agent, scale: int = 1, grid: bool = False) -> Image.Image:
+    """The agent's view: 24x16 tiles starting at agent - (12, 8); 768x512 px at scale 1."""
+    return render_region(world, *_view_origin(agent), *VIEW_TILES, scale, grid)
+
+
+def view_array(world: World, agent: Agent, scale: int = 1, grid: bool = False) -> np.ndarray:
+    """`render_view` as a fresh (512 * scale, 768 * scale, 3) uint8 array, without the PIL copy."""
+    return _layout(world, *_view_origin(agent), *VIEW_TILES, scale, grid).paint("rgb", grid=grid)
+
+
+def render_world(world: World, scale: int = 1, grid: bool = False) -> Image.Image:
+    """The whole map (32x32 tiles: 1024x1024 px at scale 1)."""
+    return render_region(world, 0, 0, world.size, world.size, scale, grid)
+
+
+# ---- PNG -------------------------------------------------------------------------------------
+def _layout_png(layout: _Layout, grid: bool) -> bytes:
+    """PNG of a layout: a palette PNG when it uses <= 256 colours (palette sorted by colour, so
+    the bytes do not depend on the cache history), else an RGB PNG."""
+    codes = _COLOURS.codes_array()
+    used = layout.used_colours(grid)
+    if len(used) > 256:
+        return to_png_bytes(Image.fromarray(layout.paint("rgb", grid=grid)))
+    used = used[np.argsort(codes[used])]
+    lut = np.zeros(len(codes), np.uint8)
+    lut[used] = np.arange(len(used), dtype=np.uint8)
+    pixels = layout.paint("idx", lut, grid)
+    image = Image.frombuffer("P", (pixels.shape[1], pixels.shape[0]), pixels, "raw", "P", 0, 1)
+    used_codes = codes[used]
+    palette = np.stack([(used_codes >> 16) & 255, (used_codes >> 8) & 255, used_codes & 255], axis=1)
+    image.putpalette(palette.astype(np.uint8).tobytes())
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", compress_level=PNG_LEVEL)
+    return buffer.getvalue()
+
+
+def region_png(
+    world: World, x0: int, y0: int, width: int, height: int, scale: int = 1, grid: bool = False
+) -> bytes:
+    """PNG bytes of `render_region(...)` (same pixels), written the fast way."""
+    return _layout_png(_layout(world, x0, y0, width, height, scale, grid), grid)
+
+
+def view_png(world: World, agent: Agent, scale: int = 1, grid: bool = False) -> bytes:
+    """PNG bytes of `render_view(...)` (same pixels), written the fast way."""
+    return region_png(world, *_view_origin(agent), *VIEW_TILES, scale, grid)
+
+
+def to_png_bytes(image: Image.Image, compress_level: int = PNG_LEVEL) -> bytes:
+    """PNG bytes of any image (deterministic for given pixels)."""
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", compress_level=compress_level)
+    return buffer.getvalue()
+
+
+def png_data_url(png: bytes) -> str:
+    """`data:image/png;base64,...`, the original's `vision` format."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def to_data_url(image: Image.Image) -> str:
+    return png_data_url(to_png_bytes(image))
+
+
+def vision_observation(world: World, agent: Agent, scale: int = 1) -> dict[str, str]:
+    """The original's `vision` entry: the view without and with the grid, as PNG data URLs."""
+    layout = _layout(world, *_view_origin(agent), *VIEW_TILES, scale, grid=True)
+    return {
+        "base64_no_grid": png_data_url(_layout_png(layout, False)),
+        "base64_with_grid": png_data_url(_layout_png(layout, True)),
+    }
