@@ -209,6 +209,10 @@ class WorldObject:
     def tick(self) -> None:
         """Called once per world tick for objects with `needs_tick`."""
 
+    def react_to_temperature(self) -> None:
+        """Apply temperature thresholds (cooking, dying). Heat sources call it right after they
+        change the temperature, so the outcome never depends on which object ticks first."""
+
     def is_passable_now(self) -> bool:
         return self.passable
 

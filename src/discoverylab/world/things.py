@@ -87,6 +87,7 @@ class Appliance(Container):
             for target in (obj, *obj.parts):
                 delta = self.set_point - target.temperature_c
                 target.temperature_c += max(-25.0, min(25.0, delta))
+                target.react_to_temperature()
 
 
 class Food(WorldObject):
@@ -97,6 +98,9 @@ class Food(WorldObject):
     color: str = ""
 
     def tick(self) -> None:
+        self.react_to_temperature()
+
+    def react_to_temperature(self) -> None:
         if self.temperature_c >= 100:
             self.cooked = True
 
@@ -111,6 +115,9 @@ class Mold(WorldObject):
     needs_tick = True
 
     def tick(self) -> None:
+        self.react_to_temperature()
+
+    def react_to_temperature(self) -> None:
         for mat in self.materials:
             if mat.living and not (mat.living[0] <= self.temperature_c <= mat.living[1]) and self.poisonous:
                 self.poisonous = False
@@ -128,6 +135,7 @@ class SoilTile(Container):
     movable = False
     obscures_below = True
     shovelable = True
+    is_open = False  # covered by its dirt (contents hidden) until dug; `tick` keeps this in sync
 
     def has_hole(self) -> bool:
         return not any(obj.type == "dirt" for obj in self.contents)
