@@ -40,7 +40,9 @@ def tasks() -> None:
     from discoverylab.scenarios.registry import all_tasks
 
     table = Table(title="discoverylab tasks")
-    for col in ("task", "suite", "difficulties", "title"):
+    # Task ids are what users type: never wrap or cut them, let the other columns wrap.
+    table.add_column("task", no_wrap=True, min_width=max(map(len, all_tasks())))
+    for col in ("suite", "difficulties", "title"):
         table.add_column(col)
     for tid, cls in all_tasks().items():
         table.add_row(tid, cls.suite, ", ".join(cls.difficulties), cls.title)

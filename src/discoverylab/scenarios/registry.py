@@ -19,6 +19,7 @@ SCENARIO_MODULES = (
     "discoverylab.scenarios.unit.search",
     "discoverylab.scenarios.unit.discovery_feed",
     "discoverylab.scenarios.unit.moving_agents",
+    "discoverylab.scenarios.proteomics",
 )
 
 _TASKS: dict[str, type[Scenario]] = {}
