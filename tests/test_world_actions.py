@@ -45,6 +45,16 @@ def test_pickup_from_an_open_container_and_from_a_carried_jar(p: Player) -> None
     assert coin.parent is p.agent and jar.contents == []
 
 
+def test_pickup_takes_from_another_agents_open_inventory(p: Player) -> None:
+    friend = Player(p.world, 5, 6, name="friend")
+    key = spawn(p.world, "key")
+    friend.agent.add(key)
+    assert key.uuid in p.accessible_uuids()
+    assert p.do("PICKUP", friend.agent).message == "That object (friend) is not movable."
+    assert p.do("PICKUP", key).message == "I picked up the key."
+    assert key.parent is p.agent and friend.agent.contents == []
+
+
 def test_drop(p: Player) -> None:
     flag = place(p.world, "flag", 5, 6)
     assert p.do("DROP", flag).message == "That object (flag) is not in my inventory."
@@ -329,6 +339,17 @@ def test_teleport_to_a_contained_object_goes_to_its_holder(p: Player) -> None:
     p.agent.seen.add(coin.uuid)
     assert p.do("TELEPORT_TO_OBJECT", coin).message.endswith("at (3, 4).")
     assert coin.uuid in p.accessible_uuids()
+
+
+def test_teleport_to_an_object_that_is_gone(p: Player) -> None:
+    mushroom = place(p.world, "mushroom", 5, 6)
+    p.observe()
+    assert p.do("EAT", mushroom).success
+    result = p.do("TELEPORT_TO_OBJECT", mushroom)
+    assert not result.success
+    assert (
+        result.message == f"arg1: the object with UUID {mushroom.uuid} no longer exists (eaten or used up)."
+    )
 
 
 def test_teleports_can_be_disabled() -> None:

@@ -146,6 +146,8 @@ class ActionExecutor:
             raise ActionError(f"'{key}' must be an object UUID (an integer), not {value!r}.")
         if action == "TELEPORT_TO_OBJECT":
             obj = self.world.objects.get(uid)
+            if obj is None and uid in self.agent.seen:
+                raise ActionError(f"{key}: the object with UUID {uid} no longer exists (eaten or used up).")
             if obj is None or uid not in self.agent.seen:
                 raise ActionError(
                     f"{key}: you have not observed an object with UUID {uid}. "
