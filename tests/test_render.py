@@ -153,6 +153,15 @@ def test_closed_containers_hide_their_contents() -> None:
     assert any(isinstance(entry, tuple) for entry in render.tile_look(world, 3, 3))
 
 
+def test_later_placed_lies_on_top_within_a_layer() -> None:
+    world = meadow()  # grass everywhere on the world layer
+    place(world, "soil", 3, 3)
+    assert render.tile_look(world, 3, 3) == ("soil",)  # opaque soil hides the grass under it
+    place(world, "coin", 4, 4)
+    place(world, "flag", 4, 4)
+    assert render.tile_look(world, 4, 4)[-2:] == ("coin", "flag:red")
+
+
 def test_canopy_fades_over_an_agent() -> None:
     world = meadow()
     place(world, "tree_leaves", 5, 4)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import io
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -126,9 +127,11 @@ def _art(image: Image.Image) -> _Art:
 # ---- tiles -----------------------------------------------------------------------------------
 def tile_look(world: World, x: int, y: int) -> TileLook:
     """What tile (x, y) shows, as sprite keys bottom-up (the cache key for its picture)."""
-    stack = world.stacks[x][y]  # top layer first
+    stack = world.stacks[x][y]  # top layer first; within a layer, in placement order
     if not stack:
         return ()
+    if any(a.layer == b.layer for a, b in pairwise(stack)):  # later placed lies on top
+        stack = [stack[i] for i in sorted(range(len(stack)), key=lambda i: (-(stack[i].layer or 0), -i))]
     fade_air = stack[0].layer == Layer.AIR and any(o.is_agent for o in stack)
     entries: list[TileEntry] = []
     for obj in stack:
