@@ -154,6 +154,12 @@ def test_activate_deactivate(p: Player) -> None:
     assert stove.describe_state() == "closed activated stove"
     assert p.do("ACTIVATE", stove).message == "That object (stove) is already activated."
     assert p.do("DEACTIVATE", stove).message == "I deactivated the stove."
+    sink = place(p.world, "sink", 5, 6)
+    assert sink.describe_state() == "inactive sink"
+    assert p.do("ACTIVATE", sink).message == "I activated the sink."
+    assert sink.describe_state() == "activated sink"
+    fridge = place(p.world, "fridge", 5, 6)
+    assert fridge.describe_state() == "closed fridge"  # the fridge shows no switch state (as the original)
 
 
 # ---- EAT / READ ----------------------------------------------------------------------------

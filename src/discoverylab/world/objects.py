@@ -227,6 +227,7 @@ class Container(WorldObject):
     is_open = True  # fixed-open holders (tables, jars); openable ones start closed via attrs
 
     def describe_state(self) -> str:
-        if self.openable:
-            return f"{'open' if self.is_open else 'closed'} {self.name}"
-        return self.name
+        words = ["open" if self.is_open else "closed"] if self.openable else []
+        if self.activatable:  # e.g. a sink
+            words.append("activated" if self.activated else "inactive")
+        return " ".join([*words, self.name])
