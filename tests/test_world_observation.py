@@ -100,8 +100,14 @@ def test_inventory_includes_open_carried_containers_sorted_by_uuid() -> None:
     for item in items[1:]:
         items[0].add(item)
     assert p.inventory_uuids() == sorted(o.uuid for o in items)
+    here = [e["name"] for e in p.observe()["nearbyObjects"]["objects"]["same_location"]]
+    assert here == ["agent", "jar", "coin", "flag", "key", "grass"]  # the agent, its inventory, the ground
     items[0].is_open = False
     assert p.inventory_uuids() == [items[0].uuid]
+    npc = NPC(world, "sally", 6, 5)
+    npc.add(spawn(world, "coin"))
+    east = p.observe()["nearbyObjects"]["objects"]["east"]
+    assert [e["name"] for e in east if e["distance"] == 1] == ["sally", "grass"]  # a closed inventory
 
 
 def test_observation_keys_feed_window_and_schema() -> None:
