@@ -20,6 +20,7 @@ SCENARIO_MODULES = (
     "discoverylab.scenarios.unit.discovery_feed",
     "discoverylab.scenarios.unit.moving_agents",
     "discoverylab.scenarios.proteomics",
+    "discoverylab.scenarios.archaeology",
 )
 
 _TASKS: dict[str, type[Scenario]] = {}

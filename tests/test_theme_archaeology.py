@@ -1,0 +1,194 @@
+"""Archaeology Dating: anti-gold runs (a wrong flag ends the task unsuccessfully), instrument
+readings against the generated data, and the digging and flag rules."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.scenarios.archaeology import ArchaeologyDating
+from discoverylab.scenarios.archaeology_things import radioisotope_channels
+from discoverylab.world.objects import WorldObject
+
+TASK = "ArchaeologyDating"
+
+
+def _env(difficulty: str, seed: int) -> tuple[DiscoveryWorldEnv, ArchaeologyDating]:
+    env = DiscoveryWorldEnv(TASK, difficulty)
+    env.reset(seed=seed)
+    scenario = env.scenario
+    assert isinstance(scenario, ArchaeologyDating)
+    return env, scenario
+
+
+def _do(env: DiscoveryWorldEnv, action: str, arg1: Any = None, arg2: Any = None) -> dict[str, Any]:
+    packet: dict[str, Any] = {"action": action}
+    if arg1 is not None:
+        packet["arg1"] = arg1.uuid if isinstance(arg1, WorldObject) else arg1
+    if arg2 is not None:
+        packet["arg2"] = arg2.uuid if isinstance(arg2, WorldObject) else arg2
+    _, _, terminated, _, info = env.step(packet)
+    info["terminated"] = terminated
+    return info
+
+
+def _dig_out(env: DiscoveryWorldEnv, scenario: ArchaeologyDating, artifact: WorldObject) -> dict[str, Any]:
+    """Stand beside the artifact's soil tile, facing it, and dig it (the shovel must be held)."""
+    soil = artifact.parent
+    assert soil is not None and soil.type == "soil"
+    info = _do(env, "TELEPORT_TO_OBJECT", soil)
+    assert info["observation"]["lastActionMessage"].startswith("I teleported"), info["observation"]
+    return _do(env, "USE", scenario.shovel, soil)
+
+
+@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
+@pytest.mark.parametrize("seed", range(3))
+def test_flag_at_a_wrong_dig_site_completes_unsuccessfully(difficulty: str, seed: int) -> None:
+    env, scenario = _env(difficulty, seed)
+    wrong = next(site for site in scenario.sites if site is not scenario.target_site)
+    _do(env, "TELEPORT_TO_OBJECT", scenario.flag)
+    assert _do(env, "PICKUP", scenario.flag)["success"]
+    _do(env, "TELEPORT_TO_LOCATION", f"dig site {wrong.number}")
+    info = _do(env, "DROP", scenario.flag)
+    card = info["scorecard"]
+    assert info["terminated"] and card["completed"] and not card["completedSuccessfully"]
+    assert card["scoreCard"][-1]["score"] == 0 and card["scoreCard"][-1]["completed"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_easy_flag_beside_a_younger_artifact_completes_unsuccessfully(seed: int) -> None:
+    env, scenario = _env("easy", seed)
+    younger = next(a for a in scenario.artifacts if a is not scenario.target)
+    _do(env, "TELEPORT_TO_OBJECT", scenario.flag)
+    assert _do(env, "PICKUP", scenario.flag)["success"]
+    _do(env, "TELEPORT_TO_OBJECT", younger)  # lands on the tile east of it, facing west
+    assert (scenario.player.x, scenario.player.y) == (younger.location()[0] + 1, younger.location()[1])
+    info = _do(env, "DROP", scenario.flag)
+    assert info["terminated"] and not info["scorecard"]["completedSuccessfully"]
+
+
+def test_easy_flag_elsewhere_does_not_decide_and_the_right_side_is_east() -> None:
+    env, scenario = _env("easy", 0)
+    _do(env, "TELEPORT_TO_OBJECT", scenario.flag)
+    _do(env, "PICKUP", scenario.flag)
+    tx, ty = scenario.target.location()
+    # West of the oldest artifact is the wall; the tile in the free column but another row is wrong.
+    env.scenario.world.place(scenario.player, 16, 14)
+    info = _do(env, "DROP", scenario.flag)
+    assert not info["terminated"] and not info["scorecard"]["completed"]
+    _do(env, "PICKUP", scenario.flag)
+    env.scenario.world.place(scenario.player, tx + 1, ty)
+    info = _do(env, "DROP", scenario.flag)
+    assert info["terminated"] and info["scorecard"]["completedSuccessfully"]
+
+
+def test_flag_dropped_away_from_signs_or_carried_in_a_hole_does_not_decide() -> None:
+    env, scenario = _env("normal", 1)
+    _do(env, "TELEPORT_TO_OBJECT", scenario.flag)
+    _do(env, "PICKUP", scenario.flag)
+    _do(env, "TELEPORT_TO_LOCATION", "base camp")
+    info = _do(env, "DROP", scenario.flag)
+    assert not info["terminated"]
+    flag_xy = scenario.flag.location()
+    assert all(math.hypot(s.x - flag_xy[0], s.y - flag_xy[1]) > 2 for s in scenario.sites)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_artifacts_stay_hidden_until_dug_and_the_meter_reads_their_age(seed: int) -> None:
+    env, scenario = _env("normal", seed)
+    world = scenario.world
+    for artifact in scenario.unknown:
+        assert artifact.parent is not None and not artifact.parent.is_open  # covered by its dirt
+        x, y = artifact.location()
+        assert artifact not in world.objects_at(x, y)
+    _do(env, "TELEPORT_TO_OBJECT", scenario.shovel)
+    _do(env, "PICKUP", scenario.shovel)
+    _do(env, "TELEPORT_TO_OBJECT", scenario.meter)
+    _do(env, "PICKUP", scenario.meter)
+    artifact = scenario.unknown[0]
+    info = _dig_out(env, scenario, artifact)
+    assert info["success"] and "dig a hole" in info["observation"]["lastActionMessage"]
+    assert any(e["uuid"] == artifact.uuid for e in info["observation"]["accessibleEnvironmentObjects"])
+    info = _do(env, "USE", scenario.meter, artifact)
+    age = artifact.props["radiocarbon_age"]
+    assert f"estimates an age of {age} years" in info["observation"]["lastActionMessage"]
+    items = {item["name"]: item["score"] for item in info["scorecard"]["scoreCard"]}
+    assert items["Artifacts uncovered"] == 1 and items["Artifacts dated"] == 1
+    assert items["Take shovel"] == 1 and items["Take radiocarbon meter"] == 1
+    # Something without an age is inconclusive.
+    info = _do(env, "USE", scenario.meter, scenario.shovel)
+    assert "inconclusive" in info["observation"]["lastActionMessage"]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_radioisotope_readings_match_the_generator(seed: int) -> None:
+    env, scenario = _env("challenge", seed)
+    c = scenario.channel
+    for artifact in [*scenario.known, *scenario.unknown]:
+        values = artifact.props["radioisotope_values"]
+        age = artifact.props["radiocarbon_age"]
+        assert abs(values[c - 1] - (1 - age / 50000)) <= 0.0105
+    stone, bronze, iron = (next(a for a in scenario.known if a.name == n) for n in (
+        "ancient stone hammer", "ancient bronze chisel", "ancient iron tongs"))  # fmt: skip
+    decaying = [
+        ch
+        for ch in range(4)
+        if stone.props["radioisotope_values"][ch]
+        < bronze.props["radioisotope_values"][ch]
+        < iron.props["radioisotope_values"][ch]
+    ]
+    assert decaying == [c - 1]
+    lowest = min(scenario.unknown, key=lambda a: a.props["radioisotope_values"][c - 1])
+    assert lowest is scenario.target_site.artifact
+    # Known artifacts are exposed, unknown ones buried; the meter shows the stored values.
+    _do(env, "TELEPORT_TO_OBJECT", scenario.meter)
+    _do(env, "PICKUP", scenario.meter)
+    site = next(s for s in scenario.sites if s.artifact is stone)
+    _do(env, "TELEPORT_TO_LOCATION", f"dig site {site.number}")  # brings the exposed hammer into view
+    _do(env, "TELEPORT_TO_OBJECT", stone)
+    info = _do(env, "USE", scenario.meter, stone)
+    message = info["observation"]["lastActionMessage"]
+    for i, value in enumerate(stone.props["radioisotope_values"]):
+        assert f"- Radioisotope {i + 1}: {value:.3f}" in message
+    assert all(a.parent is not None and a.parent.is_open for a in scenario.known)
+    assert all(a.parent is not None and not a.parent.is_open for a in scenario.unknown)
+
+
+def test_radioisotope_decoys_are_uncorrelated_noise() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        known, unknown = [10000, 4000, 1000], [35000, 3000, 1500]
+        readings, channel = radioisotope_channels(rng, known, unknown)
+        assert 1 <= channel <= 4 and all(len(r) == 4 for r in readings)
+        ages = known + unknown
+        for ch in range(4):
+            values = [r[ch] for r in readings]
+            if ch == channel - 1:
+                assert np.corrcoef(ages, values)[0][1] < -0.99
+            else:
+                assert (
+                    abs(np.corrcoef(ages[:3], values[:3])[0][1]) < 0.1
+                    or abs(np.corrcoef(ages, values)[0][1]) < 0.1
+                )
+                assert not values[0] < values[1] < values[2]
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])
+def test_scorecard_maxima_and_questions(difficulty: str) -> None:
+    _, scenario = _env(difficulty, 0)
+    card = scenario.scorecard
+    assert card.max_score == {"easy": 6, "normal": 10, "challenge": 13}[difficulty]
+    assert len(card.knowledge) == (4 if difficulty == "challenge" else 2)
+    assert all(q.gold_facts for q in card.knowledge)
+    assert (
+        card.task_name
+        == {
+            "easy": "ArchaeologyDigTaskEasy",
+            "normal": "ArchaeologyDigTaskNormal",
+            "challenge": "ArchaeologyDigTaskGenericRadioisotope",
+        }[difficulty]
+    )
