@@ -14,6 +14,7 @@ import string
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
+import numpy as np
 import orjson
 from gymnasium import spaces
 
@@ -40,8 +41,12 @@ def _freeze_startup_objects() -> None:
         _GC_FROZEN = True
 
 
-class DiscoveryWorldEnv(gym.Env[str, Any]):
-    """A DiscoveryWorld task as a Gymnasium env (text observations, JSON-or-dict actions).
+OBSERVATION_MODES = ("text", "image", "both")
+VIEW_TILES = (24, 16)  # viewport width x height in tiles, 32 px each at scale 1
+
+
+class DiscoveryWorldEnv(gym.Env[Any, Any]):
+    """A DiscoveryWorld task as a Gymnasium env (text and/or image observations, JSON-or-dict actions).
 
     Args:
         task: task id, title or loose spelling (see `discoverylab.tasks()`).
@@ -49,10 +54,16 @@ class DiscoveryWorldEnv(gym.Env[str, Any]):
         max_steps: step limit (default 100 for Easy and unit tests, 1000 otherwise).
         radius: radius of the nearby-objects window (default 3, as in the original).
         teleport: enable the two teleport actions (the paper's teleport handicap).
-        render_mode: None or "ansi" (a compact text view).
+        render_mode: None, "ansi" (a compact text view) or "rgb_array" (the agent's view).
+        observation: "text" (default: compact JSON text), "image" (the agent's 24x16-tile view
+            as an RGB array, 768x512 at scale 1) or "both" (a dict with "text" and "image").
+            Images are rendered only in these modes; the structured observation is always in
+            `info["observation"]`.
+        image_scale: 1 (768x512) or 2 (1536x1024).
+        image_grid: draw the tile grid with "x,y" labels on images.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -62,6 +73,9 @@ class DiscoveryWorldEnv(gym.Env[str, Any]):
         radius: int = 3,
         teleport: bool = True,
         render_mode: str | None = None,
+        observation: str = "text",
+        image_scale: int = 1,
+        image_grid: bool = False,
     ) -> None:
         self.scenario_cls: type[Scenario] = get_task(task)
         self.difficulty = check_difficulty(self.scenario_cls, difficulty)
@@ -71,7 +85,21 @@ class DiscoveryWorldEnv(gym.Env[str, Any]):
         self.max_steps = max_steps
         self.radius = radius
         self.teleport = teleport
-        self.observation_space = spaces.Text(max_length=MAX_OBS_CHARS, charset=string.printable)
+        if observation not in OBSERVATION_MODES:
+            raise ValueError(f"Unknown observation mode {observation!r}; valid: {', '.join(OBSERVATION_MODES)}.")
+        if image_scale not in (1, 2):
+            raise ValueError(f"image_scale must be 1 or 2, not {image_scale!r}.")
+        self.observation_mode = observation
+        self.image_scale = image_scale
+        self.image_grid = image_grid
+        text_space = spaces.Text(max_length=MAX_OBS_CHARS, charset=string.printable)
+        w, h = (n * 32 * image_scale for n in VIEW_TILES)
+        image_space = spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8)
+        self.observation_space: spaces.Space[Any] = {
+            "text": text_space,
+            "image": image_space,
+            "both": spaces.Dict({"text": text_space, "image": image_space}),
+        }[observation]
         self.action_space = spaces.Text(max_length=512, charset=string.printable)
         self.world: World | None = None
         self.scenario: Scenario | None = None
@@ -95,7 +123,7 @@ class DiscoveryWorldEnv(gym.Env[str, Any]):
         self._steps = 0
         self._last_score = self.scenario.scorecard.normalized
         self._obs = self._observe("You are ready to start.", "")
-        return self._encode(self._obs), self._info(None)
+        return self._output(), self._info(None)
 
     def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         if self.world is None or self.scenario is None:
@@ -110,14 +138,38 @@ class DiscoveryWorldEnv(gym.Env[str, Any]):
         terminated = card.completed
         truncated = not terminated and self._steps >= self._limit
         info = self._info(result)
-        return self._encode(self._obs), reward, terminated, truncated, info
+        return self._output(), reward, terminated, truncated, info
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi" or not self._obs:
+    def render(self) -> Any:
+        if not self._obs:
             return None
-        from discoverylab.textui import render_text
+        if self.render_mode == "ansi":
+            from discoverylab.textui import render_text
 
-        return render_text(self._obs)
+            return render_text(self._obs)
+        if self.render_mode == "rgb_array":
+            return self.image()
+        return None
+
+    def image(self, scale: int | None = None, grid: bool | None = None) -> np.ndarray:
+        """The agent's current view as an RGB array (rendered on demand, never cached to disk)."""
+        from discoverylab.world.render import view_array
+
+        assert self.scenario is not None
+        player = self.scenario.player
+        return view_array(
+            player.world,
+            player,
+            scale=self.image_scale if scale is None else scale,
+            grid=self.image_grid if grid is None else grid,
+        )
+
+    def _output(self) -> Any:
+        if self.observation_mode == "text":
+            return self._encode(self._obs)
+        if self.observation_mode == "image":
+            return self.image()
+        return {"text": self._encode(self._obs), "image": self.image()}
 
     # ---- helpers ----------------------------------------------------------------------
     def _observe(self, message: str, extended: str) -> dict[str, Any]:
