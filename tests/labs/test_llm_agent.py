@@ -110,9 +110,8 @@ def test_macro_experiment_value_is_clamped_and_report_accepted(scripted_llm: Scr
     agent = LLMLabAgent(protocol, client_for(scripted_llm))
     experiment = {"hypothesis": "transfers cut unemployment", "design": "raise g0", "parameter": "g0",
                   "value": "5", "number_of_steps": 50}
-    report = {"edges": [{"cause": "g0", "effect": "unemployment", "sign": "-", "horizon": "long"}],
-              "claims": [], "predictions": [{"unemployment_mean_q50_100": "0.1", "gov_debt_final": "1000"}],
-              "narrative": "n"}
+    report = {"edges": ["g0 -> unemployment (-, long)"], "claims": [],
+              "predictions": [{"unemployment_mean_q50_100": "0.1", "gov_debt_final": "1000"}], "narrative": "n"}
     push_json(scripted_llm, experiment, report)
 
     result = run_episode(protocol, agent, seed=2)
@@ -130,10 +129,9 @@ def test_macro_updates_after_the_first_experiment_and_reports_claims(scripted_ll
     first = {"hypothesis": "h1", "design": "d1", "parameter": "g0", "value": "0.3", "number_of_steps": 50}
     second = {"update": {"indicator": "unemployment", "change": "fell", "verdict": "supports"},
               "hypothesis": "h2", "design": "d2", "parameter": "tau0", "value": "0.3", "number_of_steps": 50}
-    claims = [{"experiment_id": 1, "compared_to": 0, "indicator": "unemployment", "statistic": "mean", "value": "0.1"},
-              {"experiment_id": 2, "compared_to": 1, "indicator": "gov_debt", "statistic": "last", "value": "-12.5"}]
-    edges = [{"cause": k, "effect": "unemployment", "sign": "-", "horizon": "long"}
-             for k in ("g0", "tau0", "markup", "r0", "c1", "c2", "phi", "kappa")]
+    claims = ["exp 1 unemployment mean = 0.1", "exp 2 gov_debt last = -12.5 vs exp 1"]
+    edges = [f"{k} -> unemployment (-, long)" for k in ("g0", "tau0", "markup", "r0", "c1", "c2", "phi")]
+    edges.append("gdp_real -> inflation (+, short)")
     report = {"edges": edges, "claims": claims,
               "predictions": [{"unemployment_mean_q50_100": "0.1", "gov_debt_final": "1000"}], "narrative": "n"}
     push_json(scripted_llm, first, second, report)
@@ -153,6 +151,10 @@ def test_macro_updates_after_the_first_experiment_and_reports_claims(scripted_ll
         (1, "level", None, 0.1), (2, "difference", 1, -12.5)]
     assert result.score.details["data_analysis"]["claims"] == 2
     assert len(result.score.details["edges"]) == 8
+    assert result.score.details["edges"][-1] | {"truth": None} == {
+        "cause": "gdp_real", "effect": "inflation", "horizon": "short", "sign": "+", "truth": None}
+    assert validate({**report, "edges": ["g0 -> unemployment (-, medium)"]}, schemas[2])  # the pattern fixes choices
+    assert validate({**report, "claims": ["exp 3 unemployment mean = 0.1"]}, schemas[2])  # no experiment 3
 
 
 def test_unusable_model_output_never_crashes_the_episode(scripted_llm: ScriptedLLMServer) -> None:

@@ -307,30 +307,35 @@ def macro_format(protocol: Protocol | None, message: str) -> ActionFormat:
     )
 
 
+def _alternatives(names: list[str]) -> str:
+    return "(" + "|".join(re.escape(n) for n in names) + ")"
+
+
 def _macro_report(protocol: Protocol | None, tunables: list[str], indicators: list[str],
                   experiment_ids: list[int]) -> ActionFormat:
+    """The report with edges and claims as one-line strings (`g0 -> unemployment (-, long)`).
+
+    As JSON objects an edge costs a small model about 30 tokens and eight of them overflow its
+    reply; as a patterned string it costs about 10, and the pattern still fixes every choice.
+    """
     from discoverylab.labs.macroecon.parsing import STATISTICS
 
     log = getattr(protocol, "log", None)
     setting_ids = [str(s.setting_id) for s in getattr(log, "held_out", [])]
-    edge = _object({
-        "cause": {"type": "string", "enum": tunables + indicators},
-        "effect": {"type": "string", "enum": indicators},
-        "sign": {"type": "string", "enum": ["+", "-", "0"]},
-        "horizon": {"type": "string", "enum": ["short", "long"]},
-    })
+    edge_re = rf"^{_alternatives(tunables + indicators)} -> {_alternatives(indicators)} \((\+|-|0), (short|long)\)$"
     prediction = _object({"unemployment_mean_q50_100": _unit_number(),
                           "gov_debt_final": _decimal(7)})
     fields: dict[str, Any] = {
-        "edges": {"type": "array", "items": edge, "minItems": 1, "maxItems": MACRO_MAX_EDGES},
+        "edges": {"type": "array", "items": {"type": "string", "pattern": edge_re},
+                  "minItems": 1, "maxItems": MACRO_MAX_EDGES},
     }
+    claim_re = ""
     if experiment_ids:
-        ids = {"type": "integer", "enum": experiment_ids}
-        claim = _object({"experiment_id": ids, "compared_to": {"type": "integer", "enum": [0, *experiment_ids]},
-                         "indicator": {"type": "string", "enum": indicators},
-                         "statistic": {"type": "string", "enum": list(STATISTICS)},
-                         "value": _signed_decimal()})
-        fields["claims"] = {"type": "array", "items": claim, "minItems": 0, "maxItems": MACRO_MAX_CLAIMS}
+        ids = _alternatives([str(i) for i in experiment_ids])
+        claim_re = (rf"^exp {ids} {_alternatives(indicators)} {_alternatives(list(STATISTICS))} = "
+                    rf"(-?[0-9]{{1,9}}(\.[0-9]{{1,6}})?)( vs exp {ids})?$")
+        fields["claims"] = {"type": "array", "items": {"type": "string", "pattern": claim_re},
+                            "minItems": 0, "maxItems": MACRO_MAX_CLAIMS}
     fields |= {
         "predictions": {"type": "array", "items": prediction,
                         "minItems": len(setting_ids), "maxItems": len(setting_ids)},
@@ -339,33 +344,36 @@ def _macro_report(protocol: Protocol | None, tunables: list[str], indicators: li
     schema = _object(fields)
 
     def render(data: dict[str, Any]) -> str:
+        edges = [{"cause": m[1], "effect": m[2], "sign": m[3], "horizon": m[4]}
+                 for m in (re.match(edge_re, e) for e in data["edges"]) if m]
+        claims = [_macro_claim(m) for m in (re.match(claim_re, c) for c in data.get("claims", [])) if m]
         predictions = [{"setting_id": sid, "unemployment_mean_q50_100": float(p["unemployment_mean_q50_100"]),
                         "gov_debt_final": float(p["gov_debt_final"])}
                        for sid, p in zip(setting_ids, data["predictions"], strict=False)]
-        return json.dumps({"type": "report", "causal_graph": {"edges": data["edges"]},
-                           "claims": [_macro_claim(c) for c in data.get("claims", [])],
+        return json.dumps({"type": "report", "causal_graph": {"edges": edges}, "claims": claims,
                            "predictions": predictions, "narrative": data["narrative"]})
 
-    claims_text = (f", up to {MACRO_MAX_CLAIMS} claims quoting a statistic of one of your experiments (or its "
-                   "difference to the experiment in `compared_to`; 0 = none)") if experiment_ids else ""
+    claims_text = (f", up to {MACRO_MAX_CLAIMS} claims quoting a statistic of one of your experiments as "
+                   "`exp 2 unemployment mean = 0.08` (add ` vs exp 1` for the difference to experiment 1)"
+                   ) if experiment_ids else ""
     return ActionFormat(
         name="report",
         schema=schema,
         render=render,
         instructions=(
-            f"Write the final report: up to {MACRO_MAX_EDGES} causal edges (cause, effect, sign, horizon)"
-            f"{claims_text}, predictions for the {len(setting_ids)} held-out settings in the listed order, and a "
-            "short narrative."
+            f"Write the final report: up to {MACRO_MAX_EDGES} causal edges written `cause -> effect (sign, horizon)`, "
+            f"e.g. `g0 -> unemployment (-, long)`{claims_text}, predictions for the {len(setting_ids)} held-out "
+            "settings in the listed order, and a short narrative."
         ),
     )
 
 
-def _macro_claim(data: dict[str, Any]) -> dict[str, Any]:
-    """A claim of the macro report: a level, or a difference to another experiment."""
-    claim: dict[str, Any] = {"experiment_id": int(data["experiment_id"]), "indicator": data["indicator"],
-                             "statistic": data["statistic"], "value": float(data["value"])}
-    baseline = int(data.get("compared_to", 0))
-    if baseline and baseline != claim["experiment_id"]:
+def _macro_claim(match: re.Match[str]) -> dict[str, Any]:
+    """A claim of the macro report from its one-line form: a level, or a difference to another experiment."""
+    experiment, indicator, stat, value = int(match[1]), match[2], match[3], float(match[4])
+    claim: dict[str, Any] = {"experiment_id": experiment, "indicator": indicator, "statistic": stat, "value": value}
+    baseline = int(match[7]) if match[7] else 0
+    if baseline and baseline != experiment:
         claim |= {"kind": "difference", "baseline_id": baseline}
     return claim
 

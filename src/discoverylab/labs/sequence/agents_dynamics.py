@@ -111,7 +111,6 @@ class DynamicsRandom:
         return json.dumps({"type": "experiment", "sequence": seq, "measurables": self.measurables,
                            "steps": int(self.rng.integers(1, self.max_steps + 1))})
 
-
     def _keyed_report(self, payload: dict[str, Any]) -> str:
         """Random drivers, and random attractors and end states keyed by them."""
         n = int(self.rng.integers(1, 4))
@@ -132,7 +131,7 @@ class DynamicsHeuristic:
     """Spans the (gc, pal) plane with designed starts, then clusters where the runs end.
 
     (Labs whose report is keyed by measurable name use `dynamics_science`: spread-out starts,
-    drivers from transient straightness, a regression model to locate held-out starts.)
+    drivers from where the runs end, a regression model to locate held-out starts.)
 
     Starts are built (by its own greedy search, from the measurables' stated definitions) at six
     points spread over the plane; every run is observed for the maximum number of steps. End states
