@@ -13,6 +13,7 @@ from typing import Any
 
 from discoverylab.world.action_specs import ACTION_SPECS, DIRECTION, LOCATION, POST_ID
 from discoverylab.world.agent import DIRECTIONS, Agent
+from discoverylab.world.devices import Device
 from discoverylab.world.objects import ActionResult, WorldObject
 
 _CLOCKWISE = ["north", "east", "south", "west"]
@@ -356,8 +357,12 @@ class ActionExecutor:
         return self._done("READ", obj, None, True, f"The {obj.name} reads:\n{obj.document}", True)
 
     def _do_use(self, tool: WorldObject, target: WorldObject) -> ActionResult:
+        if isinstance(tool, Device):  # a device is operated through its menu (recorded as the TALK that ran)
+            return self._do_talk(tool)
         first = _try_use(self.agent, tool, target)
         if not first.success:
+            if isinstance(target, Device):
+                return self._do_talk(target)
             swapped = _try_use(self.agent, target, tool)
             if swapped.success:
                 note = (
@@ -369,7 +374,7 @@ class ActionExecutor:
         return self._done("USE", tool, target, first.success, first.message, first.important)
 
     def _do_talk(self, npc: WorldObject) -> ActionResult:
-        if not npc.dialogable or not isinstance(npc, Agent):
+        if not npc.dialogable or not isinstance(npc, (Agent, Device)):
             return self._done("TALK", npc, None, False, f"You can't talk to that ({npc.name}).")
         busy = getattr(npc, "is_busy", None)
         if busy is not None and busy():

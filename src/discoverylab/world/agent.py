@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from discoverylab.world.objects import Container, Layer, WorldObject
 
 if TYPE_CHECKING:
+    from discoverylab.world.devices import Device
     from discoverylab.world.dialog import DialogTree
     from discoverylab.world.world import World
 
@@ -49,7 +50,7 @@ class Agent(Container):
         self.facing = facing
         self.history: list[ActionRecord] = []
         self.states: set[str] = set()
-        self.dialog_partner: Agent | None = None
+        self.dialog_partner: Agent | Device | None = None  # a character or a device's menu
         self.dialog_tree: DialogTree | None = None
         self.poison_counter = 0
         self.poisoned = False

@@ -88,7 +88,7 @@ def build_observation(
                 seen_add(uuid)
                 desc = obj.describe_state() if obj.parent is None else obj.describe()
                 bucket.append({"name": obj.name, "description": desc, "distance": dist, "uuid": uuid})
-                if obj.is_agent and obj is not agent:
+                if (obj.is_agent or obj.dialogable) and obj is not agent:  # characters and devices
                     recent = [_history_entry(r) for r in obj.history if r.step > world.step - 3]  # type: ignore[attr-defined]
                     other_agents[f"{obj.name} uuid {obj.uuid}"] = recent
 
