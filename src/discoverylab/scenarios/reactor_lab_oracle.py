@@ -1,0 +1,447 @@
+"""The Reactor Lab oracle: an experimenter that uses only observations and the task text.
+
+1. Collect every instrument and every crystal (the known crystals come out of their reactors
+   after their panels have shown their frequencies), so that the crystals sit in the inventory
+   and the meters on one fixed tile for every measurement: the radiation of the crystals and
+   the surroundings then adds the same offset to every radiation reading.
+2. Measure every crystal with every instrument, twice. An instrument whose repeats differ is
+   noisy: read it several more times, and read a blank (the floor) to subtract the offset;
+   the spread of the repeats is kept as the readings' uncertainty.
+3. Put the known crystals back. Every reading (each spectrometer channel too) is a candidate
+   property; for each, the simplest model through the known crystals (a proportion if they
+   agree with one, else a line through two or a parabola through three) predicts the unknown
+   crystals' frequencies, with an uncertainty propagated from the readings.
+4. Install the crystal with the tightest predictions in an empty reactor and test them: step
+   the panel to the settings that rule out the most probability per button press, watching
+   the reactor's name. A reactor runs within 2 Hz of its crystal, and its setting snaps to the
+   crystal's exact frequency when their integer parts match: one more exact data point.
+5. The candidate that predicted it is the property; refit with all points, predict the next
+   crystal, tune its reactor.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from discoverylab.agents import oracle_tools as ot
+from discoverylab.agents.explore import Explorer
+
+INSTRUMENTS = ("densitometer", "spectrometer", "microscope", "thermometer", "radiation meter")
+_NUM = r"(-?\d+(?:\.\d+)?)"
+READINGS: dict[str, list[tuple[str, str]]] = {
+    "densitometer": [("density", rf"approximately {_NUM} grams")],
+    "thermometer": [("temperature", rf"temperature of {_NUM} degrees")],
+    "microscope": [("quantum gap", rf"appears to be {_NUM} nm")],
+    "radiation meter": [("radiation", rf"level of {_NUM} micro")],
+    "spectrometer": [(f"channel {i}", rf"Channel {i}: {_NUM}") for i in range(1, 6)],
+}
+EXTRA_REPEATS = {"easy": 4, "default": 6}  # after two passes, for instruments whose repeats differ
+LOW, HIGH = 0, 10000
+F_ROUNDING = 0.003  # std of a frequency rounded to 0.01 Hz
+UNITS = (1, 10, 100, 1000)
+Gen = Generator[ot.Action, ot.Obs, Any]
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A property that may drive the frequency, with its mean reading per crystal."""
+
+    name: str
+    values: dict[str, float]
+    sigma: float  # uncertainty of one crystal's mean reading
+    blank_sigma: float = 0.0  # uncertainty of the blank subtracted from every reading
+
+    def predict(self, points: dict[str, float], degree: int, crystal: str) -> tuple[float, float] | None:
+        """(frequency, uncertainty) for `crystal` from the simplest model that fits `points`:
+        a proportion if the known crystals agree with one, else a polynomial of `degree`."""
+        names = sorted(points)
+        xs = [self.values[n] for n in names]
+        if len(set(xs)) < degree + 1 or crystal not in self.values:
+            return None
+        fs = np.array([points[n] for n in names])
+        proportional = self._proportional(np.array(xs), fs)
+
+        def fit(xs: list[float], x: float, fs: np.ndarray = fs) -> float:
+            arr = np.array(xs)
+            if proportional:
+                return float(arr @ fs / (arr @ arr) * x)
+            return float(np.polyval(np.polyfit(arr, fs, degree), x))
+
+        x = self.values[crystal]
+        value = fit(xs, x)
+        if not math.isfinite(value):
+            return None
+        # Propagate the uncertainties by finite differences: the readings' noise, and the
+        # frequencies' rounding to 0.01 Hz (which matters when two readings nearly coincide).
+        h, spread = 1e-3, 0.0
+        for j in range(len(xs)):
+            moved_f = fs.copy()
+            moved_f[j] += h
+            spread += ((fit(xs, x, moved_f) - value) / h * F_ROUNDING) ** 2
+            if self.sigma > 0:
+                moved = list(xs)
+                moved[j] += h
+                spread += ((fit(moved, x) - value) / h * self.sigma) ** 2
+        if self.sigma > 0:
+            spread += ((fit(xs, x + h) - value) / h * self.sigma) ** 2
+        if self.blank_sigma > 0:  # the blank shifts every reading alike (only a proportion feels it)
+            shifted = fit([v + h for v in xs], x + h)
+            spread += ((shifted - value) / h * self.blank_sigma) ** 2
+        return value, math.sqrt(spread)
+
+    def _proportional(self, xs: np.ndarray, fs: np.ndarray) -> bool:
+        """Whether frequency = slope * reading fits every point within the reading noise."""
+        if not np.all(xs > 0):
+            return False
+        slope = float(xs @ fs / (xs @ xs))
+        noise = 3 * abs(slope) * (self.sigma + self.blank_sigma)
+        return bool(np.max(np.abs(fs - slope * xs)) <= noise + 0.05)
+
+
+@dataclass(slots=True)
+class Reactor:
+    uuid: int
+
+
+@dataclass(slots=True)
+class Search:
+    """Where the crystal's frequency may lie: probability mass on integer targets. A setting v
+    makes the reactor run for a frequency within 2 Hz, so checking v rules out targets v-1..v+1."""
+
+    mass: dict[int, float] = field(default_factory=dict)
+    visited: set[int] = field(default_factory=set)
+
+    def add(self, value: float, spread: float, weight: float) -> None:
+        """A prediction: one target if it is exact, else a Gaussian over +/-3 sigma."""
+        if spread < 0.3:
+            shares = {round(value): 1.0}
+        else:
+            sigma = math.hypot(spread, 0.5)
+            lo, hi = math.floor(value - 3 * sigma - 1), math.ceil(value + 3 * sigma + 1)
+            shares = {t: math.exp(-0.5 * ((t - value) / sigma) ** 2) for t in range(lo, hi + 1)}
+        total = sum(shares.values())
+        for target, share in shares.items():
+            if LOW <= target <= HIGH and not any(v in self.visited for v in (target - 1, target, target + 1)):
+                self.mass[target] = self.mass.get(target, 0.0) + weight * share / total
+
+    def visit(self, setting: int) -> None:
+        self.visited.add(setting)
+        for target in (setting - 1, setting, setting + 1):
+            self.mass.pop(target, None)
+
+    def next_setting(self, now: int) -> int | None:
+        """The setting that rules out the most probability per button press."""
+        best: tuple[float, int, int] | None = None
+        for setting in {t + d for t in self.mass for d in (-1, 0, 1)}:
+            if setting == now or not LOW <= setting <= HIGH:
+                continue
+            gain = sum(self.mass.get(setting + d, 0.0) for d in (-1, 0, 1))
+            cost = press_count(setting - now)
+            rank = (gain / cost, -cost, -setting)
+            if best is None or rank > best:
+                best = rank
+        return None if best is None else -best[2]
+
+
+@cache
+def press_count(delta: int) -> int:
+    return len(plan_presses(delta))
+
+
+def plan_presses(delta: int) -> list[int]:
+    """The fewest +/-1, 10, 100, 1000 steps adding up to `delta` (largest first)."""
+    best: list[int] | None = None
+    for carries in itertools.product((0, 1), repeat=3):
+        rest, steps = delta, []
+        for unit, carry in zip(UNITS[:3], carries, strict=True):
+            digit = rest % 10
+            count = digit - 10 * carry if digit else 0
+            steps += [unit if count > 0 else -unit] * abs(count)
+            rest = (rest - count) // 10
+        steps += [1000 if rest > 0 else -1000] * abs(rest)
+        if best is None or len(steps) < len(best):
+            best = steps
+    assert best is not None
+    return sorted(best, key=lambda s: -abs(s))
+
+
+class ReactorOracle:
+    """State of the experiment; `run` is the action generator."""
+
+    def __init__(self, obs: ot.Obs) -> None:
+        self.ex = Explorer(obs)
+        text = ot.task_text(obs)
+        head, _, tail = text.partition("Your task")
+        self.known_names = [q for q in ot.quoted(head) if q.startswith("quantum crystal")]
+        self.unknown_names = [q for q in ot.quoted(tail) if q.startswith("quantum crystal")]
+        self.easy = "A scientific instrument is" in text
+        self.entries: dict[int, dict[str, Any]] = {}
+        self.known: dict[str, float] = {}
+        self.home: dict[str, int] = {}
+        self.readings: dict[str, dict[str, list[float]]] = {}
+        self._note(obs)
+
+    # ---- observation bookkeeping ------------------------------------------------------------
+    def _note(self, obs: ot.Obs) -> None:
+        for _, entry in ot.nearby_entries(obs):
+            self.entries[entry["uuid"]] = entry
+        for entry in obs["inventoryObjects"]:
+            self.entries[entry["uuid"]] = entry
+
+    def act(self, action: ot.Action) -> Gen:
+        obs = yield from self.ex.checked(action)
+        self._note(obs)
+        return obs
+
+    def say(self, option: str) -> Gen:
+        box = self.ex.obs["dialog_box"]
+        obs = yield from self.ex.act(
+            {"chosen_dialog_option_int": ot.option_index(box["dialogOptions"], option)}
+        )
+        self._note(obs)
+        return obs
+
+    def named(self, prefix: str) -> list[dict[str, Any]]:
+        return sorted(
+            (e for e in self.entries.values() if e["name"].startswith(prefix)), key=lambda e: e["uuid"]
+        )
+
+    def inventory(self, prefix: str = "") -> list[dict[str, Any]]:
+        return [e for e in self.ex.obs["inventoryObjects"] if e["name"].startswith(prefix)]
+
+    def reactor_state(self, uuid: int) -> str:
+        for _, entry in ot.nearby_entries(self.ex.obs):
+            if entry["uuid"] == uuid:
+                return str(entry["name"])
+        raise ot.OracleFailure(f"reactor {uuid} is out of view")
+
+    def setting(self) -> tuple[float, bool]:
+        """The panel's frequency and whether it is an exact crystal value (it has decimals)."""
+        text = self.ex.obs["dialog_box"].get("dialogIn", "")
+        match = ot.need(re.search(r"is: (\d+(?:\.\d+)?) Hertz", text), "the reactor's frequency")
+        return float(match[1]), "." in match[1]
+
+    def go_to(self, uuid: int) -> Gen:
+        if not self.ex.reachable(uuid):
+            yield from self.ex.teleport(uuid)
+            self._note(self.ex.obs)
+            if not self.ex.reachable(uuid):
+                raise ot.OracleFailure(f"could not get next to object {uuid}")
+
+    # ---- the experiment ---------------------------------------------------------------------
+    def run(self) -> Gen:
+        for entry in [e for e in self.named("") if e["name"] in INSTRUMENTS]:
+            yield from self.ex.take(entry["uuid"])
+        for entry in self.named("quantum crystal"):
+            if "crystal reactor" not in entry["description"]:
+                yield from self.ex.take(entry["uuid"])
+        self._note(self.ex.obs)
+        place = next((p for p in self.ex.obs.get("teleportLocations", []) if "reactor" in p), None)
+        if place is not None:  # the reactor room, to see every reactor
+            yield from self.act(ot.act("TELEPORT_TO_LOCATION", place))
+        reactors = [Reactor(e["uuid"]) for e in self.named("crystal reactor")]
+        yield from self.read_known(reactors)
+        yield from self.measure()
+        for name, uuid in self.home.items():
+            yield from self.go_to(uuid)
+            yield from self.act(ot.act("PUT", self.crystal_uuid(name), uuid))
+        yield from self.solve_unknowns([r for r in reactors if r.uuid not in self.home.values()])
+
+    def crystal_uuid(self, name: str) -> int:
+        return int(ot.require(next((e for e in self.named(name) if e["name"] == name), None), name)["uuid"])
+
+    def read_known(self, reactors: list[Reactor]) -> Gen:
+        """Read each occupied reactor's panel, then take its crystal out."""
+        for reactor in reactors:
+            inside = [
+                e for e in self.named("quantum crystal") if f"[uuid: {reactor.uuid}]" in e["description"]
+            ]
+            if not inside:
+                continue
+            yield from self.go_to(reactor.uuid)
+            yield from self.act(ot.act("TALK", reactor.uuid))
+            value, _ = self.setting()
+            yield from self.say("Exit")
+            name = inside[0]["name"]
+            self.known[name], self.home[name] = value, reactor.uuid
+            yield from self.act(ot.act("PICKUP", inside[0]["uuid"]))
+        missing = set(self.known_names) - set(self.known)
+        if missing:
+            raise ot.OracleFailure(f"known crystals not found in reactors: {missing}")
+
+    def measure(self) -> Gen:
+        """Every instrument on every crystal, twice; noisy instruments several more times."""
+        crystals = self.inventory("quantum crystal")
+        tools = [e for e in self.inventory() if e["name"] in INSTRUMENTS]
+        noisy: set[str] = set()
+        for round_ in range(2):
+            for tool in tools:
+                for crystal in crystals:
+                    changed = yield from self.read(tool, crystal)
+                    if changed and round_:
+                        noisy.add(tool["name"])
+        extra = EXTRA_REPEATS["easy" if self.easy else "default"]
+        blank = ot.find_accessible(self.ex.obs, "floor")  # a blank: what the meter reads with no sample
+        for tool in [t for t in tools if t["name"] in noisy]:
+            for _ in range(extra):
+                for crystal in crystals + ([blank] if blank else []):
+                    yield from self.read(tool, crystal)
+
+    def read(self, tool: dict[str, Any], crystal: dict[str, Any]) -> Gen:
+        """One reading; returns whether it differs from this instrument's previous one."""
+        obs = yield from self.act(ot.act("USE", tool["uuid"], crystal["uuid"]))
+        changed = False
+        for var, pattern in READINGS[tool["name"]]:
+            match = re.search(pattern, obs["lastActionMessage"])
+            if match is None:
+                continue
+            series = self.readings.setdefault(var, {}).setdefault(crystal["name"], [])
+            changed |= bool(series) and series[-1] != float(match[1])
+            series.append(float(match[1]))
+        return changed
+
+    def candidates(self) -> list[Candidate]:
+        """Mean reading per crystal for every measured quantity; noisy quantities are
+        blank-corrected (the blank's reading is subtracted) and carry their uncertainty."""
+        out = []
+        for var, per_crystal in self.readings.items():
+            samples = {n: v for n, v in per_crystal.items() if n.startswith("quantum crystal")}
+            spreads = [np.std(v, ddof=1) for v in samples.values() if len(v) > 1]
+            repeats = min(len(v) for v in samples.values())
+            pooled = float(np.sqrt(np.mean(np.square(spreads)))) if spreads else 0.0
+            blank = per_crystal.get("floor") if pooled > 0 else None
+            offset = float(np.mean(blank)) if blank else 0.0
+            means = {name: float(np.mean(v)) - offset for name, v in samples.items()}
+            blank_sigma = pooled / math.sqrt(len(blank)) if blank else 0.0
+            out.append(Candidate(var, means, pooled / math.sqrt(repeats), blank_sigma))
+        return out
+
+    def solve_unknowns(self, empty: list[Reactor]) -> Gen:
+        candidates = self.candidates()
+        degree = len(self.known_names) - 1
+        points = dict(self.known)
+        chosen: Candidate | None = None
+        todo = list(self.unknown_names)
+        while todo:
+            if not empty:
+                raise ot.OracleFailure("no empty reactor left")
+            reactor = empty.pop(0)
+            pool = [chosen] if chosen is not None else candidates
+            guesses = {
+                name: {c.name: p for c in pool if (p := c.predict(points, degree, name)) is not None}
+                for name in todo
+            }
+            # the crystal whose predictions leave the fewest settings to try goes first
+            crystal = min(todo, key=lambda n: sum(6 * p[1] + 1 for p in guesses[n].values()) or math.inf)
+            todo.remove(crystal)
+            predictions = guesses[crystal]
+            found = yield from self.tune(
+                reactor, crystal, list(predictions.values()), candidates, points, degree
+            )
+            if chosen is None:  # the property that predicted this crystal best is the one
+                scored = [
+                    (abs(p[0] - found) / max(p[1], 0.3), c.name) for c in candidates
+                    if (p := predictions.get(c.name)) is not None
+                ]  # fmt: skip
+                best = min(scored)[1]
+                chosen = next(c for c in candidates if c.name == best)
+            points[crystal] = found
+
+    def tune(
+        self,
+        reactor: Reactor,
+        crystal: str,
+        predictions: list[tuple[float, float]],
+        candidates: list[Candidate],
+        points: dict[str, float],
+        degree: int,
+    ) -> Gen:
+        """Install `crystal` in `reactor` and step the panel until it runs; returns the exact
+        frequency (or the setting, if the task ends first)."""
+        search = Search()
+        for value, spread in predictions:
+            search.add(value, spread, 1 / len(predictions))
+        yield from self.go_to(reactor.uuid)
+        yield from self.act(ot.act("TALK", reactor.uuid))
+        start = round(self.setting()[0])
+        target = search.next_setting(start) or start + 1  # the panel must move at least once
+        yield from self.move_to(reactor, target, watch=False)
+        yield from self.say("Exit")
+        yield from self.act(ot.act("PUT", self.crystal_uuid(crystal), reactor.uuid))
+        if not self.running(reactor):
+            yield from self.act(ot.act("TALK", reactor.uuid))
+            search.visit(round(self.setting()[0]))
+            widen = 1.0
+            while not (yield from self.hunt(reactor, search)):
+                widen *= 3  # nothing ran: every prediction was off; retry all candidates, wider
+                if widen > 100:
+                    raise ot.OracleFailure(f"no setting activated the reactor for {crystal}")
+                wider = [p for c in candidates if (p := c.predict(points, degree, crystal)) is not None]
+                for value, spread in wider:
+                    search.add(value, widen * max(spread, 1.0), 1 / len(wider))
+        if self.ex.completed:
+            return self.setting()[0] if self.ex.obs["dialog_box"].get("is_in_dialog") else 0.0
+        if not self.ex.obs["dialog_box"].get("is_in_dialog"):
+            yield from self.act(ot.act("TALK", reactor.uuid))
+        exact = yield from self.snap(reactor)
+        if not self.ex.completed:
+            yield from self.say("Exit")
+        return exact
+
+    def running(self, reactor: Reactor) -> bool:
+        return "(activated)" in self.reactor_state(reactor.uuid)
+
+    def press(self, step: int) -> Gen:
+        verb = "Increase" if step > 0 else "Decrease"
+        yield from self.say(f"{verb} frequency by {abs(step)} Hz")
+
+    def move_to(self, reactor: Reactor, target: int, watch: bool = True, search: Search | None = None) -> Gen:
+        """Press steps until the panel shows `target`; with `watch`, stop early if the reactor
+        runs. Every setting passed on the way is a check (recorded in `search`)."""
+        for _ in range(200):
+            value, _ = self.setting()
+            delta = target - round(value)
+            if delta == 0 or (watch and self.running(reactor)):
+                return
+            step = next((s for s in plan_presses(delta) if LOW <= value + s <= HIGH), None)
+            if step is None:
+                break
+            yield from self.press(step)
+            if search is not None:
+                search.visit(round(self.setting()[0]))
+        raise ot.OracleFailure(f"the reactor panel does not reach {target}")
+
+    def hunt(self, reactor: Reactor, search: Search) -> Gen:
+        """Check settings, most probable per press first; True once the reactor runs, False
+        when the predictions are exhausted."""
+        while not self.running(reactor):
+            target = search.next_setting(round(self.setting()[0]))
+            if target is None:
+                return False
+            yield from self.move_to(reactor, target, search=search)
+        return True
+
+    def snap(self, reactor: Reactor) -> Gen:
+        """The reactor runs at setting v, so the crystal lies in (v-2, v+2); the panel shows
+        the exact frequency once the integer parts match: try v+1, v-1, v-2."""
+        value, exact = self.setting()
+        for step in (1, -1, -1, -1):  # v+1, (v), v-1, v-2
+            if exact or self.ex.completed:
+                break
+            yield from self.press(step)
+            value, exact = self.setting()
+        if not exact:
+            raise ot.OracleFailure("the reactor never showed the crystal's exact frequency")
+        return value
+
+
+def solve(obs: ot.Obs) -> Gen:
+    yield from ReactorOracle(obs).run()

@@ -1,0 +1,142 @@
+"""Reactor Lab pieces: quantum crystals, the crystal reactors (NPC devices tuned through their
+dialog menu) and the generator that shows how many reactors run.
+
+A crystal's measurable properties are ordinary object state (density, temperature) and one
+generated material (radiation, spectrum, microscope text), so the shared instruments read
+them; its resonance frequency is hidden state that only a reactor reacts to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from discoverylab.world.devices import Device
+from discoverylab.world.materials import Material, material
+from discoverylab.world.objects import Layer, WorldObject
+from discoverylab.world.world import World
+
+DEFAULT_FREQUENCY = 5000
+FREQUENCY_RANGE = (0, 10000)
+TOLERANCE = 2.0  # a reactor runs when |setting - crystal frequency| < 2 Hz
+FREQ = "resonanceFreq"
+STEPS = (1000, 100, 10, 1)
+REACTOR_TEXT = (
+    "Hello, I am Crystal Reactor #{number}.\n"
+    "The current resonance frequency is: {resonanceFreq} Hertz.\n"
+    "The allowable range is 0 to 10,000 Hz."
+)
+QUANTUM_GAP = "The quantum gap of this crystal appears to be {:.2f} nm."
+
+
+@dataclass(frozen=True, slots=True)
+class CrystalData:
+    """One crystal's generated properties (all rounded to 2 decimals)."""
+
+    density: float
+    temperature: float
+    quantum_size: float
+    radiation: float
+    spectrum: tuple[float, ...]
+
+
+class QuantumCrystal(WorldObject):
+    """A crystal with a hidden resonance frequency (Hz)."""
+
+    resonance_freq: float = 0.0
+
+
+def make_crystal(world: World, data: CrystalData, frequency: float) -> QuantumCrystal:
+    generated = Material(
+        key="quantum_crystal",
+        name="quantum crystal",
+        microscope="A translucent, finely faceted crystal lattice",
+        color="violet",
+        spectrum=data.spectrum,
+        ph=7.0,
+        radiation=data.radiation,
+    )
+    crystal = QuantumCrystal(
+        world, "quantum crystal", "quantum crystal", [generated], density=data.density,
+        temperature_c=data.temperature, resonance_freq=frequency, sprite="quantum_crystal",
+    )  # fmt: skip
+    crystal.props["microscope_note"] = QUANTUM_GAP.format(data.quantum_size)
+    return crystal
+
+
+class CrystalReactor(Device):
+    """An open container for one crystal; runs when tuned to its crystal's frequency.
+
+    The menu has one option per step (+/- 1000, 100, 10, 1 Hz, clamped to 0..10000) and Exit.
+    After every press and every tick: with a crystal inside, the reactor is activated iff the
+    setting is within 2 Hz of the crystal's frequency; the setting snaps to the crystal's exact
+    frequency when their integer parts match, else it is truncated to an integer. Without a
+    crystal nothing changes but the name.
+    """
+
+    needs_tick = True
+    is_container = True
+    is_open = True
+    default_layer = Layer.OBJECTS
+
+    def __init__(self, world: World, number: int, frequency: float = DEFAULT_FREQUENCY) -> None:
+        super().__init__(world, "crystal reactor", "crystal reactor", [material("metal")],
+                         variables={FREQ: frequency, "number": number}, sprite="crystal_reactor")  # fmt: skip
+        self.number = number
+        self.add_node("root", REACTOR_TEXT)
+        for sign, verb in ((1, "Increase"), (-1, "Decrease")):
+            for step in STEPS:
+                self.add_option("root", f"{verb} frequency by {step} Hz", "root",
+                                modify={FREQ: sign * step}, clamp=FREQUENCY_RANGE)  # fmt: skip
+        self.add_option("root", "Exit", "exit")
+        self.add_node("exit", "Exiting crystal reactor controls.")
+        self.on_change()
+
+    @property
+    def frequency(self) -> float:
+        return float(self.props[FREQ])
+
+    def crystal(self) -> QuantumCrystal | None:
+        return next((obj for obj in self.contents if isinstance(obj, QuantumCrystal)), None)
+
+    def on_change(self) -> None:
+        crystal = self.crystal()
+        if crystal is None:
+            self.activated = False
+            self.name = "crystal reactor (no crystal present)"
+            return
+        setting = self.props[FREQ]
+        target = crystal.resonance_freq
+        self.activated = abs(setting - target) < TOLERANCE
+        self.props[FREQ] = target if int(setting) == int(target) else int(setting)
+        self.name = "crystal reactor (activated)" if self.activated else "crystal reactor (uncalibrated)"
+
+    def tick(self) -> None:
+        self.on_change()
+
+
+class GeneratorPart(WorldObject):
+    """A segment of the generator; cores show the share of linked reactors running."""
+
+    default_layer = Layer.FURNITURE
+    movable = False
+    passable = False
+    needs_tick = True
+
+    def __init__(self, world: World, core: bool, reactors: Sequence[CrystalReactor], sprite: str) -> None:
+        super().__init__(world, "generator", "generator", [material("metal")], sprite=sprite)
+        self.core = core
+        self.reactors = list(reactors)
+        self.tick()
+
+    def tick(self) -> None:
+        if self.core:
+            running = sum(1 for r in self.reactors if r.activated)
+            self.name = f"generator core ({round(100 * running / len(self.reactors))}% activated)"
+
+
+def place_generator(world: World, x: int, y: int, cores: int, reactors: Sequence[CrystalReactor]) -> None:
+    """Left side, `cores` cores, right side, in a row starting at (x, y)."""
+    parts = ["generator_left"] + ["generator_core"] * cores + ["generator_right"]
+    for i, sprite in enumerate(parts):
+        world.place(GeneratorPart(world, sprite == "generator_core", reactors, sprite), x + i, y)

@@ -1,0 +1,210 @@
+"""Reactor Lab rules: generated data, instrument readings, reactor mechanics, scoring, latching."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.scenarios.reactor_lab import ReactorLab
+from discoverylab.scenarios.reactor_lab_things import CrystalReactor, QuantumCrystal
+from discoverylab.world.catalog import spawn
+from discoverylab.world.world import World
+
+
+def _env(difficulty: str, seed: int = 0) -> tuple[DiscoveryWorldEnv, ReactorLab]:
+    env = DiscoveryWorldEnv("ReactorLab", difficulty)
+    env.reset(seed=seed)
+    assert isinstance(env.scenario, ReactorLab)
+    return env, env.scenario
+
+
+def _step(env: DiscoveryWorldEnv, action: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    _, _, _, _, info = env.step(action)
+    return info["observation"], info["scorecard"]
+
+
+def _item(card: dict[str, Any], name: str) -> int:
+    return int(next(i["score"] for i in card["scoreCard"] if i["name"] == name))
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])
+@pytest.mark.parametrize("seed", range(5))
+def test_frequencies_follow_the_hidden_model_of_the_key_property(difficulty: str, seed: int) -> None:
+    _, sc = _env(difficulty, seed)
+    for crystal in sc.crystals:
+        x = sc.key_values[crystal.uuid]
+        if difficulty == "challenge":
+            a, b, c = sc.coefficients
+            assert crystal.resonance_freq == round(a * x * x + b * x + c, 2)
+            assert 500 <= crystal.resonance_freq < 9999
+        else:
+            m, b = sc.coefficients
+            assert crystal.resonance_freq == round(m * x + b, 2)
+            assert (b == 0) == (difficulty == "easy")
+    assert len(set(sc.key_values.values())) == len(sc.crystals)
+    assert [c.name for c in sc.crystals] == [f"quantum crystal {i + 1}" for i in range(len(sc.crystals))]
+
+
+def test_the_key_property_and_its_instrument_depend_on_the_seed_per_difficulty() -> None:
+    assert (_env("normal", 0)[1].critical.name, _env("normal", 3)[1].critical.name) == (
+        "densitometer",
+        "radiation meter",
+    )
+    assert _env("easy", 0)[1].critical.name == "microscope"
+    assert _env("challenge", 0)[1].critical.name == "thermometer"
+    _, easy = _env("easy", 2)
+    assert [i.name for i in easy.instruments] == ["spectrometer"]  # Easy has only the critical one
+    assert all(c.materials[0].spectrum[1:4] == (0.0, 0.0, 0.0) for c in easy.crystals)
+
+
+def test_instruments_read_the_generated_properties() -> None:
+    env, sc = _env("normal", 0)
+    world, player = sc.world, sc.player
+    crystal = sc.crystals[2]
+    tools = {i.name: i for i in sc.instruments}
+    for obj in (crystal, *tools.values()):
+        player.add(obj)
+    world.place(player, 2, 2)  # far from the other crystals
+    mat = crystal.materials[0]
+    texts = {name: _step(env, {"action": "USE", "arg1": t.uuid, "arg2": crystal.uuid})[0]["lastActionMessage"]
+             for name, t in tools.items()}  # fmt: skip
+    assert f"approximately {crystal.density:.3f} grams" in texts["densitometer"]
+    assert f"temperature of {crystal.temperature_c:.2f} degrees" in texts["thermometer"]
+    assert crystal.props["microscope_note"] in texts["microscope"]
+    for i, value in enumerate(mat.spectrum):
+        assert f"Channel {i + 1}: {value:.2f}" in texts["spectrometer"]
+    level = float(re.findall(r"level of ([\d.]+)", texts["radiation meter"])[0])
+    assert mat.radiation <= level <= mat.radiation + 0.5  # own value + noise + the grass around
+
+
+def test_reactor_panel_snaps_truncates_and_clamps() -> None:
+    world = World(0)
+    reactor = CrystalReactor(world, 3)
+    crystal = QuantumCrystal(world, "quantum crystal 3", "quantum crystal", resonance_freq=5153.52)
+    assert reactor.name == "crystal reactor (no crystal present)" and not reactor.activated
+    reactor.add(crystal)
+    reactor.on_change()
+    assert reactor.name == "crystal reactor (uncalibrated)" and reactor.props["resonanceFreq"] == 5000
+    reactor.adjust({"resonanceFreq": 152})  # 5152: within 2 Hz, runs, integer parts differ
+    assert reactor.activated and reactor.props["resonanceFreq"] == 5152
+    reactor.adjust({"resonanceFreq": 1})  # 5153: snaps to the crystal's exact value
+    assert reactor.activated and reactor.props["resonanceFreq"] == 5153.52
+    reactor.adjust({"resonanceFreq": 3})  # 5156.52 -> truncated, out of tolerance
+    assert not reactor.activated and reactor.props["resonanceFreq"] == 5156
+    assert reactor.name == "crystal reactor (uncalibrated)"
+    tree = reactor.dialog_tree
+    assert tree is not None
+    assert [o.text for o in tree.nodes["root"].options] == [
+        "Increase frequency by 1000 Hz", "Increase frequency by 100 Hz", "Increase frequency by 10 Hz",
+        "Increase frequency by 1 Hz", "Decrease frequency by 1000 Hz", "Decrease frequency by 100 Hz",
+        "Decrease frequency by 10 Hz", "Decrease frequency by 1 Hz", "Exit",
+    ]  # fmt: skip
+    for _ in range(6):
+        tree.choose(1)
+    assert reactor.props["resonanceFreq"] == 10000
+    reactor.contents.clear()
+    reactor.on_change()
+    assert reactor.name == "crystal reactor (no crystal present)" and reactor.props["resonanceFreq"] == 10000
+
+
+def test_the_panel_is_a_dialog_opened_by_talk_or_use() -> None:
+    env, sc = _env("easy", 0)
+    reactor = sc.reactors[0]
+    obs, _ = _step(env, {"action": "TELEPORT_TO_OBJECT", "arg1": reactor.uuid})
+    obs, _ = _step(env, {"action": "USE", "arg1": reactor.uuid, "arg2": sc.crystals[0].uuid})
+    box = obs["dialog_box"]
+    assert box["is_in_dialog"] and box["dialogIn"].startswith("Hello, I am Crystal Reactor #1.")
+    assert f"is: {sc.crystals[0].resonance_freq} Hertz" in box["dialogIn"]
+    assert box["dialogOptions"]["9"] == "Exit"
+    obs, _ = _step(env, {"chosen_dialog_option_int": 9})
+    assert obs["lastActionMessage"].endswith("Exiting crystal reactor controls.")
+    assert obs["dialog_box"] == {"is_in_dialog": False}
+    assert f"crystal reactor (activated) uuid {reactor.uuid}" in obs["nearbyAgents"]["list_of_agents"]
+
+
+def test_start_state_and_maxima() -> None:
+    for difficulty, maximum, on in (("easy", 11, 2), ("normal", 25, 2), ("challenge", 29, 3)):
+        env, sc = _env(difficulty, 1)
+        card = sc.scorecard.to_dict()
+        assert card["maxScore"] == maximum and _item(card, "Reactors On") == on and card["score"] == on
+        assert len(card["criticalQuestions"]) == 2 and not card["completed"]
+        assert all(q["goldFacts"] for q in card["knowledgeQuestions"])
+        # The unknown crystals' frequencies appear nowhere in what the agent sees.
+        seen = json.dumps(env._obs)
+        for crystal in sc.crystals[len(sc.crystals) - len(sc.unknown_reactors) :]:
+            assert str(crystal.resonance_freq) not in seen
+
+
+def test_knowledge_questions_name_the_instrument_and_the_coefficients() -> None:
+    _, sc = _env("normal", 0)
+    m, b = sc.coefficients
+    q1, q2 = sc.scorecard.critical_questions
+    assert "densitometer reading" in q1 and f"({m} * densitometer reading) + {b}" in q2
+    _, easy = _env("easy", 0)
+    assert "and no offset" in easy.scorecard.critical_questions[1]
+    _, hard = _env("challenge", 0)
+    a, b2, c = hard.coefficients
+    assert (
+        f"{a} * (thermometer reading)^2 + {b2} * (thermometer reading) + {c}"
+        in hard.scorecard.critical_questions[1]
+    )
+
+
+def _install(
+    env: DiscoveryWorldEnv, sc: ReactorLab, crystal: QuantumCrystal, reactor: CrystalReactor
+) -> None:
+    sc.player.add(crystal)
+    if "reactor lab" in sc.world.teleports:  # Normal/Challenge: the reactor room first, to see them
+        _step(env, {"action": "TELEPORT_TO_LOCATION", "arg1": "reactor lab"})
+    _step(env, {"action": "TELEPORT_TO_OBJECT", "arg1": reactor.uuid})
+    _step(env, {"action": "PUT", "arg1": crystal.uuid, "arg2": reactor.uuid})
+
+
+def test_a_wrong_setting_leaves_the_task_open_and_live_items_follow_the_reactors() -> None:
+    env, sc = _env("normal", 0)
+    crystal, reactor = sc.crystals[2], sc.unknown_reactors[0]
+    _install(env, sc, crystal, reactor)
+    assert reactor.name == "crystal reactor (uncalibrated)"
+    reactor.adjust({"resonanceFreq": round(crystal.resonance_freq) - 5000 + 30})  # 30 Hz off
+    _, card = _step(env, {"action": "WAIT"})
+    assert not card["completed"] and _item(card, "Reactors Set") == 0 and _item(card, "Reactors Changed") == 1
+    reactor.adjust({"resonanceFreq": -30})
+    _, card = _step(env, {"action": "WAIT"})
+    assert reactor.activated and _item(card, "Reactors Set") == 1 and _item(card, "Reactors On") == 3
+    _step(env, {"action": "PICKUP", "arg1": crystal.uuid})  # taking it out again switches it off
+    _, card = _step(env, {"action": "WAIT"})
+    assert _item(card, "Reactors Set") == 0 and _item(card, "Reactors On") == 2 and not card["completed"]
+
+
+def test_success_latches_when_every_reactor_runs() -> None:
+    env, sc = _env("easy", 0)
+    crystal, reactor = sc.crystals[2], sc.unknown_reactors[0]
+    reactor.adjust({"resonanceFreq": round(crystal.resonance_freq) - 5000})
+    _install(env, sc, crystal, reactor)
+    _, _, terminated, _, info = env.step({"action": "WAIT"})
+    assert terminated and info["scorecard"]["completedSuccessfully"]
+    sc.player.add(crystal)  # undoing it afterwards does not take the success back
+    assert env.world is not None
+    env.world.tick()
+    assert sc.scorecard.completed and sc.scorecard.success
+
+
+def test_instrument_items_count_successful_uses_on_crystals_only() -> None:
+    env, sc = _env("normal", 0)
+    meter = next(i for i in sc.instruments if i.name == "thermometer")
+    crystal = sc.crystals[3]
+    for obj in (meter, crystal):
+        sc.player.add(obj)
+    flag = spawn(sc.world, "flag")
+    sc.player.add(flag)
+    _, card = _step(env, {"action": "USE", "arg1": meter.uuid, "arg2": flag.uuid})
+    assert _item(card, "Instruments Used") == 0
+    _, card = _step(env, {"action": "USE", "arg1": crystal.uuid, "arg2": meter.uuid})  # swapped: still counts
+    assert _item(card, "Instruments Used") == 1 and _item(card, "Crystals Examined") == 1
+    assert _item(card, "Quantum Crystals Taken") == 1
+    critical = _item(card, "Crystals Examined by Critical Instrument")
+    assert critical == (1 if sc.critical is meter else 0)
