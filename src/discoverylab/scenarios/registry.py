@@ -21,6 +21,7 @@ SCENARIO_MODULES = (
     "discoverylab.scenarios.unit.moving_agents",
     "discoverylab.scenarios.proteomics",
     "discoverylab.scenarios.archaeology",
+    "discoverylab.scenarios.lost_in_translation",
     "discoverylab.scenarios.reactor_lab",
 )
 

@@ -1,0 +1,259 @@
+"""Lost in Translation: the alien vocabulary, the village's special objects and its characters.
+
+The school's counting computer moves the flag on the flag pole by the amount written on a floppy
+disk, and the measuring tape reads the flag's height; that pair is how an agent learns the alien
+numbers. The trainer throws a stick that the dog fetches, forever; the elder takes the items it
+asked for when the player agrees to hand them over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from discoverylab.world.agent import Agent
+from discoverylab.world.instruments import READERS, Instrument
+from discoverylab.world.materials import material
+from discoverylab.world.npc import NPC
+from discoverylab.world.objects import ActionResult, Layer, WorldObject
+from discoverylab.world.things import Food, Key
+
+if TYPE_CHECKING:
+    from discoverylab.world.world import World
+
+# The original's gibberish table ("[token]" -> alien text), applied to every sign and disk name.
+ROSETTA = {
+    "[Bring me]": "Womple", "[Add]": "Plonk", "[Reset]": "Flibberwomp",
+    "[the stick]": "blonk", "[stick]": "blonk", "[key]": "squibble", "[flower]": "florpt",
+    "[mushroom]": "nushblort",
+    "[red]": "blarg", "[green]": "flib", "[blue]": "womp", "[yellow]": "zibble", "[pink]": "quark",
+    "[white]": "snoof", "[orange]": "gleep",
+    "[one]": "blip", "[two]": "blob", "[three]": "blorp", "[four]": "squarp", "[five]": "zorp",
+    "[Paint Shop]": "Blorpt Vloxurn", "[General Store]": "Flibble Vloxurn", "[Key Shop]": "Squibble Vloxurn",
+    "[School]": "Plonken",
+    "[seed]": "snarf", "[shovel]": "blurf", "[pot]": "plink", "[jar]": "klonk", "[flag]": "flarp",
+    "[flowerpot]": "florptink",
+}  # fmt: skip
+COLORS = ("red", "green", "blue", "yellow", "pink", "white", "orange")
+COUNT_WORDS = ("zero", "one", "two", "three", "four", "five")
+
+
+def translate(text: str) -> str:
+    for token, alien in ROSETTA.items():
+        text = text.replace(token, alien)
+    return text
+
+
+# ---- objects ----------------------------------------------------------------------------------
+class Colored(WorldObject):
+    """A coloured flower or paint bucket; `color` is what the elder's colour word checks."""
+
+    color: str = ""
+
+
+class ColoredKey(Key):
+    color: str = ""
+
+
+def colored_mushroom(world: World, color: str) -> Food:
+    return Food(world, f"{color} mushroom", "mushroom", [material("plant_matter_white")], color=color)
+
+
+def colored_flower(world: World, color: str) -> Colored:
+    return Colored(world, f"{color} flower", "flower", [material("plant_matter_green")], color=color)
+
+
+def colored_key(world: World, color: str) -> ColoredKey:
+    return ColoredKey(world, f"{color} key", "key", [material("metal")], color=color)
+
+
+def paint_bucket(world: World, color: str) -> Colored:
+    return Colored(world, f"{color} paint bucket", "paint bucket", [material("metal")], color=color)
+
+
+def stick(world: World) -> WorldObject:
+    return WorldObject(world, "wood stick", "stick", [material("wood")])
+
+
+class Furniture(WorldObject):
+    """Bookcases and village-sign posts: immovable, impassable scenery."""
+
+    default_layer = Layer.FURNITURE
+    movable = False
+    passable = False
+
+
+class FlagPole(WorldObject):
+    """A pole whose flag sits `flag_height` meters up (0 .. pole_height - 1)."""
+
+    default_layer = Layer.FURNITURE
+    movable = False
+    passable = False
+    pole_height: int = 6
+    flag_height: int = 4
+
+
+class FloppyDisk(WorldObject):
+    """A program for the counting computer: add `value` to the flag's height (0 resets it)."""
+
+    value: int = 0
+
+
+class CountingComputer(WorldObject):
+    """USE computer ON floppy disk runs the disk's program on the linked flag pole."""
+
+    usable = True
+    pole: FlagPole | None = None
+
+    def use_with(self, agent: Agent, target: WorldObject) -> ActionResult:
+        if not isinstance(target, FloppyDisk) or self.pole is None:
+            return ActionResult(False, "The computer is waiting for some input program.\n")
+        pole = self.pole
+        before = pole.flag_height
+        pole.flag_height = 0 if target.value == 0 else min(before + target.value, pole.pole_height - 1)
+        if pole.flag_height != before:
+            return ActionResult(True, "You hear a bip from the computer and notice the flagpole has moved.\n")
+        return ActionResult(True, "You hear a bip from the computer but nothing happened.\n")
+
+
+def _measuring_tape(inst: Instrument, obj: WorldObject) -> str | None:
+    if not isinstance(obj, FlagPole):
+        return None
+    height = obj.flag_height
+    return f"The flag is {height} {'meter' if height == 1 else 'meters'} from the ground.\n"
+
+
+READERS["tape"] = _measuring_tape
+
+
+def measuring_tape(world: World) -> Instrument:
+    return Instrument(world, "measuring tape", "tape", [material("metal")])
+
+
+# ---- characters ---------------------------------------------------------------------------
+class Dog(NPC):
+    """Fetches the stick the trainer throws and brings it back to the trainer's tile."""
+
+    dialogable = False
+
+    def __init__(self, world: World, name: str, x: int, y: int, **attrs: Any) -> None:
+        super().__init__(world, name, x, y, facing="west", **attrs)
+        self.mode = "idle"  # idle | fetch | return
+        self.target: tuple[int, int] = (x, y)
+        self.trainer: Trainer | None = None
+
+    def fetch(self, x: int, y: int) -> None:
+        self.mode, self.target = "fetch", (x, y)
+        self.clear_queue()
+        self.enqueue("goto", x=x, y=y)
+
+    def tick(self) -> None:
+        # Like the original, the dog acts on the tick after it arrives.
+        here = (self.x, self.y)
+        trainer = self.trainer
+        if trainer is not None and not self.queue and here == self.target:
+            if self.mode == "fetch":
+                found = [o for o in self.world.top_level_at(*here) if o.type == "stick"]
+                if found:
+                    self.add(found[0])
+                    self.record("PICKUP", found[0], None, True, f"I picked up the {found[0].name}.")
+                    self.mode, self.target = "return", (trainer.x, trainer.y)
+                    self.enqueue("goto", x=trainer.x, y=trainer.y)
+                else:
+                    self.mode = "idle"
+            elif self.mode == "return":
+                for item in [o for o in self.contents if o.type == "stick"]:
+                    trainer.add(item)
+                    self.record("PUT", item, trainer, True, f"I gave the {item.name} to {trainer.name}.")
+                self.mode = "idle"
+        super().tick()
+
+
+class Trainer(NPC):
+    """Throws the stick whenever it holds it (one tick after getting it back) and sends the dog."""
+
+    def __init__(
+        self, world: World, name: str, x: int, y: int, throw_to: tuple[int, int], **attrs: Any
+    ) -> None:
+        super().__init__(world, name, x, y, facing="east", **attrs)
+        self.throw_to = throw_to
+        self.dog: Dog | None = None
+        self._held_for = 0
+
+    def tick(self) -> None:
+        super().tick()
+        sticks = [o for o in self.contents if o.type == "stick"]
+        if not sticks:
+            self._held_for = 0
+            return
+        if self._held_for < 1:
+            self._held_for += 1
+            return
+        self._held_for = 0
+        self.world.place(sticks[0], *self.throw_to, Layer.OBJECTS)
+        if self.dog is not None:
+            self.dog.fetch(*self.throw_to)
+
+
+class Elder(NPC):
+    """Asks for items in the alien language. When a conversation starts it looks at what the
+    partner carries (open containers included); saying "Yes" lets it take the items it wants."""
+
+    def __init__(self, world: World, name: str, x: int, y: int, wants: Callable[[WorldObject], bool]) -> None:
+        super().__init__(world, name, x, y, facing="south")
+        self.wants = wants
+        self.interesting: list[WorldObject] = []
+        self._looked = False
+
+    def tick(self) -> None:
+        super().tick()
+        partner = self.dialog_partner
+        if isinstance(partner, Agent) and not self._looked:
+            # Re-evaluated at every conversation (the original remembered the first one's items).
+            self._looked = True
+            self.interesting = [o for o in partner.inventory() if self.wants(o)]
+            if self.interesting:
+                self.states.add("interestingItems")
+            else:
+                self.states.discard("interestingItems")
+        elif partner is None:
+            self._looked = False
+        if "takeItems" in self.states:
+            for obj in self.interesting:
+                holder = obj.root()
+                if obj.alive and holder.is_agent and holder is not self:
+                    self.add(obj)  # straight from any carried container (the original crashed there)
+            self.interesting = []
+            self.states.difference_update(("takeItems", "interestingItems"))
+
+
+def elder_dialog(elder: Elder, message: str) -> None:
+    tree = elder.dialog_tree
+    assert tree is not None
+    tree.add_node("root", f"Elder: {message}.")
+    tree.add_option(
+        "root",
+        "You can't quite understand what the elder is saying, but that seems important.",
+        "end",
+        anti_states=("interestingItems",),
+    )
+    tree.add_option(
+        "root",
+        "The elder seems interested by some items in your inventory.",
+        "ask",
+        requires_states=("interestingItems",),
+    )
+    tree.add_node("end", "Goodbye", states_to_add=("taskGiven",))
+    tree.add_node("ask", "Do you want to give the items to the elder?")
+    tree.add_option("ask", "Yes. You let the elder take whatever they want from your inventory.", "took")
+    tree.add_option("ask", "No way. That's my stuff!", "end")
+    # Hearing the elder out and handing the items over both count as talking to the elder.
+    tree.add_node("took", "The elder seems happier.", states_to_add=("takeItems", "taskGiven"))
+
+
+def trainer_dialog(trainer: Trainer, message: str) -> None:
+    tree = trainer.dialog_tree
+    assert tree is not None
+    tree.add_node("root", f"You hear them say '{message}' to their dog.")
+    tree.add_option("root", "Let's not interrupt their go-fetch game.", "end")
+    tree.add_node("end", "Goodbye")

@@ -1,0 +1,267 @@
+"""Lost in Translation: anti-gold trajectories, the school's instruments and the characters' rules.
+
+The oracle tests (test_discovery_tasks.py) show every difficulty can be solved from observations;
+these peek at the scenario to check that wrong moves score as the task says and that the world
+behaves as documented.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.scenarios.translation_things import ROSETTA
+from discoverylab.world.objects import WorldObject
+
+INTERESTED = "The elder seems interested by some items in your inventory."
+YES = "Yes. You let the elder take whatever they want from your inventory."
+NO = "No way. That's my stuff!"
+PUZZLED = "You can't quite understand what the elder is saying, but that seems important."
+
+
+class Driver:
+    def __init__(self, difficulty: str, seed: int = 0) -> None:
+        self.env = DiscoveryWorldEnv("LostInTranslation", difficulty, max_steps=2000)
+        _, info = self.env.reset(seed=seed)
+        self.obs: dict[str, Any] = info["observation"]
+        assert self.env.scenario is not None and self.env.world is not None
+        self.scenario: Any = self.env.scenario
+        self.world = self.env.world
+        self.terminated = False
+
+    def do(self, action: str, arg1: Any = None, arg2: Any = None) -> str:
+        packet: dict[str, Any] = {"action": action}
+        for key, arg in (("arg1", arg1), ("arg2", arg2)):
+            if isinstance(arg, WorldObject):
+                self.scenario.player.seen.add(arg.uuid)  # the tests know where things are
+                packet[key] = arg.uuid
+            elif arg is not None:
+                packet[key] = arg
+        return self.send(packet)
+
+    def send(self, packet: dict[str, Any]) -> str:
+        _, _, self.terminated, _, info = self.env.step(packet)
+        self.obs = info["observation"]
+        return str(self.obs["lastActionMessage"])
+
+    def options(self) -> list[str]:
+        return list(self.obs["dialog_box"].get("dialogOptions", {}).values())
+
+    def choose(self, text: str) -> str:
+        options = self.obs["dialog_box"]["dialogOptions"]
+        (number,) = [int(k) for k, v in options.items() if v == text]
+        return self.send({"chosen_dialog_option_int": number})
+
+    def take(self, obj: WorldObject) -> None:
+        assert self.do("TELEPORT_TO_OBJECT", obj).startswith("I teleported")
+        assert self.do("PICKUP", obj).startswith("I picked up"), self.obs["lastActionMessage"]
+
+    def talk_to_elder(self) -> None:
+        assert self.do("TELEPORT_TO_OBJECT", self.scenario.elder).startswith("I teleported")
+        assert self.do("TALK", self.scenario.elder).startswith("We are talking")
+
+    def find(self, pred: Any) -> list[Any]:
+        return sorted(self.world.find(pred), key=lambda o: o.uuid)
+
+    @property
+    def card(self) -> dict[str, Any]:
+        return dict(self.scenario.scorecard.to_dict())
+
+    def scores(self) -> dict[str, int]:
+        return {item["name"]: item["score"] for item in self.card["scoreCard"]}
+
+
+# ---- Easy ----------------------------------------------------------------------------------
+def test_easy_wrong_object_fails() -> None:
+    d = Driver("easy")
+    npc, target = d.scenario.npc, d.scenario.target
+    tables = d.find(lambda o: o.name == "table with a sign" and o.contents and o.contents[0] is not target)
+    wrong = tables[0].contents[0]
+    d.take(wrong)
+    assert d.do("TELEPORT_TO_OBJECT", npc).startswith("I teleported")
+    assert d.do("PUT", wrong, npc) == f"I gave the {wrong.name} to {npc.name}."
+    assert d.terminated and d.card["completed"] and not d.card["completedSuccessfully"]
+
+
+def test_easy_signs_name_the_objects_in_the_alien_language() -> None:
+    d = Driver("easy", seed=3)
+    signs = d.find(lambda o: o.name == "table with a sign")
+    assert len(signs) == 5
+    target_sign = next(s for s in signs if d.scenario.target in s.contents)
+    assert target_sign.document == d.scenario.word
+    assert f"`{d.scenario.word}`" in d.card["criticalQuestions"][0]
+
+
+# ---- Normal --------------------------------------------------------------------------------
+def test_normal_wrong_items_never_count_and_never_end_the_task() -> None:
+    d = Driver("normal", seed=2)  # the elder wants a flower ("Womple florpt!")
+    assert d.scenario.item == "flower"
+    flowerpot = d.find(lambda o: o.name == "flowerpot")[0]
+    d.take(flowerpot)  # a flowerpot is not a flower (type matching, not substrings)
+    assert d.scores()["Collect objects"] == 0
+    d.talk_to_elder()
+    assert d.options() == [PUZZLED]
+    d.choose(PUZZLED)
+    assert d.do("PUT", flowerpot, d.scenario.elder).startswith("I gave the flowerpot")
+    assert d.scores() == {"Talk to elder": 1, "Collect objects": 0, "Give back objects": 0}
+    assert not d.card["completed"]
+    flower = d.find(lambda o: o.name == "red flower" and o.parent is not None)[0]
+    d.take(flower)
+    assert d.scores()["Collect objects"] == 2
+    assert d.do("TELEPORT_TO_OBJECT", d.scenario.elder).startswith("I teleported")
+    d.do("PUT", flower, d.scenario.elder)
+    assert d.terminated and d.card["completedSuccessfully"] and d.card["score"] == 5
+
+
+def test_normal_yes_hand_over_counts_as_talking_and_takes_from_carried_containers() -> None:
+    d = Driver("normal", seed=1)  # the elder wants a mushroom
+    jar = d.find(lambda o: o.name == "jar")[0]
+    mushroom = d.find(lambda o: o.type == "mushroom" and o.parent is not None)[0]
+    d.take(jar)
+    d.take(mushroom)
+    assert d.do("PUT", mushroom, jar).startswith("I put the")
+    assert d.scores()["Collect objects"] == 2  # open carried containers count
+    d.talk_to_elder()
+    assert d.options() == [INTERESTED]
+    d.choose(INTERESTED)
+    d.choose(YES)
+    assert mushroom.parent is d.scenario.elder
+    assert d.card["completedSuccessfully"] and d.scores()["Talk to elder"] == 1 and d.card["score"] == 5
+    # The take is the elder's doing: nothing was added to the player's history.
+    assert not any(r.action == "PUT" and r.arg2 is d.scenario.elder for r in d.scenario.player.history)
+
+
+def test_normal_elder_looks_again_at_every_conversation() -> None:
+    d = Driver("normal", seed=4)  # the elder wants a shovel
+    shovel = d.find(lambda o: o.name == "shovel")[0]
+    d.take(shovel)
+    d.talk_to_elder()
+    d.choose(INTERESTED)
+    d.choose(NO)
+    assert d.scores() == {"Talk to elder": 1, "Collect objects": 2, "Give back objects": 0}
+    d.do("DROP", shovel)
+    d.do("TALK", d.scenario.elder)
+    assert d.options() == [PUZZLED]  # the original kept offering the hand-over
+
+
+def test_trainer_throws_the_stick_and_the_dog_brings_it_back() -> None:
+    d = Driver("normal", seed=0)  # the elder wants the stick ("Womple blonk!")
+    stick = d.find(lambda o: o.type == "stick")[0]
+    trainer = d.find(lambda o: o.name == "Trainer")[0]
+    dog = d.find(lambda o: o.name == "Fido")[0]
+    places = []
+    for _ in range(24):
+        d.do("WAIT")
+        places.append(stick.parent.name if stick.parent else stick.location())
+    assert (25, 1) in places and "Fido" in places and "Trainer" in places
+    assert any(r.action == "PICKUP" and r.arg1 is stick for r in dog.history)
+    assert trainer.dialog_tree.nodes["root"].text == "You hear them say 'Womple blonk!' to their dog."
+    for _ in range(20):  # the dog runs about: catch it within reach
+        d.do("TELEPORT_TO_OBJECT", dog)
+        if "not accessible" not in (message := d.do("TALK", dog)):
+            break
+    assert message == "You can't talk to that (Fido)."
+    while stick.parent is not None:
+        d.do("WAIT")
+    d.take(stick)
+    assert d.scores()["Collect objects"] == 2
+
+
+# ---- Challenge -----------------------------------------------------------------------------
+def _school(d: Driver) -> tuple[Any, Any, Any, dict[int, Any]]:
+    village = d.scenario.village
+    disks = {disk.value: disk for disk in d.find(lambda o: o.type == "floppy disk")}
+    for thing in (village.tape, village.computer, *disks.values()):
+        d.take(thing)
+    assert d.do("TELEPORT_TO_OBJECT", village.pole).startswith("I teleported")
+    return village.tape, village.computer, village.pole, disks
+
+
+def test_counting_computer_and_measuring_tape() -> None:
+    d = Driver("challenge")
+    tape, computer, pole, disks = _school(d)
+    assert sorted(disks) == [0, 1, 2, 3, 4, 5]
+    assert disks[0].name == f"floppy disk ({ROSETTA['[Reset]']})"
+    assert disks[3].name == f"floppy disk ({ROSETTA['[Add]']} {ROSETTA['[three]']})"
+    assert d.do("USE", tape, pole) == "The flag is 4 meters from the ground.\n"
+    assert "has moved" in d.do("USE", computer, disks[5])  # 4 + 5, capped at pole height - 1 = 5
+    assert d.do("USE", tape, pole) == "The flag is 5 meters from the ground.\n"
+    assert "nothing happened" in d.do("USE", computer, disks[1])
+    assert "has moved" in d.do("USE", computer, disks[0])
+    assert pole.flag_height == 0
+    d.do("USE", computer, disks[1])
+    assert d.do("USE", tape, pole) == "The flag is 1 meter from the ground.\n"
+    d.do("USE", computer, disks[2])
+    assert d.do("USE", tape, pole) == "The flag is 3 meters from the ground.\n"
+    assert "waiting for some input program" in d.do("USE", computer, tape)
+    assert "cannot measure" in d.do("USE", tape, computer)
+    scores = d.scores()
+    assert (
+        scores["Use counting computer"]
+        == scores["Reset counting computer"]
+        == scores["Use measuring tape"]
+        == 1
+    )
+    assert scores["Visit the school"] == 1
+
+
+def test_measuring_tape_counts_only_successful_measurements() -> None:
+    d = Driver("challenge")
+    village = d.scenario.village
+    d.take(village.tape)
+    d.take(village.computer)
+    d.do("USE", village.tape, village.computer)
+    assert d.scores()["Use measuring tape"] == 0 and d.scores()["Use counting computer"] == 0
+
+
+def test_challenge_wrong_colour_and_too_few_do_not_complete() -> None:
+    d = Driver("challenge")  # seed 0: the elder wants several items of one colour
+    sc = d.scenario
+    elder = sc.elder
+    wrong = d.find(lambda o: o.type == sc.item and getattr(o, "color", "") not in ("", sc.color))[0]
+    right = d.find(lambda o: sc.wanted(o))
+    d.take(wrong)
+    assert d.do("TELEPORT_TO_OBJECT", elder).startswith("I teleported")
+    d.do("PUT", wrong, elder)
+    assert d.scores()["Give back objects"] == 0 and not d.card["completed"]
+    d.take(right[0])
+    assert d.scores()["Collect objects"] == (2 if sc.count == 1 else 1)
+    if sc.count > 1:
+        d.talk_to_elder()
+        d.choose(INTERESTED)
+        d.choose(YES)
+        assert d.scores()["Give back objects"] == 1 and not d.card["completed"]
+        for obj in right[1 : sc.count]:
+            d.take(obj)
+        d.talk_to_elder()
+        d.choose(INTERESTED)
+        d.choose(YES)
+    assert d.scores()["Give back objects"] == 2 and d.card["completedSuccessfully"]
+
+
+def test_only_the_wanted_colour_sign_counts_as_relevant() -> None:
+    d = Driver("challenge", seed=1)
+    signs = d.scenario.village.paint_signs
+    other = next(color for color in signs if color != d.scenario.color)
+    assert d.do("TELEPORT_TO_OBJECT", signs[other]).startswith("I teleported")
+    assert d.do("READ", signs[other]) == f"The table with a sign reads:\n{ROSETTA[f'[{other}]']}"
+    assert d.scores()["Visit the paint shop"] == 1 and d.scores()["Read relevant paint sign"] == 0
+    d.do("TELEPORT_TO_OBJECT", signs[d.scenario.color])
+    d.do("READ", signs[d.scenario.color])
+    assert d.scores()["Read relevant paint sign"] == 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_challenge_questions_name_the_words_in_the_sentence(seed: int) -> None:
+    d = Driver("challenge", seed=seed)
+    sc = d.scenario
+    root = sc.elder.dialog_tree.nodes["root"].text
+    questions = d.card["criticalQuestions"]
+    assert len(questions) == 4 and "'Womple' means something like 'bring me'" in questions[2]
+    for question in (questions[0], questions[1], questions[3]):
+        word = question.split("The word '")[1].split("'")[0]
+        assert word in root
+    assert d.card["maxScore"] == 11
+    assert root.startswith("Elder: Womple ") and root.endswith("!.")
