@@ -23,6 +23,7 @@ SCENARIO_MODULES = (
     "discoverylab.scenarios.archaeology",
     "discoverylab.scenarios.lost_in_translation",
     "discoverylab.scenarios.reactor_lab",
+    "discoverylab.scenarios.combinatorial_chemistry",
 )
 
 _TASKS: dict[str, type[Scenario]] = {}

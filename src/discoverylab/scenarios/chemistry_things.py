@@ -1,0 +1,227 @@
+"""Combinatorial Chemistry objects: substances that mix by themselves, chemical dispensers, the
+bottle cleaner and the rusted key that a remedy of the right proportions derusts (spec 12.2).
+
+A *substance* is either elementary ("Substance A", no contents) or a mixture: a substance whose
+(hidden) contents are the elementary measures it was made from. Whenever a container holds two
+or more substances they merge into one new mixture, so a container never holds more than one
+substance for long. A mixture's name and recipe follow from its measures::
+
+    Substance A                                     one measure
+    Substance A (2 measures)                        recipe {Substance A: 1}
+    mixture (2 parts Substance C, 1 part Substance A)   recipe {Substance A: 1, Substance C: 2}
+
+Recipes are reduced by their greatest common divisor (2:2 is 1:1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from functools import reduce
+from typing import TYPE_CHECKING
+
+from discoverylab.world.materials import material
+from discoverylab.world.objects import ActionResult, Container, WorldObject
+from discoverylab.world.things import Key
+
+if TYPE_CHECKING:
+    from discoverylab.world.agent import Agent
+    from discoverylab.world.world import World
+
+Recipe = dict[str, int]
+SUBSTANCE_NAMES = ("Substance A", "Substance B", "Substance C", "Substance D")
+RUST_WORDS = {3: "heavily rusted", 2: "moderately rusted", 1: "lightly rusted"}
+# Rust level reached by a remedy whose cosine similarity with the key's recipe is at least
+# the threshold (the original's hill-climbing help); 0 means derusted.
+RUST_THRESHOLDS = ((0.99, 0), (0.66, 1), (0.33, 2))
+
+
+def reduce_recipe(counts: dict[str, int]) -> Recipe:
+    """Counts divided by their greatest common divisor (zero counts dropped)."""
+    kept = {name: int(n) for name, n in counts.items() if n > 0}
+    divisor = reduce(math.gcd, kept.values(), 0) or 1
+    return {name: n // divisor for name, n in sorted(kept.items())}
+
+
+def cosine(a: dict[str, int], b: dict[str, int]) -> float:
+    """Cosine similarity of two recipes over the union of their substances."""
+    names = set(a) | set(b)
+    dot = sum(a.get(n, 0) * b.get(n, 0) for n in names)
+    norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
+    return dot / norm if norm else 0.0
+
+
+def rust_level_for(similarity: float) -> int:
+    for threshold, level in RUST_THRESHOLDS:
+        if similarity >= threshold:
+            return level
+    return 3
+
+
+def recipe_text(recipe: Recipe) -> str:
+    """'1 part Substance A, and 2 parts Substance C' (names sorted, as in the original question)."""
+    items = [f"{n} part{'' if n == 1 else 's'} {name}" for name, n in sorted(recipe.items())]
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + ", and " + items[-1]
+
+
+class Substance(WorldObject):
+    """One substance object: an elementary measure or a mixture of measures (its contents)."""
+
+    needs_tick = True
+    auto_reacting: bool = True
+
+    def __init__(self, world: World, substance_name: str) -> None:
+        letter = substance_name.rsplit(" ", 1)[-1].lower()
+        materials = [material(f"substance_{letter}")] if substance_name in SUBSTANCE_NAMES else []
+        super().__init__(world, substance_name, "substance", materials)
+        self.substance_name = substance_name
+
+    def measures(self) -> list[Substance]:
+        """The elementary measures this substance is made of."""
+        if not self.contents:
+            return [self]
+        return [obj for obj in self.contents if isinstance(obj, Substance)]
+
+    @property
+    def recipe(self) -> Recipe:
+        return reduce_recipe(Counter(m.substance_name for m in self.measures()))
+
+    def refresh_name(self) -> None:
+        counts = Counter(m.substance_name for m in self.measures())
+        if len(counts) == 1:
+            ((name, n),) = counts.items()
+            self.name = name if n == 1 else f"{name} ({n} measures)"
+        else:
+            ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+            self.name = (
+                "mixture (" + ", ".join(f"{n} part{'' if n == 1 else 's'} {k}" for k, n in ordered) + ")"
+            )
+
+    def tick(self) -> None:
+        if self.parent is not None:
+            react(self.parent)
+
+
+def react(container: WorldObject) -> Substance | None:
+    """Merge every auto-reacting substance in `container` into one new mixture (if there are
+    two or more). Returns the new mixture, else None. Idempotent within a tick."""
+    if isinstance(container, Substance):
+        return None
+    reacting = [obj for obj in container.contents if isinstance(obj, Substance) and obj.auto_reacting]
+    if len(reacting) < 2:
+        return None
+    measures = [m for substance in reacting for m in substance.measures()]
+    mixture = Substance(container.world, "reacting substance")
+    container.add(mixture)
+    for measure in measures:
+        mixture.add(measure)
+    for shell in reacting:
+        if shell.parent is container:  # an emptied mixture shell
+            shell.remove_from_world()
+    mixture.refresh_name()
+    return mixture
+
+
+class ChemicalDispenser(Container):
+    """Holds one measure of its substance (hidden) and refills at once when it is dispensed."""
+
+    movable = False
+    passable = True
+    is_open = False
+    usable = True
+
+    def __init__(self, world: World, substance_name: str) -> None:
+        super().__init__(world, f"Dispenser ({substance_name})", "dispenser")
+        self.substance_name = substance_name
+        self.refill()
+
+    def refill(self) -> None:
+        if not self.contents:
+            self.add(Substance(self.world, self.substance_name))
+
+    def use_with(self, agent: Agent, target: WorldObject) -> ActionResult:
+        if not target.is_container:
+            return ActionResult(
+                False,
+                f"You can't use the chemical dispenser on something that isn't a container ({target.name}).",
+            )
+        if not target.is_open:
+            return ActionResult(
+                False, f"You can't use the chemical dispenser on a container that isn't open ({target.name})."
+            )
+        if not self.contents:
+            return ActionResult(False, "The chemical dispenser is empty.")
+        measure = self.contents[0]
+        target.add(measure)
+        self.refill()
+        return ActionResult(True, f"You dispense {measure.name} into the {target.name}.")
+
+
+class BottleCleaner(WorldObject):
+    """Removes every substance from an open container."""
+
+    movable = False
+    usable = True
+
+    def __init__(self, world: World) -> None:
+        super().__init__(world, "bottle cleaner", "bottle cleaner")
+
+    def use_with(self, agent: Agent, target: WorldObject) -> ActionResult:
+        if not target.is_container:
+            return ActionResult(
+                False,
+                f"You can't use the bottle cleaner on something that isn't a container ({target.name}).",
+            )
+        if not target.is_open:
+            return ActionResult(
+                False, f"You can't use the bottle cleaner on a container that isn't open ({target.name})."
+            )
+        substances = [obj for obj in target.contents if isinstance(obj, Substance)]
+        if not substances:
+            return ActionResult(False, f"The {target.name} has no substances to remove.")
+        for substance in substances:
+            substance.remove_from_world()
+        return ActionResult(True, f"You clean the {target.name} of all substances.")
+
+
+class RustedKey(Key):
+    """A key (type "key") whose rust a remedy with the right proportions removes.
+
+    Each tick, if its container holds at most one substance, the key compares that substance's
+    recipe with its own (cosine similarity): at least 0.99 derusts it; otherwise the rust level
+    drops to 1 (>= 0.66) or 2 (>= 0.33) if that is lower than before. Rust never comes back.
+    """
+
+    needs_tick = True
+
+    def __init__(self, world: World, remedy: Recipe, key_id: int) -> None:
+        super().__init__(world, "rusted key (heavily rusted)", "key", [material("metal")], key_id=key_id)
+        self.remedy = dict(remedy)
+        self.rust_level = 3
+        self.props["rusted"] = True
+
+    @property
+    def rusted(self) -> bool:
+        return bool(self.props["rusted"])
+
+    def describe_state(self) -> str:
+        return self.name
+
+    def tick(self) -> None:
+        holder = self.parent
+        if holder is None or not self.rusted:
+            return
+        react(holder)  # apply the mixed remedy, not its ingredients
+        substances = [obj for obj in holder.contents if isinstance(obj, Substance)]
+        if len(substances) != 1:
+            return
+        level = rust_level_for(cosine(self.remedy, substances[0].recipe))
+        if level == 0:
+            self.props["rusted"] = False
+            self.rust_level = 0
+            self.name = "key (no rust)"
+        elif level < self.rust_level:
+            self.rust_level = level
+            self.name = f"rusted key ({RUST_WORDS[level]})"

@@ -1,0 +1,234 @@
+"""Combinatorial Chemistry: find the rust remover among the shed's chemicals and get out."""
+
+from __future__ import annotations
+
+from discoverylab.agents import oracle_tools as ot
+from discoverylab.scenarios import layout
+from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.chemistry_oracle import solve_chemistry
+from discoverylab.scenarios.chemistry_things import (
+    SUBSTANCE_NAMES,
+    BottleCleaner,
+    ChemicalDispenser,
+    Recipe,
+    RustedKey,
+    Substance,
+    recipe_text,
+    reduce_recipe,
+)
+from discoverylab.scenarios.registry import register
+from discoverylab.world.agent import Agent
+
+DOOR_KEY_ID = 123
+SHED_X, SHED_Y, SHED_HEIGHT = 16, 10, 4
+START = (18, 12)
+TREES = ((14, 10), (20, 8), (18, 6), (16, 15), (18, 20), (25, 11), (24, 16), (28, 16), (14, 18), (12, 16),
+         (11, 9), (7, 11), (8, 15), (29, 8))  # fmt: skip
+EASY_REMEDIES = ("Substance B", "Substance D", "Substance C", "Substance A", "Substance C")  # by seed % 5
+SEED0_REMEDIES: dict[str, Recipe] = {
+    "normal": {"Substance A": 1, "Substance C": 2},
+    "challenge": {"Substance B": 1, "Substance C": 2},
+}
+TASK_NAMES = {
+    "easy": "RustedKeyTaskEasy",
+    "normal": "RustedKeyTaskNormal",
+    "challenge": "RustedKeyTaskChallenge",
+}
+
+_INTRO = (
+    "You were venturing into the wilderness of Planet X to a storage shed to fetch some supplies. The shed door "
+    "locked behind you, and your key appears too rusted to work in the lock. "
+)
+_OUTRO = (
+    "You have no means of communication with the other colonists, and must figure this out on your own. \n"
+    "Some helpful notes: \n"
+    "1. The rusted key is in the shed. \n"
+    "2. The shed door is locked, and will only open using a non-rusted key. \n"
+)
+_LEAVE = "7. When you have successfully derusted the key and opened the door, please leave the shed. \n"
+TASK_TEXT = {
+    "easy": _INTRO
+    + "You remember one of the other colonists mentioning that one of the chemicals in the shed is a rust remover, "
+    "but unfortunately the chemicals you see are all unlabelled. You need to figure out which is a rust remover, "
+    "and use it to remove the rust from the key.  Then, use the key to open the shed door, and make your way back "
+    "to the colony. "
+    + _OUTRO
+    + "3. You can add chemicals to the jar. Just use a chemical dispenser on the jar to add chemicals to the jar. \n"
+    "4. The solution is only a single chemical, and should not require mixing chemicals. If you add multiple "
+    "chemicals into the same jar, they will automatically mix, having different properties than any single "
+    "chemical. \n"
+    "5. Placing the rusted key into the jar will automatically apply the chemical in that jar to the key.  If the "
+    "chemical is correct, the rust will be removed, though it may take up to 2 steps for this to happen. \n"
+    "6. If you need to clean the jar of chemicals to try a new chemical, use the bottle cleaner on the jar. \n"
+    + _LEAVE,
+    "normal": _INTRO
+    + "You remember one of the other colonists mentioning that some combination of the chemicals in the shed could "
+    "make a rust remover, but you can't remember the details. You need to figure out a way to remove the rust from "
+    "the key, and use it to open the shed door, and make your way back to the colony. "
+    + _OUTRO
+    + "3. You can mix chemicals in the jar. Just use a chemical dispenser on the jar to add chemicals to the jar. \n"
+    "4. Chemicals placed in the same jar will automatically mix, though it may take up to 2 steps for this to "
+    "happen. \n"
+    "5. Placing the rusted key into the jar will automatically apply the chemicals to the key.  If the chemical "
+    "mixture is correct, the rust will be removed, though it may take up to 2 steps for this to happen. \n"
+    "6. If you need to clean the jar of chemicals to try a new combination, use the bottle cleaner on the jar. \n"
+    + _LEAVE,
+}
+TASK_TEXT["challenge"] = TASK_TEXT["normal"]
+
+
+@register
+class CombinatorialChemistry(Scenario):
+    """Discover which chemical (Easy) or which mixture in which proportions (Normal, Challenge)
+    removes the rust from the key that opens the locked storage shed, then leave the shed.
+
+    Description: the agent is locked in a small storage shed. On a row of tables stand a mixing
+    jar, one chemical dispenser per substance (A-C in Normal, A-D in Easy and Challenge) and a
+    bottle cleaner; the rusted key lies on the floor. Substances in the same container mix by
+    themselves into one "mixture (2 parts Substance C, 1 part Substance A)". A key sitting in a
+    jar with one substance reacts to it: the right remedy (cosine similarity of the proportions
+    >= 0.99) removes the rust, near misses only lighten it ("heavily" -> "moderately" ->
+    "lightly rusted", >= 0.33 / >= 0.66), and rust never comes back. The remedy is one substance
+    (Easy) or 2-3 substances in 3-4 parts (Normal, Challenge). Only a derusted key opens the door.
+    Actions: PICKUP, PUT (the key into the jar), USE dispenser ON jar, USE bottle cleaner ON jar,
+    OPEN (the door, with the derusted key in the inventory), movement; teleport "shed".
+    Observation: standard text observation; the key's rust shows in its name, the jar's
+    contents by name (the mixture's proportions are in its name).
+    Scoring: Take key /1, Take jar /1, Use each chemical dispenser /3 (Normal) or /4 (Easy,
+    Challenge; successful USE on the mixing jar), Use bottle cleaner /1, Mix chemicals in jar /1
+    (not in Easy), Place key in jar /1, Key is not rusted /3 (3 minus the rust level), Agent is
+    outside /1 (outside the shed after its door was opened). Success: the key is derusted and the
+    agent has left through the opened door (Easy and Normal max 12, Challenge 13). There is no
+    failure ending: an agent that never finds the remedy runs out of steps.
+    Difficulty knobs: Easy: a single-substance remedy by seed (B, D, C, A, C), 100 steps;
+    Normal: 3 dispensers; Challenge: 4 dispensers (seed 0 uses the original's fixed recipes).
+    Registered ids: discoverylab/CombinatorialChemistry-Easy-v0,
+    discoverylab/CombinatorialChemistry-Normal-v0, discoverylab/CombinatorialChemistry-Challenge-v0.
+    """
+
+    task_id = "CombinatorialChemistry"
+    title = "Combinatorial Chemistry"
+    suite = "discovery"
+    difficulties = ("easy", "normal", "challenge")
+    task_name = "RustedKeyTask{Easy,Normal,Challenge}"  # the scorecard carries the one of its difficulty
+
+    def build(self) -> Agent:
+        world = self.world
+        self.scorecard.task_name = TASK_NAMES[self.difficulty]
+        self.burn()
+        layout.fill_grass(world)
+        self.remedy = self._draw_remedy()
+        count = 3 if self.difficulty == "normal" else 4
+        width = count + 4
+        self.shed = (SHED_X, SHED_Y, SHED_X + width - 1, SHED_Y + SHED_HEIGHT - 1)
+        door = layout.building(world, SHED_X, SHED_Y, width, SHED_HEIGHT, "Storage Shed", key_id=DOOR_KEY_ID)
+        assert door is not None
+        self.door = door
+        self.jar = layout.spawn(world, "jar")
+        self.dispensers = [ChemicalDispenser(world, name) for name in SUBSTANCE_NAMES[:count]]
+        self.cleaner = BottleCleaner(world)
+        for i, item in enumerate([self.jar, *self.dispensers, self.cleaner]):
+            layout.table_with(world, SHED_X + 1 + i, SHED_Y + 1, item)
+        self.key = RustedKey(world, self.remedy, DOOR_KEY_ID)
+        world.place(self.key, SHED_X + 1, SHED_Y + 2)
+        for x in range(17, world.size):
+            layout.ground(world, "path", x, 15)
+        for x, y in TREES:
+            layout.tree(world, x, y)
+        layout.place(world, "plant_generic", 15, 1)
+        layout.scatter_plants(world)
+        world.teleports["shed"] = START
+        self._declare_scorecard(count)
+        self.door_opened = False
+        return Agent(world, "agent", *START)
+
+    def _draw_remedy(self) -> Recipe:
+        """The original's generator: 2-3 of the substances, 3-4 parts in all (Normal/Challenge)."""
+        if self.difficulty == "easy":
+            return {EASY_REMEDIES[self.world.seed % 5]: 1}
+        if self.world.seed == 0:
+            return dict(SEED0_REMEDIES[self.difficulty])
+        names = self.shuffled(SUBSTANCE_NAMES[: 3 if self.difficulty == "normal" else 4])
+        recipe = {name: 1 for name in names[: self.randint(2, 3)]}
+        total = self.randint(3, 4)
+        while sum(recipe.values()) < total:
+            recipe[self.choice(sorted(recipe))] += 1
+        return reduce_recipe(recipe)
+
+    def _declare_scorecard(self, dispensers: int) -> None:
+        card = self.scorecard
+        self.take_key = card.add("Take key", "The key has been in an agent's inventory", 1)
+        self.take_jar = card.add("Take jar", "The mixing jar has been in an agent's inventory", 1)
+        self.use_dispensers = card.add(
+            "Use each chemical dispenser", "Each chemical dispenser has been used", dispensers
+        )
+        self.use_cleaner = card.add("Use bottle cleaner", "The bottle cleaner has been used", 1)
+        self.mix = None
+        if self.difficulty != "easy":
+            self.mix = card.add("Mix chemicals in jar", "The jar contains a mixture of chemicals", 1)
+        self.key_in_jar = card.add("Place key in jar", "The key has been placed in the jar at least once", 1)
+        self.not_rusted = card.add(
+            "Key is not rusted", "The key is not rusted (includes levels for reduced amounts of rust)", 3
+        )
+        self.outside = card.add(
+            "Agent is outside", "The agent is outside the shed, through its opened door", 1
+        )
+        if self.difficulty == "easy":
+            (name,) = self.remedy
+            card.critical_hypotheses.append(
+                f"If the key is placed in a mixture of pure {name}, then the rust will be removed."
+            )
+            card.ask(
+                f"Does it clearly state the rust remover compound is this compound: `{name}`?",
+                f"The rust remover is {name} on its own (a single chemical, not a mixture).",
+                f"Placing the rusted key in a jar holding only {name} removes the rust.",
+            )
+            return
+        text = recipe_text(self.remedy)
+        others = [n for n in SUBSTANCE_NAMES[:dispensers] if n not in self.remedy]
+        card.critical_hypotheses.append(
+            f"If the key is placed in a mixture of {text}, then the rust will be removed."
+        )
+        card.ask(
+            "Does it clearly state the rust remover compound is a mixture of exactly these compounds in exactly these "
+            f"proportions: `{text}`?",
+            f"The rust remover is a mixture of {text}; any multiple of these proportions works as well.",
+            f"The remedy contains no {' or '.join(others)}."
+            if others
+            else "The remedy uses every substance.",
+        )
+
+    def description(self) -> str:
+        return TASK_TEXT[self.difficulty]
+
+    def _inside_shed(self) -> bool:
+        x0, y0, x1, y1 = self.shed
+        return x0 <= self.player.x <= x1 and y0 <= self.player.y <= y1
+
+    def update(self) -> None:
+        jar, key = self.jar, self.key
+        if key.held_by_agent:
+            self.take_key.set(1)
+        if jar.held_by_agent:
+            self.take_jar.set(1)
+        for record in self.new_actions():
+            if record.action != "USE" or not record.success or record.arg2 is not jar:
+                continue
+            if record.arg1 in self.dispensers:
+                self.use_dispensers.add_distinct([record.arg1.uuid])
+            elif record.arg1 is self.cleaner:
+                self.use_cleaner.set(1)
+        if self.mix is not None and any(isinstance(o, Substance) and len(o.recipe) > 1 for o in jar.contents):
+            self.mix.set(1)
+        if key.parent is jar:
+            self.key_in_jar.set(1)
+        self.not_rusted.set(3 - key.rust_level)
+        self.door_opened = self.door_opened or self.door.is_open
+        if self.door_opened and not self._inside_shed():
+            self.outside.set(1)
+        if self.not_rusted.completed and self.outside.completed:
+            self.scorecard.finish(True)
+
+    @staticmethod
+    def oracle(obs: ot.Obs) -> OracleGen:
+        yield from solve_chemistry(obs)
