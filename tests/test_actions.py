@@ -146,3 +146,12 @@ def test_fuzz_actions_never_raise(task: str, actions: list[Any], seed: int) -> N
         assert isinstance(info["observation"]["lastActionMessage"], str)
         assert env.observation_space.contains(obs)
         uuids = [e["uuid"] for e in info["observation"]["accessibleEnvironmentObjects"] + info["observation"]["inventoryObjects"]] or uuids
+
+
+@pytest.mark.parametrize("name", ["X\x7fY", "ünï", "\x00", "a\u2028b", "😀"])
+def test_odd_characters_in_input_keep_the_observation_in_its_space(name: str) -> None:
+    env, _ = _fresh()
+    obs, _, _, _, info = env.step({"action": name})
+    assert env.observation_space.contains(obs)
+    assert json.loads(obs)["lastActionMessage"] == info["observation"]["lastActionMessage"]
+    assert "Unknown action" in info["observation"]["lastActionMessage"]

@@ -192,6 +192,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             text = ""
         if not text or not text.isascii():  # keep the Text space's printable-ASCII promise
             text = json.dumps(obs, separators=(",", ":"), ensure_ascii=True)
+        if "\x7f" in text:  # DEL is ASCII but not printable; JSON may carry it raw inside strings
+            text = text.replace("\x7f", "\\u007f")
         return text
 
     def _info(self, result: Any) -> dict[str, Any]:
