@@ -111,7 +111,7 @@ def test_macro_experiment_value_is_clamped_and_report_accepted(scripted_llm: Scr
     experiment = {"hypothesis": "transfers cut unemployment", "design": "raise g0", "parameter": "g0",
                   "value": "5", "number_of_steps": 50}
     report = {"edges": ["g0 -> unemployment (-, long)"], "claims": [],
-              "predictions": [{"unemployment_mean_q50_100": "0.1", "gov_debt_final": "1000"}], "narrative": "n"}
+              "predictions": ["0.1, 1000"], "narrative": "n"}
     push_json(scripted_llm, experiment, report)
 
     result = run_episode(protocol, agent, seed=2)
@@ -133,7 +133,7 @@ def test_macro_updates_after_the_first_experiment_and_reports_claims(scripted_ll
     edges = [f"{k} -> unemployment (-, long)" for k in ("g0", "tau0", "markup", "r0", "c1", "c2", "phi")]
     edges.append("gdp_real -> inflation (+, short)")
     report = {"edges": edges, "claims": claims,
-              "predictions": [{"unemployment_mean_q50_100": "0.1", "gov_debt_final": "1000"}], "narrative": "n"}
+              "predictions": ["0.1, 1000"], "narrative": "n"}
     push_json(scripted_llm, first, second, report)
 
     result = run_episode(protocol, agent, seed=2)
@@ -150,6 +150,9 @@ def test_macro_updates_after_the_first_experiment_and_reports_claims(scripted_ll
     assert [(c.experiment_id, c.kind, c.baseline_id, c.value) for c in stated] == [
         (1, "level", None, 0.1), (2, "difference", 1, -12.5)]
     assert result.score.details["data_analysis"]["claims"] == 2
+    predicted = protocol.log.report.predictions
+    assert [(p.setting_id, p.unemployment_mean_q50_100, p.gov_debt_final) for p in predicted] == [
+        (protocol.log.held_out[0].setting_id, 0.1, 1000.0)]
     assert len(result.score.details["edges"]) == 8
     assert result.score.details["edges"][-1] | {"truth": None} == {
         "cause": "gdp_real", "effect": "inflation", "horizon": "short", "sign": "+", "truth": None}
