@@ -24,6 +24,7 @@ SCENARIO_MODULES = (
     "discoverylab.scenarios.lost_in_translation",
     "discoverylab.scenarios.reactor_lab",
     "discoverylab.scenarios.combinatorial_chemistry",
+    "discoverylab.scenarios.plant_nutrients",
 )
 
 _TASKS: dict[str, type[Scenario]] = {}

@@ -1,0 +1,138 @@
+"""Plant Nutrients rules: generated plots, meter readings, the growth rule, controllers, scoring."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.scenarios.plant_nutrients import PlantNutrients
+from discoverylab.scenarios.plant_nutrients_things import NUTRIENTS, NutrientSeed, Rule, levels_of
+from discoverylab.world.instruments import READERS
+from discoverylab.world.objects import Layer
+
+
+def _env(difficulty: str, seed: int = 0) -> tuple[DiscoveryWorldEnv, PlantNutrients, dict[str, Any]]:
+    env = DiscoveryWorldEnv("PlantNutrients", difficulty)
+    _, info = env.reset(seed=seed)
+    assert isinstance(env.scenario, PlantNutrients)
+    return env, env.scenario, info
+
+
+def _step(env: DiscoveryWorldEnv, action: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    _, _, _, _, info = env.step(action)
+    return info["observation"], info["scorecard"]
+
+
+def _grown(sc: PlantNutrients, tile: Any) -> bool:
+    return any(o.type == "mushroom" for o in sc.world.tiles[tile.x][tile.y][Layer.OBJECTS])
+
+
+@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
+@pytest.mark.parametrize("seed", range(5))
+def test_pilot_plots_grew_exactly_where_the_rule_holds(difficulty: str, seed: int) -> None:
+    _, sc, _ = _env(difficulty, seed)
+    assert sc.world.step == 0  # the ten growing ticks happen before the first observation
+    assert len(sc.pilot) == (18 if difficulty == "challenge" else 12)
+    labels = [sc.rule.holds(levels_of(t)) for t in sc.pilot]
+    assert [_grown(sc, t) for t in sc.pilot] == labels
+    if difficulty == "challenge":
+        assert sum(labels) == 9  # nine positive and nine negative examples
+        assert sc.rule.kind == ("xor", "and", "or", "not")[seed % 4]
+    else:
+        assert sum(labels) >= 3 and len(labels) - sum(labels) >= 3
+
+
+def test_the_meter_reads_the_plot_levels() -> None:
+    env, sc, _ = _env("easy", 0)
+    for tile in sc.pilot:
+        text = READERS["soil nutrient meter"](sc.meter, tile)
+        assert text is not None
+        for n in NUTRIENTS:
+            word = {0: "zero", 1: "low", 2: "medium", 3: "high"}[levels_of(tile)[n]]
+            assert f"- {n}: {word}\n" in text
+    assert "inconclusive" in str(READERS["soil nutrient meter"](sc.meter, sc.meter))
+
+
+def test_easy_plots_have_one_nutrient_each_and_plants_on_the_positive_ones() -> None:
+    for seed in range(5):
+        _, sc, _ = _env("easy", seed)
+        assert sc.positive == ("potassium", "thorium", "titanium", "lithium", "barium")[seed % 5]
+        highs = [[n for n, v in levels_of(t).items() if v == 3] for t in sc.pilot]
+        assert all(len(h) == 1 for h in highs)
+        assert sorted(h[0] == sc.positive for h in highs) == [False] * 4 + [True] * 2
+        assert all(_grown(sc, t) == (h[0] == sc.positive) for t, h in zip(sc.pilot, highs, strict=True))
+
+
+@pytest.mark.parametrize("right", [True, False])
+def test_easy_controller_choice_decides_the_task(right: bool) -> None:
+    env, sc, _ = _env("easy", 1)
+    nutrient = sc.positive if right else next(n for n in NUTRIENTS if n != sc.positive)
+    _step(env, {"action": "TELEPORT_TO_OBJECT", "arg1": sc.controller.uuid})
+    obs, _ = _step(env, {"action": "TALK", "arg1": sc.controller.uuid})
+    options = obs["dialog_box"]["dialogOptions"]
+    assert list(options.values()) == ["Potassium", "Titanium", "Lithium", "Thorium", "Barium", "Cancel"]
+    pick = next(k for k, v in options.items() if v == nutrient.capitalize())
+    _step(env, {"chosen_dialog_option_int": int(pick)})
+    _, card = _step(env, {"chosen_dialog_option_int": 1})
+    assert card["completed"] is True
+    assert card["completedSuccessfully"] is right
+
+
+def _bury(sc: PlantNutrients, tile: Any) -> None:
+    tile.add(NutrientSeed(sc.world, sc.rule))
+
+
+@pytest.mark.parametrize("right", [True, False])
+def test_test_fields_grow_only_under_the_rule(right: bool) -> None:
+    env, sc, _ = _env("normal", 0)
+    controller = sc.controllers[0]
+    rule = sc.rule
+    level = rule.v1 if right else rule.v1 % 3 + 1
+    controller.states.add(f"{rule.n1}_{level}")
+    controller._imprint()
+    assert all(levels_of(t)[rule.n1] == level for t in sc.fields[0])
+    for tile in sc.fields[0][:2]:
+        _bury(sc, tile)
+    card: dict[str, Any] = {}
+    for _ in range(12):
+        _, card = _step(env, {"action": "WAIT"})
+        if card["completed"]:
+            break
+    assert card["completed"] is right
+    assert card["completedSuccessfully"] is right
+    planted = next(i for i in card["scoreCard"] if i["name"] == "At Least 2 Seeds Planted")
+    assert planted["score"] == 2
+
+
+def test_controller_menu_is_read_only_after_imprinting() -> None:
+    env, sc, _ = _env("normal", 0)
+    controller = sc.controllers[1]
+    _step(env, {"action": "TELEPORT_TO_LOCATION", "arg1": "Experimental Field #2"})
+    _step(env, {"action": "TELEPORT_TO_OBJECT", "arg1": controller.uuid})
+    obs, _ = _step(env, {"action": "TALK", "arg1": controller.uuid})
+    options = list(obs["dialog_box"]["dialogOptions"].values())
+    assert options[0] == "Set Potassium Level (Current: Unset)" and len(options) == 7
+    obs, _ = _step(env, {"chosen_dialog_option_int": 4})  # thorium
+    obs, _ = _step(env, {"chosen_dialog_option_int": 3})  # high
+    obs, _ = _step(env, {"chosen_dialog_option_int": 1})  # back
+    assert "Set Thorium Level (Current: High)" in obs["dialog_box"]["dialogOptions"].values()
+    obs, _ = _step(env, {"chosen_dialog_option_int": 6})  # imprint
+    assert not obs["dialog_box"]["is_in_dialog"]
+    assert all(levels_of(t) == {"potassium": 0, "titanium": 0, "lithium": 0, "thorium": 3, "barium": 0}
+               for t in sc.fields[1])  # fmt: skip
+    obs, _ = _step(env, {"action": "TALK", "arg1": controller.uuid})
+    assert "can not be changed further" in obs["lastActionMessage"]
+    assert "- thorium: high" in obs["lastActionMessage"]
+    assert list(obs["dialog_box"]["dialogOptions"].values()) == ["Exit"]
+
+
+def test_rule_semantics() -> None:
+    levels = {"potassium": 3, "thorium": 2}
+    assert Rule("xor", "thorium", 2, "potassium", 1).holds(levels)
+    assert not Rule("xor", "thorium", 2, "potassium", 3).holds(levels)
+    assert Rule("and", "thorium", 2, "potassium", 3).holds(levels)
+    assert Rule("or", "thorium", 1, "potassium", 3).holds(levels)
+    assert Rule("not", "barium", 1).holds(levels)
+    assert not Rule("not", "thorium", 2).holds(levels)
