@@ -25,6 +25,7 @@ SCENARIO_MODULES = (
     "discoverylab.scenarios.reactor_lab",
     "discoverylab.scenarios.combinatorial_chemistry",
     "discoverylab.scenarios.plant_nutrients",
+    "discoverylab.scenarios.tutorial",
 )
 
 _TASKS: dict[str, type[Scenario]] = {}

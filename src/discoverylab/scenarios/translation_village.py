@@ -185,13 +185,15 @@ def _town_square(world: World, x: int, y: int) -> None:
     _paths(world, x, y + 2, 1, 0, 3)
 
 
-def build_village(world: World) -> Village:
-    """Everything but the characters and the scattered flowers and mushrooms."""
+def build_village(world: World, paint_shop: bool = True) -> Village:
+    """Everything but the characters and the scattered flowers and mushrooms. Without the
+    paint shop its corner stays a meadow (the Tutorial puts Dr. House there)."""
     village = Village()
     layout.fill_grass(world)
     _farm(world, 20, 3)
     _shop(world, 9, 21, "[Key Shop]\n<The logo is a key>", False, village)
-    _shop(world, 19, 21, "[Paint Shop]\n<The logo is a paint bucket>", True, village)
+    if paint_shop:
+        _shop(world, 19, 21, "[Paint Shop]\n<The logo is a paint bucket>", True, village)
     _general_store(world, 7, 4)
     _school(world, 19, 7, village)
     _town_square(world, 16, 18)

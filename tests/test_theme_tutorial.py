@@ -1,0 +1,159 @@
+"""Tutorial: the house layout, the elder's rules (cold meals come back, a warm one earns the
+key) and the scorecard. The oracle test (test_discovery_tasks.py) shows it is solvable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.scenarios.translation_village import build_village
+from discoverylab.world.objects import WorldObject
+
+ACCEPT = "Of course. What can I do?"
+REFUSE = "No. I need to leave."
+HOWS_IT = "How's your meal?"
+
+
+class Driver:
+    def __init__(self, seed: int = 0) -> None:
+        self.env = DiscoveryWorldEnv("Tutorial", "normal", max_steps=200)
+        _, info = self.env.reset(seed=seed)
+        self.obs: dict[str, Any] = info["observation"]
+        assert self.env.scenario is not None and self.env.world is not None
+        self.scenario: Any = self.env.scenario
+        self.world = self.env.world
+        self.elder = self.scenario.elder
+
+    def do(self, action: str, arg1: Any = None, arg2: Any = None) -> str:
+        packet: dict[str, Any] = {"action": action}
+        for key, arg in (("arg1", arg1), ("arg2", arg2)):
+            if isinstance(arg, WorldObject):
+                self.scenario.player.seen.add(arg.uuid)  # the tests know where things are
+                packet[key] = arg.uuid
+            elif arg is not None:
+                packet[key] = arg
+        return self.send(packet)
+
+    def send(self, packet: dict[str, Any]) -> str:
+        _, _, _, _, info = self.env.step(packet)
+        self.obs = info["observation"]
+        return str(self.obs["lastActionMessage"])
+
+    def options(self) -> list[str]:
+        return list(self.obs["dialog_box"].get("dialogOptions", {}).values())
+
+    def choose(self, text: str) -> str:
+        options = self.obs["dialog_box"]["dialogOptions"]
+        (number,) = [int(k) for k, v in options.items() if v == text]
+        return self.send({"chosen_dialog_option_int": number})
+
+    def talk(self, choice: str) -> str:
+        assert self.do("TELEPORT_TO_OBJECT", self.elder).startswith("I teleported")
+        assert self.do("TALK", self.elder).startswith("We are talking")
+        return self.choose(choice)
+
+    def obj_at(self, x: int, y: int, type_: str) -> WorldObject:
+        (obj,) = [o for o in self.world.objects_at(x, y) if o.type == type_]
+        return obj
+
+    def fetch_pot(self) -> WorldObject:
+        fridge = self.obj_at(19, 21, "fridge")
+        (pot,) = fridge.contents
+        self.do("TELEPORT_TO_OBJECT", fridge)
+        assert self.do("OPEN", fridge) == "I opened the fridge."
+        assert self.do("PICKUP", pot) == "I picked up the pot."
+        return pot
+
+    def score(self, name: str) -> int:
+        (item,) = [i for i in self.scenario.scorecard.to_dict()["scoreCard"] if i["name"] == name]
+        return int(item["score"])
+
+
+def test_house_layout_and_start() -> None:
+    d = Driver()
+    player = d.scenario.player
+    assert (player.x, player.y) == (25, 22)
+    pot = d.obj_at(19, 21, "fridge").contents[0]
+    assert pot.type == "pot" and [o.type for o in pot.contents] == ["mushroom", "mushroom"]
+    assert d.obj_at(21, 21, "stove") and d.obj_at(25, 21, "bed")
+    front = d.obj_at(23, 26, "door")
+    assert front.requires_key == 42 and not front.is_open
+    assert (d.elder.x, d.elder.y) == (19, 24)
+    assert [(o.type, o.key_id) for o in d.elder.contents] == [("key", 42)]
+    assert set(d.world.teleports) == {"Starting Location", "Near Elder", "Kitchen", "Front Door"}
+    card = d.scenario.scorecard.to_dict()
+    assert card["maxScore"] == 3 and not card["criticalQuestions"]
+
+
+def test_refusing_scores_nothing_and_accepting_scores_talk() -> None:
+    d = Driver()
+    assert "complete the tutorial" in d.talk(REFUSE)
+    assert d.score("Talk to elder") == 0
+    assert "meal in the fridge" in d.talk(ACCEPT)
+    assert d.score("Talk to elder") == 1
+
+
+def test_cold_meal_comes_back_and_no_key() -> None:
+    d = Driver()
+    d.talk(ACCEPT)
+    pot = d.fetch_pot()
+    assert d.do("TELEPORT_TO_OBJECT", d.elder).startswith("I teleported")
+    assert d.do("PUT", pot, d.elder) == "I gave the pot to Elder."
+    assert "not a pot of cooked mushrooms" in d.talk(HOWS_IT)
+    assert pot.location() == (19, 24) and pot.parent is not d.elder
+    assert d.elder.contents and d.elder.contents[0].type == "key"
+    assert d.score("Collect key") == 0
+    # The front door stays locked without the key.
+    d.do("TELEPORT_TO_LOCATION", "Front Door")
+    d.do("ROTATE_DIRECTION", "south")
+    assert "requires a key" in d.do("OPEN", d.obj_at(23, 26, "door"))
+    assert not d.scenario.scorecard.completed
+
+
+def test_teleporting_past_the_locked_door_does_not_count_as_leaving() -> None:
+    d = Driver()
+    outside = next(o for o in d.world.objects_at(23, 27) if o.type == "path")
+    d.do("TELEPORT_TO_OBJECT", outside)
+    player = d.scenario.player
+    assert not (19 <= player.x <= 26 and 21 <= player.y <= 25)
+    assert d.score("Exit the room") == 0 and not d.scenario.scorecard.completed
+
+
+def test_warm_meal_earns_the_key_and_leaving_completes() -> None:
+    d = Driver()
+    d.talk(ACCEPT)
+    pot = d.fetch_pot()
+    stove = d.obj_at(21, 21, "stove")
+    d.do("TELEPORT_TO_OBJECT", stove)
+    d.do("OPEN", stove)
+    assert d.do("PUT", pot, stove) == "I put the pot into the stove."
+    d.do("ACTIVATE", stove)
+    for _ in range(6):
+        d.do("WAIT")
+    assert all(m.cooked and m.temperature_c >= 50 for m in pot.contents)
+    d.do("PICKUP", pot)
+    d.do("TELEPORT_TO_OBJECT", d.elder)
+    d.do("PUT", pot, d.elder)
+    assert "Your completion code is 3941." in d.talk(HOWS_IT)
+    key = next(o for o in d.world.objects_at(19, 24) if o.type == "key")
+    assert pot.parent is d.elder
+    assert d.do("PICKUP", key) == "I picked up the key."
+    assert d.score("Collect key") == 1
+    d.do("TELEPORT_TO_LOCATION", "Front Door")
+    d.do("ROTATE_DIRECTION", "south")
+    assert d.do("OPEN", d.obj_at(23, 26, "door")) == "I opened the door."
+    d.do("MOVE_DIRECTION", "south")
+    card = d.scenario.scorecard
+    assert card.completed and card.success
+    assert [i["score"] for i in card.to_dict()["scoreCard"]] == [1, 1, 1]
+
+
+def test_village_keeps_its_paint_shop_by_default() -> None:
+    """The Tutorial builds the village without the paint shop; Lost in Translation still has it."""
+    d = Driver()
+    assert not any(o.name == "paint bucket" or "paint" in o.name for o in d.world.objects.values())
+    env = DiscoveryWorldEnv("LostInTranslation", "normal")
+    env.reset(seed=0)
+    assert env.world is not None
+    assert build_village.__defaults__ == (True,)
+    assert any("paint" in o.name for o in env.world.objects.values())
