@@ -26,6 +26,7 @@ SCENARIO_MODULES = (
     "discoverylab.scenarios.combinatorial_chemistry",
     "discoverylab.scenarios.plant_nutrients",
     "discoverylab.scenarios.tutorial",
+    "discoverylab.scenarios.rocket_science",
 )
 
 _TASKS: dict[str, type[Scenario]] = {}

@@ -1,0 +1,147 @@
+"""It's (not) Rocket Science! rules: generated data, instrument readings, devices, scoring."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import pytest
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.scenarios.rocket_science import RocketScience
+from discoverylab.scenarios.rocket_science_things import TEST_TANK_L, fuel_litres
+
+
+def _env(difficulty: str, seed: int = 0) -> tuple[DiscoveryWorldEnv, RocketScience]:
+    env = DiscoveryWorldEnv("RocketScience", difficulty)
+    env.reset(seed=seed)
+    assert isinstance(env.scenario, RocketScience)
+    return env, env.scenario
+
+
+def _step(env: DiscoveryWorldEnv, action: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    _, _, _, _, info = env.step(action)
+    return info["observation"], info["scorecard"]
+
+
+def _say(env: DiscoveryWorldEnv, obs: dict[str, Any], option: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    options = obs["dialog_box"]["dialogOptions"]
+    number = next(int(k) for k, v in options.items() if v == option)
+    return _step(env, {"chosen_dialog_option_int": number})
+
+
+def _item(card: dict[str, Any], name: str) -> int:
+    return int(next(i["score"] for i in card["scoreCard"] if i["name"] == name))
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])
+@pytest.mark.parametrize("seed", range(5))
+def test_generated_fuels_have_their_kinds_and_the_speed_is_enterable(difficulty: str, seed: int) -> None:
+    _, sc = _env(difficulty, seed)
+    assert sc.speed < 24000
+    for letter, kind in ((sc.answer, "ok"), (sc.low_thrust, "low"), (sc.too_much, "much")):
+        fuel = sc.fuels[letter]
+        litres = fuel_litres(fuel, sc.dry_mass, sc.speed)
+        twr = fuel.thrust / ((sc.dry_mass + litres * fuel.density) * sc.gravity)
+        assert {"ok": litres <= 10000 and twr > 1, "low": litres <= 10000 and twr <= 1,
+                "much": litres > 10000 and twr > 1}[kind]  # fmt: skip
+    assert sorted(sc.fuels) == ["A", "B", "C"]
+
+
+def test_easy_uses_a_real_body() -> None:
+    _, sc = _env("easy", 0)
+    assert sc.planet == "Earth" and sc.height == 400
+    assert round(sc.gravity, 2) == 9.82
+
+
+def test_speed_square_reads_the_row_angle_and_fails_indoors() -> None:
+    env, sc = _env("normal", 1)
+    square = sc.square.uuid
+    obs, _ = _step(env, {"action": "TELEPORT_TO_LOCATION", "arg1": "northern observation post"})
+    obs, card = _step(env, {"action": "USE", "arg1": square, "arg2": square})
+    assert f"are {sc.angle(1)} millidegrees" in obs["lastActionMessage"]
+    assert _item(card, "Measure light angle") == 1
+    obs, _ = _step(env, {"action": "TELEPORT_TO_LOCATION", "arg1": "control room"})
+    obs, card = _step(env, {"action": "USE", "arg1": square, "arg2": square})
+    assert "open sky" in obs["lastActionMessage"]
+    assert _item(card, "Measure light angle") == 1
+    # The radius follows from two rows 30 m apart (Eratosthenes).
+    dtheta = (sc.angle(31) - sc.angle(1)) / 1000
+    assert 30 * 360 / (2 * math.pi * dtheta) / 1000 == pytest.approx(sc.radius, rel=1e-3)
+
+
+def test_pendulum_counts_only_while_activated() -> None:
+    env, sc = _env("normal", 0)
+    pendulum = sc.pendulum
+    _step(env, {"action": "TELEPORT_TO_LOCATION", "arg1": "control room"})
+    _step(env, {"action": "TELEPORT_TO_OBJECT", "arg1": pendulum.uuid})
+    obs, _ = _step(env, {"action": "READ", "arg1": pendulum.uuid})
+    assert "0.0 oscillations in 0 ticks." in obs["lastActionMessage"]
+    _step(env, {"action": "ACTIVATE", "arg1": pendulum.uuid})
+    for _ in range(9):
+        obs, card = _step(env, {"action": "READ", "arg1": pendulum.uuid})
+    match = re.search(r"([\d.]+) oscillations in (\d+) ticks", obs["lastActionMessage"])
+    assert match is not None
+    count, ticks = float(match[1]), int(match[2])
+    assert count == round(ticks / (2 * math.pi * math.sqrt(1 / sc.gravity)), 3)
+    assert _item(card, "Activate pendulum") == 1 and _item(card, "Observe pendulum") == 1
+
+
+def test_load_cell_shows_density_and_flush_then_fire_cannot_crash() -> None:
+    env, sc = _env("challenge", 0)
+    cell = sc.load_cell
+    _step(env, {"action": "TELEPORT_TO_LOCATION", "arg1": "thrust test site"})
+    for _ in range(3):
+        _step(env, {"action": "MOVE_DIRECTION", "arg1": "east"})
+    _step(env, {"action": "TELEPORT_TO_OBJECT", "arg1": cell.uuid})
+    obs, card = _step(env, {"action": "TALK", "arg1": cell.uuid})
+    assert _item(card, "Use load cell interface") == 1
+    obs, _ = _say(env, obs, "Refuel (currently empty)")
+    obs, _ = _say(env, obs, "Fill rocket with 5000L of fuel A")
+    assert cell.props["weight"] == pytest.approx(sc.dry_mass + sc.fuels["A"].density * TEST_TANK_L)
+    obs, _ = _say(env, obs, "Refuel")
+    obs, _ = _say(env, obs, "Flush fuel from test rocket's tanks")
+    obs, _ = _say(env, obs, "[Back]")
+    assert "Fire!" not in obs["dialog_box"]["dialogOptions"].values()
+    obs, _ = _step(env, {"chosen_dialog_option_int": 1})  # keeps ticking without a crash
+    assert cell.props["fuel"] == "None"
+
+
+def test_objects_have_proper_names() -> None:
+    _, sc = _env("challenge", 0)
+    names = {o.name for o in sc.world.objects.values()}
+    assert {"fuel tank (A)", "fuel tank (B)", "fuel tank (C)", "computer", "load cell interface",
+            "1-meter pendulum", "rocketry book", "speed square"} <= names  # fmt: skip
+
+
+def _launch(env: DiscoveryWorldEnv, sc: RocketScience, speed: int) -> dict[str, Any]:
+    terminal = sc.terminal
+    _step(env, {"action": "TELEPORT_TO_LOCATION", "arg1": "control room"})
+    _step(env, {"action": "TELEPORT_TO_OBJECT", "arg1": terminal.uuid})
+    obs, _ = _step(env, {"action": "TALK", "arg1": terminal.uuid})
+    obs, _ = _say(env, obs, "Change target orbital velocity.")
+    terminal.props["orbitSpeed"] = speed  # what the +/- presses would reach
+    obs, _ = _say(env, obs, "[Back]")
+    obs, _ = _say(env, obs, "Start countdown!")
+    _, card = _say(env, obs, "Confirm")
+    return card
+
+
+@pytest.mark.parametrize(("offset", "success"), [(0, True), (3, False)])
+def test_launch_decides_the_task(offset: int, success: bool) -> None:
+    env, sc = _env("normal", 2)
+    card = _launch(env, sc, round(sc.speed) + offset)
+    assert card["completed"] is True
+    assert card["completedSuccessfully"] is success
+    assert _item(card, "Enter correct orbit velocity") == int(success)
+    assert _item(card, "Use launch terminal") == 1
+
+
+def test_challenge_wrong_fuel_fails_even_with_the_right_speed() -> None:
+    env, sc = _env("challenge", 1)
+    sc.terminal.props.update(fuel=sc.low_thrust, fuelAmount=round(sc.litres))
+    card = _launch(env, sc, round(sc.speed))
+    assert card["completed"] is True and card["completedSuccessfully"] is False
+    assert _item(card, "Enter correct orbit velocity") == 1
+    assert _item(card, "Enter correct fuel type and amount") == 0
