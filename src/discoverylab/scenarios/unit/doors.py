@@ -7,6 +7,7 @@ from discoverylab.agents.explore import Explorer
 from discoverylab.scenarios import layout
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
+from discoverylab.scoring.scorecard import ScorecardItem
 from discoverylab.world.agent import Agent
 from discoverylab.world.objects import Layer, WorldObject
 
@@ -65,6 +66,27 @@ def solve_doors(obs: ot.Obs) -> OracleGen:
         yield from ex.explore_frontier(lambda s: s.name == "floor")
 
 
+def finish_doors_map(
+    scenario: Scenario,
+    start: tuple[int, int],
+    trees: tuple[tuple[int, int], ...],
+    flag: WorldObject,
+    doors: list[WorldObject],
+) -> tuple[ScorecardItem, ScorecardItem]:
+    """Scenery, start teleport and the two shared scorecard items of the doors tasks."""
+    world = scenario.world
+    for x, y in trees:
+        layout.tree(world, x, y)
+    layout.tree(world, start[0] - 2, start[1])
+    layout.tree(world, start[0] + 2, start[1])
+    layout.place(world, "plant_generic", 15, 1)
+    layout.scatter_plants(world)
+    world.teleports["initial location"] = start
+    pick = scenario.scorecard.add("Pick up the object", f"Pick up the {flag.name}.", 1)
+    open_all = scenario.scorecard.add("Open all doors", "Open all doors in the building.", len(doors))
+    return pick, open_all
+
+
 @register
 class DoorsTest(Scenario):
     """Open the seven doors of a divided building and pick up the flag in its far room.
@@ -107,17 +129,8 @@ class DoorsTest(Scenario):
         self.doors: list[WorldObject] = [layout.door_at(world, x, y) for x, y in spots]
         self.flag = layout.place(world, "flag", x0 + width - 2, y0 + 1)
         start = (x0 + width // 2, y0 + height)
-        for x, y in ((13, 13), (14, 16), (29, 18), (30, 14), (28, 7), (22, 8), (17, 8)):
-            layout.tree(world, x, y)
-        layout.tree(world, start[0] - 2, start[1])
-        layout.tree(world, start[0] + 2, start[1])
-        layout.place(world, "plant_generic", 15, 1)
-        layout.scatter_plants(world)
-        world.teleports["initial location"] = start
-        self.pick = self.scorecard.add("Pick up the object", f"Pick up the {self.flag.name}.", 1)
-        self.open_all = self.scorecard.add(
-            "Open all doors", "Open all doors in the building.", len(self.doors)
-        )
+        trees = ((13, 13), (14, 16), (29, 18), (30, 14), (28, 7), (22, 8), (17, 8))
+        self.pick, self.open_all = finish_doors_map(self, start, trees, self.flag, self.doors)
         return Agent(world, "agent", *start)
 
     def description(self) -> str:

@@ -6,7 +6,7 @@ from discoverylab.agents import oracle_tools as ot
 from discoverylab.scenarios import layout
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
-from discoverylab.scenarios.unit.doors import DOORS_TASK, solve_doors, wall_row
+from discoverylab.scenarios.unit.doors import DOORS_TASK, finish_doors_map, solve_doors, wall_row
 from discoverylab.world.agent import Agent
 from discoverylab.world.objects import WorldObject
 
@@ -49,17 +49,8 @@ class DoorsWithKeysTest(Scenario):
             self.keys.append(world.place(key, x0 + self.randint(1, width - 2), y + 1))
         self.flag = layout.place(world, "flag", x0 + width - 2, y0 + 1)
         start = (x0 + width // 2, y0 + height)
-        for x, y in ((14, 12), (13, 17), (22, 18), (23, 14), (18, 7), (22, 8), (17, 8)):
-            layout.tree(world, x, y)
-        layout.tree(world, start[0] - 2, start[1])
-        layout.tree(world, start[0] + 2, start[1])
-        layout.place(world, "plant_generic", 15, 1)
-        layout.scatter_plants(world)
-        world.teleports["initial location"] = start
-        self.pick = self.scorecard.add("Pick up the object", f"Pick up the {self.flag.name}.", 1)
-        self.open_all = self.scorecard.add(
-            "Open all doors", "Open all doors in the building.", len(self.doors)
-        )
+        trees = ((14, 12), (13, 17), (22, 18), (23, 14), (18, 7), (22, 8), (17, 8))
+        self.pick, self.open_all = finish_doors_map(self, start, trees, self.flag, self.doors)
         self.collect = self.scorecard.add(
             "Collect all keys", "Collect all keys in the building.", len(self.keys)
         )
