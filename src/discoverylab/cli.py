@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -23,7 +24,8 @@ from discoverylab.bench.runner import SUITES, make_jobs, parse_seeds, run_jobs, 
 from discoverylab.labs.cli import lab_app
 
 app = typer.Typer(help="discoverylab: scientific-discovery environments for AI agents.", no_args_is_help=True)
-console = Console()
+# Piped output (CI logs, `make run | tee`) gets a fixed width wide enough for the result tables.
+console = Console(width=None if sys.stdout.isatty() else 120)
 err = Console(stderr=True)
 
 AGENTS = ("random", "oracle")
@@ -104,7 +106,7 @@ def _results_table(title: str, results: list[EpisodeRecord]) -> Table:
     table = Table(title=title)
     for col, just in (("task", "left"), ("difficulty", "left"), ("episodes", "right"), ("completion", "right"),
                       ("procedure", "right"), ("steps", "right"), ("errors", "right")):  # fmt: skip
-        table.add_column(col, justify=just, no_wrap=col == "task")  # type: ignore[arg-type]
+        table.add_column(col, justify=just, no_wrap=col in ("task", "difficulty"))  # type: ignore[arg-type]
     rows = summarize(results)
     for row in rows:
         table.add_row(
