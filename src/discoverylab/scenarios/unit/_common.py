@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from discoverylab.scenarios import layout
+from discoverylab.scenarios.base import Scenario
 from discoverylab.scoring.scorecard import Scorecard, ScorecardItem
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.world import World
@@ -51,3 +52,18 @@ def score_pick_and_place(
         card.finish(False)
     elif pick.completed and place.completed:
         card.finish(True)
+
+
+def villa_objects_and_container(scenario: Scenario) -> tuple[list[WorldObject], WorldObject]:
+    """Five pool objects on villa tables and a pot or jar on a sixth, in the original's draw
+    order; returns (the five objects, the first being the target; the container)."""
+    world = scenario.world
+    spots = scenario.shuffled(VILLA_TABLE_SPOTS)
+    objects = scenario.shuffled(spawn_pool(world, OBJECT_POOL))
+    containers = scenario.shuffled(spawn_pool(world, ["pot", "jar"]))
+    for obj, (x, y) in zip(objects[:5], spots[:5], strict=True):
+        layout.table_with(world, x, y, obj)
+    layout.table_with(world, *spots[5], containers[0])
+    for unused in [*objects[5:], *containers[1:]]:
+        unused.remove_from_world()
+    return objects[:5], containers[0]

@@ -5,16 +5,13 @@ from __future__ import annotations
 import re
 
 from discoverylab.agents import oracle_tools as ot
-from discoverylab.scenarios import layout
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._common import (
-    OBJECT_POOL,
-    VILLA_TABLE_SPOTS,
     outdoor_base,
     score_pick_and_place,
-    spawn_pool,
     villa,
+    villa_objects_and_container,
 )
 from discoverylab.world.agent import Agent
 
@@ -50,16 +47,8 @@ class DiscoveryFeedTest(Scenario):
         self.burn()
         outdoor_base(world)
         villa(world, "Discovery Feed Station")
-        spots = self.shuffled(VILLA_TABLE_SPOTS)
-        objects = self.shuffled(spawn_pool(world, OBJECT_POOL))
-        containers = self.shuffled(spawn_pool(world, ["pot", "jar"]))
-        for obj, (x, y) in zip(objects[:5], spots[:5], strict=True):
-            layout.table_with(world, x, y, obj)
+        objects, self.container = villa_objects_and_container(self)
         self.target = objects[0]
-        self.container = containers[0]
-        layout.table_with(world, *spots[5], self.container)
-        for unused in [*objects[5:], *containers[1:]]:
-            unused.remove_from_world()
         names = self.shuffled(POSTERS)
         self.poster = names[0]
         posts = [

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from discoverylab.agents import oracle_tools as ot
-from discoverylab.scenarios import layout
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._common import (
-    OBJECT_POOL,
-    VILLA_TABLE_SPOTS,
     outdoor_base,
     score_pick_and_place,
-    spawn_pool,
     villa,
+    villa_objects_and_container,
 )
 from discoverylab.world.agent import Agent
 
@@ -41,16 +38,8 @@ class PickAndPlaceTest(Scenario):
         self.burn()
         outdoor_base(world)
         villa(world)
-        spots = self.shuffled(VILLA_TABLE_SPOTS)
-        objects = self.shuffled(spawn_pool(world, OBJECT_POOL))
-        containers = self.shuffled(spawn_pool(world, ["pot", "jar"]))
-        for obj, (x, y) in zip(objects[:5], spots[:5], strict=True):
-            layout.table_with(world, x, y, obj)
+        objects, self.container = villa_objects_and_container(self)
         self.target = objects[0]
-        self.container = containers[0]
-        layout.table_with(world, *spots[5], self.container)
-        for unused in [*objects[5:], *containers[1:]]:
-            unused.remove_from_world()
         world.teleports["initial location"] = (18, 12)
         self.pick = self.scorecard.add("Pick up the object", "The target object was picked up.", 1)
         self.place = self.scorecard.add("Place the object", "The target object is in the container.", 1)
