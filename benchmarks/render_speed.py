@@ -37,7 +37,7 @@ def _rate(fn: Callable[[], Any], step: Callable[[], None], images: int) -> tuple
 def measure(task: str, difficulty: str, images: int) -> dict[str, Any]:
     from discoverylab.agents import RandomAgent
     from discoverylab.env import DiscoveryWorldEnv
-    from discoverylab.world import render
+    from discoverylab.render import renderer as render
 
     env = DiscoveryWorldEnv(task, difficulty, max_steps=10**9)
     _, info = env.reset(seed=0)

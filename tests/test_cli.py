@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from discoverylab import records
+from discoverylab.bench import records
 from discoverylab.bench.runner import Job, parse_seeds, run_jobs
 from discoverylab.cli import app
 
@@ -81,7 +81,7 @@ def test_parse_seeds() -> None:
 
 
 def test_play_in_terminal() -> None:
-    from discoverylab.textui import parse_command
+    from discoverylab.cli.textui import parse_command
 
     assert parse_command("use 12 on 34") == {"action": "USE", "arg1": 12, "arg2": 34}
     assert parse_command("n") == {"action": "MOVE_DIRECTION", "arg1": "north"}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from discoverylab import records
+from discoverylab.bench import records
 from discoverylab.bench.episode import run_episode
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.registry import all_tasks

@@ -3,6 +3,7 @@ library, small modules, a one-way import direction (engine at the bottom)."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -22,7 +23,7 @@ def test_no_global_random_state() -> None:
 
 def test_library_never_prints_or_exits() -> None:
     bad = re.compile(r"^\s*print\(|\bsys\.exit\(|^\s*exit\(", re.M)
-    offenders = [str(p.relative_to(SRC)) for p in FILES if "cli" not in p.name and bad.search(_code(p))]
+    offenders = [str(p.relative_to(SRC)) for p in FILES if "cli" not in p.name and "cli" not in p.parts and bad.search(_code(p))]
     assert not offenders, offenders
 
 
@@ -31,7 +32,72 @@ def test_modules_stay_small() -> None:
     assert not big, f"split these by responsibility: {big}"
 
 
-def test_engine_does_not_import_upper_layers() -> None:
-    upper = re.compile(r"^\s*(from|import) discoverylab\.(scenarios|agents|bench|env|cli|labs|llm)\b", re.M)
-    offenders = [str(p.relative_to(SRC)) for p in (SRC / "world").rglob("*.py") if upper.search(_code(p))]
+# What each top-level part may import (besides itself): the engine at the bottom, one direction up.
+ALLOWED = {
+    "world": {"data"},
+    "render": {"world"},
+    "scoring": {"world"},
+    "llm": set(),
+    "scenarios": {"world", "scoring"},
+    "env": {"world", "render", "scenarios", "scoring"},
+    "agents": {"world", "render", "scenarios", "scoring", "env", "llm"},
+    "compat": {"world", "render", "scenarios", "scoring", "env"},
+    "bench": {"world", "render", "scenarios", "scoring", "env", "agents", "llm"},
+    "labs": {"bench", "llm"},
+    "ui": {"world", "render", "scenarios", "scoring", "env", "agents", "bench", "llm"},
+}
+THEMES = sorted(p.name for p in (SRC / "scenarios").iterdir() if (p / "scenario.py").exists())
+
+
+def _imports(path: Path) -> set[str]:
+    """Every `discoverylab.*` module a file imports (at any depth, lazily or not)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(_code(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("discoverylab"):
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("discoverylab"))
+    return found
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_import_direction_between_parts() -> None:
+    offenders = []
+    for path in FILES:
+        rel = path.relative_to(SRC).parts
+        me = rel[0].removesuffix(".py") if len(rel) > 1 else rel[0].removesuffix(".py")
+        if me not in ALLOWED:
+            continue  # the package root and the CLI may import anything
+        for module in _imports(path):
+            part = _part(module)
+            if part and part != me and part not in ALLOWED[me] and (SRC / part).exists():
+                offenders.append(f"{'/'.join(rel)} imports {module}")
+    assert not offenders, offenders
+
+
+def test_engine_never_imports_render_or_scenarios() -> None:
+    offenders = [
+        f"{p.relative_to(SRC)}: {m}"
+        for p in (SRC / "world").rglob("*.py")
+        for m in _imports(p)
+        if _part(m) in ("render", "scenarios")
+    ]
+    assert not offenders, offenders
+
+
+def test_a_theme_never_imports_another_theme() -> None:
+    assert len(THEMES) >= 8, THEMES
+    offenders = []
+    for path in (SRC / "scenarios").rglob("*.py"):
+        rel = path.relative_to(SRC / "scenarios").parts
+        mine = rel[0] if len(rel) > 1 else None  # None: shared plumbing, which imports no theme at all
+        for module in _imports(path):
+            parts = module.split(".")
+            if len(parts) > 2 and parts[1] == "scenarios" and parts[2] in THEMES and parts[2] != mine:
+                offenders.append(f"scenarios/{'/'.join(rel)} imports {module}")
     assert not offenders, offenders

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from discoverylab.render import renderer as render
+from discoverylab.render.sprites import atlas_keys, is_fallback, sprite, sprite_key, sprite_sheet
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.registry import all_tasks
-from discoverylab.world import render
 from discoverylab.world.catalog import place, spawn
 from discoverylab.world.objects import WorldObject
-from discoverylab.world.sprites import atlas_keys, is_fallback, sprite, sprite_key, sprite_sheet
 from discoverylab.world.world import World
 from world_kit import Player, meadow
 

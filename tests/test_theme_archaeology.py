@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.scenarios.archaeology import ArchaeologyDating
-from discoverylab.scenarios.archaeology_things import radioisotope_channels
+from discoverylab.scenarios.archaeology.scenario import ArchaeologyDating
+from discoverylab.scenarios.archaeology.things import radioisotope_channels
 from discoverylab.world.objects import WorldObject
 
 TASK = "ArchaeologyDating"

@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.scenarios.chemistry_things import (
+from discoverylab.scenarios.combinatorial_chemistry.scenario import CombinatorialChemistry
+from discoverylab.scenarios.combinatorial_chemistry.things import (
     Substance,
     cosine,
     recipe_text,
     reduce_recipe,
     rust_level_for,
 )
-from discoverylab.scenarios.combinatorial_chemistry import CombinatorialChemistry
 from discoverylab.world.objects import WorldObject
 
 TASK = "CombinatorialChemistry"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.scenarios.translation_things import ROSETTA
+from discoverylab.scenarios.lost_in_translation.things import ROSETTA
 from discoverylab.world.objects import WorldObject
 
 INTERESTED = "The elder seems interested by some items in your inventory."

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.scenarios.plant_nutrients import PlantNutrients
-from discoverylab.scenarios.plant_nutrients_things import NUTRIENTS, NutrientSeed, Rule, levels_of
+from discoverylab.scenarios.plant_nutrients.scenario import PlantNutrients
+from discoverylab.scenarios.plant_nutrients.things import NUTRIENTS, NutrientSeed, Rule, levels_of
 from discoverylab.world.instruments import READERS
 from discoverylab.world.objects import Layer
 

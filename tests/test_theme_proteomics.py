@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.scenarios.proteomics import outlier_species
-from discoverylab.scenarios.proteomics_things import SPECIES, clustering_data
+from discoverylab.scenarios.proteomics.oracle import outlier_species
+from discoverylab.scenarios.proteomics.things import SPECIES, clustering_data
 from discoverylab.world.objects import WorldObject
 
 

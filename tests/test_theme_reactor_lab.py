@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.scenarios.reactor_lab import ReactorLab
-from discoverylab.scenarios.reactor_lab_things import CrystalReactor, QuantumCrystal
+from discoverylab.scenarios.reactor_lab.scenario import ReactorLab
+from discoverylab.scenarios.reactor_lab.things import CrystalReactor, QuantumCrystal
 from discoverylab.world.catalog import spawn
 from discoverylab.world.world import World
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.scenarios.rocket_science import RocketScience
-from discoverylab.scenarios.rocket_science_things import TEST_TANK_L, fuel_litres
+from discoverylab.scenarios.rocket_science.scenario import RocketScience
+from discoverylab.scenarios.rocket_science.things import TEST_TANK_L, fuel_litres
 
 
 def _env(difficulty: str, seed: int = 0) -> tuple[DiscoveryWorldEnv, RocketScience]:

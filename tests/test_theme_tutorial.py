@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.scenarios.translation_village import build_village
+from discoverylab.scenarios.village import build_village
 from discoverylab.world.objects import WorldObject
 
 ACCEPT = "Of course. What can I do?"

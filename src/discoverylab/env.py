@@ -144,7 +144,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         if not self._obs:
             return None
         if self.render_mode == "ansi":
-            from discoverylab.textui import render_text
+            from discoverylab.render.text import render_text
 
             return render_text(self._obs)
         if self.render_mode == "rgb_array":
@@ -153,7 +153,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
 
     def image(self, scale: int | None = None, grid: bool | None = None) -> np.ndarray:
         """The agent's current view as an RGB array (rendered on demand, never cached to disk)."""
-        from discoverylab.world.render import view_array
+        from discoverylab.render.renderer import view_array
 
         assert self.scenario is not None
         player = self.scenario.player

@@ -8,7 +8,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from discoverylab import records
+from discoverylab.bench import records
 from discoverylab.cli import app
 from discoverylab.labs.agents import make_agent
 from discoverylab.labs.gym_text import lab_gym_id

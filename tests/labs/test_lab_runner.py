@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from discoverylab import records
+from discoverylab.bench import records
 from discoverylab.labs import agents as lab_agents
 from discoverylab.labs.protocol import Protocol, UnknownProtocolError, make_protocol, protocol_names
 from discoverylab.labs.runner import (

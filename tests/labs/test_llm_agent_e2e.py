@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from discoverylab.bench.records import read_jsonl, write_jsonl
 from discoverylab.labs.agents import run_episode
 from discoverylab.labs.llm_agent import LLMLabAgent
 from discoverylab.labs.protocol import make_protocol, protocol_names
 from discoverylab.llm import EmbeddedModelServer
-from discoverylab.records import read_jsonl, write_jsonl
 
 # Smallest useful episodes; protocols not listed run with their defaults, cut to MAX_TURNS turns.
 SHORT_CONFIGS: dict[str, dict[str, Any]] = {

@@ -67,7 +67,7 @@ def test_disk_cache_round_trip(tmp_path: Path, graph: gt.EffectGraph, via_env: b
     try:
         gt._MEMORY_CACHE[key] = graph  # avoid re-measuring: seed the disk from memory
         path = tmp_path / f"macro-graph-{key}.jsonl"
-        from discoverylab.records import write_jsonl
+        from discoverylab.bench.records import write_jsonl
 
         write_jsonl(path, [graph])
         gt._MEMORY_CACHE.pop(key)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from discoverylab.agents.oracle_tools import OracleFailure, act
 from discoverylab.scenarios.base import OracleGen
+from discoverylab.scenarios.oracle_tools import OracleFailure, act
 from discoverylab.scenarios.registry import get_task
 
 

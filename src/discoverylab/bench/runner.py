@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from discoverylab import records
+from discoverylab.bench import records
 from discoverylab.bench.episode import EpisodeRecord, run_episode
-from discoverylab.runs import execute_resumable
+from discoverylab.bench.runs import execute_resumable
 from discoverylab.scenarios.registry import all_tasks
 
 SUITES = ("unit", "discovery", "tutorial", "all")

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from discoverylab import records
+from discoverylab.bench import records
 
 J = TypeVar("J")
 R = TypeVar("R", bound=BaseModel)

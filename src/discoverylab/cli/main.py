@@ -59,8 +59,9 @@ def play(
     max_steps: Annotated[int | None, typer.Option("--max-steps")] = None,
 ) -> None:
     """Play a task in the terminal (type 'help' for commands)."""
+    from discoverylab.cli.textui import HELP, parse_command
     from discoverylab.env import DiscoveryWorldEnv
-    from discoverylab.textui import HELP, parse_command, render_text
+    from discoverylab.render.text import render_text
 
     try:
         env = DiscoveryWorldEnv(task, difficulty, max_steps=max_steps)

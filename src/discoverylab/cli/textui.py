@@ -1,7 +1,7 @@
-"""Terminal play: a compact text view of an observation and short human commands.
+"""Terminal play: short human commands (the text view itself is `render.text.render_text`).
 
-`render_text(obs)` is also the env's "ansi" render. `parse_command("use 12 on 34")` turns what
-a person types into an action dict (or raises ValueError with a hint).
+`parse_command("use 12 on 34")` turns what a person types into an action dict (or raises
+ValueError with a hint).
 """
 
 from __future__ import annotations
@@ -74,38 +74,3 @@ def parse_command(text: str) -> dict[str, Any]:
             action["arg1"] = int(rest[0]) if rest[0].lstrip("-").isdigit() else " ".join(rest)
         return action
     return {"action": verb.upper(), **({"arg1": rest[0]} if rest else {}), **({"arg2": rest[1]} if len(rest) > 1 else {})}
-
-
-def render_text(obs: dict[str, Any]) -> str:
-    """A compact, human-readable view of one observation."""
-    loc = obs["agentLocation"]
-    task = obs["taskProgress"][0]
-    status = "SUCCESS" if task["completedSuccessfully"] else "FAILED" if task["completed"] else "in progress"
-    lines = [
-        f"Step {obs['world_steps']} | at ({loc['x']}, {loc['y']}) facing {loc['faceDirection']} | "
-        f"can move: {', '.join(loc['directions_you_can_move']) or '-'} | task: {status}",
-        f"Task: {task['description'].strip()}",
-        f"> {obs['lastActionMessage'].strip()}",
-    ]
-    inv = obs["inventoryObjects"]
-    lines.append("Inventory: " + (", ".join(f"{o['description']} [{o['uuid']}]" for o in inv) or "(empty)"))
-    acc = obs["accessibleEnvironmentObjects"]
-    lines.append("Within reach: " + (", ".join(f"{o['description']} [{o['uuid']}]" for o in acc) or "-"))
-    nearby = []
-    for group, entries in obs["nearbyObjects"]["objects"].items():
-        names = [f"{e['name']} [{e['uuid']}]" for e in entries if e["name"] not in ("grass", "floor", "path", "wall")]
-        if names:
-            nearby.append(f"  {group}: {', '.join(names)}")
-    if nearby:
-        lines.append("Nearby:")
-        lines.extend(nearby)
-    dialog = obs["dialog_box"]
-    if dialog.get("is_in_dialog"):
-        lines.append(f"Dialog: {dialog.get('dialogIn', '')}")
-        for key, text in dialog.get("dialogOptions", {}).items():
-            lines.append(f"  {key}. {text}")
-    for post in obs["discoveryFeed"]["posts"]:
-        lines.append(f"Feed #{post['postID']} {post['author']}: {post['content']}")
-    if obs.get("teleportLocations"):
-        lines.append("Teleport locations: " + ", ".join(obs["teleportLocations"]))
-    return "\n".join(lines)

@@ -156,7 +156,7 @@ def play(
         record = LabRecord(lab=job.lab, protocol=protocol, seed=seed, agent="human", score=score.score,
                            parts=score.parts, labels=score.labels, turns=lab.turn, config=options)
         transcript = [{"type": "message", **e.model_dump(mode="json")} for e in lab.transcript]
-        from discoverylab import records
+        from discoverylab.bench import records
 
         records.write_jsonl(out / "transcripts" / f"{job.stem}.jsonl", transcript)
         write_json(out / "scores" / f"{job.stem}.json", {**record.model_dump(mode="json"), "details": score.details})

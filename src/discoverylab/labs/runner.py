@@ -33,7 +33,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from discoverylab import records
+from discoverylab.bench import records
+from discoverylab.bench.runs import execute_resumable
 from discoverylab.labs.agents import LabAgent, UnknownAgentError, agent_kinds, make_agent
 from discoverylab.labs.protocol import (
     Protocol,
@@ -43,7 +44,6 @@ from discoverylab.labs.protocol import (
     protocol_entry,
     protocol_names,
 )
-from discoverylab.runs import execute_resumable
 
 logger = logging.getLogger(__name__)
 

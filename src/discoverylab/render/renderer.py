@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PIL import Image, ImageDraw
 
-from discoverylab.world.objects import Layer
-from discoverylab.world.sprites import (
+from discoverylab.render.sprites import (
     CONTENT_BOX,
     FADE_SUFFIX,
     MINI,
@@ -40,6 +39,7 @@ from discoverylab.world.sprites import (
     sprite,
     sprite_key,
 )
+from discoverylab.world.objects import Layer
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import Agent

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw, ImageOps
 
-from discoverylab.world.sprite_paint import NAMED_COLOURS, OUTLINE, canvas, outlined, painter, rgba, shade
+from discoverylab.render.sprite_paint import NAMED_COLOURS, OUTLINE, canvas, outlined, painter, rgba, shade
 
 SHIRTS = [
     rgba(c) for c in ("#d8463a", "#4aa84a", "#8f4fc8", "#f08a2a", "#e070a8", "#8a5a32", "#2aa8a0", "#7a7f8c")

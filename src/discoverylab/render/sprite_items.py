@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw, ImageFont
 
-from discoverylab.world.sprite_paint import (
+from discoverylab.render.sprite_paint import (
     GLASS,
     LEAF,
     LEAF_DARK,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PIL import Image
 
-from discoverylab.world.sprite_paint import (
+from discoverylab.render.sprite_paint import (
     METAL,
     METAL_DARK,
     METAL_LIGHT,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw, ImageOps
 
-from discoverylab.world.sprite_characters import creature_body
-from discoverylab.world.sprite_paint import (
+from discoverylab.render.sprite_characters import creature_body
+from discoverylab.render.sprite_paint import (
     LEAF,
     LEAF_DARK,
     LEAF_LIGHT,

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
-from discoverylab.world import sprite_items, sprite_lab, sprite_scenery  # noqa: F401  (painters)
+from discoverylab.render import sprite_items, sprite_lab, sprite_scenery  # noqa: F401  (painters)
+from discoverylab.render.sprite_characters import CREATURES
+from discoverylab.render.sprite_paint import NAMED_COLOURS, OPAQUE, PAINTERS, TILE, faded
 from discoverylab.world.objects import Layer
-from discoverylab.world.sprite_characters import CREATURES
-from discoverylab.world.sprite_paint import NAMED_COLOURS, OPAQUE, PAINTERS, TILE, faded
 
 if TYPE_CHECKING:
     from discoverylab.world.objects import WorldObject

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from discoverylab.agents.oracle_tools import (
+from discoverylab.scenarios.oracle_tools import (
     Action,
     Obs,
     OracleFailure,

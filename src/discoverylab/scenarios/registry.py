@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from discoverylab.scenarios.base import Scenario
 
-# One line per scenario module: adding a task = its file + a line here.
+# One line per scenario module: adding a task = its package (or unit file) + a line here.
 SCENARIO_MODULES = (
     "discoverylab.scenarios.unit.dialog",
     "discoverylab.scenarios.unit.pick_and_place",
@@ -19,14 +19,14 @@ SCENARIO_MODULES = (
     "discoverylab.scenarios.unit.search",
     "discoverylab.scenarios.unit.discovery_feed",
     "discoverylab.scenarios.unit.moving_agents",
-    "discoverylab.scenarios.proteomics",
-    "discoverylab.scenarios.archaeology",
-    "discoverylab.scenarios.lost_in_translation",
-    "discoverylab.scenarios.reactor_lab",
-    "discoverylab.scenarios.combinatorial_chemistry",
-    "discoverylab.scenarios.plant_nutrients",
-    "discoverylab.scenarios.tutorial",
-    "discoverylab.scenarios.rocket_science",
+    "discoverylab.scenarios.proteomics.scenario",
+    "discoverylab.scenarios.archaeology.scenario",
+    "discoverylab.scenarios.lost_in_translation.scenario",
+    "discoverylab.scenarios.reactor_lab.scenario",
+    "discoverylab.scenarios.combinatorial_chemistry.scenario",
+    "discoverylab.scenarios.plant_nutrients.scenario",
+    "discoverylab.scenarios.tutorial.scenario",
+    "discoverylab.scenarios.rocket_science.scenario",
 )
 
 _TASKS: dict[str, type[Scenario]] = {}

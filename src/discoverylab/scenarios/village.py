@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from discoverylab.scenarios import layout
-from discoverylab.scenarios.translation_things import (
+from discoverylab.scenarios.village_things import (
     COLORS,
     CountingComputer,
     FlagPole,

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
+from discoverylab.bench.records import read_jsonl, write_jsonl
 from discoverylab.labs.core.errors import LabError
 from discoverylab.labs.core.registry import Registry
 from discoverylab.labs.core.spec import LabSpec
 from discoverylab.labs.core.verify import QUICK, VerificationReport, VerifyBudget, verify
-from discoverylab.records import read_jsonl, write_jsonl
 
 logger = logging.getLogger(__name__)
 

@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from discoverylab.bench.records import read_jsonl, write_jsonl
 from discoverylab.labs.macroecon.model import simulate
 from discoverylab.labs.macroecon.observation import INDICATORS
 from discoverylab.labs.macroecon.params import (
@@ -35,7 +36,6 @@ from discoverylab.labs.macroecon.params import (
     MacroStructure,
     stable_hash,
 )
-from discoverylab.records import read_jsonl, write_jsonl
 
 logger = logging.getLogger(__name__)
 

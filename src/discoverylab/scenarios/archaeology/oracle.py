@@ -10,7 +10,7 @@ import re
 from collections.abc import Generator
 from typing import Any
 
-from discoverylab.agents import oracle_tools as ot
+from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen
 
 _AGE = re.compile(r"estimates an age of (\d+) years")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from discoverylab.agents import oracle_tools as ot
 from discoverylab.scenarios import layout
-from discoverylab.scenarios.archaeology_oracle import solve
-from discoverylab.scenarios.archaeology_things import radioisotope_channels
+from discoverylab.scenarios import oracle_tools as ot
+from discoverylab.scenarios.archaeology.oracle import solve
+from discoverylab.scenarios.archaeology.things import radioisotope_channels
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
 from discoverylab.world.agent import Agent

@@ -20,9 +20,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from discoverylab.agents import oracle_tools as ot
-from discoverylab.agents.explore import Explorer, Sighting
-from discoverylab.scenarios.chemistry_things import cosine, reduce_recipe
+from discoverylab.scenarios import oracle_tools as ot
+from discoverylab.scenarios.combinatorial_chemistry.things import cosine, reduce_recipe
+from discoverylab.scenarios.explore import Explorer, Sighting
 
 Recipe = dict[str, int]
 RUST_WORDS = {"heavily": 3, "moderately": 2, "lightly": 1}

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from discoverylab.agents import oracle_tools as ot
 from discoverylab.scenarios import layout
+from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
-from discoverylab.scenarios.chemistry_oracle import solve_chemistry
-from discoverylab.scenarios.chemistry_things import (
+from discoverylab.scenarios.combinatorial_chemistry.oracle import solve_chemistry
+from discoverylab.scenarios.combinatorial_chemistry.things import (
     SUBSTANCE_NAMES,
     BottleCleaner,
     ChemicalDispenser,

@@ -16,8 +16,8 @@ from collections import deque
 from collections.abc import Generator
 from typing import Any
 
-from discoverylab.agents.explore import Explorer, Tile, manhattan
-from discoverylab.agents.oracle_tools import Action, Obs, OracleFailure, act, need, quoted, task_text
+from discoverylab.scenarios.explore import Explorer, Tile, manhattan
+from discoverylab.scenarios.oracle_tools import Action, Obs, OracleFailure, act, need, quoted, task_text
 
 Steps = Generator[Action, Obs, Any]
 

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from discoverylab.agents import oracle_tools as ot
+from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
-from discoverylab.scenarios.registry import register
-from discoverylab.scenarios.translation_things import (
-    COLORS,
+from discoverylab.scenarios.lost_in_translation.things import (
     COUNT_WORDS,
     ROSETTA,
     Dog,
     Elder,
     Trainer,
     elder_dialog,
-    stick,
     trainer_dialog,
     translate,
 )
-from discoverylab.scenarios.translation_village import (
+from discoverylab.scenarios.registry import register
+from discoverylab.scenarios.village import (
     EASY_KINDS,
     EASY_NPC_SPOTS,
     EASY_TABLES,
@@ -28,6 +26,7 @@ from discoverylab.scenarios.translation_village import (
     build_village,
     scatter_outskirts,
 )
+from discoverylab.scenarios.village_things import COLORS, stick
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC
 from discoverylab.world.objects import WorldObject
@@ -268,6 +267,6 @@ class LostInTranslation(Scenario):
 
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:
-        from discoverylab.scenarios.translation_oracle import solve
+        from discoverylab.scenarios.lost_in_translation.oracle import solve
 
         yield from solve(obs)

@@ -14,8 +14,8 @@ import re
 from collections import deque
 from collections.abc import Generator
 
-from discoverylab.agents import oracle_tools as ot
-from discoverylab.scenarios.plant_nutrients_things import NUTRIENTS, Rule
+from discoverylab.scenarios import oracle_tools as ot
+from discoverylab.scenarios.plant_nutrients.things import NUTRIENTS, Rule
 
 Gen = Generator[ot.Action, ot.Obs, None]
 WORDS = {"zero": 0, "low": 1, "medium": 2, "high": 3}

@@ -3,11 +3,11 @@ from a pilot field of measured plots, then grow plants in test fields set up by 
 
 from __future__ import annotations
 
-from discoverylab.agents import oracle_tools as ot
 from discoverylab.scenarios import layout
+from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
-from discoverylab.scenarios.plant_nutrients_oracle import solve
-from discoverylab.scenarios.plant_nutrients_things import (
+from discoverylab.scenarios.plant_nutrients.oracle import solve
+from discoverylab.scenarios.plant_nutrients.things import (
     LEVELS,
     NUTRIENTS,
     NutrientSeed,

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from discoverylab.agents import oracle_tools as ot
-from discoverylab.agents.explore import Explorer
+from discoverylab.scenarios import oracle_tools as ot
+from discoverylab.scenarios.explore import Explorer
 
 INSTRUMENTS = ("densitometer", "spectrometer", "microscope", "thermometer", "radiation meter")
 _NUM = r"(-?\d+(?:\.\d+)?)"

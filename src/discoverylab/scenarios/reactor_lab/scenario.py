@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from discoverylab.agents import oracle_tools as ot
 from discoverylab.scenarios import layout
+from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
-from discoverylab.scenarios.reactor_lab_oracle import solve
-from discoverylab.scenarios.reactor_lab_things import (
+from discoverylab.scenarios.reactor_lab.oracle import solve
+from discoverylab.scenarios.reactor_lab.things import (
     DEFAULT_FREQUENCY,
     CrystalData,
     CrystalReactor,

@@ -14,8 +14,8 @@ import re
 from collections.abc import Generator
 from typing import Any
 
-from discoverylab.agents import oracle_tools as ot
-from discoverylab.scenarios.rocket_science_things import PLANETS, ROCKET_TANK_L, TEST_TANK_L, G
+from discoverylab.scenarios import oracle_tools as ot
+from discoverylab.scenarios.rocket_science.things import PLANETS, ROCKET_TANK_L, TEST_TANK_L, G
 
 Gen = Generator[ot.Action, ot.Obs, Any]
 _NUM = r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)"

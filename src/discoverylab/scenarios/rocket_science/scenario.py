@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import math
 
-from discoverylab.agents import oracle_tools as ot
 from discoverylab.scenarios import layout
+from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
-from discoverylab.scenarios.rocket_science_oracle import solve
-from discoverylab.scenarios.rocket_science_things import (
+from discoverylab.scenarios.rocket_science.oracle import solve
+from discoverylab.scenarios.rocket_science.things import (
     BOOK,
     LIGHT_ANGLE,
     PLANETS,

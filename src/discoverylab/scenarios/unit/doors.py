@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from discoverylab.agents import oracle_tools as ot
-from discoverylab.agents.explore import Explorer
 from discoverylab.scenarios import layout
+from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.explore import Explorer
 from discoverylab.scenarios.registry import register
 from discoverylab.scoring.scorecard import ScorecardItem
 from discoverylab.world.agent import Agent

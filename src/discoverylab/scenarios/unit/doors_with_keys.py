@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from discoverylab.agents import oracle_tools as ot
 from discoverylab.scenarios import layout
+from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit.doors import DOORS_TASK, finish_doors_map, solve_doors, wall_row

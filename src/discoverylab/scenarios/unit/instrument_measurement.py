@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from discoverylab.agents import oracle_tools as ot
 from discoverylab.scenarios import layout
+from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._common import outdoor_base, spawn_pool

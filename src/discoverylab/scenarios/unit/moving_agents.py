@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from discoverylab.agents import oracle_tools as ot
 from discoverylab.scenarios import layout
+from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
 from discoverylab.world.agent import Agent

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from discoverylab.agents import oracle_tools as ot
+from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._common import (

@@ -1,0 +1,4 @@
+"""It's (not) Rocket Science! theme: measure the planet and the fuel, then launch into orbit.
+
+Modules: `scenario` (the registered Scenario), `things` (theme objects), `oracle` (observation-only solver).
+"""
