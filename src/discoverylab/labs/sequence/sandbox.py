@@ -88,6 +88,8 @@ def check_program(code: str, function: str = "f") -> str:
         compile_program(code)
     except ProgramCompileError as exc:
         raise ProgramRejected(str(exc)) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ProgramRejected(f"cannot compile the program: {type(exc).__name__}") from None
     functions = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
     if function in functions:
         return function
@@ -135,6 +137,7 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
         shutil.rmtree(root_dir, ignore_errors=True)
     result = _collect(data.decode("utf-8", "replace"), n, timed_out, returncode)
     result.survivors = survivors
+    result.details["child_pid"] = str(proc.pid)
     if leftovers:
         result.details["leftover_files"] = str(len(leftovers))
     return result
@@ -188,6 +191,7 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
     call_errors = 0
     error: str | None = None
     status: dict[str, object] = {}
+    first_call_error: str | None = None
     for line in text.splitlines()[: n + 2]:
         try:
             record = json.loads(line)
@@ -204,6 +208,7 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
             break
         elif "e" in record:
             call_errors += 1
+            first_call_error = first_call_error or str(record["e"])[:300]
             values.append(None)
         else:
             v = record.get("v")
@@ -218,8 +223,12 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
         else:
             error = f"sandbox stopped after {len(values)} of {n} inputs (exit status {returncode})"
     values.extend([None] * (n - len(values)))
+    details = {"uid": str(status["uid"])} if "uid" in status else {}
+    if first_call_error:
+        details["call_error"] = first_call_error  # the first exception the program raised, for feedback
     return SandboxResult(
         values=values[:n], error=error, timed_out=timed_out, call_errors=call_errors,
         network_isolated=bool(status["network_isolated"]) if "network_isolated" in status else None,
         privileges_dropped=bool(status["privileges_dropped"]) if "privileges_dropped" in status else None,
+        details=details,
     )

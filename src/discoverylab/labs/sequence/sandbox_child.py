@@ -131,7 +131,7 @@ def main() -> None:
             if isinstance(exc, MemoryError | RecursionError) or not isinstance(exc, Exception):
                 _send(out, {"fatal": type(exc).__name__})
                 return
-            record = {"e": type(exc).__name__}
+            record = {"e": f"{type(exc).__name__}: {str(exc)[:200]}"}
         _send(out, record)
 
 

@@ -124,6 +124,16 @@ class _Policy(RestrictingNodeTransformer):
         self.error(node, "with statements are not allowed")
         return node
 
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
+        """`x: T = v` runs as `x = v` (annotations are dropped, never evaluated)."""
+        if not isinstance(node.target, ast.Name):
+            self.error(node, "annotated assignment is only allowed to a plain name")
+            return node
+        new_node: ast.stmt = (ast.Assign(targets=[node.target], value=node.value) if node.value is not None
+                              else ast.Pass())
+        copy_locations(new_node, node)
+        return self.visit(new_node)
+
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
         if not isinstance(node.target, ast.Subscript):
             return super().visit_AugAssign(node)
@@ -171,7 +181,8 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
         raise _deny(reason)
     if isinstance(obj, BaseException) and name != "args":
         raise _deny(f"exception attribute {name!r} is not allowed (only .args)")
-    if name in ("format", "format_map") and (isinstance(obj, str) or obj is str):
+    if name in ("format", "format_map") and (isinstance(obj, str) or (isinstance(obj, type)
+                                                                      and issubclass(obj, str))):
         return _safe_format_method(obj, name)
     try:
         value = getattr(obj, name)
@@ -237,7 +248,7 @@ _FORMATTER = _SafeFormatter()
 
 
 def _safe_format_method(obj: Any, name: str) -> Callable[..., str]:
-    if obj is str:  # unbound: str.format(template, ...)
+    if isinstance(obj, type):  # unbound: str.format(template, ...)
         if name == "format":
             return lambda template, *a, **k: _FORMATTER.vformat(str(template), a, k)
         return lambda template, mapping: _FORMATTER.vformat(str(template), (), mapping)
@@ -246,7 +257,26 @@ def _safe_format_method(obj: Any, name: str) -> Callable[..., str]:
     return lambda mapping: _FORMATTER.vformat(obj, (), mapping)
 
 
-def _module_proxy(name: str) -> types.SimpleNamespace:
+class ModuleView:
+    """Read-only view of an allowed module: only its listed pure members, nothing to write or walk."""
+
+    __slots__ = ("_name", "_members")
+
+    def __init__(self, name: str, members: dict[str, Any]) -> None:
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_members", members)
+
+    def __getattr__(self, attr: str) -> Any:
+        try:
+            return self._members[attr]
+        except KeyError:
+            raise AttributeError(f"{self._name}.{attr} is not available in the sandbox") from None
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        raise TypeError(f"cannot modify module {self._name}")
+
+
+def _module_view(name: str) -> ModuleView:
     module = {"math": math, "itertools": itertools, "collections": collections, "functools": functools,
               "re": re, "statistics": statistics}[name]
     exports = MODULE_EXPORTS[name]
@@ -255,21 +285,21 @@ def _module_proxy(name: str) -> types.SimpleNamespace:
                    and isinstance(v, types.BuiltinFunctionType | type | int | float)}
     else:
         members = {k: getattr(module, k) for k in exports if hasattr(module, k)}
-    return types.SimpleNamespace(**members)
+    return ModuleView(name, members)
 
 
 def build_namespace() -> dict[str, Any]:
     """Fresh globals for one program: guarded builtins, guard hooks and an allow-list import."""
     import builtins
 
-    proxies: dict[str, types.SimpleNamespace] = {}
+    proxies: dict[str, ModuleView] = {}
 
     def guarded_import(name: str, globals: Any = None, locals: Any = None,  # noqa: A002
-                       fromlist: Any = (), level: int = 0) -> types.SimpleNamespace:
+                       fromlist: Any = (), level: int = 0) -> ModuleView:
         if level or name not in ALLOWED_MODULES:
             raise ImportError(f"import of {name!r} is not allowed")
         if name not in proxies:
-            proxies[name] = _module_proxy(name)
+            proxies[name] = _module_view(name)
         return proxies[name]
 
     safe: dict[str, Any] = {k: getattr(builtins, k) for k in SAFE_BUILTINS}
