@@ -19,6 +19,9 @@ import numpy as np
 import pytest
 
 from discoverylab.labs.sequence import sandbox_child
+from discoverylab.labs.sequence.grading import grade_hidden_property
+from discoverylab.labs.sequence.heldout import HeldOutSet
+from discoverylab.labs.sequence.parsing import FinalAnswer, Hypothesis
 from discoverylab.labs.sequence.programs import reference_program
 from discoverylab.labs.sequence.properties import (
     DEFAULT_PARAMS,
@@ -59,10 +62,12 @@ def _process_alive(result: SandboxResult) -> list[int]:
     return alive
 
 
-def _attack(code: str, canary: Path, inputs: tuple[str, ...] = ("ACGT", "GGCC")) -> SandboxResult:
+def _attack(code: str, canary: Path, inputs: tuple[str, ...] = ("ACGT", "GGCC"), memory_mb: int = 256,
+            ) -> SandboxResult:
     before = sorted(p.name for p in canary.parent.iterdir())
     stamp = canary.stat().st_mtime_ns
-    result = run_predictor(code.replace("CANARY", str(canary)), list(inputs), min_seconds=1.0, memory_mb=256)
+    result = run_predictor(code.replace("CANARY", str(canary)), list(inputs), min_seconds=1.0,
+                           memory_mb=memory_mb)
     assert 1.0 not in result.values, f"escape succeeded: {result}"
     assert canary.read_text() == SECRET and canary.stat().st_mtime_ns == stamp
     assert sorted(p.name for p in canary.parent.iterdir()) == before
@@ -251,9 +256,9 @@ def test_runaway_recursion_is_contained(canary: Path) -> None:
 
 
 def test_huge_output_is_contained(canary: Path) -> None:
-    result = _attack("def f(s):\n    while True:\n        print('x' * 1000000)", canary)
+    result = _attack("def f(s):\n    while True:\n        print('x' * 1000000)", canary, memory_mb=128)
     assert not result.ok
-    big = _attack("def f(s):\n    return 'x' * 50000000", canary)
+    big = _attack("def f(s):\n    return 'x' * 20000000", canary, memory_mb=128)
     assert big.values == [None, None]
 
 
@@ -295,9 +300,40 @@ def f(s):
     label = '{0}:{1:.2f}'.format(s[:2], 0.5) + f'{n!r:>3}'
     q = deque(s, maxlen=3)
     a, (b, c) = 1, (2, 3)
+    first, *rest = s
+    seen = 0
+
+    def bump(k):
+        nonlocal seen
+        seen += k
+
+    bump(len(rest))
+    d['x'][1] += seen - len(s) + 1
     total = statistics.mean([a, b, c]) + math.sqrt(4) + functools.reduce(lambda x, y: x + y, [1, 2])
     print(label, total)
-    return Counter(s)['G'] / len(s) if printed and q and counts and d['x'][0] == 3 and total == 7 else -1.0
+    return Counter(s)['G'] / len(s) if printed and q and counts and d['x'] == [3, 2] and total == 7 else -1.0
 """
     result = run_predictor(code, ["GGCA", "AAAA"])
     assert result.ok and result.values == [0.5, 0.0]
+
+
+def test_grading_hostile_answers_keeps_files_and_processes(canary: Path) -> None:
+    """The grader runs every hypothesis; hostile ones score as failures and change nothing outside."""
+    rng = np.random.default_rng(5)
+    seqs = ["".join(rng.choice(list("ACGT"), size=10)) for _ in range(60)]
+    truth = [compute("gc_content", s, DEFAULT_PARAMS) for s in seqs]
+    hostile = [ESCAPES[k].replace("CANARY", str(canary)) for k in
+               ("update_wrapper_globals_issue_exploit", "dunder_built_at_run_time", "fork")]
+    good = reference_program("gc_content", DEFAULT_PARAMS, 10)
+    answer = FinalAnswer(hypotheses=[Hypothesis(rank=i + 1, description="x", python=code)
+                                     for i, code in enumerate([*hostile, good])],
+                         predictions={s: 0.5 for s in seqs[:5]}, structured=True)
+    before = sorted(p.name for p in canary.parent.iterdir())
+    score = grade_hidden_property(answer, HeldOutSet(seqs, truth, ["random"] * 60), range(5), quantum=0.1,
+                                  truth={"property": "gc_content"})
+    entries = score.details["hypotheses"]
+    assert [e["program_label"] for e in entries] == ["fail", "fail", "fail", "pass"]
+    assert all(e["program_error"] or e["program"]["exact"] == 0.0 for e in entries[:3])
+    if IS_ROOT:
+        assert entries[1]["program_network_isolated"] is True
+    assert canary.read_text() == SECRET and sorted(p.name for p in canary.parent.iterdir()) == before

@@ -116,11 +116,14 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
         with tempfile.TemporaryFile() as stdin:
             stdin.write(json.dumps(payload).encode())
             stdin.seek(0)
-            proc = subprocess.Popen(
-                [sys.executable, "-I", str(_CHILD)], stdin=stdin, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, env={}, cwd=root_dir, start_new_session=True,
-                close_fds=True, pass_fds=(write_fd,),
-            )
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-I", str(_CHILD)], stdin=stdin, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL, env={}, cwd=root_dir, start_new_session=True,
+                    close_fds=True, pass_fds=(write_fd,),
+                )
+            except OSError as exc:
+                return SandboxResult(values=[None] * n, error=f"sandbox could not start: {exc}"[:300])
         os.close(write_fd)
         write_fd = -1
         data, timed_out = _read_results(read_fd, deadline=time.monotonic() + timeout + 1.0,
@@ -147,12 +150,13 @@ def _read_results(fd: int, *, deadline: float, cap: int) -> tuple[bytes, bool]:
     """Read the result pipe until EOF, the deadline (timed out) or `cap` bytes."""
     chunks: list[bytes] = []
     size = 0
+    poller = select.poll()  # not select.select: the pipe's fd number may exceed FD_SETSIZE
+    poller.register(fd, select.POLLIN)
     while size < cap:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return b"".join(chunks), True
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
+        if not poller.poll(max(1, int(remaining * 1000))):
             continue
         chunk = os.read(fd, min(65536, cap - size))
         if not chunk:

@@ -124,6 +124,12 @@ class _Policy(RestrictingNodeTransformer):
         self.error(node, "with statements are not allowed")
         return node
 
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:
+        """Closures may rebind their own variables (names are checked like any other)."""
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
     def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
         """`x: T = v` runs as `x = v` (annotations are dropped, never evaluated)."""
         if not isinstance(node.target, ast.Name):
