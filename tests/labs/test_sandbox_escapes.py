@@ -223,7 +223,7 @@ def test_hardened_process_blocks_files_processes_network_and_signals(canary: Pat
         server.close()
     assert report, stderr.decode()[-2000:]
     assert report["status"]["privileges_dropped"] and report["status"]["uid"] >= sandbox_child.UID_BASE
-    assert report["status"]["network_isolated"]
+    assert report["status"]["network_isolated"] and report["status"]["chrooted"]
     escaped = {name: how for name, how in report["outcomes"].items() if how == "ESCAPED"}
     assert escaped == {}
     assert len(report["outcomes"]) == 10
