@@ -8,6 +8,7 @@ fork, files, sockets, signals, setuid) so it holds even if the language layer ha
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -183,7 +184,11 @@ def attempt(name, fn):
         fn()
         outcomes[name] = "ESCAPED"
     except BaseException as exc:
-        outcomes[name] = type(exc).__name__
+        outcomes[name] = f"{type(exc).__name__}:{getattr(exc, 'errno', '')}"
+def connect():
+    s = socket.socket()
+    s.settimeout(1)
+    s.connect(("127.0.0.1", port))
 def fork():
     if os.fork() == 0:
         os._exit(0)
@@ -195,7 +200,7 @@ attempt("delete_canary", lambda: os.unlink(canary))
 attempt("create_file", write_file)
 attempt("fork", fork)
 attempt("spawn", lambda: subprocess.Popen(["/bin/sleep", "60"], start_new_session=True))
-attempt("connect_loopback", lambda: socket.create_connection(("127.0.0.1", port), timeout=1))
+attempt("connect_loopback", connect)
 attempt("signal_parent", lambda: os.kill(os.getppid(), 0))
 attempt("regain_root", lambda: os.setuid(0))
 attempt("raise_nproc", lambda: resource.setrlimit(resource.RLIMIT_NPROC, (10, 10)))
@@ -224,9 +229,11 @@ def test_hardened_process_blocks_files_processes_network_and_signals(canary: Pat
     assert report, stderr.decode()[-2000:]
     assert report["status"]["privileges_dropped"] and report["status"]["uid"] >= sandbox_child.UID_BASE
     assert report["status"]["network_isolated"] and report["status"]["chrooted"]
-    escaped = {name: how for name, how in report["outcomes"].items() if how == "ESCAPED"}
-    assert escaped == {}
-    assert len(report["outcomes"]) == 10
+    outcomes = report["outcomes"]
+    assert len(outcomes) == 10 and "ESCAPED" not in outcomes.values()
+    assert outcomes["fork"] == outcomes["spawn"] == f"BlockingIOError:{errno.EAGAIN}"  # RLIMIT_NPROC
+    assert outcomes["connect_loopback"] == f"OSError:{errno.ENETUNREACH}"  # empty network namespace
+    assert outcomes["signal_parent"] == outcomes["regain_root"] == f"PermissionError:{errno.EPERM}"
     assert canary.read_text() == SECRET and list(root.iterdir()) == []
     fake = SandboxResult(values=[], details={"child_pid": str(proc.pid), "uid": str(report["status"]["uid"])})
     assert _process_alive(fake) == []
