@@ -109,6 +109,7 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
     timeout = max(min_seconds, seconds_per_100 * n / 100.0)
     root_dir = tempfile.mkdtemp(prefix="discoverylab-sandbox-")
     read_fd, write_fd = os.pipe()
+    proc: subprocess.Popen[bytes] | None = None
     try:
         payload = {"code": code, "function": name, "inputs": list(inputs), "result_fd": write_fd,
                    "root_dir": root_dir, "cpu_seconds": max(1, math.ceil(timeout)),
@@ -134,6 +135,10 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
         survivors = _sweep(proc.pid, _UID_BASE + proc.pid)
         leftovers = os.listdir(root_dir)
     finally:
+        if proc is not None and proc.returncode is None:  # interrupted while the child ran
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
         os.close(read_fd)
         if write_fd >= 0:
             os.close(write_fd)
