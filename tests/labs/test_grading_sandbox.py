@@ -60,3 +60,10 @@ def test_per_call_errors_and_non_numbers_become_none() -> None:
     code = "def f(s):\n    if s == 'A':\n        return 1 / 0\n    return 'x' if s == 'C' else float('nan')"
     result = run_predictor(code, ["A", "C", "G"])
     assert result.ok and result.values == [None, None, None] and result.call_errors == 2
+
+
+def test_first_call_error_is_reported_without_memory_addresses() -> None:
+    code = "def f(s):\n    return {}[f] if s == 'A' else 0.5"
+    runs = [run_predictor(code, ["A", "C"]) for _ in range(2)]
+    assert runs[0].values == [None, 0.5] and runs[0].call_errors == 1
+    assert runs[0].details["call_error"] == runs[1].details["call_error"] == "KeyError: <function f at 0x?>"

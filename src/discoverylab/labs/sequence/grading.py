@@ -220,7 +220,9 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
         if hyp.python:
             result = run_predictor(hyp.python, heldout.sequences, seconds_per_100=seconds_per_100)
             metrics = prediction_metrics(result.values, heldout.values, tol)
-            entry.update(program=metrics.as_dict(), program_label=metrics.label, program_error=result.error)
+            entry.update(program=metrics.as_dict(), program_label=metrics.label, program_error=result.error,
+                         program_call_error=result.details.get("call_error"),
+                         program_network_isolated=result.network_isolated)
             program_labels.append(metrics.label)
             if best_program is None or _component(metrics, base_all) > _component(best_program, base_all):
                 best_program = metrics

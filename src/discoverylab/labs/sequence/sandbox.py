@@ -1,50 +1,54 @@
 """Run an agent's predictor program `def f(s): ...` safely, to grade it on held-out sequences (spec §2.8, §4).
 
-Untrusted code is never executed in this process. Two layers:
-1. A static AST check here (`check_program`): only `math, itertools, collections, re, statistics,
-   functools` may be imported; no dunder names or attributes, no `_private` attributes, and none of
-   the builtins that reach files, the interpreter or introspection (`open`, `eval`, `exec`,
-   `getattr`, `globals`, ...).
-2. A child interpreter (`python -I -S`, empty environment, new session) with CPU, address-space,
-   file-size and open-file limits, restricted `__builtins__` and an import hook enforcing the same
-   allow-list; a wall-clock timeout (2 s per 100 calls by default) kills its whole process group.
-The child streams one result line per input, so a program that hangs on input 57 still gets
-credit for inputs 1-56.
+Untrusted code never runs in this process. Two independent layers (docs/tinylabs.md, "Predictor sandbox"):
+1. Language (`sandbox_policy`): the program is compiled with RestrictedPython under our policy, and runs
+   against guarded attribute/item/write hooks, a short list of pure builtins and read-only proxies of the
+   allowed modules, so no module, frame or function globals of the host is reachable from it.
+2. Process (`sandbox_child.harden`): a fresh `python -I` child in its own session that, before compiling
+   the program, enters a new network namespace, chroots into an empty directory, closes every other fd,
+   sets CPU, memory, file-size (0), open-file (0) and core limits, drops to a uid of its own when started
+   as root and sets RLIMIT_NPROC = 0 (no fork). Results come back over a dedicated pipe; the child's
+   stdout/stderr go to /dev/null, so printed text can never pose as a result.
+The parent enforces a wall-clock timeout (2 s per 100 calls by default), then kills the child's process
+group and sweeps /proc for anything left in its session or running as its uid.
+The child streams one record per input, so a program that hangs on input 57 still gets credit for 1-56.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import logging
 import math
 import os
+import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from discoverylab.labs.sequence.sandbox_policy import (
+    ALLOWED_MODULES,
+    FORBIDDEN_NAMES,
+    SAFE_BUILTINS,
+    ProgramCompileError,
+    compile_program,
+)
+
+__all__ = ["ALLOWED_MODULES", "FORBIDDEN_NAMES", "SAFE_BUILTINS", "ProgramRejected", "SandboxResult",
+           "check_program", "run_predictor"]
 
 logger = logging.getLogger(__name__)
 
-ALLOWED_MODULES = frozenset({"math", "itertools", "collections", "re", "statistics", "functools"})
-FORBIDDEN_NAMES = frozenset({
-    "open", "eval", "exec", "compile", "__import__", "globals", "locals", "vars", "getattr", "setattr",
-    "delattr", "input", "breakpoint", "exit", "quit", "help", "memoryview", "object", "type",
-    "super", "classmethod", "staticmethod", "property", "dir", "id", "print", "__builtins__",
-    "__loader__", "__spec__",
-})
-# Frames, code objects and tracebacks lead back to the runner's globals; none is needed to compute f.
-_FORBIDDEN_ATTR_PREFIXES = ("_", "f_", "gi_", "cr_", "ag_", "tb_", "co_")
-_FORBIDDEN_ATTRS = frozenset({"mro", "with_traceback", "format_map"})
-SAFE_BUILTINS = (
-    "abs", "all", "any", "bin", "bool", "chr", "dict", "divmod", "enumerate", "filter", "float",
-    "format", "frozenset", "hash", "hex", "int", "isinstance", "issubclass", "iter", "len", "list",
-    "map", "max", "min", "next", "oct", "ord", "pow", "range", "repr", "reversed", "round", "set",
-    "slice", "sorted", "str", "sum", "tuple", "zip", "ValueError", "KeyError", "IndexError",
-    "ZeroDivisionError", "TypeError", "Exception", "StopIteration", "ArithmeticError", "True",
-    "False", "None",
-)
+_CHILD = Path(__file__).with_name("sandbox_child.py")
+_UID_BASE = 2_000_000_000  # keep equal to sandbox_child.UID_BASE
+_RECORD_BYTES = 128  # a result line is ~20 bytes; anything beyond the cap is dropped unread
 
 
 class ProgramRejected(ValueError):
@@ -60,6 +64,9 @@ class SandboxResult:
     timed_out: bool = False
     rejected: bool = False
     call_errors: int = 0
+    network_isolated: bool | None = None  # None = the child never reported (rejected or crashed early)
+    privileges_dropped: bool | None = None
+    survivors: int = 0  # processes of the sandbox found alive after it ended (killed; should be 0)
     details: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -68,34 +75,22 @@ class SandboxResult:
 
 
 def check_program(code: str, function: str = "f") -> str:
-    """Statically validate `code`; return the name of the function to call. Raises `ProgramRejected`."""
+    """Validate `code` under the sandbox policy; return the name of the function to call.
+
+    Raises `ProgramRejected` (syntax error, forbidden construct or import, no usable function)."""
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
         raise ProgramRejected(f"syntax error on line {exc.lineno}: {exc.msg}") from None
-    functions: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name not in ALLOWED_MODULES:
-                    raise ProgramRejected(f"import of {alias.name!r} is not allowed; allowed: "
-                                          f"{', '.join(sorted(ALLOWED_MODULES))}")
-        elif isinstance(node, ast.ImportFrom):
-            if node.level or (node.module or "") not in ALLOWED_MODULES:
-                raise ProgramRejected(f"import from {node.module!r} is not allowed")
-        elif isinstance(node, ast.Attribute) and (node.attr.startswith(_FORBIDDEN_ATTR_PREFIXES)
-                                                  or node.attr in _FORBIDDEN_ATTRS):
-            raise ProgramRejected(f"attribute {node.attr!r} is not allowed (no private, dunder or frame access)")
-        elif isinstance(node, ast.Name) and (node.id in FORBIDDEN_NAMES or node.id.startswith("__")):
-            raise ProgramRejected(f"name {node.id!r} is not allowed")
-        elif isinstance(node, ast.FunctionDef | ast.Lambda | ast.AsyncFunctionDef):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                if node.name.startswith("__"):
-                    raise ProgramRejected(f"function name {node.name!r} is not allowed")
-                if node.col_offset == 0:
-                    functions.append(node.name)
-        elif isinstance(node, ast.Global | ast.Nonlocal | ast.AsyncFunctionDef | ast.Await):
-            raise ProgramRejected(f"{type(node).__name__} statements are not allowed")
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ProgramRejected(f"cannot parse the program: {type(exc).__name__}") from None
+    try:
+        compile_program(code)
+    except ProgramCompileError as exc:
+        raise ProgramRejected(str(exc)) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ProgramRejected(f"cannot compile the program: {type(exc).__name__}") from None
+    functions = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
     if function in functions:
         return function
     if len(functions) == 1:
@@ -103,112 +98,126 @@ def check_program(code: str, function: str = "f") -> str:
     raise ProgramRejected(f"define a top-level function `def {function}(s):` returning a number in [0, 1]")
 
 
-# The child program. It sets nothing up itself: limits are applied by `_limit_resources` before exec.
-_RUNNER = r"""
-import json, math, sys
-import itertools, collections, re, statistics, functools
-payload = json.loads(sys.stdin.read())
-_allowed = set(payload["allowed"])
-_real_import = __import__
-import types
-_proxies = {}
-def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
-    if level or name not in _allowed:
-        raise ImportError("import of " + repr(name) + " is not allowed")
-    if name not in _proxies:
-        # Public, non-module attributes only: statistics.sys or re.enum must not leak other modules.
-        mod = _real_import(name)
-        _proxies[name] = types.SimpleNamespace(**{k: v for k, v in vars(mod).items()
-            if not k.startswith("_") and not isinstance(v, types.ModuleType)})
-    return _proxies[name]
-import builtins
-_safe = {k: getattr(builtins, k) for k in payload["builtins"] if hasattr(builtins, k)}
-_safe["__import__"] = _guarded_import
-_ns = {"__builtins__": _safe, "__name__": "predictor"}
-_out = sys.stdout
-try:
-    exec(compile(payload["code"], "<predictor>", "exec"), _ns)
-    _fn = _ns[payload["function"]]
-except BaseException as exc:
-    _out.write(json.dumps({"fatal": type(exc).__name__ + ": " + str(exc)[:300]}) + "\n")
-    _out.flush()
-    raise SystemExit(0)
-for _s in payload["inputs"]:
-    try:
-        _v = _fn(_s)
-        _v = float(_v)
-        _line = json.dumps({"v": _v if math.isfinite(_v) else None})
-    except BaseException as exc:
-        if isinstance(exc, (MemoryError, RecursionError)) or not isinstance(exc, Exception):
-            _out.write(json.dumps({"fatal": type(exc).__name__}) + "\n")
-            _out.flush()
-            raise SystemExit(0)
-        _line = json.dumps({"e": type(exc).__name__})
-    _out.write(_line + "\n")
-    _out.flush()
-"""
-
-
-def _limit_resources(cpu_seconds: int, memory_bytes: int) -> None:
-    """Runs in the child between fork and exec: cap CPU, memory, file writes and open files."""
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
 def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seconds_per_100: float = 2.0,
                   min_seconds: float = 2.0, memory_mb: int = 256) -> SandboxResult:
-    """Evaluate `function` from `code` on every input in a locked-down child process."""
+    """Evaluate `function` from `code` on every input in a sealed child process."""
     try:
         name = check_program(code, function)
     except ProgramRejected as exc:
         return SandboxResult(values=[None] * len(inputs), error=f"rejected: {exc}", rejected=True)
-    timeout = max(min_seconds, seconds_per_100 * len(inputs) / 100.0)
-    payload = json.dumps({"code": code, "function": name, "inputs": list(inputs),
-                          "allowed": sorted(ALLOWED_MODULES), "builtins": list(SAFE_BUILTINS)})
-    cpu = max(1, math.ceil(timeout))
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-c", _RUNNER],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={}, cwd="/", start_new_session=True, text=True,
-        preexec_fn=lambda: _limit_resources(cpu, memory_mb * 1024 * 1024),  # noqa: PLW1509
-    )
-    timed_out = False
+    n = len(inputs)
+    timeout = max(min_seconds, seconds_per_100 * n / 100.0)
+    root_dir = tempfile.mkdtemp(prefix="discoverylab-sandbox-")
+    read_fd, write_fd = os.pipe()
+    proc: subprocess.Popen[bytes] | None = None
     try:
-        stdout, stderr = proc.communicate(payload, timeout=timeout + 1.0)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc)
-        stdout, stderr = proc.communicate()
-    return _collect(stdout or "", stderr or "", len(inputs), timed_out, proc.returncode)
+        payload = {"code": code, "function": name, "inputs": list(inputs), "result_fd": write_fd,
+                   "root_dir": root_dir, "cpu_seconds": max(1, math.ceil(timeout)),
+                   "memory_bytes": memory_mb * 1024 * 1024}
+        with tempfile.TemporaryFile() as stdin:
+            stdin.write(json.dumps(payload).encode())
+            stdin.seek(0)
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-I", str(_CHILD)], stdin=stdin, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL, env={}, cwd=root_dir, start_new_session=True,
+                    close_fds=True, pass_fds=(write_fd,),
+                )
+            except OSError as exc:
+                return SandboxResult(values=[None] * n, error=f"sandbox could not start: {exc}"[:300])
+        os.close(write_fd)
+        write_fd = -1
+        data, timed_out = _read_results(read_fd, deadline=time.monotonic() + timeout + 1.0,
+                                        cap=_RECORD_BYTES * (n + 4) + 4096)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the pid is not reaped yet, so it cannot be reused
+        returncode = proc.wait()
+        survivors = _sweep(proc.pid, _UID_BASE + proc.pid)
+        leftovers = os.listdir(root_dir)
+    finally:
+        if proc is not None and proc.returncode is None:  # interrupted while the child ran
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        os.close(read_fd)
+        if write_fd >= 0:
+            os.close(write_fd)
+        shutil.rmtree(root_dir, ignore_errors=True)
+    result = _collect(data.decode("utf-8", "replace"), n, timed_out, returncode)
+    result.survivors = survivors
+    result.details["child_pid"] = str(proc.pid)
+    if leftovers:
+        result.details["leftover_files"] = str(len(leftovers))
+    return result
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+def _read_results(fd: int, *, deadline: float, cap: int) -> tuple[bytes, bool]:
+    """Read the result pipe until EOF, the deadline (timed out) or `cap` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    poller = select.poll()  # not select.select: the pipe's fd number may exceed FD_SETSIZE
+    poller.register(fd, select.POLLIN)
+    while size < cap:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return b"".join(chunks), True
+        if not poller.poll(max(1, int(remaining * 1000))):
+            continue
+        chunk = os.read(fd, min(65536, cap - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks), False
 
 
-def _collect(stdout: str, stderr: str, n: int, timed_out: bool, returncode: int | None) -> SandboxResult:
+def _sweep(session: int, uid: int) -> int:
+    """Kill and count processes left in the child's session or running as its uid (expected: none)."""
+    found = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            status = (entry / "status").read_text()
+        except (OSError, ValueError):
+            continue
+        uids = next((line.split()[1:] for line in status.splitlines() if line.startswith("Uid:")), [])
+        if fields[0] == "Z":
+            continue
+        if int(fields[3]) == session or str(uid) in uids:
+            found += 1
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+    if found:
+        logger.warning("sandbox left %d process(es) behind; killed", found)
+    return found
+
+
+def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> SandboxResult:
     values: list[float | None] = []
     call_errors = 0
     error: str | None = None
-    for line in stdout.splitlines()[: n + 1]:
+    status: dict[str, object] = {}
+    first_call_error: str | None = None
+    for line in text.splitlines()[: n + 2]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
             error = "malformed output from the sandbox"
             break
-        if "fatal" in record:
-            error = f"program failed: {record['fatal']}"
+        if not isinstance(record, dict):
+            error = "malformed output from the sandbox"
             break
-        if "e" in record:
+        if "ready" in record:
+            status = record
+        elif "fatal" in record:
+            error = f"program failed: {str(record['fatal'])[:300]}"
+            break
+        elif "e" in record:
             call_errors += 1
+            first_call_error = first_call_error or str(record["e"])[:300]
             values.append(None)
         else:
             v = record.get("v")
@@ -216,15 +225,19 @@ def _collect(stdout: str, stderr: str, n: int, timed_out: bool, returncode: int 
     if len(values) < n and error is None:
         if timed_out:
             error = f"timed out after {len(values)} of {n} inputs"
+        elif returncode is not None and returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+            error = f"sandbox stopped after {len(values)} of {n} inputs (CPU time limit)"
+        elif returncode is not None and returncode < 0:
+            error = f"sandbox stopped after {len(values)} of {n} inputs (killed by signal {-returncode})"
         else:
-            if returncode is not None and returncode in (-signal.SIGXCPU, -signal.SIGKILL):
-                reason = "CPU time limit"
-            elif returncode is not None and returncode < 0:
-                reason = f"killed by signal {-returncode}"
-            else:
-                reason = f"exit status {returncode}"
-            error = f"sandbox stopped after {len(values)} of {n} inputs ({reason})"
-            if stderr.strip():
-                logger.debug("sandbox stderr: %s", stderr.strip()[-500:])
+            error = f"sandbox stopped after {len(values)} of {n} inputs (exit status {returncode})"
     values.extend([None] * (n - len(values)))
-    return SandboxResult(values=values[:n], error=error, timed_out=timed_out, call_errors=call_errors)
+    details = {"uid": str(status["uid"])} if "uid" in status else {}
+    if first_call_error:
+        details["call_error"] = first_call_error  # the first exception the program raised, for feedback
+    return SandboxResult(
+        values=values[:n], error=error, timed_out=timed_out, call_errors=call_errors,
+        network_isolated=bool(status["network_isolated"]) if "network_isolated" in status else None,
+        privileges_dropped=bool(status["privileges_dropped"]) if "privileges_dropped" in status else None,
+        details=details,
+    )

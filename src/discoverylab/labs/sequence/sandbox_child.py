@@ -1,0 +1,154 @@
+"""The sandbox child: seal this process, then run one predictor program on a batch of inputs.
+
+Started by `sandbox.run_predictor` as `python -I sandbox_child.py` with the payload (JSON) on stdin and
+a dedicated result pipe; stdout and stderr go to /dev/null, so nothing the program could ever write
+there reaches the grader. Standard library only (plus the policy file beside it, loaded by path), so
+the child never imports a `discoverylab` that might come from another checkout.
+
+`harden` is the process layer (docs/tinylabs.md, "Predictor sandbox"), applied after everything the
+program may use is imported and before the program is compiled:
+  no new privileges -> own network namespace -> chroot into an empty directory (root) ->
+  close every other fd -> CPU / memory / file-size / open-file / core limits ->
+  drop to an unprivileged uid of its own (root) -> RLIMIT_NPROC = 0 -> die with the parent.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import json
+import math
+import os
+import re
+import resource
+import signal
+import socket
+import sys
+import types
+from typing import Any
+
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
+UID_BASE = 2_000_000_000  # the sandbox runs as UID_BASE + its pid: a uid no account or other child has
+
+
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _isolate_network(libc: Any) -> bool:
+    """A new, empty network namespace (only a down loopback): no socket can reach anything."""
+    flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
+    if libc.unshare(flags) != 0:
+        return False
+    try:
+        return all(name == "lo" for _, name in socket.if_nameindex())
+    except OSError:
+        return False
+
+
+def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tuple[int, ...] = (),
+           max_files: int = 0) -> dict[str, Any]:
+    """Seal the current process; return what could be sealed (network isolation needs kernel support)."""
+    libc = _libc()
+    parent = os.getppid()
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    is_root = os.geteuid() == 0
+    network_isolated = _isolate_network(libc)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    chrooted = False
+    os.chdir(root_dir)
+    if is_root:
+        try:  # a container may withhold CAP_SYS_CHROOT; the uid drop below still guards the files
+            os.chroot(root_dir)
+            os.chdir("/")
+            chrooted = True
+        except OSError:
+            pass
+    keep = sorted({0, 1, 2, *keep_fds})
+    low = 3
+    for fd in [*keep, max(65536, resource.getrlimit(resource.RLIMIT_NOFILE)[1])]:
+        if fd >= low:
+            os.closerange(low, fd)  # close_range(2) on Linux: cheap even for a huge range
+            low = fd + 1
+    for limit, value in ((resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, 0),
+                         (resource.RLIMIT_NOFILE, max_files), (resource.RLIMIT_MEMLOCK, 0),
+                         (resource.RLIMIT_MSGQUEUE, 0), (resource.RLIMIT_AS, memory_bytes)):
+        resource.setrlimit(limit, (value, value))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+    uid = os.getuid()
+    if is_root:
+        uid = UID_BASE + os.getpid()
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    privileges_dropped = os.geteuid() != 0 and os.getuid() != 0
+    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))  # counted per uid; as root it would be ignored
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after setuid, which clears it
+    if os.getppid() != parent:  # the grader died before the death signal was armed
+        os._exit(1)
+    return {"network_isolated": network_isolated, "privileges_dropped": privileges_dropped,
+            "chrooted": chrooted, "uid": uid}
+
+
+def _load_policy() -> types.ModuleType:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_policy.py")
+    spec = importlib.util.spec_from_file_location("_predictor_policy", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _send(fd: int, record: dict[str, Any]) -> None:
+    os.write(fd, (json.dumps(record) + "\n").encode())
+
+
+def _describe(exc: BaseException, limit: int) -> str:
+    """`Type: message`, with memory addresses masked so grades stay byte-identical between runs."""
+    text = f"{type(exc).__name__}: {str(exc)[:limit]}" if str(exc) else type(exc).__name__
+    return re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
+
+
+def _value(v: Any) -> float | None:
+    x = float(v)
+    return x if math.isfinite(x) else None
+
+
+def main() -> None:
+    """Read the payload, seal, compile, then stream one record per input to the result fd."""
+    payload = json.loads(sys.stdin.buffer.read())
+    out = int(payload["result_fd"])
+    policy = _load_policy()
+    namespace = policy.build_namespace()
+    for name in policy.ALLOWED_MODULES:  # build every module proxy before the file system goes away
+        namespace["__builtins__"]["__import__"](name)
+    status = harden(cpu_seconds=int(payload["cpu_seconds"]), memory_bytes=int(payload["memory_bytes"]),
+                    root_dir=payload["root_dir"], keep_fds=(out,))
+    _send(out, {"ready": True, **status})
+    try:
+        code = policy.compile_program(payload["code"])
+        exec(code, namespace)
+        fn = namespace[payload["function"]]
+    except BaseException as exc:  # the program's own module-level code failed
+        _send(out, {"fatal": _describe(exc, 300)})
+        return
+    for s in payload["inputs"]:
+        try:
+            record: dict[str, Any] = {"v": _value(fn(s))}
+        except BaseException as exc:
+            if isinstance(exc, MemoryError | RecursionError) or not isinstance(exc, Exception):
+                _send(out, {"fatal": type(exc).__name__})
+                return
+            record = {"e": _describe(exc, 200)}
+        _send(out, record)
+
+
+if __name__ == "__main__":
+    main()
