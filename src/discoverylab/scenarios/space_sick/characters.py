@@ -52,6 +52,16 @@ class ColonyNPC(NPC):
             return
         super().tick()  # poison clock and wandering
 
+    def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
+        """The engine's wandering, but walking back home along a cached path."""
+        if len(self.queue) > 1:
+            return False
+        if (self.x - x) ** 2 + (self.y - y) ** 2 > 16:
+            self._walk_to(x, y)
+            return False
+        self._path = []
+        return super()._run_wander(x, y, probability)
+
     # ---- steps --------------------------------------------------------------------------
     def walk(self, x: int, y: int) -> Step:
         return lambda: self._walk_to(x, y)

@@ -16,6 +16,8 @@ from discoverylab.scenarios import layout
 from discoverylab.scenarios.space_sick.characters import Chef, Colonist, Farmer
 from discoverylab.scenarios.space_sick.things import (
     COLOURS,
+    FieldKeeper,
+    FieldSoil,
     GlowingRock,
     GrowingSeed,
     SeedJar,
@@ -27,7 +29,6 @@ from discoverylab.world.agent import Agent
 from discoverylab.world.catalog import spawn
 from discoverylab.world.materials import material
 from discoverylab.world.objects import Layer, WorldObject
-from discoverylab.world.things import SoilTile
 
 if TYPE_CHECKING:
     from discoverylab.scenarios.space_sick.scenario import SpaceSick
@@ -57,7 +58,7 @@ class Colony:
     pot: WorldObject | None = None
     shovel: WorldObject | None = None
     seed_jar: WorldObject | None = None
-    soil: list[SoilTile] = field(default_factory=list)
+    soil: list[FieldSoil] = field(default_factory=list)
     field_tiles: list[tuple[int, int]] = field(default_factory=lambda: list(FIELD))
     infirmary: tuple[int, int] = (23, 6)
     dining_spot: tuple[int, int] = (23, 25)
@@ -163,9 +164,12 @@ def _farm(sc: SpaceSick, colony: Colony) -> None:
     colony.shovel = layout.place(world, "shovel", *colony.shovel_spot)
     layout.place(world, "fertilizer_bag", 12, 10)
     for x, y in FIELD:
-        soil = layout.ground(world, "soil", x, y)
-        assert isinstance(soil, SoilTile)
+        layout.clear_ground(world, x, y)
+        soil = FieldSoil(world, "soil", "soil")
+        soil.add(spawn(world, "dirt"))
+        world.place(soil, x, y, Layer.WORLD)
         colony.soil.append(soil)
+    FieldKeeper(world, colony.soil)
 
 
 def _cave(world: World, colony: Colony, challenge: bool) -> None:

@@ -295,8 +295,12 @@ class Colony:
 
     def ask_farmer(self) -> ot.Steps:
         yield from self.go("farm")
-        yield from self.find("Farmer")
-        yield from self.do(ot.act("TALK", self.people["Farmer"]))
+        for _ in range(200):  # the Farmer may still be planting the last batch
+            yield from self.find("Farmer")
+            yield from self.do(ot.act("TALK", self.people["Farmer"]), check=False)
+            if self.obs["dialog_box"].get("is_in_dialog"):
+                break
+            yield from self.do(ot.act("WAIT"))
         while self.obs["dialog_box"].get("is_in_dialog"):
             options = self.obs["dialog_box"]["dialogOptions"]
             pick = next((k for k, v in options.items() if v.startswith("Can you plant") or v == "OK"), None)

@@ -17,7 +17,7 @@ from discoverylab.world.catalog import spawn
 from discoverylab.world.instruments import Instrument
 from discoverylab.world.materials import material
 from discoverylab.world.objects import Layer, WorldObject
-from discoverylab.world.things import Jar, Mold, SoilTile
+from discoverylab.world.things import Food, Jar, Mold, SoilTile
 
 if TYPE_CHECKING:
     from discoverylab.world.world import World
@@ -99,23 +99,55 @@ def lab_instrument(world: World, kind: str) -> WorldObject:
     return spawn(world, {"PH meter": "ph_meter", "radiation meter": "radiation_meter"}.get(kind, kind))
 
 
-# ---- food -----------------------------------------------------------------------------------
+# ---- food and field ---------------------------------------------------------------------------
+# Temperatures change only inside stoves and fridges, which apply the cooking and dying thresholds
+# themselves, so mushrooms and molds need no per-tick work (seven characters leave little time).
+class Mushroom(Food):
+    needs_tick = False
+
+
+class ColonyMold(Mold):
+    needs_tick = False
+
+
 def mushroom(world: World, colour: str, green_matter: bool) -> WorldObject:
-    food = spawn(world, "mushroom", color=colour)
-    if green_matter:
-        food.materials = [material("plant_matter_green")]
-    return food
+    matter = "plant_matter_green" if green_matter else "plant_matter_white"
+    return Mushroom(world, "mushroom", "mushroom", [material(matter)], color=colour)
 
 
 def mold(world: World) -> WorldObject:
-    return Mold(world, "mold", "mold", [material("mold_red")], poisonous=True)
+    return ColonyMold(world, "mold", "mold", [material("mold_red")], poisonous=True)
+
+
+class FieldSoil(SoilTile):
+    """Field soil, ticked by the `FieldKeeper` only while it matters."""
+
+    needs_tick = False
+
+
+class FieldKeeper(WorldObject):
+    """One ticker for the whole field: runs a soil tile's hole logic only while it is open and
+    its seeds only while it holds more than its dirt (30 tiles cost one short loop per tick)."""
+
+    needs_tick = True
+
+    def __init__(self, world: World, tiles: list[FieldSoil]) -> None:
+        super().__init__(world, "field keeper", "field keeper")
+        self.tiles = tiles
+
+    def tick(self) -> None:
+        for tile in self.tiles:
+            if tile.is_open:
+                tile.tick()
+            if len(tile.contents) > 1:
+                for seed in [o for o in tile.contents if isinstance(o, GrowingSeed)]:
+                    seed.tick()
 
 
 class GrowingSeed(WorldObject):
     """A seed buried in soil (in a tile with its dirt back) grows into a mushroom: a timer of
-    10-20 that counts down on each tick with probability (N + P + K of the tile) / 30."""
-
-    needs_tick = True
+    10-20 that counts down on each tick with probability (N + P + K of the tile) / 30. Ticked
+    by the `FieldKeeper` of the field it is buried in."""
 
     def __init__(self, world: World, grow: Callable[[int, int], WorldObject]) -> None:
         super().__init__(world, "seed", "seed", [material("seed")])
