@@ -172,7 +172,7 @@ class GrowingSeed(WorldObject):
 
 
 class SeedJar(Jar):
-    """Refills to five seeds, at most one refill every eight ticks."""
+    """Starts with five seeds and refills to five, one seed every eight ticks at most."""
 
     needs_tick = True
 
@@ -180,6 +180,8 @@ class SeedJar(Jar):
         super().__init__(world, "seed jar", "jar", [material("glass")])
         self.make_seed = make_seed
         self.wait = 0
+        for _ in range(5):
+            self.add(make_seed())
 
     def tick(self) -> None:
         if self.wait > 0:
