@@ -9,6 +9,7 @@ when the next tile is blocked, so seven characters cost little per tick.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 Step = Callable[[], bool]
 _DIRS = {(0, -1): "north", (1, 0): "east", (0, 1): "south", (-1, 0): "west"}
+_STEPS = tuple(_DIRS)
 EAT_SIGNAL = "eatSignal"
 
 
@@ -35,6 +37,7 @@ class ColonyNPC(NPC):
         self.jobs: deque[Step] = deque()
         self._path: list[tuple[int, int]] = []
         self._stuck = 0
+        self._coins: list[float] = []
 
     def is_busy(self) -> bool:
         return bool(self.jobs) or super().is_busy()
@@ -43,24 +46,58 @@ class ColonyNPC(NPC):
         """Per-tick decisions before the current job runs (subclasses)."""
 
     def tick(self) -> None:
-        if self.dialog_partner is None:
-            self.react()
-        if self.jobs and self.dialog_partner is None:
-            Agent.tick(self)  # the poison clock
+        """Same order as the engine's NPC tick (poison clock, then the autopilot unless in a
+        dialog), with the job queue ahead of the wandering."""
+        if self.poison_counter or self.poisoned:
+            Agent.tick(self)
+        if self.dialog_partner is not None:
+            return
+        self.react()
+        if self.jobs:
             if self.jobs[0]():
                 self.jobs.popleft()
-            return
-        super().tick()  # poison clock and wandering
+        elif self.queue:
+            task = self.queue[0]
+            if task.kind == "wander":
+                self._run_wander(**task.args)
+                return
+            done = getattr(self, f"_run_{task.kind}")(**task.args)
+            if done and self.queue and self.queue[0] is task:
+                heapq.heappop(self.queue)
+
+    def _coin(self) -> float:
+        """Uniform draws from the NPC stream, fetched 64 at a time (one call per tick and
+        character would cost more than the rest of its tick)."""
+        if not self._coins:
+            self._coins = self.world.rng_npc.random(64).tolist()
+        return self._coins.pop()
 
     def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
-        """The engine's wandering, but walking back home along a cached path."""
-        if len(self.queue) > 1:
-            return False
-        if (self.x - x) ** 2 + (self.y - y) ** 2 > 16:
-            self._walk_to(x, y)
+        """Drift around (x, y): beyond four tiles head back (a straight step when free, else
+        along a path), else with `probability` step one tile in a random direction."""
+        if self._door_to_close is not None:
+            self._close_door_behind()
+        dx, dy = x - self.x, y - self.y
+        if dx * dx + dy * dy > 16:
+            options = ([(1 if dx > 0 else -1, 0)] if dx else []) + ([(0, 1 if dy > 0 else -1)] if dy else [])
+            if abs(dy) > abs(dx):
+                options.reverse()
+            if not any(self._try_step(sx, sy) for sx, sy in options):
+                self._walk_to(x, y)
             return False
         self._path = []
-        return super()._run_wander(x, y, probability)
+        coin = self._coin()
+        if coin < probability:
+            sx, sy = _STEPS[int(coin / probability * 4)]
+            self._try_step(sx, sy)
+        return False
+
+    def _try_step(self, sx: int, sy: int) -> bool:
+        self.facing = _DIRS[(sx, sy)]
+        if self.world.is_passable(self.x + sx, self.y + sy):
+            self.world.place(self, self.x + sx, self.y + sy)
+            return True
+        return False
 
     # ---- steps --------------------------------------------------------------------------
     def walk(self, x: int, y: int) -> Step:
@@ -158,6 +195,8 @@ class Colonist(ColonyNPC):
         )  # fmt: skip
 
     def react(self) -> None:
+        if not (self.contents or self.poisoned or self.sick or self.states):
+            return
         if self.poisoned and not self.sick:
             self.sick = True
             self.jobs.clear()

@@ -16,6 +16,8 @@ from discoverylab.scenarios import layout
 from discoverylab.scenarios.space_sick.characters import Chef, Colonist, Farmer
 from discoverylab.scenarios.space_sick.things import (
     COLOURS,
+    ColonyAppliance,
+    ColonyFertilizerBag,
     FieldKeeper,
     FieldSoil,
     GlowingRock,
@@ -149,9 +151,9 @@ def _cafeteria(world: World, colony: Colony) -> None:
     colony.tables = [layout.place(world, "table", x, 23) for x in range(21, 26)]
     colony.pot = spawn(world, "pot", name="cafeteria pot")
     colony.prep_table = layout.table_with(world, 22, 21, colony.pot)
-    layout.place(world, "fridge", 23, 21)
+    world.place(appliance(world, "fridge"), 23, 21)
     layout.place(world, "sink", 24, 21)
-    layout.place(world, "stove", 25, 21)
+    world.place(appliance(world, "stove"), 25, 21)
     layout.table_with(world, 25, 25, spawn(world, "flower_pot"))
     layout.place(world, "chair", 20, 25)
 
@@ -162,7 +164,8 @@ def _farm(sc: SpaceSick, colony: Colony) -> None:
     colony.seed_jar = SeedJar(world, lambda: GrowingSeed(world, sc.grow_mushroom))
     layout.table_with(world, 13, 9, colony.seed_jar)
     colony.shovel = layout.place(world, "shovel", *colony.shovel_spot)
-    layout.place(world, "fertilizer_bag", 12, 10)
+    bag = ColonyFertilizerBag(world, "fertilizer bag", "fertilizer bag", [material("paper")])
+    world.place(bag, 12, 10)
     for x, y in FIELD:
         layout.clear_ground(world, x, y)
         soil = FieldSoil(world, "soil", "soil")
@@ -196,13 +199,20 @@ def _dwellings(world: World) -> None:
     for x in (20, 21):
         layout.place(world, "bed", x, 5)
     layout.place(world, "table", 25, 5)
-    layout.place(world, "fridge", 25, 7)
+    world.place(appliance(world, "fridge"), 25, 7)
     layout.building(world, 19, 11, 8, 7, "Barracks")
     for x in (20, 22, 24, 25):
         layout.place(world, "bed", x, 12)
         layout.place(world, "bedside_table", x, 13 if x != 25 else 14)
     layout.place(world, "sign", 17, 19, name="statue", type_="statue", sprite="statue",
                  document="Colony founder, first to set foot on Planet X.")  # fmt: skip
+
+
+def appliance(world: World, kind: str) -> WorldObject:
+    """A fridge (on, -4 C) or a stove (off, 350 C) that costs nothing while idle."""
+    if kind == "fridge":
+        return ColonyAppliance(world, kind, kind, [material("metal")], set_point=-4.0, activated=True)
+    return ColonyAppliance(world, kind, kind, [material("metal")], set_point=350.0)
 
 
 def _plants(sc: SpaceSick) -> None:

@@ -180,18 +180,19 @@ class SpaceSick(Scenario):
         if self.difficulty == "easy":
             update_easy(self)
             return
-        held = list(self.player.all_contents())
-        self._colours.update(str(getattr(o, "color", "")) for o in held if "mushroom" in o.type)
-        self._colours.discard("")
-        self.collected.set(len(self._colours), note=", ".join(sorted(self._colours)))
+        held = list(self.player.all_contents()) if self.player.contents else []
+        colours = {str(getattr(o, "color", "")) for o in held if "mushroom" in o.type} - {""}
+        if not colours <= self._colours:
+            self._colours |= colours
+            self.collected.set(len(self._colours), note=", ".join(sorted(self._colours)))
         instruments = self.colony.instruments
         for record in self.new_actions():
             if record.action == "USE" and record.success and record.arg1 in instruments:
                 self._used.add(record.arg1.name)
                 if isinstance(record.arg2, WorldObject) and "mushroom" in record.arg2.type:
                     self._used_on.add(record.arg1.name)
-        self.used.set(len(self._used), note=", ".join(sorted(self._used)))
-        self.used_on.set(len(self._used_on), note=", ".join(sorted(self._used_on)))
+                self.used.set(len(self._used), note=", ".join(sorted(self._used)))
+                self.used_on.set(len(self._used_on), note=", ".join(sorted(self._used_on)))
         if self.difficulty == "challenge":
             if any(isinstance(o, GlowingRock) for o in held):
                 self.rock_taken.set(1)
@@ -207,6 +208,8 @@ class SpaceSick(Scenario):
         for colonist in self.colony.colonists:
             history = colonist.history
             start = self._seen_meals[colonist.uuid]
+            if start == len(history):
+                continue
             self._seen_meals[colonist.uuid] = len(history)
             for record in history[start:]:
                 if record.action == "EAT" and record.success and "mushroom" in record.arg1.type:
@@ -214,6 +217,8 @@ class SpaceSick(Scenario):
                     self._watch[colonist.uuid] = record.step
         if eaten:
             self.eaten.add_distinct(eaten)
+        if not self._watch:
+            return
         for colonist in self.colony.colonists:
             since = self._watch.get(colonist.uuid)
             if since is None:

@@ -16,10 +16,11 @@ from discoverylab.world import instruments
 from discoverylab.world.catalog import spawn
 from discoverylab.world.instruments import Instrument
 from discoverylab.world.materials import material
-from discoverylab.world.objects import Layer, WorldObject
-from discoverylab.world.things import Food, Jar, Mold, SoilTile
+from discoverylab.world.objects import ActionResult, Layer, WorldObject
+from discoverylab.world.things import Appliance, FertilizerBag, Food, Jar, Mold, SoilTile
 
 if TYPE_CHECKING:
+    from discoverylab.world.agent import Agent
     from discoverylab.world.world import World
 
 COLOURS = ("red", "green", "yellow", "pink")
@@ -120,28 +121,65 @@ def mold(world: World) -> WorldObject:
 
 
 class FieldSoil(SoilTile):
-    """Field soil, ticked by the `FieldKeeper` only while it matters."""
+    """Field soil: ticked by its `FieldKeeper` only from the moment it is dug or given
+    something until it is closed again and holds no seed."""
 
     needs_tick = False
+    keeper: FieldKeeper | None = None
+
+    def add(self, obj: WorldObject) -> None:
+        super().add(obj)
+        self._wake()
+
+    def dig(self, agent: Agent) -> ActionResult:
+        result = super().dig(agent)
+        self._wake()
+        return result
+
+    def _wake(self) -> None:
+        if self.keeper is not None:
+            self.keeper.active[self] = None
 
 
 class FieldKeeper(WorldObject):
-    """One ticker for the whole field: runs a soil tile's hole logic only while it is open and
-    its seeds only while it holds more than its dirt (30 tiles cost one short loop per tick)."""
+    """One ticker for the whole field: runs the hole logic and the seeds of the tiles that
+    were woken (dug or given something), in the order they woke, until they are quiet."""
 
     needs_tick = True
 
     def __init__(self, world: World, tiles: list[FieldSoil]) -> None:
         super().__init__(world, "field keeper", "field keeper")
-        self.tiles = tiles
+        self.active: dict[FieldSoil, None] = {}
+        for tile in tiles:
+            tile.keeper = self
 
     def tick(self) -> None:
-        for tile in self.tiles:
+        for tile in list(self.active):
             if tile.is_open:
                 tile.tick()
-            if len(tile.contents) > 1:
-                for seed in [o for o in tile.contents if isinstance(o, GrowingSeed)]:
-                    seed.tick()
+            seeds = [o for o in tile.contents if isinstance(o, GrowingSeed)]
+            for seed in seeds:
+                seed.tick()
+            if not tile.is_open and not seeds:
+                del self.active[tile]
+
+
+class ColonyAppliance(Appliance):
+    """The engine's fridge or stove, skipping its per-tick walk when off or empty."""
+
+    def tick(self) -> None:
+        if self.activated and self.contents:
+            super().tick()
+
+
+class ColonyFertilizerBag(FertilizerBag):
+    """The engine's bag, with a quick look before counting its pellets each tick."""
+
+    def tick(self) -> None:
+        held = self.contents
+        if len(held) == 3 and held[0].type == held[1].type == held[2].type == "fertilizer pellet":
+            return
+        super().tick()
 
 
 class GrowingSeed(WorldObject):
@@ -187,7 +225,7 @@ class SeedJar(Jar):
         if self.wait > 0:
             self.wait -= 1
             return
-        if sum(1 for o in self.contents if o.type == "seed") < 5:
+        if len(self.contents) < 5 or sum(1 for o in self.contents if o.type == "seed") < 5:
             self.add(self.make_seed())
             self.wait = 8
 
