@@ -141,7 +141,9 @@ def _science_lab(world: World, colony: Colony) -> None:
         else:
             world.place(inst, 14, 25, Layer.OBJECTS)
     layout.table_with(world, 9, 24, spawn(world, "petri_dish"))
-    source = layout.place(world, "quantum_crystal", 14, 22, name="radioactive source", type_="radioactive source")
+    source = layout.place(
+        world, "quantum_crystal", 14, 22, name="radioactive source", type_="radioactive source", sprite="crystal"
+    )
     source.materials = [material("heavy_radioactive")]
     source.temperature_c = 50.0
 
