@@ -76,6 +76,7 @@ def declare_easy(sc: SpaceSick) -> None:
     sc.measured = card.add("Use measurement devices", "Distinct instruments used on the mushrooms", 5)
     sc.detected = card.add("Measure pathogen", "The pathogen was measured with the right instrument", 1)
     sc.placed = card.add("Place the object", "The infected food is in the jar", 1)
+    sc.easy_used = set()
 
 
 def update_easy(sc: SpaceSick) -> None:
@@ -94,10 +95,9 @@ def update_easy(sc: SpaceSick) -> None:
             names.add(tool.name)
             if tool is critical and what is target:
                 sc.detected.set(1)
-    if names:
-        known = set(sc.measured.notes.split(", ")) if sc.measured.notes else set()
-        known |= names
-        sc.measured.set(len(known), note=", ".join(sorted(known)))
+    if not names <= sc.easy_used:
+        sc.easy_used |= names
+        sc.measured.set(len(sc.easy_used), note=", ".join(sorted(sc.easy_used)))
     if target.parent is sc.jar:
         sc.placed.set(1, note="The contaminated mushroom is in the jar.")
         sc.scorecard.finish(True)

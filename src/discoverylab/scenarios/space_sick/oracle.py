@@ -127,6 +127,8 @@ class Colony:
         return int(ot.require(ot.find_inventory(self.obs, name), name)["uuid"])
 
     def solve(self) -> Solve:
+        for _ in range(2):  # the colonists walk off from beside the start: see them all first
+            yield from self.do(ot.act("WAIT"))
         yield from self.go("science lab")
         tools = [ot.require(ot.find_nearby(self.obs, name), name)["uuid"] for name in LAB]
         for uuid in tools:
@@ -205,7 +207,7 @@ class Colony:
 
     def find(self, name: str) -> ot.Steps:
         """Teleport beside a character (it may have walked off by then: retry)."""
-        for place in ("farm field", "town square", "barracks", "cafeteria", "cave", "farm", "infirmary"):
+        for place in 3 * ("farm field", "town square", "science lab", "barracks", "cafeteria", "cave", "farm"):
             if name in self.people:
                 break
             yield from self.go(place)

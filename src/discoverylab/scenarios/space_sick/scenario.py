@@ -86,6 +86,7 @@ class SpaceSick(Scenario):
     measured: ScorecardItem
     detected: ScorecardItem
     placed: ScorecardItem
+    easy_used: set[str]
 
     def build(self) -> Agent:
         if self.difficulty == "easy":
