@@ -187,7 +187,7 @@ class Colonist(ColonyNPC):
         self.home = home
         self.colony = colony
         self.sick = False
-        self.enqueue("wander", x=home[0], y=home[1])
+        self.enqueue("wander", x=home[0], y=home[1], probability=0.25)
         self.dialog(
             "Hello, I am a colonist here on Discovery World. ",
             [("I think there is food available in the cafeteria.", "Thanks, I'll head over there.",
@@ -205,7 +205,7 @@ class Colonist(ColonyNPC):
             return
         if self.sick and not self.poisoned:
             self.sick = False
-            self.enqueue("wander", x=self.home[0], y=self.home[1])
+            self.enqueue("wander", x=self.home[0], y=self.home[1], probability=0.25)
         for food in _mushrooms_in(self):
             if food.cooked:
                 self.world.place(food, self.x, self.y, Layer.OBJECTS)

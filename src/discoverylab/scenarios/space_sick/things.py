@@ -216,7 +216,7 @@ class GrowingSeed(WorldObject):
 
 
 class SeedJar(Jar):
-    """Starts with five seeds and refills to five, one seed every eight ticks at most."""
+    """Starts with five seeds; every eight ticks, adds one if it holds fewer than five."""
 
     needs_tick = True
 
@@ -228,12 +228,12 @@ class SeedJar(Jar):
             self.add(make_seed())
 
     def tick(self) -> None:
+        self.wait -= 1
         if self.wait > 0:
-            self.wait -= 1
             return
-        if len(self.contents) < 5 or sum(1 for o in self.contents if o.type == "seed") < 5:
+        self.wait = 8  # it looks at itself every eight ticks
+        if sum(1 for o in self.contents if o.type == "seed") < 5:
             self.add(self.make_seed())
-            self.wait = 8
 
 
 class GlowingRock(WorldObject):
