@@ -187,6 +187,7 @@ class Colonist(ColonyNPC):
         self.home = home
         self.colony = colony
         self.sick = False
+        self._tries = 0
         self.enqueue("wander", x=home[0], y=home[1], probability=0.25)
         self.dialog(
             "Hello, I am a colonist here on Discovery World. ",
@@ -232,7 +233,9 @@ class Colonist(ColonyNPC):
         table = min(tables, key=lambda t: abs(t.x - self.x) + abs(t.y - self.y))
         spot = (table.x, table.y + 1)
         if (self.x, self.y) != spot:
-            self._walk_to(*spot)
+            if self._walk_to(*spot) and (self.x, self.y) != spot:  # gave up: the way is blocked
+                self._tries += 1
+                return self._tries >= 3
             return False
         self.facing = "north"
         food = next(f for f in _mushrooms_in(table) if not f.cooked)
@@ -297,9 +300,8 @@ class Chef(ColonyNPC):
         food = min(found, key=lambda o: abs(o.x - self.x) + abs(o.y - self.y))
         if (self.x, self.y) == (food.x, food.y):
             self.take(food, into=pot)
-        else:
-            self._walk_to(food.x, food.y)
-        return False
+            return False
+        return self._walk_to(food.x, food.y) and (self.x, self.y) != (food.x, food.y)  # unreachable: stop
 
     def _serve(self) -> None:
         self.jobs.extend([*self._pot_steps(), self._plate, self._return_pot, self.walk(*self.home)])
@@ -314,8 +316,7 @@ class Chef(ColonyNPC):
         table = empty[0]
         spot = (table.x, table.y - 1)
         if (self.x, self.y) != spot:
-            self._walk_to(*spot)
-            return False
+            return self._walk_to(*spot) and (self.x, self.y) != spot  # unreachable: stop
         self.facing = "south"
         self.put(food[0], table)
         return False
