@@ -332,6 +332,7 @@ class Farmer(ColonyNPC):
         super().__init__(world, "Farmer", x, y)
         self.colony = colony
         self.home = (x, y)
+        self._target: SoilTile | None = None
         self.enqueue("wander", x=x, y=y, probability=0.25)
         self.dialog(
             "Hello, I am the farmer. I can plant more seeds.",
@@ -360,18 +361,22 @@ class Farmer(ColonyNPC):
         seeds = [o for o in self.contents if o.type == "seed"]
         if not seeds or self.colony.shovel.parent is not self:
             return True
-        here = next((o for o in self.world.tiles[self.x][self.y][Layer.WORLD] if isinstance(o, SoilTile)), None)
-        if here is not None and self._blank(here):
-            dirt = next(o for o in here.contents if o.type == "dirt")
-            self.record("USE", self.colony.shovel, here, True, "You dig a hole in the soil, creating a hole and dirt.")
-            self.put(seeds[0], here)
-            self.put(dirt, here)
+        target = self._target
+        if target is None or not self._blank(target):  # choose the nearest blank tile once
+            blank = [t for t in self.colony.soil if self._blank(t)]
+            if not blank:
+                return True
+            target = self._target = min(blank, key=lambda t: abs(t.x - self.x) + abs(t.y - self.y))
+        if (self.x, self.y) != (target.x, target.y):
+            if self._walk_to(target.x, target.y) and (self.x, self.y) != (target.x, target.y):
+                return True  # unreachable: stop
             return False
-        blank = [t for t in self.colony.soil if self._blank(t)]
-        if not blank:
-            return True
-        target = min(blank, key=lambda t: abs(t.x - self.x) + abs(t.y - self.y))
-        self._walk_to(target.x, target.y)
+        dirt = next(o for o in target.contents if o.type == "dirt")
+        self.add(dirt)
+        self.record("USE", self.colony.shovel, target, True, "You dig a hole in the soil, creating a hole and dirt.")
+        self.put(seeds[0], target)
+        self.put(dirt, target)
+        self._target = None
         return False
 
     def _blank(self, tile: SoilTile) -> bool:
