@@ -253,15 +253,11 @@ class GlowingRock(WorldObject):
     def _poison_near(self) -> bool:
         world = self.world
         rx, ry = self.location()
-        for x in range(rx - 1, rx + 2):
-            for y in range(ry - 1, ry + 2):
-                if not world.in_bounds(x, y):
-                    continue
-                for top in world.stacks[x][y]:
-                    if top.is_container and top.contents:
-                        if any(_bad(o) for o in (top, *top.all_contents())):
-                            return True
-                    elif _bad(top):
+        for x in range(max(rx - 1, 0), min(rx + 2, world.size)):
+            column = world.stacks[x]
+            for y in range(max(ry - 1, 0), min(ry + 2, world.size)):
+                for top in column[y]:
+                    if _bad(top) or (top.contents and any(_bad(o) for o in top.all_contents())):
                         return True
         return False
 
