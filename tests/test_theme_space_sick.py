@@ -486,3 +486,22 @@ def test_attack_reporting_every_instrument_is_not_the_gold_answer() -> None:
     others = [n for n in ("densitometer", "spectrometer", "PH meter", "microscope", "radiation meter")
               if n != game.sc.instrument_name]  # fmt: skip
     assert game.sc.instrument_name in gold and not any(f"The {n} detects" in gold for n in others)
+
+
+def test_illness_starts_26_to_44_steps_after_a_bad_meal_and_lasts_101() -> None:
+    for seed in range(3):
+        game = Game("normal", seed, max_steps=300)
+        moldy = next(o for o in game.sc.world.objects.values() if o.type == "mushroom" and o.parts)
+        colonist = colonists(game)[3]
+        _feed_directly(game, colonist, moldy)
+        game.wait(200)
+        posts = {p.content: p.step for p in game.sc.world.feed.updates if p.author == colonist.name}
+        eaten = next(r.step for r in colonist.history if r.action == "EAT")
+        assert 26 <= posts["I'm not feeling well."] - eaten <= 44
+        assert posts["I'm feeling better."] - posts["I'm not feeling well."] == 101
+
+
+def test_same_seed_same_oracle_episode() -> None:
+    first, _ = run_oracle("normal", 7)
+    second, _ = run_oracle("normal", 7)
+    assert first.card == second.card and first.obs == second.obs
