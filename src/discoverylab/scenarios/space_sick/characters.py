@@ -9,7 +9,6 @@ when the next tile is blocked, so seven characters cost little per tick.
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -32,9 +31,12 @@ EAT_SIGNAL = "eatSignal"
 class ColonyNPC(NPC):
     """A character with a job queue, cached-path walking and hands that reach one tile around."""
 
+    sick = False
+
     def __init__(self, world: World, name: str, x: int, y: int, **attrs: Any) -> None:
         super().__init__(world, name, x, y, **attrs)
         self.jobs: deque[Step] = deque()
+        self.wander_home: tuple[int, int, float] | None = None  # (x, y, step probability)
         self._path: list[tuple[int, int]] = []
         self._stuck = 0
         self._coins: list[float] = []
@@ -43,38 +45,30 @@ class ColonyNPC(NPC):
         return bool(self.jobs) or super().is_busy()
 
     def react(self) -> None:
-        """Per-tick decisions before the current job runs (subclasses)."""
+        """Decisions before the current job runs, on ticks when the character holds
+        something, has states, or is (or was) ill (subclasses)."""
 
     def tick(self) -> None:
         """Same order as the engine's NPC tick (poison clock, then the autopilot unless in a
-        dialog), with the job queue ahead of the wandering."""
+        dialog): reactions, then the job queue, then wandering. Seven characters tick every
+        step, so the idle path is kept short."""
         if self.poison_counter or self.poisoned:
             Agent.tick(self)
         if self.dialog_partner is not None:
             return
-        self.react()
-        if self.jobs:
-            if self.jobs[0]():
-                self.jobs.popleft()
-        elif self.queue:
-            task = self.queue[0]
-            if task.kind == "wander":
-                self._run_wander(**task.args)
-                return
-            done = getattr(self, f"_run_{task.kind}")(**task.args)
-            if done and self.queue and self.queue[0] is task:
-                heapq.heappop(self.queue)
+        if self.contents or self.states or self.sick:
+            self.react()
+        jobs = self.jobs
+        if jobs:
+            if jobs[0]():
+                jobs.popleft()
+        elif self.wander_home is not None:
+            self._wander(*self.wander_home)
 
-    def _coin(self) -> float:
-        """Uniform draws from the NPC stream, fetched 64 at a time (one call per tick and
-        character would cost more than the rest of its tick)."""
-        if not self._coins:
-            self._coins = self.world.rng_npc.random(64).tolist()
-        return self._coins.pop()
-
-    def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
+    def _wander(self, x: int, y: int, probability: float) -> None:
         """Drift around (x, y): beyond four tiles head back (a straight step when free, else
-        along a path), else with `probability` step one tile in a random direction."""
+        along a path), else with `probability` step one tile in a random direction. The
+        draws come from the NPC stream, 64 at a time."""
         if self._door_to_close is not None:
             self._close_door_behind()
         dx, dy = x - self.x, y - self.y
@@ -84,13 +78,15 @@ class ColonyNPC(NPC):
                 options.reverse()
             if not any(self._try_step(sx, sy) for sx, sy in options):
                 self._walk_to(x, y)
-            return False
+            return
         self._path = []
-        coin = self._coin()
+        coins = self._coins
+        if not coins:
+            coins = self._coins = self.world.rng_npc.random(64).tolist()
+        coin = coins.pop()
         if coin < probability:
             sx, sy = _STEPS[int(coin / probability * 4)]
             self._try_step(sx, sy)
-        return False
 
     def _try_step(self, sx: int, sy: int) -> bool:
         self.facing = _DIRS[(sx, sy)]
@@ -186,9 +182,8 @@ class Colonist(ColonyNPC):
         super().__init__(world, name, x, y)
         self.home = home
         self.colony = colony
-        self.sick = False
         self._tries = 0
-        self.enqueue("wander", x=home[0], y=home[1], probability=0.25)
+        self.wander_home = (home[0], home[1], 0.25)
         self.dialog(
             "Hello, I am a colonist here on Discovery World. ",
             [("I think there is food available in the cafeteria.", "Thanks, I'll head over there.",
@@ -201,12 +196,12 @@ class Colonist(ColonyNPC):
         if self.poisoned and not self.sick:
             self.sick = True
             self.jobs.clear()
-            self.clear_queue()
+            self.wander_home = None
             self.jobs.append(self.walk(*self.colony.infirmary))
             return
         if self.sick and not self.poisoned:
             self.sick = False
-            self.enqueue("wander", x=self.home[0], y=self.home[1], probability=0.25)
+            self.wander_home = (self.home[0], self.home[1], 0.25)
         for food in _mushrooms_in(self):
             if food.cooked:
                 self.world.place(food, self.x, self.y, Layer.OBJECTS)
@@ -333,14 +328,14 @@ class Farmer(ColonyNPC):
         self.colony = colony
         self.home = (x, y)
         self._target: SoilTile | None = None
-        self.enqueue("wander", x=x, y=y, probability=0.25)
+        self.wander_home = (x, y, 0.25)
         self.dialog(
             "Hello, I am the farmer. I can plant more seeds.",
             [("Can you plant more seeds", "OK, I'll plant some seeds.", self._plant)],
         )
 
     def _plant(self) -> None:
-        self.clear_queue()
+        self.wander_home = None
         self.jobs.extend([
             self.say("I'm going to try to plant some seeds. First I need a shovel, then some seeds."),
             self.walk(*self.colony.farm_spot), self._gather, self._sow, self.walk(*self.colony.farm_spot),
@@ -391,5 +386,5 @@ class Farmer(ColonyNPC):
         return True
 
     def _resume(self) -> bool:
-        self.enqueue("wander", x=self.home[0], y=self.home[1], probability=0.25)
+        self.wander_home = (self.home[0], self.home[1], 0.25)
         return True
