@@ -33,6 +33,15 @@ def test_bench_json_records(tmp_path: Path) -> None:
     assert all(0.0 <= r["procedure_score"] <= 1.0 for r in recs)
 
 
+def test_bench_task_option_keeps_one_task_at_every_difficulty() -> None:
+    result = runner.invoke(app, ["bench", "--task", "Space Sick", "--difficulty", "easy", "--seeds", "0", "--workers", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    recs = json.loads(result.stdout[result.stdout.index("["):])
+    assert [(r["task"], r["difficulty"]) for r in recs] == [("SpaceSick", "easy")] and recs[0]["success"]
+    bad = runner.invoke(app, ["bench", "--task", "NoSuchTask"])
+    assert bad.exit_code != 0 and "Unknown task" in bad.output
+
+
 def test_run_writes_logs_and_resumes(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = runner.invoke(app, ["run", "--agent", "random", "--task", "PickAndPlaceTest", "--seeds", "0-2", "--out", str(out)])

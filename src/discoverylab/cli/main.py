@@ -169,6 +169,7 @@ def run(
 def bench(
     agent: Annotated[str, typer.Option("--agent", "-a", help="random or oracle")] = "oracle",
     suite: Annotated[str, typer.Option("--suite", help="unit, discovery, tutorial or all")] = "all",
+    task: Annotated[str | None, typer.Option("--task", "-t", help="only this task (all its difficulties)")] = None,
     difficulty: Annotated[str | None, typer.Option("--difficulty", "-d")] = None,
     seeds: Annotated[str, typer.Option("--seeds")] = "0-4",
     workers: Annotated[int, typer.Option("--workers", "-w")] = 2,
@@ -183,6 +184,11 @@ def bench(
         _fail(f"Unknown suite {suite!r}. Valid suites: {', '.join(SUITES)}.")
     try:
         pairs = suite_tasks(suite, difficulty)
+        if task is not None:
+            from discoverylab.scenarios.registry import get_task
+
+            task_id = get_task(task).task_id
+            pairs = [(tid, diff) for tid, diff in pairs if tid == task_id]
         seed_list = parse_seeds(seeds)
     except ValueError as exc:
         _fail(str(exc))

@@ -27,6 +27,7 @@ SCENARIO_MODULES = (
     "discoverylab.scenarios.plant_nutrients.scenario",
     "discoverylab.scenarios.tutorial.scenario",
     "discoverylab.scenarios.rocket_science.scenario",
+    "discoverylab.scenarios.space_sick.scenario",
 )
 
 _TASKS: dict[str, type[Scenario]] = {}

@@ -82,7 +82,8 @@ def build_observation(
             bucket = nearby[_group(dx, dy)]
             dist = abs(dx) + abs(dy)
             stack = stacks[x][y]
-            objs = stack if len(stack) == 1 and not stack[0].contents else objects_at(x, y)
+            lone = len(stack) == 1 and not (stack[0].contents and stack[0].is_open)  # closed: contents unseen
+            objs = stack if lone else objects_at(x, y)
             for obj in objs:
                 uuid = obj.uuid
                 seen_add(uuid)

@@ -1,0 +1,332 @@
+"""The Space Sick oracle: finds the contaminated food with the right instrument, then feeds the
+colony safely. It uses only observations (nearby objects, inventory, agents, action messages,
+teleport names) and returns a knowledge report {"text": ..., "facts": {...}} when done.
+
+Easy: measure the three mushrooms with all five instruments; the one whose reading mentions a
+pathogen goes in the jar. Normal: look at every mushroom under the microscope, warm the moldy
+ones in the stove just past 60 C (the mold dies; they stay uncooked), then hand the colonists
+ten mushrooms in two rounds 50 steps apart. Challenge: carry a glowing rock from the cave and
+hold each mushroom next to it, alone, in the quiet meadow below the cave; ask the Farmer for
+more seeds until ten mushrooms are known safe; then feed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from typing import Any
+
+from discoverylab.scenarios import oracle_tools as ot
+
+Report = dict[str, Any]
+Solve = Generator[ot.Action, ot.Obs, None]
+LAB = ("microscope", "spectrometer", "PH meter", "radiation meter", "sampler", "thermometer", "NPK field test")
+EASY_LAB = ("densitometer", "spectrometer", "PH meter", "microscope", "radiation meter")
+_PATHOGEN = re.compile(r"contaminated with (.+?)\.\n")
+_CHANNEL5 = re.compile(r"- Channel 5: (\d+\.\d+)")
+_TEMP = re.compile(r"temperature of (-?\d+\.\d+) degrees")
+WATCH = 50
+MEALS = 10
+
+
+class SpaceSickOracle(Generator[ot.Action, ot.Obs, None]):
+    """The solver as a generator that also carries its knowledge report: `report` holds
+    {"text": ..., "facts": {...}} from the moment the discovery is made (the episode may end
+    on the very action that completes the task, before the solver could return anything)."""
+
+    def __init__(self, obs: ot.Obs) -> None:
+        self.report: Report = {}
+        self._inner = solve(obs, self.report)
+
+    def send(self, value: ot.Obs | None) -> ot.Action:
+        return self._inner.send(value)  # type: ignore[arg-type]
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> ot.Action:
+        return self._inner.throw(typ, val, tb)
+
+
+def solve(obs: ot.Obs, report: Report) -> Solve:
+    """Yield the actions; fill `report` as soon as the discovery is made."""
+    if "initial location" in obs.get("teleportLocations", []):
+        yield from _solve_easy(obs, report)
+    else:
+        yield from Colony(obs, report).solve()
+
+
+def _colour(entry: dict[str, Any]) -> str:
+    return str(entry["description"]).split(" mushroom")[0].split()[-1]
+
+
+# ---- Easy ------------------------------------------------------------------------------------
+def _solve_easy(obs: ot.Obs, report: Report) -> Solve:
+    foods = [e for _, e in ot.nearby_entries(obs) if e["name"] == "mushroom"]
+    if len(foods) != 3:
+        raise ot.OracleFailure(f"expected 3 mushrooms in view, saw {len(foods)}")
+    tools = {name: ot.require(ot.find_nearby(obs, name), name)["uuid"] for name in EASY_LAB}
+    jar = ot.require(ot.find_nearby(obs, "jar"), "the jar")["uuid"]
+    for uuid in tools.values():
+        obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", uuid))
+        obs = yield from ot.checked(ot.act("PICKUP", uuid))
+    found: list[tuple[dict[str, Any], str, str]] = []
+    for food in foods:
+        obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", food["uuid"]))
+        for name, uuid in tools.items():
+            obs = yield from ot.checked(ot.act("USE", uuid, food["uuid"]))
+            match = _PATHOGEN.search(obs["lastActionMessage"])
+            if match:
+                found.append((food, name, match[1]))
+    if len(found) != 1:
+        raise ot.OracleFailure(f"expected one positive reading, got {len(found)}")
+    food, instrument, pathogen = found[0]
+    colour = _colour(food)
+    report["text"] = (
+        f"One of the three mushrooms (the {colour} one, uuid {food['uuid']}) is contaminated with the pathogen "
+        f"{pathogen}. Only the {instrument} detects it; the other four instruments read normal on every mushroom. "
+        "I put the contaminated mushroom in the jar."
+    )
+    report["facts"] = {"pathogen": pathogen, "instrument": instrument, "contaminated_uuid": food["uuid"]}
+    obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", food["uuid"]))
+    obs = yield from ot.checked(ot.act("PICKUP", food["uuid"]))
+    obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", jar))
+    yield from ot.checked(ot.act("PUT", food["uuid"], jar))
+
+
+# ---- Normal and Challenge ---------------------------------------------------------------------
+class Colony:
+    """State shared by the colony phases: the latest observation and the characters seen."""
+
+    def __init__(self, obs: ot.Obs, report: Report) -> None:
+        self.obs = obs
+        self.report = report
+        self.people: dict[str, int] = {}
+        self.fed_at: dict[str, int] = {}
+        self._note(obs)
+
+    def _note(self, obs: ot.Obs) -> None:
+        for uuid, name in ot.nearby_agents(obs).items():
+            self.people[name] = uuid
+        for _, entry in ot.nearby_entries(obs):
+            if entry["name"].startswith(("Colonist ", "Farmer", "Chef")):
+                self.people[entry["name"]] = entry["uuid"]
+
+    def do(self, action: ot.Action, check: bool = True) -> ot.Steps:
+        obs = yield action
+        self.obs = obs
+        self._note(obs)
+        if check:
+            ot.must_succeed(obs, action)
+        return obs
+
+    def go(self, place: str) -> ot.Steps:
+        return (yield from self.do(ot.act("TELEPORT_TO_LOCATION", place)))
+
+    def held(self, name: str) -> list[dict[str, Any]]:
+        return [e for e in self.obs["inventoryObjects"] if e["name"] == name]
+
+    def tool(self, name: str) -> int:
+        return int(ot.require(ot.find_inventory(self.obs, name), name)["uuid"])
+
+    def solve(self) -> Solve:
+        for _ in range(2):  # the colonists walk off from beside the start: see them all first
+            yield from self.do(ot.act("WAIT"))
+        yield from self.go("science lab")
+        tools = [ot.require(ot.find_nearby(self.obs, name), name)["uuid"] for name in LAB]
+        for uuid in tools:
+            yield from self.do(ot.act("TELEPORT_TO_OBJECT", uuid))
+            yield from self.do(ot.act("PICKUP", uuid))
+        yield from self.go("cave")
+        rocks = [e for _, e in ot.nearby_entries(self.obs) if e["name"].startswith("rock (")]
+        yield from self.gather()
+        facts = yield from self.examine()
+        if rocks and not facts["moldy_colours"]:
+            yield from self.solve_challenge(rocks[0])
+            return
+        colours = " and ".join(facts["moldy_colours"])
+        self.report["text"] = (
+            f"The {colours} mushrooms make the colonists ill: they carry mold. The microscope shows the mold "
+            f"directly (a 'mold' part with filaments); the spectrometer shows it indirectly, reading "
+            f"{facts['channel5_moldy']:.2f} on Channel 5 for moldy mushrooms against {facts['channel5_clean']:.2f} "
+            "for clean ones. Heating a mushroom above 60 C kills the mold (the microscope then shows it dead), "
+            "so warmed mushrooms are safe."
+        )
+        self.report["facts"] = {k: v for k, v in facts.items() if k != "moldy"}
+        yield from self.pasteurise(facts)
+        yield from self.feed([e["uuid"] for e in self.held("mushroom")][:MEALS])
+
+    def gather(self) -> ot.Steps:
+        """Pick up every mushroom on the cafeteria tables and in the field."""
+        for place in ("cafeteria", "farm field"):
+            yield from self.go(place)
+            for entry in [e for _, e in ot.nearby_entries(self.obs) if e["name"] == "mushroom"]:
+                yield from self.do(ot.act("TELEPORT_TO_OBJECT", entry["uuid"]))
+                yield from self.do(ot.act("PICKUP", entry["uuid"]))
+        return self.obs
+
+    def examine(self) -> Generator[ot.Action, ot.Obs, Report]:
+        """Microscope on every mushroom held; all instruments on a moldy (or any) one; the
+        spectrometer's channel 5 on a moldy and a clean one."""
+        moldy: list[dict[str, Any]] = []
+        clean: list[dict[str, Any]] = []
+        for entry in self.held("mushroom"):
+            yield from self.do(ot.act("USE", self.tool("microscope"), entry["uuid"]))
+            (moldy if "parts: mold" in self.obs["lastActionMessage"] else clean).append(entry)
+        subject = (moldy or clean)[0]
+        for name in LAB:
+            yield from self.do(ot.act("USE", self.tool(name), subject["uuid"]))
+        facts: Report = {
+            "moldy_colours": sorted({_colour(e) for e in moldy}),
+            "detecting_instrument": "microscope",
+            "moldy": [e["uuid"] for e in moldy],
+        }
+        if moldy and clean:
+            for key, entry in (("channel5_moldy", moldy[0]), ("channel5_clean", clean[0])):
+                yield from self.do(ot.act("USE", self.tool("spectrometer"), entry["uuid"]))
+                facts[key] = float(ot.need(_CHANNEL5.search(self.obs["lastActionMessage"]), "channel 5")[1])
+        return facts
+
+    def pasteurise(self, facts: Report) -> ot.Steps:
+        """Warm the moldy mushrooms in the cafeteria stove until they pass 60 C (under 100 C)."""
+        yield from self.go("cafeteria")
+        stove = ot.require(ot.find_nearby(self.obs, "stove"), "the stove")["uuid"]
+        yield from self.do(ot.act("TELEPORT_TO_OBJECT", stove))
+        yield from self.do(ot.act("OPEN", stove))
+        for uuid in facts["moldy"]:
+            yield from self.do(ot.act("PUT", uuid, stove))
+        yield from self.do(ot.act("ACTIVATE", stove))
+        while True:  # each step adds 25 C: stop once the next tick passes 60 C
+            yield from self.do(ot.act("USE", self.tool("thermometer"), facts["moldy"][0]))
+            if float(ot.need(_TEMP.search(self.obs["lastActionMessage"]), "a temperature")[1]) + 25 > 60:
+                break
+        yield from self.do(ot.act("DEACTIVATE", stove))
+        for uuid in facts["moldy"]:
+            yield from self.do(ot.act("USE", self.tool("microscope"), uuid))
+            if "appears dead" not in self.obs["lastActionMessage"]:
+                raise ot.OracleFailure("the mold survived the stove")
+            yield from self.do(ot.act("PICKUP", uuid))
+        return self.obs
+
+    def find(self, name: str) -> ot.Steps:
+        """Teleport beside a character (it may have walked off by then: retry)."""
+        for place in 3 * ("farm field", "town square", "science lab", "barracks", "cafeteria", "cave", "farm"):
+            if name in self.people:
+                break
+            yield from self.go(place)
+        uuid = self.people.get(name)
+        if uuid is None:
+            raise ot.OracleFailure(f"never saw {name}")
+        for _ in range(20):
+            yield from self.do(ot.act("TELEPORT_TO_OBJECT", uuid))
+            if ot.is_accessible(self.obs, uuid):
+                return self.obs
+        raise ot.OracleFailure(f"could not get next to {name}")
+
+    def feed(self, foods: list[int]) -> ot.Steps:
+        """Hand the colonists the mushrooms in turn; a colonist gets its next one only after
+        its previous meal's 50 watched steps (a meal inside the watch would count once)."""
+        names = [f"Colonist {i}" for i in range(5)]
+        for i, food in enumerate(foods):
+            name = names[i % len(names)]
+            while self.obs["world_steps"] - self.fed_at.get(name, -WATCH) <= WATCH:
+                yield from self.do(ot.act("WAIT"))
+            yield from self.find(name)
+            yield from self.do(ot.act("PUT", food, self.people[name]))
+            self.fed_at[name] = self.obs["world_steps"]
+        while self.obs["world_steps"] - max(self.fed_at.values()) <= WATCH + 2:
+            yield from self.do(ot.act("WAIT"))
+        return self.obs
+
+    # ---- Challenge ------------------------------------------------------------------------
+    def solve_challenge(self, rock: dict[str, Any]) -> ot.Steps:
+        yield from self.go("cave")
+        yield from self.do(ot.act("TELEPORT_TO_OBJECT", rock["uuid"]))
+        yield from self.do(ot.act("PICKUP", rock["uuid"]))
+        safe: list[int] = []
+        lit = False
+        asked = 0
+        while True:
+            verdicts = yield from self.test_held()
+            lit = lit or any(not ok for ok in verdicts.values())
+            safe += [uuid for uuid, ok in verdicts.items() if ok]
+            if lit and safe and not self.report:
+                self._challenge_report()
+            if len(safe) >= MEALS:
+                break
+            if asked >= 8:
+                raise ot.OracleFailure(f"only {len(safe)} safe mushrooms after {asked} plantings")
+            asked += 1
+            yield from self.ask_farmer()
+            yield from self.harvest()
+        yield from self.collect(safe[:MEALS])
+        yield from self.feed(safe[:MEALS])
+        return self.obs
+
+    def _challenge_report(self) -> None:
+        self.report["text"] = (
+            "The glowing rock from the cave works as an instrument that detects harmful mushrooms: it becomes "
+            "highly luminous when a poisonous mushroom is near it (within one tile), and stays merely glowing "
+            "next to a safe one. No lab instrument reading or cooking tells them apart. I tested every mushroom "
+            "alone next to the rock and fed the colonists only the safe ones."
+        )
+        self.report["facts"] = {"detector": "glowing rock", "luminous_near": "poisonous mushroom"}
+
+    def test_held(self) -> Generator[ot.Action, ot.Obs, dict[int, bool]]:
+        """In the meadow below the cave: drop the mushrooms on a stash tile, then carry each
+        alone two tiles east and read the rock; safe ones go two tiles further east, bad
+        ones four tiles west. Returns {uuid: safe}."""
+        foods = [e["uuid"] for e in self.held("mushroom")]
+        yield from self.go("cave")
+        yield from self.moves("south", 2)  # the stash, two tiles east of the bad pile
+        for uuid in foods:
+            yield from self.do(ot.act("DROP", uuid))
+        verdicts: dict[int, bool] = {}
+        for uuid in foods:
+            yield from self.do(ot.act("PICKUP", uuid))
+            yield from self.moves("east", 2)
+            rock = next(e for e in self.obs["inventoryObjects"] if e["name"].startswith("rock ("))
+            ok = rock["name"] == "rock (glowing)"
+            verdicts[uuid] = ok
+            yield from self.moves("east" if ok else "west", 2 if ok else 4)
+            yield from self.do(ot.act("DROP", uuid))
+            yield from self.moves("west" if ok else "east", 4 if ok else 2)
+        return verdicts
+
+    def moves(self, direction: str, count: int) -> ot.Steps:
+        for _ in range(count):
+            yield from self.do(ot.act("MOVE_DIRECTION", direction))
+        return self.obs
+
+    def ask_farmer(self) -> ot.Steps:
+        yield from self.go("farm")
+        for _ in range(200):  # the Farmer may still be planting the last batch
+            yield from self.find("Farmer")
+            yield from self.do(ot.act("TALK", self.people["Farmer"]), check=False)
+            if self.obs["dialog_box"].get("is_in_dialog"):
+                break
+            yield from self.do(ot.act("WAIT"))
+        while self.obs["dialog_box"].get("is_in_dialog"):
+            options = self.obs["dialog_box"]["dialogOptions"]
+            pick = next((k for k, v in options.items() if v.startswith("Can you plant") or v == "OK"), None)
+            self.obs = yield {"chosen_dialog_option_int": int(ot.need(pick, "a planting option"))}
+        return self.obs
+
+    def harvest(self) -> ot.Steps:
+        """Wait in the field until the new mushrooms have grown, and pick them up."""
+        yield from self.go("farm field")
+        for _ in range(250):
+            yield from self.do(ot.act("WAIT"))
+            grown = [e for _, e in ot.nearby_entries(self.obs) if e["name"] == "mushroom"]
+            if len(grown) >= 3:
+                break
+        for entry in [e for _, e in ot.nearby_entries(self.obs) if e["name"] == "mushroom"]:
+            yield from self.do(ot.act("TELEPORT_TO_OBJECT", entry["uuid"]))
+            yield from self.do(ot.act("PICKUP", entry["uuid"]))
+        return self.obs
+
+    def collect(self, foods: list[int]) -> ot.Steps:
+        """Pick the safe mushrooms back up from the meadow's safe pile."""
+        yield from self.go("cave")
+        yield from self.moves("south", 2)
+        yield from self.moves("east", 4)  # the safe pile
+        for uuid in foods:
+            yield from self.do(ot.act("PICKUP", uuid))
+        return self.obs

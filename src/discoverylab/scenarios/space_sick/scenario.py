@@ -1,0 +1,241 @@
+"""Space Sick (spec section 12.6): find the food that makes people ill and feed the colony safely."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from discoverylab.scenarios.base import Observation, OracleGen, Scenario
+from discoverylab.scenarios.registry import register
+from discoverylab.scenarios.space_sick.colony import LAB_INSTRUMENTS, Colony, build_colony, new_mushroom
+from discoverylab.scenarios.space_sick.easy import TEXT as EASY_TEXT
+from discoverylab.scenarios.space_sick.easy import build_easy, declare_easy, update_easy
+from discoverylab.scenarios.space_sick.oracle import SpaceSickOracle
+from discoverylab.scenarios.space_sick.things import COLOURS, GlowingRock
+from discoverylab.scoring.scorecard import ScorecardItem
+from discoverylab.world.agent import Agent
+from discoverylab.world.objects import WorldObject
+
+WATCH_STEPS = 50  # a colonist who ate is watched this long for sickness
+SAFE_MEALS = 10
+TEXT = (
+    "You are in a colony on Planet X. The colonists' only food is a local mushroom, and some of them get a mild "
+    "upset stomach after eating. Find out why, and prevent it: the task is complete when the colonists have eaten "
+    "10 mushrooms in a row without anyone getting sick. The Chef can collect mushrooms from the farm, serve the "
+    "food in the cafeteria pot onto the tables, and call the colonists to a meal; the Farmer can plant more "
+    "seeds; colonists post their status on the Discovery Feed, and you can also hand a colonist a mushroom. "
+    "After eating, a colonist is watched for 50 steps (a second mushroom eaten within those 50 steps counts "
+    "once). The colonists only eat fresh mushrooms, never cooked ones."
+)
+
+
+@register
+class SpaceSick(Scenario):
+    """Find out which food makes the colonists ill, and feed the colony safely.
+
+    Description: Easy: confined in a locked lab, the agent has five instruments (densitometer,
+    spectrometer, PH meter, microscope, radiation meter), three mushrooms and a jar; one mushroom
+    carries a pathogen that only one instrument detects; the agent puts it in the jar. Normal: a
+    colony (science lab with microscope, spectrometer, PH meter, radiation meter, thermometer,
+    sampler and NPK field test plus a radioactive source; cafeteria with pot, stove and five
+    tables; farm with seed jar, shovel, fertilizer and a soil field; cave; infirmary; barracks)
+    with a Chef, a Farmer and five colonists. Mushrooms of one colour (or red and pink) carry a
+    mold: eaten, it makes a colonist ill 26-44 steps later for 101 steps. The microscope shows
+    the mold, the spectrometer reads 1.0 on channel 5 (0.5 otherwise), the PH meter 5.0 (6.0);
+    green mushrooms read a little radiation (a distractor). Heat above 60 C kills the mold;
+    colonists refuse cooked (>= 100 C) mushrooms. Challenge: every mushroom is poisonous with
+    probability 0.5, with no instrument signature and no cure by heat; two glowing rocks in the
+    cave light up ("rock (highly luminous)") while a poisonous mushroom is within one tile.
+    Actions: PICKUP, PUT, DROP, USE instrument ON target, OPEN/ACTIVATE the stove, TALK to the
+    Chef, Farmer and colonists, PUT a mushroom INTO a colonist (it eats it), READ the feed;
+    teleports: Easy "initial location"; Normal/Challenge "science lab", "cafeteria", "farm",
+    "farm field", "cave", "town square", "barracks", "infirmary".
+    Observation: standard text observation; instrument readings come in the action message,
+    colonists' meals and illnesses on the Discovery Feed.
+    Scoring: Easy (max 8): Pick up infected food /1, Use measurement devices /5 (distinct
+    instruments used on the mushrooms), Measure pathogen /1, Place the object /1; the first thing
+    put in the jar decides the task. Normal (max 38): Collect different mushrooms /4 (colours
+    held by the agent), Use instruments /7, Use instruments on mushrooms /7, Eat mushrooms /10
+    (distinct mushrooms eaten by colonists), Eat mushrooms without sickness /10 (meals followed
+    by 50 healthy steps; any sickness of a watched colonist resets the count); success at 10.
+    Challenge (max 40): the same plus Collect glowing rock /1 and Glowing rock luminous /1.
+    Difficulty knobs: which instrument detects (Easy), which colour is moldy (Normal), whether
+    each mushroom is poisonous (Challenge); categorical answers are balanced over each block of
+    five seeds in an order drawn per block and per difficulty.
+    Registered ids: discoverylab/SpaceSick-Easy-v0, discoverylab/SpaceSick-Normal-v0,
+    discoverylab/SpaceSick-Challenge-v0.
+    """
+
+    task_id = "SpaceSick"
+    title = "Space Sick"
+    suite = "discovery"
+    difficulties = ("easy", "normal", "challenge")
+    task_name = "SpaceSickTask"
+
+    colony: Colony
+    moldy: tuple[str, ...] = ()
+    # Easy
+    pathogen: str
+    instrument_name: str
+    instruments: list[WorldObject]
+    foods: list[WorldObject]
+    target: WorldObject
+    jar: WorldObject
+    picked: ScorecardItem
+    measured: ScorecardItem
+    detected: ScorecardItem
+    placed: ScorecardItem
+    easy_used: set[str]
+
+    def build(self) -> Agent:
+        if self.difficulty == "easy":
+            player = build_easy(self)
+            self.player = player
+            declare_easy(self)
+            return player
+        player = build_colony(self)
+        self.player = player
+        self._declare_colony()
+        return player
+
+    def description(self) -> str:
+        return EASY_TEXT if self.difficulty == "easy" else TEXT
+
+    def default_step_limit(self) -> int:
+        return 100 if self.difficulty == "easy" else 1500
+
+    def balanced(self, options: int, what: str) -> int:
+        """Seeds 5k..5k+4 (for five options) see every option once, in an order drawn from the
+        block number, the difficulty and `what`: no fixed pattern in seed mod 5, and the
+        difficulties of one seed draw independently."""
+        block, slot = divmod(self.world.seed, options)
+        key = zlib.crc32(f"SpaceSick/{self.difficulty}/{what}".encode())
+        order = np.random.default_rng([abs(block), int(block < 0), key]).permutation(options)
+        return int(order[slot])
+
+    def grow_mushroom(self, x: int, y: int) -> WorldObject:
+        """A mushroom grown from a seed: colour (and, in the Challenge, poison and matter) drawn
+        from the object stream."""
+        rng = self.world.rng_objects
+        colour = COLOURS[int(rng.integers(0, len(COLOURS)))]
+        draw = float(rng.random())
+        green = bool(rng.random() < 0.5) if self.difficulty == "challenge" else colour == "green"
+        food = new_mushroom(self, colour, draw, green)
+        food.props["grown_at"] = (x, y)
+        return food
+
+    # ---- the colony's scorecard ---------------------------------------------------------
+    def _declare_colony(self) -> None:
+        card = self.scorecard
+        challenge = self.difficulty == "challenge"
+        card.task_name = "SpaceSickTaskChallenge" if challenge else "SpaceSickTaskNormal"
+        if challenge:
+            card.critical_hypotheses.append(
+                "The glowing rocks from the cave become highly luminous near a poisonous mushroom."
+            )
+            card.ask(
+                "Does it clearly state that the glowing rock can be used as an instrument to detect harmful "
+                "mushrooms, by becoming luminous when it is near a harmful mushroom?",
+                "The glowing rock from the cave becomes highly luminous when a poisonous mushroom is within one "
+                "tile of it, so it detects harmful mushrooms.",
+            )
+        else:
+            colours = " and ".join(self.moldy)
+            card.critical_hypotheses.append(f"The {colours} mushrooms carry a mold that makes colonists ill.")
+            card.ask(
+                "Does it clearly state that the mushrooms that make people ill have mold on them?",
+                "The mushrooms that make colonists ill carry mold.",
+            )
+            card.ask(
+                "Does it clearly state either that (1) the mold can be directly observed with the microscope, "
+                "AND/OR (2) that the mold can be indirectly observed by elevated spectrometer readings, "
+                "particularly with a value of 1.0 on Channel 5 of the spectrometer?",
+                "The microscope shows the mold; the spectrometer reads 1.0 on Channel 5 for moldy mushrooms.",
+            )
+            card.ask(
+                f"Does it clearly state that the mushrooms that make people ill have the following color(s): "
+                f"`{colours}`?",
+                f"The moldy mushrooms are the {colours} ones.",
+            )
+        self.collected = card.add("Collect different mushrooms", "Distinct mushroom colours held by the agent", 4)
+        self.used = card.add("Use instruments", "Distinct lab instruments used", len(LAB_INSTRUMENTS))
+        self.used_on = card.add(
+            "Use instruments on mushrooms", "Distinct lab instruments used on mushrooms", len(LAB_INSTRUMENTS)
+        )
+        if challenge:
+            self.rock_taken = card.add("Collect glowing rock", "A glowing rock has been held by the agent", 1)
+            self.rock_lit = card.add("Glowing rock luminous", "A glowing rock has become luminous", 1)
+        self.eaten = card.add("Eat mushrooms", "Distinct mushrooms eaten by colonists", SAFE_MEALS)
+        self.safe = card.add(
+            "Eat mushrooms without sickness", "Meals in a row followed by 50 steps without sickness", SAFE_MEALS
+        )
+        self._colours: set[str] = set()
+        self._used: set[str] = set()
+        self._used_on: set[str] = set()
+        self._seen_meals = {c.uuid: 0 for c in self.colony.colonists}
+        self._watch: dict[int, int] = {}
+        self._clean_meals = 0
+
+    def update(self) -> None:
+        if self.difficulty == "easy":
+            update_easy(self)
+            return
+        held = list(self.player.all_contents()) if self.player.contents else []
+        colours = {str(getattr(o, "color", "")) for o in held if "mushroom" in o.type} - {""}
+        if not colours <= self._colours:
+            self._colours |= colours
+            self.collected.set(len(self._colours), note=", ".join(sorted(self._colours)))
+        instruments = self.colony.instruments
+        for record in self.new_actions():
+            if record.action == "USE" and record.success and record.arg1 in instruments:
+                self._used.add(record.arg1.name)
+                if isinstance(record.arg2, WorldObject) and "mushroom" in record.arg2.type:
+                    self._used_on.add(record.arg1.name)
+                self.used.set(len(self._used), note=", ".join(sorted(self._used)))
+                self.used_on.set(len(self._used_on), note=", ".join(sorted(self._used_on)))
+        if self.difficulty == "challenge":
+            if any(isinstance(o, GlowingRock) for o in held):
+                self.rock_taken.set(1)
+            if any(rock.luminous for rock in self.colony.rocks):
+                self.rock_lit.set(1)
+        self._score_meals()
+
+    def _score_meals(self) -> None:
+        """Watch each colonist for 50 steps after a meal: healthy throughout adds a clean meal,
+        any sickness resets the count (and ends the watch, unlike the original)."""
+        step = self.world.step
+        eaten: list[int] = []
+        for colonist in self.colony.colonists:
+            history = colonist.history
+            start = self._seen_meals[colonist.uuid]
+            if start == len(history):
+                continue
+            self._seen_meals[colonist.uuid] = len(history)
+            for record in history[start:]:
+                if record.action == "EAT" and record.success and "mushroom" in record.arg1.type:
+                    eaten.append(record.arg1.uuid)
+                    self._watch[colonist.uuid] = record.step
+        if eaten:
+            self.eaten.add_distinct(eaten)
+        if not self._watch:
+            return
+        for colonist in self.colony.colonists:
+            since = self._watch.get(colonist.uuid)
+            if since is None:
+                continue
+            if colonist.poisoned:
+                self._clean_meals = 0
+                del self._watch[colonist.uuid]
+            elif step - since >= WATCH_STEPS:
+                self._clean_meals += 1
+                del self._watch[colonist.uuid]
+        done = self._clean_meals >= SAFE_MEALS
+        self.safe.set(self._clean_meals, completed=done, note=f"{self._clean_meals} clean meals in a row")
+        if done:
+            self.scorecard.finish(True)
+
+    @staticmethod
+    def oracle(obs: Observation) -> OracleGen:
+        """The solver; its `report` attribute holds the knowledge report {"text", "facts"}."""
+        return SpaceSickOracle(obs)

@@ -1,0 +1,279 @@
+"""Space Sick things: the simplified instruments of the Easy lab, the NPK field test, the sampler,
+mushrooms (with or without mold), seeds that grow into mushrooms, the self-filling seed jar and
+the glowing rock that lights up near a poisonous mushroom.
+
+Importing this module registers the readers of the simplified instruments, the NPK field test
+and the sampler. Every reading comes from the measured object (its materials, parts and props),
+never from the scenario's answer key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from discoverylab.world import instruments
+from discoverylab.world.catalog import spawn
+from discoverylab.world.instruments import Instrument
+from discoverylab.world.materials import material
+from discoverylab.world.objects import ActionResult, Layer, WorldObject
+from discoverylab.world.things import Appliance, FertilizerBag, Food, Jar, Mold, SoilTile
+
+if TYPE_CHECKING:
+    from discoverylab.world.agent import Agent
+    from discoverylab.world.world import World
+
+COLOURS = ("red", "green", "yellow", "pink")
+SIMPLE_INSTRUMENTS = ("densitometer", "spectrometer", "PH meter", "microscope", "radiation meter")
+PATHOGENS = ("Bacterium Species 138", "Virus Strain 12", "Fungus Species 3", "Parasite Species 7", "Prion Strain 2")
+SIMPLE_TYPE = "simplified instrument"
+GLOWING = "rock (glowing)"
+LUMINOUS = "rock (highly luminous)"
+
+
+# ---- instruments ----------------------------------------------------------------------------
+def _simplified(inst: Instrument, obj: WorldObject) -> str:
+    """Easy lab: every instrument reads "normal" except the one that detects the pathogen."""
+    head = f"You use the {inst.name} to observe the {obj.name}.\n"
+    pathogen = obj.props.get("pathogen")
+    if pathogen and inst.props.get("detects_pathogen"):
+        return head + f"The readings appear consistent with a {obj.name} that has been contaminated with {pathogen}.\n"
+    return head + "The readings appear normal.\n"
+
+
+def _npk(inst: Instrument, obj: WorldObject) -> str:
+    mats = list(obj.all_materials(include_contents=True))
+    n, p, k = (min(10.0, sum(m.npk[i] for m in mats)) for i in range(3))
+    return (
+        f"You use the NPK field test to investigate the {obj.name}.\n"
+        "The test ranges from 0 (no presence detected) to 10 (the maximum value of the test has been exceeded). \n"
+        f"The screen on the field test reports the following numbers: \n Nitrogen: {n:.1f}\n Phosphorus: {p:.1f}\n"
+        f" Potassium: {k:.1f}\n"
+    )
+
+
+def _sample_of(world: World, obj: WorldObject) -> WorldObject:
+    """A copy of the object's matter: its materials and its parts' (as sample parts)."""
+    sample = WorldObject(world, f"sample of {obj.name}", "sample", [m.copy() for m in obj.materials])
+    sample.poisonous = obj.poisonous
+    sample.temperature_c = obj.temperature_c
+    for part in obj.parts:
+        sample.add_part(_sample_of(world, part))
+    return sample
+
+
+def _sampler(inst: Instrument, obj: WorldObject) -> str:
+    world = inst.world
+    dish = spawn(world, "petri_dish")
+    dish.add(_sample_of(world, obj))
+    holder = inst.parent
+    if holder is not None:
+        holder.add(dish)
+        where = "your inventory" if holder.is_agent else f"the {holder.name}"
+    else:
+        world.place(dish, *inst.location(), Layer.OBJECTS)
+        where = "the ground"
+    return (
+        f"You use the sampler to take a sample of the {obj.name}.\n The sample has been placed in {where}.\n"
+    )
+
+
+instruments.READERS[SIMPLE_TYPE] = _simplified
+instruments.READERS["NPK field test"] = _npk
+instruments.READERS["sampler"] = _sampler
+
+
+def simple_instrument(world: World, name: str, detects: bool) -> Instrument:
+    inst = Instrument(world, name, SIMPLE_TYPE, [material("metal")])
+    inst.sprite = {"PH meter": "ph_meter", "radiation meter": "radiation_meter"}.get(name, name)
+    if detects:
+        inst.props["detects_pathogen"] = True
+    return inst
+
+
+def lab_instrument(world: World, kind: str) -> WorldObject:
+    """The Normal science lab's instruments (catalogue ones, plus the NPK test and the sampler)."""
+    if kind == "NPK field test":
+        return Instrument(world, kind, kind, [material("metal")], sprite="meter")
+    if kind == "sampler":
+        return Instrument(world, kind, kind, [material("metal")], sprite="meter")
+    return spawn(world, {"PH meter": "ph_meter", "radiation meter": "radiation_meter"}.get(kind, kind))
+
+
+# ---- food and field ---------------------------------------------------------------------------
+# Temperatures change only inside stoves and fridges, which apply the cooking and dying thresholds
+# themselves, so mushrooms and molds need no per-tick work (seven characters leave little time).
+class Mushroom(Food):
+    needs_tick = False
+
+
+class ColonyMold(Mold):
+    needs_tick = False
+
+
+def mushroom(world: World, colour: str, green_matter: bool) -> WorldObject:
+    matter = "plant_matter_green" if green_matter else "plant_matter_white"
+    return Mushroom(world, "mushroom", "mushroom", [material(matter)], color=colour)
+
+
+def mold(world: World) -> WorldObject:
+    return ColonyMold(world, "mold", "mold", [material("mold_red")], poisonous=True)
+
+
+class FieldSoil(SoilTile):
+    """Field soil: ticked by its `FieldKeeper` only from the moment it is dug or given
+    something until it is closed again and holds no seed."""
+
+    needs_tick = False
+    keeper: FieldKeeper | None = None
+
+    def has_hole(self) -> bool:  # a plain loop: every observation asks each soil tile in view
+        for obj in self.contents:
+            if obj.type == "dirt":
+                return False
+        return True
+
+    def add(self, obj: WorldObject) -> None:
+        super().add(obj)
+        self._wake()
+
+    def dig(self, agent: Agent) -> ActionResult:
+        result = super().dig(agent)
+        self._wake()
+        return result
+
+    def _wake(self) -> None:
+        if self.keeper is not None:
+            self.keeper.active[self] = None
+
+
+class FieldKeeper(WorldObject):
+    """One ticker for the whole field: runs the hole logic and the seeds of the tiles that
+    were woken (dug or given something), in the order they woke, until they are quiet."""
+
+    needs_tick = True
+
+    def __init__(self, world: World, tiles: list[FieldSoil]) -> None:
+        super().__init__(world, "field keeper", "field keeper")
+        self.active: dict[FieldSoil, None] = {}
+        for tile in tiles:
+            tile.keeper = self
+
+    def tick(self) -> None:
+        for tile in list(self.active):
+            if tile.is_open:
+                tile.tick()
+            seeds = [o for o in tile.contents if isinstance(o, GrowingSeed)]
+            for seed in seeds:
+                seed.tick()
+            if not tile.is_open and not seeds:
+                del self.active[tile]
+
+
+class ColonyAppliance(Appliance):
+    """The engine's fridge or stove, skipping its per-tick walk when off or empty."""
+
+    def tick(self) -> None:
+        if self.activated and self.contents:
+            super().tick()
+
+
+class ColonyFertilizerBag(FertilizerBag):
+    """The engine's bag, with a quick look before counting its pellets each tick."""
+
+    def tick(self) -> None:
+        held = self.contents
+        if len(held) == 3 and held[0].type == held[1].type == held[2].type == "fertilizer pellet":
+            return
+        super().tick()
+
+
+class GrowingSeed(WorldObject):
+    """A seed buried in soil (in a tile with its dirt back) grows into a mushroom: a timer of
+    10-20 that counts down on each tick with probability (N + P + K of the tile) / 30. Ticked
+    by the `FieldKeeper` of the field it is buried in."""
+
+    def __init__(self, world: World, grow: Callable[[int, int], WorldObject]) -> None:
+        super().__init__(world, "seed", "seed", [material("seed")])
+        self.grow = grow
+        self.timer = -1
+
+    def tick(self) -> None:
+        tile = self.parent
+        if not isinstance(tile, SoilTile) or tile.has_hole() or self.cooked:
+            return
+        rng = self.world.rng_objects
+        if self.timer < 0:
+            self.timer = int(rng.integers(10, 21))
+            return
+        npk = sum(sum(m.npk) for m in tile.all_materials(include_contents=True))
+        if rng.random() < npk / 30:
+            self.timer -= 1
+        if self.timer <= 0:
+            x, y = tile.location()
+            self.remove_from_world()
+            self.world.place(self.grow(x, y), x, y, Layer.OBJECTS)
+
+
+class SeedJar(Jar):
+    """Starts with five seeds; every eight ticks, adds one if it holds fewer than five."""
+
+    needs_tick = True
+
+    def __init__(self, world: World, make_seed: Callable[[], WorldObject]) -> None:
+        super().__init__(world, "seed jar", "jar", [material("glass")])
+        self.make_seed = make_seed
+        self.wait = 0
+        for _ in range(5):
+            self.add(make_seed())
+
+    def tick(self) -> None:
+        self.wait -= 1
+        if self.wait > 0:
+            return
+        self.wait = 8  # it looks at itself every eight ticks
+        if sum(1 for o in self.contents if o.type == "seed") < 5:
+            self.add(self.make_seed())
+
+
+class GlowingRock(WorldObject):
+    """A cave rock that turns highly luminous while a poisonous mushroom is within one tile of it
+    (on any of the 3 x 3 tiles around it, inside containers and inventories included)."""
+
+    needs_tick = True
+
+    def __init__(self, world: World) -> None:
+        super().__init__(world, GLOWING, "glowing rock", [material("rock")], sprite="rock")
+        self.luminous = False
+
+    def tick(self) -> None:
+        self.luminous = self._poison_near()
+        self.name = LUMINOUS if self.luminous else GLOWING
+
+    def _poison_near(self) -> bool:
+        world = self.world
+        rx, ry = self.location()
+        for x in range(max(rx - 1, 0), min(rx + 2, world.size)):
+            column = world.stacks[x]
+            for y in range(max(ry - 1, 0), min(ry + 2, world.size)):
+                for top in column[y]:
+                    if _bad(top) or (top.contents and any(_bad(o) for o in top.all_contents())):
+                        return True
+        return False
+
+
+def _bad(obj: WorldObject) -> bool:
+    return obj.poisonous and "mushroom" in obj.type
+
+
+def poisonous_food(obj: WorldObject) -> bool:
+    """What eating it does: poisonous if it, anything in it, or any of its parts is."""
+    pending = [obj]
+    while pending:
+        cur = pending.pop()
+        if cur.poisonous:
+            return True
+        pending.extend(cur.parts)
+        pending.extend(cur.contents)
+    return False
+

@@ -1,0 +1,507 @@
+"""Space Sick: the oracle and its knowledge report, the colony's rules, the scorer fixes, the
+honesty of the generated answers, and lazy strategies that must fail (played through
+`discoverylab.make`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import discoverylab
+from discoverylab.scenarios.space_sick.oracle import SpaceSickOracle
+from discoverylab.scenarios.space_sick.scenario import SpaceSick
+from discoverylab.scenarios.space_sick.things import GlowingRock, poisonous_food
+from discoverylab.world import world as world_module
+from discoverylab.world.instruments import READERS
+from discoverylab.world.objects import Layer, WorldObject
+
+Obs = dict[str, Any]
+
+
+class Game:
+    """One episode through the public API, with the scenario at hand for assertions."""
+
+    def __init__(self, difficulty: str, seed: int = 0, max_steps: int | None = None) -> None:
+        self.env = discoverylab.make("SpaceSick", difficulty=difficulty, max_steps=max_steps)
+        _, info = self.env.reset(seed=seed)
+        self.obs: Obs = info["observation"]
+        self.card: dict[str, Any] = info["scorecard"]
+        self.over = False
+        sc = self.env.unwrapped.scenario
+        assert isinstance(sc, SpaceSick)
+        self.sc = sc
+
+    def step(self, action: dict[str, Any]) -> Obs:
+        _, _, terminated, truncated, info = self.env.step(action)
+        self.obs, self.card = info["observation"], info["scorecard"]
+        self.over = bool(terminated or truncated)
+        return self.obs
+
+    def act(self, action: str, arg1: Any = None, arg2: Any = None) -> Obs:
+        packet: dict[str, Any] = {"action": action}
+        if arg1 is not None:
+            packet["arg1"] = arg1
+        if arg2 is not None:
+            packet["arg2"] = arg2
+        return self.step(packet)
+
+    def wait(self, steps: int) -> None:
+        for _ in range(steps):
+            if self.over:
+                return
+            self.act("WAIT")
+
+    def nearby(self, name: str) -> list[dict[str, Any]]:
+        return [e for group in self.obs["nearbyObjects"]["objects"].values() for e in group if e["name"] == name]
+
+    def held(self, name: str) -> list[int]:
+        return [e["uuid"] for e in self.obs["inventoryObjects"] if e["name"] == name]
+
+    def grab_all(self, place: str, name: str = "mushroom") -> None:
+        self.act("TELEPORT_TO_LOCATION", place)
+        for entry in self.nearby(name):
+            self.act("TELEPORT_TO_OBJECT", entry["uuid"])
+            self.act("PICKUP", entry["uuid"])
+
+    def give(self, food: int, colonist: WorldObject) -> None:
+        for _ in range(30):
+            self.act("TELEPORT_TO_OBJECT", colonist.uuid)
+            if any(e["uuid"] == colonist.uuid for e in self.obs["accessibleEnvironmentObjects"]):
+                break
+        self.act("PUT", food, colonist.uuid)
+
+    def talk(self, npc: WorldObject, *choices: str) -> None:
+        for _ in range(30):
+            self.act("TELEPORT_TO_OBJECT", npc.uuid)
+            self.act("TALK", npc.uuid)
+            if self.obs["dialog_box"].get("is_in_dialog"):
+                break
+        for text in choices:
+            options = self.obs["dialog_box"]["dialogOptions"]
+            self.step({"chosen_dialog_option_int": int(next(k for k, v in options.items() if v == text))})
+
+
+def run_oracle(difficulty: str, seed: int) -> tuple[Game, dict[str, Any]]:
+    game = Game(difficulty, seed)
+    oracle = SpaceSickOracle(game.obs)
+    action = next(oracle)
+    while not game.over:
+        game.step(action)
+        if game.over:
+            break
+        try:
+            action = oracle.send(game.obs)
+        except StopIteration:
+            game.wait(2000)
+    return game, oracle.report
+
+
+def colonists(game: Game) -> list[Any]:
+    return list(game.sc.colony.colonists)
+
+
+# ---- the oracle and its knowledge report -----------------------------------------------------
+@pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])
+@pytest.mark.parametrize("seed", range(5))
+def test_oracle_succeeds_and_reports_every_gold_fact(difficulty: str, seed: int) -> None:
+    game, report = run_oracle(difficulty, seed)
+    assert game.card["completedSuccessfully"], game.card
+    assert game.card["scoreNormalized"] == 1.0
+    text, facts, sc = report["text"], report["facts"], game.sc
+    if difficulty == "easy":
+        assert facts["pathogen"] == sc.pathogen and facts["instrument"] == sc.instrument_name
+        assert facts["contaminated_uuid"] == sc.target.uuid
+        assert sc.pathogen in text and f"the {sc.instrument_name} detects" in text.replace("Only the", "the")
+    elif difficulty == "normal":
+        assert facts["moldy_colours"] == sorted(sc.moldy)
+        assert facts["channel5_moldy"] == 1.0 and facts["channel5_clean"] == 0.5
+        assert all(c in text for c in sc.moldy) and "mold" in text
+        assert "microscope" in text and "Channel 5" in text and "1.00" in text
+    else:
+        assert facts["detector"] == "glowing rock"
+        assert "glowing rock" in text and "luminous" in text and "harmful" in text
+    assert len(game.card["knowledgeQuestions"]) == (2 if difficulty == "easy" else 3 if difficulty == "normal" else 1)
+
+
+def test_anti_gold_reports_differ_where_the_answers_do() -> None:
+    """The report follows the world, not a constant: seeds with different answers get different
+    facts, and each report's facts are wrong for the other seed."""
+    reports = {seed: run_oracle("easy", seed)[1]["facts"] for seed in range(5)}
+    instruments = {r["instrument"] for r in reports.values()}
+    assert len(instruments) == 5  # one block of five seeds covers every instrument
+
+
+def test_anti_gold_the_wrong_mushroom_in_the_jar_fails() -> None:
+    game = Game("easy", 3)
+    wrong = next(f for f in game.sc.foods if f is not game.sc.target)
+    game.act("TELEPORT_TO_OBJECT", wrong.uuid)
+    game.act("PICKUP", wrong.uuid)
+    game.act("TELEPORT_TO_OBJECT", game.sc.jar.uuid)
+    game.act("PUT", wrong.uuid, game.sc.jar.uuid)
+    assert game.card["completed"] and not game.card["completedSuccessfully"]
+
+
+# ---- honesty of the generated answers ---------------------------------------------------------
+def _answers(difficulty: str, seeds: range) -> list[Any]:
+    out = []
+    for seed in seeds:
+        game = Game(difficulty, seed)
+        out.append(game.sc.instrument_name if difficulty == "easy" else game.sc.moldy)
+    return out
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "normal"])
+def test_answers_are_balanced_per_block_of_five_but_not_a_fixed_pattern(difficulty: str) -> None:
+    answers = _answers(difficulty, range(10))
+    blocks = [answers[i : i + 5] for i in (0, 5)]
+    assert all(len(set(block)) == 5 for block in blocks)
+    assert len({tuple(block) for block in blocks}) > 1  # the order changes from block to block
+
+
+def test_difficulties_of_one_seed_draw_independently() -> None:
+    from discoverylab.scenarios.space_sick.colony import MOLD_OPTIONS
+    from discoverylab.scenarios.space_sick.things import SIMPLE_INSTRUMENTS
+
+    easy = [SIMPLE_INSTRUMENTS.index(a) for a in _answers("easy", range(10))]
+    normal = [MOLD_OPTIONS.index(a) for a in _answers("normal", range(10))]
+    assert easy != normal
+
+
+def test_the_contaminated_mushroom_is_not_marked_by_creation_order() -> None:
+    ranks = set()
+    for seed in range(12):
+        sc = Game("easy", seed).sc
+        ranks.add(sorted(f.uuid for f in sc.foods).index(sc.target.uuid))
+        ranks.add([f.uuid for f in sc.foods].index(sc.target.uuid))
+    assert ranks == {0, 1, 2}
+
+
+@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
+def test_mushrooms_are_created_evenly_whatever_their_contamination(difficulty: str) -> None:
+    """Every mushroom is followed by exactly one other object (its mold, kept or not): creation
+    indices, hence uuids, carry no trace of which ones are moldy."""
+    pool = world_module._UUID_POOL
+    game = Game(difficulty, 4)
+    foods = [o for o in game.sc.world.objects.values() if o.type == "mushroom"]
+    order = sorted(pool.index(f.uuid) for f in foods)
+    assert {b - a for a, b in zip(order, order[1:], strict=False)} == {2}
+
+
+def test_challenge_instruments_cannot_tell_poisonous_mushrooms_apart() -> None:
+    """Readings depend on the matter only (white or green, drawn independently of the poison):
+    mushrooms of one matter read the same on every lab instrument, poisonous or not."""
+    for seed in range(5):
+        game = Game("challenge", seed)
+        foods = [o for o in game.sc.world.objects.values() if o.type == "mushroom"]
+        assert {f.poisonous for f in foods} == {True, False}
+        for inst in game.sc.colony.instruments:
+            if inst.type in ("sampler", "radiation meter"):  # a copy; noise and surroundings
+                continue
+            readings: dict[str, set[str]] = {}
+            for food in foods:
+                text = str(READERS[inst.type](inst, food))  # type: ignore[arg-type]
+                readings.setdefault(food.materials[0].key, set()).add(text)
+            assert all(len(texts) == 1 for texts in readings.values()), inst.type
+
+
+# ---- the colony's rules ------------------------------------------------------------------------
+def test_mold_signals_and_heat() -> None:
+    game = Game("normal", 0)
+    sc = game.sc
+    foods = [o for o in sc.world.objects.values() if o.type == "mushroom"]
+    moldy = next(f for f in foods if f.parts)
+    clean = next(f for f in foods if not f.parts)
+    spectro = next(i for i in sc.colony.instruments if i.type == "spectrometer")
+    ph = next(i for i in sc.colony.instruments if i.type == "PH meter")
+    assert "- Channel 5: 1.00" in str(READERS["spectrometer"](spectro, moldy))  # type: ignore[arg-type]
+    assert "- Channel 5: 0.50" in str(READERS["spectrometer"](spectro, clean))  # type: ignore[arg-type]
+    assert "PH of 5.0" in str(READERS["PH meter"](ph, moldy))  # type: ignore[arg-type]
+    assert "PH of 6.0" in str(READERS["PH meter"](ph, clean))  # type: ignore[arg-type]
+    assert poisonous_food(moldy) and not poisonous_food(clean)
+    stove = next(o for o in sc.world.objects.values() if o.type == "stove")
+    stove.add(moldy)
+    stove.activated = True
+    stove.tick()
+    assert poisonous_food(moldy)  # 45 C
+    stove.tick()
+    assert not poisonous_food(moldy) and not moldy.cooked  # 70 C: the mold is dead, not cooked
+    stove.tick()
+    stove.tick()
+    assert moldy.cooked  # 120 C
+
+
+def test_glowing_rock_lights_up_only_near_a_poisonous_mushroom() -> None:
+    game = Game("challenge", 1)
+    world = game.sc.world
+    rock = game.sc.colony.rocks[0]
+    foods = [o for o in world.objects.values() if o.type == "mushroom"]
+    bad = next(f for f in foods if f.poisonous)
+    good = next(f for f in foods if not f.poisonous)
+    for food, lit in ((good, False), (bad, True)):
+        world.place(rock, 5, 8, Layer.OBJECTS)
+        world.place(food, 6, 9, Layer.OBJECTS)
+        rock.tick()
+        assert rock.luminous is lit and rock.name == ("rock (highly luminous)" if lit else "rock (glowing)")
+        world.place(food, 8, 8, Layer.OBJECTS)  # two tiles away: out of reach
+        rock.tick()
+        assert not rock.luminous
+    assert isinstance(rock, GlowingRock)
+
+
+def test_chef_collects_serves_and_calls_a_meal() -> None:
+    game = Game("normal", 2, max_steps=2000)
+    sc = game.sc
+    chef = next(a for a in sc.world.agents if a.name == "Chef")
+    for table in sc.colony.tables:  # clear the tables so the Chef's serving shows
+        for food in list(table.contents):
+            food.remove_from_world()
+    game.act("TELEPORT_TO_LOCATION", "cafeteria")
+    game.talk(chef, "Can you collect food from the farm and place it in the pot?", "OK")
+    game.wait(120)
+    pot = sc.colony.pot
+    assert pot is not None and pot.parent is sc.colony.prep_table
+    assert sum(1 for o in pot.contents if o.type == "mushroom") == 5
+    assert game.card["scoreCard"][0]["score"] == 0  # the Chef's pot is not the agent's
+    game.talk(chef, "Can you serve the food in the pot onto the buffet so it's available for meals?", "OK")
+    game.wait(40)
+    assert all(len(t.contents) == 1 for t in sc.colony.tables)
+    game.talk(chef, "Can you call the colonists for a meal?", "OK")
+    game.wait(60)
+    assert game.card["scoreCard"][3]["score"] == 5  # every colonist ate one
+    assert not any(t.contents for t in sc.colony.tables)
+
+
+def test_farmer_plants_seeds_that_grow_into_mushrooms() -> None:
+    game = Game("normal", 1, max_steps=2000)
+    sc = game.sc
+    farmer = next(a for a in sc.world.agents if a.name == "Farmer")
+    game.act("TELEPORT_TO_LOCATION", "farm")
+    game.talk(farmer, "Can you plant more seeds", "OK")
+    game.wait(60)
+    planted = [t for t in sc.colony.soil if any(o.type == "seed" for o in t.contents)]
+    grown = [o for o in sc.world.objects.values() if "grown_at" in o.props]
+    assert len(planted) + len(grown) == 5 and all(not t.has_hole() for t in planted)
+    assert sc.colony.shovel is not None and sc.colony.shovel.location() == sc.colony.shovel_spot
+    game.wait(250)
+    grown = [o for o in sc.world.objects.values() if "grown_at" in o.props]
+    assert len(grown) >= 4
+
+
+def test_a_cooked_mushroom_is_refused() -> None:
+    game = Game("normal", 0)
+    food = next(o for o in game.sc.world.objects.values() if o.type == "mushroom" and not o.parts)
+    food.cooked = True
+    colonist = colonists(game)[0]
+    game.sc.player.add(food)
+    game.act("WAIT")
+    game.give(food.uuid, colonist)
+    game.act("WAIT")
+    assert food.alive and food.parent is not colonist
+    assert game.card["scoreCard"][3]["score"] == 0
+
+
+# ---- scorer fixes ------------------------------------------------------------------------------
+def _feed_directly(game: Game, colonist: Any, food: WorldObject) -> None:
+    colonist.add(food)
+
+
+def test_a_sick_colonist_is_unregistered_and_never_counts_later() -> None:
+    game = Game("normal", 0, max_steps=400)
+    foods = [o for o in game.sc.world.objects.values() if o.type == "mushroom"]
+    moldy = next(f for f in foods if f.parts)
+    _feed_directly(game, colonists(game)[0], moldy)
+    game.wait(300)  # ill after 26-44 steps, well again 101 steps later
+    assert not colonists(game)[0].poisoned
+    assert game.card["scoreCard"][4]["score"] == 0
+    assert game.card["scoreCard"][3]["score"] == 1
+
+
+def test_a_sick_colonist_walks_to_the_infirmary_once() -> None:
+    game = Game("normal", 0, max_steps=400)
+    colonist = colonists(game)[1]
+    colonist.eat_poison()
+    game.wait(60)
+    assert colonist.poisoned
+    sizes = []
+    for _ in range(40):
+        game.act("WAIT")
+        sizes.append(len(colonist.jobs) + len(colonist.queue))
+    assert max(sizes) <= 2
+    assert (colonist.x, colonist.y) == game.sc.colony.infirmary
+
+
+def test_a_second_bad_meal_does_not_restart_the_incubation() -> None:
+    game = Game("normal", 0)
+    colonist = colonists(game)[2]
+    colonist.eat_poison()
+    for _ in range(10):
+        colonist.tick()
+    before = colonist.poison_counter
+    colonist.eat_poison()
+    assert colonist.poison_counter == before
+
+
+def test_eating_past_ten_clean_meals_neither_crashes_nor_overflows() -> None:
+    game = Game("normal", 5, max_steps=1000)
+    sc = game.sc
+    clean = [o for o in sc.world.objects.values() if o.type == "mushroom" and not o.parts]
+    for colonist, food in zip(colonists(game), clean, strict=False):
+        _feed_directly(game, colonist, food)
+    sc._clean_meals = 9  # one short: the next watched meals take it past ten in one tick
+    game.wait(55)
+    assert game.card["completedSuccessfully"]
+    safe = game.card["scoreCard"][4]
+    assert safe["score"] == 10 and safe["completed"]
+
+
+def test_success_is_latched() -> None:
+    game, _ = run_oracle("normal", 1)
+    assert game.card["completedSuccessfully"]
+    colonists(game)[0].eat_poison()
+    for _ in range(80):
+        game.sc.world.tick()
+    assert game.sc.scorecard.success and game.sc.scorecard.completed
+
+
+# ---- lazy strategies that must fail --------------------------------------------------------------
+def _strategy_runs(difficulty: str, seeds: Iterator[int], play: Callable[[Game], None], steps: int) -> list[bool]:
+    results = []
+    for seed in seeds:
+        game = Game(difficulty, seed, max_steps=steps)
+        play(game)
+        game.wait(steps)
+        results.append(bool(game.card["completedSuccessfully"]))
+    return results
+
+
+def _give_everything(game: Game) -> None:
+    game.grab_all("cafeteria")
+    game.grab_all("farm field")
+    people = colonists(game)
+    for i, food in enumerate(game.held("mushroom")):
+        if i == len(people):
+            game.wait(52)
+        game.give(food, people[i % len(people)])
+
+
+def _cook_everything(game: Game) -> None:
+    game.grab_all("cafeteria")
+    game.grab_all("farm field")
+    game.act("TELEPORT_TO_LOCATION", "cafeteria")
+    stove = game.nearby("stove")[0]["uuid"]
+    game.act("TELEPORT_TO_OBJECT", stove)
+    game.act("OPEN", stove)
+    foods = game.held("mushroom")
+    for food in foods:
+        game.act("PUT", food, stove)
+    game.act("ACTIVATE", stove)
+    game.wait(8)
+    game.act("DEACTIVATE", stove)
+    for food in foods:
+        game.act("PICKUP", food)
+    _give_everything(game)
+
+
+def _warm_everything(game: Game) -> None:
+    """Normal's cure applied blindly in the Challenge: just past 60 C, not cooked."""
+    game.grab_all("cafeteria")
+    game.grab_all("farm field")
+    game.act("TELEPORT_TO_LOCATION", "cafeteria")
+    stove = game.nearby("stove")[0]["uuid"]
+    game.act("TELEPORT_TO_OBJECT", stove)
+    game.act("OPEN", stove)
+    foods = game.held("mushroom")
+    for food in foods:
+        game.act("PUT", food, stove)
+    game.act("ACTIVATE", stove)
+    game.act("WAIT")
+    game.act("DEACTIVATE", stove)
+    for food in foods:
+        game.act("PICKUP", food)
+    _give_everything(game)
+
+
+def _chef_feeds_the_colony(game: Game) -> None:
+    chef = next(a for a in game.sc.world.agents if a.name == "Chef")
+    game.act("TELEPORT_TO_LOCATION", "cafeteria")
+    game.talk(chef, "Can you call the colonists for a meal?", "OK")
+    game.wait(60)
+    game.talk(chef, "Can you collect food from the farm and place it in the pot?", "OK")
+    game.wait(100)
+    game.talk(chef, "Can you serve the food in the pot onto the buffet so it's available for meals?", "OK")
+    game.wait(40)
+    game.talk(chef, "Can you call the colonists for a meal?", "OK")
+
+
+def _do_nothing(game: Game) -> None:
+    return None
+
+
+@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
+def test_attack_doing_nothing_fails(difficulty: str) -> None:
+    assert not any(_strategy_runs(difficulty, iter(range(2)), _do_nothing, 300))
+
+
+@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
+def test_attack_giving_the_colonists_every_mushroom_fails(difficulty: str) -> None:
+    assert not any(_strategy_runs(difficulty, iter(range(3)), _give_everything, 400))
+
+
+@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
+def test_attack_cooking_everything_fails(difficulty: str) -> None:
+    assert not any(_strategy_runs(difficulty, iter(range(3)), _cook_everything, 400))
+
+
+def test_attack_warming_everything_fails_in_the_challenge() -> None:
+    assert not any(_strategy_runs("challenge", iter(range(3)), _warm_everything, 400))
+
+
+@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
+def test_attack_letting_the_chef_feed_everyone_fails(difficulty: str) -> None:
+    assert not any(_strategy_runs(difficulty, iter(range(2)), _chef_feeds_the_colony, 400))
+
+
+def test_attack_jarring_the_first_mushroom_seen_is_no_better_than_chance() -> None:
+    wins = 0
+    for seed in range(15):
+        game = Game("easy", seed)
+        first = game.nearby("mushroom")[0]["uuid"]
+        jar = game.nearby("jar")[0]["uuid"]
+        game.act("TELEPORT_TO_OBJECT", first)
+        game.act("PICKUP", first)
+        game.act("TELEPORT_TO_OBJECT", jar)
+        game.act("PUT", first, jar)
+        assert game.card["completed"]
+        wins += bool(game.card["completedSuccessfully"])
+    assert wins <= 9  # chance is 5 of 15
+
+
+def test_attack_reporting_every_instrument_is_not_the_gold_answer() -> None:
+    """Using every instrument on every mushroom earns the procedure points, but the gold fact
+    names one instrument: a report listing all five names states no single detector."""
+    game = Game("easy", 0)
+    gold = game.card["knowledgeQuestions"][1]["goldFacts"][0]
+    others = [n for n in ("densitometer", "spectrometer", "PH meter", "microscope", "radiation meter")
+              if n != game.sc.instrument_name]  # fmt: skip
+    assert game.sc.instrument_name in gold and not any(f"The {n} detects" in gold for n in others)
+
+
+def test_illness_starts_26_to_44_steps_after_a_bad_meal_and_lasts_101() -> None:
+    for seed in range(3):
+        game = Game("normal", seed, max_steps=300)
+        moldy = next(o for o in game.sc.world.objects.values() if o.type == "mushroom" and o.parts)
+        colonist = colonists(game)[3]
+        _feed_directly(game, colonist, moldy)
+        game.wait(200)
+        posts = {p.content: p.step for p in game.sc.world.feed.updates if p.author == colonist.name}
+        eaten = next(r.step for r in colonist.history if r.action == "EAT")
+        assert 26 <= posts["I'm not feeling well."] - eaten <= 44
+        assert posts["I'm feeling better."] - posts["I'm not feeling well."] == 101
+
+
+def test_same_seed_same_oracle_episode() -> None:
+    first, _ = run_oracle("normal", 7)
+    second, _ = run_oracle("normal", 7)
+    assert first.card == second.card and first.obs == second.obs
