@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from discoverylab.agents import make_agent
-from discoverylab.bench.schema import UsageRecord, classify, usage_of, usage_snapshot
+from discoverylab.bench.schema import Status, UsageRecord, classify, usage_of, usage_snapshot
 from discoverylab.env import DiscoveryWorldEnv
-
-Status = Literal["ok", "error", "llm_error", "agent_error", "timeout", "interrupted"]
 
 
 class EpisodeRecord(BaseModel):
@@ -77,7 +75,7 @@ def run_episode(
                 log.append({"type": "step", "step": steps, "action": action, "reward": reward, "observation": obs,
                             "terminated": terminated, "truncated": truncated})  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - classified: a dead server is not a model scoring 0
-        status = classify(exc)  # type: ignore[assignment]
+        status = classify(exc)
         error = f"{type(exc).__name__}: {exc}"
         if keep_log:
             log.append({"type": "error", "status": status, "error": error,

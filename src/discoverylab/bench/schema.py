@@ -24,16 +24,17 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel
 
-STATUSES: tuple[str, ...] = ("ok", "error", "llm_error", "agent_error", "timeout", "interrupted")
+Status = Literal["ok", "error", "llm_error", "agent_error", "timeout", "interrupted"]
+STATUSES: tuple[str, ...] = get_args(Status)
 FAILED: frozenset[str] = frozenset(STATUSES) - {"ok"}
 ENV_PRICE = "DISCOVERYLAB_LLM_PRICE"  # "PROMPT,COMPLETION" in USD per million tokens
 
 
-def classify(exc: BaseException) -> str:
+def classify(exc: BaseException) -> Status:
     """The status an episode that raised `exc` ends with.
 
     An exception may name its status itself with an `episode_status` attribute (e.g. an agent's
@@ -41,7 +42,7 @@ def classify(exc: BaseException) -> str:
     """
     named = getattr(exc, "episode_status", None)
     if isinstance(named, str) and named in FAILED:
-        return named
+        return cast(Status, named)
     from discoverylab.llm.errors import LLMBadOutput, LLMError
 
     if isinstance(exc, LLMBadOutput):

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -20,7 +21,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.markup import escape
 from rich.table import Table
 
 from discoverylab.bench.episode import EpisodeRecord
@@ -176,7 +176,7 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     )  # fmt: skip
 
     def resumed(scan: Scan[EpisodeRecord]) -> None:
-        if scan.bad:
+        if scan.bad and out is not None:
             err.print(f"[yellow]{out / 'results.jsonl'}: {escape(scan.describe_bad())}; "
                       "those episodes are redone[/yellow]")  # fmt: skip
 

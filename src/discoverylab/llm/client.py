@@ -17,11 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-import httpx
 import numpy as np
 import openai
 
-from discoverylab.llm.deadline import DeadlineTransport
+from discoverylab.llm.deadline import DeadlineTransport, make_http_client
 from discoverylab.llm.errors import (
     LLMBadOutput,
     LLMBadResponse,
@@ -163,7 +162,7 @@ class LLMClient:
         self._transport = DeadlineTransport()
         # Retries are ours (jittered, typed, counted), so the openai package must not retry too.
         self._openai = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0,
-                                     http_client=httpx.Client(transport=self._transport, timeout=timeout))
+                                     http_client=make_http_client(self._transport, timeout))
 
     # ------------------------------------------------------------------ public API
 

@@ -14,7 +14,15 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
+try:  # openai >= 3 talks through httpx2 (same API); older releases through httpx
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover - depends on the installed openai
+    import httpx  # type: ignore[no-redef]
+
+
+def make_http_client(transport: DeadlineTransport, timeout: float) -> Any:
+    """An HTTP client of the kind the installed openai package expects, using `transport`."""
+    return httpx.Client(transport=transport, timeout=timeout)
 
 
 class DeadlineTransport(httpx.BaseTransport):
