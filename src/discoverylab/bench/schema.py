@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, cast, get_args
@@ -43,11 +44,10 @@ def classify(exc: BaseException) -> Status:
     named = getattr(exc, "episode_status", None)
     if isinstance(named, str) and named in FAILED:
         return cast(Status, named)
-    from discoverylab.llm.errors import LLMBadOutput, LLMError
-
-    if isinstance(exc, LLMBadOutput):
+    errors = sys.modules.get("discoverylab.llm.errors")  # not loaded: no LLM was used, don't pay its import
+    if errors is not None and isinstance(exc, errors.LLMBadOutput):
         return "agent_error"
-    if isinstance(exc, LLMError):
+    if errors is not None and isinstance(exc, errors.LLMError):
         return "llm_error"
     return "error"
 
@@ -93,15 +93,14 @@ def _price() -> tuple[float, float] | None:
 
 def _find_usage(agent: Any) -> Any:
     """The agent's `usage`, else the usage of an `LLMClient` it holds (never creates a client)."""
-    from discoverylab.llm.client import LLMClient
-
     attrs = getattr(agent, "__dict__", {})
     if attrs.get("usage") is not None:
         return attrs["usage"]
     if isinstance(getattr(type(agent), "usage", None), property):
         return agent.usage
-    for value in attrs.values():
-        if isinstance(value, LLMClient):
+    client_module = sys.modules.get("discoverylab.llm.client")  # not loaded: the agent holds no client
+    for value in attrs.values() if client_module is not None else ():
+        if isinstance(value, client_module.LLMClient):
             return value.usage
     return None
 

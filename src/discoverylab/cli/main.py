@@ -48,7 +48,7 @@ AGENTS = ("random", "oracle")
 
 
 def _fail(message: str) -> None:
-    err.print(f"[red]Error:[/red] {message}")
+    err.print(f"[red]Error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -158,7 +158,7 @@ AddressOpt = Annotated[str | None, typer.Option("--address", help="Ray cluster a
 def _resume_hint(out: Path | None) -> str:
     if out is None:
         return "nothing was recorded (no --out); give --out DIR to make a run resumable"
-    return "resume with: discoverylab " + shlex.join(sys.argv[1:])
+    return escape("resume with: discoverylab " + shlex.join(sys.argv[1:]))
 
 
 def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as_json: bool, title: str,
@@ -189,7 +189,7 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     except (RunDirError, RunLocked, RunConfigMismatch) as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
-        err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {_resume_hint(out)}")
+        err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {_resume_hint(out)}", soft_wrap=True)
         raise typer.Exit(EXIT_SIGINT) from None
     results = outcome.results
     if as_json:
@@ -199,16 +199,16 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
         if out is not None:
             console.print(f"Results: {out / 'results.jsonl'}  logs: {out / 'logs'}")
     statuses = [r.status for r in results] + ["interrupted"] * outcome.dropped
-    err.print(status_line(statuses))
+    err.print(status_line(statuses), soft_wrap=True)
     if outcome.breaker_message:
-        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)}")
+        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)}", soft_wrap=True)
     for rec in results:
         if rec.status != "ok":
             first = (rec.error or "").strip().splitlines()[:1]
             err.print(f"[red]{rec.status}[/red] {rec.task} {rec.difficulty} seed {rec.seed}: {escape(first[0] if first else '')}")
     if outcome.interrupted:
         err.print(f"[yellow]Interrupted by {outcome.interrupted}[/yellow]: {len(results)} of {total} episodes done, "
-                  f"{outcome.dropped} in flight dropped; {_resume_hint(out)}")  # fmt: skip
+                  f"{outcome.dropped} in flight dropped; {_resume_hint(out)}", soft_wrap=True)  # fmt: skip
         raise typer.Exit(EXIT_SIGINT if outcome.interrupted == "SIGINT" else EXIT_SIGTERM)
     if any(r.status != "ok" for r in results):
         raise typer.Exit(EXIT_FAILED)

@@ -44,7 +44,7 @@ PLAY_HELP = ("Type your message to the lab; an empty line sends it (messages may
 
 
 def _fail(message: str) -> NoReturn:
-    err.print(f"[red]Error:[/red] {escape(message)}")
+    err.print(f"[red]Error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -241,7 +241,7 @@ def run(
     except (RunConfigMismatch, RunDirError, RunLocked) as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
-        err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {escape(hint)}")
+        err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {escape(hint)}", soft_wrap=True)
         raise typer.Exit(130) from None
     results = outcome.results
     failed = any(r.status != "ok" for r in results)
@@ -249,12 +249,12 @@ def run(
         typer.echo(json.dumps([r.model_dump(mode="json") for r in results]))
     else:
         _print_run(results, out, plots)
-    err.print(status_line([r.status for r in results] + ["interrupted"] * outcome.dropped))
+    err.print(status_line([r.status for r in results] + ["interrupted"] * outcome.dropped), soft_wrap=True)
     if outcome.breaker_message:
-        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)}")
+        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)}", soft_wrap=True)
     if outcome.interrupted:
         err.print(f"[yellow]Interrupted by {outcome.interrupted}[/yellow]: {len(results)} of {len(jobs)} episodes done, "
-                  f"{outcome.dropped} in flight dropped; {escape(hint)}")
+                  f"{outcome.dropped} in flight dropped; {escape(hint)}", soft_wrap=True)
         raise typer.Exit(130 if outcome.interrupted == "SIGINT" else 143)
     if failed:
         raise typer.Exit(1)
