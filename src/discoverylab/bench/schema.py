@@ -99,7 +99,7 @@ def _find_usage(agent: Any) -> Any:
     if isinstance(getattr(type(agent), "usage", None), property):
         return agent.usage
     client_module = sys.modules.get("discoverylab.llm.client")  # not loaded: the agent holds no client
-    client_type = getattr(client_module, "LLMClient", None)
+    client_type: type | None = getattr(client_module, "LLMClient", None)
     for value in attrs.values() if client_type is not None else ():
         if isinstance(value, client_type):
             return value.usage
