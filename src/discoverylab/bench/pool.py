@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import itertools
 import multiprocessing
 import os
 import signal
@@ -210,13 +209,14 @@ class RayPool:
             raise RuntimeError("the ray backend needs Ray: pip install 'discoverylab[ray]'") from exc
         self._ray = ray
         if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)  # fmt: skip
+            # Settings such as the LLM endpoint and request deadline travel as environment variables.
+            env = {k: v for k, v in os.environ.items() if k.startswith(("DISCOVERYLAB_", "OPENAI_"))}
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
+                     runtime_env={"env_vars": env} if env else None)  # fmt: skip
         self._remote = ray.remote(max_retries=0)(_ray_call)
         self._run_one = ray.put(run_one)
         self._size = max(1, workers)
         self._refs: dict[Any, int] = {}
-        self._ids = itertools.count()
 
     def capacity(self) -> int:
         return self._size - len(self._refs)

@@ -98,11 +98,12 @@ def _find_usage(agent: Any) -> Any:
         return attrs["usage"]
     if isinstance(getattr(type(agent), "usage", None), property):
         return agent.usage
-    client_module = sys.modules.get("discoverylab.llm.client")  # not loaded: the agent holds no client
-    client_type: type | None = getattr(client_module, "LLMClient", None)
-    for value in attrs.values() if client_type is not None else ():
-        if isinstance(value, client_type):
-            return value.usage
+    if "discoverylab.llm.client" in sys.modules:  # not loaded: the agent holds no client
+        from discoverylab.llm.client import LLMClient
+
+        for value in attrs.values():
+            if isinstance(value, LLMClient):
+                return value.usage
     return None
 
 
