@@ -275,6 +275,47 @@ def bench(
              backend, address)  # fmt: skip
 
 
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="the --out directory of a bench or run command")],
+    markdown: Annotated[bool, typer.Option("--markdown", help="print markdown instead of terminal tables")] = False,
+    figure: Annotated[Path | None, typer.Option("--figure", help="also save a matplotlib figure (PNG, PDF, SVG)")] = None,
+) -> None:
+    """The paper's Table 4/5 layout for a finished or partial run: procedure, completion, knowledge."""
+    from discoverylab.bench.report import ReportError, fmt, load_report, metrics, plot_report, to_markdown
+
+    try:
+        rep = load_report(run_dir)
+    except ReportError as exc:
+        _fail(str(exc))
+    if rep.bad_lines:
+        err.print(f"[yellow]{len(rep.bad_lines)} bad line(s) in {run_dir / 'results.jsonl'} skipped[/yellow]", soft_wrap=True)
+    if markdown:
+        typer.echo(to_markdown(rep), nl=False)
+    else:
+        for tab in rep.tables:
+            names = metrics(tab)
+            table = Table(title=tab.title)
+            for col in ("#", "task", "difficulty"):
+                table.add_column(col, no_wrap=True)
+            for agent in rep.agents:
+                for metric in names:
+                    table.add_column(f"{agent}\n{metric}", justify="right")
+            table.add_column("n (failed)", justify="right")
+            number = 0
+            for row in tab.rows:
+                number += 0 if row.average else 1
+                cells = [fmt(getattr(row.cells[a], m)) for a in rep.agents for m in names]
+                counts = ", ".join(f"{row.cells[a].episodes} ({row.cells[a].failed})" for a in rep.agents)
+                label = f"[bold]{escape(row.label)}[/bold]" if row.average else escape(row.label)
+                table.add_row("" if row.average else str(number), label, row.difficulty if not row.average else "",
+                              *cells, counts, end_section=row.label == "Average")  # fmt: skip
+            console.print(table)
+        err.print(status_line(list(rep.statuses.elements())), soft_wrap=True)
+    if figure is not None:
+        err.print(f"figure: {plot_report(rep, figure)}", soft_wrap=True)
+
+
 @app.command(hidden=True)
 def docs(out: Annotated[Path, typer.Option("--out")] = Path("docs/tasks.md")) -> None:
     """Regenerate docs/tasks.md from the task registry."""
