@@ -25,7 +25,7 @@ class EpisodeRecord(BaseModel):
     completed: bool = False
     success: bool = False
     procedure_score: float = Field(0.0, ge=0.0, le=1.0)
-    knowledge: float | None = Field(None, ge=0.0, le=1.0)  # set by the knowledge judge; None: not judged
+    knowledge: float | None = Field(default=None, ge=0.0, le=1.0)  # set by the knowledge judge; None: not judged
     scorecard: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
     seconds: float = 0.0  # wall time of the episode
