@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from discoverylab.bench.runner import make_jobs, run_jobs, suite_tasks
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 UNIT_TASKS = 10  # the unit suite at its one difficulty
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals and /proc")
@@ -31,7 +33,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
-def _start(out: Path, seeds: str = "0-2", *extra: str) -> subprocess.Popen[bytes]:
+def _start(out: Path, seeds: str = "0-1", *extra: str) -> subprocess.Popen[bytes]:
     args = _cli("bench", "--agent", "random", "--suite", "unit", "--seeds", seeds, "--max-steps", "20",
                 "--workers", "2", "--out", str(out), *extra)
     return subprocess.Popen(args, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -75,11 +77,11 @@ def _assert_no_orphans(pgid: int, within: float = 5.0) -> None:
         time.sleep(0.05)
 
 
-def _resume_and_check(out: Path, seeds: str = "0-2", n_seeds: int = 3) -> None:
-    done = subprocess.run(_cli("bench", "--agent", "random", "--suite", "unit", "--seeds", seeds, "--max-steps",
-                               "20", "--workers", "2", "--out", str(out), "--json"),
-                          env=_env(), capture_output=True, timeout=60)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
+def _resume_and_check(out: Path, n_seeds: int = 2) -> None:
+    """Resume in-process (same jobs and config as the CLI run) and count records per episode."""
+    jobs = make_jobs(suite_tasks("unit"), list(range(n_seeds)), "random", 20)
+    results = run_jobs(jobs, out, 2)
+    assert [r.status for r in results] == ["ok"] * len(jobs)
     keys = Counter((r["task"], r["seed"]) for r in _lines(out))
     assert len(keys) == UNIT_TASKS * n_seeds
     assert set(keys.values()) == {1}, "an episode was recorded twice"
@@ -97,7 +99,7 @@ def test_one_sigint_stops_promptly_records_and_says_how_to_resume(tmp_path: Path
     text = err.decode()
     assert "Interrupted by SIGINT" in text and "resume with: discoverylab bench" in text
     recorded = len(_lines(tmp_path))
-    assert 3 <= recorded < UNIT_TASKS * 3
+    assert 3 <= recorded < UNIT_TASKS * 2
     _assert_no_orphans(proc.pid)
     _resume_and_check(tmp_path)
 
@@ -151,3 +153,21 @@ def test_huge_seed_range_is_generated_lazily(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=15)
     assert rss_kb < 400_000, f"parent RSS {rss_kb} kB"
     assert proc.returncode == 130 and "of 1000010 episodes done" in err.decode()
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_lab_run_stops_on_ctrl_c_too(tmp_path: Path, presses: int) -> None:
+    args = _cli("lab", "run", "sequence/hidden-property", "--agent", "oracle,random", "--seeds", "0-60",
+                "--workers", "2", "--no-plots", "--out", str(tmp_path))
+    proc = subprocess.Popen(args, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    _wait_for_records(tmp_path, 2, proc)
+    for _ in range(presses):
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.02)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 130, err.decode()[-1500:]
+    if presses == 1:
+        assert "resume with: discoverylab lab run" in err.decode()
+    _assert_no_orphans(proc.pid)
+    keys = Counter((r["protocol"], r["seed"], r["agent"]) for r in _lines(tmp_path))
+    assert set(keys.values()) == {1}
