@@ -119,7 +119,8 @@ class LocalPool:
         self._ctx = context or multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         self._initializer = initializer
         self._initargs = tuple(initargs)
-        self._close_fds = tuple(close_fds)
+        # Only a forked child inherits our descriptors; in a spawned one these numbers mean other files.
+        self._close_fds = tuple(close_fds) if self._ctx.get_start_method() == "fork" else ()
         self._workers: list[_Worker] = []
 
     def capacity(self) -> int:

@@ -11,6 +11,7 @@ protocols) or `all`. Only this module talks to the terminal; the work is in `lab
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -209,6 +210,9 @@ def run(
     episode_timeout: Annotated[float | None, typer.Option(
         "--episode-timeout", min=0.001, envvar="DISCOVERYLAB_EPISODE_TIMEOUT",
         help="total seconds per episode (status timeout after)")] = None,
+    request_timeout: Annotated[float | None, typer.Option(
+        "--request-timeout", min=0.001, help="total seconds per LLM request, retries included "
+        "[env DISCOVERYLAB_LLM_REQUEST_TIMEOUT]")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON record per episode")] = False,
 ) -> None:
     """Run agents on protocols: results.jsonl, transcripts, score files and plots under --out."""
@@ -226,6 +230,10 @@ def run(
                         TimeElapsedColumn(), console=err, disable=as_json and not err.is_terminal)
     from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan
     from discoverylab.bench.schema import status_line
+    from discoverylab.llm.client import ENV_REQUEST_TIMEOUT
+
+    if request_timeout is not None:
+        os.environ[ENV_REQUEST_TIMEOUT] = str(request_timeout)  # workers inherit it
 
     def resumed(scan: Scan[LabRecord]) -> None:
         if scan.bad and out is not None:
