@@ -24,7 +24,7 @@ from rich.progress import (
 from rich.table import Table
 
 from discoverylab.bench.episode import EpisodeRecord
-from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan
+from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan, check_out
 from discoverylab.bench.runner import (
     BACKENDS,
     SUITES,
@@ -168,6 +168,11 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
 
     if backend not in BACKENDS:
         _fail(f"Unknown backend {backend!r}. Valid backends: {', '.join(BACKENDS)}.")
+    if out is not None:
+        try:
+            check_out(out)  # before the progress bar: a bad --out is a one-line error, nothing else
+        except RunDirError as exc:
+            _fail(str(exc))
     if request_timeout is not None:
         os.environ[ENV_REQUEST_TIMEOUT] = str(request_timeout)  # workers inherit it
     progress = Progress(
