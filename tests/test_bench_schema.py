@@ -9,7 +9,14 @@ import pytest
 from discoverylab.bench import episode as episode_module
 from discoverylab.bench.episode import run_episode
 from discoverylab.bench.schema import ENV_PRICE, STATUSES, classify, status_line, usage_of
-from discoverylab.llm import LLMBadOutput, LLMBadResponse, LLMClient, LLMDeadlineExceeded, LLMRequestError, LLMUnavailable
+from discoverylab.llm import (
+    LLMBadOutput,
+    LLMBadResponse,
+    LLMClient,
+    LLMDeadlineExceeded,
+    LLMRequestError,
+    LLMUnavailable,
+)
 from discoverylab.llm.client import Usage
 
 
