@@ -172,15 +172,28 @@ def test_episode_deadline_stops_a_stuck_episode(tmp_path: Path, llm_env: Scripte
 
 
 def test_circuit_breaker_fails_the_rest_fast(tmp_path: Path, llm_env: ScriptedLLMServer) -> None:
-    """A dead server: the first episodes pay for their retries, the rest fail at once, clearly."""
-    outcome = run_lab(make_jobs([HIDDEN], list(range(6)), ["llm"], SMALL), tmp_path, plots=False, retries=0, breaker=2)
-    assert [r.status for r in outcome.results] == ["llm_error"] * 6
+    """A dead server: the first episodes pay for their retries, then the run stops with a clear message."""
+    started = time.monotonic()
+    outcome = run_lab(make_jobs([HIDDEN], list(range(40)), ["llm"], SMALL), tmp_path, plots=False, retries=0, breaker=2)
+    assert [r.status for r in outcome.results] == ["llm_error"] * 2
     assert outcome.breaker_message and "2 episodes in a row" in outcome.breaker_message
-    not_run = [r for r in outcome.results if (r.error or "").startswith("not run")]
-    assert len(not_run) == 4
-    requests_after_two = len(llm_env.requests)
-    assert requests_after_two <= 2 * 5  # two episodes' worth of attempts, none for the others
-    # Resume later against a healed server: every llm_error episode is redone.
-    llm_env.push(*[Scripted(body=chat_reply(OFF_FORMAT))] * 400)
-    again = run_lab(make_jobs([HIDDEN], list(range(6)), ["llm"], SMALL), tmp_path, plots=False, retries=0)
-    assert [r.status for r in again.results] == ["ok"] * 6
+    assert "run the same command again to resume" in outcome.breaker_message
+    assert len(llm_env.requests) <= 2 * 5  # two episodes' worth of attempts, none for the other 38
+    assert time.monotonic() - started < 10.0
+    # Resume later against a healed server: the failed and the unrun episodes are all run.
+    llm_env.push(*[Scripted(body=chat_reply(OFF_FORMAT))] * 200)
+    again = run_lab(make_jobs([HIDDEN], list(range(3)), ["llm"], SMALL), tmp_path, plots=False, retries=0)
+    assert [r.status for r in again.results] == ["ok"] * 3
+
+
+def test_lab_run_reports_the_breaker_and_exits_nonzero(tmp_path: Path, llm_env: ScriptedLLMServer) -> None:
+    from typer.testing import CliRunner
+
+    from discoverylab.cli import app
+
+    result = CliRunner().invoke(app, ["lab", "run", HIDDEN, "--agent", "llm", "--seeds", "0-9", "--retries", "0",
+                                      "--no-plots", "--config", '{"rounds": 2, "n_predictions": 5}',
+                                      "--out", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "3 episodes: 3 llm_error" in result.output
+    assert "Circuit breaker:" in result.output and "(7 not run)" in result.output

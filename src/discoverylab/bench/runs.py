@@ -9,7 +9,8 @@ Episodes run in worker processes (or Ray tasks, see `pool.py`), never in the par
 parent can always stop them: at an episode's deadline (status `timeout`), on the first Ctrl-C
 or SIGTERM (finished episodes stay recorded, the ones in flight are dropped and redone on
 resume), and at once on a second Ctrl-C. After `breaker` episodes in a row end in
-`llm_error`, the remaining ones are failed fast without calling the dead server.
+`llm_error` (a dead server), no further episode starts: `Outcome.breaker_message` says why, and
+the episodes not run are not recorded (a resume runs them).
 `run_one` must be picklable (a module-level function or a `functools.partial` of one).
 """
 
@@ -44,7 +45,7 @@ class Outcome(Generic[R]):
     results: list[R] = field(default_factory=list)
     interrupted: str | None = None  # "SIGINT" or "SIGTERM" when a signal stopped the run
     dropped: int = 0  # episodes in flight when the run was stopped (not recorded)
-    breaker_message: str | None = None
+    breaker_message: str | None = None  # set when the circuit breaker stopped the run
 
 
 class _Stop:
@@ -89,8 +90,8 @@ def execute(
 ) -> Outcome[R]:
     """Run the jobs not yet in `finished`, `workers` at a time; see the module docstring.
 
-    `fail(job, status, message)` builds the record of a job that produced none (its worker died,
-    its deadline passed, the breaker is open). `on_done` is called once per job reached.
+    `fail(job, status, message)` builds the record of a job that produced none (its worker died
+    or its deadline passed). `on_done` is called once per job reached.
     """
     work = pool if pool is not None else LocalPool(run_one, workers)
     outcome: Outcome[R] = Outcome()
@@ -111,7 +112,7 @@ def execute(
             finished[job_key_] = rec
         if results_path is not None:
             records.append_jsonl(results_path, rec)
-        if status == "llm_error" and outcome.breaker_message is None:
+        if status == "llm_error":
             llm_failures += 1
             last_llm_error = str(getattr(rec, "error", "") or "")[:300]
         elif status == "ok":
@@ -128,6 +129,13 @@ def execute(
                 if stop.signal is not None:
                     break
                 while not exhausted and work.capacity() > 0 and stop.signal is None:
+                    if breaker and llm_failures >= breaker:
+                        outcome.breaker_message = (
+                            f"the LLM endpoint failed {llm_failures} episodes in a row (last: {last_llm_error}); "
+                            "the remaining episodes were not run: fix the endpoint and run the same command "
+                            "again to resume")
+                        exhausted = True  # stop pulling jobs; the ones in flight still finish
+                        break
                     try:
                         job = next(pending)
                     except StopIteration:
@@ -139,14 +147,6 @@ def execute(
                         latest[key] = finished[key]
                         if on_done is not None:
                             on_done(finished[key])
-                        continue
-                    if breaker and llm_failures >= breaker and outcome.breaker_message is None:
-                        outcome.breaker_message = (
-                            f"the LLM endpoint failed {llm_failures} episodes in a row (last: {last_llm_error}); "
-                            "the remaining episodes were not run: fix the endpoint and run the same command "
-                            "again to resume")
-                    if outcome.breaker_message is not None:
-                        record(key, fail(job, "llm_error", "not run: " + outcome.breaker_message))
                         continue
                     job_id = next(ids)
                     running[job_id] = (job, key, time.monotonic())

@@ -206,7 +206,8 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     statuses = [r.status for r in results] + ["interrupted"] * outcome.dropped
     err.print(status_line(statuses), soft_wrap=True)
     if outcome.breaker_message:
-        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)}", soft_wrap=True)
+        not_run = total - len(results) - outcome.dropped
+        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)} ({not_run} not run)", soft_wrap=True)
     for rec in results:
         if rec.status != "ok":
             first = (rec.error or "").strip().splitlines()[:1]

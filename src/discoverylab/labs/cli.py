@@ -259,7 +259,8 @@ def run(
         _print_run(results, out, plots)
     err.print(status_line([r.status for r in results] + ["interrupted"] * outcome.dropped), soft_wrap=True)
     if outcome.breaker_message:
-        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)}", soft_wrap=True)
+        not_run = len(jobs) - len(results) - outcome.dropped
+        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)} ({not_run} not run)", soft_wrap=True)
     if outcome.interrupted:
         err.print(f"[yellow]Interrupted by {outcome.interrupted}[/yellow]: {len(results)} of {len(jobs)} episodes done, "
                   f"{outcome.dropped} in flight dropped; {escape(hint)}", soft_wrap=True)
