@@ -11,7 +11,8 @@ When an episode appears several times (a failure, then a redo), its last line co
 
 from __future__ import annotations
 
-import fcntl
+import importlib
+import importlib.util
 import json
 import os
 from collections.abc import Callable, Hashable, Mapping
@@ -24,6 +25,8 @@ from pydantic import BaseModel, ValidationError
 from discoverylab.bench.schema import config_hash
 
 R = TypeVar("R", bound=BaseModel)
+# POSIX only; elsewhere the lock file still names its holder but does not exclude a second runner.
+fcntl: Any = importlib.import_module("fcntl") if importlib.util.find_spec("fcntl") else None
 
 RESULTS = "results.jsonl"
 RUN_FILE = "run.json"
@@ -78,7 +81,8 @@ class RunLock:
     def acquire(self) -> RunLock:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
