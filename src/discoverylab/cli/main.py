@@ -147,10 +147,10 @@ WorkersOpt = Annotated[int, typer.Option("--workers", "-w", min=1, help="paralle
 MaxStepsOpt = Annotated[int | None, typer.Option("--max-steps", min=1, help="step limit per episode")]
 EpisodeTimeoutOpt = Annotated[float | None, typer.Option(
     "--episode-timeout", min=0.001, envvar=ENV_EPISODE_TIMEOUT,
-    help=f"total seconds per episode; a longer one is stopped with status timeout [env {ENV_EPISODE_TIMEOUT}]")]
+    help="total seconds per episode; a longer one is stopped with status timeout")]
 RequestTimeoutOpt = Annotated[float | None, typer.Option(
     "--request-timeout", min=0.001, help="total seconds per LLM request, retries included "
-    "[env DISCOVERYLAB_LLM_REQUEST_TIMEOUT]")]
+    "(env DISCOVERYLAB_LLM_REQUEST_TIMEOUT)")]
 BackendOpt = Annotated[str, typer.Option("--backend", help="local (worker processes) or ray (Ray tasks)")]
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Ray cluster address (ray backend)")]
 

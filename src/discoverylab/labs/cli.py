@@ -212,7 +212,7 @@ def run(
         help="total seconds per episode (status timeout after)")] = None,
     request_timeout: Annotated[float | None, typer.Option(
         "--request-timeout", min=0.001, help="total seconds per LLM request, retries included "
-        "[env DISCOVERYLAB_LLM_REQUEST_TIMEOUT]")] = None,
+        "(env DISCOVERYLAB_LLM_REQUEST_TIMEOUT)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON record per episode")] = False,
 ) -> None:
     """Run agents on protocols: results.jsonl, transcripts, score files and plots under --out."""
