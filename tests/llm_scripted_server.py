@@ -22,6 +22,9 @@ class Scripted:
     body: Any = None  # dict -> JSON; str -> sent verbatim (to fake malformed bodies)
     headers: dict[str, str] = field(default_factory=dict)
     hang: float = 0.0  # seconds to stall before answering (to trigger client timeouts)
+    trickle: float = 0.0  # send the body one byte per `trickle` seconds (a slow-loris server)
+    reset: bool = False  # drop the connection without answering (TCP reset)
+    content_type: str = "application/json"
 
 
 def chat_reply(text: str, prompt_tokens: int = 11, completion_tokens: int = 7, model: str = "scripted") -> dict:
@@ -108,6 +111,14 @@ class ScriptedLLMServer:
                 answer = owner._next(request, {k.lower(): v for k, v in self.headers.items()})
                 if answer.hang:
                     owner.release.wait(answer.hang)
+                if answer.reset:
+                    import socket
+                    import struct
+
+                    # SO_LINGER 0 makes close() send a RST instead of a FIN.
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    return
                 self._send(answer)
 
             def _send(self, answer: Scripted) -> None:
@@ -115,12 +126,19 @@ class ScriptedLLMServer:
                 data = payload.encode()
                 try:
                     self.send_response(answer.status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", answer.content_type)
                     self.send_header("content-length", str(len(data)))
                     for key, value in answer.headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if answer.trickle:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                            if owner.release.wait(answer.trickle):
+                                return
+                    else:
+                        self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test); nothing to answer
 

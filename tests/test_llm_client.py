@@ -8,6 +8,7 @@ import pytest
 
 from discoverylab.llm import (
     LLMBadOutput,
+    LLMBadResponse,
     LLMClient,
     LLMError,
     LLMRequestError,
@@ -209,14 +210,16 @@ def test_malformed_body_is_retried_then_reported(scripted_llm: ScriptedLLMServer
 
     scripted_llm.push(*[Scripted(body="<html>proxy error</html>") for _ in range(3)])
     client, _ = make_client(scripted_llm, max_retries=2)
-    with pytest.raises(LLMBadOutput):
+    # A body that is not a chat completion is a server fault, never the model's (bad) answer.
+    with pytest.raises(LLMBadResponse) as info:
         client.complete([{"role": "user", "content": "x"}])
+    assert isinstance(info.value, LLMUnavailable) and not isinstance(info.value, LLMBadOutput)
 
 
-def test_body_without_choices_is_bad_output(scripted_llm: ScriptedLLMServer) -> None:
+def test_body_without_choices_is_a_bad_response(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.push(Scripted(body={"id": "x", "object": "chat.completion", "choices": []}))
     client, _ = make_client(scripted_llm, max_retries=0)
-    with pytest.raises(LLMBadOutput, match="no choices"):
+    with pytest.raises(LLMBadResponse, match="no choices"):
         client.complete([{"role": "user", "content": "x"}])
 
 

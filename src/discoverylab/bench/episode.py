@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+import traceback
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from discoverylab.agents import make_agent
+from discoverylab.bench.schema import Status, UsageRecord, classify, usage_of, usage_snapshot
 from discoverylab.env import DiscoveryWorldEnv
 
 
@@ -18,14 +20,18 @@ class EpisodeRecord(BaseModel):
     difficulty: str
     seed: int
     agent: str
-    status: str = "ok"  # ok | error
+    status: Status = "ok"  # see discoverylab.bench.schema and docs/running.md
     steps: int = 0
     completed: bool = False
     success: bool = False
     procedure_score: float = Field(0.0, ge=0.0, le=1.0)
+    knowledge: float | None = Field(default=None, ge=0.0, le=1.0)  # set by the knowledge judge; None: not judged
     scorecard: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the episode
+    usage: UsageRecord | None = None  # LLM tokens, attempts, retries, cost (None: no LLM used)
+    config: dict[str, Any] = Field(default_factory=dict)  # the run's exact settings
+    config_hash: str = ""
 
 
 def run_episode(
@@ -35,11 +41,20 @@ def run_episode(
     agent_name: str,
     max_steps: int | None = None,
     keep_log: bool = True,
+    config: dict[str, Any] | None = None,
 ) -> tuple[EpisodeRecord, list[dict[str, Any]]]:
-    """Play one episode. Returns the record and the log (one dict per step, then the end)."""
+    """Play one episode. Returns the record and the log (one dict per step, then the end).
+
+    Failures of the agent once the episode started (its LLM server down, its replies unusable)
+    end the episode with the matching status (`schema.classify`) instead of raising.
+    """
+    from discoverylab.bench.schema import config_hash
+
     start = time.perf_counter()
     env = DiscoveryWorldEnv(task, difficulty, max_steps=max_steps)
     agent = make_agent(agent_name, task, seed)
+    before = usage_snapshot(agent)
+    run_config = dict(config or {})
     _, info = env.reset(seed=seed)
     obs = info["observation"]
     agent.reset(obs)
@@ -49,28 +64,42 @@ def run_episode(
                     "agent": agent_name, "observation": obs})  # fmt: skip
     steps = 0
     terminated = truncated = False
-    while not (terminated or truncated):
-        action = agent.act(obs)
-        _, reward, terminated, truncated, info = env.step(action)
-        obs = info["observation"]
-        steps += 1
+    status: Status = "ok"
+    error = None
+    try:
+        while not (terminated or truncated):
+            action = agent.act(obs)
+            _, reward, terminated, truncated, info = env.step(action)
+            obs = info["observation"]
+            steps += 1
+            if keep_log:
+                log.append({"type": "step", "step": steps, "action": action, "reward": reward, "observation": obs,
+                            "terminated": terminated, "truncated": truncated})  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - classified: a dead server is not a model scoring 0
+        status = classify(exc)
+        error = f"{type(exc).__name__}: {exc}"
         if keep_log:
-            log.append({"type": "step", "step": steps, "action": action, "reward": reward, "observation": obs,
-                        "terminated": terminated, "truncated": truncated})  # fmt: skip
+            log.append({"type": "error", "status": status, "error": error,
+                        "traceback": traceback.format_exc(limit=8)})
     card = info["scorecard"]
     record = EpisodeRecord(
         task=env.scenario_cls.task_id,
         difficulty=env.difficulty,
         seed=seed,
         agent=agent_name,
+        status=status,
         steps=steps,
-        completed=card["completed"],
-        success=card["completedSuccessfully"],
-        procedure_score=card["scoreNormalized"],
+        completed=card["completed"] if status == "ok" else False,
+        success=card["completedSuccessfully"] if status == "ok" else False,
+        procedure_score=card["scoreNormalized"] if status == "ok" else 0.0,
         scorecard=card,
-        error=getattr(agent, "error", None),
+        error=error or getattr(agent, "error", None),
         seconds=round(time.perf_counter() - start, 3),
+        usage=usage_of(agent, before),
+        config=run_config,
+        config_hash=config_hash(run_config),
     )
     if keep_log:
-        log.append({"type": "end", "scorecard": card, "record": record.model_dump(exclude={"seconds"})})
+        log.append({"type": "end", "scorecard": card,
+                    "record": record.model_dump(mode="json", exclude={"seconds", "usage"})})
     return record, log

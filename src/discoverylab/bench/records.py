@@ -59,7 +59,7 @@ def write_jsonl(path: str | Path, records: Iterable[BaseModel | Mapping[str, Any
     """Write a whole file atomically (temp file + rename), e.g. one episode's log."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # per process: two writers never share one
     with tmp.open("w", encoding="utf-8") as fh:
         for record in records:
             fh.write(dumps(record) + "\n")
@@ -69,19 +69,19 @@ def write_jsonl(path: str | Path, records: Iterable[BaseModel | Mapping[str, Any
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Yield records; a torn last line (the process was killed mid-write) is skipped."""
+    """Yield the JSON objects of a file; torn, non-JSON, non-object and non-UTF-8 lines are skipped
+    (`rundir.scan_results` reports them)."""
     path = Path(path)
     if not path.exists():
         return
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
+    with path.open("rb") as fh:
+        for raw in fh:
             try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
+                obj = json.loads(raw.decode("utf-8")) if raw.strip() else None
+            except (UnicodeDecodeError, json.JSONDecodeError):
                 continue
+            if isinstance(obj, dict):
+                yield obj
 
 
 def done_keys(path: str | Path, fields: tuple[str, ...]) -> set[tuple[Any, ...]]:

@@ -8,18 +8,24 @@ redoing or losing finished work.
 
 from __future__ import annotations
 
+import itertools
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from discoverylab.bench import records
 from discoverylab.bench.episode import EpisodeRecord, run_episode
-from discoverylab.bench.runs import execute_resumable
+from discoverylab.bench.pool import LocalPool, Pool, RayPool
+from discoverylab.bench.rundir import RunLock, Scan, check_config, check_out, scan_results
+from discoverylab.bench.runs import BREAKER_DEFAULT, Outcome, execute
+from discoverylab.bench.schema import classify, config_hash
 from discoverylab.scenarios.registry import all_tasks
 
 SUITES = ("unit", "discovery", "tutorial", "all")
+BACKENDS = ("local", "ray")
 KEY_FIELDS = ("task", "difficulty", "seed", "agent")
 
 
@@ -40,24 +46,43 @@ class Job:
         return f"{self.task}-{self.difficulty}-s{self.seed}-{self.agent}.jsonl"
 
 
-def parse_seeds(text: str) -> list[int]:
-    """'0-4' -> [0..4]; '1,3,5' -> [1, 3, 5]; '7' -> [7]."""
-    seeds: list[int] = []
+class SeedRanges:
+    """The seeds of `--seeds`, kept as ranges so that '0-100000' costs nothing until used."""
+
+    def __init__(self, ranges: list[range]) -> None:
+        self.ranges = ranges
+
+    def __iter__(self) -> Iterator[int]:
+        return itertools.chain.from_iterable(self.ranges)
+
+    def __len__(self) -> int:
+        return sum(len(r) for r in self.ranges)
+
+
+def parse_seed_ranges(text: str) -> SeedRanges:
+    """'0-4' -> 0..4; '1,3,5'; '7'. Seeds are whole numbers >= 0; a bad part gets a clear message."""
+    ranges: list[range] = []
     for part in str(text).split(","):
         part = part.strip()
         if not part:
             continue
-        if "-" in part[1:]:
-            lo, hi = part.split("-", 1)
-            a, b = int(lo), int(hi)
-            if b < a:
-                raise ValueError(f"Bad seed range {part!r}: end before start.")
-            seeds.extend(range(a, b + 1))
-        else:
-            seeds.append(int(part))
-    if not seeds:
+        lo, sep, hi = part.partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if sep else a
+        except ValueError:
+            raise ValueError(f"Bad seeds {part!r}: seeds are whole numbers >= 0, e.g. '0-4' or '0,2,5'.") from None
+        if b < a:
+            raise ValueError(f"Bad seed range {part!r}: end before start.")
+        ranges.append(range(a, b + 1))
+    if not ranges:
         raise ValueError(f"No seeds in {text!r}; use e.g. '0-4' or '0,2,5'.")
-    return seeds
+    return SeedRanges(ranges)
+
+
+def parse_seeds(text: str) -> list[int]:
+    """'0-4' -> [0..4]; '1,3,5' -> [1, 3, 5]; '7' -> [7]."""
+    return list(parse_seed_ranges(text))
 
 
 def suite_tasks(suite: str, difficulty: str | None = None) -> list[tuple[str, str]]:
@@ -74,22 +99,96 @@ def suite_tasks(suite: str, difficulty: str | None = None) -> list[tuple[str, st
     return pairs
 
 
-def make_jobs(pairs: Iterable[tuple[str, str]], seeds: list[int], agent: str, max_steps: int | None) -> list[Job]:
-    return [Job(t, d, s, agent, max_steps) for t, d in pairs for s in seeds]
+def make_jobs(pairs: Iterable[tuple[str, str]], seeds: Iterable[int], agent: str, max_steps: int | None) -> list[Job]:
+    return list(iter_jobs(list(pairs), seeds, agent, max_steps))
 
 
-def _run_job(job: Job, out: str | None) -> EpisodeRecord:
-    """Worker body: never raises; a crash becomes a record with status 'error'."""
+def iter_jobs(pairs: list[tuple[str, str]], seeds: Iterable[int], agent: str, max_steps: int | None) -> Iterator[Job]:
+    """Jobs one at a time (task-major, then seed), so huge seed ranges are never built in memory."""
+    for task, diff in pairs:
+        for seed in seeds:
+            yield Job(task, diff, seed, agent, max_steps)
+
+
+def run_config(max_steps: int | None, **agent_options: Any) -> dict[str, Any]:
+    """The settings that change an episode's result (besides its key): stored with the run."""
+    return {"runner": "discoveryworld", "max_steps": max_steps, **agent_options}
+
+
+def _run_job(job: Job, out: str | None, config: dict[str, Any] | None = None) -> EpisodeRecord:
+    """Worker body: never raises; a crash becomes a record with the matching failure status."""
     try:
-        record, log = run_episode(job.task, job.difficulty, job.seed, job.agent, job.max_steps, keep_log=out is not None)
+        record, log = run_episode(job.task, job.difficulty, job.seed, job.agent, job.max_steps,
+                                  keep_log=out is not None, config=config)  # fmt: skip
         if out is not None:
             records.write_jsonl(Path(out) / "logs" / job.log_name, log)
         return record
     except Exception as exc:  # noqa: BLE001 - one bad episode must not stop a benchmark
-        return EpisodeRecord(
-            task=job.task, difficulty=job.difficulty, seed=job.seed, agent=job.agent, status="error",
-            procedure_score=0.0, error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}",
-        )  # fmt: skip
+        return _failed(config or {}, job, classify(exc),
+                       f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")  # fmt: skip
+
+
+def _failed(config: dict[str, Any], job: Job, status: str, message: str) -> EpisodeRecord:
+    return EpisodeRecord(
+        task=job.task, difficulty=job.difficulty, seed=job.seed, agent=job.agent, status=status,  # type: ignore[arg-type]
+        procedure_score=0.0, error=message, config=config, config_hash=config_hash(config),
+    )  # fmt: skip
+
+
+def make_pool(backend: str, run_one: Callable[[Any], Any], workers: int, *, address: str | None = None,
+              close_fds: tuple[int, ...] = ()) -> Pool:
+    """`local` (worker processes, the default) or `ray` (tasks on a Ray cluster at `address`)."""
+    if backend == "local":
+        return LocalPool(run_one, workers, close_fds=close_fds)
+    if backend == "ray":
+        return RayPool(run_one, workers, address=address)
+    raise ValueError(f"Unknown backend {backend!r}. Valid backends: {', '.join(BACKENDS)}.")
+
+
+def run_bench(
+    jobs: Iterable[Job],
+    out: str | Path | None = None,
+    workers: int = 1,
+    *,
+    total: int | None = None,
+    config: dict[str, Any] | None = None,
+    on_done: Callable[[EpisodeRecord], None] | None = None,
+    on_resume: Callable[[Scan[EpisodeRecord]], None] | None = None,
+    episode_timeout: float | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    breaker: int = BREAKER_DEFAULT,
+) -> Outcome[EpisodeRecord]:
+    """Run jobs, resuming from `out/results.jsonl` (see `runs.execute` for stops and deadlines).
+
+    With `out`, the directory is checked and locked before any work (`RunDirError`, `RunLocked`)
+    and its stored config compared with `config` (`RunConfigMismatch`). `on_resume` sees what
+    was read back, including skipped bad lines.
+    """
+    config = dict(config) if config is not None else run_config(None)
+    out_dir = Path(out) if out is not None else None
+    results_path: Path | None = None
+    finished: dict[Hashable, EpisodeRecord] = {}
+    lock: RunLock | None = None
+    if out_dir is not None:
+        results_path = check_out(out_dir)
+        lock = RunLock(out_dir).acquire()
+    try:
+        if out_dir is not None and results_path is not None:
+            scan = scan_results(results_path, EpisodeRecord, _record_key)
+            check_config(out_dir, "discoveryworld", config, has_records=bool(scan.latest))
+            finished = dict(scan.finished())
+            if on_resume is not None:
+                on_resume(scan)
+        run_one = partial(_run_job, out=str(out_dir) if out_dir is not None else None, config=config)
+        size = max(1, min(workers, total)) if total is not None else max(1, workers)
+        pool = make_pool(backend, run_one, size, address=address,
+                         close_fds=(lock.fd,) if lock is not None and lock.fd is not None else ())
+        return execute(jobs, _job_key, run_one, partial(_failed, config), finished, results_path,
+                       on_done=on_done, pool=pool, episode_timeout=episode_timeout, breaker=breaker)
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 def run_jobs(
@@ -98,24 +197,16 @@ def run_jobs(
     workers: int = 1,
     on_done: Callable[[EpisodeRecord], None] | None = None,
 ) -> list[EpisodeRecord]:
-    """Run jobs (resuming from `out/results.jsonl`), in job order in the returned list."""
-    results_path = Path(out) / "results.jsonl" if out is not None else None
-    finished: dict[tuple[object, ...], EpisodeRecord] = {}
-    if results_path is not None:
-        for rec in records.read_jsonl(results_path):
-            if rec.get("status") == "ok":
-                finished[tuple(rec.get(f) for f in KEY_FIELDS)] = EpisodeRecord.model_validate(rec)
-    run_one = partial(_run_job, out=str(out) if out is not None else None)
-    return execute_resumable(
-        jobs, _job_key, _record_key, run_one, finished, results_path, workers, on_done
-    )
+    """Run jobs (resuming from `out/results.jsonl`); their records in job order."""
+    max_steps = jobs[0].max_steps if jobs else None
+    return run_bench(jobs, out, workers, total=len(jobs), config=run_config(max_steps), on_done=on_done).results
 
 
-def _job_key(job: Job) -> tuple[object, ...]:
+def _job_key(job: Job) -> Hashable:
     return job.key
 
 
-def _record_key(record: EpisodeRecord) -> tuple[object, ...]:
+def _record_key(record: EpisodeRecord) -> Hashable:
     return (record.task, record.difficulty, record.seed, record.agent)
 
 

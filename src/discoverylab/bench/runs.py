@@ -2,63 +2,178 @@
 
 Jobs whose key is already among the finished records are not run again; each new record is
 appended durably (see `records.append_jsonl`) the moment its episode ends, so a killed run
-loses at most the episodes in flight. Workers run in processes; `run_one` must be picklable
-(a module-level function or a `functools.partial` of one) and must not raise.
+loses at most the episodes in flight. Jobs are pulled lazily from any iterable, so a run over
+100 000 seeds costs memory only for the episodes that finished.
+
+Episodes run in worker processes (or Ray tasks, see `pool.py`), never in the parent, so the
+parent can always stop them: at an episode's deadline (status `timeout`), on the first Ctrl-C
+or SIGTERM (finished episodes stay recorded, the ones in flight are dropped and redone on
+resume), and at once on a second Ctrl-C. After `breaker` episodes in a row end in
+`llm_error` (a dead server), no further episode starts: `Outcome.breaker_message` says why, and
+the episodes not run are not recorded (a resume runs them).
+`run_one` must be picklable (a module-level function or a `functools.partial` of one).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+import itertools
+import signal
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from types import FrameType
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from discoverylab.bench import records
+from discoverylab.bench.pool import LocalPool, Pool
 
 J = TypeVar("J")
 R = TypeVar("R", bound=BaseModel)
 
+BREAKER_DEFAULT = 3
+POLL_S = 0.1
 
-def execute_resumable(
-    jobs: Sequence[J],
+
+@dataclass(slots=True)
+class Outcome(Generic[R]):
+    """What a run did: the records of every job reached, in job order, and how it ended."""
+
+    results: list[R] = field(default_factory=list)
+    interrupted: str | None = None  # "SIGINT" or "SIGTERM" when a signal stopped the run
+    dropped: int = 0  # episodes in flight when the run was stopped (not recorded)
+    breaker_message: str | None = None  # set when the circuit breaker stopped the run
+
+
+class _Stop:
+    """Signal handlers for the duration of a run: the first signal asks to stop, the second kills."""
+
+    def __init__(self, kill_all: Callable[[], None]) -> None:
+        self.signal: str | None = None
+        self._kill_all = kill_all
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Stop:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.signal is None:
+            self.signal = signal.Signals(signum).name
+            return
+        self._kill_all()
+        raise KeyboardInterrupt(f"second {signal.Signals(signum).name}: stopped at once")
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+def execute(
+    jobs: Iterable[J],
     job_key: Callable[[J], Hashable],
-    record_key: Callable[[R], Hashable],
     run_one: Callable[[J], R],
-    finished: dict[Any, R],
+    fail: Callable[[J, str, str], R],
+    finished: dict[Hashable, R],
     results_path: Path | None = None,
+    *,
     workers: int = 1,
     on_done: Callable[[R], None] | None = None,
-    make_pool: Callable[[int], Executor] | None = None,
-) -> list[R]:
-    """Run the jobs not yet in `finished`; return every job's record, in job order.
+    pool: Pool | None = None,
+    episode_timeout: float | None = None,
+    breaker: int = BREAKER_DEFAULT,
+) -> Outcome[R]:
+    """Run the jobs not yet in `finished`, `workers` at a time; see the module docstring.
 
-    `on_done` is called once per job, for resumed records first, then as new ones finish.
+    `fail(job, status, message)` builds the record of a job that produced none (its worker died
+    or its deadline passed). `on_done` is called once per job reached.
     """
-    keys = [job_key(job) for job in jobs]
-    todo = [job for job, key in zip(jobs, keys, strict=True) if key not in finished]
+    work = pool if pool is not None else LocalPool(run_one, workers)
+    outcome: Outcome[R] = Outcome()
+    order: list[Hashable] = []
+    latest: dict[Hashable, R] = {}
+    running: dict[int, tuple[J, Hashable, float]] = {}
+    llm_failures = 0
+    last_llm_error = ""
+    ids = itertools.count()
+    pending = iter(jobs)
+    exhausted = False
 
-    def done(record: R) -> None:
-        finished[record_key(record)] = record
+    def record(job_key_: Hashable, rec: R) -> None:
+        nonlocal llm_failures, last_llm_error
+        latest[job_key_] = rec
+        status = getattr(rec, "status", "ok")
+        if status == "ok":
+            finished[job_key_] = rec
         if results_path is not None:
-            records.append_jsonl(results_path, record)
+            records.append_jsonl(results_path, rec)
+        if status == "llm_error":
+            llm_failures += 1
+            last_llm_error = str(getattr(rec, "error", "") or "")[:300]
+        elif status == "ok":
+            llm_failures = 0
         if on_done is not None:
-            on_done(record)
+            on_done(rec)
 
-    if on_done is not None:
-        for key in keys:
-            if key in finished:
-                on_done(finished[key])
-    if workers <= 1 or len(todo) <= 1:
-        for job in todo:
-            done(run_one(job))
-    else:
-        pool_factory = make_pool or (lambda n: ProcessPoolExecutor(max_workers=n))
-        with pool_factory(workers) as pool:
-            pending: set[Future[R]] = {pool.submit(run_one, job) for job in todo}
-            while pending:
-                complete, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in complete:
-                    done(future.result())
-    return [finished[key] for key in keys if key in finished]
+    def kill_all() -> None:
+        work.shutdown(kill=True)
+
+    with _Stop(kill_all) as stop:
+        try:
+            while True:
+                if stop.signal is not None:
+                    break
+                while not exhausted and work.capacity() > 0 and stop.signal is None:
+                    if breaker and llm_failures >= breaker:
+                        outcome.breaker_message = (
+                            f"the LLM endpoint failed {llm_failures} episodes in a row (last: {last_llm_error}); "
+                            "the remaining episodes were not run: fix the endpoint and run the same command "
+                            "again to resume")
+                        exhausted = True  # stop pulling jobs; the ones in flight still finish
+                        break
+                    try:
+                        job = next(pending)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    key = job_key(job)
+                    order.append(key)
+                    if key in finished:
+                        latest[key] = finished[key]
+                        if on_done is not None:
+                            on_done(finished[key])
+                        continue
+                    job_id = next(ids)
+                    running[job_id] = (job, key, time.monotonic())
+                    work.submit(job_id, job)
+                if exhausted and not running:
+                    break
+                for done in work.poll(POLL_S):
+                    entry = running.pop(done.job_id, None)
+                    if entry is None:
+                        continue
+                    job, key, _ = entry
+                    if done.failure is not None:
+                        record(key, fail(job, "error", done.failure))
+                    else:
+                        record(key, done.value)
+                if episode_timeout is not None:
+                    now = time.monotonic()
+                    for job_id, (job, key, started) in list(running.items()):
+                        if now - started > episode_timeout:
+                            work.kill(job_id)
+                            del running[job_id]
+                            record(key, fail(job, "timeout", f"the episode passed its deadline of "
+                                                             f"{episode_timeout:g} s (--episode-timeout) and was stopped"))
+        finally:
+            outcome.dropped = len(running)
+            work.shutdown(kill=stop.signal is not None or bool(running))
+    outcome.interrupted = stop.signal
+    outcome.results = [latest[key] for key in order if key in latest]
+    return outcome
+

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -20,7 +24,19 @@ from rich.progress import (
 from rich.table import Table
 
 from discoverylab.bench.episode import EpisodeRecord
-from discoverylab.bench.runner import SUITES, make_jobs, parse_seeds, run_jobs, suite_tasks, summarize
+from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan, check_out
+from discoverylab.bench.runner import (
+    BACKENDS,
+    SUITES,
+    Job,
+    iter_jobs,
+    parse_seed_ranges,
+    run_bench,
+    run_config,
+    suite_tasks,
+    summarize,
+)
+from discoverylab.bench.schema import status_line
 from discoverylab.labs.cli import lab_app
 
 app = typer.Typer(help="discoverylab: scientific-discovery environments for AI agents.", no_args_is_help=True)
@@ -32,7 +48,7 @@ AGENTS = ("random", "oracle")
 
 
 def _fail(message: str) -> None:
-    err.print(f"[red]Error:[/red] {message}")
+    err.print(f"[red]Error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -124,20 +140,84 @@ def _results_table(title: str, results: list[EpisodeRecord]) -> Table:
     return table
 
 
-def _execute(jobs: list, out: Path | None, workers: int, as_json: bool, title: str) -> None:  # type: ignore[type-arg]
+ENV_EPISODE_TIMEOUT = "DISCOVERYLAB_EPISODE_TIMEOUT"
+EXIT_FAILED, EXIT_SIGINT, EXIT_SIGTERM = 1, 130, 143
+
+WorkersOpt = Annotated[int, typer.Option("--workers", "-w", min=1, help="parallel episodes (capped at the job count)")]
+MaxStepsOpt = Annotated[int | None, typer.Option("--max-steps", min=1, help="step limit per episode")]
+EpisodeTimeoutOpt = Annotated[float | None, typer.Option(
+    "--episode-timeout", min=0.001, envvar=ENV_EPISODE_TIMEOUT,
+    help="total seconds per episode; a longer one is stopped with status timeout")]
+RequestTimeoutOpt = Annotated[float | None, typer.Option(
+    "--request-timeout", min=0.001, help="total seconds per LLM request, retries included "
+    "(env DISCOVERYLAB_LLM_REQUEST_TIMEOUT)")]
+BackendOpt = Annotated[str, typer.Option("--backend", help="local (worker processes) or ray (Ray tasks)")]
+AddressOpt = Annotated[str | None, typer.Option("--address", help="Ray cluster address (ray backend)")]
+
+
+def _resume_hint(out: Path | None) -> str:
+    if out is None:
+        return "nothing was recorded (no --out); give --out DIR to make a run resumable"
+    return escape("resume with: discoverylab " + shlex.join(sys.argv[1:]))
+
+
+def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as_json: bool, title: str,
+             config: dict[str, Any], episode_timeout: float | None = None, request_timeout: float | None = None,
+             backend: str = "local", address: str | None = None) -> None:
+    from discoverylab.llm.client import ENV_REQUEST_TIMEOUT
+
+    if backend not in BACKENDS:
+        _fail(f"Unknown backend {backend!r}. Valid backends: {', '.join(BACKENDS)}.")
+    if out is not None:
+        try:
+            check_out(out)  # before the progress bar: a bad --out is a one-line error, nothing else
+        except RunDirError as exc:
+            _fail(str(exc))
+    if request_timeout is not None:
+        os.environ[ENV_REQUEST_TIMEOUT] = str(request_timeout)  # workers inherit it
     progress = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), TimeRemainingColumn(), console=err, disable=as_json and not err.is_terminal,
     )  # fmt: skip
-    with progress:
-        bar = progress.add_task(title, total=len(jobs))
-        results = run_jobs(jobs, out, workers, on_done=lambda _rec: progress.advance(bar))
+
+    def resumed(scan: Scan[EpisodeRecord]) -> None:
+        if scan.bad and out is not None:
+            err.print(f"[yellow]{out / 'results.jsonl'}: {escape(scan.describe_bad())}; "
+                      "those episodes are redone[/yellow]")  # fmt: skip
+
+    try:
+        with progress:
+            bar = progress.add_task(title, total=total)
+            outcome = run_bench(jobs, out, workers, total=total, config=config,
+                                on_done=lambda _rec: progress.advance(bar), on_resume=resumed,
+                                episode_timeout=episode_timeout, backend=backend, address=address)  # fmt: skip
+    except (RunDirError, RunLocked, RunConfigMismatch) as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {_resume_hint(out)}", soft_wrap=True)
+        raise typer.Exit(EXIT_SIGINT) from None
+    results = outcome.results
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=None))
-        return
-    console.print(_results_table(title, results))
-    if out is not None:
-        console.print(f"Results: {out / 'results.jsonl'}  logs: {out / 'logs'}")
+    else:
+        console.print(_results_table(title, results))
+        if out is not None:
+            console.print(f"Results: {out / 'results.jsonl'}  logs: {out / 'logs'}")
+    statuses = [r.status for r in results] + ["interrupted"] * outcome.dropped
+    err.print(status_line(statuses), soft_wrap=True)
+    if outcome.breaker_message:
+        not_run = total - len(results) - outcome.dropped
+        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)} ({not_run} not run)", soft_wrap=True)
+    for rec in results:
+        if rec.status != "ok":
+            first = (rec.error or "").strip().splitlines()[:1]
+            err.print(f"[red]{rec.status}[/red] {rec.task} {rec.difficulty} seed {rec.seed}: {escape(first[0] if first else '')}")
+    if outcome.interrupted:
+        err.print(f"[yellow]Interrupted by {outcome.interrupted}[/yellow]: {len(results)} of {total} episodes done, "
+                  f"{outcome.dropped} in flight dropped; {_resume_hint(out)}", soft_wrap=True)  # fmt: skip
+        raise typer.Exit(EXIT_SIGINT if outcome.interrupted == "SIGINT" else EXIT_SIGTERM)
+    if any(r.status != "ok" for r in results):
+        raise typer.Exit(EXIT_FAILED)
 
 
 @app.command()
@@ -146,8 +226,11 @@ def run(
     task: Annotated[str, typer.Option("--task", "-t")] = "PickAndPlaceTest",
     difficulty: Annotated[str, typer.Option("--difficulty", "-d")] = "normal",
     seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-4 or 0,2,5")] = "0",
-    max_steps: Annotated[int | None, typer.Option("--max-steps")] = None,
+    max_steps: MaxStepsOpt = None,
     out: Annotated[Path, typer.Option("--out", "-o")] = Path("runs/run"),
+    workers: WorkersOpt = 1,
+    episode_timeout: EpisodeTimeoutOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print records as JSON")] = False,
 ) -> None:
     """Run an agent on one task; one JSONL log per episode plus results.jsonl."""
@@ -158,11 +241,12 @@ def run(
     try:
         cls = get_task(task)
         diff = check_difficulty(cls, difficulty)
-        seed_list = parse_seeds(seeds)
+        seed_list = parse_seed_ranges(seeds)
     except ValueError as exc:
         _fail(str(exc))
-    jobs = make_jobs([(cls.task_id, diff)], seed_list, agent, max_steps)
-    _execute(jobs, out, 1, as_json, f"{agent} on {cls.task_id}")
+    pairs = [(cls.task_id, diff)]
+    _execute(iter_jobs(pairs, seed_list, agent, max_steps), len(seed_list), out, workers, as_json,
+             f"{agent} on {cls.task_id}", run_config(max_steps), episode_timeout, request_timeout)  # fmt: skip
 
 
 @app.command()
@@ -172,9 +256,13 @@ def bench(
     task: Annotated[str | None, typer.Option("--task", "-t", help="only this task (all its difficulties)")] = None,
     difficulty: Annotated[str | None, typer.Option("--difficulty", "-d")] = None,
     seeds: Annotated[str, typer.Option("--seeds")] = "0-4",
-    workers: Annotated[int, typer.Option("--workers", "-w")] = 2,
-    max_steps: Annotated[int | None, typer.Option("--max-steps")] = None,
+    workers: WorkersOpt = 2,
+    max_steps: MaxStepsOpt = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="results dir (resumable)")] = None,
+    episode_timeout: EpisodeTimeoutOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    backend: BackendOpt = "local",
+    address: AddressOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print records as JSON")] = False,
 ) -> None:
     """Benchmark an agent over a suite, in parallel; a table per task (procedure, completion, steps)."""
@@ -189,13 +277,55 @@ def bench(
 
             task_id = get_task(task).task_id
             pairs = [(tid, diff) for tid, diff in pairs if tid == task_id]
-        seed_list = parse_seeds(seeds)
+        seed_list = parse_seed_ranges(seeds)
     except ValueError as exc:
         _fail(str(exc))
     if not pairs:
         _fail(f"No tasks in suite {suite!r} at difficulty {difficulty!r}.")
-    jobs = make_jobs(pairs, seed_list, agent, max_steps)
-    _execute(jobs, out, workers, as_json, f"{agent} agent, suite {suite}")
+    _execute(iter_jobs(pairs, seed_list, agent, max_steps), len(pairs) * len(seed_list), out, workers, as_json,
+             f"{agent} agent, suite {suite}", run_config(max_steps), episode_timeout, request_timeout,
+             backend, address)  # fmt: skip
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="the --out directory of a bench or run command")],
+    markdown: Annotated[bool, typer.Option("--markdown", help="print markdown instead of terminal tables")] = False,
+    figure: Annotated[Path | None, typer.Option("--figure", help="also save a matplotlib figure (PNG, PDF, SVG)")] = None,
+) -> None:
+    """The paper's Table 4/5 layout for a finished or partial run: procedure, completion, knowledge."""
+    from discoverylab.bench.report import ReportError, fmt, load_report, metrics, plot_report, to_markdown
+
+    try:
+        rep = load_report(run_dir)
+    except ReportError as exc:
+        _fail(str(exc))
+    if rep.bad_lines:
+        err.print(f"[yellow]{len(rep.bad_lines)} bad line(s) in {run_dir / 'results.jsonl'} skipped[/yellow]", soft_wrap=True)
+    if markdown:
+        typer.echo(to_markdown(rep), nl=False)
+    else:
+        for tab in rep.tables:
+            names = metrics(tab)
+            table = Table(title=tab.title)
+            for col in ("#", "task", "difficulty"):
+                table.add_column(col, no_wrap=True)
+            for agent in rep.agents:
+                for metric in names:
+                    table.add_column(f"{agent}\n{metric}", justify="right")
+            table.add_column("n (failed)", justify="right")
+            number = 0
+            for row in tab.rows:
+                number += 0 if row.average else 1
+                cells = [fmt(getattr(row.cells[a], m)) for a in rep.agents for m in names]
+                counts = ", ".join(f"{row.cells[a].episodes} ({row.cells[a].failed})" for a in rep.agents)
+                label = f"[bold]{escape(row.label)}[/bold]" if row.average else escape(row.label)
+                table.add_row("" if row.average else str(number), label, row.difficulty if not row.average else "",
+                              *cells, counts, end_section=row.label == "Average")  # fmt: skip
+            console.print(table)
+        err.print(status_line(list(rep.statuses.elements())), soft_wrap=True)
+    if figure is not None:
+        err.print(f"figure: {plot_report(rep, figure)}", soft_wrap=True)
 
 
 @app.command(hidden=True)

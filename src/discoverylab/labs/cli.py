@@ -11,6 +11,9 @@ protocols) or `all`. Only this module talks to the terminal; the work is in `lab
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -25,11 +28,10 @@ from discoverylab.labs.protocol import ProtocolError, Score, make_protocol, prot
 from discoverylab.labs.runner import (
     LabJob,
     LabRecord,
-    RunConfigMismatch,
     available_agents,
     expand_protocols,
     make_jobs,
-    run_lab_jobs,
+    run_lab,
     summarize,
     write_json,
 )
@@ -43,7 +45,7 @@ PLAY_HELP = ("Type your message to the lab; an empty line sends it (messages may
 
 
 def _fail(message: str) -> NoReturn:
-    err.print(f"[red]Error:[/red] {escape(message)}")
+    err.print(f"[red]Error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -205,6 +207,12 @@ def run(
     config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object, shared or keyed by protocol name")] = None,
     retries: Annotated[int, typer.Option("--retries", min=0, help="fresh attempts after a transient failure")] = 2,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="write PNG plots under OUT/plots")] = True,
+    episode_timeout: Annotated[float | None, typer.Option(
+        "--episode-timeout", min=0.001, envvar="DISCOVERYLAB_EPISODE_TIMEOUT",
+        help="total seconds per episode (status timeout after)")] = None,
+    request_timeout: Annotated[float | None, typer.Option(
+        "--request-timeout", min=0.001, help="total seconds per LLM request, retries included "
+        "(env DISCOVERYLAB_LLM_REQUEST_TIMEOUT)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON record per episode")] = False,
 ) -> None:
     """Run agents on protocols: results.jsonl, transcripts, score files and plots under --out."""
@@ -220,21 +228,53 @@ def run(
         _fail("nothing to run: give at least one agent")
     progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, disable=as_json and not err.is_terminal)
-    with progress:
-        bar = progress.add_task(f"{agent} on {protocol}", total=len(jobs))
-        try:
-            results = run_lab_jobs(jobs, out, workers, on_done=lambda _r: progress.advance(bar), retries=retries,
-                                   plots=plots)
-        except RunConfigMismatch as exc:
-            _fail(str(exc))
+    from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan
+    from discoverylab.bench.schema import status_line
+    from discoverylab.llm.client import ENV_REQUEST_TIMEOUT
+
+    if request_timeout is not None:
+        os.environ[ENV_REQUEST_TIMEOUT] = str(request_timeout)  # workers inherit it
+
+    def resumed(scan: Scan[LabRecord]) -> None:
+        if scan.bad and out is not None:
+            err.print(f"[yellow]{out / 'results.jsonl'}: {escape(scan.describe_bad())}; those episodes are redone[/yellow]")
+
+    hint = ("resume with: discoverylab " + shlex.join(sys.argv[1:])) if out is not None else \
+        "nothing was recorded (no --out); give --out DIR to make a run resumable"
+    try:
+        with progress:
+            bar = progress.add_task(f"{agent} on {protocol}", total=len(jobs))
+            outcome = run_lab(jobs, out, workers, on_done=lambda _r: progress.advance(bar), on_resume=resumed,
+                              retries=retries, plots=plots, episode_timeout=episode_timeout)
+    except (RunConfigMismatch, RunDirError, RunLocked) as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {escape(hint)}", soft_wrap=True)
+        raise typer.Exit(130) from None
+    results = outcome.results
+    failed = any(r.status != "ok" for r in results)
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in results]))
-        return
+    else:
+        _print_run(results, out, plots)
+    err.print(status_line([r.status for r in results] + ["interrupted"] * outcome.dropped), soft_wrap=True)
+    if outcome.breaker_message:
+        not_run = len(jobs) - len(results) - outcome.dropped
+        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)} ({not_run} not run)", soft_wrap=True)
+    if outcome.interrupted:
+        err.print(f"[yellow]Interrupted by {outcome.interrupted}[/yellow]: {len(results)} of {len(jobs)} episodes done, "
+                  f"{outcome.dropped} in flight dropped; {escape(hint)}", soft_wrap=True)
+        raise typer.Exit(130 if outcome.interrupted == "SIGINT" else 143)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _print_run(results: list[LabRecord], out: Path | None, plots: bool) -> None:
     console.print(_results_table(results))
     for table in _parts_tables(results):
         console.print(table)
     for record in results:
-        if record.status == "error":
+        if record.status != "ok":
             err.print(f"[red]{record.protocol} seed {record.seed} {record.agent}:[/red] {escape(record.error or '')}")
     if out is not None:
         console.print(f"Results: {out / 'results.jsonl'}  transcripts: {out / 'transcripts'}  "

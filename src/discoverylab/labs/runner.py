@@ -25,16 +25,19 @@ import re
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from discoverylab.bench import records
-from discoverylab.bench.runs import execute_resumable
+from discoverylab.bench.pool import LocalPool
+from discoverylab.bench.rundir import RunConfigMismatch as RunDirConfigMismatch
+from discoverylab.bench.rundir import RunLock, Scan, check_out, scan_results
+from discoverylab.bench.runs import BREAKER_DEFAULT, Outcome, execute
+from discoverylab.bench.schema import Status, UsageRecord, classify, usage_of, usage_snapshot
 from discoverylab.labs.agents import LabAgent, UnknownAgentError, agent_kinds, make_agent
 from discoverylab.labs.protocol import (
     Protocol,
@@ -52,7 +55,7 @@ LLM_AGENT_MODULE = "discoverylab.labs.llm_agent"
 _LAB_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-class RunConfigMismatch(ValueError):
+class RunConfigMismatch(RunDirConfigMismatch):
     """`out/results.jsonl` holds episodes run with another protocol config than the one requested."""
 
 
@@ -64,13 +67,14 @@ class LabRecord(BaseModel):
     protocol: str
     seed: int
     agent: str
-    status: Literal["ok", "error"] = "ok"
+    status: Status = "ok"  # see bench/schema.py
     score: float = Field(0.0, ge=0.0, le=1.0)
     parts: dict[str, float] = Field(default_factory=dict)
     labels: dict[str, str] = Field(default_factory=dict)
     turns: int = 0
     seconds: float = 0.0
     attempts: int = 1
+    usage: UsageRecord | None = None  # LLM tokens, HTTP attempts and retries, cost (None: no LLM)
     config: dict[str, Any] = Field(default_factory=dict)
     config_hash: str = ""
     error: str | None = None
@@ -254,20 +258,24 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
             if job.agent == "llm":  # registers the kind (a spawned worker has not imported it yet)
                 importlib.import_module(LLM_AGENT_MODULE)
             agent = make_agent(job.protocol, job.agent, protocol)
+            before = usage_snapshot(agent)
             score = play(protocol, agent, job.seed, trace)
         except Exception as exc:  # noqa: BLE001 - one bad episode must not stop a run
             if isinstance(exc, transient_errors()) and attempt <= retries:
                 logger.warning("%s: transient failure (%s), attempt %d of %d", job.stem, exc, attempt, retries + 1)
                 time.sleep(retry_delay * 2 ** (attempt - 1))
                 continue
-            record = LabRecord(**base, status="error", error=f"{type(exc).__name__}: {exc}", attempts=attempt,
+            record = LabRecord(**base, status=classify(exc), error=f"{type(exc).__name__}: {exc}", attempts=attempt,
                                turns=protocol.turn if protocol is not None else 0,
+                               usage=usage_of(agent) if agent is not None else None,
                                seconds=round(time.perf_counter() - started, 3))
-            end: dict[str, Any] = {"status": "error", "error": record.error, "traceback": traceback.format_exc(limit=8)}
+            end: dict[str, Any] = {"status": record.status, "error": record.error,
+                                   "traceback": traceback.format_exc(limit=8)}
             _write_outputs(job, out_dir, protocol, agent, trace, record, end, None, plots=False)
             return record
         record = LabRecord(**base, score=score.score, parts=score.parts, labels=score.labels,
-                           turns=protocol.turn, attempts=attempt, seconds=round(time.perf_counter() - started, 3))
+                           turns=protocol.turn, attempts=attempt, usage=usage_of(agent, before),
+                           seconds=round(time.perf_counter() - started, 3))
         end = {"status": "ok", "score": score.score, "parts": score.parts, "turns": protocol.turn,
                "seconds": record.seconds}
         _write_outputs(job, out_dir, protocol, agent, trace, record, end, score, plots=plots)
@@ -310,18 +318,16 @@ def repair_torn_tail(path: Path) -> bool:
     return cut
 
 
-def load_finished(path: Path, jobs: Sequence[LabJob]) -> dict[tuple[Any, ...], LabRecord]:
-    """Records with status "ok" already in `path`; raises `RunConfigMismatch` on a config change."""
+def load_finished(scan: Scan[LabRecord], jobs: Sequence[LabJob]) -> dict[Any, LabRecord]:
+    """Records with status "ok" read back for these jobs; raises `RunConfigMismatch` on a config change."""
     wanted = {job.key: config_hash(job.protocol, job.config) for job in jobs}
-    finished: dict[tuple[Any, ...], LabRecord] = {}
-    for raw in records.read_jsonl(path):
-        key = tuple(raw.get(f) for f in KEY_FIELDS)
-        if raw.get("status") != "ok" or key not in wanted:
+    finished: dict[Any, LabRecord] = {}
+    for key, record in scan.finished().items():
+        if key not in wanted:
             continue
-        record = LabRecord.model_validate(raw)
         if record.config_hash != wanted[key]:
             raise RunConfigMismatch(
-                f"{path} already holds {key} run with config {record.config}; use another --out "
+                f"{key} was already run in this directory with config {record.config}; use another --out "
                 "directory for a different protocol config")
         finished[key] = record
     return finished
@@ -348,38 +354,57 @@ def _shared_llm_environment(jobs: Sequence[LabJob], workers: int) -> dict[str, s
 def run_lab_jobs(jobs: Sequence[LabJob], out: str | Path | None = None, workers: int = 1, *,
                  on_done: Callable[[LabRecord], None] | None = None, retries: int = 2,
                  retry_delay: float = 1.0, plots: bool = True) -> list[LabRecord]:
-    """Run jobs (resuming from `out/results.jsonl`); returns their records in job order.
+    """Run jobs (resuming from `out/results.jsonl`); returns their records in job order."""
+    return run_lab(jobs, out, workers, on_done=on_done, retries=retries, retry_delay=retry_delay,
+                   plots=plots).results
 
-    With `plots`, per-episode figures go to `out/plots/` and a score chart to `out/plots/scores.png`.
-    """
+
+def run_lab(jobs: Sequence[LabJob], out: str | Path | None = None, workers: int = 1, *,
+            on_done: Callable[[LabRecord], None] | None = None, on_resume: Callable[[Scan[LabRecord]], None] | None = None,
+            retries: int = 2, retry_delay: float = 1.0, plots: bool = True, episode_timeout: float | None = None,
+            breaker: int = BREAKER_DEFAULT) -> Outcome[LabRecord]:
+    """Run jobs in worker processes with the shared executor (`bench.runs.execute`): the run
+    directory is checked and locked first, signals stop it cleanly, deadlines and the LLM circuit
+    breaker apply. With `plots`, per-episode figures and `out/plots/scores.png` are written."""
     out_dir = Path(out) if out is not None else None
-    results_path = out_dir / "results.jsonl" if out_dir is not None else None
-    finished: dict[tuple[Any, ...], LabRecord] = {}
-    if results_path is not None:
-        repair_torn_tail(results_path)
-        finished = load_finished(results_path, jobs)
-    todo = [job for job in jobs if job.key not in finished]
-    make_pool = None
-    if workers > 1 and len(todo) > 1:
-        env = _shared_llm_environment(todo, workers)
+    results_path: Path | None = None
+    lock: RunLock | None = None
+    finished: dict[Any, LabRecord] = {}
+    if out_dir is not None:
+        results_path = check_out(out_dir)
+        lock = RunLock(out_dir).acquire()
+    try:
+        if results_path is not None:
+            repair_torn_tail(results_path)
+            scan = scan_results(results_path, LabRecord, _record_key)
+            finished = load_finished(scan, jobs)
+            if on_resume is not None:
+                on_resume(scan)
+        todo = [job for job in jobs if job.key not in finished]
+        env = _shared_llm_environment(todo, workers) if len(todo) > 1 else {}
         # Forking a process that runs the model server's threads is unsafe: spawn fresh workers then.
         context = multiprocessing.get_context("spawn") if env else None
-
-        def make_pool(n: int) -> ProcessPoolExecutor:
-            return ProcessPoolExecutor(max_workers=n, mp_context=context, initializer=_set_environment, initargs=(env,))
-
-    run_one = partial(run_lab_episode, out=out_dir, retries=retries, retry_delay=retry_delay, plots=plots)
-    results = execute_resumable(
-        jobs, _job_key, _record_key, run_one, finished, results_path, workers, on_done, make_pool
-    )
-    if plots and out_dir is not None and results:
+        run_one = partial(run_lab_episode, out=out_dir, retries=retries, retry_delay=retry_delay, plots=plots)
+        pool = LocalPool(run_one, max(1, min(workers, len(todo))), context=context, initializer=_set_environment,
+                         initargs=(env,), close_fds=(lock.fd,) if lock is not None and lock.fd is not None else ())
+        outcome = execute(jobs, _job_key, run_one, _failed_record, finished, results_path, on_done=on_done,
+                          pool=pool, episode_timeout=episode_timeout, breaker=breaker)
+    finally:
+        if lock is not None:
+            lock.release()
+    if plots and out_dir is not None and outcome.results:
         from discoverylab.labs.plots import plot_scores
 
         try:
-            plot_scores(results, out_dir / "plots" / "scores.png")
+            plot_scores(outcome.results, out_dir / "plots" / "scores.png")
         except Exception as exc:  # noqa: BLE001 - the summary chart is optional
             logger.warning("score chart failed: %s", exc)
-    return results
+    return outcome
+
+
+def _failed_record(job: LabJob, status: str, message: str) -> LabRecord:
+    return LabRecord(lab=job.lab, protocol=job.protocol, seed=job.seed, agent=job.agent, status=status,  # type: ignore[arg-type,call-arg]
+                     config=job.config, config_hash=config_hash(job.protocol, job.config), error=message)
 
 
 def _job_key(job: LabJob) -> tuple[Any, ...]:

@@ -22,6 +22,8 @@ from discoverylab.llm.client import (
 from discoverylab.llm.errors import (
     EmbeddedServerError,
     LLMBadOutput,
+    LLMBadResponse,
+    LLMDeadlineExceeded,
     LLMError,
     LLMRequestError,
     LLMUnavailable,
@@ -38,7 +40,9 @@ __all__ = [
     "EmbeddedModelServer",
     "EmbeddedServerError",
     "LLMBadOutput",
+    "LLMBadResponse",
     "LLMClient",
+    "LLMDeadlineExceeded",
     "LLMError",
     "LLMJudge",
     "LLMRequestError",

@@ -20,7 +20,15 @@ from typing import Any, Literal
 import numpy as np
 import openai
 
-from discoverylab.llm.errors import LLMBadOutput, LLMError, LLMRequestError, LLMUnavailable
+from discoverylab.llm.deadline import DeadlineTransport, make_http_client
+from discoverylab.llm.errors import (
+    LLMBadOutput,
+    LLMBadResponse,
+    LLMDeadlineExceeded,
+    LLMError,
+    LLMRequestError,
+    LLMUnavailable,
+)
 from discoverylab.llm.schema import clamp_numbers, parse_json_reply, validate
 
 logger = logging.getLogger(__name__)
@@ -31,6 +39,8 @@ JsonMode = Literal["json_schema", "json_object", "prompt"]
 ENV_BASE_URL = "DISCOVERYLAB_LLM_BASE_URL"
 ENV_MODEL = "DISCOVERYLAB_LLM_MODEL"
 ENV_API_KEY = "DISCOVERYLAB_LLM_API_KEY"
+ENV_REQUEST_TIMEOUT = "DISCOVERYLAB_LLM_REQUEST_TIMEOUT"
+DEFAULT_REQUEST_TIMEOUT = 300.0
 # Local servers (llama.cpp, vLLM, ...) accept any key, but the openai package insists on one.
 PLACEHOLDER_API_KEY = "not-needed"
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -90,11 +100,15 @@ class LLMClient:
             endpoint lists (right for single-model local servers).
         api_key: defaults to `$DISCOVERYLAB_LLM_API_KEY`, then `$OPENAI_API_KEY`; a placeholder is
             used for an explicit base URL without a key (local servers ignore it).
-        timeout: seconds for one HTTP attempt.
-        max_retries: extra attempts after connection errors, timeouts, 408/409/429 and 5xx.
+        timeout: seconds for one HTTP attempt (each socket operation within it).
+        request_timeout: total seconds for one `complete` call, every attempt, wait and byte of
+            the reply included; defaults to `$DISCOVERYLAB_LLM_REQUEST_TIMEOUT`, else 300 s.
+        max_retries: extra attempts after connection errors, timeouts, 408/409/429, 5xx and
+            replies that are not chat completions.
         backoff_base, backoff_max: exponential backoff in seconds (base * 2**k, capped), with
-            seeded jitter so that retry schedules are reproducible.
-        seed: seed of the jitter stream (never the global RNG).
+            jitter so that parallel workers never retry in lockstep.
+        seed: seed of the jitter stream, for reproducible schedules; None (the default) draws
+            fresh entropy so each worker process waits differently. Never the global RNG.
         temperature, max_tokens: defaults for every request (overridable per call).
         json_mode: how `complete_json` asks for JSON: `json_schema` (constrained decoding),
             `json_object`, or `prompt` (schema in the prompt only) for endpoints without it.
@@ -108,10 +122,11 @@ class LLMClient:
         api_key: str | None = None,
         *,
         timeout: float = 120.0,
+        request_timeout: float | None = None,
         max_retries: int = 4,
         backoff_base: float = 0.5,
         backoff_max: float = 16.0,
-        seed: int = 0,
+        seed: int | None = None,
         temperature: float = 0.0,
         max_tokens: int = 512,
         json_mode: JsonMode = "json_schema",
@@ -127,8 +142,11 @@ class LLMClient:
                     "discoverylab.llm.default_client() for the embedded offline model"
                 )
             key = PLACEHOLDER_API_KEY
-        if max_retries < 0 or timeout <= 0 or backoff_base < 0:
-            raise ValueError("max_retries must be >= 0, timeout > 0 and backoff_base >= 0")
+        if request_timeout is None:
+            request_timeout = _env_seconds(ENV_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT)
+        if max_retries < 0 or timeout <= 0 or backoff_base < 0 or request_timeout <= 0:
+            raise ValueError("max_retries must be >= 0, timeout and request_timeout > 0 and backoff_base >= 0")
+        self.request_timeout = request_timeout
         self._model = model or os.environ.get(ENV_MODEL) or None
         self.timeout = timeout
         self.max_retries = max_retries
@@ -141,8 +159,10 @@ class LLMClient:
         self._rng = np.random.default_rng(np.random.SeedSequence(seed))
         self._lock = threading.Lock()
         self._usage = Usage()
-        # Retries are ours (seeded, typed, counted), so the openai package must not retry too.
-        self._openai = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0)
+        self._transport = DeadlineTransport()
+        # Retries are ours (jittered, typed, counted), so the openai package must not retry too.
+        self._openai = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0,
+                                     http_client=make_http_client(self._transport, timeout))
 
     # ------------------------------------------------------------------ public API
 
@@ -187,7 +207,8 @@ class LLMClient:
         Raises:
             LLMUnavailable: the endpoint stayed unreachable or overloaded after all retries.
             LLMRequestError: the endpoint rejected the request (bad model name, bad key, ...).
-            LLMBadOutput: the endpoint kept returning malformed responses.
+            LLMBadResponse: the endpoint kept answering with bodies that are not chat completions.
+            LLMDeadlineExceeded: no usable reply within `request_timeout` (a kind of LLMUnavailable).
         """
         request: dict[str, Any] = {
             "model": self.model,
@@ -196,17 +217,25 @@ class LLMClient:
             "max_tokens": self.max_tokens,
         }
         request.update(opts)
+        deadline = time.monotonic() + self.request_timeout
         attempt = 0
         while True:
             attempt += 1
             start = time.perf_counter()
+            remaining = deadline - time.monotonic()
+            self._transport.set_deadline(deadline)
             try:
-                response = self._openai.chat.completions.create(**request)
+                response = self._openai.chat.completions.create(**request, timeout=min(self.timeout, remaining))
                 completion = self._to_completion(response, time.perf_counter() - start, attempt)
             except Exception as exc:  # classified below; anything not ours is re-raised
                 self._count(attempts=1)
                 retry_after = self._handle_failure(exc, attempt)
                 delay = self._backoff_delay(attempt, retry_after)
+                if time.monotonic() + delay >= deadline:
+                    raise LLMDeadlineExceeded(
+                        f"no reply from the LLM endpoint {self.base_url or 'api.openai.com'} within the request "
+                        f"deadline of {self.request_timeout:g} s ({attempt} attempts; last: {_summary(exc)})"
+                    ) from exc
                 logger.warning(
                     "LLM request attempt %d failed (%s); retrying in %.2f s", attempt, _summary(exc), delay
                 )
@@ -338,7 +367,7 @@ class LLMClient:
         elif isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
             kind = LLMUnavailable
         elif isinstance(exc, _MalformedResponse | openai.APIResponseValidationError | json.JSONDecodeError):
-            kind = LLMBadOutput
+            kind = LLMBadResponse
         else:
             raise exc
         if attempt > self.max_retries:
@@ -389,6 +418,19 @@ def _with_schema_instructions(conversation: list[dict[str, Any]], schema: Mappin
         first["content"] = f"{first.get('content', '')}\n\n{note}"
         return [first, *conversation[1:]]
     return [{"role": "system", "content": note}, *conversation]
+
+
+def _env_seconds(name: str, default: float) -> float:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"${name} must be a number of seconds, got {text!r}") from None
+    if value <= 0:
+        raise ValueError(f"${name} must be > 0, got {text!r}")
+    return value
 
 
 def _retry_after(value: str | None) -> float | None:

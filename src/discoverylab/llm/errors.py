@@ -17,6 +17,15 @@ class LLMUnavailable(LLMError):
     """The endpoint could not be reached or kept failing (connection, timeout, 429, 5xx)."""
 
 
+class LLMBadResponse(LLMUnavailable):
+    """The endpoint answered with something that is not a chat completion (invalid JSON, an HTML
+    page, no choices): a server fault, never the model's answer."""
+
+
+class LLMDeadlineExceeded(LLMUnavailable):
+    """No usable reply within the request's total deadline (all attempts and waits included)."""
+
+
 class LLMRequestError(LLMError):
     """The endpoint refused the request itself (4xx other than 408/409/429); retrying won't help."""
 

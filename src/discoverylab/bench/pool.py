@@ -1,0 +1,255 @@
+"""Worker pools for the resumable executor: local processes (default) or Ray tasks.
+
+A pool runs one job per worker at a time and tells the executor, through `poll`, which jobs
+finished and which workers died. The executor can kill the worker of one job (episode deadline)
+or every worker (Ctrl-C) at any moment; a local worker is a plain process on a private pipe, so
+killing it can never leave a shared queue locked, which is what made a second Ctrl-C hang
+`ProcessPoolExecutor`.
+
+Local workers die with their parent: Linux's `PR_SET_PDEATHSIG` kills them when the parent
+goes (even by SIGKILL), and a watchdog thread that checks the parent pid covers the other cases.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import BaseContext
+from typing import Any, Protocol
+
+PR_SET_PDEATHSIG = 1
+WATCHDOG_PERIOD_S = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """A job came back: `value` is its record, or `failure` says why there is none."""
+
+    job_id: int
+    value: Any = None
+    failure: str | None = None
+
+
+class Pool(Protocol):
+    """What the executor needs from a backend."""
+
+    def capacity(self) -> int: ...
+    def submit(self, job_id: int, job: Any) -> None: ...
+    def poll(self, timeout: float) -> list[Finished]: ...
+    def kill(self, job_id: int) -> None: ...
+    def shutdown(self, kill: bool) -> None: ...
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Make this process exit when `parent_pid` does (call first thing in a worker)."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass  # the watchdog below still works
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(WATCHDOG_PERIOD_S)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+def _worker_main(conn: Connection, run_one: Callable[[Any], Any], parent_pid: int,
+                 initializer: Callable[..., None] | None, initargs: Sequence[Any],
+                 close_fds: Sequence[int]) -> None:
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the parent decides
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for fd in close_fds:  # e.g. the run lock inherited through fork: only the parent may hold it
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    if initializer is not None:
+        initializer(*initargs)
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        job_id, job = message
+        try:
+            reply = Finished(job_id, value=run_one(job))
+        except BaseException as exc:  # noqa: BLE001 - report, never die silently
+            reply = Finished(job_id, failure=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")
+        try:
+            conn.send(reply)
+        except (BrokenPipeError, OSError):
+            return
+
+
+@dataclass(slots=True)
+class _Worker:
+    process: multiprocessing.process.BaseProcess
+    conn: Connection
+    job_id: int | None = None
+
+
+class LocalPool:
+    """Up to `workers` processes, started on demand and replaced when one dies or is killed."""
+
+    def __init__(self, run_one: Callable[[Any], Any], workers: int, *, context: BaseContext | None = None,
+                 initializer: Callable[..., None] | None = None, initargs: Sequence[Any] = (),
+                 close_fds: Sequence[int] = ()) -> None:
+        self._run_one = run_one
+        self._size = max(1, workers)
+        self._ctx = context or multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        self._initializer = initializer
+        self._initargs = tuple(initargs)
+        # Only a forked child inherits our descriptors; in a spawned one these numbers mean other files.
+        self._close_fds = tuple(close_fds) if self._ctx.get_start_method() == "fork" else ()
+        self._workers: list[_Worker] = []
+
+    def capacity(self) -> int:
+        return self._size - sum(1 for w in self._workers if w.job_id is not None)
+
+    def _start(self) -> _Worker:
+        parent_conn, child_conn = self._ctx.Pipe()
+        process = self._ctx.Process(  # type: ignore[attr-defined]
+            target=_worker_main, name="discoverylab-worker", daemon=True,
+            args=(child_conn, self._run_one, os.getpid(), self._initializer, self._initargs, self._close_fds),
+        )  # fmt: skip
+        process.start()
+        child_conn.close()
+        worker = _Worker(process, parent_conn)
+        self._workers.append(worker)
+        return worker
+
+    def submit(self, job_id: int, job: Any) -> None:
+        idle = next((w for w in self._workers if w.job_id is None), None)
+        worker = idle or self._start()
+        worker.job_id = job_id
+        try:
+            worker.conn.send((job_id, job))
+        except (BrokenPipeError, OSError):
+            pass  # the worker died; poll() reports it through its sentinel
+
+    def poll(self, timeout: float) -> list[Finished]:
+        busy = [w for w in self._workers if w.job_id is not None]
+        if not busy:
+            time.sleep(min(timeout, 0.05))
+            return []
+        handles: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
+        ready = set(wait(handles, timeout))
+        out: list[Finished] = []
+        for worker in busy:
+            reply: Finished | None = None
+            if worker.conn in ready:
+                try:
+                    reply = worker.conn.recv()
+                except (EOFError, OSError):
+                    reply = None
+            if reply is not None:
+                worker.job_id = None
+                out.append(reply)
+            elif worker.conn in ready or worker.process.sentinel in ready:
+                worker.process.join(timeout=1.0)
+                code = worker.process.exitcode
+                out.append(Finished(worker.job_id or 0, failure=f"the worker process died (exit code {code})"))
+                self._drop(worker)
+        return out
+
+    def kill(self, job_id: int) -> None:
+        for worker in list(self._workers):
+            if worker.job_id == job_id:
+                self._drop(worker)
+
+    def _drop(self, worker: _Worker) -> None:
+        if worker.process.is_alive():
+            worker.process.kill()
+        worker.process.join(timeout=2.0)
+        worker.conn.close()
+        self._workers.remove(worker)
+
+    def pids(self) -> list[int]:
+        return [w.process.pid for w in self._workers if w.process.pid is not None]
+
+    def shutdown(self, kill: bool) -> None:
+        for worker in list(self._workers):
+            if kill or worker.job_id is not None:
+                self._drop(worker)
+                continue
+            try:
+                worker.conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+            worker.process.join(timeout=2.0)
+            self._drop(worker)
+
+
+class RayPool:
+    """Jobs as Ray tasks on an existing cluster (`address`) or a local one started here."""
+
+    def __init__(self, run_one: Callable[[Any], Any], workers: int, *, address: str | None = None) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise RuntimeError("the ray backend needs Ray: pip install 'discoverylab[ray]'") from exc
+        self._ray = ray
+        if not ray.is_initialized():
+            # Settings such as the LLM endpoint and request deadline travel as environment variables.
+            env = {k: v for k, v in os.environ.items() if k.startswith(("DISCOVERYLAB_", "OPENAI_"))}
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
+                     runtime_env={"env_vars": env} if env else None)  # fmt: skip
+        self._remote = ray.remote(max_retries=0)(_ray_call)
+        self._run_one = ray.put(run_one)
+        self._size = max(1, workers)
+        self._refs: dict[Any, int] = {}
+
+    def capacity(self) -> int:
+        return self._size - len(self._refs)
+
+    def submit(self, job_id: int, job: Any) -> None:
+        self._refs[self._remote.remote(self._run_one, job)] = job_id
+
+    def poll(self, timeout: float) -> list[Finished]:
+        if not self._refs:
+            time.sleep(min(timeout, 0.05))
+            return []
+        ready, _ = self._ray.wait(list(self._refs), num_returns=len(self._refs), timeout=timeout)
+        out = []
+        for ref in ready:
+            job_id = self._refs.pop(ref)
+            try:
+                out.append(Finished(job_id, value=self._ray.get(ref)))
+            except Exception as exc:  # noqa: BLE001 - a lost task becomes a failure record
+                out.append(Finished(job_id, failure=f"the Ray task failed: {type(exc).__name__}: {exc}"))
+        return out
+
+    def kill(self, job_id: int) -> None:
+        for ref, jid in list(self._refs.items()):
+            if jid == job_id:
+                self._ray.cancel(ref, force=True)
+                del self._refs[ref]
+
+    def shutdown(self, kill: bool) -> None:
+        for ref in list(self._refs):
+            self._ray.cancel(ref, force=True)
+        self._refs.clear()
+
+
+def _ray_call(run_one: Callable[[Any], Any], job: Any) -> Any:
+    return run_one(job)

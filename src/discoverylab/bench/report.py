@@ -1,0 +1,181 @@
+"""The paper's result tables from a run directory: Table 4 (discovery tasks: procedure, completion,
+knowledge per task and agent, averages per difficulty) and Table 5 (unit tests: procedure and
+completion), as data, markdown or a matplotlib figure.
+
+Works on finished and partial runs alike: each episode counts once (its last line), only `ok`
+episodes are scored, and failed ones are counted apart so a dead server never reads as 0.
+Knowledge is the mean of the records' `knowledge` field (set by the knowledge judge); a dash
+means no episode was judged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from discoverylab.bench.episode import EpisodeRecord
+from discoverylab.bench.rundir import RESULTS, BadLine, scan_results
+
+DIFFICULTY_ORDER = ("easy", "normal", "challenge")
+SUITE_TITLES = {
+    "discovery": "Discovery tasks (Table 4 layout)",
+    "unit": "Unit tests (Table 5 layout)",
+    "tutorial": "Tutorial",
+}
+
+
+class ReportError(ValueError):
+    """The directory holds no DiscoveryWorld results to report on."""
+
+
+@dataclass(slots=True)
+class Cell:
+    """Means over the ok episodes of one (row, agent); `failed` counts the others."""
+
+    procedure: float | None = None
+    completion: float | None = None
+    knowledge: float | None = None
+    episodes: int = 0
+    failed: int = 0
+
+
+@dataclass(slots=True)
+class Row:
+    label: str  # task title, or "Average", "Average (Easy)", ...
+    difficulty: str
+    cells: dict[str, Cell]
+    average: bool = False
+
+
+@dataclass(slots=True)
+class Table:
+    suite: str
+    title: str
+    rows: list[Row]
+    knowledge: bool  # Table 4 has a knowledge column, Table 5 does not
+
+
+@dataclass(slots=True)
+class Report:
+    run_dir: Path
+    agents: list[str]
+    tables: list[Table]
+    statuses: Counter[str] = field(default_factory=Counter)
+    bad_lines: list[BadLine] = field(default_factory=list)
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _cell(records: list[EpisodeRecord]) -> Cell:
+    ok = [r for r in records if r.status == "ok"]
+    judged = [r.knowledge for r in ok if r.knowledge is not None]
+    return Cell(
+        procedure=_mean([r.procedure_score for r in ok]),
+        completion=_mean([1.0 if r.success else 0.0 for r in ok]),
+        knowledge=_mean(judged),
+        episodes=len(ok),
+        failed=len(records) - len(ok),
+    )
+
+
+def load_report(run_dir: Path) -> Report:
+    """Read `run_dir/results.jsonl` (bad lines are skipped and listed) into report tables."""
+    from discoverylab.scenarios.registry import all_tasks
+
+    path = run_dir / RESULTS
+    if not path.is_file():
+        raise ReportError(f"no {RESULTS} in {run_dir}; give the --out directory of a bench or run command")
+    scan = scan_results(path, EpisodeRecord, lambda r: (r.task, r.difficulty, r.seed, r.agent))
+    records = list(scan.latest.values())
+    if not records:
+        raise ReportError(f"{path} holds no DiscoveryWorld episode records"
+                          + (f" ({scan.describe_bad()})" if scan.bad else ""))
+    registry = all_tasks()
+    order = {tid: i for i, tid in enumerate(registry)}
+    agents = sorted({r.agent for r in records})
+    tables = []
+    for suite in SUITE_TITLES:
+        mine = [r for r in records if getattr(registry.get(r.task), "suite", "discovery") == suite]
+        if not mine:
+            continue
+        keys = sorted({(r.task, r.difficulty) for r in mine},
+                      key=lambda k: (order.get(k[0], len(order)), _difficulty_rank(k[1]), k[0]))
+        rows = []
+        for task, diff in keys:
+            group = [r for r in mine if (r.task, r.difficulty) == (task, diff)]
+            title = getattr(registry.get(task), "title", task)
+            rows.append(Row(title, diff, {a: _cell([r for r in group if r.agent == a]) for a in agents}))
+        rows.append(Row("Average", "", {a: _cell([r for r in mine if r.agent == a]) for a in agents}, True))
+        diffs = sorted({d for _, d in keys}, key=_difficulty_rank)
+        if len(diffs) > 1:
+            for diff in diffs:
+                group = [r for r in mine if r.difficulty == diff]
+                rows.append(Row(f"Average ({diff.capitalize()})", diff,
+                                {a: _cell([r for r in group if r.agent == a]) for a in agents}, True))
+        tables.append(Table(suite, SUITE_TITLES[suite], rows, knowledge=suite == "discovery"))
+    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad)
+
+
+def _difficulty_rank(difficulty: str) -> int:
+    return DIFFICULTY_ORDER.index(difficulty) if difficulty in DIFFICULTY_ORDER else len(DIFFICULTY_ORDER)
+
+
+def metrics(table: Table) -> list[str]:
+    return ["procedure", "completion", "knowledge"] if table.knowledge else ["procedure", "completion"]
+
+
+def fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def to_markdown(report: Report) -> str:
+    """GitHub markdown: one table per suite, agents side by side as in the paper."""
+    out: list[str] = [f"# Results: {report.run_dir}", ""]
+    for table in report.tables:
+        names = metrics(table)
+        out += [f"## {table.title}", ""]
+        head = ["#", "Task", "Difficulty"] + [f"{a} {m}" for a in report.agents for m in names] + ["n (failed)"]
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "|".join("---" if i < 3 else "---:" for i in range(len(head))) + "|")
+        number = 0
+        for row in table.rows:
+            number += 0 if row.average else 1
+            cells = [fmt(getattr(row.cells[a], m)) for a in report.agents for m in names]
+            counts = ", ".join(f"{row.cells[a].episodes} ({row.cells[a].failed})" for a in report.agents)
+            label = f"**{row.label}**" if row.average else row.label
+            out.append("| " + " | ".join(["" if row.average else str(number), label,
+                                           "" if row.average else row.difficulty, *cells, counts]) + " |")
+        out.append("")
+    out.append("Statuses: " + ", ".join(f"{n} {s}" for s, n in sorted(report.statuses.items())))
+    return "\n".join(out) + "\n"
+
+
+def plot_report(report: Report, path: Path) -> Path:
+    """One panel per suite: grouped bars of each metric per task row, one colour per agent x metric."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(report.tables), 1, figsize=(12, 4.5 * len(report.tables)), squeeze=False)
+    for ax, table in zip(axes[:, 0], report.tables, strict=True):
+        names = metrics(table)
+        series = [(a, m) for a in report.agents for m in names]
+        width = 0.8 / max(1, len(series))
+        labels = [row.label if row.average else f"{row.label} ({row.difficulty})" for row in table.rows]
+        for i, (agent, metric) in enumerate(series):
+            values = [getattr(row.cells[agent], metric) or 0.0 for row in table.rows]
+            ax.bar([x + i * width for x in range(len(table.rows))], values, width, label=f"{agent} {metric}")
+        ax.set_xticks([x + width * (len(series) - 1) / 2 for x in range(len(table.rows))], labels,
+                      rotation=60, ha="right", fontsize=8)  # fmt: skip
+        ax.set_ylim(0, 1)
+        ax.set_title(table.title)
+        ax.legend(fontsize=8, ncols=min(3, len(series)))
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

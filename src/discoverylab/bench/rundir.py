@@ -1,0 +1,188 @@
+"""A run directory: checked before any work, locked against a second runner, read back safely.
+
+    out/results.jsonl   one record per finished episode (append + fsync)
+    out/run.json        the exact config of the run; a resume with another config is refused
+    out/.lock           held (flock) by the running runner; holds its pid for the message
+
+A corrupted results.jsonl (a line that is not a JSON object, invalid UTF-8, an `ok` record
+missing fields) never stops a resume: bad lines are skipped and reported, their episodes redone.
+When an episode appears several times (a failure, then a redo), its last line counts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from discoverylab.bench.schema import config_hash
+
+R = TypeVar("R", bound=BaseModel)
+# POSIX only; elsewhere the lock file still names its holder but does not exclude a second runner.
+fcntl: Any = importlib.import_module("fcntl") if importlib.util.find_spec("fcntl") else None
+
+RESULTS = "results.jsonl"
+RUN_FILE = "run.json"
+LOCK_FILE = ".lock"
+
+
+class RunDirError(ValueError):
+    """`--out` cannot hold a run (a file, an unwritable folder, an unwritable results.jsonl)."""
+
+
+class RunLocked(RuntimeError):
+    """Another runner is using this run directory."""
+
+
+class RunConfigMismatch(ValueError):
+    """The run directory holds a run made with another config."""
+
+
+def check_out(out: Path) -> Path:
+    """Make sure `out` can take a run before any work starts; returns the results path."""
+    if out.exists() and not out.is_dir():
+        raise RunDirError(f"--out {out} is a file, not a directory; give a directory for the run")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunDirError(f"cannot create the run directory --out {out}: {exc.strerror or exc}") from exc
+    probe = out / f".write-test-{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise RunDirError(f"cannot write in the run directory --out {out}: {exc.strerror or exc}") from exc
+    results = out / RESULTS
+    if results.exists():
+        if not results.is_file():
+            raise RunDirError(f"{results} is not a file; remove it or use another --out")
+        try:
+            with results.open("ab"):
+                pass
+        except OSError as exc:
+            raise RunDirError(f"cannot append to {results}: {exc.strerror or exc}") from exc
+    return results
+
+
+class RunLock:
+    """An exclusive `flock` on `out/.lock`; released when the holder exits, even by SIGKILL."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = out / LOCK_FILE
+        self.fd: int | None = None
+
+    def acquire(self) -> RunLock:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise RunLocked(
+                f"another runner (pid {holder}) is using {self.path.parent}; wait for it to finish, "
+                f"stop it, or use another --out") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self.fd = fd
+        return self
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing drops the flock; the file stays (harmless, reused)
+            self.fd = None
+
+    def __enter__(self) -> RunLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    line: int
+    reason: str
+
+
+@dataclass(slots=True)
+class Scan(Generic[R]):
+    """Records of a results file, last line per key, plus the lines that had to be skipped."""
+
+    latest: dict[Hashable, R] = field(default_factory=dict)
+    bad: list[BadLine] = field(default_factory=list)
+
+    def finished(self) -> dict[Hashable, R]:
+        """Records with status ok: the episodes a resume does not redo."""
+        return {k: r for k, r in self.latest.items() if getattr(r, "status", None) == "ok"}
+
+    def describe_bad(self, limit: int = 3) -> str:
+        shown = "; ".join(f"line {b.line}: {b.reason}" for b in self.bad[:limit])
+        more = f" (+{len(self.bad) - limit} more)" if len(self.bad) > limit else ""
+        return f"skipped {len(self.bad)} bad line{'s' if len(self.bad) != 1 else ''} ({shown}{more})"
+
+
+def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable]) -> Scan[R]:
+    """Read `path` line by line from bytes; never raises on content."""
+    scan: Scan[R] = Scan()
+    if not path.exists():
+        return scan
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        if number == len(lines) and not data.endswith(b"\n"):
+            scan.bad.append(BadLine(number, "torn last line (the writer was killed mid-line)"))
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            scan.bad.append(BadLine(number, "invalid UTF-8"))
+            continue
+        except json.JSONDecodeError as exc:
+            scan.bad.append(BadLine(number, f"not JSON ({exc.msg})"))
+            continue
+        if not isinstance(obj, dict):
+            scan.bad.append(BadLine(number, f"not a JSON object ({type(obj).__name__})"))
+            continue
+        try:
+            record = model.model_validate(obj)
+        except ValidationError as exc:
+            names = ", ".join(".".join(map(str, e["loc"])) or "record" for e in exc.errors()[:3])
+            scan.bad.append(BadLine(number, f"invalid record ({names})"))
+            continue
+        scan.latest[key(record)] = record
+    return scan
+
+
+def check_config(out: Path, runner: str, config: Mapping[str, Any], *, has_records: bool) -> None:
+    """Store the run's exact config in `out/run.json`, or refuse a resume with another one."""
+    path = out / RUN_FILE
+    wanted = {"runner": runner, "config": dict(config), "config_hash": config_hash(config)}
+    if path.exists():
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise RunConfigMismatch(f"{path} is unreadable ({exc}); use another --out") from exc
+        if not isinstance(stored, dict) or stored.get("config_hash") != wanted["config_hash"] \
+                or stored.get("runner") != runner:
+            old = stored.get("config") if isinstance(stored, dict) else stored
+            raise RunConfigMismatch(
+                f"{out} holds a run with config {json.dumps(old, sort_keys=True)}, but this run asks for "
+                f"{json.dumps(dict(config), sort_keys=True)}; use another --out (or the same options) "
+                "so that results made with different settings never mix")
+        return
+    if has_records:
+        raise RunConfigMismatch(
+            f"{out} holds results but no {RUN_FILE} saying how they were made; use another --out")
+    tmp = path.with_name(f"{RUN_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(wanted, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,42 @@
+"""`--backend ray` gives the same records, resume and statuses as the local process backend."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from discoverylab.bench.runner import make_jobs, run_bench, run_config, suite_tasks
+
+ray = pytest.importorskip("ray", reason="the ray backend is optional: pip install 'discoverylab[ray]'")
+pytestmark = pytest.mark.slow  # starting a local Ray takes 10-20 s on a small machine
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _comparable(records: list[Any]) -> list[dict[str, Any]]:
+    return [r.model_dump(mode="json", exclude={"seconds"}) for r in records]
+
+
+def test_ray_and_local_backends_give_the_same_records(local_ray: None, tmp_path: Path) -> None:
+    jobs = make_jobs(suite_tasks("unit"), [0, 1], "random", 15)
+    config = run_config(15)
+    on_ray = run_bench(jobs, tmp_path / "ray", 2, total=len(jobs), config=config, backend="ray")
+    local = run_bench(jobs, tmp_path / "local", 2, total=len(jobs), config=config)
+    assert [r.status for r in on_ray.results] == ["ok"] * len(jobs)
+    assert _comparable(on_ray.results) == _comparable(local.results)
+    ray_lines = (tmp_path / "ray" / "results.jsonl").read_text().splitlines()
+    assert len(ray_lines) == len(jobs)
+    # Resume on Ray: nothing redone, new seeds added.
+    more = make_jobs(suite_tasks("unit"), [0, 1, 2], "random", 15)
+    again = run_bench(more, tmp_path / "ray", 2, total=len(more), config=config, backend="ray")
+    assert len(again.results) == len(more)
+    lines = (tmp_path / "ray" / "results.jsonl").read_text().splitlines()
+    assert lines[: len(ray_lines)] == ray_lines and len(lines) == len(more)

@@ -1,0 +1,68 @@
+"""`discoverylab report RUN_DIR`: the paper's Table 4/5 layout from any finished or partial run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from discoverylab.bench import records
+from discoverylab.bench.report import load_report, to_markdown
+from discoverylab.bench.runner import make_jobs, run_jobs
+from discoverylab.cli import app
+
+cli = CliRunner()
+
+
+def _run(out: Path) -> None:
+    jobs = make_jobs([("PickAndPlaceTest", "normal"), ("ReactorLab", "easy"), ("ReactorLab", "normal")], [0, 1],
+                     "random", 20)  # fmt: skip
+    jobs += make_jobs([("PickAndPlaceTest", "normal")], [0, 1], "oracle", 20)
+    run_jobs(jobs, out)
+
+
+def test_report_averages_per_task_agent_and_difficulty(tmp_path: Path) -> None:
+    _run(tmp_path)
+    lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    # A judged episode, a failed one (never a score) and a corrupt line.
+    easy_s0 = next(x for x in lines if (x["task"], x["difficulty"], x["seed"]) == ("ReactorLab", "easy", 0))
+    easy_s0["knowledge"] = 0.5
+    normal_s0 = next(x for x in lines if (x["task"], x["difficulty"], x["seed"]) == ("ReactorLab", "normal", 0))
+    failed = {**normal_s0, "seed": 9, "status": "llm_error", "error": "server down", "procedure_score": 0.0}
+    (tmp_path / "results.jsonl").write_text("\n".join(records.dumps(x) for x in [*lines, failed]) + "\n[]\n")
+    rep = load_report(tmp_path)
+    assert rep.agents == ["oracle", "random"] and [t.suite for t in rep.tables] == ["discovery", "unit"]
+    assert len(rep.bad_lines) == 1 and rep.statuses == {"ok": 8, "llm_error": 1}
+    discovery, unit = rep.tables
+    assert discovery.knowledge and not unit.knowledge
+    easy = next(r for r in discovery.rows if r.label == "Reactor Lab" and r.difficulty == "easy")
+    mine = [x for x in lines if x["task"] == "ReactorLab" and x["difficulty"] == "easy"]
+    assert easy.cells["random"].procedure == sum(x["procedure_score"] for x in mine) / 2
+    assert easy.cells["random"].knowledge == 0.5 and easy.cells["oracle"].episodes == 0
+    labels = [r.label for r in discovery.rows]
+    assert labels[-3:] == ["Average", "Average (Easy)", "Average (Normal)"]
+    pick = next(r for r in unit.rows if not r.average)
+    assert pick.cells["oracle"].completion == 1.0 and pick.cells["oracle"].procedure == 1.0
+    normal = next(r for r in discovery.rows if r.label == "Reactor Lab" and r.difficulty == "normal")
+    assert normal.cells["random"].failed == 1 and normal.cells["random"].episodes == 2
+    text = to_markdown(rep)
+    assert "| 1 | Reactor Lab | easy |" in text and "**Average (Easy)**" in text
+
+
+def test_report_command_terminal_markdown_and_figure(tmp_path: Path) -> None:
+    _run(tmp_path)
+    result = cli.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "Table 4 layout" in result.output and "Table 5 layout" in result.output and "knowledge" in result.output
+    md = cli.invoke(app, ["report", str(tmp_path), "--markdown", "--figure", str(tmp_path / "fig.png")])
+    assert md.exit_code == 0 and md.stdout.startswith("# Results")
+    assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_on_a_missing_or_empty_run_is_a_clear_error(tmp_path: Path) -> None:
+    result = cli.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 2 and "no results.jsonl" in result.output
+    (tmp_path / "results.jsonl").write_text("garbage\n")
+    result = cli.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 2 and "holds no DiscoveryWorld episode records" in result.output
