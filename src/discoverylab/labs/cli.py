@@ -50,6 +50,8 @@ def _fail(message: str) -> NoReturn:
 def _parse_config(text: str | None) -> dict[str, Any]:
     if not text:
         return {}
+    if text.strip().isidentifier():  # a preset name: --config paper
+        return {"preset": text.strip()}
     try:
         config = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -126,7 +128,7 @@ def _print_score(title: str, score: Score) -> None:
 def play(
     protocol: Annotated[str, typer.Argument(help="protocol name, e.g. sequence/hidden-property")],
     seed: Annotated[int, typer.Option("--seed", "-s")] = 0,
-    config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object, or a preset name (paper)")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="save transcript and score here")] = None,
 ) -> None:
     """Play a protocol yourself: you type the agent's messages, the lab replies, the grade comes last."""
@@ -202,7 +204,7 @@ def run(
     seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-4 or 0,2,5")] = "0",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="run directory (resumable)")] = None,
     workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 1,
-    config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object, shared or keyed by protocol name")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object (shared or keyed by protocol name), or a preset name: paper")] = None,
     retries: Annotated[int, typer.Option("--retries", min=0, help="fresh attempts after a transient failure")] = 2,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="write PNG plots under OUT/plots")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON record per episode")] = False,
