@@ -63,12 +63,15 @@ def test_hidden_property_sequence_batch_is_evaluated(scripted_llm: ScriptedLLMSe
 
 
 def test_unknown_dynamics_experiment_then_report(scripted_llm: ScriptedLLMServer) -> None:
-    protocol = make_protocol("sequence/unknown-dynamics", rounds=1, length=8, max_steps=5, n_heldout=2)
+    protocol = make_protocol("sequence/unknown-dynamics", preset="paper", rounds=1, length=8, max_steps=5,
+                             n_heldout=2)
     agent = LLMLabAgent(protocol, client_for(scripted_llm))
     experiment = {"reasoning": "start GC-rich", "sequence": "GCGCGCAT", "measurables": ["gc_content"], "steps": 5}
+    rest = {"hamming_distance": "0.5", "entropy_score": "0.5"}
     report = {
         "hypothesis": "sequences drift to two attractors", "evidence": "experiment 1",
-        "attractors": [{"gc": "0.8", "pal": "0.8", "type": "2-cycle"}, {"gc": "0.4", "pal": "0.2", "type": "fixed"}],
+        "attractors": [{"gc_content": "0.8", "palindrome_score": "0.8", "type": "2-cycle"} | rest,
+                       {"gc_content": "0.4", "palindrome_score": "0.2", "type": "fixed"} | rest],
         "drivers": ["gc_content", "palindrome_score"], "basins": [1, 2],
     }
     push_json(scripted_llm, experiment, report)
@@ -78,7 +81,8 @@ def test_unknown_dynamics_experiment_then_report(scripted_llm: ScriptedLLMServer
     assert lab_errors(protocol) == []
     assert protocol.done and [t.format for t in agent.turns] == ["experiment", "report"]
     sent = json.loads(agent.turns[1].message)
-    assert sent["attractors"][0] == {"gc": 0.8, "pal": 0.8, "type": "2-cycle"}
+    assert sent["attractors"][0] == {"gc_content": 0.8, "palindrome_score": 0.8, "hamming_distance": 0.5,
+                                     "entropy_score": 0.5, "type": "2-cycle"}
     assert set(sent["predictions"]) == {s.sid for s in protocol.starts}
     assert 0.0 <= result.score.score <= 1.0
 
@@ -126,9 +130,11 @@ def test_macro_updates_after_the_first_experiment_and_reports_claims(scripted_ll
     protocol = make_protocol("macro/causal-discovery", budget=2, held_out=1, max_turns=5,
                              ground_truth=CHEAP_MACRO_TRUTH)
     agent = LLMLabAgent(protocol, client_for(scripted_llm))
-    first = {"hypothesis": "h1", "design": "d1", "parameter": "g0", "value": "0.3", "number_of_steps": 50}
+    first = {"hypothesis": "g0 lowers unemployment", "design": "d1", "parameter": "g0", "value": "0.3",
+             "number_of_steps": 50}
     second = {"update": {"indicator": "unemployment", "change": "fell", "verdict": "supports"},
-              "hypothesis": "h2", "design": "d2", "parameter": "tau0", "value": "0.3", "number_of_steps": 50}
+              "hypothesis": "tau0 raises unemployment", "design": "d2", "parameter": "tau0", "value": "0.3",
+              "number_of_steps": 50}
     claims = ["exp 1 unemployment mean = 0.1", "exp 2 gov_debt last = -12.5 vs exp 1"]
     edges = [f"{k} -> unemployment (-, long)" for k in ("g0", "tau0", "markup", "r0", "c1", "c2", "phi")]
     edges.append("gdp_real -> inflation (+, short)")

@@ -136,3 +136,18 @@ def _last_hidden(seed: int) -> str:
     proto = _proto(hidden=None)
     proto.reset(seed)
     return proto.hidden
+
+
+def test_every_seed_draws_a_problem_and_the_paper_preset_is_fixed() -> None:
+    """Seeds 0-19 draw >= 10 distinct hidden properties; `preset="paper"` hides palindromicity on all."""
+    from discoverylab.labs.protocol import make_protocol
+
+    drawn, paper = set(), set()
+    for seed in range(20):
+        proto = make_protocol("sequence/hidden-property")
+        proto.reset(seed)
+        drawn.add(proto.problem_signature())  # type: ignore[attr-defined]
+        fixed = make_protocol("sequence/hidden-property", preset="paper")
+        fixed.reset(seed)
+        paper.add(fixed.problem_signature())  # type: ignore[attr-defined]
+    assert len(drawn) >= 10 and len(paper) == 1

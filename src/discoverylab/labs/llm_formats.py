@@ -157,7 +157,8 @@ def unknown_dynamics_format(protocol: Protocol | None, message: str) -> ActionFo
     config = getattr(protocol, "config", None)
     length = int(config.length) if config is not None else 30
     max_steps = int(config.max_steps) if config is not None else 20
-    measurables = [str(m) for m in config.measurables] if config is not None else ["gc_content"]
+    listed = getattr(protocol, "order", None)  # the episode's measurables (drawn per seed by default)
+    measurables = [str(m) for m in listed] if listed else ["gc_content"]
     if getattr(protocol, "phase", "") == "report" or "report_request" in message:
         return _dynamics_report(protocol, message, measurables)
     schema = _object({
@@ -186,8 +187,8 @@ def unknown_dynamics_format(protocol: Protocol | None, message: str) -> ActionFo
 def _dynamics_report(protocol: Protocol | None, message: str, measurables: list[str]) -> ActionFormat:
     starts = getattr(protocol, "starts", None)
     ids = [str(s.sid) for s in starts] if starts else _heldout_ids(message)
-    # The paper's lab names its axes (gc, pal); other labs key coordinates by measurable name.
-    named = getattr(protocol, "report_axes", ("gc_content", "palindrome_score"))
+    # Reports key coordinates by measurable name (a lab that names axes sets `report_axes`).
+    named = getattr(protocol, "report_axes", ())
     keys = [{"gc_content": "gc", "palindrome_score": "pal"}.get(a, a) for a in named] or measurables
     attractor = _object({k: _unit_number() for k in keys}
                         | {"type": {"type": "string", "enum": ["fixed", "2-cycle", "other"]}})
