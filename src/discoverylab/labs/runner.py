@@ -15,7 +15,6 @@ failure looks transient: connection errors, timeouts, an unreachable LLM endpoin
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import logging
@@ -29,9 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from discoverylab import records
 from discoverylab.labs.agents import LabAgent, UnknownAgentError, agent_kinds, make_agent
@@ -43,6 +40,7 @@ from discoverylab.labs.protocol import (
     protocol_entry,
     protocol_names,
 )
+from discoverylab.labs.run_record import LabRecord, config_hash
 from discoverylab.runs import execute_resumable
 
 logger = logging.getLogger(__name__)
@@ -57,34 +55,6 @@ class RunConfigMismatch(ValueError):
 
 
 # ---------------------------------------------------------------------- records and jobs
-class LabRecord(BaseModel):
-    """One episode's result: the unit of `results.jsonl` and of `lab run --json`."""
-
-    lab: str
-    protocol: str
-    seed: int
-    agent: str
-    status: Literal["ok", "error"] = "ok"
-    score: float = Field(0.0, ge=0.0, le=1.0)
-    parts: dict[str, float] = Field(default_factory=dict)
-    labels: dict[str, str] = Field(default_factory=dict)
-    turns: int = 0
-    seconds: float = 0.0
-    attempts: int = 1
-    config: dict[str, Any] = Field(default_factory=dict)
-    config_hash: str = ""
-    error: str | None = None
-    transcript: str | None = None
-    score_file: str | None = None
-    plots: list[str] = Field(default_factory=list)
-
-
-def config_hash(protocol: str, config: dict[str, Any]) -> str:
-    """Short stable hash of (protocol, config): two episodes with equal hashes ran the same lab."""
-    text = json.dumps({"protocol": protocol, "config": config}, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class LabJob:
     """One episode to run: protocol x seed x agent kind, with the protocol's config."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from discoverylab.labs.core.generator import Complexity
 from discoverylab.labs.core.spec import KindSpec
+from discoverylab.labs.core.verify import degenerate
 from discoverylab.labs.sequence.generate import (
     DRIVER_CHOICES,
     _attractors,
@@ -33,30 +34,10 @@ EPISODE_KNOBS = Complexity(
     sigmas=(0.1,), distractors=(2,), hints=("none",), rounds=(5,), noise=(0.0,), alternation_ks=(1, 2, 3),
     entropy_ks=(1, 2))
 """The families an episode draws from: parametrised base properties, 35% one-level compositions."""
-MAX_MODAL_SHARE = 0.95
-"""A drawn property whose most common value covers this share of random sequences is redrawn."""
-MIN_SPREAD = 0.1
-"""... and so is one whose values on random sequences span less than this (nearly constant)."""
-
-
 def signature(obj: Any) -> str:
     """Short stable hash of a problem description (to count distinct problems over seeds)."""
     text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def degenerate(values: np.ndarray) -> str | None:
-    """Why a property's values on random sequences make it (nearly) constant, or None if they do not."""
-    if len(values) == 0:
-        return "no values"
-    _, counts = np.unique(np.round(values, 9), return_counts=True)
-    share = counts.max() / len(values)
-    if share >= MAX_MODAL_SHARE:
-        return f"takes one value on {share:.0%} of random sequences"
-    spread = float(np.quantile(values, 0.99) - np.quantile(values, 0.01))
-    if spread < MIN_SPREAD:
-        return f"values on random sequences span only {spread:.3f}"
-    return None
 
 
 @dataclass(slots=True)

@@ -85,6 +85,7 @@ class UnknownDynamicsConfig(BaseModel):
     sigma: float = Field(0.1, gt=0.0)
     mutations: int = Field(1, ge=1)
     p_explore: float = Field(0.0, ge=0.0, le=1.0)
+    stuck_patience: int | None = Field(None, ge=1)
     invalid_consumes_round: bool = True
     n_heldout: int = Field(20, ge=2, le=100)
     end_steps: int = Field(20, ge=1, le=200)
@@ -151,6 +152,7 @@ class UnknownDynamicsProtocol(Protocol):
         drivers = [self.properties[d] for d in self.drivers]
         self.evolution = DirectedEvolution(self.drivers, self.attractors, kernel=cfg.kernel, sigma=cfg.sigma,
                                            mutations=cfg.mutations, p_explore=cfg.p_explore,
+                                           stuck_patience=cfg.stuck_patience,
                                            driver_fn=lambda x: np.stack([p.batch(x) for p in drivers], axis=1))
         self.order = [str(m) for m in self.streams["lab"].permutation(list(self.measurable_names))]
         self.rounds_used = 0
@@ -223,7 +225,7 @@ class UnknownDynamicsProtocol(Protocol):
     @property
     def truth(self) -> DynamicsTruth:
         cfg = self.config
-        key = cfg.model_dump_json(include={"length", "kernel", "sigma", "mutations", "p_explore"})
+        key = cfg.model_dump_json(include={"length", "kernel", "sigma", "mutations", "p_explore", "stuck_patience"})
         key += repr((self.drivers, self.attractors))
         key += repr(sorted((k, v.model_dump_json()) for k, v in entry_specs(self.drivers, self.entries).items()))
         if uses_episode_reference(self.drivers, self.entries):
