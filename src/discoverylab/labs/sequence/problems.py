@@ -58,6 +58,14 @@ class HiddenProblem:
     def describe(self) -> dict[str, Any]:
         return {k: v.model_dump() for k, v in self.entries.items()}
 
+    def as_entries(self) -> dict[str, dict[str, Any]]:
+        """Entries as plain mappings (what `build_measurables` takes)."""
+        return as_entries(self.entries)
+
+
+def as_entries(entries: dict[str, KindSpec]) -> dict[str, dict[str, Any]]:
+    return {k: {"kind": v.kind, **v.fields} for k, v in entries.items()}
+
 
 def draw_hidden_problem(rng: np.random.Generator, length: int, reference: str,
                         knobs: Complexity = EPISODE_KNOBS, max_draws: int = 50) -> HiddenProblem:
@@ -65,7 +73,7 @@ def draw_hidden_problem(rng: np.random.Generator, length: int, reference: str,
     probe = rng.integers(0, 4, size=(2000, length), dtype=np.uint8)
     for attempt in range(max_draws):
         entries = _hidden_entries(knobs, rng, knobs.composition_depth, "hidden")
-        prop = build_measurables(["hidden"], entries, reference)["hidden"]
+        prop = build_measurables(["hidden"], as_entries(entries), reference)["hidden"]
         if degenerate(prop.batch(probe)) is None:
             return HiddenProblem(entries=entries, redraws=attempt)
     raise RuntimeError(f"no non-degenerate hidden property in {max_draws} draws")  # pragma: no cover

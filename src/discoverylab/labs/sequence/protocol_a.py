@@ -180,7 +180,7 @@ class HiddenPropertyProtocol(Protocol):
         self.problem = problem
         root = problem.root
         if problem.composite:
-            prop = build_measurables(["hidden"], problem.entries, reference)["hidden"]
+            prop = build_measurables(["hidden"], problem.as_entries(), reference)["hidden"]
             space = StringSpace("ACGT", self.config.length)
             self.hidden = "composed"
             self._drawn_fn = prop.batch
