@@ -169,10 +169,12 @@ def play(
 def _results_table(results: list[LabRecord]) -> Table:
     table = Table(title="Tiny Labs results (mean score per protocol and agent)")
     for col, just in (("protocol", "left"), ("agent", "left"), ("n", "right"), ("err", "right"),
-                      ("score", "right"), ("turns", "right"), ("s/ep", "right")):
+                      ("score", "right"), ("95% CI", "right"), ("pass@3", "right"), ("turns", "right"),
+                      ("s/ep", "right")):
         table.add_column(col, justify=just, no_wrap=col in ("protocol", "agent"))  # type: ignore[arg-type]
     for row in summarize(results):
         table.add_row(row["protocol"], row["agent"], str(row["episodes"]), str(row["errors"]), f"{row['score']:.3f}",
+                      f"{row['ci_low']:.3f}-{row['ci_high']:.3f}", f"{row['pass_at_3']:.2f}",
                       f"{row['turns']:.1f}", f"{row['seconds']:.2f}")
     return table
 
@@ -229,8 +231,11 @@ def run(
                                    plots=plots)
         except RunConfigMismatch as exc:
             _fail(str(exc))
+    errored = sum(r.status == "error" for r in results)
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in results]))
+        if errored:
+            raise typer.Exit(1)
         return
     console.print(_results_table(results))
     for table in _parts_tables(results):
@@ -241,3 +246,6 @@ def run(
     if out is not None:
         console.print(f"Results: {out / 'results.jsonl'}  transcripts: {out / 'transcripts'}  "
                       f"scores: {out / 'scores'}" + (f"  plots: {out / 'plots'}" if plots else ""))
+    if errored:
+        err.print(f"[red]{errored} of {len(results)} episodes errored[/red]")
+        raise typer.Exit(1)

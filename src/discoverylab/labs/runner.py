@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import math
 import multiprocessing
 import os
 import re
@@ -29,6 +30,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from discoverylab import records
 from discoverylab.labs.agents import LabAgent, UnknownAgentError, agent_kinds, make_agent
@@ -169,6 +172,13 @@ def transient_errors() -> tuple[type[BaseException], ...]:
     return (ConnectionError, TimeoutError, LLMUnavailable)
 
 
+def is_transient(exc: BaseException) -> bool:
+    """Worth retrying: a transient error, but not a missing package or model file (retrying cannot help)."""
+    from discoverylab.llm.errors import EmbeddedServerError
+
+    return isinstance(exc, transient_errors()) and not isinstance(exc, EmbeddedServerError)
+
+
 def _transcript_lines(job: LabJob, protocol: Protocol | None, trace: _Trace, agent: Any,
                       end: dict[str, Any]) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = [{
@@ -226,7 +236,7 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
             agent = make_agent(job.protocol, job.agent, protocol)
             score = play(protocol, agent, job.seed, trace)
         except Exception as exc:  # noqa: BLE001 - one bad episode must not stop a run
-            if isinstance(exc, transient_errors()) and attempt <= retries:
+            if is_transient(exc) and attempt <= retries:
                 logger.warning("%s: transient failure (%s), attempt %d of %d", job.stem, exc, attempt, retries + 1)
                 time.sleep(retry_delay * 2 ** (attempt - 1))
                 continue
@@ -360,8 +370,37 @@ def _record_key(record: LabRecord) -> tuple[Any, ...]:
     return (record.protocol, record.seed, record.agent)
 
 
+def passed(record: LabRecord) -> bool:
+    """An episode passes when its grader labels it `pass` (or, without such a label, scores >= 0.95)."""
+    label = record.labels.get("label")
+    return label == "pass" if label is not None else record.score >= 0.95
+
+
+def pass_at_k(n: int, c: int, k: int = 3) -> float:
+    """Unbiased pass@k over n episodes of which c passed: 1 - C(n-c, k) / C(n, k) (k capped at n)."""
+    if n == 0:
+        return 0.0
+    k = min(k, n)
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def bootstrap_interval(values: Sequence[float], *, resamples: int = 2000, level: float = 0.95,
+                       seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean (fixed seed: the same results give the same interval)."""
+    x = np.asarray(values, dtype=np.float64)
+    if len(x) == 0:
+        return 0.0, 0.0
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(resamples, len(x)))].mean(axis=1)
+    alpha = (1 - level) / 2
+    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
 def summarize(results: Sequence[LabRecord]) -> list[dict[str, Any]]:
-    """One row per (protocol, agent): episodes, errors, mean score, mean of each part, turns, seconds."""
+    """One row per (protocol, agent): episodes, errors, mean score with its 95% bootstrap CI, pass@3
+    across episodes, mean of each part, turns, seconds."""
     groups: dict[tuple[str, str], list[LabRecord]] = {}
     for record in results:
         groups.setdefault((record.protocol, record.agent), []).append(record)
@@ -371,9 +410,11 @@ def summarize(results: Sequence[LabRecord]) -> list[dict[str, Any]]:
         part_names = sorted({name for r in ok for name in r.parts})
         parts = {name: sum(r.parts[name] for r in ok if name in r.parts)
                  / sum(1 for r in ok if name in r.parts) for name in part_names}
+        low, high = bootstrap_interval([r.score for r in group])
         rows.append({
             "protocol": protocol, "agent": agent, "episodes": len(group), "errors": len(group) - len(ok),
-            "score": sum(r.score for r in group) / len(group),
+            "score": sum(r.score for r in group) / len(group), "ci_low": low, "ci_high": high,
+            "pass_at_3": pass_at_k(len(group), sum(passed(r) for r in ok)),
             "turns": sum(r.turns for r in group) / len(group),
             "seconds": sum(r.seconds for r in group) / len(group), "parts": parts,
         })

@@ -217,7 +217,9 @@ class HiddenPropertyProtocol(Protocol):
     def _intro(self) -> str:
         cfg = self.config
         options = [
-            f"1. Reply `SAMPLE v` (0 <= v <= 1) to receive {cfg.batch} sequences whose f(s) is approximately v.",
+            f"1. Reply `SAMPLE v` (0 <= v <= 1) to receive {cfg.batch} sequences whose f(s) is approximately v "
+            f"(within epsilon = {format_value(cfg.epsilon)}; sequences the sampler could not bring that close are "
+            "flagged).",
             f"2. Reply with exactly {cfg.batch} sequences, one per line, to receive their f(s) values.",
         ]
         if cfg.allow_random:
@@ -303,19 +305,24 @@ class HiddenPropertyProtocol(Protocol):
                      f"achievable value, around {format_value(effective)}.")
         else:
             intro = f"Sampling sequences with value around {format_value(target)}."
-        return intro + "\n" + self._evaluations(decode(codes))
+        values = self._fn(codes)
+        missed = [bool(abs(float(v) - effective) > cfg.epsilon + 1e-9) for v in values]
+        if any(missed):
+            intro += (f" {sum(missed)} of {len(missed)} sequences missed the target by more than epsilon = "
+                      f"{format_value(cfg.epsilon)} (marked `(miss)`).")
+        return intro + "\n" + self._evaluations(decode(codes), misses=missed)
 
     def _random_sequences(self, n: int) -> list[str]:
         return decode(self.streams["sampler"].integers(0, 4, size=(n, self.config.length), dtype=np.uint8))
 
-    def _evaluations(self, seqs: list[str], marks: list[bool] | None = None) -> str:
+    def _evaluations(self, seqs: list[str], marks: list[bool] | None = None, misses: list[bool] | None = None) -> str:
         values = self._fn(encode(seqs))
         if self.config.noise > 0:
             values = np.clip(values + self.streams["noise"].normal(0.0, self.config.noise, len(values)), 0.0, 1.0)
         lines = ["Evaluations:"]
         for i, (seq, v) in enumerate(zip(seqs, values, strict=True)):
             self.observed[seq] = float(v)
-            suffix = " (random)" if marks and marks[i] else ""
+            suffix = " (random)" if marks and marks[i] else " (miss)" if misses and misses[i] else ""
             lines.append(f"{seq} -> {format_value(float(v))}{suffix}")
         return "\n".join(lines)
 
