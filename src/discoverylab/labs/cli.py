@@ -3,6 +3,9 @@
     discoverylab lab list
     discoverylab lab play sequence/hidden-property --seed 3
     discoverylab lab run all --agent oracle,random --seeds 0-4 --out runs/labs --workers 2 --json
+    discoverylab lab run all --agent heuristic --config paper      # the paper's fixed instances
+    discoverylab lab generate --complexity medium --n 20 --out suite.yaml
+    discoverylab lab run --spec suite.yaml --agent oracle,random,heuristic --seeds 0-2
 
 `PROTOCOL` is a protocol name (`sequence/hidden-property`), a lab name (`sequence`: all of its
 protocols) or `all`. Only this module talks to the terminal; the work is in `labs.runner`.
@@ -29,6 +32,7 @@ from discoverylab.labs.runner import (
     available_agents,
     expand_protocols,
     make_jobs,
+    make_spec_jobs,
     run_lab_jobs,
     summarize,
     write_json,
@@ -198,9 +202,49 @@ def _parts_tables(results: list[LabRecord]) -> list[Table]:
     return tables
 
 
+def _parse_json_object(text: str | None, option: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        _fail(f"{option} must be a JSON object ({exc})")
+    if not isinstance(value, dict):
+        _fail(f"{option} must be a JSON object")
+    return value
+
+
+@lab_app.command()
+def generate(
+    out: Annotated[Path, typer.Option("--out", "-o", help="suite file: .yaml (a list of specs) or .jsonl")],
+    complexity: Annotated[str, typer.Option("--complexity", "-c", help="easy, medium or hard")] = "medium",
+    n: Annotated[int, typer.Option("--n", "-n", min=1, help="number of verified labs")] = 10,
+    seed: Annotated[int, typer.Option("--seed", "-s", min=0)] = 0,
+    lab: Annotated[str, typer.Option("--lab")] = "sequence",
+) -> None:
+    """Generate N labs at a complexity, keep those that pass `verify`, and write them as a suite."""
+    from discoverylab.labs.core.errors import LabError
+    from discoverylab.labs.core.generator import generate_suite, write_suite
+
+    try:
+        kept = generate_suite(n, complexity, seed, lab=lab)
+    except (LabError, KeyError) as exc:
+        _fail(str(exc.args[0]) if exc.args else str(exc))
+    write_suite(out, [spec for spec, _ in kept])
+    table = Table(title=f"{len(kept)} verified {complexity} labs")
+    for col in ("name", "protocol", "length", "verify s"):
+        table.add_column(col)
+    for spec, report in kept:
+        table.add_row(spec.name, spec.protocol.kind if spec.protocol else "-", str(spec.objects.length),
+                      f"{report.seconds:.1f}")
+    console.print(table)
+    console.print(f"Suite: {out}  (run it: discoverylab lab run --spec {out} --agent heuristic)")
+
+
 @lab_app.command()
 def run(
-    protocol: Annotated[str, typer.Argument(help="protocol name, lab name, or 'all'")],
+    protocol: Annotated[str | None, typer.Argument(help="protocol name, lab name, or 'all' (not with --spec)")]
+    = None,
     agent: Annotated[str, typer.Option("--agent", "-a", help="oracle, random, heuristic or llm (comma-separated)")]
     = "oracle",
     seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-4 or 0,2,5")] = "0",
@@ -210,12 +254,31 @@ def run(
     retries: Annotated[int, typer.Option("--retries", min=0, help="fresh attempts after a transient failure")] = 2,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="write PNG plots under OUT/plots")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON record per episode")] = False,
+    spec: Annotated[Path | None, typer.Option("--spec", help="a lab spec file or a suite (from `lab generate`)")]
+    = None,
+    agent_options: Annotated[str | None, typer.Option(
+        "--agent-options", help='LLM agent options as JSON, e.g. \'{"history_turns": 4, "limits": '
+                                '{"macro_max_edges": 20}}\'')] = None,
 ) -> None:
-    """Run agents on protocols: results.jsonl, transcripts, score files and plots under --out."""
+    """Run agents on protocols (or on the labs of --spec): results.jsonl, transcripts, scores, plots."""
     options = _parse_config(config)
+    agent_kwargs = _parse_json_object(agent_options, "--agent-options")
+    agents = [a.strip() for a in agent.split(",") if a.strip()]
+    if (protocol is None) == (spec is None):
+        _fail("give either a PROTOCOL (name, lab or 'all') or --spec FILE|SUITE")
+    label = protocol or str(spec)
     try:
-        protocols = expand_protocols(protocol)
-        jobs = make_jobs(protocols, parse_seeds(seeds), [a.strip() for a in agent.split(",") if a.strip()], options)
+        if spec is not None:
+            from discoverylab.labs.core.errors import LabError
+            from discoverylab.labs.core.generator import read_suite
+
+            try:
+                jobs = make_spec_jobs(read_suite(spec), parse_seeds(seeds), agents, agent_kwargs)
+            except (LabError, OSError) as exc:
+                _fail(f"--spec {spec}: {exc}")
+        else:
+            assert protocol is not None
+            jobs = make_jobs(expand_protocols(protocol), parse_seeds(seeds), agents, options, agent_kwargs)
     except (ProtocolError, UnknownAgentError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
     except ValueError as exc:
@@ -225,7 +288,7 @@ def run(
     progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, disable=as_json and not err.is_terminal)
     with progress:
-        bar = progress.add_task(f"{agent} on {protocol}", total=len(jobs))
+        bar = progress.add_task(f"{agent} on {label}", total=len(jobs))
         try:
             results = run_lab_jobs(jobs, out, workers, on_done=lambda _r: progress.advance(bar), retries=retries,
                                    plots=plots)

@@ -35,6 +35,7 @@ import numpy as np
 
 from discoverylab import records
 from discoverylab.labs.agents import LabAgent, UnknownAgentError, agent_kinds, make_agent
+from discoverylab.labs.core.spec import LabSpec
 from discoverylab.labs.protocol import (
     Protocol,
     Score,
@@ -66,10 +67,20 @@ class LabJob:
     seed: int
     agent: str
     config: dict[str, Any] = field(default_factory=dict)
+    agent_options: dict[str, Any] = field(default_factory=dict)
+    """Keyword options of the agent (e.g. the LLM agent's `history_turns`, `limits`)."""
+    spec: dict[str, Any] | None = None
+    """A lab spec (`LabSpec` as JSON data) to build the protocol from, instead of the registry name."""
 
     @property
     def lab(self) -> str:
         return self.protocol.split("/", 1)[0]
+
+    @property
+    def config_hash(self) -> str:
+        """Hash of what the episode ran: protocol config plus any agent options."""
+        extra = {"agent_options": self.agent_options} if self.agent_options else {}
+        return config_hash(self.protocol, self.config | extra)
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -120,8 +131,48 @@ def config_for(protocol: str, config: dict[str, Any] | None) -> dict[str, Any]:
     return dict(config)
 
 
+def spec_label(spec: LabSpec) -> str:
+    """The `protocol` of a spec's records: its protocol kind and the spec's name."""
+    kind = spec.protocol.kind if spec.protocol is not None else f"{spec.lab}/none"
+    return f"{kind}@{spec.name or spec.config_hash()}"
+
+
+def protocol_from_spec(spec: LabSpec) -> Protocol:
+    """Build the protocol a lab spec describes (its lab's `protocols.protocol_from_spec`)."""
+    if not _LAB_NAME.match(spec.lab):
+        raise ValueError(f"bad lab name {spec.lab!r} in spec {spec.name!r}")
+    module = importlib.import_module(f"discoverylab.labs.{spec.lab}.protocols")
+    build = getattr(module, "protocol_from_spec", None)
+    if build is None:
+        raise ValueError(f"lab {spec.lab!r} cannot build protocols from lab specs")
+    protocol: Protocol = build(spec)
+    return protocol
+
+
+def make_spec_jobs(specs: Sequence[LabSpec], seeds: Sequence[int], agents: Sequence[str],
+                   agent_options: dict[str, Any] | None = None) -> list[LabJob]:
+    """Every spec x agent x seed; each spec is built once first so a bad spec fails before the run."""
+    jobs = []
+    for spec in specs:
+        label = spec_label(spec)
+        protocol_from_spec(spec)  # raises InvalidSpec/ValueError with the reason
+        known = available_agents(spec.lab)
+        for kind in agents:
+            if kind not in known:
+                raise UnknownAgentError(f"no agent {kind!r} for lab {spec.lab!r}; valid agents: {', '.join(known)}")
+        data = spec.model_dump(mode="json")
+        jobs += [LabJob(label, int(s), a, {"spec": spec.config_hash()}, _options_for(a, agent_options), data)
+                 for a in agents for s in seeds]
+    return jobs
+
+
+def _options_for(agent: str, agent_options: dict[str, Any] | None) -> dict[str, Any]:
+    """Agent options go to the LLM agent (the scripted baselines take none)."""
+    return dict(agent_options or {}) if agent == "llm" else {}
+
+
 def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[str],
-              config: dict[str, Any] | None = None) -> list[LabJob]:
+              config: dict[str, Any] | None = None, agent_options: dict[str, Any] | None = None) -> list[LabJob]:
     """Every protocol x agent x seed, after checking that each agent exists for each lab.
 
     `config` holds protocol options, either shared or keyed by protocol name (see `config_for`).
@@ -138,7 +189,8 @@ def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[s
             make_protocol(name, **options)  # fail before the run, not once per episode
         except (TypeError, ValueError) as exc:
             raise ValueError(f"bad config for {name}: {exc}") from exc
-    return [LabJob(p, int(s), a, configs[p]) for p in protocols for a in agents for s in seeds]
+    return [LabJob(p, int(s), a, configs[p], _options_for(a, agent_options))
+            for p in protocols for a in agents for s in seeds]
 
 
 # ---------------------------------------------------------------------- one episode
@@ -183,7 +235,7 @@ def _transcript_lines(job: LabJob, protocol: Protocol | None, trace: _Trace, age
                       end: dict[str, Any]) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = [{
         "type": "start", "lab": job.lab, "protocol": job.protocol, "seed": job.seed, "agent": job.agent,
-        "config": job.config, "config_hash": config_hash(job.protocol, job.config),
+        "config": job.config, "config_hash": job.config_hash,
     }]
     for entry in protocol.transcript if protocol is not None else []:
         line: dict[str, Any] = {"type": "message", **entry.model_dump(mode="json")}
@@ -224,16 +276,19 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
     out_dir = Path(out) if out is not None else None
     started = time.perf_counter()
     base: dict[str, Any] = {"lab": job.lab, "protocol": job.protocol, "seed": job.seed, "agent": job.agent,
-                            "config": job.config, "config_hash": config_hash(job.protocol, job.config)}
+                            "config": job.config, "config_hash": job.config_hash}
     attempt = 0
     while True:
         attempt += 1
         trace, protocol, agent = _Trace(), None, None
         try:
-            protocol = make_protocol(job.protocol, **_protocol_config(job, out_dir))
+            if job.spec is not None:
+                protocol = protocol_from_spec(LabSpec.model_validate(job.spec))
+            else:
+                protocol = make_protocol(job.protocol, **_protocol_config(job, out_dir))
             if job.agent == "llm":  # registers the kind (a spawned worker has not imported it yet)
                 importlib.import_module(LLM_AGENT_MODULE)
-            agent = make_agent(job.protocol, job.agent, protocol)
+            agent = make_agent(protocol.name, job.agent, protocol, **job.agent_options)
             score = play(protocol, agent, job.seed, trace)
         except Exception as exc:  # noqa: BLE001 - one bad episode must not stop a run
             if is_transient(exc) and attempt <= retries:
@@ -292,7 +347,7 @@ def repair_torn_tail(path: Path) -> bool:
 
 def load_finished(path: Path, jobs: Sequence[LabJob]) -> dict[tuple[Any, ...], LabRecord]:
     """Records with status "ok" already in `path`; raises `RunConfigMismatch` on a config change."""
-    wanted = {job.key: config_hash(job.protocol, job.config) for job in jobs}
+    wanted = {job.key: job.config_hash for job in jobs}
     finished: dict[tuple[Any, ...], LabRecord] = {}
     for raw in records.read_jsonl(path):
         key = tuple(raw.get(f) for f in KEY_FIELDS)
