@@ -63,6 +63,10 @@ HINTS = {
                  "(gc_content, palindrome_score) space to locate them and the rules of the evolution.",
 }
 _TRUTH_CACHE: dict[str, DynamicsTruth] = {}
+MAX_DRAWS = 8
+MIN_CONVERGED, ATTRACTOR_TOL = 0.9, 0.1
+"""A drawn dynamics is kept when >= 90% of runs reach a cycle and each centroid is within 0.1 of its
+declared attractor (the thresholds of `core.verify`)."""
 
 
 class UnknownDynamicsConfig(BaseModel):
@@ -138,22 +142,14 @@ class UnknownDynamicsProtocol(Protocol):
         self.streams = SeedStreams(seed, ("lab", "dynamics", "grader"))
         self.reference = decode(self.streams["lab"].integers(0, 4, size=(1, cfg.length), dtype=np.uint8))[0]
         if cfg.drivers is None or cfg.attractors is None:
-            problem = draw_dynamics_problem(self.streams["problem"])
-            self.drivers, self.attractors = problem.drivers, problem.attractors
-            self.measurable_names = problem.measurables
-            self.entries = {**problem.properties, **cfg.properties}
+            for _ in range(MAX_DRAWS):  # verified draws only: every declared attractor is realised
+                problem = draw_dynamics_problem(self.streams["problem"])
+                self._build(problem.drivers, problem.attractors, problem.measurables,
+                            {**problem.properties, **cfg.properties})
+                if self._verified():
+                    break
         else:
-            self.drivers, self.attractors = cfg.drivers, cfg.attractors
-            self.measurable_names = cfg.measurables or PAPER_MEASURABLES
-            self.entries = dict(cfg.properties)
-        if cfg.measurables is not None:
-            self.measurable_names = tuple(dict.fromkeys([*cfg.measurables, *self.drivers]))
-        self.properties = build_measurables([*self.measurable_names, *self.drivers], self.entries, self.reference)
-        drivers = [self.properties[d] for d in self.drivers]
-        self.evolution = DirectedEvolution(self.drivers, self.attractors, kernel=cfg.kernel, sigma=cfg.sigma,
-                                           mutations=cfg.mutations, p_explore=cfg.p_explore,
-                                           stuck_patience=cfg.stuck_patience,
-                                           driver_fn=lambda x: np.stack([p.batch(x) for p in drivers], axis=1))
+            self._build(cfg.drivers, cfg.attractors, cfg.measurables or PAPER_MEASURABLES, dict(cfg.properties))
         self.order = [str(m) for m in self.streams["lab"].permutation(list(self.measurable_names))]
         self.rounds_used = 0
         self.phase: Literal["experiments", "report"] = "experiments"
@@ -163,6 +159,26 @@ class UnknownDynamicsProtocol(Protocol):
         self.visited: list[tuple[float, ...]] = []
         self._starts: list[HeldOutStart] | None = None
         return self._intro()
+
+    def _build(self, drivers: tuple[str, ...], attractors: tuple[tuple[float, ...], ...],
+               measurables: tuple[str, ...], entries: dict[str, dict[str, Any]]) -> None:
+        cfg = self.config
+        self.drivers, self.attractors, self.entries = drivers, attractors, entries
+        self.measurable_names = measurables
+        if cfg.measurables is not None:
+            self.measurable_names = tuple(dict.fromkeys([*cfg.measurables, *self.drivers]))
+        self.properties = build_measurables([*self.measurable_names, *self.drivers], self.entries, self.reference)
+        props = [self.properties[d] for d in self.drivers]
+        self.evolution = DirectedEvolution(self.drivers, self.attractors, kernel=cfg.kernel, sigma=cfg.sigma,
+                                           mutations=cfg.mutations, p_explore=cfg.p_explore,
+                                           stuck_patience=cfg.stuck_patience,
+                                           driver_fn=lambda x: np.stack([p.batch(x) for p in props], axis=1))
+
+    def _verified(self) -> bool:
+        """The drawn dynamics converge and realise every declared attractor (verify's check v)."""
+        truth = self.truth
+        gaps = np.linalg.norm(np.asarray(truth.centroids) - np.asarray(self.attractors), axis=1)
+        return truth.converged >= MIN_CONVERGED and float(gaps.max()) <= ATTRACTOR_TOL
 
     def _intro(self) -> str:
         cfg = self.config
