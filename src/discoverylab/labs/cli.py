@@ -14,6 +14,7 @@ protocols) or `all`. Only this module talks to the terminal; the work is in `lab
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -39,7 +40,8 @@ from discoverylab.labs.runner import (
 )
 
 lab_app = typer.Typer(help="Tiny Labs: small black-box scientific sandboxes.", no_args_is_help=True)
-console = Console()
+# Piped output (logs, `| tee`) gets a fixed width wide enough for the result tables.
+console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 PLAY_HELP = ("Type your message to the lab; an empty line sends it (messages may span several lines). "
