@@ -105,3 +105,33 @@ def test_fifty_generated_labs_per_complexity(complexity: str) -> None:
     suite = generate_suite(50, complexity, seed=11, max_attempts=200)
     assert len(suite) == 50 and all(report.passed for _, report in suite)
     assert any(spec.dynamics is not None for spec, _ in suite)
+
+
+def test_verify_rejects_broken_labs_with_a_reason() -> None:
+    """A constant hidden property, dynamics the protocol would replace, and fields it would drop."""
+    from discoverylab.labs.core.spec import ObjectsSpec
+
+    constant = LabSpec(name="constant", objects=ObjectsSpec(length=10),
+                       properties={"g": kind_spec("gc"), "h": kind_spec("threshold", of=["g"], t=0.99)},
+                       protocol=kind_spec("sequence/hidden-property", hidden="h"))
+    report = verify(constant, budget=QUICK)
+    assert not report.passed and any("one value" in c.detail for c in report.failures)
+
+    base = preset("default")
+    assert base.dynamics is not None
+    majority = base.model_copy(update={"dynamics": kind_spec("majority_update")})
+    report = verify(majority, budget=QUICK)
+    assert not report.passed and any("not 'majority_update'" in c.detail for c in report.failures)
+
+    dropped = base.model_copy(update={"dynamics": kind_spec(**base.dynamics.model_dump(), beta=3.0)})
+    report = verify(dropped, budget=QUICK)
+    assert not report.passed and any("'beta'" in c.detail for c in report.failures)
+
+
+def test_degenerate_values_and_empty_sampler_check() -> None:
+    from discoverylab.labs.core.verify import degenerate
+
+    rng = np.random.default_rng(0)
+    assert degenerate(np.zeros(100)) is not None
+    assert degenerate(np.r_[np.zeros(96), rng.random(4)]) is not None  # one value on 96%
+    assert degenerate(rng.random(100)) is None

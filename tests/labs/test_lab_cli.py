@@ -26,7 +26,8 @@ REQUIRED = ("lab", "protocol", "seed", "agent", "status", "score", "parts")
 
 
 def _json_out(output: str) -> Any:
-    return json.loads(output[output.index("["):])
+    """The JSON list in the output (the status summary line may follow it)."""
+    return json.JSONDecoder().raw_decode(output[output.index("["):])[0]
 
 
 def test_list_shows_every_protocol() -> None:
@@ -138,3 +139,47 @@ def test_user_guide_covers_every_protocol_and_gym_id() -> None:
     guide = (Path(__file__).resolve().parents[2] / "docs" / "tinylabs.md").read_text(encoding="utf-8")
     for name in protocol_names():
         assert f"`{name}`" in guide and f"`{lab_gym_id(name)}`" in guide
+
+
+def test_generate_a_suite_and_run_it_by_spec(tmp_path: Path) -> None:
+    suite = tmp_path / "suite.yaml"
+    result = runner.invoke(app, ["lab", "generate", "--complexity", "easy", "--n", "2", "--out", str(suite)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["lab", "run", "--spec", str(suite), "--agent", "oracle,random", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = _json_out(result.output)
+    assert len(rows) == 4 and all("@gen-easy-" in r["protocol"] for r in rows)
+    assert all(r["score"] == 1.0 for r in rows if r["agent"] == "oracle")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("lab: sequence\nproperties: {g: {kind: gc}}\ndynamics: {kind: majority_update}\n"
+                   "protocol: {kind: sequence/unknown-dynamics}\n", encoding="utf-8")
+    result = runner.invoke(app, ["lab", "run", "--spec", str(bad), "--agent", "oracle"])
+    assert result.exit_code == 2 and "majority_update" in result.output
+
+
+def test_run_exits_non_zero_when_episodes_error(tmp_path: Path) -> None:
+    """An unreachable LLM endpoint makes every llm episode an error: the run says so in its exit code."""
+    import os
+
+    env = {"DISCOVERYLAB_LLM_BASE_URL": "http://127.0.0.1:9/v1"}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        result = runner.invoke(app, ["lab", "run", HIDDEN, "--agent", "llm", "--retries", "0",
+                                     "--config", json.dumps(SMALL_A), "--agent-options", '{"history_turns": 1}'])
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    assert result.exit_code == 1, result.output
+    assert "llm_error" in result.output  # the status summary line names the failure kind
+
+
+def test_config_accepts_a_preset_name() -> None:
+    result = runner.invoke(app, ["lab", "run", HIDDEN, "--agent", "oracle", "--config", "paper", "--json"])
+    assert result.exit_code == 0, result.output
+    assert _json_out(result.output)[0]["config"] == {"preset": "paper"}
+    result = runner.invoke(app, ["lab", "run", HIDDEN, "--agent", "oracle", "--config", "nosuch"])
+    assert result.exit_code == 2 and "no preset 'nosuch'" in result.output

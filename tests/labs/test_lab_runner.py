@@ -247,3 +247,26 @@ def test_parallel_llm_workers_share_one_endpoint(tmp_path: Path, scripted_llm: A
                            retries=0)
     assert [r.status for r in results] == ["ok", "ok"], [r.error for r in results]
     assert len(scripted_llm.requests) >= 2
+
+
+def test_missing_embedded_model_is_not_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from discoverylab.llm.errors import EmbeddedServerError
+
+    monkeypatch.setattr(_FailingAgent, "calls", {})
+    monkeypatch.setitem(lab_agents._AGENTS, ("sequence", "nomodel"),
+                        lambda protocol: _FailingAgent(protocol, "nomodel", EmbeddedServerError, 99))
+    [record] = run_lab_jobs([LabJob(HIDDEN, 0, "nomodel", SMALL_A)], tmp_path, retries=3, retry_delay=0.0,
+                            plots=False)
+    assert record.status == "llm_error" and record.attempts == 1  # a server failure, not retried
+
+
+def test_summary_reports_pass_at_3_and_a_bootstrap_interval() -> None:
+    from discoverylab.labs.runner import LabRecord, pass_at_k, summarize
+
+    records = [LabRecord(lab="sequence", protocol=HIDDEN, seed=s, agent="x", score=v,
+                         labels={"label": "pass" if v > 0.9 else "fail"})
+               for s, v in enumerate([1.0, 0.2, 0.1, 0.3, 0.0])]
+    [row] = summarize(records)
+    assert row["pass_at_3"] == pytest.approx(pass_at_k(5, 1, 3)) == pytest.approx(0.6)
+    assert row["ci_low"] <= row["score"] <= row["ci_high"] and row["ci_high"] > row["ci_low"]
+    assert pass_at_k(5, 0) == 0.0 and pass_at_k(2, 2) == 1.0

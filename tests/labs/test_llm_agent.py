@@ -9,6 +9,7 @@ import pytest
 
 from discoverylab.labs.agents import make_agent, run_episode
 from discoverylab.labs.llm_agent import LLMLabAgent, _cap_strings
+from discoverylab.labs.llm_formats import SMALL_MODEL_LIMITS, hidden_property_format, macro_format
 from discoverylab.labs.protocol import Protocol, make_protocol
 from discoverylab.llm import LLMClient, LLMUnavailable, validate
 from llm_scripted_server import Scripted, ScriptedLLMServer, chat_reply, error_body
@@ -36,7 +37,8 @@ def test_hidden_property_sample_then_final_answer(scripted_llm: ScriptedLLMServe
     protocol = make_protocol("sequence/hidden-property", rounds=1, n_predictions=3)
     agent = LLMLabAgent(protocol, client_for(scripted_llm))
     reply_round = {"reasoning": "probe high values", "action": "SAMPLE", "value": "0.75"}
-    reply_final = {"hypotheses": [{"description": "fraction of G or C"}], "predictions": ["0.1", "0.5", "1"]}
+    reply_final = {"hypotheses": [{"description": "fraction of G or C", "python": ""}],
+                   "predictions": ["0.1", "0.5", "1"]}
     push_json(scripted_llm, reply_round, reply_final)
 
     result = run_episode(protocol, agent, seed=3)
@@ -63,12 +65,15 @@ def test_hidden_property_sequence_batch_is_evaluated(scripted_llm: ScriptedLLMSe
 
 
 def test_unknown_dynamics_experiment_then_report(scripted_llm: ScriptedLLMServer) -> None:
-    protocol = make_protocol("sequence/unknown-dynamics", rounds=1, length=8, max_steps=5, n_heldout=2)
+    protocol = make_protocol("sequence/unknown-dynamics", preset="paper", rounds=1, length=8, max_steps=5,
+                             n_heldout=2)
     agent = LLMLabAgent(protocol, client_for(scripted_llm))
     experiment = {"reasoning": "start GC-rich", "sequence": "GCGCGCAT", "measurables": ["gc_content"], "steps": 5}
+    rest = {"hamming_distance": "0.5", "entropy_score": "0.5"}
     report = {
         "hypothesis": "sequences drift to two attractors", "evidence": "experiment 1",
-        "attractors": [{"gc": "0.8", "pal": "0.8", "type": "2-cycle"}, {"gc": "0.4", "pal": "0.2", "type": "fixed"}],
+        "attractors": [{"gc_content": "0.8", "palindrome_score": "0.8", "type": "2-cycle"} | rest,
+                       {"gc_content": "0.4", "palindrome_score": "0.2", "type": "fixed"} | rest],
         "drivers": ["gc_content", "palindrome_score"], "basins": [1, 2],
     }
     push_json(scripted_llm, experiment, report)
@@ -78,7 +83,8 @@ def test_unknown_dynamics_experiment_then_report(scripted_llm: ScriptedLLMServer
     assert lab_errors(protocol) == []
     assert protocol.done and [t.format for t in agent.turns] == ["experiment", "report"]
     sent = json.loads(agent.turns[1].message)
-    assert sent["attractors"][0] == {"gc": 0.8, "pal": 0.8, "type": "2-cycle"}
+    assert sent["attractors"][0] == {"gc_content": 0.8, "palindrome_score": 0.8, "hamming_distance": 0.5,
+                                     "entropy_score": 0.5, "type": "2-cycle"}
     assert set(sent["predictions"]) == {s.sid for s in protocol.starts}
     assert 0.0 <= result.score.score <= 1.0
 
@@ -107,7 +113,7 @@ def test_unknown_dynamics_report_keyed_by_measurable_for_other_drivers(scripted_
 def test_macro_experiment_value_is_clamped_and_report_accepted(scripted_llm: ScriptedLLMServer) -> None:
     protocol = make_protocol("macro/causal-discovery", budget=1, held_out=1, max_turns=4,
                              ground_truth=CHEAP_MACRO_TRUTH)
-    agent = LLMLabAgent(protocol, client_for(scripted_llm))
+    agent = LLMLabAgent(protocol, client_for(scripted_llm), limits=SMALL_MODEL_LIMITS)
     experiment = {"hypothesis": "transfers cut unemployment", "design": "raise g0", "parameter": "g0",
                   "value": "5", "number_of_steps": 50}
     report = {"edges": ["g0 -> unemployment (-, long)"], "claims": [],
@@ -125,10 +131,12 @@ def test_macro_experiment_value_is_clamped_and_report_accepted(scripted_llm: Scr
 def test_macro_updates_after_the_first_experiment_and_reports_claims(scripted_llm: ScriptedLLMServer) -> None:
     protocol = make_protocol("macro/causal-discovery", budget=2, held_out=1, max_turns=5,
                              ground_truth=CHEAP_MACRO_TRUTH)
-    agent = LLMLabAgent(protocol, client_for(scripted_llm))
-    first = {"hypothesis": "h1", "design": "d1", "parameter": "g0", "value": "0.3", "number_of_steps": 50}
+    agent = LLMLabAgent(protocol, client_for(scripted_llm), limits=SMALL_MODEL_LIMITS)
+    first = {"hypothesis": "g0 lowers unemployment", "design": "d1", "parameter": "g0", "value": "0.3",
+             "number_of_steps": 50}
     second = {"update": {"indicator": "unemployment", "change": "fell", "verdict": "supports"},
-              "hypothesis": "h2", "design": "d2", "parameter": "tau0", "value": "0.3", "number_of_steps": 50}
+              "hypothesis": "tau0 raises unemployment", "design": "d2", "parameter": "tau0", "value": "0.3",
+              "number_of_steps": 50}
     claims = ["exp 1 unemployment mean = 0.1", "exp 2 gov_debt last = -12.5 vs exp 1"]
     edges = [f"{k} -> unemployment (-, long)" for k in ("g0", "tau0", "markup", "r0", "c1", "c2", "phi")]
     edges.append("gdp_real -> inflation (+, short)")
@@ -181,7 +189,7 @@ def test_unregistered_protocol_uses_the_generic_message_format(scripted_llm: Scr
     assert agent.act("Welcome. Say something.") == "HELLO LAB"
     schema = sent_schemas(scripted_llm)[0]
     assert set(schema["properties"]) == {"reasoning", "message"}
-    assert schema["properties"]["message"]["maxLength"] == 120  # the default max_text_chars
+    assert schema["properties"]["message"]["maxLength"] == 400  # the default max_text_chars
 
 
 def test_history_is_bounded_and_keeps_the_first_message(scripted_llm: ScriptedLLMServer) -> None:
@@ -228,3 +236,27 @@ def test_cap_strings_only_touches_free_text() -> None:
     props = _cap_strings(schema, 50)["properties"]
     assert [props[k].get("maxLength") for k in ("free", "unbounded", "short", "coded", "choice")] == [
         50, 50, 10, None, None]
+
+
+def test_default_limits_are_fair_for_a_32k_model() -> None:
+    """Programs can be submitted, macro reports hold a real graph, experiments may change several factors."""
+    hidden = make_protocol("sequence/hidden-property", rounds=1)
+    hidden.reset(0)
+    hidden.step("SAMPLE 0.5")
+    final = hidden_property_format(hidden, "")
+    assert "python" in final.schema["properties"]["hypotheses"]["items"]["properties"]
+    rendered = json.loads(final.render({"hypotheses": [{"description": "gc", "python": "def f(s):\n    return 0.5"}],
+                                        "predictions": ["0.5"] * 20}))
+    assert rendered["hypotheses"][0]["python"].startswith("def f(s)")
+    small = hidden_property_format(hidden, "", SMALL_MODEL_LIMITS)
+    assert "python" not in small.schema["properties"]["hypotheses"]["items"]["properties"]
+    macro = make_protocol("macro/causal-discovery", budget=2, structure={"n_households": 50})
+    macro.reset(0)
+    experiment = macro_format(macro, "")
+    assert experiment.schema["properties"]["changes"]["maxItems"] == 3
+    sent = json.loads(experiment.render({"hypothesis": "g0 lowers unemployment", "design": "d", "number_of_steps": 50,
+                                         "changes": [{"parameter": "g0", "value": "0.3"},
+                                                     {"parameter": "tau0", "value": "0.1"}]}))
+    assert sent["params"] == {"g0": 0.3, "tau0": 0.1}
+    agent = LLMLabAgent(macro, limits={"macro_max_edges": 12})
+    assert agent.limits.macro_max_edges == 12 and agent.history_turns >= 6 and agent.max_message_chars >= 8000

@@ -13,6 +13,7 @@ import pytest
 from discoverylab.bench.records import read_jsonl, write_jsonl
 from discoverylab.labs.agents import run_episode
 from discoverylab.labs.llm_agent import LLMLabAgent
+from discoverylab.labs.llm_formats import SMALL_MODEL_LIMITS
 from discoverylab.labs.protocol import make_protocol, protocol_names
 from discoverylab.llm import EmbeddedModelServer
 
@@ -34,7 +35,8 @@ def test_one_episode_with_the_embedded_model(name: str, embedded_llm: EmbeddedMo
     protocol = make_protocol(name, **SHORT_CONFIGS.get(name, {}))
     protocol.max_turns = min(protocol.max_turns, MAX_TURNS)
     client = embedded_llm.client(timeout=300.0, max_retries=1)
-    agent = LLMLabAgent(protocol, client, max_tokens=300, max_text_chars=30, max_message_chars=1000, history_turns=1)
+    agent = LLMLabAgent(protocol, client, max_tokens=300, max_text_chars=30, max_message_chars=1000, history_turns=1,
+                        limits=SMALL_MODEL_LIMITS, hypothesis_updates=False)
 
     result = run_episode(protocol, agent, seed=7)
 

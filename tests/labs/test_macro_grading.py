@@ -15,7 +15,7 @@ from discoverylab.labs.macroecon.grading import (
     workflow_score,
 )
 from discoverylab.labs.macroecon.params import MacroParams
-from discoverylab.labs.macroecon.parsing import Claim, FinalReport
+from discoverylab.labs.macroecon.parsing import Claim, EdgeStatement, FinalReport, Prediction
 from discoverylab.labs.macroecon.protocol import EpisodeLog, ExperimentRecord, MacroCausalDiscovery
 from discoverylab.labs.protocol import make_protocol
 
@@ -76,24 +76,41 @@ def test_grading_is_offline_reproducible() -> None:
 
 
 def _log(experiments: list[tuple[dict[str, float], int, str, str, str]], invalid: int = 0,
-         report: bool = True) -> EpisodeLog:
+         report: bool = True, edges: bool = False) -> EpisodeLog:
     records = [ExperimentRecord(experiment_id=i + 1, turn=i + 1, params=MacroParams(**p).model_dump(),
                                 number_of_steps=steps, form="full", hypothesis=h, design=d,
                                 update_from_previous=u)
                for i, (p, steps, h, d, u) in enumerate(experiments)]
     return EpisodeLog(seed=0, budget=10, experiments=records, invalid_messages=invalid,
-                      report=FinalReport() if report else None)
+                      report=_substantive() if edges else FinalReport() if report else None)
+
+
+def _substantive() -> FinalReport:
+    return FinalReport(edges=[EdgeStatement(cause="g0", effect="unemployment", sign="-")],
+                       predictions=[Prediction(setting_id="h1", unemployment_mean_q50_100=0.1)])
 
 
 def test_workflow_components() -> None:
-    full = [({}, 100, "h", "d", ""), ({"g0": 0.1}, 100, "h", "d", "unemployment rose to 0.3")]
-    assert workflow_score(_log(full))[0] == pytest.approx(5.0)
-    no_update = [({}, 100, "h", "d", ""), ({"g0": 0.1}, 100, "h", "d", "")]
-    assert workflow_score(_log(no_update))[0] == pytest.approx(5.0 * 2 / 3)
-    assert workflow_score(_log(full, report=False))[0] == pytest.approx(5.0 * 2 / 3)
-    assert workflow_score(_log(full, invalid=3))[0] == pytest.approx(3.5)
+    hyp = "raising g0 lowers unemployment"
+    full = [({}, 100, hyp, "d", ""), ({"g0": 0.1}, 100, hyp + " again", "d", "unemployment rose to 0.3"),
+            ({"tau0": 0.1}, 100, "tau0 raises gdp_real", "d", "previous result: gdp_real fell")]
+    assert workflow_score(_log(full))[0] == pytest.approx(5.0 * 3 / 4)  # the bare report adds nothing
+    assert workflow_score(_log(full, edges=True))[0] == pytest.approx(5.0)
+    no_update = [(p, s, h, d, "") for p, s, h, d, _ in full]
+    assert workflow_score(_log(no_update, edges=True))[0] == pytest.approx(5.0 * 2 / 4)
+    assert workflow_score(_log(full, invalid=3, edges=True))[0] == pytest.approx(3.5)
     assert workflow_score(_log(full, invalid=20))[0] == 0.0
     assert refers_to_previous("the previous run contradicts it") and not refers_to_previous("ok")
+
+
+def test_workflow_needs_substance() -> None:
+    """Boilerplate or repeated hypotheses, too few experiments and a bare report earn no workflow."""
+    boiler = [({}, 100, "The economy responds to parameters.", "d", "results observed")] * 3
+    assert workflow_score(_log(boiler))[0] == 0.0
+    repeated = [({}, 100, "g0 lowers unemployment", "d", "unemployment 0.1")] * 3
+    assert workflow_score(_log(repeated))[0] == pytest.approx(5.0 * 1 / 4)
+    assert workflow_score(_log([]))[0] == 0.0  # {"type": "report"} alone
+    assert workflow_score(_log([], edges=True))[0] == pytest.approx(5.0 * 1 / 4)
 
 
 def test_coverage_components() -> None:

@@ -163,3 +163,37 @@ def test_turn_limit_ends_the_episode() -> None:
     proto.reset(0)
     replies = [proto.step("nothing useful") for _ in range(3)]
     assert replies[-1].done and not replies[0].done
+
+
+def test_every_seed_draws_an_economy_and_the_paper_preset_keeps_one() -> None:
+    drawn, paper = set(), set()
+    for seed in range(20):
+        proto = make_protocol("macro/causal-discovery", **SMALL)
+        proto.reset(seed)
+        drawn.add(proto.problem_signature())  # type: ignore[attr-defined]
+        fixed = make_protocol("macro/causal-discovery", preset="paper", **SMALL)
+        fixed.reset(seed)
+        paper.add(fixed.problem_signature())  # type: ignore[attr-defined]
+    assert len(drawn) == 20 and len(paper) == 1
+
+
+def test_held_out_settings_run_as_experiments_do_not_give_the_answer() -> None:
+    """Each experiment has its own simulation seed and the held-out truth uses hidden seeds."""
+    from discoverylab.labs.macroecon.grading import prediction_skill
+    from discoverylab.labs.macroecon.parsing import Prediction
+
+    proto = make_protocol("macro/causal-discovery", budget=6, held_out=2, **SMALL)
+    assert isinstance(proto, MacroCausalDiscovery)
+    proto.reset(3)
+    same = [json.loads(proto.step('{"g0": 0.1, "number_of_steps": 50}').text)["summary"] for _ in range(2)]
+    assert same[0] != same[1]  # the same settings, a fresh draw of the shocks
+    predictions = []
+    for setting in proto.log.held_out:
+        reply = json.loads(proto.step(json.dumps({"params": setting.params, "number_of_steps": 100})).text)
+        run = proto.runs[reply["experiment_id"]]
+        predictions.append(Prediction(setting_id=setting.setting_id,
+                                      unemployment_mean_q50_100=run.window_mean("unemployment", 50, 100),
+                                      gov_debt_final=float(reply["summary"]["gov_debt"]["last"])))
+    proto.log.report = FinalReport(predictions=predictions)
+    skill, _ = prediction_skill(proto.log, proto.config)
+    assert skill < 0.999

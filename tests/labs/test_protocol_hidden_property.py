@@ -136,3 +136,31 @@ def _last_hidden(seed: int) -> str:
     proto = _proto(hidden=None)
     proto.reset(seed)
     return proto.hidden
+
+
+def test_every_seed_draws_a_problem_and_the_paper_preset_is_fixed() -> None:
+    """Seeds 0-19 draw >= 10 distinct hidden properties; `preset="paper"` hides palindromicity on all."""
+    from discoverylab.labs.protocol import make_protocol
+
+    drawn, paper = set(), set()
+    for seed in range(20):
+        proto = make_protocol("sequence/hidden-property")
+        proto.reset(seed)
+        drawn.add(proto.problem_signature())  # type: ignore[attr-defined]
+        fixed = make_protocol("sequence/hidden-property", preset="paper")
+        fixed.reset(seed)
+        paper.add(fixed.problem_signature())  # type: ignore[attr-defined]
+    assert len(drawn) >= 10 and len(paper) == 1
+
+
+def test_sampler_tells_epsilon_and_flags_misses() -> None:
+    """The intro states epsilon; sequences the sampler could not bring within epsilon are marked."""
+    from discoverylab.labs.protocol import make_protocol
+
+    proto = make_protocol("sequence/hidden-property", preset="paper", epsilon=0.05)
+    intro = proto.reset(0)
+    assert "epsilon = 0.05" in intro
+    reply = proto.step("SAMPLE 0.5")  # palindromicity of length 10 takes only multiples of 0.2
+    assert "missed the target" in reply.text and "(miss)" in reply.text
+    hit = proto.step("SAMPLE 0.6").text
+    assert "(miss)" not in hit

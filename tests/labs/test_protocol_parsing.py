@@ -36,14 +36,18 @@ def _round(text: str, *, batch: int = 3, allow_random: bool = False) -> object:
         ("  sample .25  ", 0.25),
         ("I think...\nSAMPLE 0.2\nthen SAMPLE 0.9 maybe\nSAMPLE 0.7", 0.7),  # last valid line counts
         ("```\nSAMPLE 1\n```", 1.0),
-        ("SAMPLE 1.5", 1.0),  # clamped
-        ("SAMPLE -0.3", 0.0),
     ],
 )
 def test_sample_requests(text: str, value: float) -> None:
     action = _round(text)
     assert isinstance(action, SampleAction)
     assert action.value == value
+
+
+@pytest.mark.parametrize("text", ["SAMPLE 1.5", "SAMPLE -0.3"])
+def test_out_of_range_sample_is_refused(text: str) -> None:
+    action = _round(text)
+    assert not isinstance(action, SampleAction) and "out of range" in action.message
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,9 @@ SEQ = "ATGCGTACGATTAGCCATCGATGCAATTGG"
 
 
 def _proto(**config: object) -> UnknownDynamicsProtocol:
-    proto = make_protocol("sequence/unknown-dynamics", **config)
+    """The paper's lab unless the config gives its own drivers (then no preset)."""
+    preset = {} if "drivers" in config else {"preset": "paper"}
+    proto = make_protocol("sequence/unknown-dynamics", **preset, **config)
     assert isinstance(proto, UnknownDynamicsProtocol)
     return proto
 
@@ -85,12 +87,13 @@ def test_final_round_note_then_mandatory_report_turn() -> None:
 def test_early_report_is_kept_and_merged_with_the_final_one() -> None:
     proto = _proto(n_heldout=2)
     proto.reset(0)
-    early = {"type": "report", "hypothesis": "h", "drivers": ["gc"]}
+    early = {"type": "report", "hypothesis": "h", "drivers": ["gc", "pal"]}
     reply = proto.step(json.dumps(early))
     assert not reply.done and "report_request" in reply.text
-    assert proto.step(json.dumps({"type": "report", "attractors": [[0.41, 0.22, "2-cycle"]]})).done
+    final = {"type": "report", "attractors": [{"gc": 0.41, "pal": 0.22, "type": "2-cycle"}]}
+    assert proto.step(json.dumps(final)).done
     assert proto.report is not None
-    assert proto.report.drivers == ["gc_content"] and proto.report.hypothesis == "h"
+    assert proto.report.drivers == ["gc_content", "palindrome_score"] and proto.report.hypothesis == "h"
     assert proto.report.attractors[0].coords == pytest.approx({"gc_content": 0.41, "palindrome_score": 0.22})
 
 
@@ -117,8 +120,11 @@ def test_same_messages_same_transcript() -> None:
 
 def test_drivers_must_be_listed_measurables_with_matching_attractors() -> None:
     with pytest.raises(ValueError, match="must also be listed in measurables"):
-        _proto(drivers=("gc_content", "weighted_count"))
+        _proto(drivers=("gc_content", "weighted_count"), attractors=((0.5, 0.5),),
+               measurables=("gc_content", "palindrome_score"))
     with pytest.raises(ValueError, match="one coordinate per driver"):
+        _proto(drivers=("gc_content",), attractors=((0.5, 0.5),))
+    with pytest.raises(ValueError, match="drivers need attractors"):
         _proto(drivers=("gc_content",))
     with pytest.raises(ValueError, match="no property entry"):
         _proto(measurables=("gc_content", "palindrome_score", "mystery"))
@@ -204,5 +210,44 @@ def test_default_spec_builds_the_paper_protocol(hint: str) -> None:
     spec.protocol = spec.protocol.model_copy(update={"hint": hint})
     from_spec = protocol_from_spec(spec)
     assert isinstance(from_spec, UnknownDynamicsProtocol) and from_spec.config.hint == hint
-    assert from_spec.report_axes == ("gc_content", "palindrome_score")
+    assert from_spec.report_axes == ()  # reports are keyed by the agent's own drivers
     assert from_spec.reset(4) == _proto(hint=hint).reset(4)
+
+
+def test_cycle_claim_comes_from_structured_fields_not_prose() -> None:
+    """'does not oscillate' in the hypothesis is not a 2-cycle claim; the attractor's `type` is."""
+    def cycle_part(kind: str, text: str) -> float:
+        proto = _proto(rounds=1, n_heldout=2)
+        proto.reset(3)
+        proto.step(_exp())
+        proto.step(json.dumps({"type": "report", "hypothesis": text, "drivers": ["gc_content"],
+                               "attractors": [{"gc_content": 0.8, "type": kind}]}))
+        return proto.grade().parts["cycle"]
+
+    truth = _proto()
+    truth.reset(3)
+    wrong = "fixed" if truth.truth.cycle_type == "2-cycle" else "2-cycle"
+    assert cycle_part(wrong, "It does not oscillate; a two-cycle? no.") == 0.0
+    assert cycle_part(truth.truth.cycle_type, "no words about cycles") == 1.0
+
+
+def test_distractor_hint_differs_from_structure_and_every_seed_draws_dynamics() -> None:
+    structure = make_protocol("sequence/unknown-dynamics", hint="structure")
+    distractor = make_protocol("sequence/unknown-dynamics", hint="distractor")
+    assert structure.reset(5) != distractor.reset(5)
+    assert isinstance(distractor, UnknownDynamicsProtocol)
+    hint = distractor.reset(5).splitlines()[-1]
+    assert not all(d in hint for d in distractor.drivers)
+    signatures = set()
+    for seed in range(20):
+        proto = make_protocol("sequence/unknown-dynamics")
+        proto.reset(seed)
+        assert isinstance(proto, UnknownDynamicsProtocol)
+        signatures.add(proto.problem_signature())
+    assert len(signatures) >= 10
+    paper = set()
+    for seed in range(3):
+        proto = _proto()
+        proto.reset(seed)
+        paper.add(proto.problem_signature())
+    assert len(paper) == 1

@@ -51,7 +51,7 @@ def test_hidden_property_heuristic_solves_linear_families_only() -> None:
 def test_dynamics_oracle_full_marks_random_low_heuristic_between(seed: int) -> None:
     scores = {}
     for kind in ("oracle", "random", "heuristic"):
-        proto = make_protocol(DYNAMICS)
+        proto = make_protocol(DYNAMICS, preset="paper")
         scores[kind] = run_episode(proto, make_agent(DYNAMICS, kind, proto), seed=seed).score
     assert scores["oracle"].score == pytest.approx(1.0)
     assert scores["random"].score < 0.4

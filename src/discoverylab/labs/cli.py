@@ -3,6 +3,9 @@
     discoverylab lab list
     discoverylab lab play sequence/hidden-property --seed 3
     discoverylab lab run all --agent oracle,random --seeds 0-4 --out runs/labs --workers 2 --json
+    discoverylab lab run all --agent heuristic --config paper      # the paper's fixed instances
+    discoverylab lab generate --complexity medium --n 20 --out suite.yaml
+    discoverylab lab run --spec suite.yaml --agent oracle,random,heuristic --seeds 0-2
 
 `PROTOCOL` is a protocol name (`sequence/hidden-property`), a lab name (`sequence`: all of its
 protocols) or `all`. Only this module talks to the terminal; the work is in `labs.runner`.
@@ -31,13 +34,15 @@ from discoverylab.labs.runner import (
     available_agents,
     expand_protocols,
     make_jobs,
+    make_spec_jobs,
     run_lab,
     summarize,
     write_json,
 )
 
 lab_app = typer.Typer(help="Tiny Labs: small black-box scientific sandboxes.", no_args_is_help=True)
-console = Console()
+# Piped output (logs, `| tee`) gets a fixed width wide enough for the result tables.
+console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 PLAY_HELP = ("Type your message to the lab; an empty line sends it (messages may span several lines). "
@@ -52,6 +57,8 @@ def _fail(message: str) -> NoReturn:
 def _parse_config(text: str | None) -> dict[str, Any]:
     if not text:
         return {}
+    if text.strip().isidentifier():  # a preset name: --config paper
+        return {"preset": text.strip()}
     try:
         config = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -128,7 +135,7 @@ def _print_score(title: str, score: Score) -> None:
 def play(
     protocol: Annotated[str, typer.Argument(help="protocol name, e.g. sequence/hidden-property")],
     seed: Annotated[int, typer.Option("--seed", "-s")] = 0,
-    config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object, or a preset name (paper)")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="save transcript and score here")] = None,
 ) -> None:
     """Play a protocol yourself: you type the agent's messages, the lab replies, the grade comes last."""
@@ -169,10 +176,12 @@ def play(
 def _results_table(results: list[LabRecord]) -> Table:
     table = Table(title="Tiny Labs results (mean score per protocol and agent)")
     for col, just in (("protocol", "left"), ("agent", "left"), ("n", "right"), ("err", "right"),
-                      ("score", "right"), ("turns", "right"), ("s/ep", "right")):
+                      ("score", "right"), ("95% CI", "right"), ("pass@3", "right"), ("turns", "right"),
+                      ("s/ep", "right")):
         table.add_column(col, justify=just, no_wrap=col in ("protocol", "agent"))  # type: ignore[arg-type]
     for row in summarize(results):
         table.add_row(row["protocol"], row["agent"], str(row["episodes"]), str(row["errors"]), f"{row['score']:.3f}",
+                      f"{row['ci_low']:.3f}-{row['ci_high']:.3f}", f"{row['pass_at_3']:.2f}",
                       f"{row['turns']:.1f}", f"{row['seconds']:.2f}")
     return table
 
@@ -196,15 +205,55 @@ def _parts_tables(results: list[LabRecord]) -> list[Table]:
     return tables
 
 
+def _parse_json_object(text: str | None, option: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        _fail(f"{option} must be a JSON object ({exc})")
+    if not isinstance(value, dict):
+        _fail(f"{option} must be a JSON object")
+    return value
+
+
+@lab_app.command()
+def generate(
+    out: Annotated[Path, typer.Option("--out", "-o", help="suite file: .yaml (a list of specs) or .jsonl")],
+    complexity: Annotated[str, typer.Option("--complexity", "-c", help="easy, medium or hard")] = "medium",
+    n: Annotated[int, typer.Option("--n", "-n", min=1, help="number of verified labs")] = 10,
+    seed: Annotated[int, typer.Option("--seed", "-s", min=0)] = 0,
+    lab: Annotated[str, typer.Option("--lab")] = "sequence",
+) -> None:
+    """Generate N labs at a complexity, keep those that pass `verify`, and write them as a suite."""
+    from discoverylab.labs.core.errors import LabError
+    from discoverylab.labs.core.generator import generate_suite, write_suite
+
+    try:
+        kept = generate_suite(n, complexity, seed, lab=lab)
+    except (LabError, KeyError) as exc:
+        _fail(str(exc.args[0]) if exc.args else str(exc))
+    write_suite(out, [spec for spec, _ in kept])
+    table = Table(title=f"{len(kept)} verified {complexity} labs")
+    for col in ("name", "protocol", "length", "verify s"):
+        table.add_column(col)
+    for spec, report in kept:
+        table.add_row(spec.name, spec.protocol.kind if spec.protocol else "-", str(spec.objects.length),
+                      f"{report.seconds:.1f}")
+    console.print(table)
+    console.print(f"Suite: {out}  (run it: discoverylab lab run --spec {out} --agent heuristic)")
+
+
 @lab_app.command()
 def run(
-    protocol: Annotated[str, typer.Argument(help="protocol name, lab name, or 'all'")],
+    protocol: Annotated[str | None, typer.Argument(help="protocol name, lab name, or 'all' (not with --spec)")]
+    = None,
     agent: Annotated[str, typer.Option("--agent", "-a", help="oracle, random, heuristic or llm (comma-separated)")]
     = "oracle",
     seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-4 or 0,2,5")] = "0",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="run directory (resumable)")] = None,
     workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 1,
-    config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object, shared or keyed by protocol name")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object (shared or keyed by protocol name), or a preset name: paper")] = None,
     retries: Annotated[int, typer.Option("--retries", min=0, help="fresh attempts after a transient failure")] = 2,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="write PNG plots under OUT/plots")] = True,
     episode_timeout: Annotated[float | None, typer.Option(
@@ -214,12 +263,31 @@ def run(
         "--request-timeout", min=0.001, help="total seconds per LLM request, retries included "
         "(env DISCOVERYLAB_LLM_REQUEST_TIMEOUT)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON record per episode")] = False,
+    spec: Annotated[Path | None, typer.Option("--spec", help="a lab spec file or a suite (from `lab generate`)")]
+    = None,
+    agent_options: Annotated[str | None, typer.Option(
+        "--agent-options", help='LLM agent options as JSON, e.g. \'{"history_turns": 4, "limits": '
+                                '{"macro_max_edges": 20}}\'')] = None,
 ) -> None:
-    """Run agents on protocols: results.jsonl, transcripts, score files and plots under --out."""
+    """Run agents on protocols (or on the labs of --spec): results.jsonl, transcripts, scores, plots."""
     options = _parse_config(config)
+    agent_kwargs = _parse_json_object(agent_options, "--agent-options")
+    agents = [a.strip() for a in agent.split(",") if a.strip()]
+    if (protocol is None) == (spec is None):
+        _fail("give either a PROTOCOL (name, lab or 'all') or --spec FILE|SUITE")
+    label = protocol or str(spec)
     try:
-        protocols = expand_protocols(protocol)
-        jobs = make_jobs(protocols, parse_seeds(seeds), [a.strip() for a in agent.split(",") if a.strip()], options)
+        if spec is not None:
+            from discoverylab.labs.core.errors import LabError
+            from discoverylab.labs.core.generator import read_suite
+
+            try:
+                jobs = make_spec_jobs(read_suite(spec), parse_seeds(seeds), agents, agent_kwargs)
+            except (LabError, OSError) as exc:
+                _fail(f"--spec {spec}: {exc}")
+        else:
+            assert protocol is not None
+            jobs = make_jobs(expand_protocols(protocol), parse_seeds(seeds), agents, options, agent_kwargs)
     except (ProtocolError, UnknownAgentError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
     except ValueError as exc:
@@ -243,7 +311,7 @@ def run(
         "nothing was recorded (no --out); give --out DIR to make a run resumable"
     try:
         with progress:
-            bar = progress.add_task(f"{agent} on {protocol}", total=len(jobs))
+            bar = progress.add_task(f"{agent} on {label}", total=len(jobs))
             outcome = run_lab(jobs, out, workers, on_done=lambda _r: progress.advance(bar), on_resume=resumed,
                               retries=retries, plots=plots, episode_timeout=episode_timeout)
     except (RunConfigMismatch, RunDirError, RunLocked) as exc:

@@ -19,11 +19,19 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from discoverylab.labs.agents import register_agent
-from discoverylab.labs.llm_formats import FORMATS, ActionFormat, generic_format, register_action_format
+from discoverylab.labs.llm_formats import (
+    DEFAULT_LIMITS,
+    FORMATS,
+    UNCAPPED_FIELDS,
+    ActionFormat,
+    FormatLimits,
+    generic_format,
+    register_action_format,
+)
 from discoverylab.labs.protocol import Protocol
 from discoverylab.llm import LLMBadOutput, LLMClient, LLMRequestError, default_client
 
-__all__ = ["ActionFormat", "AgentTurn", "LLMLabAgent", "generic_format", "register_action_format"]
+__all__ = ["ActionFormat", "AgentTurn", "FormatLimits", "LLMLabAgent", "generic_format", "register_action_format"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +40,12 @@ DEFAULT_SYSTEM_PROMPT = (
     "plan informative experiments, and state conclusions that follow from the evidence. Keep your "
     "reasoning short. Always answer with the JSON object requested."
 )
+HYPOTHESIS_UPDATE_PROMPT = (
+    "Every round, before you act, use your reasoning to restate your current hypothesis about the lab, say "
+    "how the latest result changed it (confirmed, refuted or refined), and choose the action that best "
+    "tests what is still uncertain."
+)
+"""The per-round hypothesis update (after the paper's protocol): the model revises its hypothesis each turn."""
 
 
 @dataclass(slots=True)
@@ -71,11 +85,15 @@ class LLMLabAgent:
         temperature, max_tokens: generation settings per turn.
         history_turns: how many previous exchanges to show besides the lab's first message.
         max_message_chars: longest excerpt of one lab message shown to the model (long JSON
-            results are cut in the middle) so prompts fit a 4k-token context.
+            results are cut in the middle). The defaults fit a 32k-token context.
         bad_output_retries: extra attempts when the reply violates the schema.
-        max_text_chars: cap on every free-text field of the action formats. Small models fill
-            whatever length they are allowed with filler, and generation time is what an
-            offline episode spends, so the default is short; raise it for strong models.
+        max_text_chars: cap on every free-text field of the action formats (programs excepted).
+            Small models fill whatever length they are allowed with filler; lower it for them.
+        limits: what the action formats let the model say (edges, claims, factors per experiment,
+            predictor programs); `llm_formats.SMALL_MODEL_LIMITS` suits a 135M model.
+        hypothesis_updates: add the per-round hypothesis-update instruction to every turn.
+
+    Every option can be set from the CLI: `lab run --agent llm --agent-options '{"history_turns": 2}'`.
     """
 
     def __init__(
@@ -86,11 +104,13 @@ class LLMLabAgent:
         protocol_name: str | None = None,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         temperature: float = 0.0,
-        max_tokens: int = 400,
-        history_turns: int = 2,
-        max_message_chars: int = 2500,
+        max_tokens: int = 2000,
+        history_turns: int = 8,
+        max_message_chars: int = 12000,
         bad_output_retries: int = 1,
-        max_text_chars: int | None = 120,
+        max_text_chars: int | None = 400,
+        limits: FormatLimits | dict[str, Any] = DEFAULT_LIMITS,
+        hypothesis_updates: bool = True,
     ) -> None:
         self.protocol = protocol
         self.protocol_name = protocol_name or (protocol.name if protocol is not None else None)
@@ -102,6 +122,8 @@ class LLMLabAgent:
         self.max_message_chars = max_message_chars
         self.bad_output_retries = bad_output_retries
         self.max_text_chars = max_text_chars
+        self.limits = limits if isinstance(limits, FormatLimits) else FormatLimits(**limits)
+        self.hypothesis_updates = hypothesis_updates
         self.seed = 0
         self.turns: list[AgentTurn] = []
         self._exchanges: list[tuple[str, str]] = []
@@ -160,7 +182,7 @@ class LLMLabAgent:
         action_format = generic_format(self.protocol, message)
         if chooser is not None:
             try:
-                action_format = chooser(self.protocol, message)
+                action_format = chooser(self.protocol, message, limits=self.limits)
             except Exception as exc:  # a format bug must not end the episode: degrade to free text
                 logger.warning("action format for %s failed (%s); using the generic format", self.protocol_name, exc)
         if self.max_text_chars is None:
@@ -187,6 +209,8 @@ class LLMLabAgent:
 
     def _messages(self, message: str, action_format: ActionFormat) -> list[dict[str, str]]:
         system = self.system_prompt
+        if self.hypothesis_updates:
+            system += "\n\n" + HYPOTHESIS_UPDATE_PROMPT
         if action_format.instructions:
             system += "\n\n" + action_format.instructions
         messages = [{"role": "system", "content": system}]
@@ -208,7 +232,7 @@ def _cap_strings(schema: Any, cap: int) -> Any:
         return [_cap_strings(item, cap) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    capped = {key: _cap_strings(value, cap) for key, value in schema.items()}
+    capped = {key: value if key in UNCAPPED_FIELDS else _cap_strings(value, cap) for key, value in schema.items()}
     if capped.get("type") == "string" and not {"pattern", "enum", "const"} & capped.keys():
         capped["maxLength"] = min(int(capped.get("maxLength", cap)), cap)
     return capped

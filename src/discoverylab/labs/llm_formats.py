@@ -28,12 +28,33 @@ class ActionFormat:
     instructions: str = ""
 
 
-FormatChooser = Callable[[Protocol | None, str], ActionFormat]
+@dataclass(frozen=True, slots=True)
+class FormatLimits:
+    """How much an action format lets the model say. The defaults are fair for a 32k-context model;
+    `SMALL_MODEL_LIMITS` keeps a 135M model's replies short."""
+
+    macro_max_edges: int = 60
+    """Edges per macro report (the key-effect graph has ~100 parameter edges over two horizons)."""
+    macro_max_claims: int = 8
+    macro_max_factors: int = 3
+    """Tunables one macro experiment may change (1: one-factor designs only)."""
+    allow_python: bool = True
+    """Hidden-property hypotheses may carry a `python` predictor `def f(s)` (graded in the sandbox)."""
+    python_max_chars: int = 1500
+
+
+DEFAULT_LIMITS = FormatLimits()
+SMALL_MODEL_LIMITS = FormatLimits(macro_max_edges=8, macro_max_claims=2, macro_max_factors=1, allow_python=False)
+UNCAPPED_FIELDS = ("python",)
+"""Free-text fields the agent's text cap leaves alone (programs have their own cap)."""
+
+FormatChooser = Callable[..., ActionFormat]
+"""`chooser(protocol, lab_message, limits=FormatLimits()) -> ActionFormat`."""
 FORMATS: dict[str, FormatChooser] = {}
 
 
 def register_action_format(protocol_name: str, chooser: FormatChooser) -> None:
-    """Register `chooser(protocol, lab_message) -> ActionFormat` for a protocol name."""
+    """Register `chooser(protocol, lab_message, limits=...) -> ActionFormat` for a protocol name."""
     FORMATS[protocol_name] = chooser
 
 
@@ -89,13 +110,14 @@ def _small_int(low: int, high: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- sequence/hidden-property
-def hidden_property_format(protocol: Protocol | None, message: str) -> ActionFormat:
+def hidden_property_format(protocol: Protocol | None, message: str,
+                           limits: FormatLimits = DEFAULT_LIMITS) -> ActionFormat:
     """Rounds: `SAMPLE v` or a batch of sequences; final: ranked hypotheses plus predictions."""
     config = getattr(protocol, "config", None)
     length = int(config.length) if config is not None else 10
     batch = int(config.batch) if config is not None else 10
     if getattr(protocol, "phase", "rounds") == "final" or '"hypotheses"' in message:
-        return _hidden_property_final(protocol, message)
+        return _hidden_property_final(protocol, message, limits)
     letters = {"type": "string", "pattern": f"^[ACGT]{{{length}}}$"}
     sample = _object({"reasoning": reasoning_field(200), "action": {"const": "SAMPLE"}, "value": _unit_number()})
     query = _object({
@@ -125,10 +147,13 @@ def hidden_property_format(protocol: Protocol | None, message: str) -> ActionFor
     )
 
 
-def _hidden_property_final(protocol: Protocol | None, message: str) -> ActionFormat:
+def _hidden_property_final(protocol: Protocol | None, message: str, limits: FormatLimits) -> ActionFormat:
     listed = getattr(protocol, "prediction_sequences", None) or _NUMBERED_SEQUENCE.findall(message)
     sequences = [str(s) for s in listed]
-    hypothesis = _object({"description": {"type": "string", "maxLength": 200}})
+    fields: dict[str, Any] = {"description": {"type": "string", "maxLength": 200}}
+    if limits.allow_python:
+        fields["python"] = {"type": "string", "maxLength": limits.python_max_chars}
+    hypothesis = _object(fields)
     schema = _object({
         "hypotheses": {"type": "array", "items": hypothesis, "minItems": 1, "maxItems": 3},
         "predictions": {"type": "array", "items": _unit_number(),
@@ -136,7 +161,9 @@ def _hidden_property_final(protocol: Protocol | None, message: str) -> ActionFor
     })
 
     def render(data: dict[str, Any]) -> str:
-        hypotheses = [{"rank": i, "description": h["description"]} for i, h in enumerate(data["hypotheses"], 1)]
+        hypotheses = [{"rank": i, "description": h["description"]}
+                      | ({"python": h["python"]} if str(h.get("python", "")).strip() else {})
+                      for i, h in enumerate(data["hypotheses"], 1)]
         predictions = {seq: float(v) for seq, v in zip(sequences, data["predictions"], strict=False)}
         return json.dumps({"hypotheses": hypotheses, "predictions": predictions})
 
@@ -145,19 +172,23 @@ def _hidden_property_final(protocol: Protocol | None, message: str) -> ActionFor
         schema=schema,
         render=render,
         instructions=(
-            "Give up to 3 ranked hypotheses for f (best first, each a precise definition), then your "
+            "Give up to 3 ranked hypotheses for f (best first, each a precise definition"
+            + (", with `python`: a function `def f(s):` computing it, or an empty string" if limits.allow_python
+               else "") + "), then your "
             f"predicted f value for each of the {len(sequences)} listed sequences, in the listed order."
         ),
     )
 
 
 # ---------------------------------------------------------------------- sequence/unknown-dynamics
-def unknown_dynamics_format(protocol: Protocol | None, message: str) -> ActionFormat:
+def unknown_dynamics_format(protocol: Protocol | None, message: str,
+                            limits: FormatLimits = DEFAULT_LIMITS) -> ActionFormat:
     """Experiments (start sequence, measurables, steps) until the lab asks for the report."""
     config = getattr(protocol, "config", None)
     length = int(config.length) if config is not None else 30
     max_steps = int(config.max_steps) if config is not None else 20
-    measurables = [str(m) for m in config.measurables] if config is not None else ["gc_content"]
+    listed = getattr(protocol, "order", None)  # the episode's measurables (drawn per seed by default)
+    measurables = [str(m) for m in listed] if listed else ["gc_content"]
     if getattr(protocol, "phase", "") == "report" or "report_request" in message:
         return _dynamics_report(protocol, message, measurables)
     schema = _object({
@@ -186,8 +217,8 @@ def unknown_dynamics_format(protocol: Protocol | None, message: str) -> ActionFo
 def _dynamics_report(protocol: Protocol | None, message: str, measurables: list[str]) -> ActionFormat:
     starts = getattr(protocol, "starts", None)
     ids = [str(s.sid) for s in starts] if starts else _heldout_ids(message)
-    # The paper's lab names its axes (gc, pal); other labs key coordinates by measurable name.
-    named = getattr(protocol, "report_axes", ("gc_content", "palindrome_score"))
+    # Reports key coordinates by measurable name (a lab that names axes sets `report_axes`).
+    named = getattr(protocol, "report_axes", ())
     keys = [{"gc_content": "gc", "palindrome_score": "pal"}.get(a, a) for a in named] or measurables
     attractor = _object({k: _unit_number() for k in keys}
                         | {"type": {"type": "string", "enum": ["fixed", "2-cycle", "other"]}})
@@ -230,10 +261,6 @@ def _heldout_ids(message: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------- macro/causal-discovery
-MACRO_MAX_EDGES = 8
-"""Edges per report: enough for a few parameters x key indicators, short enough that a small model's
-report (edges, claims, predictions, narrative) fits in about 400 tokens."""
-MACRO_MAX_CLAIMS = 2
 UPDATE_CHANGES = ("rose", "fell", "did not change")
 UPDATE_VERDICTS = ("supports", "contradicts", "neither supports nor contradicts")
 
@@ -247,8 +274,8 @@ def _macro_experiment_ids(protocol: Protocol | None, message: str) -> list[int]:
     return sorted({int(m) for m in re.findall(r'"experiment_id":\s*(\d+)', message)})
 
 
-def macro_format(protocol: Protocol | None, message: str) -> ActionFormat:
-    """One-factor experiments while budget remains, then the causal-graph report.
+def macro_format(protocol: Protocol | None, message: str, limits: FormatLimits = DEFAULT_LIMITS) -> ActionFormat:
+    """Experiments (up to `limits.macro_max_factors` changed tunables) while budget remains, then the report.
 
     After the first experiment the model also states what the previous result showed (indicator,
     direction, verdict on its hypothesis); the format turns that into `update_from_previous`.
@@ -259,45 +286,48 @@ def macro_format(protocol: Protocol | None, message: str) -> ActionFormat:
     budget_left = getattr(protocol, "budget_left", 1)
     done = _macro_experiment_ids(protocol, message)
     if budget_left <= 0 or "final report now" in message:
-        return _macro_report(protocol, [t.key for t in TUNABLES], list(INDICATORS), done)
+        return _macro_report(protocol, [t.key for t in TUNABLES], list(INDICATORS), done, limits)
     update = _object({"indicator": {"type": "string", "enum": list(INDICATORS)},
                       "change": {"type": "string", "enum": list(UPDATE_CHANGES)},
                       "verdict": {"type": "string", "enum": list(UPDATE_VERDICTS)}})
-    options = []
-    for t in TUNABLES:
-        fields: dict[str, Any] = {"update": update} if done else {}
-        fields |= {
-            "hypothesis": {"type": "string", "maxLength": 200},
-            "design": {"type": "string", "maxLength": 200},
-            "parameter": {"const": t.key},
-            "value": _decimal(len(str(int(t.high)))),
-            "number_of_steps": {"type": "integer", "enum": sorted({MIN_STEPS, 20, 50, 100, 150, MAX_STEPS})},
-        }
-        options.append(_object(fields))
+    steps = {"type": "integer", "enum": sorted({MIN_STEPS, 20, 50, 100, 150, MAX_STEPS})}
+    head: dict[str, Any] = {"update": update} if done else {}
+    head |= {"hypothesis": {"type": "string", "maxLength": 200}, "design": {"type": "string", "maxLength": 200}}
+    changes = [_object({"parameter": {"const": t.key}, "value": _decimal(len(str(int(t.high))))}) for t in TUNABLES]
+    if limits.macro_max_factors <= 1:
+        schema: dict[str, Any] = {"anyOf": [_object(head | change["properties"] | {"number_of_steps": steps})
+                                            for change in changes]}
+    else:
+        schema = _object(head | {"changes": {"type": "array", "items": {"anyOf": changes}, "minItems": 0,
+                                             "maxItems": limits.macro_max_factors},
+                                 "number_of_steps": steps})
 
     ranges = {t.key: (t.low, t.high) for t in TUNABLES}
     previous = done[-1] if done else 0
 
     def render(data: dict[str, Any]) -> str:
-        key = data["parameter"]
+        picked = data.get("changes", [data] if "parameter" in data else [])
+        params = {c["parameter"]: _clamped(c["value"], *ranges[c["parameter"]]) for c in picked}
         note = data.get("update")
         update_text = (f"In experiment {previous}, {note['indicator']} {note['change']}; this {note['verdict']} "
                        "the previous hypothesis." if isinstance(note, dict) else "")
         return json.dumps({"type": "experiment", "hypothesis": data["hypothesis"], "design": data["design"],
-                           "update_from_previous": update_text,
-                           "params": {key: _clamped(data["value"], *ranges[key])},
+                           "update_from_previous": update_text, "params": params,
                            "number_of_steps": int(data["number_of_steps"])})
 
     first = "" if not done else (
         f"First say what experiment {previous} showed: one indicator, whether it rose or fell, and whether "
         "that supports your previous hypothesis. Then ")
+    what = ("the one parameter you change, its new value" if limits.macro_max_factors <= 1 else
+            f"the parameters you change (up to {limits.macro_max_factors}; none for the default baseline) and "
+            "their new values")
     return ActionFormat(
         name="experiment",
-        schema={"anyOf": options},
+        schema=schema,
         render=render,
         instructions=(
-            first + ("run" if done else "Run") + " one experiment: state a causal hypothesis, the design that "
-            "could falsify it, the one parameter you change, its new value and the run length in quarters."
+            first + ("run" if done else "Run") + " one experiment: state a causal hypothesis naming the parameter "
+            f"and the indicator, the design that could falsify it, {what} and the run length in quarters."
         ),
     )
 
@@ -307,7 +337,7 @@ def _alternatives(names: list[str]) -> str:
 
 
 def _macro_report(protocol: Protocol | None, tunables: list[str], indicators: list[str],
-                  experiment_ids: list[int]) -> ActionFormat:
+                  experiment_ids: list[int], limits: FormatLimits) -> ActionFormat:
     """The report with edges, claims and predictions as one-line strings (`g0 -> unemployment (-, long)`).
 
     As JSON objects an edge costs a small model 30 tokens and a prediction 36, so eight edges and
@@ -322,7 +352,7 @@ def _macro_report(protocol: Protocol | None, tunables: list[str], indicators: li
     prediction_re = r"^(0|1|0\.[0-9]{1,3}|1\.0{1,3}), ([0-9]{1,7}(\.[0-9]{1,3})?)$"
     fields: dict[str, Any] = {
         "edges": {"type": "array", "items": {"type": "string", "pattern": edge_re},
-                  "minItems": 1, "maxItems": MACRO_MAX_EDGES},
+                  "minItems": 1, "maxItems": limits.macro_max_edges},
     }
     claim_re = ""
     if experiment_ids:
@@ -330,7 +360,7 @@ def _macro_report(protocol: Protocol | None, tunables: list[str], indicators: li
         claim_re = (rf"^exp {ids} {_alternatives(indicators)} {_alternatives(list(STATISTICS))} = "
                     rf"(-?[0-9]{{1,9}}(\.[0-9]{{1,6}})?)( vs exp {ids})?$")
         fields["claims"] = {"type": "array", "items": {"type": "string", "pattern": claim_re},
-                            "minItems": 0, "maxItems": MACRO_MAX_CLAIMS}
+                            "minItems": 0, "maxItems": limits.macro_max_claims}
     fields |= {
         "predictions": {"type": "array", "items": {"type": "string", "pattern": prediction_re},
                         "minItems": len(setting_ids), "maxItems": len(setting_ids)},
@@ -348,7 +378,7 @@ def _macro_report(protocol: Protocol | None, tunables: list[str], indicators: li
         return json.dumps({"type": "report", "causal_graph": {"edges": edges}, "claims": claims,
                            "predictions": predictions, "narrative": data["narrative"]})
 
-    claims_text = (f", up to {MACRO_MAX_CLAIMS} claims quoting a statistic of one of your experiments as "
+    claims_text = (f", up to {limits.macro_max_claims} claims quoting a statistic of one of your experiments as "
                    "`exp 2 unemployment mean = 0.08` (add ` vs exp 1` for the difference to experiment 1)"
                    ) if experiment_ids else ""
     return ActionFormat(
@@ -356,7 +386,7 @@ def _macro_report(protocol: Protocol | None, tunables: list[str], indicators: li
         schema=schema,
         render=render,
         instructions=(
-            f"Write the final report: up to {MACRO_MAX_EDGES} causal edges written `cause -> effect (sign, horizon)`, "
+            f"Write the final report: up to {limits.macro_max_edges} causal edges written `cause -> effect (sign, horizon)`, "
             f"e.g. `g0 -> unemployment (-, long)`{claims_text}, predictions for the {len(setting_ids)} held-out "
             "settings in the listed order, each `unemployment_mean_q50_100, gov_debt_final` (e.g. `0.08, 12000`), "
             "and a short narrative."

@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from discoverylab.labs.protocol import Protocol, TranscriptEntry
 
 if TYPE_CHECKING:
-    from discoverylab.labs.runner import LabRecord
+    from discoverylab.labs.run_record import LabRecord
 
 EpisodePlotter = Callable[[Protocol, Path, str], list[Path]]
 _PLOTTERS: dict[str, EpisodePlotter] = {}

@@ -37,7 +37,7 @@ import importlib
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
@@ -158,6 +158,8 @@ class ProtocolEntry:
     name: str
     factory: Callable[..., Protocol]
     summary: str = ""
+    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Named configs (e.g. `paper`: the paper's fixed instance); `make_protocol(name, preset=...)`."""
 
     @property
     def lab(self) -> str:
@@ -173,13 +175,13 @@ BUILTIN_LABS: dict[str, str] = {
 
 
 def register_protocol(name: str, factory: Callable[..., Protocol], *, summary: str = "",
-                      overwrite: bool = False) -> None:
-    """Register `factory(**config) -> Protocol` under `"<lab>/<task>"`."""
+                      overwrite: bool = False, presets: dict[str, dict[str, Any]] | None = None) -> None:
+    """Register `factory(**config) -> Protocol` under `"<lab>/<task>"`, with optional named presets."""
     if "/" not in name:
         raise ValueError(f"protocol name {name!r} must look like '<lab>/<task>'")
     if name in _REGISTRY and not overwrite and _REGISTRY[name].factory is not factory:
         raise ValueError(f"protocol {name!r} is already registered; pass overwrite=True to replace it")
-    _REGISTRY[name] = ProtocolEntry(name=name, factory=factory, summary=summary)
+    _REGISTRY[name] = ProtocolEntry(name=name, factory=factory, summary=summary, presets=dict(presets or {}))
 
 
 def _load_lab(lab: str) -> None:
@@ -221,6 +223,22 @@ def protocol_entry(name: str) -> ProtocolEntry:
     return _REGISTRY[name]
 
 
+def resolve_config(name: str, config: dict[str, Any]) -> dict[str, Any]:
+    """`config` with its `preset` key (a registered preset name) expanded; explicit keys win."""
+    config = dict(config)
+    preset = config.pop("preset", None)
+    if preset is None:
+        return config
+    entry = protocol_entry(name)
+    if preset not in entry.presets:
+        known = ", ".join(sorted(entry.presets)) or "(none)"
+        raise ValueError(f"protocol {name!r} has no preset {preset!r}; presets: {known}")
+    return {**entry.presets[preset], **config}
+
+
 def make_protocol(name: str, **config: Any) -> Protocol:
-    """Build a registered protocol; `config` goes to its factory (e.g. `rounds=6`)."""
-    return protocol_entry(name).factory(**config)
+    """Build a registered protocol; `config` goes to its factory (e.g. `rounds=6`).
+
+    `preset="paper"` starts from a registered preset (the paper's fixed instance); other keys override it.
+    """
+    return protocol_entry(name).factory(**resolve_config(name, config))

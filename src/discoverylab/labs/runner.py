@@ -15,10 +15,10 @@ failure looks transient: connection errors, timeouts, an unreachable LLM endpoin
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import logging
+import math
 import multiprocessing
 import os
 import re
@@ -30,15 +30,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+import numpy as np
 
 from discoverylab.bench import records
 from discoverylab.bench.pool import LocalPool
 from discoverylab.bench.rundir import RunConfigMismatch as RunDirConfigMismatch
 from discoverylab.bench.rundir import RunLock, Scan, check_out, scan_results
 from discoverylab.bench.runs import BREAKER_DEFAULT, Outcome, execute
-from discoverylab.bench.schema import Status, UsageRecord, classify, usage_of, usage_snapshot
+from discoverylab.bench.schema import classify, usage_of, usage_snapshot
 from discoverylab.labs.agents import LabAgent, UnknownAgentError, agent_kinds, make_agent
+from discoverylab.labs.core.spec import LabSpec
 from discoverylab.labs.protocol import (
     Protocol,
     Score,
@@ -47,6 +48,7 @@ from discoverylab.labs.protocol import (
     protocol_entry,
     protocol_names,
 )
+from discoverylab.labs.run_record import LabRecord, config_hash
 
 logger = logging.getLogger(__name__)
 
@@ -60,35 +62,6 @@ class RunConfigMismatch(RunDirConfigMismatch):
 
 
 # ---------------------------------------------------------------------- records and jobs
-class LabRecord(BaseModel):
-    """One episode's result: the unit of `results.jsonl` and of `lab run --json`."""
-
-    lab: str
-    protocol: str
-    seed: int
-    agent: str
-    status: Status = "ok"  # see bench/schema.py
-    score: float = Field(0.0, ge=0.0, le=1.0)
-    parts: dict[str, float] = Field(default_factory=dict)
-    labels: dict[str, str] = Field(default_factory=dict)
-    turns: int = 0
-    seconds: float = 0.0
-    attempts: int = 1
-    usage: UsageRecord | None = None  # LLM tokens, HTTP attempts and retries, cost (None: no LLM)
-    config: dict[str, Any] = Field(default_factory=dict)
-    config_hash: str = ""
-    error: str | None = None
-    transcript: str | None = None
-    score_file: str | None = None
-    plots: list[str] = Field(default_factory=list)
-
-
-def config_hash(protocol: str, config: dict[str, Any]) -> str:
-    """Short stable hash of (protocol, config): two episodes with equal hashes ran the same lab."""
-    text = json.dumps({"protocol": protocol, "config": config}, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class LabJob:
     """One episode to run: protocol x seed x agent kind, with the protocol's config."""
@@ -97,10 +70,20 @@ class LabJob:
     seed: int
     agent: str
     config: dict[str, Any] = field(default_factory=dict)
+    agent_options: dict[str, Any] = field(default_factory=dict)
+    """Keyword options of the agent (e.g. the LLM agent's `history_turns`, `limits`)."""
+    spec: dict[str, Any] | None = None
+    """A lab spec (`LabSpec` as JSON data) to build the protocol from, instead of the registry name."""
 
     @property
     def lab(self) -> str:
         return self.protocol.split("/", 1)[0]
+
+    @property
+    def config_hash(self) -> str:
+        """Hash of what the episode ran: protocol config plus any agent options."""
+        extra = {"agent_options": self.agent_options} if self.agent_options else {}
+        return config_hash(self.protocol, self.config | extra)
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -151,8 +134,48 @@ def config_for(protocol: str, config: dict[str, Any] | None) -> dict[str, Any]:
     return dict(config)
 
 
+def spec_label(spec: LabSpec) -> str:
+    """The `protocol` of a spec's records: its protocol kind and the spec's name."""
+    kind = spec.protocol.kind if spec.protocol is not None else f"{spec.lab}/none"
+    return f"{kind}@{spec.name or spec.config_hash()}"
+
+
+def protocol_from_spec(spec: LabSpec) -> Protocol:
+    """Build the protocol a lab spec describes (its lab's `protocols.protocol_from_spec`)."""
+    if not _LAB_NAME.match(spec.lab):
+        raise ValueError(f"bad lab name {spec.lab!r} in spec {spec.name!r}")
+    module = importlib.import_module(f"discoverylab.labs.{spec.lab}.protocols")
+    build = getattr(module, "protocol_from_spec", None)
+    if build is None:
+        raise ValueError(f"lab {spec.lab!r} cannot build protocols from lab specs")
+    protocol: Protocol = build(spec)
+    return protocol
+
+
+def make_spec_jobs(specs: Sequence[LabSpec], seeds: Sequence[int], agents: Sequence[str],
+                   agent_options: dict[str, Any] | None = None) -> list[LabJob]:
+    """Every spec x agent x seed; each spec is built once first so a bad spec fails before the run."""
+    jobs = []
+    for spec in specs:
+        label = spec_label(spec)
+        protocol_from_spec(spec)  # raises InvalidSpec/ValueError with the reason
+        known = available_agents(spec.lab)
+        for kind in agents:
+            if kind not in known:
+                raise UnknownAgentError(f"no agent {kind!r} for lab {spec.lab!r}; valid agents: {', '.join(known)}")
+        data = spec.model_dump(mode="json")
+        jobs += [LabJob(label, int(s), a, {"spec": spec.config_hash()}, _options_for(a, agent_options), data)
+                 for a in agents for s in seeds]
+    return jobs
+
+
+def _options_for(agent: str, agent_options: dict[str, Any] | None) -> dict[str, Any]:
+    """Agent options go to the LLM agent (the scripted baselines take none)."""
+    return dict(agent_options or {}) if agent == "llm" else {}
+
+
 def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[str],
-              config: dict[str, Any] | None = None) -> list[LabJob]:
+              config: dict[str, Any] | None = None, agent_options: dict[str, Any] | None = None) -> list[LabJob]:
     """Every protocol x agent x seed, after checking that each agent exists for each lab.
 
     `config` holds protocol options, either shared or keyed by protocol name (see `config_for`).
@@ -169,7 +192,8 @@ def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[s
             make_protocol(name, **options)  # fail before the run, not once per episode
         except (TypeError, ValueError) as exc:
             raise ValueError(f"bad config for {name}: {exc}") from exc
-    return [LabJob(p, int(s), a, configs[p]) for p in protocols for a in agents for s in seeds]
+    return [LabJob(p, int(s), a, configs[p], _options_for(a, agent_options))
+            for p in protocols for a in agents for s in seeds]
 
 
 # ---------------------------------------------------------------------- one episode
@@ -203,11 +227,18 @@ def transient_errors() -> tuple[type[BaseException], ...]:
     return (ConnectionError, TimeoutError, LLMUnavailable)
 
 
+def is_transient(exc: BaseException) -> bool:
+    """Worth retrying: a transient error, but not a missing package or model file (retrying cannot help)."""
+    from discoverylab.llm.errors import EmbeddedServerError
+
+    return isinstance(exc, transient_errors()) and not isinstance(exc, EmbeddedServerError)
+
+
 def _transcript_lines(job: LabJob, protocol: Protocol | None, trace: _Trace, agent: Any,
                       end: dict[str, Any]) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = [{
         "type": "start", "lab": job.lab, "protocol": job.protocol, "seed": job.seed, "agent": job.agent,
-        "config": job.config, "config_hash": config_hash(job.protocol, job.config),
+        "config": job.config, "config_hash": job.config_hash,
     }]
     for entry in protocol.transcript if protocol is not None else []:
         line: dict[str, Any] = {"type": "message", **entry.model_dump(mode="json")}
@@ -248,20 +279,23 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
     out_dir = Path(out) if out is not None else None
     started = time.perf_counter()
     base: dict[str, Any] = {"lab": job.lab, "protocol": job.protocol, "seed": job.seed, "agent": job.agent,
-                            "config": job.config, "config_hash": config_hash(job.protocol, job.config)}
+                            "config": job.config, "config_hash": job.config_hash}
     attempt = 0
     while True:
         attempt += 1
         trace, protocol, agent = _Trace(), None, None
         try:
-            protocol = make_protocol(job.protocol, **_protocol_config(job, out_dir))
+            if job.spec is not None:
+                protocol = protocol_from_spec(LabSpec.model_validate(job.spec))
+            else:
+                protocol = make_protocol(job.protocol, **_protocol_config(job, out_dir))
             if job.agent == "llm":  # registers the kind (a spawned worker has not imported it yet)
                 importlib.import_module(LLM_AGENT_MODULE)
-            agent = make_agent(job.protocol, job.agent, protocol)
+            agent = make_agent(protocol.name, job.agent, protocol, **job.agent_options)
             before = usage_snapshot(agent)
             score = play(protocol, agent, job.seed, trace)
         except Exception as exc:  # noqa: BLE001 - one bad episode must not stop a run
-            if isinstance(exc, transient_errors()) and attempt <= retries:
+            if is_transient(exc) and attempt <= retries:
                 logger.warning("%s: transient failure (%s), attempt %d of %d", job.stem, exc, attempt, retries + 1)
                 time.sleep(retry_delay * 2 ** (attempt - 1))
                 continue
@@ -320,7 +354,7 @@ def repair_torn_tail(path: Path) -> bool:
 
 def load_finished(scan: Scan[LabRecord], jobs: Sequence[LabJob]) -> dict[Any, LabRecord]:
     """Records with status "ok" read back for these jobs; raises `RunConfigMismatch` on a config change."""
-    wanted = {job.key: config_hash(job.protocol, job.config) for job in jobs}
+    wanted = {job.key: job.config_hash for job in jobs}
     finished: dict[Any, LabRecord] = {}
     for key, record in scan.finished().items():
         if key not in wanted:
@@ -404,7 +438,7 @@ def run_lab(jobs: Sequence[LabJob], out: str | Path | None = None, workers: int 
 
 def _failed_record(job: LabJob, status: str, message: str) -> LabRecord:
     return LabRecord(lab=job.lab, protocol=job.protocol, seed=job.seed, agent=job.agent, status=status,  # type: ignore[arg-type,call-arg]
-                     config=job.config, config_hash=config_hash(job.protocol, job.config), error=message)
+                     config=job.config, config_hash=job.config_hash, error=message)
 
 
 def _job_key(job: LabJob) -> tuple[Any, ...]:
@@ -415,8 +449,37 @@ def _record_key(record: LabRecord) -> tuple[Any, ...]:
     return (record.protocol, record.seed, record.agent)
 
 
+def passed(record: LabRecord) -> bool:
+    """An episode passes when its grader labels it `pass` (or, without such a label, scores >= 0.95)."""
+    label = record.labels.get("label")
+    return label == "pass" if label is not None else record.score >= 0.95
+
+
+def pass_at_k(n: int, c: int, k: int = 3) -> float:
+    """Unbiased pass@k over n episodes of which c passed: 1 - C(n-c, k) / C(n, k) (k capped at n)."""
+    if n == 0:
+        return 0.0
+    k = min(k, n)
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def bootstrap_interval(values: Sequence[float], *, resamples: int = 2000, level: float = 0.95,
+                       seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean (fixed seed: the same results give the same interval)."""
+    x = np.asarray(values, dtype=np.float64)
+    if len(x) == 0:
+        return 0.0, 0.0
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(resamples, len(x)))].mean(axis=1)
+    alpha = (1 - level) / 2
+    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
 def summarize(results: Sequence[LabRecord]) -> list[dict[str, Any]]:
-    """One row per (protocol, agent): episodes, errors, mean score, mean of each part, turns, seconds."""
+    """One row per (protocol, agent): episodes, errors, mean score with its 95% bootstrap CI, pass@3
+    across episodes, mean of each part, turns, seconds."""
     groups: dict[tuple[str, str], list[LabRecord]] = {}
     for record in results:
         groups.setdefault((record.protocol, record.agent), []).append(record)
@@ -426,9 +489,11 @@ def summarize(results: Sequence[LabRecord]) -> list[dict[str, Any]]:
         part_names = sorted({name for r in ok for name in r.parts})
         parts = {name: sum(r.parts[name] for r in ok if name in r.parts)
                  / sum(1 for r in ok if name in r.parts) for name in part_names}
+        low, high = bootstrap_interval([r.score for r in group])
         rows.append({
             "protocol": protocol, "agent": agent, "episodes": len(group), "errors": len(group) - len(ok),
-            "score": sum(r.score for r in group) / len(group),
+            "score": sum(r.score for r in group) / len(group), "ci_low": low, "ci_high": high,
+            "pass_at_3": pass_at_k(len(group), sum(passed(r) for r in ok)),
             "turns": sum(r.turns for r in group) / len(group),
             "seconds": sum(r.seconds for r in group) / len(group), "parts": parts,
         })

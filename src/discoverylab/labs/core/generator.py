@@ -3,7 +3,8 @@
 ``generate_specs(n, complexity, seed)`` draws candidate ``LabSpec``s with the lab's registered
 spec sampler, runs ``verify`` on each and keeps the first ``n`` that pass. ``complexity`` is a
 named preset (``easy``, ``medium``, ``hard``) or a ``Complexity`` with every knob explicit, so a
-scaling study is a loop over presets. ``write_suite``/``read_suite`` store suites as JSONL.
+scaling study is a loop over presets. ``write_suite``/``read_suite`` store suites as a YAML list
+(``.yaml``) or JSONL; ``read_suite`` also reads a single spec file.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from discoverylab.bench.records import read_jsonl, write_jsonl
-from discoverylab.labs.core.errors import LabError
+from discoverylab.labs.core.errors import InvalidSpec, LabError
 from discoverylab.labs.core.registry import Registry
 from discoverylab.labs.core.spec import LabSpec
 from discoverylab.labs.core.verify import QUICK, VerificationReport, VerifyBudget, verify
@@ -112,10 +114,32 @@ def generate_specs(n: int, complexity: str | Complexity = "medium", seed: int = 
 
 
 def write_suite(path: str | Path, specs: Sequence[LabSpec]) -> None:
-    """Write specs as JSONL, one spec per line (atomic)."""
+    """Write specs: a YAML list for `.yaml`/`.yml`, else JSONL (one spec per line, atomic)."""
+    path = Path(path)
+    if path.suffix in (".yaml", ".yml"):
+        data = [spec.model_dump(mode="json", exclude_none=True) for spec in specs]
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        tmp.replace(path)
+        return
     write_jsonl(path, specs)
 
 
 def read_suite(path: str | Path) -> list[LabSpec]:
-    """Read a suite written by ``write_suite``."""
+    """Read a suite written by `write_suite`, or a single spec file (YAML/JSON) as a suite of one."""
+    path = Path(path)
+    if path.suffix in (".yaml", ".yml", ".json"):
+        text = path.read_text(encoding="utf-8")
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise InvalidSpec(f"{path}: not YAML/JSON: {exc}") from exc
+        items = data if isinstance(data, list) else [data]
+        out = []
+        for i, item in enumerate(items):
+            try:
+                out.append(LabSpec.model_validate(item))
+            except ValueError as exc:
+                raise InvalidSpec(f"{path}: spec {i + 1} is invalid: {exc}") from exc
+        return out
     return [LabSpec.model_validate(record) for record in read_jsonl(path)]

@@ -69,6 +69,8 @@ class LabSpec(BaseModel):
     name: str = ""
     objects: ObjectsSpec = Field(default_factory=ObjectsSpec)
     properties: dict[str, KindSpec]
+    operators: dict[str, KindSpec] = Field(default_factory=dict)
+    """Named, configured operators (e.g. merges) that ``dynamics`` may refer to."""
     dynamics: KindSpec | None = None
     protocol: KindSpec | None = None
     sampler: SamplerSpec = Field(default_factory=SamplerSpec)

@@ -5,7 +5,10 @@ Checks: (i) properties in [0, 1] on random objects; (ii) feasible ranges consist
 and are deterministic for a fixed rng; (v) dynamics with declared attractors converge (a cycle is
 reached from >= 90% of starts) and every declared attractor has a cycle centroid nearby; (vi) the
 protocol's scripted oracle gets full marks and a random agent a low score, through a hook that the
-protocol code registers with ``register_protocol_check(kind, fn)``.
+protocol code registers with ``register_protocol_check(kind, fn)``; (vii) the properties an agent
+must discover (the protocol's hidden property, the dynamics' drivers) are not (nearly) constant.
+A sampler check with no feasible request at all fails (nothing was checked). A spec field the
+protocol cannot honour fails check vi with the protocol's reason.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from discoverylab.labs.core.errors import InvalidSpec
 from discoverylab.labs.core.lab import Lab, build_lab
 from discoverylab.labs.core.registry import Registry
 from discoverylab.labs.core.sampler import BAND_TOL
@@ -110,6 +114,11 @@ def verify(spec: LabSpec, *, seed: int = 0, budget: VerifyBudget | None = None,
         except Exception as exc:
             logger.exception("verification check %s crashed", check.__name__)
             checks.append(CheckResult(check.__name__.removeprefix("_check_"), False, f"crashed: {exc!r}"))
+    try:
+        checks.append(_check_informative(spec, lab, rng, budget))
+    except Exception as exc:
+        logger.exception("verification check informative crashed")
+        checks.append(CheckResult("vii_informative", False, f"crashed: {exc!r}"))
     checks.append(_check_protocol(spec, budget) if protocol_check else
                   CheckResult("vi_protocol", None, "not requested"))
     return VerificationReport(spec.name, checks, time.perf_counter() - start)
@@ -162,10 +171,48 @@ def _check_sampler(lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> 
                 hits += 1
             else:
                 misses.append(f"{name}@{target}")
-    rate = hits / requests if requests else 1.0
+    if requests == 0:  # no feasible target at all: nothing was checked, so nothing passed
+        return CheckResult("iii_sampler_hits", False, "0/0 requests: no property has a feasible target "
+                           "(constant or nearly constant properties?)", {"hit_rate": 0.0})
+    rate = hits / requests
     return CheckResult("iii_sampler_hits", rate >= budget.min_hit_rate,
                        f"{hits}/{requests} feasible requests fully hit" + (f"; missed {misses}" if misses else ""),
                        {"hit_rate": rate})
+
+
+MAX_MODAL_SHARE = 0.95
+"""A property whose most common value covers this share of random objects is (nearly) constant."""
+MIN_SPREAD = 0.1
+"""... and so is one whose values on random objects span (1st to 99th percentile) less than this."""
+
+
+def degenerate(values: np.ndarray) -> str | None:
+    """Why a property's values on random objects make it (nearly) constant, or None if they do not."""
+    if len(values) == 0:
+        return "no values"
+    _, counts = np.unique(np.round(values, 9), return_counts=True)
+    share = counts.max() / len(values)
+    if share >= MAX_MODAL_SHARE:
+        return f"takes one value on {share:.0%} of random objects"
+    spread = float(np.quantile(values, 0.99) - np.quantile(values, 0.01))
+    if spread < MIN_SPREAD:
+        return f"values on random objects span only {spread:.3f}"
+    return None
+
+
+def _check_informative(spec: LabSpec, lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> CheckResult:
+    """The properties an agent must discover (the hidden one, the drivers) must not be (nearly) constant."""
+    names: list[str] = []
+    if spec.protocol is not None and isinstance(spec.protocol.fields.get("hidden"), str):
+        names.append(spec.protocol.fields["hidden"])
+    if spec.dynamics is not None:
+        names += [str(d) for d in spec.dynamics.fields.get("drivers", [])]
+    names = [n for n in dict.fromkeys(names) if n in lab.properties]
+    if not names:
+        return CheckResult("vii_informative", None, "no hidden property or drivers named")
+    batch = lab.space.random_batch(rng, budget.n_random)
+    bad = {n: why for n in names if (why := degenerate(lab.properties[n].batch(batch))) is not None}
+    return CheckResult("vii_informative", not bad, f"{names} vary" if not bad else f"degenerate: {bad}")
 
 
 def _check_operators(lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> CheckResult:
@@ -233,6 +280,8 @@ def _check_protocol(spec: LabSpec, budget: VerifyBudget) -> CheckResult:
         return CheckResult("vi_protocol", None, f"no protocol check registered for {spec.protocol.kind!r}")
     try:
         oracle, random = PROTOCOL_CHECKS.get(spec.protocol.kind)(spec)
+    except InvalidSpec as exc:  # a field the protocol cannot honour: refused with its reason
+        return CheckResult("vi_protocol", False, f"refused: {exc}")
     except Exception as exc:
         logger.exception("protocol check crashed")
         return CheckResult("vi_protocol", False, f"protocol check crashed: {exc!r}")

@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 
 from discoverylab.labs.agents import register_agent
+from discoverylab.labs.macroecon.episode import KEY_EFFECTS
 from discoverylab.labs.macroecon.ground_truth import STRUCTURAL_EDGES, EffectGraph
 from discoverylab.labs.macroecon.observation import INDICATORS
 from discoverylab.labs.macroecon.params import TUNABLE_BY_KEY, TUNABLE_KEYS, MacroParams
 from discoverylab.labs.macroecon.parsing import extract_json_objects
-from discoverylab.labs.macroecon.protocol import KEY_EFFECTS, MacroCausalDiscovery
+from discoverylab.labs.macroecon.protocol import MacroCausalDiscovery
 from discoverylab.labs.macroecon.results import HELD_OUT_WINDOW
 from discoverylab.labs.protocol import Protocol
 
@@ -82,7 +83,8 @@ class MacroOracleAgent:
                 prev = self.results[done]["summary"]["unemployment"]["mean"]
                 update = f"Previous result: mean unemployment {prev}; consistent with u* law."
             return _dump({"type": "experiment",
-                          "hypothesis": "Long-run unemployment follows u* = ((mu+tau)/(g(1+mu)) - 1)/2",
+                          "hypothesis": f"With {what}, long-run unemployment follows u* = "
+                                        "((markup-1+tau0)/(g0(1+markup-1)) - 1)/2",
                           "design": f"Run {what} for {steps} quarters; falsified if u deviates from u*.",
                           "update_from_previous": update, "params": params, "number_of_steps": steps})
         return _dump(self._report())
@@ -100,10 +102,12 @@ class MacroOracleAgent:
                 for stat in ("mean", "max"):
                     claims.append({"experiment_id": eid, "indicator": name, "statistic": stat,
                                    "value": result["summary"][name][stat]})
-        if 1 in self.results and 4 in self.results:
-            diff = self.results[4]["summary"]["unemployment"]["mean"] - self.results[1]["summary"]["unemployment"]["mean"]
-            claims.append({"experiment_id": 4, "baseline_id": 1, "kind": "difference", "indicator": "unemployment",
-                           "statistic": "mean", "value": diff})
+        for eid, base in ((4, 1), (5, 1), (6, 4), (6, 5)):  # one-factor comparisons of the plan
+            if eid in self.results and base in self.results:
+                diff = (self.results[eid]["summary"]["unemployment"]["mean"]
+                        - self.results[base]["summary"]["unemployment"]["mean"])
+                claims.append({"experiment_id": eid, "baseline_id": base, "kind": "difference",
+                               "indicator": "unemployment", "statistic": "mean", "value": diff})
         predictions = [{"setting_id": sid, **values} for sid, values in truth["held_out_truth"].items()]
         return {"type": "report", "causal_graph": {"edges": edges}, "claims": claims,
                 "predictions": predictions,

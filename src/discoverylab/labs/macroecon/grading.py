@@ -1,13 +1,15 @@
 """The macro lab's five-criterion rubric (spec §3.7), computed from the episode log and the simulator.
 
 Criteria (each 0-5; Net = their mean; `Score.score` = Net / 5):
-* Workflow - share of experiments stated as hypothesis + design (+ an update that refers to the
-  previous result after the first), plus the final report, minus 0.5 per invalid message.
+* Workflow - share of (at least 3) experiments stated as a specific, non-repeated hypothesis + design
+  (+ an update that refers to the previous result after the first), plus a substantive report,
+  minus 0.5 per invalid message.
 * Coverage - breadth of the parameter sweeps (spec formula).
-* Hypothesis - share of the report's edges that match the measured graph (sign and horizon);
-  half-weighted with an LLM judge when one is given.
-* Data Analysis - share of claims that re-compute from the experiments (5% relative, 0.005 absolute
-  for rates) and use of controlled comparisons; 60/40 with the judge.
+* Hypothesis - signed-edge F1 (recall and precision) of the report's edges over the measured graph;
+  "0" statements earn nothing. Half-weighted with an LLM judge when one is given.
+* Data Analysis - verified share of the claims (5% relative, 0.005 absolute for rates) times their
+  substance: verified comparisons between the agent's own runs, one of them controlled; 60/40 with
+  the judge.
 * Goal Progress - signed-edge F1 against the measured graph and held-out prediction skill.
 
 A judge is any object with `complete_json(messages, schema) -> dict`. Without one, the judged
@@ -23,12 +25,17 @@ import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from discoverylab.labs.macroecon.episode import EpisodeLog, MacroLabConfig, episode_structure, held_out_seeds
 from discoverylab.labs.macroecon.ground_truth import EffectGraph, graph_as_text
 from discoverylab.labs.macroecon.model import MacroRun, simulate
 from discoverylab.labs.macroecon.observation import INDICATORS, RATE_INDICATORS
-from discoverylab.labs.macroecon.params import TUNABLE_KEYS, MacroParams, long_run_unemployment
+from discoverylab.labs.macroecon.params import (
+    TUNABLE_BY_KEY,
+    TUNABLE_KEYS,
+    MacroParams,
+    long_run_unemployment,
+)
 from discoverylab.labs.macroecon.parsing import PREDICTION_TARGETS, Claim, FinalReport
-from discoverylab.labs.macroecon.protocol import EpisodeLog, MacroLabConfig
 from discoverylab.labs.macroecon.results import held_out_truth, statistic
 from discoverylab.labs.protocol import Score
 
@@ -58,6 +65,12 @@ JUDGE_SCHEMA: dict[str, Any] = {
 
 
 # ---------------------------------------------------------------------- workflow and coverage
+MIN_EXPERIMENTS = 3
+"""Workflow is a share of at least this many experiments (plus the report): no experiments, no workflow."""
+MIN_COMPARATIVE_CLAIMS = 3
+"""Data analysis needs this many verified comparisons between the agent's own runs for full marks."""
+
+
 def refers_to_previous(text: str) -> bool:
     """Does an update mention the previous result (a number, an indicator or a result word)?"""
     lowered = text.lower()
@@ -65,16 +78,38 @@ def refers_to_previous(text: str) -> bool:
                                    or any(w in lowered for w in _UPDATE_WORDS))
 
 
+def specific_hypothesis(text: str) -> bool:
+    """Names a tunable and an indicator (a cause and an effect), not boilerplate about 'the economy'."""
+    lowered = text.lower()
+    return any(k.lower() in lowered for k in TUNABLE_KEYS) and any(n in lowered for n in INDICATORS)
+
+
+def substantive_report(log: EpisodeLog) -> bool:
+    """A report with at least one non-zero edge and a prediction or a claim."""
+    report = log.report
+    if report is None:
+        return False
+    return any(e.sign in ("+", "-") for e in report.edges) and bool(report.predictions or report.claims)
+
+
 def workflow_score(log: EpisodeLog) -> tuple[float, dict[str, Any]]:
-    """5·w − 0.5 per invalid message, floor 0; the final report counts as one more item of w."""
+    """5·w − 0.5 per invalid message, floor 0.
+
+    w = (well-formed experiments + substantive report) / (max(experiments, MIN_EXPERIMENTS) + 1). An
+    experiment is well formed when its hypothesis names a cause and an effect and is not a repeat of an
+    earlier one, it has a design, and (after the first) its update refers to the previous result.
+    """
     good = 0
+    seen: set[str] = set()
     for i, exp in enumerate(log.experiments):
-        ok = bool(exp.hypothesis) and bool(exp.design)
+        text = " ".join(exp.hypothesis.lower().split())
+        ok = specific_hypothesis(exp.hypothesis) and bool(exp.design.strip()) and text not in seen
+        seen.add(text)
         if i > 0:
             ok = ok and refers_to_previous(exp.update_from_previous)
         good += int(ok)
-    report = log.report is not None
-    w = (good + int(report)) / (len(log.experiments) + 1)
+    report = substantive_report(log)
+    w = (good + int(report)) / (max(len(log.experiments), MIN_EXPERIMENTS) + 1)
     score = max(0.0, 5.0 * w - 0.5 * log.invalid_messages)
     return score, {"well_formed_experiments": good, "experiments": len(log.experiments),
                    "report": report, "invalid_messages": log.invalid_messages}
@@ -119,12 +154,12 @@ def edge_verdicts(report: FinalReport, graph: EffectGraph) -> list[dict[str, Any
             for (c, f, h), s in stated.items()]
 
 
-def hypothesis_auto(verdicts: list[dict[str, Any]]) -> tuple[float, dict[str, Any]]:
-    """Share of stated edges whose sign matches the truth, among edges whose truth is determined."""
-    determined = [v for v in verdicts if v["truth"] != "?"]
-    correct = sum(v["sign"] == v["truth"] for v in determined)
-    share = correct / len(determined) if determined else 0.0
-    return share, {"stated": len(verdicts), "determined": len(determined), "correct": correct}
+def hypothesis_auto(verdicts: list[dict[str, Any]], graph: EffectGraph,
+                    key_effects: tuple[str, ...]) -> tuple[float, dict[str, Any]]:
+    """Signed-edge F1 over the measured graph (recall and precision; "0" statements earn nothing)."""
+    f1, info = signed_edge_f1(verdicts, graph, key_effects)
+    return f1, {"stated": len(verdicts), "nonzero_stated": sum(v["sign"] in ("+", "-") for v in verdicts),
+                "correct": info["tp"], "precision": info["precision"], "recall": info["recall"]}
 
 
 def signed_edge_f1(verdicts: list[dict[str, Any]], graph: EffectGraph,
@@ -152,7 +187,8 @@ def _run_for(experiment_id: int, log: EpisodeLog, runs: Mapping[int, MacroRun],
         return runs[experiment_id]
     for exp in log.experiments:
         if exp.experiment_id == experiment_id:
-            return simulate(MacroParams(**exp.params), exp.number_of_steps, log.seed, config.structure)
+            seed = exp.sim_seed if exp.sim_seed is not None else log.seed
+            return simulate(MacroParams(**exp.params), exp.number_of_steps, seed, episode_structure(log, config))
     return None
 
 
@@ -187,21 +223,38 @@ def verify_claim(claim: Claim, log: EpisodeLog, runs: Mapping[int, MacroRun],
 
 def data_analysis_auto(log: EpisodeLog, runs: Mapping[int, MacroRun],
                        config: MacroLabConfig) -> tuple[float, dict[str, Any]]:
-    """0.8 × share of verified claims + 0.2 × [a verified controlled comparison]."""
+    """Share of claims that verify × substance, where substance counts verified comparisons.
+
+    value = (0.8 · min(1, comparisons / MIN_COMPARATIVE_CLAIMS) + 0.2 · [a controlled comparison])
+    · verified share. A comparison is a verified difference or elasticity between two of the agent's
+    runs; level claims (a number copied from a summary) verify but add no substance.
+    """
     claims = log.report.claims if log.report else []
     results = [(c, *verify_claim(c, log, runs, config)) for c in claims]
     verified = sum(ok for _, ok, _ in results)
-    controlled = any(ok and c.kind != "level" for c, ok, _ in results)
+    comparisons = sum(1 for c, ok, _ in results if ok and c.kind != "level")
+    controlled = any(ok and c.kind != "level" and _one_factor(c, log) for c, ok, _ in results)
     share = verified / len(claims) if claims else 0.0
-    value = 0.8 * share + 0.2 * float(controlled and share > 0)
-    return value, {"claims": len(claims), "verified": verified, "controlled_comparison": controlled,
+    substance = min(1.0, comparisons / MIN_COMPARATIVE_CLAIMS)
+    value = (0.8 * substance + 0.2 * float(controlled)) * share
+    return value, {"claims": len(claims), "verified": verified, "comparisons": comparisons,
+                   "controlled_comparison": controlled,
                    "checks": [{"claim": c.model_dump(), "ok": ok, "true": t if math.isfinite(t) else None}
                               for c, ok, t in results]}
 
 
+def _one_factor(claim: Claim, log: EpisodeLog) -> bool:
+    """Do the claim's two runs differ in exactly one tunable?"""
+    params = {e.experiment_id: e.params for e in log.experiments}
+    a, b = params.get(claim.experiment_id), params.get(claim.baseline_id or -1)
+    if a is None or b is None:
+        return False
+    return sum(a[k] != b[k] for k in TUNABLE_BY_KEY) == 1
+
+
 def prediction_skill(log: EpisodeLog, config: MacroLabConfig) -> tuple[float, dict[str, Any]]:
     """Mean over targets of max(0, 1 − MAE_agent / MAE_default) on the held-out settings."""
-    truth, default = held_out_truth(log.held_out, log.seed, config.structure)
+    truth, default = held_out_truth(log.held_out, held_out_seeds(log.seed), episode_structure(log, config))
     given = {p.setting_id: p for p in (log.report.predictions if log.report else [])}
     skills: dict[str, float] = {}
     for target in PREDICTION_TARGETS:
@@ -267,13 +320,13 @@ def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | 
     """Grade one macro-lab episode (pure function of the log, the config and the judge's answers)."""
     from discoverylab.labs.macroecon.ground_truth import effect_graph
 
-    graph = graph or effect_graph(config.structure, config.ground_truth, config.cache_dir)
+    graph = graph or effect_graph(episode_structure(log, config), config.ground_truth, config.cache_dir)
     runs = runs or {}
     report = log.report or FinalReport()
     workflow, workflow_info = workflow_score(log)
     coverage, coverage_info = coverage_score(log)
     verdicts = edge_verdicts(report, graph)
-    hyp_auto, hyp_info = hypothesis_auto(verdicts)
+    hyp_auto, hyp_info = hypothesis_auto(verdicts, graph, config.key_effects)
     data_auto, data_info = data_analysis_auto(log, runs, config)
     f1, f1_info = signed_edge_f1(verdicts, graph, config.key_effects)
     skill, skill_info = prediction_skill(log, config)

@@ -17,10 +17,18 @@ import json
 import logging
 from typing import Any, ClassVar
 
-import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
-
-from discoverylab.labs.macroecon.ground_truth import EffectGraph, GroundTruthSettings, effect_graph
+from discoverylab.labs.macroecon.episode import (
+    KEY_EFFECTS,
+    EpisodeLog,
+    ExperimentRecord,
+    MacroLabConfig,
+    draw_structure,
+    episode_structure,
+    experiment_seed,
+    held_out_seeds,
+    protocol_seed_stream,
+)
+from discoverylab.labs.macroecon.ground_truth import EffectGraph, effect_graph
 from discoverylab.labs.macroecon.model import MacroRun, simulate
 from discoverylab.labs.macroecon.observation import observation_window
 from discoverylab.labs.macroecon.params import (
@@ -37,7 +45,6 @@ from discoverylab.labs.macroecon.parsing import (
 )
 from discoverylab.labs.macroecon.prompt import first_message, held_out_text
 from discoverylab.labs.macroecon.results import (
-    HeldOutSetting,
     held_out_settings,
     held_out_truth,
     round_sig,
@@ -48,52 +55,8 @@ from discoverylab.labs.protocol import Protocol, Reply, Score, register_protocol
 
 logger = logging.getLogger(__name__)
 
-KEY_EFFECTS: tuple[str, ...] = (
-    "gdp_real", "unemployment", "inflation", "avg_price", "gov_debt", "household_cash_mean")
-
-
-class MacroLabConfig(BaseModel):
-    """Everything that defines a macro-lab episode besides the seed (the lab's spec)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    budget: int = Field(default=10, ge=1, le=100)
-    held_out: int = Field(default=5, ge=1, le=20)
-    max_turns: int = Field(default=40, ge=2)
-    structure: MacroStructure = MacroStructure()
-    ground_truth: GroundTruthSettings = GroundTruthSettings()
-    key_effects: tuple[str, ...] = KEY_EFFECTS
-    cache_dir: str | None = None
-
-
-class ExperimentRecord(BaseModel):
-    """One experiment that ran: the complete parameter set and what the agent said about it."""
-
-    experiment_id: int
-    turn: int
-    params: dict[str, float]
-    number_of_steps: int
-    form: str
-    hypothesis: str = ""
-    design: str = ""
-    update_from_previous: str = ""
-
-
-class EpisodeLog(BaseModel):
-    """What the grader needs: a pure record of the episode (re-gradable offline)."""
-
-    seed: int
-    budget: int
-    experiments: list[ExperimentRecord] = Field(default_factory=list)
-    invalid_messages: int = 0
-    report: FinalReport | None = None
-    held_out: list[HeldOutSetting] = Field(default_factory=list)
-
-
-def protocol_seed_stream(seed: int, purpose: int) -> np.random.Generator:
-    """Protocol-level streams, disjoint from the simulator's (`spawn_key` outside its range)."""
-    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(100 + purpose,)))
-
+__all__ = ["KEY_EFFECTS", "EpisodeLog", "ExperimentRecord", "MacroCausalDiscovery", "MacroLabConfig",
+           "make_macro_protocol", "protocol_seed_stream"]
 
 def _reply(payload: dict[str, Any]) -> str:
     return json.dumps(payload, separators=(",", ":"))
@@ -111,6 +74,7 @@ class MacroCausalDiscovery(Protocol):
         self.judge = judge
         self.log = EpisodeLog(seed=0, budget=self.config.budget)
         self.runs: dict[int, MacroRun] = {}
+        self.structure: MacroStructure = self.config.structure
 
     @property
     def budget_left(self) -> int:
@@ -118,7 +82,10 @@ class MacroCausalDiscovery(Protocol):
 
     def _on_reset(self, seed: int) -> str:
         settings = held_out_settings(protocol_seed_stream(seed, 0), self.config.held_out)
-        self.log = EpisodeLog(seed=seed, budget=self.config.budget, held_out=settings)
+        self.structure = (draw_structure(seed, self.config.structure) if self.config.draw_structure
+                          else self.config.structure)
+        self.log = EpisodeLog(seed=seed, budget=self.config.budget, held_out=settings,
+                              structure=self.structure if self.config.draw_structure else None)
         self.runs = {}
         return first_message(self.config.budget, settings)
 
@@ -146,11 +113,11 @@ class MacroCausalDiscovery(Protocol):
     def _run_experiment(self, request: ExperimentRequest) -> Reply:
         params = MacroParams(**request.params)
         experiment_id = len(self.log.experiments) + 1
-        seed = self.seed if self.seed is not None else 0
-        run = simulate(params, request.number_of_steps, seed, self.config.structure)
+        seed = experiment_seed(self.seed if self.seed is not None else 0, experiment_id)
+        run = simulate(params, request.number_of_steps, seed, self.structure)
         self.runs[experiment_id] = run
         self.log.experiments.append(ExperimentRecord(
-            experiment_id=experiment_id, turn=self.turn, params=params.model_dump(),
+            experiment_id=experiment_id, turn=self.turn, params=params.model_dump(), sim_seed=seed,
             number_of_steps=request.number_of_steps, form=request.form, hypothesis=request.hypothesis,
             design=request.design, update_from_previous=request.update_from_previous))
         payload: dict[str, Any] = {
@@ -171,12 +138,17 @@ class MacroCausalDiscovery(Protocol):
     # ------------------------------------------------------------------ truth and grading
     def effect_graph(self) -> EffectGraph:
         """The measured reference graph for this lab's structure (cached)."""
-        return effect_graph(self.config.structure, self.config.ground_truth, self.config.cache_dir)
+        return effect_graph(episode_structure(self.log, self.config), self.config.ground_truth,
+                            self.config.cache_dir)
+
+    def problem_signature(self) -> str:
+        """Hash of this episode's economy (its hidden constants)."""
+        return self.structure.config_hash()
 
     def ground_truth(self) -> dict[str, Any]:
         """Hidden truth for oracles and judges: measured graph, held-out answers, analytical law."""
         seed = self.seed if self.seed is not None else 0
-        truth, default = held_out_truth(self.log.held_out, seed, self.config.structure)
+        truth, default = held_out_truth(self.log.held_out, held_out_seeds(seed), self.structure)
         default_params = MacroParams()
         return {
             "effect_graph": self.effect_graph().model_dump(mode="json"),
@@ -184,7 +156,8 @@ class MacroCausalDiscovery(Protocol):
             "held_out_truth": truth,
             "default_targets": default,
             "u_star_default": long_run_unemployment(default_params),
-            "u_inventory_bound_default": inventory_bound_unemployment(default_params, self.config.structure),
+            "u_inventory_bound_default": inventory_bound_unemployment(default_params, self.structure),
+            "structure": self.structure.model_dump(),
             "key_effects": list(self.config.key_effects),
         }
 
@@ -200,6 +173,9 @@ def make_macro_protocol(judge: Any = None, **options: Any) -> MacroCausalDiscove
     return MacroCausalDiscovery(MacroLabConfig(**options), judge=judge)
 
 
-register_protocol(MacroCausalDiscovery.name, make_macro_protocol,
+PRESETS: dict[str, dict[str, Any]] = {"paper": {"draw_structure": False}}
+"""Named configs; `paper` is the one economy of the paper (the same causal graph on every seed)."""
+
+register_protocol(MacroCausalDiscovery.name, make_macro_protocol, presets=PRESETS,
                   summary="Tiny Macroecon Lab: discover the causal graph of an agent-based economy "
                           "with a budget of JSON experiments", overwrite=True)

@@ -126,8 +126,16 @@ def _targets_for(params: dict[str, float], seed: int, structure: MacroStructure)
     return dict(_TARGET_CACHE[key])
 
 
-def held_out_truth(settings: list[HeldOutSetting], seed: int,
+def held_out_truth(settings: list[HeldOutSetting], seeds: int | list[int],
                    structure: MacroStructure) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
-    """True targets of each held-out setting, and those of the default run (the naive predictor)."""
-    truth = {s.setting_id: _targets_for(s.params, seed, structure) for s in settings}
-    return truth, _targets_for({}, seed, structure)
+    """True targets of each held-out setting, and those of the default run (the naive predictor).
+
+    With several `seeds` each target is the mean over those runs (the protocol passes hidden seeds)."""
+    seed_list = [seeds] if isinstance(seeds, int) else list(seeds)
+
+    def mean_targets(params: dict[str, float]) -> dict[str, float]:
+        runs = [_targets_for(params, s, structure) for s in seed_list]
+        return {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
+
+    truth = {s.setting_id: mean_targets(s.params) for s in settings}
+    return truth, mean_targets({})

@@ -27,6 +27,9 @@ LABEL_VALUE: dict[str, float] = {"pass": 1.0, "partial": 0.5, "fail": 0.0}
 PASS_EXACT = 0.95
 PARTIAL_RHO = 0.9
 REPORT_DECIMALS_TOLERANCE = 0.0005
+RANK_DISCOUNT = (1.0, 0.5, 0.25)
+"""Weight of the program score of the 1st, 2nd and 3rd ranked hypothesis: hedging with stock programs
+does not pay; pass@3 (any of three passes) stays a label."""
 
 
 # ---------------------------------------------------------------------- prediction metrics
@@ -214,8 +217,10 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
     # Program score: every hypothesis with code runs on the whole held-out set T.
     program_labels: list[str] = []
     best_program: PredictionMetrics | None = None
+    best_value = -1.0
     base_all = float(np.abs(values - np.median(values)).mean())
-    for hyp in answer.hypotheses:
+    for position, hyp in enumerate(answer.hypotheses):
+        discount = RANK_DISCOUNT[min(position, len(RANK_DISCOUNT) - 1)]
         entry: dict[str, Any] = {"rank": hyp.rank, "description": hyp.description[:500]}
         if hyp.python:
             result = run_predictor(hyp.python, heldout.sequences, seconds_per_100=seconds_per_100)
@@ -224,14 +229,15 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
                          program_call_error=result.details.get("call_error"),
                          program_network_isolated=result.network_isolated)
             program_labels.append(metrics.label)
-            if best_program is None or _component(metrics, base_all) > _component(best_program, base_all):
-                best_program = metrics
+            value = discount * _component(metrics, base_all)
+            if value > best_value:
+                best_program, best_value = metrics, value
         else:
             program_labels.append("fail")
         details["hypotheses"].append(entry)
     if best_program is not None:
         parts.update({f"program_{k}": v for k, v in best_program.as_dict().items() if k != "n"})
-        parts["program"] = _component(best_program, base_all)
+        parts["program"] = best_value
         labels["program"] = best_program.label
         components.append(parts["program"])
 

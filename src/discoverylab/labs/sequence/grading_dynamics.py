@@ -8,7 +8,6 @@ some within 0.1 of a basin boundary, and their basin and 20-step end state are s
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +24,6 @@ from discoverylab.labs.sequence.properties import decode
 
 WEIGHTS = {"attractors": 0.3, "cycle": 0.1, "drivers": 0.2, "basin": 0.2, "end_state": 0.2}
 JUDGE_WEIGHT = 0.25
-_CYCLE_TEXT = re.compile(r"two[- ]cycle|2[- ]cycle|period[- ]2|oscillat|alternat(?!ion_k)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +173,7 @@ def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Se
     parts["attractors"], parts["attractor_recall"], parts["attractor_precision"] = attractor_f1(
         truth.centroids, claim_lists, radius=0.1)
     claimed_types = {a.type for a in report.attractors} if report else set()
-    text = (report.hypothesis + " " + report.evidence) if report else ""
-    says_cycle = "2-cycle" in claimed_types or bool(_CYCLE_TEXT.search(text))
+    says_cycle = "2-cycle" in claimed_types  # structured fields only: prose ("does not oscillate") is not parsed
     says_fixed = "fixed" in claimed_types and not says_cycle
     says_other = claimed_types == {"other"} and not says_cycle
     parts["cycle"] = float((truth.cycle_type == "2-cycle" and says_cycle) or (truth.cycle_type == "fixed" and says_fixed)

@@ -18,7 +18,7 @@ import numpy as np
 
 from discoverylab.labs.core.errors import InvalidSpec
 from discoverylab.labs.core.lab import LAB_KINDS, Lab, build_properties
-from discoverylab.labs.core.operators import Dynamics, Operator
+from discoverylab.labs.core.operators import Dynamics, Operator, PopulationDynamics
 from discoverylab.labs.core.properties import Property
 from discoverylab.labs.core.registry import Registry
 from discoverylab.labs.core.sampler import AnnealingSampler, Constraints, SampleBatch
@@ -36,6 +36,7 @@ from discoverylab.labs.sequence.operators import (
     PalindromeSandwich,
 )
 from discoverylab.labs.sequence.properties import PROPERTY_NAMES, PropertyParams
+from discoverylab.labs.sequence.spec_operators import build_operator, population_dynamics, schedule_dynamics
 
 DynamicsFactory = Callable[[KindSpec, "SequenceLab"], Dynamics]
 DYNAMICS_KINDS: Registry[DynamicsFactory] = Registry("sequence dynamics")
@@ -65,10 +66,21 @@ class SequenceLab(Lab):
             "palindrome_pull": PalindromePull(), "alternating_merge": AlternatingMerge(),
             "consensus_merge": ConsensusMerge(), "palindrome_sandwich": PalindromeSandwich(crop_to=self.length),
         }
+        for name, entry in self.spec.operators.items():
+            self.operators[name] = build_operator(name, entry, self.length)
         self.dynamics = None
-        if self.spec.dynamics is not None:
-            self.dynamics = DYNAMICS_KINDS.get(self.spec.dynamics.kind)(self.spec.dynamics, self)
-            self.operators[self.spec.dynamics.kind] = self.dynamics.schedule.op  # type: ignore[attr-defined]
+        self.population: PopulationDynamics | None = None
+        dyn = self.spec.dynamics
+        if dyn is not None and dyn.kind == "population":
+            self.population = population_dynamics(dyn, self.operators)
+        elif dyn is not None and dyn.kind == "schedule":
+            self.dynamics = schedule_dynamics(dyn, self.operators)
+        elif dyn is not None:
+            if dyn.kind not in DYNAMICS_KINDS:
+                raise InvalidSpec(f"unknown dynamics kind {dyn.kind!r}; kinds: "
+                                  f"{sorted([*DYNAMICS_KINDS.kinds(), 'schedule', 'population'])}")
+            self.dynamics = DYNAMICS_KINDS.get(dyn.kind)(dyn, self)
+            self.operators[dyn.kind] = self.dynamics.schedule.op  # type: ignore[attr-defined]
         s = self.spec.sampler
         self.sampler = AnnealingSampler(self.space, self.properties, default_eps=s.eps, max_iters=s.max_iters,
                                         restarts=s.restarts, time_limit=s.time_limit)
@@ -115,6 +127,15 @@ class SequenceLab(Lab):
     def random_objects(self, n: int, rng: np.random.Generator | None = None) -> list[Any]:
         return self.random_sequences(n, rng)
 
+    def run_population(self, population: Sequence[str], generations: int,
+                       rng: np.random.Generator | None = None) -> list[list[str]]:
+        """Generations 0..n of a spec's ``population`` dynamics (merge parent pairs, then evolve)."""
+        if self.population is None:
+            raise InvalidSpec("this lab has no population dynamics; set dynamics: {kind: population, ...}")
+        for seq in population:
+            self.space.validate(seq)
+        return self.population.run(population, generations, rng if rng is not None else self.streams.dynamics)
+
 
 LAB_KINDS.register("sequence", SequenceLab)
 
@@ -144,9 +165,8 @@ def _directed_evolution(entry: KindSpec, lab: SequenceLab) -> Dynamics:
 
 
 DYNAMICS_KINDS.register("directed_evolution", _directed_evolution)
-DYNAMICS_KINDS.register("majority_update", lambda e, lab: Dynamics(MajorityUpdate(**e.fields)))
-DYNAMICS_KINDS.register("gc_biased_mutation", lambda e, lab: Dynamics(GCBiasedMutation(**e.fields)))
-DYNAMICS_KINDS.register("palindrome_pull", lambda e, lab: Dynamics(PalindromePull(**e.fields)))
+for _kind in ("majority_update", "gc_biased_mutation", "palindrome_pull"):
+    DYNAMICS_KINDS.register(_kind, lambda e, lab: Dynamics(build_operator(e.kind, e, lab.length)))
 
 
 # ---------------------------------------------------------------------------- presets

@@ -37,7 +37,7 @@ class ParseFailure:
 
 @dataclass(slots=True)
 class SampleAction:
-    """`SAMPLE v`: ask for sequences whose hidden value is about `value` (clamped to [0,1])."""
+    """`SAMPLE v`: ask for sequences whose hidden value is about `value` (0 <= v <= 1; others are refused)."""
 
     value: float
     requested: float
@@ -89,7 +89,10 @@ def parse_round(text: str, *, length: int, batch: int, allow_random: bool) -> Ro
     samples = [m for m in (_SAMPLE.match(line) for line in lines) if m]
     if samples:
         requested = float(samples[-1].group(1))
-        return SampleAction(value=min(1.0, max(0.0, requested)), requested=requested)
+        if not 0.0 <= requested <= 1.0:
+            return ParseFailure(f"SAMPLE value {samples[-1].group(1)} is out of range; use 0 <= v <= 1, "
+                                "e.g. `SAMPLE 0.5`.")
+        return SampleAction(value=requested, requested=requested)
     if any(_SAMPLE_WORD.match(line) for line in lines):
         return ParseFailure("SAMPLE needs one number between 0 and 1 on the same line, e.g. `SAMPLE 0.5`.")
     if any(_RANDOM.match(line) for line in lines):

@@ -15,12 +15,14 @@ level (`none` | `family` | `examples`), RANDOM on/off, strict/lenient parsing.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from discoverylab.labs.core.seeding import SeedStreams
+from discoverylab.labs.core.spaces import StringSpace
 from discoverylab.labs.protocol import Protocol, Reply, Score, register_protocol
 from discoverylab.labs.sequence import samplers
 from discoverylab.labs.sequence.grading import grade_hidden_property
@@ -33,6 +35,8 @@ from discoverylab.labs.sequence.heldout import (
     value_function,
 )
 from discoverylab.labs.sequence.judge import JudgeClient
+from discoverylab.labs.sequence.kinds import KIND_OF_NAME
+from discoverylab.labs.sequence.measurables import build_measurables
 from discoverylab.labs.sequence.parsing import (
     FinalAnswer,
     Hypothesis,
@@ -43,8 +47,8 @@ from discoverylab.labs.sequence.parsing import (
     parse_final_answer,
     parse_round,
 )
+from discoverylab.labs.sequence.problems import HiddenProblem, draw_hidden_problem, signature
 from discoverylab.labs.sequence.properties import (
-    PROPERTY_NAMES,
     PropertyParams,
     decode,
     encode,
@@ -54,6 +58,7 @@ from discoverylab.labs.sequence.properties import (
 
 logger = logging.getLogger(__name__)
 
+NAME_OF_KIND = {kind: name for name, kind in KIND_OF_NAME.items()}
 FAMILY_TEXT = {
     "gc_content": "fraction of G/C bases",
     "weighted_count": "mean of a hidden per-base weight",
@@ -74,8 +79,10 @@ class HiddenPropertyConfig(BaseModel):
     rounds: int = Field(5, ge=1, le=50)
     batch: int = Field(10, ge=1, le=100)
     epsilon: float = Field(0.1, gt=0.0, le=0.5)
-    hidden: str | None = "palindrome_score"
-    """Hidden property name (`alternation_2` etc. accepted); None draws one per episode."""
+    hidden: str | None = None
+    """Hidden property name (`alternation_2` etc. accepted); None (default): each seed draws a new
+    problem (`problems.draw_hidden_problem`: parametrised or composed families). Preset `paper`:
+    palindromicity, the paper's worked example."""
     alternation_k: int = Field(1, ge=1)
     entropy_k: int = Field(2, ge=1)
     weights: tuple[float, float, float, float] | None = None
@@ -134,6 +141,10 @@ class HiddenPropertyProtocol(Protocol):
         self._custom = value_fn
         self._custom_range = value_range
         self._custom_quantum = value_quantum
+        self._drawn_fn: ValueFn | None = None
+        self._drawn_range: tuple[float, float] = (0.0, 1.0)
+        self._drawn_quantum: float | None = None
+        self._drawn_text = ""
         self.max_turns = self.config.rounds + 1 + self.config.final_retries
 
     # ------------------------------------------------------------------ episode set-up
@@ -141,14 +152,19 @@ class HiddenPropertyProtocol(Protocol):
         cfg = self.config
         self.streams = SeedStreams(seed, ("lab", "sampler", "noise", "grader", "hint"))
         lab_rng = self.streams["lab"]
-        self.hidden = cfg.hidden or str(lab_rng.choice(PROPERTY_NAMES))
         reference = decode(lab_rng.integers(0, 4, size=(1, cfg.length), dtype=np.uint8))[0]
         weights = cfg.weights if cfg.weights is not None else PropertyParams().weights
         self.params = PropertyParams(weights=weights, alternation_k=cfg.alternation_k, entropy_k=cfg.entropy_k,
                                      reference=reference)
+        self.problem: HiddenProblem | None = None
+        self._drawn_fn = None
         if self._custom is not None:
             self.hidden = "custom"
-        self._fn = self._custom or value_function(self.hidden, self.params)
+        elif cfg.hidden is not None:
+            self.hidden = cfg.hidden
+        else:
+            self._draw(reference)
+        self._fn = self._custom or self._drawn_fn or value_function(self.hidden, self.params)
         self.rounds_used = 0
         self.phase: Literal["rounds", "final"] = "rounds"
         self.final_attempts = 0
@@ -158,10 +174,52 @@ class HiddenPropertyProtocol(Protocol):
         self.prediction_indices: list[int] = []
         return self._intro()
 
+    def _draw(self, reference: str) -> None:
+        """This seed's problem: a base family with drawn parameters (named path) or a composition."""
+        problem = draw_hidden_problem(self.streams["problem"], self.config.length, reference)
+        self.problem = problem
+        root = problem.root
+        if problem.composite:
+            prop = build_measurables(["hidden"], problem.as_entries(), reference)["hidden"]
+            space = StringSpace("ACGT", self.config.length)
+            self.hidden = "composed"
+            self._drawn_fn = prop.batch
+            self._drawn_range = prop.feasible_range(space)
+            self._drawn_quantum = prop.quantum(space)
+            self._drawn_text = prop.description
+            return
+        name = NAME_OF_KIND[root.kind]
+        fields = root.fields
+        if name == "weighted_count":
+            weights = tuple(float(fields["weights"][b]) for b in "ACGT")
+            self.params = replace(self.params, weights=weights)  # type: ignore[arg-type]
+        elif name == "alternation_k":
+            self.params = replace(self.params, alternation_k=int(fields.get("k", 1)))
+        elif name == "entropy_score":
+            self.params = replace(self.params, entropy_k=int(fields.get("k", 2)))
+        self.hidden = name
+
+    def problem_signature(self) -> str:
+        """Hash of what this episode hides (distinct problems over seeds have distinct signatures)."""
+        key: dict[str, object] = {"hidden": self.hidden, "length": self.config.length}
+        if self.problem is not None and self.problem.composite:
+            key["entries"] = self.problem.describe()
+        elif self.hidden.startswith("weighted"):
+            key["weights"] = self.params.weights
+        elif self.hidden.startswith("alternation"):
+            key["k"] = self.params.alternation_k
+        elif self.hidden.startswith("entropy"):
+            key["k"] = self.params.entropy_k
+        elif self.hidden.startswith("hamming"):
+            key["reference"] = self.params.reference
+        return signature(key)
+
     def _intro(self) -> str:
         cfg = self.config
         options = [
-            f"1. Reply `SAMPLE v` (0 <= v <= 1) to receive {cfg.batch} sequences whose f(s) is approximately v.",
+            f"1. Reply `SAMPLE v` (0 <= v <= 1) to receive {cfg.batch} sequences whose f(s) is approximately v "
+            f"(within epsilon = {format_value(cfg.epsilon)}; sequences the sampler could not bring that close are "
+            "flagged).",
             f"2. Reply with exactly {cfg.batch} sequences, one per line, to receive their f(s) values.",
         ]
         if cfg.allow_random:
@@ -192,18 +250,23 @@ class HiddenPropertyProtocol(Protocol):
         return []
 
     def _sample(self, target: float, eps: float, n: int, rng: np.random.Generator) -> np.ndarray:
-        if self._custom is not None:
-            return targeted_codes(self._custom, self.config.length, target, n, rng, eps=eps * 0.5, iters=2000)
+        custom = self._custom or self._drawn_fn
+        if custom is not None:
+            return targeted_codes(custom, self.config.length, target, n, rng, eps=eps * 0.5, iters=2000)
         return sample_codes(self.hidden, self.params, self.config.length, target, eps, n, rng)
 
     def _range(self) -> tuple[float, float]:
         if self._custom is not None:
             return self._custom_range
+        if self._drawn_fn is not None:
+            return self._drawn_range
         return feasible_range(self.hidden, self.config.length, self.params)
 
     def _quantum(self) -> float | None:
         if self._custom is not None:
             return self._custom_quantum
+        if self._drawn_fn is not None:
+            return self._drawn_quantum
         return quantum(self.hidden, self.config.length, self.params)
 
     # ------------------------------------------------------------------ one message
@@ -242,19 +305,24 @@ class HiddenPropertyProtocol(Protocol):
                      f"achievable value, around {format_value(effective)}.")
         else:
             intro = f"Sampling sequences with value around {format_value(target)}."
-        return intro + "\n" + self._evaluations(decode(codes))
+        values = self._fn(codes)
+        missed = [bool(abs(float(v) - effective) > cfg.epsilon + 1e-9) for v in values]
+        if any(missed):
+            intro += (f" {sum(missed)} of {len(missed)} sequences missed the target by more than epsilon = "
+                      f"{format_value(cfg.epsilon)} (marked `(miss)`).")
+        return intro + "\n" + self._evaluations(decode(codes), misses=missed)
 
     def _random_sequences(self, n: int) -> list[str]:
         return decode(self.streams["sampler"].integers(0, 4, size=(n, self.config.length), dtype=np.uint8))
 
-    def _evaluations(self, seqs: list[str], marks: list[bool] | None = None) -> str:
+    def _evaluations(self, seqs: list[str], marks: list[bool] | None = None, misses: list[bool] | None = None) -> str:
         values = self._fn(encode(seqs))
         if self.config.noise > 0:
             values = np.clip(values + self.streams["noise"].normal(0.0, self.config.noise, len(values)), 0.0, 1.0)
         lines = ["Evaluations:"]
         for i, (seq, v) in enumerate(zip(seqs, values, strict=True)):
             self.observed[seq] = float(v)
-            suffix = " (random)" if marks and marks[i] else ""
+            suffix = " (random)" if marks and marks[i] else " (miss)" if misses and misses[i] else ""
             lines.append(f"{seq} -> {format_value(float(v))}{suffix}")
         return "\n".join(lines)
 
@@ -274,7 +342,8 @@ class HiddenPropertyProtocol(Protocol):
         """The grader's held-out set T (built from the grader stream on first use)."""
         if self._heldout is None:
             rng = self.streams["grader"]
-            self._heldout = build_heldout(self.hidden, self.params, self.config.length, rng, value_fn=self._custom)
+            self._heldout = build_heldout(self.hidden, self.params, self.config.length, rng,
+                                          value_fn=self._custom or self._drawn_fn)
             self.prediction_indices = prediction_subset(self._heldout, rng, self.config.n_predictions)
         return self._heldout
 
@@ -312,10 +381,13 @@ class HiddenPropertyProtocol(Protocol):
 
     # ------------------------------------------------------------------ grading and truth
     def ground_truth(self) -> dict[str, Any]:
+        description = FAMILY_TEXT.get(self.hidden.rstrip("0123456789").rstrip("_")
+                                      if self.hidden.startswith("alternation") else self.hidden, "")
+        if self._drawn_fn is not None:
+            description = self._drawn_text
         return {"property": self.hidden, "params": self.params, "length": self.config.length,
-                "quantum": self._quantum(), "value_fn": self._fn,
-                "description": FAMILY_TEXT.get(self.hidden.rstrip("0123456789").rstrip("_")
-                                               if self.hidden.startswith("alternation") else self.hidden, "")}
+                "quantum": self._quantum(), "value_fn": self._fn, "description": description,
+                "problem": self.problem.describe() if self.problem is not None else None}
 
     def grade(self) -> Score:
         answer = self.answer or FinalAnswer(hypotheses=[], predictions={}, structured=False)
@@ -329,5 +401,8 @@ class HiddenPropertyProtocol(Protocol):
         )
 
 
-register_protocol(HiddenPropertyProtocol.name, HiddenPropertyProtocol,
+PRESETS: dict[str, dict[str, Any]] = {"paper": {"hidden": "palindrome_score"}}
+"""Named configs; `paper` is the paper's worked example (the same problem on every seed)."""
+
+register_protocol(HiddenPropertyProtocol.name, HiddenPropertyProtocol, presets=PRESETS, overwrite=True,
                   summary="Infer a hidden sequence property from SAMPLE/query rounds (paper §6.1)")

@@ -51,16 +51,22 @@ from discoverylab.labs.sequence.parsing_dynamics import (
     axis_key,
     parse_dynamics_message,
 )
+from discoverylab.labs.sequence.problems import draw_dynamics_problem, signature
 from discoverylab.labs.sequence.properties import decode, encode
 
 __all__ = ["MEASURABLE_TEXT", "UnknownDynamicsConfig", "UnknownDynamicsProtocol"]
 
+PAPER_MEASURABLES = ("gc_content", "palindrome_score", "hamming_distance", "entropy_score")
 HINTS = {
     "examples": "Examples of sequences with palindrome_score = 1.0: AAAAAAATTTTTTT, GGGGGGGCCCCCCC, AGAGAGTACTCTCT.",
     "structure": "The system roughly tends toward two different convergence points; design queries that span the "
                  "(gc_content, palindrome_score) space to locate them and the rules of the evolution.",
 }
 _TRUTH_CACHE: dict[str, DynamicsTruth] = {}
+MAX_DRAWS = 8
+MIN_CONVERGED, ATTRACTOR_TOL = 0.9, 0.1
+"""A drawn dynamics is kept when >= 90% of runs reach a cycle and each centroid is within 0.1 of its
+declared attractor (the thresholds of `core.verify`)."""
 
 
 class UnknownDynamicsConfig(BaseModel):
@@ -71,14 +77,19 @@ class UnknownDynamicsConfig(BaseModel):
     length: int = Field(30, ge=4, le=200)
     rounds: int = Field(6, ge=1, le=50)
     max_steps: int = Field(20, ge=1, le=200)
-    measurables: tuple[str, ...] = ("gc_content", "palindrome_score", "hamming_distance", "entropy_score")
+    measurables: tuple[str, ...] | None = None
+    """Listed measurables; None: the drawn problem's (drivers + distractors) or, with fixed drivers,
+    the paper's four."""
     hint: Literal["none", "examples", "structure", "distractor"] = "none"
-    drivers: tuple[str, ...] = ("gc_content", "palindrome_score")
-    attractors: tuple[tuple[float, ...], ...] = ((0.8, 0.8), (0.4, 0.2))
+    drivers: tuple[str, ...] | None = None
+    """None (default): each seed draws drivers, distractors and attractors (`problems`). Preset
+    `paper`: (gc_content, palindrome_score) with attractors (0.8, 0.8) and (0.4, 0.2)."""
+    attractors: tuple[tuple[float, ...], ...] | None = None
     kernel: Literal["gaussian", "nearest", "inverse_square", "sigmoid"] = "gaussian"
     sigma: float = Field(0.1, gt=0.0)
     mutations: int = Field(1, ge=1)
     p_explore: float = Field(0.0, ge=0.0, le=1.0)
+    stuck_patience: int | None = Field(None, ge=1)
     invalid_consumes_round: bool = True
     n_heldout: int = Field(20, ge=2, le=100)
     end_steps: int = Field(20, ge=1, le=200)
@@ -88,6 +99,14 @@ class UnknownDynamicsConfig(BaseModel):
 
     @model_validator(mode="after")
     def _drivers_are_measurable(self) -> UnknownDynamicsConfig:
+        if self.drivers is None:
+            if self.attractors is not None:
+                raise ValueError("attractors need drivers: give both, or neither (each seed draws them)")
+            return self
+        if self.attractors is None:
+            raise ValueError("drivers need attractors: give both, or neither (each seed draws them)")
+        if self.measurables is None:
+            self.measurables = PAPER_MEASURABLES
         if not self.drivers or len(set(self.drivers)) != len(self.drivers):
             raise ValueError(f"drivers must be distinct property names (got {list(self.drivers)})")
         hidden = [d for d in self.drivers if d not in self.measurables]
@@ -99,9 +118,9 @@ class UnknownDynamicsConfig(BaseModel):
         return self
 
     @property
-    def paper_format(self) -> bool:
-        """The paper's drivers: the report format names them as (gc, pal) (spec §2.7)."""
-        return set(self.drivers) == set(PAPER_AXES)
+    def drawn(self) -> bool:
+        """Does each seed draw its own problem?"""
+        return self.drivers is None
 
 
 class UnknownDynamicsProtocol(Protocol):
@@ -112,8 +131,9 @@ class UnknownDynamicsProtocol(Protocol):
     def __init__(self, judge: JudgeClient | None = None, **config: Any) -> None:
         super().__init__()
         self.config = UnknownDynamicsConfig(**config)
-        self.report_axes: tuple[str, ...] = PAPER_AXES if self.config.paper_format else ()
-        """Coordinates the report format names (the paper's (gc, pal)); empty: keyed by measurable."""
+        self.report_axes: tuple[str, ...] = ()
+        """Coordinates the report format names: none; reports key coordinates by the measurables the
+        agent names as drivers, so the format does not give the drivers away."""
         self.judge = judge
         self.max_turns = self.config.rounds + 2 + self.config.final_retries
 
@@ -121,12 +141,16 @@ class UnknownDynamicsProtocol(Protocol):
         cfg = self.config
         self.streams = SeedStreams(seed, ("lab", "dynamics", "grader"))
         self.reference = decode(self.streams["lab"].integers(0, 4, size=(1, cfg.length), dtype=np.uint8))[0]
-        self.properties = build_measurables([*cfg.measurables, *cfg.drivers], cfg.properties, self.reference)
-        drivers = [self.properties[d] for d in cfg.drivers]
-        self.evolution = DirectedEvolution(cfg.drivers, cfg.attractors, kernel=cfg.kernel, sigma=cfg.sigma,
-                                           mutations=cfg.mutations, p_explore=cfg.p_explore,
-                                           driver_fn=lambda x: np.stack([p.batch(x) for p in drivers], axis=1))
-        self.order = [str(m) for m in self.streams["lab"].permutation(list(cfg.measurables))]
+        if cfg.drivers is None or cfg.attractors is None:
+            for _ in range(MAX_DRAWS):  # verified draws only: every declared attractor is realised
+                problem = draw_dynamics_problem(self.streams["problem"])
+                self._build(problem.drivers, problem.attractors, problem.measurables,
+                            {**problem.properties, **cfg.properties})
+                if self._verified():
+                    break
+        else:
+            self._build(cfg.drivers, cfg.attractors, cfg.measurables or PAPER_MEASURABLES, dict(cfg.properties))
+        self.order = [str(m) for m in self.streams["lab"].permutation(list(self.measurable_names))]
         self.rounds_used = 0
         self.phase: Literal["experiments", "report"] = "experiments"
         self.report_attempts = 0
@@ -136,16 +160,32 @@ class UnknownDynamicsProtocol(Protocol):
         self._starts: list[HeldOutStart] | None = None
         return self._intro()
 
+    def _build(self, drivers: tuple[str, ...], attractors: tuple[tuple[float, ...], ...],
+               measurables: tuple[str, ...], entries: dict[str, dict[str, Any]]) -> None:
+        cfg = self.config
+        self.drivers, self.attractors, self.entries = drivers, attractors, entries
+        self.measurable_names = measurables
+        if cfg.measurables is not None:
+            self.measurable_names = tuple(dict.fromkeys([*cfg.measurables, *self.drivers]))
+        self.properties = build_measurables([*self.measurable_names, *self.drivers], self.entries, self.reference)
+        props = [self.properties[d] for d in self.drivers]
+        self.evolution = DirectedEvolution(self.drivers, self.attractors, kernel=cfg.kernel, sigma=cfg.sigma,
+                                           mutations=cfg.mutations, p_explore=cfg.p_explore,
+                                           stuck_patience=cfg.stuck_patience,
+                                           driver_fn=lambda x: np.stack([p.batch(x) for p in props], axis=1))
+
+    def _verified(self) -> bool:
+        """The drawn dynamics converge and realise every declared attractor (verify's check v)."""
+        truth = self.truth
+        gaps = np.linalg.norm(np.asarray(truth.centroids) - np.asarray(self.attractors), axis=1)
+        return truth.converged >= MIN_CONVERGED and float(gaps.max()) <= ATTRACTOR_TOL
+
     def _intro(self) -> str:
         cfg = self.config
         listed = "\n".join(f"- {m}: {self._describe(m)}" for m in self.order)
-        if cfg.paper_format:
-            attractor = '{"gc": x, "pal": y, "type": "fixed" | "2-cycle" | "other"}'
-            keys = ""
-        else:
-            attractor = '{"<measurable>": x, ..., "type": "fixed" | "2-cycle" | "other"}'
-            keys = ("\nIn the report, give each attractor's coordinates keyed by the names of the measurables you "
-                    "list as drivers.")
+        attractor = '{"<measurable>": x, ..., "type": "fixed" | "2-cycle" | "other"}'
+        keys = ("\nIn the report, give each attractor's coordinates keyed by the names of the measurables you "
+                "list as drivers.")
         lines = [
             f"You are an experimental scientist studying an unknown dynamical process acting on DNA-like sequences "
             f"of length {cfg.length} over {{A,G,C,T}}. One experiment = (1) an initial sequence of {cfg.length} "
@@ -160,22 +200,35 @@ class UnknownDynamicsProtocol(Protocol):
             '"drivers": [...], "predictions": {...}}' + keys,
         ]
         if cfg.hint in ("examples", "structure", "distractor"):
-            lines.append(self._hint("structure" if cfg.hint == "distractor" else cfg.hint))
+            lines.append(self._hint(cfg.hint))
         return "\n".join(lines)
+
+    def _distractor_axes(self) -> tuple[str, ...]:
+        """A misleading space for `hint: distractor`: non-driver measurables where there are any."""
+        others = [m for m in self.order if m not in self.drivers]
+        axes = (others + [m for m in self.order if m in self.drivers])[: len(self.drivers)]
+        return tuple(axes)
+
+    def problem_signature(self) -> str:
+        """Hash of this episode's hidden dynamics (drivers, their parameters, attractors)."""
+        return signature({"drivers": self.drivers, "attractors": self.attractors, "measurables": sorted(self.order),
+                          "entries": {k: v.model_dump() for k, v in entry_specs(self.order, self.entries).items()}})
 
     def _describe(self, name: str) -> str:
         return describe(self.properties[name])
 
     def _hint(self, kind: str) -> str:
         cfg = self.config
-        if kind == "structure":
-            if cfg.paper_format and len(cfg.attractors) == 2:
+        if kind in ("structure", "distractor"):
+            space = self.drivers if kind == "structure" else self._distractor_axes()
+            if kind == "structure" and set(space) == set(PAPER_AXES) and len(self.attractors) == 2:
                 return HINTS["structure"]
-            count = "two" if len(cfg.attractors) == 2 else str(len(cfg.attractors))
+            n = len(self.attractors) if kind == "structure" else len(self.attractors) % 3 + 2
+            count = {2: "two", 3: "three", 4: "four"}.get(n, str(n))
             return (f"The system roughly tends toward {count} different convergence points; design queries that "
-                    f"span the ({', '.join(cfg.drivers)}) space to locate them and the rules of the evolution.")
+                    f"span the ({', '.join(space)}) space to locate them and the rules of the evolution.")
         pal = self.properties.get("palindrome_score")
-        if isinstance(pal, SequenceProperty) and pal.key == "palindrome_score" and "palindrome_score" in cfg.measurables:
+        if isinstance(pal, SequenceProperty) and pal.key == "palindrome_score" and "palindrome_score" in self.order:
             return HINTS["examples"]
         n = cfg.length
         seqs = ["A" * n, ("AC" * n)[:n], "G" * (n // 2) + "C" * (n - n // 2)]
@@ -188,10 +241,10 @@ class UnknownDynamicsProtocol(Protocol):
     @property
     def truth(self) -> DynamicsTruth:
         cfg = self.config
-        key = cfg.model_dump_json(include={"length", "drivers", "attractors", "kernel", "sigma", "mutations",
-                                           "p_explore"})
-        key += repr(sorted((k, v.model_dump_json()) for k, v in entry_specs(cfg.drivers, cfg.properties).items()))
-        if uses_episode_reference(cfg.drivers, cfg.properties):
+        key = cfg.model_dump_json(include={"length", "kernel", "sigma", "mutations", "p_explore", "stuck_patience"})
+        key += repr((self.drivers, self.attractors))
+        key += repr(sorted((k, v.model_dump_json()) for k, v in entry_specs(self.drivers, self.entries).items()))
+        if uses_episode_reference(self.drivers, self.entries):
             key += self.reference
         if key not in _TRUTH_CACHE:
             _TRUTH_CACHE[key] = estimate_truth(self.evolution, self.config.length, stream(0, "dynamics-truth"))
@@ -253,11 +306,8 @@ class UnknownDynamicsProtocol(Protocol):
         self.phase = "report"
         starts = {s.sid: s.sequence for s in self.starts}
         steps = self.config.end_steps
-        if self.config.paper_format:
-            fate = f'its (gc, pal) after {steps} steps, e.g. {{"S1": {{"attractor": 1, "gc": 0.5, "pal": 0.5}}}}.'
-        else:
-            fate = (f"its coordinates after {steps} steps, keyed like your attractors, e.g. "
-                    '{"S1": {"attractor": 1, "<measurable>": 0.5}}.')
+        fate = (f"its coordinates after {steps} steps, keyed like your attractors, e.g. "
+                '{"S1": {"attractor": 1, "<measurable>": 0.5}}.')
         request = {
             "type": "report_request",
             "message": ("Experiments are over. Send your final report as JSON (type \"report\"). In `predictions`, "
@@ -289,7 +339,7 @@ class UnknownDynamicsProtocol(Protocol):
         moves = "single substitution" if cfg.mutations == 1 else f"{cfg.mutations} substitutions per step"
         return {"drivers": list(truth.drivers), "report_keys": [axis_key(d) for d in truth.drivers],
                 "attractors": [list(c) for c in truth.centroids],
-                "declared_attractors": [list(a) for a in cfg.attractors], "cycle_type": truth.cycle_type,
+                "declared_attractors": [list(a) for a in self.attractors], "cycle_type": truth.cycle_type,
                 "rule": f"greedy forced {moves} towards a {cfg.kernel}-weighted mix of the attractors "
                         f"in ({', '.join(truth.drivers)}) space",
                 "heldout": [{"sid": s.sid, "basin": s.basin, "end_state": list(s.end_state)} for s in self.starts]}
@@ -310,5 +360,10 @@ def _merge(draft: ReportAction | None, final: ReportAction) -> ReportAction:
                         predictions=final.predictions or draft.predictions, warnings=final.warnings)
 
 
-register_protocol(UnknownDynamicsProtocol.name, UnknownDynamicsProtocol,
+PRESETS: dict[str, dict[str, Any]] = {
+    "paper": {"drivers": PAPER_AXES, "attractors": ((0.8, 0.8), (0.4, 0.2)), "measurables": PAPER_MEASURABLES},
+}
+"""Named configs; `paper` is the paper's lab (the same dynamics on every seed)."""
+
+register_protocol(UnknownDynamicsProtocol.name, UnknownDynamicsProtocol, presets=PRESETS, overwrite=True,
                   summary="Find the attractors and rule of a hidden sequence dynamics (paper §6.2)")

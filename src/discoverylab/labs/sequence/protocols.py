@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from discoverylab.labs.agents import make_agent, run_episode
+from discoverylab.labs.core.errors import InvalidSpec
 from discoverylab.labs.core.spec import LabSpec
 from discoverylab.labs.core.verify import register_protocol_check
 from discoverylab.labs.protocol import Protocol
@@ -17,8 +18,49 @@ from discoverylab.labs.sequence.properties import PROPERTY_NAMES
 __all__ = ["protocol_a", "protocol_b", "protocol_from_spec"]
 
 
-def _known(fields: dict[str, Any], model: type[Any]) -> dict[str, Any]:
+PROTOCOL_ALIASES = {"eps": "epsilon"}
+DYNAMICS_FIELDS = {"drivers", "attractors", "basin", "mutations_per_step", "p_explore", "stuck_patience"}
+BASIN_FIELDS = {"kind", "sigma"}
+
+
+def _known(fields: dict[str, Any], model: type[Any], spec: LabSpec) -> dict[str, Any]:
+    """The protocol fields the config model takes; any other field is refused (never silently dropped)."""
+    unknown = sorted(k for k in fields if k not in model.model_fields and k not in PROTOCOL_ALIASES)
+    if unknown:
+        raise InvalidSpec(f"lab spec {spec.name!r}: protocol {spec.protocol.kind if spec.protocol else '?'} "
+                          f"does not support the field(s) {unknown}; known: {sorted(model.model_fields)}")
     return {k: v for k, v in fields.items() if k in model.model_fields}
+
+
+def _dynamics_config(spec: LabSpec) -> dict[str, Any]:
+    """Protocol B's settings from the spec's dynamics; kinds and fields it cannot honour are refused."""
+    if spec.dynamics is None:
+        return {}
+    if spec.dynamics.kind != "directed_evolution":
+        raise InvalidSpec(f"lab spec {spec.name!r}: sequence/unknown-dynamics runs directed_evolution dynamics, "
+                          f"not {spec.dynamics.kind!r} (its attractors and drivers are what the agent must find)")
+    dyn = spec.dynamics.fields
+    unknown = sorted(set(dyn) - DYNAMICS_FIELDS)
+    basin = dyn.get("basin", {})
+    if isinstance(basin, dict):
+        unknown += [f"basin.{k}" for k in sorted(set(basin) - BASIN_FIELDS)]
+    if unknown:
+        raise InvalidSpec(f"lab spec {spec.name!r}: sequence/unknown-dynamics does not support the dynamics "
+                          f"field(s) {unknown}; known: {sorted(DYNAMICS_FIELDS)}, basin: {sorted(BASIN_FIELDS)}")
+    config: dict[str, Any] = {}
+    if "drivers" in dyn:
+        config["drivers"] = tuple(dyn["drivers"])
+    if "attractors" in dyn:
+        config["attractors"] = tuple(tuple(a) for a in dyn["attractors"])
+    if isinstance(basin, dict):
+        config["kernel"] = basin.get("kind", "gaussian")
+        if "sigma" in basin:
+            config["sigma"] = float(basin["sigma"])
+    config["mutations"] = int(dyn.get("mutations_per_step", 1))
+    for key in ("p_explore", "stuck_patience"):
+        if key in dyn:
+            config[key] = dyn[key]
+    return config
 
 
 def protocol_from_spec(spec: LabSpec) -> Protocol:
@@ -28,7 +70,7 @@ def protocol_from_spec(spec: LabSpec) -> Protocol:
     fields = dict(spec.protocol.fields)
     length = spec.objects.length
     if spec.protocol.kind == protocol_a.HiddenPropertyProtocol.name:
-        config = _known(fields, protocol_a.HiddenPropertyConfig) | {"length": length}
+        config = _known(fields, protocol_a.HiddenPropertyConfig, spec) | {"length": length}
         if "eps" in fields and "epsilon" not in fields:
             config["epsilon"] = fields["eps"]
         hidden = str(fields.get("hidden", "palindrome_score"))
@@ -45,19 +87,8 @@ def protocol_from_spec(spec: LabSpec) -> Protocol:
         return protocol_a.HiddenPropertyProtocol(value_fn=prop.batch, value_range=prop.feasible_range(lab.space),
                                                  value_quantum=prop.quantum(lab.space), **config)
     if spec.protocol.kind == protocol_b.UnknownDynamicsProtocol.name:
-        config = _known(fields, protocol_b.UnknownDynamicsConfig) | {"length": length}
-        if spec.dynamics is not None:
-            dyn = spec.dynamics.fields
-            if "drivers" in dyn:
-                config["drivers"] = tuple(dyn["drivers"])
-            if "attractors" in dyn:
-                config["attractors"] = tuple(tuple(a) for a in dyn["attractors"])
-            basin = dyn.get("basin", {})
-            if isinstance(basin, dict):
-                config["kernel"] = basin.get("kind", "gaussian")
-                if "sigma" in basin:
-                    config["sigma"] = float(basin["sigma"])
-            config["mutations"] = int(dyn.get("mutations_per_step", 1))
+        config = _known(fields, protocol_b.UnknownDynamicsConfig, spec) | {"length": length}
+        config |= _dynamics_config(spec)
         config["measurables"] = tuple(config.get("measurables") or spec.properties)
         config["properties"] = {name: entry.model_dump() for name, entry in spec.properties.items()}
         return protocol_b.UnknownDynamicsProtocol(**config)
