@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
-const TILE = 32;
+const GROUND = /^(grass|path|floor|wall|sand|dirt|soil|water|road|fence)$/;
 
 async function api(path, options) {
   const res = await fetch(path, options);
@@ -42,6 +42,7 @@ async function initPlay() {
   fill();
   $("picker").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
   $("grid").addEventListener("change", refreshView);
+  $("show-ground").addEventListener("change", () => game && render());
   $("view").addEventListener("click", clickView);
   $("clear-selection").addEventListener("click", () => { sel = { arg1: null, arg2: null }; drawSelection(); });
   $("show-scorecard").addEventListener("click", showScorecard);
@@ -82,6 +83,7 @@ function objectItem(o, extra) {
   names[o.uuid] = o.name;
   const li = el("li");
   li.dataset.uuid = o.uuid;
+  li.dataset.name = o.name;
   li.append(el("span", o.description || o.name), el("span", ` [${o.uuid}]${extra || ""}`, "uuid"));
   li.addEventListener("click", (ev) => choose(o.uuid, ev.shiftKey));
   return li;
@@ -91,14 +93,19 @@ function render() {
   const obs = game.observation;
   names = {};
   refreshView();
-  $("game-info").textContent = `${game.task} · ${game.difficulty} · seed ${game.seed} · step ${game.step}/${game.max_steps}`;
+  const loc = obs.agentLocation || {};
+  $("game-info").textContent = `${game.task} · ${game.difficulty} · seed ${game.seed} · step ${game.step}/${game.max_steps} · at (${loc.x}, ${loc.y}) facing ${loc.faceDirection}`;
   $("task-text").textContent = (obs.taskProgress || []).map((t) => t.description).join("\n");
   $("last-message").textContent = obs.lastActionMessage + (obs.extended_action_message && obs.extended_action_message !== obs.lastActionMessage ? "\n" + obs.extended_action_message : "");
   $("inventory").replaceChildren(...(obs.inventoryObjects || []).map((o) => objectItem(o)));
   $("accessible").replaceChildren(...(obs.accessibleEnvironmentObjects || []).map((o) => objectItem(o)));
   const near = [];
+  const all = $("show-ground").checked;
   for (const [dir, objs] of Object.entries((obs.nearbyObjects || {}).objects || {})) {
-    for (const o of objs) near.push(objectItem(o, ` ${dir} ${o.distance}`));
+    for (const o of objs) {
+      if (all || !GROUND.test(o.name)) near.push(objectItem(o, ` ${dir} ${o.distance}`));
+      else names[o.uuid] = o.name;
+    }
   }
   $("nearby").replaceChildren(...near);
   const box = obs.dialog_box || {};
@@ -151,7 +158,7 @@ function clickView(ev) {
   if (here.length === 1) choose(here[0], ev.shiftKey);
 }
 
-const ONE_ARG = { " ": "PICKUP", d: "DROP", o: "OPEN", c: "CLOSE", a: "ACTIVATE", s: "DEACTIVATE", t: "TALK", r: "READ", e: "EAT" };
+const ONE_ARG = { " ": "PICKUP", d: "DROP", o: "OPEN", c: "CLOSE", a: "ACTIVATE", s: "DEACTIVATE", t: "TALK", r: "READ", e: "EAT", g: "TELEPORT_TO_OBJECT" };
 const TWO_ARGS = { p: "PUT", u: "USE" };
 const NO_ARG = { ArrowUp: "MOVE_FORWARD", ArrowDown: "MOVE_BACKWARD", ArrowLeft: "ROTATE_CCW", ArrowRight: "ROTATE_CW", w: "WAIT", v: "DISCOVERY_FEED_GET_UPDATES" };
 
