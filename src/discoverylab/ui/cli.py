@@ -61,7 +61,7 @@ def replay(
     from discoverylab.ui.replay import LogError, Replay, load_log
 
     if not log.is_file():
-        err.print(f"[red]Error:[/red] no such log file: {log}")
+        err.print(f"[red]Error:[/red] no such log file: {log}", soft_wrap=True)
         raise typer.Exit(2)
     if gif is None and mp4 is None:
         import uvicorn
@@ -78,7 +78,7 @@ def replay(
     try:
         rp = Replay.build(load_log(log))
     except (LogError, OSError) as exc:
-        err.print(f"[red]Error:[/red] {exc}")
+        err.print(f"[red]Error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
     if rp.diverged_at is not None:
         err.print(f"[yellow]Warning:[/yellow] the replay differs from the log from step {rp.diverged_at} "
@@ -86,4 +86,4 @@ def replay(
     for out, writer in ((gif, write_gif), (mp4, write_mp4)):
         if out is not None:
             frames = writer(rp, out, fps=fps, grid=grid)
-            console.print(f"wrote {out} ({frames} frames)")
+            console.print(f"wrote {out} ({frames} frames)", soft_wrap=True)

@@ -31,6 +31,17 @@ MAX_SEED = 2**31 - 1
 MAX_REPORT_CHARS = 20_000
 
 
+def public_scorecard(card: Mapping[str, Any]) -> dict[str, Any]:
+    """The scorecard a player may see mid-game: procedural items and totals only. The knowledge
+    questions, hypotheses and per-item notes name the discovery, so they stay hidden until the
+    report is handed in."""
+    hidden = ("criticalQuestions", "criticalHypotheses", "knowledgeQuestions")
+    out = {k: v for k, v in card.items() if k not in hidden}
+    out["scoreCard"] = [{k: v for k, v in item.items() if k not in ("associatedNotes", "associatedUUIDs")}
+                        for item in card.get("scoreCard", [])]  # fmt: skip
+    return out
+
+
 class UIError(Exception):
     """A request the UI refuses; `status` is the HTTP status the server answers with."""
 
@@ -100,6 +111,7 @@ class Game:
     terminated: bool = False
     truncated: bool = False
     knowledge: dict[str, Any] | None = None
+    scorecard_views: int = 0  # peeks at the scorecard before the report, stored with the report
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -133,7 +145,8 @@ class Game:
         if self.finished:
             raise Conflict("The knowledge report of this game was already handed in.")
         card = self.info["scorecard"]
-        knowledge: dict[str, Any] = {"report": report, "graded": False, "score": None, "verdicts": []}
+        knowledge: dict[str, Any] = {"report": report, "graded": False, "score": None, "verdicts": [],
+                                     "scorecard_views": self.scorecard_views}  # fmt: skip
         if judge is not None:
             try:
                 grade = grade_knowledge(card, report, judge)
@@ -147,6 +160,14 @@ class Game:
         self._append({"type": "end", "scorecard": card, "record": record, "knowledge": knowledge})
         self.knowledge = knowledge
         return knowledge
+
+    def scorecard(self) -> dict[str, Any]:
+        """The full scorecard once the report is in; before that the public part (and counted)."""
+        card: dict[str, Any] = self.info["scorecard"]
+        if self.finished:
+            return card
+        self.scorecard_views += 1
+        return public_scorecard(card)
 
     def view_png(self, grid: bool) -> bytes:
         scenario = self.env.scenario

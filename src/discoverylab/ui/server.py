@@ -30,6 +30,7 @@ from discoverylab.ui.games import (
     StepRequest,
     TooLarge,
     UIError,
+    public_scorecard,
 )
 from discoverylab.ui.leaderboard import leaderboard
 from discoverylab.ui.replay import LogError, Replay, load_log
@@ -197,8 +198,7 @@ def create_app(
     def game_scorecard(gid: str) -> dict[str, Any]:
         game = games.get(gid)
         with game.lock:
-            card: dict[str, Any] = game.info["scorecard"]
-            return card
+            return game.scorecard()
 
     @app.post("/api/games/{gid}/report")
     def report(gid: str, body: Annotated[Report, Body()]) -> dict[str, Any]:
@@ -243,7 +243,8 @@ def create_app(
         replay = replays.get(log)
         if step >= len(replay):
             raise UIError(f"step must be in 0..{len(replay) - 1} for this log, not {step}.")
-        return replay.scorecard(step)
+        card = replay.scorecard(step)
+        return card if replay.log.end is not None else public_scorecard(card)  # a game in progress
 
     @app.get("/api/leaderboard")
     def board() -> dict[str, Any]:

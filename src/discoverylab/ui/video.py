@@ -7,6 +7,7 @@ wheel ships (no system ffmpeg needed). The caption strip is 64 px high, so frame
 
 from __future__ import annotations
 
+import functools
 import json
 import textwrap
 from collections.abc import Iterator
@@ -34,17 +35,28 @@ def describe_action(action: Any) -> str:
     return "" if action is None else str(action)
 
 
+@functools.cache
+def _font() -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """Pillow's bundled font at 14 px (its tiny bitmap font where FreeType is missing)."""
+    try:
+        return ImageFont.load_default(size=14)
+    except (TypeError, ImportError, OSError):
+        return ImageFont.load_default()
+
+
 def caption(frame: np.ndarray, step: int, action: Any, message: str, score: float) -> np.ndarray:
     """`frame` with a caption strip below: step, action and score, then the message."""
     height, width = frame.shape[:2]
     strip = Image.new("RGB", (width, CAPTION_HEIGHT), CAPTION_BG)
     draw = ImageDraw.Draw(strip)
-    font = ImageFont.load_default()
+    font = _font()
     head = f"step {step}" + (f"  {describe_action(action)}" if step else "  start") + f"   score {score:.2f}"
-    draw.text((8, 4), head[:120], fill=CAPTION_DIM, font=font)
-    lines = textwrap.wrap(" ".join(message.split()), width=120)[:3]
+    draw.text((8, 4), head[:100], fill=CAPTION_DIM, font=font)
+    lines = textwrap.wrap(" ".join(message.split()), width=96)
+    if len(lines) > 2:
+        lines = [lines[0], lines[1][:92] + " ..."]
     for i, line in enumerate(lines):
-        draw.text((8, 20 + 13 * i), line, fill=CAPTION_FG, font=font)
+        draw.text((8, 23 + 18 * i), line, fill=CAPTION_FG, font=font)
     return np.concatenate([frame, np.asarray(strip)], axis=0)
 
 
