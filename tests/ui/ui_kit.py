@@ -7,6 +7,7 @@ Screenshots for docs/images: `PYTHONPATH=src python tests/ui/ui_kit.py docs/imag
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import socket
 import sys
@@ -20,6 +21,7 @@ import uvicorn
 
 from discoverylab.bench.episode import run_episode
 from discoverylab.bench.records import write_jsonl
+from discoverylab.ui.games import GameManager, StepRequest
 from discoverylab.ui.server import create_app
 
 CHROMIUM = "/usr/bin/chromium"
@@ -114,10 +116,46 @@ def theme_screenshots(page: Any, base: str, out: Path, themes: list[tuple[str, s
     return paths
 
 
+def replay_and_board_screenshots(page: Any, base: str, log_name: str, step: int, out: Path) -> list[Path]:
+    """Screenshots of the replay page (at `step`) and of the leaderboard."""
+    page.goto(f"{base}/replay?log={log_name}")
+    page.wait_for_function("rp !== null")
+    page.fill("#rp-slider", str(step))
+    page.dispatch_event("#rp-slider", "input")
+    page.click("#rp-show-scorecard")
+    page.wait_for_selector("#rp-scorecard tr")
+    page.wait_for_function("document.getElementById('rp-view').complete && document.getElementById('rp-view').naturalWidth > 0")
+    shots = [out / "ui-replay.png", out / "ui-leaderboard.png"]
+    page.screenshot(path=str(shots[0]))
+    page.goto(f"{base}/leaderboard")
+    page.wait_for_selector("#board td")
+    page.locator("#leaderboard").screenshot(path=str(shots[1]))
+    return shots
+
+
+def _small(path: Path) -> None:
+    """Re-save a screenshot as a 256-colour PNG (a quarter of the size, same look)."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT)
+    small.save(path, optimize=True)
+
+
 if __name__ == "__main__":  # docs screenshots: the same code the browser test runs
     import tempfile
 
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/images")
     with tempfile.TemporaryDirectory() as tmp, live_server(Path(tmp)) as url, browser_page() as pg:
-        for shot in theme_screenshots(pg, url, target):
+        for task in ("DialogTest", "PickAndPlaceTest"):
+            oracle_log(Path(tmp), task)
+            write_jsonl(Path(tmp) / f"{task}-normal-s0-random.jsonl", run_episode(task, "normal", 0, "random", 30)[1])
+        human = GameManager(Path(tmp)).create("DialogTest", "normal", 0)  # a human replaying the oracle
+        for line in Path(tmp, "DialogTest-normal-s0-oracle.jsonl").read_text().splitlines()[1:-1]:
+            human.step(StepRequest(**json.loads(line)["action"]))
+        human.finish("The person asked me to pick fruit names in the dialog.", None)
+        shots = theme_screenshots(pg, url, target)
+        shots += replay_and_board_screenshots(pg, url, "PickAndPlaceTest-normal-s0-oracle.jsonl", 3, target)
+        for shot in shots:
+            _small(shot)
             sys.stdout.write(f"wrote {shot}\n")
