@@ -9,19 +9,19 @@ array (the Gymnasium image observation), `view_png` as PNG bytes through a faste
 
 Speed: a tile's look is the tuple of its objects' sprite keys (bottom layer first, stopping at
 an opaque sprite; open holders carry their contents' keys). Composed tiles are cached by that
-tuple across worlds, so a view costs one key scan and one array copy per tile, and the image
-always follows the current state: there is nothing to invalidate. Each cached tile is kept
-as RGB and as indices into a process-wide colour table; a view rarely uses more than 256
-colours, so its PNG is written as a palette image, which skips the costly per-row filtering
-of RGB PNGs. Nothing here touches the disk.
+tuple across worlds, so a view costs one key scan per tile and one gather of all tiles (a single
+fancy index), and the image always follows the current state: there is nothing to invalidate.
+Tiles of plain ground (grass, path, sand: the key is a function of type and position) skip the
+scan. Each cached tile is kept as RGB and as indices into a process-wide colour table; a view
+rarely uses more than 256 colours, so its PNG is a palette image written by `render.png` (no row
+filters, zlib-ng's deflate). The last views' PNGs are kept by their pictures and cells, so a
+step that changes nothing on screen costs no encoding. Nothing here touches the disk.
 """
 
 from __future__ import annotations
 
 import base64
 import io
-import struct
-import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import count, pairwise
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PIL import Image, ImageDraw
 
+from discoverylab.render.png import palette_png
 from discoverylab.render.sprites import (
     CONTENT_BOX,
     FADE_SUFFIX,
@@ -51,13 +52,6 @@ if TYPE_CHECKING:
 VIEW_TILES = (24, 16)  # width, height of the agent's view in tiles
 MAX_SHOWN_CONTENTS = 4  # contents drawn on a holder; more are hinted by three dots
 SINGLE_CONTENT = 24  # px of a holder's only item (several share the space at 16 px)
-PNG_LEVEL = 1  # deflate level: zlib-ng's fastest (~0.8 ms a view, ~50 KB; level 2: ~1.2 ms, ~33 KB)
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-try:  # zlib-ng: same deflate format, ~3x faster; stdlib zlib where its wheel is missing
-    from zlib_ng.zlib_ng import compress as _deflate
-except ImportError:  # pragma: no cover
-    from zlib import compress as _deflate
 
 # A tile's look: entries bottom-up, each a sprite key or (holder key, content keys, overflow).
 TileEntry = str | tuple[str, tuple[str, ...], bool]
@@ -368,24 +362,6 @@ def render_world(world: World, scale: int = 1, grid: bool = False) -> Image.Imag
 
 
 # ---- PNG -------------------------------------------------------------------------------------
-def _png_chunk(tag: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
-
-
-def _palette_png(pixels: np.ndarray, palette: bytes) -> bytes:
-    """A palette PNG (8-bit indices, no row filters) written directly: zlib-ng's deflate is
-    ~3x faster than zlib's at a smaller size, and building the file here skips PIL's copies."""
-    height, width = pixels.shape
-    raw = np.empty((height, width + 1), np.uint8)
-    raw[:, 0] = 0  # filter type None on every row
-    raw[:, 1:] = pixels
-    header = struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0)
-    return b"".join((
-        PNG_SIGNATURE, _png_chunk(b"IHDR", header), _png_chunk(b"PLTE", palette),
-        _png_chunk(b"IDAT", _deflate(raw.tobytes(), PNG_LEVEL)), _png_chunk(b"IEND", b""),
-    ))  # fmt: skip
-
-
 _PNG_CACHE: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
 _PNG_CACHE_LIMIT = 64  # the last views: many steps (waits, dialog, failed actions) change nothing
 
@@ -418,7 +394,7 @@ def _encode_layout(layout: _Layout, grid: bool) -> bytes:
     pixels = layout.paint("idx", lut, grid)
     used_codes = codes[used]
     palette = np.stack([(used_codes >> 16) & 255, (used_codes >> 8) & 255, used_codes & 255], axis=1)
-    return _palette_png(pixels, palette.astype(np.uint8).tobytes())
+    return palette_png(pixels, palette.astype(np.uint8).tobytes())
 
 
 def region_png(
