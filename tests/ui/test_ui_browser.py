@@ -1,5 +1,5 @@
 """The browser UI end to end in headless Debian chromium: play a unit test with the keyboard and
-the mouse, hand in a report, then replay the game's log and step through it."""
+the mouse, hand in a report, replay the game's log and step through it, and take a docs screenshot."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from ui_kit import NO_CHROMIUM, browser_page, chromium_available, live_server, start_game, theme_screenshots
 
 pytestmark = [
@@ -56,6 +57,9 @@ def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
         state = _press(page, " ")  # take
         assert item in [o["name"] for o in state["observation"]["inventoryObjects"]]
         assert page.locator(f"#inventory li[data-name='{item}']").count() == 1
+        page.reload()  # the page picks its game up again
+        page.wait_for_selector(f"#inventory li[data-name='{item}']")
+        assert _state(page)["step"] == state["step"]
 
         page.click(f"#nearby li[data-name='{container}'], #accessible li[data-name='{container}']")
         _press(page, "g")
@@ -103,15 +107,10 @@ def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
         page.goto(f"{base}/leaderboard")
         page.wait_for_selector("#board td")
         assert "PickAndPlaceTest" in page.inner_text("#board") and "human" in page.inner_text("#board")
+
+        # The docs' screenshots come from `ui_kit.theme_screenshots`: check it makes real pictures.
+        (shot,) = theme_screenshots(page, base, tmp_path / "shots", [("tutorial", "Tutorial", "normal")])
+        with Image.open(shot) as image:
+            assert image.size == (1280, 900)
+            assert len(image.convert("RGB").getcolors(1 << 20) or []) > 50  # the view, not a blank page
         assert not errors, errors
-
-
-def test_theme_screenshots_come_from_the_page(tmp_path: Path) -> None:
-    """The docs' screenshots are made by `ui_kit.theme_screenshots`; check it makes real pictures."""
-    from PIL import Image
-
-    with live_server(tmp_path / "logs") as base, browser_page() as page:
-        shots = theme_screenshots(page, base, tmp_path / "shots", [("tutorial", "Tutorial", "normal")])
-    with Image.open(shots[0]) as image:
-        assert image.size == (1280, 900)
-        assert len(image.convert("RGB").getcolors(1 << 20) or []) > 50  # the view, not a blank page

@@ -99,8 +99,9 @@ def start_game(page: Any, base: str, task: str, difficulty: str = "normal", seed
     page.select_option("#task", task)
     page.select_option("#difficulty", difficulty)
     page.fill("#seed", str(seed))
+    before = page.evaluate("() => (typeof game !== 'undefined' && game) ? game.id : null")
     page.click("#new-game")
-    page.wait_for_function(f"typeof game !== 'undefined' && game !== null && game.task === {task!r} && game.step === 0")
+    page.wait_for_function(f"game !== null && game.id !== {json.dumps(before)} && game.task === {task!r}")
     page.wait_for_function("document.getElementById('view').complete && document.getElementById('view').naturalWidth > 0")
 
 

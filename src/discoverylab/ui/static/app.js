@@ -48,6 +48,10 @@ async function initPlay() {
   $("show-scorecard").addEventListener("click", showScorecard);
   $("submit-report").addEventListener("click", submitReport);
   document.addEventListener("keydown", onKey);
+  const saved = sessionStorage.getItem("game");  // a reload keeps playing the same game
+  if (saved) {
+    try { game = await api(`/api/games/${encodeURIComponent(saved)}`); render(); } catch (e) { sessionStorage.removeItem("game"); }
+  }
 }
 
 async function newGame() {
@@ -55,6 +59,7 @@ async function newGame() {
     status("starting…");
     const seed = Number($("seed").value);
     game = await post("/api/games", { task: $("task").value, difficulty: $("difficulty").value, seed });
+    sessionStorage.setItem("game", game.id);
     sel = { arg1: null, arg2: null };
     $("scorecard").replaceChildren();
     $("report").value = "";
@@ -166,6 +171,7 @@ function onKey(ev) {
   const tag = (ev.target.tagName || "").toLowerCase();
   if (["input", "textarea", "select"].includes(tag) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   if (location.pathname === "/replay") { replayKey(ev); return; }
+  if (location.pathname === "/leaderboard") return;
   const key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
   if (key === "Tab") { ev.preventDefault(); $("task-box").hidden = !$("task-box").hidden; return; }
   if (key === "?") { $("help").hidden = !$("help").hidden; return; }
