@@ -70,3 +70,25 @@ def test_cached_grid_views_keep_their_own_labels() -> None:
     first = render._layout_png(layout, True)
     assert render._layout_png(elsewhere, True) != first
     assert render._layout_png(layout, True) == first
+
+
+def test_views_rendered_from_many_threads_match_single_threaded_ones() -> None:
+    """The UI server renders from a thread pool; the process-wide caches must stay consistent."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    tasks = ["MovingAgentsTest", "Proteomics", "LostInTranslation", "DoorsTest"]
+    envs = [_env(task, seed=5) for task in tasks]
+    render._PNG_CACHE.clear()
+
+    def views(env: DiscoveryWorldEnv) -> list[bytes]:
+        out = []
+        for action in ("MOVE_FORWARD", "ROTATE_CW", "MOVE_FORWARD", "ROTATE_CCW") * 3:
+            env.step({"action": action})
+            assert env.scenario is not None
+            out.append(render.view_png(env.scenario.world, env.scenario.player, grid=len(out) % 2 == 0))
+        return out
+
+    with ThreadPoolExecutor(4) as pool:
+        threaded = list(pool.map(views, envs))
+    again = [views(_env(task, seed=5)) for task in tasks]  # same actions, one thread
+    assert threaded == again

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import io
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import count, pairwise
@@ -118,6 +119,9 @@ _COLOURS = _ColourTable()
 _TILE_CACHE: dict[tuple[TileLook, int], _Art] = {}
 _TILE_CACHE_LIMIT = 20_000  # ~4 KB a tile at scale 1; cleared wholesale when full
 _LABEL_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
+# The caches are process-wide; the browser UI renders from several threads. Rendering holds the
+# GIL anyway, so one lock costs no throughput.
+_CACHE_LOCK = threading.RLock()
 
 
 def _reset_caches_if_full() -> None:
@@ -267,19 +271,24 @@ class _Layout:
     def paint(self, field: str, lut: np.ndarray | None = None, grid: bool = False) -> np.ndarray:
         """RGB pixels (`field="rgb"`), or colour indices mapped through `lut` to uint8.
 
-        One fancy-index gathers every tile at once: the distinct pictures (plus black, last, so
-        that slot -1 is black) are stacked, indexed by the cell grid and the axes interleaved."""
+        Indices are gathered by one fancy index (the distinct pictures, plus black last so that
+        slot -1 is black, stacked and indexed by the cell grid, axes interleaved): ~4x faster
+        than a slice copy per tile. RGB keeps the slice copies, which beat the gather there."""
         px = self.px
+        rows, cols = self.cells.shape
         if field == "rgb":
-            pics = np.stack([*(art.rgb for art in self.arts), np.zeros((px, px, 3), np.uint8)])
+            out = np.zeros((*self.shape, 3), np.uint8)
             black, plate, text = np.zeros(3, np.uint8), np.array(LABEL_PLATE, np.uint8), 255
+            arts = self.arts
+            for j, row in enumerate(self.cells.tolist()):
+                for i, slot in enumerate(row):
+                    if slot >= 0:
+                        out[j * px : (j + 1) * px, i * px : (i + 1) * px] = arts[slot].rgb
         else:
             assert lut is not None
             pics = np.take(lut, np.stack([*(art.idx for art in self.arts), np.zeros((px, px), np.uint16)]))
             black, plate, text = lut[0], lut[_PLATE_INDEX], lut[_TEXT_INDEX]
-        rows, cols = self.cells.shape
-        gathered = pics[self.cells]  # (rows, cols, px, px[, 3])
-        out = np.ascontiguousarray(gathered.swapaxes(1, 2)).reshape(rows * px, cols * px, *pics.shape[3:])
+            out = np.ascontiguousarray(pics[self.cells].swapaxes(1, 2)).reshape(rows * px, cols * px)
         if grid:
             out[:, ::px] = black  # 1-px lines on every tile's top and left edge
             out[::px, :] = black
@@ -301,6 +310,11 @@ def _layout(world: World, x0: int, y0: int, width: int, height: int, scale: int,
     labels only if `grid`."""
     if scale < 1 or int(scale) != scale:
         raise ValueError(f"scale must be a positive integer, got {scale!r}.")
+    with _CACHE_LOCK:
+        return _build_layout(world, x0, y0, width, height, scale, grid)
+
+
+def _build_layout(world: World, x0: int, y0: int, width: int, height: int, scale: int, grid: bool) -> _Layout:
     _reset_caches_if_full()
     px = TILE * scale
     cells = [-1] * (width * height)
@@ -371,14 +385,15 @@ def _layout_png(layout: _Layout, grid: bool) -> bytes:
     grid: at the same world coordinates, which the labels show)."""
     key = (layout.shape, tuple(art.serial for art in layout.arts), layout.cells.tobytes(), grid,
            layout.origin if grid else None)  # fmt: skip
-    png = _PNG_CACHE.get(key)
-    if png is None:
-        png = _PNG_CACHE[key] = _encode_layout(layout, grid)
-        if len(_PNG_CACHE) > _PNG_CACHE_LIMIT:
-            _PNG_CACHE.popitem(last=False)
-    else:
-        _PNG_CACHE.move_to_end(key)
-    return png
+    with _CACHE_LOCK:
+        png = _PNG_CACHE.get(key)
+        if png is None:
+            png = _PNG_CACHE[key] = _encode_layout(layout, grid)
+            if len(_PNG_CACHE) > _PNG_CACHE_LIMIT:
+                _PNG_CACHE.popitem(last=False)
+        else:
+            _PNG_CACHE.move_to_end(key)
+        return png
 
 
 def _encode_layout(layout: _Layout, grid: bool) -> bytes:
