@@ -276,6 +276,7 @@ class _Layout:
         than a slice copy per tile. RGB keeps the slice copies, which beat the gather there."""
         px = self.px
         rows, cols = self.cells.shape
+        out: np.ndarray
         if field == "rgb":
             out = np.zeros((*self.shape, 3), np.uint8)
             black, plate, text = np.zeros(3, np.uint8), np.array(LABEL_PLATE, np.uint8), 255
