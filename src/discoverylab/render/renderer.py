@@ -25,7 +25,7 @@ import io
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from itertools import count, pairwise
+from itertools import count
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -156,7 +156,8 @@ def tile_look(world: World, x: int, y: int) -> TileLook:
             shown = tuple(sprite_key(c) for c in obj.contents[:MAX_SHOWN_CONTENTS])
             return ((key, shown, len(obj.contents) > MAX_SHOWN_CONTENTS),)
         return (key,)
-    if any(a.layer == b.layer for a, b in pairwise(stack)):  # later placed lies on top
+    layers = [obj.layer for obj in stack]
+    if len(set(layers)) < len(layers):  # a shared layer: the later placed lies on top
         stack = [stack[i] for i in sorted(range(len(stack)), key=lambda i: (-(stack[i].layer or 0), -i))]
     fade_air = stack[0].layer == Layer.AIR and any(o.is_agent for o in stack)
     entries: list[TileEntry] = []
