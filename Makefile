@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck bench clean
+.PHONY: run test lint typecheck bench chromium serve clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,8 +24,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-test: $(STAMP) lint typecheck
+# The browser test drives Debian's chromium (never a downloaded browser); CI runs as root.
+chromium:
+	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
+
+test: $(STAMP) lint typecheck chromium
 	$(BIN)/python -m pytest -n 2 -q
+
+serve: $(STAMP)
+	$(BIN)/discoverylab serve
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/step_speed.py

@@ -5,12 +5,16 @@
 A random agent walks each task (seed 0); after every step the agent's view is rendered and
 only the rendering is timed. Columns, in images per second:
 - `array`: `render.view_array`, the RGB array a Gymnasium image observation holds;
-- `png`: `render.view_png`, PNG bytes (what an LLM agent would be sent);
+- `png`: `render.view_png`, PNG bytes (what an LLM agent would be sent, and the browser UI);
+  a view identical to a recent one (a failed action, a wait, a dialog step) comes from the
+  renderer's PNG cache;
+- `png new`: the same with that cache emptied before every view, i.e. every view encoded;
 - `vision`: `render.vision_observation` at scale 1, the original's pair of PNG data URLs (with
   and without grid) counted as one observation.
 `first ms` is the first view of the task (new tiles composed; sprites already drawn by earlier
 tasks). Each rate is shown as wall clock / process CPU time: on a busy machine the CPU-time rate
-is what an idle machine would reach. Target (2-core machine): >= 100 images/s at scale 1.
+is what an idle machine would reach. Targets (2-core machine): >= 100 images/s at scale 1; PNG
+(issue #11): >= 500 views/s at 768x512 on one core.
 """
 
 from __future__ import annotations
@@ -65,11 +69,19 @@ def measure(task: str, difficulty: str, images: int) -> dict[str, Any]:
     for scale in (1, 2):
         row[f"array_s{scale}"] = _rate(view(render.view_array, scale), step, images)
         row[f"png_s{scale}"] = _rate(view(render.view_png, scale), step, images)
+        row[f"pngnew_s{scale}"] = _rate(view(_uncached_png, scale), step, images)
     row["vision_s1"] = _rate(view(render.vision_observation), step, images)
     return row
 
 
-COLUMNS = ("array_s1", "png_s1", "vision_s1", "array_s2", "png_s2")
+COLUMNS = ("array_s1", "png_s1", "pngnew_s1", "vision_s1", "array_s2", "png_s2")
+
+
+def _uncached_png(world: Any, agent: Any, scale: int = 1) -> bytes:
+    from discoverylab.render import renderer as render
+
+    render._PNG_CACHE.clear()
+    return render.view_png(world, agent, scale)
 
 
 def main() -> None:

@@ -38,6 +38,7 @@ from discoverylab.bench.runner import (
 )
 from discoverylab.bench.schema import status_line
 from discoverylab.labs.cli import lab_app
+from discoverylab.ui import cli as ui_cli
 
 app = typer.Typer(help="discoverylab: scientific-discovery environments for AI agents.", no_args_is_help=True)
 # Piped output (CI logs, `make run | tee`) gets a fixed width wide enough for the result tables.
@@ -338,6 +339,8 @@ def docs(out: Annotated[Path, typer.Option("--out")] = Path("docs/tasks.md")) ->
 
 
 app.add_typer(lab_app, name="lab", help="Tiny Labs: small black-box scientific sandboxes.")
+app.command()(ui_cli.serve)
+app.command()(ui_cli.replay)
 
 
 def main() -> None:

@@ -1,0 +1,89 @@
+"""`discoverylab serve` and `discoverylab replay`: the terminal side of the browser UI."""
+
+from __future__ import annotations
+
+import ipaddress
+import webbrowser
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import quote
+
+import typer
+from rich.console import Console
+
+console = Console()
+err = Console(stderr=True)
+LOCAL_HOSTS = ("localhost",)
+
+
+def _is_local(host: str) -> bool:
+    if host in LOCAL_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", help="interface to listen on (localhost by default)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8765,
+    logs: Annotated[Path, typer.Option("--logs", help="folder for human game logs; replay and leaderboard read it")] = Path("runs/ui"),
+    max_games: Annotated[int, typer.Option("--max-games", min=1, help="games alive at once")] = 32,
+    max_log_mb: Annotated[float, typer.Option("--max-log-mb", min=0.01, help="log size limit per game")] = 20.0,
+    open_browser: Annotated[bool, typer.Option("--open", help="open the page in a browser")] = False,
+) -> None:
+    """Serve the browser UI: play tasks as a human, replay logs, human-vs-agent leaderboard."""
+    import uvicorn
+
+    from discoverylab.ui.server import create_app
+
+    if not _is_local(host):
+        err.print(f"[yellow]Warning:[/yellow] listening on {host}: anyone who can reach this machine can play "
+                  "games and read every log in the logs folder. There is no authentication.")  # fmt: skip
+    app = create_app(logs, max_games=max_games, max_log_bytes=int(max_log_mb * 1_000_000))
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+    console.print(f"discoverylab UI: [bold]{url}[/bold]  (logs: {logs})  Ctrl+C stops it.")
+    if open_browser:
+        webbrowser.open(url)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def replay(
+    log: Annotated[Path, typer.Argument(help="a run log (.jsonl) of an agent, oracle or human")],
+    gif: Annotated[Path | None, typer.Option("--gif", help="write a captioned GIF here")] = None,
+    mp4: Annotated[Path | None, typer.Option("--mp4", help="write a captioned MP4 here")] = None,
+    fps: Annotated[float, typer.Option("--fps", min=0.1, max=60)] = 2.0,
+    grid: Annotated[bool, typer.Option("--grid", help="draw the tile grid")] = False,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8765,
+) -> None:
+    """Replay a run log: write a GIF/MP4, or open it in the browser UI (step slider, play/pause)."""
+    from discoverylab.ui.replay import LogError, Replay, load_log
+
+    if not log.is_file():
+        err.print(f"[red]Error:[/red] no such log file: {log}", soft_wrap=True)
+        raise typer.Exit(2)
+    if gif is None and mp4 is None:
+        import uvicorn
+
+        from discoverylab.ui.server import create_app
+
+        app = create_app(log.parent)
+        url = f"http://127.0.0.1:{port}/replay?log={quote(log.name)}"
+        console.print(f"Replay of {log.name}: [bold]{url}[/bold]  Ctrl+C stops it.")
+        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+        return
+    from discoverylab.ui.video import write_gif, write_mp4
+
+    try:
+        rp = Replay.build(load_log(log))
+    except (LogError, OSError) as exc:
+        err.print(f"[red]Error:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    if rp.diverged_at is not None:
+        err.print(f"[yellow]Warning:[/yellow] the replay differs from the log from step {rp.diverged_at} "
+                  "(a log from another simulator version?).")  # fmt: skip
+    for out, writer in ((gif, write_gif), (mp4, write_mp4)):
+        if out is not None:
+            frames = writer(rp, out, fps=fps, grid=grid)
+            console.print(f"wrote {out} ({frames} frames)", soft_wrap=True)

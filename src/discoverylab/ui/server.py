@@ -1,0 +1,253 @@
+"""The FastAPI app behind `discoverylab serve`: play, replay and the leaderboard.
+
+Every input is validated (pydantic models, bounded query values) and every refusal is a 4xx
+with `{"detail": "<clear message>"}`. Files are served only from the packaged `static/` folder
+and the logs folder, through `safe_path` (no `..`, no absolute or hidden parts, and the
+resolved path, symlinks followed, must stay inside its root).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Body, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from pydantic import BaseModel, Field
+
+from discoverylab.scoring.knowledge import Judge
+from discoverylab.ui.games import (
+    MAX_REPORT_CHARS,
+    MAX_SEED,
+    GameManager,
+    NotFound,
+    StepRequest,
+    TooLarge,
+    UIError,
+    public_scorecard,
+)
+from discoverylab.ui.leaderboard import leaderboard
+from discoverylab.ui.replay import LogError, Replay, load_log
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY_BYTES = 1_000_000
+_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,200}$")
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data: blob:; object-src 'none'; frame-ancestors 'none'",
+}
+
+
+def safe_path(root: Path, relative: str) -> Path:
+    """`root/relative` if it is a plain file inside `root` (after following symlinks), else NotFound."""
+    parts = relative.split("/")
+    if "\\" in relative or "\x00" in relative or not all(_PART.match(p) for p in parts):
+        raise NotFound(f"No such file: {relative[:80]!r}.")
+    try:
+        path = (root / relative).resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise NotFound(f"No such file: {relative[:80]!r}.") from None
+    if not path.is_relative_to(root.resolve()) or not path.is_file():
+        raise NotFound(f"No such file: {relative[:80]!r}.")
+    return path
+
+
+class NewGame(BaseModel):
+    model_config = {"extra": "forbid"}
+    task: str = Field(..., min_length=1, max_length=80)
+    difficulty: str = Field("normal", min_length=1, max_length=20)
+    seed: int = Field(0, ge=0, le=MAX_SEED)
+
+
+class Report(BaseModel):
+    model_config = {"extra": "forbid"}
+    report: str = Field(..., max_length=MAX_REPORT_CHARS)
+
+
+def default_judge() -> Judge | None:
+    """The agents' knowledge judge when an LLM endpoint is configured, else None (ungraded)."""
+    from discoverylab.llm.client import ENV_BASE_URL
+
+    if not (os.environ.get(ENV_BASE_URL) or os.environ.get("OPENAI_BASE_URL")):
+        return None
+    from discoverylab.llm import knowledge_judge
+    from discoverylab.llm.client import LLMClient
+
+    return knowledge_judge(LLMClient())
+
+
+class _Replays:
+    """A few re-simulated logs, rebuilt when their file changes (a human game in progress)."""
+
+    def __init__(self, logs: Path, limit: int = 8, max_log_bytes: int = 20_000_000) -> None:
+        self.logs, self.limit, self.max_log_bytes = logs, limit, max_log_bytes
+        self._cache: OrderedDict[str, tuple[tuple[float, int], Replay]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> Replay:
+        path = safe_path(self.logs, name)
+        if not path.name.endswith(".jsonl"):
+            raise NotFound(f"{name[:80]!r} is not a .jsonl log.")
+        stat = path.stat()
+        if stat.st_size > self.max_log_bytes:
+            raise TooLarge(f"{name[:80]!r} is larger than the server's limit of {self.max_log_bytes} bytes.")
+        stamp = (stat.st_mtime, stat.st_size)
+        with self._lock:
+            hit = self._cache.get(name)
+            if hit is not None and hit[0] == stamp:
+                self._cache.move_to_end(name)
+                return hit[1]
+            replay = Replay.build(load_log(path, self.max_log_bytes))
+            self._cache[name] = (stamp, replay)
+            while len(self._cache) > self.limit:
+                self._cache.popitem(last=False)
+            return replay
+
+
+def create_app(
+    logs: Path,
+    max_games: int = 32,
+    max_log_bytes: int = 20_000_000,
+    judge_factory: Callable[[], Judge | None] | None = None,
+) -> FastAPI:
+    """The UI app; games write their logs to `logs`, which is also what replay and the
+    leaderboard read."""
+    logs = Path(logs)
+    logs.mkdir(parents=True, exist_ok=True)
+    games = GameManager(logs, max_games, max_log_bytes, judge_factory=judge_factory or default_judge)
+    replays = _Replays(logs, max_log_bytes=max_log_bytes)
+    app = FastAPI(title="discoverylab UI", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.games = games
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next: Callable[[Request], Any]) -> Response:
+        length = request.headers.get("content-length", "0")
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            return JSONResponse({"detail": f"Request bodies are limited to {MAX_BODY_BYTES} bytes."}, 413)
+        response: Response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    @app.exception_handler(UIError)
+    async def ui_error(_: Request, exc: UIError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, exc.status)
+
+    @app.exception_handler(LogError)
+    async def log_error(_: Request, exc: LogError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, 422)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in exc.errors()[:5]:
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+            problems.append(f"{where}: {err.get('msg', 'invalid')}" if where else str(err.get("msg", "invalid")))
+        return JSONResponse({"detail": "; ".join(problems)[:500]}, 422)
+
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    for route in ("/", "/play", "/replay", "/leaderboard"):
+        app.get(route, include_in_schema=False)(page)
+
+    @app.get("/static/{name:path}")
+    def static(name: str) -> FileResponse:
+        return FileResponse(safe_path(STATIC, name))
+
+    @app.get("/api/tasks")
+    def tasks() -> list[dict[str, Any]]:
+        from discoverylab.scenarios.registry import all_tasks
+
+        return [{"task": tid, "title": cls.title, "suite": cls.suite, "difficulties": list(cls.difficulties)}
+                for tid, cls in all_tasks().items()]  # fmt: skip
+
+    @app.post("/api/games")
+    def new_game(spec: NewGame) -> dict[str, Any]:
+        game = games.create(spec.task, spec.difficulty, spec.seed)
+        with game.lock:
+            return game.state()
+
+    @app.get("/api/games/{gid}")
+    def game_state(gid: str) -> dict[str, Any]:
+        game = games.get(gid)
+        with game.lock:
+            return game.state()
+
+    @app.post("/api/games/{gid}/step")
+    def step(gid: str, request: StepRequest) -> dict[str, Any]:
+        game = games.get(gid)
+        with game.lock:
+            game.step(request)
+            return game.state()
+
+    @app.get("/api/games/{gid}/view.png")
+    def game_view(gid: str, grid: bool = False, step: Annotated[int, Query(ge=0)] = 0) -> Response:
+        game = games.get(gid)  # `step` only busts browser caches
+        with game.lock:
+            return Response(game.view_png(grid), media_type="image/png", headers={"Cache-Control": "no-store"})
+
+    @app.get("/api/games/{gid}/scorecard")
+    def game_scorecard(gid: str) -> dict[str, Any]:
+        game = games.get(gid)
+        with game.lock:
+            return game.scorecard()
+
+    @app.post("/api/games/{gid}/report")
+    def report(gid: str, body: Annotated[Report, Body()]) -> dict[str, Any]:
+        game = games.get(gid)
+        with game.lock:
+            game.finish(body.report, games.judge())
+            return game.state()
+
+    @app.delete("/api/games/{gid}")
+    def close(gid: str) -> dict[str, str]:
+        games.close(gid)
+        return {"closed": gid}
+
+    @app.get("/api/logs")
+    def list_logs() -> list[dict[str, Any]]:
+        root = logs.resolve()
+        out = []
+        for path in sorted(logs.rglob("*.jsonl")):
+            if path.name == "results.jsonl" or not path.resolve().is_relative_to(root):
+                continue
+            rel = path.relative_to(logs).as_posix()
+            out.append({"name": rel, "bytes": path.stat().st_size})
+        return out[:2000]
+
+    @app.get("/api/replay")
+    def replay_summary(log: Annotated[str, Query(min_length=1, max_length=400)]) -> dict[str, Any]:
+        return replays.get(log).summary()
+
+    @app.get("/api/replay/frame.png")
+    def replay_frame(
+        log: Annotated[str, Query(min_length=1, max_length=400)], step: Annotated[int, Query(ge=0)] = 0, grid: bool = False
+    ) -> Response:
+        replay = replays.get(log)
+        if step >= len(replay):
+            raise UIError(f"step must be in 0..{len(replay) - 1} for this log, not {step}.")
+        return Response(replay.frame_png(step, grid), media_type="image/png")
+
+    @app.get("/api/replay/scorecard")
+    def replay_scorecard(
+        log: Annotated[str, Query(min_length=1, max_length=400)], step: Annotated[int, Query(ge=0)] = 0
+    ) -> dict[str, Any]:
+        replay = replays.get(log)
+        if step >= len(replay):
+            raise UIError(f"step must be in 0..{len(replay) - 1} for this log, not {step}.")
+        card = replay.scorecard(step)
+        return card if replay.log.end is not None else public_scorecard(card)  # a game in progress
+
+    @app.get("/api/leaderboard")
+    def board() -> dict[str, Any]:
+        return leaderboard(logs)
+
+    return app

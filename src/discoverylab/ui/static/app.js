@@ -1,0 +1,355 @@
+// discoverylab browser UI: play, replay, leaderboard. Plain JS, no build step; all text goes
+// through textContent (never innerHTML), since messages and logs are untrusted.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
+const GROUND = /^(grass|path|floor|wall|sand|dirt|soil|water|road|fence)$/;
+
+async function api(path, options) {
+  const res = await fetch(path, options);
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(body.detail || `${res.status} ${res.statusText}`);
+  return body;
+}
+const post = (path, data) => api(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(data) });
+function status(text, bad) { $("status").textContent = text || ""; $("status").className = bad ? "bad" : ""; }
+
+// ---- pages --------------------------------------------------------------------------------
+function showPage() {
+  const name = location.pathname.replace(/^\//, "") || "play";
+  for (const page of document.querySelectorAll(".page")) page.hidden = page.id !== name;
+  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === name);
+  if (name === "replay") initReplay();
+  if (name === "leaderboard") loadBoard();
+}
+
+// ---- play ---------------------------------------------------------------------------------
+let tasks = [];
+let game = null;
+let sel = { arg1: null, arg2: null };
+let names = {};
+
+async function initPlay() {
+  tasks = await api("/api/tasks");
+  for (const t of tasks) $("task").append(new Option(`${t.task} (${t.suite})`, t.task));
+  const fill = () => {
+    const t = tasks.find((x) => x.task === $("task").value);
+    $("difficulty").replaceChildren(...t.difficulties.map((d) => new Option(d, d)));
+    if (t.difficulties.includes("normal")) $("difficulty").value = "normal";
+  };
+  $("task").addEventListener("change", fill);
+  fill();
+  $("picker").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
+  $("grid").addEventListener("change", refreshView);
+  $("show-ground").addEventListener("change", () => game && render());
+  $("view").addEventListener("click", clickView);
+  $("clear-selection").addEventListener("click", () => { sel = { arg1: null, arg2: null }; drawSelection(); });
+  $("show-scorecard").addEventListener("click", showScorecard);
+  $("submit-report").addEventListener("click", submitReport);
+  document.addEventListener("keydown", onKey);
+  const saved = sessionStorage.getItem("game");  // a reload keeps playing the same game
+  if (saved) {
+    try { game = await api(`/api/games/${encodeURIComponent(saved)}`); render(); } catch (e) { sessionStorage.removeItem("game"); }
+  }
+}
+
+async function newGame() {
+  try {
+    status("starting…");
+    const seed = Number($("seed").value);
+    game = await post("/api/games", { task: $("task").value, difficulty: $("difficulty").value, seed });
+    sessionStorage.setItem("game", game.id);
+    sel = { arg1: null, arg2: null };
+    $("scorecard").replaceChildren();
+    $("report").value = "";
+    $("report-result").textContent = "";
+    render();
+    status("");
+    $("new-game").blur();
+  } catch (e) { status(e.message, true); }
+}
+
+async function act(action) {
+  if (!game) { status("Start a game first.", true); return; }
+  try {
+    game = await post(`/api/games/${game.id}/step`, action);
+    render();
+    if (!$("scorecard").hidden && $("scorecard").rows.length) showScorecard();
+    status(game.terminated ? "Task finished: hand in your knowledge report." : game.truncated ? "Step limit reached." : "");
+  } catch (e) { status(e.message, true); }
+}
+
+function refreshView() {
+  if (game) $("view").src = `/api/games/${game.id}/view.png?grid=${$("grid").checked}&step=${game.step}`;
+}
+
+function objectItem(o, extra) {
+  names[o.uuid] = o.name;
+  const li = el("li");
+  li.dataset.uuid = o.uuid;
+  li.dataset.name = o.name;
+  li.append(el("span", o.description || o.name), el("span", ` [${o.uuid}]${extra || ""}`, "uuid"));
+  li.addEventListener("click", (ev) => choose(o.uuid, ev.shiftKey));
+  return li;
+}
+
+function render() {
+  const obs = game.observation;
+  names = {};
+  refreshView();
+  const loc = obs.agentLocation || {};
+  $("game-info").textContent = `${game.task} · ${game.difficulty} · seed ${game.seed} · step ${game.step}/${game.max_steps} · at (${loc.x}, ${loc.y}) facing ${loc.faceDirection}`;
+  $("task-text").textContent = (obs.taskProgress || []).map((t) => t.description).join("\n");
+  $("last-message").textContent = obs.lastActionMessage + (obs.extended_action_message && obs.extended_action_message !== obs.lastActionMessage ? "\n" + obs.extended_action_message : "");
+  $("inventory").replaceChildren(...(obs.inventoryObjects || []).map((o) => objectItem(o)));
+  $("accessible").replaceChildren(...(obs.accessibleEnvironmentObjects || []).map((o) => objectItem(o)));
+  const near = [];
+  const all = $("show-ground").checked;
+  for (const [dir, objs] of Object.entries((obs.nearbyObjects || {}).objects || {})) {
+    for (const o of objs) {
+      if (all || !GROUND.test(o.name)) near.push(objectItem(o, ` ${dir} ${o.distance}`));
+      else names[o.uuid] = o.name;
+    }
+  }
+  $("nearby").replaceChildren(...near);
+  const box = obs.dialog_box || {};
+  $("dialog").hidden = !box.is_in_dialog;
+  if (box.is_in_dialog) {
+    $("dialog-in").textContent = box.dialogIn || "";
+    $("dialog-options").replaceChildren(...Object.entries(box.dialogOptions || {}).map(([k, v]) => {
+      const li = el("li", `${k}. ${v}`);
+      li.value = Number(k);
+      li.addEventListener("click", () => act({ chosen_dialog_option_int: Number(k) }));
+      return li;
+    }));
+  }
+  const feed = obs.discoveryFeed || {};
+  $("feed").replaceChildren(...[...(feed.posts || []), ...(feed.scientific_articles || [])].map((p) => el("li", `#${p.postID} ${p.author}: ${p.content || p.title || ""}`)));
+  const over = game.finished;
+  $("submit-report").disabled = over;
+  if (game.knowledge) showKnowledge(game.knowledge, $("report-result"));
+  drawSelection();
+}
+
+function choose(uuid, second) {
+  if (second) sel.arg2 = uuid; else sel.arg1 = uuid;
+  drawSelection();
+}
+
+function drawSelection() {
+  const label = (u) => (u === null ? "—" : `${names[u] || "object"} [${u}]`);
+  $("arg1").textContent = label(sel.arg1);
+  $("arg2").textContent = label(sel.arg2);
+  for (const li of document.querySelectorAll("ul.objects li")) {
+    li.classList.toggle("arg1", Number(li.dataset.uuid) === sel.arg1);
+    li.classList.toggle("arg2", Number(li.dataset.uuid) === sel.arg2);
+  }
+}
+
+function clickView(ev) {
+  if (!game) return;
+  const rect = $("view").getBoundingClientRect();
+  const tx = Math.floor(((ev.clientX - rect.left) / rect.width) * 24);
+  const ty = Math.floor(((ev.clientY - rect.top) / rect.height) * 16);
+  const here = Object.entries(game.positions).filter(([, p]) => p[0] === tx && p[1] === ty).map(([u]) => Number(u));
+  const buttons = here.map((u) => {
+    const b = el("button", `${names[u] || "object"} [${u}]`);
+    b.type = "button";
+    b.addEventListener("click", (e) => choose(u, e.shiftKey));
+    return b;
+  });
+  $("tile-objects").replaceChildren(el("span", here.length ? "On that tile: " : "Nothing you can see closely there.", "hint"), ...buttons);
+  if (here.length === 1) choose(here[0], ev.shiftKey);
+}
+
+const ONE_ARG = { " ": "PICKUP", d: "DROP", o: "OPEN", c: "CLOSE", a: "ACTIVATE", s: "DEACTIVATE", t: "TALK", r: "READ", e: "EAT", g: "TELEPORT_TO_OBJECT" };
+const TWO_ARGS = { p: "PUT", u: "USE" };
+const NO_ARG = { ArrowUp: "MOVE_FORWARD", ArrowDown: "MOVE_BACKWARD", ArrowLeft: "ROTATE_CCW", ArrowRight: "ROTATE_CW", w: "WAIT", v: "DISCOVERY_FEED_GET_UPDATES" };
+
+function onKey(ev) {
+  const tag = (ev.target.tagName || "").toLowerCase();
+  if (["input", "textarea", "select"].includes(tag) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (location.pathname === "/replay") { replayKey(ev); return; }
+  if (location.pathname === "/leaderboard") return;
+  const key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
+  if (key === "Tab") { ev.preventDefault(); $("task-box").hidden = !$("task-box").hidden; return; }
+  if (key === "?") { $("help").hidden = !$("help").hidden; return; }
+  if (/^[1-9]$/.test(key) && game && game.observation.dialog_box && game.observation.dialog_box.is_in_dialog) {
+    act({ chosen_dialog_option_int: Number(key) });
+    return;
+  }
+  if (NO_ARG[ev.key] || NO_ARG[key]) { ev.preventDefault(); act({ action: NO_ARG[ev.key] || NO_ARG[key] }); return; }
+  if (ONE_ARG[key]) {
+    ev.preventDefault();
+    if (sel.arg1 === null) { status(`Choose an object first (click it), then press ${key === " " ? "space" : key}.`, true); return; }
+    act({ action: ONE_ARG[key], arg1: sel.arg1 });
+    return;
+  }
+  if (TWO_ARGS[key]) {
+    ev.preventDefault();
+    if (sel.arg1 === null || sel.arg2 === null) { status("Choose arg1 (click) and arg2 (shift+click) first.", true); return; }
+    act({ action: TWO_ARGS[key], arg1: sel.arg1, arg2: sel.arg2 });
+  }
+}
+
+async function showScorecard() {
+  if (!game) return;
+  try { drawScorecard(await api(`/api/games/${game.id}/scorecard`), $("scorecard")); } catch (e) { status(e.message, true); }
+}
+
+function drawScorecard(card, table) {
+  const rows = card.scoreCard.map((item) => {
+    const tr = el("tr");
+    tr.append(el("td", item.name), el("td", `${item.score}/${item.maxScore}`, "num"));
+    return tr;
+  });
+  const total = el("tr");
+  total.append(el("th", `total (${card.completed ? (card.completedSuccessfully ? "completed" : "failed") : "in progress"})`), el("th", `${card.score}/${card.maxScore} = ${card.scoreNormalized.toFixed(2)}`, "num"));
+  table.replaceChildren(...rows, total);
+}
+
+async function submitReport() {
+  if (!game) return;
+  try {
+    game = await post(`/api/games/${game.id}/report`, { report: $("report").value });
+    render();
+    status("Report handed in; the game is over.");
+  } catch (e) { status(e.message, true); }
+}
+
+function showKnowledge(k, target) {
+  if (!k) { target.textContent = "no report"; return; }
+  const grade = k.graded ? `knowledge score ${Number(k.score).toFixed(2)}` : "not graded";
+  target.textContent = `${grade}${k.error ? ` (judge error: ${k.error})` : ""}\n${k.report || ""}`;
+}
+
+// ---- replay -------------------------------------------------------------------------------
+let rp = null;
+let rpTimer = null;
+let replayReady = false;
+
+async function initReplay() {
+  if (!replayReady) {
+    replayReady = true;
+    $("rp-slider").addEventListener("input", () => showStep(Number($("rp-slider").value)));
+    $("rp-prev").addEventListener("click", () => showStep(rpStep() - 1));
+    $("rp-next").addEventListener("click", () => showStep(rpStep() + 1));
+    $("rp-play").addEventListener("click", togglePlay);
+    $("rp-grid").addEventListener("change", () => showStep(rpStep()));
+    $("rp-show-scorecard").addEventListener("click", rpScorecard);
+    $("log-select").addEventListener("change", () => openLog($("log-select").value));
+  }
+  try {
+    const logs = await api("/api/logs");
+    $("log-select").replaceChildren(new Option("— choose a log —", ""), ...logs.map((l) => new Option(l.name, l.name)));
+    const wanted = new URLSearchParams(location.search).get("log");
+    if (wanted) { $("log-select").value = wanted; openLog(wanted); }
+  } catch (e) { status(e.message, true); }
+}
+
+const rpStep = () => Number($("rp-slider").value);
+
+async function openLog(name) {
+  if (!name) return;
+  try {
+    status("re-simulating…");
+    rp = await api(`/api/replay?log=${encodeURIComponent(name)}`);
+    rp.name = name;
+    history.replaceState(null, "", `/replay?log=${encodeURIComponent(name)}`);
+    $("rp-slider").max = rp.frames - 1;
+    const info = `${rp.agent} on ${rp.task} · ${rp.difficulty} · seed ${rp.seed} · ${rp.frames - 1} steps` + (rp.ended ? "" : " · unfinished") + (rp.diverged_at !== null ? ` · replay differs from the log from step ${rp.diverged_at}` : "");
+    $("rp-info").textContent = info;
+    showKnowledge(rp.knowledge, $("rp-knowledge"));
+    drawChart();
+    showStep(0);
+    status("");
+  } catch (e) { status(e.message, true); }
+}
+
+function describe(action) {
+  if (action === null || action === undefined) return "(start)";
+  if (typeof action !== "object") return String(action);
+  if ("chosen_dialog_option_int" in action) return `choose option ${action.chosen_dialog_option_int}`;
+  return ["action", "arg1", "arg2"].filter((k) => action[k] !== undefined && action[k] !== null).map((k) => action[k]).join(" ");
+}
+
+function showStep(i) {
+  if (!rp) return;
+  i = Math.max(0, Math.min(rp.frames - 1, i));
+  $("rp-slider").value = i;
+  const t = rp.timeline[i];
+  $("rp-view").src = `/api/replay/frame.png?log=${encodeURIComponent(rp.name)}&step=${i}&grid=${$("rp-grid").checked}`;
+  $("rp-step").textContent = `step ${i} / ${rp.frames - 1} · score ${t.score.toFixed(2)}`;
+  $("rp-action").textContent = describe(t.action);
+  $("rp-message").textContent = t.message;
+  $("rp-scorecard").replaceChildren();
+  const marker = document.getElementById("rp-marker");
+  if (marker) { const x = (300 * i) / Math.max(1, rp.frames - 1); marker.setAttribute("x1", x); marker.setAttribute("x2", x); }
+  if (i >= rp.frames - 1 && rpTimer) togglePlay();
+}
+
+function drawChart() {
+  const svg = $("rp-chart");
+  const ns = "http://www.w3.org/2000/svg";
+  const n = Math.max(1, rp.frames - 1);
+  const line = document.createElementNS(ns, "polyline");
+  line.setAttribute("points", rp.timeline.map((t, i) => `${(300 * i) / n},${98 - 96 * t.score}`).join(" "));
+  line.setAttribute("fill", "none");
+  line.setAttribute("stroke", "#6af");
+  line.setAttribute("stroke-width", "2");
+  line.setAttribute("vector-effect", "non-scaling-stroke");
+  const marker = document.createElementNS(ns, "line");
+  marker.id = "rp-marker";
+  for (const [k, v] of [["y1", 0], ["y2", 100], ["stroke", "#fc6"], ["vector-effect", "non-scaling-stroke"]]) marker.setAttribute(k, v);
+  svg.replaceChildren(line, marker);
+}
+
+function togglePlay() {
+  if (rpTimer) { clearInterval(rpTimer); rpTimer = null; $("rp-play").textContent = "play"; return; }
+  if (!rp) return;
+  if (rpStep() >= rp.frames - 1) showStep(0);
+  rpTimer = setInterval(() => showStep(rpStep() + 1), 500);
+  $("rp-play").textContent = "pause";
+}
+
+function replayKey(ev) {
+  if (ev.key === "ArrowRight") { ev.preventDefault(); showStep(rpStep() + 1); }
+  if (ev.key === "ArrowLeft") { ev.preventDefault(); showStep(rpStep() - 1); }
+  if (ev.key === " ") { ev.preventDefault(); togglePlay(); }
+}
+
+async function rpScorecard() {
+  if (!rp) return;
+  try { drawScorecard(await api(`/api/replay/scorecard?log=${encodeURIComponent(rp.name)}&step=${rpStep()}`), $("rp-scorecard")); } catch (e) { status(e.message, true); }
+}
+
+// ---- leaderboard --------------------------------------------------------------------------
+async function loadBoard() {
+  try {
+    const board = await api("/api/leaderboard");
+    const table = $("board");
+    const head1 = el("tr"); const head2 = el("tr");
+    head1.append(el("th", ""), el("th", ""));
+    head2.append(el("th", "task"), el("th", "difficulty"));
+    for (const a of board.agents) {
+      const th = el("th", a, "group"); th.colSpan = 4; head1.append(th);
+      head2.append(el("th", "procedure", "num first"), el("th", "completion", "num"), el("th", "knowledge", "num"), el("th", "n", "num"));
+    }
+    const rows = board.rows.map((r) => {
+      const tr = el("tr");
+      tr.append(el("td", r.task), el("td", r.difficulty));
+      for (const a of board.agents) {
+        const c = r.cells[a];
+        if (!c) { tr.append(el("td", "", "first"), el("td"), el("td"), el("td")); continue; }
+        tr.append(el("td", c.procedure.toFixed(2), "num first"), el("td", c.completion.toFixed(2), "num"),
+          el("td", c.knowledge === null ? "not graded" : c.knowledge.toFixed(2), "num"), el("td", String(c.n), "num"));
+      }
+      return tr;
+    });
+    if (!rows.length) { const tr = el("tr"); tr.append(el("td", "No finished runs in the logs folder yet.")); rows.push(tr); }
+    table.replaceChildren(head1, head2, ...rows);
+  } catch (e) { status(e.message, true); }
+}
+
+initPlay().then(showPage).catch((e) => status(e.message, true));

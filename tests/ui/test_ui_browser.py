@@ -1,0 +1,116 @@
+"""The browser UI end to end in headless Debian chromium: play a unit test with the keyboard and
+the mouse, hand in a report, replay the game's log and step through it, and take a docs screenshot."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from ui_kit import NO_CHROMIUM, browser_page, chromium_available, live_server, start_game, theme_screenshots
+
+pytestmark = [
+    pytest.mark.skipif(not chromium_available(), reason=NO_CHROMIUM),
+    pytest.mark.timeout(120),
+]
+
+
+def _state(page) -> dict:  # type: ignore[no-untyped-def]
+    return page.evaluate("() => game")
+
+
+def _press(page, key: str) -> dict:  # type: ignore[no-untyped-def]
+    before = _state(page)["step"]
+    page.keyboard.press(key)
+    page.wait_for_function(f"game.step === {before + 1}")
+    return _state(page)
+
+
+def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
+    with live_server(tmp_path) as base, browser_page() as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        start_game(page, base, "PickAndPlaceTest", seed=1)
+        message = page.inner_text("#last-message")
+        info = page.inner_text("#game-info")
+
+        # Arrows: turn until a free tile lies ahead, then walk onto it.
+        loc = _press(page, "ArrowRight")["observation"]["agentLocation"]
+        assert "rotate" in page.inner_text("#last-message").lower()
+        for _ in range(4):
+            if loc["faceDirection"] in loc["directions_you_can_move"]:
+                break
+            loc = _press(page, "ArrowRight")["observation"]["agentLocation"]
+        assert page.inner_text("#last-message") != message
+        start = (loc["x"], loc["y"])
+        loc = _press(page, "ArrowUp")["observation"]["agentLocation"]
+        assert (loc["x"], loc["y"]) != start
+        assert page.inner_text("#game-info") != info and f"at ({loc['x']}, {loc['y']})" in page.inner_text("#game-info")
+
+        # The task names the object and the container.
+        item, container = re.findall(r"`([^`]+)`", page.inner_text("#task-text"))
+        page.click(f"#nearby li[data-name='{item}']")
+        _press(page, "g")  # teleport beside it
+        page.click(f"#accessible li[data-name='{item}']")
+        state = _press(page, " ")  # take
+        assert item in [o["name"] for o in state["observation"]["inventoryObjects"]]
+        assert page.locator(f"#inventory li[data-name='{item}']").count() == 1
+        page.reload()  # the page picks its game up again
+        page.wait_for_selector(f"#inventory li[data-name='{item}']")
+        assert _state(page)["step"] == state["step"]
+
+        page.click(f"#nearby li[data-name='{container}'], #accessible li[data-name='{container}']")
+        _press(page, "g")
+        page.click(f"#inventory li[data-name='{item}']")
+        page.click(f"#accessible li[data-name='{container}']", modifiers=["Shift"])
+        assert item in page.inner_text("#arg1") and container in page.inner_text("#arg2")
+        state = _press(page, "p")  # put it in
+        assert state["terminated"], state["observation"]["lastActionMessage"]
+        page.wait_for_function("document.getElementById('status').textContent.includes('Task finished')")
+
+        page.click("#show-scorecard")
+        page.wait_for_selector("#scorecard tr")
+        assert "2/2" in page.inner_text("#scorecard")
+
+        page.keyboard.press("?")  # help toggles; no step is taken
+        assert page.is_visible("#help") and _state(page)["step"] == state["step"]
+
+        page.fill("#report", "The object goes in the container.")
+        page.click("#submit-report")
+        page.wait_for_function("game.finished === true")
+        assert "not graded" in page.inner_text("#report-result")
+        steps = _state(page)["step"]
+
+        # Replay the game's own log.
+        log_name = _state(page)["log"]
+        lines = [json.loads(x) for x in (tmp_path / log_name).read_text().splitlines()]
+        assert [x["type"] for x in lines] == ["start"] + ["step"] * steps + ["end"]
+        page.goto(f"{base}/replay?log={log_name}")
+        page.wait_for_function(f"rp !== null && rp.frames === {steps + 1}")
+        assert "human on PickAndPlaceTest" in page.inner_text("#rp-info")
+        assert page.inner_text("#rp-action") == "(start)"
+        page.click("#rp-next")
+        assert page.inner_text("#rp-action").startswith("ROTATE_CW") or page.inner_text("#rp-action") == "MOVE_FORWARD"
+        page.keyboard.press("ArrowRight")
+        assert page.inner_text("#rp-step").startswith("step 2 /")
+        page.fill("#rp-slider", str(steps))
+        page.dispatch_event("#rp-slider", "input")
+        assert page.inner_text("#rp-action").startswith("PUT")
+        assert "score 1.00" in page.inner_text("#rp-step")
+        page.wait_for_function("document.getElementById('rp-view').complete && document.getElementById('rp-view').naturalWidth === 768")
+        page.click("#rp-show-scorecard")
+        page.wait_for_selector("#rp-scorecard tr")
+        assert "2/2" in page.inner_text("#rp-scorecard")
+
+        page.goto(f"{base}/leaderboard")
+        page.wait_for_selector("#board td")
+        assert "PickAndPlaceTest" in page.inner_text("#board") and "human" in page.inner_text("#board")
+
+        # The docs' screenshots come from `ui_kit.theme_screenshots`: check it makes real pictures.
+        (shot,) = theme_screenshots(page, base, tmp_path / "shots", [("tutorial", "Tutorial", "normal")])
+        with Image.open(shot) as image:
+            assert image.size == (1280, 900)
+            assert len(image.convert("RGB").getcolors(1 << 20) or []) > 50  # the view, not a blank page
+        assert not errors, errors

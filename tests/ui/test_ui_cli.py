@@ -1,0 +1,72 @@
+"""`discoverylab serve` and `discoverylab replay` (without video): what they print and serve."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from typer.testing import CliRunner
+from ui_kit import free_port, oracle_log
+
+from discoverylab.cli import app
+
+
+@pytest.fixture()
+def served(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Stand in for uvicorn.run: record what would be served instead of blocking."""
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    return seen
+
+
+def test_serve_defaults_to_localhost_and_prints_the_url(tmp_path: Path, served: dict[str, Any]) -> None:
+    result = CliRunner().invoke(app, ["serve", "--logs", str(tmp_path / "logs"), "--port", "9999"])
+    assert result.exit_code == 0, result.output
+    assert "http://127.0.0.1:9999/" in result.output and "Warning" not in result.output
+    assert served["host"] == "127.0.0.1" and served["port"] == 9999
+    assert (tmp_path / "logs").is_dir()
+
+
+def test_serve_on_another_host_warns(tmp_path: Path, served: dict[str, Any]) -> None:
+    result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0", "--logs", str(tmp_path)])
+    assert result.exit_code == 0
+    assert "Warning" in result.output and "no authentication" in result.output
+    assert served["host"] == "0.0.0.0"
+
+
+def test_replay_without_video_serves_the_log_folder(tmp_path: Path, served: dict[str, Any]) -> None:
+    log = oracle_log(tmp_path, "DialogTest")
+    result = CliRunner().invoke(app, ["replay", str(log), "--port", "9998"])
+    assert result.exit_code == 0, result.output
+    assert f"http://127.0.0.1:9998/replay?log={log.name}" in result.output.replace("\n", "")
+    assert served["host"] == "127.0.0.1"
+
+
+def test_serve_runs_for_real(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "discoverylab.cli", "serve", "--port", str(port), "--logs", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/api/tasks", timeout=2)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+                time.sleep(0.2)
+        assert response.status_code == 200 and any(t["task"] == "DialogTest" for t in response.json())
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=10)
+    assert f"http://127.0.0.1:{port}/" in out
