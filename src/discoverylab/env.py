@@ -61,6 +61,9 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             `info["observation"]`.
         image_scale: 1 (768x512) or 2 (1536x1024).
         image_grid: draw the tile grid with "x,y" labels on images.
+        strict: reject actions with keys other than action/arg1/arg2 (or, in a dialog, other
+            than chosen_dialog_option_int) and values in unused argument slots. Off by default:
+            the original ignores them, so its prompts (which add "thought", ...) work unchanged.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -76,6 +79,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         observation: str = "text",
         image_scale: int = 1,
         image_grid: bool = False,
+        strict: bool = False,
     ) -> None:
         self.scenario_cls: type[Scenario] = get_task(task)
         self.difficulty = check_difficulty(self.scenario_cls, difficulty)
@@ -85,6 +89,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self.max_steps = max_steps
         self.radius = radius
         self.teleport = teleport
+        self.strict = strict
         if observation not in OBSERVATION_MODES:
             raise ValueError(f"Unknown observation mode {observation!r}; valid: {', '.join(OBSERVATION_MODES)}.")
         if image_scale not in (1, 2):
@@ -118,7 +123,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             seed = int(self.np_random.integers(0, 2**31 - 1))
         self.world = World(seed)
         self.scenario = self.scenario_cls(self.world, self.difficulty)
-        self.executor = ActionExecutor(self.scenario.player, teleport=self.teleport)
+        self.executor = ActionExecutor(self.scenario.player, teleport=self.teleport, strict=self.strict)
         self._limit = self.max_steps if self.max_steps is not None else self.scenario.default_step_limit()
         self._steps = 0
         self._last_score = self.scenario.scorecard.normalized
