@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from discoverylab.agents import make_agent
+from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.env import DiscoveryWorldEnv
 
 
@@ -26,6 +27,12 @@ class EpisodeRecord(BaseModel):
     scorecard: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
     seconds: float = 0.0
+    # LLM agents only: model, requests, tokens, cost and why the episode stopped early (if it did);
+    # the knowledge report they end with and its judged score (paper App. D; None: not judged).
+    llm: dict[str, Any] | None = None
+    knowledge: str | None = None
+    knowledge_score: float | None = None
+    knowledge_verdicts: list[dict[str, Any]] = Field(default_factory=list)
 
 
 def run_episode(
@@ -35,13 +42,22 @@ def run_episode(
     agent_name: str,
     max_steps: int | None = None,
     keep_log: bool = True,
+    llm: LLMSettings | None = None,
+    judge: LLMSettings | None = None,
 ) -> tuple[EpisodeRecord, list[dict[str, Any]]]:
-    """Play one episode. Returns the record and the log (one dict per step, then the end)."""
+    """Play one episode. Returns the record and the log (one dict per step, then the end).
+
+    `llm` configures the LLM agents' model; `judge`, when given, grades their knowledge report
+    against the task's critical questions at the end (results in the record).
+    """
     start = time.perf_counter()
     env = DiscoveryWorldEnv(task, difficulty, max_steps=max_steps)
-    agent = make_agent(agent_name, task, seed)
+    agent = make_agent(agent_name, task, seed, llm)
     _, info = env.reset(seed=seed)
     obs = info["observation"]
+    assert env.scenario is not None
+    if hasattr(agent, "step_budget"):  # Plan+Execute gives a plan step at most a fifth of the episode
+        agent.step_budget = max_steps or env.scenario.default_step_limit()
     agent.reset(obs)
     log: list[dict[str, Any]] = []
     if keep_log:
@@ -50,6 +66,8 @@ def run_episode(
     steps = 0
     terminated = truncated = False
     while not (terminated or truncated):
+        if getattr(agent, "wants_image", False):
+            agent.set_image(env.image())  # type: ignore[attr-defined]
         action = agent.act(obs)
         _, reward, terminated, truncated, info = env.step(action)
         obs = info["observation"]
@@ -57,6 +75,10 @@ def run_episode(
         if keep_log:
             log.append({"type": "step", "step": steps, "action": action, "reward": reward, "observation": obs,
                         "terminated": terminated, "truncated": truncated})  # fmt: skip
+            if getattr(agent, "last_note", None) is not None:
+                log[-1]["agent"] = agent.last_note  # type: ignore[attr-defined]
+        if getattr(agent, "stop_reason", None):  # e.g. the cost ceiling was reached
+            break
     card = info["scorecard"]
     record = EpisodeRecord(
         task=env.scenario_cls.task_id,
@@ -71,6 +93,13 @@ def run_episode(
         error=getattr(agent, "error", None),
         seconds=round(time.perf_counter() - start, 3),
     )
+    if hasattr(agent, "knowledge_report"):
+        record.knowledge = agent.knowledge_report()
+        record.llm = agent.summary()  # type: ignore[attr-defined]
+        if judge is not None:
+            from discoverylab.bench.judging import judge_episode, make_judge
+
+            record.knowledge_score, record.knowledge_verdicts = judge_episode(card, record.knowledge, make_judge(judge))
     if keep_log:
         log.append({"type": "end", "scorecard": card, "record": record.model_dump(exclude={"seconds"})})
     return record, log

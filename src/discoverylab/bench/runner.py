@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench import records
 from discoverylab.bench.episode import EpisodeRecord, run_episode
 from discoverylab.bench.runs import execute_resumable
@@ -30,6 +31,8 @@ class Job:
     seed: int
     agent: str
     max_steps: int | None = None
+    llm: LLMSettings | None = None  # model settings of the LLM agents
+    judge: LLMSettings | None = None  # knowledge judge (None: not judged during the run)
 
     @property
     def key(self) -> tuple[str, str, int, str]:
@@ -74,14 +77,18 @@ def suite_tasks(suite: str, difficulty: str | None = None) -> list[tuple[str, st
     return pairs
 
 
-def make_jobs(pairs: Iterable[tuple[str, str]], seeds: list[int], agent: str, max_steps: int | None) -> list[Job]:
-    return [Job(t, d, s, agent, max_steps) for t, d in pairs for s in seeds]
+def make_jobs(
+    pairs: Iterable[tuple[str, str]], seeds: list[int], agent: str, max_steps: int | None,
+    llm: LLMSettings | None = None, judge: LLMSettings | None = None,
+) -> list[Job]:  # fmt: skip
+    return [Job(t, d, s, agent, max_steps, llm, judge) for t, d in pairs for s in seeds]
 
 
 def _run_job(job: Job, out: str | None) -> EpisodeRecord:
     """Worker body: never raises; a crash becomes a record with status 'error'."""
     try:
-        record, log = run_episode(job.task, job.difficulty, job.seed, job.agent, job.max_steps, keep_log=out is not None)
+        record, log = run_episode(job.task, job.difficulty, job.seed, job.agent, job.max_steps, keep_log=out is not None,
+                                  llm=job.llm, judge=job.judge)  # fmt: skip
         if out is not None:
             records.write_jsonl(Path(out) / "logs" / job.log_name, log)
         return record

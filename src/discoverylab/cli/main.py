@@ -19,7 +19,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from discoverylab.agents import AGENT_NAMES, LLM_AGENTS
+from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench.episode import EpisodeRecord
+from discoverylab.bench.presets import PRESETS, resolve
 from discoverylab.bench.runner import SUITES, make_jobs, parse_seeds, run_jobs, suite_tasks, summarize
 from discoverylab.labs.cli import lab_app
 
@@ -28,7 +31,41 @@ app = typer.Typer(help="discoverylab: scientific-discovery environments for AI a
 console = Console(width=None if sys.stdout.isatty() else 120)
 err = Console(stderr=True)
 
-AGENTS = ("random", "oracle")
+AGENTS = AGENT_NAMES
+AGENT_HELP = "random, oracle, react, plan-execute or hypothesizer"
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="LLM model name (default: the endpoint's first)")]
+BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint ending in /v1 (default: $DISCOVERYLAB_LLM_BASE_URL, else the embedded offline model)")]
+MaxCostOpt = Annotated[float | None, typer.Option("--max-cost", help="per-episode cost ceiling in USD (prices: built-in table + --prices)")]
+PricesOpt = Annotated[Path | None, typer.Option("--prices", help='JSON file {"model": [usd_per_M_input, usd_per_M_output]} extending the price table')]
+TempOpt = Annotated[float, typer.Option("--temperature")]
+JudgeOpt = Annotated[bool, typer.Option("--judge/--no-judge", help="grade LLM agents' knowledge at the end of each episode")]
+JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", help="judge model (default: the agent's)")]
+JudgeUrlOpt = Annotated[str | None, typer.Option("--judge-base-url", help="judge endpoint (default: the agent's)")]
+
+
+def _llm_settings(agent: str, model: str | None, base_url: str | None, temperature: float,
+                  max_cost: float | None, prices: Path | None) -> LLMSettings | None:  # fmt: skip
+    if agent not in LLM_AGENTS:
+        return None
+    from discoverylab.agents.pricing import PriceError, load_prices, price_of
+
+    settings = LLMSettings(model=model, base_url=base_url, temperature=temperature, max_cost=max_cost,
+                           prices_file=str(prices) if prices else None)  # fmt: skip
+    try:
+        table = load_prices(settings.prices_file)
+    except PriceError as exc:
+        _fail(str(exc))
+    if max_cost is not None and not settings.embedded and (model is None or price_of(model, table) is None):
+        _fail(f"--max-cost needs the price of the model {model!r}: pass --model and add it with --prices FILE.")
+    return settings
+
+
+def _judge_settings(llm: LLMSettings | None, judge: bool, model: str | None, base_url: str | None) -> LLMSettings | None:
+    if llm is None or not judge:
+        return None
+    if model is None and base_url is None:
+        return LLMSettings(model=llm.model, base_url=llm.base_url)
+    return LLMSettings(model=model, base_url=base_url)
 
 
 def _fail(message: str) -> None:
@@ -142,13 +179,21 @@ def _execute(jobs: list, out: Path | None, workers: int, as_json: bool, title: s
 
 @app.command()
 def run(
-    agent: Annotated[str, typer.Option("--agent", "-a", help="random or oracle")] = "random",
+    agent: Annotated[str, typer.Option("--agent", "-a", help=AGENT_HELP)] = "random",
     task: Annotated[str, typer.Option("--task", "-t")] = "PickAndPlaceTest",
     difficulty: Annotated[str, typer.Option("--difficulty", "-d")] = "normal",
     seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-4 or 0,2,5")] = "0",
     max_steps: Annotated[int | None, typer.Option("--max-steps")] = None,
     out: Annotated[Path, typer.Option("--out", "-o")] = Path("runs/run"),
     as_json: Annotated[bool, typer.Option("--json", help="print records as JSON")] = False,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    temperature: TempOpt = 0.0,
+    max_cost: MaxCostOpt = None,
+    prices: PricesOpt = None,
+    judge: JudgeOpt = True,
+    judge_model: JudgeModelOpt = None,
+    judge_base_url: JudgeUrlOpt = None,
 ) -> None:
     """Run an agent on one task; one JSONL log per episode plus results.jsonl."""
     from discoverylab.scenarios.registry import check_difficulty, get_task
@@ -161,22 +206,38 @@ def run(
         seed_list = parse_seeds(seeds)
     except ValueError as exc:
         _fail(str(exc))
-    jobs = make_jobs([(cls.task_id, diff)], seed_list, agent, max_steps)
+    llm = _llm_settings(agent, model, base_url, temperature, max_cost, prices)
+    jobs = make_jobs([(cls.task_id, diff)], seed_list, agent, max_steps, llm, _judge_settings(llm, judge, judge_model, judge_base_url))
     _execute(jobs, out, 1, as_json, f"{agent} on {cls.task_id}")
 
 
 @app.command()
 def bench(
-    agent: Annotated[str, typer.Option("--agent", "-a", help="random or oracle")] = "oracle",
-    suite: Annotated[str, typer.Option("--suite", help="unit, discovery, tutorial or all")] = "all",
+    agent: Annotated[str, typer.Option("--agent", "-a", help=AGENT_HELP)] = "oracle",
+    suite: Annotated[str | None, typer.Option("--suite", help="unit, discovery, tutorial or all (default all)")] = None,
     difficulty: Annotated[str | None, typer.Option("--difficulty", "-d")] = None,
-    seeds: Annotated[str, typer.Option("--seeds")] = "0-4",
-    workers: Annotated[int, typer.Option("--workers", "-w")] = 2,
+    seeds: Annotated[str | None, typer.Option("--seeds", help="e.g. 0-4 (default) or 0,2,5")] = None,
+    workers: Annotated[int, typer.Option("--workers", "-w", help="processes (1 for LLM agents on the embedded model)")] = 2,
     max_steps: Annotated[int | None, typer.Option("--max-steps")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="results dir (resumable)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print records as JSON")] = False,
+    preset: Annotated[str | None, typer.Option("--preset", help=f"paper setting: {', '.join(PRESETS)}")] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    temperature: TempOpt = 0.0,
+    max_cost: MaxCostOpt = None,
+    prices: PricesOpt = None,
+    judge: JudgeOpt = True,
+    judge_model: JudgeModelOpt = None,
+    judge_base_url: JudgeUrlOpt = None,
 ) -> None:
     """Benchmark an agent over a suite, in parallel; a table per task (procedure, completion, steps)."""
+    try:
+        opts = resolve(preset, suite=suite, difficulty=difficulty, seeds=seeds, max_steps=max_steps, max_cost=max_cost)
+    except ValueError as exc:
+        _fail(str(exc))
+    suite, difficulty, seeds, max_steps = opts["suite"], opts["difficulty"], opts["seeds"], opts["max_steps"]
+    assert suite is not None and seeds is not None
     if agent not in AGENTS:
         _fail(f"Unknown agent {agent!r}. Valid agents: {', '.join(AGENTS)}.")
     if suite not in SUITES:
@@ -188,8 +249,39 @@ def bench(
         _fail(str(exc))
     if not pairs:
         _fail(f"No tasks in suite {suite!r} at difficulty {difficulty!r}.")
-    jobs = make_jobs(pairs, seed_list, agent, max_steps)
+    llm = _llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices)
+    if llm is not None and llm.embedded:
+        workers = 1  # one embedded model per process would share the same cores
+    jobs = make_jobs(pairs, seed_list, agent, max_steps, llm, _judge_settings(llm, judge, judge_model, judge_base_url))
     _execute(jobs, out, workers, as_json, f"{agent} agent, suite {suite}")
+
+
+@app.command("judge")
+def judge_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="a folder written by `bench --out` / `run --out`")],
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print rows as JSON")] = False,
+) -> None:
+    """Re-grade the knowledge of every episode of a saved run (writes RUN_DIR/knowledge.jsonl)."""
+    from discoverylab.bench.judging import KNOWLEDGE_FILE, judge_run, make_judge
+
+    if not (run_dir / "results.jsonl").is_file():
+        _fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
+    settings = LLMSettings(model=model, base_url=base_url)
+    rows = judge_run(run_dir, make_judge(settings), judge_name=model or settings.describe()["base_url"] or "")
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    table = Table(title=f"Knowledge of {run_dir}")
+    for col in ("task", "difficulty", "seed", "agent", "questions", "knowledge"):
+        table.add_column(col)
+    for row in rows:
+        score = row["knowledge_score"]
+        table.add_row(str(row["task"]), str(row["difficulty"]), str(row["seed"]), str(row["agent"]),
+                      str(len(row["knowledge_verdicts"])), "n/a" if score is None else f"{score:.2f}")  # fmt: skip
+    console.print(table)
+    console.print(f"Verdicts: {run_dir / KNOWLEDGE_FILE}")
 
 
 @app.command(hidden=True)

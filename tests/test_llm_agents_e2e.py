@@ -1,0 +1,50 @@
+"""LLM agents against the real embedded model (SmolLM2-135M): plumbing, not quality.
+
+Episodes are one or two steps: the model is slow on a shared 2-core machine. Longer runs are
+marked slow.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from discoverylab.agents.llm_common import LLMSettings
+from discoverylab.bench.episode import run_episode
+from discoverylab.bench.judging import judge_episode, make_judge
+from discoverylab.llm import EmbeddedModelServer
+
+pytestmark = pytest.mark.llm
+AGENTS = ("react", "plan-execute", "hypothesizer")
+
+
+def _check(record: object, steps: int) -> None:
+    rec = record  # an EpisodeRecord
+    assert rec.status == "ok" and rec.steps == steps  # type: ignore[attr-defined]
+    llm = rec.llm  # type: ignore[attr-defined]
+    assert llm["base_url"] == "embedded" and llm["requests"] >= 1 and llm["prompt_tokens"] > 100
+    assert llm["completion_tokens"] > 0 and llm["cost_usd"] == 0.0
+    assert isinstance(rec.knowledge, str)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_each_agent_plays_a_unit_test(embedded_llm: EmbeddedModelServer, agent: str) -> None:
+    record, log = run_episode("PickAndPlaceTest", "normal", 0, agent, max_steps=1, llm=LLMSettings())
+    _check(record, 1)
+    assert log[1]["agent"]["kind"] == "act" and "action" in log[1]["agent"]
+
+
+def test_react_plays_an_easy_task_and_the_judge_grades_it(embedded_llm: EmbeddedModelServer) -> None:
+    record, _ = run_episode("Proteomics", "easy", 0, "react", max_steps=1, llm=LLMSettings())
+    _check(record, 1)
+    one_question = {**record.scorecard, "knowledgeQuestions": record.scorecard["knowledgeQuestions"][:1]}
+    score, verdicts = judge_episode(one_question, "The vortisquid is the anomaly.", make_judge(LLMSettings()))
+    assert score in (0.0, 1.0) and len(verdicts) == 1
+    assert verdicts[0]["evaluation"] in (0, 1) and isinstance(verdicts[0]["explanation"], str)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("agent", AGENTS)
+def test_each_agent_plays_an_easy_task_with_judging(embedded_llm: EmbeddedModelServer, agent: str) -> None:
+    record, _ = run_episode("ArchaeologyDating", "easy", 0, agent, max_steps=3, llm=LLMSettings(), judge=LLMSettings())
+    _check(record, 3)
+    assert record.knowledge_score is not None and len(record.knowledge_verdicts) >= 1
