@@ -81,6 +81,7 @@ def test_an_unparseable_reply_is_an_invalid_action_not_a_crash(scripted_llm: Scr
     _, _, _, _, info = env.step(action)
     assert info["success"] is False and "Could not parse the action as JSON" in info["observation"]["lastActionMessage"]
     assert agent.invalid_replies == 1 and agent.last_note is not None and agent.last_note["error"]
+    assert agent.requests == 1 and agent.prompt_tokens == 22  # both rejected attempts are paid for
 
 
 def test_in_a_dialog_the_schema_offers_the_dialog_choices() -> None:

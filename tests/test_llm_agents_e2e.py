@@ -1,7 +1,8 @@
 """LLM agents against the real embedded model (SmolLM2-135M): plumbing, not quality.
 
-Episodes are one or two steps: the model is slow on a shared 2-core machine. Longer runs are
-marked slow.
+Episodes are one step. One model call takes 5-10 s on an idle 2-core machine and up to ~100 s
+under heavy load, so `make test` runs only the ReAct episode and one judged question; the other
+agents' unit-test and Easy-task episodes are marked slow (`pytest -m "slow and llm"`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ def _check(record: object, steps: int) -> None:
     rec = record  # an EpisodeRecord
     assert rec.status == "ok" and rec.steps == steps  # type: ignore[attr-defined]
     llm = rec.llm  # type: ignore[attr-defined]
-    assert llm["base_url"] == "embedded" and llm["requests"] >= 1 and llm["prompt_tokens"] > 100
+    assert llm["base_url"] == "embedded" and llm["requests"] >= 1 and llm["prompt_tokens"] > 500
     assert llm["completion_tokens"] > 0 and llm["cost_usd"] == 0.0
     assert isinstance(rec.knowledge, str)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("agent", [AGENTS[0], *(pytest.param(a, marks=pytest.mark.slow) for a in AGENTS[1:])])
 def test_each_agent_plays_a_unit_test(embedded_llm: EmbeddedModelServer, agent: str) -> None:
     record, log = run_episode("PickAndPlaceTest", "normal", 0, agent, max_steps=1, llm=LLMSettings())
     _check(record, 1)
@@ -45,6 +46,6 @@ def test_react_plays_an_easy_task_and_the_judge_grades_it(embedded_llm: Embedded
 @pytest.mark.slow
 @pytest.mark.parametrize("agent", AGENTS)
 def test_each_agent_plays_an_easy_task_with_judging(embedded_llm: EmbeddedModelServer, agent: str) -> None:
-    record, _ = run_episode("ArchaeologyDating", "easy", 0, agent, max_steps=3, llm=LLMSettings(), judge=LLMSettings())
-    _check(record, 3)
+    record, _ = run_episode("ArchaeologyDating", "easy", 0, agent, max_steps=2, llm=LLMSettings(), judge=LLMSettings())
+    _check(record, 2)
     assert record.knowledge_score is not None and len(record.knowledge_verdicts) >= 1

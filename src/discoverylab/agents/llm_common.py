@@ -171,26 +171,32 @@ class LLMAgentBase:
 
     # ---- asking the model --------------------------------------------------------------
     def ask(self, messages: list[dict[str, Any]], schema: dict[str, Any], name: str, note: StepNote) -> dict[str, Any] | None:
-        """One structured call; returns the data, or None with the note marked invalid."""
+        """One structured call; returns the data, or None with the note marked invalid.
+
+        Tokens are counted from the client's usage, so rejected attempts (re-asked after a reply
+        that broke the schema) are paid for too."""
+        client = self.client
+        before = client.usage
+        data: dict[str, Any] | None = None
         try:
-            result: StructuredCompletion = self.client.complete_structured(
+            result: StructuredCompletion = client.complete_structured(
                 messages, schema, name, clamp=True, bad_output_retries=1, max_tokens=self.max_tokens,
                 seed=self.settings.seed * 100_003 + self.requests,
             )  # fmt: skip
+            data = result.data
         except LLMBadOutput as exc:
             self.invalid_replies += 1
-            self.requests += 1
             note.error, note.raw = str(exc)[:500], exc.text
+        finally:
+            after = client.usage
+            prompt, completion = after.prompt_tokens - before.prompt_tokens, after.completion_tokens - before.completion_tokens
+            self.requests += 1
+            self.prompt_tokens += prompt
+            self.completion_tokens += completion
+            note.prompt_tokens += prompt
+            note.completion_tokens += completion
             self._check_cost()
-            return None
-        self.requests += 1
-        usage = result.completion
-        self.prompt_tokens += usage.prompt_tokens
-        self.completion_tokens += usage.completion_tokens
-        note.prompt_tokens += usage.prompt_tokens
-        note.completion_tokens += usage.completion_tokens
-        self._check_cost()
-        return result.data
+        return data
 
     def _check_cost(self) -> None:
         if self.settings.max_cost is None:
