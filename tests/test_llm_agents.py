@@ -219,3 +219,27 @@ def test_cli_bench_with_a_hosted_style_endpoint_then_judge(scripted_llm: Scripte
     assert result.exit_code == 2 and "no results.jsonl" in result.output
     result = runner.invoke(app, ["bench", "--agent", "react", "--max-cost", "1", "--base-url", scripted_llm.base_url])
     assert result.exit_code == 2 and "--max-cost needs the price" in result.output
+
+
+def test_env_lm_text_format_sends_instructions_once_and_dialog_choices_in_dialogs() -> None:
+    env = DiscoveryWorldEnv("DialogTest", text_format="lm")
+    first, _ = env.reset(seed=0)
+    assert first.startswith("Send one action per step") and "Actions:" in first and "Task: " in first
+    assert env.observation_space.contains(first)
+    second, _, _, _, info = env.step({"action": "WAIT"})
+    assert "Actions:" not in second and "last action: I waited." in second and env.observation_space.contains(second)
+    assert len(second) < 0.6 * len(json.dumps(info["observation"], separators=(",", ":")))
+    with pytest.raises(ValueError, match="text_format"):
+        DiscoveryWorldEnv("DialogTest", text_format="yaml")
+
+
+def test_lm_observation_in_a_dialog_lists_the_choices() -> None:
+    from discoverylab.world.lm_observation import lm_observation
+
+    _, obs = _obs()
+    obs = {**obs, "dialog_box": {"is_in_dialog": True, "dialogIn": "Hello there", "dialogOptions": {"1": "Hi", "2": "Bye"}}}
+    text = lm_observation(obs)
+    assert "DIALOG: Hello there" in text and " 1: Hi" in text and " 2: Bye" in text and "chosen_dialog_option_int" in text
+    assert "MOVE_DIRECTION" not in lm_observation(obs, actions="every")  # in a dialog only the choices count
+    plain = lm_observation(_obs()[1], actions="every")
+    assert "MOVE_DIRECTION(arg1: direction)" in plain
