@@ -243,3 +243,13 @@ def test_lm_observation_in_a_dialog_lists_the_choices() -> None:
     assert "MOVE_DIRECTION" not in lm_observation(obs, actions="every")  # in a dialog only the choices count
     plain = lm_observation(_obs()[1], actions="every")
     assert "MOVE_DIRECTION(arg1: direction)" in plain
+
+
+def test_servers_without_schema_support_get_the_schema_in_the_prompt(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.push_text("```json\n" + _reply(thought="t", action="WAIT", arg1=None, arg2=None) + "\n```")
+    _, obs = _obs()
+    agent = ReActAgent(_settings(scripted_llm, json_mode="prompt"))
+    agent.reset(obs)
+    assert agent.act(obs) == {"action": "WAIT"}
+    sent = scripted_llm.requests[0]
+    assert "response_format" not in sent and "JSON Schema" in sent["messages"][0]["content"]

@@ -45,6 +45,7 @@ class LLMSettings:
     history_tokens: int | None = None
     max_text_chars: int | None = None
     seed: int = 0
+    json_mode: str = "json_schema"  # "json_object" or "prompt" for servers without schema-constrained decoding
 
     @property
     def embedded(self) -> bool:
@@ -52,7 +53,7 @@ class LLMSettings:
 
     def client(self) -> LLMClient:
         """A client for these settings (the process-wide embedded server when no URL is set)."""
-        options: dict[str, Any] = {"temperature": self.temperature, "seed": self.seed}
+        options: dict[str, Any] = {"temperature": self.temperature, "seed": self.seed, "json_mode": self.json_mode}
         if self.embedded:
             from discoverylab.llm.local_server import shared_server
 

@@ -38,19 +38,23 @@ BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compa
 MaxCostOpt = Annotated[float | None, typer.Option("--max-cost", help="per-episode cost ceiling in USD (prices: built-in table + --prices)")]
 PricesOpt = Annotated[Path | None, typer.Option("--prices", help='JSON file {"model": [usd_per_M_input, usd_per_M_output]} extending the price table')]
 TempOpt = Annotated[float, typer.Option("--temperature")]
+JsonModeOpt = Annotated[str, typer.Option("--json-mode", help="json_schema (constrained decoding), json_object or prompt, for servers without schema support")]
+JSON_MODES = ("json_schema", "json_object", "prompt")
 JudgeOpt = Annotated[bool, typer.Option("--judge/--no-judge", help="grade LLM agents' knowledge at the end of each episode")]
 JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", help="judge model (default: the agent's)")]
 JudgeUrlOpt = Annotated[str | None, typer.Option("--judge-base-url", help="judge endpoint (default: the agent's)")]
 
 
 def _llm_settings(agent: str, model: str | None, base_url: str | None, temperature: float,
-                  max_cost: float | None, prices: Path | None) -> LLMSettings | None:  # fmt: skip
+                  max_cost: float | None, prices: Path | None, json_mode: str = "json_schema") -> LLMSettings | None:  # fmt: skip
     if agent not in LLM_AGENTS:
         return None
+    if json_mode not in JSON_MODES:
+        _fail(f"Unknown --json-mode {json_mode!r}. Valid: {', '.join(JSON_MODES)}.")
     from discoverylab.agents.pricing import PriceError, load_prices, price_of
 
     settings = LLMSettings(model=model, base_url=base_url, temperature=temperature, max_cost=max_cost,
-                           prices_file=str(prices) if prices else None)  # fmt: skip
+                           prices_file=str(prices) if prices else None, json_mode=json_mode)  # fmt: skip
     try:
         table = load_prices(settings.prices_file)
     except PriceError as exc:
@@ -189,6 +193,7 @@ def run(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     temperature: TempOpt = 0.0,
+    json_mode: JsonModeOpt = "json_schema",
     max_cost: MaxCostOpt = None,
     prices: PricesOpt = None,
     judge: JudgeOpt = True,
@@ -206,7 +211,7 @@ def run(
         seed_list = parse_seeds(seeds)
     except ValueError as exc:
         _fail(str(exc))
-    llm = _llm_settings(agent, model, base_url, temperature, max_cost, prices)
+    llm = _llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode)
     jobs = make_jobs([(cls.task_id, diff)], seed_list, agent, max_steps, llm, _judge_settings(llm, judge, judge_model, judge_base_url))
     _execute(jobs, out, 1, as_json, f"{agent} on {cls.task_id}")
 
@@ -225,6 +230,7 @@ def bench(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     temperature: TempOpt = 0.0,
+    json_mode: JsonModeOpt = "json_schema",
     max_cost: MaxCostOpt = None,
     prices: PricesOpt = None,
     judge: JudgeOpt = True,
@@ -249,7 +255,7 @@ def bench(
         _fail(str(exc))
     if not pairs:
         _fail(f"No tasks in suite {suite!r} at difficulty {difficulty!r}.")
-    llm = _llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices)
+    llm = _llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode)
     if llm is not None and llm.embedded:
         workers = 1  # one embedded model per process would share the same cores
     jobs = make_jobs(pairs, seed_list, agent, max_steps, llm, _judge_settings(llm, judge, judge_model, judge_base_url))
