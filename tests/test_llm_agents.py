@@ -138,7 +138,8 @@ def test_hypothesizer_updates_its_memory_after_every_action(scripted_llm: Script
 def test_hypothesizer_can_send_the_rendered_view(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.push_text(_reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None))
     env, obs = _obs()
-    agent = HypothesizerAgent(_settings(scripted_llm), vision=True)
+    agent = make_agent("hypothesizer", "PickAndPlaceTest", llm=_settings(scripted_llm, vision=True))
+    assert isinstance(agent, HypothesizerAgent) and agent.wants_image
     agent.reset(obs)
     agent.set_image(env.image())
     agent.act(obs)

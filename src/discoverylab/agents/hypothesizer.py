@@ -53,9 +53,9 @@ class HypothesizerAgent(LLMAgentBase):
     name = "hypothesizer"
     system_role = HYPOTHESIZER_ROLE
 
-    def __init__(self, *args: Any, vision: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, vision: bool | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.wants_image = vision
+        self.wants_image = self.settings.vision if vision is None else vision
         self.image_url: str | None = None
 
     def set_image(self, image: Any) -> None:

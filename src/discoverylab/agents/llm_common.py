@@ -46,6 +46,7 @@ class LLMSettings:
     max_text_chars: int | None = None
     seed: int = 0
     json_mode: str = "json_schema"  # "json_object" or "prompt" for servers without schema-constrained decoding
+    vision: bool = False  # Hypothesizer: also send the rendered view (a base64 PNG) each step
 
     @property
     def embedded(self) -> bool:

@@ -40,13 +40,15 @@ PricesOpt = Annotated[Path | None, typer.Option("--prices", help='JSON file {"mo
 TempOpt = Annotated[float, typer.Option("--temperature")]
 JsonModeOpt = Annotated[str, typer.Option("--json-mode", help="json_schema (constrained decoding), json_object or prompt, for servers without schema support")]
 JSON_MODES = ("json_schema", "json_object", "prompt")
+VisionOpt = Annotated[bool, typer.Option("--vision", help="hypothesizer: also send the rendered view as a PNG (models that read images)")]
 JudgeOpt = Annotated[bool, typer.Option("--judge/--no-judge", help="grade LLM agents' knowledge at the end of each episode")]
 JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", help="judge model (default: the agent's)")]
 JudgeUrlOpt = Annotated[str | None, typer.Option("--judge-base-url", help="judge endpoint (default: the agent's)")]
 
 
 def _llm_settings(agent: str, model: str | None, base_url: str | None, temperature: float,
-                  max_cost: float | None, prices: Path | None, json_mode: str = "json_schema") -> LLMSettings | None:  # fmt: skip
+                  max_cost: float | None, prices: Path | None, json_mode: str = "json_schema",
+                  vision: bool = False) -> LLMSettings | None:  # fmt: skip
     if agent not in LLM_AGENTS:
         return None
     if json_mode not in JSON_MODES:
@@ -54,7 +56,7 @@ def _llm_settings(agent: str, model: str | None, base_url: str | None, temperatu
     from discoverylab.agents.pricing import PriceError, load_prices, price_of
 
     settings = LLMSettings(model=model, base_url=base_url, temperature=temperature, max_cost=max_cost,
-                           prices_file=str(prices) if prices else None, json_mode=json_mode)  # fmt: skip
+                           prices_file=str(prices) if prices else None, json_mode=json_mode, vision=vision)  # fmt: skip
     try:
         table = load_prices(settings.prices_file)
     except PriceError as exc:
@@ -194,6 +196,7 @@ def run(
     base_url: BaseUrlOpt = None,
     temperature: TempOpt = 0.0,
     json_mode: JsonModeOpt = "json_schema",
+    vision: VisionOpt = False,
     max_cost: MaxCostOpt = None,
     prices: PricesOpt = None,
     judge: JudgeOpt = True,
@@ -211,7 +214,7 @@ def run(
         seed_list = parse_seeds(seeds)
     except ValueError as exc:
         _fail(str(exc))
-    llm = _llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode)
+    llm = _llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode, vision)
     jobs = make_jobs([(cls.task_id, diff)], seed_list, agent, max_steps, llm, _judge_settings(llm, judge, judge_model, judge_base_url))
     _execute(jobs, out, 1, as_json, f"{agent} on {cls.task_id}")
 
@@ -231,6 +234,7 @@ def bench(
     base_url: BaseUrlOpt = None,
     temperature: TempOpt = 0.0,
     json_mode: JsonModeOpt = "json_schema",
+    vision: VisionOpt = False,
     max_cost: MaxCostOpt = None,
     prices: PricesOpt = None,
     judge: JudgeOpt = True,
@@ -255,7 +259,7 @@ def bench(
         _fail(str(exc))
     if not pairs:
         _fail(f"No tasks in suite {suite!r} at difficulty {difficulty!r}.")
-    llm = _llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode)
+    llm = _llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode, vision)
     if llm is not None and llm.embedded:
         workers = 1  # one embedded model per process would share the same cores
     jobs = make_jobs(pairs, seed_list, agent, max_steps, llm, _judge_settings(llm, judge, judge_model, judge_base_url))
