@@ -186,7 +186,7 @@ def test_teleport_can_be_disabled() -> None:
 
 
 # ---- fuzzing: random and malformed actions across all tasks --------------------------------
-# `make test` runs ~20,000 actions; the slow sweep below runs >= 100,000 (`pytest -m slow`).
+# `make test` runs 7,040 actions (11 task/difficulty pairs); the slow sweep below runs 102,400 (`pytest -m slow`).
 _json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(allow_nan=True),
                           st.text(max_size=12))  # fmt: skip
 _huge_ints = st.one_of(st.integers(2**63, 2**70), st.integers(0, 5).map(lambda k: 10 ** (4300 + k * 300)))
@@ -238,7 +238,7 @@ def _play_fuzz(task: str, difficulty: str, actions: list[Any], seed: int) -> Non
         uuids = [e["uuid"] for e in info["observation"]["accessibleEnvironmentObjects"] + info["observation"]["inventoryObjects"]] or uuids
 
 
-@pytest.mark.parametrize(("task", "difficulty"), TASKS[::2])
+@pytest.mark.parametrize(("task", "difficulty"), TASKS[::3])
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(actions=st.lists(_actions, min_size=80, max_size=80), seed=st.integers(0, 50))
 def test_fuzz_actions_never_raise(task: str, difficulty: str, actions: list[Any], seed: int) -> None:
