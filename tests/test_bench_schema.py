@@ -74,7 +74,7 @@ def test_a_dead_server_mid_episode_is_llm_error_not_a_score(monkeypatch: pytest.
                 raise LLMUnavailable("LLM request failed after 5 attempts: HTTP 503")
             return {"action": "WAIT"}
 
-    monkeypatch.setattr(episode_module, "make_agent", lambda name, task, seed: DyingAgent())
+    monkeypatch.setattr(episode_module, "make_agent", lambda name, task, seed, llm=None: DyingAgent())
     record, log = run_episode("PickAndPlaceTest", "normal", 0, "dying", max_steps=20)
     assert record.status == "llm_error" and record.steps == 2
     assert record.procedure_score == 0.0 and not record.success and "HTTP 503" in (record.error or "")

@@ -27,7 +27,7 @@ def test_report_averages_per_task_agent_and_difficulty(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
     # A judged episode, a failed one (never a score) and a corrupt line.
     easy_s0 = next(x for x in lines if (x["task"], x["difficulty"], x["seed"]) == ("ReactorLab", "easy", 0))
-    easy_s0["knowledge"] = 0.5
+    easy_s0["knowledge_score"] = 0.5
     normal_s0 = next(x for x in lines if (x["task"], x["difficulty"], x["seed"]) == ("ReactorLab", "normal", 0))
     failed = {**normal_s0, "seed": 9, "status": "llm_error", "error": "server down", "procedure_score": 0.0}
     (tmp_path / "results.jsonl").write_text("\n".join(records.dumps(x) for x in [*lines, failed]) + "\n[]\n")
@@ -66,3 +66,13 @@ def test_report_on_a_missing_or_empty_run_is_a_clear_error(tmp_path: Path) -> No
     (tmp_path / "results.jsonl").write_text("garbage\n")
     result = cli.invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == 2 and "holds no DiscoveryWorld episode records" in result.output
+
+
+def test_report_takes_knowledge_scores_from_a_later_judge_pass(tmp_path: Path) -> None:
+    """`discoverylab judge` writes knowledge.jsonl beside results.jsonl; the report reads it."""
+    _run(tmp_path)
+    rows = [{"task": "ReactorLab", "difficulty": "easy", "seed": s, "agent": "random", "knowledge_score": v}
+            for s, v in ((0, 1.0), (1, 0.0))]  # fmt: skip
+    records.write_jsonl(tmp_path / "knowledge.jsonl", rows)
+    easy = next(r for r in load_report(tmp_path).tables[0].rows if r.label == "Reactor Lab" and r.difficulty == "easy")
+    assert easy.cells["random"].knowledge == 0.5

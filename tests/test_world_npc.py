@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from discoverylab.scenarios import layout
+from discoverylab.world.actions import ActionExecutor
 from discoverylab.world.catalog import place
 from discoverylab.world.npc import NPC, find_path
 from discoverylab.world.observation import build_observation
@@ -78,10 +79,13 @@ def test_invalid_choices_list_the_valid_options_and_other_actions_are_rejected()
     ):
         result = p.executor.execute(packet)
         assert not result.success and result.message.startswith("Missing `chosen_dialog_option_int` key.")
-    result = p.executor.execute({"chosen_dialog_option_int": 2, "action": "WAIT"})
+    strict = ActionExecutor(p.agent, strict=True)
+    result = strict.execute({"chosen_dialog_option_int": 2, "action": "WAIT"})
     assert "Unexpected key(s) ['action']" in result.message
     assert p.agent.location() == before and p.agent.dialog_partner is npc
     assert [r.action for r in p.history] == ["TALK", "DIALOG", "TALK"]  # rejected input is not recorded
+    lenient = p.executor.execute({"chosen_dialog_option_int": 2, "thought": "leave", "action": "WAIT"})
+    assert lenient.success and "You said: Goodbye" in lenient.message  # the default ignores extra keys
 
 
 def test_option_callbacks_run_and_a_talk_without_answers_ends_at_once() -> None:

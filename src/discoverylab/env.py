@@ -25,6 +25,7 @@ from discoverylab.world.observation import build_observation
 from discoverylab.world.world import World
 
 MAX_OBS_CHARS = 1_000_000
+_PRINTABLE = frozenset(string.printable)
 _GC_FROZEN = False
 
 
@@ -42,6 +43,7 @@ def _freeze_startup_objects() -> None:
 
 
 OBSERVATION_MODES = ("text", "image", "both")
+TEXT_FORMATS = ("json", "lm")
 VIEW_TILES = (24, 16)  # viewport width x height in tiles, 32 px each at scale 1
 
 
@@ -61,6 +63,13 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             `info["observation"]`.
         image_scale: 1 (768x512) or 2 (1536x1024).
         image_grid: draw the tile grid with "x,y" labels on images.
+        text_format: "json" (default: the structured observation as compact JSON, keys as in the
+            original) or "lm": the same facts as short text lines for language models
+            (`world/lm_observation.py`, ~45% of the tokens); the first observation of an episode
+            then starts with the instructions sent once (action format, actions, locations, task).
+        strict: reject actions with keys other than action/arg1/arg2 (or, in a dialog, other
+            than chosen_dialog_option_int) and values in unused argument slots. Off by default:
+            the original ignores them, so its prompts (which add "thought", ...) work unchanged.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -76,6 +85,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         observation: str = "text",
         image_scale: int = 1,
         image_grid: bool = False,
+        text_format: str = "json",
+        strict: bool = False,
     ) -> None:
         self.scenario_cls: type[Scenario] = get_task(task)
         self.difficulty = check_difficulty(self.scenario_cls, difficulty)
@@ -85,10 +96,14 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self.max_steps = max_steps
         self.radius = radius
         self.teleport = teleport
+        self.strict = strict
         if observation not in OBSERVATION_MODES:
             raise ValueError(f"Unknown observation mode {observation!r}; valid: {', '.join(OBSERVATION_MODES)}.")
         if image_scale not in (1, 2):
             raise ValueError(f"image_scale must be 1 or 2, not {image_scale!r}.")
+        if text_format not in TEXT_FORMATS:
+            raise ValueError(f"Unknown text_format {text_format!r}; valid: {', '.join(TEXT_FORMATS)}.")
+        self.text_format = text_format
         self.observation_mode = observation
         self.image_scale = image_scale
         self.image_grid = image_grid
@@ -118,7 +133,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             seed = int(self.np_random.integers(0, 2**31 - 1))
         self.world = World(seed)
         self.scenario = self.scenario_cls(self.world, self.difficulty)
-        self.executor = ActionExecutor(self.scenario.player, teleport=self.teleport)
+        self.executor = ActionExecutor(self.scenario.player, teleport=self.teleport, strict=self.strict)
         self._limit = self.max_steps if self.max_steps is not None else self.scenario.default_step_limit()
         self._steps = 0
         self._last_score = self.scenario.scorecard.normalized
@@ -166,10 +181,23 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
 
     def _output(self) -> Any:
         if self.observation_mode == "text":
-            return self._encode(self._obs)
+            return self._text()
         if self.observation_mode == "image":
             return self.image()
-        return {"text": self._encode(self._obs), "image": self.image()}
+        return {"text": self._text(), "image": self.image()}
+
+    def _text(self) -> str:
+        if self.text_format == "json":
+            return self._encode(self._obs)
+        from discoverylab.world.lm_observation import lm_instructions, lm_observation
+
+        text = lm_observation(self._obs)
+        if self._steps == 0:
+            task = "\n".join(t["description"] for t in self._obs["taskProgress"])
+            text = f"{lm_instructions(self.teleport, self._obs.get('teleportLocations'))}\n\nTask: {task}\n\n{text}"
+        # The Text space promises printable ASCII: escape anything else, as the JSON form does.
+        text = text.encode("ascii", "backslashreplace").decode("ascii")
+        return "".join(c if c in _PRINTABLE else f"\\x{ord(c):02x}" for c in text)
 
     # ---- helpers ----------------------------------------------------------------------
     def _observe(self, message: str, extended: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from discoverylab.agents import make_agent
+from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench.schema import Status, UsageRecord, classify, usage_of, usage_snapshot
 from discoverylab.env import DiscoveryWorldEnv
 
@@ -25,13 +26,18 @@ class EpisodeRecord(BaseModel):
     completed: bool = False
     success: bool = False
     procedure_score: float = Field(0.0, ge=0.0, le=1.0)
-    knowledge: float | None = Field(default=None, ge=0.0, le=1.0)  # set by the knowledge judge; None: not judged
     scorecard: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
     seconds: float = 0.0  # wall time of the episode
     usage: UsageRecord | None = None  # LLM tokens, attempts, retries, cost (None: no LLM used)
     config: dict[str, Any] = Field(default_factory=dict)  # the run's exact settings
     config_hash: str = ""
+    # LLM agents only: model, requests, tokens, cost and why the episode stopped early (if it did);
+    # the knowledge report they end with and its judged score (paper App. D; None: not judged).
+    llm: dict[str, Any] | None = None
+    knowledge: str | None = None
+    knowledge_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    knowledge_verdicts: list[dict[str, Any]] = Field(default_factory=list)
 
 
 def run_episode(
@@ -42,21 +48,28 @@ def run_episode(
     max_steps: int | None = None,
     keep_log: bool = True,
     config: dict[str, Any] | None = None,
+    llm: LLMSettings | None = None,
+    judge: LLMSettings | None = None,
 ) -> tuple[EpisodeRecord, list[dict[str, Any]]]:
     """Play one episode. Returns the record and the log (one dict per step, then the end).
 
     Failures of the agent once the episode started (its LLM server down, its replies unusable)
-    end the episode with the matching status (`schema.classify`) instead of raising.
+    end the episode with the matching status (`schema.classify`) instead of raising. `llm`
+    configures the LLM agents' model; `judge`, when given, grades their knowledge report against
+    the task's critical questions at the end (results in the record).
     """
     from discoverylab.bench.schema import config_hash
 
     start = time.perf_counter()
     env = DiscoveryWorldEnv(task, difficulty, max_steps=max_steps)
-    agent = make_agent(agent_name, task, seed)
+    agent = make_agent(agent_name, task, seed, llm)
     before = usage_snapshot(agent)
     run_config = dict(config or {})
     _, info = env.reset(seed=seed)
     obs = info["observation"]
+    assert env.scenario is not None
+    if hasattr(agent, "step_budget"):  # Plan+Execute gives a plan step at most a fifth of the episode
+        agent.step_budget = max_steps or env.scenario.default_step_limit()
     agent.reset(obs)
     log: list[dict[str, Any]] = []
     if keep_log:
@@ -68,6 +81,8 @@ def run_episode(
     error = None
     try:
         while not (terminated or truncated):
+            if getattr(agent, "wants_image", False):
+                agent.set_image(env.image())  # type: ignore[attr-defined]
             action = agent.act(obs)
             _, reward, terminated, truncated, info = env.step(action)
             obs = info["observation"]
@@ -75,6 +90,10 @@ def run_episode(
             if keep_log:
                 log.append({"type": "step", "step": steps, "action": action, "reward": reward, "observation": obs,
                             "terminated": terminated, "truncated": truncated})  # fmt: skip
+                if getattr(agent, "last_note", None) is not None:
+                    log[-1]["agent"] = agent.last_note  # type: ignore[attr-defined]
+            if getattr(agent, "stop_reason", None):  # e.g. the cost ceiling was reached
+                break
     except Exception as exc:  # noqa: BLE001 - classified: a dead server is not a model scoring 0
         status = classify(exc)
         error = f"{type(exc).__name__}: {exc}"
@@ -99,6 +118,13 @@ def run_episode(
         config=run_config,
         config_hash=config_hash(run_config),
     )
+    if callable(getattr(agent, "summary", None)):  # the LLM agents
+        record.knowledge = agent.knowledge_report()  # type: ignore[attr-defined]
+        record.llm = agent.summary()  # type: ignore[attr-defined]
+        if judge is not None and status == "ok":
+            from discoverylab.bench.judging import judge_episode, make_judge
+
+            record.knowledge_score, record.knowledge_verdicts = judge_episode(card, record.knowledge, make_judge(judge))
     if keep_log:
         log.append({"type": "end", "scorecard": card,
                     "record": record.model_dump(mode="json", exclude={"seconds", "usage"})})

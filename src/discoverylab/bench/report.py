@@ -4,8 +4,9 @@ completion), as data, markdown or a matplotlib figure.
 
 Works on finished and partial runs alike: each episode counts once (its last line), only `ok`
 episodes are scored, and failed ones are counted apart so a dead server never reads as 0.
-Knowledge is the mean of the records' `knowledge` field (set by the knowledge judge); a dash
-means no episode was judged.
+Knowledge is the mean of the records' `knowledge_score` (set by the knowledge judge during the
+run, or later by `discoverylab judge`, whose `knowledge.jsonl` takes precedence); a dash means no
+episode was judged.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def _mean(values: list[float]) -> float | None:
 
 def _cell(records: list[EpisodeRecord]) -> Cell:
     ok = [r for r in records if r.status == "ok"]
-    judged = [r.knowledge for r in ok if r.knowledge is not None]
+    judged = [r.knowledge_score for r in ok if r.knowledge_score is not None]
     return Cell(
         procedure=_mean([r.procedure_score for r in ok]),
         completion=_mean([1.0 if r.success else 0.0 for r in ok]),
@@ -79,6 +80,22 @@ def _cell(records: list[EpisodeRecord]) -> Cell:
         episodes=len(ok),
         failed=len(records) - len(ok),
     )
+
+
+def _with_rejudged(run_dir: Path, records: list[EpisodeRecord]) -> list[EpisodeRecord]:
+    """Records with the knowledge scores of a later `discoverylab judge` pass, when there is one."""
+    from discoverylab.bench.judging import KNOWLEDGE_FILE
+    from discoverylab.bench.records import read_jsonl
+
+    path = run_dir / KNOWLEDGE_FILE
+    if not path.is_file():
+        return records
+    scores = {}
+    for row in read_jsonl(path):
+        if isinstance(row, dict):
+            scores[(row.get("task"), row.get("difficulty"), row.get("seed"), row.get("agent"))] = row.get("knowledge_score")
+    return [r.model_copy(update={"knowledge_score": scores[key]}) if (key := (r.task, r.difficulty, r.seed, r.agent)) in scores
+            else r for r in records]  # fmt: skip
 
 
 def load_report(run_dir: Path) -> Report:
@@ -89,7 +106,7 @@ def load_report(run_dir: Path) -> Report:
     if not path.is_file():
         raise ReportError(f"no {RESULTS} in {run_dir}; give the --out directory of a bench or run command")
     scan = scan_results(path, EpisodeRecord, lambda r: (r.task, r.difficulty, r.seed, r.agent))
-    records = list(scan.latest.values())
+    records = _with_rejudged(run_dir, list(scan.latest.values()))
     if not records:
         raise ReportError(f"{path} holds no DiscoveryWorld episode records"
                           + (f" ({scan.describe_bad()})" if scan.bad else ""))

@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench import records
 from discoverylab.bench.episode import EpisodeRecord, run_episode
 from discoverylab.bench.pool import LocalPool, Pool, RayPool
@@ -36,6 +37,8 @@ class Job:
     seed: int
     agent: str
     max_steps: int | None = None
+    llm: LLMSettings | None = None  # model settings of the LLM agents
+    judge: LLMSettings | None = None  # knowledge judge (None: not judged during the run)
 
     @property
     def key(self) -> tuple[str, str, int, str]:
@@ -99,15 +102,19 @@ def suite_tasks(suite: str, difficulty: str | None = None) -> list[tuple[str, st
     return pairs
 
 
-def make_jobs(pairs: Iterable[tuple[str, str]], seeds: Iterable[int], agent: str, max_steps: int | None) -> list[Job]:
-    return list(iter_jobs(list(pairs), seeds, agent, max_steps))
+def make_jobs(
+    pairs: Iterable[tuple[str, str]], seeds: Iterable[int], agent: str, max_steps: int | None,
+    llm: LLMSettings | None = None, judge: LLMSettings | None = None,
+) -> list[Job]:  # fmt: skip
+    return list(iter_jobs(list(pairs), seeds, agent, max_steps, llm, judge))
 
 
-def iter_jobs(pairs: list[tuple[str, str]], seeds: Iterable[int], agent: str, max_steps: int | None) -> Iterator[Job]:
+def iter_jobs(pairs: list[tuple[str, str]], seeds: Iterable[int], agent: str, max_steps: int | None,
+              llm: LLMSettings | None = None, judge: LLMSettings | None = None) -> Iterator[Job]:  # fmt: skip
     """Jobs one at a time (task-major, then seed), so huge seed ranges are never built in memory."""
     for task, diff in pairs:
         for seed in seeds:
-            yield Job(task, diff, seed, agent, max_steps)
+            yield Job(task, diff, seed, agent, max_steps, llm, judge)
 
 
 def run_config(max_steps: int | None, **agent_options: Any) -> dict[str, Any]:
@@ -119,7 +126,7 @@ def _run_job(job: Job, out: str | None, config: dict[str, Any] | None = None) ->
     """Worker body: never raises; a crash becomes a record with the matching failure status."""
     try:
         record, log = run_episode(job.task, job.difficulty, job.seed, job.agent, job.max_steps,
-                                  keep_log=out is not None, config=config)  # fmt: skip
+                                  keep_log=out is not None, config=config, llm=job.llm, judge=job.judge)  # fmt: skip
         if out is not None:
             records.write_jsonl(Path(out) / "logs" / job.log_name, log)
         return record

@@ -23,7 +23,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from discoverylab.agents import AGENT_NAMES, LLM_AGENTS
+from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench.episode import EpisodeRecord
+from discoverylab.bench.presets import PRESETS, resolve
 from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan, check_out
 from discoverylab.bench.runner import (
     BACKENDS,
@@ -45,7 +48,61 @@ app = typer.Typer(help="discoverylab: scientific-discovery environments for AI a
 console = Console(width=None if sys.stdout.isatty() else 120)
 err = Console(stderr=True)
 
-AGENTS = ("random", "oracle")
+AGENTS = AGENT_NAMES
+AGENT_HELP = "random, oracle, react, plan-execute or hypothesizer"
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="LLM model name (default: the endpoint's first)")]
+BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint ending in /v1 (default: $DISCOVERYLAB_LLM_BASE_URL, else the embedded offline model)")]
+MaxCostOpt = Annotated[float | None, typer.Option("--max-cost", help="per-episode cost ceiling in USD (prices: built-in table + --prices)")]
+PricesOpt = Annotated[Path | None, typer.Option("--prices", help='JSON file {"model": [usd_per_M_input, usd_per_M_output]} extending the price table')]
+TempOpt = Annotated[float, typer.Option("--temperature")]
+JsonModeOpt = Annotated[str, typer.Option("--json-mode", help="json_schema (constrained decoding), json_object or prompt, for servers without schema support")]
+JSON_MODES = ("json_schema", "json_object", "prompt")
+VisionOpt = Annotated[bool, typer.Option("--vision", help="hypothesizer: also send the rendered view as a PNG (models that read images)")]
+JudgeOpt = Annotated[bool, typer.Option("--judge/--no-judge", help="grade LLM agents' knowledge at the end of each episode")]
+JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", help="judge model (default: the agent's)")]
+JudgeUrlOpt = Annotated[str | None, typer.Option("--judge-base-url", help="judge endpoint (default: the agent's)")]
+
+
+def _llm_settings(agent: str, model: str | None, base_url: str | None, temperature: float,
+                  max_cost: float | None, prices: Path | None, json_mode: str = "json_schema",
+                  vision: bool = False) -> LLMSettings | None:  # fmt: skip
+    if agent not in LLM_AGENTS:
+        return None
+    if json_mode not in JSON_MODES:
+        _fail(f"Unknown --json-mode {json_mode!r}. Valid: {', '.join(JSON_MODES)}.")
+    from discoverylab.agents.pricing import PriceError, load_prices, price_of
+
+    settings = LLMSettings(model=model, base_url=base_url, temperature=temperature, max_cost=max_cost,
+                           prices_file=str(prices) if prices else None, json_mode=json_mode, vision=vision)  # fmt: skip
+    try:
+        table = load_prices(settings.prices_file)
+    except PriceError as exc:
+        _fail(str(exc))
+    if max_cost is not None and not settings.embedded and (model is None or price_of(model, table) is None):
+        _fail(f"--max-cost needs the price of the model {model!r}: pass --model and add it with --prices FILE.")
+    return settings
+
+
+def _run_config(max_steps: int | None, llm: LLMSettings | None, judge: LLMSettings | None) -> dict[str, Any]:
+    """The run's stored config: a resume with other model settings is refused (api keys left out)."""
+    from dataclasses import asdict
+
+    def settings(value: LLMSettings | None) -> dict[str, Any] | None:
+        return None if value is None else {k: v for k, v in asdict(value).items() if k != "api_key"}
+
+    options: dict[str, Any] = {}
+    if llm is not None:
+        options["llm"] = settings(llm)
+        options["judge"] = settings(judge)
+    return run_config(max_steps, **options)
+
+
+def _judge_settings(llm: LLMSettings | None, judge: bool, model: str | None, base_url: str | None) -> LLMSettings | None:
+    if llm is None or not judge:
+        return None
+    if model is None and base_url is None:
+        return LLMSettings(model=llm.model, base_url=llm.base_url)
+    return LLMSettings(model=model, base_url=base_url)
 
 
 def _fail(message: str) -> None:
@@ -223,7 +280,7 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
 
 @app.command()
 def run(
-    agent: Annotated[str, typer.Option("--agent", "-a", help="random or oracle")] = "random",
+    agent: Annotated[str, typer.Option("--agent", "-a", help=AGENT_HELP)] = "random",
     task: Annotated[str, typer.Option("--task", "-t")] = "PickAndPlaceTest",
     difficulty: Annotated[str, typer.Option("--difficulty", "-d")] = "normal",
     seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-4 or 0,2,5")] = "0",
@@ -233,6 +290,16 @@ def run(
     episode_timeout: EpisodeTimeoutOpt = None,
     request_timeout: RequestTimeoutOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print records as JSON")] = False,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    temperature: TempOpt = 0.0,
+    json_mode: JsonModeOpt = "json_schema",
+    vision: VisionOpt = False,
+    max_cost: MaxCostOpt = None,
+    prices: PricesOpt = None,
+    judge: JudgeOpt = True,
+    judge_model: JudgeModelOpt = None,
+    judge_base_url: JudgeUrlOpt = None,
 ) -> None:
     """Run an agent on one task; one JSONL log per episode plus results.jsonl."""
     from discoverylab.scenarios.registry import check_difficulty, get_task
@@ -246,17 +313,20 @@ def run(
     except ValueError as exc:
         _fail(str(exc))
     pairs = [(cls.task_id, diff)]
-    _execute(iter_jobs(pairs, seed_list, agent, max_steps), len(seed_list), out, workers, as_json,
-             f"{agent} on {cls.task_id}", run_config(max_steps), episode_timeout, request_timeout)  # fmt: skip
+    llm = _llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode, vision)
+    judge_llm = _judge_settings(llm, judge, judge_model, judge_base_url)
+    _execute(iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm), len(seed_list), out, workers, as_json,
+             f"{agent} on {cls.task_id}", _run_config(max_steps, llm, judge_llm), episode_timeout,
+             request_timeout)  # fmt: skip
 
 
 @app.command()
 def bench(
-    agent: Annotated[str, typer.Option("--agent", "-a", help="random or oracle")] = "oracle",
-    suite: Annotated[str, typer.Option("--suite", help="unit, discovery, tutorial or all")] = "all",
+    agent: Annotated[str, typer.Option("--agent", "-a", help=AGENT_HELP)] = "oracle",
+    suite: Annotated[str | None, typer.Option("--suite", help="unit, discovery, tutorial or all (default all)")] = None,
     task: Annotated[str | None, typer.Option("--task", "-t", help="only this task (all its difficulties)")] = None,
     difficulty: Annotated[str | None, typer.Option("--difficulty", "-d")] = None,
-    seeds: Annotated[str, typer.Option("--seeds")] = "0-4",
+    seeds: Annotated[str | None, typer.Option("--seeds", help="e.g. 0-4 (default) or 0,2,5")] = None,
     workers: WorkersOpt = 2,
     max_steps: MaxStepsOpt = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="results dir (resumable)")] = None,
@@ -265,8 +335,25 @@ def bench(
     backend: BackendOpt = "local",
     address: AddressOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print records as JSON")] = False,
+    preset: Annotated[str | None, typer.Option("--preset", help=f"paper setting: {', '.join(PRESETS)}")] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    temperature: TempOpt = 0.0,
+    json_mode: JsonModeOpt = "json_schema",
+    vision: VisionOpt = False,
+    max_cost: MaxCostOpt = None,
+    prices: PricesOpt = None,
+    judge: JudgeOpt = True,
+    judge_model: JudgeModelOpt = None,
+    judge_base_url: JudgeUrlOpt = None,
 ) -> None:
     """Benchmark an agent over a suite, in parallel; a table per task (procedure, completion, steps)."""
+    try:
+        opts = resolve(preset, suite=suite, difficulty=difficulty, seeds=seeds, max_steps=max_steps, max_cost=max_cost)
+    except ValueError as exc:
+        _fail(str(exc))
+    suite, difficulty, seeds, max_steps = opts["suite"], opts["difficulty"], opts["seeds"], opts["max_steps"]
+    assert suite is not None and seeds is not None
     if agent not in AGENTS:
         _fail(f"Unknown agent {agent!r}. Valid agents: {', '.join(AGENTS)}.")
     if suite not in SUITES:
@@ -283,9 +370,13 @@ def bench(
         _fail(str(exc))
     if not pairs:
         _fail(f"No tasks in suite {suite!r} at difficulty {difficulty!r}.")
-    _execute(iter_jobs(pairs, seed_list, agent, max_steps), len(pairs) * len(seed_list), out, workers, as_json,
-             f"{agent} agent, suite {suite}", run_config(max_steps), episode_timeout, request_timeout,
-             backend, address)  # fmt: skip
+    llm = _llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode, vision)
+    if llm is not None and llm.embedded:
+        workers = 1  # one embedded model per process would share the same cores
+    judge_llm = _judge_settings(llm, judge, judge_model, judge_base_url)
+    _execute(iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm), len(pairs) * len(seed_list), out, workers,
+             as_json, f"{agent} agent, suite {suite}", _run_config(max_steps, llm, judge_llm), episode_timeout,
+             request_timeout, backend, address)  # fmt: skip
 
 
 @app.command()
@@ -327,6 +418,34 @@ def report(
         err.print(status_line(list(rep.statuses.elements())), soft_wrap=True)
     if figure is not None:
         err.print(f"figure: {plot_report(rep, figure)}", soft_wrap=True)
+
+
+@app.command("judge")
+def judge_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="a folder written by `bench --out` / `run --out`")],
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print rows as JSON")] = False,
+) -> None:
+    """Re-grade the knowledge of every episode of a saved run (writes RUN_DIR/knowledge.jsonl)."""
+    from discoverylab.bench.judging import KNOWLEDGE_FILE, judge_run, make_judge
+
+    if not (run_dir / "results.jsonl").is_file():
+        _fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
+    settings = LLMSettings(model=model, base_url=base_url)
+    rows = judge_run(run_dir, make_judge(settings), judge_name=model or settings.describe()["base_url"] or "")
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    table = Table(title=f"Knowledge of {run_dir}")
+    for col in ("task", "difficulty", "seed", "agent", "questions", "knowledge"):
+        table.add_column(col)
+    for row in rows:
+        score = row["knowledge_score"]
+        table.add_row(str(row["task"]), str(row["difficulty"]), str(row["seed"]), str(row["agent"]),
+                      str(len(row["knowledge_verdicts"])), "n/a" if score is None else f"{score:.2f}")  # fmt: skip
+    console.print(table)
+    console.print(f"Verdicts: {run_dir / KNOWLEDGE_FILE}")
 
 
 @app.command(hidden=True)

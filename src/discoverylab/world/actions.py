@@ -8,6 +8,7 @@ world untouched. The checks run in the order the original's messages imply.
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,17 +34,55 @@ _LABELS = {
 }
 
 
+MAX_ACTION_CHARS = 100_000  # longer action text is refused before parsing (an action is < 1 KB)
+MAX_ECHO_CHARS = 200  # how much of the agent's own input an error message may quote
+MAX_ERROR_CHARS = 2_000  # cap on any failure message (the echo bound above keeps them far shorter)
+MAX_INT = 2**63  # larger integers are never UUIDs, post IDs or options (and would not fit int64)
+ACTION_KEYS = frozenset({"action", "arg1", "arg2"})
+DIALOG_KEY = "chosen_dialog_option_int"
+
+
 class ActionError(ValueError):
     """Bad agent input; its message goes to the agent, the world does not change."""
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxstring = MAX_ECHO_CHARS
+_REPR.maxother = MAX_ECHO_CHARS
+_REPR.maxlong = 40
+
+
+def brief(value: Any) -> str:
+    """A bounded repr of agent input for error messages: safe for deep nesting, huge integers
+    (whose str() raises beyond 4,300 digits) and megabyte strings."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INT:
+        return f"<integer of about {int(value.bit_length() * 0.30103) + 1} digits>"
+    try:
+        text = _REPR.repr(value)
+    except (ValueError, RecursionError, TypeError):
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= MAX_ECHO_CHARS else text[: MAX_ECHO_CHARS - 3] + "..."
+
+
+def _key_list(keys: Any) -> str:
+    """Sorted, bounded listing of unexpected keys (keys of a Python dict need not be strings)."""
+    shown = sorted(brief(k) for k in list(keys)[:20])
+    return "[" + ", ".join(shown) + (", ..." if len(keys) > 20 else "") + "]"
 
 
 def parse_action(raw: Any) -> dict[str, Any]:
     """Turn whatever was sent into a dict, or raise ActionError saying what is wrong."""
     if isinstance(raw, (str, bytes, bytearray)):
+        if len(raw) > MAX_ACTION_CHARS:
+            raise ActionError(
+                f"The action text is {len(raw):,} characters long (limit {MAX_ACTION_CHARS:,}). "
+                'Send one short JSON object, e.g. {"action": "MOVE_DIRECTION", "arg1": "north"}.'
+            )
         text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
         try:
             raw = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, over-long integer literals
             raise ActionError(
                 f'Could not parse the action as JSON ({exc.__class__.__name__}: {str(exc)[:80]}). '
                 'Send e.g. {"action": "MOVE_DIRECTION", "arg1": "north"}.'
@@ -74,10 +113,13 @@ def accessible_objects(agent: Agent) -> dict[int, WorldObject]:
 class ActionExecutor:
     """Executes actions for one agent against its world."""
 
-    def __init__(self, agent: Agent, teleport: bool = True) -> None:
+    def __init__(self, agent: Agent, teleport: bool = True, strict: bool = False) -> None:
         self.agent = agent
         self.world = agent.world
         self.teleport = teleport
+        # Lenient (default, as the original): extra keys such as "thought" and a value in an unused
+        # argument slot are ignored, so prompts written for the original work unchanged.
+        self.strict = strict
 
     # ---- entry point ------------------------------------------------------------------
     def execute(self, raw: Any) -> ActionResult:
@@ -87,11 +129,14 @@ class ActionExecutor:
                 return self._dialog_choice(packet)
             return self._dispatch(packet)
         except ActionError as exc:
-            return ActionResult(False, str(exc))
+            message = str(exc)
+            if len(message) > MAX_ERROR_CHARS:
+                message = message[: MAX_ERROR_CHARS - 3] + "..."
+            return ActionResult(False, message)
 
     def _dispatch(self, packet: dict[str, Any]) -> ActionResult:
         if "action" not in packet:
-            if "chosen_dialog_option_int" in packet:
+            if DIALOG_KEY in packet:
                 raise ActionError("You are not in a dialog. Start one with TALK before choosing a dialog option.")
             raise ActionError(
                 "Missing 'action' key in JSON. You are not currently in dialog mode, so send e.g. "
@@ -104,12 +149,12 @@ class ActionExecutor:
         spec = ACTION_SPECS.get(name)
         if spec is None:
             known = ", ".join(s.name for s in ACTION_SPECS.values() if s.advertised)
-            raise ActionError(f"Unknown action '{packet['action']}'. Known actions: {known}.")
+            raise ActionError(f"Unknown action {brief(packet['action'])}. Known actions: {known}.")
         if spec.teleport and not self.teleport:
             raise ActionError(f"The action {name} is disabled in this environment (teleport handicap off).")
-        extra = sorted(set(packet) - {"action", "arg1", "arg2"})
-        if extra:
-            raise ActionError(f"Unexpected key(s) {extra}. An action has only 'action', 'arg1' and 'arg2'.")
+        extra = set(packet) - ACTION_KEYS
+        if extra and self.strict:
+            raise ActionError(f"Unexpected key(s) {_key_list(extra)}. An action has only 'action', 'arg1' and 'arg2'.")
         missing = [f"arg{i + 1}" for i in range(len(spec.args)) if packet.get(f"arg{i + 1}") in (None, "")]
         if missing and name in ("PUT", "USE"):
             which = "both arguments" if len(missing) == 2 else missing[0]
@@ -119,7 +164,7 @@ class ActionExecutor:
             key = f"arg{i + 1}"
             value = packet.get(key)
             if i >= len(spec.args):
-                if value not in (None, ""):
+                if self.strict and value not in (None, ""):
                     raise ActionError(f"{name} takes {len(spec.args)} argument(s); '{key}' is not expected.")
                 continue
             args.append(self._resolve(name, key, spec.args[i], value))
@@ -132,7 +177,7 @@ class ActionExecutor:
             raise ActionError(f"Action '{label}' requires '{key}' ({kind}).")
         if kind == DIRECTION:
             if not isinstance(value, str) or value.strip().lower() not in DIRECTIONS:
-                raise ActionError(f"Invalid direction {value!r} in '{key}'. Use north, east, south or west.")
+                raise ActionError(f"Invalid direction {brief(value)} in '{key}'. Use north, east, south or west.")
             return value.strip().lower()
         if kind == LOCATION:
             if not isinstance(value, str):
@@ -141,10 +186,10 @@ class ActionExecutor:
         uid = _as_int(value)
         if kind == POST_ID:
             if uid is None:
-                raise ActionError(f"Invalid post ID {value!r} in '{key}': expected an integer.")
+                raise ActionError(f"Invalid post ID {brief(value)} in '{key}': expected an integer.")
             return uid
         if uid is None:
-            raise ActionError(f"'{key}' must be an object UUID (an integer), not {value!r}.")
+            raise ActionError(f"'{key}' must be an object UUID (an integer), not {brief(value)}.")
         if action == "TELEPORT_TO_OBJECT":
             obj = self.world.objects.get(uid)
             if obj is None and uid in self.agent.seen:
@@ -174,15 +219,15 @@ class ActionExecutor:
         partner = self.agent.dialog_partner
         assert partner is not None and partner.dialog_tree is not None
         tree = partner.dialog_tree
-        if "chosen_dialog_option_int" not in packet:
+        if DIALOG_KEY not in packet:
             raise ActionError(
                 "Missing `chosen_dialog_option_int` key. You are in a dialog: send "
                 '{"chosen_dialog_option_int": N} with N one of the dialog options shown.'
             )
-        extra = sorted(set(packet) - {"chosen_dialog_option_int"})
-        if extra:
-            raise ActionError(f"Unexpected key(s) {extra} while in a dialog; send only 'chosen_dialog_option_int'.")
-        choice = _as_int(packet["chosen_dialog_option_int"])
+        extra = set(packet) - {DIALOG_KEY}
+        if extra and self.strict:
+            raise ActionError(f"Unexpected key(s) {_key_list(extra)} while in a dialog; send only '{DIALOG_KEY}'.")
+        choice = _as_int(packet[DIALOG_KEY])
         options = tree.visible_options()
         valid = {i + 1: opt.text for i, opt in enumerate(options)}
         if choice is None or choice not in valid:
@@ -243,8 +288,9 @@ class ActionExecutor:
     def _do_teleport_to_location(self, name: str) -> ActionResult:
         if name not in self.world.teleports:
             known = sorted(self.world.teleports)
-            msg = f"That's not a known teleport location ('{name}'). I know about the following locations: {known}"
-            return self._done("TELEPORT_TO_LOCATION", name, None, False, msg)
+            shown = name if len(name) <= MAX_ECHO_CHARS else name[:MAX_ECHO_CHARS] + "..."
+            msg = f"That's not a known teleport location ('{shown}'). I know about the following locations: {known}"
+            return self._done("TELEPORT_TO_LOCATION", shown, None, False, msg)
         tx, ty = self.world.teleports[name]
         x, y = _nearest_passable(self.world, tx, ty)
         self.world.place(self.agent, x, y)
@@ -429,18 +475,20 @@ def _all_parts(obj: WorldObject) -> list[WorldObject]:
 
 
 def _as_int(value: Any) -> int | None:
+    """An integer argument (ints, integral floats, digit strings), or None; never one beyond int64."""
+    number: int | None = None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and len(value) <= 40:
         try:
-            return int(value.strip())
+            number = int(value.strip())
         except ValueError:
             return None
-    return None
+    return number if number is not None and abs(number) < MAX_INT else None
 
 
 def _nearest_passable(world: Any, x: int, y: int) -> tuple[int, int]:

@@ -1,0 +1,153 @@
+"""The original DiscoveryWorld's Python API on our engine, so code written for it runs unchanged.
+
+Written from the original's documented behaviour (spec section 1): a client loads a scenario by
+its canonical name and difficulty string, then loops `getAgentObservation` -> `performAgentAction`
+-> `tick`. Observations come as `{"errors": [], "ui": {...}, "vision": {"base64_no_grid": ...,
+"base64_with_grid": ...}}` with the views as PNG data URLs (1536x1024, as the original renders).
+Actions may carry the extra keys the original's agents add (`thought`, `explanation`, ...).
+
+Differences, on purpose: nothing is written to disk (the original saves a frame per observation),
+one user agent only, `createAgentVideo` is unavailable, and `render_images=False` skips the PNGs
+for clients that never read them (the text observation is the same).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.scenarios.registry import all_tasks
+from discoverylab.world.action_specs import ACTION_FORMAT_HELP, ACTION_SPECS
+from discoverylab.world.observation import build_observation
+
+SCENARIO_DIFFICULTY_OPTIONS = {"easy": "Easy", "normal": "Normal", "challenge": "Challenge"}
+ALREADY_ACTED = "Agent has already acted this step.  World tick must be called before this agent can act again."
+NO_SCENARIO = "No scenario is loaded: call loadScenario() first."
+
+
+def _scenario_table() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Canonical name (the original's spelling) -> (our task id, difficulties)."""
+    return {cls.title: (tid, cls.difficulties) for tid, cls in all_tasks().items()}
+
+
+SCENARIO_NAMES = list(_scenario_table())
+
+
+class DiscoveryWorldAPI:
+    """One user agent in one scenario, driven the way the original's API is.
+
+    Args:
+        threadID: accepted for compatibility (the original names its frame folder after it).
+        render_images: include the `vision` PNGs in observations (the original always does).
+    """
+
+    def __init__(self, threadID: int = 1, render_images: bool = True) -> None:  # noqa: N803 - original's name
+        self.threadID = threadID
+        self.render_images = render_images
+        self.env: DiscoveryWorldEnv | None = None
+        self._acted = False
+        self._message = "You are ready to start."
+        self._extended: list[str] = []
+        self._last_ui: dict[str, Any] | None = None
+
+    # ---- scenarios ------------------------------------------------------------------------
+    def getValidScenarios(self) -> dict[str, dict[str, list[str]]]:  # noqa: N802
+        return {
+            name: {"difficulty": [SCENARIO_DIFFICULTY_OPTIONS[d] for d in diffs], "variations": ["1", "2", "3", "4", "5"]}
+            for name, (_, diffs) in _scenario_table().items()
+        }
+
+    def loadScenario(self, scenarioName: str, difficultyStr: str, randomSeed: int = 0, numUserAgents: int = 1) -> bool:  # noqa: N802, N803
+        """Build the scenario and tick once, as the original does. False for unknown names or
+        difficulties, or more than one user agent (not supported here)."""
+        table = _scenario_table()
+        entry = table.get(scenarioName)
+        difficulty = str(difficultyStr).strip().lower()
+        if entry is None or difficulty not in entry[1] or numUserAgents != 1:
+            return False
+        self.env = DiscoveryWorldEnv(entry[0], difficulty, max_steps=10**9)
+        self.env.reset(seed=int(randomSeed))
+        assert self.env.world is not None
+        self.env.world.tick()
+        self._acted = False
+        self._message, self._extended, self._last_ui = "You are ready to start.", [], None
+        return True
+
+    # ---- the loop ---------------------------------------------------------------------------
+    def getAgentObservation(self, agentIdx: int) -> dict[str, Any]:  # noqa: N802, N803
+        if self.env is None or self.env.scenario is None:
+            return {"errors": [NO_SCENARIO], "ui": {}, "vision": {}}
+        if agentIdx != 0:
+            return {"errors": ["Agent index out of range (this engine runs one user agent: index 0)."], "ui": {}, "vision": {}}
+        scenario = self.env.scenario
+        extended = self._extended.pop(0) if self._extended else ""
+        ui = build_observation(scenario.player, [scenario.scorecard.progress()], self._message, extended,
+                               radius=self.env.radius, teleport=self.env.teleport)  # fmt: skip
+        self._last_ui = ui
+        vision: dict[str, str] = {}
+        if self.render_images:
+            from discoverylab.render.renderer import vision_observation
+
+            vision = vision_observation(scenario.world, scenario.player, scale=2)
+        return {"errors": [], "ui": ui, "vision": vision}
+
+    def performAgentAction(self, agentIdx: int, actionJSON: Any) -> dict[str, Any]:  # noqa: N802, N803
+        if self.env is None or self.env.scenario is None:
+            return {"errors": [NO_SCENARIO], "success": False}
+        if agentIdx != 0:
+            return {"errors": ["Agent index out of range."], "success": False}
+        if self._acted:
+            return {"errors": [ALREADY_ACTED], "success": False}
+        self._acted = True
+        result = self.env.executor.execute(actionJSON)
+        self._message = result.message
+        if result.important:
+            self._extended.append(result.message)
+        return {"errors": [] if result.success else [result.message], "success": result.success}
+
+    def tick(self) -> dict[str, Any]:
+        if self.env is None or self.env.world is None:
+            return {"errors": [NO_SCENARIO], "success": False}
+        self.env.world.tick()
+        self._acted = False
+        return {"errors": [], "success": True}
+
+    # ---- queries ----------------------------------------------------------------------------
+    def getTaskScorecard(self) -> list[dict[str, Any]]:  # noqa: N802
+        """Oracle information (never shown to the agent)."""
+        if self.env is None or self.env.scenario is None:
+            return []
+        return [self.env.scenario.scorecard.to_dict()]
+
+    def areTasksComplete(self) -> bool:  # noqa: N802
+        """From the most recent observation, as the original does."""
+        progress = (self._last_ui or {}).get("taskProgress") or []
+        return bool(progress) and all(t["completed"] for t in progress)
+
+    def listKnownActions(self, limited: bool = False) -> dict[str, dict[str, Any]]:  # noqa: N802
+        teleport = self.env.teleport if self.env is not None else True
+        return {
+            spec.name: {"args": [f"arg{i + 1}" for i in range(len(spec.args))], "desc": spec.description}
+            for spec in ACTION_SPECS.values()
+            if spec.advertised and (teleport or not spec.teleport)
+        }
+
+    def additionalActionDescriptionString(self) -> str:  # noqa: N802
+        return ACTION_FORMAT_HELP
+
+    def listTeleportLocationsDict(self) -> dict[str, dict[str, int]]:  # noqa: N802
+        if self.env is None or self.env.world is None:
+            return {}
+        return {name: {"gridX": x, "gridY": y} for name, (x, y) in sorted(self.env.world.teleports.items())}
+
+    def isAgentInDialog(self, agentIdx: int) -> bool:  # noqa: N802, N803
+        if self.env is None or self.env.scenario is None or agentIdx != 0:
+            return False
+        return self.env.scenario.player.dialog_partner is not None
+
+    def getStepCounter(self) -> int:  # noqa: N802
+        """The step counter of the most recent observation, as the original caches it."""
+        return int((self._last_ui or {}).get("world_steps", 0))
+
+    def createAgentVideo(self, agentIdx: int, filenameOut: str) -> dict[str, Any]:  # noqa: N802, N803
+        return {"errors": ["createAgentVideo is not available: frames are not saved to disk here."], "success": False}

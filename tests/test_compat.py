@@ -1,0 +1,99 @@
+"""`discoverylab.compat.DiscoveryWorldAPI`: a scripted client written against the original's API
+(loadScenario -> loop of getAgentObservation / performAgentAction / tick) runs unchanged."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+
+from discoverylab.agents.oracle import OracleAgent
+from discoverylab.compat import ALREADY_ACTED, SCENARIO_NAMES, DiscoveryWorldAPI
+from discoverylab.env import DiscoveryWorldEnv
+
+
+def _play_like_the_readme(scenario: str, difficulty: str, task_id: str, max_steps: int = 300) -> tuple[DiscoveryWorldAPI, list[dict[str, Any]]]:
+    """The original's README loop, with an oracle standing in for the model. Each action gains
+    the extra keys the original's agents send."""
+    api = DiscoveryWorldAPI(render_images=False)
+    assert api.loadScenario(scenario, difficulty, randomSeed=1, numUserAgents=1)
+    oracle = OracleAgent(task_id)
+    obs = api.getAgentObservation(0)
+    oracle.reset(obs["ui"])
+    replies = []
+    for step in range(max_steps):
+        action = oracle.act(obs["ui"])
+        if "action" in action:
+            action = {**action, "thought": "following the plan", "explanation": "why", "memory": "m", "step": step, "arg1_desc": "x"}
+        replies.append(api.performAgentAction(0, json.dumps(action)))
+        api.tick()
+        obs = api.getAgentObservation(0)
+        if api.areTasksComplete():
+            break
+    return api, replies
+
+
+@pytest.mark.parametrize(("scenario", "difficulty", "task_id"), [
+    ("Small Skills: Pick and Place Test", "Normal", "PickAndPlaceTest"),
+    ("Small Skills: Dialog Test", "Normal", "DialogTest"),
+    ("Proteomics", "Easy", "Proteomics"),
+])  # fmt: skip
+def test_a_scripted_client_reaches_success_through_the_original_api(scenario: str, difficulty: str, task_id: str) -> None:
+    api, replies = _play_like_the_readme(scenario, difficulty, task_id)
+    card = api.getTaskScorecard()[0]
+    assert card["completedSuccessfully"] is True and card["scoreNormalized"] > 0
+    assert all("Unexpected key" not in " ".join(r["errors"]) for r in replies)
+    assert sum(r["success"] for r in replies) >= len(replies) // 2
+
+
+def test_observation_shape_step_counter_and_one_action_per_tick() -> None:
+    api = DiscoveryWorldAPI()
+    assert api.loadScenario("Small Skills: Pick and Place Test", "normal", 0)
+    obs = api.getAgentObservation(0)
+    assert obs["errors"] == [] and set(obs) == {"errors", "ui", "vision"}
+    assert obs["ui"]["world_steps"] == api.getStepCounter() == 1  # the original ticks once on load
+    for key in ("base64_no_grid", "base64_with_grid"):
+        png = base64.b64decode(obs["vision"][key].removeprefix("data:image/png;base64,"))
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") == 1536
+    assert api.performAgentAction(0, {"action": "ROTATE_DIRECTION", "arg1": "north", "thought": "t"}) == {"errors": [], "success": True}
+    assert api.performAgentAction(0, {"action": "WAIT"}) == {"errors": [ALREADY_ACTED], "success": False}
+    api.tick()
+    obs = api.getAgentObservation(0)
+    assert obs["ui"]["lastActionMessage"] == "I rotated to face north." and api.getStepCounter() == 2
+    bad = api.performAgentAction(0, {"action": "FLY"})
+    assert bad["success"] is False and "Unknown action" in bad["errors"][0]
+    assert api.getAgentObservation(1)["errors"] and not api.isAgentInDialog(0)
+
+
+def test_queries_match_the_original_shapes() -> None:
+    api = DiscoveryWorldAPI(render_images=False)
+    scenarios = api.getValidScenarios()
+    assert "It's (not) Rocket Science!" in scenarios and scenarios["Proteomics"]["difficulty"] == ["Easy", "Normal", "Challenge"]
+    assert set(SCENARIO_NAMES) == set(scenarios)
+    assert not api.loadScenario("Nope", "Normal") and not api.loadScenario("Proteomics", "Impossible")
+    assert not api.loadScenario("Proteomics", "Normal", numUserAgents=2)
+    assert api.getAgentObservation(0)["errors"] and api.performAgentAction(0, {})["success"] is False
+    assert api.loadScenario("Reactor Lab", "Normal", randomSeed=2)
+    actions = api.listKnownActions()
+    assert actions["PUT"] == {"args": ["arg1", "arg2"], "desc": actions["PUT"]["desc"]} and "WAIT" in actions
+    assert "chosen_dialog_option_int" in api.additionalActionDescriptionString()
+    locations = api.listTeleportLocationsDict()
+    assert locations and all(set(v) == {"gridX", "gridY"} for v in locations.values())
+    card = api.getTaskScorecard()
+    assert len(card) == 1 and card[0]["criticalQuestions"]
+
+
+def test_same_seed_same_observations_as_the_env_after_the_load_tick() -> None:
+    api = DiscoveryWorldAPI(render_images=False)
+    api.loadScenario("Small Skills: Pick and Place Test", "Normal", randomSeed=3)
+    env = DiscoveryWorldEnv("PickAndPlaceTest")
+    env.reset(seed=3)
+    _, _, _, _, info = env.step({"action": "ROTATE_DIRECTION", "arg1": "north"})
+    api.performAgentAction(0, {"action": "ROTATE_DIRECTION", "arg1": "north"})
+    api.tick()
+    ui = api.getAgentObservation(0)["ui"]
+    expected = info["observation"]
+    assert ui["agentLocation"] == expected["agentLocation"] and ui["lastActionMessage"] == expected["lastActionMessage"]
+    assert ui["world_steps"] == expected["world_steps"] + 1
