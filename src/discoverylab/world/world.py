@@ -6,6 +6,7 @@ scenario's layout, NPC wandering and instrument noise never perturb each other.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
 WORLD_SIZE = 32
 NUM_LAYERS = len(Layer)
 
-# UUIDs depend only on creation order (as in the original): a fixed permutation of 1..65535.
-_UUID_POOL: list[int] = (np.random.default_rng(0).permutation(65535) + 1).tolist()
+# UUIDs are 1..65535 in an order drawn per episode from its own stream, so a uuid tells nothing
+# about when (or as what) an object was created; the original numbered objects in creation order.
+UUID_LIMIT = 65535
 
 
 class WorldError(RuntimeError):
@@ -34,7 +36,7 @@ class World:
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self.seed = int(seed)
         self.size = size
-        streams = np.random.SeedSequence(self.seed).spawn(4)
+        streams = np.random.SeedSequence(self.seed).spawn(5)
         self.rng_build = np.random.default_rng(streams[0])
         self.rng_npc = np.random.default_rng(streams[1])
         self.rng_noise = np.random.default_rng(streams[2])
@@ -45,6 +47,7 @@ class World:
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
+        self._uuid_pool = np.random.default_rng(streams[4]).permutation(UUID_LIMIT) + 1
         self._uuid_index = 0
         self._tickers: list[WorldObject] = []
         self.agents: list[Agent] = []  # the player first, then NPCs in creation order
@@ -54,11 +57,17 @@ class World:
         self.background_radiation = 0.05
         self.on_tick: list[Callable[[], None]] = []
 
+    def reseed_build(self, label: str) -> None:
+        """Draw the layout from (seed, label) instead of the seed alone, so that e.g. two
+        difficulties of one seed share nothing (the answer of one is not shown by the other)."""
+        key = zlib.crc32(label.encode("utf-8"))
+        self.rng_build = np.random.default_rng(np.random.SeedSequence([self.seed, key]))
+
     # ---- registry ---------------------------------------------------------------------
     def register(self, obj: WorldObject) -> int:
-        if self._uuid_index >= len(_UUID_POOL):
-            raise WorldError("Too many objects: the UUID pool (65535) is exhausted.")
-        uuid = _UUID_POOL[self._uuid_index]
+        if self._uuid_index >= UUID_LIMIT:
+            raise WorldError(f"Too many objects: the UUID pool ({UUID_LIMIT}) is exhausted.")
+        uuid = int(self._uuid_pool[self._uuid_index])
         self._uuid_index += 1
         self.objects[uuid] = obj
         if obj.needs_tick:
