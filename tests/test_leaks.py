@@ -16,6 +16,7 @@ import pytest
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.registry import all_tasks
+from discoverylab.scenarios.rocket_science.things import PLANETS
 from discoverylab.world.objects import WorldObject
 
 SEEDS = range(20)
@@ -85,3 +86,48 @@ def test_uuids_do_not_follow_creation_order(task: str) -> None:
     firsts: list[list[int]] = [list(build(task, difficulty, seed).world.objects)[:200] for seed in range(5)]
     for index in range(200):
         assert len({uuids[index] for uuids in firsts}) >= 4, index
+
+
+# ---- the seed: blocks of balanced answers, no k / k+n repeats -----------------------------------
+ANSWERS: dict[tuple[str, str], Callable[[Any], Any]] = {
+    ("Proteomics", "easy"): lambda s: s.answer.name,
+    ("Proteomics", "normal"): lambda s: s.answer.name,
+    ("Proteomics", "challenge"): lambda s: s.answer.name,
+    ("ReactorLab", "easy"): lambda s: s.key,
+    ("ReactorLab", "normal"): lambda s: s.key,
+    ("ReactorLab", "challenge"): lambda s: s.key,
+    ("CombinatorialChemistry", "easy"): lambda s: next(iter(s.remedy)),
+    ("PlantNutrients", "easy"): lambda s: s.positive,
+    ("PlantNutrients", "challenge"): lambda s: s.rule.kind,
+    ("LostInTranslation", "normal"): lambda s: s.item,
+    ("RocketScience", "easy"): lambda s: s.planet,
+}
+BLOCK = {("PlantNutrients", "challenge"): 4, ("RocketScience", "easy"): len(PLANETS)}
+
+
+@pytest.mark.parametrize(("task", "difficulty"), list(ANSWERS), ids=lambda v: str(v))
+def test_seed_blocks_are_balanced_and_k_plus_n_differs(task: str, difficulty: str) -> None:
+    """Every block of n consecutive seeds (n options, 5 for most) holds every answer once, in
+    an order drawn per block: seeds k and k+n do not share the answer as seed mod n did."""
+    n = BLOCK.get((task, difficulty), 5)
+    answers = [ANSWERS[(task, difficulty)](build(task, difficulty, seed)) for seed in range(3 * n)]
+    blocks = [answers[i : i + n] for i in range(0, 3 * n, n)]
+    if (task, difficulty) != ("CombinatorialChemistry", "easy"):  # its five seeds repeat C (paper)
+        assert all(len(set(block)) == n for block in blocks), blocks
+    assert all(Counter(block) == Counter(blocks[0]) for block in blocks), blocks
+    same = sum(answers[k] == answers[k + n] for k in range(2 * n))
+    assert same <= n, f"seeds k and k+{n} share the answer {same}/{2 * n} times"
+
+
+def test_difficulties_of_one_seed_draw_independently() -> None:
+    """Rocket Science Normal shows the fuel and amount on its terminal; seed k's Challenge
+    answer used to be exactly that. Proteomics Normal/Challenge shared the outlier."""
+    for seed in range(10):
+        normal, challenge = build("RocketScience", "normal", seed), build("RocketScience", "challenge", seed)
+        shown = (normal.answer, int(normal.litres))  # type: ignore[attr-defined]
+        assert shown != (challenge.answer, int(challenge.litres))  # type: ignore[attr-defined]
+    same = sum(
+        build("Proteomics", "normal", s).answer is build("Proteomics", "challenge", s).answer  # type: ignore[attr-defined]
+        for s in range(10)
+    )
+    assert same <= 5

@@ -15,8 +15,8 @@ from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.lost_in_translation.things import ROSETTA
 from discoverylab.world.objects import WorldObject
 
-INTERESTED = "The elder seems interested by some items in your inventory."
-YES = "Yes. You let the elder take whatever they want from your inventory."
+INTERESTED = "The elder seems interested in what you carry."
+YES = "Yes. You hand the elder everything you carry."
 NO = "No way. That's my stuff!"
 PUZZLED = "You can't quite understand what the elder is saying, but that seems important."
 

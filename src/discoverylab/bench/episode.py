@@ -25,6 +25,7 @@ class EpisodeRecord(BaseModel):
     procedure_score: float = Field(0.0, ge=0.0, le=1.0)
     scorecard: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
+    knowledge_report: dict[str, Any] | None = None  # {"text", "facts"}: what the oracle found out
     seconds: float = 0.0
 
 
@@ -58,6 +59,8 @@ def run_episode(
             log.append({"type": "step", "step": steps, "action": action, "reward": reward, "observation": obs,
                         "terminated": terminated, "truncated": truncated})  # fmt: skip
     card = info["scorecard"]
+    conclude = getattr(agent, "conclude", None)
+    report = conclude(obs) if callable(conclude) else None
     record = EpisodeRecord(
         task=env.scenario_cls.task_id,
         difficulty=env.difficulty,
@@ -69,6 +72,7 @@ def run_episode(
         procedure_score=card["scoreNormalized"],
         scorecard=card,
         error=getattr(agent, "error", None),
+        knowledge_report=report.to_dict() if report is not None else None,
         seconds=round(time.perf_counter() - start, 3),
     )
     if keep_log:

@@ -154,6 +154,29 @@ class World:
     def is_passable(self, x: int, y: int) -> bool:
         return self.in_bounds(x, y) and self.blocker_at(x, y) is None
 
+    def sealed_region(self, x: int, y: int, locked_only: bool) -> set[tuple[int, int]] | None:
+        """The tiles reachable from (x, y) without crossing a wall or a closed door (only a
+        locked one if `locked_only`), or None when there is no such door (nothing is sealed)."""
+        doors = [
+            o for o in self.objects.values()
+            if o.is_passage and not o.is_open and o.layer is not None and (o.requires_key or not locked_only)
+        ]  # fmt: skip
+        if not doors:
+            return None
+        barrier = {(o.x, o.y) for o in doors}
+
+        def blocked(i: int, j: int) -> bool:
+            return (i, j) in barrier or any(o.type == "wall" for o in self.stacks[i][j])
+
+        region, frontier = {(x, y)}, [(x, y)]
+        while frontier:
+            i, j = frontier.pop()
+            for nxt in ((i + 1, j), (i - 1, j), (i, j + 1), (i, j - 1)):
+                if nxt not in region and self.in_bounds(*nxt) and not blocked(*nxt):
+                    region.add(nxt)
+                    frontier.append(nxt)
+        return region
+
     def find(self, predicate: Callable[[WorldObject], bool]) -> list[WorldObject]:
         """All live objects matching `predicate` (for scenario building and scoring)."""
         return [obj for obj in self.objects.values() if predicate(obj)]

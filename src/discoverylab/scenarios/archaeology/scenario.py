@@ -362,7 +362,7 @@ class ArchaeologyDating(Scenario):
         if self.difficulty == "challenge":
             self.dated_known.add_distinct(a.uuid for a in self.known if a.uuid in measured)
         self.uncovered.add_distinct(a.uuid for a in self.unknown if _uncovered(a))
-        if self.flag.root().is_agent:
+        if not self._flag_placed():
             return
         fx, fy = self.flag.location()
         for site in self.sites:
@@ -374,8 +374,13 @@ class ArchaeologyDating(Scenario):
                 card.finish(right)
                 return
 
+    def _flag_placed(self) -> bool:
+        """The agent took the flag and put it down (the original also counted the untouched flag,
+        so carrying an artifact beside it ended the task)."""
+        return self.take_flag.completed and not self.flag.root().is_agent
+
     def _score_easy_flag(self) -> None:
-        if self.flag.root().is_agent:
+        if not self._flag_placed():
             return
         fx, fy = self.flag.location()
         for artifact in self.artifacts:
@@ -391,7 +396,7 @@ class ArchaeologyDating(Scenario):
 
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:
-        yield from solve(obs)
+        return (yield from solve(obs))
 
 
 def _uncovered(artifact: WorldObject) -> bool:

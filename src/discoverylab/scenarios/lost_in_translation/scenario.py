@@ -141,12 +141,12 @@ class LostInTranslation(Scenario):
         self.color: str | None = None
         self.count = 1
         if challenge:
-            self.item = CHALLENGE_ITEMS[world.seed % len(CHALLENGE_ITEMS)]
+            self.item = self.seed_option(CHALLENGE_ITEMS)
             self.color = self.choice(COLORS)
             self.count = self.randint(1, 5)
             words = f"[{COUNT_WORDS[self.count]}] [{self.color}] [{self.item}]"
         else:
-            self.item = NORMAL_ITEMS[world.seed % len(NORMAL_ITEMS)]
+            self.item = self.seed_option(NORMAL_ITEMS)
             words = f"[{self.item}]"
         self.instruction = f"[Bring me] {words}!"
         village = build_village(world)
@@ -230,7 +230,9 @@ class LostInTranslation(Scenario):
                 item.set(2 if len(found) >= self.count else 1)
         if self.difficulty == "challenge":
             self._update_learning()
-        if self.give.completed:
+        if any(not self.wanted(o) for o in self.elder.contents):
+            self.scorecard.finish(False)  # handing over what was not asked for fails (no trying them all)
+        elif self.give.completed:
             self.scorecard.finish(True)
 
     def _update_learning(self) -> None:
@@ -269,4 +271,4 @@ class LostInTranslation(Scenario):
     def oracle(obs: ot.Obs) -> OracleGen:
         from discoverylab.scenarios.lost_in_translation.oracle import solve
 
-        yield from solve(obs)
+        return (yield from solve(obs))

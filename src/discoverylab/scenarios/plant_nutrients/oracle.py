@@ -15,7 +15,8 @@ from collections import deque
 from collections.abc import Generator
 
 from discoverylab.scenarios import oracle_tools as ot
-from discoverylab.scenarios.plant_nutrients.things import NUTRIENTS, Rule
+from discoverylab.scenarios.base import KnowledgeReport
+from discoverylab.scenarios.plant_nutrients.things import LEVELS, NUTRIENTS, Rule
 
 Gen = Generator[ot.Action, ot.Obs, None]
 WORDS = {"zero": 0, "low": 1, "medium": 2, "high": 3}
@@ -58,6 +59,7 @@ class PlantOracle:
         self.obs = obs
         self.text = ot.task_text(obs)
         self.plots: dict[tuple[int, int], Plot] = {}
+        self.report: KnowledgeReport | None = None
 
     def do(self, action: ot.Action) -> Generator[ot.Action, ot.Obs, ot.Obs]:
         self.obs = yield from ot.checked(action)
@@ -88,7 +90,7 @@ class PlantOracle:
                 yield from self.do(ot.act("MOVE_DIRECTION", move))
 
     # ---- easy ---------------------------------------------------------------------------
-    def run_easy(self) -> Gen:
+    def run_easy(self) -> Generator[ot.Action | KnowledgeReport, ot.Obs, None]:
         meter = ot.require(ot.find_accessible(self.obs, "soil nutrient meter"), "the meter")["uuid"]
         yield from self.do(ot.act("PICKUP", meter))
         yield from self.survey(meter, enough=2)
@@ -97,6 +99,11 @@ class PlantOracle:
         self.obs = yield from ot.go_to_object(self.obs, "soil nutrient controller")
         uuid = ot.require(ot.find_accessible(self.obs, "soil nutrient controller"), "the controller")["uuid"]
         picks = iter([nutrient.capitalize(), "OK"])
+        self.report = KnowledgeReport(
+            f"Seeds grow in soil with {nutrient} present (at a {LEVELS[levels[nutrient]]} level).",
+            {"nutrient": nutrient, "level": LEVELS[levels[nutrient]]},
+        )
+        yield self.report  # announced now: entering the answer ends the task
         self.obs = yield from ot.converse(
             self.obs, uuid, lambda box: ot.option_index(box["dialogOptions"], next(picks))
         )
@@ -109,13 +116,17 @@ class PlantOracle:
         meter = ot.require(ot.find_inventory(self.obs, "soil nutrient meter"), "the meter")["uuid"]
         yield from self.do(ot.act("TELEPORT_TO_LOCATION", "Pilot Field"))
         yield from self.survey(meter)
-        candidates = [r for r in _hypotheses() if all(r.holds(lv) == g for lv, g in self.plots.values())]
+        combos = "combination of nutrients" in self.text
+        cap = 2 if "two nutrients per field" in self.text else 1
+        rules = _hypotheses() if combos else [r for r in _hypotheses() if r.kind == "is"]
+        candidates = [r for r in rules if all(r.holds(lv) == g for lv, g in self.plots.values())]
         for field in (1, 2, 3):
             if not candidates:
                 raise ot.OracleFailure("no rule fits the pilot field")
-            setting = _best_setting(candidates)
+            setting = _best_setting(candidates, cap)
             grew = yield from self.try_field(field, setting)
             if grew:
+                self.report = _rule_report([r for r in candidates if r.holds(setting)], combos)
                 return
             candidates = [r for r in candidates if not r.holds(setting)]
         raise ot.OracleFailure("no test field grew plants")
@@ -164,6 +175,20 @@ class PlantOracle:
         yield from self.do(ot.act("PUT", dirt, tile))
 
 
+def _rule_report(rules: list[Rule], combos: bool) -> KnowledgeReport | None:
+    """The rule the pilot field and the grown test field leave (the first, if several still fit)."""
+    if not rules:
+        return None
+    rule = rules[0]
+    facts = {"rule": rule.kind, "nutrient": rule.n1, "level": LEVELS[rule.v1], "candidates_left": len(rules)}
+    if rule.n2:
+        facts |= {"nutrient2": rule.n2, "level2": LEVELS[rule.v2]}
+    if combos:
+        return KnowledgeReport(rule.sentence(), facts)
+    text = f"Seeds grow iff the soil's {rule.n1} level is {LEVELS[rule.v1]}; the other nutrients do not matter."
+    return KnowledgeReport(text, facts)
+
+
 def _hypotheses() -> list[Rule]:
     rules = [Rule(kind, n, v) for kind in ("is", "not") for n in NUTRIENTS for v in (1, 2, 3)]
     for n1, n2 in itertools.combinations(NUTRIENTS, 2):
@@ -172,11 +197,14 @@ def _hypotheses() -> list[Rule]:
     return rules
 
 
-def _best_setting(candidates: list[Rule]) -> dict[str, int]:
-    """The field setting (levels 0-3 per nutrient) under which most candidates grow a seed."""
+def _best_setting(candidates: list[Rule], cap: int) -> dict[str, int]:
+    """The field setting (levels 0-3 per nutrient, at most `cap` nutrients set) under which
+    most candidates grow a seed."""
     best: dict[str, int] = {}
     best_count = -1
     for values in itertools.product((0, 1, 2, 3), repeat=len(NUTRIENTS)):
+        if sum(v > 0 for v in values) > cap:
+            continue
         setting = dict(zip(NUTRIENTS, values, strict=True))
         count = sum(r.holds(setting) for r in candidates)
         if count > best_count:
@@ -184,9 +212,10 @@ def _best_setting(candidates: list[Rule]) -> dict[str, int]:
     return best
 
 
-def solve(obs: ot.Obs) -> Gen:
+def solve(obs: ot.Obs) -> Generator[ot.Action | KnowledgeReport, ot.Obs, KnowledgeReport | None]:
     oracle = PlantOracle(obs)
     if "Soil Controller computer" in oracle.text:
         yield from oracle.run_easy()
     else:
         yield from oracle.run_station()
+    return oracle.report

@@ -85,7 +85,7 @@ class PlantNutrients(Scenario):
             for y in range(12, 19):
                 if x in (12, 17) or y in (12, 18):
                     layout.place(world, "fence", x, y)
-        self.positive = EASY_POSITIVE[world.seed % 5]
+        self.positive = self.seed_option(EASY_POSITIVE)
         negatives = [n for n in EASY_NEGATIVE if n != self.positive]
         spots = self.shuffled([(x, y) for x in (14, 15) for y in (14, 15, 16)])
         self.pilot: list[NutrientSoil] = []
@@ -159,7 +159,7 @@ class PlantNutrients(Scenario):
         return {n: self.randint(1, 3) for n in NUTRIENTS}
 
     def _challenge_rule(self) -> Rule:
-        kind = RULE_KINDS[self.world.seed % 4]
+        kind = self.seed_option(RULE_KINDS)
         n1 = self.choice(NUTRIENTS)
         if kind == "not":
             return Rule(kind, n1, self.choice((1, 2, 3)))
@@ -202,7 +202,7 @@ class PlantNutrients(Scenario):
             tiles = [make_soil(world, x, y, {}) for x in (fx, fx + 1) for y in (fy, fy + 1)]
             self.fields.append(tiles)
             layout.place(world, "sign", fx, 17, document=f"Soil Field #{k}")
-            controller = SoilController(world, k, tiles)
+            controller = SoilController(world, k, tiles, max_nutrients=2 if self.difficulty == "challenge" else 1)
             self.controllers.append(controller)
             layout.table_with(world, fx + 1, 17, controller)
         self.field_spots = {(t.x, t.y) for tiles in self.fields for t in tiles}
@@ -293,7 +293,8 @@ class PlantNutrients(Scenario):
             f"plant, but only in soil with {what}.  Your task is to find the rule, and grow at least 2 new plants.  "
             f"A {plots}-plot pilot field to the south-west was sown with these seeds; plants have grown on some "
             "plots.  Three test fields can each be configured once with their nearby soil nutrient controllers (the "
-            "settings can't be changed again).  The storage building has a soil nutrient meter, a jar of seeds and a "
+            f"settings can't be changed again; at most {'two nutrients' if plots == 18 else 'one nutrient'} per "
+            "field).  The storage building has a soil nutrient meter, a jar of seeds and a "
             "shovel.  To plant a seed: dig a hole with the shovel, place a seed in the hole, and put the soil back."
         )
 

@@ -108,7 +108,7 @@ class ReactorLab(Scenario):
         self.burn(20)
         layout.fill_grass(world)
         instrument_order = self.shuffled(INSTRUMENTS)  # drawn at every difficulty, as in the original
-        self.key = KEY_BY_SEED[diff][world.seed % 5]
+        self.key = self.seed_option(KEY_BY_SEED[diff])
         self.dimension = DIMENSIONS[self.key]
         data, freqs = self._generate()
         crystals = [make_crystal(world, d, f) for d, f in zip(data, freqs, strict=True)]

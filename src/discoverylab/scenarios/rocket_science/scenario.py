@@ -110,7 +110,7 @@ class RocketScience(Scenario):
             height = float(self.randint(100, 10000))
             dry = float(self.randint(1000, 10000))
             if self.difficulty == "easy":
-                self.planet, radius, mass = PLANETS[self.world.seed % len(PLANETS)]
+                self.planet, radius, mass = self.seed_option(PLANETS)
                 height, delta = 400.0, 360 * 0.031 / (2 * math.pi * radius)
             gravity = 6.67430e-11 * mass / (radius * 1000) ** 2
             speed = orbit_speed(mass, radius, height)
