@@ -94,7 +94,8 @@ class ArchaeologyDating(Scenario):
     Take flag /1, Uncover 3 unknown artifacts /3, Use radioisotope meter (seed) /3, Use radioisotope
     meter on (unknown) /3, Move flag to correct location /1. The task ends when the flag is put down
     (not carried by the agent) beside an artifact (Easy: exactly one tile east of it) or within 2 tiles
-    of a dig-site sign (Normal/Challenge): successful iff that is the oldest (unknown) artifact's.
+    of a dig-site sign (Normal/Challenge), once the agent has taken it (an untouched flag never
+    counts): successful iff that is the oldest (unknown) artifact's.
     Knowledge questions: which artifact is oldest and its age, the other ages (Easy/Normal); the
     stone/bronze/iron ordering, decay meaning lower values for older artifacts, which channel works
     and which unknown artifact reads lowest on it (Challenge).

@@ -96,7 +96,8 @@ class CombinatorialChemistry(Scenario):
     outside /1 (outside the shed after its door was opened). Success: the key is derusted and the
     agent has left through the opened door (Easy and Normal max 12, Challenge 13). There is no
     failure ending: an agent that never finds the remedy runs out of steps.
-    Difficulty knobs: Easy: a single-substance remedy by seed (B, D, C, A, C), 100 steps;
+    Difficulty knobs: Easy: a single-substance remedy, each block of five seeds
+    holding B, D, C, A, C in a drawn order, 100 steps;
     Normal: 3 dispensers; Challenge: 4 dispensers.
     Registered ids: discoverylab/CombinatorialChemistry-Easy-v0,
     discoverylab/CombinatorialChemistry-Normal-v0, discoverylab/CombinatorialChemistry-Challenge-v0.

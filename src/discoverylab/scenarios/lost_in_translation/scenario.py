@@ -64,8 +64,8 @@ class LostInTranslation(Scenario):
     the farm and outside the village fence; keys are sold in the key shop and general store.
     Actions: movement and teleports (key shop, paint shop, town square, general store, school),
     READ signs, TALK and dialog choices, PICKUP, USE computer ON floppy disk, USE measuring tape
-    ON flag pole, PUT (give) items to a character. Talking to the elder while carrying what it
-    wants offers to hand the items over.
+    ON flag pole, PUT (give) items to a character. Talking to the elder while carrying anything
+    offers to hand everything carried over (wanted or not: the offer tells nothing).
     Observation: standard text observation; readings and sign texts come in action messages.
     Scoring: Easy — Pick up the object /1, Give the object /1; giving the character anything
     else first ends the task unsuccessfully. Normal (max 5) — Talk to elder /1, Collect objects
@@ -73,10 +73,11 @@ class LostInTranslation(Scenario):
     in the elder's inventory; completes the task successfully). Challenge (max 11) adds Visit
     the paint shop /1, Read relevant paint sign /1 (the sign of the wanted colour), Visit the
     school /1, Use counting computer /1, Reset counting computer /1, Use measuring tape /1
-    (successful uses only). In Normal and Challenge wrong items never count and never end the
-    task.
+    (successful uses only). In Normal and Challenge the elder holding anything it did not ask for
+    (a wrong item, colour, or a container) ends the task unsuccessfully.
     Difficulty knobs: Easy asks for one of 15 objects by a one-word name; Normal for one item
-    (stick, mushroom, flower, key or shovel by seed); Challenge adds a colour and a count.
+    (stick, mushroom, flower, key or shovel: each once per block of five seeds); Challenge adds a
+    colour and a count.
     Registered ids: discoverylab/LostInTranslation-Easy-v0, discoverylab/LostInTranslation-Normal-v0,
     discoverylab/LostInTranslation-Challenge-v0.
     """

@@ -130,7 +130,7 @@ class Elder(NPC):
         elif partner is None:
             self._looked = False
         if "takeItems" in self.states:
-            for obj in self.interesting:
+            for obj in reversed(self.interesting):  # contents before their containers
                 holder = obj.root()
                 if obj.alive and holder.is_agent and holder is not self:
                     self.add(obj)  # straight from any carried container (the original crashed there)

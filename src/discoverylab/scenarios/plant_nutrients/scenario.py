@@ -43,7 +43,7 @@ class PlantNutrients(Scenario):
     up test fields with their soil nutrient controllers (once each) and plants seeds there.
     Actions: PICKUP, USE soil nutrient meter ON soil, USE shovel ON soil (dig a hole; the dirt
     goes to the inventory), PUT seed / dirt INTO the hole, TALK to (or USE) a controller to open
-    its menu; teleports to "Storage Building", "Pilot Field", "Experimental Field #1..3"
+    its menu (a field takes one nutrient in Normal, two in Challenge); teleports to "Storage Building", "Pilot Field", "Experimental Field #1..3"
     (Easy: "initial location").
     Observation: standard text observation; meter readings come in the action message.
     Scoring: Easy (max 4): Soil Nutrient Meter Present /1, Use Soil Nutrient Meter /2 (distinct
@@ -52,9 +52,11 @@ class PlantNutrients(Scenario):
     Seed Jar Present /1 each (held at some tick), Use Soil Nutrient Meter /2, At Least 2 Seeds
     Planted /2 (new seeds buried in test-field soil), At Least Two New Plants /2; the task
     succeeds when two new plants have grown on test fields; there is no failure state.
-    Difficulty knobs: Easy: 6 plots, one nutrient at high is needed (seed mod 5), pick it on a
+    Difficulty knobs: Easy: 6 plots, one nutrient at high is needed (each once per
+    block of five seeds), pick it on a
     controller. Normal: 12 plots, one nutrient at one level, seed jar refills. Challenge: 18
-    plots, a two-nutrient xor / and / or rule or a one-nutrient not rule (seed mod 4), only
+    plots, a two-nutrient xor / and / or rule or a one-nutrient not rule (n1 present at another level; each
+    kind once per block of four seeds), only
     10 seeds.
     Registered ids: discoverylab/PlantNutrients-Easy-v0, discoverylab/PlantNutrients-Normal-v0,
     discoverylab/PlantNutrients-Challenge-v0.
