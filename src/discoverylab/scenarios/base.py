@@ -41,7 +41,7 @@ class KnowledgeReport:
         return {"text": self.text, "facts": dict(self.facts)}
 
 
-OracleGen = Generator[Action | KnowledgeReport, Observation, KnowledgeReport | None]
+OracleGen = Generator[Action | KnowledgeReport, Observation, Any]  # returns a KnowledgeReport or None
 
 DIFFICULTIES = ("easy", "normal", "challenge")
 

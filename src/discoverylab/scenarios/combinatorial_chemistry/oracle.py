@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from discoverylab.scenarios import oracle_tools as ot
@@ -203,7 +203,7 @@ class ChemistryBench:
         return self.ex.obs
 
 
-def solve_chemistry(obs: ot.Obs) -> ot.Steps:
+def solve_chemistry(obs: ot.Obs) -> Generator[ot.Action, ot.Obs, KnowledgeReport | None]:
     bench = ChemistryBench(obs)
     ex = bench.ex
     key = ot.need(bench.sighting(lambda n: n.startswith("rusted key")), "the rusted key")
