@@ -72,14 +72,15 @@ def _numbers(text: str) -> list[float]:
 
 def missing_gold_facts(gold_facts: list[str], report_text: str) -> list[str]:
     """What of the gold facts a report does not state: their content words (4+ letters, and lone
-    capital letters) that the report lacks, and their numbers with no close number in the report (within 0.11 below 1.5,
-    else 2%: an oracle reports what it measured, the gold what the generator drew)."""
+    capital letters) that the report lacks, and their numbers with no close number in the report
+    (within 0.11 below 1.5, else 6%: an oracle reports what it measured, e.g. a quadratic's terms
+    fitted to noisy readings, while the gold states what the generator drew)."""
     words, numbers = _content_words(report_text), _numbers(report_text)
     missing: list[str] = []
     for fact in gold_facts:
         missing += sorted(_content_words(fact) - words)
         for gold in _numbers(fact):
-            tolerance = 0.11 if abs(gold) < 1.5 else 0.03 * abs(gold)
+            tolerance = 0.11 if abs(gold) < 1.5 else 0.06 * abs(gold)
             if not any(abs(gold - value) <= tolerance for value in numbers):
                 missing.append(f"{gold:g}")
     return missing

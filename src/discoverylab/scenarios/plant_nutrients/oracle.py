@@ -10,6 +10,7 @@ growth there.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections import deque
 from collections.abc import Generator
@@ -123,10 +124,14 @@ class PlantOracle:
         for field in (1, 2, 3):
             if not candidates:
                 raise ot.OracleFailure("no rule fits the pilot field")
-            setting = _best_setting(candidates, cap)
+            plots = list(self.plots.values())
+            candidates.sort(key=lambda r: -_likelihood(r, plots))
+            setting = _telling_setting(candidates, cap)
             grew = yield from self.try_field(field, setting)
             if grew:
-                self.report = _rule_report([r for r in candidates if r.holds(setting)], combos)
+                left = [r for r in candidates if r.holds(setting)]
+                left.sort(key=lambda r: -_likelihood(r, list(self.plots.values())))
+                self.report = _rule_report(left, combos)
                 return
             candidates = [r for r in candidates if not r.holds(setting)]
         raise ot.OracleFailure("no test field grew plants")
@@ -175,6 +180,37 @@ class PlantOracle:
         yield from self.do(ot.act("PUT", dirt, tile))
 
 
+# How a pilot field illustrates each kind of rule: the (n1 right, n2 right) patterns its positive
+# and negative plots cycle through (the task's design: ten examples on each side).
+_PATTERNS = {
+    ("xor", True): [(True, False), (False, True)], ("xor", False): [(True, True), (False, False)],
+    ("and", True): [(True, True)], ("and", False): [(True, False), (False, True)],
+    ("or", True): [(True, False), (False, True), (True, True)], ("or", False): [(False, False)],
+    ("not", True): [(False, False)], ("not", False): [(True, False)],
+    ("is", True): [(True, False)], ("is", False): [(False, False)],
+}  # fmt: skip
+
+
+def _likelihood(rule: Rule, plots: list[Plot]) -> float:
+    """Log-likelihood of the pilot plots if `rule` made them: the rule's nutrients follow its
+    pattern (a wrong level is one of the two others), every other nutrient is uniform on 1..3."""
+    total = 0.0
+    for levels, grown in plots:
+        patterns = _PATTERNS[(rule.kind, grown)]
+        p = 0.0
+        for right1, right2 in patterns:
+            q = 1.0
+            for n, v, right in ((rule.n1, rule.v1, right1), (rule.n2, rule.v2, right2)):
+                if not n:
+                    continue
+                level = levels.get(n, 0)
+                q *= (1.0 if level == v else 0.0) if right else (0.5 if level not in (0, v) else 0.0)
+            p += q / len(patterns)
+        others = sum(1 for n in NUTRIENTS if n not in (rule.n1, rule.n2))
+        total += math.log(max(p, 1e-12)) + others * math.log(1 / 3)
+    return total
+
+
 def _rule_report(rules: list[Rule], combos: bool) -> KnowledgeReport | None:
     """The rule the pilot field and the grown test field leave (the first, if several still fit)."""
     if not rules:
@@ -195,6 +231,23 @@ def _hypotheses() -> list[Rule]:
         for v1, v2 in itertools.product((1, 2, 3), repeat=2):
             rules += [Rule(kind, n1, v1, n2, v2) for kind in ("and", "or", "xor")]
     return rules
+
+
+def _telling_setting(candidates: list[Rule], cap: int) -> dict[str, int]:
+    """A setting (at most `cap` nutrients) under which the likeliest candidate grows a seed and as
+    few others as possible do, so that a harvest also tells which rule it is."""
+    best: dict[str, int] = {}
+    best_count = len(candidates) + 1
+    for values in itertools.product((0, 1, 2, 3), repeat=len(NUTRIENTS)):
+        if sum(v > 0 for v in values) > cap:
+            continue
+        setting = dict(zip(NUTRIENTS, values, strict=True))
+        if not candidates[0].holds(setting):
+            continue
+        count = sum(r.holds(setting) for r in candidates)
+        if count < best_count:
+            best, best_count = setting, count
+    return best or _best_setting(candidates, cap)
 
 
 def _best_setting(candidates: list[Rule], cap: int) -> dict[str, int]:

@@ -279,13 +279,13 @@ class ReactorOracle:
         degree = len(self.known_names) - 1
         words, reading = NAMES.get(chosen.name, (chosen.name, chosen.name))
         if degree == 1 and chosen._proportional(xs, fs):
-            m = round(float(xs @ fs / (xs @ xs)))
+            m = _coefficient(float(xs @ fs / (xs @ xs)))
             formula, coefficients, extra = f"{m} * x", [m], f" (slope {m}, no offset)"
         elif degree == 1:
-            m, b = (round(float(c)) for c in np.polyfit(xs, fs, 1))
+            m, b = (_coefficient(float(c)) for c in np.polyfit(xs, fs, 1))
             formula, coefficients, extra = f"{m} * x + {b}", [m, b], f" (slope {m}, offset {b})"
         else:
-            a, m, b = (round(float(c)) for c in np.polyfit(xs, fs, 2))
+            a, m, b = (_coefficient(float(c)) for c in np.polyfit(xs, fs, 2))
             formula, coefficients, extra = f"{a} * x^2 + {m} * x + {b}", [a, m, b], ""
         text = (
             f"The resonance frequency of a quantum crystal depends on its {words}, as read by the {reading}. "
@@ -329,10 +329,12 @@ class ReactorOracle:
                     if changed and round_:
                         noisy.add(tool["name"])
         extra = EXTRA_REPEATS["easy" if self.easy else "default"]
-        blank = ot.find_accessible(self.ex.obs, "floor")  # a blank: what the meter reads with no sample
         for tool in [t for t in tools if t["name"] in noisy]:
+            # The blank: the instrument read on itself, carried like the crystals, so it picks up
+            # the same surroundings (the floor below, the carried crystals) as every sample does.
+            blank = {"uuid": tool["uuid"], "name": "blank"}
             for _ in range(extra):
-                for crystal in crystals + ([blank] if blank else []):
+                for crystal in [*crystals, blank]:
                     yield from self.read(tool, crystal)
 
     def read(self, tool: dict[str, Any], crystal: dict[str, Any]) -> Gen:
@@ -357,7 +359,7 @@ class ReactorOracle:
             spreads = [np.std(v, ddof=1) for v in samples.values() if len(v) > 1]
             repeats = min(len(v) for v in samples.values())
             pooled = float(np.sqrt(np.mean(np.square(spreads)))) if spreads else 0.0
-            blank = per_crystal.get("floor") if pooled > 0 else None
+            blank = per_crystal.get("blank") if pooled > 0 else None
             offset = float(np.mean(blank)) if blank else 0.0
             means = {name: float(np.mean(v)) - offset for name, v in samples.items()}
             blank_sigma = pooled / math.sqrt(len(blank)) if blank else 0.0
@@ -482,6 +484,12 @@ class ReactorOracle:
         if not exact:
             raise ot.OracleFailure("the reactor never showed the crystal's exact frequency")
         return value
+
+
+def _coefficient(value: float) -> float | int:
+    """A fitted coefficient as reported: an integer when the fit lands within 0.1 of one, else to
+    one decimal (noisy readings leave the quadratic's terms a little off)."""
+    return round(value) if abs(value - round(value)) < 0.1 else round(value, 1)
 
 
 def solve(obs: ot.Obs) -> Gen:
