@@ -110,19 +110,19 @@ def test_seed_blocks_are_balanced_and_k_plus_n_differs(task: str, difficulty: st
     """Every block of n consecutive seeds (n options, 5 for most) holds every answer once, in
     an order drawn per block: seeds k and k+n do not share the answer as seed mod n did."""
     n = BLOCK.get((task, difficulty), 5)
-    answers = [ANSWERS[(task, difficulty)](build(task, difficulty, seed)) for seed in range(3 * n)]
-    blocks = [answers[i : i + n] for i in range(0, 3 * n, n)]
+    answers = [ANSWERS[(task, difficulty)](build(task, difficulty, seed)) for seed in range(2 * n)]
+    blocks = [answers[i : i + n] for i in range(0, 2 * n, n)]
     if (task, difficulty) != ("CombinatorialChemistry", "easy"):  # its five seeds repeat C (paper)
         assert all(len(set(block)) == n for block in blocks), blocks
     assert all(Counter(block) == Counter(blocks[0]) for block in blocks), blocks
-    same = sum(answers[k] == answers[k + n] for k in range(2 * n))
-    assert same <= n, f"seeds k and k+{n} share the answer {same}/{2 * n} times"
+    same = sum(answers[k] == answers[k + n] for k in range(n))
+    assert same < n - 1, f"seeds k and k+{n} share the answer {same}/{n} times"
 
 
 def test_difficulties_of_one_seed_draw_independently() -> None:
     """Rocket Science Normal shows the fuel and amount on its terminal; seed k's Challenge
     answer used to be exactly that. Proteomics Normal/Challenge shared the outlier."""
-    for seed in range(10):
+    for seed in range(6):
         normal, challenge = build("RocketScience", "normal", seed), build("RocketScience", "challenge", seed)
         shown = (normal.answer, int(normal.litres))  # type: ignore[attr-defined]
         assert shown != (challenge.answer, int(challenge.litres))  # type: ignore[attr-defined]
