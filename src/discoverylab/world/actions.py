@@ -262,8 +262,9 @@ class ActionExecutor:
         for locked_only in (False, True):
             if not free:
                 break
-            region = self.world.sealed_region(self.agent.x, self.agent.y, locked_only)
-            side = next((c for c in free if region is None or (c[1], c[2]) in region), None)
+            zones = self.world.door_zones(locked_only)
+            here = zones[self.agent.x][self.agent.y] if zones is not None else 0
+            side = next((c for c in free if zones is None or zones[c[1]][c[2]] == here), None)
             if side is not None:
                 self.world.place(self.agent, side[1], side[2])
                 self.agent.facing = _CLOCKWISE[(_CLOCKWISE.index(side[0]) + 2) % 4]

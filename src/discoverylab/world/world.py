@@ -49,6 +49,9 @@ class World:
         self.objects: dict[int, WorldObject] = {}
         self._uuid_pool = np.random.default_rng(streams[4]).permutation(UUID_LIMIT) + 1
         self._uuid_index = 0
+        self._passages: list[WorldObject] | None = None
+        self._walls: set[tuple[int, int]] = set()
+        self._zones: dict[tuple[bool, frozenset[tuple[int, int]]], list[list[int]]] = {}
         self._tickers: list[WorldObject] = []
         self.agents: list[Agent] = []  # the player first, then NPCs in creation order
         self.feed = DiscoveryFeed()
@@ -154,28 +157,42 @@ class World:
     def is_passable(self, x: int, y: int) -> bool:
         return self.in_bounds(x, y) and self.blocker_at(x, y) is None
 
-    def sealed_region(self, x: int, y: int, locked_only: bool) -> set[tuple[int, int]] | None:
-        """The tiles reachable from (x, y) without crossing a wall or a closed door (only a
-        locked one if `locked_only`), or None when there is no such door (nothing is sealed)."""
-        doors = [
-            o for o in self.objects.values()
-            if o.is_passage and not o.is_open and o.layer is not None and (o.requires_key or not locked_only)
-        ]  # fmt: skip
+    def door_zones(self, locked_only: bool) -> list[list[int]] | None:
+        """Per tile, the number of its zone: the tiles connected without crossing a wall or a
+        closed door (only a locked one if `locked_only`). None when no such door exists. Cached
+        until a door opens or closes (walls never move once built)."""
+        if self._passages is None:  # built lazily, after the scenario's builder ran
+            self._passages = [o for o in self.objects.values() if o.is_passage]
+            self._walls = {(o.x, o.y) for o in self.objects.values() if o.type == "wall" and o.layer is not None}
+        doors = frozenset(
+            (o.x, o.y) for o in self._passages
+            if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only)
+        )  # fmt: skip
         if not doors:
             return None
-        barrier = {(o.x, o.y) for o in doors}
+        key = (locked_only, doors)
+        zones = self._zones.get(key)
+        if zones is None:
+            zones = self._label_zones(self._walls | doors)
+            self._zones[key] = zones
+        return zones
 
-        def blocked(i: int, j: int) -> bool:
-            return (i, j) in barrier or any(o.type == "wall" for o in self.stacks[i][j])
-
-        region, frontier = {(x, y)}, [(x, y)]
-        while frontier:
-            i, j = frontier.pop()
-            for nxt in ((i + 1, j), (i - 1, j), (i, j + 1), (i, j - 1)):
-                if nxt not in region and self.in_bounds(*nxt) and not blocked(*nxt):
-                    region.add(nxt)
-                    frontier.append(nxt)
-        return region
+    def _label_zones(self, barrier: set[tuple[int, int]]) -> list[list[int]]:
+        zones = [[-1] * self.size for _ in range(self.size)]
+        label = 0
+        for x in range(self.size):
+            for y in range(self.size):
+                if zones[x][y] >= 0 or (x, y) in barrier:
+                    continue
+                zones[x][y], frontier = label, [(x, y)]
+                while frontier:
+                    i, j = frontier.pop()
+                    for a, b in ((i + 1, j), (i - 1, j), (i, j + 1), (i, j - 1)):
+                        if 0 <= a < self.size and 0 <= b < self.size and zones[a][b] < 0 and (a, b) not in barrier:
+                            zones[a][b] = label
+                            frontier.append((a, b))
+                label += 1
+        return zones
 
     def find(self, predicate: Callable[[WorldObject], bool]) -> list[WorldObject]:
         """All live objects matching `predicate` (for scenario building and scoring)."""
@@ -192,6 +209,8 @@ class World:
             obj.__dict__.pop("dialog_partner", None)
             obj.__dict__.pop("history", None)
         self.objects = {}
+        self._passages = None
+        self._zones = {}
         self._tickers = []
         self.agents = []
         self.on_tick = []
