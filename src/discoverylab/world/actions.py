@@ -263,8 +263,8 @@ class ActionExecutor:
             if not free:
                 break
             zones = self.world.door_zones(locked_only)
-            here = zones[self.agent.x][self.agent.y] if zones is not None else 0
-            side = next((c for c in free if zones is None or zones[c[1]][c[2]] == here), None)
+            here = self._zones_here(zones) if zones is not None else set()
+            side = next((c for c in free if zones is None or zones[c[1]][c[2]] in here), None)
             if side is not None:
                 self.world.place(self.agent, side[1], side[2])
                 self.agent.facing = _CLOCKWISE[(_CLOCKWISE.index(side[0]) + 2) % 4]
@@ -272,6 +272,15 @@ class ActionExecutor:
                 return self._done("TELEPORT_TO_OBJECT", obj, None, True, msg)
         msg = f"I couldn't find a valid location beside the object ({obj.name}, uuid: {obj.uuid}) to teleport to."
         return self._done("TELEPORT_TO_OBJECT", obj, None, False, msg)
+
+    def _zones_here(self, zones: list[list[int]]) -> set[int]:
+        """The agent's door zone (on a barrier tile, where only a scripted placement puts it,
+        the zones of the tiles beside it)."""
+        x, y = self.agent.x, self.agent.y
+        if zones[x][y] >= 0:
+            return {zones[x][y]}
+        near = ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
+        return {zones[a][b] for a, b in near if self.world.in_bounds(a, b) and zones[a][b] >= 0}
 
     # ---- object actions ---------------------------------------------------------------
     def _do_pickup(self, obj: WorldObject) -> ActionResult:
