@@ -1,5 +1,6 @@
 """Every discovery theme at every difficulty: the oracle solves seeds 0-4 (the official benchmark
-seeds) with full procedural score; a wrong final answer completes the task unsuccessfully."""
+seeds) with full procedural score and reports every gold fact of the knowledge questions (seeds
+5-9 too, slow-marked); a wrong final answer completes the task unsuccessfully."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 
 from discoverylab.bench.episode import run_episode
 from discoverylab.scenarios.registry import all_tasks
+from discoverylab.scoring.knowledge import missing_gold_facts
 
 PAIRS = [(tid, d) for tid, cls in all_tasks().items() if cls.suite in ("discovery", "tutorial") for d in cls.difficulties]
 
@@ -15,10 +17,27 @@ PAIRS = [(tid, d) for tid, cls in all_tasks().items() if cls.suite in ("discover
 @pytest.mark.parametrize(("task", "difficulty"), PAIRS or [("none", "none")])
 @pytest.mark.parametrize("seed", range(5))
 def test_oracle_solves_discovery_task(task: str, difficulty: str, seed: int) -> None:
+    _check_oracle(task, difficulty, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not PAIRS, reason="no discovery themes registered yet")
+@pytest.mark.parametrize(("task", "difficulty"), PAIRS or [("none", "none")])
+@pytest.mark.parametrize("seed", range(5, 10))
+def test_oracle_solves_and_reports_seeds_5_to_9(task: str, difficulty: str, seed: int) -> None:
+    _check_oracle(task, difficulty, seed)
+
+
+def _check_oracle(task: str, difficulty: str, seed: int) -> None:
     record, _ = run_episode(task, difficulty, seed, "oracle", keep_log=False)
     assert record.error is None, record.error
     assert record.success, record.scorecard
     assert record.procedure_score == 1.0, record.scorecard
+    gold = [fact for q in record.scorecard["knowledgeQuestions"] for fact in q["goldFacts"]]
+    if all_tasks()[task].suite == "discovery":
+        report = record.knowledge_report
+        assert report is not None and report["text"] and report["facts"], "the oracle reports what it found"
+        assert missing_gold_facts(gold, report["text"]) == [], (gold, report["text"])
 
 
 @pytest.mark.skipif(not PAIRS, reason="no discovery themes registered yet")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from discoverylab.llm import LLMClient, knowledge_judge
-from discoverylab.scoring.knowledge import grade_knowledge
+from discoverylab.scoring.knowledge import grade_knowledge, missing_gold_facts
 from discoverylab.scoring.scorecard import Scorecard
 from llm_scripted_server import ScriptedLLMServer
 
@@ -50,3 +50,13 @@ def test_knowledge_grade_with_a_judge_over_http(scripted_llm: ScriptedLLMServer)
 def test_no_questions_scores_zero() -> None:
     card = Scorecard("T", "d")
     assert grade_knowledge(card.to_dict(), "anything", judge=None).score == 0.0  # type: ignore[arg-type]
+
+
+def test_missing_gold_facts_flags_wrong_numbers_names_and_letters() -> None:
+    gold = ["Use fuel B.", "About 9784 L of fuel B.", "The outlier lies about 0.5 from the centre."]
+    right = "Use fuel B. About 9790 L of fuel B. The outlier lies about 0.47 from the centre."
+    assert missing_gold_facts(gold, right) == []
+    assert missing_gold_facts(gold, right.replace("fuel B", "fuel C")) == ["B", "B"]
+    assert missing_gold_facts(gold, right.replace("9790", "8000")) == ["9784"]
+    assert missing_gold_facts(gold, right.replace("outlier", "inlier")) == ["outlier"]
+    assert missing_gold_facts(["'blob' means the number 2."], "'blob' means the number 3.") == ["2"]

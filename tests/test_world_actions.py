@@ -319,20 +319,20 @@ def test_teleport_to_object_needs_a_seen_uuid_and_faces_the_object(p: Player) ->
     result = p.do("TELEPORT_TO_OBJECT", flag)
     assert not result.success and f"you have not observed an object with UUID {flag.uuid}" in result.message
     p.agent.seen.add(flag.uuid)
-    # Ours tries the tiles S, W, N, E of the object (facing north, east, south, west): the first
-    # passable one wins and the agent faces the object. (The original tries N, E, S, W.)
+    # The tiles N, E, S, W of the object (the original's order): the first passable one wins
+    # and the agent faces the object.
     assert (
         p.do("TELEPORT_TO_OBJECT", flag).message
-        == f"I teleported to the object with UUID {flag.uuid} (flag) at (10, 11)."
+        == f"I teleported to the object with UUID {flag.uuid} (flag) at (10, 9)."
     )
-    assert p.agent.facing == "north" and flag.uuid in p.accessible_uuids()
-    place(world, "wall", 10, 11)
-    assert p.do("TELEPORT_TO_OBJECT", flag).message.endswith("at (9, 10).") and p.agent.facing == "east"
-    place(world, "wall", 9, 10)
-    assert p.do("TELEPORT_TO_OBJECT", flag).message.endswith("at (10, 9).") and p.agent.facing == "south"
+    assert p.agent.facing == "south" and flag.uuid in p.accessible_uuids()
     place(world, "wall", 10, 9)
     assert p.do("TELEPORT_TO_OBJECT", flag).message.endswith("at (11, 10).") and p.agent.facing == "west"
     place(world, "wall", 11, 10)
+    assert p.do("TELEPORT_TO_OBJECT", flag).message.endswith("at (10, 11).") and p.agent.facing == "north"
+    place(world, "wall", 10, 11)
+    assert p.do("TELEPORT_TO_OBJECT", flag).message.endswith("at (9, 10).") and p.agent.facing == "east"
+    place(world, "wall", 9, 10)
     assert p.do("TELEPORT_TO_OBJECT", flag).message == (
         f"I couldn't find a valid location beside the object (flag, uuid: {flag.uuid}) to teleport to."
     )
@@ -343,7 +343,7 @@ def test_teleport_to_a_contained_object_goes_to_its_holder(p: Player) -> None:
     coin = spawn(p.world, "coin")
     table.add(coin)
     p.agent.seen.add(coin.uuid)
-    assert p.do("TELEPORT_TO_OBJECT", coin).message.endswith("at (3, 4).")
+    assert p.do("TELEPORT_TO_OBJECT", coin).message.endswith("at (3, 2).")
     assert coin.uuid in p.accessible_uuids()
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from discoverylab.scenarios.base import OracleGen
+from discoverylab.scenarios.base import KnowledgeReport, OracleGen
 from discoverylab.scenarios.oracle_tools import OracleFailure, act
 from discoverylab.scenarios.registry import get_task
 
@@ -22,12 +22,37 @@ class OracleAgent:
         self._started = False
         self.finished = False
         self.error: str | None = None
+        self.knowledge_report: KnowledgeReport | None = None
 
     def reset(self, obs: dict[str, Any]) -> None:
         self._gen = self.scenario_cls.oracle(obs)
         self._started = False
         self.finished = False
         self.error = None
+        self.knowledge_report = None
+
+    def conclude(self, obs: dict[str, Any], tries: int = 20) -> KnowledgeReport | None:
+        """After the episode: hand the final observation back so a solver whose last action
+        ended the task can finish its reasoning and return its report (actions it still
+        yields are not played)."""
+        if self._gen is not None and self._started and not self.finished:
+            for _ in range(tries):
+                try:
+                    if isinstance(self._gen.send(obs), KnowledgeReport):
+                        continue
+                except StopIteration as stop:
+                    self._stopped(stop)
+                    break
+                except (OracleFailure, RuntimeError):  # tripped over the finished world: no report
+                    break
+            self.finished = True
+            self._gen.close()
+        return self.knowledge_report
+
+    def _stopped(self, stop: StopIteration) -> None:
+        self.finished = True
+        if isinstance(stop.value, KnowledgeReport):  # a returned report replaces an announced one
+            self.knowledge_report = stop.value
 
     def act(self, obs: dict[str, Any]) -> Any:
         if self._gen is None:
@@ -38,10 +63,15 @@ class OracleAgent:
         try:
             if not self._started:
                 self._started = True
-                return next(self._gen)
-            return self._gen.send(obs)
-        except StopIteration:
-            self.finished = True
+                item = next(self._gen)
+            else:
+                item = self._gen.send(obs)
+            while isinstance(item, KnowledgeReport):  # a report announced before the last action
+                self.knowledge_report = item
+                item = self._gen.send(obs)
+            return item
+        except StopIteration as stop:
+            self._stopped(stop)
             return act("WAIT")
         except OracleFailure as exc:
             self.finished = True

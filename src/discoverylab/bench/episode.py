@@ -35,7 +35,8 @@ class EpisodeRecord(BaseModel):
     # LLM agents only: model, requests, tokens, cost and why the episode stopped early (if it did);
     # the knowledge report they end with and its judged score (paper App. D; None: not judged).
     llm: dict[str, Any] | None = None
-    knowledge: str | None = None
+    knowledge: str | None = None  # the agent's knowledge report as text (oracles: their report's text)
+    knowledge_report: dict[str, Any] | None = None  # oracles: {"text", "facts"}, what they found out
     knowledge_score: float | None = Field(default=None, ge=0.0, le=1.0)
     knowledge_verdicts: list[dict[str, Any]] = Field(default_factory=list)
 
@@ -101,6 +102,8 @@ def run_episode(
             log.append({"type": "error", "status": status, "error": error,
                         "traceback": traceback.format_exc(limit=8)})
     card = info["scorecard"]
+    conclude = getattr(agent, "conclude", None)  # the oracle: its knowledge report, once the episode ended
+    report = conclude(obs) if callable(conclude) and status == "ok" else None
     record = EpisodeRecord(
         task=env.scenario_cls.task_id,
         difficulty=env.difficulty,
@@ -113,6 +116,8 @@ def run_episode(
         procedure_score=card["scoreNormalized"] if status == "ok" else 0.0,
         scorecard=card,
         error=error or getattr(agent, "error", None),
+        knowledge_report=report.to_dict() if report is not None else None,
+        knowledge=report.text if report is not None else None,
         seconds=round(time.perf_counter() - start, 3),
         usage=usage_of(agent, before),
         config=run_config,

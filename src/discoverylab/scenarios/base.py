@@ -3,12 +3,23 @@
 A new task is one module with one `Scenario` subclass decorated with `@register`. The class
 docstring is its documentation (Description / Actions / Observation / Scoring / Difficulty
 knobs); the docs task table is generated from the registry.
+
+Oracle knowledge reports: a scenario's oracle generator `return`s a `KnowledgeReport` (what it
+found out, as text and as named facts), or yields one before the action that ends the task (the
+agent keeps it and sends the same observation back for the next action). The oracle agent
+captures it (after the episode the runner sends the final observation back, so a generator whose
+last action ended the task can still return), and the episode record stores it as
+`knowledge_report`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from typing import Any, ClassVar
+import zlib
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
 
 from discoverylab.scoring.scorecard import Scorecard
 from discoverylab.world.agent import ActionRecord, Agent
@@ -16,7 +27,21 @@ from discoverylab.world.world import World
 
 Observation = dict[str, Any]
 Action = dict[str, Any]
-OracleGen = Generator[Action, Observation, None]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeReport:
+    """What an oracle discovered: a short text (what an agent would say) and the same as facts."""
+
+    text: str
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "facts": dict(self.facts)}
+
+
+OracleGen = Generator[Action | KnowledgeReport, Observation, Any]  # returns a KnowledgeReport or None
 
 DIFFICULTIES = ("easy", "normal", "challenge")
 
@@ -34,6 +59,7 @@ class Scenario:
         self.world = world
         self.difficulty = difficulty
         self.scorecard = Scorecard(self.task_name, "")
+        world.reseed_build(f"{self.task_id}/{difficulty}")  # difficulties of one seed draw independently
         self.player: Agent = self.build()
         self.scorecard.task_description = self.description()
         world.on_tick.append(self._tick_score)
@@ -82,6 +108,16 @@ class Scenario:
 
     def choice(self, seq: list[Any] | tuple[Any, ...]) -> Any:
         return seq[int(self.world.rng_build.integers(0, len(seq)))]
+
+    def seed_option(self, options: Sequence[T], label: str = "") -> T:
+        """The seed's categorical answer, balanced in blocks: with n options, seeds nb .. nb+n-1
+        get every option once, in an order drawn per block (and task, difficulty, label), so
+        seeds k and k+n share nothing and any five consecutive seeds from 0 cover 5 options."""
+        n = len(options)
+        block, slot = divmod(self.world.seed, n)
+        key = zlib.crc32(f"{self.task_id}/{self.difficulty}/{label}".encode())
+        order = np.random.default_rng([block, key]).permutation(n)
+        return options[int(order[slot])]
 
     def shuffled(self, seq: list[Any] | tuple[Any, ...]) -> list[Any]:
         order = self.world.rng_build.permutation(len(seq))

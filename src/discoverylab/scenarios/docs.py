@@ -16,6 +16,13 @@ def tasks_markdown() -> str:
         "",
         "Generated from the task registry by `discoverylab docs` — do not edit by hand.",
         "",
+        "Seeds: a task's categorical answer (Proteomics species, Reactor Lab property, Chemistry Easy",
+        "remedy, Plant Nutrients nutrient or rule kind, Lost in Translation item, Rocket Science Easy",
+        "body) is balanced in blocks: with n options (five for most), seeds nb .. nb+n-1 hold every",
+        "option once, in an order drawn per block, task and difficulty, so the paper's seeds 0-4 cover",
+        "five options and seeds k and k+5 share nothing. Each difficulty of a seed is drawn on its own;",
+        "uuids are drawn per episode and say nothing about an object's role.",
+        "",
         "| task | suite | difficulties | Gymnasium ids | original taskName |",
         "|---|---|---|---|---|",
     ]

@@ -7,6 +7,7 @@ runs after the episode on a saved scorecard, so any run can be re-graded offline
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -49,3 +50,37 @@ def grade_knowledge(scorecard: Mapping[str, Any], agent_knowledge: Any, judge: J
         })  # fmt: skip
     score = sum(v["evaluation"] for v in verdicts) / len(verdicts) if verdicts else 0.0
     return KnowledgeGrade(score, verdicts)
+
+
+# ---- a mechanical check of a report against gold facts (for oracles, not a judge) ------------
+_STOP = frozenset(
+    "about also been does from have into its more much only so such than that the their them then there "
+    "these they this those very what when where which while will with would".split()
+)
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _content_words(text: str) -> set[str]:
+    """Words of 4+ letters (lower-cased) and lone capital letters (fuel A, Substance B)."""
+    long = {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 4 and w not in _STOP}
+    return long | set(re.findall(r"\b[A-Z]\b", text))
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(n.replace(",", "")) for n in _NUMBER.findall(text)]
+
+
+def missing_gold_facts(gold_facts: list[str], report_text: str) -> list[str]:
+    """What of the gold facts a report does not state: their content words (4+ letters, and lone
+    capital letters) that the report lacks, and their numbers with no close number in the report
+    (within 0.11 below 1.5, else 6%: an oracle reports what it measured, e.g. a quadratic's terms
+    fitted to noisy readings, while the gold states what the generator drew)."""
+    words, numbers = _content_words(report_text), _numbers(report_text)
+    missing: list[str] = []
+    for fact in gold_facts:
+        missing += sorted(_content_words(fact) - words)
+        for gold in _numbers(fact):
+            tolerance = 0.11 if abs(gold) < 1.5 else 0.06 * abs(gold)
+            if not any(abs(gold - value) <= tolerance for value in numbers):
+                missing.append(f"{gold:g}")
+    return missing

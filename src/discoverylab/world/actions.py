@@ -300,16 +300,33 @@ class ActionExecutor:
         ox, oy = obj.location()
         if ox < 0:
             return self._done("TELEPORT_TO_OBJECT", obj, None, False, f"The {obj.name} does not have a valid location.")
-        for direction in _CLOCKWISE:
-            dx, dy = DIRECTIONS[direction]
-            x, y = ox - dx, oy - dy  # the tile on the far side of `direction`, so we face `direction`
-            if self.world.is_passable(x, y) and (x, y) != (ox, oy):
-                self.world.place(self.agent, x, y)
-                self.agent.facing = direction
-                msg = f"I teleported to the object with UUID {obj.uuid} ({obj.name}) at ({x}, {y})."
+        # The tiles north, east, south and west of the object (the original's order), facing it:
+        # the first on the agent's side of every closed door, else the first on its side of every
+        # locked door (teleporting out of, or into, a locked room would skip finding its key).
+        sides = [(s, ox + DIRECTIONS[s][0], oy + DIRECTIONS[s][1]) for s in _CLOCKWISE]
+        free = [(s, x, y) for s, x, y in sides if (x, y) != (ox, oy) and self.world.is_passable(x, y)]
+        for locked_only in (False, True):
+            if not free:
+                break
+            zones = self.world.door_zones(locked_only)
+            here = self._zones_here(zones) if zones is not None else set()
+            side = next((c for c in free if zones is None or zones[c[1]][c[2]] in here), None)
+            if side is not None:
+                self.world.place(self.agent, side[1], side[2])
+                self.agent.facing = _CLOCKWISE[(_CLOCKWISE.index(side[0]) + 2) % 4]
+                msg = f"I teleported to the object with UUID {obj.uuid} ({obj.name}) at ({side[1]}, {side[2]})."
                 return self._done("TELEPORT_TO_OBJECT", obj, None, True, msg)
         msg = f"I couldn't find a valid location beside the object ({obj.name}, uuid: {obj.uuid}) to teleport to."
         return self._done("TELEPORT_TO_OBJECT", obj, None, False, msg)
+
+    def _zones_here(self, zones: list[list[int]]) -> set[int]:
+        """The agent's door zone (on a barrier tile, where only a scripted placement puts it,
+        the zones of the tiles beside it)."""
+        x, y = self.agent.x, self.agent.y
+        if zones[x][y] >= 0:
+            return {zones[x][y]}
+        near = ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
+        return {zones[a][b] for a, b in near if self.world.in_bounds(a, b) and zones[a][b] >= 0}
 
     # ---- object actions ---------------------------------------------------------------
     def _do_pickup(self, obj: WorldObject) -> ActionResult:

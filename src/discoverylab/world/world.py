@@ -6,6 +6,7 @@ scenario's layout, NPC wandering and instrument noise never perturb each other.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
 WORLD_SIZE = 32
 NUM_LAYERS = len(Layer)
 
-# UUIDs depend only on creation order (as in the original): a fixed permutation of 1..65535.
-_UUID_POOL: list[int] = (np.random.default_rng(0).permutation(65535) + 1).tolist()
+# UUIDs are 1..65535 in an order drawn per episode from its own stream, so a uuid tells nothing
+# about when (or as what) an object was created; the original numbered objects in creation order.
+UUID_LIMIT = 65535
 
 
 class WorldError(RuntimeError):
@@ -34,7 +36,7 @@ class World:
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self.seed = int(seed)
         self.size = size
-        streams = np.random.SeedSequence(self.seed).spawn(4)
+        streams = np.random.SeedSequence(self.seed).spawn(5)
         self.rng_build = np.random.default_rng(streams[0])
         self.rng_npc = np.random.default_rng(streams[1])
         self.rng_noise = np.random.default_rng(streams[2])
@@ -45,7 +47,11 @@ class World:
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
+        self._uuid_pool = np.random.default_rng(streams[4]).permutation(UUID_LIMIT) + 1
         self._uuid_index = 0
+        self._passages: list[WorldObject] | None = None
+        self._walls: set[tuple[int, int]] = set()
+        self._zones: dict[tuple[bool, frozenset[tuple[int, int]]], list[list[int]]] = {}
         self._tickers: list[WorldObject] = []
         self.agents: list[Agent] = []  # the player first, then NPCs in creation order
         self.feed = DiscoveryFeed()
@@ -54,11 +60,17 @@ class World:
         self.background_radiation = 0.05
         self.on_tick: list[Callable[[], None]] = []
 
+    def reseed_build(self, label: str) -> None:
+        """Draw the layout from (seed, label) instead of the seed alone, so that e.g. two
+        difficulties of one seed share nothing (the answer of one is not shown by the other)."""
+        key = zlib.crc32(label.encode("utf-8"))
+        self.rng_build = np.random.default_rng(np.random.SeedSequence([self.seed, key]))
+
     # ---- registry ---------------------------------------------------------------------
     def register(self, obj: WorldObject) -> int:
-        if self._uuid_index >= len(_UUID_POOL):
-            raise WorldError("Too many objects: the UUID pool (65535) is exhausted.")
-        uuid = _UUID_POOL[self._uuid_index]
+        if self._uuid_index >= UUID_LIMIT:
+            raise WorldError(f"Too many objects: the UUID pool ({UUID_LIMIT}) is exhausted.")
+        uuid = int(self._uuid_pool[self._uuid_index])
         self._uuid_index += 1
         self.objects[uuid] = obj
         if obj.needs_tick:
@@ -145,6 +157,43 @@ class World:
     def is_passable(self, x: int, y: int) -> bool:
         return self.in_bounds(x, y) and self.blocker_at(x, y) is None
 
+    def door_zones(self, locked_only: bool) -> list[list[int]] | None:
+        """Per tile, the number of its zone: the tiles connected without crossing a wall or a
+        closed door (only a locked one if `locked_only`). None when no such door exists. Cached
+        until a door opens or closes (walls never move once built)."""
+        if self._passages is None:  # built lazily, after the scenario's builder ran
+            self._passages = [o for o in self.objects.values() if o.is_passage]
+            self._walls = {(o.x, o.y) for o in self.objects.values() if o.type == "wall" and o.layer is not None}
+        doors = frozenset(
+            (o.x, o.y) for o in self._passages
+            if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only)
+        )  # fmt: skip
+        if not doors:
+            return None
+        key = (locked_only, doors)
+        zones = self._zones.get(key)
+        if zones is None:
+            zones = self._label_zones(self._walls | doors)
+            self._zones[key] = zones
+        return zones
+
+    def _label_zones(self, barrier: set[tuple[int, int]]) -> list[list[int]]:
+        zones = [[-1] * self.size for _ in range(self.size)]
+        label = 0
+        for x in range(self.size):
+            for y in range(self.size):
+                if zones[x][y] >= 0 or (x, y) in barrier:
+                    continue
+                zones[x][y], frontier = label, [(x, y)]
+                while frontier:
+                    i, j = frontier.pop()
+                    for a, b in ((i + 1, j), (i - 1, j), (i, j + 1), (i, j - 1)):
+                        if 0 <= a < self.size and 0 <= b < self.size and zones[a][b] < 0 and (a, b) not in barrier:
+                            zones[a][b] = label
+                            frontier.append((a, b))
+                label += 1
+        return zones
+
     def find(self, predicate: Callable[[WorldObject], bool]) -> list[WorldObject]:
         """All live objects matching `predicate` (for scenario building and scoring)."""
         return [obj for obj in self.objects.values() if predicate(obj)]
@@ -160,6 +209,8 @@ class World:
             obj.__dict__.pop("dialog_partner", None)
             obj.__dict__.pop("history", None)
         self.objects = {}
+        self._passages = None
+        self._zones = {}
         self._tickers = []
         self.agents = []
         self.on_tick = []

@@ -11,7 +11,7 @@ from collections.abc import Generator
 from typing import Any
 
 from discoverylab.scenarios import oracle_tools as ot
-from discoverylab.scenarios.base import OracleGen
+from discoverylab.scenarios.base import KnowledgeReport, OracleGen
 
 _AGE = re.compile(r"estimates an age of (\d+) years")
 _ISOTOPE = re.compile(r"- Radioisotope (\d+): (\d+(?:\.\d+)?)")
@@ -28,9 +28,8 @@ def solve(obs: ot.Obs) -> OracleGen:
     """Pick the strategy from what the world offers: dig sites to teleport to, or a store room."""
     sites = sorted(int(m[1]) for name in obs.get("teleportLocations", []) if (m := _SITE.match(name)))
     if sites:
-        yield from _solve_field(obs, sites)
-    else:
-        yield from _solve_store_room(obs)
+        return (yield from _solve_field(obs, sites))
+    return (yield from _solve_store_room(obs))
 
 
 def _age(message: str) -> int:
@@ -71,6 +70,14 @@ def _solve_store_room(obs: ot.Obs) -> OracleGen:
     if obs["agentLocation"]["faceDirection"] != "west":
         raise ot.OracleFailure("could not stand on the east side of the oldest artifact")
     yield from ot.checked(ot.act("DROP", flag["uuid"]))
+    return _age_report(ages[oldest], [age for uuid, age in ages.items() if uuid != oldest], None)
+
+
+def _age_report(oldest: int, others: list[int], site: int | None) -> KnowledgeReport:
+    where = f"The artifact at Dig Site #{site} is the oldest" if site is not None else "The oldest artifact is"
+    rest = ", ".join(str(age) for age in sorted(others))
+    text = (f"{where}: {oldest} years old (radiocarbon meter). The other younger artifacts are {rest} years old.")
+    return KnowledgeReport(text, {"oldest_site": site, "oldest_age": oldest, "other_ages": sorted(others)})
 
 
 # ---- Normal / Challenge: dig sites in the field ------------------------------------------------
@@ -87,9 +94,31 @@ def _solve_field(obs: ot.Obs, sites: list[int]) -> OracleGen:
     readings: dict[int, Reading] = {}
     for site in sites:
         obs, readings[site] = yield from _excavate(obs, site, tools["shovel"], tools[meter_name])
-    best = _oldest_site(readings, radioisotope=meter_name == "radioisotope meter")
+    radioisotope = meter_name == "radioisotope meter"
+    best = _oldest_site(readings, radioisotope=radioisotope)
     obs = yield from ot.checked(ot.act("TELEPORT_TO_LOCATION", f"dig site {best}"))
     yield from ot.checked(ot.act("DROP", tools["flag"]))
+    if radioisotope:
+        return _isotope_report(readings, best)
+    others = [_age(m) for site, (name, m) in readings.items() if name == UNKNOWN and site != best]
+    return _age_report(_age(readings[best][1]), others, best)
+
+
+def _isotope_report(readings: dict[int, Reading], best: int) -> KnowledgeReport:
+    known = {name: _isotopes(message) for name, message in readings.values() if name in ERAS}
+    channel = _dating_channel(known)
+    value = _isotopes(readings[best][1])[channel]
+    values = " < ".join(f"{name.removeprefix('ancient ')} {known[name][channel]:.3f}" for name in ERAS)
+    text = (
+        "The stone hammer (stone age) is the oldest known artifact, the bronze chisel (bronze age) is in the "
+        "middle and the iron tongs (iron age) are the youngest. Radioactive decay: the older an artifact, the "
+        f"lower its value on the dating radioisotope. Radioisotope Channel {channel}: {values}; the other channels "
+        f"show no such pattern. The unknown artifact at Dig Site #{best} reads {value:.3f} on Radioisotope Channel "
+        f"{channel}, the lowest of the three unknown artifacts, so it is the oldest."
+    )
+    facts = {"dating_channel": channel, "oldest_site": best, "oldest_reading": value,
+             "known_readings": {name: known[name][channel] for name in ERAS}}  # fmt: skip
+    return KnowledgeReport(text, facts)
 
 
 def _oldest_site(readings: dict[int, Reading], radioisotope: bool) -> int:
@@ -103,11 +132,15 @@ def _oldest_site(readings: dict[int, Reading], radioisotope: bool) -> int:
     known = {name: _isotopes(message) for name, message in readings.values() if name in ERAS}
     if len(known) != len(ERAS):
         raise ot.OracleFailure(f"known artifacts found: {sorted(known)}")
+    channel = _dating_channel(known)
+    return min(unknown, key=lambda site: _isotopes(unknown[site])[channel])
+
+
+def _dating_channel(known: dict[str, dict[int, float]]) -> int:
     channels = [c for c in known[ERAS[0]] if known[ERAS[0]][c] < known[ERAS[1]][c] < known[ERAS[2]][c]]
     if len(channels) != 1:
         raise ot.OracleFailure(f"expected one dating channel, found {channels}")
-    channel = channels[0]
-    return min(unknown, key=lambda site: _isotopes(unknown[site])[channel])
+    return channels[0]
 
 
 def _excavate(obs: ot.Obs, site: int, shovel: int, meter: int) -> Excavation:

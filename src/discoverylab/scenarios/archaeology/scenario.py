@@ -94,7 +94,8 @@ class ArchaeologyDating(Scenario):
     Take flag /1, Uncover 3 unknown artifacts /3, Use radioisotope meter (seed) /3, Use radioisotope
     meter on (unknown) /3, Move flag to correct location /1. The task ends when the flag is put down
     (not carried by the agent) beside an artifact (Easy: exactly one tile east of it) or within 2 tiles
-    of a dig-site sign (Normal/Challenge): successful iff that is the oldest (unknown) artifact's.
+    of a dig-site sign (Normal/Challenge), once the agent has taken it (an untouched flag never
+    counts): successful iff that is the oldest (unknown) artifact's.
     Knowledge questions: which artifact is oldest and its age, the other ages (Easy/Normal); the
     stone/bronze/iron ordering, decay meaning lower values for older artifacts, which channel works
     and which unknown artifact reads lowest on it (Challenge).
@@ -362,7 +363,7 @@ class ArchaeologyDating(Scenario):
         if self.difficulty == "challenge":
             self.dated_known.add_distinct(a.uuid for a in self.known if a.uuid in measured)
         self.uncovered.add_distinct(a.uuid for a in self.unknown if _uncovered(a))
-        if self.flag.root().is_agent:
+        if not self._flag_placed():
             return
         fx, fy = self.flag.location()
         for site in self.sites:
@@ -374,8 +375,13 @@ class ArchaeologyDating(Scenario):
                 card.finish(right)
                 return
 
+    def _flag_placed(self) -> bool:
+        """The agent took the flag and put it down (the original also counted the untouched flag,
+        so carrying an artifact beside it ended the task)."""
+        return self.take_flag.completed and not self.flag.root().is_agent
+
     def _score_easy_flag(self) -> None:
-        if self.flag.root().is_agent:
+        if not self._flag_placed():
             return
         fx, fy = self.flag.location()
         for artifact in self.artifacts:
@@ -391,7 +397,7 @@ class ArchaeologyDating(Scenario):
 
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:
-        yield from solve(obs)
+        return (yield from solve(obs))
 
 
 def _uncovered(artifact: WorldObject) -> bool:

@@ -17,11 +17,12 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from discoverylab.scenarios import oracle_tools as ot
-from discoverylab.scenarios.combinatorial_chemistry.things import cosine, reduce_recipe
+from discoverylab.scenarios.base import KnowledgeReport
+from discoverylab.scenarios.combinatorial_chemistry.things import cosine, recipe_text, reduce_recipe
 from discoverylab.scenarios.explore import Explorer, Sighting
 
 Recipe = dict[str, int]
@@ -76,6 +77,7 @@ class ChemistryBench:
         self.cleaned = False
         self.key = 0
         self.jar = 0
+        self.remedy: Recipe = {}  # the mixture in the jar when the key came out clean
 
     # ---- what the agent sees ----------------------------------------------------------
     def sighting(self, predicate: Any) -> Sighting | None:
@@ -175,6 +177,7 @@ class ChemistryBench:
                 for _ in range(add[substance]):
                     yield from self.dispense(substance)
                     if self.key_level() == 0:
+                        self.remedy = reduce_recipe(self.jar_contents)
                         return self.ex.obs
         return self.ex.obs
 
@@ -200,7 +203,7 @@ class ChemistryBench:
         return self.ex.obs
 
 
-def solve_chemistry(obs: ot.Obs) -> ot.Steps:
+def solve_chemistry(obs: ot.Obs) -> Generator[ot.Action, ot.Obs, KnowledgeReport | None]:
     bench = ChemistryBench(obs)
     ex = bench.ex
     key = ot.need(bench.sighting(lambda n: n.startswith("rusted key")), "the rusted key")
@@ -217,4 +220,20 @@ def solve_chemistry(obs: ot.Obs) -> ot.Steps:
     if not bench.cleaned:
         yield from bench.clean()
     yield from bench.leave()
-    return ex.obs
+    return chemistry_report(bench.remedy, sorted(bench.dispensers()))
+
+
+def chemistry_report(remedy: Recipe, substances: list[str]) -> KnowledgeReport | None:
+    """The recipe that derusted the key, and what it leaves out."""
+    if not remedy:
+        return None
+    if len(remedy) == 1 and len(substances) > 1 and sum(remedy.values()) == 1:
+        (name,) = remedy
+        text = (f"The rust remover is {name} on its own (a single chemical, not a mixture). Placing the rusted key "
+                f"in a jar holding only {name} removes the rust.")  # fmt: skip
+    else:
+        others = [s for s in substances if s not in remedy]
+        rest = f"The remedy contains no {' or '.join(others)}." if others else "The remedy uses every substance."
+        text = (f"The rust remover is a mixture of {recipe_text(remedy)}; any multiple of these proportions works "
+                f"as well. {rest}")  # fmt: skip
+    return KnowledgeReport(text, {"remedy": dict(remedy), "unused": [s for s in substances if s not in remedy]})

@@ -24,11 +24,7 @@ SHED_X, SHED_Y, SHED_HEIGHT = 16, 10, 4
 START = (18, 12)
 TREES = ((14, 10), (20, 8), (18, 6), (16, 15), (18, 20), (25, 11), (24, 16), (28, 16), (14, 18), (12, 16),
          (11, 9), (7, 11), (8, 15), (29, 8))  # fmt: skip
-EASY_REMEDIES = ("Substance B", "Substance D", "Substance C", "Substance A", "Substance C")  # by seed % 5
-SEED0_REMEDIES: dict[str, Recipe] = {
-    "normal": {"Substance A": 1, "Substance C": 2},
-    "challenge": {"Substance B": 1, "Substance C": 2},
-}
+EASY_REMEDIES = ("Substance B", "Substance D", "Substance C", "Substance A", "Substance C")  # each block of 5 seeds: these, permuted
 TASK_NAMES = {
     "easy": "RustedKeyTaskEasy",
     "normal": "RustedKeyTaskNormal",
@@ -100,8 +96,9 @@ class CombinatorialChemistry(Scenario):
     outside /1 (outside the shed after its door was opened). Success: the key is derusted and the
     agent has left through the opened door (Easy and Normal max 12, Challenge 13). There is no
     failure ending: an agent that never finds the remedy runs out of steps.
-    Difficulty knobs: Easy: a single-substance remedy by seed (B, D, C, A, C), 100 steps;
-    Normal: 3 dispensers; Challenge: 4 dispensers (seed 0 uses the original's fixed recipes).
+    Difficulty knobs: Easy: a single-substance remedy, each block of five seeds
+    holding B, D, C, A, C in a drawn order, 100 steps;
+    Normal: 3 dispensers; Challenge: 4 dispensers.
     Registered ids: discoverylab/CombinatorialChemistry-Easy-v0,
     discoverylab/CombinatorialChemistry-Normal-v0, discoverylab/CombinatorialChemistry-Challenge-v0.
     """
@@ -145,9 +142,7 @@ class CombinatorialChemistry(Scenario):
     def _draw_remedy(self) -> Recipe:
         """The original's generator: 2-3 of the substances, 3-4 parts in all (Normal/Challenge)."""
         if self.difficulty == "easy":
-            return {EASY_REMEDIES[self.world.seed % 5]: 1}
-        if self.world.seed == 0:
-            return dict(SEED0_REMEDIES[self.difficulty])
+            return {self.seed_option(EASY_REMEDIES): 1}
         names = self.shuffled(SUBSTANCE_NAMES[: 3 if self.difficulty == "normal" else 4])
         recipe = {name: 1 for name in names[: self.randint(2, 3)]}
         total = self.randint(3, 4)
@@ -231,4 +226,4 @@ class CombinatorialChemistry(Scenario):
 
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:
-        yield from solve_chemistry(obs)
+        return (yield from solve_chemistry(obs))

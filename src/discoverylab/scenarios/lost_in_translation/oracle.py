@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Generator
 from typing import Any
 
+from discoverylab.scenarios.base import KnowledgeReport
 from discoverylab.scenarios.explore import Explorer, Tile, manhattan
 from discoverylab.scenarios.oracle_tools import Action, Obs, OracleFailure, act, need, quoted, task_text
 
@@ -29,6 +30,7 @@ TOUR = ((23, 4), (2, 1), (9, 1), (16, 1), (23, 1), (30, 1), (30, 7), (30, 13), (
         (16, 30), (9, 30), (2, 30), (2, 25), (2, 19), (2, 13), (2, 7))  # fmt: skip
 _HEIGHT = re.compile(r"The flag is (\d+) meters? from the ground")
 _STEP_LIMIT = 400
+NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
 
 
 def words(text: str) -> list[str]:
@@ -319,13 +321,12 @@ def _bfs(start: Tile, goal: Tile, tolerance: int, solid: set[Tile]) -> list[Tile
     return None
 
 
-def solve(obs: Obs) -> Generator[Action, Obs, None]:
+def solve(obs: Obs) -> Generator[Action, Obs, KnowledgeReport | None]:
     text = task_text(obs)
     person = re.match(r"Your task is to talk to (.+?) and follow their instructions", text)
     if person:
-        yield from _solve_easy(Solver(obs), person[1])
-    else:
-        yield from _solve_village(Solver(obs))
+        return (yield from _solve_easy(Solver(obs), person[1]))
+    return (yield from _solve_village(Solver(obs)))
 
 
 def _solve_easy(solver: Solver, name: str) -> Steps:
@@ -344,7 +345,8 @@ def _solve_easy(solver: Solver, name: str) -> Steps:
             yield from solver.ex.checked(act("PICKUP", item.uuid))
             yield from solver.reach(npc)
             yield from solver.ex.checked(act("PUT", item.uuid, npc))
-            return solver.ex.obs
+            text = f"The alien word '{word}' means '{item.name}'."
+            return KnowledgeReport(text, {"word": word, "meaning": item.name})
     raise OracleFailure(f"no sign reads {word!r}")
 
 
@@ -362,16 +364,40 @@ def _solve_village(solver: Solver) -> Steps:
     meanings = {t: m for t in sentence if (m := solver.lex.meaning(t)) is not None}
     count = max([solver.lex.numbers[t] for t in sentence if t in solver.lex.numbers] or [1])
     if meanings:
-        yield from solver.collect(set(meanings.values()), count)
+        wanted = set(meanings.values())
+        yield from solver.collect(wanted, count)
+        keep = {e["uuid"] for e in solver.holding() if wanted <= set(words(e["name"]))}
     else:
-        yield from solver.fetch_thrown(sentence)
+        keep = {(yield from solver.fetch_thrown(sentence))}
+        meanings = {sentence[-1]: next(e["name"] for e in solver.holding() if e["uuid"] in keep)}
     yield from ex.checked(act("TELEPORT_TO_LOCATION", "town square"))
+    for entry in solver.holding():  # the elder gets everything carried: keep only what it asked for
+        if entry["uuid"] not in keep and entry["uuid"] in {e["uuid"] for e in solver.holding()}:
+            yield from ex.checked(act("DROP", entry["uuid"]))
     yield from solver.reach(elder)
     yield from solver.talk(elder, _hand_over)
-    return ex.obs
+    return _village_report(sentence, meanings, solver.lex.numbers)
+
+
+def _village_report(sentence: list[str], meanings: dict[str, str], numbers: dict[str, int]) -> KnowledgeReport:
+    """The elder's words: a request verb, then an optional count and colour, then the item."""
+    lines = [f"'{sentence[0]}' means 'bring me' (a request to bring something)."]
+    facts: dict[str, Any] = {sentence[0]: "bring me"}
+    for token in sentence[1:]:
+        if token in numbers:
+            n = numbers[token]
+            lines.append(f"'{token}' means the number {n} ({NUMBER_WORDS.get(n, n)}).")
+            facts[token] = n
+        elif token == sentence[-1] and token in meanings:
+            lines.append(f"'{token}' means '{meanings[token]}'.")
+            facts[token] = meanings[token]
+        elif token in meanings:
+            lines.append(f"'{token}' means the colour {meanings[token]}.")
+            facts[token] = meanings[token]
+    return KnowledgeReport(" ".join(lines), facts)
 
 
 def _hand_over(box: dict[str, Any]) -> str:
     if box["dialogIn"].startswith("Elder:"):
-        return "The elder seems interested by some items in your inventory."
-    return "Yes. You let the elder take whatever they want from your inventory."
+        return "The elder seems interested in what you carry."
+    return "Yes. You hand the elder everything you carry."

@@ -64,8 +64,8 @@ class LostInTranslation(Scenario):
     the farm and outside the village fence; keys are sold in the key shop and general store.
     Actions: movement and teleports (key shop, paint shop, town square, general store, school),
     READ signs, TALK and dialog choices, PICKUP, USE computer ON floppy disk, USE measuring tape
-    ON flag pole, PUT (give) items to a character. Talking to the elder while carrying what it
-    wants offers to hand the items over.
+    ON flag pole, PUT (give) items to a character. Talking to the elder while carrying anything
+    offers to hand everything carried over (wanted or not: the offer tells nothing).
     Observation: standard text observation; readings and sign texts come in action messages.
     Scoring: Easy — Pick up the object /1, Give the object /1; giving the character anything
     else first ends the task unsuccessfully. Normal (max 5) — Talk to elder /1, Collect objects
@@ -73,10 +73,11 @@ class LostInTranslation(Scenario):
     in the elder's inventory; completes the task successfully). Challenge (max 11) adds Visit
     the paint shop /1, Read relevant paint sign /1 (the sign of the wanted colour), Visit the
     school /1, Use counting computer /1, Reset counting computer /1, Use measuring tape /1
-    (successful uses only). In Normal and Challenge wrong items never count and never end the
-    task.
+    (successful uses only). In Normal and Challenge the elder holding anything it did not ask for
+    (a wrong item, colour, or a container) ends the task unsuccessfully.
     Difficulty knobs: Easy asks for one of 15 objects by a one-word name; Normal for one item
-    (stick, mushroom, flower, key or shovel by seed); Challenge adds a colour and a count.
+    (stick, mushroom, flower, key or shovel: each once per block of five seeds); Challenge adds a
+    colour and a count.
     Registered ids: discoverylab/LostInTranslation-Easy-v0, discoverylab/LostInTranslation-Normal-v0,
     discoverylab/LostInTranslation-Challenge-v0.
     """
@@ -141,12 +142,12 @@ class LostInTranslation(Scenario):
         self.color: str | None = None
         self.count = 1
         if challenge:
-            self.item = CHALLENGE_ITEMS[world.seed % len(CHALLENGE_ITEMS)]
+            self.item = self.seed_option(CHALLENGE_ITEMS)
             self.color = self.choice(COLORS)
             self.count = self.randint(1, 5)
             words = f"[{COUNT_WORDS[self.count]}] [{self.color}] [{self.item}]"
         else:
-            self.item = NORMAL_ITEMS[world.seed % len(NORMAL_ITEMS)]
+            self.item = self.seed_option(NORMAL_ITEMS)
             words = f"[{self.item}]"
         self.instruction = f"[Bring me] {words}!"
         village = build_village(world)
@@ -230,7 +231,9 @@ class LostInTranslation(Scenario):
                 item.set(2 if len(found) >= self.count else 1)
         if self.difficulty == "challenge":
             self._update_learning()
-        if self.give.completed:
+        if any(not self.wanted(o) for o in self.elder.contents):
+            self.scorecard.finish(False)  # handing over what was not asked for fails (no trying them all)
+        elif self.give.completed:
             self.scorecard.finish(True)
 
     def _update_learning(self) -> None:
@@ -269,4 +272,4 @@ class LostInTranslation(Scenario):
     def oracle(obs: ot.Obs) -> OracleGen:
         from discoverylab.scenarios.lost_in_translation.oracle import solve
 
-        yield from solve(obs)
+        return (yield from solve(obs))

@@ -106,7 +106,9 @@ class Trainer(NPC):
 
 class Elder(NPC):
     """Asks for items in the alien language. When a conversation starts it looks at what the
-    partner carries (open containers included); saying "Yes" lets it take the items it wants."""
+    partner carries (open containers included); saying "Yes" hands it all of that. It shows
+    interest in anything carried, wanted or not (the original showed interest only in wanted
+    items, which told an agent carrying one of each candidate which one was asked for)."""
 
     def __init__(self, world: World, name: str, x: int, y: int, wants: Callable[[WorldObject], bool]) -> None:
         super().__init__(world, name, x, y, facing="south")
@@ -120,7 +122,7 @@ class Elder(NPC):
         if isinstance(partner, Agent) and not self._looked:
             # Re-evaluated at every conversation (the original remembered the first one's items).
             self._looked = True
-            self.interesting = [o for o in partner.inventory() if self.wants(o)]
+            self.interesting = list(partner.inventory())
             if self.interesting:
                 self.states.add("interestingItems")
             else:
@@ -128,7 +130,7 @@ class Elder(NPC):
         elif partner is None:
             self._looked = False
         if "takeItems" in self.states:
-            for obj in self.interesting:
+            for obj in reversed(self.interesting):  # contents before their containers
                 holder = obj.root()
                 if obj.alive and holder.is_agent and holder is not self:
                     self.add(obj)  # straight from any carried container (the original crashed there)
@@ -148,13 +150,13 @@ def elder_dialog(elder: Elder, message: str) -> None:
     )
     tree.add_option(
         "root",
-        "The elder seems interested by some items in your inventory.",
+        "The elder seems interested in what you carry.",
         "ask",
         requires_states=("interestingItems",),
     )
     tree.add_node("end", "Goodbye", states_to_add=("taskGiven",))
     tree.add_node("ask", "Do you want to give the items to the elder?")
-    tree.add_option("ask", "Yes. You let the elder take whatever they want from your inventory.", "took")
+    tree.add_option("ask", "Yes. You hand the elder everything you carry.", "took")
     tree.add_option("ask", "No way. That's my stuff!", "end")
     # Hearing the elder out and handing the items over both count as talking to the elder.
     tree.add_node("took", "The elder seems happier.", states_to_add=("takeItems", "taskGiven"))

@@ -10,12 +10,14 @@ growth there.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections import deque
 from collections.abc import Generator
 
 from discoverylab.scenarios import oracle_tools as ot
-from discoverylab.scenarios.plant_nutrients.things import NUTRIENTS, Rule
+from discoverylab.scenarios.base import KnowledgeReport
+from discoverylab.scenarios.plant_nutrients.things import LEVELS, NUTRIENTS, Rule
 
 Gen = Generator[ot.Action, ot.Obs, None]
 WORDS = {"zero": 0, "low": 1, "medium": 2, "high": 3}
@@ -58,6 +60,7 @@ class PlantOracle:
         self.obs = obs
         self.text = ot.task_text(obs)
         self.plots: dict[tuple[int, int], Plot] = {}
+        self.report: KnowledgeReport | None = None
 
     def do(self, action: ot.Action) -> Generator[ot.Action, ot.Obs, ot.Obs]:
         self.obs = yield from ot.checked(action)
@@ -88,7 +91,7 @@ class PlantOracle:
                 yield from self.do(ot.act("MOVE_DIRECTION", move))
 
     # ---- easy ---------------------------------------------------------------------------
-    def run_easy(self) -> Gen:
+    def run_easy(self) -> Generator[ot.Action | KnowledgeReport, ot.Obs, None]:
         meter = ot.require(ot.find_accessible(self.obs, "soil nutrient meter"), "the meter")["uuid"]
         yield from self.do(ot.act("PICKUP", meter))
         yield from self.survey(meter, enough=2)
@@ -97,6 +100,11 @@ class PlantOracle:
         self.obs = yield from ot.go_to_object(self.obs, "soil nutrient controller")
         uuid = ot.require(ot.find_accessible(self.obs, "soil nutrient controller"), "the controller")["uuid"]
         picks = iter([nutrient.capitalize(), "OK"])
+        self.report = KnowledgeReport(
+            f"Seeds grow in soil with {nutrient} present (at a {LEVELS[levels[nutrient]]} level).",
+            {"nutrient": nutrient, "level": LEVELS[levels[nutrient]]},
+        )
+        yield self.report  # announced now: entering the answer ends the task
         self.obs = yield from ot.converse(
             self.obs, uuid, lambda box: ot.option_index(box["dialogOptions"], next(picks))
         )
@@ -109,13 +117,21 @@ class PlantOracle:
         meter = ot.require(ot.find_inventory(self.obs, "soil nutrient meter"), "the meter")["uuid"]
         yield from self.do(ot.act("TELEPORT_TO_LOCATION", "Pilot Field"))
         yield from self.survey(meter)
-        candidates = [r for r in _hypotheses() if all(r.holds(lv) == g for lv, g in self.plots.values())]
+        combos = "combination of nutrients" in self.text
+        cap = 2 if "two nutrients per field" in self.text else 1
+        rules = _hypotheses() if combos else [r for r in _hypotheses() if r.kind == "is"]
+        candidates = [r for r in rules if all(r.holds(lv) == g for lv, g in self.plots.values())]
         for field in (1, 2, 3):
             if not candidates:
                 raise ot.OracleFailure("no rule fits the pilot field")
-            setting = _best_setting(candidates)
+            plots = list(self.plots.values())
+            candidates.sort(key=lambda r: -_likelihood(r, plots))
+            setting = _telling_setting(candidates, cap)
             grew = yield from self.try_field(field, setting)
             if grew:
+                left = [r for r in candidates if r.holds(setting)]
+                left.sort(key=lambda r: -_likelihood(r, list(self.plots.values())))
+                self.report = _rule_report(left, combos)
                 return
             candidates = [r for r in candidates if not r.holds(setting)]
         raise ot.OracleFailure("no test field grew plants")
@@ -164,6 +180,51 @@ class PlantOracle:
         yield from self.do(ot.act("PUT", dirt, tile))
 
 
+# How a pilot field illustrates each kind of rule: the (n1 right, n2 right) patterns its positive
+# and negative plots cycle through (the task's design: ten examples on each side).
+_PATTERNS = {
+    ("xor", True): [(True, False), (False, True)], ("xor", False): [(True, True), (False, False)],
+    ("and", True): [(True, True)], ("and", False): [(True, False), (False, True)],
+    ("or", True): [(True, False), (False, True), (True, True)], ("or", False): [(False, False)],
+    ("not", True): [(False, False)], ("not", False): [(True, False)],
+    ("is", True): [(True, False)], ("is", False): [(False, False)],
+}  # fmt: skip
+
+
+def _likelihood(rule: Rule, plots: list[Plot]) -> float:
+    """Log-likelihood of the pilot plots if `rule` made them: the rule's nutrients follow its
+    pattern (a wrong level is one of the two others), every other nutrient is uniform on 1..3."""
+    total = 0.0
+    for levels, grown in plots:
+        patterns = _PATTERNS[(rule.kind, grown)]
+        p = 0.0
+        for right1, right2 in patterns:
+            q = 1.0
+            for n, v, right in ((rule.n1, rule.v1, right1), (rule.n2, rule.v2, right2)):
+                if not n:
+                    continue
+                level = levels.get(n, 0)
+                q *= (1.0 if level == v else 0.0) if right else (0.5 if level not in (0, v) else 0.0)
+            p += q / len(patterns)
+        others = sum(1 for n in NUTRIENTS if n not in (rule.n1, rule.n2))
+        total += math.log(max(p, 1e-12)) + others * math.log(1 / 3)
+    return total
+
+
+def _rule_report(rules: list[Rule], combos: bool) -> KnowledgeReport | None:
+    """The rule the pilot field and the grown test field leave (the first, if several still fit)."""
+    if not rules:
+        return None
+    rule = rules[0]
+    facts = {"rule": rule.kind, "nutrient": rule.n1, "level": LEVELS[rule.v1], "candidates_left": len(rules)}
+    if rule.n2:
+        facts |= {"nutrient2": rule.n2, "level2": LEVELS[rule.v2]}
+    if combos:
+        return KnowledgeReport(rule.sentence(), facts)
+    text = f"Seeds grow iff the soil's {rule.n1} level is {LEVELS[rule.v1]}; the other nutrients do not matter."
+    return KnowledgeReport(text, facts)
+
+
 def _hypotheses() -> list[Rule]:
     rules = [Rule(kind, n, v) for kind in ("is", "not") for n in NUTRIENTS for v in (1, 2, 3)]
     for n1, n2 in itertools.combinations(NUTRIENTS, 2):
@@ -172,11 +233,31 @@ def _hypotheses() -> list[Rule]:
     return rules
 
 
-def _best_setting(candidates: list[Rule]) -> dict[str, int]:
-    """The field setting (levels 0-3 per nutrient) under which most candidates grow a seed."""
+def _telling_setting(candidates: list[Rule], cap: int) -> dict[str, int]:
+    """A setting (at most `cap` nutrients) under which the likeliest candidate grows a seed and as
+    few others as possible do, so that a harvest also tells which rule it is."""
+    best: dict[str, int] = {}
+    best_count = len(candidates) + 1
+    for values in itertools.product((0, 1, 2, 3), repeat=len(NUTRIENTS)):
+        if sum(v > 0 for v in values) > cap:
+            continue
+        setting = dict(zip(NUTRIENTS, values, strict=True))
+        if not candidates[0].holds(setting):
+            continue
+        count = sum(r.holds(setting) for r in candidates)
+        if count < best_count:
+            best, best_count = setting, count
+    return best or _best_setting(candidates, cap)
+
+
+def _best_setting(candidates: list[Rule], cap: int) -> dict[str, int]:
+    """The field setting (levels 0-3 per nutrient, at most `cap` nutrients set) under which
+    most candidates grow a seed."""
     best: dict[str, int] = {}
     best_count = -1
     for values in itertools.product((0, 1, 2, 3), repeat=len(NUTRIENTS)):
+        if sum(v > 0 for v in values) > cap:
+            continue
         setting = dict(zip(NUTRIENTS, values, strict=True))
         count = sum(r.holds(setting) for r in candidates)
         if count > best_count:
@@ -184,9 +265,10 @@ def _best_setting(candidates: list[Rule]) -> dict[str, int]:
     return best
 
 
-def solve(obs: ot.Obs) -> Gen:
+def solve(obs: ot.Obs) -> Generator[ot.Action | KnowledgeReport, ot.Obs, KnowledgeReport | None]:
     oracle = PlantOracle(obs)
     if "Soil Controller computer" in oracle.text:
         yield from oracle.run_easy()
     else:
         yield from oracle.run_station()
+    return oracle.report

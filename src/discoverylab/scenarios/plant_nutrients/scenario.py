@@ -43,7 +43,7 @@ class PlantNutrients(Scenario):
     up test fields with their soil nutrient controllers (once each) and plants seeds there.
     Actions: PICKUP, USE soil nutrient meter ON soil, USE shovel ON soil (dig a hole; the dirt
     goes to the inventory), PUT seed / dirt INTO the hole, TALK to (or USE) a controller to open
-    its menu; teleports to "Storage Building", "Pilot Field", "Experimental Field #1..3"
+    its menu (a field takes one nutrient in Normal, two in Challenge); teleports to "Storage Building", "Pilot Field", "Experimental Field #1..3"
     (Easy: "initial location").
     Observation: standard text observation; meter readings come in the action message.
     Scoring: Easy (max 4): Soil Nutrient Meter Present /1, Use Soil Nutrient Meter /2 (distinct
@@ -52,9 +52,11 @@ class PlantNutrients(Scenario):
     Seed Jar Present /1 each (held at some tick), Use Soil Nutrient Meter /2, At Least 2 Seeds
     Planted /2 (new seeds buried in test-field soil), At Least Two New Plants /2; the task
     succeeds when two new plants have grown on test fields; there is no failure state.
-    Difficulty knobs: Easy: 6 plots, one nutrient at high is needed (seed mod 5), pick it on a
+    Difficulty knobs: Easy: 6 plots, one nutrient at high is needed (each once per
+    block of five seeds), pick it on a
     controller. Normal: 12 plots, one nutrient at one level, seed jar refills. Challenge: 18
-    plots, a two-nutrient xor / and / or rule or a one-nutrient not rule (seed mod 4), only
+    plots, a two-nutrient xor / and / or rule or a one-nutrient not rule (n1 present at another level; each
+    kind once per block of four seeds), only
     10 seeds.
     Registered ids: discoverylab/PlantNutrients-Easy-v0, discoverylab/PlantNutrients-Normal-v0,
     discoverylab/PlantNutrients-Challenge-v0.
@@ -85,7 +87,7 @@ class PlantNutrients(Scenario):
             for y in range(12, 19):
                 if x in (12, 17) or y in (12, 18):
                     layout.place(world, "fence", x, y)
-        self.positive = EASY_POSITIVE[world.seed % 5]
+        self.positive = self.seed_option(EASY_POSITIVE)
         negatives = [n for n in EASY_NEGATIVE if n != self.positive]
         spots = self.shuffled([(x, y) for x in (14, 15) for y in (14, 15, 16)])
         self.pilot: list[NutrientSoil] = []
@@ -159,7 +161,7 @@ class PlantNutrients(Scenario):
         return {n: self.randint(1, 3) for n in NUTRIENTS}
 
     def _challenge_rule(self) -> Rule:
-        kind = RULE_KINDS[self.world.seed % 4]
+        kind = self.seed_option(RULE_KINDS)
         n1 = self.choice(NUTRIENTS)
         if kind == "not":
             return Rule(kind, n1, self.choice((1, 2, 3)))
@@ -202,7 +204,7 @@ class PlantNutrients(Scenario):
             tiles = [make_soil(world, x, y, {}) for x in (fx, fx + 1) for y in (fy, fy + 1)]
             self.fields.append(tiles)
             layout.place(world, "sign", fx, 17, document=f"Soil Field #{k}")
-            controller = SoilController(world, k, tiles)
+            controller = SoilController(world, k, tiles, max_nutrients=2 if self.difficulty == "challenge" else 1)
             self.controllers.append(controller)
             layout.table_with(world, fx + 1, 17, controller)
         self.field_spots = {(t.x, t.y) for tiles in self.fields for t in tiles}
@@ -293,7 +295,8 @@ class PlantNutrients(Scenario):
             f"plant, but only in soil with {what}.  Your task is to find the rule, and grow at least 2 new plants.  "
             f"A {plots}-plot pilot field to the south-west was sown with these seeds; plants have grown on some "
             "plots.  Three test fields can each be configured once with their nearby soil nutrient controllers (the "
-            "settings can't be changed again).  The storage building has a soil nutrient meter, a jar of seeds and a "
+            f"settings can't be changed again; at most {'two nutrients' if plots == 18 else 'one nutrient'} per "
+            "field).  The storage building has a soil nutrient meter, a jar of seeds and a "
             "shovel.  To plant a seed: dig a hole with the shovel, place a seed in the hole, and put the soil back."
         )
 

@@ -72,7 +72,10 @@ def make_meter(world: World) -> Instrument:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """When a seed grows. kind: "is" (n1 == v1), "xor", "and", "or", "not" (n1 != v1)."""
+    """When a seed grows. kind: "is" (n1 == v1), "xor", "and", "or", "not" (n1 present, != v1).
+
+    "not" needs n1 present (the original's n1 != v1 also grew seeds in untouched, all-zero
+    soil, so an agent could pass without any discovery)."""
 
     kind: str
     n1: str
@@ -81,9 +84,10 @@ class Rule:
     v2: int = 0
 
     def holds(self, levels: Mapping[str, int]) -> bool:
-        a = levels.get(self.n1, 0) == self.v1
+        level = levels.get(self.n1, 0)
+        a = level == self.v1
         b = levels.get(self.n2, 0) == self.v2 if self.n2 else False
-        return {"is": a, "and": a and b, "or": a or b, "xor": a != b, "not": not a}[self.kind]
+        return {"is": a, "and": a and b, "or": a or b, "xor": a != b, "not": level not in (0, self.v1)}[self.kind]
 
     def sentence(self) -> str:
         one, two = f"{self.n1} is present at a {LEVELS[self.v1]} level", ""
@@ -96,7 +100,8 @@ class Rule:
         if self.kind == "or":
             return f"The seed will grow if either {one}, or {two}."
         if self.kind == "not":
-            return f"The seed will grow if {self.n1} is NOT present at a {LEVELS[self.v1]} level."
+            return (f"The seed will grow if {self.n1} is NOT present at a {LEVELS[self.v1]} level "
+                    f"(but is present at another level).")
         return f"The seed will grow if {one}."
 
 
@@ -154,22 +159,26 @@ class SoilController(Device):
     """A field's controller: pick a level per nutrient, then imprint them on the field once.
 
     Pending selections are states (`<nutrient>_<level>`) kept across conversations; imprinting
-    sets every tile of the field (unselected nutrients 0) and swaps in a read-only menu.
+    sets every tile of the field (unselected nutrients 0) and swaps in a read-only menu. At most
+    `max_nutrients` nutrients can be selected (state `full` hides the others' Set options), so a
+    field tests one hypothesis, not every nutrient at once (no "all five at level k" sweep).
     """
 
-    def __init__(self, world: World, number: int, field: Sequence[SoilTile]) -> None:
+    def __init__(self, world: World, number: int, field: Sequence[SoilTile], max_nutrients: int = 5) -> None:
         super().__init__(world, f"soil nutrient controller (field #{number})", "soil controller",
                          [material("metal")], sprite="computer")  # fmt: skip
         self.number = number
         self.field = list(field)
         self.imprinted: dict[str, int] | None = None
+        self.max_nutrients = max_nutrients
         k = number
+        limit = "one nutrient" if max_nutrients == 1 else f"{max_nutrients} nutrients"
         self.add_node("root", f"Hello, I am the soil nutrient controller for Field #{k}. "
-                              "I can change the nutrient levels in the soil.")  # fmt: skip
+                              f"I can change the nutrient levels in the soil (at most {limit} per field).")  # fmt: skip
         for n in NUTRIENTS:
             title = n.capitalize()
             states = tuple(f"{n}_{v}" for v in (1, 2, 3))
-            self.add_option("root", f"Set {title} Level (Current: Unset)", f"set_{n}", anti_states=states)
+            self.add_option("root", f"Set {title} Level (Current: Unset)", f"set_{n}", anti_states=(*states, "full"))
             for v, state in zip((1, 2, 3), states, strict=True):
                 word = LEVELS[v].capitalize()
                 self.add_option(
@@ -197,6 +206,12 @@ class SoilController(Device):
 
     def _clear(self) -> None:
         self.states.clear()
+
+    def _update_full(self) -> None:
+        if len(self.selections()) >= self.max_nutrients:
+            self.states.add("full")
+        else:
+            self.states.discard("full")
 
     def _imprint(self) -> None:
         chosen = self.selections()
@@ -226,6 +241,7 @@ class _Select:
         states = self.device.states
         states.difference_update({f"{self.nutrient}_{v}" for v in (1, 2, 3)})
         states.add(f"{self.nutrient}_{self.level}")
+        self.device._update_full()
 
 
 class SoilControllerEasy(Device):

@@ -7,7 +7,7 @@ import re
 import statistics
 
 from discoverylab.scenarios import oracle_tools as ot
-from discoverylab.scenarios.base import OracleGen
+from discoverylab.scenarios.base import KnowledgeReport, OracleGen
 from discoverylab.scenarios.proteomics.things import (
     METER,
 )
@@ -119,3 +119,21 @@ def solve(obs: ot.Obs) -> OracleGen:
     obs = yield from ot.checked(ot.act("TELEPORT_TO_LOCATION", statues[answer]))
     flag = ot.require(ot.find_inventory(obs, "flag"), "the flag in the inventory")["uuid"]
     yield from ot.checked(ot.act("DROP", flag))
+    return _report(readings, answer)
+
+
+def _report(readings: dict[str, tuple[float, ...]], answer: str) -> KnowledgeReport:
+    """The outlier, the inliers' centre (their mean) and how far each side lies from it."""
+    others = sorted(name for name in readings if name != answer)
+    dims = len(readings[answer])
+    centre = tuple(statistics.fmean(readings[name][i] for name in others) for i in range(dims))
+    far = math.dist(readings[answer], centre)
+    near = max(math.dist(readings[name], centre) for name in others)
+    shown = ", ".join(f"Protein {chr(65 + i)} {v:.2f}" for i, v in enumerate(readings[answer]))
+    text = (
+        f"The {answer} is the outlier species: its protein values ({shown}) lie about {far:.1f} from the centre "
+        f"({', '.join(f'{c:.2f}' for c in centre)}) of the cluster. The other species ({', '.join(others)}) all "
+        f"have protein values within about {near:.2f} of that centre, so they cluster together."
+    )
+    facts = {"outlier": answer, "readings": {k: list(v) for k, v in readings.items()}, "centre": list(centre)}
+    return KnowledgeReport(text, facts)

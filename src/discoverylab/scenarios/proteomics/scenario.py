@@ -103,10 +103,10 @@ class Proteomics(Scenario):
         world = self.world
         easy = self.difficulty == "easy"
         self.scorecard.task_name = f"ProteomicsTask{self.difficulty.capitalize()}"
-        self.answer = SPECIES[(world.seed + 2) % 5 if easy else world.seed % 5]
-        if easy:
-            a = SPECIES.index(self.answer)
-            self.species = [SPECIES[a], SPECIES[(a + 1) % 5], SPECIES[(a - 1) % 5]]
+        self.answer = self.seed_option(SPECIES)
+        if easy:  # two other species at random, in random order (not neighbours of the answer)
+            others = [sp for sp in self.shuffled(SPECIES) if sp is not self.answer][:2]
+            self.species = self.shuffled([self.answer, *others])
         else:
             self.species = list(SPECIES)
         layout.fill_grass(world)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from discoverylab.scenarios import oracle_tools as ot
+from discoverylab.scenarios.base import KnowledgeReport
 from discoverylab.scenarios.explore import Explorer
 
 INSTRUMENTS = ("densitometer", "spectrometer", "microscope", "thermometer", "radiation meter")
@@ -43,6 +44,10 @@ READINGS: dict[str, list[tuple[str, str]]] = {
     "radiation meter": [("radiation", rf"level of {_NUM} micro")],
     "spectrometer": [(f"channel {i}", rf"Channel {i}: {_NUM}") for i in range(1, 6)],
 }
+# How a report names each measured quantity: (the property, the instrument reading it).
+NAMES = {"density": ("density", "densitometer"), "temperature": ("temperature", "thermometer"),
+         "quantum gap": ("quantum size", "microscope"), "radiation": ("radiation", "radiation meter"),
+         **{f"channel {i}": (f"spectrum (Channel {i})", f"spectrometer (Channel {i})") for i in range(1, 6)}}  # fmt: skip
 EXTRA_REPEATS = {"easy": 4, "default": 6}  # after two passes, for instruments whose repeats differ
 LOW, HIGH = 0, 10000
 F_ROUNDING = 0.003  # std of a frequency rounded to 0.01 Hz
@@ -187,6 +192,8 @@ class ReactorOracle:
         self.known: dict[str, float] = {}
         self.home: dict[str, int] = {}
         self.readings: dict[str, dict[str, list[float]]] = {}
+        self.chosen: Candidate | None = None
+        self.points: dict[str, float] = {}
         self._note(obs)
 
     # ---- observation bookkeeping ------------------------------------------------------------
@@ -254,6 +261,39 @@ class ReactorOracle:
             yield from self.go_to(uuid)
             yield from self.act(ot.act("PUT", self.crystal_uuid(name), uuid))
         yield from self.solve_unknowns([r for r in reactors if r.uuid not in self.home.values()])
+        return self.report()
+
+    def report(self) -> KnowledgeReport | None:
+        """The property and the formula refitted on every exact frequency found."""
+        chosen = self.chosen
+        if chosen is None:
+            return None
+        names = sorted(n for n, f in self.points.items() if f > 0 and n in chosen.values)
+        xs = np.array([chosen.values[n] for n in names])
+        if chosen.name == "radiation":
+            # Measured among the carried crystals, each reading also holds the others at a
+            # quarter of their strength (sources weigh 1/(distance + 2)^2); the blank holds all
+            # of them at a quarter, so a blank-corrected reading is 3/4 of the crystal's own.
+            xs = xs / 0.75
+        fs = np.array([self.points[n] for n in names])
+        degree = len(self.known_names) - 1
+        words, reading = NAMES.get(chosen.name, (chosen.name, chosen.name))
+        if degree == 1 and chosen._proportional(xs, fs):
+            m = _coefficient(float(xs @ fs / (xs @ xs)))
+            formula, coefficients, extra = f"{m} * x", [m], f" (slope {m}, no offset)"
+        elif degree == 1:
+            m, b = (_coefficient(float(c)) for c in np.polyfit(xs, fs, 1))
+            formula, coefficients, extra = f"{m} * x + {b}", [m, b], f" (slope {m}, offset {b})"
+        else:
+            a, m, b = (_coefficient(float(c)) for c in np.polyfit(xs, fs, 2))
+            formula, coefficients, extra = f"{a} * x^2 + {m} * x + {b}", [a, m, b], ""
+        text = (
+            f"The resonance frequency of a quantum crystal depends on its {words}, as read by the {reading}. "
+            f"frequency = {formula}, where x is the {reading} reading{extra}."
+        )
+        facts = {"property": words, "instrument": reading, "formula": f"frequency = {formula}",
+                 "coefficients": coefficients}  # fmt: skip
+        return KnowledgeReport(text, facts)
 
     def crystal_uuid(self, name: str) -> int:
         return int(ot.require(next((e for e in self.named(name) if e["name"] == name), None), name)["uuid"])
@@ -289,10 +329,12 @@ class ReactorOracle:
                     if changed and round_:
                         noisy.add(tool["name"])
         extra = EXTRA_REPEATS["easy" if self.easy else "default"]
-        blank = ot.find_accessible(self.ex.obs, "floor")  # a blank: what the meter reads with no sample
         for tool in [t for t in tools if t["name"] in noisy]:
+            # The blank: the instrument read on itself, carried like the crystals, so it picks up
+            # the same surroundings (the floor below, the carried crystals) as every sample does.
+            blank = {"uuid": tool["uuid"], "name": "blank"}
             for _ in range(extra):
-                for crystal in crystals + ([blank] if blank else []):
+                for crystal in [*crystals, blank]:
                     yield from self.read(tool, crystal)
 
     def read(self, tool: dict[str, Any], crystal: dict[str, Any]) -> Gen:
@@ -317,7 +359,7 @@ class ReactorOracle:
             spreads = [np.std(v, ddof=1) for v in samples.values() if len(v) > 1]
             repeats = min(len(v) for v in samples.values())
             pooled = float(np.sqrt(np.mean(np.square(spreads)))) if spreads else 0.0
-            blank = per_crystal.get("floor") if pooled > 0 else None
+            blank = per_crystal.get("blank") if pooled > 0 else None
             offset = float(np.mean(blank)) if blank else 0.0
             means = {name: float(np.mean(v)) - offset for name, v in samples.items()}
             blank_sigma = pooled / math.sqrt(len(blank)) if blank else 0.0
@@ -354,6 +396,7 @@ class ReactorOracle:
                 best = min(scored)[1]
                 chosen = next(c for c in candidates if c.name == best)
             points[crystal] = found
+            self.chosen, self.points = chosen, points
 
     def tune(
         self,
@@ -443,5 +486,11 @@ class ReactorOracle:
         return value
 
 
+def _coefficient(value: float) -> float | int:
+    """A fitted coefficient as reported: an integer when the fit lands within 0.1 of one, else to
+    one decimal (noisy readings leave the quadratic's terms a little off)."""
+    return round(value) if abs(value - round(value)) < 0.1 else round(value, 1)
+
+
 def solve(obs: ot.Obs) -> Gen:
-    yield from ReactorOracle(obs).run()
+    return (yield from ReactorOracle(obs).run())

@@ -88,7 +88,7 @@ class ReactorLab(Scenario):
     known), frequency = m * x (m in 50..79). Normal: two-room lab with 5 instruments, 4 crystals
     (2 known), frequency = m * x + b (m, b in 90..109). Challenge: 5 crystals (3 known),
     frequency = a * x^2 + b * x + c (a in 10..19, b in 20..39, c in 20..849), properties in 5..20.
-    The seed picks the property (seed mod 5), the coefficients and the crystals. Radiation readings
+    The seed picks the property (balanced per block of five seeds), the coefficients and the crystals. Radiation readings
     are noisy and include the radiation of crystals near the meter.
     Registered ids: discoverylab/ReactorLab-Easy-v0, discoverylab/ReactorLab-Normal-v0,
     discoverylab/ReactorLab-Challenge-v0.
@@ -108,7 +108,7 @@ class ReactorLab(Scenario):
         self.burn(20)
         layout.fill_grass(world)
         instrument_order = self.shuffled(INSTRUMENTS)  # drawn at every difficulty, as in the original
-        self.key = KEY_BY_SEED[diff][world.seed % 5]
+        self.key = self.seed_option(KEY_BY_SEED[diff])
         self.dimension = DIMENSIONS[self.key]
         data, freqs = self._generate()
         crystals = [make_crystal(world, d, f) for d, f in zip(data, freqs, strict=True)]

@@ -15,6 +15,7 @@ from collections.abc import Generator
 from typing import Any
 
 from discoverylab.scenarios import oracle_tools as ot
+from discoverylab.scenarios.base import KnowledgeReport
 from discoverylab.scenarios.rocket_science.things import PLANETS, ROCKET_TANK_L, TEST_TANK_L, G
 
 Gen = Generator[ot.Action, ot.Obs, Any]
@@ -25,6 +26,8 @@ class RocketOracle:
     def __init__(self, obs: ot.Obs) -> None:
         self.obs = obs
         self.text = ot.task_text(obs)
+        self.found: dict[str, Any] = {}  # what was measured or worked out, for the report
+        self.fuels: dict[str, tuple[float, float]] = {}  # letter -> (thrust-to-weight, litres)
 
     def act(self, action: ot.Action) -> Gen:
         self.obs = yield from ot.checked(action)
@@ -55,12 +58,35 @@ class RocketOracle:
             _, radius_km, mass = next(p for p in PLANETS if p[0] == planet[1])
             speed = math.sqrt(G * mass / (radius_km * 1000 + height))
             gravity = G * mass / (radius_km * 1000) ** 2
+            self.found["radius_km"] = radius_km
         else:
             speed, gravity = yield from self.measure(height)
+        self.found |= {"gravity": gravity, "orbit_height_km": height / 1000, "orbit_speed": speed}
         fuel: tuple[str, int] | None = None
         if "load cell interface" in self.text:
             fuel = yield from self.test_fuels(speed, gravity)
         yield from self.launch(round(speed), fuel)
+        return self.report(fuel)
+
+    def report(self, fuel: tuple[str, int] | None) -> KnowledgeReport:
+        f = self.found
+        lines = [
+            f"The planet's radius is about {f['radius_km']:.1f} km.",
+            f"The surface gravity is about {f['gravity']:.2f} m/s^2.",
+        ]
+        if "period" in f:
+            lines.append(f"The 1-meter pendulum's period is about {f['period']:.2f} s.")
+        lines.append(f"The orbit speed at {f['orbit_height_km']:g} km is about {f['orbit_speed']:.1f} m/s.")
+        for letter, (twr, litres) in sorted(self.fuels.items()):
+            if twr <= 1:
+                lines.append(f"Fuel {letter} has a thrust-to-weight ratio of at most 1 ({twr:.2f}).")
+            elif litres > ROCKET_TANK_L:
+                why = " (its test load burnt out at once: far too light)" if math.isinf(litres) else ""
+                lines.append(f"Fuel {letter} would need more than {ROCKET_TANK_L:,} L{why}.")
+        if fuel is not None:
+            lines.append(f"Use fuel {fuel[0]}. About {fuel[1]} L of fuel {fuel[0]}.")
+            f = f | {"fuel": fuel[0], "litres": fuel[1]}
+        return KnowledgeReport(" ".join(lines), dict(f))
 
     def measure(self, height: float) -> Gen:
         yield from self.act(ot.act("TELEPORT_TO_LOCATION", "control room"))
@@ -87,6 +113,7 @@ class RocketOracle:
         gravity = 4 * math.pi**2 / (ticks / count) ** 2
         dtheta = abs(angles[1] - angles[0]) / 1000  # degrees over the 30 m between the posts
         radius = 30 * 360 / (2 * math.pi * dtheta)
+        self.found |= {"radius_km": radius / 1000, "period": ticks / count}
         return radius * math.sqrt(gravity / (radius + height)), gravity
 
     def numbers(self) -> tuple[float, float, int]:
@@ -121,12 +148,16 @@ class RocketOracle:
                 opts = self.options()
                 yield from self.say("[Back]" if "[Back]" in opts else "Refresh")
             if duration < 1 or weight <= dry or thrust <= 0:
-                continue  # burnt out at once: the mass flow is unknown
+                # Burnt out at once: the whole test load went in under two ticks, so this fuel
+                # is far too light to be carried in the amount a launch needs (the report says so).
+                self.fuels[letter] = (math.inf, math.inf)
+                continue
             density = (full - dry) / TEST_TANK_L
             flow = (full - weight) / duration
             ve = thrust * 1000 / flow
             litres = dry * (math.exp(min(speed / ve, 700)) - 1) / density
             twr = thrust * 1000 / ((dry + litres * density) * gravity)
+            self.fuels[letter] = (twr, litres)
             if litres <= ROCKET_TANK_L and twr > 1:
                 margin = min(twr - 1, (ROCKET_TANK_L - litres) / ROCKET_TANK_L)
                 if best is None or margin > best[0]:
@@ -167,4 +198,4 @@ class RocketOracle:
 
 
 def solve(obs: ot.Obs) -> Gen:
-    yield from RocketOracle(obs).run()
+    return (yield from RocketOracle(obs).run())

@@ -17,6 +17,7 @@ from collections.abc import Generator
 from typing import Any
 
 from discoverylab.scenarios import oracle_tools as ot
+from discoverylab.scenarios.base import KnowledgeReport
 
 Report = dict[str, Any]
 Solve = Generator[ot.Action, ot.Obs, None]
@@ -29,17 +30,29 @@ WATCH = 50
 MEALS = 10
 
 
-class SpaceSickOracle(Generator[ot.Action, ot.Obs, None]):
+class SpaceSickOracle(Generator[ot.Action | KnowledgeReport, ot.Obs, None]):
     """The solver as a generator that also carries its knowledge report: `report` holds
     {"text": ..., "facts": {...}} from the moment the discovery is made (the episode may end
-    on the very action that completes the task, before the solver could return anything)."""
+    on the very action that completes the task, before the solver could return anything).
+    The report is announced once, as a `KnowledgeReport` yielded before the next action (the
+    shared mechanism of `scenarios/base.py`)."""
 
     def __init__(self, obs: ot.Obs) -> None:
         self.report: Report = {}
         self._inner = solve(obs, self.report)
+        self._announced = False
+        self._held: ot.Action | None = None
 
-    def send(self, value: ot.Obs | None) -> ot.Action:
-        return self._inner.send(value)  # type: ignore[arg-type]
+    def send(self, value: ot.Obs | None) -> ot.Action | KnowledgeReport:
+        if self._held is not None:
+            action, self._held = self._held, None
+            return action
+        action = self._inner.send(value)  # type: ignore[arg-type]
+        if self.report.get("text") and not self._announced:
+            self._announced = True
+            self._held = action
+            return KnowledgeReport(self.report["text"], dict(self.report.get("facts", {})))
+        return action
 
     def throw(self, typ: Any, val: Any = None, tb: Any = None) -> ot.Action:
         return self._inner.throw(typ, val, tb)
@@ -144,7 +157,7 @@ class Colony:
         colours = " and ".join(facts["moldy_colours"])
         self.report["text"] = (
             f"The {colours} mushrooms make the colonists ill: they carry mold. The microscope shows the mold "
-            f"directly (a 'mold' part with filaments); the spectrometer shows it indirectly, reading "
+            f"directly (a 'mold' part with filaments); the spectrometer shows it indirectly: it reads "
             f"{facts['channel5_moldy']:.2f} on Channel 5 for moldy mushrooms against {facts['channel5_clean']:.2f} "
             "for clean ones. Heating a mushroom above 60 C kills the mold (the microscope then shows it dead), "
             "so warmed mushrooms are safe."

@@ -35,10 +35,16 @@ def solve_doors(obs: ot.Obs) -> OracleGen:
     the flag, and otherwise explore the building's floor until the task completes."""
     ex = Explorer(obs)
     needs_key: set[int] = set()  # doors that refused to open; retried after a new key
+    out_of_reach: set[int] = set()  # keys behind a locked door; retried after a door opens
     while not ex.completed:
-        key = next((s for s in ex.map.named("key") if not ex.holding(s.uuid)), None)
+        key = next((s for s in ex.map.named("key") if not ex.holding(s.uuid) and s.uuid not in out_of_reach), None)
         if key is not None:
-            yield from ex.take(key.uuid)
+            if not ex.reachable(key.uuid):
+                yield from ex.teleport(key.uuid)
+            if not ex.reachable(key.uuid):
+                out_of_reach.add(key.uuid)
+                continue
+            yield from ex.checked(ot.act("PICKUP", key.uuid))
             needs_key.clear()
             continue
         door = next(
@@ -56,6 +62,7 @@ def solve_doors(obs: ot.Obs) -> OracleGen:
             if not obs["lastActionMessage"].startswith("I opened"):
                 needs_key.add(door.uuid)
                 continue
+            out_of_reach.clear()
             for _ in range(2):  # go through
                 yield from ex.act(ot.act("MOVE_FORWARD"))
             continue

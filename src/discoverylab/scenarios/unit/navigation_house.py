@@ -38,8 +38,9 @@ def _find_soil_plot(ex: Explorer) -> OracleGen:
     soils = ex.map.named("soil")
     if not soils:
         raise ot.OracleFailure("no soil plot found")
-    top = min(soils, key=lambda s: (s.near()[1], s.near()[0]))  # landing south of it stays on the plot
+    top = min(soils, key=lambda s: (s.near()[1], s.near()[0]))
     yield from ex.teleport(top.uuid)
+    yield from ex.act(ot.act("MOVE_FORWARD"))  # teleporting lands beside it, facing it: step onto it
 
 
 def _find_empty_room(ex: Explorer) -> OracleGen:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.explore import Explorer
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._common import (
     outdoor_base,
@@ -54,5 +55,13 @@ class PickAndPlaceTest(Scenario):
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:
         item, container = ot.quoted(ot.task_text(obs))
-        obs = yield from ot.take(obs, item)
-        yield from ot.put_into(obs, item, container)
+        ex = Explorer(obs)
+        for name in (item, container):  # look around the villa until both are in sight
+            while not ex.map.named(name):
+                yield from ex.explore_frontier(lambda s: s.name == "floor")
+        thing = ex.map.named(item)[0].uuid
+        yield from ex.take(thing)
+        target = ex.map.named(container)[0].uuid
+        if not ex.reachable(target):
+            yield from ex.teleport(target)
+        yield from ex.checked(ot.act("PUT", thing, target))
