@@ -49,7 +49,9 @@ def lab_gym_id(protocol: str) -> str:
 
 def register_envs() -> list[str]:
     """Register every task x difficulty, every built-in Tiny Labs protocol (text env) and the
-    macro numeric env as Gymnasium ids (idempotent); returns the ids."""
+    macro numeric env as Gymnasium ids (idempotent); returns the ids. DiscoveryWorld ids are
+    set up for RL (`info="lean"`: no observation dict in `info`); pass `info="full"` to
+    `gymnasium.make` for it."""
     import gymnasium
 
     ids = []
@@ -68,7 +70,7 @@ def register_envs() -> list[str]:
                 gymnasium.register(
                     id=env_id,
                     entry_point="discoverylab.env:DiscoveryWorldEnv",
-                    kwargs={"task": task, "difficulty": diff},
+                    kwargs={"task": task, "difficulty": diff, "info": "lean"},
                     disable_env_checker=True,
                 )
             ids.append(env_id)

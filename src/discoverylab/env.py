@@ -1,16 +1,19 @@
 """The Gymnasium environment: one DiscoveryWorld task at one difficulty.
 
 `reset(seed=k)` builds parametric variation k; `step(action)` applies the agent's action and
-ticks the world once. The observation is the compact JSON text of the structured observation
-(`info["observation"]` holds the dict); `info["scorecard"]` holds the oracle scorecard, which
-the agent never sees in its observation. Reward = change of the normalised procedural score.
+ticks the world once. The observation is the compact JSON text of the structured observation.
+
+Nothing an agent can read during an episode reveals the answer: `info["scorecard"]` holds task
+progress only until the episode ends (then the full oracle scorecard, gold hypotheses and
+questions included; evaluators may call `scorecard(reveal=True)` at any time), and the default
+reward is terminal success. `reward="procedure"` pays the change of the normalised procedural
+score each step instead: it rewards answer-specific choices at once, so it reveals the answer.
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import string
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -18,6 +21,7 @@ import numpy as np
 import orjson
 from gymnasium import spaces
 
+from discoverylab.env_spaces import ActionText, ObservationText
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.registry import check_difficulty, get_task
 from discoverylab.world.actions import ActionExecutor
@@ -42,6 +46,10 @@ def _freeze_startup_objects() -> None:
 
 
 OBSERVATION_MODES = ("text", "image", "both")
+REWARD_MODES = ("success", "procedure")
+INFO_MODES = ("full", "lean")
+GOLD_KEYS = ("criticalHypotheses", "criticalQuestions", "knowledgeQuestions")
+PROCEDURE_KEYS = ("score", "maxScore", "scoreNormalized", "scoreCard")
 VIEW_TILES = (24, 16)  # viewport width x height in tiles, 32 px each at scale 1
 
 
@@ -61,6 +69,17 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             `info["observation"]`.
         image_scale: 1 (768x512) or 2 (1536x1024).
         image_grid: draw the tile grid with "x,y" labels on images.
+        reward: "success" (default: 1.0 on the step the task completes successfully, else 0.0)
+            or "procedure" (the change of the normalised procedural score each step, the
+            original's shaped reward). "procedure" pays answer-specific choices (the right
+            object, the right setting) at once, so it REVEALS the answer: use it for training
+            or ablations, never to score discovery.
+        info: "full" (default: `info["observation"]` holds the structured observation dict and
+            `info["scorecard"]` the task progress) or "lean" (for RL: only `success`, `step`
+            and `message`, the last action's message). In both, the step that ends the
+            episode adds the full scorecard (`info["scorecard"]`, gold included). During the
+            episode the scorecard in `info` carries no gold (critical hypotheses, questions);
+            its procedural scores appear only with `reward="procedure"`.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -76,6 +95,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         observation: str = "text",
         image_scale: int = 1,
         image_grid: bool = False,
+        reward: str = "success",
+        info: str = "full",
     ) -> None:
         self.scenario_cls: type[Scenario] = get_task(task)
         self.difficulty = check_difficulty(self.scenario_cls, difficulty)
@@ -89,10 +110,16 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             raise ValueError(f"Unknown observation mode {observation!r}; valid: {', '.join(OBSERVATION_MODES)}.")
         if image_scale not in (1, 2):
             raise ValueError(f"image_scale must be 1 or 2, not {image_scale!r}.")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"Unknown reward mode {reward!r}; valid: {', '.join(REWARD_MODES)}.")
+        if info not in INFO_MODES:
+            raise ValueError(f"Unknown info mode {info!r}; valid: {', '.join(INFO_MODES)}.")
+        self.reward_mode = reward
+        self.info_mode = info
         self.observation_mode = observation
         self.image_scale = image_scale
         self.image_grid = image_grid
-        text_space = spaces.Text(max_length=MAX_OBS_CHARS, charset=string.printable)
+        text_space = ObservationText(max_length=MAX_OBS_CHARS)
         w, h = (n * 32 * image_scale for n in VIEW_TILES)
         image_space = spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8)
         self.observation_space: spaces.Space[Any] = {
@@ -100,12 +127,13 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             "image": image_space,
             "both": spaces.Dict({"text": text_space, "image": image_space}),
         }[observation]
-        self.action_space = spaces.Text(max_length=512, charset=string.printable)
+        self.action_space = ActionText(max_length=512)
         self.world: World | None = None
         self.scenario: Scenario | None = None
         self._steps = 0
         self._limit = 0
         self._last_score = 0.0
+        self._ended = False
         self._obs: dict[str, Any] = {}
 
     # ---- gymnasium API ----------------------------------------------------------------
@@ -122,6 +150,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self._limit = self.max_steps if self.max_steps is not None else self.scenario.default_step_limit()
         self._steps = 0
         self._last_score = self.scenario.scorecard.normalized
+        self._ended = False
         self._obs = self._observe("You are ready to start.", "")
         return self._output(), self._info(None)
 
@@ -132,11 +161,15 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self.world.tick()
         self._steps += 1
         card = self.scenario.scorecard
-        reward = card.normalized - self._last_score
-        self._last_score = card.normalized
+        if self.reward_mode == "procedure":
+            reward = card.normalized - self._last_score
+            self._last_score = card.normalized
+        else:
+            reward = 1.0 if card.completed and card.success and not self._ended else 0.0
         self._obs = self._observe(result.message, result.message if result.important else "")
         terminated = card.completed
         truncated = not terminated and self._steps >= self._limit
+        self._ended = self._ended or terminated or truncated
         info = self._info(result)
         return self._output(), reward, terminated, truncated, info
 
@@ -196,13 +229,29 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             text = text.replace("\x7f", "\\u007f")
         return text
 
+    def scorecard(self, reveal: bool = False) -> dict[str, Any]:
+        """The scorecard as `info` shows it now, or (`reveal=True`, for evaluators) in full,
+        gold hypotheses and knowledge questions included, whether or not the episode ended."""
+        if self.scenario is None:
+            raise RuntimeError("Call reset() before scorecard().")
+        card = self.scenario.scorecard.to_dict()
+        if reveal or self._ended:
+            return card
+        hidden = GOLD_KEYS if self.reward_mode == "procedure" else GOLD_KEYS + PROCEDURE_KEYS
+        return {k: v for k, v in card.items() if k not in hidden}
+
     def _info(self, result: Any) -> dict[str, Any]:
         assert self.scenario is not None and self.world is not None
-        card = self.scenario.scorecard
+        success = result.success if result is not None else True
+        if self.info_mode == "lean":
+            info: dict[str, Any] = {"success": success, "step": self._steps, "message": self._obs["lastActionMessage"]}
+            if self._ended:
+                info["scorecard"] = self.scorecard()
+            return info
         return {
             "observation": self._obs,
-            "scorecard": card.to_dict(),
-            "success": result.success if result is not None else True,
+            "scorecard": self.scorecard(),
+            "success": success,
             "step": self._steps,
             "task": self.scenario_cls.task_id,
             "difficulty": self.difficulty,
