@@ -3,9 +3,11 @@ async vector env's shared memory, and a text action space that holds dict action
 
 Gymnasium's shared memory stores a `Text` as one int32 per possible character and decodes it
 character by character: with room for long observations that is megabytes per step, and it
-turned every observation into the full-length padding. `ObservationText` stores a length and
-ASCII bytes instead, so `AsyncVectorEnv` works with `shared_memory=True` (its default) and
-reads only what was written.
+and gymnasium decodes the memory once, at construction, so every later observation was the
+padding. `ObservationText` stores a length and ASCII bytes, and reading the memory gives a
+live view that decodes the current texts when copied (`AsyncVectorEnv` deep-copies its
+observations by default): `shared_memory=True` (the default) works and reads only what was
+written.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from gymnasium import spaces
@@ -68,12 +70,51 @@ def _create(space: ObservationText, n: int = 1, ctx: ModuleType = mp) -> tuple[A
     return ctx.Array("q", n), ctx.Array("B", n * space.max_length)  # type: ignore[attr-defined]
 
 
+class SharedTexts(Sequence[str]):
+    """The texts in shared memory, decoded on access; a copy is a plain tuple (a snapshot)."""
+
+    def __init__(self, lengths: np.ndarray, data: np.ndarray, size: int) -> None:
+        self._lengths, self._data, self._size = lengths, data, size
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, i: int | slice) -> str | tuple[str, ...]:
+        if isinstance(i, slice):
+            return self.snapshot()[i]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        start = i * self._size
+        return self._data[start : start + int(self._lengths[i])].tobytes().decode("ascii")
+
+    def snapshot(self) -> tuple[str, ...]:
+        return tuple(self[i] for i in range(len(self)))
+
+    def __copy__(self) -> tuple[str, ...]:
+        return self.snapshot()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return self.snapshot()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (tuple, list, SharedTexts)) and self.snapshot() == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"SharedTexts({self.snapshot()!r})"
+
+
 @shm.read_from_shared_memory.register(ObservationText)
-def _read(space: ObservationText, shared_memory: tuple[Any, Any], n: int = 1) -> tuple[str, ...]:
+def _read(space: ObservationText, shared_memory: tuple[Any, Any], n: int = 1) -> SharedTexts:
     lengths = np.frombuffer(shared_memory[0].get_obj(), dtype=np.int64)
     data = np.frombuffer(shared_memory[1].get_obj(), dtype=np.uint8)
-    size = space.max_length
-    return tuple(data[i * size : i * size + int(lengths[i])].tobytes().decode("ascii") for i in range(n))
+    return SharedTexts(lengths[:n], data, space.max_length)
 
 
 @shm.write_to_shared_memory.register(ObservationText)
