@@ -45,7 +45,7 @@ def _freeze_startup_objects() -> None:
         _GC_FROZEN = True
 
 
-OBSERVATION_MODES = ("text", "image", "both")
+OBSERVATION_MODES = ("text", "image", "both", "symbolic")
 REWARD_MODES = ("success", "procedure")
 INFO_MODES = ("full", "lean")
 GOLD_KEYS = ("criticalHypotheses", "criticalQuestions", "knowledgeQuestions")
@@ -69,6 +69,10 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             `info["observation"]`.
         image_scale: 1 (768x512) or 2 (1536x1024).
         image_grid: draw the tile grid with "x,y" labels on images.
+        observation="symbolic": a dict of fixed-shape uint8 tensors for RL (egocentric tile
+            window with object-kind ids, object slots, dialog options, agent state; see
+            `discoverylab.rl.symbolic`); skips building the JSON text altogether.
+        object_slots: number of object slots of the symbolic observation (default 12).
         reward: "success" (default: 1.0 on the step the task completes successfully, else 0.0)
             or "procedure" (the change of the normalised procedural score each step, the
             original's shaped reward). "procedure" pays answer-specific choices (the right
@@ -97,6 +101,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         image_grid: bool = False,
         reward: str = "success",
         info: str = "full",
+        object_slots: int = 12,
     ) -> None:
         self.scenario_cls: type[Scenario] = get_task(task)
         self.difficulty = check_difficulty(self.scenario_cls, difficulty)
@@ -122,11 +127,18 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         text_space = ObservationText(max_length=MAX_OBS_CHARS)
         w, h = (n * 32 * image_scale for n in VIEW_TILES)
         image_space = spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8)
-        self.observation_space: spaces.Space[Any] = {
-            "text": text_space,
-            "image": image_space,
-            "both": spaces.Dict({"text": text_space, "image": image_space}),
-        }[observation]
+        self.symbolic: Any = None
+        if observation == "symbolic":
+            from discoverylab.rl.symbolic import SymbolicEncoder
+
+            self.symbolic = SymbolicEncoder(radius, object_slots)
+            self.observation_space: spaces.Space[Any] = self.symbolic.space
+        else:
+            self.observation_space = {
+                "text": text_space,
+                "image": image_space,
+                "both": spaces.Dict({"text": text_space, "image": image_space}),
+            }[observation]
         self.action_space = ActionText(max_length=512)
         self.world: World | None = None
         self.scenario: Scenario | None = None
@@ -134,7 +146,9 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self._limit = 0
         self._last_score = 0.0
         self._ended = False
-        self._obs: dict[str, Any] = {}
+        self._success = True
+        self._message = ("", "")
+        self._obs_cache: dict[str, Any] | None = None
 
     # ---- gymnasium API ----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -151,7 +165,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self._steps = 0
         self._last_score = self.scenario.scorecard.normalized
         self._ended = False
-        self._obs = self._observe("You are ready to start.", "")
+        self._success = True
+        self._observe("You are ready to start.", "")
         return self._output(), self._info(None)
 
     def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -166,7 +181,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             self._last_score = card.normalized
         else:
             reward = 1.0 if card.completed and card.success and not self._ended else 0.0
-        self._obs = self._observe(result.message, result.message if result.important else "")
+        self._success = result.success
+        self._observe(result.message, result.message if result.important else "")
         terminated = card.completed
         truncated = not terminated and self._steps >= self._limit
         self._ended = self._ended or terminated or truncated
@@ -174,7 +190,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         return self._output(), reward, terminated, truncated, info
 
     def render(self) -> Any:
-        if not self._obs:
+        if self.scenario is None:
             return None
         if self.render_mode == "ansi":
             from discoverylab.render.text import render_text
@@ -198,6 +214,10 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         )
 
     def _output(self) -> Any:
+        if self.symbolic is not None:
+            assert self.scenario is not None
+            card = self.scenario.scorecard
+            return self.symbolic.encode(self.scenario.player, card.task_description, self._success, card.completed)
         if self.observation_mode == "text":
             return self._encode(self._obs)
         if self.observation_mode == "image":
@@ -205,16 +225,31 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         return {"text": self._encode(self._obs), "image": self.image()}
 
     # ---- helpers ----------------------------------------------------------------------
-    def _observe(self, message: str, extended: str) -> dict[str, Any]:
-        assert self.scenario is not None
-        return build_observation(
-            self.scenario.player,
-            [self.scenario.scorecard.progress()],
-            message,
-            extended,
-            radius=self.radius,
-            teleport=self.teleport,
-        )
+    def _observe(self, message: str, extended: str) -> None:
+        """Keep this step's messages; build the structured observation now unless the
+        symbolic encoder (which marks the same objects as seen) makes it optional."""
+        self._message = (message, extended)
+        self._obs_cache = None
+        if self.symbolic is None or self.info_mode == "full":
+            self._obs_cache = self.observation_dict()
+
+    def observation_dict(self) -> dict[str, Any]:
+        """The structured (JSON-ready) observation of the current step."""
+        if self._obs_cache is None:
+            assert self.scenario is not None
+            self._obs_cache = build_observation(
+                self.scenario.player,
+                [self.scenario.scorecard.progress()],
+                self._message[0],
+                self._message[1],
+                radius=self.radius,
+                teleport=self.teleport,
+            )
+        return self._obs_cache
+
+    @property
+    def _obs(self) -> dict[str, Any]:
+        return self.observation_dict()
 
     @staticmethod
     def _encode(obs: dict[str, Any]) -> str:
@@ -244,7 +279,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         assert self.scenario is not None and self.world is not None
         success = result.success if result is not None else True
         if self.info_mode == "lean":
-            info: dict[str, Any] = {"success": success, "step": self._steps, "message": self._obs["lastActionMessage"]}
+            info: dict[str, Any] = {"success": success, "step": self._steps, "message": self._message[0]}
             if self._ended:
                 info["scorecard"] = self.scorecard()
             return info
