@@ -28,14 +28,16 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from discoverylab.rl.view import NUM_KINDS, Slot, kind_id, mentioned, object_slots, text_id, window
+from discoverylab.rl.view import NUM_KINDS, Slot, kind_id, mentioned, object_slots, text_id
 from discoverylab.world.actions import accessible_objects
 from discoverylab.world.agent import Agent
+from discoverylab.world.objects import WorldObject
 
 DEPTH = 4
 SLOT_FEATURES = 17
 AGENT_FEATURES = 8
 FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
+_KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
 
 
 class SymbolicEncoder:
@@ -61,25 +63,42 @@ class SymbolicEncoder:
         r = self.radius
         w = 2 * r + 1
         world = agent.world
-        blocker_at = world.blocker_at
+        blocker_at, objects_at, stacks, size = world.blocker_at, world.objects_at, world.stacks, world.size
+        kinds = _KINDS
         tiles = [0] * (w * w * DEPTH)  # filled as flat lists, converted once (numpy item writes are slow)
         state = [0] * (w * w * 4)
-        view = window(agent, r)
+        view: list[tuple[int, int, list[WorldObject]]] = []
         seen_add = agent.seen.add
         seen_add(agent.uuid)
-        for dx, dy, objs in view:
-            cell = (dy + r) * w + dx + r
-            character = door = 0
-            for i, obj in enumerate(objs):
-                seen_add(obj.uuid)
-                if i < DEPTH:
-                    tiles[cell * DEPTH + i] = kind_id(obj.type)
-                if obj.is_agent:
-                    character = 1
-                if obj.is_passage and obj.is_open:
-                    door = 1
-            free = blocker_at(agent.x + dx, agent.y + dy) is None
-            state[cell * 4 : cell * 4 + 4] = (1, free, character, door)
+        ax, ay = agent.x, agent.y
+        for dy in range(-r, r + 1):
+            y = ay + dy
+            if not 0 <= y < size:
+                continue
+            for dx in range(-r, r + 1):
+                x = ax + dx
+                if not 0 <= x < size:
+                    continue
+                stack = stacks[x][y]
+                if len(stack) == 1 and not stack[0].contents and stack[0] is not agent:  # bare ground: most tiles
+                    objs = stack
+                    free = stack[0].is_passable_now()
+                else:
+                    objs = [o for o in objects_at(x, y) if o is not agent]
+                    free = blocker_at(x, y) is None
+                view.append((dx, dy, objs))
+                cell = (dy + r) * w + dx + r
+                character = door = 0
+                for i, obj in enumerate(objs):
+                    seen_add(obj.uuid)
+                    if i < DEPTH:
+                        kind = kinds.get(obj.type)
+                        tiles[cell * DEPTH + i] = kind if kind is not None else kinds.setdefault(obj.type, kind_id(obj.type))
+                    if obj.is_agent:
+                        character = 1
+                    if obj.is_passage and obj.is_open:
+                        door = 1
+                state[cell * 4 : cell * 4 + 4] = (1, free, character, door)
         for uuid in accessible_objects(agent):
             seen_add(uuid)
         self.slots = object_slots(agent, r, self.num_slots, view)
