@@ -118,7 +118,7 @@ def train(total_steps: int, minutes: float, envs_per_task: int = 3, rollout: int
     task_of = [t for t in tasks for _ in range(envs_per_task)]
     n = len(fns)
     policy = Policy()
-    opt = torch.optim.Adam(policy.parameters(), lr=3e-4, eps=1e-5)
+    opt = torch.optim.Adam(policy.parameters(), lr=5e-4, eps=1e-5)
     obs, info = envs.reset(seed=[seed * 1000 + i for i in range(n)])
     mask = np.asarray(info["action_mask"])
     curve: dict[str, Any] = {"steps": [], "seconds": [], "train_success": {t: [] for t in tasks}, "eval": []}
