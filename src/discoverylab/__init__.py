@@ -16,7 +16,8 @@ __version__ = "0.1.0"
 def make(task: str, difficulty: str = "normal", **options: Any) -> Any:
     """Create the Gymnasium env for a task. Unknown task or difficulty -> ValueError listing the valid ones.
 
-    Options: max_steps, radius, teleport, render_mode (see `DiscoveryWorldEnv`).
+    Options: max_steps, radius, teleport, render_mode, observation, reward ("success" or the
+    answer-revealing "procedure"), info ("full" or "lean"); see `DiscoveryWorldEnv`.
     """
     from discoverylab.env import DiscoveryWorldEnv
 
