@@ -151,7 +151,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self._obs_cache: dict[str, Any] | None = None
 
     # ---- gymnasium API ----------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         _freeze_startup_objects()
         if self.world is not None:
@@ -169,7 +169,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self._observe("You are ready to start.", "")
         return self._output(), self._info(None)
 
-    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         if self.world is None or self.scenario is None:
             raise RuntimeError("Call reset() before step().")
         result = self.executor.execute(action)
