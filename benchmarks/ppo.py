@@ -207,6 +207,10 @@ def plot(curve: dict[str, Any], path: Path) -> None:
         if pts:
             ax.plot(*zip(*pts, strict=True), "o--", label=f"{task} (greedy, held-out seeds)")
     ax.axhline(0.8, color="grey", lw=0.8, ls=":")
+    within = [st for st, sec in zip(curve["steps"], curve["seconds"], strict=True) if sec <= 1800]
+    if within and within[-1] < curve["steps"][-1]:
+        ax.axvline(within[-1], color="grey", lw=0.8, ls="--")
+        ax.text(within[-1], 0.02, " 30 min", fontsize=7, color="grey")
     ax.set_xlabel("environment steps")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.02, 1.02)

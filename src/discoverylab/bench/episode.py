@@ -57,7 +57,7 @@ def run_episode(
         if keep_log:
             log.append({"type": "step", "step": steps, "action": action, "reward": reward, "observation": obs,
                         "terminated": terminated, "truncated": truncated})  # fmt: skip
-    card = info["scorecard"]
+    card = env.scorecard(reveal=True)  # the full card (gold included), even if the loop stopped early
     record = EpisodeRecord(
         task=env.scenario_cls.task_id,
         difficulty=env.difficulty,
