@@ -4,8 +4,8 @@ One policy learns several tasks at once from the symbolic observation and the di
 masked actions (`discoverylab.rl.make_rl_env`). The policy scores actions per object slot
 with shared weights (a pointer-style head), so what it learns about "the object named in
 the task" carries over to every slot. It trains on `reward="procedure"` (the shaped,
-answer-revealing reward: fine for training a skill, never for scoring discovery) and is
-judged on task success over held-out seeds with greedy actions.
+answer-revealing reward: fine for training a skill, never for scoring discovery); it logs
+task success of the sampled policy (each episode a fresh seed) and of greedy actions on held-out seeds.
 
     pip install -e '.[rl]'        # torch==2.13.0 (CPU)
     python benchmarks/ppo.py --minutes 25 --out docs/images/ppo_curve   # .json + .png
