@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck bench chromium serve clean
+.PHONY: run test lint typecheck bench chromium torch serve clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,13 @@ typecheck: $(STAMP)
 chromium:
 	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 
-test: $(STAMP) lint typecheck chromium
+# The PPO smoke test needs torch: the CPU wheel our machines keep in /opt/wheels (PyPI's default
+# build would pull GBs of CUDA packages). Where that wheel is absent the smoke test skips.
+torch: $(STAMP)
+	$(BIN)/python -c "import torch" 2>/dev/null || ! ls /opt/wheels/torch-2.13.0+cpu-*.whl >/dev/null 2>&1 || \
+		$(BIN)/python -m pip install --quiet /opt/wheels/torch-2.13.0+cpu-*.whl
+
+test: $(STAMP) lint typecheck chromium torch
 	$(BIN)/python -m pytest -n 2 -q
 
 serve: $(STAMP)

@@ -46,8 +46,8 @@ def test_discovery_tasks_declare_knowledge_questions(task: str, difficulty: str)
     from discoverylab.env import DiscoveryWorldEnv
 
     env = DiscoveryWorldEnv(task, difficulty)
-    _, info = env.reset(seed=0)
-    card = info["scorecard"]
+    env.reset(seed=0)
+    card = env.scorecard(reveal=True)
     if all_tasks()[task].suite == "discovery":
         assert card["criticalQuestions"], "discovery themes are graded on knowledge questions too"
     assert card["maxScore"] > 0

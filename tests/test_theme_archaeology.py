@@ -116,7 +116,7 @@ def test_artifacts_stay_hidden_until_dug_and_the_meter_reads_their_age(seed: int
     info = _do(env, "USE", scenario.meter, artifact)
     age = artifact.props["radiocarbon_age"]
     assert f"estimates an age of {age} years" in info["observation"]["lastActionMessage"]
-    items = {item["name"]: item["score"] for item in info["scorecard"]["scoreCard"]}
+    items = {item["name"]: item["score"] for item in env.scorecard(reveal=True)["scoreCard"]}
     assert items["Artifacts uncovered"] == 1 and items["Artifacts dated"] == 1
     assert items["Take shovel"] == 1 and items["Take radiocarbon meter"] == 1
     # Something without an age is inconclusive.

@@ -22,7 +22,7 @@ def _env(difficulty: str, seed: int = 0) -> tuple[DiscoveryWorldEnv, PlantNutrie
 
 def _step(env: DiscoveryWorldEnv, action: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     _, _, _, _, info = env.step(action)
-    return info["observation"], info["scorecard"]
+    return info["observation"], env.scorecard(reveal=True)
 
 
 def _grown(sc: PlantNutrients, tile: Any) -> bool:

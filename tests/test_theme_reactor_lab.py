@@ -24,7 +24,7 @@ def _env(difficulty: str, seed: int = 0) -> tuple[DiscoveryWorldEnv, ReactorLab]
 
 def _step(env: DiscoveryWorldEnv, action: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     _, _, _, _, info = env.step(action)
-    return info["observation"], info["scorecard"]
+    return info["observation"], env.scorecard(reveal=True)
 
 
 def _item(card: dict[str, Any], name: str) -> int:

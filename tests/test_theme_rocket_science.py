@@ -22,7 +22,7 @@ def _env(difficulty: str, seed: int = 0) -> tuple[DiscoveryWorldEnv, RocketScien
 
 def _step(env: DiscoveryWorldEnv, action: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     _, _, _, _, info = env.step(action)
-    return info["observation"], info["scorecard"]
+    return info["observation"], env.scorecard(reveal=True)
 
 
 def _say(env: DiscoveryWorldEnv, obs: dict[str, Any], option: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -16,7 +16,8 @@ __version__ = "0.1.0"
 def make(task: str, difficulty: str = "normal", **options: Any) -> Any:
     """Create the Gymnasium env for a task. Unknown task or difficulty -> ValueError listing the valid ones.
 
-    Options: max_steps, radius, teleport, render_mode (see `DiscoveryWorldEnv`).
+    Options: max_steps, radius, teleport, render_mode, observation, reward ("success" or the
+    answer-revealing "procedure"), info ("full" or "lean"); see `DiscoveryWorldEnv`.
     """
     from discoverylab.env import DiscoveryWorldEnv
 
@@ -49,7 +50,9 @@ def lab_gym_id(protocol: str) -> str:
 
 def register_envs() -> list[str]:
     """Register every task x difficulty, every built-in Tiny Labs protocol (text env) and the
-    macro numeric env as Gymnasium ids (idempotent); returns the ids."""
+    macro numeric env as Gymnasium ids (idempotent); returns the ids. DiscoveryWorld ids are
+    set up for RL (`info="lean"`: no observation dict in `info`); pass `info="full"` to
+    `gymnasium.make` for it."""
     import gymnasium
 
     ids = []
@@ -68,7 +71,7 @@ def register_envs() -> list[str]:
                 gymnasium.register(
                     id=env_id,
                     entry_point="discoverylab.env:DiscoveryWorldEnv",
-                    kwargs={"task": task, "difficulty": diff},
+                    kwargs={"task": task, "difficulty": diff, "info": "lean"},
                     disable_env_checker=True,
                 )
             ids.append(env_id)

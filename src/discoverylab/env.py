@@ -1,9 +1,13 @@
 """The Gymnasium environment: one DiscoveryWorld task at one difficulty.
 
 `reset(seed=k)` builds parametric variation k; `step(action)` applies the agent's action and
-ticks the world once. The observation is the compact JSON text of the structured observation
-(`info["observation"]` holds the dict); `info["scorecard"]` holds the oracle scorecard, which
-the agent never sees in its observation. Reward = change of the normalised procedural score.
+ticks the world once. The observation is the compact JSON text of the structured observation.
+
+Nothing an agent can read during an episode reveals the answer: `info["scorecard"]` holds task
+progress only until the episode ends (then the full oracle scorecard, gold hypotheses and
+questions included; evaluators may call `scorecard(reveal=True)` at any time), and the default
+reward is terminal success. `reward="procedure"` pays the change of the normalised procedural
+score each step instead: it rewards answer-specific choices at once, so it reveals the answer.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import numpy as np
 import orjson
 from gymnasium import spaces
 
+from discoverylab.env_spaces import ActionText, ObservationText
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.registry import check_difficulty, get_task
 from discoverylab.world.actions import ActionExecutor
@@ -42,8 +47,12 @@ def _freeze_startup_objects() -> None:
         _GC_FROZEN = True
 
 
-OBSERVATION_MODES = ("text", "image", "both")
 TEXT_FORMATS = ("json", "lm")
+OBSERVATION_MODES = ("text", "image", "both", "symbolic")
+REWARD_MODES = ("success", "procedure")
+INFO_MODES = ("full", "lean")
+GOLD_KEYS = ("criticalHypotheses", "criticalQuestions", "knowledgeQuestions")
+PROCEDURE_KEYS = ("score", "maxScore", "scoreNormalized", "scoreCard")
 VIEW_TILES = (24, 16)  # viewport width x height in tiles, 32 px each at scale 1
 
 
@@ -70,6 +79,22 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         strict: reject actions with keys other than action/arg1/arg2 (or, in a dialog, other
             than chosen_dialog_option_int) and values in unused argument slots. Off by default:
             the original ignores them, so its prompts (which add "thought", ...) work unchanged.
+
+        observation="symbolic": a dict of fixed-shape uint8 tensors for RL (egocentric tile
+            window with object-kind ids, object slots, dialog options, agent state; see
+            `discoverylab.rl.symbolic`); skips building the JSON text altogether.
+        object_slots: number of object slots of the symbolic observation (default 12).
+        reward: "success" (default: 1.0 on the step the task completes successfully, else 0.0)
+            or "procedure" (the change of the normalised procedural score each step, the
+            original's shaped reward). "procedure" pays answer-specific choices (the right
+            object, the right setting) at once, so it REVEALS the answer: use it for training
+            or ablations, never to score discovery.
+        info: "full" (default: `info["observation"]` holds the structured observation dict and
+            `info["scorecard"]` the task progress) or "lean" (for RL: only `success`, `step`
+            and `message`, the last action's message). In both, the step that ends the
+            episode adds the full scorecard (`info["scorecard"]`, gold included). During the
+            episode the scorecard in `info` carries no gold (critical hypotheses, questions);
+            its procedural scores appear only with `reward="procedure"`.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -87,6 +112,10 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         image_grid: bool = False,
         text_format: str = "json",
         strict: bool = False,
+
+        reward: str = "success",
+        info: str = "full",
+        object_slots: int = 12,
     ) -> None:
         self.scenario_cls: type[Scenario] = get_task(task)
         self.difficulty = check_difficulty(self.scenario_cls, difficulty)
@@ -104,27 +133,44 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         if text_format not in TEXT_FORMATS:
             raise ValueError(f"Unknown text_format {text_format!r}; valid: {', '.join(TEXT_FORMATS)}.")
         self.text_format = text_format
+
+        if reward not in REWARD_MODES:
+            raise ValueError(f"Unknown reward mode {reward!r}; valid: {', '.join(REWARD_MODES)}.")
+        if info not in INFO_MODES:
+            raise ValueError(f"Unknown info mode {info!r}; valid: {', '.join(INFO_MODES)}.")
+        self.reward_mode = reward
+        self.info_mode = info
         self.observation_mode = observation
         self.image_scale = image_scale
         self.image_grid = image_grid
-        text_space = spaces.Text(max_length=MAX_OBS_CHARS, charset=string.printable)
+        text_space = ObservationText(max_length=MAX_OBS_CHARS)
         w, h = (n * 32 * image_scale for n in VIEW_TILES)
         image_space = spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8)
-        self.observation_space: spaces.Space[Any] = {
-            "text": text_space,
-            "image": image_space,
-            "both": spaces.Dict({"text": text_space, "image": image_space}),
-        }[observation]
-        self.action_space = spaces.Text(max_length=512, charset=string.printable)
+        self.symbolic: Any = None
+        if observation == "symbolic":
+            from discoverylab.rl.symbolic import SymbolicEncoder
+
+            self.symbolic = SymbolicEncoder(radius, object_slots)
+            self.observation_space: spaces.Space[Any] = self.symbolic.space
+        else:
+            self.observation_space = {
+                "text": text_space,
+                "image": image_space,
+                "both": spaces.Dict({"text": text_space, "image": image_space}),
+            }[observation]
+        self.action_space = ActionText(max_length=512)
         self.world: World | None = None
         self.scenario: Scenario | None = None
         self._steps = 0
         self._limit = 0
         self._last_score = 0.0
-        self._obs: dict[str, Any] = {}
+        self._ended = False
+        self._success = True
+        self._message = ("", "")
+        self._obs_cache: dict[str, Any] | None = None
 
     # ---- gymnasium API ----------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         _freeze_startup_objects()
         if self.world is not None:
@@ -137,26 +183,33 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self._limit = self.max_steps if self.max_steps is not None else self.scenario.default_step_limit()
         self._steps = 0
         self._last_score = self.scenario.scorecard.normalized
-        self._obs = self._observe("You are ready to start.", "")
+        self._ended = False
+        self._success = True
+        self._observe("You are ready to start.", "")
         return self._output(), self._info(None)
 
-    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         if self.world is None or self.scenario is None:
             raise RuntimeError("Call reset() before step().")
         result = self.executor.execute(action)
         self.world.tick()
         self._steps += 1
         card = self.scenario.scorecard
-        reward = card.normalized - self._last_score
-        self._last_score = card.normalized
-        self._obs = self._observe(result.message, result.message if result.important else "")
+        if self.reward_mode == "procedure":
+            reward = card.normalized - self._last_score
+            self._last_score = card.normalized
+        else:
+            reward = 1.0 if card.completed and card.success and not self._ended else 0.0
+        self._success = result.success
+        self._observe(result.message, result.message if result.important else "")
         terminated = card.completed
         truncated = not terminated and self._steps >= self._limit
+        self._ended = self._ended or terminated or truncated
         info = self._info(result)
         return self._output(), reward, terminated, truncated, info
 
     def render(self) -> Any:
-        if not self._obs:
+        if self.scenario is None:
             return None
         if self.render_mode == "ansi":
             from discoverylab.render.text import render_text
@@ -180,6 +233,10 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         )
 
     def _output(self) -> Any:
+        if self.symbolic is not None:
+            assert self.scenario is not None
+            card = self.scenario.scorecard
+            return self.symbolic.encode(self.scenario.player, card.task_description, self._success, card.completed)
         if self.observation_mode == "text":
             return self._text()
         if self.observation_mode == "image":
@@ -200,16 +257,31 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         return "".join(c if c in _PRINTABLE else f"\\x{ord(c):02x}" for c in text)
 
     # ---- helpers ----------------------------------------------------------------------
-    def _observe(self, message: str, extended: str) -> dict[str, Any]:
-        assert self.scenario is not None
-        return build_observation(
-            self.scenario.player,
-            [self.scenario.scorecard.progress()],
-            message,
-            extended,
-            radius=self.radius,
-            teleport=self.teleport,
-        )
+    def _observe(self, message: str, extended: str) -> None:
+        """Keep this step's messages; build the structured observation now unless the
+        symbolic encoder (which marks the same objects as seen) makes it optional."""
+        self._message = (message, extended)
+        self._obs_cache = None
+        if self.symbolic is None or self.info_mode == "full":
+            self._obs_cache = self.observation_dict()
+
+    def observation_dict(self) -> dict[str, Any]:
+        """The structured (JSON-ready) observation of the current step."""
+        if self._obs_cache is None:
+            assert self.scenario is not None
+            self._obs_cache = build_observation(
+                self.scenario.player,
+                [self.scenario.scorecard.progress()],
+                self._message[0],
+                self._message[1],
+                radius=self.radius,
+                teleport=self.teleport,
+            )
+        return self._obs_cache
+
+    @property
+    def _obs(self) -> dict[str, Any]:
+        return self.observation_dict()
 
     @staticmethod
     def _encode(obs: dict[str, Any]) -> str:
@@ -224,13 +296,29 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             text = text.replace("\x7f", "\\u007f")
         return text
 
+    def scorecard(self, reveal: bool = False) -> dict[str, Any]:
+        """The scorecard as `info` shows it now, or (`reveal=True`, for evaluators) in full,
+        gold hypotheses and knowledge questions included, whether or not the episode ended."""
+        if self.scenario is None:
+            raise RuntimeError("Call reset() before scorecard().")
+        card = self.scenario.scorecard.to_dict()
+        if reveal or self._ended:
+            return card
+        hidden = GOLD_KEYS if self.reward_mode == "procedure" else GOLD_KEYS + PROCEDURE_KEYS
+        return {k: v for k, v in card.items() if k not in hidden}
+
     def _info(self, result: Any) -> dict[str, Any]:
         assert self.scenario is not None and self.world is not None
-        card = self.scenario.scorecard
+        success = result.success if result is not None else True
+        if self.info_mode == "lean":
+            info: dict[str, Any] = {"success": success, "step": self._steps, "message": self._message[0]}
+            if self._ended:
+                info["scorecard"] = self.scorecard()
+            return info
         return {
             "observation": self._obs,
-            "scorecard": card.to_dict(),
-            "success": result.success if result is not None else True,
+            "scorecard": self.scorecard(),
+            "success": success,
             "step": self._steps,
             "task": self.scenario_cls.task_id,
             "difficulty": self.difficulty,

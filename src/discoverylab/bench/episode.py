@@ -101,7 +101,7 @@ def run_episode(
         if keep_log:
             log.append({"type": "error", "status": status, "error": error,
                         "traceback": traceback.format_exc(limit=8)})
-    card = info["scorecard"]
+    card = env.scorecard(reveal=True)  # the full card (gold included), even if the loop stopped early
     conclude = getattr(agent, "conclude", None)  # the oracle: its knowledge report, once the episode ended
     report = conclude(obs) if callable(conclude) and status == "ok" else None
     record = EpisodeRecord(

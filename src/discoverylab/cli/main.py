@@ -163,7 +163,7 @@ def play(
         if terminated or truncated:
             console.print("[bold]Episode over[/bold] (" + ("task decided" if terminated else "step limit") + ")")
             break
-    _print_scorecard(info["scorecard"])
+    _print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
 
 
 def _print_scorecard(card: dict[str, object]) -> None:

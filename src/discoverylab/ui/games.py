@@ -144,7 +144,7 @@ class Game:
         """Hand in the knowledge report: graded by `judge` if there is one, else stored ungraded."""
         if self.finished:
             raise Conflict("The knowledge report of this game was already handed in.")
-        card = self.info["scorecard"]
+        card = self.env.scorecard(reveal=True)
         knowledge: dict[str, Any] = {"report": report, "graded": False, "score": None, "verdicts": [],
                                      "scorecard_views": self.scorecard_views}  # fmt: skip
         if judge is not None:
@@ -163,7 +163,7 @@ class Game:
 
     def scorecard(self) -> dict[str, Any]:
         """The full scorecard once the report is in; before that the public part (and counted)."""
-        card: dict[str, Any] = self.info["scorecard"]
+        card: dict[str, Any] = self.env.scorecard(reveal=True)
         if self.finished:
             return card
         self.scorecard_views += 1

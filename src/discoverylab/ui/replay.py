@@ -113,10 +113,10 @@ class Replay:
     def _simulate(self) -> Iterator[tuple[int, dict[str, Any]]]:
         env = self._env()
         _, info = env.reset(seed=self.log.seed)
-        yield 0, info
+        yield 0, {**info, "scorecard": env.scorecard(reveal=True)}  # a replay shows the whole card
         for i, entry in enumerate(self.log.steps, start=1):
             _, _, _, _, info = env.step(entry["action"])
-            yield i, info
+            yield i, {**info, "scorecard": env.scorecard(reveal=True)}
 
     def __len__(self) -> int:
         """Frames: the start plus one per step."""

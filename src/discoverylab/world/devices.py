@@ -12,6 +12,7 @@ device reacts at once (a reactor re-checks its calibration before the next obser
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from discoverylab.world.dialog import DialogTree
@@ -79,15 +80,16 @@ class Device(WorldObject):
         (inclusive), then `on_change` runs; `callback` runs after that."""
         assert self.dialog_tree is not None
         action = callback
-        if modify:
-            steps = dict(modify)
-
-            def action() -> None:
-                self.adjust(steps, clamp)
-                if callback is not None:
-                    callback()
-
+        if modify:  # a partial of a method (not a closure), so worlds pickle and deep-copy
+            action = partial(self._adjust_then, dict(modify), clamp, callback)
         self.dialog_tree.add_option(node, text, next_node, requires_states, anti_states, action)
+
+    def _adjust_then(
+        self, steps: Mapping[str, float], clamp: tuple[float, float] | None, callback: Callable[[], None] | None
+    ) -> None:
+        self.adjust(steps, clamp)
+        if callback is not None:
+            callback()
 
     # ---- behaviour --------------------------------------------------------------------
     def adjust(self, steps: Mapping[str, float], clamp: tuple[float, float] | None = None) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -206,7 +207,7 @@ class LaunchTerminal(Device):
         )
         self.add_node("countdown", "-= Launch Terminal - Start Rocket Launch Countdown? =-" + STATUS
                       + "\n\n(Once you confirmed, there's no coming back.)")  # fmt: skip
-        self.add_option("countdown", "Confirm", "exit", callback=lambda: self.states.add("launchConfirmed"))
+        self.add_option("countdown", "Confirm", "exit", callback=partial(self.states.add, "launchConfirmed"))
         self.add_option("countdown", "Cancel", "root")
         self.add_node("exit", "Exiting launch terminal.")
 
@@ -217,10 +218,7 @@ class LaunchTerminal(Device):
         self.add_option(node, "[Back]", "root")
 
     def _set_fuel(self, letter: str) -> Callable[[], None]:
-        def choose() -> None:
-            self.props["fuel"] = letter
-
-        return choose
+        return partial(self.props.__setitem__, "fuel", letter)  # not a closure: worlds pickle
 
 
 READOUT = "\n\nSelected fuel: {fuel}\nCurrent weight: {weight} kg\nGenerated thrust: {thrust} kN\nDuration: {duration} ticks"
@@ -280,12 +278,12 @@ class LoadCellInterface(Device):
         self.states.add("fuelEmpty")
 
     def _fill(self, letter: str) -> Callable[[], None]:
-        def fill() -> None:
-            self.props.update(fuel=letter, weight=self.dry_mass + self.fuels[letter].density * TEST_TANK_L,
-                              thrust=0, duration=0)  # fmt: skip
-            self.states.discard("fuelEmpty")
+        return partial(self._fill_with, letter)  # not a closure: worlds pickle
 
-        return fill
+    def _fill_with(self, letter: str) -> None:
+        self.props.update(fuel=letter, weight=self.dry_mass + self.fuels[letter].density * TEST_TANK_L,
+                          thrust=0, duration=0)  # fmt: skip
+        self.states.discard("fuelEmpty")
 
     def _abort(self) -> None:
         self.states.discard("testInProgress")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from discoverylab.scenarios.space_sick.things import poisonous_food
@@ -97,7 +98,7 @@ class ColonyNPC(NPC):
 
     # ---- steps --------------------------------------------------------------------------
     def walk(self, x: int, y: int) -> Step:
-        return lambda: self._walk_to(x, y)
+        return partial(self._walk_to, x, y)
 
     def _walk_to(self, x: int, y: int) -> bool:
         if self._close_door_behind():
@@ -187,7 +188,7 @@ class Colonist(ColonyNPC):
         self.dialog(
             "Hello, I am a colonist here on Discovery World. ",
             [("I think there is food available in the cafeteria.", "Thanks, I'll head over there.",
-              lambda: self.states.add(EAT_SIGNAL))],
+              partial(self.states.add, EAT_SIGNAL))],
         )  # fmt: skip
 
     def react(self) -> None:

@@ -10,6 +10,7 @@ which mushrooms are contaminated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from discoverylab.scenarios import layout
@@ -163,7 +164,7 @@ def _cafeteria(world: World, colony: Colony) -> None:
 def _farm(sc: SpaceSick, colony: Colony) -> None:
     world = sc.world
     layout.building(world, 11, 8, 4, 4, "Farm")
-    colony.seed_jar = SeedJar(world, lambda: GrowingSeed(world, sc.grow_mushroom))
+    colony.seed_jar = SeedJar(world, partial(GrowingSeed, world, sc.grow_mushroom))  # picklable: no closure
     layout.table_with(world, 13, 9, colony.seed_jar)
     colony.shovel = layout.place(world, "shovel", *colony.shovel_spot)
     bag = ColonyFertilizerBag(world, "fertilizer bag", "fertilizer bag", [material("paper")])

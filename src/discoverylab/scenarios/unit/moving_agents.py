@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from functools import partial
 from typing import Any
 
 from discoverylab.scenarios import layout
@@ -69,11 +70,7 @@ class MovingAgentsTest(Scenario):
         tree = npc.dialog_tree
         assert tree is not None
         done = f"completed{index}"
-
-        def go_home() -> None:
-            npc.clear_queue()
-            npc.enqueue("goto", priority=100, x=home_x, y=home_y)
-
+        go_home = partial(_send_home, npc, home_x, home_y)  # not a closure: worlds pickle
         tree.add_node("root", "Hello, how can I help you?")
         tree.add_option("root", WARNING, "go_home", anti_states=(done,), callback=go_home)
         tree.add_option(
@@ -163,3 +160,9 @@ class MovingAgentsTest(Scenario):
                 action = ot.hop_toward(obs, *goal) or ot.act("WAIT")
             tries += 1
             obs = yield action
+
+
+def _send_home(npc: NPC, home_x: int, home_y: int) -> None:
+    """The warning's effect: the NPC's wandering stops and a busy walk home starts."""
+    npc.clear_queue()
+    npc.enqueue("goto", priority=100, x=home_x, y=home_y)

@@ -1,0 +1,150 @@
+"""Discrete actions with masks: `Discrete(N)` over the parser's actions on object slots.
+
+The layout (see `DiscreteActions.layout`): 15 argument-less actions (moves, rotations, wait,
+feed), then for each object slot PICKUP, DROP, OPEN, CLOSE, ACTIVATE, DEACTIVATE, TALK, EAT,
+READ, TELEPORT_TO_OBJECT, then PUT and USE over every ordered slot pair, then one
+TELEPORT_TO_LOCATION per known location (sorted by name) and one dialog choice per option.
+`info["action_mask"]` and `action_masks()` (sb3-contrib's MaskablePPO) mark exactly the
+actions the parser accepts right now; a masked-out action still runs and fails politely.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from discoverylab.rl.view import Slot, object_slots
+
+FIXED: tuple[dict[str, Any], ...] = (
+    *({"action": "MOVE_DIRECTION", "arg1": d} for d in ("north", "east", "south", "west")),
+    *({"action": "ROTATE_DIRECTION", "arg1": d} for d in ("north", "east", "south", "west")),
+    {"action": "MOVE_FORWARD"},
+    {"action": "MOVE_BACKWARD"},
+    {"action": "ROTATE_CW"},
+    {"action": "ROTATE_CCW"},
+    {"action": "WAIT"},
+    {"action": "DISCOVERY_FEED_GET_UPDATES"},
+    {"action": "DISCOVERY_FEED_GET_ARTICLES"},
+)
+SINGLE = ("PICKUP", "DROP", "OPEN", "CLOSE", "ACTIVATE", "DEACTIVATE", "TALK", "EAT", "READ", "TELEPORT_TO_OBJECT")
+PAIR = ("PUT", "USE")
+
+
+class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
+    """Map `Discrete(N)` to parser actions over object slots, with exact action masks.
+
+    Args:
+        env: a `DiscoveryWorldEnv` (possibly wrapped).
+        object_slots: number of object slots (inventory, reachable, then in view).
+        locations: number of teleport-location slots.
+        dialog_options: number of dialog-choice slots.
+    """
+
+    def __init__(self, env: gym.Env[Any, Any], object_slots: int = 12, locations: int = 8, dialog_options: int = 10) -> None:
+        super().__init__(env)
+        self.num_slots = object_slots
+        self.num_locations = locations
+        self.num_dialog = dialog_options
+        self.base_single = len(FIXED)
+        self.base_pair = self.base_single + len(SINGLE) * object_slots
+        self.base_location = self.base_pair + len(PAIR) * object_slots * object_slots
+        self.base_dialog = self.base_location + locations
+        self.n = self.base_dialog + dialog_options
+        self.action_space: spaces.Space[Any] = spaces.Discrete(self.n)
+        self.slots: list[Slot] = []
+        self._mask = np.zeros(self.n, dtype=bool)
+
+    # ---- the layout -------------------------------------------------------------------
+    def layout(self, index: int) -> tuple[str, tuple[int, ...]]:
+        """(action name, slot indices) of a discrete action, e.g. ("PUT", (0, 3))."""
+        if not 0 <= index < self.n:
+            raise ValueError(f"Action index {index} outside 0..{self.n - 1}.")
+        if index < self.base_single:
+            return str(FIXED[index]["action"]), ()
+        if index < self.base_pair:
+            kind, slot = divmod(index - self.base_single, self.num_slots)
+            return SINGLE[kind], (slot,)
+        if index < self.base_location:
+            kind, rest = divmod(index - self.base_pair, self.num_slots * self.num_slots)
+            return PAIR[kind], divmod(rest, self.num_slots)
+        if index < self.base_dialog:
+            return "TELEPORT_TO_LOCATION", (index - self.base_location,)
+        return "DIALOG", (index - self.base_dialog,)
+
+    def packet(self, index: int) -> dict[str, Any]:
+        """The parser action (a dict) that discrete action `index` stands for right now; an
+        empty slot gives an action naming no object (it fails to parse)."""
+        name, args = self.layout(int(index))
+        if not args:
+            return dict(FIXED[int(index)])
+        if name == "DIALOG":
+            return {"chosen_dialog_option_int": args[0] + 1}
+        if name == "TELEPORT_TO_LOCATION":
+            names = self._locations()
+            return {"action": name, "arg1": names[args[0]] if args[0] < len(names) else ""}
+        packet: dict[str, Any] = {"action": name}
+        for i, slot in enumerate(args):
+            packet[f"arg{i + 1}"] = self.slots[slot].obj.uuid if slot < len(self.slots) else ""
+        return packet
+
+    # ---- gymnasium API ----------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._refresh(info)
+        return obs, info
+
+    def step(self, action: int) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(self.packet(int(action)))
+        self._refresh(info)
+        return obs, reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The current mask (a copy): True for every action the parser accepts now."""
+        return self._mask.copy()
+
+    # ---- masks ------------------------------------------------------------------------
+    def _locations(self) -> list[str]:
+        world = self.env.unwrapped.world  # type: ignore[attr-defined]
+        return sorted(world.teleports)[: self.num_locations]
+
+    def _refresh(self, info: dict[str, Any]) -> None:
+        base = self.env.unwrapped
+        agent = base.scenario.player  # type: ignore[attr-defined]
+        encoder = getattr(base, "symbolic", None)
+        if encoder is not None and encoder.num_slots == self.num_slots:
+            self.slots = encoder.slots  # the symbolic observation's slots, built this step
+        else:
+            self.slots = object_slots(agent, base.radius, self.num_slots)  # type: ignore[attr-defined]
+        mask = np.zeros(self.n, dtype=bool)
+        partner = agent.dialog_partner
+        if partner is not None and partner.dialog_tree is not None:
+            options = min(len(partner.dialog_tree.visible_options()), self.num_dialog)
+            mask[self.base_dialog : self.base_dialog + options] = True
+        else:
+            self._mask_world(mask, agent, bool(base.teleport))  # type: ignore[attr-defined]
+        self._mask = mask
+        info["action_mask"] = mask.copy()
+
+    def _mask_world(self, mask: np.ndarray, agent: Any, teleport: bool) -> None:
+        mask[: self.base_single] = True
+        k = self.num_slots
+        n = len(self.slots)
+        reach = np.zeros(k, dtype=bool)
+        reach[:n] = [s.accessible for s in self.slots]
+        for kind, name in enumerate(SINGLE):
+            start = self.base_single + kind * k
+            if name == "TELEPORT_TO_OBJECT":
+                if teleport:
+                    objects, seen = agent.world.objects, agent.seen
+                    mask[start : start + n] = [s.obj.uuid in objects and s.obj.uuid in seen for s in self.slots]
+            else:
+                mask[start : start + k] = reach
+        pairs = np.logical_and.outer(reach, reach).ravel()
+        for kind in range(len(PAIR)):
+            start = self.base_pair + kind * k * k
+            mask[start : start + k * k] = pairs
+        if teleport:
+            mask[self.base_location : self.base_location + len(self._locations())] = True

@@ -1,0 +1,133 @@
+"""The symbolic observation: a fixed-shape tensor view of what the agent perceives, for RL.
+
+A `gymnasium.spaces.Dict` of uint8 `Box`es (W = 2 * radius + 1, K object slots, D dialog
+options):
+
+- `tiles` (W, W, 4): kind ids of up to four visible objects per tile of the egocentric
+  window (top first; 0 = nothing or outside the world), north up, the agent at the centre.
+- `tile_state` (W, W, 4): inside the world, passable now, another character on it, an open
+  door on it.
+- `slots` (K, 17): per object slot (the same slots the discrete actions name, see
+  `discoverylab.rl.view`): present, kind id, in inventory, within reach, dx + radius,
+  dy + radius (0, 0 for the inventory), open, activated, container, openable, activatable,
+  edible, readable, can talk, movable, named in the task description, number of contents.
+- `dialog` (D, 3): per dialog option: present, a text id (CRC32 of the text, 1..255), named
+  in the character's current line.
+- `agent` (8,): x, y, facing (0 north .. 3 west), in a dialog, inventory size, last action
+  succeeded, number of teleport locations, task completed.
+
+"Named in" is a whole-word match of the object's name or the option's text in text the agent
+reads anyway (the task description, the dialog line). Building it marks the same objects as
+seen as the text observation does, so actions parse identically in every observation mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from discoverylab.rl.view import NUM_KINDS, Slot, kind_id, mentioned, object_slots, text_id
+from discoverylab.world.actions import accessible_objects
+from discoverylab.world.agent import Agent
+from discoverylab.world.objects import WorldObject
+
+DEPTH = 4
+SLOT_FEATURES = 17
+AGENT_FEATURES = 8
+FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
+_KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
+
+
+class SymbolicEncoder:
+    """Builds the symbolic observation of one agent; `slots` holds the last slots built."""
+
+    def __init__(self, radius: int = 3, object_slots: int = 12, dialog_options: int = 10) -> None:
+        self.radius = radius
+        self.num_slots = object_slots
+        self.num_dialog = dialog_options
+        w = 2 * radius + 1
+        self.space = spaces.Dict(
+            {
+                "tiles": spaces.Box(0, NUM_KINDS - 1, (w, w, DEPTH), np.uint8),
+                "tile_state": spaces.Box(0, 1, (w, w, 4), np.uint8),
+                "slots": spaces.Box(0, 255, (object_slots, SLOT_FEATURES), np.uint8),
+                "dialog": spaces.Box(0, 255, (dialog_options, 3), np.uint8),
+                "agent": spaces.Box(0, 255, (AGENT_FEATURES,), np.uint8),
+            }
+        )
+        self.slots: list[Slot] = []
+
+    def encode(self, agent: Agent, task: str, success: bool, completed: bool) -> dict[str, np.ndarray]:
+        r = self.radius
+        w = 2 * r + 1
+        world = agent.world
+        blocker_at, objects_at, stacks, size = world.blocker_at, world.objects_at, world.stacks, world.size
+        kinds = _KINDS
+        tiles = [0] * (w * w * DEPTH)  # filled as flat lists, converted once (numpy item writes are slow)
+        state = [0] * (w * w * 4)
+        view: list[tuple[int, int, list[WorldObject]]] = []
+        seen_add = agent.seen.add
+        seen_add(agent.uuid)
+        ax, ay = agent.x, agent.y
+        for dy in range(-r, r + 1):
+            y = ay + dy
+            if not 0 <= y < size:
+                continue
+            for dx in range(-r, r + 1):
+                x = ax + dx
+                if not 0 <= x < size:
+                    continue
+                stack = stacks[x][y]
+                if len(stack) == 1 and not stack[0].contents and stack[0] is not agent:  # bare ground: most tiles
+                    objs = stack
+                    free = stack[0].is_passable_now()
+                else:
+                    objs = [o for o in objects_at(x, y) if o is not agent]
+                    free = blocker_at(x, y) is None
+                view.append((dx, dy, objs))
+                cell = (dy + r) * w + dx + r
+                character = door = 0
+                for i, obj in enumerate(objs):
+                    seen_add(obj.uuid)
+                    if i < DEPTH:
+                        kind = kinds.get(obj.type)
+                        tiles[cell * DEPTH + i] = kind if kind is not None else kinds.setdefault(obj.type, kind_id(obj.type))
+                    if obj.is_agent:
+                        character = 1
+                    if obj.is_passage and obj.is_open:
+                        door = 1
+                state[cell * 4 : cell * 4 + 4] = (1, free, character, door)
+        for uuid in accessible_objects(agent):
+            seen_add(uuid)
+        self.slots = object_slots(agent, r, self.num_slots, view)
+        rows = [[0] * SLOT_FEATURES for _ in range(self.num_slots)]
+        for i, s in enumerate(self.slots):
+            o = s.obj
+            rows[i] = [
+                1, kind_id(o.type), s.in_inventory, s.accessible, s.dx + r, s.dy + r, o.is_open, o.activated,
+                o.is_container, o.openable, o.activatable, o.edible, o.readable, o.dialogable or o.is_npc,
+                o.movable, mentioned(o.name, task), min(len(o.contents), 255),
+            ]  # fmt: skip
+        dialog = [[0, 0, 0] for _ in range(self.num_dialog)]
+        partner = agent.dialog_partner
+        in_dialog = partner is not None and partner.dialog_tree is not None
+        if in_dialog:
+            assert partner is not None and partner.dialog_tree is not None
+            tree = partner.dialog_tree
+            line = tree.node().text.format(**partner.props)
+            for i, opt in enumerate(tree.visible_options()[: self.num_dialog]):
+                dialog[i] = [1, text_id(opt.text), mentioned(opt.text, line)]
+        facts = (agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, min(len(agent.inventory()), 255),
+                 success, min(len(world.teleports), 255), completed)  # fmt: skip
+        return {
+            "tiles": np.array(tiles, np.uint8).reshape(w, w, DEPTH),
+            "tile_state": np.array(state, np.uint8).reshape(w, w, 4),
+            "slots": np.array(rows, np.uint8),
+            "dialog": np.array(dialog, np.uint8),
+            "agent": np.array(facts, np.uint8),
+        }
+
+    def blank(self) -> dict[str, Any]:
+        return {k: np.zeros(s.shape, np.uint8) for k, s in self.space.spaces.items()}  # type: ignore[union-attr]

@@ -1,0 +1,92 @@
+"""What the RL wrappers see of the world: the agent's window, its object slots, kind ids.
+
+Object slots are the fixed positions that discrete actions and the symbolic observation
+share: first the inventory, then the objects within reach (own tile and the tile faced),
+then the other objects in view by distance; ground and walls (scenery) are left out. Ties
+break by UUID, which carries no task information (UUIDs follow creation, not answers).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+from discoverylab.world.actions import accessible_objects
+from discoverylab.world.agent import Agent
+from discoverylab.world.catalog import templates
+from discoverylab.world.objects import WorldObject
+from discoverylab.world.things import Terrain
+
+NUM_KINDS = 256  # kind ids: 0 = nothing, 1..len(catalog) = catalog types, the rest hashed
+
+
+@lru_cache(maxsize=4096)
+def kind_id(type_: str) -> int:
+    """A stable small id per object type: catalog types first, others by CRC32 into the rest."""
+    names = _catalog()
+    if type_ in names:
+        return names[type_]
+    return len(names) + 1 + zlib.crc32(type_.encode()) % (NUM_KINDS - len(names) - 1)
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> dict[str, int]:
+    return {name: i + 1 for i, name in enumerate(sorted(templates()))}
+
+
+@lru_cache(maxsize=4096)
+def text_id(text: str) -> int:
+    """A stable id in 1..255 for a short text (dialog options)."""
+    return 1 + zlib.crc32(text.strip().lower().encode()) % 255
+
+
+@lru_cache(maxsize=65536)
+def mentioned(word: str, text: str) -> bool:
+    """Whether `word` appears as a whole word or phrase in `text` (case-insensitive)."""
+    word = word.strip().lower()
+    return bool(word) and re.search(r"(?<![a-z0-9])" + re.escape(word) + r"(?![a-z0-9])", text.lower()) is not None
+
+
+@dataclass(slots=True)
+class Slot:
+    obj: WorldObject
+    in_inventory: bool
+    accessible: bool
+    dx: int
+    dy: int
+
+
+def window(agent: Agent, radius: int) -> list[tuple[int, int, list[WorldObject]]]:
+    """Visible objects per tile of the (2r+1)^2 window as (dx, dy, objects), row-major by dy, dx;
+    tiles outside the world are left out. The agent itself is not listed."""
+    world = agent.world
+    out = []
+    for dy in range(-radius, radius + 1):
+        y = agent.y + dy
+        if not 0 <= y < world.size:
+            continue
+        for dx in range(-radius, radius + 1):
+            x = agent.x + dx
+            if 0 <= x < world.size:
+                out.append((dx, dy, [o for o in world.objects_at(x, y) if o is not agent]))
+    return out
+
+
+def object_slots(agent: Agent, radius: int, count: int, view: list | None = None) -> list[Slot]:
+    """Up to `count` slots: inventory, then reachable objects, then the rest of the view."""
+    inventory = sorted(agent.inventory(), key=lambda o: o.uuid)
+    inv_ids = {o.uuid for o in inventory}
+    reach = accessible_objects(agent)
+    slots = [Slot(o, True, True, 0, 0) for o in inventory]
+    near: list[tuple[int, int, int, Slot]] = []
+    for dx, dy, objs in window(agent, radius) if view is None else view:
+        for obj in objs:
+            if obj.uuid in inv_ids or isinstance(obj, Terrain):
+                continue
+            ok = obj.uuid in reach
+            near.append((0 if ok else 1, abs(dx) + abs(dy), obj.uuid, Slot(obj, False, ok, dx, dy)))
+    near.sort(key=lambda t: t[:3])
+    slots.extend(s for *_, s in near)
+    return slots[:count]

@@ -1,0 +1,34 @@
+"""Smoke test of the PPO baseline (benchmarks/ppo.py): a few hundred masked steps and an update.
+Skipped without torch (the optional `rl` extra)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _ppo():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("ppo_baseline", ROOT / "benchmarks" / "ppo.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["ppo_baseline"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ppo_runs_a_few_hundred_masked_steps(tmp_path: Path) -> None:
+    ppo = _ppo()
+    curve = ppo.train(300, 5, envs_per_task=1, rollout=25, max_steps=15, eval_every=150, eval_episodes=1)
+    assert curve["total_steps"] >= 300 and curve["steps"] == sorted(curve["steps"])
+    assert set(curve["final"]) == set(ppo.TASKS) and all(0.0 <= v <= 1.0 for v in curve["final"].values())
+    assert curve["eval"] and all(0.0 <= e[t] <= 1.0 for e in curve["eval"] for t in ppo.TASKS)
+    assert all(math.isfinite(v) for t in ppo.TASKS for v in curve["train_success"][t])
+    ppo.plot(curve, tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").stat().st_size > 1000

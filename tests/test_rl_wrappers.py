@@ -1,0 +1,145 @@
+"""Discrete actions with exact masks, the symbolic observation, and their vector-env use."""
+
+from __future__ import annotations
+
+import pickle
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.rl import DiscreteActions, make_rl_env
+
+SLOW = pytest.mark.slow
+MASK_TASKS = [("DialogTest", "normal"), ("ReactorLab", "easy"), ("DoorsWithKeysTest", "normal"),
+              pytest.param("PickAndPlaceTest", "normal", marks=SLOW),
+              pytest.param("PickAndGiveTest", "normal", marks=SLOW)]  # fmt: skip
+
+
+def _accepted(env: DiscreteActions) -> np.ndarray:
+    """Which actions the parser accepts now: the agent records every parsed action and a
+    rejected one leaves the world untouched, so each action runs on the live executor and a
+    fresh clone replaces the env after every accepted (possibly world-changing) one."""
+    snapshot = pickle.dumps(env)
+    out = np.zeros(env.n, dtype=bool)
+    for i in range(env.n):
+        agent = env.unwrapped.scenario.player
+        before = len(agent.history)
+        env.unwrapped.executor.execute(env.packet(i))
+        out[i] = len(agent.history) > before
+        if out[i]:
+            env = pickle.loads(snapshot)
+    return out
+
+
+def _states(env: DiscreteActions, seed: int, count: int):  # type: ignore[no-untyped-def]
+    """Yield the env at `count` states of a seeded random masked rollout, talking when possible."""
+    rng = np.random.default_rng(seed)
+    was_talking = False
+    _, info = env.reset(seed=seed)
+    talk = [i for i in range(env.n) if env.layout(i)[0] == "TALK"]
+    for step in range(count * 4):
+        talking = env.unwrapped.scenario.player.dialog_partner is not None
+        if step % 4 == 0 or (talking and not was_talking):
+            yield info  # every 4th state, and each state where a dialog starts
+        was_talking = talking
+        mask = info["action_mask"]
+        talkable = [i for i in talk if mask[i] and env.slots[env.layout(i)[1][0]].obj.dialogable]
+        choices = talkable if talkable and rng.random() < 0.7 else np.flatnonzero(mask)
+        _, _, term, trunc, info = env.step(int(rng.choice(choices)))
+        if term or trunc:
+            _, info = env.reset(seed=seed + step + 1)
+
+
+@pytest.mark.parametrize(("task", "difficulty"), MASK_TASKS)
+def test_mask_is_exactly_the_set_the_parser_accepts(task: str, difficulty: str) -> None:
+    env = DiscreteActions(DiscoveryWorldEnv(task, difficulty, info="lean"), object_slots=5, locations=3)
+    in_dialog = 0
+    for info in _states(env, seed=1, count=5):
+        mask = info["action_mask"]
+        assert np.array_equal(mask, env.action_masks()) and mask.dtype == bool and mask.any()
+        in_dialog += int(env.unwrapped.scenario.player.dialog_partner is not None)
+        accepted = _accepted(pickle.loads(pickle.dumps(env)))
+        wrong = [(i, env.layout(i), bool(mask[i])) for i in np.flatnonzero(accepted != mask)]
+        assert not wrong, wrong
+    if task in ("DialogTest", "ReactorLab"):
+        assert in_dialog, "the rollout should have reached a dialog"
+
+
+def test_layout_covers_every_index_and_bad_indices_are_rejected() -> None:
+    env = DiscreteActions(DiscoveryWorldEnv("PickAndPlaceTest"), object_slots=4, locations=2, dialog_options=3)
+    env.reset(seed=0)
+    names = [env.layout(i)[0] for i in range(env.n)]
+    assert env.n == 15 + 10 * 4 + 2 * 16 + 2 + 3 and names.count("PUT") == 16 and names.count("DIALOG") == 3
+    assert env.packet(env.base_pair + 1 * 4 + 2) == {"action": "PUT", "arg1": env.slots[1].obj.uuid,
+                                                     "arg2": env.slots[2].obj.uuid}  # fmt: skip
+    with pytest.raises(ValueError, match="outside"):
+        env.layout(env.n)
+
+
+def test_symbolic_observation_fits_its_space_and_check_env_passes() -> None:
+    env = make_rl_env("DialogTest")
+    obs, info = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    assert obs["tiles"].shape == (7, 7, 4) and obs["slots"].shape == (12, 17) and obs["dialog"].shape == (10, 3)
+    assert obs["tiles"][3, 3].any() and obs["tile_state"][3, 3, 0] == 1  # the agent's own tile
+    check_env(env.unwrapped, skip_render_check=True)
+    check_env(env, skip_render_check=True)
+
+
+def test_symbolic_dialog_marks_the_option_named_in_the_line() -> None:
+    env = make_rl_env("DialogTest")
+    _, info = env.reset(seed=0)
+    sally = next(i for i, s in enumerate(env.slots) if s.obj.is_npc)
+    _, *_, info = env.step(env.base_single + 9 * env.num_slots + sally)  # TELEPORT_TO_OBJECT
+    assert info["success"], info["message"]
+    sally = next(i for i, s in enumerate(env.slots) if s.obj.is_npc)
+    obs, *_, info = env.step(env.base_single + 6 * env.num_slots + sally)  # TALK
+    assert info["success"], info["message"]
+    line = env.unwrapped.observation_dict()["dialog_box"]
+    named = [k for k, v in line["dialogOptions"].items() if f"`{v}`" in line["dialogIn"]]
+    assert obs["agent"][3] == 1 and obs["dialog"][:, 0].sum() == len(line["dialogOptions"])
+    assert [i + 1 for i in np.flatnonzero(obs["dialog"][:, 2])] == [int(k) for k in named]
+
+
+def test_symbolic_and_text_modes_take_identical_trajectories() -> None:
+    text = DiscreteActions(DiscoveryWorldEnv("PickAndGiveTest", info="lean"))
+    sym = make_rl_env("PickAndGiveTest")
+    rng = np.random.default_rng(3)
+    _, ti = text.reset(seed=2)
+    _, si = sym.reset(seed=2)
+    for _ in range(60):
+        assert np.array_equal(ti["action_mask"], si["action_mask"])
+        action = int(rng.choice(np.flatnonzero(ti["action_mask"])))
+        _, tr, tterm, ttrunc, ti = text.step(action)
+        _, sr, sterm, strunc, si = sym.step(action)
+        assert (ti["message"], tr, tterm, ttrunc) == (si["message"], sr, sterm, strunc)
+        if tterm or ttrunc:
+            break
+
+
+def test_symbolic_observations_are_deterministic_and_pickle() -> None:
+    a, b = make_rl_env("MovingAgentsTest"), make_rl_env("MovingAgentsTest")
+    oa, _ = a.reset(seed=7)
+    ob, _ = b.reset(seed=7)
+    for _ in range(20):
+        assert all(np.array_equal(oa[k], ob[k]) for k in oa)
+        oa, *_ = a.step(12)  # WAIT: the characters wander on their own
+        ob, *_ = b.step(12)
+    clone = pickle.loads(pickle.dumps(a))
+    assert all(np.array_equal(x, y) for x, y in zip(clone.step(10)[0].values(), a.step(10)[0].values(), strict=True))
+
+
+@pytest.mark.parametrize("mode", ["async", "sync"])
+def test_vector_env_of_rl_envs_carries_masks(mode: str) -> None:
+    envs = gymnasium.make_vec("discoverylab/PickAndPlaceTest-Normal-v0", num_envs=2, vectorization_mode=mode,
+                              observation="symbolic", wrappers=[DiscreteActions])  # fmt: skip
+    try:
+        obs, info = envs.reset(seed=[0, 1])
+        assert obs["slots"].shape == (2, 12, 17) and info["action_mask"].shape == (2, envs.single_action_space.n)
+        obs, _, _, _, info = envs.step(np.array([12, 12]))  # WAIT
+        assert list(info["message"]) == ["I waited.", "I waited."] and info["action_mask"].any(axis=1).all()
+    finally:
+        envs.close()
