@@ -220,3 +220,47 @@ def test_shortcut_proteomics_easy_middle_of_canonical_order() -> None:
         guess = picks[0] if picks else names[0]
         wins += guess == p.scenario.answer.name
     assert wins <= 11, f"the middle species was the answer on {wins}/20 seeds"
+
+
+# ---- Reactor Lab --------------------------------------------------------------------------------
+def _sweep_reactor(p: Player, reactor: Any, low: int) -> None:
+    """Tune `reactor` blind: down to `low`, then +10 Hz presses in passes offset by 3 Hz."""
+    p.do("TELEPORT_TO_OBJECT", reactor)
+    p.do("TALK", reactor)
+    for step in (1000, 100, 10):
+        while reactor.frequency - step >= low and not p.terminated:
+            p.choose(f"Decrease frequency by {step} Hz")
+    for offset in (0, 3, 6):
+        while reactor.frequency > low + offset and not p.terminated:
+            step = 1 if reactor.frequency - low - offset < 10 else 10
+            p.choose(f"Decrease frequency by {step} Hz")
+        while reactor.frequency < low + offset + 1200 and not p.terminated and not reactor.activated:
+            p.choose("Increase frequency by 10 Hz")
+        if reactor.activated or p.terminated:
+            break
+    p.choose("Exit")
+
+
+@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
+def test_reactor_lab_blind_sweep_fails(difficulty: str) -> None:
+    """Each unknown crystal into an empty reactor, then a blind sweep starting 600 Hz below the
+    lowest known frequency, no measuring: before the press limit it activated every reactor on
+    about 3 in 20 Normal and 2 in 20 Challenge seeds; now a reactor burns out first."""
+    outcomes = []
+    for seed in range(10):
+        p = Player("ReactorLab", difficulty, seed)
+        assert "burns it out" in p.obs["taskProgress"][0]["description"]
+        known = [r for r in p.scenario.reactors if r.crystal() is not None]
+        low = int(min(r.frequency for r in known)) - 600
+        loose = [c for c in p.scenario.crystals if not any(r.crystal() is c for r in known)]
+        empty = [r for r in p.scenario.reactors if r.crystal() is None]
+        for crystal, reactor in zip(loose, empty, strict=True):
+            if p.terminated:
+                break
+            p.take(crystal)
+            p.do("TELEPORT_TO_OBJECT", reactor)
+            p.do("PUT", crystal, reactor)
+            _sweep_reactor(p, reactor, low)
+        outcomes.append(p.success)
+        assert p.terminated and any(r.burnt_out for r in p.scenario.reactors), f"seed {seed}"
+    assert not any(outcomes)

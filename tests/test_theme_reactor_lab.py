@@ -10,7 +10,7 @@ import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.reactor_lab.scenario import DIMENSIONS, KEY_BY_SEED, ReactorLab
-from discoverylab.scenarios.reactor_lab.things import CrystalReactor, QuantumCrystal
+from discoverylab.scenarios.reactor_lab.things import PRESS_LIMIT, CrystalReactor, QuantumCrystal
 from discoverylab.world.catalog import spawn
 from discoverylab.world.world import World
 
@@ -209,3 +209,24 @@ def test_instrument_items_count_successful_uses_on_crystals_only() -> None:
     assert _item(card, "Quantum Crystals Taken") == 1
     critical = _item(card, "Crystals Examined by Critical Instrument")
     assert critical == (1 if sc.critical is meter else 0)
+
+
+def test_a_reactor_burns_out_on_the_press_after_its_limit_and_the_task_fails() -> None:
+    env, sc = _env("normal", 0)
+    reactor = sc.unknown_reactors[0]
+    assert f"Each reactor takes {PRESS_LIMIT} presses" in sc.description()
+    _step(env, {"action": "TELEPORT_TO_LOCATION", "arg1": "reactor lab"})
+    _step(env, {"action": "TELEPORT_TO_OBJECT", "arg1": reactor.uuid})
+    obs, _ = _step(env, {"action": "TALK", "arg1": reactor.uuid})
+    assert f"presses left before I burn out: {PRESS_LIMIT}." in obs["dialog_box"]["dialogIn"]
+    options = obs["dialog_box"]["dialogOptions"]
+    up = int(next(k for k, v in options.items() if v == "Increase frequency by 1000 Hz"))
+    for n in range(PRESS_LIMIT):  # every press counts, clamped ones too (5000 + 1000 n > 10000)
+        obs, card = _step(env, {"chosen_dialog_option_int": up})
+        assert not card["completed"] and not reactor.burnt_out, n
+    assert "presses left before I burn out: 0." in obs["dialog_box"]["dialogIn"]
+    assert reactor.frequency == 10000
+    _, _, terminated, _, info = env.step({"chosen_dialog_option_int": up})
+    assert terminated and reactor.burnt_out and reactor.name == "crystal reactor (burnt out)"
+    card = env.scorecard(reveal=True)
+    assert card["completed"] and not card["completedSuccessfully"]

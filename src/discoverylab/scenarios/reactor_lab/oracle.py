@@ -64,15 +64,18 @@ class Candidate:
     sigma: float  # uncertainty of one crystal's mean reading
     blank_sigma: float = 0.0  # uncertainty of the blank subtracted from every reading
 
-    def predict(self, points: dict[str, float], degree: int, crystal: str) -> tuple[float, float] | None:
+    def predict(
+        self, points: dict[str, float], degree: int, crystal: str, simplest: bool = True
+    ) -> tuple[float, float] | None:
         """(frequency, uncertainty) for `crystal` from the simplest model that fits `points`:
-        a proportion if the known crystals agree with one, else a polynomial of `degree`."""
+        a proportion if the known crystals agree with one (and `simplest`), else a polynomial
+        of `degree`."""
         names = sorted(points)
         xs = [self.values[n] for n in names]
         if len(set(xs)) < degree + 1 or crystal not in self.values:
             return None
         fs = np.array([points[n] for n in names])
-        proportional = self._proportional(np.array(xs), fs)
+        proportional = simplest and self._proportional(np.array(xs), fs)
 
         def fit(xs: list[float], x: float, fs: np.ndarray = fs) -> float:
             arr = np.array(xs)
@@ -385,13 +388,20 @@ class ReactorOracle:
             crystal = min(todo, key=lambda n: sum(6 * p[1] + 1 for p in guesses[n].values()) or math.inf)
             todo.remove(crystal)
             predictions = guesses[crystal]
+            # Two points that nearly agree with a proportion may still lie on a line with an
+            # offset: when the two models disagree, both are hypotheses to test.
+            alternatives = [
+                p for c in pool if (p := c.predict(points, degree, crystal, simplest=False)) is not None
+                and (q := predictions.get(c.name)) is not None and abs(p[0] - q[0]) > 3 * max(q[1], 1.0)
+            ]  # fmt: skip
             found = yield from self.tune(
-                reactor, crystal, list(predictions.values()), candidates, points, degree
+                reactor, crystal, [*predictions.values(), *alternatives], candidates, points, degree
             )
             if chosen is None:  # the property that predicted this crystal best is the one
                 scored = [
-                    (abs(p[0] - found) / max(p[1], 0.3), c.name) for c in candidates
-                    if (p := predictions.get(c.name)) is not None
+                    (min(abs(p[0] - found) / max(p[1], 0.3) for p in options), c.name) for c in candidates
+                    if (options := [p for simplest in (True, False)
+                                    if (p := c.predict(points, degree, crystal, simplest)) is not None])
                 ]  # fmt: skip
                 best = min(scored)[1]
                 chosen = next(c for c in candidates if c.name == best)
@@ -422,12 +432,17 @@ class ReactorOracle:
         if not self.running(reactor):
             yield from self.act(ot.act("TALK", reactor.uuid))
             search.visit(round(self.setting()[0]))
-            widen = 1.0
+            # Nothing ran: every prediction was off. Noise-free readings predict to the rounding,
+            # so a miss rules them out; noisy ones (radiation) can be off by tens of Hz. Widen
+            # the noisy candidates first, then every candidate.
+            noisy = [c for c in candidates if c.sigma > 0 or c.blank_sigma > 0]
+            stages = [(noisy, w) for w in (3.0, 10.0, 30.0, 100.0) if noisy]
+            stages += [(candidates, w) for w in (3.0, 9.0, 27.0, 81.0)]
             while not (yield from self.hunt(reactor, search)):
-                widen *= 3  # nothing ran: every prediction was off; retry all candidates, wider
-                if widen > 100:
+                if not stages:
                     raise ot.OracleFailure(f"no setting activated the reactor for {crystal}")
-                wider = [p for c in candidates if (p := c.predict(points, degree, crystal)) is not None]
+                pool, widen = stages.pop(0)
+                wider = [p for c in pool if (p := c.predict(points, degree, crystal)) is not None]
                 for value, spread in wider:
                     search.add(value, widen * max(spread, 1.0), 1 / len(wider))
         if self.ex.completed:

@@ -12,6 +12,7 @@ from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.reactor_lab.oracle import solve
 from discoverylab.scenarios.reactor_lab.things import (
     DEFAULT_FREQUENCY,
+    PRESS_LIMIT,
     CrystalData,
     CrystalReactor,
     QuantumCrystal,
@@ -83,7 +84,9 @@ class ReactorLab(Scenario):
     instrument on a crystal, each crystal examined), Crystals Examined by Critical Instrument /N,
     Reactors Changed /U (unknown crystals' reactors set away from 5000 Hz at some tick), Reactors
     Set /U and Reactors On /N (live counts). The task succeeds (and latches) as soon as every
-    reactor is activated; there is no failure state. Knowledge: the property and the formula.
+    reactor is activated; it fails (and latches) when a reactor burns out: each reactor takes
+    PRESS_LIMIT (100) frequency button presses, stated in the task text and on the panel, and
+    one more burns it out (a blind sweep needs hundreds). Knowledge: the property and the formula.
     Difficulty knobs: Easy: locked one-room lab, only the critical instrument, 3 crystals (2
     known), frequency = m * x (m in 50..79). Normal: two-room lab with 5 instruments, 4 crystals
     (2 known), frequency = m * x + b (m, b in 90..109). Challenge: 5 crystals (3 known),
@@ -345,7 +348,9 @@ class ReactorLab(Scenario):
             f"Your task is to find the resonance frequenc{'y' if one else 'ies'} of {unknown_names}, tune "
             f"{'the empty reactor' if one else 'the empty reactors'} to {'it' if one else 'them'}, and install "
             f"the crystal{'' if one else 's'}, so that every reactor is activated.  {where}  "
-            "A reactor's control panel opens when you talk to it (or use it)."
+            "A reactor's control panel opens when you talk to it (or use it).  "
+            f"Each reactor takes {PRESS_LIMIT} presses of its frequency buttons; one press more burns it out, "
+            "which ends the task unsuccessfully."
         )
 
     # ---- scoring ------------------------------------------------------------------------
@@ -366,7 +371,9 @@ class ReactorLab(Scenario):
         self.changed.add_distinct(r.uuid for r in self.unknown_reactors if r.frequency != DEFAULT_FREQUENCY)
         _set_live(self.set_, sum(r.activated for r in self.unknown_reactors))
         _set_live(self.on, sum(r.activated for r in self.reactors))
-        if all(r.activated for r in self.reactors):
+        if any(r.burnt_out for r in self.reactors):
+            self.scorecard.finish(False)
+        elif all(r.activated for r in self.reactors):
             self.scorecard.finish(True)
 
     @staticmethod

@@ -8,7 +8,7 @@ them; its resonance frequency is hidden state that only a reactor reacts to.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from discoverylab.world.devices import Device
@@ -21,10 +21,16 @@ FREQUENCY_RANGE = (0, 10000)
 TOLERANCE = 2.0  # a reactor runs when |setting - crystal frequency| < 2 Hz
 FREQ = "resonanceFreq"
 STEPS = (1000, 100, 10, 1)
+# Frequency button presses a reactor takes; one more burns it out and ends the task. Without it
+# a blind sweep (+10 Hz presses, no measuring) activated every reactor on some seeds; the
+# oracle needs at most 57 presses on a reactor (seeds 0-9, every difficulty).
+PRESS_LIMIT = 100
+PRESSES_LEFT = "pressesLeft"
 REACTOR_TEXT = (
     "Hello, I am Crystal Reactor #{number}.\n"
     "The current resonance frequency is: {resonanceFreq} Hertz.\n"
-    "The allowable range is 0 to 10,000 Hz."
+    "The allowable range is 0 to 10,000 Hz.\n"
+    "Frequency button presses left before I burn out: {pressesLeft}."
 )
 QUANTUM_GAP = "The quantum gap of this crystal appears to be {:.2f} nm."
 
@@ -68,6 +74,8 @@ class CrystalReactor(Device):
     """An open container for one crystal; runs when tuned to its crystal's frequency.
 
     The menu has one option per step (+/- 1000, 100, 10, 1 Hz, clamped to 0..10000) and Exit.
+    Every press uses one of PRESS_LIMIT presses; a press beyond them burns the reactor out (it
+    never runs again, and the scenario ends the task unsuccessfully).
     After every press and every tick: with a crystal inside, the reactor is activated iff the
     setting is within 2 Hz of the crystal's frequency; the setting snaps to the crystal's exact
     frequency when their integer parts match, else it is truncated to an integer. Without a
@@ -81,8 +89,10 @@ class CrystalReactor(Device):
 
     def __init__(self, world: World, number: int, frequency: float = DEFAULT_FREQUENCY) -> None:
         super().__init__(world, "crystal reactor", "crystal reactor", [material("metal")],
-                         variables={FREQ: frequency, "number": number}, sprite="crystal_reactor")  # fmt: skip
+                         variables={FREQ: frequency, "number": number, PRESSES_LEFT: PRESS_LIMIT},
+                         sprite="crystal_reactor")  # fmt: skip
         self.number = number
+        self.burnt_out = False
         self.add_node("root", REACTOR_TEXT)
         for sign, verb in ((1, "Increase"), (-1, "Decrease")):
             for step in STEPS:
@@ -99,7 +109,22 @@ class CrystalReactor(Device):
     def crystal(self) -> QuantumCrystal | None:
         return next((obj for obj in self.contents if isinstance(obj, QuantumCrystal)), None)
 
+    def adjust(self, steps: Mapping[str, float], clamp: tuple[float, float] | None = None) -> None:
+        """A frequency button press: it uses one press, or burns the reactor out if none is left."""
+        if self.burnt_out:
+            return
+        if self.props[PRESSES_LEFT] <= 0:
+            self.burnt_out = True
+            self.on_change()
+            return
+        self.props[PRESSES_LEFT] -= 1
+        super().adjust(steps, clamp)
+
     def on_change(self) -> None:
+        if self.burnt_out:
+            self.activated = False
+            self.name = "crystal reactor (burnt out)"
+            return
         crystal = self.crystal()
         if crystal is None:
             self.activated = False
