@@ -7,6 +7,7 @@ dead server (circuit breaker) and always move on to the next episode.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -195,5 +196,11 @@ def test_lab_run_reports_the_breaker_and_exits_nonzero(tmp_path: Path, llm_env: 
                                       "--no-plots", "--config", '{"rounds": 2, "n_predictions": 5}',
                                       "--out", str(tmp_path)])  # fmt: skip
     assert result.exit_code == 1, result.output
-    assert "3 episodes: 3 llm_error" in result.output
-    assert "Circuit breaker:" in result.output and "(7 not run)" in result.output
+    # The breaker trips after 3 llm_errors in a row; an episode already handed to the worker may
+    # still finish (seen once in CI: 4 recorded, 6 not run), but nothing else starts.
+    summary = re.search(r"(\d+) episodes?: ([^\n]*)", result.output)
+    not_run = re.search(r"\((\d+) not run\)", result.output)
+    assert summary and not_run and "Circuit breaker:" in result.output, result.output
+    recorded, statuses = int(summary.group(1)), summary.group(2)
+    assert 3 <= recorded <= 4 and recorded + int(not_run.group(1)) == 10, result.output
+    assert "llm_error" in statuses and " ok" not in statuses, result.output
