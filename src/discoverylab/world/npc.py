@@ -160,16 +160,26 @@ class NPC(Agent):
             task.args["give_up"] = give_up - 1
             return give_up <= 0
         nx, ny = path[0]
+        step = self.advance_to(nx, ny)
+        if step == "blocked":
+            return (nx, ny) == (x, y)
+        if step == "moved":
+            return (nx, ny) == (x, y) and self._door_to_close is None  # else one more tick to close it
+        return False
+
+    def advance_to(self, nx: int, ny: int) -> str:
+        """One tick towards the adjacent tile (nx, ny): "turned" to face it, "opened" the door on
+        it (closed again once passed), "blocked" by something, or "moved" onto it."""
         direction = _DIR_BY_DELTA[(nx - self.x, ny - self.y)]
         if self.facing != direction:
             self.facing = direction
-            return False
+            return "turned"
         blocker = self.world.blocker_at(nx, ny)
         if blocker is not None:
             if blocker.is_passage and not blocker.is_open and not blocker.requires_key:
                 blocker.is_open = True
                 self._door_to_close = (blocker, (self.x, self.y))
-                return False
-            return (nx, ny) == (x, y)
+                return "opened"
+            return "blocked"
         self.world.place(self, nx, ny)
-        return (nx, ny) == (x, y) and self._door_to_close is None  # else one more tick to close it
+        return "moved"

@@ -116,21 +116,14 @@ class ColonyNPC(NPC):
                 return True
             return False
         nx, ny = path[0]
-        direction = _DIRS[(nx - self.x, ny - self.y)]
-        if self.facing != direction:
-            self.facing = direction
-            return False
-        blocker = self.world.blocker_at(nx, ny)
-        if blocker is not None:
-            if blocker.is_passage and not blocker.is_open and not blocker.requires_key:
-                blocker.is_open = True
-                self._door_to_close = (blocker, (self.x, self.y))
-                return False
+        step = self.advance_to(nx, ny)
+        if step == "blocked":
             self._path = []
             return (nx, ny) == (x, y)
-        self.world.place(self, nx, ny)
-        path.pop(0)
-        return (nx, ny) == (x, y) and self._door_to_close is None
+        if step == "moved":
+            path.pop(0)
+            return (nx, ny) == (x, y) and self._door_to_close is None
+        return False
 
     def say(self, text: str, signals: list[str] | None = None) -> Step:
         def step() -> bool:
