@@ -301,11 +301,10 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         gold hypotheses and knowledge questions included, whether or not the episode ended."""
         if self.scenario is None:
             raise RuntimeError("Call reset() before scorecard().")
-        card = self.scenario.scorecard.to_dict()
+        card = self.scenario.scorecard
         if reveal or self._ended:
-            return card
-        hidden = GOLD_KEYS if self.reward_mode == "procedure" else GOLD_KEYS + PROCEDURE_KEYS
-        return {k: v for k, v in card.items() if k not in hidden}
+            return card.to_dict()
+        return card.to_dict(GOLD_KEYS if self.reward_mode == "procedure" else GOLD_KEYS + PROCEDURE_KEYS)
 
     def _info(self, result: Any) -> dict[str, Any]:
         assert self.scenario is not None and self.world is not None

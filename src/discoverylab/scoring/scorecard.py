@@ -116,18 +116,20 @@ class Scorecard:
             "completedSuccessfully": self.success,
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON close to the original's `getTaskScorecard()` entry."""
-        return {
-            "taskName": self.task_name,
-            "taskDescription": self.task_description,
-            "score": self.score,
-            "maxScore": self.max_score,
-            "scoreNormalized": self.normalized,
-            "completed": self.completed,
-            "completedSuccessfully": self.success,
-            "scoreCard": [item.to_dict() for item in self.items],
-            "criticalHypotheses": list(self.critical_hypotheses),
-            "criticalQuestions": self.critical_questions,
-            "knowledgeQuestions": [q.to_dict() for q in self.knowledge],
+    def to_dict(self, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+        """JSON close to the original's `getTaskScorecard()` entry, without the `exclude` keys
+        (not even computed: `info` asks for the visible part every step)."""
+        parts: dict[str, Any] = {
+            "taskName": lambda: self.task_name,
+            "taskDescription": lambda: self.task_description,
+            "score": lambda: self.score,
+            "maxScore": lambda: self.max_score,
+            "scoreNormalized": lambda: self.normalized,
+            "completed": lambda: self.completed,
+            "completedSuccessfully": lambda: self.success,
+            "scoreCard": lambda: [item.to_dict() for item in self.items],
+            "criticalHypotheses": lambda: list(self.critical_hypotheses),
+            "criticalQuestions": lambda: self.critical_questions,
+            "knowledgeQuestions": lambda: [q.to_dict() for q in self.knowledge],
         }
+        return {key: part() for key, part in parts.items() if key not in exclude}

@@ -44,6 +44,17 @@ def _group(dx: int, dy: int) -> str:
     return _GROUP_TABLE[((dx > 0) - (dx < 0), (dy > 0) - (dy < 0))]
 
 
+_WINDOWS: dict[int, list[tuple[int, int, str, int]]] = {}
+
+
+def _window(radius: int) -> list[tuple[int, int, str, int]]:
+    """(dx, dy, direction group, distance) of every tile of the window, x-major (cached)."""
+    if radius not in _WINDOWS:
+        span = range(-radius, radius + 1)
+        _WINDOWS[radius] = [(dx, dy, _group(dx, dy), abs(dx) + abs(dy)) for dx in span for dy in span]
+    return _WINDOWS[radius]
+
+
 def _history_entry(record: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {"actionType": record.action}
     for key, arg in (("arg1", record.arg1), ("arg2", record.arg2)):
@@ -75,23 +86,27 @@ def build_observation(
     objects_at = world.objects_at
     stacks = world.stacks
     seen_add = seen.add
+    size = world.size
+    recent_step = world.step - 3
     other_agents: dict[str, list[dict[str, Any]]] = {}
-    for x in range(max(0, ax - radius), min(world.size, ax + radius + 1)):
-        for y in range(max(0, ay - radius), min(world.size, ay + radius + 1)):
-            dx, dy = x - ax, y - ay
-            bucket = nearby[_group(dx, dy)]
-            dist = abs(dx) + abs(dy)
-            stack = stacks[x][y]
-            lone = len(stack) == 1 and not (stack[0].contents and stack[0].is_open)  # closed: contents unseen
-            objs = stack if lone else objects_at(x, y)
-            for obj in objs:
-                uuid = obj.uuid
-                seen_add(uuid)
-                desc = obj.describe_state() if obj.parent is None else obj.describe()
-                bucket.append({"name": obj.name, "description": desc, "distance": dist, "uuid": uuid})
-                if (obj.is_agent or obj.dialogable) and obj is not agent:  # characters and devices
-                    recent = [_history_entry(r) for r in obj.history if r.step > world.step - 3]  # type: ignore[attr-defined]
-                    other_agents[f"{obj.name} uuid {obj.uuid}"] = recent
+    for dx, dy, group, dist in _window(radius):  # x-major, as the original lists them
+        x, y = ax + dx, ay + dy
+        if not (0 <= x < size and 0 <= y < size):
+            continue
+        append = nearby[group].append
+        stack = stacks[x][y]
+        if len(stack) == 1 and not (stack[0].contents and stack[0].is_open):  # closed: contents unseen
+            objs = stack
+        else:
+            objs = objects_at(x, y)
+        for obj in objs:
+            uuid = obj.uuid
+            seen_add(uuid)
+            desc = obj.describe_state() if obj.parent is None else obj.describe()
+            append({"name": obj.name, "description": desc, "distance": dist, "uuid": uuid})
+            if (obj.is_agent or obj.dialogable) and obj is not agent:  # characters and devices
+                recent = [_history_entry(r) for r in obj.history if r.step > recent_step]  # type: ignore[attr-defined]
+                other_agents[f"{obj.name} uuid {uuid}"] = recent
 
     inventory = sorted(agent.inventory(), key=lambda o: o.uuid)
     inv_ids = {o.uuid for o in inventory}
