@@ -90,9 +90,11 @@ def masked_dist(logits: torch.Tensor, mask: torch.Tensor) -> torch.distributions
     return torch.distributions.Categorical(logits=logits.masked_fill(~mask, -1e9))
 
 
-def evaluate(policy: Policy, task: str, episodes: int, max_steps: int, seed0: int = 10**6) -> float:
-    """Greedy success rate on held-out seeds."""
+def evaluate(policy: Policy, task: str, episodes: int, max_steps: int, seed0: int = 10**6, sample: bool = False) -> float:
+    """Success rate on held-out seeds, with greedy (argmax) or sampled actions (a fixed
+    generator, so the figure is reproducible)."""
     env = make_env(task, max_steps)
+    gen = torch.Generator().manual_seed(seed0)
     wins = 0
     for ep in range(episodes):
         obs, info = env.reset(seed=seed0 + ep)
@@ -100,7 +102,8 @@ def evaluate(policy: Policy, task: str, episodes: int, max_steps: int, seed0: in
         while not done:
             with torch.no_grad():
                 logits, _ = policy(to_tensors({k: v[None] for k, v in obs.items()}))
-            action = int(masked_dist(logits, torch.as_tensor(info["action_mask"])[None]).probs.argmax())
+            probs = masked_dist(logits, torch.as_tensor(info["action_mask"])[None]).probs[0]
+            action = int(torch.multinomial(probs, 1, generator=gen)) if sample else int(probs.argmax())
             obs, _, term, trunc, info = env.step(action)
             done = term or trunc
         wins += int(info["scorecard"]["completedSuccessfully"])
@@ -125,6 +128,11 @@ def train(total_steps: int, minutes: float, envs_per_task: int = 3, rollout: int
     recent: dict[str, list[int]] = {t: [] for t in tasks}
     start, steps, next_eval = time.perf_counter(), 0, eval_every
     while steps < total_steps and time.perf_counter() - start < 60 * minutes:
+        # Anneal the learning rate to zero over the budget (CleanRL's default): the policy
+        # sharpens late, which steadies its greedy (argmax) behaviour.
+        done_frac = max(steps / total_steps, (time.perf_counter() - start) / (60 * minutes))
+        for group in opt.param_groups:
+            group["lr"] = 5e-4 * max(0.05, 1.0 - done_frac)
         buf: dict[str, list[Any]] = {k: [] for k in ("obs", "mask", "act", "logp", "val", "rew", "done")}
         for _ in range(rollout):
             t_obs = to_tensors(obs)
@@ -153,14 +161,22 @@ def train(total_steps: int, minutes: float, envs_per_task: int = 3, rollout: int
             curve["train_success"][t].append(float(np.mean(recent[t][-30:])) if recent[t] else 0.0)
         if eval_every and steps >= next_eval:
             next_eval += eval_every
-            curve["eval"].append({"steps": steps, **{t: evaluate(policy, t, eval_episodes, max_steps) for t in tasks}})
+            curve["eval"].append({"steps": steps, **_evaluate_all(policy, tasks, eval_episodes, max_steps)})
             if log:
                 log(curve)
-    curve["final"] = {t: evaluate(policy, t, eval_episodes, max_steps) for t in tasks} if eval_episodes else {}
+    curve["final"] = _evaluate_all(policy, tasks, eval_episodes, max_steps) if eval_episodes else {}
+    curve["policy"] = policy
     curve["total_steps"] = steps
     curve["seconds_total"] = round(time.perf_counter() - start, 1)
     envs.close()
     return curve
+
+
+def _evaluate_all(policy: Policy, tasks: tuple[str, ...], episodes: int, max_steps: int) -> dict[str, float]:
+    """Greedy success per task (`Task`) and sampled-action success (`Task (sampled)`)."""
+    out = {t: evaluate(policy, t, episodes, max_steps) for t in tasks}
+    out.update({f"{t} (sampled)": evaluate(policy, t, episodes, max_steps, sample=True) for t in tasks})
+    return out
 
 
 def _update(policy: Policy, opt: torch.optim.Optimizer, buf: dict[str, list[Any]], last_value: torch.Tensor,
@@ -203,9 +219,10 @@ def plot(curve: dict[str, Any], path: Path) -> None:
     for task, values in curve["train_success"].items():
         ax.plot(curve["steps"], values, label=f"{task} (train, last 30 episodes)")
     for task in curve["train_success"]:
-        pts = [(e["steps"], e[task]) for e in curve["eval"]]
-        if pts:
-            ax.plot(*zip(*pts, strict=True), "o--", label=f"{task} (greedy, held-out seeds)")
+        for key, style, what in ((task, "o--", "greedy"), (f"{task} (sampled)", "x:", "sampled")):
+            pts = [(e["steps"], e[key]) for e in curve["eval"] if key in e]
+            if pts:
+                ax.plot(*zip(*pts, strict=True), style, label=f"{task} ({what}, held-out seeds)")
     ax.axhline(0.8, color="grey", lw=0.8, ls=":")
     within = [st for st, sec in zip(curve["steps"], curve["seconds"], strict=True) if sec <= 1800]
     if within and within[-1] < curve["steps"][-1]:
@@ -240,6 +257,7 @@ def main() -> None:
 
     curve = train(args.steps, args.minutes, envs_per_task=args.envs_per_task, max_steps=args.max_steps,
                   seed=args.seed, eval_every=args.eval_every, eval_episodes=args.eval_episodes, log=log)  # fmt: skip
+    torch.save(curve.pop("policy").state_dict(), out.with_suffix(".pt"))  # re-evaluate later without retraining
     out.with_suffix(".json").write_text(json.dumps(curve, indent=1))
     plot(curve, out.with_suffix(".png"))
     print(json.dumps({"final": curve["final"], "steps": curve["total_steps"], "seconds": curve["seconds_total"]}))

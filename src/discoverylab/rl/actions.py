@@ -56,6 +56,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         self.action_space: spaces.Space[Any] = spaces.Discrete(self.n)
         self.slots: list[Slot] = []
         self._mask = np.zeros(self.n, dtype=bool)
+        self._masks: dict[tuple[Any, ...], np.ndarray] = {}  # mask per (reach, teleportable, locations)
 
     # ---- the layout -------------------------------------------------------------------
     def layout(self, index: int) -> tuple[str, tuple[int, ...]]:
@@ -118,33 +119,48 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
             self.slots = encoder.slots  # the symbolic observation's slots, built this step
         else:
             self.slots = object_slots(agent, base.radius, self.num_slots)  # type: ignore[attr-defined]
-        mask = np.zeros(self.n, dtype=bool)
         partner = agent.dialog_partner
         if partner is not None and partner.dialog_tree is not None:
-            options = min(len(partner.dialog_tree.visible_options()), self.num_dialog)
-            mask[self.base_dialog : self.base_dialog + options] = True
+            key: tuple[Any, ...] = ("dialog", min(len(partner.dialog_tree.visible_options()), self.num_dialog))
         else:
-            self._mask_world(mask, agent, bool(base.teleport))  # type: ignore[attr-defined]
+            teleport = bool(base.teleport)  # type: ignore[attr-defined]
+            objects, seen = agent.world.objects, agent.seen
+            key = (
+                tuple(s.accessible for s in self.slots),
+                tuple(s.obj.uuid in objects and s.obj.uuid in seen for s in self.slots) if teleport else (),
+                len(self._locations()) if teleport else -1,
+            )
+        mask = self._masks.get(key)
+        if mask is None:  # a handful of distinct masks per episode: build each once
+            mask = self._build_mask(key)
+            if len(self._masks) < 4096:
+                self._masks[key] = mask
         self._mask = mask
         info["action_mask"] = mask.copy()
 
-    def _mask_world(self, mask: np.ndarray, agent: Any, teleport: bool) -> None:
+    def _build_mask(self, key: tuple[Any, ...]) -> np.ndarray:
+        mask = np.zeros(self.n, dtype=bool)
+        if key[0] == "dialog":
+            mask[self.base_dialog : self.base_dialog + key[1]] = True
+        else:
+            self._mask_world(mask, *key)
+        return mask
+
+    def _mask_world(self, mask: np.ndarray, accessible: tuple[bool, ...], teleportable: tuple[bool, ...], locations: int) -> None:
         mask[: self.base_single] = True
         k = self.num_slots
-        n = len(self.slots)
+        n = len(accessible)
         reach = np.zeros(k, dtype=bool)
-        reach[:n] = [s.accessible for s in self.slots]
+        reach[:n] = accessible
         for kind, name in enumerate(SINGLE):
             start = self.base_single + kind * k
             if name == "TELEPORT_TO_OBJECT":
-                if teleport:
-                    objects, seen = agent.world.objects, agent.seen
-                    mask[start : start + n] = [s.obj.uuid in objects and s.obj.uuid in seen for s in self.slots]
+                mask[start : start + len(teleportable)] = teleportable
             else:
                 mask[start : start + k] = reach
         pairs = np.logical_and.outer(reach, reach).ravel()
         for kind in range(len(PAIR)):
             start = self.base_pair + kind * k * k
             mask[start : start + k * k] = pairs
-        if teleport:
-            mask[self.base_location : self.base_location + len(self._locations())] = True
+        if locations > 0:
+            mask[self.base_location : self.base_location + locations] = True

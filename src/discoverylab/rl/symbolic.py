@@ -40,6 +40,18 @@ FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
 _KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
 
 
+_WINDOWS: dict[int, list[tuple[int, int, int]]] = {}
+
+
+def _window(radius: int) -> list[tuple[int, int, int]]:
+    """(dx, dy, cell index) of every tile of the window, row-major (cached per radius)."""
+    if radius not in _WINDOWS:
+        w = 2 * radius + 1
+        span = range(-radius, radius + 1)
+        _WINDOWS[radius] = [(dx, dy, (dy + radius) * w + dx + radius) for dy in span for dx in span]
+    return _WINDOWS[radius]
+
+
 class SymbolicEncoder:
     """Builds the symbolic observation of one agent; `slots` holds the last slots built."""
 
@@ -65,52 +77,56 @@ class SymbolicEncoder:
         world = agent.world
         blocker_at, objects_at, stacks, size = world.blocker_at, world.objects_at, world.stacks, world.size
         kinds = _KINDS
-        tiles = [0] * (w * w * DEPTH)  # filled as flat lists, converted once (numpy item writes are slow)
-        state = [0] * (w * w * 4)
+        tiles = bytearray(w * w * DEPTH)  # filled in place, wrapped by numpy once (item writes are slow)
+        state = bytearray(w * w * 4)
         view: list[tuple[int, int, list[WorldObject]]] = []
         seen_add = agent.seen.add
         seen_add(agent.uuid)
         ax, ay = agent.x, agent.y
-        for dy in range(-r, r + 1):
-            y = ay + dy
-            if not 0 <= y < size:
+        for dx, dy, cell in _window(r):
+            x, y = ax + dx, ay + dy
+            if not (0 <= x < size and 0 <= y < size):
                 continue
-            for dx in range(-r, r + 1):
-                x = ax + dx
-                if not 0 <= x < size:
-                    continue
-                stack = stacks[x][y]
-                if len(stack) == 1 and not stack[0].contents and stack[0] is not agent:  # bare ground: most tiles
-                    objs = stack
-                    free = stack[0].is_passable_now()
-                else:
-                    objs = [o for o in objects_at(x, y) if o is not agent]
-                    free = blocker_at(x, y) is None
-                view.append((dx, dy, objs))
-                cell = (dy + r) * w + dx + r
-                character = door = 0
-                for i, obj in enumerate(objs):
-                    seen_add(obj.uuid)
-                    if i < DEPTH:
-                        kind = kinds.get(obj.type)
-                        tiles[cell * DEPTH + i] = kind if kind is not None else kinds.setdefault(obj.type, kind_id(obj.type))
-                    if obj.is_agent:
-                        character = 1
-                    if obj.is_passage and obj.is_open:
-                        door = 1
-                state[cell * 4 : cell * 4 + 4] = (1, free, character, door)
-        for uuid in accessible_objects(agent):
+            stack = stacks[x][y]
+            if len(stack) == 1 and not stack[0].contents and stack[0] is not agent:  # bare ground: most tiles
+                obj = stack[0]
+                view.append((dx, dy, stack))
+                seen_add(obj.uuid)
+                kind = kinds.get(obj.type)
+                tiles[cell * DEPTH] = kind if kind is not None else kinds.setdefault(obj.type, kind_id(obj.type))
+                state[cell * 4] = 1
+                state[cell * 4 + 1] = obj.is_passable_now()
+                if obj.is_agent:
+                    state[cell * 4 + 2] = 1
+                if obj.is_passage and obj.is_open:
+                    state[cell * 4 + 3] = 1
+                continue
+            objs = [o for o in objects_at(x, y) if o is not agent]
+            view.append((dx, dy, objs))
+            character = door = 0
+            for i, obj in enumerate(objs):
+                seen_add(obj.uuid)
+                if i < DEPTH:
+                    kind = kinds.get(obj.type)
+                    tiles[cell * DEPTH + i] = kind if kind is not None else kinds.setdefault(obj.type, kind_id(obj.type))
+                if obj.is_agent:
+                    character = 1
+                if obj.is_passage and obj.is_open:
+                    door = 1
+            state[cell * 4 : cell * 4 + 4] = bytes((1, blocker_at(x, y) is None, character, door))
+        reach = accessible_objects(agent)
+        for uuid in reach:
             seen_add(uuid)
-        self.slots = object_slots(agent, r, self.num_slots, view)
-        rows = [[0] * SLOT_FEATURES for _ in range(self.num_slots)]
+        self.slots = object_slots(agent, r, self.num_slots, view, reach)
+        rows = bytearray(self.num_slots * SLOT_FEATURES)
         for i, s in enumerate(self.slots):
             o = s.obj
-            rows[i] = [
+            rows[i * SLOT_FEATURES : (i + 1) * SLOT_FEATURES] = bytes((
                 1, kind_id(o.type), s.in_inventory, s.accessible, s.dx + r, s.dy + r, o.is_open, o.activated,
                 o.is_container, o.openable, o.activatable, o.edible, o.readable, o.dialogable or o.is_npc,
                 o.movable, mentioned(o.name, task), min(len(o.contents), 255),
-            ]  # fmt: skip
-        dialog = [[0, 0, 0] for _ in range(self.num_dialog)]
+            ))  # fmt: skip
+        dialog = bytearray(self.num_dialog * 3)
         partner = agent.dialog_partner
         in_dialog = partner is not None and partner.dialog_tree is not None
         if in_dialog:
@@ -118,15 +134,15 @@ class SymbolicEncoder:
             tree = partner.dialog_tree
             line = tree.node().text.format(**partner.props)
             for i, opt in enumerate(tree.visible_options()[: self.num_dialog]):
-                dialog[i] = [1, text_id(opt.text), mentioned(opt.text, line)]
-        facts = (agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, min(len(agent.inventory()), 255),
-                 success, min(len(world.teleports), 255), completed)  # fmt: skip
+                dialog[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
+        facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, min(len(agent.inventory()), 255),
+                           success, min(len(world.teleports), 255), completed))  # fmt: skip
         return {
-            "tiles": np.array(tiles, np.uint8).reshape(w, w, DEPTH),
-            "tile_state": np.array(state, np.uint8).reshape(w, w, 4),
-            "slots": np.array(rows, np.uint8),
-            "dialog": np.array(dialog, np.uint8),
-            "agent": np.array(facts, np.uint8),
+            "tiles": np.frombuffer(tiles, np.uint8).reshape(w, w, DEPTH),
+            "tile_state": np.frombuffer(state, np.uint8).reshape(w, w, 4),
+            "slots": np.frombuffer(rows, np.uint8).reshape(self.num_slots, SLOT_FEATURES),
+            "dialog": np.frombuffer(dialog, np.uint8).reshape(self.num_dialog, 3),
+            "agent": np.frombuffer(facts, np.uint8),
         }
 
     def blank(self) -> dict[str, Any]:

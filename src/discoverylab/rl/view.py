@@ -74,11 +74,15 @@ def window(agent: Agent, radius: int) -> list[tuple[int, int, list[WorldObject]]
     return out
 
 
-def object_slots(agent: Agent, radius: int, count: int, view: list | None = None) -> list[Slot]:
-    """Up to `count` slots: inventory, then reachable objects, then the rest of the view."""
+def object_slots(
+    agent: Agent, radius: int, count: int, view: list | None = None, reach: dict[int, WorldObject] | None = None
+) -> list[Slot]:
+    """Up to `count` slots: inventory, then reachable objects, then the rest of the view
+    (`view` and `reach` when the caller has them: the window and `accessible_objects`)."""
     inventory = sorted(agent.inventory(), key=lambda o: o.uuid)
     inv_ids = {o.uuid for o in inventory}
-    reach = accessible_objects(agent)
+    if reach is None:
+        reach = accessible_objects(agent)
     slots = [Slot(o, True, True, 0, 0) for o in inventory]
     near: list[tuple[int, int, int, Slot]] = []
     for dx, dy, objs in window(agent, radius) if view is None else view:
