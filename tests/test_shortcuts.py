@@ -264,3 +264,32 @@ def test_reactor_lab_blind_sweep_fails(difficulty: str) -> None:
         outcomes.append(p.success)
         assert p.terminated and any(r.burnt_out for r in p.scenario.reactors), f"seed {seed}"
     assert not any(outcomes)
+
+
+# ---- Unit tests: the Dialog test ---------------------------------------------------------------
+def test_shortcut_dialog_try_every_option() -> None:
+    """Never read Sally's line: try the options in turn, talking again after each wrong one.
+    In the original a new TALK restarted the dialog, so this passed every seed; a wrong choice
+    now fails the task, leaving only luck ((1/8)^3 per seed)."""
+    wins = 0
+    for seed in range(20):
+        p = Player("DialogTest", "normal", seed)
+        sally = p.scenario.sally
+        p.do("TELEPORT_TO_OBJECT", sally)
+        tried: set[tuple[str, str]] = set()
+        good: dict[str, str] = {}  # line -> the option that led on (remembered, not read)
+        for _ in range(60):
+            if p.terminated:
+                break
+            p.do("TALK", sally)
+            while p.options() and not p.terminated:
+                line = p.obs["dialog_box"]["dialogIn"]
+                fresh = [o for o in p.options() if o != "Exit" and (line, o) not in tried]
+                choice = good.get(line) or (fresh[0] if fresh else "Exit")
+                tried.add((line, choice))
+                p.choose(choice)
+                if choice == "Exit" or "not the correct answer" in p.obs["dialog_box"].get("dialogIn", ""):
+                    break
+                good[line] = choice
+        wins += p.success
+    assert wins <= 1, f"trying every option passed {wins}/20 seeds"

@@ -60,17 +60,26 @@ class Driver:
         return [item["score"] for item in self.card["scoreCard"]]
 
 
-def test_dialog_wrong_answer_then_restart() -> None:
+def test_dialog_wrong_answer_fails_the_task() -> None:
+    """A wrong choice fails the task at once (the original let a new TALK start over, so trying
+    every option passed); "Exit" is not a wrong choice."""
     d = Driver("DialogTest")
     sally = d.scenario.sally
     assert d.do("TELEPORT_TO_OBJECT", sally).startswith("I teleported")
     d.do("TALK", sally)
+    d.choose("Exit")
+    assert not d.card["completed"]
+    d.do("TALK", sally)
     wanted = d.obs["dialog_box"]["dialogIn"].split("`")[1]
     wrong = next(v for v in d.obs["dialog_box"]["dialogOptions"].values() if v not in (wanted, "Exit"))
     assert "not the correct answer" in d.choose(wrong)
-    d.choose("Exit")
-    assert not d.obs["dialog_box"]["is_in_dialog"]
-    assert d.scores() == [1, 0, 0, 0] and not d.card["completed"]
+    assert d.scores() == [1, 0, 0, 0] and d.card["completed"] and not d.card["completedSuccessfully"]
+
+
+def test_dialog_right_answers_succeed() -> None:
+    d = Driver("DialogTest")
+    sally = d.scenario.sally
+    assert d.do("TELEPORT_TO_OBJECT", sally).startswith("I teleported")
     d.do("TALK", sally)
     for _ in range(3):
         d.choose(d.obs["dialog_box"]["dialogIn"].split("`")[1])

@@ -32,13 +32,13 @@ class DialogTest(Scenario):
 
     Description: Sally waits in the locked Talking Hut with the agent. Talking to her starts a
     dialog that asks, three times, to choose the option spelling a given word among eight
-    shuffled ones (a fruit, a vehicle, a plant). A wrong choice ends the conversation; a new TALK
-    starts again at stage one, and stages already reached stay counted.
+    shuffled ones (a fruit, a vehicle, a plant). A wrong choice ends the conversation and fails
+    the task (in the original a new TALK started again, so trying every option passed).
     Actions: TALK, then dialog choices ({"chosen_dialog_option_int": N}); the hut's key lies on
     a table but leaving is not needed.
     Observation: standard text observation; the dialog box shows Sally's line and the options.
     Scoring: Talk to other person /1, Reach Stage 2 /1, Reach Stage 3 /1, Complete Task /1.
-    No failure state; success when all four are scored.
+    Fails on the first wrong choice ("Exit" is not wrong); success when all four are scored.
     Difficulty knobs: none (Normal only); the seed picks the three words and option orders.
     Registered ids: discoverylab/DialogTest-Normal-v0.
     """
@@ -81,7 +81,7 @@ class DialogTest(Scenario):
             for word in self.shuffled(words):
                 tree.add_option(node, word, success if word == answer else "failure")
             tree.add_option(node, "Exit", "end")
-        tree.add_node("failure", "I'm sorry, but that's not the correct answer.")
+        tree.add_node("failure", "I'm sorry, but that's not the correct answer.", states_to_add=("wrongAnswer",))
         tree.add_option("failure", "Exit", "end")
         tree.add_node(
             "success",
@@ -104,7 +104,9 @@ class DialogTest(Scenario):
         ):
             if state in states:
                 item.set(1)
-        if all(item.completed for item in self.scorecard.items):
+        if "wrongAnswer" in states:  # not in the original: trying every option would pass it
+            self.scorecard.finish(False)
+        elif all(item.completed for item in self.scorecard.items):
             self.scorecard.finish(True)
 
     @staticmethod
