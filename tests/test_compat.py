@@ -97,3 +97,36 @@ def test_same_seed_same_observations_as_the_env_after_the_load_tick() -> None:
     expected = info["observation"]
     assert ui["agentLocation"] == expected["agentLocation"] and ui["lastActionMessage"] == expected["lastActionMessage"]
     assert ui["world_steps"] == expected["world_steps"] + 1
+
+
+def test_create_agent_video_writes_one_frame_per_observation(tmp_path: Any) -> None:
+    import imageio.v2 as imageio
+    from PIL import Image
+
+    api = DiscoveryWorldAPI()
+    assert api.loadScenario("Small Skills: Pick and Place Test", "Normal", 0)
+    for direction in ("north", "east", "south"):
+        api.getAgentObservation(0)
+        api.performAgentAction(0, {"action": "ROTATE_DIRECTION", "arg1": direction})
+        api.tick()
+    api.getAgentObservation(0)
+    gif, mp4 = tmp_path / "run.gif", tmp_path / "run.mp4"
+    assert api.createAgentVideo(0, str(gif)) == {"errors": [], "success": True, "frames": 4}
+    assert Image.open(gif).n_frames == 4
+    assert api.createAgentVideo(0, str(mp4))["success"]
+    with imageio.get_reader(str(mp4)) as reader:
+        frames = [frame for frame in reader]
+    assert len(frames) == 4 and frames[0].ndim == 3
+    bad = api.createAgentVideo(0, str(tmp_path / "missing-folder" / "run.mp4"))
+    assert not bad["success"] and bad["errors"][0].startswith("No video written")
+    assert not api.createAgentVideo(1, str(mp4))["success"]
+
+
+def test_create_agent_video_without_frames_says_why(tmp_path: Any) -> None:
+    assert "loadScenario" in DiscoveryWorldAPI().createAgentVideo(0, str(tmp_path / "a.mp4"))["errors"][0]
+    api = DiscoveryWorldAPI(keep_frames=False)
+    api.loadScenario("Small Skills: Pick and Place Test", "Normal", 0)
+    api.getAgentObservation(0)
+    result = api.createAgentVideo(0, str(tmp_path / "a.mp4"))
+    assert not result["success"] and "keep_frames=False" in result["errors"][0]
+    assert not (tmp_path / "a.mp4").exists()

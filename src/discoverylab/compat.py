@@ -7,13 +7,17 @@ its canonical name and difficulty string, then loops `getAgentObservation` -> `p
 Actions may carry the extra keys the original's agents add (`thought`, `explanation`, ...).
 
 Differences, on purpose: nothing is written to disk (the original saves a frame per observation),
-one user agent only, `createAgentVideo` is unavailable, and `render_images=False` skips the PNGs
-for clients that never read them (the text observation is the same).
+one user agent only, `createAgentVideo` writes the frames kept in memory (one per observation, as
+PNG data; `keep_frames=False` keeps none) with the ffmpeg that imageio-ffmpeg ships, and
+`render_images=False` skips the PNGs for clients that never read them (the text observation is
+the same).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.registry import all_tasks
@@ -39,11 +43,15 @@ class DiscoveryWorldAPI:
     Args:
         threadID: accepted for compatibility (the original names its frame folder after it).
         render_images: include the `vision` PNGs in observations (the original always does).
+        keep_frames: keep each observation's view (about 60 KB of PNG per step) for
+            `createAgentVideo`; the original saves them to disk instead.
     """
 
-    def __init__(self, threadID: int = 1, render_images: bool = True) -> None:  # noqa: N803 - original's name
+    def __init__(self, threadID: int = 1, render_images: bool = True, keep_frames: bool = True) -> None:  # noqa: N803
         self.threadID = threadID
         self.render_images = render_images
+        self.keep_frames = keep_frames
+        self._frames: list[str] = []
         self.env: DiscoveryWorldEnv | None = None
         self._acted = False
         self._message = "You are ready to start."
@@ -71,6 +79,7 @@ class DiscoveryWorldAPI:
         self.env.world.tick()
         self._acted = False
         self._message, self._extended, self._last_ui = "You are ready to start.", [], None
+        self._frames = []
         return True
 
     # ---- the loop ---------------------------------------------------------------------------
@@ -89,6 +98,8 @@ class DiscoveryWorldAPI:
             from discoverylab.render.renderer import vision_observation
 
             vision = vision_observation(scenario.world, scenario.player, scale=2)
+            if self.keep_frames:
+                self._frames.append(vision["base64_with_grid"])
         return {"errors": [], "ui": ui, "vision": vision}
 
     def performAgentAction(self, agentIdx: int, actionJSON: Any) -> dict[str, Any]:  # noqa: N802, N803
@@ -150,4 +161,27 @@ class DiscoveryWorldAPI:
         return int((self._last_ui or {}).get("world_steps", 0))
 
     def createAgentVideo(self, agentIdx: int, filenameOut: str) -> dict[str, Any]:  # noqa: N802, N803
-        return {"errors": ["createAgentVideo is not available: frames are not saved to disk here."], "success": False}
+        """Write the frames of every observation so far as a video at 2 frames/s, as the
+        original does (MP4, or a GIF when the name ends in .gif)."""
+        if agentIdx != 0:
+            return {"errors": ["Agent index out of range."], "success": False}
+        if not self._frames:
+            why = "no frames were kept (render_images=False or keep_frames=False)" if self.env else NO_SCENARIO
+            return {"errors": [f"No video written: {why}."], "success": False}
+        import base64
+        import io
+
+        import imageio.v2 as imageio
+        from PIL import Image
+
+        try:
+            frames = [Image.open(io.BytesIO(base64.b64decode(f.split(",", 1)[1]))).convert("RGB") for f in self._frames]
+            if str(filenameOut).lower().endswith(".gif"):
+                frames[0].save(filenameOut, save_all=True, append_images=frames[1:], duration=500, loop=0)
+            else:
+                with imageio.get_writer(filenameOut, fps=2, macro_block_size=16) as writer:
+                    for frame in frames:
+                        writer.append_data(np.asarray(frame))  # type: ignore[attr-defined]
+        except (OSError, ValueError, RuntimeError) as exc:  # unwritable path, codec trouble
+            return {"errors": [f"No video written: {exc}"], "success": False}
+        return {"errors": [], "success": True, "frames": len(frames)}
