@@ -8,13 +8,14 @@ Actions may carry the extra keys the original's agents add (`thought`, `explanat
 
 Differences, on purpose: nothing is written to disk (the original saves a frame per observation),
 one user agent only, `createAgentVideo` writes the frames kept in memory (one per observation, as
-PNG data; `keep_frames=False` keeps none) with the ffmpeg that imageio-ffmpeg ships, and
+PNG files; `keep_frames=False` keeps none) with the ffmpeg that imageio-ffmpeg ships, and
 `render_images=False` skips the PNGs for clients that never read them (the text observation is
 the same).
 """
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,7 @@ class DiscoveryWorldAPI:
     Args:
         threadID: accepted for compatibility (the original names its frame folder after it).
         render_images: include the `vision` PNGs in observations (the original always does).
-        keep_frames: keep each observation's view (about 60 KB of PNG per step) for
+        keep_frames: keep each observation's view (a 1536x1024 PNG, about 150 KB per step) for
             `createAgentVideo`; the original saves them to disk instead.
     """
 
@@ -51,7 +52,7 @@ class DiscoveryWorldAPI:
         self.threadID = threadID
         self.render_images = render_images
         self.keep_frames = keep_frames
-        self._frames: list[str] = []
+        self._frames: list[bytes] = []  # PNG files
         self.env: DiscoveryWorldEnv | None = None
         self._acted = False
         self._message = "You are ready to start."
@@ -99,7 +100,7 @@ class DiscoveryWorldAPI:
 
             vision = vision_observation(scenario.world, scenario.player, scale=2)
             if self.keep_frames:
-                self._frames.append(vision["base64_with_grid"])
+                self._frames.append(base64.b64decode(vision["base64_with_grid"].split(",", 1)[1]))
         return {"errors": [], "ui": ui, "vision": vision}
 
     def performAgentAction(self, agentIdx: int, actionJSON: Any) -> dict[str, Any]:  # noqa: N802, N803
@@ -168,14 +169,13 @@ class DiscoveryWorldAPI:
         if not self._frames:
             why = "no frames were kept (render_images=False or keep_frames=False)" if self.env else NO_SCENARIO
             return {"errors": [f"No video written: {why}."], "success": False}
-        import base64
         import io
 
         import imageio.v2 as imageio
         from PIL import Image
 
         try:
-            frames = [Image.open(io.BytesIO(base64.b64decode(f.split(",", 1)[1]))).convert("RGB") for f in self._frames]
+            frames = [Image.open(io.BytesIO(f)).convert("RGB") for f in self._frames]
             if str(filenameOut).lower().endswith(".gif"):
                 frames[0].save(filenameOut, save_all=True, append_images=frames[1:], duration=500, loop=0)
             else:
