@@ -100,3 +100,28 @@ def test_play_in_terminal() -> None:
     assert result.exit_code == 0, result.output
     assert "Commands:" in result.output and "Scorecard" in result.output
     assert "I waited." in result.output
+
+
+def test_embedded_model_runs_one_worker_in_run_and_bench(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """One embedded model per worker would fight over the same cores: `run` and `bench` with an
+    LLM agent and no base URL use one worker and say so (the episodes themselves are not run)."""
+    import discoverylab.cli.main as cli_main
+    from discoverylab.bench.runs import Outcome
+
+    monkeypatch.delenv("DISCOVERYLAB_LLM_BASE_URL", raising=False)
+    seen: list[int] = []
+
+    def fake_run_bench(jobs, out, workers, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(workers)
+        return Outcome()
+
+    monkeypatch.setattr(cli_main, "run_bench", fake_run_bench)
+    for args in (["run", "--agent", "react", "--workers", "2", "--out", str(tmp_path / "a")],
+                 ["bench", "--agent", "react", "--suite", "unit", "--workers", "2", "--out", str(tmp_path / "b")],
+                 ["bench", "--agent", "react", "--suite", "unit", "--workers", "2", "--base-url", "http://127.0.0.1:9/v1",
+                  "--out", str(tmp_path / "c")],
+                 ["bench", "--agent", "oracle", "--suite", "unit", "--workers", "2", "--out", str(tmp_path / "d")]):  # fmt: skip
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+    assert seen == [1, 1, 2, 2]
+    assert "embedded model serves one episode at a time" in runner.invoke(app, ["run", "--agent", "react", "--workers", "3", "--out", str(tmp_path / "e")]).output

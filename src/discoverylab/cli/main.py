@@ -105,6 +105,11 @@ def _judge_settings(llm: LLMSettings | None, judge: bool, model: str | None, bas
     return LLMSettings(model=model, base_url=base_url)
 
 
+def _embedded(*settings: LLMSettings | None) -> bool:
+    """Whether the agent or the judge would start the embedded model (one per worker process)."""
+    return any(s is not None and s.embedded for s in settings)
+
+
 def _fail(message: str) -> None:
     err.print(f"[red]Error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(2)
@@ -221,8 +226,13 @@ def _resume_hint(out: Path | None) -> str:
 
 def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as_json: bool, title: str,
              config: dict[str, Any], episode_timeout: float | None = None, request_timeout: float | None = None,
-             backend: str = "local", address: str | None = None) -> None:
+             backend: str = "local", address: str | None = None, embedded: bool = False) -> None:
     from discoverylab.llm.client import ENV_REQUEST_TIMEOUT
+
+    if embedded and workers > 1:  # one embedded model per worker would fight over the same cores
+        err.print("[dim]The embedded model serves one episode at a time: 1 worker (a --base-url server can take "
+                  "parallel episodes).[/dim]", soft_wrap=True)  # fmt: skip
+        workers = 1
 
     if backend not in BACKENDS:
         _fail(f"Unknown backend {backend!r}. Valid backends: {', '.join(BACKENDS)}.")
@@ -317,7 +327,7 @@ def run(
     judge_llm = _judge_settings(llm, judge, judge_model, judge_base_url)
     _execute(iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm), len(seed_list), out, workers, as_json,
              f"{agent} on {cls.task_id}", _run_config(max_steps, llm, judge_llm), episode_timeout,
-             request_timeout)  # fmt: skip
+             request_timeout, embedded=_embedded(llm, judge_llm))  # fmt: skip
 
 
 @app.command()
@@ -371,12 +381,10 @@ def bench(
     if not pairs:
         _fail(f"No tasks in suite {suite!r} at difficulty {difficulty!r}.")
     llm = _llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode, vision)
-    if llm is not None and llm.embedded:
-        workers = 1  # one embedded model per process would share the same cores
     judge_llm = _judge_settings(llm, judge, judge_model, judge_base_url)
     _execute(iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm), len(pairs) * len(seed_list), out, workers,
              as_json, f"{agent} agent, suite {suite}", _run_config(max_steps, llm, judge_llm), episode_timeout,
-             request_timeout, backend, address)  # fmt: skip
+             request_timeout, backend, address, embedded=_embedded(llm, judge_llm))  # fmt: skip
 
 
 @app.command()
