@@ -254,3 +254,50 @@ def test_servers_without_schema_support_get_the_schema_in_the_prompt(scripted_ll
     assert agent.act(obs) == {"action": "WAIT"}
     sent = scripted_llm.requests[0]
     assert "response_format" not in sent and "JSON Schema" in sent["messages"][0]["content"]
+
+
+def test_hypothesizer_summarises_older_measurements_past_the_limit(scripted_llm: ScriptedLLMServer) -> None:
+    from discoverylab.agents.hypothesizer import KEEP_RECENT, MEMORY_LIMIT
+
+    env, obs = _obs()
+    agent = HypothesizerAgent(_settings(scripted_llm))
+    agent.reset(obs)
+    agent.memory = [{"measurement": f"reading {i}", "step": i} for i in range(MEMORY_LIMIT - 1)]
+    agent.memory.insert(5, {"hypothesis": "h", "status": "pending", "supporting evidence": "e", "step": 5})
+    scripted_llm.push_text(
+        _reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None),
+        _reply(measurements=["new a", "new b"], hypotheses=[]),
+        _reply(summary=["readings 0-30 rose by one per step", "reading 4 was the lowest"]),
+        _reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None),
+    )  # fmt: skip
+    for _ in range(2):
+        _, _, _, _, info = env.step(agent.act(obs))
+        obs = info["observation"]
+    summary_prompt = scripted_llm.requests[2]["messages"][1]["content"]
+    assert "step 0: reading 0" in summary_prompt and "reading 30" in summary_prompt and "reading 31" not in summary_prompt
+    measurements = [m["measurement"] for m in agent.memory if "measurement" in m]
+    assert measurements[:2] == ["readings 0-30 rose by one per step", "reading 4 was the lowest"]
+    assert len(measurements) == 2 + KEEP_RECENT and measurements[-2:] == ["new a", "new b"]
+    assert agent.memory[0]["step"] == "summary of steps 0-30"
+    assert any("hypothesis" in m for m in agent.memory)  # hypotheses are never summarised away
+    assert [n.kind for n in agent.notes] == ["act", "reflect", "summarise", "act"]
+
+
+def test_hypothesizer_keeps_the_newest_entries_when_the_summary_fails(scripted_llm: ScriptedLLMServer) -> None:
+    from discoverylab.agents.hypothesizer import MEMORY_LIMIT
+
+    env, obs = _obs()
+    agent = HypothesizerAgent(_settings(scripted_llm))
+    agent.reset(obs)
+    agent.memory = [{"measurement": f"reading {i}", "step": i} for i in range(MEMORY_LIMIT)]
+    scripted_llm.push_text(
+        _reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None),
+        _reply(measurements=["new a"], hypotheses=[]),
+        _reply(summary=[]),
+        _reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None),
+    )  # fmt: skip
+    for _ in range(2):
+        _, _, _, _, info = env.step(agent.act(obs))
+        obs = info["observation"]
+    assert len(agent.memory) == MEMORY_LIMIT and agent.memory[-1]["measurement"] == "new a"
+    assert agent.memory[0]["measurement"] == "reading 1"

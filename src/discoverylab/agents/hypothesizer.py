@@ -4,8 +4,9 @@ then reflect on the result and update that memory, every step (two model calls p
 The memory holds MEASUREMENTS (what was observed, at which step) and HYPOTHESES (statement,
 status pending/confirmed/rejected, supporting evidence). Each action reply carries the action,
 an explanation tying it to the running hypothesis and a short note for the next step; the
-prompt shows the last three actions with their explanations and notes. The memory is capped
-(40 entries, the paper's summary limit) by keeping every hypothesis and the newest measurements.
+prompt shows the last three actions with their explanations and notes. When the memory passes 40
+entries (the paper's summary limit) a third call asks the model to summarise the older
+measurements into a few; should that fail, the newest entries are kept (hypotheses first).
 With `vision=True` the rendered view goes along as a base64 PNG (for models that read images).
 The knowledge report is the memory itself, as in the paper.
 """
@@ -36,7 +37,13 @@ REFLECT_ROLE = (
     "You update a scientist's working memory after an action. Add the new measurements the result shows "
     "(specific values, object names and UUIDs) and add or update hypotheses with their status and evidence."
 )
+SUMMARY_ROLE = (
+    "You condense a scientist's older measurements into a few short summary measurements. Keep every "
+    "specific value, object name and UUID that could matter for the task; drop repetition."
+)
 MEMORY_LIMIT = 40
+KEEP_RECENT = 10  # the newest measurements are never summarised
+SUMMARY_ITEMS = 8
 STATUS = ("pending", "confirmed", "rejected")
 
 
@@ -122,6 +129,8 @@ class HypothesizerAgent(LLMAgentBase):
                 self.memory.append({"measurement": str(text), "step": last["step"]})
         for item in data.get("hypotheses", []):
             self._update_hypothesis(item, last["step"])
+        if len(self.memory) > MEMORY_LIMIT:
+            self._summarise(last["step"])
         self._cap_memory()
 
     def _update_hypothesis(self, item: dict[str, Any], step: int) -> None:
@@ -134,6 +143,29 @@ class HypothesizerAgent(LLMAgentBase):
                 self.memory[i] = entry
                 return
         self.memory.append(entry)
+
+    def _summarise(self, step: int) -> None:
+        """Replace all but the newest measurements by the model's summary of them."""
+        measurements = [m for m in self.memory if "measurement" in m]
+        old = measurements[:-KEEP_RECENT]
+        if len(old) < 2:
+            return
+        short = {"type": "string", "maxLength": self.text_chars}
+        schema = {"type": "object", "properties": {"summary": {"type": "array", "items": short, "maxItems": SUMMARY_ITEMS}},
+                  "required": ["summary"], "additionalProperties": False}  # fmt: skip
+        listing = "\n".join(f"- step {m['step']}: {m['measurement']}" for m in old)
+        user = f"Task: {self.task}\n\nOlder measurements:\n{listing}\n\nReply with JSON: at most {SUMMARY_ITEMS} summary measurements."
+        note = StepNote(step=step, kind="summarise")
+        data = self.ask([{"role": "system", "content": SUMMARY_ROLE}, {"role": "user", "content": user}], schema, "summary", note)
+        self.notes.append(note)
+        texts = [str(t).strip() for t in (data or {}).get("summary", []) if str(t).strip()]
+        if not texts:
+            return  # the hard cap below keeps the newest entries instead
+        span = f"summary of steps {old[0]['step']}-{old[-1]['step']}"
+        first = self.memory.index(old[0])
+        dropped = {id(m) for m in old}
+        rest = [m for m in self.memory if id(m) not in dropped]
+        self.memory = rest[:first] + [{"measurement": t, "step": span} for t in texts] + rest[first:]
 
     def _cap_memory(self) -> None:
         if len(self.memory) <= MEMORY_LIMIT:
