@@ -8,45 +8,7 @@ import statistics
 
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import KnowledgeReport, OracleGen
-from discoverylab.scenarios.proteomics.things import (
-    METER,
-)
-
-# Normal / Challenge: the fenced statue yard and the twelve places animals may live.
-STATUE_SPOTS = ((12, 12), (12, 16), (18, 12), (18, 16), (15, 14))
-ANIMAL_AREAS = ((4, 4), (12, 4), (20, 4), (28, 4), (4, 28), (12, 28), (20, 28), (28, 28),
-                (4, 12), (4, 20), (28, 12), (28, 20))  # fmt: skip
-YARD_TREES = ((12, 20), (18, 20), (12, 8), (18, 8), (8, 12), (8, 16), (22, 12), (22, 16),
-              (10, 10), (10, 18), (20, 10), (20, 18))  # fmt: skip
-# Easy: everything inside the locked research building.
-EASY_STATUE_SPOTS = ((16, 13), (16, 14), (16, 15))
-EASY_ANIMAL_SPOTS = ((14, 13), (14, 14), (14, 15))
-START = (15, 16)
-PLACE_RADIUS = 2.0  # Normal/Challenge: the flag must lie within this (Euclidean) of a statue
-
-INTRO = (
-    "You are in a biological preserve on Planet X, that has {n} different animal species. We suspect that one of "
-    "these animal species is not native to the area, but migrated from an isolated island in the recent past. "
-    "Your task is to use the proteomics meter to analyze the proteins of each of the {n} animal species, "
-)
-TASK_TEXT = {
-    "normal": INTRO + "which can be found throughout the environment away from the central statue area, and "
-    "determine which species is the anomaly. Once you have completed your task, return to the statue area and "
-    "drop the flag directly beside the statue of the animal species that is the anomaly.",
-    "easy": INTRO
-    + "which can be found in the research building you're in, and determine which species is the "
-    "anomaly. Once you have completed your task, drop the flag directly beside (i.e. one square left/to the west) "
-    "the statue of the animal species that is the anomaly.",
-}
-QUESTION = (
-    "Does it clearly state that the {name} has proteomics values that appear to be outliers compared to the other "
-    "animals, whose proteomics values all cluster together?"
-)
-HYPOTHESIS = (
-    "When performing a clustering analysis, the {name} has proteomics values that appear to be outliers compared "
-    "to the other animals, whose proteomics values all cluster together."
-)
-
+from discoverylab.scenarios.proteomics.things import METER
 
 _READING = re.compile(r"- Protein ([A-Z]): (\d+(?:\.\d+)?)")
 

@@ -7,19 +7,6 @@ from typing import Any
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen
 
-HOUSE = (18, 20, 10, 7)  # x, y, width, height: walls x 18-27, y 20-26, front door (23, 26)
-INTERIOR = (19, 21, 26, 25)  # x0, y0, x1, y1 inclusive
-DOOR_KEY = 42
-START = (25, 22)
-TELEPORTS = {"Starting Location": START, "Near Elder": (20, 24), "Kitchen": (20, 22), "Front Door": (23, 25)}
-WARM_C = 50.0
-BED_CLUTTER = ("coin", "seed", "flower_pot", "red_flower", "blue_flower")
-TASK_TEXT = (
-    "Welcome to the DiscoveryWorld tutorial. You wake up in the bedroom of Dr. House. The elder who lives "
-    "here needs your help: talk to them and do what they ask. They hold the key to the front door; once you "
-    "have it, leave the house to explore the village.\n"
-)
-
 
 # ---- oracle ---------------------------------------------------------------------------------
 def _entry(obs: ot.Obs, name: str, where: str = "accessible") -> dict[str, Any]:
