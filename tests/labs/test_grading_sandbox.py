@@ -67,3 +67,23 @@ def test_first_call_error_is_reported_without_memory_addresses() -> None:
     runs = [run_predictor(code, ["A", "C"]) for _ in range(2)]
     assert runs[0].values == [None, 0.5] and runs[0].call_errors == 1
     assert runs[0].details["call_error"] == runs[1].details["call_error"] == "KeyError: <function f at 0x?>"
+
+
+def test_the_rules_prompts_state_are_the_rules_the_sandbox_keeps() -> None:
+    """`PROGRAM_RULES` (shown to models) names what works and what is refused: check both ways."""
+    from discoverylab.labs.llm_formats import DEFAULT_LIMITS, hidden_property_format
+    from discoverylab.labs.sequence.sandbox_policy import PROGRAM_RULES
+
+    works = ("import math\nimport statistics\nW = {c: i for i, c in enumerate('ACGT')}\n"
+             "def f(s):\n    g = lambda c: c in 'GC'\n    try:\n        x = sum(1 for c in s if g(c)) / len(s)\n"
+             "    except ZeroDivisionError:\n        x = 0.0\n    return min(1.0, x + 0 * math.tanh(W['A']))\n")  # fmt: skip
+    assert run_predictor(works, ["GGCA", ""]).values == [0.75, 0.0]
+    refused = {"classes": "class A:\n    pass\n", "`with`": "def g():\n    with g():\n        pass\n",
+               "`match`": "def g(s):\n    match s:\n        case 1:\n            pass\n",
+               "names starting with `_`": "_x = 1\n", "imports": "import os\n"}  # fmt: skip
+    for rule, code in refused.items():
+        assert rule.strip("`") in PROGRAM_RULES or rule == "imports"
+        with pytest.raises(ProgramRejected):
+            check_program(code + "def f(s):\n    return 0.5\n")
+    fmt = hidden_property_format(None, '{"hypotheses": []}', DEFAULT_LIMITS)  # the final-answer format
+    assert PROGRAM_RULES in fmt.instructions

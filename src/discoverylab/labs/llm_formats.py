@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from discoverylab.labs.protocol import Protocol
+from discoverylab.labs.sequence.sandbox_policy import PROGRAM_RULES
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +174,8 @@ def _hidden_property_final(protocol: Protocol | None, message: str, limits: Form
         render=render,
         instructions=(
             "Give up to 3 ranked hypotheses for f (best first, each a precise definition"
-            + (", with `python`: a function `def f(s):` computing it, or an empty string" if limits.allow_python
+            + (f", with `python`: a function `def f(s):` computing it ({PROGRAM_RULES}), or an empty string"
+               if limits.allow_python
                else "") + "), then your "
             f"predicted f value for each of the {len(sequences)} listed sequences, in the listed order."
         ),

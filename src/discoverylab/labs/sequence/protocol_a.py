@@ -55,6 +55,7 @@ from discoverylab.labs.sequence.properties import (
     feasible_range,
     quantum,
 )
+from discoverylab.labs.sequence.sandbox_policy import PROGRAM_RULES
 
 logger = logging.getLogger(__name__)
 
@@ -357,7 +358,7 @@ class HiddenPropertyProtocol(Protocol):
         return (
             "All rounds are used. State your final hypothesis for f and a very brief justification, in the format "
             "below. Give up to 3 ranked hypotheses; `python` is optional: a function `def f(s):` returning a number "
-            "in [0,1] (allowed imports: math, itertools, collections, re, statistics, functools).\n"
+            f"in [0,1] ({PROGRAM_RULES}).\n"
             '{"hypotheses": [{"rank": 1, "description": "...", "python": "def f(s):\\n    ..."}], '
             '"predictions": {"<sequence>": <value>, ...}}\n'
             f"Predict f for each of these {len(self.prediction_sequences)} held-out sequences:\n{listed}"

@@ -39,6 +39,12 @@ from RestrictedPython.PrintCollector import PrintCollector
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer, copy_locations
 
 MAX_CODE_CHARS = 100_000
+# What a prompt tells a model about the language it may write (compile_program enforces it).
+PROGRAM_RULES = (
+    "allowed imports: math, itertools, collections, re, statistics, functools; plain functions, loops, "
+    "comprehensions, lambdas and try/except work; no classes, `with`, `match`, names starting with `_` "
+    "or files; printed text is discarded"
+)
 ALLOWED_MODULES = frozenset({"math", "itertools", "collections", "re", "statistics", "functools"})
 # Read-only members per module; None = every public builtin function, type and number of the module.
 MODULE_EXPORTS: dict[str, tuple[str, ...] | None] = {
