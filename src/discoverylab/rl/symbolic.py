@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from discoverylab.rl.scenery import SceneryMirror
 from discoverylab.rl.view import NUM_KINDS, Slot, kind_id, mentioned, object_slots, text_id
 from discoverylab.world.actions import accessible_objects
 from discoverylab.world.agent import Agent
@@ -38,18 +39,6 @@ SLOT_FEATURES = 17
 AGENT_FEATURES = 8
 FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
 _KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
-
-
-_WINDOWS: dict[int, list[tuple[int, int, int]]] = {}
-
-
-def _window(radius: int) -> list[tuple[int, int, int]]:
-    """(dx, dy, cell index) of every tile of the window, row-major (cached per radius)."""
-    if radius not in _WINDOWS:
-        w = 2 * radius + 1
-        span = range(-radius, radius + 1)
-        _WINDOWS[radius] = [(dx, dy, (dy + radius) * w + dx + radius) for dy in span for dx in span]
-    return _WINDOWS[radius]
 
 
 class SymbolicEncoder:
@@ -70,37 +59,34 @@ class SymbolicEncoder:
             }
         )
         self.slots: list[Slot] = []
+        self._mirror: SceneryMirror | None = None
 
     def encode(self, agent: Agent, task: str, success: bool, completed: bool) -> dict[str, np.ndarray]:
         r = self.radius
         w = 2 * r + 1
         world = agent.world
-        blocker_at, objects_at, stacks, size = world.blocker_at, world.objects_at, world.stacks, world.size
+        mirror = self._mirror
+        if mirror is None or mirror.world is not world:
+            if mirror is not None:
+                mirror.close()
+            mirror = self._mirror = SceneryMirror(world, r, DEPTH)
+        mirror.refresh()
+        ax, ay = agent.x, agent.y  # the window's corner in the padded arrays
+        tiles = bytearray(mirror.kinds[ay : ay + w, ax : ax + w].tobytes())  # scenery cells, then the rest
+        state = bytearray(mirror.state[ay : ay + w, ax : ax + w].tobytes())
+        scenery = mirror.uuids[ay : ay + w, ax : ax + w]
+        seen = agent.seen
+        seen.update(scenery[scenery != 0].tolist())
+        seen.add(agent.uuid)
+        seen_add = seen.add
+        blocker_at, objects_at = world.blocker_at, world.objects_at
         kinds = _KINDS
-        tiles = bytearray(w * w * DEPTH)  # filled in place, wrapped by numpy once (item writes are slow)
-        state = bytearray(w * w * 4)
-        view: list[tuple[int, int, list[WorldObject]]] = []
-        seen_add = agent.seen.add
-        seen_add(agent.uuid)
-        ax, ay = agent.x, agent.y
-        for dx, dy, cell in _window(r):
+        view: list[tuple[int, int, list[WorldObject]]] = []  # dynamic tiles only: scenery never fills a slot
+        for cell in np.flatnonzero(mirror.dynamic[ay : ay + w, ax : ax + w]).tolist():
+            dy, dx = divmod(cell, w)
+            dx -= r
+            dy -= r
             x, y = ax + dx, ay + dy
-            if not (0 <= x < size and 0 <= y < size):
-                continue
-            stack = stacks[x][y]
-            if len(stack) == 1 and not stack[0].contents and stack[0] is not agent:  # bare ground: most tiles
-                obj = stack[0]
-                view.append((dx, dy, stack))
-                seen_add(obj.uuid)
-                kind = kinds.get(obj.type)
-                tiles[cell * DEPTH] = kind if kind is not None else kinds.setdefault(obj.type, kind_id(obj.type))
-                state[cell * 4] = 1
-                state[cell * 4 + 1] = obj.is_passable_now()
-                if obj.is_agent:
-                    state[cell * 4 + 2] = 1
-                if obj.is_passage and obj.is_open:
-                    state[cell * 4 + 3] = 1
-                continue
             objs = [o for o in objects_at(x, y) if o is not agent]
             view.append((dx, dy, objs))
             character = door = 0

@@ -123,10 +123,18 @@ class WorldObject:
             obj = obj.parent
         return obj
 
+    def _touch_root(self) -> None:
+        """Tell the world's tile watchers that the tile this object (or its holder) is on changed."""
+        root = self.root()
+        if root.layer is not None:
+            self.world.touch(root.x, root.y)
+
     def detach(self) -> None:
         """Remove from wherever it is (container, part list or grid)."""
         if self.parent is not None:
             holder = self.parent
+            if self.world._watchers:
+                holder._touch_root()
             if self in holder.contents:
                 holder.contents.remove(self)
             elif self in holder.parts:
@@ -140,11 +148,15 @@ class WorldObject:
         obj.detach()
         self.contents.append(obj)
         obj.parent = self
+        if self.world._watchers:
+            self._touch_root()
 
     def add_part(self, obj: WorldObject) -> None:
         obj.detach()
         self.parts.append(obj)
         obj.parent = self
+        if self.world._watchers:
+            self._touch_root()
 
     def contents_visible(self) -> bool:
         """Whether an observer can see (and reach) the contents."""

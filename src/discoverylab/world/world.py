@@ -59,6 +59,7 @@ class World:
         self.step = 0
         self.background_radiation = 0.05
         self.on_tick: list[Callable[[], None]] = []
+        self._watchers: list[set[tuple[int, int]]] = []  # see `watch_tiles`
 
     def reseed_build(self, label: str) -> None:
         """Draw the layout from (seed, label) instead of the seed alone, so that e.g. two
@@ -88,6 +89,22 @@ class World:
         return self.agents[0]
 
     # ---- grid -------------------------------------------------------------------------
+    def watch_tiles(self) -> set[tuple[int, int]]:
+        """A set that collects every tile whose objects change from now on (placed, removed, or
+        their contents changed), for a consumer that keeps per-tile state and clears the set as
+        it catches up (the RL symbolic encoder). Nothing is recorded while nobody watches."""
+        watcher: set[tuple[int, int]] = set()
+        self._watchers.append(watcher)
+        return watcher
+
+    def unwatch_tiles(self, watcher: set[tuple[int, int]]) -> None:
+        self._watchers = [w for w in self._watchers if w is not watcher]
+
+    def touch(self, x: int, y: int) -> None:
+        """Tell the watchers that tile (x, y) changed."""
+        for watcher in self._watchers:
+            watcher.add((x, y))
+
     def in_bounds(self, x: int, y: int) -> bool:
         return 0 <= x < self.size and 0 <= y < self.size
 
@@ -107,6 +124,8 @@ class World:
                 index = i
                 break
         stack.insert(index, obj)
+        if self._watchers:
+            self.touch(x, y)
         return obj
 
     def grid_remove(self, obj: WorldObject) -> None:
@@ -116,6 +135,8 @@ class World:
         if obj in cell:
             cell.remove(obj)
             self.stacks[obj.x][obj.y].remove(obj)
+            if self._watchers:
+                self.touch(obj.x, obj.y)
         obj.layer = None
 
     def top_level_at(self, x: int, y: int) -> list[WorldObject]:
@@ -214,6 +235,7 @@ class World:
         self._tickers = []
         self.agents = []
         self.on_tick = []
+        self._watchers = []
         self.tiles = []
         self.stacks = []
 

@@ -1,0 +1,68 @@
+"""Scenery mirror: the symbolic view of every tile that holds only ground and walls, kept in
+numpy arrays so the encoder copies a window instead of walking 49 tiles in Python.
+
+Most tiles of a view are bare floor, grass or wall, whose symbolic cells never change on their
+own (`Terrain` and `Wall` have no state the encoder reads). A tile is "scenery" while every object
+on it is exactly a `Terrain` or `Wall` without contents; every other tile (characters, items,
+doors, soil, furniture, the agent's own tile) is marked dynamic and encoded object by object as
+before. The world reports each tile whose objects change (`World.watch_tiles`), so the mirror
+recomputes only those. Arrays are padded by the view radius, so a window never leaves them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from discoverylab.rl.view import kind_id
+from discoverylab.world.things import Terrain, Wall
+from discoverylab.world.world import World
+
+SCENERY = (Terrain, Wall)
+
+
+class SceneryMirror:
+    """Kind ids, tile states and UUIDs of the scenery tiles of one world, plus a dynamic mask."""
+
+    def __init__(self, world: World, radius: int, depth: int) -> None:
+        self.world = world
+        self.radius = radius
+        self.depth = depth
+        side = world.size + 2 * radius
+        self.kinds = np.zeros((side, side, depth), np.uint8)
+        self.state = np.zeros((side, side, 4), np.uint8)
+        self.uuids = np.zeros((side, side, depth), np.int64)  # 0 = none (UUIDs start at 1)
+        self.dynamic = np.zeros((side, side), bool)
+        self.changed = world.watch_tiles()
+        for x in range(world.size):
+            for y in range(world.size):
+                self._tile(x, y)
+
+    def refresh(self) -> None:
+        """Recompute the tiles the world reported changed since the last refresh."""
+        if self.changed:
+            for x, y in self.changed:
+                self._tile(x, y)
+            self.changed.clear()
+
+    def _tile(self, x: int, y: int) -> None:
+        world, r = self.world, self.radius
+        row, col = y + r, x + r
+        stack = world.stacks[x][y]
+        static = all(type(o) in SCENERY and not o.contents for o in stack)
+        objs = world.objects_at(x, y) if static else []
+        if static and len(objs) <= self.depth:
+            kinds = [kind_id(o.type) for o in objs]
+            uuids = [o.uuid for o in objs]
+            pad = [0] * (self.depth - len(objs))
+            self.kinds[row, col] = kinds + pad
+            self.uuids[row, col] = uuids + pad
+            self.state[row, col] = (1, world.blocker_at(x, y) is None, 0, 0)
+            self.dynamic[row, col] = False
+        else:
+            self.kinds[row, col] = 0
+            self.uuids[row, col] = 0
+            self.state[row, col] = 0
+            self.dynamic[row, col] = True
+
+    def close(self) -> None:
+        self.world.unwatch_tiles(self.changed)

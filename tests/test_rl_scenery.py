@@ -1,0 +1,112 @@
+"""The symbolic encoder's scenery mirror (rl/scenery.py) against a plain reference: the encoder
+copies scenery tiles from arrays the world keeps up to date, so check every step of random
+rollouts on every task and difficulty against a tile-by-tile walk of the window."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+from discoverylab.rl import make_rl_env
+from discoverylab.rl.symbolic import DEPTH
+from discoverylab.rl.view import kind_id, object_slots
+from discoverylab.scenarios.registry import all_tasks
+
+PAIRS = [(tid, d) for tid, cls in all_tasks().items() for d in cls.difficulties]
+
+
+def reference(agent, radius: int) -> tuple[np.ndarray, np.ndarray, set[int]]:  # type: ignore[no-untyped-def]
+    """Tiles, tile states and the UUIDs an observer sees, walking every tile of the window."""
+    world, w = agent.world, 2 * radius + 1
+    tiles = np.zeros((w, w, DEPTH), np.uint8)
+    state = np.zeros((w, w, 4), np.uint8)
+    visible = {agent.uuid}
+    for dy in range(-radius, radius + 1):
+        for dx in range(-radius, radius + 1):
+            x, y = agent.x + dx, agent.y + dy
+            if not world.in_bounds(x, y):
+                continue
+            objs = [o for o in world.objects_at(x, y) if o is not agent]
+            visible.update(o.uuid for o in objs)
+            for i, obj in enumerate(objs[:DEPTH]):
+                tiles[dy + radius, dx + radius, i] = kind_id(obj.type)
+            state[dy + radius, dx + radius] = (
+                1, world.blocker_at(x, y) is None, any(o.is_agent for o in objs),
+                any(o.is_passage and o.is_open for o in objs),
+            )  # fmt: skip
+    return tiles, state, visible
+
+
+def _rollout_checked(task: str, difficulty: str, steps: int, seed: int) -> int:
+    env = make_rl_env(task, difficulty, max_steps=10**9)
+    obs, info = env.reset(seed=seed)
+    base = env.unwrapped
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for i in range(steps):
+        agent = base.scenario.player
+        tiles, state, visible = reference(agent, base.radius)
+        assert np.array_equal(obs["tiles"], tiles), (task, difficulty, i)
+        assert np.array_equal(obs["tile_state"], state), (task, difficulty, i)
+        assert visible <= agent.seen, (task, difficulty, i, visible - agent.seen)
+        expected = object_slots(agent, base.radius, base.symbolic.num_slots)
+        assert [(s.obj.uuid, s.accessible, s.dx, s.dy) for s in base.symbolic.slots] == [
+            (s.obj.uuid, s.accessible, s.dx, s.dy) for s in expected
+        ], (task, difficulty, i)
+        checked += 1
+        mask = info["action_mask"]
+        allowed = np.flatnonzero(mask if i % 3 == 0 else mask[:15]) if mask[:15].any() else np.flatnonzero(mask)
+        obs, _, term, trunc, info = env.step(int(rng.choice(allowed)))
+        if term or trunc:
+            obs, info = env.reset(seed=seed + 1000 + i)
+    return checked
+
+
+@pytest.mark.parametrize(("task", "difficulty"), PAIRS)
+def test_scenery_mirror_matches_a_tile_by_tile_walk(task: str, difficulty: str) -> None:
+    assert _rollout_checked(task, difficulty, steps=150, seed=3) == 150
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("task", "difficulty"), PAIRS)
+def test_scenery_mirror_matches_over_long_rollouts(task: str, difficulty: str) -> None:
+    for seed in range(5):
+        _rollout_checked(task, difficulty, steps=2000, seed=seed)
+
+
+def test_a_changed_scenery_tile_is_seen_at_once() -> None:
+    """Dropping an item on bare floor makes the tile dynamic; picking it up makes it scenery."""
+    env = make_rl_env("PickAndPlaceTest", max_steps=10**9)
+    obs, _ = env.reset(seed=0)
+    base = env.unwrapped
+    world, agent = base.world, base.scenario.player
+    item = base.scenario.target
+    x, y = agent.facing_tile()
+    world.place(item, x, y)
+    obs, *_ = env.step(14)  # WAIT: re-encode
+    tiles, state, _ = reference(agent, base.radius)
+    assert np.array_equal(obs["tiles"], tiles) and np.array_equal(obs["tile_state"], state)
+    assert kind_id(item.type) in obs["tiles"][3 + y - agent.y, 3 + x - agent.x]
+    item.detach()
+    obs, *_ = env.step(14)
+    assert kind_id(item.type) not in obs["tiles"]
+
+
+def test_clones_keep_their_own_mirror() -> None:
+    env = make_rl_env("DoorsTest", max_steps=10**9)
+    env.reset(seed=1)
+    for action in (0, 1, 2, 14):
+        env.step(action)
+    for clone in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        a, b = env, clone
+        for action in (1, 1, 2, 0, 3, 14, 8):
+            oa, *_ = a.step(action)
+            ob, *_ = b.step(action)
+            assert all(np.array_equal(oa[k], ob[k]) for k in oa)
+        mirror_a, mirror_b = a.unwrapped.symbolic._mirror, b.unwrapped.symbolic._mirror
+        assert mirror_a.world is a.unwrapped.world and mirror_b.world is b.unwrapped.world
+        watchers = b.unwrapped.world._watchers
+        assert any(w is mirror_b.changed for w in watchers) and not any(w is mirror_a.changed for w in watchers)
