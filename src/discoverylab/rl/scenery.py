@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from discoverylab.rl.view import kind_id
+from discoverylab.world.agent import Agent
 from discoverylab.world.things import Terrain, Wall
 from discoverylab.world.world import World
 
@@ -32,6 +33,8 @@ class SceneryMirror:
         self.state = np.zeros((side, side, 4), np.uint8)
         self.uuids = np.zeros((side, side, depth), np.int64)  # 0 = none (UUIDs start at 1)
         self.dynamic = np.zeros((side, side), bool)
+        self.marked = np.zeros((side, side), bool)  # scenery UUIDs already added to `marker.seen`
+        self.marker: object = None
         self.changed = world.watch_tiles()
         for x in range(world.size):
             for y in range(world.size):
@@ -44,9 +47,22 @@ class SceneryMirror:
                 self._tile(x, y)
             self.changed.clear()
 
+    def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
+        """Add the scenery UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text
+        observation does), skipping tiles already added for this agent (`seen` only grows)."""
+        if self.marker is not agent:
+            self.marker = agent
+            self.marked[:] = False
+        done = self.marked[y0 : y0 + w, x0 : x0 + w]
+        if not done.all():
+            fresh = self.uuids[y0 : y0 + w, x0 : x0 + w][~done]
+            agent.seen.update(fresh[fresh != 0].tolist())
+            done[...] = True  # a view: writes through to `marked`
+
     def _tile(self, x: int, y: int) -> None:
         world, r = self.world, self.radius
         row, col = y + r, x + r
+        self.marked[row, col] = False
         stack = world.stacks[x][y]
         static = all(type(o) in SCENERY and not o.contents for o in stack)
         objs = world.objects_at(x, y) if static else []

@@ -74,11 +74,9 @@ class SymbolicEncoder:
         ax, ay = agent.x, agent.y  # the window's corner in the padded arrays
         tiles = bytearray(mirror.kinds[ay : ay + w, ax : ax + w].tobytes())  # scenery cells, then the rest
         state = bytearray(mirror.state[ay : ay + w, ax : ax + w].tobytes())
-        scenery = mirror.uuids[ay : ay + w, ax : ax + w]
-        seen = agent.seen
-        seen.update(scenery[scenery != 0].tolist())
-        seen.add(agent.uuid)
-        seen_add = seen.add
+        mirror.mark_seen(agent, ax, ay, w)
+        seen_add = agent.seen.add
+        seen_add(agent.uuid)
         blocker_at, objects_at = world.blocker_at, world.objects_at
         kinds = _KINDS
         view: list[tuple[int, int, list[WorldObject]]] = []  # dynamic tiles only: scenery never fills a slot

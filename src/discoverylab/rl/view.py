@@ -84,13 +84,15 @@ def object_slots(
     if reach is None:
         reach = accessible_objects(agent)
     slots = [Slot(o, True, True, 0, 0) for o in inventory]
-    near: list[tuple[int, int, int, Slot]] = []
+    near: list[tuple[int, int, int, WorldObject, bool, int, int]] = []
     for dx, dy, objs in window(agent, radius) if view is None else view:
+        dist = abs(dx) + abs(dy)
         for obj in objs:
-            if obj.uuid in inv_ids or isinstance(obj, Terrain):
+            uuid = obj.uuid
+            if uuid in inv_ids or isinstance(obj, Terrain):
                 continue
-            ok = obj.uuid in reach
-            near.append((0 if ok else 1, abs(dx) + abs(dy), obj.uuid, Slot(obj, False, ok, dx, dy)))
-    near.sort(key=lambda t: t[:3])
-    slots.extend(s for *_, s in near)
+            ok = uuid in reach
+            near.append((0 if ok else 1, dist, uuid, obj, ok, dx, dy))
+    near.sort()  # UUIDs are unique, so the objects themselves are never compared
+    slots.extend(Slot(obj, False, ok, dx, dy) for *_, obj, ok, dx, dy in near[: max(0, count - len(slots))])
     return slots[:count]
