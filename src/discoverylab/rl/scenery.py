@@ -35,6 +35,7 @@ class SceneryMirror:
         self.dynamic = np.zeros((side, side), bool)
         self.marked = np.zeros((side, side), bool)  # scenery UUIDs already added to `marker.seen`
         self.marker: object = None
+        self.marked_windows: set[tuple[int, int]] = set()  # corners whose whole window is marked
         self.changed = world.watch_tiles()
         for x in range(world.size):
             for y in range(world.size):
@@ -53,16 +54,20 @@ class SceneryMirror:
         if self.marker is not agent:
             self.marker = agent
             self.marked[:] = False
+            self.marked_windows.clear()
+        if (x0, y0) in self.marked_windows:
+            return
         done = self.marked[y0 : y0 + w, x0 : x0 + w]
-        if not done.all():
-            fresh = self.uuids[y0 : y0 + w, x0 : x0 + w][~done]
-            agent.seen.update(fresh[fresh != 0].tolist())
-            done[...] = True  # a view: writes through to `marked`
+        fresh = self.uuids[y0 : y0 + w, x0 : x0 + w][~done]
+        agent.seen.update(fresh[fresh != 0].tolist())
+        done[...] = True  # a view: writes through to `marked`
+        self.marked_windows.add((x0, y0))
 
     def _tile(self, x: int, y: int) -> None:
         world, r = self.world, self.radius
         row, col = y + r, x + r
         self.marked[row, col] = False
+        self.marked_windows.clear()
         stack = world.stacks[x][y]
         static = all(type(o) in SCENERY and not o.contents for o in stack)
         objs = world.objects_at(x, y) if static else []

@@ -94,5 +94,5 @@ def object_slots(
             ok = uuid in reach
             near.append((0 if ok else 1, dist, uuid, obj, ok, dx, dy))
     near.sort()  # UUIDs are unique, so the objects themselves are never compared
-    slots.extend(Slot(obj, False, ok, dx, dy) for *_, obj, ok, dx, dy in near[: max(0, count - len(slots))])
+    slots += [Slot(t[3], False, t[4], t[5], t[6]) for t in near[: max(0, count - len(slots))]]
     return slots[:count]
