@@ -1,0 +1,86 @@
+"""Checking what an agent sent before it becomes an action: text or dict, size limits, bounded
+echoes of bad input in error messages, integer arguments (a sibling of `actions.py`, which
+executes what passes)."""
+
+from __future__ import annotations
+
+import json
+import reprlib
+from collections.abc import Mapping
+from typing import Any
+
+MAX_ACTION_CHARS = 100_000  # longer action text is refused before parsing (an action is < 1 KB)
+MAX_ECHO_CHARS = 200  # how much of the agent's own input an error message may quote
+MAX_ERROR_CHARS = 2_000  # cap on any failure message (the echo bound above keeps them far shorter)
+MAX_INT = 2**63  # larger integers are never UUIDs, post IDs or options (and would not fit int64)
+ACTION_KEYS = frozenset({"action", "arg1", "arg2"})
+DIALOG_KEY = "chosen_dialog_option_int"
+
+
+class ActionError(ValueError):
+    """Bad agent input; its message goes to the agent, the world does not change."""
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxstring = MAX_ECHO_CHARS
+_REPR.maxother = MAX_ECHO_CHARS
+_REPR.maxlong = 40
+
+
+def brief(value: Any) -> str:
+    """A bounded repr of agent input for error messages: safe for deep nesting, huge integers
+    (whose str() raises beyond 4,300 digits) and megabyte strings."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INT:
+        return f"<integer of about {int(value.bit_length() * 0.30103) + 1} digits>"
+    try:
+        text = _REPR.repr(value)
+    except (ValueError, RecursionError, TypeError):
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= MAX_ECHO_CHARS else text[: MAX_ECHO_CHARS - 3] + "..."
+
+
+def _key_list(keys: Any) -> str:
+    """Sorted, bounded listing of unexpected keys (keys of a Python dict need not be strings)."""
+    shown = sorted(brief(k) for k in list(keys)[:20])
+    return "[" + ", ".join(shown) + (", ..." if len(keys) > 20 else "") + "]"
+
+
+def parse_action(raw: Any) -> dict[str, Any]:
+    """Turn whatever was sent into a dict, or raise ActionError saying what is wrong."""
+    if isinstance(raw, (str, bytes, bytearray)):
+        if len(raw) > MAX_ACTION_CHARS:
+            raise ActionError(
+                f"The action text is {len(raw):,} characters long (limit {MAX_ACTION_CHARS:,}). "
+                'Send one short JSON object, e.g. {"action": "MOVE_DIRECTION", "arg1": "north"}.'
+            )
+        text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
+        try:
+            raw = json.loads(text)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, over-long integer literals
+            raise ActionError(
+                f'Could not parse the action as JSON ({exc.__class__.__name__}: {str(exc)[:80]}). '
+                'Send e.g. {"action": "MOVE_DIRECTION", "arg1": "north"}.'
+            ) from None
+    if not isinstance(raw, Mapping):
+        raise ActionError(
+            f'An action must be a JSON object such as {{"action": "PICKUP", "arg1": 1234}}, not {type(raw).__name__}.'
+        )
+    return dict(raw)
+
+
+def _as_int(value: Any) -> int | None:
+    """An integer argument (ints, integral floats, digit strings), or None; never one beyond int64."""
+    number: int | None = None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and len(value) <= 40:
+        try:
+            number = int(value.strip())
+        except ValueError:
+            return None
+    return number if number is not None and abs(number) < MAX_INT else None
