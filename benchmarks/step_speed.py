@@ -1,7 +1,7 @@
 """Simulator speed per task: reset time, steps/s of a random agent with text observations,
 and peak memory. A benchmark, not a test: run `make bench` or
 
-    .venv/bin/python benchmarks/step_speed.py [--steps 2000] [--resets 20] [--suite unit] [--json out.json]
+    .venv/bin/python benchmarks/step_speed.py [--steps 2000] [--resets 20] [--suite unit] [--task SpaceSick] [--json out.json]
 
 Each task runs in a fresh process so peak RSS is per task. Reset times: the first (cold) reset
 of the process, then the median and max over `--resets` seeds. Steps/s counts only `agent.act`
@@ -71,6 +71,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--resets", type=int, default=20)
     parser.add_argument("--suite", default="all")
+    parser.add_argument("--task", default=None, help="only this task (all its difficulties)")
     parser.add_argument("--json", dest="json_out", default=None)
     args = parser.parse_args()
 
@@ -78,7 +79,10 @@ def main() -> None:
 
     ctx = mp.get_context("spawn")
     rows = []
-    for task, diff in suite_tasks(args.suite):
+    pairs = [(t, d) for t, d in suite_tasks(args.suite) if args.task in (None, t)]
+    if not pairs:
+        parser.error(f"no task {args.task!r} in suite {args.suite!r}")
+    for task, diff in pairs:
         queue = ctx.Queue()
         proc = ctx.Process(target=_worker, args=((task, diff, args.steps, args.resets), queue))
         proc.start()

@@ -69,6 +69,15 @@ def _history_entry(record: Any) -> dict[str, Any]:
     return entry
 
 
+def _recent_history(history: list[Any], after: int) -> list[dict[str, Any]]:
+    """Entries of the records made after step `after`, oldest first. Walks back from the end
+    (records are appended in step order), so the cost does not grow with the episode."""
+    start = len(history)
+    while start > 0 and history[start - 1].step > after:
+        start -= 1
+    return [_history_entry(r) for r in history[start:]]
+
+
 def build_observation(
     agent: Agent,
     task_progress: list[dict[str, Any]],
@@ -105,7 +114,7 @@ def build_observation(
             desc = obj.describe_state() if obj.parent is None else obj.describe()
             append({"name": obj.name, "description": desc, "distance": dist, "uuid": uuid})
             if (obj.is_agent or obj.dialogable) and obj is not agent:  # characters and devices
-                recent = [_history_entry(r) for r in obj.history if r.step > recent_step]  # type: ignore[attr-defined]
+                recent = _recent_history(obj.history, recent_step)  # type: ignore[attr-defined]
                 other_agents[f"{obj.name} uuid {uuid}"] = recent
 
     inventory = sorted(agent.inventory(), key=lambda o: o.uuid)

@@ -53,6 +53,7 @@ class World:
         self._walls: set[tuple[int, int]] = set()
         self._zones: dict[tuple[bool, frozenset[tuple[int, int]]], list[list[int]]] = {}
         self._tickers: list[WorldObject] = []
+        self._tickers_dirty = False
         self.agents: list[Agent] = []  # the player first, then NPCs in creation order
         self.feed = DiscoveryFeed()
         self.teleports: dict[str, tuple[int, int]] = {}
@@ -80,6 +81,8 @@ class World:
 
     def unregister(self, obj: WorldObject) -> None:
         self.objects.pop(obj.uuid, None)
+        if obj.needs_tick:
+            self._tickers_dirty = True  # `tick` drops the dead ones once
 
     def add_agent(self, agent: Agent) -> None:
         self.agents.append(agent)
@@ -242,8 +245,9 @@ class World:
     # ---- time -------------------------------------------------------------------------
     def tick(self) -> None:
         """Advance one step: object behaviours, then scorers and observers, then feed signals."""
-        if any(not obj.alive for obj in self._tickers):
+        if self._tickers_dirty:
             self._tickers = [obj for obj in self._tickers if obj.alive]
+            self._tickers_dirty = False
         for obj in list(self._tickers):
             if obj.alive:
                 obj.tick()
