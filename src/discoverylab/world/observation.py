@@ -14,6 +14,8 @@ from discoverylab.world.action_specs import action_list
 from discoverylab.world.actions import accessible_objects
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import WorldObject
+from discoverylab.world.things import Terrain, Wall
+from discoverylab.world.world import World
 
 NEARBY_NOTE = (
     "The objects below are within {r} tiles of the agent, but may not necessarily be usable if they are "
@@ -69,6 +71,45 @@ def _history_entry(record: Any) -> dict[str, Any]:
     return entry
 
 
+_PLAIN = (Terrain, Wall)  # plain ground and walls: described by their name, never holding anything
+
+
+class _PlainTiles:
+    """Per world, the visible objects of each tile that holds only plain ground and walls (None
+    for every other tile, `UNKNOWN` until first looked at), kept current through
+    `World.watch_tiles`: most of a view is such tiles, and their entries need no state checks."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.changed = world.watch_tiles()
+        self.cols: list[list[Any]] = [[UNKNOWN] * world.size for _ in range(world.size)]
+
+    def visible(self, x: int, y: int) -> list[WorldObject] | None:
+        stack = self.world.stacks[x][y]
+        if all(type(o) in _PLAIN and not o.contents for o in stack):
+            return self.world.objects_at(x, y)
+        return None
+
+    def refresh(self) -> list[list[Any]]:
+        if self.changed:
+            cols = self.cols
+            for x, y in self.changed:
+                cols[x][y] = UNKNOWN
+            self.changed.clear()
+        return self.cols
+
+
+UNKNOWN: Any = object()
+
+
+def _plain_tiles(world: World) -> _PlainTiles:
+    index = world.caches.get("plain_tiles")
+    if not isinstance(index, _PlainTiles):
+        index = world.caches["plain_tiles"] = _PlainTiles(world)
+    index.refresh()
+    return index
+
+
 def _recent_history(history: list[Any], after: int) -> list[dict[str, Any]]:
     """Entries of the records made after step `after`, oldest first. Walks back from the end
     (records are appended in step order), so the cost does not grow with the episode."""
@@ -98,11 +139,23 @@ def build_observation(
     size = world.size
     recent_step = world.step - 3
     other_agents: dict[str, list[dict[str, Any]]] = {}
+    index = _plain_tiles(world)
+    plain = index.cols
     for dx, dy, group, dist in _window(radius):  # x-major, as the original lists them
         x, y = ax + dx, ay + dy
         if not (0 <= x < size and 0 <= y < size):
             continue
         append = nearby[group].append
+        scenery = plain[x][y]
+        if scenery is UNKNOWN:
+            scenery = plain[x][y] = index.visible(x, y)
+        if scenery is not None:  # plain ground and walls: the description is the name
+            for obj in scenery:
+                uuid = obj.uuid
+                seen_add(uuid)
+                name = obj.name
+                append({"name": name, "description": name, "distance": dist, "uuid": uuid})
+            continue
         stack = stacks[x][y]
         if len(stack) == 1 and not (stack[0].contents and stack[0].is_open):  # closed: contents unseen
             objs = stack

@@ -61,6 +61,7 @@ class World:
         self.background_radiation = 0.05
         self.on_tick: list[Callable[[], None]] = []
         self._watchers: list[set[tuple[int, int]]] = []  # see `watch_tiles`
+        self.caches: dict[str, object] = {}  # per-world caches of observation builders (rebuilt when missing)
 
     def reseed_build(self, label: str) -> None:
         """Draw the layout from (seed, label) instead of the seed alone, so that e.g. two
@@ -239,6 +240,7 @@ class World:
         self.agents = []
         self.on_tick = []
         self._watchers = []
+        self.caches = {}
         self.tiles = []
         self.stacks = []
 
