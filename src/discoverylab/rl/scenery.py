@@ -37,9 +37,36 @@ class SceneryMirror:
         self.marker: object = None
         self.marked_windows: set[tuple[int, int]] = set()  # corners whose whole window is marked
         self.changed = world.watch_tiles()
-        for x in range(world.size):
-            for y in range(world.size):
-                self._tile(x, y)
+        self._build_all()
+
+    def _build_all(self) -> None:
+        """Every tile at once: plain lists first, one array write per field (per-tile numpy
+        writes would cost a few ms per reset)."""
+        world, r, depth = self.world, self.radius, self.depth
+        size = world.size
+        kinds = [[[0] * depth for _ in range(size)] for _ in range(size)]
+        uuids = [[[0] * depth for _ in range(size)] for _ in range(size)]
+        state = [[[0, 0, 0, 0] for _ in range(size)] for _ in range(size)]
+        dynamic = [[True] * size for _ in range(size)]
+        for x in range(size):
+            column = world.stacks[x]
+            for y in range(size):
+                stack = column[y]
+                if not all(type(o) in SCENERY and not o.contents for o in stack):
+                    continue
+                objs = world.objects_at(x, y)
+                if len(objs) > depth:
+                    continue
+                for i, obj in enumerate(objs):
+                    kinds[y][x][i] = kind_id(obj.type)
+                    uuids[y][x][i] = obj.uuid
+                state[y][x] = [1, world.blocker_at(x, y) is None, 0, 0]
+                dynamic[y][x] = False
+        inner = slice(r, r + size)
+        self.kinds[inner, inner] = kinds
+        self.uuids[inner, inner] = uuids
+        self.state[inner, inner] = state
+        self.dynamic[inner, inner] = dynamic
 
     def refresh(self) -> None:
         """Recompute the tiles the world reported changed since the last refresh."""
