@@ -99,7 +99,7 @@ class _PlainTiles:
         return self.cols
 
 
-UNKNOWN: Any = object()
+UNKNOWN = False  # not looked at yet (a singleton that survives pickling and deep copies)
 
 
 def _plain_tiles(world: World) -> _PlainTiles:
