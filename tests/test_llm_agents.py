@@ -301,3 +301,23 @@ def test_hypothesizer_keeps_the_newest_entries_when_the_summary_fails(scripted_l
         obs = info["observation"]
     assert len(agent.memory) == MEMORY_LIMIT and agent.memory[-1]["measurement"] == "new a"
     assert agent.memory[0]["measurement"] == "reading 1"
+
+
+def test_history_is_cut_in_jumps_so_prompts_share_their_beginning() -> None:
+    from discoverylab.agents.llm_common import trim_in_chunks
+
+    entries = [f"entry {i} " + "x" * 36 for i in range(12)]  # 12 tokens each
+    start, shown = 0, []
+    for n in range(1, 13):
+        history, start = trim_in_chunks(entries[:n], 50, start)
+        shown.append((start, history))
+    starts = [s for s, _ in shown]
+    assert starts == sorted(starts) and len(set(starts)) < 6  # the cut only moves forward, in jumps
+    for (s0, h0), (s1, h1) in zip(shown, shown[1:], strict=False):
+        if s0 == s1:  # no jump: the earlier history is a prefix of the later one
+            assert h1[: len(h0)] == h0
+    for start, history in shown:
+        assert sum(len(e) // 4 + 1 for e in history if e != "[TRIMMED HISTORY]") <= 50
+        assert (history[0] == "[TRIMMED HISTORY]") == (start > 0)
+    assert trim_in_chunks(["y" * 160], 50, 0) == (["y" * 160], 0)  # 41 tokens: over half, still kept
+    assert trim_in_chunks(["a" * 40, "y" * 160], 50, 0) == (["[TRIMMED HISTORY]", "y" * 160], 1)

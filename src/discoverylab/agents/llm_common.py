@@ -132,6 +132,25 @@ def trim_to_budget(entries: list[str], budget_tokens: int) -> list[str]:
     return (["[TRIMMED HISTORY]"] if len(kept) < len(entries) else []) + kept
 
 
+def trim_in_chunks(entries: list[str], budget_tokens: int, start: int) -> tuple[list[str], int]:
+    """Like `trim_to_budget`, but the cut moves in jumps: when the entries from `start` on overflow
+    the budget, the oldest are dropped until the rest fits half of it. Between jumps every prompt's
+    history begins with the same text, so servers that cache prompt prefixes (llama.cpp, vLLM,
+    hosted prompt caching) only process what is new. Returns the entries to show and the new start."""
+    costs = [len(entry) // CHARS_PER_TOKEN + 1 for entry in entries]
+    if sum(costs[start:]) > budget_tokens:
+        used, cut = 0, len(entries)
+        for i in range(len(entries) - 1, start - 1, -1):
+            if used + costs[i] > budget_tokens // 2:
+                break
+            used += costs[i]
+            cut = i
+        if cut == len(entries) and entries and costs[-1] <= budget_tokens:
+            cut = len(entries) - 1  # the newest entry alone is over half the budget: keep it
+        start = cut
+    return (["[TRIMMED HISTORY]"] if start > 0 else []) + entries[start:], start
+
+
 class LLMAgentBase:
     """Client, accounting, cost ceiling and knowledge shared by the LLM agents."""
 

@@ -3,8 +3,10 @@
 The prompt holds the instructions (action format, actions, teleport locations: sent once, in
 the system message), the task, the trajectory of (thought, action, observation) trimmed from
 the oldest end to a token budget ('[TRIMMED HISTORY]' marks the cut, as in the paper) and the
-current observation in the compact text form. The knowledge report is the concatenation of the
-thoughts, which is what the paper grades for this agent.
+current observation in the compact text form. The history is cut in jumps (down to half the
+budget whenever it overflows), so consecutive prompts share their beginning and servers that cache
+prompt prefixes reuse it. The knowledge report is the concatenation of the thoughts, which is what
+the paper grades for this agent.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from discoverylab.agents.llm_common import (
     dumps_action,
     task_text,
     to_action,
-    trim_to_budget,
+    trim_in_chunks,
 )
 from discoverylab.world.lm_observation import lm_observation
 
@@ -39,6 +41,7 @@ class ReActAgent(LLMAgentBase):
         self.trajectory: list[str] = []
         self.context_lines: list[str] = []  # extra prompt lines (Plan+Execute puts the plan here)
         self._awaiting_result = False
+        self._history_start = 0  # first trajectory entry shown (moves in jumps: see trim_in_chunks)
 
     def act(self, obs: dict[str, Any]) -> Any:
         self.observe_result(obs)
@@ -72,7 +75,7 @@ class ReActAgent(LLMAgentBase):
 
     def messages(self, obs: dict[str, Any]) -> list[dict[str, Any]]:
         system = f"{self.system_role}\n\n{self.instructions}"
-        history = trim_to_budget(self.trajectory, self.history_tokens)
+        history, self._history_start = trim_in_chunks(self.trajectory, self.history_tokens, self._history_start)
         parts = [f"Task: {self.task}", *self.context_lines]
         if history:
             parts.append("History of thoughts, actions and observations:\n" + "\n".join(history))
