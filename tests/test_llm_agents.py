@@ -11,7 +11,7 @@ import pytest
 
 from discoverylab.agents import make_agent
 from discoverylab.agents.hypothesizer import HypothesizerAgent
-from discoverylab.agents.llm_common import LLMSettings, action_schema, trim_to_budget
+from discoverylab.agents.llm_common import LLMSettings, action_schema, trim_in_chunks
 from discoverylab.agents.plan_execute import PlanExecuteAgent
 from discoverylab.agents.pricing import PriceError, cost_usd, load_prices, price_of
 from discoverylab.agents.react import ReActAgent
@@ -68,8 +68,8 @@ def test_trajectory_carries_results_and_is_trimmed_to_the_budget(scripted_llm: S
     last_prompt = scripted_llm.requests[-1]["messages"][1]["content"]
     assert "[TRIMMED HISTORY]" in last_prompt and "note 4" in last_prompt and "note 0" not in last_prompt
     assert "Observation: I waited." in last_prompt
-    assert trim_to_budget(["a" * 40, "b" * 40], 100) == ["a" * 40, "b" * 40]
-    assert trim_to_budget(["a" * 400, "b" * 40], 20) == ["[TRIMMED HISTORY]", "b" * 40]
+    assert trim_in_chunks(["a" * 40, "b" * 40], 100, 0) == (["a" * 40, "b" * 40], 0)
+    assert trim_in_chunks(["a" * 400, "b" * 40], 20, 0) == (["[TRIMMED HISTORY]", "b" * 40], 1)
 
 
 def test_an_unparseable_reply_is_an_invalid_action_not_a_crash(scripted_llm: ScriptedLLMServer) -> None:
@@ -304,8 +304,6 @@ def test_hypothesizer_keeps_the_newest_entries_when_the_summary_fails(scripted_l
 
 
 def test_history_is_cut_in_jumps_so_prompts_share_their_beginning() -> None:
-    from discoverylab.agents.llm_common import trim_in_chunks
-
     entries = [f"entry {i} " + "x" * 36 for i in range(12)]  # 12 tokens each
     start, shown = 0, []
     for n in range(1, 13):

@@ -118,25 +118,13 @@ def task_text(obs: dict[str, Any]) -> str:
     return "\n".join(t["description"] for t in obs.get("taskProgress", []))
 
 
-def trim_to_budget(entries: list[str], budget_tokens: int) -> list[str]:
-    """The newest entries that fit the budget, oldest first; '[TRIMMED HISTORY]' marks a cut."""
-    kept: list[str] = []
-    used = 0
-    for entry in reversed(entries):
-        cost = len(entry) // CHARS_PER_TOKEN + 1
-        if used + cost > budget_tokens:
-            break
-        kept.append(entry)
-        used += cost
-    kept.reverse()
-    return (["[TRIMMED HISTORY]"] if len(kept) < len(entries) else []) + kept
-
-
 def trim_in_chunks(entries: list[str], budget_tokens: int, start: int) -> tuple[list[str], int]:
-    """Like `trim_to_budget`, but the cut moves in jumps: when the entries from `start` on overflow
-    the budget, the oldest are dropped until the rest fits half of it. Between jumps every prompt's
-    history begins with the same text, so servers that cache prompt prefixes (llama.cpp, vLLM,
-    hosted prompt caching) only process what is new. Returns the entries to show and the new start."""
+    """The history to show, trimmed from the oldest end to the token budget ('[TRIMMED HISTORY]'
+    marks a cut), and the new `start`. The cut moves in jumps: when the entries from `start` on
+    overflow the budget, the oldest are dropped until the rest fits half of it (or only the newest
+    is left, if that alone fits the budget). Between jumps every prompt's history begins with the
+    same text, so servers that cache prompt prefixes (llama.cpp, vLLM, hosted prompt caching) only
+    process what is new."""
     costs = [len(entry) // CHARS_PER_TOKEN + 1 for entry in entries]
     if sum(costs[start:]) > budget_tokens:
         used, cut = 0, len(entries)
