@@ -2,10 +2,10 @@
 numpy arrays so the encoder copies a window instead of walking 49 tiles in Python.
 
 Most tiles of a view are bare floor, grass or wall, whose symbolic cells never change on their
-own (`Terrain` and `Wall` have no state the encoder reads). A tile is "scenery" while every object
-on it is exactly a `Terrain` or `Wall` without contents; every other tile (characters, items,
-doors, soil, furniture, the agent's own tile) is marked dynamic and encoded object by object as
-before. The world reports each tile whose objects change (`World.watch_tiles`), so the mirror
+own (`Terrain` and `Wall` have no state the encoder reads). A tile is "scenery" while
+`world.observation.plain_objects` says it holds only those (the text observation caches the same
+tiles); every other tile (characters, items, doors, soil, furniture, the agent's own tile) is
+marked dynamic and encoded object by object as before. The world reports each tile whose objects change (`World.watch_tiles`), so the mirror
 recomputes only those. Arrays are padded by the view radius, so a window never leaves them.
 """
 
@@ -15,10 +15,8 @@ import numpy as np
 
 from discoverylab.rl.view import kind_id
 from discoverylab.world.agent import Agent
-from discoverylab.world.things import Terrain, Wall
+from discoverylab.world.observation import plain_objects
 from discoverylab.world.world import World
-
-SCENERY = (Terrain, Wall)
 
 
 class SceneryMirror:
@@ -42,31 +40,32 @@ class SceneryMirror:
     def _build_all(self) -> None:
         """Every tile at once: plain lists first, one array write per field (per-tile numpy
         writes would cost a few ms per reset)."""
-        world, r, depth = self.world, self.radius, self.depth
-        size = world.size
-        kinds = [[[0] * depth for _ in range(size)] for _ in range(size)]
-        uuids = [[[0] * depth for _ in range(size)] for _ in range(size)]
+        size, r = self.world.size, self.radius
+        kinds = [[[0] * self.depth for _ in range(size)] for _ in range(size)]
+        uuids = [[[0] * self.depth for _ in range(size)] for _ in range(size)]
         state = [[[0, 0, 0, 0] for _ in range(size)] for _ in range(size)]
         dynamic = [[True] * size for _ in range(size)]
         for x in range(size):
-            column = world.stacks[x]
             for y in range(size):
-                stack = column[y]
-                if not all(type(o) in SCENERY and not o.contents for o in stack):
-                    continue
-                objs = world.objects_at(x, y)
-                if len(objs) > depth:
-                    continue
-                for i, obj in enumerate(objs):
-                    kinds[y][x][i] = kind_id(obj.type)
-                    uuids[y][x][i] = obj.uuid
-                state[y][x] = [1, world.blocker_at(x, y) is None, 0, 0]
-                dynamic[y][x] = False
+                cell = self._cell(x, y)
+                if cell is not None:
+                    kinds[y][x], uuids[y][x], state[y][x] = cell
+                    dynamic[y][x] = False
         inner = slice(r, r + size)
         self.kinds[inner, inner] = kinds
         self.uuids[inner, inner] = uuids
         self.state[inner, inner] = state
         self.dynamic[inner, inner] = dynamic
+
+    def _cell(self, x: int, y: int) -> tuple[list[int], list[int], list[int]] | None:
+        """Kind ids, UUIDs (both padded to `depth`) and tile state of a scenery tile; None for a
+        dynamic one (not plain, or more visible objects than the depth holds)."""
+        objs = plain_objects(self.world, x, y)
+        if objs is None or len(objs) > self.depth:
+            return None
+        pad = [0] * (self.depth - len(objs))
+        free = int(self.world.blocker_at(x, y) is None)
+        return [kind_id(o.type) for o in objs] + pad, [o.uuid for o in objs] + pad, [1, free, 0, 0]
 
     def refresh(self) -> None:
         """Recompute the tiles the world reported changed since the last refresh."""
@@ -91,26 +90,15 @@ class SceneryMirror:
         self.marked_windows.add((x0, y0))
 
     def _tile(self, x: int, y: int) -> None:
-        world, r = self.world, self.radius
-        row, col = y + r, x + r
+        row, col = y + self.radius, x + self.radius
         self.marked[row, col] = False
         self.marked_windows.clear()
-        stack = world.stacks[x][y]
-        static = all(type(o) in SCENERY and not o.contents for o in stack)
-        objs = world.objects_at(x, y) if static else []
-        if static and len(objs) <= self.depth:
-            kinds = [kind_id(o.type) for o in objs]
-            uuids = [o.uuid for o in objs]
-            pad = [0] * (self.depth - len(objs))
-            self.kinds[row, col] = kinds + pad
-            self.uuids[row, col] = uuids + pad
-            self.state[row, col] = (1, world.blocker_at(x, y) is None, 0, 0)
-            self.dynamic[row, col] = False
+        cell = self._cell(x, y)
+        if cell is None:
+            self.kinds[row, col] = self.uuids[row, col] = self.state[row, col] = 0
         else:
-            self.kinds[row, col] = 0
-            self.uuids[row, col] = 0
-            self.state[row, col] = 0
-            self.dynamic[row, col] = True
+            self.kinds[row, col], self.uuids[row, col], self.state[row, col] = cell
+        self.dynamic[row, col] = cell is None
 
     def close(self) -> None:
         self.world.unwatch_tiles(self.changed)

@@ -71,7 +71,17 @@ def _history_entry(record: Any) -> dict[str, Any]:
     return entry
 
 
-_PLAIN = (Terrain, Wall)  # plain ground and walls: described by their name, never holding anything
+PLAIN_TYPES = (Terrain, Wall)  # plain ground and walls: no state, described by their name
+
+
+def plain_objects(world: World, x: int, y: int) -> list[WorldObject] | None:
+    """The visible objects of a tile that holds only plain ground and walls (objects of exactly
+    `PLAIN_TYPES`, nothing inside them), else None. Such a tile changes only when objects are
+    placed on it or removed, which `World.watch_tiles` reports: the text observation and the RL
+    scenery mirror cache these tiles."""
+    if all(type(o) in PLAIN_TYPES and not o.contents for o in world.stacks[x][y]):
+        return world.objects_at(x, y)
+    return None
 
 
 class _PlainTiles:
@@ -85,10 +95,7 @@ class _PlainTiles:
         self.cols: list[list[Any]] = [[UNKNOWN] * world.size for _ in range(world.size)]
 
     def visible(self, x: int, y: int) -> list[WorldObject] | None:
-        stack = self.world.stacks[x][y]
-        if all(type(o) in _PLAIN and not o.contents for o in stack):
-            return self.world.objects_at(x, y)
-        return None
+        return plain_objects(self.world, x, y)
 
     def refresh(self) -> list[list[Any]]:
         if self.changed:
