@@ -12,6 +12,7 @@ import pytest
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.plant_nutrients.things import NUTRIENTS
 from discoverylab.scenarios.proteomics.things import SPECIES
+from discoverylab.scenarios.registry import all_tasks
 from discoverylab.world.objects import WorldObject
 
 
@@ -293,3 +294,16 @@ def test_shortcut_dialog_try_every_option() -> None:
                 good[line] = choice
         wins += p.success
     assert wins <= 1, f"trying every option passed {wins}/20 seeds"
+
+
+# ---- Every task: doing nothing ------------------------------------------------------------------
+@pytest.mark.parametrize(("task", "difficulty"), [(t, d) for t, c in all_tasks().items() for d in c.difficulties])
+def test_shortcut_do_nothing_until_the_step_limit(task: str, difficulty: str) -> None:
+    """WAIT every step until the default step limit: no task may succeed by itself (characters,
+    ticks and scheduled events must not do the agent's work)."""
+    env = DiscoveryWorldEnv(task, difficulty)
+    env.reset(seed=0)
+    terminated = truncated = False
+    while not (terminated or truncated):
+        _, _, terminated, truncated, info = env.step({"action": "WAIT"})
+    assert not info["scorecard"]["completedSuccessfully"], (task, difficulty)
