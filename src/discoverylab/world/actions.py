@@ -46,12 +46,15 @@ def accessible_objects(agent: Agent) -> dict[int, WorldObject]:
     """What action arguments may name: the inventory, plus everything visible on the agent's
     own tile and on the tile it faces (other agents and their open inventories included)."""
     world = agent.world
-    found: dict[int, WorldObject] = {obj.uuid: obj for obj in agent.inventory()}
-    fx, fy = agent.facing_tile()
-    tiles = [(agent.x, agent.y)]
-    if world.in_bounds(fx, fy):
-        tiles.append((fx, fy))
-    for x, y in tiles:
+    found: dict[int, WorldObject] = {obj.uuid: obj for obj in agent.inventory()} if agent.contents else {}
+    x, y = agent.x, agent.y
+    dx, dy = DIRECTIONS[agent.facing]
+    size = world.size
+    for obj in world.objects_at(x, y):
+        if obj is not agent and obj.uuid not in found:
+            found[obj.uuid] = obj
+    x, y = x + dx, y + dy
+    if 0 <= x < size and 0 <= y < size:
         for obj in world.objects_at(x, y):
             if obj is not agent and obj.uuid not in found:
                 found[obj.uuid] = obj

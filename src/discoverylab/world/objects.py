@@ -158,13 +158,10 @@ class WorldObject:
         if self.world._watchers:
             self._touch_root()
 
-    def contents_visible(self) -> bool:
-        """Whether an observer can see (and reach) the contents."""
-        return self.is_open
-
     def visible_tree(self) -> Iterator[WorldObject]:
-        """The visible contents, recursively (not the object itself, never parts)."""
-        if self.contents and self.contents_visible():
+        """The visible contents, recursively (not the object itself, never parts): an observer
+        sees (and reaches) the contents of open holders only."""
+        if self.contents and self.is_open:
             for child in self.contents:
                 yield child
                 yield from child.visible_tree()
@@ -239,6 +236,8 @@ class Container(WorldObject):
     is_open = True  # fixed-open holders (tables, jars); openable ones start closed via attrs
 
     def describe_state(self) -> str:
+        if not (self.openable or self.activatable):  # tables, beds: most furniture in view
+            return self.name
         words = ["open" if self.is_open else "closed"] if self.openable else []
         if self.activatable:  # e.g. a sink
             words.append("activated" if self.activated else "inactive")

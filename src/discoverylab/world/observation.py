@@ -46,15 +46,25 @@ def _group(dx: int, dy: int) -> str:
     return _GROUP_TABLE[((dx > 0) - (dx < 0), (dy > 0) - (dy < 0))]
 
 
-_WINDOWS: dict[int, list[tuple[int, int, str, int]]] = {}
+_WINDOWS: dict[tuple[int, int], list[list[tuple[int, int, int, int]] | None]] = {}
 
 
-def _window(radius: int) -> list[tuple[int, int, str, int]]:
-    """(dx, dy, direction group, distance) of every tile of the window, x-major (cached)."""
-    if radius not in _WINDOWS:
+def _window_at(size: int, radius: int, ax: int, ay: int) -> list[tuple[int, int, int, int]]:
+    """(x, y, index into GROUPS, distance) of every in-bounds tile of the window around
+    (ax, ay), x-major as the original lists them; cached per world size, radius and position."""
+    table = _WINDOWS.get((size, radius))
+    if table is None:
+        table = _WINDOWS[(size, radius)] = [None] * (size * size)
+    cells = table[ax * size + ay]
+    if cells is None:
         span = range(-radius, radius + 1)
-        _WINDOWS[radius] = [(dx, dy, _group(dx, dy), abs(dx) + abs(dy)) for dx in span for dy in span]
-    return _WINDOWS[radius]
+        cells = table[ax * size + ay] = [
+            (ax + dx, ay + dy, GROUPS.index(_group(dx, dy)), abs(dx) + abs(dy))
+            for dx in span
+            for dy in span
+            if 0 <= ax + dx < size and 0 <= ay + dy < size
+        ]
+    return cells
 
 
 def _history_entry(record: Any) -> dict[str, Any]:
@@ -94,8 +104,10 @@ class _PlainTiles:
         self.changed = world.watch_tiles()
         self.cols: list[list[Any]] = [[UNKNOWN] * world.size for _ in range(world.size)]
 
-    def visible(self, x: int, y: int) -> list[WorldObject] | None:
-        return plain_objects(self.world, x, y)
+    def visible(self, x: int, y: int) -> tuple[tuple[str, int], ...] | None:
+        """(name, uuid) of the visible objects of a plain tile, else None."""
+        objs = plain_objects(self.world, x, y)
+        return None if objs is None else tuple((o.name, o.uuid) for o in objs)
 
     def refresh(self) -> list[list[Any]]:
         if self.changed:
@@ -148,20 +160,16 @@ def build_observation(
     other_agents: dict[str, list[dict[str, Any]]] = {}
     index = _plain_tiles(world)
     plain = index.cols
-    for dx, dy, group, dist in _window(radius):  # x-major, as the original lists them
-        x, y = ax + dx, ay + dy
-        if not (0 <= x < size and 0 <= y < size):
-            continue
-        append = nearby[group].append
+    groups = [nearby[g] for g in GROUPS]
+    for x, y, group, dist in _window_at(size, radius, ax, ay):
+        out = groups[group]
         scenery = plain[x][y]
         if scenery is UNKNOWN:
             scenery = plain[x][y] = index.visible(x, y)
         if scenery is not None:  # plain ground and walls: the description is the name
-            for obj in scenery:
-                uuid = obj.uuid
+            for name, uuid in scenery:
                 seen_add(uuid)
-                name = obj.name
-                append({"name": name, "description": name, "distance": dist, "uuid": uuid})
+                out.append({"name": name, "description": name, "distance": dist, "uuid": uuid})
             continue
         stack = stacks[x][y]
         if len(stack) == 1 and not (stack[0].contents and stack[0].is_open):  # closed: contents unseen
@@ -172,7 +180,7 @@ def build_observation(
             uuid = obj.uuid
             seen_add(uuid)
             desc = obj.describe_state() if obj.parent is None else obj.describe()
-            append({"name": obj.name, "description": desc, "distance": dist, "uuid": uuid})
+            out.append({"name": obj.name, "description": desc, "distance": dist, "uuid": uuid})
             if (obj.is_agent or obj.dialogable) and obj is not agent:  # characters and devices
                 recent = _recent_history(obj.history, recent_step)  # type: ignore[attr-defined]
                 other_agents[f"{obj.name} uuid {uuid}"] = recent

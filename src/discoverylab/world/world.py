@@ -161,11 +161,8 @@ class World:
             out.append(obj)
             if obj.obscures_below:
                 obscured = True
-            if obj.contents and obj.is_open:
-                for child in obj.visible_tree():
-                    out.append(child)
-                    if child.obscures_below:
-                        obscured = True
+            if obj.contents and obj.is_open and _visible_into(obj.contents, out):
+                obscured = True
         return out
 
     def blocker_at(self, x: int, y: int) -> WorldObject | None:
@@ -259,3 +256,17 @@ class World:
             for agent in self.agents:
                 agent.states.add(signal)
         self.step += 1
+
+
+def _visible_into(contents: list[WorldObject], out: list[WorldObject]) -> bool:
+    """Append the visible contents, recursively (`WorldObject.visible_tree` without a generator
+    per object: the observation asks for it on every furniture tile every step); whether any
+    of them obscures what lies below."""
+    obscures = False
+    for child in contents:
+        out.append(child)
+        if child.obscures_below:
+            obscures = True
+        if child.contents and child.is_open and _visible_into(child.contents, out):
+            obscures = True
+    return obscures
