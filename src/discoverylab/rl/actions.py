@@ -123,13 +123,15 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         if partner is not None and partner.dialog_tree is not None:
             key: tuple[Any, ...] = ("dialog", min(len(partner.dialog_tree.visible_options()), self.num_dialog))
         else:
-            teleport = bool(base.teleport)  # type: ignore[attr-defined]
-            objects, seen = agent.world.objects, agent.seen
-            key = (
-                tuple(s.accessible for s in self.slots),
-                tuple(s.obj.uuid in objects and s.obj.uuid in seen for s in self.slots) if teleport else (),
-                len(self._locations()) if teleport else -1,
-            )
+            slots = self.slots
+            if base.teleport:  # type: ignore[attr-defined]
+                world, seen = agent.world, agent.seen
+                objects = world.objects
+                teleportable = tuple([s.obj.uuid in objects and s.obj.uuid in seen for s in slots])
+                locations = min(len(world.teleports), self.num_locations)
+            else:
+                teleportable, locations = (), -1
+            key = (tuple([s.accessible for s in slots]), teleportable, locations)
         mask = self._masks.get(key)
         if mask is None:  # a handful of distinct masks per episode: build each once
             mask = self._build_mask(key)

@@ -91,14 +91,18 @@ class SceneryMirror:
 
     def _tile(self, x: int, y: int) -> None:
         row, col = y + self.radius, x + self.radius
-        self.marked[row, col] = False
-        self.marked_windows.clear()
         cell = self._cell(x, y)
         if cell is None:
             self.kinds[row, col] = self.uuids[row, col] = self.state[row, col] = 0
         else:
             self.kinds[row, col], self.uuids[row, col], self.state[row, col] = cell
         self.dynamic[row, col] = cell is None
+        seen = getattr(self.marker, "seen", None)
+        if seen is not None and (cell is None or all(u in seen for u in cell[1] if u)):
+            self.marked[row, col] = True  # nothing new to mark (e.g. the floor a character left)
+        else:
+            self.marked[row, col] = False
+            self.marked_windows.clear()
 
     def close(self) -> None:
         self.world.unwatch_tiles(self.changed)

@@ -29,16 +29,21 @@ import numpy as np
 from gymnasium import spaces
 
 from discoverylab.rl.scenery import SceneryMirror
-from discoverylab.rl.view import NUM_KINDS, Slot, kind_id, mentioned, object_slots, text_id
+from discoverylab.rl.view import NUM_KINDS, Slot, kind_id, mentioned, text_id
 from discoverylab.world.actions import accessible_objects
 from discoverylab.world.agent import Agent
 from discoverylab.world.objects import WorldObject
+from discoverylab.world.things import Terrain
 
 DEPTH = 4
 SLOT_FEATURES = 17
 AGENT_FEATURES = 8
 FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
 _KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
+
+
+def _uuid(obj: WorldObject) -> int:
+    return obj.uuid
 
 
 class SymbolicEncoder:
@@ -75,33 +80,48 @@ class SymbolicEncoder:
         tiles = bytearray(mirror.kinds[ay : ay + w, ax : ax + w].tobytes())  # scenery cells, then the rest
         state = bytearray(mirror.state[ay : ay + w, ax : ax + w].tobytes())
         mirror.mark_seen(agent, ax, ay, w)
-        seen_add = agent.seen.add
+        seen = agent.seen
+        seen_add = seen.add
         seen_add(agent.uuid)
+        inventory = sorted(agent.inventory(), key=_uuid) if agent.contents else []
+        inv_ids = {o.uuid for o in inventory}
+        reach = accessible_objects(agent)
+        seen.update(reach)
         blocker_at, objects_at = world.blocker_at, world.objects_at
         kinds = _KINDS
-        view: list[tuple[int, int, list[WorldObject]]] = []  # dynamic tiles only: scenery never fills a slot
+        # Dynamic tiles only (scenery never fills a slot); slot candidates are gathered on the way,
+        # ordered as `rl.view.object_slots` orders them: reachable first, then by distance and UUID.
+        near: list[tuple[bool, int, int, WorldObject, bool, int, int]] = []
         for cell in np.flatnonzero(mirror.dynamic[ay : ay + w, ax : ax + w]).tolist():
             dy, dx = divmod(cell, w)
             dx -= r
             dy -= r
             x, y = ax + dx, ay + dy
-            objs = [o for o in objects_at(x, y) if o is not agent]
-            view.append((dx, dy, objs))
+            dist = abs(dx) + abs(dy)
             character = door = 0
-            for i, obj in enumerate(objs):
-                seen_add(obj.uuid)
-                if i < DEPTH:
+            i = cell * DEPTH
+            end = i + DEPTH
+            for obj in objects_at(x, y):
+                if obj is agent:
+                    continue
+                uuid = obj.uuid
+                seen_add(uuid)
+                if i < end:
                     kind = kinds.get(obj.type)
-                    tiles[cell * DEPTH + i] = kind if kind is not None else kinds.setdefault(obj.type, kind_id(obj.type))
+                    tiles[i] = kind if kind is not None else kinds.setdefault(obj.type, kind_id(obj.type))
+                    i += 1
                 if obj.is_agent:
                     character = 1
                 if obj.is_passage and obj.is_open:
                     door = 1
+                if uuid not in inv_ids and not isinstance(obj, Terrain):
+                    ok = uuid in reach
+                    near.append((not ok, dist, uuid, obj, ok, dx, dy))
             state[cell * 4 : cell * 4 + 4] = bytes((1, blocker_at(x, y) is None, character, door))
-        reach = accessible_objects(agent)
-        for uuid in reach:
-            seen_add(uuid)
-        self.slots = object_slots(agent, r, self.num_slots, view, reach)
+        near.sort()  # UUIDs are unique, so the objects themselves are never compared
+        slots = [Slot(o, True, True, 0, 0) for o in inventory[: self.num_slots]]
+        slots += [Slot(t[3], False, t[4], t[5], t[6]) for t in near[: self.num_slots - len(slots)]]
+        self.slots = slots
         rows = bytearray(self.num_slots * SLOT_FEATURES)
         for i, s in enumerate(self.slots):
             o = s.obj
