@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from discoverylab.bench import records
-from discoverylab.labs.runner import make_jobs, run_lab
+from discoverylab.labs.jobs import make_jobs
+from discoverylab.labs.runner import run_lab
 from discoverylab.llm import LLMBadResponse, LLMClient, LLMDeadlineExceeded, LLMUnavailable
 from discoverylab.llm.client import ENV_BASE_URL, ENV_MODEL, ENV_REQUEST_TIMEOUT
 from llm_scripted_server import Scripted, ScriptedLLMServer, chat_reply, error_body

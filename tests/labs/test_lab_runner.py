@@ -10,17 +10,11 @@ import pytest
 
 from discoverylab.bench import records
 from discoverylab.labs import agents as lab_agents
+from discoverylab.labs.jobs import LabJob, config_for, expand_protocols, make_jobs
 from discoverylab.labs.protocol import Protocol, UnknownProtocolError, make_protocol, protocol_names
-from discoverylab.labs.runner import (
-    LabJob,
-    RunConfigMismatch,
-    config_for,
-    config_hash,
-    expand_protocols,
-    make_jobs,
-    run_lab_jobs,
-    summarize,
-)
+from discoverylab.labs.run_record import config_hash
+from discoverylab.labs.runner import RunConfigMismatch, run_lab_jobs
+from discoverylab.labs.summary import summarize
 
 HIDDEN = "sequence/hidden-property"
 DYNAMICS = "sequence/unknown-dynamics"
@@ -261,7 +255,8 @@ def test_missing_embedded_model_is_not_retried(tmp_path: Path, monkeypatch: pyte
 
 
 def test_summary_reports_pass_at_3_and_a_bootstrap_interval() -> None:
-    from discoverylab.labs.runner import LabRecord, pass_at_k, summarize
+    from discoverylab.labs.run_record import LabRecord
+    from discoverylab.labs.summary import pass_at_k, summarize
 
     records = [LabRecord(lab="sequence", protocol=HIDDEN, seed=s, agent="x", score=v,
                          labels={"label": "pass" if v > 0.9 else "fail"})

@@ -27,18 +27,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from discoverylab.labs.agents import UnknownAgentError
+from discoverylab.labs.jobs import LabJob, available_agents, expand_protocols, make_jobs, make_spec_jobs
 from discoverylab.labs.protocol import ProtocolError, Score, make_protocol, protocol_entry, protocol_names
-from discoverylab.labs.runner import (
-    LabJob,
-    LabRecord,
-    available_agents,
-    expand_protocols,
-    make_jobs,
-    make_spec_jobs,
-    run_lab,
-    summarize,
-    write_json,
-)
+from discoverylab.labs.run_record import LabRecord
+from discoverylab.labs.runner import run_lab, write_json
+from discoverylab.labs.summary import summarize
 
 lab_app = typer.Typer(help="Tiny Labs: small black-box scientific sandboxes.", no_args_is_help=True)
 # Piped output (logs, `| tee`) gets a fixed width wide enough for the result tables.

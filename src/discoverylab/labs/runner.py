@@ -18,10 +18,8 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-import math
 import multiprocessing
 import os
-import re
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -30,170 +28,29 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from discoverylab.bench import records
 from discoverylab.bench.pool import LocalPool
 from discoverylab.bench.rundir import RunConfigMismatch as RunDirConfigMismatch
 from discoverylab.bench.rundir import RunLock, Scan, check_out, scan_results
 from discoverylab.bench.runs import BREAKER_DEFAULT, Outcome, execute
 from discoverylab.bench.schema import classify, usage_of, usage_snapshot
-from discoverylab.labs.agents import LabAgent, UnknownAgentError, agent_kinds, make_agent
+from discoverylab.labs.agents import LabAgent, make_agent
 from discoverylab.labs.core.spec import LabSpec
+from discoverylab.labs.jobs import LLM_AGENT_MODULE, LabJob, protocol_from_spec
 from discoverylab.labs.protocol import (
     Protocol,
     Score,
-    UnknownProtocolError,
     make_protocol,
-    protocol_entry,
-    protocol_names,
 )
-from discoverylab.labs.run_record import LabRecord, config_hash
+from discoverylab.labs.run_record import LabRecord
 
 logger = logging.getLogger(__name__)
 
 KEY_FIELDS: tuple[str, ...] = ("protocol", "seed", "agent")
-LLM_AGENT_MODULE = "discoverylab.labs.llm_agent"
-_LAB_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class RunConfigMismatch(RunDirConfigMismatch):
     """`out/results.jsonl` holds episodes run with another protocol config than the one requested."""
-
-
-# ---------------------------------------------------------------------- records and jobs
-@dataclass(frozen=True, slots=True, eq=False)
-class LabJob:
-    """One episode to run: protocol x seed x agent kind, with the protocol's config."""
-
-    protocol: str
-    seed: int
-    agent: str
-    config: dict[str, Any] = field(default_factory=dict)
-    agent_options: dict[str, Any] = field(default_factory=dict)
-    """Keyword options of the agent (e.g. the LLM agent's `history_turns`, `limits`)."""
-    spec: dict[str, Any] | None = None
-    """A lab spec (`LabSpec` as JSON data) to build the protocol from, instead of the registry name."""
-
-    @property
-    def lab(self) -> str:
-        return self.protocol.split("/", 1)[0]
-
-    @property
-    def config_hash(self) -> str:
-        """Hash of what the episode ran: protocol config plus any agent options."""
-        extra = {"agent_options": self.agent_options} if self.agent_options else {}
-        return config_hash(self.protocol, self.config | extra)
-
-    @property
-    def key(self) -> tuple[str, int, str]:
-        return (self.protocol, self.seed, self.agent)
-
-    @property
-    def stem(self) -> str:
-        """File-name stem shared by the transcript, the score file and the plots."""
-        return f"{self.protocol.replace('/', '-')}-s{self.seed}-{self.agent}"
-
-
-def expand_protocols(target: str) -> list[str]:
-    """`all` -> every registered protocol; a lab name -> its protocols; else one protocol name."""
-    if target == "all":
-        return protocol_names()
-    if "/" in target:
-        protocol_entry(target)  # raises UnknownProtocolError listing the known names
-        return [target]
-    names = protocol_names(target) if _LAB_NAME.match(target) else []
-    if not names:
-        known = sorted({n.split("/", 1)[0] for n in protocol_names()})
-        raise UnknownProtocolError(
-            f"{target!r} is neither a protocol nor a lab; labs: {', '.join(known)}; "
-            f"protocols: {', '.join(protocol_names())}; or 'all'")
-    return names
-
-
-def available_agents(lab: str) -> list[str]:
-    """Agent kinds for `lab`, including the LLM agent when its module imports."""
-    try:
-        importlib.import_module(LLM_AGENT_MODULE)
-    except ImportError as exc:
-        logger.debug("LLM agent unavailable: %s", exc)
-    return agent_kinds(lab)
-
-
-def config_for(protocol: str, config: dict[str, Any] | None) -> dict[str, Any]:
-    """The options of one protocol: `config` itself, or `config[protocol]` when every key is a
-    protocol name (so `run all` can configure each protocol: `{"macro/causal-discovery": {...}}`)."""
-    if not config:
-        return {}
-    if all("/" in key for key in config):
-        unknown = sorted(set(config) - set(protocol_names()))
-        if unknown:
-            raise UnknownProtocolError(f"config for unknown protocols {unknown}; registered: "
-                                       f"{', '.join(protocol_names())}")
-        return dict(config.get(protocol, {}))
-    return dict(config)
-
-
-def spec_label(spec: LabSpec) -> str:
-    """The `protocol` of a spec's records: its protocol kind and the spec's name."""
-    kind = spec.protocol.kind if spec.protocol is not None else f"{spec.lab}/none"
-    return f"{kind}@{spec.name or spec.config_hash()}"
-
-
-def protocol_from_spec(spec: LabSpec) -> Protocol:
-    """Build the protocol a lab spec describes (its lab's `protocols.protocol_from_spec`)."""
-    if not _LAB_NAME.match(spec.lab):
-        raise ValueError(f"bad lab name {spec.lab!r} in spec {spec.name!r}")
-    module = importlib.import_module(f"discoverylab.labs.{spec.lab}.protocols")
-    build = getattr(module, "protocol_from_spec", None)
-    if build is None:
-        raise ValueError(f"lab {spec.lab!r} cannot build protocols from lab specs")
-    protocol: Protocol = build(spec)
-    return protocol
-
-
-def make_spec_jobs(specs: Sequence[LabSpec], seeds: Sequence[int], agents: Sequence[str],
-                   agent_options: dict[str, Any] | None = None) -> list[LabJob]:
-    """Every spec x agent x seed; each spec is built once first so a bad spec fails before the run."""
-    jobs = []
-    for spec in specs:
-        label = spec_label(spec)
-        protocol_from_spec(spec)  # raises InvalidSpec/ValueError with the reason
-        known = available_agents(spec.lab)
-        for kind in agents:
-            if kind not in known:
-                raise UnknownAgentError(f"no agent {kind!r} for lab {spec.lab!r}; valid agents: {', '.join(known)}")
-        data = spec.model_dump(mode="json")
-        jobs += [LabJob(label, int(s), a, {"spec": spec.config_hash()}, _options_for(a, agent_options), data)
-                 for a in agents for s in seeds]
-    return jobs
-
-
-def _options_for(agent: str, agent_options: dict[str, Any] | None) -> dict[str, Any]:
-    """Agent options go to the LLM agent (the scripted baselines take none)."""
-    return dict(agent_options or {}) if agent == "llm" else {}
-
-
-def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[str],
-              config: dict[str, Any] | None = None, agent_options: dict[str, Any] | None = None) -> list[LabJob]:
-    """Every protocol x agent x seed, after checking that each agent exists for each lab.
-
-    `config` holds protocol options, either shared or keyed by protocol name (see `config_for`).
-    """
-    for name in protocols:
-        lab = name.split("/", 1)[0]
-        known = available_agents(lab)
-        for kind in agents:
-            if kind not in known:
-                raise UnknownAgentError(f"no agent {kind!r} for lab {lab!r}; valid agents: {', '.join(known)}")
-    configs = {name: config_for(name, config) for name in protocols}
-    for name, options in configs.items():
-        try:
-            make_protocol(name, **options)  # fail before the run, not once per episode
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"bad config for {name}: {exc}") from exc
-    return [LabJob(p, int(s), a, configs[p], _options_for(a, agent_options))
-            for p in protocols for a in agents for s in seeds]
 
 
 # ---------------------------------------------------------------------- one episode
@@ -447,54 +304,3 @@ def _job_key(job: LabJob) -> tuple[Any, ...]:
 
 def _record_key(record: LabRecord) -> tuple[Any, ...]:
     return (record.protocol, record.seed, record.agent)
-
-
-def passed(record: LabRecord) -> bool:
-    """An episode passes when its grader labels it `pass` (or, without such a label, scores >= 0.95)."""
-    label = record.labels.get("label")
-    return label == "pass" if label is not None else record.score >= 0.95
-
-
-def pass_at_k(n: int, c: int, k: int = 3) -> float:
-    """Unbiased pass@k over n episodes of which c passed: 1 - C(n-c, k) / C(n, k) (k capped at n)."""
-    if n == 0:
-        return 0.0
-    k = min(k, n)
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
-
-
-def bootstrap_interval(values: Sequence[float], *, resamples: int = 2000, level: float = 0.95,
-                       seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean (fixed seed: the same results give the same interval)."""
-    x = np.asarray(values, dtype=np.float64)
-    if len(x) == 0:
-        return 0.0, 0.0
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, len(x), size=(resamples, len(x)))].mean(axis=1)
-    alpha = (1 - level) / 2
-    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
-
-
-def summarize(results: Sequence[LabRecord]) -> list[dict[str, Any]]:
-    """One row per (protocol, agent): episodes, errors, mean score with its 95% bootstrap CI, pass@3
-    across episodes, mean of each part, turns, seconds."""
-    groups: dict[tuple[str, str], list[LabRecord]] = {}
-    for record in results:
-        groups.setdefault((record.protocol, record.agent), []).append(record)
-    rows = []
-    for (protocol, agent), group in groups.items():
-        ok = [r for r in group if r.status == "ok"]
-        part_names = sorted({name for r in ok for name in r.parts})
-        parts = {name: sum(r.parts[name] for r in ok if name in r.parts)
-                 / sum(1 for r in ok if name in r.parts) for name in part_names}
-        low, high = bootstrap_interval([r.score for r in group])
-        rows.append({
-            "protocol": protocol, "agent": agent, "episodes": len(group), "errors": len(group) - len(ok),
-            "score": sum(r.score for r in group) / len(group), "ci_low": low, "ci_high": high,
-            "pass_at_3": pass_at_k(len(group), sum(passed(r) for r in ok)),
-            "turns": sum(r.turns for r in group) / len(group),
-            "seconds": sum(r.seconds for r in group) / len(group), "parts": parts,
-        })
-    return rows
