@@ -7,7 +7,7 @@ latches: once decided, neither the outcome nor the episode's end can change agai
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,17 +119,20 @@ class Scorecard:
     def to_dict(self, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
         """JSON close to the original's `getTaskScorecard()` entry, without the `exclude` keys
         (not even computed: `info` asks for the visible part every step)."""
-        parts: dict[str, Any] = {
-            "taskName": lambda: self.task_name,
-            "taskDescription": lambda: self.task_description,
-            "score": lambda: self.score,
-            "maxScore": lambda: self.max_score,
-            "scoreNormalized": lambda: self.normalized,
-            "completed": lambda: self.completed,
-            "completedSuccessfully": lambda: self.success,
-            "scoreCard": lambda: [item.to_dict() for item in self.items],
-            "criticalHypotheses": lambda: list(self.critical_hypotheses),
-            "criticalQuestions": lambda: self.critical_questions,
-            "knowledgeQuestions": lambda: [q.to_dict() for q in self.knowledge],
-        }
-        return {key: part() for key, part in parts.items() if key not in exclude}
+        return {key: part(self) for key, part in _CARD_PARTS if key not in exclude}
+
+
+# The scorecard's JSON keys in order, each with how to compute it (built once, not per call).
+_CARD_PARTS: tuple[tuple[str, Callable[[Scorecard], Any]], ...] = (
+    ("taskName", lambda c: c.task_name),
+    ("taskDescription", lambda c: c.task_description),
+    ("score", lambda c: c.score),
+    ("maxScore", lambda c: c.max_score),
+    ("scoreNormalized", lambda c: c.normalized),
+    ("completed", lambda c: c.completed),
+    ("completedSuccessfully", lambda c: c.success),
+    ("scoreCard", lambda c: [item.to_dict() for item in c.items]),
+    ("criticalHypotheses", lambda c: list(c.critical_hypotheses)),
+    ("criticalQuestions", lambda c: c.critical_questions),
+    ("knowledgeQuestions", lambda c: [q.to_dict() for q in c.knowledge]),
+)
