@@ -92,7 +92,7 @@ class SymbolicEncoder:
         # Dynamic tiles only (scenery never fills a slot); slot candidates are gathered on the way,
         # ordered as `rl.view.object_slots` orders them: reachable first, then by distance and UUID.
         near: list[tuple[bool, int, int, WorldObject, bool, int, int]] = []
-        for cell in np.flatnonzero(mirror.dynamic[ay : ay + w, ax : ax + w]).tolist():
+        for cell in mirror.dynamic[ay : ay + w, ax : ax + w].ravel().nonzero()[0].tolist():
             dy, dx = divmod(cell, w)
             dx -= r
             dy -= r
