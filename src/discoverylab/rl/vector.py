@@ -16,7 +16,7 @@ import multiprocessing as mp
 import os
 import pickle
 import traceback
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
@@ -73,10 +73,10 @@ def _views(buffer: Any, layout: dict[str, tuple[int, tuple[int, ...], str]]) -> 
 
 
 def _worker(lo: int, hi: int, task: str, difficulty: str, kwargs: dict[str, Any], buffer: Any,
-            layout: dict[str, tuple[int, tuple[int, ...], str]], conn: Connection, parent_end: Connection | None) -> None:  # fmt: skip
+            layout: dict[str, tuple[int, tuple[int, ...], str]], conn: Connection, inherited: list[Connection]) -> None:  # fmt: skip
     """Host envs lo..hi-1: build them, then serve step/reset/close messages until closed."""
-    if parent_end is not None:
-        parent_end.close()
+    for end in inherited:  # a forked worker holds the driver's pipe ends: drop them, so EOF means "driver gone"
+        end.close()
     try:
         from discoverylab.rl import make_rl_env
 
@@ -181,7 +181,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self.timeout = timeout
         layout, size = _layout(self.single_observation_space, num_envs, self.num_actions)
         method = context or ("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        ctx = mp.get_context(method)
+        ctx: Any = mp.get_context(method)  # BaseContext lacks Process/RawArray in the stubs
         self._buffer = ctx.RawArray("B", size)
         views = _views(self._buffer, layout)
         self._obs = {name[4:]: v for name, v in views.items() if name.startswith("obs:")}
@@ -194,7 +194,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             parent, child = ctx.Pipe()
             proc = ctx.Process(
                 target=_worker, daemon=True, name=f"discoverylab-vec-{lo}",
-                args=(lo, hi, task, difficulty, env_kwargs, self._buffer, layout, child, parent if method == "fork" else None),
+                args=(lo, hi, task, difficulty, env_kwargs, self._buffer, layout, child,
+                      [*self._conns, parent] if method == "fork" else []),
             )  # fmt: skip
             proc.start()
             child.close()
@@ -290,34 +291,25 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         return infos
 
     def _receive(self, indices: Any, what: str) -> dict[int, dict[str, Any]]:
-        """Wait for one reply from each worker in `indices`; on an error or a death, close and raise."""
-        pending = {self._conns[i]: i for i in indices}
-        sentinels = {self._workers[i].sentinel: i for i in indices}
+        """Wait for one reply from each worker in `indices`; on an error or a death, close and raise.
+        A worker's pipe end lives only in that worker, so its death reads as end-of-file."""
         extras: dict[int, dict[str, Any]] = {}
         failure = ""
-        while pending:
-            ready = wait([*pending, *sentinels], self.timeout)
-            if not ready:
-                failure = f"no reply to {what} from worker(s) {sorted(pending.values())} within {self.timeout} s"
-                break
-            for obj in ready:
-                if obj in sentinels:
-                    i = sentinels.pop(obj)  # type: ignore[call-overload]
-                    if self._conns[i] in pending and not self._conns[i].poll():
-                        code = self._workers[i].exitcode
-                        failure = failure or f"worker {i} (pid {self._workers[i].pid}) died during {what} (exit code {code})"
-                        del pending[self._conns[i]]
+        for i in indices:
+            conn, proc = self._conns[i], self._workers[i]
+            try:
+                if not conn.poll(self.timeout):
+                    failure = failure or f"no reply to {what} from worker {i} (pid {proc.pid}) within {self.timeout} s"
                     continue
-                i = pending.pop(obj)  # type: ignore[call-overload]
-                try:
-                    reply = obj.recv_bytes()  # type: ignore[union-attr]
-                except (EOFError, OSError):
-                    failure = failure or f"worker {i} (pid {self._workers[i].pid}) died during {what}"
-                    continue
-                if reply[:1] == _ERROR:
-                    failure = failure or f"worker {i} failed during {what}:\n{reply[1:].decode(errors='replace')}"
-                elif len(reply) > 1:
-                    extras.update(pickle.loads(reply[1:]))
+                reply = conn.recv_bytes()
+            except (EOFError, OSError):
+                proc.join(timeout=1.0)
+                failure = failure or f"worker {i} (pid {proc.pid}) died during {what} (exit code {proc.exitcode})"
+                continue
+            if reply[:1] == _ERROR:
+                failure = failure or f"worker {i} failed during {what}:\n{reply[1:].decode(errors='replace')}"
+            elif len(reply) > 1:
+                extras.update(pickle.loads(reply[1:]))
         if failure:
             self.close()
             raise VectorEnvError(f"BatchedVectorEnv: {failure}")
