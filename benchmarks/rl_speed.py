@@ -5,10 +5,12 @@ env for comparison, Gymnasium's vector envs, and the batched vector env (`Batche
     .venv/bin/python benchmarks/rl_speed.py [--steps 5000] [--task DoorsTest] [--batched 4,8,16] [--json out.json]
 
 Steps/s count `env.step` plus picking a random masked action; `env_steps_per_s` counts the time
-inside `step` only. The symbolic single env and the batched rows share one numpy sampler (one
-row per env, no per-env Python loop), so their policy cost per call is the same; `ratio` and
-`env_ratio` compare each vector row with the symbolic single env. Episodes are long
-(`max_steps` is huge); the few that the random policy completes are reset. The single-env rows
+inside `step` only. The symbolic single env, the batched rows and their serial twins share one
+numpy sampler (a row per env, no per-env Python loop). `ratio` compares a row with the symbolic
+single env (seed 0); `ratio_to_serial` compares a batched row with its twin measured right
+after it: the same envs and seeds stepped one after another in this process (one core), which
+is the fairer baseline, since the speed of a step depends on the episode's state. Episodes are
+long (`max_steps` is huge); the few the random policy completes are reset. The single-env rows
 also print the process-CPU rate: on a busy machine it is the steadier figure.
 """
 
@@ -82,7 +84,30 @@ def vector(task: str, steps: int, num_envs: int, mode: str) -> dict[str, Any]:
     return {"mode": f"{mode} x{num_envs}", "steps_per_s": rounds * num_envs / wall}
 
 
+def serial(task: str, steps: int, num_envs: int) -> dict[str, Any]:
+    """The batched rows' work on one core: the same envs and seeds stepped one after another."""
+    envs = [make_rl_env(task, max_steps=10**9) for _ in range(num_envs)]
+    infos = [env.reset(seed=j)[1] for j, env in enumerate(envs)]
+    rng = np.random.default_rng(0)
+    rounds = max(1, steps // num_envs)
+    in_env = 0.0
+    clock = time.perf_counter
+    wall = clock()
+    for i in range(rounds):
+        actions = _sample(rng, np.stack([info["action_mask"] for info in infos]), i).tolist()
+        start = clock()
+        for j, env in enumerate(envs):
+            *_, term, trunc, infos[j] = env.step(actions[j])
+            if term or trunc:
+                _, infos[j] = env.reset()
+        in_env += clock() - start
+    wall = clock() - wall
+    return {"mode": f"serial x{num_envs}", "steps_per_s": rounds * num_envs / wall,
+            "env_steps_per_s": rounds * num_envs / in_env}  # fmt: skip
+
+
 def batched(task: str, steps: int, workers: int, per_worker: int) -> dict[str, Any]:
+    """`BatchedVectorEnv` (seeds 0..n-1) with the vectorised sampler."""
     num_envs = workers * per_worker
     envs = BatchedVectorEnv(task, num_envs=num_envs, workers=workers, max_steps=10**9)
     _, info = envs.reset(seed=0)
@@ -102,11 +127,17 @@ def batched(task: str, steps: int, workers: int, per_worker: int) -> dict[str, A
             "env_steps_per_s": rounds * num_envs / in_env}  # fmt: skip
 
 
+def _show(task: str, row: dict[str, Any]) -> None:
+    shown = {k: (round(v, 2) if "ratio" in k else round(v)) if isinstance(v, float) else v for k, v in row.items()}
+    print(json.dumps({"task": task, **shown}), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--task", default="DoorsTest")
     parser.add_argument("--batched", default="4,8,16", help="envs per worker of the batched rows (2 workers)")
+    parser.add_argument("--repeat", type=int, default=1, help="measure each batched/serial pair this often")
     parser.add_argument("--only-batched", action="store_true", help="skip the text and Gymnasium vector rows")
     parser.add_argument("--json")
     args = parser.parse_args()
@@ -115,14 +146,19 @@ def main() -> None:
     if not args.only_batched:
         rows += [single(args.task, args.steps, False),
                  vector(args.task, args.steps, 1, "sync"), vector(args.task, args.steps, 2, "async")]  # fmt: skip
-    rows += [batched(args.task, args.steps, 2, int(k)) for k in args.batched.split(",") if k]
-    for row in rows[1:]:
-        row["ratio"] = row["steps_per_s"] / base["steps_per_s"]
-        if "env_steps_per_s" in row:
-            row["env_ratio"] = row["env_steps_per_s"] / base["env_steps_per_s"]
     for row in rows:
-        shown = {k: (round(v, 2) if k.endswith("ratio") else round(v)) if isinstance(v, float) else v for k, v in row.items()}
-        print(json.dumps({"task": args.task, **shown}))
+        if row is not base:
+            row["ratio"] = row["steps_per_s"] / base["steps_per_s"]
+        _show(args.task, row)
+    for k in (int(k) for k in args.batched.split(",") if k):
+        for _ in range(args.repeat):  # back to back, so a busy spell hits both rows of a pair
+            fast, slow = batched(args.task, args.steps, 2, k), serial(args.task, args.steps, 2 * k)
+            fast["ratio"] = fast["steps_per_s"] / base["steps_per_s"]
+            fast["ratio_to_serial"] = fast["steps_per_s"] / slow["steps_per_s"]
+            fast["env_ratio_to_serial"] = fast["env_steps_per_s"] / slow["env_steps_per_s"]
+            rows += [fast, slow]
+            _show(args.task, fast)
+            _show(args.task, slow)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

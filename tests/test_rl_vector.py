@@ -38,12 +38,14 @@ def _tree(value: object) -> object:
     return value.tolist() if isinstance(value, np.ndarray) else value
 
 
-def test_matches_serial_envs_across_episode_ends() -> None:
+@pytest.mark.parametrize("in_driver", [True, False])
+def test_matches_serial_envs_across_episode_ends(in_driver: bool) -> None:
     """Byte-identical observations, rewards, ends, masks and lean info to a SyncVectorEnv of the
     same envs, over two truncations and autoresets (max_steps=4), seeds fixed."""
     kwargs = {"max_steps": 4}
     serial = SyncVectorEnv([lambda: make_rl_env(TASK, **kwargs) for _ in range(3)])
-    batched = BatchedVectorEnv(TASK, num_envs=3, workers=2, **kwargs)
+    batched = BatchedVectorEnv(TASK, num_envs=3, workers=2, in_driver=in_driver, **kwargs)
+    assert len(batched._workers) == (1 if in_driver else 2)
     try:
         obs_s, info_s = serial.reset(seed=11)
         obs_b, info_b = batched.reset(seed=11)
@@ -152,12 +154,15 @@ def test_bad_task_and_modes_raise_before_any_worker_starts() -> None:
         BatchedVectorEnv("DoorsTest", num_envs=2, info="full")
 
 
-def test_worker_exception_is_raised_with_its_traceback() -> None:
-    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, max_steps="four")  # fails at the first step
+@pytest.mark.parametrize("in_driver", [True, False])
+def test_worker_exception_is_raised_with_its_traceback(in_driver: bool) -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, in_driver=in_driver, max_steps="four")  # fails at step 1
+    procs = list(envs._workers)
     envs.reset(seed=0)
-    with pytest.raises(VectorEnvError, match=r"(?s)failed during step:\nTraceback.*TypeError"):
+    where = "the driver's block" if in_driver else r"the worker for envs 0..0 \(pid \d+\)"
+    with pytest.raises(VectorEnvError, match=rf"(?s){where} failed during step:\nTraceback.*TypeError"):
         envs.step(np.array([12, 12]))
-    assert envs.closed
+    assert envs.closed and all(not p.is_alive() for p in procs)
     with pytest.raises(VectorEnvError, match="closed"):
         envs.step(np.array([12, 12]))
 
@@ -165,9 +170,9 @@ def test_worker_exception_is_raised_with_its_traceback() -> None:
 def test_killed_worker_gives_an_error_not_a_hang() -> None:
     envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2)
     envs.reset(seed=0)
-    os.kill(envs._workers[1].pid, signal.SIGKILL)
+    os.kill(envs._workers[-1].pid, signal.SIGKILL)
     start = time.monotonic()
-    with pytest.raises(VectorEnvError, match="worker 1 .* died"):
+    with pytest.raises(VectorEnvError, match=r"worker for envs 1..1 \(pid \d+\) died"):
         envs.step(np.array([12, 12]))
     assert time.monotonic() - start < 5
     assert envs.closed
@@ -181,10 +186,13 @@ def test_close_is_idempotent_and_del_is_safe() -> None:
     assert all(not p.is_alive() for p in procs)
     with pytest.raises(VectorEnvError, match="closed"):
         envs.reset(seed=0)
-    other = BatchedVectorEnv("DoorsTest", num_envs=1)
+    other = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, in_driver=False)
     procs = list(other._workers)
+    assert len(procs) == 2 and all(p.is_alive() for p in procs)
     del other
     gc.collect()
+    for p in procs:
+        p.join(timeout=5)
     assert all(not p.is_alive() for p in procs)
 
 
