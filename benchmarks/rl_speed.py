@@ -6,10 +6,11 @@ env for comparison, Gymnasium's vector envs, and the batched vector env (`Batche
 
 Steps/s count `env.step` plus picking a random masked action; `env_steps_per_s` counts the time
 inside `step` only. The symbolic single env, the batched rows and their serial twins share one
-numpy sampler (a row per env, no per-env Python loop). `ratio` compares a row with the symbolic
-single env (seed 0); `ratio_to_serial` compares a batched row with its twin measured right
-after it: the same envs and seeds stepped one after another in this process (one core), which
-is the fairer baseline, since the speed of a step depends on the episode's state. Episodes are
+numpy sampler (a row per env, no per-env Python loop). `ratio` (wall clock) and `env_ratio` (time
+inside `step` only) compare a batched row with the symbolic single env (seed 0) measured next to
+it; `ratio_to_serial` with its serial twin: the same envs and seeds stepped one after another
+in this process (one core). With `--repeat` the trios run back to back in alternating order
+and a summary line gives each ratio's median, min and max. Episodes are
 long (`max_steps` is huge); the few the random policy completes are reset. The single-env rows
 also print the process-CPU rate: on a busy machine it is the steadier figure.
 """
@@ -137,7 +138,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--task", default="DoorsTest")
     parser.add_argument("--batched", default="4,8,16", help="envs per worker of the batched rows (2 workers)")
-    parser.add_argument("--repeat", type=int, default=1, help="measure each batched/serial pair this often")
+    parser.add_argument("--repeat", type=int, default=1, help="measure each batched/serial/single trio this often")
     parser.add_argument("--only-batched", action="store_true", help="skip the text and Gymnasium vector rows")
     parser.add_argument("--json")
     args = parser.parse_args()
@@ -151,14 +152,23 @@ def main() -> None:
             row["ratio"] = row["steps_per_s"] / base["steps_per_s"]
         _show(args.task, row)
     for k in (int(k) for k in args.batched.split(",") if k):
-        for _ in range(args.repeat):  # back to back, so a busy spell hits both rows of a pair
-            fast, slow = batched(args.task, args.steps, 2, k), serial(args.task, args.steps, 2 * k)
-            fast["ratio"] = fast["steps_per_s"] / base["steps_per_s"]
+        ratios: list[tuple[float, float, float]] = []
+        for r in range(args.repeat):  # back to back, order alternating, so a busy spell hits all rows
+            if r % 2:
+                one, slow, fast = single(args.task, args.steps, True), serial(args.task, args.steps, 2 * k), batched(args.task, args.steps, 2, k)
+            else:
+                fast, slow, one = batched(args.task, args.steps, 2, k), serial(args.task, args.steps, 2 * k), single(args.task, args.steps, True)
+            fast["ratio"] = fast["steps_per_s"] / one["steps_per_s"]
+            fast["env_ratio"] = fast["env_steps_per_s"] / one["env_steps_per_s"]
             fast["ratio_to_serial"] = fast["steps_per_s"] / slow["steps_per_s"]
-            fast["env_ratio_to_serial"] = fast["env_steps_per_s"] / slow["env_steps_per_s"]
-            rows += [fast, slow]
-            _show(args.task, fast)
-            _show(args.task, slow)
+            ratios.append((fast["ratio"], fast["env_ratio"], fast["ratio_to_serial"]))
+            rows += [fast, slow, one]
+            for row in (fast, slow, one):
+                _show(args.task, row)
+        if args.repeat > 1:
+            summary = {name: [round(float(np.median(col)), 2), round(min(col), 2), round(max(col), 2)]
+                       for name, col in zip(("ratio", "env_ratio", "ratio_to_serial"), zip(*ratios, strict=True), strict=True)}  # fmt: skip
+            print(json.dumps({"task": args.task, "mode": f"batched 2x{k}", "median_min_max": summary}), flush=True)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

@@ -167,8 +167,9 @@ def test_worker_exception_is_raised_with_its_traceback(in_driver: bool) -> None:
         envs.step(np.array([12, 12]))
 
 
-def test_killed_worker_gives_an_error_not_a_hang() -> None:
-    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2)
+@pytest.mark.parametrize("spin", [0.0, 0.002])
+def test_killed_worker_gives_an_error_not_a_hang(spin: float) -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, spin=spin)
     envs.reset(seed=0)
     os.kill(envs._workers[-1].pid, signal.SIGKILL)
     start = time.monotonic()
@@ -176,6 +177,16 @@ def test_killed_worker_gives_an_error_not_a_hang() -> None:
         envs.step(np.array([12, 12]))
     assert time.monotonic() - start < 5
     assert envs.closed
+
+
+def test_hung_worker_times_out_and_is_ended() -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, timeout=0.5)
+    envs.reset(seed=0)
+    proc = envs._workers[-1]
+    os.kill(proc.pid, signal.SIGSTOP)
+    with pytest.raises(VectorEnvError, match=r"no reply to step from the worker for envs 1..1 .* within 0.5 s"):
+        envs.step(np.array([12, 12]))
+    assert envs.closed and not proc.is_alive()
 
 
 def test_close_is_idempotent_and_del_is_safe() -> None:

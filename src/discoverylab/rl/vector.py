@@ -7,7 +7,9 @@ action batch into shared memory and sends one byte per worker; each worker write
 observations (every key of the `Dict` observation stacked), rewards, terminations,
 truncations, action masks and the lean-info scalars (`success`, `step`) in place and answers
 with one byte. Only the rare extra info keys (the scorecard on the step that ends an episode)
-travel pickled. See docs/rl.md.
+travel pickled. The driver steps the first block itself meanwhile, and both sides poll for a
+short while before sleeping: on two cores each wake-up costs about half an env step.
+See docs/rl.md.
 """
 
 from __future__ import annotations
@@ -39,14 +41,14 @@ class VectorEnvError(RuntimeError):
 
 def _layout(obs_space: spaces.Space[Any], num_envs: int, num_actions: int) -> tuple[dict[str, tuple[int, tuple[int, ...], str]], int]:
     """Name -> (byte offset, shape, dtype) of every shared array, and the total size."""
-    if isinstance(obs_space, spaces.Dict):
-        boxes = dict(obs_space.spaces.items())
-    else:
-        boxes = {"": obs_space}
+    boxes: dict[str, spaces.Box] = {}
+    for key, box in (obs_space.spaces if isinstance(obs_space, spaces.Dict) else {}).items():
+        if isinstance(box, spaces.Box):
+            boxes[key] = box
+    if not boxes or len(boxes) != len(getattr(obs_space, "spaces", ())):
+        raise TypeError(f"BatchedVectorEnv needs a Dict of Box observations (the symbolic one), got {obs_space}.")
     entries: list[tuple[str, tuple[int, ...], Any]] = []
     for key, box in boxes.items():
-        if not isinstance(box, spaces.Box):
-            raise TypeError(f"BatchedVectorEnv needs Box observations (or a Dict of them); {key or 'observation'} is {box}.")
         entries.append((f"obs:{key}", (num_envs, *box.shape), box.dtype))
     entries += [
         ("actions", (num_envs,), np.int64),
@@ -118,7 +120,7 @@ class _Block:
 
     def _write(self, j: int, obs: Any, info: dict[str, Any], extras: dict[int, dict[str, Any]]) -> None:
         for key, view in self.obs:
-            view[j] = obs[key] if key else obs
+            view[j] = obs[key]
         self.masks[j] = info["action_mask"]
         self.success[j] = info["success"]
         self.steps[j] = info["step"]
@@ -322,6 +324,9 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             if proc.is_alive():
                 proc.terminate()
                 proc.join(timeout=2.0)
+            if proc.is_alive():  # e.g. stopped (SIGSTOP): only SIGKILL ends it
+                proc.kill()
+                proc.join(timeout=2.0)
             conn.close()
         self._workers, self._conns = [], []
 
@@ -389,6 +394,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                 _await(conn, self.spin)
                 if not conn.poll(self.timeout):
                     failure = failure or f"no reply to {what} from the {name} within {self.timeout} s"
+                    proc.kill()  # hung: nothing it might still send can be trusted
                     continue
                 reply = conn.recv_bytes()
             except (EOFError, OSError):
