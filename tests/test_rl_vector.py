@@ -218,6 +218,13 @@ def test_make_vec_builds_it_from_the_registered_id() -> None:
         assert all(obs[k][1].tobytes() == expected[k].tobytes() for k in expected)
     finally:
         envs.close()
+    default = gymnasium.make_vec("discoverylab/DoorsTest-Normal-v0", num_envs=2, workers=1)  # no mode: the entry point
+    try:
+        assert isinstance(default, BatchedVectorEnv) and default._workers == []
+    finally:
+        default.close()
+    with pytest.raises(ValueError, match="symbolic"):
+        gymnasium.make_vec("discoverylab/DoorsTest-Normal-v0", num_envs=2, observation="text")
 
 
 def test_spawn_context_gives_the_same_observations() -> None:

@@ -206,9 +206,11 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}.")
         if env_kwargs.get("info", "lean") != "lean":
-            raise ValueError("BatchedVectorEnv serves lean info only; drop info=... or use a SyncVectorEnv for full info.")
+            raise ValueError("BatchedVectorEnv serves lean info only; for info='full' pass "
+                             "vectorization_mode='sync' or 'async' to gymnasium.make_vec.")  # fmt: skip
         if env_kwargs.get("observation", "symbolic") != "symbolic":
-            raise ValueError("BatchedVectorEnv serves the symbolic observation only; use make_vec(..., 'async') for others.")
+            raise ValueError("BatchedVectorEnv serves the symbolic observation only; for other observations pass "
+                             "vectorization_mode='sync' or 'async' to gymnasium.make_vec.")  # fmt: skip
         env_kwargs.pop("observation", None)
         self._workers: list[Any] = []  # child processes, one per block of `_remote`
         self._conns: list[Connection] = []
