@@ -2,7 +2,8 @@
 env for comparison, Gymnasium's vector envs, and the batched vector env (`BatchedVectorEnv`,
 2 workers x k envs) against one env. A benchmark, not a test:
 
-    .venv/bin/python benchmarks/rl_speed.py [--steps 5000] [--task DoorsTest] [--batched 4,8,16] [--json out.json]
+    .venv/bin/python benchmarks/rl_speed.py [--steps 5000] [--task DoorsTest] [--batched 4,8,16]
+        [--repeat 1] [--wait-idle] [--only-batched] [--json out.json]
 
 Steps/s count `env.step` plus picking a random masked action; `env_steps_per_s` counts the time
 inside `step` only. The symbolic single env, the batched rows and their serial twins share one
@@ -128,6 +129,30 @@ def batched(task: str, steps: int, workers: int, per_worker: int) -> dict[str, A
             "env_steps_per_s": rounds * num_envs / in_env}  # fmt: skip
 
 
+def _machine_busy(seconds: float = 0.4) -> float:
+    """Share of all CPUs busy over `seconds` (Linux /proc/stat; 0.0 elsewhere)."""
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat") as fh:
+            values = [int(v) for v in fh.readline().split()[1:]]
+        return sum(values), values[3] + values[4]  # total, idle + iowait
+
+    try:
+        total, idle = sample()
+        time.sleep(seconds)
+        total2, idle2 = sample()
+    except OSError:
+        return 0.0
+    return 1.0 - (idle2 - idle) / max(1, total2 - total)
+
+
+def _wait_idle(limit: float = 0.08, patience: float = 120.0) -> None:
+    """Wait (at most `patience` s) until other jobs leave the machine idle: a job on the other
+    core slows a single process by up to a third on our VM, so ratios need quiet trios."""
+    deadline = time.monotonic() + patience
+    while _machine_busy() > limit and time.monotonic() < deadline:
+        pass
+
+
 def _show(task: str, row: dict[str, Any]) -> None:
     shown = {k: (round(v, 2) if "ratio" in k else round(v)) if isinstance(v, float) else v for k, v in row.items()}
     print(json.dumps({"task": task, **shown}), flush=True)
@@ -140,6 +165,7 @@ def main() -> None:
     parser.add_argument("--batched", default="4,8,16", help="envs per worker of the batched rows (2 workers)")
     parser.add_argument("--repeat", type=int, default=1, help="measure each batched/serial/single trio this often")
     parser.add_argument("--only-batched", action="store_true", help="skip the text and Gymnasium vector rows")
+    parser.add_argument("--wait-idle", action="store_true", help="before each trio, wait until the machine is idle")
     parser.add_argument("--json")
     args = parser.parse_args()
     base = single(args.task, args.steps, True)
@@ -154,6 +180,8 @@ def main() -> None:
     for k in (int(k) for k in args.batched.split(",") if k):
         ratios: list[tuple[float, float, float]] = []
         for r in range(args.repeat):  # back to back, order alternating, so a busy spell hits all rows
+            if args.wait_idle:
+                _wait_idle()
             if r % 2:
                 one, slow, fast = single(args.task, args.steps, True), serial(args.task, args.steps, 2 * k), batched(args.task, args.steps, 2, k)
             else:
