@@ -179,6 +179,19 @@ def test_killed_worker_gives_an_error_not_a_hang(spin: float) -> None:
     assert envs.closed
 
 
+def test_ctrl_c_reaches_the_driver_not_the_workers() -> None:
+    """SIGINT goes to the whole process group; a worker ignores it and keeps serving."""
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2)
+    try:
+        envs.reset(seed=0)
+        os.kill(envs._workers[-1].pid, signal.SIGINT)
+        time.sleep(0.1)
+        _, _, _, _, info = envs.step(np.array([12, 12]))
+        assert info["step"].tolist() == [1, 1]
+    finally:
+        envs.close()
+
+
 def test_hung_worker_times_out_and_is_ended() -> None:
     envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, timeout=0.5)
     envs.reset(seed=0)

@@ -18,6 +18,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import pickle
+import signal
 import time
 import traceback
 from collections.abc import Iterator
@@ -144,6 +145,7 @@ def _worker(lo: int, hi: int, task: str, difficulty: str, kwargs: dict[str, Any]
     """A worker process: build the block of envs lo..hi-1, then serve step/reset/close messages."""
     for end in inherited:  # a forked worker holds the driver's pipe ends: drop them, so EOF means "driver gone"
         end.close()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the driver handles it
     try:
         block = _Block(lo, hi, task, difficulty, kwargs, _views(buffer, layout))
         conn.send_bytes(_OK)
