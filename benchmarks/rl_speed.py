@@ -1,11 +1,19 @@
 """RL-path speed: one env with the symbolic observation and masked discrete actions, the text
-env for comparison, and async vector envs (2 workers) against one env. A benchmark, not a test:
+env for comparison, Gymnasium's vector envs, and the batched vector env (`BatchedVectorEnv`,
+2 workers x k envs) against one env. A benchmark, not a test:
 
-    .venv/bin/python benchmarks/rl_speed.py [--steps 5000] [--task DoorsTest] [--json out.json]
+    .venv/bin/python benchmarks/rl_speed.py [--steps 5000] [--task DoorsTest] [--batched 4,8,16]
+        [--repeat 1] [--wait-idle] [--only-batched] [--json out.json]
 
-Steps/s count `env.step` plus picking a random masked action (no resets: `max_steps` is huge and
-the random policy avoids the actions that end these episodes). Both wall-clock and process-CPU
-rates are printed: on a busy machine the CPU rate is the steadier figure.
+Steps/s count `env.step` plus picking a random masked action; `env_steps_per_s` counts the time
+inside `step` only. The symbolic single env, the batched rows and their serial twins share one
+numpy sampler (a row per env, no per-env Python loop). `ratio` (wall clock) and `env_ratio` (time
+inside `step` only) compare a batched row with the symbolic single env (seed 0) measured next to
+it; `ratio_to_serial` with its serial twin: the same envs and seeds stepped one after another
+in this process (one core). With `--repeat` the trios run back to back in alternating order
+and a summary line gives each ratio's median, min and max. Episodes are
+long (`max_steps` is huge); the few the random policy completes are reset. The single-env rows
+also print the process-CPU rate: on a busy machine it is the steadier figure.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import numpy as np
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.rl import DiscreteActions, make_rl_env
+from discoverylab.rl.vector import BatchedVectorEnv
 
 MOVES = 15  # the argument-less actions come first in the layout
 
@@ -32,18 +41,34 @@ def _policy(rng: np.random.Generator, mask: np.ndarray, i: int) -> int:
     return int(rng.choice(allowed))
 
 
+def _sample(rng: np.random.Generator, masks: np.ndarray, i: int) -> np.ndarray:
+    """`_policy` over a batch of masks at once: a uniform masked-in action per row (argmax of
+    random scores), restricted to moves and turns on two steps of three when a row has one."""
+    scores = rng.random(masks.shape) * masks
+    if i % 3:
+        moves = scores[:, :MOVES]
+        return np.where(moves.max(axis=1) > 0, moves.argmax(axis=1), scores.argmax(axis=1))
+    return scores.argmax(axis=1)
+
+
 def single(task: str, steps: int, symbolic: bool) -> dict[str, Any]:
     env = make_rl_env(task, max_steps=10**9) if symbolic else DiscreteActions(
         DiscoveryWorldEnv(task, max_steps=10**9, info="lean"))  # fmt: skip
     _, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
-    wall, cpu = time.perf_counter(), time.process_time()
+    in_env = 0.0
+    clock = time.perf_counter
+    wall, cpu = clock(), time.process_time()
     for i in range(steps):
-        *_, term, trunc, info = env.step(_policy(rng, info["action_mask"], i))
+        action = int(_sample(rng, info["action_mask"][None], i)[0])
+        start = clock()
+        *_, term, trunc, info = env.step(action)
+        in_env += clock() - start
         if term or trunc:
             _, info = env.reset(seed=i)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return {"mode": "symbolic" if symbolic else "text", "steps_per_s": steps / wall, "cpu_steps_per_s": steps / cpu}
+    wall, cpu = clock() - wall, time.process_time() - cpu
+    return {"mode": "symbolic" if symbolic else "text", "steps_per_s": steps / wall,
+            "env_steps_per_s": steps / in_env, "cpu_steps_per_s": steps / cpu}  # fmt: skip
 
 
 def vector(task: str, steps: int, num_envs: int, mode: str) -> dict[str, Any]:
@@ -61,16 +86,117 @@ def vector(task: str, steps: int, num_envs: int, mode: str) -> dict[str, Any]:
     return {"mode": f"{mode} x{num_envs}", "steps_per_s": rounds * num_envs / wall}
 
 
+def serial(task: str, steps: int, num_envs: int) -> dict[str, Any]:
+    """The batched rows' work on one core: the same envs and seeds stepped one after another."""
+    envs = [make_rl_env(task, max_steps=10**9) for _ in range(num_envs)]
+    infos = [env.reset(seed=j)[1] for j, env in enumerate(envs)]
+    rng = np.random.default_rng(0)
+    rounds = max(1, steps // num_envs)
+    in_env = 0.0
+    clock = time.perf_counter
+    wall = clock()
+    for i in range(rounds):
+        actions = _sample(rng, np.stack([info["action_mask"] for info in infos]), i).tolist()
+        start = clock()
+        for j, env in enumerate(envs):
+            *_, term, trunc, infos[j] = env.step(actions[j])
+            if term or trunc:
+                _, infos[j] = env.reset()
+        in_env += clock() - start
+    wall = clock() - wall
+    return {"mode": f"serial x{num_envs}", "steps_per_s": rounds * num_envs / wall,
+            "env_steps_per_s": rounds * num_envs / in_env}  # fmt: skip
+
+
+def batched(task: str, steps: int, workers: int, per_worker: int) -> dict[str, Any]:
+    """`BatchedVectorEnv` (seeds 0..n-1) with the vectorised sampler."""
+    num_envs = workers * per_worker
+    envs = BatchedVectorEnv(task, num_envs=num_envs, workers=workers, max_steps=10**9)
+    _, info = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    rounds = max(1, steps // num_envs)
+    in_env = 0.0
+    clock = time.perf_counter
+    wall = clock()
+    for i in range(rounds):
+        actions = _sample(rng, info["action_mask"], i)
+        start = clock()
+        *_, info = envs.step(actions)
+        in_env += clock() - start
+    wall = clock() - wall
+    envs.close()
+    return {"mode": f"batched {workers}x{per_worker}", "steps_per_s": rounds * num_envs / wall,
+            "env_steps_per_s": rounds * num_envs / in_env}  # fmt: skip
+
+
+def _machine_busy(seconds: float = 0.4) -> float:
+    """Share of all CPUs busy over `seconds` (Linux /proc/stat; 0.0 elsewhere)."""
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat") as fh:
+            values = [int(v) for v in fh.readline().split()[1:]]
+        return sum(values), values[3] + values[4]  # total, idle + iowait
+
+    try:
+        total, idle = sample()
+        time.sleep(seconds)
+        total2, idle2 = sample()
+    except OSError:
+        return 0.0
+    return 1.0 - (idle2 - idle) / max(1, total2 - total)
+
+
+def _wait_idle(limit: float = 0.08, patience: float = 120.0) -> None:
+    """Wait (at most `patience` s) until other jobs leave the machine idle: a job on the other
+    core slows a single process by up to a third on our VM, so ratios need quiet trios."""
+    deadline = time.monotonic() + patience
+    while _machine_busy() > limit and time.monotonic() < deadline:
+        pass
+
+
+def _show(task: str, row: dict[str, Any]) -> None:
+    shown = {k: (round(v, 2) if "ratio" in k else round(v)) if isinstance(v, float) else v for k, v in row.items()}
+    print(json.dumps({"task": task, **shown}), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--task", default="DoorsTest")
+    parser.add_argument("--batched", default="4,8,16", help="envs per worker of the batched rows (2 workers)")
+    parser.add_argument("--repeat", type=int, default=1, help="measure each batched/serial/single trio this often")
+    parser.add_argument("--only-batched", action="store_true", help="skip the text and Gymnasium vector rows")
+    parser.add_argument("--wait-idle", action="store_true", help="before each trio, wait until the machine is idle")
     parser.add_argument("--json")
     args = parser.parse_args()
-    rows = [single(args.task, args.steps, True), single(args.task, args.steps, False),
-            vector(args.task, args.steps, 1, "sync"), vector(args.task, args.steps, 2, "async")]  # fmt: skip
+    base = single(args.task, args.steps, True)
+    rows = [base]
+    if not args.only_batched:
+        rows += [single(args.task, args.steps, False),
+                 vector(args.task, args.steps, 1, "sync"), vector(args.task, args.steps, 2, "async")]  # fmt: skip
     for row in rows:
-        print(json.dumps({"task": args.task, **{k: round(v) if isinstance(v, float) else v for k, v in row.items()}}))
+        if row is not base:
+            row["ratio"] = row["steps_per_s"] / base["steps_per_s"]
+        _show(args.task, row)
+    for k in (int(k) for k in args.batched.split(",") if k):
+        ratios: list[tuple[float, float, float]] = []
+        for r in range(args.repeat):  # back to back, order alternating, so a busy spell hits all rows
+            if args.wait_idle:
+                _wait_idle()
+            if r % 2:
+                one, slow, fast = single(args.task, args.steps, True), serial(args.task, args.steps, 2 * k), batched(args.task, args.steps, 2, k)
+            else:
+                fast, slow, one = batched(args.task, args.steps, 2, k), serial(args.task, args.steps, 2 * k), single(args.task, args.steps, True)
+            fast["ratio"] = fast["steps_per_s"] / one["steps_per_s"]
+            fast["env_ratio"] = fast["env_steps_per_s"] / one["env_steps_per_s"]
+            fast["ratio_to_serial"] = fast["steps_per_s"] / slow["steps_per_s"]
+            ratios.append((fast["ratio"], fast["env_ratio"], fast["ratio_to_serial"]))
+            rows += [fast, slow, one]
+            for row in (fast, slow, one):
+                _show(args.task, row)
+        if args.repeat > 1:
+            summary = {name: [round(float(np.median(col)), 2), round(min(col), 2), round(max(col), 2)]
+                       for name, col in zip(("ratio", "env_ratio", "ratio_to_serial"), zip(*ratios, strict=True), strict=True)}  # fmt: skip
+            print(json.dumps({"task": args.task, "mode": f"batched 2x{k}", "median_min_max": summary}), flush=True)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

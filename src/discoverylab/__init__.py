@@ -52,7 +52,9 @@ def register_envs() -> list[str]:
     """Register every task x difficulty, every built-in Tiny Labs protocol (text env) and the
     macro numeric env as Gymnasium ids (idempotent); returns the ids. DiscoveryWorld ids are
     set up for RL (`info="lean"`: no observation dict in `info`); pass `info="full"` to
-    `gymnasium.make` for it."""
+    `gymnasium.make` for it. Their vector entry point (`make_vec(id, num_envs,
+    vectorization_mode="vector_entry_point")`, also make_vec's default when no mode is given)
+    is the batched multi-process RL env, `discoverylab.rl.vector.BatchedVectorEnv`."""
     import gymnasium
 
     ids = []
@@ -71,6 +73,7 @@ def register_envs() -> list[str]:
                 gymnasium.register(
                     id=env_id,
                     entry_point="discoverylab.env:DiscoveryWorldEnv",
+                    vector_entry_point="discoverylab.rl.vector:make_batched",
                     kwargs={"task": task, "difficulty": diff, "info": "lean"},
                     disable_env_checker=True,
                 )

@@ -1,0 +1,423 @@
+"""A batched async vector env for DiscoveryWorld RL: `workers` processes each step a block of
+`make_rl_env` envs in a plain loop and write the results straight into shared memory.
+
+Gymnasium's `AsyncVectorEnv` pays one pipe round trip and a pickled `info` per env step; our
+env steps take ~170 us, so that overhead ate the second core. Here the driver writes the
+action batch into shared memory and sends one byte per worker; each worker writes its envs'
+observations (every key of the `Dict` observation stacked), rewards, terminations,
+truncations, action masks and the lean-info scalars (`success`, `step`) in place and answers
+with one byte. Only the rare extra info keys (the scorecard on the step that ends an episode)
+travel pickled. The driver steps the first block itself meanwhile, and both sides poll for a
+short while before sleeping: on two cores each wake-up costs about half an env step.
+See docs/rl.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import pickle
+import signal
+import time
+import traceback
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+# info keys every step carries, served from shared memory ("message" is left out: a string)
+LEAN_KEYS = frozenset({"success", "step", "message", "action_mask"})
+_STEP, _RESET, _CLOSE = b"s", b"r", b"c"
+_OK, _ERROR = b"o", b"e"
+
+
+class VectorEnvError(RuntimeError):
+    """A worker of a `BatchedVectorEnv` failed or died; the vector env is closed."""
+
+
+def _layout(obs_space: spaces.Space[Any], num_envs: int, num_actions: int) -> tuple[dict[str, tuple[int, tuple[int, ...], str]], int]:
+    """Name -> (byte offset, shape, dtype) of every shared array, and the total size."""
+    boxes: dict[str, spaces.Box] = {}
+    for key, box in (obs_space.spaces if isinstance(obs_space, spaces.Dict) else {}).items():
+        if isinstance(box, spaces.Box):
+            boxes[key] = box
+    if not boxes or len(boxes) != len(getattr(obs_space, "spaces", ())):
+        raise TypeError(f"BatchedVectorEnv needs a Dict of Box observations (the symbolic one), got {obs_space}.")
+    entries: list[tuple[str, tuple[int, ...], Any]] = []
+    for key, box in boxes.items():
+        entries.append((f"obs:{key}", (num_envs, *box.shape), box.dtype))
+    entries += [
+        ("actions", (num_envs,), np.int64),
+        ("rewards", (num_envs,), np.float64),
+        ("terminations", (num_envs,), np.bool_),
+        ("truncations", (num_envs,), np.bool_),
+        ("action_mask", (num_envs, num_actions), np.bool_),
+        ("success", (num_envs,), np.bool_),
+        ("step", (num_envs,), np.int64),
+    ]
+    out: dict[str, tuple[int, tuple[int, ...], str]] = {}
+    offset = 0
+    for name, shape, dtype in entries:
+        dt = np.dtype(dtype)
+        offset = -(-offset // 8) * 8  # 8-byte alignment
+        out[name] = (offset, shape, dt.str)
+        offset += int(np.prod(shape)) * dt.itemsize
+    return out, max(offset, 1)
+
+
+def _views(buffer: Any, layout: dict[str, tuple[int, tuple[int, ...], str]]) -> dict[str, np.ndarray]:
+    raw = np.frombuffer(buffer, dtype=np.uint8)
+    return {
+        name: raw[off : off + int(np.prod(shape)) * np.dtype(dt).itemsize].view(dt).reshape(shape)
+        for name, (off, shape, dt) in layout.items()
+    }
+
+
+class _Block:
+    """Envs lo..hi-1 and their rows of the shared arrays; stepped by a worker or the driver."""
+
+    def __init__(self, lo: int, hi: int, task: str, difficulty: str, kwargs: dict[str, Any],
+                 views: dict[str, np.ndarray]) -> None:  # fmt: skip
+        from discoverylab.rl import make_rl_env
+
+        self.lo = lo
+        self.envs = [make_rl_env(task, difficulty, **kwargs) for _ in range(lo, hi)]
+        rows = {name: view[lo:hi] for name, view in views.items()}
+        self.obs = [(name[4:], view) for name, view in rows.items() if name.startswith("obs:")]
+        self.actions, self.rewards = rows["actions"], rows["rewards"]
+        self.terms, self.truncs = rows["terminations"], rows["truncations"]
+        self.masks, self.success, self.steps = rows["action_mask"], rows["success"], rows["step"]
+        self.autoreset = [False] * (hi - lo)
+
+    def step(self, extras: dict[int, dict[str, Any]]) -> None:
+        """Step every env with its action (or reset it, if it ended last step)."""
+        rewards, terms, truncs, actions, autoreset = self.rewards, self.terms, self.truncs, self.actions, self.autoreset
+        for j, env in enumerate(self.envs):
+            if autoreset[j]:
+                obs, info = env.reset()
+                reward, term, trunc = 0.0, False, False
+            else:
+                obs, reward, term, trunc, info = env.step(int(actions[j]))
+            rewards[j], terms[j], truncs[j] = reward, term, trunc
+            autoreset[j] = term or trunc
+            self._write(j, obs, info, extras)
+
+    def reset(self, seeds: list[int | None], options: dict[str, Any] | None, mask: list[bool],
+              extras: dict[int, dict[str, Any]]) -> None:  # fmt: skip
+        for j, env in enumerate(self.envs):
+            if mask[j]:
+                obs, info = env.reset(seed=seeds[j], options=options)
+                self.rewards[j], self.terms[j], self.truncs[j], self.autoreset[j] = 0.0, False, False, False
+                self._write(j, obs, info, extras)
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+
+    def _write(self, j: int, obs: Any, info: dict[str, Any], extras: dict[int, dict[str, Any]]) -> None:
+        for key, view in self.obs:
+            view[j] = obs[key]
+        self.masks[j] = info["action_mask"]
+        self.success[j] = info["success"]
+        self.steps[j] = info["step"]
+        if len(info) > 4 or not LEAN_KEYS.issuperset(info):
+            extras[self.lo + j] = {k: v for k, v in info.items() if k not in LEAN_KEYS}
+
+
+def _await(conn: Connection, spin: float) -> None:
+    """Poll `conn` without sleeping for up to `spin` seconds: waking a sleeping process costs
+    ~100 us here, about half an env step, and the next message usually comes sooner."""
+    if spin > 0 and not conn.poll():
+        clock = time.perf_counter
+        deadline = clock() + spin
+        while not conn.poll() and clock() < deadline:
+            pass
+
+
+def _worker(lo: int, hi: int, task: str, difficulty: str, kwargs: dict[str, Any], buffer: Any,
+            layout: dict[str, tuple[int, tuple[int, ...], str]], conn: Connection, inherited: list[Connection],
+            spin: float) -> None:  # fmt: skip
+    """A worker process: build the block of envs lo..hi-1, then serve step/reset/close messages."""
+    for end in inherited:  # a forked worker holds the driver's pipe ends: drop them, so EOF means "driver gone"
+        end.close()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the driver handles it
+    try:
+        block = _Block(lo, hi, task, difficulty, kwargs, _views(buffer, layout))
+        conn.send_bytes(_OK)
+    except BaseException:
+        conn.send_bytes(_ERROR + traceback.format_exc().encode())
+        return
+    while True:
+        try:
+            _await(conn, spin)
+            message = conn.recv_bytes()
+        except (EOFError, OSError):  # the driver is gone
+            return
+        try:
+            extras: dict[int, dict[str, Any]] = {}
+            command = message[:1]
+            if command == _STEP:
+                block.step(extras)
+            elif command == _RESET:
+                seeds, options, mask = pickle.loads(message[1:])
+                block.reset(seeds, options, mask, extras)
+            elif command == _CLOSE:
+                block.close()
+                conn.send_bytes(_OK)
+                return
+            else:
+                raise ValueError(f"unknown command {command!r}")
+            conn.send_bytes(_OK + pickle.dumps(extras) if extras else _OK)
+        except BaseException:
+            conn.send_bytes(_ERROR + traceback.format_exc().encode())
+
+
+class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
+    """`num_envs` DiscoveryWorld RL envs (`make_rl_env`) stepped in `workers` processes.
+
+    Args:
+        task, difficulty: as for `make_rl_env`; `**env_kwargs` go to it too (max_steps, ...).
+        num_envs: number of envs, split into contiguous blocks, one per worker (`blocks`).
+        workers: processes stepping envs (default: `os.cpu_count()`, at most `num_envs`).
+        in_driver: the calling process is one of the workers and steps the first block itself
+            while the others step theirs (default: it would otherwise sit idle, and on a small
+            machine the wake-ups cost more than a step); False: `workers` child processes.
+        spin: seconds a worker waiting for the next command, or the driver waiting for a
+            reply, polls before it sleeps (default 2 ms; 0: sleep at once, kinder to a machine
+            shared with other jobs).
+        context: multiprocessing start method ("fork", the default where available, or "spawn").
+        timeout: seconds to wait for a worker's reply (None: forever; a dead worker is still
+            detected at once).
+        copy: return copies of the shared arrays (True) or the arrays, overwritten next step.
+
+    Autoreset is `AutoresetMode.NEXT_STEP`, as in Gymnasium's own vector envs.
+    """
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, task: str, difficulty: str = "normal", num_envs: int = 2, workers: int | None = None,
+                 in_driver: bool = True, spin: float = 0.002, context: str | None = None, timeout: float | None = None,
+                 copy: bool = True, **env_kwargs: Any) -> None:  # fmt: skip
+        from discoverylab.rl import make_rl_env
+
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs}.")
+        if env_kwargs.get("info", "lean") != "lean":
+            raise ValueError("BatchedVectorEnv serves lean info only; for info='full' pass "
+                             "vectorization_mode='sync' or 'async' to gymnasium.make_vec.")  # fmt: skip
+        if env_kwargs.get("observation", "symbolic") != "symbolic":
+            raise ValueError("BatchedVectorEnv serves the symbolic observation only; for other observations pass "
+                             "vectorization_mode='sync' or 'async' to gymnasium.make_vec.")  # fmt: skip
+        env_kwargs.pop("observation", None)
+        self._workers: list[Any] = []  # child processes, one per block of `_remote`
+        self._conns: list[Connection] = []
+        self._local: _Block | None = None
+        probe = make_rl_env(task, difficulty, **env_kwargs)  # validates the arguments before any fork
+        self.num_envs = num_envs
+        self.single_observation_space = probe.observation_space
+        self.single_action_space = probe.action_space
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        probe.close()
+        assert isinstance(self.single_action_space, spaces.Discrete)
+        self.num_actions = int(self.single_action_space.n)
+        self.metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+        self.copy = copy
+        self.timeout = timeout
+        self.spin = spin
+        layout, size = _layout(self.single_observation_space, num_envs, self.num_actions)
+        method = context or ("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        ctx: Any = mp.get_context(method)  # BaseContext lacks Process/RawArray in the stubs
+        self._buffer = ctx.RawArray("B", size)
+        views = _views(self._buffer, layout)
+        self._obs = {name[4:]: v for name, v in views.items() if name.startswith("obs:")}
+        self._actions, self._rewards = views["actions"], views["rewards"]
+        self._terms, self._truncs = views["terminations"], views["truncations"]
+        self._masks, self._success, self._steps = views["action_mask"], views["success"], views["step"]
+        count = max(1, min(num_envs, workers or os.cpu_count() or 2))
+        self.blocks = [(int(b[0]), int(b[-1]) + 1) for b in np.array_split(np.arange(num_envs), count)]
+        self._remote = self.blocks[1:] if in_driver else list(self.blocks)
+        for lo, hi in self._remote:
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(
+                target=_worker, daemon=True, name=f"discoverylab-vec-{lo}",
+                args=(lo, hi, task, difficulty, env_kwargs, self._buffer, layout, child,
+                      [*self._conns, parent] if method == "fork" else [], spin),
+            )  # fmt: skip
+            proc.start()
+            child.close()
+            self._workers.append(proc)
+            self._conns.append(parent)
+        if in_driver:
+            self._local = self._run_local("start", lambda: _Block(*self.blocks[0], task, difficulty, env_kwargs, views))
+        self._receive(range(len(self._workers)), "start")
+
+    # ---- gymnasium API ----------------------------------------------------------------
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:  # fmt: skip
+        """Reset every env (or those in `options["reset_mask"]`); `seed` int -> seed + i."""
+        self._check_open()
+        if seed is None:
+            seeds: list[int | None] = [None] * self.num_envs
+        elif isinstance(seed, (int, np.integer)):
+            seeds = [int(seed) + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"Pass one seed per env: num_envs={self.num_envs}, got {len(seeds)} seeds.")
+        options = dict(options or {})
+        mask = np.asarray(options.pop("reset_mask", np.ones(self.num_envs, dtype=bool)))
+        if mask.shape != (self.num_envs,) or mask.dtype != np.bool_ or not mask.any():
+            raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with a True value.")
+        chosen = [i for i, (lo, hi) in enumerate(self._remote) if mask[lo:hi].any()]
+        extras: dict[int, dict[str, Any]] = {}
+        local = self._local
+        with self._closing_on_interrupt():
+            for i in chosen:
+                lo, hi = self._remote[i]
+                self._conns[i].send_bytes(_RESET + pickle.dumps((seeds[lo:hi], options or None, mask[lo:hi].tolist())))
+            if local is not None:
+                lo, hi = self.blocks[0]
+                work = lambda: local.reset(seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)  # noqa: E731
+                self._run_local("reset", work, chosen)
+            extras.update(self._receive(chosen, "reset"))
+        return self._observations(), self._infos(extras, mask)
+
+    def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Step every env (an env that ended last step is reset instead: next-step autoreset)."""
+        self._check_open()
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or acts.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), got {acts.dtype} {acts.shape}.")
+        if acts.size and (acts.min() < 0 or acts.max() >= self.num_actions):
+            raise ValueError(f"actions must lie in 0..{self.num_actions - 1}, got {acts.min()}..{acts.max()}.")
+        self._actions[:] = acts
+        extras: dict[int, dict[str, Any]] = {}
+        local = self._local
+        with self._closing_on_interrupt():
+            for conn in self._conns:
+                conn.send_bytes(_STEP)
+            if local is not None:
+                self._run_local("step", lambda: local.step(extras), range(len(self._conns)))
+            extras.update(self._receive(range(len(self._conns)), "step"))
+        copy = np.copy if self.copy else np.asarray
+        return self._observations(), copy(self._rewards), copy(self._terms), copy(self._truncs), self._infos(extras, None)
+
+    def action_masks(self) -> np.ndarray:
+        """The current masks, shape (num_envs, N) (sb3-contrib's MaskablePPO calls this)."""
+        self._check_open()
+        return self._masks.copy()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Ask each worker to stop, then terminate whatever is still running."""
+        for conn, proc in zip(self._conns, self._workers, strict=True):
+            if proc.is_alive():
+                try:
+                    conn.send_bytes(_CLOSE)
+                except OSError:
+                    pass
+        if self._local is not None:
+            self._local.close()
+            self._local = None
+        for conn, proc in zip(self._conns, self._workers, strict=True):
+            proc.join(timeout=2.0)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=2.0)
+            if proc.is_alive():  # e.g. stopped (SIGSTOP): only SIGKILL ends it
+                proc.kill()
+                proc.join(timeout=2.0)
+            conn.close()
+        self._workers, self._conns = [], []
+
+    def __del__(self) -> None:
+        try:
+            if not self.closed and (getattr(self, "_workers", None) or getattr(self, "_local", None)):
+                self.close()
+        except Exception:  # interpreter shutdown: nothing left to report to
+            pass
+
+    # ---- helpers ----------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self.closed:
+            raise VectorEnvError("This BatchedVectorEnv is closed (after close() or a worker failure).")
+
+    def _observations(self) -> dict[str, np.ndarray]:
+        if not self.copy:
+            return dict(self._obs)
+        return {k: v.copy() for k, v in self._obs.items()}
+
+    def _infos(self, extras: dict[int, dict[str, Any]], mask: np.ndarray | None) -> dict[str, Any]:
+        have = np.ones(self.num_envs, dtype=bool) if mask is None else mask.copy()
+        infos: dict[str, Any] = {
+            "success": self._success.copy(), "_success": have,
+            "step": self._steps.copy(), "_step": have.copy(),
+            "action_mask": self._masks.copy(), "_action_mask": have.copy(),
+        }  # fmt: skip
+        for index in sorted(extras):
+            infos = self._add_info(infos, extras[index], index)
+        return infos
+
+    @contextlib.contextmanager
+    def _closing_on_interrupt(self) -> Iterator[None]:
+        """A command cut short (Ctrl-C) would leave replies in the pipes: close instead."""
+        try:
+            yield
+        except BaseException:
+            if not self.closed:
+                self.close()
+            raise
+
+    def _run_local(self, what: str, work: Any, pending: Any = ()) -> Any:
+        """Run the driver's share of a command; if it raises, collect the workers' replies to
+        the same command (`pending`), close, and raise like a worker failure."""
+        try:
+            return work()
+        except Exception as exc:
+            text = traceback.format_exc()
+            try:
+                self._receive(pending, what)
+            except VectorEnvError:
+                pass
+            self.close()
+            raise VectorEnvError(f"BatchedVectorEnv: the driver's block failed during {what}:\n{text}") from exc
+
+    def _receive(self, indices: Any, what: str) -> dict[int, dict[str, Any]]:
+        """Wait for one reply from each worker in `indices`; on an error or a death, close and raise.
+        A worker's pipe end lives only in that worker, so its death reads as end-of-file."""
+        extras: dict[int, dict[str, Any]] = {}
+        failure = ""
+        for i in indices:
+            conn, proc = self._conns[i], self._workers[i]
+            name = f"worker for envs {self._remote[i][0]}..{self._remote[i][1] - 1} (pid {proc.pid})"
+            try:
+                _await(conn, self.spin)
+                if not conn.poll(self.timeout):
+                    failure = failure or f"no reply to {what} from the {name} within {self.timeout} s"
+                    proc.kill()  # hung: nothing it might still send can be trusted
+                    continue
+                reply = conn.recv_bytes()
+            except (EOFError, OSError):
+                proc.join(timeout=1.0)
+                failure = failure or f"the {name} died during {what} (exit code {proc.exitcode})"
+                continue
+            if reply[:1] == _ERROR:
+                failure = failure or f"the {name} failed during {what}:\n{reply[1:].decode(errors='replace')}"
+            elif len(reply) > 1:
+                extras.update(pickle.loads(reply[1:]))
+        if failure:
+            self.close()
+            raise VectorEnvError(f"BatchedVectorEnv: {failure}")
+        return extras
+
+
+def make_batched(num_envs: int = 1, task: str = "", difficulty: str = "normal", **kwargs: Any) -> BatchedVectorEnv:
+    """Gymnasium `vector_entry_point` of the DiscoveryWorld ids (`make_vec(..., "vector_entry_point")`)."""
+    limit = kwargs.pop("max_episode_steps", None)
+    if limit is not None:
+        kwargs.setdefault("max_steps", limit)
+    return BatchedVectorEnv(task, difficulty, num_envs=num_envs, **kwargs)

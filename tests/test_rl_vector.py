@@ -1,0 +1,251 @@
+"""The batched multi-process RL vector env: same results as stepping the envs serially,
+Gymnasium's vector API and spaces, clear errors for bad input, failing and killed workers."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import time
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+import discoverylab  # noqa: F401  (registers the ids)
+from discoverylab.rl import make_rl_env
+from discoverylab.rl.vector import BatchedVectorEnv, VectorEnvError
+
+TASK = "PickAndPlaceTest"
+
+
+def _actions(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
+    """A masked-in action per env, object actions included."""
+    return (rng.random(masks.shape) * masks).argmax(axis=1)
+
+
+def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        assert a[key].dtype == b[key].dtype and a[key].tobytes() == b[key].tobytes(), key
+
+
+def _tree(value: object) -> object:
+    """Gymnasium's vector info nests dict values as dicts of arrays: plain lists to compare."""
+    if isinstance(value, dict):
+        return {k: _tree(v) for k, v in value.items()}
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
+@pytest.mark.parametrize("in_driver", [True, False])
+def test_matches_serial_envs_across_episode_ends(in_driver: bool) -> None:
+    """Byte-identical observations, rewards, ends, masks and lean info to a SyncVectorEnv of the
+    same envs, over two truncations and autoresets (max_steps=4), seeds fixed."""
+    kwargs = {"max_steps": 4}
+    serial = SyncVectorEnv([lambda: make_rl_env(TASK, **kwargs) for _ in range(3)])
+    batched = BatchedVectorEnv(TASK, num_envs=3, workers=2, in_driver=in_driver, **kwargs)
+    assert len(batched._workers) == (1 if in_driver else 2)
+    try:
+        obs_s, info_s = serial.reset(seed=11)
+        obs_b, info_b = batched.reset(seed=11)
+        _same(obs_s, obs_b)
+        rng = np.random.default_rng(5)
+        ends = 0
+        for _ in range(11):
+            assert np.array_equal(info_s["action_mask"], info_b["action_mask"])
+            actions = _actions(rng, info_b["action_mask"])
+            obs_s, rew_s, term_s, trunc_s, info_s = serial.step(actions)
+            obs_b, rew_b, term_b, trunc_b, info_b = batched.step(actions)
+            _same(obs_s, obs_b)
+            assert rew_s.tobytes() == rew_b.tobytes()
+            assert np.array_equal(term_s, term_b) and np.array_equal(trunc_s, trunc_b)
+            for key in ("success", "step", "action_mask"):
+                assert np.array_equal(info_s[key], info_b[key]), key
+            assert np.array_equal(info_s.get("_scorecard", np.zeros(3, bool)), info_b.get("_scorecard", np.zeros(3, bool)))
+            if "scorecard" in info_b:
+                ended = info_b["_scorecard"]
+                assert np.array_equal(ended, term_b | trunc_b)
+                assert _tree(info_s["scorecard"]) == _tree(info_b["scorecard"])
+                ends += int(ended.sum())
+            assert np.array_equal(batched.action_masks(), info_b["action_mask"])
+        assert ends >= 6  # every env ended twice
+    finally:
+        serial.close()
+        batched.close()
+
+
+def test_spaces_and_metadata() -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=3, workers=2)
+    try:
+        single = make_rl_env("DoorsTest")
+        assert envs.single_observation_space == single.observation_space
+        assert envs.single_action_space == single.action_space
+        assert isinstance(envs.action_space, gymnasium.spaces.MultiDiscrete)
+        assert envs.action_space.shape == (3,)
+        assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
+        assert envs.blocks == [(0, 2), (2, 3)]
+        obs, info = envs.reset(seed=0)
+        assert obs in envs.observation_space
+        assert info["action_mask"].shape == (3, envs.num_actions) and info["_action_mask"].all()
+        obs, *_ = envs.step(envs.action_space.sample())
+        assert obs in envs.observation_space
+    finally:
+        envs.close()
+
+
+def test_info_carries_no_scorecard_before_the_episode_ends() -> None:
+    """Lazy-agent attack: read the scorecard (gold included) from a batched step's info. Only
+    the step that ends an episode carries it, as for one env."""
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, max_steps=3)
+    try:
+        _, info = envs.reset(seed=0)
+        assert set(info) == {"success", "_success", "step", "_step", "action_mask", "_action_mask"}
+        for step in (1, 2):
+            _, _, _, _, info = envs.step(np.array([12, 12]))  # WAIT
+            assert "scorecard" not in info, step
+        _, _, _, trunc, info = envs.step(np.array([12, 12]))
+        assert trunc.all() and info["_scorecard"].all()
+    finally:
+        envs.close()
+
+
+def test_reset_mask_resets_only_the_chosen_envs() -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2)
+    try:
+        obs0, _ = envs.reset(seed=3)
+        moved, *_ = envs.step(np.array([0, 0]))
+        obs, info = envs.reset(seed=[None, 4], options={"reset_mask": np.array([False, True])})
+        fresh, _ = make_rl_env("DoorsTest").reset(seed=4)
+        assert all(obs[k][1].tobytes() == fresh[k].tobytes() for k in fresh)
+        assert all(obs[k][0].tobytes() == moved[k][0].tobytes() for k in fresh)
+        assert info["_step"].tolist() == [False, True]
+        with pytest.raises(ValueError, match="reset_mask"):
+            envs.reset(options={"reset_mask": np.array([1, 0])})
+        with pytest.raises(ValueError, match="one seed per env"):
+            envs.reset(seed=[1, 2, 3])
+        assert obs0 in envs.observation_space
+    finally:
+        envs.close()
+
+
+def test_bad_actions_raise_clearly_and_leave_the_env_usable() -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=1)
+    try:
+        envs.reset(seed=0)
+        with pytest.raises(ValueError, match="lie in 0"):
+            envs.step(np.array([0, envs.num_actions]))
+        with pytest.raises(ValueError, match="shape"):
+            envs.step(np.array([0, 1, 2]))
+        with pytest.raises(ValueError, match="integer"):
+            envs.step(np.array([0.5, 1.0]))
+        _, _, _, _, info = envs.step(np.array([12, 12]))
+        assert info["step"].tolist() == [1, 1]
+    finally:
+        envs.close()
+
+
+def test_bad_task_and_modes_raise_before_any_worker_starts() -> None:
+    with pytest.raises(ValueError, match="task"):
+        BatchedVectorEnv("NoSuchTask", num_envs=2)
+    with pytest.raises(ValueError, match="symbolic"):
+        BatchedVectorEnv("DoorsTest", num_envs=2, observation="text")
+    with pytest.raises(ValueError, match="lean"):
+        BatchedVectorEnv("DoorsTest", num_envs=2, info="full")
+
+
+@pytest.mark.parametrize("in_driver", [True, False])
+def test_worker_exception_is_raised_with_its_traceback(in_driver: bool) -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, in_driver=in_driver, max_steps="four")  # fails at step 1
+    procs = list(envs._workers)
+    envs.reset(seed=0)
+    where = "the driver's block" if in_driver else r"the worker for envs 0..0 \(pid \d+\)"
+    with pytest.raises(VectorEnvError, match=rf"(?s){where} failed during step:\nTraceback.*TypeError"):
+        envs.step(np.array([12, 12]))
+    assert envs.closed and all(not p.is_alive() for p in procs)
+    with pytest.raises(VectorEnvError, match="closed"):
+        envs.step(np.array([12, 12]))
+
+
+@pytest.mark.parametrize("spin", [0.0, 0.002])
+def test_killed_worker_gives_an_error_not_a_hang(spin: float) -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, spin=spin)
+    envs.reset(seed=0)
+    os.kill(envs._workers[-1].pid, signal.SIGKILL)
+    start = time.monotonic()
+    with pytest.raises(VectorEnvError, match=r"worker for envs 1..1 \(pid \d+\) died"):
+        envs.step(np.array([12, 12]))
+    assert time.monotonic() - start < 5
+    assert envs.closed
+
+
+def test_ctrl_c_reaches_the_driver_not_the_workers() -> None:
+    """SIGINT goes to the whole process group; a worker ignores it and keeps serving."""
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2)
+    try:
+        envs.reset(seed=0)
+        os.kill(envs._workers[-1].pid, signal.SIGINT)
+        time.sleep(0.1)
+        _, _, _, _, info = envs.step(np.array([12, 12]))
+        assert info["step"].tolist() == [1, 1]
+    finally:
+        envs.close()
+
+
+def test_hung_worker_times_out_and_is_ended() -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, timeout=0.5)
+    envs.reset(seed=0)
+    proc = envs._workers[-1]
+    os.kill(proc.pid, signal.SIGSTOP)
+    with pytest.raises(VectorEnvError, match=r"no reply to step from the worker for envs 1..1 .* within 0.5 s"):
+        envs.step(np.array([12, 12]))
+    assert envs.closed and not proc.is_alive()
+
+
+def test_close_is_idempotent_and_del_is_safe() -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2)
+    procs = list(envs._workers)
+    envs.close()
+    envs.close()
+    assert all(not p.is_alive() for p in procs)
+    with pytest.raises(VectorEnvError, match="closed"):
+        envs.reset(seed=0)
+    other = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, in_driver=False)
+    procs = list(other._workers)
+    assert len(procs) == 2 and all(p.is_alive() for p in procs)
+    del other
+    gc.collect()
+    for p in procs:
+        p.join(timeout=5)
+    assert all(not p.is_alive() for p in procs)
+
+
+def test_make_vec_builds_it_from_the_registered_id() -> None:
+    envs = gymnasium.make_vec("discoverylab/DoorsTest-Normal-v0", num_envs=4, vectorization_mode="vector_entry_point",
+                              workers=2, max_steps=50)  # fmt: skip
+    try:
+        assert isinstance(envs, BatchedVectorEnv) and envs.num_envs == 4 and len(envs.blocks) == 2
+        assert envs.spec is not None and envs.spec.id == "discoverylab/DoorsTest-Normal-v0"
+        obs, info = envs.reset(seed=1)
+        expected, _ = make_rl_env("DoorsTest", max_steps=50).reset(seed=2)
+        assert all(obs[k][1].tobytes() == expected[k].tobytes() for k in expected)
+    finally:
+        envs.close()
+    default = gymnasium.make_vec("discoverylab/DoorsTest-Normal-v0", num_envs=2, workers=1)  # no mode: the entry point
+    try:
+        assert isinstance(default, BatchedVectorEnv) and default._workers == []
+    finally:
+        default.close()
+    with pytest.raises(ValueError, match="symbolic"):
+        gymnasium.make_vec("discoverylab/DoorsTest-Normal-v0", num_envs=2, observation="text")
+
+
+def test_spawn_context_gives_the_same_observations() -> None:
+    forked = BatchedVectorEnv("DoorsTest", num_envs=2, workers=1, context="fork")
+    spawned = BatchedVectorEnv("DoorsTest", num_envs=2, workers=1, context="spawn")
+    try:
+        _same(forked.reset(seed=9)[0], spawned.reset(seed=9)[0])
+        _same(forked.step(np.array([1, 2]))[0], spawned.step(np.array([1, 2]))[0])
+    finally:
+        forked.close()
+        spawned.close()
