@@ -239,6 +239,49 @@ def test_hardened_process_blocks_files_processes_network_and_signals(canary: Pat
     assert _process_alive(fake) == []
 
 
+def _user_namespaces() -> bool:
+    try:
+        return subprocess.run(["unshare", "--user", "--map-user=1000", "true"], capture_output=True,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.skipif(not _user_namespaces(), reason="needs util-linux unshare and user namespaces")
+def test_hardened_process_as_a_non_root_grader(canary: Path, tmp_path: Path) -> None:
+    """The non-root path of `harden` (most researchers run the grader as themselves): it enters a
+    user namespace of its own, chroots there and drops every capability. Emulated from root with
+    `unshare --user --map-user=1000`, so the process sees itself as uid 1000. What the emulation
+    cannot show: RLIMIT_NPROC and signal permissions are judged by the uid outside every namespace
+    (root in CI), so fork and signalling the parent are not asserted here."""
+    root = tmp_path / "empty-root"
+    root.mkdir(mode=0o700)
+    server = socket.create_server(("127.0.0.1", 0))
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-I", "-c",
+             _HARDENED_ATTACKS, sandbox_child.__file__, str(root), str(canary), str(server.getsockname()[1]),
+             str(write_fd)],
+            pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        os.close(write_fd)
+        _, stderr = proc.communicate(timeout=20)
+        with os.fdopen(read_fd, "rb") as fh:
+            report = json.loads(fh.read() or b"{}")
+    finally:
+        server.close()
+    assert report, stderr.decode()[-2000:]
+    status, outcomes = report["status"], report["outcomes"]
+    assert status["uid"] == 1000 and status["network_isolated"] and status["chrooted"]
+    assert status["privileges_dropped"]  # the namespace's root holds no capability any more
+    assert outcomes["read_canary"] == outcomes["delete_canary"] == f"FileNotFoundError:{errno.ENOENT}"
+    assert outcomes["connect_loopback"] == f"OSError:{errno.ENETUNREACH}"
+    assert outcomes["leave_chroot"] == f"PermissionError:{errno.EPERM}"  # CAP_SYS_CHROOT dropped
+    assert outcomes["raise_nproc"] == f"ValueError:"  # cannot raise a hard limit back
+    assert outcomes["create_file"] != "ESCAPED"  # inside its own empty root at most, and size-capped
+    assert canary.read_text() == SECRET
+
+
 # ---- resource cases ----------------------------------------------------------------------------------
 
 def test_infinite_loop_is_killed_and_earlier_results_kept(canary: Path) -> None:

@@ -7,9 +7,10 @@ the child never imports a `discoverylab` that might come from another checkout.
 
 `harden` is the process layer (docs/tinylabs.md, "Predictor sandbox"), applied after everything the
 program may use is imported and before the program is compiled:
-  no new privileges -> own network namespace -> chroot into an empty directory (root) ->
-  close every other fd -> CPU / memory / file-size / open-file / core limits ->
-  drop to an unprivileged uid of its own (root) -> RLIMIT_NPROC = 0 -> die with the parent.
+  no new privileges -> own network namespace (a grader that is not root: inside a user and mount
+  namespace of its own) -> chroot into an empty directory -> close every other fd -> CPU / memory /
+  file-size / open-file / core limits -> drop to an unprivileged uid of its own (root) or drop every
+  capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent.
 """
 
 from __future__ import annotations
@@ -27,11 +28,15 @@ import sys
 import types
 from typing import Any
 
+CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
+CAPABILITY_VERSION_3 = 0x20080522
+LAST_CAPABILITY = 63  # every capability number the kernel could know; unknown ones are skipped
 UID_BASE = 2_000_000_000  # the sandbox runs as UID_BASE + its pid: a uid no account or other child has
 
 
@@ -40,14 +45,37 @@ def _libc() -> Any:
 
 
 def _isolate_network(libc: Any) -> bool:
-    """A new, empty network namespace (only a down loopback): no socket can reach anything."""
-    flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
-    if libc.unshare(flags) != 0:
-        return False
+    """A new, empty network namespace (only a down loopback): no socket can reach anything. A grader
+    that is not root first enters a user namespace of its own (its uid mapped to root there) with
+    its own mount namespace, which lets the chroot below work; `_drop_capabilities` then takes
+    that root's powers away."""
+    if os.geteuid() == 0:
+        if libc.unshare(CLONE_NEWNET) != 0:
+            return False
+    else:
+        uid, gid = os.getuid(), os.getgid()
+        if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) != 0:
+            return False
+        try:
+            for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+                with open(f"/proc/self/{name}", "w") as fh:
+                    fh.write(text)
+        except OSError:
+            return False
     try:
         return all(name == "lo" for _, name in socket.if_nameindex())
     except OSError:
         return False
+
+
+def _drop_capabilities(libc: Any) -> bool:
+    """Empty the bounding, effective, permitted and inheritable capability sets (the user
+    namespace's root could otherwise leave the chroot or mount file systems)."""
+    for cap in range(LAST_CAPABILITY + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable} words, all zero
+    return bool(libc.capset(header, data) == 0)
 
 
 def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tuple[int, ...] = (),
@@ -57,13 +85,14 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     parent = os.getppid()
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     is_root = os.geteuid() == 0
+    uid = os.getuid()  # as the rest of the system sees this process (kept unless root drops below)
     network_isolated = _isolate_network(libc)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     chrooted = False
     os.chdir(root_dir)
-    if is_root:
+    if is_root or network_isolated:  # not root: allowed inside the user namespace just entered
         try:  # a container may withhold CAP_SYS_CHROOT; the uid drop below still guards the files
             os.chroot(root_dir)
             os.chdir("/")
@@ -81,13 +110,14 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
                          (resource.RLIMIT_MSGQUEUE, 0), (resource.RLIMIT_AS, memory_bytes)):
         resource.setrlimit(limit, (value, value))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-    uid = os.getuid()
     if is_root:
         uid = UID_BASE + os.getpid()
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-    privileges_dropped = os.geteuid() != 0 and os.getuid() != 0
+        privileges_dropped = os.geteuid() != 0 and os.getuid() != 0
+    else:  # the user namespace's root (or the grader's own uid, if no namespace could be made)
+        privileges_dropped = _drop_capabilities(libc) if os.geteuid() == 0 else True
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))  # counted per uid; as root it would be ignored
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after setuid, which clears it
