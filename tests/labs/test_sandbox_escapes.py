@@ -277,7 +277,7 @@ def test_hardened_process_as_a_non_root_grader(canary: Path, tmp_path: Path) -> 
     assert outcomes["read_canary"] == outcomes["delete_canary"] == f"FileNotFoundError:{errno.ENOENT}"
     assert outcomes["connect_loopback"] == f"OSError:{errno.ENETUNREACH}"
     assert outcomes["leave_chroot"] == f"PermissionError:{errno.EPERM}"  # CAP_SYS_CHROOT dropped
-    assert outcomes["raise_nproc"] == f"ValueError:"  # cannot raise a hard limit back
+    assert outcomes["raise_nproc"] == "ValueError:"  # cannot raise a hard limit back
     assert outcomes["create_file"] != "ESCAPED"  # inside its own empty root at most, and size-capped
     assert canary.read_text() == SECRET
 
