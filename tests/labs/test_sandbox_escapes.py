@@ -205,6 +205,8 @@ attempt("signal_parent", lambda: os.kill(os.getppid(), 0))
 attempt("regain_root", lambda: os.setuid(0))
 attempt("raise_nproc", lambda: resource.setrlimit(resource.RLIMIT_NPROC, (10, 10)))
 attempt("leave_chroot", lambda: os.chroot("/"))
+if len(sys.argv) > 6:  # the grader's pid, as the rest of the system numbers it
+    attempt("signal_grader", lambda: os.kill(int(sys.argv[6]), 0))
 os.write(out, json.dumps({"status": status, "outcomes": outcomes}).encode())
 """
 
@@ -250,10 +252,10 @@ def _user_namespaces() -> bool:
 @pytest.mark.skipif(not _user_namespaces(), reason="needs util-linux unshare and user namespaces")
 def test_hardened_process_as_a_non_root_grader(canary: Path, tmp_path: Path) -> None:
     """The non-root path of `harden` (most researchers run the grader as themselves): it enters a
-    user namespace of its own, chroots there and drops every capability. Emulated from root with
-    `unshare --user --map-user=1000`, so the process sees itself as uid 1000. What the emulation
-    cannot show: RLIMIT_NPROC and signal permissions are judged by the uid outside every namespace
-    (root in CI), so fork and signalling the parent are not asserted here."""
+    user namespace of its own, chroots there, drops every capability and runs as PID 1 of a PID
+    namespace of its own. Emulated from root with `unshare --user --map-user=1000`, so the process
+    sees itself as uid 1000. What the emulation cannot show: RLIMIT_NPROC is judged by the uid
+    outside every namespace (root in CI), so fork is not asserted here."""
     root = tmp_path / "empty-root"
     root.mkdir(mode=0o700)
     server = socket.create_server(("127.0.0.1", 0))
@@ -262,7 +264,7 @@ def test_hardened_process_as_a_non_root_grader(canary: Path, tmp_path: Path) -> 
         proc = subprocess.Popen(
             ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-I", "-c",
              _HARDENED_ATTACKS, sandbox_child.__file__, str(root), str(canary), str(server.getsockname()[1]),
-             str(write_fd)],
+             str(write_fd), str(os.getpid())],
             pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         os.close(write_fd)
         _, stderr = proc.communicate(timeout=20)
@@ -279,7 +281,36 @@ def test_hardened_process_as_a_non_root_grader(canary: Path, tmp_path: Path) -> 
     assert outcomes["leave_chroot"] == f"PermissionError:{errno.EPERM}"  # CAP_SYS_CHROOT dropped
     assert outcomes["raise_nproc"] == "ValueError:"  # cannot raise a hard limit back
     assert outcomes["create_file"] != "ESCAPED"  # inside its own empty root at most, and size-capped
+    assert outcomes["signal_grader"] == f"ProcessLookupError:{errno.ESRCH}"  # not in its PID namespace
+    assert proc.returncode == 0  # the go-between ends as its child did
     assert canary.read_text() == SECRET
+
+
+_GRADE_AS_USER = r"""
+import json, sys
+from discoverylab.labs.sequence.sandbox import run_predictor
+out = {}
+for name, code in (("ok", "def f(s):\n    return 0.25"), ("err", "def f(s):\n    return 1 / 0"),
+                   ("mem", "def f(s):\n    x = [0] * (10 ** 9)\n    return 1.0")):
+    r = run_predictor(code, ["A", "C"])
+    out[name] = [r.values, r.error, r.details.get("call_error"), r.survivors, r.network_isolated, r.privileges_dropped]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not _user_namespaces(), reason="needs util-linux unshare and user namespaces")
+def test_grading_works_for_a_non_root_grader() -> None:
+    """`run_predictor` end to end from a grader that sees itself as uid 1000 (emulated as above):
+    values, call errors and memory errors come back as for root, and nothing is left running."""
+    src = str(Path(sandbox_child.__file__).resolve().parents[3])
+    done = subprocess.run(["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-c",
+                           _GRADE_AS_USER], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": src})
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert out["ok"] == [[0.25, 0.25], None, None, 0, True, True]
+    assert out["err"] == [[None, None], None, "ZeroDivisionError: division by zero", 0, True, True]
+    assert out["mem"][1] == "program failed: MemoryError" and out["mem"][3:] == [0, True, True]
 
 
 # ---- resource cases ----------------------------------------------------------------------------------

@@ -7,14 +7,15 @@ the child never imports a `discoverylab` that might come from another checkout.
 
 `harden` is the process layer (docs/tinylabs.md, "Predictor sandbox"), applied after everything the
 program may use is imported and before the program is compiled:
-  no new privileges -> own network namespace (a grader that is not root: inside a user and mount
-  namespace of its own) -> chroot into an empty directory -> close every other fd -> CPU / memory /
+  no new privileges -> own network namespace (a grader that is not root: inside user, mount and
+  PID namespaces of its own, forking once so the program runs as PID 1 there) -> chroot into an empty directory -> close every other fd -> CPU / memory /
   file-size / open-file / core limits -> drop to an unprivileged uid of its own (root) or drop every
   capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.util
 import json
@@ -30,6 +31,7 @@ from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -47,14 +49,14 @@ def _libc() -> Any:
 def _isolate_network(libc: Any) -> bool:
     """A new, empty network namespace (only a down loopback): no socket can reach anything. A grader
     that is not root first enters a user namespace of its own (its uid mapped to root there) with
-    its own mount namespace, which lets the chroot below work; `_drop_capabilities` then takes
-    that root's powers away."""
+    its own mount and PID namespaces, which lets the chroot below work and hides the grader's
+    processes (`_fork_into_pid_namespace`); `_drop_capabilities` then takes that root's powers away."""
     if os.geteuid() == 0:
         if libc.unshare(CLONE_NEWNET) != 0:
             return False
     else:
         uid, gid = os.getuid(), os.getgid()
-        if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) != 0:
+        if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID) != 0:
             return False
         try:
             for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
@@ -66,6 +68,38 @@ def _isolate_network(libc: Any) -> bool:
         return all(name == "lo" for _, name in socket.if_nameindex())
     except OSError:
         return False
+
+
+def _fork_into_pid_namespace(libc: Any, parent: int) -> int:
+    """Only children enter a new PID namespace: fork. The parent (which runs no program code) waits
+    and ends the way its child ended, so the grader sees the same exit status or signal; the child,
+    PID 1 there, sees no process of the grader's and takes its namespace down with it when it
+    ends. Returns, in the child, a pipe end that reads EOF once the parent is gone."""
+    watch, hold = os.pipe()
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the go-between dies with the grader
+    if os.getppid() != parent:
+        os._exit(1)
+    pid = os.fork()
+    if pid == 0:
+        os.close(hold)
+        return watch
+    top = max(65536, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+    os.closerange(3, hold)  # the result pipe too: the grader's EOF comes from the child alone
+    os.closerange(hold + 1, top)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+        os._exit(128 + sig)
+    os._exit(os.waitstatus_to_exitcode(status))
 
 
 def _drop_capabilities(libc: Any) -> bool:
@@ -87,6 +121,7 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     is_root = os.geteuid() == 0
     uid = os.getuid()  # as the rest of the system sees this process (kept unless root drops below)
     network_isolated = _isolate_network(libc)
+    watch = _fork_into_pid_namespace(libc, parent) if network_isolated and not is_root else -1
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
@@ -99,7 +134,7 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
             chrooted = True
         except OSError:
             pass
-    keep = sorted({0, 1, 2, *keep_fds})
+    keep = sorted({0, 1, 2, *keep_fds, *([watch] if watch >= 0 else [])})
     low = 3
     for fd in [*keep, max(65536, resource.getrlimit(resource.RLIMIT_NOFILE)[1])]:
         if fd >= low:
@@ -121,7 +156,16 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))  # counted per uid; as root it would be ignored
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after setuid, which clears it
-    if os.getppid() != parent:  # the grader died before the death signal was armed
+    if watch >= 0:  # in the PID namespace getppid() is 0: ask the pipe whether the go-between lives
+        os.set_blocking(watch, False)
+        try:
+            gone = os.read(watch, 1) == b""
+        except BlockingIOError:
+            gone = False
+        os.close(watch)
+        if gone:
+            os._exit(1)
+    elif os.getppid() != parent:  # the grader died before the death signal was armed
         os._exit(1)
     return {"network_isolated": network_isolated, "privileges_dropped": privileges_dropped,
             "chrooted": chrooted, "uid": uid}
