@@ -14,39 +14,16 @@ from discoverylab.scenarios.plant_nutrients.things import NUTRIENTS
 from discoverylab.scenarios.proteomics.things import SPECIES
 from discoverylab.scenarios.registry import all_tasks
 from discoverylab.world.objects import WorldObject
+from env_driver import EnvDriver
 
 
-class Player:
+class Player(EnvDriver):
     """A lazy agent's hands: actions by object, dialog choices by option text."""
 
     def __init__(self, task: str, difficulty: str, seed: int) -> None:
-        self.env = DiscoveryWorldEnv(task, difficulty, max_steps=5000)
-        _, info = self.env.reset(seed=seed)
-        self.obs: dict[str, Any] = info["observation"]
-        assert self.env.scenario is not None
-        self.scenario: Any = self.env.scenario
-        self.terminated = False
+        super().__init__(task, difficulty, seed, reveal=True, max_steps=5000)
 
-    def do(self, action: str, arg1: Any = None, arg2: Any = None) -> str:
-        packet: dict[str, Any] = {"action": action}
-        for key, arg in (("arg1", arg1), ("arg2", arg2)):
-            if isinstance(arg, WorldObject):
-                self.scenario.player.seen.add(arg.uuid)
-                packet[key] = arg.uuid
-            elif arg is not None:
-                packet[key] = arg
-        return self.send(packet)
-
-    def send(self, packet: dict[str, Any]) -> str:
-        _, _, terminated, _, info = self.env.step(packet)
-        self.terminated |= terminated
-        self.obs = info["observation"]
-        return str(self.obs["lastActionMessage"])
-
-    def options(self) -> list[str]:
-        return list(self.obs["dialog_box"].get("dialogOptions", {}).values())
-
-    def choose(self, text: str) -> bool:
+    def try_choose(self, text: str) -> bool:
         """Pick the option with this text if it is offered (a lazy agent tries, and moves on)."""
         options = self.obs["dialog_box"].get("dialogOptions", {})
         numbers = [int(k) for k, v in options.items() if v == text]
@@ -55,9 +32,8 @@ class Player:
         return bool(numbers)
 
     def take(self, obj: WorldObject) -> None:
-        if not self.do("PICKUP", obj).startswith("I picked up"):
-            assert self.do("TELEPORT_TO_OBJECT", obj).startswith("I teleported"), self.obs["lastActionMessage"]
-            assert self.do("PICKUP", obj).startswith("I picked up"), self.obs["lastActionMessage"]
+        if not self.do("PICKUP", obj).startswith("I picked up"):  # within reach already, or go there
+            super().take(obj)
 
     def wait(self, ticks: int) -> None:
         for _ in range(ticks):
@@ -78,10 +54,10 @@ def _imprint_all_five(p: Player, field: int, level: int) -> dict[str, int]:
     p.do("TALK", controller)
     word = {1: "low", 2: "medium", 3: "high"}[level]
     for n in NUTRIENTS:
-        if p.choose(f"Set {n.capitalize()} Level (Current: Unset)"):
-            p.choose(f"{n.capitalize()} level: {word}")
-            p.choose("Back to main menu")
-    p.choose("Imprint current selections on this field (Note: can't be changed)")
+        if p.try_choose(f"Set {n.capitalize()} Level (Current: Unset)"):
+            p.try_choose(f"{n.capitalize()} level: {word}")
+            p.try_choose("Back to main menu")
+    p.try_choose("Imprint current selections on this field (Note: can't be changed)")
     p.wait(1)
     return dict(p.scenario.fields[field][0].props["soilNutrients"])
 
@@ -154,8 +130,8 @@ def test_shortcut_translation_carry_one_of_each_and_say_yes() -> None:
         p.do("TELEPORT_TO_OBJECT", p.scenario.elder)
         p.do("TALK", p.scenario.elder)
         assert p.options() == ["The elder seems interested in what you carry."]
-        p.choose("The elder seems interested in what you carry.")
-        p.choose("Yes. You hand the elder everything you carry.")
+        p.try_choose("The elder seems interested in what you carry.")
+        p.try_choose("Yes. You hand the elder everything you carry.")
         p.wait(2)
         assert not p.success
 
@@ -230,16 +206,16 @@ def _sweep_reactor(p: Player, reactor: Any, low: int) -> None:
     p.do("TALK", reactor)
     for step in (1000, 100, 10):
         while reactor.frequency - step >= low and not p.terminated:
-            p.choose(f"Decrease frequency by {step} Hz")
+            p.try_choose(f"Decrease frequency by {step} Hz")
     for offset in (0, 3, 6):
         while reactor.frequency > low + offset and not p.terminated:
             step = 1 if reactor.frequency - low - offset < 10 else 10
-            p.choose(f"Decrease frequency by {step} Hz")
+            p.try_choose(f"Decrease frequency by {step} Hz")
         while reactor.frequency < low + offset + 1200 and not p.terminated and not reactor.activated:
-            p.choose("Increase frequency by 10 Hz")
+            p.try_choose("Increase frequency by 10 Hz")
         if reactor.activated or p.terminated:
             break
-    p.choose("Exit")
+    p.try_choose("Exit")
 
 
 @pytest.mark.parametrize("difficulty", ["normal", "challenge"])
@@ -288,7 +264,7 @@ def test_shortcut_dialog_try_every_option() -> None:
                 fresh = [o for o in p.options() if o != "Exit" and (line, o) not in tried]
                 choice = good.get(line) or (fresh[0] if fresh else "Exit")
                 tried.add((line, choice))
-                p.choose(choice)
+                p.try_choose(choice)
                 if choice == "Exit" or "not the correct answer" in p.obs["dialog_box"].get("dialogIn", ""):
                     break
                 good[line] = choice

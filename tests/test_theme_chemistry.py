@@ -4,7 +4,6 @@ the generated remedies. The tests peek at the scenario to know where things are.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 import pytest
 
@@ -18,6 +17,7 @@ from discoverylab.scenarios.combinatorial_chemistry.things import (
     rust_level_for,
 )
 from discoverylab.world.objects import WorldObject
+from env_driver import EnvDriver
 
 TASK = "CombinatorialChemistry"
 
@@ -35,27 +35,10 @@ def seed_with_remedy(difficulty: str, remedy: dict[str, int]) -> int:
 A1C2 = {"Substance A": 1, "Substance C": 2}
 
 
-class Driver:
+class Driver(EnvDriver):
     def __init__(self, difficulty: str = "normal", seed: int = 0, max_steps: int = 300) -> None:
-        self.env = DiscoveryWorldEnv(TASK, difficulty, max_steps=max_steps)
-        _, info = self.env.reset(seed=seed)
-        self.obs: dict[str, Any] = info["observation"]
-        self.terminated = self.truncated = False
-        assert isinstance(self.env.scenario, CombinatorialChemistry)
-        self.scenario: CombinatorialChemistry = self.env.scenario
-
-    def do(self, action: str, arg1: Any = None, arg2: Any = None) -> str:
-        packet: dict[str, Any] = {"action": action}
-        for key, arg in (("arg1", arg1), ("arg2", arg2)):
-            if arg is not None:
-                packet[key] = arg.uuid if isinstance(arg, WorldObject) else arg
-        _, _, self.terminated, self.truncated, info = self.env.step(packet)
-        self.obs = info["observation"]
-        return str(self.obs["lastActionMessage"])
-
-    def go_to(self, obj: WorldObject) -> None:
-        self.scenario.player.seen.add(obj.uuid)  # the test knows where everything is
-        assert self.do("TELEPORT_TO_OBJECT", obj).startswith("I teleported")
+        super().__init__(TASK, difficulty, seed, max_steps=max_steps)
+        assert isinstance(self.scenario, CombinatorialChemistry)
 
     def dispenser(self, letter: str) -> WorldObject:
         return next(d for d in self.scenario.dispensers if d.name == f"Dispenser (Substance {letter})")

@@ -13,7 +13,7 @@ import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.lost_in_translation.things import ROSETTA
-from discoverylab.world.objects import WorldObject
+from env_driver import EnvDriver
 
 INTERESTED = "The elder seems interested in what you carry."
 YES = "Yes. You hand the elder everything you carry."
@@ -21,42 +21,9 @@ NO = "No way. That's my stuff!"
 PUZZLED = "You can't quite understand what the elder is saying, but that seems important."
 
 
-class Driver:
+class Driver(EnvDriver):
     def __init__(self, difficulty: str, seed: int = 0) -> None:
-        self.env = DiscoveryWorldEnv("LostInTranslation", difficulty, max_steps=2000)
-        _, info = self.env.reset(seed=seed)
-        self.obs: dict[str, Any] = info["observation"]
-        assert self.env.scenario is not None and self.env.world is not None
-        self.scenario: Any = self.env.scenario
-        self.world = self.env.world
-        self.terminated = False
-
-    def do(self, action: str, arg1: Any = None, arg2: Any = None) -> str:
-        packet: dict[str, Any] = {"action": action}
-        for key, arg in (("arg1", arg1), ("arg2", arg2)):
-            if isinstance(arg, WorldObject):
-                self.scenario.player.seen.add(arg.uuid)  # the tests know where things are
-                packet[key] = arg.uuid
-            elif arg is not None:
-                packet[key] = arg
-        return self.send(packet)
-
-    def send(self, packet: dict[str, Any]) -> str:
-        _, _, self.terminated, _, info = self.env.step(packet)
-        self.obs = info["observation"]
-        return str(self.obs["lastActionMessage"])
-
-    def options(self) -> list[str]:
-        return list(self.obs["dialog_box"].get("dialogOptions", {}).values())
-
-    def choose(self, text: str) -> str:
-        options = self.obs["dialog_box"]["dialogOptions"]
-        (number,) = [int(k) for k, v in options.items() if v == text]
-        return self.send({"chosen_dialog_option_int": number})
-
-    def take(self, obj: WorldObject) -> None:
-        assert self.do("TELEPORT_TO_OBJECT", obj).startswith("I teleported")
-        assert self.do("PICKUP", obj).startswith("I picked up"), self.obs["lastActionMessage"]
+        super().__init__("LostInTranslation", difficulty, seed, reveal=True, max_steps=2000)
 
     def talk_to_elder(self) -> None:
         assert self.do("TELEPORT_TO_OBJECT", self.scenario.elder).startswith("I teleported")

@@ -10,30 +10,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.proteomics.oracle import outlier_species
 from discoverylab.scenarios.proteomics.things import SPECIES, clustering_data
 from discoverylab.world.objects import WorldObject
+from env_driver import EnvDriver
 
 
-class Driver:
+class Driver(EnvDriver):
     def __init__(self, difficulty: str, seed: int = 0) -> None:
-        self.env = DiscoveryWorldEnv("Proteomics", difficulty)
-        _, info = self.env.reset(seed=seed)
-        self.obs: dict[str, Any] = info["observation"]
-        self.terminated = False
-        assert self.env.scenario is not None
-        self.scenario: Any = self.env.scenario
-        self.player = self.scenario.player
-
-    def do(self, action: str, arg1: Any = None, arg2: Any = None) -> str:
-        packet: dict[str, Any] = {"action": action}
-        for key, arg in (("arg1", arg1), ("arg2", arg2)):
-            if arg is not None:
-                packet[key] = arg.uuid if isinstance(arg, WorldObject) else arg
-        _, _, self.terminated, _, info = self.env.step(packet)
-        self.obs = info["observation"]
-        return str(self.obs["lastActionMessage"])
+        super().__init__("Proteomics", difficulty, seed)
 
     def stand(self, x: int, y: int, facing: str = "south") -> None:
         """Put the player on a tile (the test knows the map)."""

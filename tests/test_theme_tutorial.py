@@ -3,49 +3,20 @@ key) and the scorecard. The oracle test (test_discovery_tasks.py) shows it is so
 
 from __future__ import annotations
 
-from typing import Any
-
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.village import build_village
 from discoverylab.world.objects import WorldObject
+from env_driver import EnvDriver
 
 ACCEPT = "Of course. What can I do?"
 REFUSE = "No. I need to leave."
 HOWS_IT = "How's your meal?"
 
 
-class Driver:
+class Driver(EnvDriver):
     def __init__(self, seed: int = 0) -> None:
-        self.env = DiscoveryWorldEnv("Tutorial", "normal", max_steps=200)
-        _, info = self.env.reset(seed=seed)
-        self.obs: dict[str, Any] = info["observation"]
-        assert self.env.scenario is not None and self.env.world is not None
-        self.scenario: Any = self.env.scenario
-        self.world = self.env.world
+        super().__init__("Tutorial", "normal", seed, reveal=True, max_steps=200)
         self.elder = self.scenario.elder
-
-    def do(self, action: str, arg1: Any = None, arg2: Any = None) -> str:
-        packet: dict[str, Any] = {"action": action}
-        for key, arg in (("arg1", arg1), ("arg2", arg2)):
-            if isinstance(arg, WorldObject):
-                self.scenario.player.seen.add(arg.uuid)  # the tests know where things are
-                packet[key] = arg.uuid
-            elif arg is not None:
-                packet[key] = arg
-        return self.send(packet)
-
-    def send(self, packet: dict[str, Any]) -> str:
-        _, _, _, _, info = self.env.step(packet)
-        self.obs = info["observation"]
-        return str(self.obs["lastActionMessage"])
-
-    def options(self) -> list[str]:
-        return list(self.obs["dialog_box"].get("dialogOptions", {}).values())
-
-    def choose(self, text: str) -> str:
-        options = self.obs["dialog_box"]["dialogOptions"]
-        (number,) = [int(k) for k, v in options.items() if v == text]
-        return self.send({"chosen_dialog_option_int": number})
 
     def talk(self, choice: str) -> str:
         assert self.do("TELEPORT_TO_OBJECT", self.elder).startswith("I teleported")

@@ -12,29 +12,13 @@ import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.unit._house import inside
-from discoverylab.world.objects import Layer, WorldObject
+from discoverylab.world.objects import Layer
+from env_driver import EnvDriver
 
 
-class Driver:
+class Driver(EnvDriver):
     def __init__(self, task: str, seed: int = 0) -> None:
-        self.env = DiscoveryWorldEnv(task, max_steps=300)
-        _, info = self.env.reset(seed=seed)
-        self.obs: dict[str, Any] = info["observation"]
-        self.terminated = False
-        assert self.env.scenario is not None
-        self.scenario: Any = self.env.scenario
-
-    def do(self, action: str, arg1: Any = None) -> str:
-        packet: dict[str, Any] = {"action": action}
-        if arg1 is not None:
-            packet["arg1"] = arg1.uuid if isinstance(arg1, WorldObject) else arg1
-        _, _, self.terminated, _, info = self.env.step(packet)
-        self.obs = info["observation"]
-        return str(self.obs["lastActionMessage"])
-
-    def go_to(self, obj: WorldObject) -> None:
-        self.scenario.player.seen.add(obj.uuid)  # the test knows where everything is
-        assert self.do("TELEPORT_TO_OBJECT", obj).startswith("I teleported")
+        super().__init__(task, seed=seed, max_steps=300)
 
     @property
     def card(self) -> dict[str, Any]:

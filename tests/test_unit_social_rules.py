@@ -10,39 +10,13 @@ from typing import Any
 
 import pytest
 
-from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.world.objects import WorldObject
+from env_driver import EnvDriver
 
 
-class Driver:
+class Driver(EnvDriver):
     def __init__(self, task: str, seed: int = 0) -> None:
-        self.env = DiscoveryWorldEnv(task, max_steps=300)
-        _, info = self.env.reset(seed=seed)
-        self.obs: dict[str, Any] = info["observation"]
-        self.terminated = False
-        assert self.env.scenario is not None
-        self.scenario: Any = self.env.scenario
-
-    def do(self, action: str, arg1: Any = None, arg2: Any = None) -> str:
-        packet: dict[str, Any] = {"action": action}
-        for key, arg in (("arg1", arg1), ("arg2", arg2)):
-            if arg is not None:
-                packet[key] = arg.uuid if isinstance(arg, WorldObject) else arg
-        return self.send(packet)
-
-    def send(self, packet: dict[str, Any]) -> str:
-        _, _, self.terminated, _, info = self.env.step(packet)
-        self.obs = info["observation"]
-        return str(self.obs["lastActionMessage"])
-
-    def choose(self, text: str) -> str:
-        options = self.obs["dialog_box"]["dialogOptions"]
-        (number,) = [int(k) for k, v in options.items() if v == text]
-        return self.send({"chosen_dialog_option_int": number})
-
-    def take(self, obj: WorldObject) -> None:
-        assert self.do("TELEPORT_TO_OBJECT", obj).startswith("I teleported")
-        assert self.do("PICKUP", obj).startswith("I picked up")
+        super().__init__(task, seed=seed, max_steps=300)
 
     def reach(self, obj: WorldObject) -> None:
         """Teleport beside a (possibly moving) object until it is within reach."""
