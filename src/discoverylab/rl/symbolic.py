@@ -29,10 +29,18 @@ import numpy as np
 from gymnasium import spaces
 
 from discoverylab.rl.scenery import SceneryMirror
-from discoverylab.rl.view import NUM_KINDS, Slot, kind_id, mentioned, text_id
+from discoverylab.rl.view import (
+    BY_UUID,
+    NUM_KINDS,
+    Slot,
+    SlotCandidate,
+    assemble_slots,
+    kind_id,
+    mentioned,
+    text_id,
+)
 from discoverylab.world.actions import accessible_objects
 from discoverylab.world.agent import Agent
-from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
 
 DEPTH = 4
@@ -40,10 +48,6 @@ SLOT_FEATURES = 17
 AGENT_FEATURES = 8
 FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
 _KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
-
-
-def _uuid(obj: WorldObject) -> int:
-    return obj.uuid
 
 
 class SymbolicEncoder:
@@ -83,15 +87,15 @@ class SymbolicEncoder:
         seen = agent.seen
         seen_add = seen.add
         seen_add(agent.uuid)
-        inventory = sorted(agent.inventory(), key=_uuid) if agent.contents else []
+        inventory = sorted(agent.inventory(), key=BY_UUID) if agent.contents else []
         inv_ids = {o.uuid for o in inventory}
         reach = accessible_objects(agent)
         seen.update(reach)
         blocker_at, objects_at = world.blocker_at, world.objects_at
         kinds = _KINDS
         # Dynamic tiles only (scenery never fills a slot); slot candidates are gathered on the way,
-        # ordered as `rl.view.object_slots` orders them: reachable first, then by distance and UUID.
-        near: list[tuple[bool, int, int, WorldObject, bool, int, int]] = []
+        # the same candidates `rl.view.object_slots` gathers.
+        near: list[SlotCandidate] = []
         for cell in mirror.dynamic[ay : ay + w, ax : ax + w].ravel().nonzero()[0].tolist():
             dy, dx = divmod(cell, w)
             dx -= r
@@ -118,10 +122,7 @@ class SymbolicEncoder:
                     ok = uuid in reach
                     near.append((not ok, dist, uuid, obj, ok, dx, dy))
             state[cell * 4 : cell * 4 + 4] = bytes((1, blocker_at(x, y) is None, character, door))
-        near.sort()  # UUIDs are unique, so the objects themselves are never compared
-        slots = [Slot(o, True, True, 0, 0) for o in inventory[: self.num_slots]]
-        slots += [Slot(t[3], False, t[4], t[5], t[6]) for t in near[: self.num_slots - len(slots)]]
-        self.slots = slots
+        self.slots = assemble_slots(inventory, near, self.num_slots)
         rows = bytearray(self.num_slots * SLOT_FEATURES)
         for i, s in enumerate(self.slots):
             o = s.obj

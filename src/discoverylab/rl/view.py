@@ -12,6 +12,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 
 from discoverylab.world.actions import accessible_objects
 from discoverylab.world.agent import Agent
@@ -74,25 +75,33 @@ def window(agent: Agent, radius: int) -> list[tuple[int, int, list[WorldObject]]
     return out
 
 
-def object_slots(
-    agent: Agent, radius: int, count: int, view: list | None = None, reach: dict[int, WorldObject] | None = None
-) -> list[Slot]:
-    """Up to `count` slots: inventory, then reachable objects, then the rest of the view
-    (`view` and `reach` when the caller has them: the window and `accessible_objects`)."""
-    inventory = sorted(agent.inventory(), key=lambda o: o.uuid)
+SlotCandidate = tuple[bool, int, int, WorldObject, bool, int, int]
+"""An object in view as a slot candidate: (not reachable, distance, UUID, object, reachable, dx, dy)."""
+BY_UUID = attrgetter("uuid")
+
+
+def object_slots(agent: Agent, radius: int, count: int) -> list[Slot]:
+    """Up to `count` slots: inventory, then reachable objects, then the rest of the view (the
+    symbolic encoder gathers the same candidates during its own tile walk)."""
+    inventory = sorted(agent.inventory(), key=BY_UUID)
     inv_ids = {o.uuid for o in inventory}
-    if reach is None:
-        reach = accessible_objects(agent)
-    slots = [Slot(o, True, True, 0, 0) for o in inventory]
-    near: list[tuple[int, int, int, WorldObject, bool, int, int]] = []
-    for dx, dy, objs in window(agent, radius) if view is None else view:
+    reach = accessible_objects(agent)
+    near: list[SlotCandidate] = []
+    for dx, dy, objs in window(agent, radius):
         dist = abs(dx) + abs(dy)
         for obj in objs:
             uuid = obj.uuid
             if uuid in inv_ids or isinstance(obj, Terrain):
                 continue
             ok = uuid in reach
-            near.append((0 if ok else 1, dist, uuid, obj, ok, dx, dy))
-    near.sort()  # UUIDs are unique, so the objects themselves are never compared
-    slots += [Slot(t[3], False, t[4], t[5], t[6]) for t in near[: max(0, count - len(slots))]]
-    return slots[:count]
+            near.append((not ok, dist, uuid, obj, ok, dx, dy))
+    return assemble_slots(inventory, near, count)
+
+
+def assemble_slots(inventory: list[WorldObject], near: list[SlotCandidate], count: int) -> list[Slot]:
+    """The inventory (sorted by UUID) first, then the candidates reachable first, by distance,
+    then UUID (unique, so the objects themselves are never compared); `near` is sorted in place."""
+    near.sort()
+    slots = [Slot(o, True, True, 0, 0) for o in inventory[:count]]
+    slots += [Slot(t[3], False, t[4], t[5], t[6]) for t in near[: count - len(slots)]]
+    return slots
