@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -211,16 +212,19 @@ os.write(out, json.dumps({"status": status, "outcomes": outcomes}).encode())
 """
 
 
-@pytest.mark.skipif(not IS_ROOT, reason="privilege drop and chroot need the grader to start as root (as in CI)")
-def test_hardened_process_blocks_files_processes_network_and_signals(canary: Path, tmp_path: Path) -> None:
-    root = tmp_path / "empty-root"
+def _run_hardened_attacks(canary: Path, root: Path, as_user: bool = False) -> tuple[dict[str, Any], subprocess.Popen[bytes]]:
+    """Run `_HARDENED_ATTACKS` in a throw-away interpreter sealed into the empty directory `root`
+    (`as_user`: started through `unshare --user --map-user=1000`, and told the grader's pid to
+    signal); return its report and the finished process."""
     root.mkdir(mode=0o700)
     server = socket.create_server(("127.0.0.1", 0))
     read_fd, write_fd = os.pipe()
+    prefix = ["unshare", "--user", "--map-user=1000", "--map-group=1000"] if as_user else []
+    extra = [str(os.getpid())] if as_user else []
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _HARDENED_ATTACKS, sandbox_child.__file__, str(root), str(canary),
-             str(server.getsockname()[1]), str(write_fd)],
+            [*prefix, sys.executable, "-I", "-c", _HARDENED_ATTACKS, sandbox_child.__file__, str(root), str(canary),
+             str(server.getsockname()[1]), str(write_fd), *extra],
             pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         os.close(write_fd)
         _, stderr = proc.communicate(timeout=20)
@@ -229,6 +233,13 @@ def test_hardened_process_blocks_files_processes_network_and_signals(canary: Pat
     finally:
         server.close()
     assert report, stderr.decode()[-2000:]
+    return report, proc
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="privilege drop and chroot need the grader to start as root (as in CI)")
+def test_hardened_process_blocks_files_processes_network_and_signals(canary: Path, tmp_path: Path) -> None:
+    root = tmp_path / "empty-root"
+    report, proc = _run_hardened_attacks(canary, root)
     assert report["status"]["privileges_dropped"] and report["status"]["uid"] >= sandbox_child.UID_BASE
     assert report["status"]["network_isolated"] and report["status"]["chrooted"]
     outcomes = report["outcomes"]
@@ -256,23 +267,7 @@ def test_hardened_process_as_a_non_root_grader(canary: Path, tmp_path: Path) -> 
     namespace of its own. Emulated from root with `unshare --user --map-user=1000`, so the process
     sees itself as uid 1000. What the emulation cannot show: RLIMIT_NPROC is judged by the uid
     outside every namespace (root in CI), so fork is not asserted here."""
-    root = tmp_path / "empty-root"
-    root.mkdir(mode=0o700)
-    server = socket.create_server(("127.0.0.1", 0))
-    read_fd, write_fd = os.pipe()
-    try:
-        proc = subprocess.Popen(
-            ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-I", "-c",
-             _HARDENED_ATTACKS, sandbox_child.__file__, str(root), str(canary), str(server.getsockname()[1]),
-             str(write_fd), str(os.getpid())],
-            pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-        os.close(write_fd)
-        _, stderr = proc.communicate(timeout=20)
-        with os.fdopen(read_fd, "rb") as fh:
-            report = json.loads(fh.read() or b"{}")
-    finally:
-        server.close()
-    assert report, stderr.decode()[-2000:]
+    report, proc = _run_hardened_attacks(canary, tmp_path / "empty-root", as_user=True)
     status, outcomes = report["status"], report["outcomes"]
     assert status["uid"] == 1000 and status["network_isolated"] and status["chrooted"]
     assert status["privileges_dropped"]  # the namespace's root holds no capability any more
