@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium
@@ -86,24 +87,34 @@ def vector(task: str, steps: int, num_envs: int, mode: str) -> dict[str, Any]:
     return {"mode": f"{mode} x{num_envs}", "steps_per_s": rounds * num_envs / wall}
 
 
-def serial(task: str, steps: int, num_envs: int) -> dict[str, Any]:
-    """The batched rows' work on one core: the same envs and seeds stepped one after another."""
-    envs = [make_rl_env(task, max_steps=10**9) for _ in range(num_envs)]
-    infos = [env.reset(seed=j)[1] for j, env in enumerate(envs)]
+def _timed(rounds: int, masks: Callable[[], np.ndarray], step: Callable[[np.ndarray], None]) -> tuple[float, float]:
+    """Wall seconds and seconds inside `step` over `rounds` batches of actions drawn by `_sample`
+    from the current `masks()` (one row per env)."""
     rng = np.random.default_rng(0)
-    rounds = max(1, steps // num_envs)
     in_env = 0.0
     clock = time.perf_counter
     wall = clock()
     for i in range(rounds):
-        actions = _sample(rng, np.stack([info["action_mask"] for info in infos]), i).tolist()
+        actions = _sample(rng, masks(), i)
         start = clock()
-        for j, env in enumerate(envs):
-            *_, term, trunc, infos[j] = env.step(actions[j])
+        step(actions)
+        in_env += clock() - start
+    return clock() - wall, in_env
+
+
+def serial(task: str, steps: int, num_envs: int) -> dict[str, Any]:
+    """The batched rows' work on one core: the same envs and seeds stepped one after another."""
+    envs = [make_rl_env(task, max_steps=10**9) for _ in range(num_envs)]
+    infos = [env.reset(seed=j)[1] for j, env in enumerate(envs)]
+
+    def step(actions: np.ndarray) -> None:
+        for j, (env, action) in enumerate(zip(envs, actions.tolist(), strict=True)):
+            *_, term, trunc, infos[j] = env.step(action)
             if term or trunc:
                 _, infos[j] = env.reset()
-        in_env += clock() - start
-    wall = clock() - wall
+
+    rounds = max(1, steps // num_envs)
+    wall, in_env = _timed(rounds, lambda: np.stack([info["action_mask"] for info in infos]), step)
     return {"mode": f"serial x{num_envs}", "steps_per_s": rounds * num_envs / wall,
             "env_steps_per_s": rounds * num_envs / in_env}  # fmt: skip
 
@@ -112,18 +123,13 @@ def batched(task: str, steps: int, workers: int, per_worker: int) -> dict[str, A
     """`BatchedVectorEnv` (seeds 0..n-1) with the vectorised sampler."""
     num_envs = workers * per_worker
     envs = BatchedVectorEnv(task, num_envs=num_envs, workers=workers, max_steps=10**9)
-    _, info = envs.reset(seed=0)
-    rng = np.random.default_rng(0)
+    latest = [envs.reset(seed=0)[1]]
+
+    def step(actions: np.ndarray) -> None:
+        latest[0] = envs.step(actions)[-1]
+
     rounds = max(1, steps // num_envs)
-    in_env = 0.0
-    clock = time.perf_counter
-    wall = clock()
-    for i in range(rounds):
-        actions = _sample(rng, info["action_mask"], i)
-        start = clock()
-        *_, info = envs.step(actions)
-        in_env += clock() - start
-    wall = clock() - wall
+    wall, in_env = _timed(rounds, lambda: latest[0]["action_mask"], step)
     envs.close()
     return {"mode": f"batched {workers}x{per_worker}", "steps_per_s": rounds * num_envs / wall,
             "env_steps_per_s": rounds * num_envs / in_env}  # fmt: skip
