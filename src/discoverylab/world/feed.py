@@ -39,11 +39,14 @@ class DiscoveryFeed:
 
     def __init__(self) -> None:
         self.posts: list[Post] = []
+        self._signals: dict[int, list[str]] = {}  # step -> its posts' signals, in post order
         self._next_id = 1
         self.add_update(0, "Colony Founder", "Welcome to Discovery World!")
 
     def _add(self, post: Post) -> Post:
         self.posts.append(post)
+        if post.signals:
+            self._signals.setdefault(post.step, []).extend(post.signals)
         self._next_id += 1
         return post
 
@@ -68,7 +71,8 @@ class DiscoveryFeed:
         return None
 
     def signals_at(self, step: int) -> list[str]:
-        return [s for p in self.posts if p.step == step for s in p.signals]
+        """The signals posted for `step` (the world asks every tick: an index, not a scan)."""
+        return list(self._signals.get(step, ()))
 
     def recent_updates(self, step: int, window: int = 3) -> list[dict[str, object]]:
         return [p.public() for p in self.posts if p.kind == "update" and step - window <= p.step <= step]

@@ -132,7 +132,7 @@ class NPC(Agent):
         nx, ny = self.x + dx, self.y + dy
         self.facing = direction
         if self.world.is_passable(nx, ny):
-            self.world.place(self, nx, ny)
+            self.world.walk(self, nx, ny)
         return True
 
     def _close_door_behind(self) -> bool:
@@ -181,5 +181,5 @@ class NPC(Agent):
                 self._door_to_close = (blocker, (self.x, self.y))
                 return "opened"
             return "blocked"
-        self.world.place(self, nx, ny)
+        self.world.walk(self, nx, ny)
         return "moved"

@@ -53,6 +53,7 @@ class World:
         self._walls: set[tuple[int, int]] = set()
         self._zones: dict[tuple[bool, frozenset[tuple[int, int]]], list[list[int]]] = {}
         self._tickers: list[WorldObject] = []
+        self._ticking: tuple[WorldObject, ...] = ()  # `tick`'s snapshot of the live tickers
         self._tickers_dirty = False
         self.agents: list[Agent] = []  # the player first, then NPCs in creation order
         self.feed = DiscoveryFeed()
@@ -78,6 +79,7 @@ class World:
         self.objects[uuid] = obj
         if obj.needs_tick:
             self._tickers.append(obj)
+            self._tickers_dirty = True  # joins `tick`'s snapshot from the next tick on
         return uuid
 
     def unregister(self, obj: WorldObject) -> None:
@@ -121,16 +123,34 @@ class World:
             layer = obj.layer_hint if obj.layer_hint is not None else obj.default_layer
         self.tiles[x][y][layer].append(obj)
         obj.x, obj.y, obj.layer = x, y, layer
-        stack = self.stacks[x][y]
-        index = len(stack)
-        for i, other in enumerate(stack):  # after everything on the same or a higher layer
-            if other.layer is not None and other.layer < layer:
-                index = i
-                break
-        stack.insert(index, obj)
+        _stack_insert(self.stacks[x][y], obj, layer)
         if self._watchers:
             self.touch(x, y)
         return obj
+
+    def walk(self, obj: WorldObject, x: int, y: int) -> None:
+        """`place(obj, x, y)` for a top-level object already on the grid at its usual layer (a
+        character's step): the same lists, order and watcher reports, without the detach and
+        layer work, since seven characters may step every tick. Anything else goes to `place`."""
+        layer = obj.layer
+        ox, oy = obj.x, obj.y
+        cell = self.tiles[ox][oy][layer] if layer is not None else ()
+        hint = obj.layer_hint
+        if (
+            obj.parent is not None or obj not in cell or not (0 <= x < self.size and 0 <= y < self.size)
+            or layer != (hint if hint is not None else obj.default_layer)
+        ):  # fmt: skip
+            self.place(obj, x, y)
+            return
+        cell.remove(obj)  # type: ignore[union-attr]
+        self.stacks[ox][oy].remove(obj)
+        if self._watchers:
+            self.touch(ox, oy)
+        self.tiles[x][y][layer].append(obj)
+        obj.x, obj.y = x, y
+        _stack_insert(self.stacks[x][y], obj, layer)
+        if self._watchers:
+            self.touch(x, y)
 
     def grid_remove(self, obj: WorldObject) -> None:
         if obj.layer is None:
@@ -177,7 +197,7 @@ class World:
         return None
 
     def is_passable(self, x: int, y: int) -> bool:
-        return self.in_bounds(x, y) and self.blocker_at(x, y) is None
+        return 0 <= x < self.size and 0 <= y < self.size and self.blocker_at(x, y) is None
 
     def door_zones(self, locked_only: bool) -> list[list[int]] | None:
         """Per tile, the number of its zone: the tiles connected without crossing a wall or a
@@ -234,6 +254,7 @@ class World:
         self._passages = None
         self._zones = {}
         self._tickers = []
+        self._ticking = ()
         self.agents = []
         self.on_tick = []
         self._watchers = []
@@ -244,18 +265,30 @@ class World:
     # ---- time -------------------------------------------------------------------------
     def tick(self) -> None:
         """Advance one step: object behaviours, then scorers and observers, then feed signals."""
-        if self._tickers_dirty:
+        if self._tickers_dirty:  # objects created or destroyed since: a new snapshot
             self._tickers = [obj for obj in self._tickers if obj.alive]
+            self._ticking = tuple(self._tickers)
             self._tickers_dirty = False
-        for obj in list(self._tickers):
+        for obj in self._ticking:  # one created during this loop first ticks next step
             if obj.alive:
                 obj.tick()
         for callback in self.on_tick:
             callback()
-        for signal in self.feed.signals_at(self.step):
-            for agent in self.agents:
-                agent.states.add(signal)
+        signals = self.feed.signals_at(self.step)
+        if signals:
+            for signal in signals:
+                for agent in self.agents:
+                    agent.states.add(signal)
         self.step += 1
+
+
+def _stack_insert(stack: list[WorldObject], obj: WorldObject, layer: Layer) -> None:
+    """Insert `obj` into a tile's stack after everything on the same or a higher layer."""
+    for i, other in enumerate(stack):
+        if other.layer is not None and other.layer < layer:
+            stack.insert(i, obj)
+            return
+    stack.append(obj)
 
 
 def _visible_into(contents: list[WorldObject], out: list[WorldObject]) -> bool:

@@ -80,19 +80,22 @@ class ColonyNPC(NPC):
             if not any(self._try_step(sx, sy) for sx, sy in options):
                 self._walk_to(x, y)
             return
-        self._path = []
+        if self._path:  # (only a write when there is a path to drop: most ticks have none)
+            self._path = []
         coins = self._coins
         if not coins:
             coins = self._coins = self.world.rng_npc.random(64).tolist()
         coin = coins.pop()
-        if coin < probability:
+        if coin < probability:  # else stay: most ticks end here
             sx, sy = _STEPS[int(coin / probability * 4)]
             self._try_step(sx, sy)
 
     def _try_step(self, sx: int, sy: int) -> bool:
         self.facing = _DIRS[(sx, sy)]
-        if self.world.is_passable(self.x + sx, self.y + sy):
-            self.world.place(self, self.x + sx, self.y + sy)
+        nx, ny = self.x + sx, self.y + sy
+        world = self.world
+        if world.is_passable(nx, ny):
+            world.walk(self, nx, ny)
             return True
         return False
 

@@ -173,7 +173,9 @@ class SpaceSick(Scenario):
         self._colours: set[str] = set()
         self._used: set[str] = set()
         self._used_on: set[str] = set()
-        self._seen_meals = {c.uuid: 0 for c in self.colony.colonists}
+        self._histories = [c.history for c in self.colony.colonists]  # (lists that only grow)
+        self._meal_marks = [0] * len(self._histories)  # how far each history has been read
+        self._safe_shown: int | None = None
         self._watch: dict[int, int] = {}
         self._clean_meals = 0
 
@@ -181,11 +183,15 @@ class SpaceSick(Scenario):
         if self.difficulty == "easy":
             update_easy(self)
             return
-        held = list(self.player.all_contents()) if self.player.contents else []
-        colours = {str(getattr(o, "color", "")) for o in held if "mushroom" in o.type} - {""}
-        if not colours <= self._colours:
-            self._colours |= colours
-            self.collected.set(len(self._colours), note=", ".join(sorted(self._colours)))
+        held = list(self.player.contents)
+        for obj in held:  # the whole inventory: what this loop appends, it visits too
+            if obj.contents:
+                held.extend(obj.contents)
+        if held and not self.collected.completed:  # (a completed item ignores `set`)
+            colours = {str(getattr(o, "color", "")) for o in held if "mushroom" in o.type} - {""}
+            if not colours <= self._colours:
+                self._colours |= colours
+                self.collected.set(len(self._colours), note=", ".join(sorted(self._colours)))
         instruments = self.colony.instruments
         for record in self.new_actions():
             if record.action == "USE" and record.success and record.arg1 in instruments:
@@ -194,10 +200,10 @@ class SpaceSick(Scenario):
                     self._used_on.add(record.arg1.name)
                 self.used.set(len(self._used), note=", ".join(sorted(self._used)))
                 self.used_on.set(len(self._used_on), note=", ".join(sorted(self._used_on)))
-        if self.difficulty == "challenge":
-            if any(isinstance(o, GlowingRock) for o in held):
+        if self.difficulty == "challenge":  # (a completed item ignores `set`: skip its check)
+            if held and not self.rock_taken.completed and any(isinstance(o, GlowingRock) for o in held):
                 self.rock_taken.set(1)
-            if any(rock.luminous for rock in self.colony.rocks):
+            if not self.rock_lit.completed and any(rock.luminous for rock in self.colony.rocks):
                 self.rock_lit.set(1)
         self._score_meals()
 
@@ -205,19 +211,17 @@ class SpaceSick(Scenario):
         """Watch each colonist for 50 steps after a meal: healthy throughout adds a clean meal,
         any sickness resets the count (and ends the watch, unlike the original)."""
         step = self.world.step
-        eaten: list[int] = []
-        for colonist in self.colony.colonists:
-            history = colonist.history
-            start = self._seen_meals[colonist.uuid]
-            if start == len(history):
-                continue
-            self._seen_meals[colonist.uuid] = len(history)
-            for record in history[start:]:
-                if record.action == "EAT" and record.success and "mushroom" in record.arg1.type:
-                    eaten.append(record.arg1.uuid)
-                    self._watch[colonist.uuid] = record.step
-        if eaten:
-            self.eaten.add_distinct(eaten)
+        marks = [*map(len, self._histories)]
+        if marks != self._meal_marks:  # someone did something: read the new records
+            eaten: list[int] = []
+            for colonist, start, end in zip(self.colony.colonists, self._meal_marks, marks, strict=True):
+                for record in colonist.history[start:end]:
+                    if record.action == "EAT" and record.success and "mushroom" in record.arg1.type:
+                        eaten.append(record.arg1.uuid)
+                        self._watch[colonist.uuid] = record.step
+            self._meal_marks = marks
+            if eaten:
+                self.eaten.add_distinct(eaten)
         if not self._watch:
             return
         for colonist in self.colony.colonists:
@@ -230,6 +234,9 @@ class SpaceSick(Scenario):
             elif step - since >= WATCH_STEPS:
                 self._clean_meals += 1
                 del self._watch[colonist.uuid]
+        if self._clean_meals == self._safe_shown:  # the item already says so
+            return
+        self._safe_shown = self._clean_meals
         done = self._clean_meals >= SAFE_MEALS
         self.safe.set(self._clean_meals, completed=done, note=f"{self._clean_meals} clean meals in a row")
         if done:
