@@ -52,7 +52,8 @@ class ColonyNPC(NPC):
     def tick(self) -> None:
         """Same order as the engine's NPC tick (poison clock, then the autopilot unless in a
         dialog): reactions, then the job queue, then wandering. Seven characters tick every
-        step, so the idle path is kept short."""
+        step and most ticks end in wandering near home with a draw that says "stay": that
+        path runs here, with no further call."""
         if self.poison_counter or self.poisoned:
             Agent.tick(self)
         if self.dialog_partner is not None:
@@ -63,22 +64,18 @@ class ColonyNPC(NPC):
         if jobs:
             if jobs[0]():
                 jobs.popleft()
-        elif self.wander_home is not None:
-            self._wander(*self.wander_home)
-
-    def _wander(self, x: int, y: int, probability: float) -> None:
-        """Drift around (x, y): beyond four tiles head back (a straight step when free, else
-        along a path), else with `probability` step one tile in a random direction. The
-        draws come from the NPC stream, 64 at a time."""
+            return
+        home = self.wander_home
+        if home is None:
+            return
+        # Wander around home: beyond four tiles head back, else with the home's probability
+        # step one tile in a random direction (draws from the NPC stream, 64 at a time).
+        x, y, probability = home
         if self._door_to_close is not None:
             self._close_door_behind()
         dx, dy = x - self.x, y - self.y
         if dx * dx + dy * dy > 16:
-            options = ([(1 if dx > 0 else -1, 0)] if dx else []) + ([(0, 1 if dy > 0 else -1)] if dy else [])
-            if abs(dy) > abs(dx):
-                options.reverse()
-            if not any(self._try_step(sx, sy) for sx, sy in options):
-                self._walk_to(x, y)
+            self._head_back(x, y, dx, dy)
             return
         if self._path:  # (only a write when there is a path to drop: most ticks have none)
             self._path = []
@@ -86,15 +83,23 @@ class ColonyNPC(NPC):
         if not coins:
             coins = self._coins = self.world.rng_npc.random(64).tolist()
         coin = coins.pop()
-        if coin < probability:  # else stay: most ticks end here
-            sx, sy = _STEPS[int(coin / probability * 4)]
-            self._try_step(sx, sy)
+        if coin < probability:
+            self._try_step(*_STEPS[int(coin / probability * 4)])
+
+    def _head_back(self, x: int, y: int, dx: int, dy: int) -> None:
+        """Towards home (x, y), which lies (dx, dy) away: a straight step when free (along the
+        longer axis first), else one along a path."""
+        options = ([(1 if dx > 0 else -1, 0)] if dx else []) + ([(0, 1 if dy > 0 else -1)] if dy else [])
+        if abs(dy) > abs(dx):
+            options.reverse()
+        if not any(self._try_step(sx, sy) for sx, sy in options):
+            self._walk_to(x, y)
 
     def _try_step(self, sx: int, sy: int) -> bool:
         self.facing = _DIRS[(sx, sy)]
         nx, ny = self.x + sx, self.y + sy
         world = self.world
-        if world.is_passable(nx, ny):
+        if 0 <= nx < world.size and 0 <= ny < world.size and world.blocker_at(nx, ny) is None:
             world.walk(self, nx, ny)
             return True
         return False

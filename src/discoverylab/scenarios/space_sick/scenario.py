@@ -171,6 +171,7 @@ class SpaceSick(Scenario):
             "Eat mushrooms without sickness", "Meals in a row followed by 50 steps without sickness", SAFE_MEALS
         )
         self._colours: set[str] = set()
+        self._held: list[WorldObject] = []  # everything the agent held at the last tick
         self._used: set[str] = set()
         self._used_on: set[str] = set()
         self._histories = [c.history for c in self.colony.colonists]  # (lists that only grow)
@@ -187,11 +188,9 @@ class SpaceSick(Scenario):
         for obj in held:  # the whole inventory: what this loop appends, it visits too
             if obj.contents:
                 held.extend(obj.contents)
-        if held and not self.collected.completed:  # (a completed item ignores `set`)
-            colours = {str(getattr(o, "color", "")) for o in held if "mushroom" in o.type} - {""}
-            if not colours <= self._colours:
-                self._colours |= colours
-                self.collected.set(len(self._colours), note=", ".join(sorted(self._colours)))
+        if held != self._held:  # (types and colours never change: the same things score the same)
+            self._held = held
+            self._score_held(held)
         instruments = self.colony.instruments
         for record in self.new_actions():
             if record.action == "USE" and record.success and record.arg1 in instruments:
@@ -200,17 +199,23 @@ class SpaceSick(Scenario):
                     self._used_on.add(record.arg1.name)
                 self.used.set(len(self._used), note=", ".join(sorted(self._used)))
                 self.used_on.set(len(self._used_on), note=", ".join(sorted(self._used_on)))
-        if self.difficulty == "challenge":  # (a completed item ignores `set`: skip its check)
-            if held and not self.rock_taken.completed and any(isinstance(o, GlowingRock) for o in held):
-                self.rock_taken.set(1)
-            if not self.rock_lit.completed and any(rock.luminous for rock in self.colony.rocks):
+        if self.difficulty == "challenge" and not self.rock_lit.completed:  # (then `set` is a no-op)
+            if any(rock.luminous for rock in self.colony.rocks):
                 self.rock_lit.set(1)
         self._score_meals()
+
+    def _score_held(self, held: list[WorldObject]) -> None:
+        """The items about what the agent holds: mushroom colours, and (Challenge) a glowing rock."""
+        colours = {str(getattr(o, "color", "")) for o in held if "mushroom" in o.type} - {""}
+        if not colours <= self._colours:
+            self._colours |= colours
+            self.collected.set(len(self._colours), note=", ".join(sorted(self._colours)))
+        if self.difficulty == "challenge" and any(isinstance(o, GlowingRock) for o in held):
+            self.rock_taken.set(1)
 
     def _score_meals(self) -> None:
         """Watch each colonist for 50 steps after a meal: healthy throughout adds a clean meal,
         any sickness resets the count (and ends the watch, unlike the original)."""
-        step = self.world.step
         marks = [*map(len, self._histories)]
         if marks != self._meal_marks:  # someone did something: read the new records
             eaten: list[int] = []
@@ -224,6 +229,7 @@ class SpaceSick(Scenario):
                 self.eaten.add_distinct(eaten)
         if not self._watch:
             return
+        step = self.world.step
         for colonist in self.colony.colonists:
             since = self._watch.get(colonist.uuid)
             if since is None:
