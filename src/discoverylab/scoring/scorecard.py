@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
+from operator import attrgetter
 from typing import Any
+
+_ITEM_SCORE = attrgetter("score")  # (C-level getters: the sums below run every step)
+_ITEM_MAX = attrgetter("max_score")
 
 
 @dataclass(slots=True)
@@ -91,11 +96,11 @@ class Scorecard:
 
     @property
     def score(self) -> int:
-        return sum(item.score for item in self.items)
+        return sum(map(_ITEM_SCORE, self.items))
 
     @property
     def max_score(self) -> int:
-        return sum(item.max_score for item in self.items)
+        return sum(map(_ITEM_MAX, self.items))
 
     @property
     def normalized(self) -> float:
@@ -119,20 +124,26 @@ class Scorecard:
     def to_dict(self, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
         """JSON close to the original's `getTaskScorecard()` entry, without the `exclude` keys
         (not even computed: `info` asks for the visible part every step)."""
-        return {key: part(self) for key, part in _CARD_PARTS if key not in exclude}
+        return {key: part(self) for key, part in _card_parts(exclude)}
 
 
-# The scorecard's JSON keys in order, each with how to compute it (built once, not per call).
+@cache
+def _card_parts(exclude: tuple[str, ...]) -> tuple[tuple[str, Callable[[Scorecard], Any]], ...]:
+    """The scorecard's JSON keys in order, each with how to compute it, less `exclude` (chosen
+    once per distinct `exclude`, not per call; plain fields are read by C-level getters)."""
+    return tuple((key, part) for key, part in _CARD_PARTS if key not in exclude)
+
+
 _CARD_PARTS: tuple[tuple[str, Callable[[Scorecard], Any]], ...] = (
-    ("taskName", lambda c: c.task_name),
-    ("taskDescription", lambda c: c.task_description),
-    ("score", lambda c: c.score),
-    ("maxScore", lambda c: c.max_score),
-    ("scoreNormalized", lambda c: c.normalized),
-    ("completed", lambda c: c.completed),
-    ("completedSuccessfully", lambda c: c.success),
+    ("taskName", attrgetter("task_name")),
+    ("taskDescription", attrgetter("task_description")),
+    ("score", attrgetter("score")),
+    ("maxScore", attrgetter("max_score")),
+    ("scoreNormalized", attrgetter("normalized")),
+    ("completed", attrgetter("completed")),
+    ("completedSuccessfully", attrgetter("success")),
     ("scoreCard", lambda c: [item.to_dict() for item in c.items]),
     ("criticalHypotheses", lambda c: list(c.critical_hypotheses)),
-    ("criticalQuestions", lambda c: c.critical_questions),
+    ("criticalQuestions", attrgetter("critical_questions")),
     ("knowledgeQuestions", lambda c: [q.to_dict() for q in c.knowledge]),
 )
