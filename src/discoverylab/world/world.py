@@ -132,17 +132,19 @@ class World:
         """`place(obj, x, y)` for a top-level object already on the grid at its usual layer (a
         character's step): the same lists, order and watcher reports, without the detach and
         layer work, since seven characters may step every tick. Anything else goes to `place`."""
-        layer = obj.layer
-        ox, oy = obj.x, obj.y
-        cell = self.tiles[ox][oy][layer] if layer is not None else ()
-        hint = obj.layer_hint
+        layer, hint = obj.layer, obj.layer_hint
         if (
-            obj.parent is not None or obj not in cell or not (0 <= x < self.size and 0 <= y < self.size)
-            or layer != (hint if hint is not None else obj.default_layer)
+            obj.parent is not None or layer is None or layer != (hint if hint is not None else obj.default_layer)
+            or not (0 <= x < self.size and 0 <= y < self.size)
         ):  # fmt: skip
             self.place(obj, x, y)
             return
-        cell.remove(obj)  # type: ignore[union-attr]
+        ox, oy = obj.x, obj.y
+        try:
+            self.tiles[ox][oy][layer].remove(obj)
+        except ValueError:  # not where it claims to be: `place` copes
+            self.place(obj, x, y)
+            return
         self.stacks[ox][oy].remove(obj)
         if self._watchers:
             self.touch(ox, oy)

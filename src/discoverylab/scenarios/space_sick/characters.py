@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 Step = Callable[[], bool]
 _DIRS = {(0, -1): "north", (1, 0): "east", (0, 1): "south", (-1, 0): "west"}
-_STEPS = tuple(_DIRS)
+_STEPS = tuple((sx, sy, facing) for (sx, sy), facing in _DIRS.items())
 EAT_SIGNAL = "eatSignal"
 
 
@@ -84,7 +84,7 @@ class ColonyNPC(NPC):
             coins = self._coins = self.world.rng_npc.random(64).tolist()
         coin = coins.pop()
         if coin < probability:
-            self._try_step(*_STEPS[int(coin / probability * 4)])
+            self._try_step(*_STEPS[int(coin / probability * 4)])  # (dx, dy, facing)
 
     def _head_back(self, x: int, y: int, dx: int, dy: int) -> None:
         """Towards home (x, y), which lies (dx, dy) away: a straight step when free (along the
@@ -92,14 +92,15 @@ class ColonyNPC(NPC):
         options = ([(1 if dx > 0 else -1, 0)] if dx else []) + ([(0, 1 if dy > 0 else -1)] if dy else [])
         if abs(dy) > abs(dx):
             options.reverse()
-        if not any(self._try_step(sx, sy) for sx, sy in options):
+        if not any(self._try_step(sx, sy, _DIRS[(sx, sy)]) for sx, sy in options):
             self._walk_to(x, y)
 
-    def _try_step(self, sx: int, sy: int) -> bool:
-        self.facing = _DIRS[(sx, sy)]
+    def _try_step(self, sx: int, sy: int, facing: str) -> bool:
+        self.facing = facing
         nx, ny = self.x + sx, self.y + sy
         world = self.world
-        if 0 <= nx < world.size and 0 <= ny < world.size and world.blocker_at(nx, ny) is None:
+        size = world.size
+        if 0 <= nx < size and 0 <= ny < size and world.blocker_at(nx, ny) is None:
             world.walk(self, nx, ny)
             return True
         return False
