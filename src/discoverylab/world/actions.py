@@ -336,6 +336,8 @@ class ActionExecutor:
         if obj.is_passage and not want_open and obj.location() == (self.agent.x, self.agent.y):
             return self._done(action, obj, None, False, "I can't close the door while I'm standing in it.")
         obj.is_open = want_open
+        if self.world._watchers:  # tile caches (the RL mirror) read open/closed
+            obj._touch_root()
         return self._done(action, obj, None, True, f"I {verb}ed the {obj.name}." if want_open else f"I closed the {obj.name}.")
 
     def _do_activate(self, obj: WorldObject) -> ActionResult:
