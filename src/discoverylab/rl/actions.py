@@ -116,7 +116,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         agent = base.scenario.player  # type: ignore[attr-defined]
         encoder = getattr(base, "symbolic", None)
         fresh = encoder is not None and encoder.num_slots == self.num_slots
-        if fresh:
+        if encoder is not None and fresh:
             self.slots = encoder.slots  # the symbolic observation's slots, built this step
         else:
             self.slots = object_slots(agent, base.radius, self.num_slots)  # type: ignore[attr-defined]
