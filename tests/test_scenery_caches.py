@@ -144,3 +144,87 @@ def test_text_observation_plain_tile_index_matches_a_fresh_build(task: str, diff
         assert fresh == info["observation"], (task, difficulty, i)
         if term or trunc:
             _, info = env.reset(seed=6 + i)
+
+
+def _check_view(env) -> None:  # type: ignore[no-untyped-def]
+    base = env.unwrapped
+    obs = base.symbolic.encode(base.scenario.player, base.scenario.scorecard.task_description, True, False)
+    tiles, state, _ = reference(base.scenario.player, base.radius)
+    assert np.array_equal(obs["tiles"], tiles) and np.array_equal(obs["tile_state"], state)
+
+
+def test_opening_and_closing_a_door_updates_its_tile_at_once() -> None:
+    """A door's tile turns passable and "open door" the step it opens, with nothing moving
+    on it (the engine reports `is_open` changes to the tile watchers), and back on closing."""
+    env = make_rl_env("DoorsTest", max_steps=10**9)
+    env.reset(seed=2)
+    base = env.unwrapped
+    world, agent = base.world, base.scenario.player
+    door = base.scenario.doors[0]
+    world.place(agent, door.x, door.y + 1)
+    agent.facing = "north"
+    _check_view(env)
+    for verb in ("OPEN", "CLOSE", "OPEN"):
+        _, _, _, _, info = base.step({"action": verb, "arg1": door.uuid})
+        assert info["success"], info
+        obs = base._output()
+        assert obs["tile_state"][2, 3, 1] == obs["tile_state"][2, 3, 3] == (verb == "OPEN")
+        _check_view(env)
+
+
+def test_a_character_opening_a_door_on_its_way_updates_the_tile() -> None:
+    """NPCs open unlocked doors in their path and close them behind: the door's tile follows."""
+    from discoverylab.world.npc import NPC
+
+    env = make_rl_env("DoorsTest", max_steps=10**9)
+    env.reset(seed=2)
+    base = env.unwrapped
+    world, agent = base.world, base.scenario.player
+    door = base.scenario.doors[0]
+    world.place(agent, door.x + 2, door.y + 2)
+    base._output()
+    npc = NPC(world, "visitor", door.x, door.y + 1)
+    assert npc.advance_to(door.x, door.y) == "turned"
+    assert npc.advance_to(door.x, door.y) == "opened" and door.is_open
+    _check_view(env)
+    world.place(npc, door.x, door.y - 1)
+    assert npc._close_door_behind() and not door.is_open
+    _check_view(env)
+
+
+def _oracle_checked(task: str, difficulty: str, seed: int, limit: int = 2000) -> int:
+    """Play the task's oracle (doors, lids, digging, NPC errands: what random play rarely
+    does) on a text env, encoding the symbolic view of the same world after every step."""
+    from discoverylab.agents.oracle import OracleAgent
+    from discoverylab.env import DiscoveryWorldEnv
+    from discoverylab.rl.symbolic import SymbolicEncoder
+
+    env = DiscoveryWorldEnv(task, difficulty, max_steps=limit)
+    env.reset(seed=seed)
+    agent, encoder = OracleAgent(task), SymbolicEncoder(radius=env.radius)
+    steps = 0
+    for steps in range(1, limit + 1):
+        player = env.scenario.player
+        obs = encoder.encode(player, "", True, False)
+        tiles, state, visible = reference(player, env.radius)
+        assert np.array_equal(obs["tiles"], tiles) and np.array_equal(obs["tile_state"], state), (task, difficulty, steps)
+        assert visible <= player.seen
+        *_, term, trunc, _ = env.step(agent.act(env.observation_dict()))
+        if term or trunc or agent.finished:
+            break
+    return steps
+
+
+ORACLE_PAIRS = [("DoorsTest", "normal"), ("ArchaeologyDating", "normal"), ("SpaceSick", "easy"), ("PlantNutrients", "easy")]
+
+
+@pytest.mark.parametrize(("task", "difficulty"), ORACLE_PAIRS)
+def test_tile_mirror_follows_an_oracle_episode(task: str, difficulty: str) -> None:
+    assert _oracle_checked(task, difficulty, seed=1) > 10
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("task", "difficulty"), PAIRS)
+def test_tile_mirror_follows_every_oracle(task: str, difficulty: str) -> None:
+    for seed in range(3):
+        _oracle_checked(task, difficulty, seed)

@@ -115,7 +115,8 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         base = self.env.unwrapped
         agent = base.scenario.player  # type: ignore[attr-defined]
         encoder = getattr(base, "symbolic", None)
-        if encoder is not None and encoder.num_slots == self.num_slots:
+        fresh = encoder is not None and encoder.num_slots == self.num_slots
+        if encoder is not None and fresh:
             self.slots = encoder.slots  # the symbolic observation's slots, built this step
         else:
             self.slots = object_slots(agent, base.radius, self.num_slots)  # type: ignore[attr-defined]
@@ -127,7 +128,10 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
             if base.teleport:  # type: ignore[attr-defined]
                 world, seen = agent.world, agent.seen
                 objects = world.objects
-                teleportable = tuple([s.obj.uuid in objects and s.obj.uuid in seen for s in slots])
+                if fresh:  # the encoder marked every slot's object seen this step, and all are in the world
+                    teleportable = (True,) * len(slots)
+                else:
+                    teleportable = tuple([s.obj.uuid in objects and s.obj.uuid in seen for s in slots])
                 locations = min(len(world.teleports), self.num_locations)
             else:
                 teleportable, locations = (), -1

@@ -1,12 +1,13 @@
-"""Scenery mirror: the symbolic view of every tile that holds only ground and walls, kept in
-numpy arrays so the encoder copies a window instead of walking 49 tiles in Python.
+"""Tile mirror: the symbolic view of every tile of one world, kept in numpy arrays and plain
+lists so the encoder copies a window instead of walking 49 tiles in Python.
 
-Most tiles of a view are bare floor, grass or wall, whose symbolic cells never change on their
-own (`Terrain` and `Wall` have no state the encoder reads). A tile is "scenery" while
-`world.observation.plain_objects` says it holds only those (the text observation caches the same
-tiles); every other tile (characters, items, doors, soil, furniture, the agent's own tile) is
-marked dynamic and encoded object by object as before. The world reports each tile whose objects change (`World.watch_tiles`), so the mirror
-recomputes only those. Arrays are padded by the view radius, so a window never leaves them.
+A tile's symbolic cell (the kind ids of its top visible objects, whether it is passable, holds
+a character or an open door) and its visible objects change only when objects are placed on
+it, taken off it, put into or out of something on it, or opened or closed. The world reports
+each such tile (`World.watch_tiles`; the engine touches a tile at every `is_open` change as
+well as at every move), so the mirror recomputes only those. The agent's own tile is the one
+exception the encoder handles itself (the agent leaves itself out of its view). Arrays are
+padded by the view radius, so a window never leaves them.
 """
 
 from __future__ import annotations
@@ -15,57 +16,88 @@ import numpy as np
 
 from discoverylab.rl.view import kind_id
 from discoverylab.world.agent import Agent
-from discoverylab.world.observation import plain_objects
+from discoverylab.world.objects import WorldObject
+from discoverylab.world.things import Terrain
 from discoverylab.world.world import World
+
+_KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
+Candidate = tuple[int, WorldObject]
+"""(UUID, object) of a visible object that may fill an object slot (anything but ground)."""
 
 
 class SceneryMirror:
-    """Kind ids, tile states and UUIDs of the scenery tiles of one world, plus a dynamic mask."""
+    """Kind ids and tile states of every tile of one world, its visible objects (`visible`,
+    `candidates`, indexed [x][y] in world coordinates) and which tiles hold slot candidates."""
 
     def __init__(self, world: World, radius: int, depth: int) -> None:
         self.world = world
         self.radius = radius
         self.depth = depth
-        side = world.size + 2 * radius
+        size = world.size
+        side = size + 2 * radius
         self.kinds = np.zeros((side, side, depth), np.uint8)
         self.state = np.zeros((side, side, 4), np.uint8)
-        self.uuids = np.zeros((side, side, depth), np.int64)  # 0 = none (UUIDs start at 1)
-        self.dynamic = np.zeros((side, side), bool)
-        self.marked = np.zeros((side, side), bool)  # scenery UUIDs already added to `marker.seen`
+        self.has_candidates = np.zeros((side, side), bool)
+        self.marked = np.zeros((side, side), bool)  # visible UUIDs already added to `marker.seen`
+        self.visible: list[list[list[WorldObject]]] = [[[]] * size for _ in range(size)]
+        self.candidates: list[list[tuple[Candidate, ...]]] = [[()] * size for _ in range(size)]
         self.marker: object = None
+        self.fixed_features: dict[int, bytes] = {}  # per UUID, the encoder's unchanging slot features
         self.marked_windows: set[tuple[int, int]] = set()  # corners whose whole window is marked
+        self._candidate_tiles: dict[tuple[int, int], list[tuple[int, int, int, int, int]]] = {}
+        self._side = side
         self.changed = world.watch_tiles()
+        self._views()
         self._build_all()
 
     def _build_all(self) -> None:
-        """Every tile at once: plain lists first, one array write per field (per-tile numpy
-        writes would cost a few ms per reset)."""
-        size, r = self.world.size, self.radius
-        kinds = [[[0] * self.depth for _ in range(size)] for _ in range(size)]
-        uuids = [[[0] * self.depth for _ in range(size)] for _ in range(size)]
-        state = [[[0, 0, 0, 0] for _ in range(size)] for _ in range(size)]
-        dynamic = [[True] * size for _ in range(size)]
+        """Every tile at once (byte-slice writes; per-tile numpy writes would cost a few ms
+        per reset)."""
+        size, r, depth, side = self.world.size, self.radius, self.depth, self._side
+        kinds_view, state_view = self._kinds_view, self._state_view
+        flags = [[False] * size for _ in range(size)]
         for x in range(size):
             for y in range(size):
-                cell = self._cell(x, y)
-                if cell is not None:
-                    kinds[y][x], uuids[y][x], state[y][x] = cell
-                    dynamic[y][x] = False
-        inner = slice(r, r + size)
-        self.kinds[inner, inner] = kinds
-        self.uuids[inner, inner] = uuids
-        self.state[inner, inner] = state
-        self.dynamic[inner, inner] = dynamic
+                kinds, state, flags[y][x] = self._cell(x, y)
+                at = (y + r) * side + x + r
+                kinds_view[at * depth : (at + 1) * depth] = kinds
+                state_view[at * 4 : at * 4 + 4] = state
+        self.has_candidates[r : r + size, r : r + size] = flags
 
-    def _cell(self, x: int, y: int) -> tuple[list[int], list[int], list[int]] | None:
-        """Kind ids, UUIDs (both padded to `depth`) and tile state of a scenery tile; None for a
-        dynamic one (not plain, or more visible objects than the depth holds)."""
-        objs = plain_objects(self.world, x, y)
-        if objs is None or len(objs) > self.depth:
-            return None
-        pad = [0] * (self.depth - len(objs))
-        free = int(self.world.blocker_at(x, y) is None)
-        return [kind_id(o.type) for o in objs] + pad, [o.uuid for o in objs] + pad, [1, free, 0, 0]
+    def _cell(self, x: int, y: int) -> tuple[bytes, bytes, bool]:
+        """Kind ids (padded to `depth`), tile state and whether it holds slot candidates; keeps
+        the tile's visible objects and candidates."""
+        world = self.world
+        objs = world.objects_at(x, y)  # a fresh list, never changed afterwards
+        self.visible[x][y] = objs
+        cands = tuple([(o.uuid, o) for o in objs if not isinstance(o, Terrain)])
+        self.candidates[x][y] = cands
+        kinds = _KINDS
+        ids = [kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in objs[: self.depth]]
+        character = door = 0
+        for o in objs:
+            if o.is_agent:
+                character = 1
+            if o.is_passage and o.is_open:
+                door = 1
+        return bytes(ids).ljust(self.depth, b"\0"), bytes((1, world.blocker_at(x, y) is None, character, door)), bool(cands)
+
+    def candidate_tiles(self, ax: int, ay: int) -> list[tuple[int, int, int, int, int]]:
+        """(x, y, distance, dx, dy) of the tiles around the agent at (ax, ay) that hold slot
+        candidates, its own tile left out (the encoder reads that one live); per position,
+        until a tile's candidate flag changes."""
+        tiles = self._candidate_tiles.get((ax, ay))
+        if tiles is None:
+            r, w = self.radius, 2 * self.radius + 1
+            tiles = []
+            for cell in self.has_candidates[ay : ay + w, ax : ax + w].ravel().nonzero()[0].tolist():
+                dy, dx = divmod(cell, w)
+                dx -= r
+                dy -= r
+                if dx or dy:
+                    tiles.append((ax + dx, ay + dy, abs(dx) + abs(dy), dx, dy))
+            self._candidate_tiles[(ax, ay)] = tiles
+        return tiles
 
     def refresh(self) -> None:
         """Recompute the tiles the world reported changed since the last refresh."""
@@ -75,7 +107,7 @@ class SceneryMirror:
             self.changed.clear()
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
-        """Add the scenery UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text
+        """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text
         observation does), skipping tiles already added for this agent (`seen` only grows)."""
         if self.marker is not agent:
             self.marker = agent
@@ -84,25 +116,45 @@ class SceneryMirror:
         if (x0, y0) in self.marked_windows:
             return
         done = self.marked[y0 : y0 + w, x0 : x0 + w]
-        fresh = self.uuids[y0 : y0 + w, x0 : x0 + w][~done]
-        agent.seen.update(fresh[fresh != 0].tolist())
+        r, size, visible = self.radius, self.world.size, self.visible
+        update = agent.seen.update
+        for cell in (~done).ravel().nonzero()[0].tolist():
+            dy, dx = divmod(cell, w)
+            x, y = x0 + dx - r, y0 + dy - r
+            if 0 <= x < size and 0 <= y < size:
+                update([o.uuid for o in visible[x][y]])
         done[...] = True  # a view: writes through to `marked`
         self.marked_windows.add((x0, y0))
 
     def _tile(self, x: int, y: int) -> None:
         row, col = y + self.radius, x + self.radius
-        cell = self._cell(x, y)
-        if cell is None:
-            self.kinds[row, col] = self.uuids[row, col] = self.state[row, col] = 0
-        else:
-            self.kinds[row, col], self.uuids[row, col], self.state[row, col] = cell
-        self.dynamic[row, col] = cell is None
+        kinds, state, flag = self._cell(x, y)
+        if flag != self.has_candidates[row, col]:
+            self.has_candidates[row, col] = flag
+            self._candidate_tiles.clear()
+        at = row * self._side + col
+        self._kinds_view[at * self.depth : (at + 1) * self.depth] = kinds
+        self._state_view[at * 4 : at * 4 + 4] = state
         seen = getattr(self.marker, "seen", None)
-        if seen is not None and (cell is None or all(u in seen for u in cell[1] if u)):
+        if seen is not None and all(o.uuid in seen for o in self.visible[x][y]):
             self.marked[row, col] = True  # nothing new to mark (e.g. the floor a character left)
         else:
             self.marked[row, col] = False
             self.marked_windows.clear()
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        del state["_kinds_view"], state["_state_view"]  # memoryviews do not pickle: rebuilt below
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._views()
+
+    def _views(self) -> None:
+        """Flat byte views of `kinds` and `state`: a tile's cell is written as one bytes slice."""
+        self._kinds_view = memoryview(self.kinds.data).cast("B")
+        self._state_view = memoryview(self.state.data).cast("B")
 
     def close(self) -> None:
         self.world.unwatch_tiles(self.changed)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from discoverylab.rl.scenery import SceneryMirror
+from discoverylab.rl.scenery import _KINDS, SceneryMirror
 from discoverylab.rl.view import (
     BY_UUID,
     NUM_KINDS,
@@ -39,15 +39,22 @@ from discoverylab.rl.view import (
     mentioned,
     text_id,
 )
-from discoverylab.world.actions import accessible_objects
-from discoverylab.world.agent import Agent
+from discoverylab.world.agent import DIRECTIONS, Agent
+from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
 
 DEPTH = 4
 SLOT_FEATURES = 17
 AGENT_FEATURES = 8
+U8 = np.dtype(np.uint8)
+_array = np.ndarray  # a writable array over the step's own buffer (cheaper than frombuffer + reshape)
 FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
-_KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
+
+
+def _fixed_features(o: WorldObject) -> bytes:
+    """Slot features that never change for an object (class or constructor attributes):
+    container, openable, activatable, edible, readable, can talk, movable."""
+    return bytes((o.is_container, o.openable, o.activatable, o.edible, o.readable, o.dialogable or o.is_npc, o.movable))
 
 
 class SymbolicEncoder:
@@ -68,6 +75,9 @@ class SymbolicEncoder:
             }
         )
         self.slots: list[Slot] = []
+        self._shapes: list[tuple[int, ...]] = [
+            (w, w, DEPTH), (w, w, 4), (object_slots, SLOT_FEATURES), (dialog_options, 3), (AGENT_FEATURES,),
+        ]  # fmt: skip
         self._mirror: SceneryMirror | None = None
 
     def encode(self, agent: Agent, task: str, success: bool, completed: bool) -> dict[str, np.ndarray]:
@@ -81,56 +91,49 @@ class SymbolicEncoder:
             mirror = self._mirror = SceneryMirror(world, r, DEPTH)
         mirror.refresh()
         ax, ay = agent.x, agent.y  # the window's corner in the padded arrays
-        tiles = bytearray(mirror.kinds[ay : ay + w, ax : ax + w].tobytes())  # scenery cells, then the rest
+        tiles = bytearray(mirror.kinds[ay : ay + w, ax : ax + w].tobytes())  # every tile but the agent's
         state = bytearray(mirror.state[ay : ay + w, ax : ax + w].tobytes())
         mirror.mark_seen(agent, ax, ay, w)
         seen = agent.seen
-        seen_add = seen.add
-        seen_add(agent.uuid)
+        seen.add(agent.uuid)
         inventory = sorted(agent.inventory(), key=BY_UUID) if agent.contents else []
         inv_ids = {o.uuid for o in inventory}
-        reach = accessible_objects(agent)
-        seen.update(reach)
-        blocker_at, objects_at = world.blocker_at, world.objects_at
+        # The agent's own tile: the mirror's cell lists the agent itself, the view leaves it out.
+        own = [o for o in mirror.visible[ax][ay] if o is not agent]
+        centre = r * w + r
         kinds = _KINDS
-        # Dynamic tiles only (scenery never fills a slot); slot candidates are gathered on the way,
-        # the same candidates `rl.view.object_slots` gathers.
-        near: list[SlotCandidate] = []
-        for cell in mirror.dynamic[ay : ay + w, ax : ax + w].ravel().nonzero()[0].tolist():
-            dy, dx = divmod(cell, w)
-            dx -= r
-            dy -= r
-            x, y = ax + dx, ay + dy
-            dist = abs(dx) + abs(dy)
-            character = door = 0
-            i = cell * DEPTH
-            end = i + DEPTH
-            for obj in objects_at(x, y):
-                if obj is agent:
-                    continue
-                uuid = obj.uuid
-                seen_add(uuid)
-                if i < end:
-                    kind = kinds.get(obj.type)
-                    tiles[i] = kind if kind is not None else kinds.setdefault(obj.type, kind_id(obj.type))
-                    i += 1
-                if obj.is_agent:
-                    character = 1
-                if obj.is_passage and obj.is_open:
-                    door = 1
-                if uuid not in inv_ids and not isinstance(obj, Terrain):
-                    ok = uuid in reach
-                    near.append((not ok, dist, uuid, obj, ok, dx, dy))
-            state[cell * 4 : cell * 4 + 4] = bytes((1, blocker_at(x, y) is None, character, door))
+        ids = [kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in own[:DEPTH]]
+        tiles[centre * DEPTH : (centre + 1) * DEPTH] = bytes(ids).ljust(DEPTH, b"\0")
+        state[centre * 4 + 2] = any(o.is_agent for o in own)
+        # Within reach (`accessible_objects`): the inventory, the own tile and the tile faced.
+        reach = {o.uuid for o in own} | inv_ids
+        fdx, fdy = DIRECTIONS[agent.facing]
+        fx, fy = ax + fdx, ay + fdy
+        if 0 <= fx < world.size and 0 <= fy < world.size:
+            reach.update([o.uuid for o in mirror.visible[fx][fy]])
+        seen.update(reach)
+        # Slot candidates: the own tile's, then those of the tiles that hold any.
+        near: list[SlotCandidate] = [
+            (False, 0, obj.uuid, obj, True, 0, 0) for obj in own if obj.uuid not in inv_ids and not isinstance(obj, Terrain)
+        ]
+        candidates = mirror.candidates
+        for x, y, dist, dx, dy in mirror.candidate_tiles(ax, ay):
+            for uuid, obj in candidates[x][y]:
+                ok = uuid in reach
+                near.append((not ok, dist, uuid, obj, ok, dx, dy))
         self.slots = assemble_slots(inventory, near, self.num_slots)
         rows = bytearray(self.num_slots * SLOT_FEATURES)
+        fixed = mirror.fixed_features
         for i, s in enumerate(self.slots):
             o = s.obj
-            rows[i * SLOT_FEATURES : (i + 1) * SLOT_FEATURES] = bytes((
-                1, kind_id(o.type), s.in_inventory, s.accessible, s.dx + r, s.dy + r, o.is_open, o.activated,
-                o.is_container, o.openable, o.activatable, o.edible, o.readable, o.dialogable or o.is_npc,
-                o.movable, mentioned(o.name, task), min(len(o.contents), 255),
-            ))  # fmt: skip
+            at = i * SLOT_FEATURES
+            rows[at : at + 8] = bytes((1, kinds.get(o.type) or kind_id(o.type), s.in_inventory, s.accessible, s.dx + r, s.dy + r, o.is_open, o.activated))  # fmt: skip
+            flags = fixed.get(o.uuid)
+            if flags is None:
+                flags = fixed[o.uuid] = _fixed_features(o)
+            rows[at + 8 : at + 15] = flags
+            rows[at + 15] = mentioned(o.name, task)
+            rows[at + 16] = min(len(o.contents), 255)
         dialog = bytearray(self.num_dialog * 3)
         partner = agent.dialog_partner
         in_dialog = partner is not None and partner.dialog_tree is not None
@@ -142,12 +145,13 @@ class SymbolicEncoder:
                 dialog[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
         facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, min(len(agent.inventory()), 255),
                            success, min(len(world.teleports), 255), completed))  # fmt: skip
+        shapes = self._shapes
         return {
-            "tiles": np.frombuffer(tiles, np.uint8).reshape(w, w, DEPTH),
-            "tile_state": np.frombuffer(state, np.uint8).reshape(w, w, 4),
-            "slots": np.frombuffer(rows, np.uint8).reshape(self.num_slots, SLOT_FEATURES),
-            "dialog": np.frombuffer(dialog, np.uint8).reshape(self.num_dialog, 3),
-            "agent": np.frombuffer(facts, np.uint8),
+            "tiles": _array(shapes[0], U8, tiles),
+            "tile_state": _array(shapes[1], U8, state),
+            "slots": _array(shapes[2], U8, rows),
+            "dialog": _array(shapes[3], U8, dialog),
+            "agent": _array(shapes[4], U8, facts),
         }
 
     def blank(self) -> dict[str, Any]:

@@ -26,6 +26,8 @@ from discoverylab.world.devices import Device
 from discoverylab.world.objects import ActionResult, WorldObject
 
 _CLOCKWISE = ["north", "east", "south", "west"]
+ARG_KEYS = ("arg1", "arg2")
+_HANDLERS = {name: f"_do_{name.lower()}" for name in ACTION_SPECS}  # action name -> executor method
 _LABELS = {
     "PICKUP": "pick up object",
     "DROP": "drop item",
@@ -103,23 +105,25 @@ class ActionExecutor:
             raise ActionError(f"Unknown action {brief(packet['action'])}. Known actions: {known}.")
         if spec.teleport and not self.teleport:
             raise ActionError(f"The action {name} is disabled in this environment (teleport handicap off).")
-        extra = set(packet) - ACTION_KEYS
-        if extra and self.strict:
-            raise ActionError(f"Unexpected key(s) {_key_list(extra)}. An action has only 'action', 'arg1' and 'arg2'.")
-        missing = [f"arg{i + 1}" for i in range(len(spec.args)) if packet.get(f"arg{i + 1}") in (None, "")]
-        if missing and name in ("PUT", "USE"):
-            which = "both arguments" if len(missing) == 2 else missing[0]
-            raise ActionError(f"Action '{_LABELS[name]}' requires two argument objects. Missing {which}.")
+        if self.strict:
+            extra = set(packet) - ACTION_KEYS
+            if extra:
+                raise ActionError(f"Unexpected key(s) {_key_list(extra)}. An action has only 'action', 'arg1' and 'arg2'.")
+        kinds = spec.args
+        if name in ("PUT", "USE"):
+            missing = [key for key in ARG_KEYS if packet.get(key) in (None, "")]
+            if missing:
+                which = "both arguments" if len(missing) == 2 else missing[0]
+                raise ActionError(f"Action '{_LABELS[name]}' requires two argument objects. Missing {which}.")
         args = []
-        for i in range(2):
-            key = f"arg{i + 1}"
+        for i, key in enumerate(ARG_KEYS):
             value = packet.get(key)
-            if i >= len(spec.args):
+            if i >= len(kinds):
                 if self.strict and value not in (None, ""):
-                    raise ActionError(f"{name} takes {len(spec.args)} argument(s); '{key}' is not expected.")
+                    raise ActionError(f"{name} takes {len(kinds)} argument(s); '{key}' is not expected.")
                 continue
-            args.append(self._resolve(name, key, spec.args[i], value))
-        return getattr(self, f"_do_{name.lower()}")(*args)
+            args.append(self._resolve(name, key, kinds[i], value))
+        return getattr(self, _HANDLERS[name])(*args)
 
     # ---- argument resolution ----------------------------------------------------------
     def _resolve(self, action: str, key: str, kind: str, value: Any) -> Any:
@@ -336,6 +340,8 @@ class ActionExecutor:
         if obj.is_passage and not want_open and obj.location() == (self.agent.x, self.agent.y):
             return self._done(action, obj, None, False, "I can't close the door while I'm standing in it.")
         obj.is_open = want_open
+        if self.world._watchers:  # tile caches (the RL mirror) read open/closed
+            obj._touch_root()
         return self._done(action, obj, None, True, f"I {verb}ed the {obj.name}." if want_open else f"I closed the {obj.name}.")
 
     def _do_activate(self, obj: WorldObject) -> ActionResult:

@@ -144,8 +144,12 @@ class SoilTile(Container):
         return "hole" if self.has_hole() else self.name
 
     def tick(self) -> None:
-        self.is_open = self.has_hole()
-        if not self.is_open:
+        hole = self.has_hole()
+        if hole != self.is_open:
+            self.is_open = hole
+            if self.world._watchers:
+                self._touch_root()
+        if not hole:
             return
         for obj in list(self.world.top_level_at(self.x, self.y)):
             if obj is not self and not obj.is_agent and obj.type != "grass" and obj.movable:
@@ -155,7 +159,7 @@ class SoilTile(Container):
         dirt = next((o for o in self.contents if o.type == "dirt"), None)
         if dirt is None:
             return ActionResult(False, "There is already a hole here.")
-        agent.add(dirt)
+        agent.add(dirt)  # reports the tile to its watchers
         self.is_open = True
         return ActionResult(True, "You dig a hole in the soil, creating a hole and dirt.")
 
