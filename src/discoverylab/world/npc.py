@@ -144,6 +144,7 @@ class NPC(Agent):
         if (self.x, self.y) in (door.location(), opened_from):
             return False
         door.is_open = False
+        door.text_changed()
         self._door_to_close = None
         return True
 
@@ -178,6 +179,7 @@ class NPC(Agent):
         if blocker is not None:
             if blocker.is_passage and not blocker.is_open and not blocker.requires_key:
                 blocker.is_open = True
+                blocker.text_changed()
                 self._door_to_close = (blocker, (self.x, self.y))
                 return "opened"
             return "blocked"

@@ -87,27 +87,44 @@ PLAIN_TYPES = (Terrain, Wall)  # plain ground and walls: no state, described by 
 def plain_objects(world: World, x: int, y: int) -> list[WorldObject] | None:
     """The visible objects of a tile that holds only plain ground and walls (objects of exactly
     `PLAIN_TYPES`, nothing inside them), else None. Such a tile changes only when objects are
-    placed on it or removed, which `World.watch_tiles` reports: the text observation and the RL
-    scenery mirror cache these tiles."""
+    placed on it or removed, which `World.watch_tiles` reports: the RL scenery mirror caches
+    these tiles."""
     if all(type(o) in PLAIN_TYPES and not o.contents for o in world.stacks[x][y]):
         return world.objects_at(x, y)
     return None
 
 
-class _PlainTiles:
-    """Per world, the visible objects of each tile that holds only plain ground and walls (None
-    for every other tile, `UNKNOWN` until first looked at), kept current through
-    `World.watch_tiles`: most of a view is such tiles, and their entries need no state checks."""
+def _audited(cls: type[WorldObject]) -> bool:
+    """Whether every text of `cls` that a tile shows reads only state whose changes reach
+    `World.watch_tiles`: its `describe_state` is marked with `text_state` and its `describe`
+    is WorldObject's own."""
+    return hasattr(cls.describe_state, "text_state") and cls.describe is WorldObject.describe
+
+
+class _TileText:
+    """Per world, what each tile shows: `(entries, characters)` with the (name, description,
+    uuid) of its visible objects and its characters and devices (whose recent history is read
+    live), `UNKNOWN` until first looked at, None for a tile holding an object whose text is not
+    audited (described afresh every time). Kept current through `World.watch_tiles`, which hears
+    of membership changes and of `WorldObject.text_changed`: most tiles in view never change."""
 
     def __init__(self, world: World) -> None:
         self.world = world
         self.changed = world.watch_tiles()
         self.cols: list[list[Any]] = [[UNKNOWN] * world.size for _ in range(world.size)]
+        self.audited: dict[type, bool] = {}
 
-    def visible(self, x: int, y: int) -> tuple[tuple[str, int], ...] | None:
-        """(name, uuid) of the visible objects of a plain tile, else None."""
-        objs = plain_objects(self.world, x, y)
-        return None if objs is None else tuple((o.name, o.uuid) for o in objs)
+    def text(self, x: int, y: int) -> tuple[tuple[tuple[str, str, int], ...], tuple[WorldObject, ...]] | None:
+        objs = self.world.objects_at(x, y)
+        audited = self.audited
+        for obj in objs:
+            ok = audited.get(type(obj))
+            if ok is None:
+                ok = audited[type(obj)] = _audited(type(obj))
+            if not ok:
+                return None
+        entries = tuple((o.name, o.describe_state() if o.parent is None else o.describe(), o.uuid) for o in objs)
+        return entries, tuple(o for o in objs if o.is_agent or o.dialogable)
 
     def refresh(self) -> list[list[Any]]:
         if self.changed:
@@ -121,10 +138,10 @@ class _PlainTiles:
 UNKNOWN = False  # not looked at yet (a singleton that survives pickling and deep copies)
 
 
-def _plain_tiles(world: World) -> _PlainTiles:
-    index = world.caches.get("plain_tiles")
-    if not isinstance(index, _PlainTiles):
-        index = world.caches["plain_tiles"] = _PlainTiles(world)
+def _tile_text(world: World) -> _TileText:
+    index = world.caches.get("tile_text")
+    if not isinstance(index, _TileText):
+        index = world.caches["tile_text"] = _TileText(world)
     index.refresh()
     return index
 
@@ -153,35 +170,34 @@ def build_observation(
 
     nearby: dict[str, list[dict[str, Any]]] = {g: [] for g in GROUPS}
     objects_at = world.objects_at
-    stacks = world.stacks
     seen_add = seen.add
     size = world.size
     recent_step = world.step - 3
     other_agents: dict[str, list[dict[str, Any]]] = {}
-    index = _plain_tiles(world)
-    plain = index.cols
+    index = _tile_text(world)
+    cols = index.cols
     groups = [nearby[g] for g in GROUPS]
     for x, y, group, dist in _window_at(size, radius, ax, ay):
         out = groups[group]
-        scenery = plain[x][y]
-        if scenery is UNKNOWN:
-            scenery = plain[x][y] = index.visible(x, y)
-        if scenery is not None:  # plain ground and walls: the description is the name
-            for name, uuid in scenery:
+        cell = cols[x][y]
+        if cell is UNKNOWN:
+            cell = cols[x][y] = index.text(x, y)
+        if cell is not None:
+            entries, characters = cell
+            for name, desc, uuid in entries:
                 seen_add(uuid)
-                out.append({"name": name, "description": name, "distance": dist, "uuid": uuid})
+                out.append({"name": name, "description": desc, "distance": dist, "uuid": uuid})
+            for obj in characters:
+                if obj is not agent:  # characters and devices
+                    recent = _recent_history(obj.history, recent_step)  # type: ignore[attr-defined]
+                    other_agents[f"{obj.name} uuid {obj.uuid}"] = recent
             continue
-        stack = stacks[x][y]
-        if len(stack) == 1 and not (stack[0].contents and stack[0].is_open):  # closed: contents unseen
-            objs = stack
-        else:
-            objs = objects_at(x, y)
-        for obj in objs:
+        for obj in objects_at(x, y):  # an object whose text is not audited: describe afresh
             uuid = obj.uuid
             seen_add(uuid)
             desc = obj.describe_state() if obj.parent is None else obj.describe()
             out.append({"name": obj.name, "description": desc, "distance": dist, "uuid": uuid})
-            if (obj.is_agent or obj.dialogable) and obj is not agent:  # characters and devices
+            if (obj.is_agent or obj.dialogable) and obj is not agent:
                 recent = _recent_history(obj.history, recent_step)  # type: ignore[attr-defined]
                 other_agents[f"{obj.name} uuid {uuid}"] = recent
 
