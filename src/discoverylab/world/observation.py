@@ -46,11 +46,11 @@ def _group(dx: int, dy: int) -> str:
     return _GROUP_TABLE[((dx > 0) - (dx < 0), (dy > 0) - (dy < 0))]
 
 
-_WINDOWS: dict[tuple[int, int], list[list[tuple[int, int, int, int]] | None]] = {}
+_WINDOWS: dict[tuple[int, int], list[list[tuple[int, int, int]] | None]] = {}
 
 
-def _window_at(size: int, radius: int, ax: int, ay: int) -> list[tuple[int, int, int, int]]:
-    """(x, y, index into GROUPS, distance) of every in-bounds tile of the window around
+def _window_at(size: int, radius: int, ax: int, ay: int) -> list[tuple[int, int, int]]:
+    """(x * size + y, index into GROUPS, distance) of every in-bounds tile of the window around
     (ax, ay), x-major as the original lists them; cached per world size, radius and position."""
     table = _WINDOWS.get((size, radius))
     if table is None:
@@ -59,7 +59,7 @@ def _window_at(size: int, radius: int, ax: int, ay: int) -> list[tuple[int, int,
     if cells is None:
         span = range(-radius, radius + 1)
         cells = table[ax * size + ay] = [
-            (ax + dx, ay + dy, GROUPS.index(_group(dx, dy)), abs(dx) + abs(dy))
+            ((ax + dx) * size + ay + dy, GROUPS.index(_group(dx, dy)), abs(dx) + abs(dy))
             for dx in span
             for dy in span
             if 0 <= ax + dx < size and 0 <= ay + dy < size
@@ -111,11 +111,11 @@ class _TileText:
     def __init__(self, world: World) -> None:
         self.world = world
         self.changed = world.watch_tiles()
-        self.cols: list[list[Any]] = [[UNKNOWN] * world.size for _ in range(world.size)]
+        self.cells: list[Any] = [UNKNOWN] * (world.size * world.size)  # x-major, as `_window_at`
         self.audited: dict[type, bool] = {}
 
-    def text(self, x: int, y: int) -> tuple[tuple[tuple[str, str, int], ...], tuple[WorldObject, ...]] | None:
-        objs = self.world.objects_at(x, y)
+    def text(self, i: int) -> tuple[tuple[tuple[str, str, int], ...], tuple[WorldObject, ...]] | None:
+        objs = self.world.objects_at(*divmod(i, self.world.size))
         audited = self.audited
         for obj in objs:
             ok = audited.get(type(obj))
@@ -126,13 +126,12 @@ class _TileText:
         entries = tuple((o.name, o.describe_state() if o.parent is None else o.describe(), o.uuid) for o in objs)
         return entries, tuple(o for o in objs if o.is_agent or o.dialogable)
 
-    def refresh(self) -> list[list[Any]]:
+    def refresh(self) -> None:
         if self.changed:
-            cols = self.cols
+            cells, size = self.cells, self.world.size
             for x, y in self.changed:
-                cols[x][y] = UNKNOWN
+                cells[x * size + y] = UNKNOWN
             self.changed.clear()
-        return self.cols
 
 
 UNKNOWN = False  # not looked at yet (a singleton that survives pickling and deep copies)
@@ -175,24 +174,25 @@ def build_observation(
     recent_step = world.step - 3
     other_agents: dict[str, list[dict[str, Any]]] = {}
     index = _tile_text(world)
-    cols = index.cols
+    cells = index.cells
     groups = [nearby[g] for g in GROUPS]
-    for x, y, group, dist in _window_at(size, radius, ax, ay):
+    for i, group, dist in _window_at(size, radius, ax, ay):
         out = groups[group]
-        cell = cols[x][y]
+        cell = cells[i]
         if cell is UNKNOWN:
-            cell = cols[x][y] = index.text(x, y)
+            cell = cells[i] = index.text(i)
         if cell is not None:
             entries, characters = cell
             for name, desc, uuid in entries:
                 seen_add(uuid)
                 out.append({"name": name, "description": desc, "distance": dist, "uuid": uuid})
-            for obj in characters:
-                if obj is not agent:  # characters and devices
-                    recent = _recent_history(obj.history, recent_step)  # type: ignore[attr-defined]
-                    other_agents[f"{obj.name} uuid {obj.uuid}"] = recent
+            if characters:
+                for obj in characters:
+                    if obj is not agent:  # characters and devices
+                        recent = _recent_history(obj.history, recent_step)  # type: ignore[attr-defined]
+                        other_agents[f"{obj.name} uuid {obj.uuid}"] = recent
             continue
-        for obj in objects_at(x, y):  # an object whose text is not audited: describe afresh
+        for obj in objects_at(*divmod(i, size)):  # an object whose text is not audited: describe afresh
             uuid = obj.uuid
             seen_add(uuid)
             desc = obj.describe_state() if obj.parent is None else obj.describe()

@@ -121,10 +121,7 @@ class CrystalReactor(Device):
         super().adjust(steps, clamp)
 
     def on_change(self) -> None:
-        self._calibrate()
-        self.text_changed()  # its name and activation show
-
-    def _calibrate(self) -> None:
+        self.text_changed()  # its name and activation show (the tile is redescribed when next seen)
         if self.burnt_out:
             self.activated = False
             self.name = "crystal reactor (burnt out)"
