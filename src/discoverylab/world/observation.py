@@ -8,6 +8,7 @@ and `availableActions` are additions (docs/differences.md). The typed schema is 
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from discoverylab.world.action_specs import action_list
@@ -23,6 +24,7 @@ NEARBY_NOTE = (
 )
 FEED_NOTE = "This section contains recent posts (from the last few steps) on the Discovery Feed social media platform."
 AGENTS_NOTE = "This section lists the recent action history (last 3 steps) of other agents near you."
+_UUID = attrgetter("uuid")
 GROUPS = ("north-west", "north", "north-east", "east", "south-east", "south", "south-west", "west", "same_location")
 _ACTIONS_CACHE: dict[bool, list[dict[str, object]]] = {}
 
@@ -145,6 +147,28 @@ def _tile_text(world: World) -> _TileText:
     return index
 
 
+def _accessible_entries(agent: Agent, cells: list[Any], inventory: set[int]) -> list[dict[str, Any]] | None:
+    """The entries of `actions.accessible_objects` minus the inventory, from the cached text of
+    the agent's tile and the tile it faces (a cached description is `describe()`); None when
+    either tile is not cached (then ask `accessible_objects`)."""
+    world = agent.world
+    size = world.size
+    dx, dy = DIRECTIONS[agent.facing]
+    fx, fy = agent.x + dx, agent.y + dy
+    tiles = [cells[agent.x * size + agent.y]]
+    if 0 <= fx < size and 0 <= fy < size:
+        tiles.append(cells[fx * size + fy])
+    found: dict[int, tuple[str, str]] = {}
+    me = agent.uuid
+    for cell in tiles:
+        if not cell:  # UNKNOWN (out of the window) or None (not audited)
+            return None
+        for name, desc, uuid in cell[0]:
+            if uuid != me and uuid not in inventory:
+                found[uuid] = (name, desc)
+    return [{"uuid": u, "name": found[u][0], "description": found[u][1]} for u in sorted(found)]
+
+
 def _recent_history(history: list[Any], after: int) -> list[dict[str, Any]]:
     """Entries of the records made after step `after`, oldest first. Walks back from the end
     (records are appended in step order), so the cost does not grow with the episode."""
@@ -201,13 +225,15 @@ def build_observation(
                 recent = _recent_history(obj.history, recent_step)  # type: ignore[attr-defined]
                 other_agents[f"{obj.name} uuid {uuid}"] = recent
 
-    inventory = sorted(agent.inventory(), key=lambda o: o.uuid)
+    inventory = sorted(agent.inventory(), key=_UUID)
     inv_ids = {o.uuid for o in inventory}
-    accessible = sorted((o for u, o in accessible_objects(agent).items() if u not in inv_ids), key=lambda o: o.uuid)
-    for obj in inventory:
-        seen.add(obj.uuid)
-    for obj in accessible:
-        seen.add(obj.uuid)
+    seen.update(inv_ids)
+    accessible = _accessible_entries(agent, cells, inv_ids)
+    if accessible is None:
+        objs = sorted((o for u, o in accessible_objects(agent).items() if u not in inv_ids), key=_UUID)
+        accessible = [_entry(o) for o in objs]
+    for entry in accessible:
+        seen_add(entry["uuid"])
 
     can_move: list[str] = []
     blocked: list[str] = []
@@ -230,7 +256,7 @@ def build_observation(
     if teleport not in _ACTIONS_CACHE:
         _ACTIONS_CACHE[teleport] = action_list(teleport)
     obs: dict[str, Any] = {
-        "accessibleEnvironmentObjects": [_entry(o) for o in accessible],
+        "accessibleEnvironmentObjects": accessible,
         "agentLocation": {
             "x": ax,
             "y": ay,
