@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.world_kit import Player, meadow
 
 import discoverylab
 from discoverylab.agents import OracleAgent
@@ -25,7 +26,6 @@ from discoverylab.world.materials import material
 from discoverylab.world.objects import TEXT_ATTRS, TEXT_PROPS, Container, WorldObject
 from discoverylab.world.observation import build_observation
 from discoverylab.world.things import Mold
-from tests.world_kit import Player, meadow
 
 PAIRS = [(tid, d) for tid, cls in all_tasks().items() for d in cls.difficulties]
 
