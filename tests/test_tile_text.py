@@ -143,12 +143,15 @@ def test_doors_opened_by_the_agent_and_by_an_npc() -> None:
     player = Player(world, 5, 5, facing="east")
     door = place(world, "door", 6, 5)
     assert "closed door" in _descriptions(player)
+    assert "east" in player.observe()["agentLocation"]["directions_blocked"]
     assert player.do("OPEN", door).success
     assert "open door" in _descriptions(player)
+    assert "east" in player.observe()["agentLocation"]["directions_you_can_move"]
     assert player.do("CLOSE", door).success
     npc = NPC(world, "walker", 7, 5, facing="west")
     assert npc.advance_to(6, 5) == "opened"
     assert "open door" in _descriptions(player)
+    assert "east" in player.observe()["agentLocation"]["directions_you_can_move"]
 
 
 def test_a_dead_mold_and_a_rusted_key_show_their_props() -> None:
@@ -295,7 +298,7 @@ def test_every_write_of_described_state_is_reported() -> None:
             if (module, function) not in UNREPORTED:
                 unreported[f"{module}:{function}"] = writes
     assert not unreported, f"call text_changed after these writes (or list them in UNREPORTED): {unreported}"
-    assert {"is_open", "activated", "temperature_c", "cooked", "document"} <= TEXT_ATTRS
+    assert {"is_open", "passable", "activated", "temperature_c", "cooked", "document"} <= TEXT_ATTRS
     assert {"rusted", "microscope_note"} <= TEXT_PROPS
 
 

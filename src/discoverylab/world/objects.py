@@ -32,12 +32,13 @@ class Layer(IntEnum):
 
 
 # What an observer sees of a tile beyond its membership (which `World.place` / `WorldObject.add`
-# report to `World.watch_tiles`): names, what is visible inside, and the attributes and `props`
+# report to `World.watch_tiles`): names, what is visible inside, passability, the attributes and `props`
 # entries each `describe_state` override declares with `text_state`. Code that changes one of them
 # on an object that may be in the world calls `text_changed` (tests/test_tile_text.py finds the
 # writes that do not), so observations may cache per-tile text.
 TEXT_ATTRS: set[str] = {
     "name", "type", "is_open", "obscures_below", "container_prefix", "is_agent", "dialogable", "props",
+    "passable",  # the observation's blocked directions
 }  # fmt: skip
 TEXT_PROPS: set[str] = set()
 _Describer = TypeVar("_Describer", bound=Callable[..., str])

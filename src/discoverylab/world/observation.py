@@ -15,7 +15,7 @@ from discoverylab.world.action_specs import action_list
 from discoverylab.world.actions import accessible_objects
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import WorldObject
-from discoverylab.world.things import Terrain, Wall
+from discoverylab.world.things import Door, Terrain, Wall
 from discoverylab.world.world import World
 
 NEARBY_NOTE = (
@@ -103,6 +103,9 @@ def _audited(cls: type[WorldObject]) -> bool:
     return hasattr(cls.describe_state, "text_state") and cls.describe is WorldObject.describe
 
 
+_PASSABILITY = (WorldObject.is_passable_now, Door.is_passable_now)  # read `passable`, `is_open`
+
+
 class _TileText:
     """Per world, what each tile shows: `(entries, characters)` with the (name, description,
     uuid) of its visible objects and its characters and devices (whose recent history is read
@@ -114,6 +117,7 @@ class _TileText:
         self.world = world
         self.changed = world.watch_tiles()
         self.cells: list[Any] = [UNKNOWN] * (world.size * world.size)  # x-major, as `_window_at`
+        self.free: list[bool | None] = [None] * (world.size * world.size)  # passable? None: not known
         self.audited: dict[type, bool] = {}
 
     def text(self, i: int) -> tuple[tuple[tuple[str, str, int], ...], tuple[WorldObject, ...]] | None:
@@ -128,11 +132,23 @@ class _TileText:
         entries = tuple((o.name, o.describe_state() if o.parent is None else o.describe(), o.uuid) for o in objs)
         return entries, tuple(o for o in objs if o.is_agent or o.dialogable)
 
+    def passable(self, i: int) -> bool:
+        """Whether nothing on tile `i` blocks (`World.blocker_at`); kept while the tile is
+        unchanged if every object there decides by the engine's own rules (`passable`, a door's
+        `is_open`)."""
+        x, y = divmod(i, self.world.size)
+        passable = self.world.blocker_at(x, y) is None
+        stack = self.world.stacks[x][y]
+        if all(type(o).is_passable_now in _PASSABILITY for top in stack for o in (top, *top.all_contents())):
+            self.free[i] = passable
+        return passable
+
     def refresh(self) -> None:
         if self.changed:
-            cells, size = self.cells, self.world.size
+            cells, free, size = self.cells, self.free, self.world.size
             for x, y in self.changed:
                 cells[x * size + y] = UNKNOWN
+                free[x * size + y] = None
             self.changed.clear()
 
 
@@ -237,10 +253,15 @@ def build_observation(
 
     can_move: list[str] = []
     blocked: list[str] = []
+    free = index.free
     for name, (dx, dy) in DIRECTIONS.items():
         nx, ny = ax + dx, ay + dy
-        if world.in_bounds(nx, ny):
-            (can_move if world.blocker_at(nx, ny) is None else blocked).append(name)
+        if 0 <= nx < size and 0 <= ny < size:
+            i = nx * size + ny
+            passable = free[i]
+            if passable is None:
+                passable = index.passable(i)
+            (can_move if passable else blocked).append(name)
 
     partner = agent.dialog_partner
     if partner is not None and partner.dialog_tree is not None:
