@@ -112,40 +112,6 @@ def test_clones_keep_their_own_mirror() -> None:
         assert any(w is mirror_b.changed for w in watchers) and not any(w is mirror_a.changed for w in watchers)
 
 
-@pytest.mark.parametrize(("task", "difficulty"), PAIRS)
-def test_text_observation_plain_tile_index_matches_a_fresh_build(task: str, difficulty: str) -> None:
-    """The text observation keeps the visible objects of plain ground and wall tiles per world
-    (`world.caches["plain_tiles"]`, updated through `World.watch_tiles`): after every step of a
-    random rollout, the observation equals one built from a fresh index."""
-    from discoverylab.env import DiscoveryWorldEnv
-    from discoverylab.world.observation import build_observation
-
-    env = DiscoveryWorldEnv(task, difficulty, max_steps=10**9)
-    _, info = env.reset(seed=5)
-    rng = np.random.default_rng(5)
-    moves = [{"action": a, "arg1": d} for a in ("MOVE_DIRECTION", "ROTATE_DIRECTION") for d in ("north", "east", "south", "west")]
-    for i in range(120):
-        obs = info["observation"]
-        names = [o["uuid"] for o in obs["accessibleEnvironmentObjects"] + obs["inventoryObjects"]]
-        if names and i % 4 == 0:
-            verb = ("PICKUP", "DROP", "OPEN", "CLOSE", "ACTIVATE")[int(rng.integers(5))]
-            action = {"action": verb, "arg1": names[int(rng.integers(len(names)))]}
-        elif i % 17 == 0 and obs.get("teleportLocations"):
-            action = {"action": "TELEPORT_TO_LOCATION", "arg1": obs["teleportLocations"][int(rng.integers(len(obs["teleportLocations"])))]}
-        else:
-            action = moves[int(rng.integers(len(moves)))]
-        _, _, term, trunc, info = env.step(action)
-        world = env.world
-        player = env.scenario.player
-        message = info["observation"]["lastActionMessage"], info["observation"]["extended_action_message"]
-        progress = info["observation"]["taskProgress"]
-        world.caches.pop("plain_tiles")
-        fresh = build_observation(player, progress, *message, radius=env.radius, teleport=env.teleport)
-        assert fresh == info["observation"], (task, difficulty, i)
-        if term or trunc:
-            _, info = env.reset(seed=6 + i)
-
-
 def _check_view(env) -> None:  # type: ignore[no-untyped-def]
     base = env.unwrapped
     obs = base.symbolic.encode(base.scenario.player, base.scenario.scorecard.task_description, True, False)

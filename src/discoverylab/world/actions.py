@@ -340,8 +340,7 @@ class ActionExecutor:
         if obj.is_passage and not want_open and obj.location() == (self.agent.x, self.agent.y):
             return self._done(action, obj, None, False, "I can't close the door while I'm standing in it.")
         obj.is_open = want_open
-        if self.world._watchers:  # tile caches (the RL mirror) read open/closed
-            obj._touch_root()
+        obj.text_changed()
         return self._done(action, obj, None, True, f"I {verb}ed the {obj.name}." if want_open else f"I closed the {obj.name}.")
 
     def _do_activate(self, obj: WorldObject) -> ActionResult:
@@ -357,6 +356,7 @@ class ActionExecutor:
         if obj.activated == on:
             return self._done(action, obj, None, False, f"That object ({obj.name}) is already {word}d.")
         obj.activated = on
+        obj.text_changed()
         return self._done(action, obj, None, True, f"I {word}d the {obj.name}.")
 
     def _do_eat(self, obj: WorldObject) -> ActionResult:

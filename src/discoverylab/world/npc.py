@@ -144,8 +144,7 @@ class NPC(Agent):
         if (self.x, self.y) in (door.location(), opened_from):
             return False
         door.is_open = False
-        if self.world._watchers:
-            door._touch_root()
+        door.text_changed()
         self._door_to_close = None
         return True
 
@@ -180,8 +179,7 @@ class NPC(Agent):
         if blocker is not None:
             if blocker.is_passage and not blocker.is_open and not blocker.requires_key:
                 blocker.is_open = True
-                if self.world._watchers:
-                    blocker._touch_root()
+                blocker.text_changed()
                 self._door_to_close = (blocker, (self.x, self.y))
                 return "opened"
             return "blocked"

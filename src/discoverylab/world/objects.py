@@ -8,10 +8,10 @@ instance only stores what differs; behaviour lives in small subclass overrides.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from discoverylab.world.materials import Material
 
@@ -29,6 +29,33 @@ class Layer(IntEnum):
     OBJECTS = 3
     AGENT = 4
     AIR = 5
+
+
+# What an observer sees of a tile beyond its membership (which `World.place` / `WorldObject.add`
+# report to `World.watch_tiles`): names, what is visible inside, passability, the attributes and `props`
+# entries each `describe_state` override declares with `text_state`. Code that changes one of them
+# on an object that may be in the world calls `text_changed` (tests/test_tile_text.py finds the
+# writes that do not), so observations may cache per-tile text.
+TEXT_ATTRS: set[str] = {
+    "name", "type", "is_open", "obscures_below", "container_prefix", "is_agent", "dialogable", "props",
+    "passable",  # the observation's blocked directions
+}  # fmt: skip
+TEXT_PROPS: set[str] = set()
+_Describer = TypeVar("_Describer", bound=Callable[..., str])
+
+
+def text_state(*attrs: str, props: tuple[str, ...] = ()) -> Callable[[_Describer], _Describer]:
+    """Mark a `describe_state` override as audited: `attrs` (and `props` entries) are what it
+    reads besides `name` and contents, added to `TEXT_ATTRS` / `TEXT_PROPS`. Objects whose
+    `describe_state` is not marked are described afresh in every observation."""
+
+    def mark(describe_state: _Describer) -> _Describer:
+        TEXT_ATTRS.update(attrs)
+        TEXT_PROPS.update(props)
+        describe_state.text_state = attrs  # type: ignore[attr-defined]
+        return describe_state
+
+    return mark
 
 
 @dataclass(slots=True)
@@ -103,6 +130,11 @@ class WorldObject:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} uuid={self.uuid} at {self.location()}>"
+
+    def text_changed(self) -> None:
+        """Report a change of its text (`TEXT_ATTRS`, `TEXT_PROPS`) to the tile watchers."""
+        if self.world._watchers:
+            self._touch_root()
 
     # ---- tree -------------------------------------------------------------------------
     def location(self) -> tuple[int, int]:
@@ -201,6 +233,7 @@ class WorldObject:
             pending.extend(obj.parts)
 
     # ---- text -------------------------------------------------------------------------
+    @text_state()
     def describe_state(self) -> str:
         """Name with state words ("open door"); subclasses override."""
         return self.name
@@ -235,6 +268,7 @@ class Container(WorldObject):
     is_container = True
     is_open = True  # fixed-open holders (tables, jars); openable ones start closed via attrs
 
+    @text_state("openable", "activatable", "is_open", "activated")
     def describe_state(self) -> str:
         if not (self.openable or self.activatable):  # tables, beds: most furniture in view
             return self.name

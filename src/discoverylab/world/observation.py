@@ -8,13 +8,14 @@ and `availableActions` are additions (docs/differences.md). The typed schema is 
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from discoverylab.world.action_specs import action_list
 from discoverylab.world.actions import accessible_objects
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import WorldObject
-from discoverylab.world.things import Terrain, Wall
+from discoverylab.world.things import Door
 from discoverylab.world.world import World
 
 NEARBY_NOTE = (
@@ -23,6 +24,7 @@ NEARBY_NOTE = (
 )
 FEED_NOTE = "This section contains recent posts (from the last few steps) on the Discovery Feed social media platform."
 AGENTS_NOTE = "This section lists the recent action history (last 3 steps) of other agents near you."
+_UUID = attrgetter("uuid")
 GROUPS = ("north-west", "north", "north-east", "east", "south-east", "south", "south-west", "west", "same_location")
 _ACTIONS_CACHE: dict[bool, list[dict[str, object]]] = {}
 
@@ -46,11 +48,11 @@ def _group(dx: int, dy: int) -> str:
     return _GROUP_TABLE[((dx > 0) - (dx < 0), (dy > 0) - (dy < 0))]
 
 
-_WINDOWS: dict[tuple[int, int], list[list[tuple[int, int, int, int]] | None]] = {}
+_WINDOWS: dict[tuple[int, int], list[list[tuple[int, int, int]] | None]] = {}
 
 
-def _window_at(size: int, radius: int, ax: int, ay: int) -> list[tuple[int, int, int, int]]:
-    """(x, y, index into GROUPS, distance) of every in-bounds tile of the window around
+def _window_at(size: int, radius: int, ax: int, ay: int) -> list[tuple[int, int, int]]:
+    """(x * size + y, index into GROUPS, distance) of every in-bounds tile of the window around
     (ax, ay), x-major as the original lists them; cached per world size, radius and position."""
     table = _WINDOWS.get((size, radius))
     if table is None:
@@ -59,7 +61,7 @@ def _window_at(size: int, radius: int, ax: int, ay: int) -> list[tuple[int, int,
     if cells is None:
         span = range(-radius, radius + 1)
         cells = table[ax * size + ay] = [
-            (ax + dx, ay + dy, GROUPS.index(_group(dx, dy)), abs(dx) + abs(dy))
+            ((ax + dx) * size + ay + dy, GROUPS.index(_group(dx, dy)), abs(dx) + abs(dy))
             for dx in span
             for dy in span
             if 0 <= ax + dx < size and 0 <= ay + dy < size
@@ -81,52 +83,93 @@ def _history_entry(record: Any) -> dict[str, Any]:
     return entry
 
 
-PLAIN_TYPES = (Terrain, Wall)  # plain ground and walls: no state, described by their name
+def _audited(cls: type[WorldObject]) -> bool:
+    """Whether every text of `cls` that a tile shows reads only state whose changes reach
+    `World.watch_tiles`: its `describe_state` is marked with `text_state` and its `describe`
+    is WorldObject's own."""
+    return hasattr(cls.describe_state, "text_state") and cls.describe is WorldObject.describe
 
 
-def plain_objects(world: World, x: int, y: int) -> list[WorldObject] | None:
-    """The visible objects of a tile that holds only plain ground and walls (objects of exactly
-    `PLAIN_TYPES`, nothing inside them), else None. Such a tile changes only when objects are
-    placed on it or removed, which `World.watch_tiles` reports: the text observation and the RL
-    scenery mirror cache these tiles."""
-    if all(type(o) in PLAIN_TYPES and not o.contents for o in world.stacks[x][y]):
-        return world.objects_at(x, y)
-    return None
+_PASSABILITY = (WorldObject.is_passable_now, Door.is_passable_now)  # read `passable`, `is_open`
 
 
-class _PlainTiles:
-    """Per world, the visible objects of each tile that holds only plain ground and walls (None
-    for every other tile, `UNKNOWN` until first looked at), kept current through
-    `World.watch_tiles`: most of a view is such tiles, and their entries need no state checks."""
+class _TileText:
+    """Per world, what each tile shows: `(entries, characters)` with the (name, description,
+    uuid) of its visible objects and its characters and devices (whose recent history is read
+    live), `UNKNOWN` until first looked at, None for a tile holding an object whose text is not
+    audited (described afresh every time). Kept current through `World.watch_tiles`, which hears
+    of membership changes and of `WorldObject.text_changed`: most tiles in view never change."""
 
     def __init__(self, world: World) -> None:
         self.world = world
         self.changed = world.watch_tiles()
-        self.cols: list[list[Any]] = [[UNKNOWN] * world.size for _ in range(world.size)]
+        self.cells: list[Any] = [UNKNOWN] * (world.size * world.size)  # x-major, as `_window_at`
+        self.free: list[bool | None] = [None] * (world.size * world.size)  # passable? None: not known
+        self.audited: dict[type, bool] = {}
 
-    def visible(self, x: int, y: int) -> tuple[tuple[str, int], ...] | None:
-        """(name, uuid) of the visible objects of a plain tile, else None."""
-        objs = plain_objects(self.world, x, y)
-        return None if objs is None else tuple((o.name, o.uuid) for o in objs)
+    def text(self, i: int) -> tuple[tuple[tuple[str, str, int], ...], tuple[WorldObject, ...]] | None:
+        objs = self.world.objects_at(*divmod(i, self.world.size))
+        audited = self.audited
+        for obj in objs:
+            ok = audited.get(type(obj))
+            if ok is None:
+                ok = audited[type(obj)] = _audited(type(obj))
+            if not ok:
+                return None
+        entries = tuple((o.name, o.describe_state() if o.parent is None else o.describe(), o.uuid) for o in objs)
+        return entries, tuple(o for o in objs if o.is_agent or o.dialogable)
 
-    def refresh(self) -> list[list[Any]]:
+    def passable(self, i: int) -> bool:
+        """Whether nothing on tile `i` blocks (`World.blocker_at`); kept while the tile is
+        unchanged if every object there decides by the engine's own rules (`passable`, a door's
+        `is_open`)."""
+        x, y = divmod(i, self.world.size)
+        passable = self.world.blocker_at(x, y) is None
+        stack = self.world.stacks[x][y]
+        if all(type(o).is_passable_now in _PASSABILITY for top in stack for o in (top, *top.all_contents())):
+            self.free[i] = passable
+        return passable
+
+    def refresh(self) -> None:
         if self.changed:
-            cols = self.cols
+            cells, free, size = self.cells, self.free, self.world.size
             for x, y in self.changed:
-                cols[x][y] = UNKNOWN
+                cells[x * size + y] = UNKNOWN
+                free[x * size + y] = None
             self.changed.clear()
-        return self.cols
 
 
 UNKNOWN = False  # not looked at yet (a singleton that survives pickling and deep copies)
 
 
-def _plain_tiles(world: World) -> _PlainTiles:
-    index = world.caches.get("plain_tiles")
-    if not isinstance(index, _PlainTiles):
-        index = world.caches["plain_tiles"] = _PlainTiles(world)
+def _tile_text(world: World) -> _TileText:
+    index = world.caches.get("tile_text")
+    if not isinstance(index, _TileText):
+        index = world.caches["tile_text"] = _TileText(world)
     index.refresh()
     return index
+
+
+def _accessible_entries(agent: Agent, cells: list[Any], inventory: set[int]) -> list[dict[str, Any]] | None:
+    """The entries of `actions.accessible_objects` minus the inventory, from the cached text of
+    the agent's tile and the tile it faces (a cached description is `describe()`); None when
+    either tile is not cached (then ask `accessible_objects`)."""
+    world = agent.world
+    size = world.size
+    dx, dy = DIRECTIONS[agent.facing]
+    fx, fy = agent.x + dx, agent.y + dy
+    tiles = [cells[agent.x * size + agent.y]]
+    if 0 <= fx < size and 0 <= fy < size:
+        tiles.append(cells[fx * size + fy])
+    found: dict[int, tuple[str, str]] = {}
+    me = agent.uuid
+    for cell in tiles:
+        if not cell:  # UNKNOWN (out of the window) or None (not audited)
+            return None
+        for name, desc, uuid in cell[0]:
+            if uuid != me and uuid not in inventory:
+                found[uuid] = (name, desc)
+    return [{"uuid": u, "name": found[u][0], "description": found[u][1]} for u in sorted(found)]
 
 
 def _recent_history(history: list[Any], after: int) -> list[dict[str, Any]]:
@@ -153,52 +196,59 @@ def build_observation(
 
     nearby: dict[str, list[dict[str, Any]]] = {g: [] for g in GROUPS}
     objects_at = world.objects_at
-    stacks = world.stacks
     seen_add = seen.add
     size = world.size
     recent_step = world.step - 3
     other_agents: dict[str, list[dict[str, Any]]] = {}
-    index = _plain_tiles(world)
-    plain = index.cols
+    index = _tile_text(world)
+    cells = index.cells
     groups = [nearby[g] for g in GROUPS]
-    for x, y, group, dist in _window_at(size, radius, ax, ay):
+    for i, group, dist in _window_at(size, radius, ax, ay):
         out = groups[group]
-        scenery = plain[x][y]
-        if scenery is UNKNOWN:
-            scenery = plain[x][y] = index.visible(x, y)
-        if scenery is not None:  # plain ground and walls: the description is the name
-            for name, uuid in scenery:
+        cell = cells[i]
+        if cell is UNKNOWN:
+            cell = cells[i] = index.text(i)
+        if cell is not None:
+            entries, characters = cell
+            for name, desc, uuid in entries:
                 seen_add(uuid)
-                out.append({"name": name, "description": name, "distance": dist, "uuid": uuid})
+                out.append({"name": name, "description": desc, "distance": dist, "uuid": uuid})
+            if characters:
+                for obj in characters:
+                    if obj is not agent:  # characters and devices
+                        recent = _recent_history(obj.history, recent_step)  # type: ignore[attr-defined]
+                        other_agents[f"{obj.name} uuid {obj.uuid}"] = recent
             continue
-        stack = stacks[x][y]
-        if len(stack) == 1 and not (stack[0].contents and stack[0].is_open):  # closed: contents unseen
-            objs = stack
-        else:
-            objs = objects_at(x, y)
-        for obj in objs:
+        for obj in objects_at(*divmod(i, size)):  # an object whose text is not audited: describe afresh
             uuid = obj.uuid
             seen_add(uuid)
             desc = obj.describe_state() if obj.parent is None else obj.describe()
             out.append({"name": obj.name, "description": desc, "distance": dist, "uuid": uuid})
-            if (obj.is_agent or obj.dialogable) and obj is not agent:  # characters and devices
+            if (obj.is_agent or obj.dialogable) and obj is not agent:
                 recent = _recent_history(obj.history, recent_step)  # type: ignore[attr-defined]
                 other_agents[f"{obj.name} uuid {uuid}"] = recent
 
-    inventory = sorted(agent.inventory(), key=lambda o: o.uuid)
+    inventory = sorted(agent.inventory(), key=_UUID)
     inv_ids = {o.uuid for o in inventory}
-    accessible = sorted((o for u, o in accessible_objects(agent).items() if u not in inv_ids), key=lambda o: o.uuid)
-    for obj in inventory:
-        seen.add(obj.uuid)
-    for obj in accessible:
-        seen.add(obj.uuid)
+    seen.update(inv_ids)
+    accessible = _accessible_entries(agent, cells, inv_ids)
+    if accessible is None:
+        objs = sorted((o for u, o in accessible_objects(agent).items() if u not in inv_ids), key=_UUID)
+        accessible = [_entry(o) for o in objs]
+    for entry in accessible:
+        seen_add(entry["uuid"])
 
     can_move: list[str] = []
     blocked: list[str] = []
+    free = index.free
     for name, (dx, dy) in DIRECTIONS.items():
         nx, ny = ax + dx, ay + dy
-        if world.in_bounds(nx, ny):
-            (can_move if world.blocker_at(nx, ny) is None else blocked).append(name)
+        if 0 <= nx < size and 0 <= ny < size:
+            i = nx * size + ny
+            passable = free[i]
+            if passable is None:
+                passable = index.passable(i)
+            (can_move if passable else blocked).append(name)
 
     partner = agent.dialog_partner
     if partner is not None and partner.dialog_tree is not None:
@@ -214,7 +264,7 @@ def build_observation(
     if teleport not in _ACTIONS_CACHE:
         _ACTIONS_CACHE[teleport] = action_list(teleport)
     obs: dict[str, Any] = {
-        "accessibleEnvironmentObjects": [_entry(o) for o in accessible],
+        "accessibleEnvironmentObjects": accessible,
         "agentLocation": {
             "x": ax,
             "y": ay,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from discoverylab.world.objects import ActionResult, Container, Layer, WorldObject
+from discoverylab.world.objects import ActionResult, Container, Layer, WorldObject, text_state
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import Agent
@@ -35,6 +35,7 @@ class Door(WorldObject):
     def is_passable_now(self) -> bool:
         return self.is_open
 
+    @text_state("is_open", "requires_key")
     def describe_state(self) -> str:
         if self.is_open:
             return f"open {self.name}"
@@ -51,11 +52,13 @@ class Sign(WorldObject):
 class Jar(Container):
     """Open container; 'empty jar' / 'jar containing items'."""
 
+    @text_state()  # and its contents, whose changes `add` / `detach` report
     def describe_state(self) -> str:
         return f"{self.name} containing items" if self.contents else f"empty {self.name}"
 
 
 class Pot(Container):
+    @text_state("temperature_c")
     def describe_state(self) -> str:
         t = self.temperature_c
         word = "cold" if t <= 10 else "hot" if t >= 100 else "warm"
@@ -75,6 +78,7 @@ class Appliance(Container):
     default_layer = Layer.FURNITURE
     set_point: float = 20.0
 
+    @text_state("activated", "type", "is_open")
     def describe_state(self) -> str:
         state = ("activated" if self.activated else "inactive") if self.type == "stove" else ""
         words = ["open" if self.is_open else "closed", state, self.name]
@@ -83,11 +87,15 @@ class Appliance(Container):
     def tick(self) -> None:
         if not self.activated:
             return
+        changed = False
         for obj in [*self.all_contents()]:
             for target in (obj, *obj.parts):
                 delta = self.set_point - target.temperature_c
                 target.temperature_c += max(-25.0, min(25.0, delta))
+                changed = changed or delta != 0
                 target.react_to_temperature()
+        if changed:  # a pot's warmth shows; everything heated is on this tile
+            self.text_changed()
 
 
 class Food(WorldObject):
@@ -101,9 +109,11 @@ class Food(WorldObject):
         self.react_to_temperature()
 
     def react_to_temperature(self) -> None:
-        if self.temperature_c >= 100:
+        if self.temperature_c >= 100 and not self.cooked:
             self.cooked = True
+            self.text_changed()
 
+    @text_state("color", "cooked")
     def describe_state(self) -> str:
         name = f"{self.color} {self.name}" if self.color and self.color not in self.name else self.name
         return f"cooked {name}" if self.cooked else name
@@ -122,7 +132,9 @@ class Mold(WorldObject):
             if mat.living and not (mat.living[0] <= self.temperature_c <= mat.living[1]) and self.poisonous:
                 self.poisonous = False
                 self.props["microscope_note"] = "This mold appears dead."
+                self.text_changed()
 
+    @text_state("poisonous", props=("microscope_note",))
     def describe_state(self) -> str:
         return f"burned {self.name}" if not self.poisonous and self.props.get("microscope_note") else self.name
 
@@ -140,16 +152,15 @@ class SoilTile(Container):
     def has_hole(self) -> bool:
         return not any(obj.type == "dirt" for obj in self.contents)
 
+    @text_state()  # `has_hole`: its contents (reported by `add` / `detach`) and their `type`
     def describe_state(self) -> str:
         return "hole" if self.has_hole() else self.name
 
     def tick(self) -> None:
-        hole = self.has_hole()
-        if hole != self.is_open:
-            self.is_open = hole
-            if self.world._watchers:
-                self._touch_root()
-        if not hole:
+        if self.is_open != self.has_hole():
+            self.is_open = not self.is_open
+            self.text_changed()
+        if not self.is_open:
             return
         for obj in list(self.world.top_level_at(self.x, self.y)):
             if obj is not self and not obj.is_agent and obj.type != "grass" and obj.movable:
@@ -161,6 +172,7 @@ class SoilTile(Container):
             return ActionResult(False, "There is already a hole here.")
         agent.add(dirt)  # reports the tile to its watchers
         self.is_open = True
+        self.text_changed()
         return ActionResult(True, "You dig a hole in the soil, creating a hole and dirt.")
 
 
@@ -186,5 +198,6 @@ class FertilizerBag(Container):
 
 
 class Key(WorldObject):
+    @text_state(props=("rusted",))
     def describe_state(self) -> str:
         return f"rusted {self.name}" if self.props.get("rusted") else self.name

@@ -21,7 +21,7 @@ from functools import reduce
 from typing import TYPE_CHECKING
 
 from discoverylab.world.materials import material
-from discoverylab.world.objects import ActionResult, Container, WorldObject
+from discoverylab.world.objects import ActionResult, Container, WorldObject, text_state
 from discoverylab.world.things import Key
 
 if TYPE_CHECKING:
@@ -98,6 +98,7 @@ class Substance(WorldObject):
             self.name = (
                 "mixture (" + ", ".join(f"{n} part{'' if n == 1 else 's'} {k}" for k, n in ordered) + ")"
             )
+        self.text_changed()
 
     def tick(self) -> None:
         if self.parent is not None:
@@ -206,6 +207,7 @@ class RustedKey(Key):
     def rusted(self) -> bool:
         return bool(self.props["rusted"])
 
+    @text_state()  # the rust shows in its name
     def describe_state(self) -> str:
         return self.name
 
@@ -222,6 +224,8 @@ class RustedKey(Key):
             self.props["rusted"] = False
             self.rust_level = 0
             self.name = "key (no rust)"
+            self.text_changed()
         elif level < self.rust_level:
             self.rust_level = level
             self.name = f"rusted key ({RUST_WORDS[level]})"
+            self.text_changed()

@@ -121,6 +121,7 @@ class CrystalReactor(Device):
         super().adjust(steps, clamp)
 
     def on_change(self) -> None:
+        self.text_changed()  # its name and activation show (the tile is redescribed when next seen)
         if self.burnt_out:
             self.activated = False
             self.name = "crystal reactor (burnt out)"
@@ -157,7 +158,10 @@ class GeneratorPart(WorldObject):
     def tick(self) -> None:
         if self.core:
             running = sum(1 for r in self.reactors if r.activated)
-            self.name = f"generator core ({round(100 * running / len(self.reactors))}% activated)"
+            name = f"generator core ({round(100 * running / len(self.reactors))}% activated)"
+            if name != self.name:
+                self.name = name
+                self.text_changed()
 
 
 def place_generator(world: World, x: int, y: int, cores: int, reactors: Sequence[CrystalReactor]) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 from discoverylab.world.devices import Device
 from discoverylab.world.instruments import Instrument
 from discoverylab.world.materials import material
-from discoverylab.world.objects import ActionResult, Container, WorldObject
+from discoverylab.world.objects import ActionResult, Container, WorldObject, text_state
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import Agent
@@ -156,8 +156,12 @@ class Pendulum(WorldObject):
 
     def tick(self) -> None:
         self.ticks = self.ticks + 1 if self.activated else 0
-        self.document = f"{round(self.ticks / self.period, 3)} oscillations in {self.ticks} ticks."
+        document = f"{round(self.ticks / self.period, 3)} oscillations in {self.ticks} ticks."
+        if document != self.document:
+            self.document = document
+            self.text_changed()
 
+    @text_state("activated", "document")
     def describe_state(self) -> str:
         if not self.activated:
             return f"{self.name} (deactivated)"

@@ -248,7 +248,10 @@ class GlowingRock(WorldObject):
 
     def tick(self) -> None:
         self.luminous = self._poison_near()
-        self.name = LUMINOUS if self.luminous else GLOWING
+        name = LUMINOUS if self.luminous else GLOWING
+        if name != self.name:
+            self.name = name
+            self.text_changed()
 
     def _poison_near(self) -> bool:
         world = self.world
