@@ -194,3 +194,43 @@ def test_tile_mirror_follows_an_oracle_episode(task: str, difficulty: str) -> No
 def test_tile_mirror_follows_every_oracle(task: str, difficulty: str) -> None:
     for seed in range(3):
         _oracle_checked(task, difficulty, seed)
+
+
+FIXED_SLOT_FEATURES = ("is_container", "openable", "activatable", "edible", "readable", "dialogable", "is_npc", "movable", "type")
+
+
+def test_fixed_slot_features_are_never_assigned_after_construction() -> None:
+    """The encoder caches these per object (`SceneryMirror.fixed_features`): they must only be
+    class attributes or constructor arguments. Fails on any `x.<feature> = ...` in the
+    package outside `WorldObject.__init__` (which sets `type`)."""
+    import ast
+    from pathlib import Path
+
+    import discoverylab
+
+    offenders = []
+    for path in Path(discoverylab.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text(), str(path))
+        for fn in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+            for node in ast.walk(fn):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+                for target in targets:
+                    for item in target.elts if isinstance(target, ast.Tuple) else [target]:
+                        if isinstance(item, ast.Attribute) and item.attr in FIXED_SLOT_FEATURES:
+                            if not (path.name == "objects.py" and fn.name == "__init__" and item.attr == "type"):
+                                offenders.append(f"{path.name}:{node.lineno} {fn.name} sets .{item.attr}")
+    assert not offenders, offenders
+
+
+def test_fixed_slot_features_follow_the_object() -> None:
+    """The cached fixed features equal the object's attributes for every slot of a rollout."""
+    from discoverylab.rl.symbolic import _fixed_features
+
+    env = make_rl_env("PickAndGiveTest", max_steps=10**9)
+    env.reset(seed=4)
+    base = env.unwrapped
+    for action in [0, 1, 2, 3, 14] * 6:
+        env.step(action)
+        mirror = base.symbolic._mirror
+        for slot in base.symbolic.slots:
+            assert mirror.fixed_features[slot.obj.uuid] == _fixed_features(slot.obj)
