@@ -1,0 +1,96 @@
+"""Instructions per step (callgrind): a deterministic speed measure for A/B comparisons on
+machines whose clock drifts. A benchmark, not a test:
+
+    .venv/bin/python benchmarks/instructions.py [--task SpaceSick] [--difficulty normal]
+        [--mode text|symbolic] [--steps 500] [--src other/checkout/src]
+
+Runs the same rollout twice under `valgrind --tool=callgrind` (0 steps, then `--steps`), with
+`PYTHONHASHSEED=0` and pinned to one CPU when `taskset` exists, and prints the difference per
+step: imports, world building and the first reset cancel out. Text mode plays the random agent
+(`RandomAgent(seed=0)`) on the text env; symbolic mode plays the RL env (`make_rl_env`) with a
+seeded random masked policy (moves and turns on two steps of three, as `rl_speed.py`). Episodes
+that end are reset. `--src` measures another checkout (e.g. a `git worktree` of the base
+commit) with this script. Needs valgrind (`apt-get install valgrind`); ~50x slower than a
+plain run, so a few hundred steps are enough (the count is exact).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+MOVES = 15  # argument-less actions come first in the discrete layout
+
+
+def rollout(task: str, difficulty: str, mode: str, steps: int) -> None:
+    """Play `steps` steps (the measured work)."""
+    if mode == "symbolic":
+        import numpy as np
+
+        from discoverylab.rl import make_rl_env
+
+        env = make_rl_env(task, difficulty, max_steps=10**9)
+        _, info = env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        for i in range(steps):
+            mask = info["action_mask"]
+            allowed = np.flatnonzero(mask if i % 3 == 0 or not mask[:MOVES].any() else mask[:MOVES])
+            *_, term, trunc, info = env.step(int(allowed[int(rng.integers(len(allowed)))]))
+            if term or trunc:
+                _, info = env.reset(seed=i + 1)
+        return
+    from discoverylab.agents import RandomAgent
+    from discoverylab.env import DiscoveryWorldEnv
+
+    text_env = DiscoveryWorldEnv(task, difficulty, max_steps=10**9)
+    _, info = text_env.reset(seed=0)
+    agent = RandomAgent(seed=0)
+    for i in range(steps):
+        *_, term, trunc, info = text_env.step(agent.act(info["observation"]))
+        if term or trunc:
+            _, info = text_env.reset(seed=i + 1)
+
+
+def count(args: argparse.Namespace, steps: int) -> int:
+    """Instructions of one whole run of `steps` steps under callgrind."""
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    if args.src:
+        env["PYTHONPATH"] = os.path.abspath(args.src)
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__,
+               "--inner", "--task", args.task, "--difficulty", args.difficulty, "--mode", args.mode,
+               "--steps", str(steps)]  # fmt: skip
+    if shutil.which("taskset"):
+        command = ["taskset", "-c", "0", *command]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"callgrind run failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", default="SpaceSick")
+    parser.add_argument("--difficulty", default="normal")
+    parser.add_argument("--mode", choices=("text", "symbolic"), default="text")
+    parser.add_argument("--steps", type=int, default=500)
+    parser.add_argument("--src", help="measure this source tree instead of the installed package")
+    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.inner:
+        rollout(args.task, args.difficulty, args.mode, args.steps)
+        return
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind not found: install it (apt-get install valgrind) to count instructions.")
+    base, run = count(args, 0), count(args, args.steps)
+    per_step = (run - base) / args.steps
+    where = args.src or "installed package"
+    print(f"{args.task} {args.difficulty} {args.mode}: {per_step:,.0f} instructions per step ({args.steps} steps, {where})")
+
+
+if __name__ == "__main__":
+    main()
