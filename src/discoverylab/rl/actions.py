@@ -115,9 +115,9 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         base = self.env.unwrapped
         agent = base.scenario.player  # type: ignore[attr-defined]
         encoder = getattr(base, "symbolic", None)
-        fresh = encoder is not None and encoder.num_slots == self.num_slots
-        if encoder is not None and fresh:
-            self.slots = encoder.slots  # the symbolic observation's slots, built this step
+        fresh = False  # slots the symbolic encoder built this step?
+        if encoder is not None and encoder.num_slots == self.num_slots:
+            self.slots, fresh = encoder.slots, True
         else:
             self.slots = object_slots(agent, base.radius, self.num_slots)  # type: ignore[attr-defined]
         partner = agent.dialog_partner

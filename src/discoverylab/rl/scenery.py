@@ -21,6 +21,13 @@ from discoverylab.world.things import Terrain
 from discoverylab.world.world import World
 
 _KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
+
+
+def kind_bytes(objs: list[WorldObject], depth: int) -> bytes:
+    """Kind ids of the first `depth` objects, zero-padded to `depth`: a tile's symbolic cell."""
+    kinds = _KINDS
+    return bytes([kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in objs[:depth]]).ljust(depth, b"\0")
+
 Candidate = tuple[int, WorldObject]
 """(UUID, object) of a visible object that may fill an object slot (anything but ground)."""
 
@@ -72,15 +79,13 @@ class SceneryMirror:
         self.visible[x][y] = objs
         cands = tuple([(o.uuid, o) for o in objs if not isinstance(o, Terrain)])
         self.candidates[x][y] = cands
-        kinds = _KINDS
-        ids = [kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in objs[: self.depth]]
         character = door = 0
         for o in objs:
             if o.is_agent:
                 character = 1
             if o.is_passage and o.is_open:
                 door = 1
-        return bytes(ids).ljust(self.depth, b"\0"), bytes((1, world.blocker_at(x, y) is None, character, door)), bool(cands)
+        return kind_bytes(objs, self.depth), bytes((1, world.blocker_at(x, y) is None, character, door)), bool(cands)
 
     def candidate_tiles(self, ax: int, ay: int) -> list[tuple[int, int, int, int, int]]:
         """(x, y, distance, dx, dy) of the tiles around the agent at (ax, ay) that hold slot

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from discoverylab.rl.scenery import _KINDS, SceneryMirror
+from discoverylab.rl.scenery import SceneryMirror, kind_bytes
 from discoverylab.rl.view import (
     BY_UUID,
     NUM_KINDS,
@@ -101,9 +101,7 @@ class SymbolicEncoder:
         # The agent's own tile: the mirror's cell lists the agent itself, the view leaves it out.
         own = [o for o in mirror.visible[ax][ay] if o is not agent]
         centre = r * w + r
-        kinds = _KINDS
-        ids = [kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in own[:DEPTH]]
-        tiles[centre * DEPTH : (centre + 1) * DEPTH] = bytes(ids).ljust(DEPTH, b"\0")
+        tiles[centre * DEPTH : (centre + 1) * DEPTH] = kind_bytes(own, DEPTH)
         state[centre * 4 + 2] = any(o.is_agent for o in own)
         # Within reach (`accessible_objects`): the inventory, the own tile and the tile faced.
         reach = {o.uuid for o in own} | inv_ids
@@ -127,7 +125,7 @@ class SymbolicEncoder:
         for i, s in enumerate(self.slots):
             o = s.obj
             at = i * SLOT_FEATURES
-            rows[at : at + 8] = bytes((1, kinds.get(o.type) or kind_id(o.type), s.in_inventory, s.accessible, s.dx + r, s.dy + r, o.is_open, o.activated))  # fmt: skip
+            rows[at : at + 8] = bytes((1, kind_id(o.type), s.in_inventory, s.accessible, s.dx + r, s.dy + r, o.is_open, o.activated))  # fmt: skip
             flags = fixed.get(o.uuid)
             if flags is None:
                 flags = fixed[o.uuid] = _fixed_features(o)

@@ -276,11 +276,9 @@ class World:
                 obj.tick()
         for callback in self.on_tick:
             callback()
-        signals = self.feed.signals_at(self.step)
-        if signals:
-            for signal in signals:
-                for agent in self.agents:
-                    agent.states.add(signal)
+        for signal in self.feed.signals_at(self.step):
+            for agent in self.agents:
+                agent.states.add(signal)
         self.step += 1
 
 
