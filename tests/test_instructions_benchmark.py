@@ -4,23 +4,16 @@ clear message. The callgrind runs themselves are a benchmark (too slow for the s
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench_loader import load_benchmark
 
 
 def _module():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("instructions_benchmark", ROOT / "benchmarks" / "instructions.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["instructions_benchmark"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("instructions.py", "instructions_benchmark")
 
 
 @pytest.mark.parametrize(("task", "mode"), [("SpaceSick", "text"), ("DoorsTest", "symbolic")])

@@ -3,24 +3,18 @@ Skipped without torch (the optional `rl` extra)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench_loader import load_benchmark
+
 pytest.importorskip("torch")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _ppo():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("ppo_baseline", ROOT / "benchmarks" / "ppo.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["ppo_baseline"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("ppo.py", "ppo_baseline")
 
 
 def test_ppo_runs_a_few_hundred_masked_steps(tmp_path: Path) -> None:

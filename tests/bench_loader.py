@@ -1,0 +1,22 @@
+"""Import a script of `benchmarks/` (not a package) as a module, for the smoke tests of the
+benchmarks themselves."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load_benchmark(script: str, module_name: str) -> ModuleType:
+    """`benchmarks/<script>` loaded as `module_name` (registered in `sys.modules`, so dataclasses
+    and pickling inside it resolve)."""
+    spec = importlib.util.spec_from_file_location(module_name, BENCHMARKS / script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
