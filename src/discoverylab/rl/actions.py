@@ -16,7 +16,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from discoverylab.rl.view import Slot, object_slots
+from discoverylab.rl.view import Slot, SlotData, object_slots
 
 FIXED: tuple[dict[str, Any], ...] = (
     *({"action": "MOVE_DIRECTION", "arg1": d} for d in ("north", "east", "south", "west")),
@@ -54,7 +54,8 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         self.base_dialog = self.base_location + locations
         self.n = self.base_dialog + dialog_options
         self.action_space: spaces.Space[Any] = spaces.Discrete(self.n)
-        self.slots: list[Slot] = []
+        self.slot_data: list[SlotData] = []  # the current slots as plain tuples (`Slot`'s fields)
+        self._slots: list[Slot] | None = []
         self._mask = np.zeros(self.n, dtype=bool)
         self._masks: dict[tuple[Any, ...], np.ndarray] = {}  # mask per (reach, teleportable, locations)
 
@@ -87,9 +88,17 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
             names = self._locations()
             return {"action": name, "arg1": names[args[0]] if args[0] < len(names) else ""}
         packet: dict[str, Any] = {"action": name}
+        slots = self.slot_data
         for i, slot in enumerate(args):
-            packet[f"arg{i + 1}"] = self.slots[slot].obj.uuid if slot < len(self.slots) else ""
+            packet[f"arg{i + 1}"] = slots[slot][0].uuid if slot < len(slots) else ""
         return packet
+
+    @property
+    def slots(self) -> list[Slot]:
+        """The object slots the actions name right now."""
+        if self._slots is None:
+            self._slots = [Slot(*data) for data in self.slot_data]
+        return self._slots
 
     # ---- gymnasium API ----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -117,25 +126,26 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         encoder = getattr(base, "symbolic", None)
         fresh = False  # slots the symbolic encoder built this step?
         if encoder is not None and encoder.num_slots == self.num_slots:
-            self.slots, fresh = encoder.slots, True
+            self.slot_data, self._slots, fresh = encoder.slot_data, None, True
         else:
-            self.slots = object_slots(agent, base.radius, self.num_slots)  # type: ignore[attr-defined]
+            self._slots = object_slots(agent, base.radius, self.num_slots)  # type: ignore[attr-defined]
+            self.slot_data = [(s.obj, s.in_inventory, s.accessible, s.dx, s.dy) for s in self._slots]
         partner = agent.dialog_partner
         if partner is not None and partner.dialog_tree is not None:
             key: tuple[Any, ...] = ("dialog", min(len(partner.dialog_tree.visible_options()), self.num_dialog))
         else:
-            slots = self.slots
+            slots = self.slot_data
             if base.teleport:  # type: ignore[attr-defined]
                 world, seen = agent.world, agent.seen
                 objects = world.objects
                 if fresh:  # the encoder marked every slot's object seen this step, and all are in the world
                     teleportable = (True,) * len(slots)
                 else:
-                    teleportable = tuple([s.obj.uuid in objects and s.obj.uuid in seen for s in slots])
+                    teleportable = tuple([s[0].uuid in objects and s[0].uuid in seen for s in slots])
                 locations = min(len(world.teleports), self.num_locations)
             else:
                 teleportable, locations = (), -1
-            key = (tuple([s.accessible for s in slots]), teleportable, locations)
+            key = (tuple([s[2] for s in slots]), teleportable, locations)
         mask = self._masks.get(key)
         if mask is None:  # a handful of distinct masks per episode: build each once
             mask = self._build_mask(key)

@@ -20,12 +20,12 @@ from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
 from discoverylab.world.world import World
 
-_KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
+KIND_IDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
 
 
 def kind_bytes(objs: list[WorldObject], depth: int) -> bytes:
     """Kind ids of the first `depth` objects, zero-padded to `depth`: a tile's symbolic cell."""
-    kinds = _KINDS
+    kinds = KIND_IDS
     return bytes([kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in objs[:depth]]).ljust(depth, b"\0")
 
 Candidate = tuple[int, WorldObject]
@@ -34,17 +34,23 @@ Candidate = tuple[int, WorldObject]
 
 class SceneryMirror:
     """Kind ids and tile states of every tile of one world, its visible objects (`visible`,
-    `candidates`, indexed [x][y] in world coordinates) and which tiles hold slot candidates."""
+    `candidates`, indexed [x][y] in world coordinates) and which tiles hold slot candidates.
 
-    def __init__(self, world: World, radius: int, depth: int) -> None:
+    `viewer` (the observing agent) is never a slot candidate: left out of `candidates`, its
+    own moves do not change which tiles hold candidates (the per-position candidate tiles stay
+    valid while it walks)."""
+
+    def __init__(self, world: World, radius: int, depth: int, viewer: WorldObject | None = None) -> None:
         self.world = world
+        self.viewer = viewer
         self.radius = radius
         self.depth = depth
         size = world.size
         side = size + 2 * radius
         self.kinds = np.zeros((side, side, depth), np.uint8)
         self.state = np.zeros((side, side, 4), np.uint8)
-        self.has_candidates = np.zeros((side, side), bool)
+        self.has_candidates = np.zeros((side, side), bool)  # padded, for window slices
+        self.flags: list[list[bool]] = [[False] * size for _ in range(size)]  # the same, [x][y]: cheap to read
         self.marked = np.zeros((side, side), bool)  # visible UUIDs already added to `marker.seen`
         self.visible: list[list[list[WorldObject]]] = [[[]] * size for _ in range(size)]
         self.candidates: list[list[tuple[Candidate, ...]]] = [[()] * size for _ in range(size)]
@@ -62,14 +68,14 @@ class SceneryMirror:
         per reset)."""
         size, r, depth, side = self.world.size, self.radius, self.depth, self._side
         kinds_view, state_view = self._kinds_view, self._state_view
-        flags = [[False] * size for _ in range(size)]
+        flags = self.flags
         for x in range(size):
             for y in range(size):
-                kinds, state, flags[y][x] = self._cell(x, y)
+                kinds, state, flags[x][y] = self._cell(x, y)
                 at = (y + r) * side + x + r
                 kinds_view[at * depth : (at + 1) * depth] = kinds
                 state_view[at * 4 : at * 4 + 4] = state
-        self.has_candidates[r : r + size, r : r + size] = flags
+        self.has_candidates[r : r + size, r : r + size] = np.array(flags, bool).T
 
     def _cell(self, x: int, y: int) -> tuple[bytes, bytes, bool]:
         """Kind ids (padded to `depth`), tile state and whether it holds slot candidates; keeps
@@ -77,7 +83,8 @@ class SceneryMirror:
         world = self.world
         objs = world.objects_at(x, y)  # a fresh list, never changed afterwards
         self.visible[x][y] = objs
-        cands = tuple([(o.uuid, o) for o in objs if not isinstance(o, Terrain)])
+        viewer = self.viewer
+        cands = tuple([(o.uuid, o) for o in objs if o is not viewer and not isinstance(o, Terrain)])
         self.candidates[x][y] = cands
         character = door = 0
         for o in objs:
@@ -134,7 +141,8 @@ class SceneryMirror:
     def _tile(self, x: int, y: int) -> None:
         row, col = y + self.radius, x + self.radius
         kinds, state, flag = self._cell(x, y)
-        if flag != self.has_candidates[row, col]:
+        if flag != self.flags[x][y]:
+            self.flags[x][y] = flag
             self.has_candidates[row, col] = flag
             self._candidate_tiles.clear()
         at = row * self._side + col

@@ -28,12 +28,13 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from discoverylab.rl.scenery import SceneryMirror, kind_bytes
+from discoverylab.rl.scenery import KIND_IDS, SceneryMirror, kind_bytes
 from discoverylab.rl.view import (
     BY_UUID,
     NUM_KINDS,
     Slot,
     SlotCandidate,
+    SlotData,
     assemble_slots,
     kind_id,
     mentioned,
@@ -74,64 +75,91 @@ class SymbolicEncoder:
                 "agent": spaces.Box(0, 255, (AGENT_FEATURES,), np.uint8),
             }
         )
-        self.slots: list[Slot] = []
+        self.slot_data: list[SlotData] = []  # the last observation's slots, as plain tuples
+        self._slots: list[Slot] | None = []
+        self._row_bytes = object_slots * SLOT_FEATURES
+        self._own: tuple[list[WorldObject], bytes, bool, list[tuple[int, WorldObject]]] | None = None
+        self._task = ""
+        self._mentions: dict[str, bool] = {}  # object name -> named in `_task`
         self._shapes: list[tuple[int, ...]] = [
             (w, w, DEPTH), (w, w, 4), (object_slots, SLOT_FEATURES), (dialog_options, 3), (AGENT_FEATURES,),
         ]  # fmt: skip
         self._mirror: SceneryMirror | None = None
+
+    @property
+    def slots(self) -> list[Slot]:
+        """The slots of the last observation built (`slot_data` as `Slot` objects)."""
+        if self._slots is None:
+            self._slots = [Slot(*data) for data in self.slot_data]
+        return self._slots
 
     def encode(self, agent: Agent, task: str, success: bool, completed: bool) -> dict[str, np.ndarray]:
         r = self.radius
         w = 2 * r + 1
         world = agent.world
         mirror = self._mirror
-        if mirror is None or mirror.world is not world:
+        if mirror is None or mirror.world is not world or mirror.viewer is not agent:
             if mirror is not None:
                 mirror.close()
-            mirror = self._mirror = SceneryMirror(world, r, DEPTH)
-        mirror.refresh()
+            mirror = self._mirror = SceneryMirror(world, r, DEPTH, agent)
+            self._own = None
+        if mirror.changed:
+            mirror.refresh()
         ax, ay = agent.x, agent.y  # the window's corner in the padded arrays
         tiles = bytearray(mirror.kinds[ay : ay + w, ax : ax + w].tobytes())  # every tile but the agent's
         state = bytearray(mirror.state[ay : ay + w, ax : ax + w].tobytes())
-        mirror.mark_seen(agent, ax, ay, w)
+        mirror.mark_seen(agent, ax, ay, w)  # the own and faced tiles too: all the text observation marks
         seen = agent.seen
         seen.add(agent.uuid)
-        inventory = sorted(agent.inventory(), key=BY_UUID) if agent.contents else []
-        inv_ids = {o.uuid for o in inventory}
+        if agent.contents:
+            inventory = sorted(agent.inventory(), key=BY_UUID)
+            inv_ids = {o.uuid for o in inventory}
+            seen.update(inv_ids)
+        else:
+            inventory, inv_ids = [], set()
         # The agent's own tile: the mirror's cell lists the agent itself, the view leaves it out.
-        own = [o for o in mirror.visible[ax][ay] if o is not agent]
+        own = self._own
+        cell = mirror.visible[ax][ay]
+        if own is None or own[0] is not cell:  # a tile's list is replaced whenever it changes
+            objs = [o for o in cell if o is not agent]
+            own = self._own = (cell, kind_bytes(objs, DEPTH), any(o.is_agent for o in objs),
+                               [(o.uuid, o) for o in objs if not isinstance(o, Terrain)])  # fmt: skip
         centre = r * w + r
-        tiles[centre * DEPTH : (centre + 1) * DEPTH] = kind_bytes(own, DEPTH)
-        state[centre * 4 + 2] = any(o.is_agent for o in own)
-        # Within reach (`accessible_objects`): the inventory, the own tile and the tile faced.
-        reach = {o.uuid for o in own} | inv_ids
+        tiles[centre * DEPTH : (centre + 1) * DEPTH] = own[1]
+        state[centre * 4 + 2] = own[2]
+        # Slot candidates: the own tile's (within reach), then those of the other tiles that
+        # hold any, of which only the faced tile's are within reach (`accessible_objects`).
+        near: list[SlotCandidate] = [(False, 0, uuid, o, False, True, 0, 0) for uuid, o in own[3] if uuid not in inv_ids]
         fdx, fdy = DIRECTIONS[agent.facing]
         fx, fy = ax + fdx, ay + fdy
-        if 0 <= fx < world.size and 0 <= fy < world.size:
-            reach.update([o.uuid for o in mirror.visible[fx][fy]])
-        seen.update(reach)
-        # Slot candidates: the own tile's, then those of the tiles that hold any.
-        near: list[SlotCandidate] = [
-            (False, 0, obj.uuid, obj, True, 0, 0) for obj in own if obj.uuid not in inv_ids and not isinstance(obj, Terrain)
-        ]
+        if not r and 0 <= fx < world.size and 0 <= fy < world.size:  # the faced tile lies outside a 1x1 window
+            seen.update([o.uuid for o in mirror.visible[fx][fy]])
         candidates = mirror.candidates
         for x, y, dist, dx, dy in mirror.candidate_tiles(ax, ay):
-            for uuid, obj in candidates[x][y]:
-                ok = uuid in reach
-                near.append((not ok, dist, uuid, obj, ok, dx, dy))
-        self.slots = assemble_slots(inventory, near, self.num_slots)
-        rows = bytearray(self.num_slots * SLOT_FEATURES)
+            ok = x == fx and y == fy
+            near += [(not ok, dist, uuid, o, False, ok, dx, dy) for uuid, o in candidates[x][y]]
+        slots = self.slot_data = assemble_slots(inventory, near, self.num_slots)
+        self._slots = None
+        if task is not self._task:
+            self._task, self._mentions = task, {}
+        mentions = self._mentions
         fixed = mirror.fixed_features
-        for i, s in enumerate(self.slots):
-            o = s.obj
-            at = i * SLOT_FEATURES
-            rows[at : at + 8] = bytes((1, kind_id(o.type), s.in_inventory, s.accessible, s.dx + r, s.dy + r, o.is_open, o.activated))  # fmt: skip
+        kinds = KIND_IDS
+        values: list[int] = []
+        for o, in_inventory, accessible, dx, dy in slots:
             flags = fixed.get(o.uuid)
             if flags is None:
                 flags = fixed[o.uuid] = _fixed_features(o)
-            rows[at + 8 : at + 15] = flags
-            rows[at + 15] = mentioned(o.name, task)
-            rows[at + 16] = min(len(o.contents), 255)
+            name = o.name
+            named = mentions.get(name)
+            if named is None:
+                named = mentions[name] = mentioned(name, task)
+            kind = kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type))
+            values += (1, kind, in_inventory, accessible, dx + r, dy + r, o.is_open, o.activated)
+            values += flags
+            values += (named, min(len(o.contents), 255))
+        rows = bytearray(values)
+        rows += bytes(self._row_bytes - len(rows))
         dialog = bytearray(self.num_dialog * 3)
         partner = agent.dialog_partner
         in_dialog = partner is not None and partner.dialog_tree is not None
@@ -141,7 +169,7 @@ class SymbolicEncoder:
             line = tree.node().text.format(**partner.props)
             for i, opt in enumerate(tree.visible_options()[: self.num_dialog]):
                 dialog[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
-        facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, min(len(agent.inventory()), 255),
+        facts = bytearray((ax, ay, FACING.get(agent.facing, 0), in_dialog, min(len(inventory), 255),
                            success, min(len(world.teleports), 255), completed))  # fmt: skip
         shapes = self._shapes
         return {

@@ -75,14 +75,18 @@ def window(agent: Agent, radius: int) -> list[tuple[int, int, list[WorldObject]]
     return out
 
 
-SlotCandidate = tuple[bool, int, int, WorldObject, bool, int, int]
-"""An object in view as a slot candidate: (not reachable, distance, UUID, object, reachable, dx, dy)."""
+SlotCandidate = tuple[bool, int, int, WorldObject, bool, bool, int, int]
+"""An object in view as a slot candidate: (not reachable, distance, UUID, then its `SlotData`:
+object, False (not in the inventory), reachable, dx, dy). Sorting a list of them orders the
+slots; ties end at the UUID, which is unique, so objects are never compared."""
+SlotData = tuple[WorldObject, bool, bool, int, int]
+"""A filled slot as a plain tuple, `Slot`'s fields in order (cheaper to build every step)."""
 BY_UUID = attrgetter("uuid")
 
 
 def object_slots(agent: Agent, radius: int, count: int) -> list[Slot]:
     """Up to `count` slots: inventory, then reachable objects, then the rest of the view (the
-    symbolic encoder gathers the same candidates during its own tile walk)."""
+    symbolic encoder gathers the same candidates from its tile mirror)."""
     inventory = sorted(agent.inventory(), key=BY_UUID)
     inv_ids = {o.uuid for o in inventory}
     reach = accessible_objects(agent)
@@ -94,14 +98,14 @@ def object_slots(agent: Agent, radius: int, count: int) -> list[Slot]:
             if uuid in inv_ids or isinstance(obj, Terrain):
                 continue
             ok = uuid in reach
-            near.append((not ok, dist, uuid, obj, ok, dx, dy))
-    return assemble_slots(inventory, near, count)
+            near.append((not ok, dist, uuid, obj, False, ok, dx, dy))
+    return [Slot(*data) for data in assemble_slots(inventory, near, count)]
 
 
-def assemble_slots(inventory: list[WorldObject], near: list[SlotCandidate], count: int) -> list[Slot]:
+def assemble_slots(inventory: list[WorldObject], near: list[SlotCandidate], count: int) -> list[SlotData]:
     """The inventory (sorted by UUID) first, then the candidates reachable first, by distance,
-    then UUID (unique, so the objects themselves are never compared); `near` is sorted in place."""
+    then UUID; `near` is sorted in place."""
     near.sort()
-    slots = [Slot(o, True, True, 0, 0) for o in inventory[:count]]
-    slots += [Slot(t[3], False, t[4], t[5], t[6]) for t in near[: count - len(slots)]]
+    slots: list[SlotData] = [(o, True, True, 0, 0) for o in inventory[:count]]
+    slots += [t[3:] for t in near[: count - len(slots)]]  # type: ignore[misc]
     return slots
