@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from discoverylab.rl import make_rl_env
-from discoverylab.rl.symbolic import DEPTH
-from discoverylab.rl.view import kind_id, object_slots
+from discoverylab.rl.symbolic import DEPTH, SymbolicEncoder
+from discoverylab.rl.view import kind_id, mentioned, object_slots
 from discoverylab.scenarios.registry import all_tasks
 
 PAIRS = [(tid, d) for tid, cls in all_tasks().items() for d in cls.difficulties]
@@ -40,6 +40,33 @@ def reference(agent, radius: int) -> tuple[np.ndarray, np.ndarray, set[int]]:  #
     return tiles, state, visible
 
 
+def reference_rows(agent, radius: int, count: int, task: str) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The `slots` array built from `object_slots` and the objects' attributes (docs/rl.md)."""
+    rows = np.zeros((count, 17), np.uint8)
+    for i, s in enumerate(object_slots(agent, radius, count)):
+        o = s.obj
+        rows[i] = (
+            1, kind_id(o.type), s.in_inventory, s.accessible, s.dx + radius, s.dy + radius, o.is_open, o.activated,
+            o.is_container, o.openable, o.activatable, o.edible, o.readable, o.dialogable or o.is_npc, o.movable,
+            mentioned(o.name, task), min(len(o.contents), 255),
+        )  # fmt: skip
+    return rows
+
+
+def _uncached(base, obs, info, fresh: bool) -> None:  # type: ignore[no-untyped-def]
+    """The observation equals one built without the encoder's per-step reuse (`fresh`: by a
+    new encoder with a new mirror)."""
+    agent, card = base.scenario.player, base.scenario.scorecard
+    encoder = SymbolicEncoder(base.radius, base.symbolic.num_slots) if fresh else base.symbolic
+    if not fresh:
+        encoder._key = None  # rebuild from the mirror
+    again = encoder.encode(agent, card.task_description, bool(obs["agent"][5]), bool(obs["agent"][7]))
+    if fresh:
+        encoder._mirror.close()  # stop its watcher
+    for key in obs:
+        assert np.array_equal(obs[key], again[key]), (key, fresh)
+
+
 def _rollout_checked(task: str, difficulty: str, steps: int, seed: int) -> int:
     env = make_rl_env(task, difficulty, max_steps=10**9)
     obs, info = env.reset(seed=seed)
@@ -48,6 +75,9 @@ def _rollout_checked(task: str, difficulty: str, steps: int, seed: int) -> int:
     checked = 0
     for i in range(steps):
         agent = base.scenario.player
+        rows = reference_rows(agent, base.radius, base.symbolic.num_slots, base.scenario.scorecard.task_description)
+        assert np.array_equal(obs["slots"], rows), (task, difficulty, i)
+        _uncached(base, obs, info, fresh=i % 25 == 0)
         tiles, state, visible = reference(agent, base.radius)
         assert np.array_equal(obs["tiles"], tiles), (task, difficulty, i)
         assert np.array_equal(obs["tile_state"], state), (task, difficulty, i)
@@ -223,14 +253,16 @@ def test_fixed_slot_features_are_never_assigned_after_construction() -> None:
 
 
 def test_fixed_slot_features_follow_the_object() -> None:
-    """The cached fixed features equal the object's attributes for every slot of a rollout."""
-    from discoverylab.rl.symbolic import _fixed_features
+    """The cached slot features (kind, fixed flags, named in the task) equal a fresh build
+    for every slot of a rollout."""
+    from discoverylab.rl.symbolic import _static_features
 
     env = make_rl_env("PickAndGiveTest", max_steps=10**9)
     env.reset(seed=4)
     base = env.unwrapped
+    task = base.scenario.scorecard.task_description
     for action in [0, 1, 2, 3, 14] * 6:
         env.step(action)
-        mirror = base.symbolic._mirror
+        statics = base.symbolic._mirror.statics
         for slot in base.symbolic.slots:
-            assert mirror.fixed_features[slot.obj.uuid] == _fixed_features(slot.obj)
+            assert statics[slot.obj.uuid] == _static_features(slot.obj, task)

@@ -58,6 +58,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         self._slots: list[Slot] | None = []
         self._mask = np.zeros(self.n, dtype=bool)
         self._masks: dict[tuple[Any, ...], np.ndarray] = {}  # mask per (reach, teleportable, locations)
+        self._mask_for: tuple[Any, int] | None = None  # (the encoder's slot data, locations) `_mask` was built for
 
     # ---- the layout -------------------------------------------------------------------
     def layout(self, index: int) -> tuple[str, tuple[int, ...]]:
@@ -79,9 +80,10 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
     def packet(self, index: int) -> dict[str, Any]:
         """The parser action (a dict) that discrete action `index` stands for right now; an
         empty slot gives an action naming no object (it fails to parse)."""
-        name, args = self.layout(int(index))
-        if not args:
-            return dict(FIXED[int(index)])
+        index = int(index)
+        if 0 <= index < self.base_single:
+            return dict(FIXED[index])
+        name, args = self.layout(index)
         if name == "DIALOG":
             return {"chosen_dialog_option_int": args[0] + 1}
         if name == "TELEPORT_TO_LOCATION":
@@ -126,14 +128,24 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         encoder = getattr(base, "symbolic", None)
         fresh = False  # slots the symbolic encoder built this step?
         if encoder is not None and encoder.num_slots == self.num_slots:
-            self.slot_data, self._slots, fresh = encoder.slot_data, None, True
+            data = encoder.slot_data
+            if data is self.slot_data and self._mask_for is not None and agent.dialog_partner is None:
+                # the encoder reused its slots (nothing in view changed): so does the mask, unless
+                # a teleport location was added
+                if self._mask_for[1] == len(agent.world.teleports):
+                    info["action_mask"] = self._mask.copy()
+                    return
+            self.slot_data, self._slots, fresh = data, None, True
         else:
             self._slots = object_slots(agent, base.radius, self.num_slots)  # type: ignore[attr-defined]
             self.slot_data = [(s.obj, s.in_inventory, s.accessible, s.dx, s.dy) for s in self._slots]
         partner = agent.dialog_partner
+        self._mask_for = None
         if partner is not None and partner.dialog_tree is not None:
             key: tuple[Any, ...] = ("dialog", min(len(partner.dialog_tree.visible_options()), self.num_dialog))
         else:
+            if fresh and partner is None:
+                self._mask_for = (self.slot_data, len(agent.world.teleports))
             slots = self.slot_data
             if base.teleport:  # type: ignore[attr-defined]
                 world, seen = agent.world, agent.seen

@@ -5,9 +5,10 @@ A tile's symbolic cell (the kind ids of its top visible objects, whether it is p
 a character or an open door) and its visible objects change only when objects are placed on
 it, taken off it, put into or out of something on it, or opened or closed. The world reports
 each such tile (`World.watch_tiles`; the engine touches a tile at every `is_open` change as
-well as at every move), so the mirror recomputes only those. The agent's own tile is the one
-exception the encoder handles itself (the agent leaves itself out of its view). Arrays are
-padded by the view radius, so a window never leaves them.
+well as at every move), so the mirror recomputes only those. Tiles are kept as if the
+observing agent were elsewhere, so its own steps (most steps of an episode) change nothing
+here; the encoder reads the tile the agent stands on itself. Arrays are padded by the view
+radius, so a window never leaves them.
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ class SceneryMirror:
     """Kind ids and tile states of every tile of one world, its visible objects (`visible`,
     `candidates`, indexed [x][y] in world coordinates) and which tiles hold slot candidates.
 
-    `viewer` (the observing agent) is never a slot candidate: left out of `candidates`, its
-    own moves do not change which tiles hold candidates (the per-position candidate tiles stay
-    valid while it walks)."""
+    Every tile is kept as if `viewer` (the observing agent) stood elsewhere: its own moves
+    change no tile (the world does not even report them), and the encoder reads the tile it
+    stands on itself. `version` counts the refreshes that changed something."""
 
     def __init__(self, world: World, radius: int, depth: int, viewer: WorldObject | None = None) -> None:
         self.world = world
@@ -55,11 +56,12 @@ class SceneryMirror:
         self.visible: list[list[list[WorldObject]]] = [[[]] * size for _ in range(size)]
         self.candidates: list[list[tuple[Candidate, ...]]] = [[()] * size for _ in range(size)]
         self.marker: object = None
-        self.fixed_features: dict[int, bytes] = {}  # per UUID, the encoder's unchanging slot features
+        self.statics: dict[int, tuple[str, tuple[int, int], bytes]] = {}  # per UUID, the encoder's slot features that follow the name
         self.marked_windows: set[tuple[int, int]] = set()  # corners whose whole window is marked
         self._candidate_tiles: dict[tuple[int, int], list[tuple[int, int, int, int, int]]] = {}
         self._side = side
-        self.changed = world.watch_tiles()
+        self.version = 0
+        self.changed = world.watch_tiles(mover=viewer)
         self._views()
         self._build_all()
 
@@ -81,9 +83,9 @@ class SceneryMirror:
         """Kind ids (padded to `depth`), tile state and whether it holds slot candidates; keeps
         the tile's visible objects and candidates."""
         world = self.world
-        objs = world.objects_at(x, y)  # a fresh list, never changed afterwards
-        self.visible[x][y] = objs
         viewer = self.viewer
+        objs = world.objects_at(x, y, skip=viewer)  # a fresh list, never changed afterwards
+        self.visible[x][y] = objs
         cands = tuple([(o.uuid, o) for o in objs if o is not viewer and not isinstance(o, Terrain)])
         self.candidates[x][y] = cands
         character = door = 0
@@ -92,7 +94,8 @@ class SceneryMirror:
                 character = 1
             if o.is_passage and o.is_open:
                 door = 1
-        return kind_bytes(objs, self.depth), bytes((1, world.blocker_at(x, y) is None, character, door)), bool(cands)
+        passable = world.blocker_at(x, y, skip=viewer) is None
+        return kind_bytes(objs, self.depth), bytes((1, passable, character, door)), bool(cands)
 
     def candidate_tiles(self, ax: int, ay: int) -> list[tuple[int, int, int, int, int]]:
         """(x, y, distance, dx, dy) of the tiles around the agent at (ax, ay) that hold slot
@@ -117,6 +120,7 @@ class SceneryMirror:
             for x, y in self.changed:
                 self._tile(x, y)
             self.changed.clear()
+            self.version += 1
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
         """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text

@@ -58,6 +58,13 @@ def _fixed_features(o: WorldObject) -> bytes:
     return bytes((o.is_container, o.openable, o.activatable, o.edible, o.readable, o.dialogable or o.is_npc, o.movable))
 
 
+def _static_features(o: WorldObject, task: str) -> tuple[str, tuple[int, int], bytes]:
+    """An object's slot features that change only with its name: (the name they were built
+    for, (present, kind id), the fixed features then "named in the task")."""
+    kind = KIND_IDS.get(o.type) or KIND_IDS.setdefault(o.type, kind_id(o.type))
+    return o.name, (1, kind), _fixed_features(o) + bytes((mentioned(o.name, task),))
+
+
 class SymbolicEncoder:
     """Builds the symbolic observation of one agent; `slots` holds the last slots built."""
 
@@ -78,9 +85,10 @@ class SymbolicEncoder:
         self.slot_data: list[SlotData] = []  # the last observation's slots, as plain tuples
         self._slots: list[Slot] | None = []
         self._row_bytes = object_slots * SLOT_FEATURES
-        self._own: tuple[list[WorldObject], bytes, bool, list[tuple[int, WorldObject]]] | None = None
-        self._task = ""
-        self._mentions: dict[str, bool] = {}  # object name -> named in `_task`
+        self._key: tuple[Any, ...] | None = None  # what the cached parts below were built from
+        self._tiles = self._state = self._rows = b""
+        self._inventory_size = 0
+        self._task = ""  # the task `mirror.statics` were built for
         self._shapes: list[tuple[int, ...]] = [
             (w, w, DEPTH), (w, w, 4), (object_slots, SLOT_FEATURES), (dialog_options, 3), (AGENT_FEATURES,),
         ]  # fmt: skip
@@ -94,72 +102,21 @@ class SymbolicEncoder:
         return self._slots
 
     def encode(self, agent: Agent, task: str, success: bool, completed: bool) -> dict[str, np.ndarray]:
-        r = self.radius
-        w = 2 * r + 1
         world = agent.world
         mirror = self._mirror
         if mirror is None or mirror.world is not world or mirror.viewer is not agent:
             if mirror is not None:
                 mirror.close()
-            mirror = self._mirror = SceneryMirror(world, r, DEPTH, agent)
-            self._own = None
+            mirror = self._mirror = SceneryMirror(world, self.radius, DEPTH, agent)
+            self._key = None
         if mirror.changed:
             mirror.refresh()
-        ax, ay = agent.x, agent.y  # the window's corner in the padded arrays
-        tiles = bytearray(mirror.kinds[ay : ay + w, ax : ax + w].tobytes())  # every tile but the agent's
-        state = bytearray(mirror.state[ay : ay + w, ax : ax + w].tobytes())
-        mirror.mark_seen(agent, ax, ay, w)  # the own and faced tiles too: all the text observation marks
-        seen = agent.seen
-        seen.add(agent.uuid)
-        if agent.contents:
-            inventory = sorted(agent.inventory(), key=BY_UUID)
-            inv_ids = {o.uuid for o in inventory}
-            seen.update(inv_ids)
-        else:
-            inventory, inv_ids = [], set()
-        # The agent's own tile: the mirror's cell lists the agent itself, the view leaves it out.
-        own = self._own
-        cell = mirror.visible[ax][ay]
-        if own is None or own[0] is not cell:  # a tile's list is replaced whenever it changes
-            objs = [o for o in cell if o is not agent]
-            own = self._own = (cell, kind_bytes(objs, DEPTH), any(o.is_agent for o in objs),
-                               [(o.uuid, o) for o in objs if not isinstance(o, Terrain)])  # fmt: skip
-        centre = r * w + r
-        tiles[centre * DEPTH : (centre + 1) * DEPTH] = own[1]
-        state[centre * 4 + 2] = own[2]
-        # Slot candidates: the own tile's (within reach), then those of the other tiles that
-        # hold any, of which only the faced tile's are within reach (`accessible_objects`).
-        near: list[SlotCandidate] = [(False, 0, uuid, o, False, True, 0, 0) for uuid, o in own[3] if uuid not in inv_ids]
-        fdx, fdy = DIRECTIONS[agent.facing]
-        fx, fy = ax + fdx, ay + fdy
-        if not r and 0 <= fx < world.size and 0 <= fy < world.size:  # the faced tile lies outside a 1x1 window
-            seen.update([o.uuid for o in mirror.visible[fx][fy]])
-        candidates = mirror.candidates
-        for x, y, dist, dx, dy in mirror.candidate_tiles(ax, ay):
-            ok = x == fx and y == fy
-            near += [(not ok, dist, uuid, o, False, ok, dx, dy) for uuid, o in candidates[x][y]]
-        slots = self.slot_data = assemble_slots(inventory, near, self.num_slots)
-        self._slots = None
-        if task is not self._task:
-            self._task, self._mentions = task, {}
-        mentions = self._mentions
-        fixed = mirror.fixed_features
-        kinds = KIND_IDS
-        values: list[int] = []
-        for o, in_inventory, accessible, dx, dy in slots:
-            flags = fixed.get(o.uuid)
-            if flags is None:
-                flags = fixed[o.uuid] = _fixed_features(o)
-            name = o.name
-            named = mentions.get(name)
-            if named is None:
-                named = mentions[name] = mentioned(name, task)
-            kind = kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type))
-            values += (1, kind, in_inventory, accessible, dx + r, dy + r, o.is_open, o.activated)
-            values += flags
-            values += (named, min(len(o.contents), 255))
-        rows = bytearray(values)
-        rows += bytes(self._row_bytes - len(rows))
+        # Tiles, slots and their rows follow from the agent's place and facing, the task and
+        # the world's tiles, which report every change of what they show (`mirror.version`).
+        key = (agent.x, agent.y, agent.facing, mirror.version, task)
+        if key != self._key:
+            self._key = key
+            self._build(agent, mirror, task)
         dialog = bytearray(self.num_dialog * 3)
         partner = agent.dialog_partner
         in_dialog = partner is not None and partner.dialog_tree is not None
@@ -169,16 +126,74 @@ class SymbolicEncoder:
             line = tree.node().text.format(**partner.props)
             for i, opt in enumerate(tree.visible_options()[: self.num_dialog]):
                 dialog[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
-        facts = bytearray((ax, ay, FACING.get(agent.facing, 0), in_dialog, min(len(inventory), 255),
+        facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, self._inventory_size,
                            success, min(len(world.teleports), 255), completed))  # fmt: skip
         shapes = self._shapes
         return {
-            "tiles": _array(shapes[0], U8, tiles),
-            "tile_state": _array(shapes[1], U8, state),
-            "slots": _array(shapes[2], U8, rows),
+            "tiles": _array(shapes[0], U8, bytearray(self._tiles)),
+            "tile_state": _array(shapes[1], U8, bytearray(self._state)),
+            "slots": _array(shapes[2], U8, bytearray(self._rows)),
             "dialog": _array(shapes[3], U8, dialog),
             "agent": _array(shapes[4], U8, facts),
         }
+
+    def _build(self, agent: Agent, mirror: SceneryMirror, task: str) -> None:
+        """The window's tiles and states, the slots and their rows; marks what the agent sees."""
+        r = self.radius
+        w = 2 * r + 1
+        world = agent.world
+        ax, ay = agent.x, agent.y  # the window's corner in the padded arrays
+        tiles = mirror.kinds[ay : ay + w, ax : ax + w].tobytes()
+        state = mirror.state[ay : ay + w, ax : ax + w].tobytes()
+        mirror.mark_seen(agent, ax, ay, w)  # the own and faced tiles too
+        seen = agent.seen
+        seen.add(agent.uuid)
+        fdx, fdy = DIRECTIONS[agent.facing]
+        fx, fy = ax + fdx, ay + fdy
+        if not r and 0 <= fx < world.size and 0 <= fy < world.size:  # the faced tile lies outside a 1x1 window
+            seen.update([o.uuid for o in mirror.visible[fx][fy]])
+        candidates = mirror.candidates
+        near: list[SlotCandidate] = []
+        if agent.contents or agent.obscures_below or not agent.is_passable_now():
+            # The mirror keeps the agent's tile as if the agent were elsewhere: that differs
+            # from the view (which lists what the agent holds) only here.
+            inventory = sorted(agent.inventory(), key=BY_UUID)
+            inv_ids = {o.uuid for o in inventory}
+            own = [o for o in world.objects_at(ax, ay) if o is not agent]
+            seen.update([o.uuid for o in own])
+            centre = r * w + r
+            cell = kind_bytes(own, DEPTH) + bytes(
+                (1, world.blocker_at(ax, ay) is None, any(o.is_agent for o in own), any(o.is_passage and o.is_open for o in own))
+            )  # fmt: skip
+            tiles = tiles[: centre * DEPTH] + cell[:DEPTH] + tiles[(centre + 1) * DEPTH :]
+            state = state[: centre * 4] + cell[DEPTH:] + state[centre * 4 + 4 :]
+            near += [(False, 0, o.uuid, o, False, True, 0, 0) for o in own if o.uuid not in inv_ids and not isinstance(o, Terrain)]
+        else:
+            inventory = []
+            near += [(False, 0, uuid, o, False, True, 0, 0) for uuid, o in candidates[ax][ay]]
+        self._inventory_size = min(len(inventory), 255)
+        # Slot candidates: the own tile's (within reach), then those of the other tiles that
+        # hold any, of which only the faced tile's are within reach (`accessible_objects`).
+        for x, y, dist, dx, dy in mirror.candidate_tiles(ax, ay):
+            ok = x == fx and y == fy
+            near += [(not ok, dist, uuid, o, False, ok, dx, dy) for uuid, o in candidates[x][y]]
+        slots = self.slot_data = assemble_slots(inventory, near, self.num_slots)
+        self._slots = None
+        if task is not self._task:
+            self._task = task
+            mirror.statics.clear()
+        statics = mirror.statics
+        values: list[int] = []
+        for o, in_inventory, accessible, dx, dy in slots:
+            static = statics.get(o.uuid)
+            if static is None or static[0] is not o.name:
+                static = statics[o.uuid] = _static_features(o, task)
+            values += static[1]
+            values += (in_inventory, accessible, dx + r, dy + r, o.is_open, o.activated)
+            values += static[2]
+            values.append(min(len(o.contents), 255))
+        rows = bytes(values)
+        self._tiles, self._state, self._rows = tiles, state, rows + bytes(self._row_bytes - len(rows))
 
     def blank(self) -> dict[str, Any]:
         return {k: np.zeros(s.shape, np.uint8) for k, s in self.space.spaces.items()}  # type: ignore[union-attr]

@@ -30,6 +30,13 @@ class WorldError(RuntimeError):
     """A programming error while building or changing the world (not an agent mistake)."""
 
 
+class TileWatch(set[tuple[int, int]]):
+    """The tiles reported to one watcher (`World.watch_tiles`); moves of `mover` itself (placing
+    it on the grid, walking it, taking it off) are not recorded."""
+
+    mover: WorldObject | None = None
+
+
 class World:
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
 
@@ -61,7 +68,7 @@ class World:
         self.step = 0
         self.background_radiation = 0.05
         self.on_tick: list[Callable[[], None]] = []
-        self._watchers: list[set[tuple[int, int]]] = []  # see `watch_tiles`
+        self._watchers: list[TileWatch] = []  # see `watch_tiles`
         self.caches: dict[str, object] = {}  # per-world caches of observation builders (rebuilt when missing)
 
     def reseed_build(self, label: str) -> None:
@@ -95,11 +102,15 @@ class World:
         return self.agents[0]
 
     # ---- grid -------------------------------------------------------------------------
-    def watch_tiles(self) -> set[tuple[int, int]]:
+    def watch_tiles(self, mover: WorldObject | None = None) -> TileWatch:
         """A set that collects every tile whose objects change from now on (placed, removed, or
         their contents changed), for a consumer that keeps per-tile state and clears the set as
-        it catches up (the RL symbolic encoder). Nothing is recorded while nobody watches."""
-        watcher: set[tuple[int, int]] = set()
+        it catches up (the RL symbolic encoder). Nothing is recorded while nobody watches.
+        `mover`: an object whose own moves the consumer follows itself (it keeps the tiles as
+        if `mover` were not there: `objects_at(..., skip=mover)`); changes of what it holds are
+        still reported, at its tile."""
+        watcher = TileWatch()
+        watcher.mover = mover
         self._watchers.append(watcher)
         return watcher
 
@@ -110,6 +121,12 @@ class World:
         """Tell the watchers that tile (x, y) changed."""
         for watcher in self._watchers:
             watcher.add((x, y))
+
+    def _moved(self, obj: WorldObject, x: int, y: int) -> None:
+        """Tell the watchers that `obj` arrived at or left tile (x, y) (see `watch_tiles`)."""
+        for watcher in self._watchers:
+            if watcher.mover is not obj:
+                watcher.add((x, y))
 
     def in_bounds(self, x: int, y: int) -> bool:
         return 0 <= x < self.size and 0 <= y < self.size
@@ -125,7 +142,7 @@ class World:
         obj.x, obj.y, obj.layer = x, y, layer
         _stack_insert(self.stacks[x][y], obj, layer)
         if self._watchers:
-            self.touch(x, y)
+            self._moved(obj, x, y)
         return obj
 
     def walk(self, obj: WorldObject, x: int, y: int) -> None:
@@ -147,12 +164,12 @@ class World:
             return
         self.stacks[ox][oy].remove(obj)
         if self._watchers:
-            self.touch(ox, oy)
+            self._moved(obj, ox, oy)
         self.tiles[x][y][layer].append(obj)
         obj.x, obj.y = x, y
         _stack_insert(self.stacks[x][y], obj, layer)
         if self._watchers:
-            self.touch(x, y)
+            self._moved(obj, x, y)
 
     def grid_remove(self, obj: WorldObject) -> None:
         if obj.layer is None:
@@ -162,20 +179,24 @@ class World:
             cell.remove(obj)
             self.stacks[obj.x][obj.y].remove(obj)
             if self._watchers:
-                self.touch(obj.x, obj.y)
+                self._moved(obj, obj.x, obj.y)
         obj.layer = None
 
     def top_level_at(self, x: int, y: int) -> list[WorldObject]:
         """Top-level objects on a tile, top layer first (a copy: safe to mutate the tile)."""
         return list(self.stacks[x][y])
 
-    def objects_at(self, x: int, y: int, respect_obscuring: bool = True) -> list[WorldObject]:
+    def objects_at(self, x: int, y: int, respect_obscuring: bool = True, skip: WorldObject | None = None) -> list[WorldObject]:
         """What an observer sees on a tile: top-down, each object then its visible contents;
-        stops below the first layer holding an obscuring object (floors hide the grass)."""
+        stops below the first layer holding an obscuring object (floors hide the grass).
+        `skip`: a top-level object to see the tile without (as if it stood elsewhere)."""
         out: list[WorldObject] = []
         layer = None
         obscured = False
-        for obj in self.stacks[x][y]:
+        stack = self.stacks[x][y]
+        if skip is not None and skip in stack:
+            stack = [o for o in stack if o is not skip]
+        for obj in stack:
             if obj.layer != layer:
                 if obscured and respect_obscuring:
                     break
@@ -187,9 +208,13 @@ class World:
                 obscured = True
         return out
 
-    def blocker_at(self, x: int, y: int) -> WorldObject | None:
-        """The first impassable thing on a tile (closed contents included), else None."""
-        for obj in self.stacks[x][y]:
+    def blocker_at(self, x: int, y: int, skip: WorldObject | None = None) -> WorldObject | None:
+        """The first impassable thing on a tile (closed contents included), else None; `skip`
+        as for `objects_at`."""
+        stack = self.stacks[x][y]
+        if skip is not None and skip in stack:
+            stack = [o for o in stack if o is not skip]
+        for obj in stack:
             if not obj.is_passable_now():
                 return obj
             if obj.contents:
