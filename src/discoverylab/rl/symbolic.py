@@ -85,10 +85,9 @@ class SymbolicEncoder:
         self.slot_data: list[SlotData] = []  # the last observation's slots, as plain tuples
         self._slots: list[Slot] | None = []
         self._row_bytes = object_slots * SLOT_FEATURES
-        self._key: tuple[Any, ...] | None = None  # what the cached parts below were built from
-        self._tiles = self._state = self._rows = b""
-        self._inventory_size = 0
-        self._task = ""  # the task `mirror.statics` were built for
+        self._built: dict[tuple[int, int, str], tuple[bytes, bytes, bytes, list[SlotData], int]] = {}  # `_build` per place and facing
+        self._version = -1  # the mirror version and task `_built` holds
+        self._task = ""
         self._shapes: list[tuple[int, ...]] = [
             (w, w, DEPTH), (w, w, 4), (object_slots, SLOT_FEATURES), (dialog_options, 3), (AGENT_FEATURES,),
         ]  # fmt: skip
@@ -108,15 +107,27 @@ class SymbolicEncoder:
             if mirror is not None:
                 mirror.close()
             mirror = self._mirror = SceneryMirror(world, self.radius, DEPTH, agent)
-            self._key = None
+            self._built.clear()
         if mirror.changed:
             mirror.refresh()
         # Tiles, slots and their rows follow from the agent's place and facing, the task and
-        # the world's tiles, which report every change of what they show (`mirror.version`).
-        key = (agent.x, agent.y, agent.facing, mirror.version, task)
-        if key != self._key:
-            self._key = key
-            self._build(agent, mirror, task)
+        # the world's tiles, which report every change of what they show (`mirror.version`):
+        # kept per place and facing until one of the others changes.
+        if mirror.version != self._version or task != self._task:
+            self._built.clear()
+            self._version = mirror.version
+            if task != self._task:
+                self._task = task
+                mirror.statics.clear()
+        key = (agent.x, agent.y, agent.facing)
+        built = self._built.get(key)
+        if built is None:
+            if len(self._built) >= 1024:  # bound the memory of a long walk through a still world
+                self._built.clear()
+            built = self._built[key] = self._build(agent, mirror, task)
+        tiles, state, rows, data, inventory_size = built
+        if data is not self.slot_data:
+            self.slot_data, self._slots = data, None
         dialog = bytearray(self.num_dialog * 3)
         partner = agent.dialog_partner
         in_dialog = partner is not None and partner.dialog_tree is not None
@@ -126,19 +137,20 @@ class SymbolicEncoder:
             line = tree.node().text.format(**partner.props)
             for i, opt in enumerate(tree.visible_options()[: self.num_dialog]):
                 dialog[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
-        facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, self._inventory_size,
+        facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, inventory_size,
                            success, min(len(world.teleports), 255), completed))  # fmt: skip
         shapes = self._shapes
         return {
-            "tiles": _array(shapes[0], U8, bytearray(self._tiles)),
-            "tile_state": _array(shapes[1], U8, bytearray(self._state)),
-            "slots": _array(shapes[2], U8, bytearray(self._rows)),
+            "tiles": _array(shapes[0], U8, bytearray(tiles)),
+            "tile_state": _array(shapes[1], U8, bytearray(state)),
+            "slots": _array(shapes[2], U8, bytearray(rows)),
             "dialog": _array(shapes[3], U8, dialog),
             "agent": _array(shapes[4], U8, facts),
         }
 
-    def _build(self, agent: Agent, mirror: SceneryMirror, task: str) -> None:
-        """The window's tiles and states, the slots and their rows; marks what the agent sees."""
+    def _build(self, agent: Agent, mirror: SceneryMirror, task: str) -> tuple[bytes, bytes, bytes, list[SlotData], int]:
+        """The window's tiles and states, the slots' rows, the slots and the inventory size;
+        marks what the agent sees."""
         r = self.radius
         w = 2 * r + 1
         world = agent.world
@@ -171,17 +183,12 @@ class SymbolicEncoder:
         else:
             inventory = []
             near += [(False, 0, uuid, o, False, True, 0, 0) for uuid, o in candidates[ax][ay]]
-        self._inventory_size = min(len(inventory), 255)
         # Slot candidates: the own tile's (within reach), then those of the other tiles that
         # hold any, of which only the faced tile's are within reach (`accessible_objects`).
         for x, y, dist, dx, dy in mirror.candidate_tiles(ax, ay):
             ok = x == fx and y == fy
             near += [(not ok, dist, uuid, o, False, ok, dx, dy) for uuid, o in candidates[x][y]]
-        slots = self.slot_data = assemble_slots(inventory, near, self.num_slots)
-        self._slots = None
-        if task is not self._task:
-            self._task = task
-            mirror.statics.clear()
+        slots = assemble_slots(inventory, near, self.num_slots)
         statics = mirror.statics
         values: list[int] = []
         for o, in_inventory, accessible, dx, dy in slots:
@@ -193,7 +200,7 @@ class SymbolicEncoder:
             values += static[2]
             values.append(min(len(o.contents), 255))
         rows = bytes(values)
-        self._tiles, self._state, self._rows = tiles, state, rows + bytes(self._row_bytes - len(rows))
+        return tiles, state, rows + bytes(self._row_bytes - len(rows)), slots, min(len(inventory), 255)
 
     def blank(self) -> dict[str, Any]:
         return {k: np.zeros(s.shape, np.uint8) for k, s in self.space.spaces.items()}  # type: ignore[union-attr]
