@@ -33,6 +33,13 @@ Candidate = tuple[int, WorldObject]
 """(UUID, object) of a visible object that may fill an object slot (anything but ground)."""
 
 
+def _plain(obj: WorldObject) -> bool:
+    """Whether a tile holding only `obj` (nothing inside) looks like any other tile holding only
+    an object of its class, type and passability: not a character or a passage, and passable
+    by the engine's own rule."""
+    return not obj.is_agent and not obj.is_passage and type(obj).is_passable_now is WorldObject.is_passable_now
+
+
 class SceneryMirror:
     """Kind ids and tile states of every tile of one world, its visible objects (`visible`,
     `candidates`, indexed [x][y] in world coordinates) and which tiles hold slot candidates.
@@ -67,17 +74,32 @@ class SceneryMirror:
 
     def _build_all(self) -> None:
         """Every tile at once (byte-slice writes; per-tile numpy writes would cost a few ms
-        per reset)."""
-        size, r, depth, side = self.world.size, self.radius, self.depth, self._side
+        per reset). Most tiles hold one plain object (grass, a floor, a wall): their cells
+        come from a per-world table by class, type and passability."""
+        world, viewer = self.world, self.viewer
+        size, r, depth, side = world.size, self.radius, self.depth, self._side
         kinds_view, state_view = self._kinds_view, self._state_view
-        flags = self.flags
+        plain: dict[tuple[type, str, bool], tuple[bytes, bytes, bool]] = {}
         for x in range(size):
+            stacks, visible, candidates, flags = world.stacks[x], self.visible[x], self.candidates[x], self.flags[x]
             for y in range(size):
-                kinds, state, flags[x][y] = self._cell(x, y)
+                stack = stacks[y]
+                obj = stack[0] if len(stack) == 1 else None
+                if obj is not None and not obj.contents and obj is not viewer and _plain(obj):
+                    key = (type(obj), obj.type, obj.passable)
+                    cell = plain.get(key)
+                    if cell is None:
+                        cell = plain[key] = self._cell(x, y)
+                    else:
+                        visible[y] = [obj]
+                        candidates[y] = ((obj.uuid, obj),) if cell[2] else ()
+                else:
+                    cell = self._cell(x, y)
+                kinds, state, flags[y] = cell
                 at = (y + r) * side + x + r
                 kinds_view[at * depth : (at + 1) * depth] = kinds
                 state_view[at * 4 : at * 4 + 4] = state
-        self.has_candidates[r : r + size, r : r + size] = np.array(flags, bool).T
+        self.has_candidates[r : r + size, r : r + size] = np.array(self.flags, bool).T
 
     def _cell(self, x: int, y: int) -> tuple[bytes, bytes, bool]:
         """Kind ids (padded to `depth`), tile state and whether it holds slot candidates; keeps
