@@ -58,7 +58,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         self._slots: list[Slot] | None = []
         self._mask = np.zeros(self.n, dtype=bool)
         self._masks: dict[tuple[Any, ...], np.ndarray] = {}  # mask per (reach, teleportable, locations)
-        self._mask_for: tuple[Any, int] | None = None  # (the encoder's slot data, locations) `_mask` was built for
+        self._by_slots: dict[int, tuple[list[SlotData], int, np.ndarray]] = {}  # id(slot data) -> (it, locations, mask)
 
     # ---- the layout -------------------------------------------------------------------
     def layout(self, index: int) -> tuple[str, tuple[int, ...]]:
@@ -126,45 +126,55 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         base = self.env.unwrapped
         agent = base.scenario.player  # type: ignore[attr-defined]
         encoder = getattr(base, "symbolic", None)
-        fresh = False  # slots the symbolic encoder built this step?
         if encoder is not None and encoder.num_slots == self.num_slots:
-            data = encoder.slot_data
-            if data is self.slot_data and self._mask_for is not None and agent.dialog_partner is None:
-                # the encoder reused its slots (nothing in view changed): so does the mask, unless
-                # a teleport location was added
-                if self._mask_for[1] == len(agent.world.teleports):
-                    info["action_mask"] = self._mask.copy()
-                    return
-            self.slot_data, self._slots, fresh = data, None, True
+            data = encoder.slot_data  # built this step, or kept from a step with the same view
+            if data is not self.slot_data:
+                self.slot_data, self._slots = data, None
+            if agent.dialog_partner is None:
+                # The same slots give the same mask (the encoder marked their objects seen and
+                # keeps no slot for an object that left the world) unless a location was added.
+                teleports = len(agent.world.teleports)
+                known = self._by_slots.get(id(data))
+                if known is None or known[0] is not data or known[1] != teleports:
+                    if len(self._by_slots) >= 1024:
+                        self._by_slots.clear()
+                    known = self._by_slots[id(data)] = (data, teleports, self._world_mask(agent, data, True))
+                self._mask = known[2]
+                info["action_mask"] = known[2].copy()
+                return
         else:
             self._slots = object_slots(agent, base.radius, self.num_slots)  # type: ignore[attr-defined]
             self.slot_data = [(s.obj, s.in_inventory, s.accessible, s.dx, s.dy) for s in self._slots]
         partner = agent.dialog_partner
-        self._mask_for = None
         if partner is not None and partner.dialog_tree is not None:
-            key: tuple[Any, ...] = ("dialog", min(len(partner.dialog_tree.visible_options()), self.num_dialog))
+            mask = self._cached_mask(("dialog", min(len(partner.dialog_tree.visible_options()), self.num_dialog)))
         else:
-            if fresh and partner is None:
-                self._mask_for = (self.slot_data, len(agent.world.teleports))
-            slots = self.slot_data
-            if base.teleport:  # type: ignore[attr-defined]
-                world, seen = agent.world, agent.seen
-                objects = world.objects
-                if fresh:  # the encoder marked every slot's object seen this step, and all are in the world
-                    teleportable = (True,) * len(slots)
-                else:
-                    teleportable = tuple([s[0].uuid in objects and s[0].uuid in seen for s in slots])
-                locations = min(len(world.teleports), self.num_locations)
+            mask = self._world_mask(agent, self.slot_data, False)
+        self._mask = mask
+        info["action_mask"] = mask.copy()
+
+    def _world_mask(self, agent: Any, slots: list[SlotData], fresh: bool) -> np.ndarray:
+        """The mask outside a dialog; `fresh`: the symbolic encoder built `slots` (so every
+        slot's object is in the world and seen)."""
+        if self.env.unwrapped.teleport:  # type: ignore[attr-defined]
+            world, seen = agent.world, agent.seen
+            objects = world.objects
+            if fresh:
+                teleportable = (True,) * len(slots)
             else:
-                teleportable, locations = (), -1
-            key = (tuple([s[2] for s in slots]), teleportable, locations)
+                teleportable = tuple([s[0].uuid in objects and s[0].uuid in seen for s in slots])
+            locations = min(len(world.teleports), self.num_locations)
+        else:
+            teleportable, locations = (), -1
+        return self._cached_mask((tuple([s[2] for s in slots]), teleportable, locations))
+
+    def _cached_mask(self, key: tuple[Any, ...]) -> np.ndarray:
         mask = self._masks.get(key)
         if mask is None:  # a handful of distinct masks per episode: build each once
             mask = self._build_mask(key)
             if len(self._masks) < 4096:
                 self._masks[key] = mask
-        self._mask = mask
-        info["action_mask"] = mask.copy()
+        return mask
 
     def _build_mask(self, key: tuple[Any, ...]) -> np.ndarray:
         mask = np.zeros(self.n, dtype=bool)
