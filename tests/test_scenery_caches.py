@@ -67,8 +67,8 @@ def _uncached(base, obs, info, fresh: bool) -> None:  # type: ignore[no-untyped-
         assert np.array_equal(obs[key], again[key]), (key, fresh)
 
 
-def _rollout_checked(task: str, difficulty: str, steps: int, seed: int) -> int:
-    env = make_rl_env(task, difficulty, max_steps=10**9)
+def _rollout_checked(task: str, difficulty: str, steps: int, seed: int, radius: int = 3) -> int:
+    env = make_rl_env(task, difficulty, max_steps=10**9, radius=radius)
     obs, info = env.reset(seed=seed)
     base = env.unwrapped
     rng = np.random.default_rng(seed)
@@ -98,6 +98,14 @@ def _rollout_checked(task: str, difficulty: str, steps: int, seed: int) -> int:
 @pytest.mark.parametrize(("task", "difficulty"), PAIRS)
 def test_scenery_mirror_matches_a_tile_by_tile_walk(task: str, difficulty: str) -> None:
     assert _rollout_checked(task, difficulty, steps=150, seed=3) == 150
+
+
+@pytest.mark.parametrize("radius", [0, 1])
+@pytest.mark.parametrize("task", ["Proteomics", "SpaceSick"])
+def test_small_views_match_too(task: str, radius: int) -> None:
+    """Characters walking outside the view leave their tiles pending; with radius 0 the faced
+    tile lies outside the window and must be current all the same."""
+    assert _rollout_checked(task, "normal", steps=150, seed=5, radius=radius) == 150
 
 
 @pytest.mark.slow

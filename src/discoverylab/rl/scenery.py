@@ -46,7 +46,7 @@ class SceneryMirror:
 
     Every tile is kept as if `viewer` (the observing agent) stood elsewhere: its own moves
     change no tile (the world does not even report them), and the encoder reads the tile it
-    stands on itself. `version` counts the refreshes that changed something."""
+    stands on itself. `version` counts the refreshes that recomputed tiles."""
 
     def __init__(self, world: World, radius: int, depth: int, viewer: WorldObject | None = None) -> None:
         self.world = world
@@ -68,6 +68,8 @@ class SceneryMirror:
         self._candidate_tiles: dict[tuple[int, int], list[tuple[int, int, int, int, int]]] = {}
         self._side = side
         self.version = 0
+        self.pending = np.zeros((side, side), bool)  # reported tiles not recomputed yet (`refresh`)
+        self.waiting = False  # any pending?
         self.changed = world.watch_tiles(mover=viewer)
         self._views()
         self._build_all()
@@ -136,13 +138,30 @@ class SceneryMirror:
             self._candidate_tiles[(ax, ay)] = tiles
         return tiles
 
-    def refresh(self) -> None:
-        """Recompute the tiles the world reported changed since the last refresh."""
+    def refresh(self, ax: int, ay: int) -> None:
+        """Bring the tiles around (ax, ay) up to date: those the world reported changed and
+        that lie within the view radius (at least 1, for the faced tile). The others wait in
+        `pending` until a view reaches them: characters walking far away cost nothing here."""
+        pending = self.pending
         if self.changed:
+            r = self.radius
             for x, y in self.changed:
-                self._tile(x, y)
+                pending[y + r, x + r] = True
             self.changed.clear()
-            self.version += 1
+            self.waiting = True
+        if self.waiting:
+            r, reach = self.radius, max(self.radius, 1)
+            top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
+            near = pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
+            cells = near.ravel().nonzero()[0].tolist()
+            if cells:
+                width = near.shape[1]
+                for cell in cells:
+                    dy, dx = divmod(cell, width)
+                    self._tile(left + dx - r, top + dy - r)
+                near[...] = False  # a view: writes through to `pending`
+                self.version += 1
+                self.waiting = bool(pending.any())
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
         """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text

@@ -108,8 +108,8 @@ class SymbolicEncoder:
                 mirror.close()
             mirror = self._mirror = SceneryMirror(world, self.radius, DEPTH, agent)
             self._built.clear()
-        if mirror.changed:
-            mirror.refresh()
+        if mirror.changed or mirror.waiting:
+            mirror.refresh(agent.x, agent.y)
         # Tiles, slots and their rows follow from the agent's place and facing, the task and
         # the world's tiles, which report every change of what they show (`mirror.version`):
         # kept per place and facing until one of the others changes.
