@@ -58,6 +58,9 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         self._slots: list[Slot] | None = []
         self._mask = np.zeros(self.n, dtype=bool)
         self._masks: dict[tuple[Any, ...], np.ndarray] = {}  # mask per (reach, teleportable, locations)
+        self._base = env.unwrapped
+        encoder = getattr(self._base, "symbolic", None)  # the symbolic encoder builds the same slots
+        self._encoder = encoder if encoder is not None and encoder.num_slots == object_slots else None
         self._by_slots: dict[int, tuple[list[SlotData], int, np.ndarray]] = {}  # id(slot data) -> (it, locations, mask)
 
     # ---- the layout -------------------------------------------------------------------
@@ -119,14 +122,14 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
 
     # ---- masks ------------------------------------------------------------------------
     def _locations(self) -> list[str]:
-        world = self.env.unwrapped.world  # type: ignore[attr-defined]
+        world = self._base.world  # type: ignore[attr-defined]
         return sorted(world.teleports)[: self.num_locations]
 
     def _refresh(self, info: dict[str, Any]) -> None:
-        base = self.env.unwrapped
+        base = self._base
         agent = base.scenario.player  # type: ignore[attr-defined]
-        encoder = getattr(base, "symbolic", None)
-        if encoder is not None and encoder.num_slots == self.num_slots:
+        encoder = self._encoder
+        if encoder is not None:
             data = encoder.slot_data  # built this step, or kept from a step with the same view
             if data is not self.slot_data:
                 self.slot_data, self._slots = data, None
@@ -156,7 +159,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
     def _world_mask(self, agent: Any, slots: list[SlotData], fresh: bool) -> np.ndarray:
         """The mask outside a dialog; `fresh`: the symbolic encoder built `slots` (so every
         slot's object is in the world and seen)."""
-        if self.env.unwrapped.teleport:  # type: ignore[attr-defined]
+        if self._base.teleport:  # type: ignore[attr-defined]
             world, seen = agent.world, agent.seen
             objects = world.objects
             if fresh:
