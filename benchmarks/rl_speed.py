@@ -3,7 +3,7 @@ env for comparison, Gymnasium's vector envs, and the batched vector env (`Batche
 2 workers x k envs) against one env. A benchmark, not a test:
 
     .venv/bin/python benchmarks/rl_speed.py [--steps 5000] [--task DoorsTest] [--batched 4,8,16]
-        [--repeat 1] [--wait-idle] [--only-batched] [--json out.json]
+        [--repeat 1] [--wait-idle] [--only-batched] [--json out.json] [--suite unit|normal [--resets 20]]
 
 Steps/s count `env.step` plus picking a random masked action; `env_steps_per_s` counts the time
 inside `step` only. The symbolic single env, the batched rows and their serial twins share one
@@ -13,7 +13,10 @@ it; `ratio_to_serial` with its serial twin: the same envs and seeds stepped one 
 in this process (one core). With `--repeat` the trios run back to back in alternating order
 and a summary line gives each ratio's median, min and max. Episodes are
 long (`max_steps` is huge); the few the random policy completes are reset. The single-env rows
-also print the process-CPU rate: on a busy machine it is the steadier figure.
+also print the process-CPU rate: on a busy machine it is the steadier figure. `--suite` prints
+instead one row per task (the ten unit tests, or every task at Normal): the single symbolic env,
+its median reset time, and the in-`step` rate with a reset every 100 steps (a unit test's
+default episode).
 """
 
 from __future__ import annotations
@@ -70,6 +73,29 @@ def single(task: str, steps: int, symbolic: bool) -> dict[str, Any]:
     wall, cpu = clock() - wall, time.process_time() - cpu
     return {"mode": "symbolic" if symbolic else "text", "steps_per_s": steps / wall,
             "env_steps_per_s": steps / in_env, "cpu_steps_per_s": steps / cpu}  # fmt: skip
+
+
+def resets(task: str, count: int) -> float:
+    """Median milliseconds of `reset` of the RL env (a new world, its tile mirror and the
+    first observation), over `count` seeds."""
+    env = make_rl_env(task)
+    env.reset(seed=0)
+    times = []
+    for seed in range(1, count + 1):
+        start = time.perf_counter()
+        env.reset(seed=seed)
+        times.append(time.perf_counter() - start)
+    return 1000 * float(np.median(times))
+
+
+def suite(tasks: list[str], steps: int, count: int) -> None:
+    """One row per task: the symbolic single env (in `step`, wall with the sampler, CPU), the
+    reset time, and the in-`step` rate with a reset every 100 steps (a unit test's episode)."""
+    for task in tasks:
+        row = single(task, steps, True)
+        row["reset_ms"] = resets(task, count)
+        row["episodes_of_100_steps_per_s"] = 100 / (100 / row["env_steps_per_s"] + row["reset_ms"] / 1000)
+        _show(task, row)
 
 
 def vector(task: str, steps: int, num_envs: int, mode: str) -> dict[str, Any]:
@@ -173,7 +199,16 @@ def main() -> None:
     parser.add_argument("--only-batched", action="store_true", help="skip the text and Gymnasium vector rows")
     parser.add_argument("--wait-idle", action="store_true", help="before each trio, wait until the machine is idle")
     parser.add_argument("--json")
+    parser.add_argument("--suite", choices=("unit", "normal"), help="a row per task instead: the ten unit tests, or "
+                        "every task's Normal difficulty; single symbolic env and reset time (--resets seeds)")
+    parser.add_argument("--resets", type=int, default=20)
     args = parser.parse_args()
+    if args.suite:
+        from discoverylab.scenarios.registry import all_tasks
+
+        chosen = [t for t, cls in all_tasks().items() if "normal" in cls.difficulties and (args.suite == "normal" or t.endswith("Test"))]
+        suite(chosen, args.steps, args.resets)
+        return
     base = single(args.task, args.steps, True)
     rows = [base]
     if not args.only_batched:

@@ -54,15 +54,28 @@ def _compiled(kind: str) -> tuple[type[WorldObject], dict[str, Any], tuple[str, 
     return CLASSES[tpl["class"]], attrs, tuple(tpl.get("materials", [])), dict(tpl.get("props", {}))
 
 
+@cache
+def _plan(kind: str) -> tuple[type[WorldObject], str, str, dict[str, Any], tuple[Any, ...] | None, tuple[str, ...], dict[str, Any]]:
+    """What `spawn` needs of a template: (class, name, type, other attributes, the shared
+    materials of scenery (None: fresh copies of `material_keys`), material keys, props)."""
+    cls, base, material_keys, tpl_props = _compiled(kind)
+    attrs = dict(base)
+    name, type_ = attrs.pop("name"), attrs.pop("type_")
+    if "props" in attrs:  # props given as an attribute: added after the template's own, as overrides are
+        tpl_props = {**tpl_props, **attrs.pop("props")}
+    shared = tuple(shared_material(m) for m in material_keys) if issubclass(cls, things.Terrain) else None
+    return cls, name, type_, attrs, shared, material_keys, tpl_props
+
+
 def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
     """Create an object from its template. `name`/`type_` and any attribute can be overridden."""
-    cls, base, material_keys, tpl_props = _compiled(kind)
-    attrs = {**base, **overrides} if overrides else dict(base)
-    name = attrs.pop("name")
-    type_ = attrs.pop("type_")
-    props = attrs.pop("props", None)
-    make_material = shared_material if issubclass(cls, things.Terrain) else material
-    obj = cls(world, name, type_, [make_material(m) for m in material_keys], **attrs)
+    cls, name, type_, attrs, shared, material_keys, tpl_props = _plan(kind)
+    props = None
+    if overrides:
+        attrs = {**attrs, **overrides}
+        name, type_, props = attrs.pop("name", name), attrs.pop("type_", type_), attrs.pop("props", None)
+    materials = list(shared) if shared is not None else [material(m) for m in material_keys]
+    obj = cls(world, name, type_, materials, **attrs)
     if tpl_props:
         obj.props.update(tpl_props)
     if props:
