@@ -58,6 +58,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         self._slots: list[Slot] | None = []
         self._mask = np.zeros(self.n, dtype=bool)
         self._masks: dict[tuple[Any, ...], np.ndarray] = {}  # mask per (reach, teleportable, locations)
+        self.mask_out: np.ndarray | None = None  # `BatchedVectorEnv`'s shared row: masks are written there
         self._base = env.unwrapped
         encoder = getattr(self._base, "symbolic", None)  # the symbolic encoder builds the same slots
         self._encoder = encoder if encoder is not None and encoder.num_slots == object_slots else None
@@ -143,7 +144,11 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
                         self._by_slots.clear()
                     known = self._by_slots[id(data)] = (data, teleports, self._world_mask(agent, data, True))
                 self._mask = known[2]
-                info["action_mask"] = known[2].copy()
+                if self.mask_out is not None:
+                    self.mask_out[:] = known[2]
+                    info["action_mask"] = self.mask_out
+                else:
+                    info["action_mask"] = known[2].copy()
                 return
         else:
             self._slots = object_slots(agent, base.radius, self.num_slots)  # type: ignore[attr-defined]
@@ -154,7 +159,11 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         else:
             mask = self._world_mask(agent, self.slot_data, False)
         self._mask = mask
-        info["action_mask"] = mask.copy()
+        if self.mask_out is not None:
+            self.mask_out[:] = mask
+            info["action_mask"] = self.mask_out
+        else:
+            info["action_mask"] = mask.copy()
 
     def _world_mask(self, agent: Any, slots: list[SlotData], fresh: bool) -> np.ndarray:
         """The mask outside a dialog; `fresh`: the symbolic encoder built `slots` (so every

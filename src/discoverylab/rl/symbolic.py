@@ -92,6 +92,10 @@ class SymbolicEncoder:
             (w, w, DEPTH), (w, w, 4), (object_slots, SLOT_FEATURES), (dialog_options, 3), (AGENT_FEATURES,),
         ]  # fmt: skip
         self._mirror: SceneryMirror | None = None
+        # Set by `BatchedVectorEnv` in its workers (`write_into`): the observation is written
+        # into these shared rows (flat byte views per key) and `out_arrays` is returned.
+        self.out: dict[str, memoryview] | None = None
+        self.out_arrays: dict[str, np.ndarray] = {}
 
     @property
     def slots(self) -> list[Slot]:
@@ -139,6 +143,14 @@ class SymbolicEncoder:
                 dialog[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
         facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, inventory_size,
                            success, min(len(world.teleports), 255), completed))  # fmt: skip
+        out = self.out
+        if out is not None:  # a batched vector env's rows: write there, no arrays of our own
+            out["tiles"][:] = tiles
+            out["tile_state"][:] = state
+            out["slots"][:] = rows
+            out["dialog"][:] = dialog
+            out["agent"][:] = facts
+            return self.out_arrays
         shapes = self._shapes
         return {
             "tiles": _array(shapes[0], U8, bytearray(tiles)),
@@ -201,6 +213,12 @@ class SymbolicEncoder:
             values.append(min(len(o.contents), 255))
         rows = bytes(values)
         return tiles, state, rows + bytes(self._row_bytes - len(rows)), slots, min(len(inventory), 255)
+
+    def write_into(self, rows: dict[str, np.ndarray]) -> None:
+        """Write every later observation into `rows` (one writable C-contiguous uint8 array per
+        key, shaped as the space) and return those arrays themselves: the caller owns them."""
+        self.out = {key: memoryview(rows[key].data).cast("B") for key in self.space.spaces}
+        self.out_arrays = {key: rows[key] for key in self.space.spaces}
 
     def blank(self) -> dict[str, Any]:
         return {k: np.zeros(s.shape, np.uint8) for k, s in self.space.spaces.items()}  # type: ignore[union-attr]

@@ -3,10 +3,11 @@
 
 Gymnasium's `AsyncVectorEnv` pays one pipe round trip and a pickled `info` per env step; our
 env steps take ~170 us, so that overhead ate the second core. Here the driver writes the
-action batch into shared memory and sends one byte per worker; each worker writes its envs'
-observations (every key of the `Dict` observation stacked), rewards, terminations,
-truncations, action masks and the lean-info scalars (`success`, `step`) in place and answers
-with one byte. Only the rare extra info keys (the scorecard on the step that ends an episode)
+action batch into shared memory and sends one byte per worker; each worker's envs write their
+observations (every key of the `Dict` observation stacked) and action masks straight into it
+(`SymbolicEncoder.write_into`, `DiscreteActions.mask_out`), the worker adds rewards,
+terminations, truncations and the lean-info scalars (`success`, `step`) and answers with one
+byte. Only the rare extra info keys (the scorecard on the step that ends an episode)
 travel pickled. The driver steps the first block itself meanwhile, and both sides poll for a
 short while before sleeping: on two cores each wake-up costs about half an env step.
 See docs/rl.md.
@@ -93,6 +94,9 @@ class _Block:
         self.terms, self.truncs = rows["terminations"], rows["truncations"]
         self.masks, self.success, self.steps = rows["action_mask"], rows["success"], rows["step"]
         self.autoreset = [False] * (hi - lo)
+        for j, env in enumerate(self.envs):  # observations and masks go straight into the shared rows
+            env.unwrapped.symbolic.write_into({key: view[j] for key, view in self.obs})  # type: ignore[attr-defined]
+            env.mask_out = self.masks[j]
 
     def step(self, extras: dict[int, dict[str, Any]]) -> None:
         """Step every env with its action (or reset it, if it ended last step)."""
@@ -120,9 +124,7 @@ class _Block:
             env.close()
 
     def _write(self, j: int, obs: Any, info: dict[str, Any], extras: dict[int, dict[str, Any]]) -> None:
-        for key, view in self.obs:
-            view[j] = obs[key]
-        self.masks[j] = info["action_mask"]
+        """The scalars and rare info keys: the env wrote its observation and mask already."""
         self.success[j] = info["success"]
         self.steps[j] = info["step"]
         if len(info) > 4 or not LEAN_KEYS.issuperset(info):
