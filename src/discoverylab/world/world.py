@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -222,21 +223,29 @@ class World:
         return zones
 
     def _label_zones(self, barrier: set[tuple[int, int]]) -> list[list[int]]:
-        zones = [[-1] * self.size for _ in range(self.size)]
+        """Label the 4-connected non-barrier regions, numbered in x-major scan order of their
+        first tile. A flood fill over flat tile indices with a precomputed neighbour table:
+        teleports ask for a fresh labelling whenever a door opens or closes."""
+        n = self.size
+        flat = [-1] * (n * n)
+        walls = [x * n + y for x, y in barrier if 0 <= x < n and 0 <= y < n]
+        for k in walls:
+            flat[k] = -2  # never labelled; back to -1 below
+        neighbours = _neighbour_table(n)
         label = 0
-        for x in range(self.size):
-            for y in range(self.size):
-                if zones[x][y] >= 0 or (x, y) in barrier:
-                    continue
-                zones[x][y], frontier = label, [(x, y)]
-                while frontier:
-                    i, j = frontier.pop()
-                    for a, b in ((i + 1, j), (i - 1, j), (i, j + 1), (i, j - 1)):
-                        if 0 <= a < self.size and 0 <= b < self.size and zones[a][b] < 0 and (a, b) not in barrier:
-                            zones[a][b] = label
-                            frontier.append((a, b))
-                label += 1
-        return zones
+        for start in range(n * n):
+            if flat[start] != -1:
+                continue
+            flat[start], frontier = label, [start]
+            while frontier:
+                for k in neighbours[frontier.pop()]:
+                    if flat[k] == -1:
+                        flat[k] = label
+                        frontier.append(k)
+            label += 1
+        for k in walls:
+            flat[k] = -1
+        return [flat[x * n : (x + 1) * n] for x in range(n)]
 
     def find(self, predicate: Callable[[WorldObject], bool]) -> list[WorldObject]:
         """All live objects matching `predicate` (for scenario building and scoring)."""
@@ -280,6 +289,16 @@ class World:
             for agent in self.agents:
                 agent.states.add(signal)
         self.step += 1
+
+
+@cache
+def _neighbour_table(n: int) -> tuple[tuple[int, ...], ...]:
+    """Per flat tile index x * n + y of an n x n grid, the indices of its in-bounds 4-neighbours."""
+    return tuple(
+        tuple(a * n + b for a, b in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)) if 0 <= a < n and 0 <= b < n)
+        for x in range(n)
+        for y in range(n)
+    )
 
 
 def _stack_insert(stack: list[WorldObject], obj: WorldObject, layer: Layer) -> None:
