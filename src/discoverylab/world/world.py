@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
-from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -224,28 +223,39 @@ class World:
 
     def _label_zones(self, barrier: set[tuple[int, int]]) -> list[list[int]]:
         """Label the 4-connected non-barrier regions, numbered in x-major scan order of their
-        first tile. A flood fill over flat tile indices with a precomputed neighbour table:
-        teleports ask for a fresh labelling whenever a door opens or closes."""
+        first tile (-1 on the barrier). Works on runs of free tiles per column joined by a
+        union-find, not tile by tile: teleports ask again whenever a door opens or closes."""
         n = self.size
-        flat = [-1] * (n * n)
-        walls = [x * n + y for x, y in barrier if 0 <= x < n and 0 <= y < n]
-        for k in walls:
-            flat[k] = -2  # never labelled; back to -1 below
-        neighbours = _neighbour_table(n)
-        label = 0
-        for start in range(n * n):
-            if flat[start] != -1:
-                continue
-            flat[start], frontier = label, [start]
-            while frontier:
-                for k in neighbours[frontier.pop()]:
-                    if flat[k] == -1:
-                        flat[k] = label
-                        frontier.append(k)
-            label += 1
-        for k in walls:
-            flat[k] = -1
-        return [flat[x * n : (x + 1) * n] for x in range(n)]
+        cuts: list[list[int]] = [[] for _ in range(n)]
+        for x, y in barrier:
+            if 0 <= x < n and 0 <= y < n:
+                cuts[x].append(y)
+        runs: list[list[tuple[int, int]]] = []  # per column, its free runs [y0, y1)
+        for column in cuts:
+            column.sort()
+            spans, y0 = [], 0
+            for y in (*column, n):
+                if y > y0:
+                    spans.append((y0, y))
+                y0 = max(y0, y + 1)
+            runs.append(spans)
+        parent: list[int] = []  # union-find over runs numbered in scan order
+        first: list[int] = []  # per column, the number of its first run
+        for x, spans in enumerate(runs):
+            first.append(len(parent))
+            parent.extend(range(len(parent), len(parent) + len(spans)))
+            if x:
+                _join_runs(parent, runs[x - 1], first[x - 1], spans, first[x])
+        labels: dict[int, int] = {}
+        zones = []
+        for x, spans in enumerate(runs):
+            row = [-1] * n
+            for i, (y0, y1) in enumerate(spans):
+                root = _find(parent, first[x] + i)
+                label = labels.setdefault(root, len(labels))
+                row[y0:y1] = [label] * (y1 - y0)
+            zones.append(row)
+        return zones
 
     def find(self, predicate: Callable[[WorldObject], bool]) -> list[WorldObject]:
         """All live objects matching `predicate` (for scenario building and scoring)."""
@@ -291,14 +301,27 @@ class World:
         self.step += 1
 
 
-@cache
-def _neighbour_table(n: int) -> tuple[tuple[int, ...], ...]:
-    """Per flat tile index x * n + y of an n x n grid, the indices of its in-bounds 4-neighbours."""
-    return tuple(
-        tuple(a * n + b for a, b in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)) if 0 <= a < n and 0 <= b < n)
-        for x in range(n)
-        for y in range(n)
-    )
+def _find(parent: list[int], i: int) -> int:
+    """Union-find root of `i` (with path halving)."""
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def _join_runs(parent: list[int], left: list[tuple[int, int]], left_first: int, right: list[tuple[int, int]], right_first: int) -> None:
+    """Union the runs of two neighbouring columns that share a row (both lists sorted by y)."""
+    i = j = 0
+    while i < len(left) and j < len(right):
+        (a0, a1), (b0, b1) = left[i], right[j]
+        if a0 < b1 and b0 < a1:
+            ra, rb = _find(parent, left_first + i), _find(parent, right_first + j)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+        if a1 <= b1:
+            i += 1
+        else:
+            j += 1
 
 
 def _stack_insert(stack: list[WorldObject], obj: WorldObject, layer: Layer) -> None:
