@@ -150,7 +150,10 @@ class SoilTile(Container):
     is_open = False  # covered by its dirt (contents hidden) until dug; `tick` keeps this in sync
 
     def has_hole(self) -> bool:
-        return not any(obj.type == "dirt" for obj in self.contents)
+        for obj in self.contents:  # a loop, not any(): every soil tile asks every tick
+            if obj.type == "dirt":
+                return False
+        return True
 
     @text_state()  # `has_hole`: its contents (reported by `add` / `detach`) and their `type`
     def describe_state(self) -> str:
