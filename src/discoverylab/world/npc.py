@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 _DIR_BY_DELTA = {delta: name for name, delta in DIRECTIONS.items()}
 _STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))  # the expansion order (ties between equal paths)
 _INF = float("inf")
+_UNKNOWN = -1.0  # `find_path`'s marker of a tile whose cost is not looked up yet
 
 
 def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:
@@ -27,20 +28,6 @@ def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> li
     somewhere re-plan every tick: a tile's cost is looked up once per search, not once per
     neighbour expanded.)"""
     costs: dict[tuple[int, int], float | None] = {}
-
-    def cost(tile: tuple[int, int]) -> float | None:
-        if tile in costs:
-            return costs[tile]
-        blocker = world.blocker_at(*tile)
-        if blocker is None:
-            value: float | None = 1.0
-        elif blocker.is_passage and not blocker.requires_key:
-            value = 20.0
-        else:
-            value = None
-        costs[tile] = value
-        return value
-
     size = world.size
     gx, gy = goal
     frontier: list[tuple[float, int, tuple[int, int]]] = [(0.0, 0, start)]
@@ -63,7 +50,9 @@ def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> li
             if not (0 <= nx < size and 0 <= ny < size):
                 continue
             tile = (nx, ny)
-            step = cost(tile)
+            step = costs.get(tile, _UNKNOWN)
+            if step is _UNKNOWN:
+                step = costs[tile] = _step_cost(world, nx, ny)
             if step is None:
                 if tile != goal:
                     continue
@@ -74,6 +63,16 @@ def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> li
                 came[tile] = cur
                 counter += 1
                 heapq.heappush(frontier, (new + abs(gx - nx) + abs(gy - ny), counter, tile))
+    return None
+
+
+def _step_cost(world: World, x: int, y: int) -> float | None:
+    """The cost of stepping onto a tile: 1, 20 through a closed unlocked door, None if blocked."""
+    blocker = world.blocker_at(x, y)
+    if blocker is None:
+        return 1.0
+    if blocker.is_passage and not blocker.requires_key:
+        return 20.0
     return None
 
 
