@@ -144,7 +144,7 @@ class ActionExecutor:
             if missing:
                 which = "both arguments" if len(missing) == 2 else missing[0]
                 raise ActionError(f"Action '{_LABELS[name]}' requires two argument objects. Missing {which}.")
-        args = [self._resolve(name, key, kind, packet.get(key)) for key, kind in zip(ARG_KEYS, kinds)]
+        args = [self._resolve(name, key, kind, packet.get(key)) for key, kind in zip(ARG_KEYS, kinds, strict=False)]
         if self.strict:
             for key in ARG_KEYS[len(kinds) :]:
                 if packet.get(key) not in (None, ""):
