@@ -99,6 +99,14 @@ class Scorecard:
         self.knowledge.append(item)
         return item
 
+    def all_completed(self) -> bool:
+        """Whether every item is completed (a loop, not all() over a generator: scorers ask
+        every tick)."""
+        for item in self.items:
+            if not item.completed:
+                return False
+        return True
+
     @property
     def critical_questions(self) -> list[str]:
         return [q.question for q in self.knowledge]

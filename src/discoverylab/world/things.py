@@ -196,8 +196,15 @@ class FertilizerBag(Container):
     def tick(self) -> None:
         from discoverylab.world.catalog import spawn
 
-        while sum(1 for o in self.contents if o.type == "fertilizer pellet") < 3:
+        while self._pellets() < 3:
             self.add(spawn(self.world, "fertilizer_pellet"))
+
+    def _pellets(self) -> int:
+        count = 0
+        for obj in self.contents:  # a loop, not sum() over a generator: every tick
+            if obj.type == "fertilizer pellet":
+                count += 1
+        return count
 
 
 class Key(WorldObject):
