@@ -205,9 +205,14 @@ class World:
         """Per tile, the number of its zone: the tiles connected without crossing a wall or a
         closed door (only a locked one if `locked_only`). None when no such door exists. Cached
         until a door opens or closes (walls never move once built)."""
-        if self._passages is None:  # built lazily, after the scenario's builder ran
-            self._passages = [o for o in self.objects.values() if o.is_passage]
-            self._walls = {(o.x, o.y) for o in self.objects.values() if o.type == "wall" and o.layer is not None}
+        if self._passages is None:  # built lazily, after the scenario's builder ran: one pass
+            passages, walls = [], set()
+            for o in self.objects.values():
+                if o.is_passage:
+                    passages.append(o)
+                if o.type == "wall" and o.layer is not None:
+                    walls.add((o.x, o.y))
+            self._passages, self._walls = passages, walls
         doors = frozenset(
             (o.x, o.y) for o in self._passages
             if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only)
