@@ -275,7 +275,7 @@ class ActionExecutor:
             return self._done("TELEPORT_TO_LOCATION", shown, None, False, msg)
         tx, ty = self.world.teleports[name]
         x, y = _nearest_passable(self.world, tx, ty)
-        self.world.place(self.agent, x, y)
+        self.world.walk(self.agent, x, y)  # `place` for a character already on the grid
         return self._done("TELEPORT_TO_LOCATION", name, None, True, f"I teleported to {name} at {x}, {y}.")
 
     def _do_teleport_to_object(self, obj: WorldObject) -> ActionResult:
@@ -294,7 +294,7 @@ class ActionExecutor:
             here = self._zones_here(zones) if zones is not None else set()
             side = next((c for c in free if zones is None or zones[c[1]][c[2]] in here), None)
             if side is not None:
-                self.world.place(self.agent, side[1], side[2])
+                self.world.walk(self.agent, side[1], side[2])
                 self.agent.facing = _OPPOSITE[side[0]]
                 msg = f"I teleported to the object with UUID {obj.uuid} ({obj.name}) at ({side[1]}, {side[2]})."
                 return self._done("TELEPORT_TO_OBJECT", obj, None, True, msg)
