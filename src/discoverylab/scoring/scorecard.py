@@ -26,6 +26,8 @@ class ScorecardItem:
     completed: bool = False
     associated_uuids: list[int] = field(default_factory=list)
     notes: str = ""
+    # The list `add_distinct` last stored (scorers call it every tick, mostly with nothing new).
+    _distinct: list[int] | None = field(default=None, init=False, repr=False, compare=False)
 
     def set(self, score: int, completed: bool | None = None, note: str = "") -> None:
         """Update the score, clamped to [0, max] (an over-count can never crash a tick)."""
@@ -41,9 +43,16 @@ class ScorecardItem:
         collected...): they accumulate in `associated_uuids` and the score is their number."""
         if self.completed:
             return
-        known = set(self.associated_uuids)
+        stored = self.associated_uuids
+        if stored is self._distinct and self.score == len(stored) < self.max_score:
+            # Still the sorted list stored last, scored as then: unless a uuid is new, the
+            # update below would store an equal list, score and completion.
+            uuids = [uuid for uuid in uuids if uuid not in stored]
+            if not uuids:
+                return
+        known = set(stored)
         known.update(uuids)
-        self.associated_uuids = sorted(known)
+        self.associated_uuids = self._distinct = sorted(known)
         self.set(len(known))
 
     def to_dict(self) -> dict[str, Any]:
@@ -89,6 +98,14 @@ class Scorecard:
         item = KnowledgeQuestion(question, list(gold_facts))
         self.knowledge.append(item)
         return item
+
+    def all_completed(self) -> bool:
+        """Whether every item is completed (a loop, not all() over a generator: scorers ask
+        every tick)."""
+        for item in self.items:
+            if not item.completed:
+                return False
+        return True
 
     @property
     def critical_questions(self) -> list[str]:

@@ -48,6 +48,8 @@ def _key_list(keys: Any) -> str:
 
 def parse_action(raw: Any) -> dict[str, Any]:
     """Turn whatever was sent into a dict, or raise ActionError saying what is wrong."""
+    if type(raw) is dict:  # the usual case (RL and scripted agents): skip the checks below
+        return dict(raw)
     if isinstance(raw, (str, bytes, bytearray)):
         if len(raw) > MAX_ACTION_CHARS:
             raise ActionError(

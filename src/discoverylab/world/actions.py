@@ -26,6 +26,9 @@ from discoverylab.world.devices import Device
 from discoverylab.world.objects import ActionResult, WorldObject
 
 _CLOCKWISE = ["north", "east", "south", "west"]
+_CW = {d: _CLOCKWISE[(i + 1) % 4] for i, d in enumerate(_CLOCKWISE)}  # facing -> facing after a turn
+_CCW = {d: _CLOCKWISE[(i + 3) % 4] for i, d in enumerate(_CLOCKWISE)}
+_OPPOSITE = {d: _CLOCKWISE[(i + 2) % 4] for i, d in enumerate(_CLOCKWISE)}
 ARG_KEYS = ("arg1", "arg2")
 _HANDLERS = {name: f"_do_{name.lower()}" for name in ACTION_SPECS}  # action name -> executor method
 _LABELS = {
@@ -63,6 +66,27 @@ def accessible_objects(agent: Agent) -> dict[int, WorldObject]:
     return found
 
 
+def accessible_object(agent: Agent, uid: int) -> WorldObject | None:
+    """`accessible_objects(agent).get(uid)` without building the dict: the same places in the
+    same order, stopping at the first object with that UUID."""
+    if agent.contents:
+        for obj in agent.inventory():
+            if obj.uuid == uid:
+                return obj
+    world = agent.world
+    x, y = agent.x, agent.y
+    for obj in world.objects_at(x, y):
+        if obj.uuid == uid and obj is not agent:
+            return obj
+    dx, dy = DIRECTIONS[agent.facing]
+    x, y = x + dx, y + dy
+    if 0 <= x < world.size and 0 <= y < world.size:
+        for obj in world.objects_at(x, y):
+            if obj.uuid == uid and obj is not agent:
+                return obj
+    return None
+
+
 class ActionExecutor:
     """Executes actions for one agent against its world."""
 
@@ -98,8 +122,10 @@ class ActionExecutor:
         name = packet["action"]
         if not isinstance(name, str):
             raise ActionError(f"'action' must be a string naming an action, not {type(name).__name__}.")
-        name = name.strip().upper()
-        spec = ACTION_SPECS.get(name)
+        spec = ACTION_SPECS.get(name) if type(name) is str else None  # the usual exact spelling: one lookup
+        if spec is None:
+            name = name.strip().upper()
+            spec = ACTION_SPECS.get(name)
         if spec is None:
             known = ", ".join(s.name for s in ACTION_SPECS.values() if s.advertised)
             raise ActionError(f"Unknown action {brief(packet['action'])}. Known actions: {known}.")
@@ -110,20 +136,20 @@ class ActionExecutor:
             if extra:
                 raise ActionError(f"Unexpected key(s) {_key_list(extra)}. An action has only 'action', 'arg1' and 'arg2'.")
         kinds = spec.args
+        handler = getattr(self, _HANDLERS[name])
+        if not kinds and not self.strict:  # moves, turns, waits: nothing to resolve
+            return handler()
         if name in ("PUT", "USE"):
             missing = [key for key in ARG_KEYS if packet.get(key) in (None, "")]
             if missing:
                 which = "both arguments" if len(missing) == 2 else missing[0]
                 raise ActionError(f"Action '{_LABELS[name]}' requires two argument objects. Missing {which}.")
-        args = []
-        for i, key in enumerate(ARG_KEYS):
-            value = packet.get(key)
-            if i >= len(kinds):
-                if self.strict and value not in (None, ""):
+        args = [self._resolve(name, key, kind, packet.get(key)) for key, kind in zip(ARG_KEYS, kinds, strict=False)]
+        if self.strict:
+            for key in ARG_KEYS[len(kinds) :]:
+                if packet.get(key) not in (None, ""):
                     raise ActionError(f"{name} takes {len(kinds)} argument(s); '{key}' is not expected.")
-                continue
-            args.append(self._resolve(name, key, kinds[i], value))
-        return getattr(self, _HANDLERS[name])(*args)
+        return handler(*args)
 
     # ---- argument resolution ----------------------------------------------------------
     def _resolve(self, action: str, key: str, kind: str, value: Any) -> Any:
@@ -131,6 +157,8 @@ class ActionExecutor:
             label = _LABELS.get(action, action)
             raise ActionError(f"Action '{label}' requires '{key}' ({kind}).")
         if kind == DIRECTION:
+            if type(value) is str and value in DIRECTIONS:  # already canonical
+                return value
             if not isinstance(value, str) or value.strip().lower() not in DIRECTIONS:
                 raise ActionError(f"Invalid direction {brief(value)} in '{key}'. Use north, east, south or west.")
             return value.strip().lower()
@@ -155,9 +183,9 @@ class ActionExecutor:
                     "TELEPORT_TO_OBJECT works only for objects that appeared in your observations."
                 )
             return obj
-        accessible = accessible_objects(self.agent)
-        if uid in accessible:
-            return accessible[uid]
+        found = accessible_object(self.agent, uid)
+        if found is not None:
+            return found
         if uid in self.world.objects and uid in self.agent.seen:
             obj = self.world.objects[uid]
             raise ActionError(
@@ -200,16 +228,16 @@ class ActionExecutor:
 
     # ---- movement ---------------------------------------------------------------------
     def _move(self, direction: str, face: bool) -> ActionResult:
-        agent = self.agent
+        agent, world = self.agent, self.world
         dx, dy = DIRECTIONS[direction]
         nx, ny = agent.x + dx, agent.y + dy
-        if not self.world.in_bounds(nx, ny):
+        if not (0 <= nx < world.size and 0 <= ny < world.size):
             return self._done("MOVE_DIRECTION", direction, None, False, "That would take me beyond the edge of the world.")
-        blocker = self.world.blocker_at(nx, ny)
+        blocker = world.blocker_at(nx, ny)
         if blocker is not None:
             msg = f"I can't move there. There is something in the way ({blocker.name})."
             return self._done("MOVE_DIRECTION", direction, None, False, msg)
-        self.world.place(agent, nx, ny)
+        world.walk(agent, nx, ny)
         if face:
             agent.facing = direction
         return self._done("MOVE_DIRECTION", direction, None, True, f"I moved to ({nx}, {ny}).")
@@ -221,8 +249,7 @@ class ActionExecutor:
         return self._move(self.agent.facing, face=True)
 
     def _do_move_backward(self) -> ActionResult:
-        back = _CLOCKWISE[(_CLOCKWISE.index(self.agent.facing) + 2) % 4]
-        return self._move(back, face=False)
+        return self._move(_OPPOSITE[self.agent.facing], face=False)
 
     def _rotate(self, direction: str) -> ActionResult:
         self.agent.facing = direction
@@ -232,10 +259,10 @@ class ActionExecutor:
         return self._rotate(direction)
 
     def _do_rotate_cw(self) -> ActionResult:
-        return self._rotate(_CLOCKWISE[(_CLOCKWISE.index(self.agent.facing) + 1) % 4])
+        return self._rotate(_CW[self.agent.facing])
 
     def _do_rotate_ccw(self) -> ActionResult:
-        return self._rotate(_CLOCKWISE[(_CLOCKWISE.index(self.agent.facing) + 3) % 4])
+        return self._rotate(_CCW[self.agent.facing])
 
     def _do_wait(self) -> ActionResult:
         return self._done("WAIT", None, None, True, "I waited.")
@@ -248,7 +275,7 @@ class ActionExecutor:
             return self._done("TELEPORT_TO_LOCATION", shown, None, False, msg)
         tx, ty = self.world.teleports[name]
         x, y = _nearest_passable(self.world, tx, ty)
-        self.world.place(self.agent, x, y)
+        self.world.walk(self.agent, x, y)  # `place` for a character already on the grid
         return self._done("TELEPORT_TO_LOCATION", name, None, True, f"I teleported to {name} at {x}, {y}.")
 
     def _do_teleport_to_object(self, obj: WorldObject) -> ActionResult:
@@ -267,8 +294,8 @@ class ActionExecutor:
             here = self._zones_here(zones) if zones is not None else set()
             side = next((c for c in free if zones is None or zones[c[1]][c[2]] in here), None)
             if side is not None:
-                self.world.place(self.agent, side[1], side[2])
-                self.agent.facing = _CLOCKWISE[(_CLOCKWISE.index(side[0]) + 2) % 4]
+                self.world.walk(self.agent, side[1], side[2])
+                self.agent.facing = _OPPOSITE[side[0]]
                 msg = f"I teleported to the object with UUID {obj.uuid} ({obj.name}) at ({side[1]}, {side[2]})."
                 return self._done("TELEPORT_TO_OBJECT", obj, None, True, msg)
         msg = f"I couldn't find a valid location beside the object ({obj.name}, uuid: {obj.uuid}) to teleport to."

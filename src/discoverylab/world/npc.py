@@ -17,20 +17,19 @@ if TYPE_CHECKING:
     from discoverylab.world.world import World
 
 _DIR_BY_DELTA = {delta: name for name, delta in DIRECTIONS.items()}
+_STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))  # the expansion order (ties between equal paths)
+_INF = float("inf")
+_UNKNOWN = -1.0  # `find_path`'s marker of a tile whose cost is not looked up yet
 
 
 def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:
     """Cheapest 4-connected path (excluding start). Closed, unlocked doors cost 20 (NPCs open
-    them); locked or impassable tiles are blocked. None if the goal is unreachable."""
-
-    def cost(x: int, y: int) -> float | None:
-        blocker = world.blocker_at(x, y)
-        if blocker is None:
-            return 1.0
-        if blocker.is_passage and not blocker.requires_key:
-            return 20.0
-        return None
-
+    them); locked or impassable tiles are blocked. None if the goal is unreachable. (NPCs walking
+    somewhere re-plan every tick: a tile's cost is looked up once per search, not once per
+    neighbour expanded.)"""
+    costs: dict[tuple[int, int], float | None] = {}
+    size = world.size
+    gx, gy = goal
     frontier: list[tuple[float, int, tuple[int, int]]] = [(0.0, 0, start)]
     came: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
     best: dict[tuple[int, int], float] = {start: 0.0}
@@ -44,20 +43,36 @@ def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> li
                 path.append(node)
                 node = came[node]
             return path[::-1]
-        for dx, dy in ((0, -1), (1, 0), (0, 1), (-1, 0)):
-            nx, ny = cur[0] + dx, cur[1] + dy
-            if not world.in_bounds(nx, ny):
+        cx, cy = cur
+        here = best[cur]
+        for dx, dy in _STEPS:
+            nx, ny = cx + dx, cy + dy
+            if not (0 <= nx < size and 0 <= ny < size):
                 continue
-            step = cost(nx, ny) if (nx, ny) != goal else (cost(nx, ny) or 1.0)
+            tile = (nx, ny)
+            step = costs.get(tile, _UNKNOWN)
+            if step is _UNKNOWN:
+                step = costs[tile] = _step_cost(world, nx, ny)
             if step is None:
-                continue
-            new = best[cur] + step
-            if new < best.get((nx, ny), float("inf")):
-                best[(nx, ny)] = new
-                came[(nx, ny)] = cur
+                if tile != goal:
+                    continue
+                step = 1.0  # an impassable goal is reached by standing beside it
+            new = here + step
+            if new < best.get(tile, _INF):
+                best[tile] = new
+                came[tile] = cur
                 counter += 1
-                h = abs(goal[0] - nx) + abs(goal[1] - ny)
-                heapq.heappush(frontier, (new + h, counter, (nx, ny)))
+                heapq.heappush(frontier, (new + abs(gx - nx) + abs(gy - ny), counter, tile))
+    return None
+
+
+def _step_cost(world: World, x: int, y: int) -> float | None:
+    """The cost of stepping onto a tile: 1, 20 through a closed unlocked door, None if blocked."""
+    blocker = world.blocker_at(x, y)
+    if blocker is None:
+        return 1.0
+    if blocker.is_passage and not blocker.requires_key:
+        return 20.0
     return None
 
 

@@ -150,7 +150,10 @@ class SoilTile(Container):
     is_open = False  # covered by its dirt (contents hidden) until dug; `tick` keeps this in sync
 
     def has_hole(self) -> bool:
-        return not any(obj.type == "dirt" for obj in self.contents)
+        for obj in self.contents:  # a loop, not any(): every soil tile asks every tick
+            if obj.type == "dirt":
+                return False
+        return True
 
     @text_state()  # `has_hole`: its contents (reported by `add` / `detach`) and their `type`
     def describe_state(self) -> str:
@@ -193,8 +196,15 @@ class FertilizerBag(Container):
     def tick(self) -> None:
         from discoverylab.world.catalog import spawn
 
-        while sum(1 for o in self.contents if o.type == "fertilizer pellet") < 3:
+        while self._pellets() < 3:
             self.add(spawn(self.world, "fertilizer_pellet"))
+
+    def _pellets(self) -> int:
+        count = 0
+        for obj in self.contents:  # a loop, not sum() over a generator: every tick
+            if obj.type == "fertilizer pellet":
+                count += 1
+        return count
 
 
 class Key(WorldObject):

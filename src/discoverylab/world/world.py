@@ -230,9 +230,14 @@ class World:
         """Per tile, the number of its zone: the tiles connected without crossing a wall or a
         closed door (only a locked one if `locked_only`). None when no such door exists. Cached
         until a door opens or closes (walls never move once built)."""
-        if self._passages is None:  # built lazily, after the scenario's builder ran
-            self._passages = [o for o in self.objects.values() if o.is_passage]
-            self._walls = {(o.x, o.y) for o in self.objects.values() if o.type == "wall" and o.layer is not None}
+        if self._passages is None:  # built lazily, after the scenario's builder ran: one pass
+            passages, walls = [], set()
+            for o in self.objects.values():
+                if o.is_passage:
+                    passages.append(o)
+                if o.type == "wall" and o.layer is not None:
+                    walls.add((o.x, o.y))
+            self._passages, self._walls = passages, walls
         doors = frozenset(
             (o.x, o.y) for o in self._passages
             if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only)
@@ -247,20 +252,39 @@ class World:
         return zones
 
     def _label_zones(self, barrier: set[tuple[int, int]]) -> list[list[int]]:
-        zones = [[-1] * self.size for _ in range(self.size)]
-        label = 0
-        for x in range(self.size):
-            for y in range(self.size):
-                if zones[x][y] >= 0 or (x, y) in barrier:
-                    continue
-                zones[x][y], frontier = label, [(x, y)]
-                while frontier:
-                    i, j = frontier.pop()
-                    for a, b in ((i + 1, j), (i - 1, j), (i, j + 1), (i, j - 1)):
-                        if 0 <= a < self.size and 0 <= b < self.size and zones[a][b] < 0 and (a, b) not in barrier:
-                            zones[a][b] = label
-                            frontier.append((a, b))
-                label += 1
+        """Label the 4-connected non-barrier regions, numbered in x-major scan order of their
+        first tile (-1 on the barrier). Works on runs of free tiles per column joined by a
+        union-find, not tile by tile: teleports ask again whenever a door opens or closes."""
+        n = self.size
+        cuts: list[list[int]] = [[] for _ in range(n)]
+        for x, y in barrier:
+            if 0 <= x < n and 0 <= y < n:
+                cuts[x].append(y)
+        runs: list[list[tuple[int, int]]] = []  # per column, its free runs [y0, y1)
+        for column in cuts:
+            column.sort()
+            spans, y0 = [], 0
+            for y in (*column, n):
+                if y > y0:
+                    spans.append((y0, y))
+                y0 = max(y0, y + 1)
+            runs.append(spans)
+        parent: list[int] = []  # union-find over runs numbered in scan order
+        first: list[int] = []  # per column, the number of its first run
+        for x, spans in enumerate(runs):
+            first.append(len(parent))
+            parent.extend(range(len(parent), len(parent) + len(spans)))
+            if x:
+                _join_runs(parent, runs[x - 1], first[x - 1], spans, first[x])
+        labels: dict[int, int] = {}
+        zones = []
+        for x, spans in enumerate(runs):
+            row = [-1] * n
+            for i, (y0, y1) in enumerate(spans):
+                root = _find(parent, first[x] + i)
+                label = labels.setdefault(root, len(labels))
+                row[y0:y1] = [label] * (y1 - y0)
+            zones.append(row)
         return zones
 
     def find(self, predicate: Callable[[WorldObject], bool]) -> list[WorldObject]:
@@ -305,6 +329,29 @@ class World:
             for agent in self.agents:
                 agent.states.add(signal)
         self.step += 1
+
+
+def _find(parent: list[int], i: int) -> int:
+    """Union-find root of `i` (with path halving)."""
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def _join_runs(parent: list[int], left: list[tuple[int, int]], left_first: int, right: list[tuple[int, int]], right_first: int) -> None:
+    """Union the runs of two neighbouring columns that share a row (both lists sorted by y)."""
+    i = j = 0
+    while i < len(left) and j < len(right):
+        (a0, a1), (b0, b1) = left[i], right[j]
+        if a0 < b1 and b0 < a1:
+            ra, rb = _find(parent, left_first + i), _find(parent, right_first + j)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+        if a1 <= b1:
+            i += 1
+        else:
+            j += 1
 
 
 def _stack_insert(stack: list[WorldObject], obj: WorldObject, layer: Layer) -> None:

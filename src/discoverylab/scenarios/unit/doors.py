@@ -146,7 +146,7 @@ class DoorsTest(Scenario):
     def update(self) -> None:
         if self.flag.held_by_agent:
             self.pick.set(1)
-        self.open_all.add_distinct(door.uuid for door in self.doors if door.is_open)
+        self.open_all.add_distinct([door.uuid for door in self.doors if door.is_open])
         if self.pick.completed and self.open_all.completed:
             self.scorecard.finish(True)
 

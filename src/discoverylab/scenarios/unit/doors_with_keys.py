@@ -62,8 +62,8 @@ class DoorsWithKeysTest(Scenario):
     def update(self) -> None:
         if self.flag.held_by_agent:
             self.pick.set(1)
-        self.open_all.add_distinct(door.uuid for door in self.doors if door.is_open)
-        self.collect.add_distinct(key.uuid for key in self.keys if key.held_by_agent)
+        self.open_all.add_distinct([door.uuid for door in self.doors if door.is_open])
+        self.collect.add_distinct([key.uuid for key in self.keys if key.held_by_agent])
         if all(item.completed for item in (self.pick, self.open_all, self.collect)):
             self.scorecard.finish(True)
 

@@ -163,10 +163,14 @@ class InstrumentMeasurementTest(Scenario):
                     break
         if target.parent is self.pot:
             self.place.set(1)
-        wrong = any(pot.contents for pot in self.pots if pot is not self.pot)
+        wrong = False
+        for pot in self.pots:  # a loop, not any() over a generator: this runs every tick
+            if pot.contents and pot is not self.pot:
+                wrong = True
+                break
         if wrong or (self.pot.contents and not self.place.completed):
             self.scorecard.finish(False)
-        elif all(item.completed for item in self.scorecard.items):
+        elif self.scorecard.all_completed():
             self.scorecard.finish(True)
 
     @staticmethod

@@ -85,7 +85,11 @@ class PickAndGiveTest(Scenario):
             self.pick.set(1)
         if self.target.parent is self.recipient:
             self.give.set(1)
-        distracted = any(npc.contents for npc in self.npcs[1:])
+        distracted = False
+        for npc in self.npcs:  # a loop, not any() over a generator: this runs every tick
+            if npc.contents and npc is not self.recipient:
+                distracted = True
+                break
         if distracted or (self.recipient.contents and not self.give.completed):
             self.scorecard.finish(False)
         elif self.pick.completed and self.give.completed:

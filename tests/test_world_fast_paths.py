@@ -1,0 +1,167 @@
+"""The engine's fast paths give exactly what the plain definitions give: door zones, NPC paths,
+object-argument lookup and the distinct-count scorecard items (session 6 speed-ups)."""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+import pytest
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.scoring.scorecard import Scorecard, ScorecardItem
+from discoverylab.world.actions import accessible_object, accessible_objects
+from discoverylab.world.catalog import place
+from discoverylab.world.npc import find_path
+from discoverylab.world.world import World
+
+
+def _reference_zones(size: int, barrier: set[tuple[int, int]]) -> list[list[int]]:
+    """Tile-by-tile flood fill, zones numbered in x-major order of their first tile."""
+    zones = [[-1] * size for _ in range(size)]
+    label = 0
+    for x in range(size):
+        for y in range(size):
+            if zones[x][y] >= 0 or (x, y) in barrier:
+                continue
+            zones[x][y], frontier = label, [(x, y)]
+            while frontier:
+                i, j = frontier.pop()
+                for a, b in ((i + 1, j), (i - 1, j), (i, j + 1), (i, j - 1)):
+                    if 0 <= a < size and 0 <= b < size and zones[a][b] < 0 and (a, b) not in barrier:
+                        zones[a][b] = label
+                        frontier.append((a, b))
+            label += 1
+    return zones
+
+
+def test_door_zones_label_like_a_flood_fill() -> None:
+    world = World(0)
+    rng = np.random.default_rng(5)
+    cases = [set(), {(x, y) for x in range(32) for y in range(32)}, {(x, 10) for x in range(32)} | {(9, y) for y in range(32)}]
+    for _ in range(60):  # sparse to dense, some tiles off the grid
+        count = int(1100 * rng.random() ** 2)
+        cases.append({(int(x), int(y)) for x, y in rng.integers(-1, 33, size=(count, 2))})
+    for barrier in cases:
+        assert world._label_zones(barrier) == _reference_zones(32, barrier)
+
+
+def _reference_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:
+    """A* exactly as first written: cost looked up per neighbour, ties by push order."""
+
+    def cost(x: int, y: int) -> float | None:
+        blocker = world.blocker_at(x, y)
+        if blocker is None:
+            return 1.0
+        return 20.0 if blocker.is_passage and not blocker.requires_key else None
+
+    frontier = [(0.0, 0, start)]
+    came: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
+    best = {start: 0.0}
+    counter = 0
+    while frontier:
+        _, _, cur = heapq.heappop(frontier)
+        if cur == goal:
+            path = []
+            node: tuple[int, int] | None = cur
+            while node is not None and node != start:
+                path.append(node)
+                node = came[node]
+            return path[::-1]
+        for dx, dy in ((0, -1), (1, 0), (0, 1), (-1, 0)):
+            nx, ny = cur[0] + dx, cur[1] + dy
+            if not world.in_bounds(nx, ny):
+                continue
+            step = cost(nx, ny) if (nx, ny) != goal else (cost(nx, ny) or 1.0)
+            if step is None:
+                continue
+            new = best[cur] + step
+            if new < best.get((nx, ny), float("inf")):
+                best[(nx, ny)] = new
+                came[(nx, ny)] = cur
+                counter += 1
+                heapq.heappush(frontier, (new + abs(goal[0] - nx) + abs(goal[1] - ny), counter, (nx, ny)))
+    return None
+
+
+def test_find_path_takes_the_same_path_as_the_plain_search() -> None:
+    rng = np.random.default_rng(9)
+    for seed in range(6):
+        world = World(seed)
+        for _ in range(int(rng.integers(60, 300))):
+            x, y = (int(v) for v in rng.integers(0, 32, 2))
+            kind = "door" if rng.random() < 0.15 else "wall"
+            door = place(world, kind, x, y)
+            if kind == "door" and rng.random() < 0.3:
+                door.requires_key = 7
+        for _ in range(40):
+            start = tuple(int(v) for v in rng.integers(0, 32, 2))
+            goal = tuple(int(v) for v in rng.integers(0, 32, 2))
+            assert find_path(world, start, goal) == _reference_path(world, start, goal)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("task", ["PickAndPlaceTest", "DoorsWithKeysTest", "PickAndGiveTest"])
+def test_accessible_object_agrees_with_the_accessible_dict(task: str) -> None:
+    env = DiscoveryWorldEnv(task, "normal", max_steps=10**6)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    moves = ["MOVE_FORWARD", "ROTATE_CW", "ROTATE_CCW", "MOVE_BACKWARD"]
+    assert env.world is not None
+    uids = sorted(env.world.objects)
+    for _ in range(150):
+        agent = env.executor.agent
+        reach = accessible_objects(agent)
+        for uid in [*reach, *(uids[int(i)] for i in rng.integers(0, len(uids), 20))]:
+            assert accessible_object(agent, uid) is reach.get(uid)
+        reachable = [u for u in reach if env.world.objects[u].movable]
+        if reachable and rng.random() < 0.3:
+            env.step({"action": "PICKUP", "arg1": reachable[0]})
+        else:
+            env.step({"action": moves[int(rng.integers(0, 4))]})
+
+
+def _full_update(item: ScorecardItem, uuids: list[int]) -> tuple[object, ...]:
+    """What `add_distinct` did before its early return: the state it leaves."""
+    copy = ScorecardItem(item.name, item.description, item.max_score, item.score, item.completed, list(item.associated_uuids), item.notes)
+    if not copy.completed:
+        known = set(copy.associated_uuids) | set(uuids)
+        copy.associated_uuids = sorted(known)
+        copy.set(len(known))
+    return copy.score, copy.completed, copy.associated_uuids, copy.notes
+
+
+def test_add_distinct_early_return_leaves_what_the_full_update_leaves() -> None:
+    item = ScorecardItem("open", "Open doors", 5)
+    steps: list[tuple[str, object]] = [
+        ("add", []), ("add", [4]), ("add", [4]), ("add", [2, 4]), ("add", [2]),
+        ("set", 0),  # a scorer resetting the score: the next call must recount
+        ("add", [2]), ("assign", [9, 3]),  # an unsorted list a scenario assigned: same length as the score
+        ("add", [3]), ("add", []), ("add", [1, 5, 6]), ("add", [7]),
+    ]  # fmt: skip
+    for op, arg in steps:
+        if op == "add":
+            assert isinstance(arg, list)
+            expected = _full_update(item, arg)
+            item.add_distinct(iter(arg))
+            assert (item.score, item.completed, item.associated_uuids, item.notes) == expected
+        elif op == "set":
+            item.set(int(arg))  # type: ignore[call-overload]
+        else:
+            item.associated_uuids = list(arg)  # type: ignore[call-overload]
+    assert item.completed and item.score == 5
+
+
+def test_a_zero_item_distinct_count_completes_on_its_first_update() -> None:
+    item = ScorecardItem("none", "Nothing to find", 0)
+    item.add_distinct([])
+    assert item.completed
+
+
+def test_all_completed() -> None:
+    card = Scorecard("t", "d")
+    assert card.all_completed()
+    a, b = card.add("a", "", 1), card.add("b", "", 2)
+    a.set(1)
+    assert not card.all_completed()
+    b.set(2)
+    assert card.all_completed()
