@@ -2,7 +2,7 @@
 `make_rl_env` envs in a plain loop and write the results straight into shared memory.
 
 Gymnasium's `AsyncVectorEnv` pays one pipe round trip and a pickled `info` per env step; our
-env steps take ~170 us, so that overhead ate the second core. Here the driver writes the
+env steps took ~170 us then (~30 us now), so that overhead ate the second core. Here the driver writes the
 action batch into shared memory and releases one semaphore per worker (a pipe round trip
 costs ~25 us here, a semaphore's under 1 us); each worker's envs write their
 observations (every key of the `Dict` observation stacked) and action masks straight into it
