@@ -20,7 +20,6 @@ import contextlib
 import multiprocessing as mp
 import os
 import pickle
-import signal
 import time
 import traceback
 from collections.abc import Iterator
@@ -32,179 +31,20 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-# info keys every step carries, served from shared memory ("message" is left out: a string)
-LEAN_KEYS = frozenset({"success", "step", "message", "action_mask"})
-_STEP, _RESET, _CLOSE = b"s", b"r", b"c"
-_OK, _ERROR = b"o", b"e"
+from discoverylab.rl.vector_worker import (
+    CLOSE,
+    ERROR,
+    RESET,
+    Block,
+    await_message,
+    serve,
+    shared_layout,
+    shared_views,
+)
 
 
 class VectorEnvError(RuntimeError):
     """A worker of a `BatchedVectorEnv` failed or died; the vector env is closed."""
-
-
-def _layout(obs_space: spaces.Space[Any], num_envs: int, num_actions: int) -> tuple[dict[str, tuple[int, tuple[int, ...], str]], int]:
-    """Name -> (byte offset, shape, dtype) of every shared array, and the total size."""
-    boxes: dict[str, spaces.Box] = {}
-    for key, box in (obs_space.spaces if isinstance(obs_space, spaces.Dict) else {}).items():
-        if isinstance(box, spaces.Box):
-            boxes[key] = box
-    if not boxes or len(boxes) != len(getattr(obs_space, "spaces", ())):
-        raise TypeError(f"BatchedVectorEnv needs a Dict of Box observations (the symbolic one), got {obs_space}.")
-    entries: list[tuple[str, tuple[int, ...], Any]] = []
-    for key, box in boxes.items():
-        entries.append((f"obs:{key}", (num_envs, *box.shape), box.dtype))
-    entries += [
-        ("actions", (num_envs,), np.int64),
-        ("rewards", (num_envs,), np.float64),
-        ("terminations", (num_envs,), np.bool_),
-        ("truncations", (num_envs,), np.bool_),
-        ("action_mask", (num_envs, num_actions), np.bool_),
-        ("success", (num_envs,), np.bool_),
-        ("step", (num_envs,), np.int64),
-    ]
-    out: dict[str, tuple[int, tuple[int, ...], str]] = {}
-    offset = 0
-    for name, shape, dtype in entries:
-        dt = np.dtype(dtype)
-        offset = -(-offset // 8) * 8  # 8-byte alignment
-        out[name] = (offset, shape, dt.str)
-        offset += int(np.prod(shape)) * dt.itemsize
-    return out, max(offset, 1)
-
-
-def _views(buffer: Any, layout: dict[str, tuple[int, tuple[int, ...], str]]) -> dict[str, np.ndarray]:
-    raw = np.frombuffer(buffer, dtype=np.uint8)
-    return {
-        name: raw[off : off + int(np.prod(shape)) * np.dtype(dt).itemsize].view(dt).reshape(shape)
-        for name, (off, shape, dt) in layout.items()
-    }
-
-
-class _Block:
-    """Envs lo..hi-1 and their rows of the shared arrays; stepped by a worker or the driver."""
-
-    def __init__(self, lo: int, hi: int, task: str, difficulty: str, kwargs: dict[str, Any],
-                 views: dict[str, np.ndarray]) -> None:  # fmt: skip
-        from discoverylab.rl import make_rl_env
-
-        self.lo = lo
-        self.envs = [make_rl_env(task, difficulty, **kwargs) for _ in range(lo, hi)]
-        rows = {name: view[lo:hi] for name, view in views.items()}
-        self.obs = [(name[4:], view) for name, view in rows.items() if name.startswith("obs:")]
-        self.actions, self.rewards = rows["actions"], rows["rewards"]
-        self.terms, self.truncs = rows["terminations"], rows["truncations"]
-        self.masks, self.success, self.steps = rows["action_mask"], rows["success"], rows["step"]
-        self.autoreset = [False] * (hi - lo)
-        for j, env in enumerate(self.envs):  # observations and masks go straight into the shared rows
-            env.unwrapped.symbolic.write_into({key: view[j] for key, view in self.obs})  # type: ignore[attr-defined]
-            env.mask_out = self.masks[j]
-
-    def step(self, extras: dict[int, dict[str, Any]]) -> None:
-        """Step every env with its action (or reset it, if it ended last step)."""
-        rewards, terms, truncs, actions, autoreset = self.rewards, self.terms, self.truncs, self.actions, self.autoreset
-        for j, env in enumerate(self.envs):
-            if autoreset[j]:
-                obs, info = env.reset()
-                reward, term, trunc = 0.0, False, False
-            else:
-                obs, reward, term, trunc, info = env.step(int(actions[j]))
-            rewards[j], terms[j], truncs[j] = reward, term, trunc
-            autoreset[j] = term or trunc
-            self._write(j, obs, info, extras)
-
-    def reset(self, seeds: list[int | None], options: dict[str, Any] | None, mask: list[bool],
-              extras: dict[int, dict[str, Any]]) -> None:  # fmt: skip
-        for j, env in enumerate(self.envs):
-            if mask[j]:
-                obs, info = env.reset(seed=seeds[j], options=options)
-                self.rewards[j], self.terms[j], self.truncs[j], self.autoreset[j] = 0.0, False, False, False
-                self._write(j, obs, info, extras)
-
-    def close(self) -> None:
-        for env in self.envs:
-            env.close()
-
-    def _write(self, j: int, obs: Any, info: dict[str, Any], extras: dict[int, dict[str, Any]]) -> None:
-        """The scalars and rare info keys: the env wrote its observation and mask already."""
-        self.success[j] = info["success"]
-        self.steps[j] = info["step"]
-        if len(info) > 4 or not LEAN_KEYS.issuperset(info):
-            extras[self.lo + j] = {k: v for k, v in info.items() if k not in LEAN_KEYS}
-
-
-def _await(conn: Connection, spin: float) -> None:
-    """Poll `conn` without sleeping for up to `spin` seconds: waking a sleeping process costs
-    ~100 us here, about half an env step, and the next message usually comes sooner."""
-    if spin > 0 and not conn.poll():
-        clock = time.perf_counter
-        deadline = clock() + spin
-        while not conn.poll() and clock() < deadline:
-            pass
-
-
-def _next_command(go: Any, conn: Connection, spin: float) -> bytes | None:
-    """The worker's next command: `_STEP` when the driver released `go` (a semaphore: a
-    round trip costs well under a microsecond, a pipe's ~25 us here), else a message from the
-    pipe (reset, close); None once the driver is gone. Polls for `spin` seconds, then sleeps in
-    short slices (a pipe message then waits up to 2 ms)."""
-    clock = time.perf_counter
-    deadline = clock() + spin
-    while True:
-        glance = clock() + 0.0005  # the pipe is a system call (~10 us here): look at it every 0.5 ms
-        while clock() < glance:
-            if go.acquire(False):
-                return _STEP
-        if conn.poll():
-            try:
-                return conn.recv_bytes()
-            except (EOFError, OSError):
-                return None
-        if clock() > deadline and go.acquire(timeout=0.002):
-            return _STEP
-
-
-def _worker(lo: int, hi: int, task: str, difficulty: str, kwargs: dict[str, Any], buffer: Any,
-            layout: dict[str, tuple[int, tuple[int, ...], str]], conn: Connection, inherited: list[Connection],
-            spin: float, go: Any, done: Any) -> None:  # fmt: skip
-    """A worker process: build the block of envs lo..hi-1, then serve step/reset/close commands.
-    A step comes as a release of `go` and is answered by releasing `done`, after sending
-    anything to say (the extra infos, an error) on the pipe; reset and close travel the pipe."""
-    for end in inherited:  # a forked worker holds the driver's pipe ends: drop them, so EOF means "driver gone"
-        end.close()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the driver handles it
-    try:
-        block = _Block(lo, hi, task, difficulty, kwargs, _views(buffer, layout))
-        conn.send_bytes(_OK)
-    except BaseException:
-        conn.send_bytes(_ERROR + traceback.format_exc().encode())
-        return
-    while True:
-        message = _next_command(go, conn, spin)
-        if message is None:  # the driver is gone
-            return
-        command = message[:1]
-        try:
-            extras: dict[int, dict[str, Any]] = {}
-            if command == _STEP:
-                block.step(extras)
-                if extras:
-                    conn.send_bytes(_OK + pickle.dumps(extras))
-                done.release()
-                continue
-            if command == _RESET:
-                seeds, options, mask = pickle.loads(message[1:])
-                block.reset(seeds, options, mask, extras)
-            elif command == _CLOSE:
-                block.close()
-                conn.send_bytes(_OK)
-                return
-            else:
-                raise ValueError(f"unknown command {command!r}")
-            conn.send_bytes(_OK + pickle.dumps(extras) if extras else _OK)
-        except BaseException:
-            conn.send_bytes(_ERROR + traceback.format_exc().encode())
-            if command == _STEP:
-                done.release()
 
 
 class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
@@ -246,7 +86,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         env_kwargs.pop("observation", None)
         self._workers: list[Any] = []  # child processes, one per block of `_remote`
         self._conns: list[Connection] = []
-        self._local: _Block | None = None
+        self._local: Block | None = None
         probe = make_rl_env(task, difficulty, **env_kwargs)  # validates the arguments before any fork
         self.num_envs = num_envs
         self.single_observation_space = probe.observation_space
@@ -260,11 +100,11 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self.copy = copy
         self.timeout = timeout
         self.spin = spin
-        layout, size = _layout(self.single_observation_space, num_envs, self.num_actions)
+        layout, size = shared_layout(self.single_observation_space, num_envs, self.num_actions)
         method = context or ("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         ctx: Any = mp.get_context(method)  # BaseContext lacks Process/RawArray in the stubs
         self._buffer = ctx.RawArray("B", size)
-        views = _views(self._buffer, layout)
+        views = shared_views(self._buffer, layout)
         self._obs = {name[4:]: v for name, v in views.items() if name.startswith("obs:")}
         self._actions, self._rewards = views["actions"], views["rewards"]
         self._terms, self._truncs = views["terminations"], views["truncations"]
@@ -280,7 +120,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             self._go.append(go)
             self._done.append(done)
             proc = ctx.Process(
-                target=_worker, daemon=True, name=f"discoverylab-vec-{lo}",
+                target=serve, daemon=True, name=f"discoverylab-vec-{lo}",
                 args=(lo, hi, task, difficulty, env_kwargs, self._buffer, layout, child,
                       [*self._conns, parent] if method == "fork" else [], spin, go, done),
             )  # fmt: skip
@@ -289,7 +129,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             self._workers.append(proc)
             self._conns.append(parent)
         if in_driver:
-            self._local = self._run_local("start", lambda: _Block(*self.blocks[0], task, difficulty, env_kwargs, views))
+            self._local = self._run_local("start", lambda: Block(*self.blocks[0], task, difficulty, env_kwargs, views))
         self._receive(range(len(self._workers)), "start")
 
     # ---- gymnasium API ----------------------------------------------------------------
@@ -314,7 +154,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         with self._closing_on_interrupt():
             for i in chosen:
                 lo, hi = self._remote[i]
-                self._conns[i].send_bytes(_RESET + pickle.dumps((seeds[lo:hi], options or None, mask[lo:hi].tolist())))
+                self._conns[i].send_bytes(RESET + pickle.dumps((seeds[lo:hi], options or None, mask[lo:hi].tolist())))
             if local is not None:
                 lo, hi = self.blocks[0]
                 work = lambda: local.reset(seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)  # noqa: E731
@@ -353,7 +193,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         for conn, proc in zip(self._conns, self._workers, strict=True):
             if proc.is_alive():
                 try:
-                    conn.send_bytes(_CLOSE)
+                    conn.send_bytes(CLOSE)
                 except OSError:
                     pass
         if self._local is not None:
@@ -455,7 +295,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                         raise EOFError
                     answered = state == "ok"
                 else:
-                    _await(conn, self.spin)
+                    await_message(conn, self.spin)
                     answered = conn.poll(self.timeout)
                 if not answered:
                     failure = failure or f"no reply to {what} from the {name} within {self.timeout} s"
@@ -468,7 +308,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                 proc.join(timeout=1.0)
                 failure = failure or f"the {name} died during {what} (exit code {proc.exitcode})"
                 continue
-            if reply[:1] == _ERROR:
+            if reply[:1] == ERROR:
                 failure = failure or f"the {name} failed during {what}:\n{reply[1:].decode(errors='replace')}"
             elif len(reply) > 1:
                 extras.update(pickle.loads(reply[1:]))
