@@ -127,22 +127,23 @@ def next_command(go: Any, conn: Connection, spin: float) -> bytes | None:
     clock = time.perf_counter
     deadline = clock() + spin
     while True:
-        glance = clock() + 0.0005  # the pipe is a system call (~10 us here): look at it every 0.5 ms
-        while clock() < glance:
-            if go.acquire(False):
-                return STEP
+        if clock() < deadline:
+            glance = min(clock() + 0.0005, deadline)  # the pipe is a system call (~10 us here): every 0.5 ms
+            while clock() < glance:
+                if go.acquire(False):
+                    return STEP
+        elif go.acquire(timeout=0.002):  # asleep, woken by the release (an idle worker uses no CPU)
+            return STEP
         if conn.poll():
             try:
                 return conn.recv_bytes()
             except (EOFError, OSError):
                 return None
-        if clock() > deadline and go.acquire(timeout=0.002):
-            return STEP
 
 
 def serve(lo: int, hi: int, task: str, difficulty: str, kwargs: dict[str, Any], buffer: Any,
-            layout: dict[str, tuple[int, tuple[int, ...], str]], conn: Connection, inherited: list[Connection],
-            spin: float, go: Any, done: Any) -> None:  # fmt: skip
+          layout: dict[str, tuple[int, tuple[int, ...], str]], conn: Connection, inherited: list[Connection],
+          spin: float, go: Any, done: Any) -> None:  # fmt: skip
     """A worker process: build the block of envs lo..hi-1, then serve step/reset/close commands.
     A step comes as a release of `go` and is answered by releasing `done`, after sending
     anything to say (the extra infos, an error) on the pipe; reset and close travel the pipe."""
