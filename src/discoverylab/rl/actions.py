@@ -16,7 +16,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from discoverylab.rl.view import Slot, SlotData, object_slots
+from discoverylab.rl.view import Slot, SlotData, slot_data
 
 FIXED: tuple[dict[str, Any], ...] = (
     *({"action": "MOVE_DIRECTION", "arg1": d} for d in ("north", "east", "south", "west")),
@@ -151,8 +151,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
                     info["action_mask"] = known[2].copy()
                 return
         else:
-            self._slots = object_slots(agent, base.radius, self.num_slots)  # type: ignore[attr-defined]
-            self.slot_data = [(s.obj, s.in_inventory, s.accessible, s.dx, s.dy) for s in self._slots]
+            self.slot_data, self._slots = slot_data(agent, base.radius, self.num_slots), None  # type: ignore[attr-defined]
         partner = agent.dialog_partner
         if partner is not None and partner.dialog_tree is not None:
             mask = self._cached_mask(("dialog", min(len(partner.dialog_tree.visible_options()), self.num_dialog)))

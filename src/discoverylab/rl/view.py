@@ -85,8 +85,13 @@ BY_UUID = attrgetter("uuid")
 
 
 def object_slots(agent: Agent, radius: int, count: int) -> list[Slot]:
-    """Up to `count` slots: inventory, then reachable objects, then the rest of the view (the
-    symbolic encoder gathers the same candidates from its tile mirror)."""
+    """Up to `count` slots: inventory, then reachable objects, then the rest of the view."""
+    return [Slot(*data) for data in slot_data(agent, radius, count)]
+
+
+def slot_data(agent: Agent, radius: int, count: int) -> list[SlotData]:
+    """`object_slots` as plain tuples, walking the window tile by tile (the symbolic encoder
+    gathers the same candidates from its tile mirror)."""
     inventory = sorted(agent.inventory(), key=BY_UUID)
     inv_ids = {o.uuid for o in inventory}
     reach = accessible_objects(agent)
@@ -99,7 +104,7 @@ def object_slots(agent: Agent, radius: int, count: int) -> list[Slot]:
                 continue
             ok = uuid in reach
             near.append((not ok, dist, uuid, obj, False, ok, dx, dy))
-    return [Slot(*data) for data in assemble_slots(inventory, near, count)]
+    return assemble_slots(inventory, near, count)
 
 
 def assemble_slots(inventory: list[WorldObject], near: list[SlotCandidate], count: int) -> list[SlotData]:
