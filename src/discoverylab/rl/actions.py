@@ -143,12 +143,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
                     if len(self._by_slots) >= 1024:
                         self._by_slots.clear()
                     known = self._by_slots[id(data)] = (data, teleports, self._world_mask(agent, data, True))
-                self._mask = known[2]
-                if self.mask_out is not None:
-                    self.mask_out[:] = known[2]
-                    info["action_mask"] = self.mask_out
-                else:
-                    info["action_mask"] = known[2].copy()
+                self._publish(known[2], info)
                 return
         else:
             self.slot_data, self._slots = slot_data(agent, base.radius, self.num_slots), None  # type: ignore[attr-defined]
@@ -157,6 +152,10 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
             mask = self._cached_mask(("dialog", min(len(partner.dialog_tree.visible_options()), self.num_dialog)))
         else:
             mask = self._world_mask(agent, self.slot_data, False)
+        self._publish(mask, info)
+
+    def _publish(self, mask: np.ndarray, info: dict[str, Any]) -> None:
+        """Make `mask` current: a copy in `info`, or written into `mask_out` (the shared row)."""
         self._mask = mask
         if self.mask_out is not None:
             self.mask_out[:] = mask
