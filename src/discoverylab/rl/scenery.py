@@ -21,13 +21,25 @@ from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
 from discoverylab.world.world import World
 
-KIND_IDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
+_KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
 
 
 def kind_bytes(objs: list[WorldObject], depth: int) -> bytes:
     """Kind ids of the first `depth` objects, zero-padded to `depth`: a tile's symbolic cell."""
-    kinds = KIND_IDS
+    kinds = _KINDS
     return bytes([kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in objs[:depth]]).ljust(depth, b"\0")
+
+def tile_cell(objs: list[WorldObject], passable: bool, depth: int) -> tuple[bytes, bytes]:
+    """A tile's symbolic cell from what it shows: the kind ids of its top `depth` objects, and
+    its state (inside the world, passable, holds a character, holds an open door)."""
+    character = door = 0
+    for o in objs:
+        if o.is_agent:
+            character = 1
+        if o.is_passage and o.is_open:
+            door = 1
+    return kind_bytes(objs, depth), bytes((1, passable, character, door))
+
 
 Candidate = tuple[int, WorldObject]
 """(UUID, object) of a visible object that may fill an object slot (anything but ground)."""
@@ -112,14 +124,8 @@ class SceneryMirror:
         self.visible[x][y] = objs
         cands = tuple([(o.uuid, o) for o in objs if o is not viewer and not isinstance(o, Terrain)])
         self.candidates[x][y] = cands
-        character = door = 0
-        for o in objs:
-            if o.is_agent:
-                character = 1
-            if o.is_passage and o.is_open:
-                door = 1
-        passable = world.blocker_at(x, y, skip=viewer) is None
-        return kind_bytes(objs, self.depth), bytes((1, passable, character, door)), bool(cands)
+        kinds, state = tile_cell(objs, world.blocker_at(x, y, skip=viewer) is None, self.depth)
+        return kinds, state, bool(cands)
 
     def candidate_tiles(self, ax: int, ay: int) -> list[tuple[int, int, int, int, int]]:
         """(x, y, distance, dx, dy) of the tiles around the agent at (ax, ay) that hold slot

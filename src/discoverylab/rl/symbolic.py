@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from discoverylab.rl.scenery import KIND_IDS, SceneryMirror, kind_bytes
+from discoverylab.rl.scenery import SceneryMirror, tile_cell
 from discoverylab.rl.view import (
     BY_UUID,
     NUM_KINDS,
@@ -61,8 +61,7 @@ def _fixed_features(o: WorldObject) -> bytes:
 def _static_features(o: WorldObject, task: str) -> tuple[str, tuple[int, int], bytes]:
     """An object's slot features that change only with its name: (the name they were built
     for, (present, kind id), the fixed features then "named in the task")."""
-    kind = KIND_IDS.get(o.type) or KIND_IDS.setdefault(o.type, kind_id(o.type))
-    return o.name, (1, kind), _fixed_features(o) + bytes((mentioned(o.name, task),))
+    return o.name, (1, kind_id(o.type)), _fixed_features(o) + bytes((mentioned(o.name, task),))
 
 
 class SymbolicEncoder:
@@ -86,8 +85,8 @@ class SymbolicEncoder:
         self._slots: list[Slot] | None = []
         self._row_bytes = object_slots * SLOT_FEATURES
         self._built: dict[tuple[int, int, str], tuple[bytes, bytes, bytes, list[SlotData], int]] = {}  # `_build` per place and facing
-        self._version = -1  # the mirror version and task `_built` holds
-        self._task = ""
+        self._version = -1  # the mirror version `_built` was filled at
+        self._task = ""  # the task `_built` and `mirror.statics` were filled for
         self._shapes: list[tuple[int, ...]] = [
             (w, w, DEPTH), (w, w, 4), (object_slots, SLOT_FEATURES), (dialog_options, 3), (AGENT_FEATURES,),
         ]  # fmt: skip
@@ -186,11 +185,9 @@ class SymbolicEncoder:
             own = [o for o in world.objects_at(ax, ay) if o is not agent]
             seen.update([o.uuid for o in own])
             centre = r * w + r
-            cell = kind_bytes(own, DEPTH) + bytes(
-                (1, world.blocker_at(ax, ay) is None, any(o.is_agent for o in own), any(o.is_passage and o.is_open for o in own))
-            )  # fmt: skip
-            tiles = tiles[: centre * DEPTH] + cell[:DEPTH] + tiles[(centre + 1) * DEPTH :]
-            state = state[: centre * 4] + cell[DEPTH:] + state[centre * 4 + 4 :]
+            kinds, cell = tile_cell(own, world.blocker_at(ax, ay) is None, DEPTH)
+            tiles = tiles[: centre * DEPTH] + kinds + tiles[(centre + 1) * DEPTH :]
+            state = state[: centre * 4] + cell + state[centre * 4 + 4 :]
             near += [(False, 0, o.uuid, o, False, True, 0, 0) for o in own if o.uuid not in inv_ids and not isinstance(o, Terrain)]
         else:
             inventory = []
