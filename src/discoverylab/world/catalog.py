@@ -41,30 +41,25 @@ def templates() -> dict[str, dict[str, Any]]:
 
 
 @cache
-def _compiled(kind: str) -> tuple[type[WorldObject], dict[str, Any], tuple[str, ...], dict[str, Any]]:
-    """(class, attribute overrides, material keys, props) of a template, parsed once."""
+def _plan(kind: str) -> tuple[type[WorldObject], str, str, dict[str, Any], tuple[Any, ...] | None, tuple[str, ...], dict[str, Any]]:
+    """What `spawn` needs of a template, parsed once: (class, name, type, other attributes, the
+    shared materials of scenery (None: fresh copies of `material_keys`), material keys, props)."""
     try:
         tpl = templates()[kind]
     except KeyError:
         raise KeyError(f"Unknown object kind {kind!r}; known: {sorted(templates())}") from None
+    cls = CLASSES[tpl["class"]]
     attrs = dict(tpl.get("attrs", {}))
+    for key in ("name", "type_"):  # the template's own name and type win
+        attrs.pop(key, None)
     if "layer" in tpl:
         attrs["layer_hint"] = Layer[tpl["layer"]]
-    attrs["name"], attrs["type_"] = tpl["name"], tpl["type"]
-    return CLASSES[tpl["class"]], attrs, tuple(tpl.get("materials", [])), dict(tpl.get("props", {}))
-
-
-@cache
-def _plan(kind: str) -> tuple[type[WorldObject], str, str, dict[str, Any], tuple[Any, ...] | None, tuple[str, ...], dict[str, Any]]:
-    """What `spawn` needs of a template: (class, name, type, other attributes, the shared
-    materials of scenery (None: fresh copies of `material_keys`), material keys, props)."""
-    cls, base, material_keys, tpl_props = _compiled(kind)
-    attrs = dict(base)
-    name, type_ = attrs.pop("name"), attrs.pop("type_")
+    props = dict(tpl.get("props", {}))
     if "props" in attrs:  # props given as an attribute: added after the template's own, as overrides are
-        tpl_props = {**tpl_props, **attrs.pop("props")}
+        props.update(attrs.pop("props"))
+    material_keys = tuple(tpl.get("materials", []))
     shared = tuple(shared_material(m) for m in material_keys) if issubclass(cls, things.Terrain) else None
-    return cls, name, type_, attrs, shared, material_keys, tpl_props
+    return cls, tpl["name"], tpl["type"], attrs, shared, material_keys, props
 
 
 def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
