@@ -204,9 +204,9 @@ def main() -> None:
     parser.add_argument("--resets", type=int, default=20)
     args = parser.parse_args()
     if args.suite:
-        from discoverylab.scenarios.registry import all_tasks
+        from discoverylab.bench.runner import suite_tasks
 
-        chosen = [t for t, cls in all_tasks().items() if "normal" in cls.difficulties and (args.suite == "normal" or t.endswith("Test"))]
+        chosen = [task for task, _ in suite_tasks("unit" if args.suite == "unit" else "all", "normal")]
         suite(chosen, args.steps, args.resets)
         return
     base = single(args.task, args.steps, True)
