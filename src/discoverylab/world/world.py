@@ -193,9 +193,7 @@ class World:
         out: list[WorldObject] = []
         layer = None
         obscured = False
-        stack = self.stacks[x][y]
-        if skip is not None and skip in stack:
-            stack = [o for o in stack if o is not skip]
+        stack = self.stacks[x][y] if skip is None else self._stack_without(x, y, skip)
         for obj in stack:
             if obj.layer != layer:
                 if obscured and respect_obscuring:
@@ -208,12 +206,15 @@ class World:
                 obscured = True
         return out
 
+    def _stack_without(self, x: int, y: int, skip: WorldObject) -> list[WorldObject]:
+        """The tile's stack as if `skip` stood elsewhere (`objects_at`, `blocker_at`)."""
+        stack = self.stacks[x][y]
+        return [o for o in stack if o is not skip] if skip in stack else stack
+
     def blocker_at(self, x: int, y: int, skip: WorldObject | None = None) -> WorldObject | None:
         """The first impassable thing on a tile (closed contents included), else None; `skip`
         as for `objects_at`."""
-        stack = self.stacks[x][y]
-        if skip is not None and skip in stack:
-            stack = [o for o in stack if o is not skip]
+        stack = self.stacks[x][y] if skip is None else self._stack_without(x, y, skip)
         for obj in stack:
             if not obj.is_passable_now():
                 return obj
