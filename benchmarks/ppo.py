@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from discoverylab.rl import DiscreteActions, make_rl_env
+from discoverylab.rl import DiscreteActions, make_rl_env, relax_gc
 from discoverylab.rl.view import NUM_KINDS
 
 TASKS = ("DialogTest", "PickAndPlaceTest", "PickAndGiveTest")
@@ -248,6 +248,7 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=40)
     parser.add_argument("--out", default="docs/images/ppo_curve")
     args = parser.parse_args()
+    relax_gc()  # many resets of short episodes: see its docstring
     out = Path(args.out)
 
     def log(curve: dict[str, Any]) -> None:  # keep what we have, should the run be cut short

@@ -3,16 +3,23 @@ env for comparison, Gymnasium's vector envs, and the batched vector env (`Batche
 2 workers x k envs) against one env. A benchmark, not a test:
 
     .venv/bin/python benchmarks/rl_speed.py [--steps 5000] [--task DoorsTest] [--batched 4,8,16]
-        [--repeat 1] [--wait-idle] [--only-batched] [--json out.json] [--suite unit|normal [--resets 20]]
+        [--repeat 1] [--warmup 500] [--max-steps N] [--default-gc] [--wait-idle] [--only-batched] [--json out.json]
+        [--suite unit|normal [--resets 20]]
 
 Steps/s count `env.step` plus picking a random masked action; `env_steps_per_s` counts the time
-inside `step` only. The symbolic single env, the batched rows and their serial twins share one
+inside `step` only (and in the resets of episodes that end, as the vector envs' autoreset). The symbolic single env, the batched rows and their serial twins share one
 numpy sampler (a row per env, no per-env Python loop). `ratio` (wall clock) and `env_ratio` (time
 inside `step` only) compare a batched row with the symbolic single env (seed 0) measured next to
 it; `ratio_to_serial` with its serial twin: the same envs and seeds stepped one after another
-in this process (one core). With `--repeat` the trios run back to back in alternating order
+in this process (one core). Every env of a trio first plays `--warmup` untimed steps: the
+timed part then compares envs equally warm (a batched row of 32 envs over 8,000 steps would
+otherwise spend a quarter of each env's 250 steps filling its view and mask caches, which the
+single env fills once). With `--repeat` the trios run back to back in alternating order
 and a summary line gives each ratio's median, min and max. Episodes are
-long (`max_steps` is huge); the few the random policy completes are reset. The single-env rows
+long (`max_steps` is huge; `--max-steps 100` gives a unit test's default episodes, whose resets
+then weigh in); the few the random policy completes are reset. Every row runs with
+`discoverylab.rl.relax_gc()` in this process (the batched env's workers call it themselves)
+unless `--default-gc`. The single-env rows
 also print the process-CPU rate: on a busy machine it is the steadier figure. `--suite` prints
 instead one row per task (the ten unit tests, or every task at Normal): the single symbolic env,
 its median reset time, and the in-`step` rate with a reset every 100 steps (a unit test's
@@ -31,10 +38,11 @@ import gymnasium
 import numpy as np
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.rl import DiscreteActions, make_rl_env
+from discoverylab.rl import DiscreteActions, make_rl_env, relax_gc
 from discoverylab.rl.vector import BatchedVectorEnv
 
 MOVES = 15  # the argument-less actions come first in the layout
+LIMIT = [10**9]  # every env's max_steps (`--max-steps`): by default episodes are long
 
 
 def _policy(rng: np.random.Generator, mask: np.ndarray, i: int) -> int:
@@ -55,21 +63,23 @@ def _sample(rng: np.random.Generator, masks: np.ndarray, i: int) -> np.ndarray:
     return scores.argmax(axis=1)
 
 
-def single(task: str, steps: int, symbolic: bool) -> dict[str, Any]:
-    env = make_rl_env(task, max_steps=10**9) if symbolic else DiscreteActions(
-        DiscoveryWorldEnv(task, max_steps=10**9, info="lean"))  # fmt: skip
+def single(task: str, steps: int, symbolic: bool, warmup: int = 0) -> dict[str, Any]:
+    """One env: `warmup` untimed steps, then `steps` timed ones."""
+    env = make_rl_env(task, max_steps=LIMIT[0]) if symbolic else DiscreteActions(
+        DiscoveryWorldEnv(task, max_steps=LIMIT[0], info="lean"))  # fmt: skip
     _, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
     in_env = 0.0
     clock = time.perf_counter
-    wall, cpu = clock(), time.process_time()
-    for i in range(steps):
+    for i in range(-warmup, steps):
+        if not i:
+            wall, cpu, in_env = clock(), time.process_time(), 0.0
         action = int(_sample(rng, info["action_mask"][None], i)[0])
         start = clock()
         *_, term, trunc, info = env.step(action)
+        if term or trunc:  # inside the timed part, as the vector envs' autoreset is
+            _, info = env.reset(seed=i + warmup)
         in_env += clock() - start
-        if term or trunc:
-            _, info = env.reset(seed=i)
     wall, cpu = clock() - wall, time.process_time() - cpu
     return {"mode": "symbolic" if symbolic else "text", "steps_per_s": steps / wall,
             "env_steps_per_s": steps / in_env, "cpu_steps_per_s": steps / cpu}  # fmt: skip
@@ -100,7 +110,7 @@ def suite(tasks: list[str], steps: int, count: int) -> None:
 
 def vector(task: str, steps: int, num_envs: int, mode: str) -> dict[str, Any]:
     envs = gymnasium.make_vec(f"discoverylab/{task}-Normal-v0", num_envs=num_envs, vectorization_mode=mode,
-                              observation="symbolic", max_steps=10**9, wrappers=[DiscreteActions])  # fmt: skip
+                              observation="symbolic", max_steps=LIMIT[0], wrappers=[DiscreteActions])  # fmt: skip
     _, info = envs.reset(seed=list(range(num_envs)))
     rng = np.random.default_rng(0)
     rounds = steps // num_envs
@@ -113,14 +123,16 @@ def vector(task: str, steps: int, num_envs: int, mode: str) -> dict[str, Any]:
     return {"mode": f"{mode} x{num_envs}", "steps_per_s": rounds * num_envs / wall}
 
 
-def _timed(rounds: int, masks: Callable[[], np.ndarray], step: Callable[[np.ndarray], None]) -> tuple[float, float]:
+def _timed(rounds: int, masks: Callable[[], np.ndarray], step: Callable[[np.ndarray], None],
+           warmup: int = 0) -> tuple[float, float]:  # fmt: skip
     """Wall seconds and seconds inside `step` over `rounds` batches of actions drawn by `_sample`
-    from the current `masks()` (one row per env)."""
+    from the current `masks()` (one row per env), after `warmup` untimed batches."""
     rng = np.random.default_rng(0)
     in_env = 0.0
     clock = time.perf_counter
-    wall = clock()
-    for i in range(rounds):
+    for i in range(-warmup, rounds):
+        if not i:
+            wall, in_env = clock(), 0.0
         actions = _sample(rng, masks(), i)
         start = clock()
         step(actions)
@@ -128,9 +140,9 @@ def _timed(rounds: int, masks: Callable[[], np.ndarray], step: Callable[[np.ndar
     return clock() - wall, in_env
 
 
-def serial(task: str, steps: int, num_envs: int) -> dict[str, Any]:
+def serial(task: str, steps: int, num_envs: int, warmup: int = 0) -> dict[str, Any]:
     """The batched rows' work on one core: the same envs and seeds stepped one after another."""
-    envs = [make_rl_env(task, max_steps=10**9) for _ in range(num_envs)]
+    envs = [make_rl_env(task, max_steps=LIMIT[0]) for _ in range(num_envs)]
     infos = [env.reset(seed=j)[1] for j, env in enumerate(envs)]
 
     def step(actions: np.ndarray) -> None:
@@ -140,22 +152,22 @@ def serial(task: str, steps: int, num_envs: int) -> dict[str, Any]:
                 _, infos[j] = env.reset()
 
     rounds = max(1, steps // num_envs)
-    wall, in_env = _timed(rounds, lambda: np.stack([info["action_mask"] for info in infos]), step)
+    wall, in_env = _timed(rounds, lambda: np.stack([info["action_mask"] for info in infos]), step, warmup)
     return {"mode": f"serial x{num_envs}", "steps_per_s": rounds * num_envs / wall,
             "env_steps_per_s": rounds * num_envs / in_env}  # fmt: skip
 
 
-def batched(task: str, steps: int, workers: int, per_worker: int) -> dict[str, Any]:
+def batched(task: str, steps: int, workers: int, per_worker: int, warmup: int = 0) -> dict[str, Any]:
     """`BatchedVectorEnv` (seeds 0..n-1) with the vectorised sampler."""
     num_envs = workers * per_worker
-    envs = BatchedVectorEnv(task, num_envs=num_envs, workers=workers, max_steps=10**9)
+    envs = BatchedVectorEnv(task, num_envs=num_envs, workers=workers, max_steps=LIMIT[0])
     latest = [envs.reset(seed=0)[1]]
 
     def step(actions: np.ndarray) -> None:
         latest[0] = envs.step(actions)[-1]
 
     rounds = max(1, steps // num_envs)
-    wall, in_env = _timed(rounds, lambda: latest[0]["action_mask"], step)
+    wall, in_env = _timed(rounds, lambda: latest[0]["action_mask"], step, warmup)
     envs.close()
     return {"mode": f"batched {workers}x{per_worker}", "steps_per_s": rounds * num_envs / wall,
             "env_steps_per_s": rounds * num_envs / in_env}  # fmt: skip
@@ -202,7 +214,16 @@ def main() -> None:
     parser.add_argument("--suite", choices=("unit", "normal"), help="a row per task instead: the ten unit tests, or "
                         "every task's Normal difficulty; single symbolic env and reset time (--resets seeds)")
     parser.add_argument("--resets", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=500, help="untimed steps per env before each batched/serial/single "
+                        "row: every env starts the timed part as warm as the others (caches of views and masks)")
+    parser.add_argument("--max-steps", type=int, default=10**9, help="every env's episode length (e.g. 100, a unit "
+                        "test's default: resets, which cost ~400 steps each, then weigh in)")
+    parser.add_argument("--default-gc", action="store_true", help="keep Python's collector thresholds in this "
+                        "process (by default `relax_gc()`, as the batched env's workers do, for every row)")
     args = parser.parse_args()
+    LIMIT[0] = args.max_steps
+    if not args.default_gc:
+        relax_gc()
     if args.suite:
         from discoverylab.bench.runner import suite_tasks
 
@@ -223,10 +244,11 @@ def main() -> None:
         for r in range(args.repeat):  # back to back, order alternating, so a busy spell hits all rows
             if args.wait_idle:
                 _wait_idle()
+            w = args.warmup
             if r % 2:
-                one, slow, fast = single(args.task, args.steps, True), serial(args.task, args.steps, 2 * k), batched(args.task, args.steps, 2, k)
+                one, slow, fast = single(args.task, args.steps, True, w), serial(args.task, args.steps, 2 * k, w), batched(args.task, args.steps, 2, k, w)
             else:
-                fast, slow, one = batched(args.task, args.steps, 2, k), serial(args.task, args.steps, 2 * k), single(args.task, args.steps, True)
+                fast, slow, one = batched(args.task, args.steps, 2, k, w), serial(args.task, args.steps, 2 * k, w), single(args.task, args.steps, True, w)
             fast["ratio"] = fast["steps_per_s"] / one["steps_per_s"]
             fast["env_ratio"] = fast["env_steps_per_s"] / one["env_steps_per_s"]
             fast["ratio_to_serial"] = fast["steps_per_s"] / slow["steps_per_s"]

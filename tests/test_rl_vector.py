@@ -7,6 +7,7 @@ import gc
 import os
 import signal
 import time
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 import discoverylab  # noqa: F401  (registers the ids)
-from discoverylab.rl import make_rl_env
+from discoverylab.rl import make_rl_env, relax_gc, vector_worker
 from discoverylab.rl.vector import BatchedVectorEnv, VectorEnvError
 
 TASK = "PickAndPlaceTest"
@@ -249,3 +250,32 @@ def test_spawn_context_gives_the_same_observations() -> None:
     finally:
         forked.close()
         spawned.close()
+
+
+def test_relax_gc_sets_the_first_threshold_and_returns_the_old(tmp_path: Path) -> None:
+    old = gc.get_threshold()
+    try:
+        assert relax_gc(12_345) == old
+        assert gc.get_threshold() == (12_345, old[1], old[2])
+    finally:
+        gc.set_threshold(*old)
+
+
+def test_workers_relax_their_own_gc_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each worker (a process of ours) relaxes its collector; the driver's stays as the user set it."""
+    marker = tmp_path / "relaxed"
+
+    def spy(threshold: int = vector_worker.GC_THRESHOLD) -> tuple[int, int, int]:
+        with marker.open("a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return gc.get_threshold()
+
+    monkeypatch.setattr(vector_worker, "relax_gc", spy)
+    before = gc.get_threshold()
+    envs = BatchedVectorEnv("DoorsTest", num_envs=3, workers=3, context="fork")
+    try:
+        pids = {int(line) for line in marker.read_text().split()}
+        assert pids == {proc.pid for proc in envs._workers} and os.getpid() not in pids and len(pids) == 2
+        assert gc.get_threshold() == before
+    finally:
+        envs.close()

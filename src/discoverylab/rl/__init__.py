@@ -7,6 +7,7 @@ from typing import Any
 
 from discoverylab.rl.actions import DiscreteActions
 from discoverylab.rl.symbolic import SymbolicEncoder
+from discoverylab.rl.vector_worker import relax_gc
 
 
 def make_rl_env(task: str, difficulty: str = "normal", object_slots: int = 12, **options: Any) -> DiscreteActions:
@@ -19,4 +20,4 @@ def make_rl_env(task: str, difficulty: str = "normal", object_slots: int = 12, *
     return DiscreteActions(env, object_slots=object_slots)
 
 
-__all__ = ["DiscreteActions", "SymbolicEncoder", "make_rl_env"]
+__all__ = ["DiscreteActions", "SymbolicEncoder", "make_rl_env", "relax_gc"]
