@@ -165,3 +165,44 @@ def test_all_completed() -> None:
     assert not card.all_completed()
     b.set(2)
     assert card.all_completed()
+
+
+def test_uuids_follow_the_seeded_pool_across_chunks_and_the_pool_ends_clearly() -> None:
+    """`register` reads the pool a slice at a time (session 7): UUIDs are still the pool's
+    entries in creation order, past every slice boundary, and the 65,536th object is refused."""
+    from discoverylab.world.catalog import spawn
+    from discoverylab.world.world import UUID_LIMIT, WorldError
+
+    world = World(11)
+    uuids = [spawn(world, "grass").uuid for _ in range(UUID_LIMIT)]
+    assert uuids == [int(u) for u in world._uuid_pool]
+    assert len(set(uuids)) == UUID_LIMIT and min(uuids) == 1 and max(uuids) == UUID_LIMIT
+    with pytest.raises(WorldError, match="exhausted"):
+        spawn(world, "grass")
+
+
+def test_dispose_frees_a_finished_world_without_the_cyclic_collector() -> None:
+    """After `dispose` a world with characters in dialog, held objects and containers is freed
+    by reference counting alone (nothing left for `gc.collect` to find)."""
+    import gc
+    import weakref
+
+    env = DiscoveryWorldEnv("DialogTest", max_steps=10**6)
+    env.reset(seed=3)
+    world = env.world
+    assert world is not None
+    player, npc = world.agents[0], world.agents[1]
+    player.dialog_partner, npc.dialog_partner = npc, player  # as TALK leaves them: a cycle
+    held = place(world, "flag", player.x, player.y)
+    player.add(held)  # parent <-> contents: another
+    env.step({"action": "WAIT"})
+    watched = [weakref.ref(world), weakref.ref(player), weakref.ref(npc), weakref.ref(held)]
+    watched += [weakref.ref(o) for o in list(world.objects.values())[:50]]
+    del world, player, npc, held
+    gc.collect()
+    gc.disable()
+    try:
+        env.reset(seed=4)  # disposes the old world
+        assert all(ref() is None for ref in watched)
+    finally:
+        gc.enable()

@@ -122,10 +122,11 @@ class WorldObject:
         self.layer: Layer | None = None
         self.alive = True
         self.props: dict[str, Any] = {}
-        for key, value in attrs.items():
-            if not hasattr(type(self), key):
-                raise AttributeError(f"{type(self).__name__} has no attribute {key!r}")
-            setattr(self, key, value)
+        if attrs:  # most templates set none
+            for key, value in attrs.items():
+                if not hasattr(type(self), key):
+                    raise AttributeError(f"{type(self).__name__} has no attribute {key!r}")
+                setattr(self, key, value)
         self.uuid = world.register(self)
 
     def __repr__(self) -> str:

@@ -48,14 +48,13 @@ class World:
         self.rng_npc = np.random.default_rng(streams[1])
         self.rng_noise = np.random.default_rng(streams[2])
         self.rng_objects = np.random.default_rng(streams[3])
-        self.tiles: list[list[list[list[WorldObject]]]] = [
-            [[[] for _ in range(NUM_LAYERS)] for _ in range(size)] for _ in range(size)
-        ]
+        self.tiles: list[list[list[list[WorldObject]]]] = _empty_tiles(size)
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
         self._uuid_pool = np.random.default_rng(streams[4]).permutation(UUID_LIMIT) + 1
         self._uuid_index = 0
+        self._uuids: list[int] = []  # the pool's first entries as ints, extended by `register` as needed
         self._passages: list[WorldObject] | None = None
         self._walls: set[tuple[int, int]] = set()
         self._zones: dict[tuple[bool, frozenset[tuple[int, int]]], list[list[int]]] = {}
@@ -79,10 +78,13 @@ class World:
 
     # ---- registry ---------------------------------------------------------------------
     def register(self, obj: WorldObject) -> int:
-        if self._uuid_index >= UUID_LIMIT:
-            raise WorldError(f"Too many objects: the UUID pool ({UUID_LIMIT}) is exhausted.")
-        uuid = int(self._uuid_pool[self._uuid_index])
-        self._uuid_index += 1
+        i = self._uuid_index
+        if i >= len(self._uuids):  # a slice of ints at a time: cheaper than a numpy scalar per object
+            if i >= UUID_LIMIT:
+                raise WorldError(f"Too many objects: the UUID pool ({UUID_LIMIT}) is exhausted.")
+            self._uuids += self._uuid_pool[i : i + 2048].tolist()
+        uuid = self._uuids[i]
+        self._uuid_index = i + 1
         self.objects[uuid] = obj
         if obj.needs_tick:
             self._tickers.append(obj)
@@ -133,14 +135,19 @@ class World:
 
     def place(self, obj: WorldObject, x: int, y: int, layer: Layer | None = None) -> WorldObject:
         """Put `obj` top-level on tile (x, y) (moving it from wherever it was)."""
-        if not self.in_bounds(x, y):
+        if not (0 <= x < self.size and 0 <= y < self.size):
             raise WorldError(f"Cannot place {obj.name!r} at ({x}, {y}): outside the {self.size}x{self.size} world.")
-        obj.detach()
+        if obj.parent is not None or obj.layer is not None:  # a new object (most, while building) is nowhere yet
+            obj.detach()
         if layer is None:
             layer = obj.layer_hint if obj.layer_hint is not None else obj.default_layer
         self.tiles[x][y][layer].append(obj)
         obj.x, obj.y, obj.layer = x, y, layer
-        _stack_insert(self.stacks[x][y], obj, layer)
+        stack = self.stacks[x][y]
+        if stack:
+            _stack_insert(stack, obj, layer)
+        else:
+            stack.append(obj)
         if self._watchers:
             self._moved(obj, x, y)
         return obj
@@ -296,12 +303,17 @@ class World:
         """Break the object graph's reference cycles so a finished world is freed at once by
         reference counting instead of waiting for (and slowing) the cyclic garbage collector."""
         for obj in self.objects.values():
-            obj.contents = []
-            obj.parts = []
-            obj.parent = None
-            obj.__dict__.pop("dialog_tree", None)
-            obj.__dict__.pop("dialog_partner", None)
-            obj.__dict__.pop("history", None)
+            if obj.contents:  # only what is set: most objects hold nothing
+                obj.contents = []
+            if obj.parts:
+                obj.parts = []
+            if obj.parent is not None:
+                obj.parent = None
+            if obj.is_agent or obj.dialogable:  # characters and devices: partners point at each other, trees and records at them
+                state = obj.__dict__
+                state.pop("dialog_tree", None)
+                state.pop("dialog_partner", None)
+                state.pop("history", None)
         self.objects = {}
         self._passages = None
         self._zones = {}
@@ -330,6 +342,14 @@ class World:
             for agent in self.agents:
                 agent.states.add(signal)
         self.step += 1
+
+
+def _empty_tiles(size: int) -> list[list[list[list[WorldObject]]]]:
+    """size x size tiles of NUM_LAYERS empty lists; a literal of six lists builds them in half
+    the time of a nested comprehension (~0.3 of 0.6 ms per reset)."""
+    if NUM_LAYERS == 6:
+        return [[[[], [], [], [], [], []] for _ in range(size)] for _ in range(size)]
+    return [[[[] for _ in range(NUM_LAYERS)] for _ in range(size)] for _ in range(size)]
 
 
 def _find(parent: list[int], i: int) -> int:
