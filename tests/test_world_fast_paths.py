@@ -206,3 +206,23 @@ def test_dispose_frees_a_finished_world_without_the_cyclic_collector() -> None:
         assert all(ref() is None for ref in watched)
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("kind", ["grass", "floor", "wall", "soil"])
+def test_place_each_builds_what_a_loop_of_place_builds(kind: str) -> None:
+    from discoverylab.world.catalog import place_each
+
+    cells = [(x, y) for x in range(3, 9) for y in range(2, 5)]
+    plain, bulk = World(5), World(5)
+    for x, y in cells:
+        place(plain, kind, x, y)
+    place_each(bulk, kind, cells)
+
+    def picture(world: World) -> list[tuple[object, ...]]:
+        return [(o.uuid, type(o).__name__, o.name, o.type, o.x, o.y, o.layer, [m.key for m in o.materials],
+                 dict(o.props), [c.uuid for c in o.contents]) for o in world.objects.values()]  # fmt: skip
+
+    assert picture(bulk) == picture(plain) and len(plain.objects) >= len(cells)
+    for x, y in cells:  # the same objects on the same layers and in the same stacking order
+        assert [[o.uuid for o in layer] for layer in bulk.tiles[x][y]] == [[o.uuid for o in layer] for layer in plain.tiles[x][y]]
+        assert [o.uuid for o in bulk.stacks[x][y]] == [o.uuid for o in plain.stacks[x][y]]

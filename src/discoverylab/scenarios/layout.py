@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from discoverylab.world.catalog import place, spawn
+from discoverylab.world.catalog import place, place_each, spawn
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
 
 
 def fill_grass(world: World) -> None:
-    for x in range(world.size):
-        for y in range(world.size):
-            place(world, "grass", x, y)
+    size = world.size
+    place_each(world, "grass", ((x, y) for x in range(size) for y in range(size)))
 
 
 def clear_ground(world: World, x: int, y: int) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import cache, lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -83,3 +84,16 @@ def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
 def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObject:
     """Spawn and put on the grid on the template's layer."""
     return world.place(spawn(world, kind, **overrides), x, y)
+
+
+def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]]) -> None:
+    """`place(world, kind, x, y)` for every cell in order, the template looked up once: a map
+    of grass is a thousand objects per reset."""
+    cls, name, type_, attrs, shared, material_keys, props = _plan(kind)
+    if shared is None or props or kind == "soil":  # fresh materials, props or parts: the general path
+        for x, y in cells:
+            place(world, kind, x, y)
+        return
+    put = world.place
+    for x, y in cells:
+        put(cls(world, name, type_, list(shared), **attrs), x, y)
