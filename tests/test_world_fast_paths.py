@@ -10,9 +10,9 @@ import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scoring.scorecard import Scorecard, ScorecardItem
-from discoverylab.world.actions import accessible_object, accessible_objects
 from discoverylab.world.catalog import place
 from discoverylab.world.npc import find_path
+from discoverylab.world.reach import accessible_object, accessible_objects
 from discoverylab.world.world import World
 
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
 
-from discoverylab.world.actions import accessible_objects
 from discoverylab.world.agent import Agent
 from discoverylab.world.catalog import templates
 from discoverylab.world.objects import WorldObject
+from discoverylab.world.reach import accessible_objects
 from discoverylab.world.things import Terrain
 
 NUM_KINDS = 256  # kind ids: 0 = nothing, 1..len(catalog) = catalog types, the rest hashed

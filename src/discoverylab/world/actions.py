@@ -12,7 +12,6 @@ from typing import Any
 from discoverylab.world.action_input import (
     ACTION_KEYS,
     DIALOG_KEY,
-    MAX_ECHO_CHARS,
     MAX_ERROR_CHARS,
     ActionError,
     _as_int,
@@ -23,12 +22,10 @@ from discoverylab.world.action_input import (
 from discoverylab.world.action_specs import ACTION_SPECS, DIRECTION, LOCATION, POST_ID
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.devices import Device
+from discoverylab.world.movement import MovementActions
 from discoverylab.world.objects import ActionResult, WorldObject
+from discoverylab.world.reach import accessible_object
 
-_CLOCKWISE = ["north", "east", "south", "west"]
-_CW = {d: _CLOCKWISE[(i + 1) % 4] for i, d in enumerate(_CLOCKWISE)}  # facing -> facing after a turn
-_CCW = {d: _CLOCKWISE[(i + 3) % 4] for i, d in enumerate(_CLOCKWISE)}
-_OPPOSITE = {d: _CLOCKWISE[(i + 2) % 4] for i, d in enumerate(_CLOCKWISE)}
 ARG_KEYS = ("arg1", "arg2")
 _HANDLERS = {name: f"_do_{name.lower()}" for name in ACTION_SPECS}  # action name -> executor method
 _LABELS = {
@@ -47,47 +44,9 @@ _LABELS = {
 }
 
 
-def accessible_objects(agent: Agent) -> dict[int, WorldObject]:
-    """What action arguments may name: the inventory, plus everything visible on the agent's
-    own tile and on the tile it faces (other agents and their open inventories included)."""
-    world = agent.world
-    found: dict[int, WorldObject] = {obj.uuid: obj for obj in agent.inventory()} if agent.contents else {}
-    x, y = agent.x, agent.y
-    dx, dy = DIRECTIONS[agent.facing]
-    size = world.size
-    for obj in world.objects_at(x, y):
-        if obj is not agent and obj.uuid not in found:
-            found[obj.uuid] = obj
-    x, y = x + dx, y + dy
-    if 0 <= x < size and 0 <= y < size:
-        for obj in world.objects_at(x, y):
-            if obj is not agent and obj.uuid not in found:
-                found[obj.uuid] = obj
-    return found
 
 
-def accessible_object(agent: Agent, uid: int) -> WorldObject | None:
-    """`accessible_objects(agent).get(uid)` without building the dict: the same places in the
-    same order, stopping at the first object with that UUID."""
-    if agent.contents:
-        for obj in agent.inventory():
-            if obj.uuid == uid:
-                return obj
-    world = agent.world
-    x, y = agent.x, agent.y
-    for obj in world.objects_at(x, y):
-        if obj.uuid == uid and obj is not agent:
-            return obj
-    dx, dy = DIRECTIONS[agent.facing]
-    x, y = x + dx, y + dy
-    if 0 <= x < world.size and 0 <= y < world.size:
-        for obj in world.objects_at(x, y):
-            if obj.uuid == uid and obj is not agent:
-                return obj
-    return None
-
-
-class ActionExecutor:
+class ActionExecutor(MovementActions):
     """Executes actions for one agent against its world."""
 
     def __init__(self, agent: Agent, teleport: bool = True, strict: bool = False) -> None:
@@ -226,89 +185,9 @@ class ActionExecutor:
         self.agent.record("DIALOG", said, None, True, message)
         return ActionResult(True, message)
 
-    # ---- movement ---------------------------------------------------------------------
-    def _move(self, direction: str, face: bool) -> ActionResult:
-        agent, world = self.agent, self.world
-        dx, dy = DIRECTIONS[direction]
-        nx, ny = agent.x + dx, agent.y + dy
-        if not (0 <= nx < world.size and 0 <= ny < world.size):
-            return self._done("MOVE_DIRECTION", direction, None, False, "That would take me beyond the edge of the world.")
-        blocker = world.blocker_at(nx, ny)
-        if blocker is not None:
-            msg = f"I can't move there. There is something in the way ({blocker.name})."
-            return self._done("MOVE_DIRECTION", direction, None, False, msg)
-        world.walk(agent, nx, ny)
-        if face:
-            agent.facing = direction
-        return self._done("MOVE_DIRECTION", direction, None, True, f"I moved to ({nx}, {ny}).")
-
-    def _do_move_direction(self, direction: str) -> ActionResult:
-        return self._move(direction, face=True)
-
-    def _do_move_forward(self) -> ActionResult:
-        return self._move(self.agent.facing, face=True)
-
-    def _do_move_backward(self) -> ActionResult:
-        return self._move(_OPPOSITE[self.agent.facing], face=False)
-
-    def _rotate(self, direction: str) -> ActionResult:
-        self.agent.facing = direction
-        return self._done("ROTATE_DIRECTION", direction, None, True, f"I rotated to face {direction}.")
-
-    def _do_rotate_direction(self, direction: str) -> ActionResult:
-        return self._rotate(direction)
-
-    def _do_rotate_cw(self) -> ActionResult:
-        return self._rotate(_CW[self.agent.facing])
-
-    def _do_rotate_ccw(self) -> ActionResult:
-        return self._rotate(_CCW[self.agent.facing])
-
+    # ---- waiting (moves, turns and teleports: `MovementActions`) ------------------------
     def _do_wait(self) -> ActionResult:
         return self._done("WAIT", None, None, True, "I waited.")
-
-    def _do_teleport_to_location(self, name: str) -> ActionResult:
-        if name not in self.world.teleports:
-            known = sorted(self.world.teleports)
-            shown = name if len(name) <= MAX_ECHO_CHARS else name[:MAX_ECHO_CHARS] + "..."
-            msg = f"That's not a known teleport location ('{shown}'). I know about the following locations: {known}"
-            return self._done("TELEPORT_TO_LOCATION", shown, None, False, msg)
-        tx, ty = self.world.teleports[name]
-        x, y = _nearest_passable(self.world, tx, ty)
-        self.world.walk(self.agent, x, y)  # `place` for a character already on the grid
-        return self._done("TELEPORT_TO_LOCATION", name, None, True, f"I teleported to {name} at {x}, {y}.")
-
-    def _do_teleport_to_object(self, obj: WorldObject) -> ActionResult:
-        ox, oy = obj.location()
-        if ox < 0:
-            return self._done("TELEPORT_TO_OBJECT", obj, None, False, f"The {obj.name} does not have a valid location.")
-        # The tiles north, east, south and west of the object (the original's order), facing it:
-        # the first on the agent's side of every closed door, else the first on its side of every
-        # locked door (teleporting out of, or into, a locked room would skip finding its key).
-        sides = [(s, ox + DIRECTIONS[s][0], oy + DIRECTIONS[s][1]) for s in _CLOCKWISE]
-        free = [(s, x, y) for s, x, y in sides if (x, y) != (ox, oy) and self.world.is_passable(x, y)]
-        for locked_only in (False, True):
-            if not free:
-                break
-            zones = self.world.door_zones(locked_only)
-            here = self._zones_here(zones) if zones is not None else set()
-            side = next((c for c in free if zones is None or zones[c[1]][c[2]] in here), None)
-            if side is not None:
-                self.world.walk(self.agent, side[1], side[2])
-                self.agent.facing = _OPPOSITE[side[0]]
-                msg = f"I teleported to the object with UUID {obj.uuid} ({obj.name}) at ({side[1]}, {side[2]})."
-                return self._done("TELEPORT_TO_OBJECT", obj, None, True, msg)
-        msg = f"I couldn't find a valid location beside the object ({obj.name}, uuid: {obj.uuid}) to teleport to."
-        return self._done("TELEPORT_TO_OBJECT", obj, None, False, msg)
-
-    def _zones_here(self, zones: list[list[int]]) -> set[int]:
-        """The agent's door zone (on a barrier tile, where only a scripted placement puts it,
-        the zones of the tiles beside it)."""
-        x, y = self.agent.x, self.agent.y
-        if zones[x][y] >= 0:
-            return {zones[x][y]}
-        near = ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
-        return {zones[a][b] for a, b in near if self.world.in_bounds(a, b) and zones[a][b] >= 0}
 
     # ---- object actions ---------------------------------------------------------------
     def _do_pickup(self, obj: WorldObject) -> ActionResult:
@@ -473,19 +352,3 @@ def _all_parts(obj: WorldObject) -> list[WorldObject]:
         out.append(part)
         out.extend(_all_parts(part))
     return out
-
-
-def _nearest_passable(world: Any, x: int, y: int) -> tuple[int, int]:
-    """The passable tile closest to (x, y) in straight-line distance (ties: smallest (x, y)).
-    Searches square rings outwards and stops once no further ring can hold a closer tile."""
-    best: tuple[int, tuple[int, int]] | None = None
-    for radius in range(2 * world.size):
-        if best is not None and best[0] < radius * radius:
-            break
-        for dx in range(-radius, radius + 1):
-            for dy in range(-radius, radius + 1):
-                if max(abs(dx), abs(dy)) == radius and world.is_passable(x + dx, y + dy):
-                    candidate = (dx * dx + dy * dy, (x + dx, y + dy))
-                    if best is None or candidate < best:
-                        best = candidate
-    return best[1] if best is not None else (x, y)

@@ -12,9 +12,9 @@ from operator import attrgetter
 from typing import Any
 
 from discoverylab.world.action_specs import action_list
-from discoverylab.world.actions import accessible_objects
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import WorldObject
+from discoverylab.world.reach import accessible_objects
 from discoverylab.world.things import Door
 from discoverylab.world.world import World
 

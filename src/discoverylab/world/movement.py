@@ -1,0 +1,125 @@
+"""Moves, turns and teleports of an agent: the movement half of `ActionExecutor`
+(`world/actions.py`), kept apart because the rules of where an agent may go (world edges,
+blockers, the door zones that decide which side of a door a teleport lands on) are a topic of
+their own, and the executor's module stays readable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from discoverylab.world.action_input import MAX_ECHO_CHARS
+from discoverylab.world.agent import DIRECTIONS, Agent
+from discoverylab.world.objects import ActionResult, WorldObject
+from discoverylab.world.world import World
+
+_CLOCKWISE = ["north", "east", "south", "west"]
+_CW = {d: _CLOCKWISE[(i + 1) % 4] for i, d in enumerate(_CLOCKWISE)}  # facing -> facing after a turn
+_CCW = {d: _CLOCKWISE[(i + 3) % 4] for i, d in enumerate(_CLOCKWISE)}
+_OPPOSITE = {d: _CLOCKWISE[(i + 2) % 4] for i, d in enumerate(_CLOCKWISE)}
+
+
+class MovementActions:
+    """The `_do_move_*`, `_do_rotate_*` and `_do_teleport_*` handlers; `ActionExecutor` provides
+    `agent`, `world` and `_done` (which records the action)."""
+
+    agent: Agent
+    world: World
+
+    def _done(self, action: str, arg1: Any, arg2: Any, success: bool, message: str, important: bool = False) -> ActionResult:
+        raise NotImplementedError  # ActionExecutor's
+
+    def _move(self, direction: str, face: bool) -> ActionResult:
+        agent, world = self.agent, self.world
+        dx, dy = DIRECTIONS[direction]
+        nx, ny = agent.x + dx, agent.y + dy
+        if not (0 <= nx < world.size and 0 <= ny < world.size):
+            return self._done("MOVE_DIRECTION", direction, None, False, "That would take me beyond the edge of the world.")
+        blocker = world.blocker_at(nx, ny)
+        if blocker is not None:
+            msg = f"I can't move there. There is something in the way ({blocker.name})."
+            return self._done("MOVE_DIRECTION", direction, None, False, msg)
+        world.walk(agent, nx, ny)
+        if face:
+            agent.facing = direction
+        return self._done("MOVE_DIRECTION", direction, None, True, f"I moved to ({nx}, {ny}).")
+
+    def _do_move_direction(self, direction: str) -> ActionResult:
+        return self._move(direction, face=True)
+
+    def _do_move_forward(self) -> ActionResult:
+        return self._move(self.agent.facing, face=True)
+
+    def _do_move_backward(self) -> ActionResult:
+        return self._move(_OPPOSITE[self.agent.facing], face=False)
+
+    def _rotate(self, direction: str) -> ActionResult:
+        self.agent.facing = direction
+        return self._done("ROTATE_DIRECTION", direction, None, True, f"I rotated to face {direction}.")
+
+    def _do_rotate_direction(self, direction: str) -> ActionResult:
+        return self._rotate(direction)
+
+    def _do_rotate_cw(self) -> ActionResult:
+        return self._rotate(_CW[self.agent.facing])
+
+    def _do_rotate_ccw(self) -> ActionResult:
+        return self._rotate(_CCW[self.agent.facing])
+
+    def _do_teleport_to_location(self, name: str) -> ActionResult:
+        if name not in self.world.teleports:
+            known = sorted(self.world.teleports)
+            shown = name if len(name) <= MAX_ECHO_CHARS else name[:MAX_ECHO_CHARS] + "..."
+            msg = f"That's not a known teleport location ('{shown}'). I know about the following locations: {known}"
+            return self._done("TELEPORT_TO_LOCATION", shown, None, False, msg)
+        tx, ty = self.world.teleports[name]
+        x, y = _nearest_passable(self.world, tx, ty)
+        self.world.walk(self.agent, x, y)  # `place` for a character already on the grid
+        return self._done("TELEPORT_TO_LOCATION", name, None, True, f"I teleported to {name} at {x}, {y}.")
+
+    def _do_teleport_to_object(self, obj: WorldObject) -> ActionResult:
+        ox, oy = obj.location()
+        if ox < 0:
+            return self._done("TELEPORT_TO_OBJECT", obj, None, False, f"The {obj.name} does not have a valid location.")
+        # The tiles north, east, south and west of the object (the original's order), facing it:
+        # the first on the agent's side of every closed door, else the first on its side of every
+        # locked door (teleporting out of, or into, a locked room would skip finding its key).
+        sides = [(s, ox + DIRECTIONS[s][0], oy + DIRECTIONS[s][1]) for s in _CLOCKWISE]
+        free = [(s, x, y) for s, x, y in sides if (x, y) != (ox, oy) and self.world.is_passable(x, y)]
+        for locked_only in (False, True):
+            if not free:
+                break
+            zones = self.world.door_zones(locked_only)
+            here = self._zones_here(zones) if zones is not None else set()
+            side = next((c for c in free if zones is None or zones[c[1]][c[2]] in here), None)
+            if side is not None:
+                self.world.walk(self.agent, side[1], side[2])
+                self.agent.facing = _OPPOSITE[side[0]]
+                msg = f"I teleported to the object with UUID {obj.uuid} ({obj.name}) at ({side[1]}, {side[2]})."
+                return self._done("TELEPORT_TO_OBJECT", obj, None, True, msg)
+        msg = f"I couldn't find a valid location beside the object ({obj.name}, uuid: {obj.uuid}) to teleport to."
+        return self._done("TELEPORT_TO_OBJECT", obj, None, False, msg)
+
+    def _zones_here(self, zones: list[list[int]]) -> set[int]:
+        """The agent's door zone (on a barrier tile, where only a scripted placement puts it,
+        the zones of the tiles beside it)."""
+        x, y = self.agent.x, self.agent.y
+        if zones[x][y] >= 0:
+            return {zones[x][y]}
+        near = ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
+        return {zones[a][b] for a, b in near if self.world.in_bounds(a, b) and zones[a][b] >= 0}
+
+
+def _nearest_passable(world: Any, x: int, y: int) -> tuple[int, int]:
+    """The passable tile closest to (x, y) in straight-line distance (ties: smallest (x, y)).
+    Searches square rings outwards and stops once no further ring can hold a closer tile."""
+    best: tuple[int, tuple[int, int]] | None = None
+    for radius in range(2 * world.size):
+        if best is not None and best[0] < radius * radius:
+            break
+        for dx in range(-radius, radius + 1):
+            for dy in range(-radius, radius + 1):
+                if max(abs(dx), abs(dy)) == radius and world.is_passable(x + dx, y + dy):
+                    candidate = (dx * dx + dy * dy, (x + dx, y + dy))
+                    if best is None or candidate < best:
+                        best = candidate
+    return best[1] if best is not None else (x, y)
