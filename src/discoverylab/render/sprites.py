@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
-from discoverylab.render import sprite_furniture, sprite_items, sprite_lab, sprite_scenery  # noqa: F401  (painters)
+from discoverylab.render import (  # noqa: F401  (painters register on import)
+    sprite_furniture,
+    sprite_instruments,
+    sprite_items,
+    sprite_lab,
+    sprite_scenery,
+)
 from discoverylab.render.sprite_characters import CREATURES
 from discoverylab.render.sprite_paint import NAMED_COLOURS, OPAQUE, PAINTERS, TILE, faded
 from discoverylab.world.objects import Layer
