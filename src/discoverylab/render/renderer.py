@@ -33,7 +33,7 @@ import numpy as np
 from PIL import Image
 
 from discoverylab.render.png import palette_png
-from discoverylab.render.sprites import FADE_SUFFIX as FADE_SUFFIX  # re-exported: tests read it here
+from discoverylab.render.sprite_keys import FADE_SUFFIX as FADE_SUFFIX  # re-exported: tests read it here
 from discoverylab.render.sprites import TILE
 from discoverylab.render.tiles import TileLook, compose_tile, tile_look
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from PIL import Image, ImageDraw
 
+from discoverylab.render.sprite_keys import FADE_SUFFIX, sprite_key
 from discoverylab.render.sprites import (
     CONTENT_BOX,
-    FADE_SUFFIX,
     MINI,
     SHOWS_FULLNESS,
     TILE,
@@ -23,7 +23,6 @@ from discoverylab.render.sprites import (
     is_opaque,
     mini_sprite,
     sprite,
-    sprite_key,
 )
 from discoverylab.world.objects import Layer
 
