@@ -1,5 +1,6 @@
-"""Image observations (world/render.py, world/sprites.py): sizes, determinism, state changes,
-art for every object of every registered task, grid labels."""
+"""Image observations (render/renderer.py, render/tiles.py, render/sprite_keys.py,
+render/sprites.py): sizes, determinism, state changes, art for every object of every registered
+task, grid labels."""
 
 from __future__ import annotations
 
@@ -178,7 +179,7 @@ def test_every_object_of_every_task_has_art(task_id: str, difficulty: str) -> No
     missing = sorted(
         {f"{o.type!r} ({o.name!r})" for o in every_object(scenario.world) if is_fallback(sprite_key(o))}
     )
-    assert not missing, f"no sprite for {missing}: add a painter or a BY_TYPE entry in world/sprites.py"
+    assert not missing, f"no sprite for {missing}: add a painter or a BY_TYPE entry in render/sprite_keys.py"
     image = render.render_world(scenario.world)
     assert image.size == (1024, 1024)
     assert len(image.getcolors(1 << 16) or []) > 20  # drawn, not a blank sheet

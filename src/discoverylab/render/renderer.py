@@ -8,14 +8,15 @@ array (the Gymnasium image observation), `view_png` as PNG bytes through a faste
 `vision_observation` as the original's `vision` dict of data URLs.
 
 Speed: a tile's look is the tuple of its objects' sprite keys (bottom layer first, stopping at
-an opaque sprite; open holders carry their contents' keys). Composed tiles are cached by that
-tuple across worlds, so a view costs one key scan per tile and one gather of all tiles (a single
-fancy index), and the image always follows the current state: there is nothing to invalidate.
-Tiles of plain ground (grass, path, sand: the key is a function of type and position) skip the
-scan. Each cached tile is kept as RGB and as indices into a process-wide colour table; a view
-rarely uses more than 256 colours, so its PNG is a palette image written by `render.png` (no row
-filters, zlib-ng's deflate). The last views' PNGs are kept by their pictures and cells, so a
-step that changes nothing on screen costs no encoding. Nothing here touches the disk.
+an opaque sprite; open holders carry their contents' keys), found and drawn by `render.tiles`.
+Composed tiles are cached by that tuple across worlds, so a view costs one key scan per tile and
+one gather of all tiles (a single fancy index), and the image always follows the current state:
+there is nothing to invalidate. Tiles of plain ground (grass, path, sand: the key is a function
+of type and position) skip the scan. Each cached tile is kept as RGB and as indices into a
+process-wide colour table; a view rarely uses more than 256 colours, so its PNG is a palette
+image written by `render.png` (no row filters, zlib-ng's deflate). The last views' PNGs are kept
+by their pictures and cells, so a step that changes nothing on screen costs no encoding.
+Nothing here touches the disk.
 """
 
 from __future__ import annotations
@@ -29,35 +30,18 @@ from itertools import count
 from typing import TYPE_CHECKING
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from discoverylab.render.png import palette_png
-from discoverylab.render.sprites import (
-    CONTENT_BOX,
-    FADE_SUFFIX,
-    MINI,
-    SHOWS_FULLNESS,
-    TILE,
-    base_name,
-    is_opaque,
-    mini_sprite,
-    sprite,
-    sprite_key,
-)
-from discoverylab.world.objects import Layer
+from discoverylab.render.sprite_keys import FADE_SUFFIX as FADE_SUFFIX  # re-exported: tests read it here
+from discoverylab.render.sprites import TILE
+from discoverylab.render.tiles import TileLook, compose_tile, tile_look
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import Agent
     from discoverylab.world.world import World
 
 VIEW_TILES = (24, 16)  # width, height of the agent's view in tiles
-MAX_SHOWN_CONTENTS = 4  # contents drawn on a holder; more are hinted by three dots
-SINGLE_CONTENT = 24  # px of a holder's only item (several share the space at 16 px)
-
-# A tile's look: entries bottom-up, each a sprite key or (holder key, content keys, overflow).
-TileEntry = str | tuple[str, tuple[str, ...], bool]
-TileLook = tuple[TileEntry, ...]
-
 
 LABEL_PLATE = (24, 24, 28)  # grid labels: white pixel text on an opaque dark plate
 LABEL_TEXT = (255, 255, 255)
@@ -144,76 +128,6 @@ POSITIONAL_GROUND = frozenset({"grass", "path", "sand"})
 
 
 # ---- tiles -----------------------------------------------------------------------------------
-def tile_look(world: World, x: int, y: int) -> TileLook:
-    """What tile (x, y) shows, as sprite keys bottom-up (the cache key for its picture)."""
-    stack = world.stacks[x][y]  # top layer first; within a layer, in placement order
-    if not stack:
-        return ()
-    if len(stack) == 1:  # most tiles (ground alone): the general path below, without its checks
-        obj = stack[0]
-        key = sprite_key(obj)
-        if obj.contents and obj.is_open and not obj.is_agent and base_name(key) not in SHOWS_FULLNESS:
-            shown = tuple(sprite_key(c) for c in obj.contents[:MAX_SHOWN_CONTENTS])
-            return ((key, shown, len(obj.contents) > MAX_SHOWN_CONTENTS),)
-        return (key,)
-    layers = [obj.layer for obj in stack]
-    if len(set(layers)) < len(layers):  # a shared layer: the later placed lies on top
-        stack = [stack[i] for i in sorted(range(len(stack)), key=lambda i: (-(stack[i].layer or 0), -i))]
-    fade_air = stack[0].layer == Layer.AIR and any(o.is_agent for o in stack)
-    entries: list[TileEntry] = []
-    for obj in stack:
-        key = sprite_key(obj)
-        if fade_air and obj.layer == Layer.AIR:  # keep the agent visible under a canopy
-            key += FADE_SUFFIX
-        if obj.contents and obj.is_open and not obj.is_agent and base_name(key) not in SHOWS_FULLNESS:
-            shown = tuple(sprite_key(c) for c in obj.contents[:MAX_SHOWN_CONTENTS])
-            entries.append((key, shown, len(obj.contents) > MAX_SHOWN_CONTENTS))
-        else:
-            entries.append(key)
-        if is_opaque(key):
-            break
-    entries.reverse()
-    return tuple(entries)
-
-
-def _content_slots(box: tuple[int, int, int, int], count: int, size: int) -> list[tuple[int, int]]:
-    """Top-left corners of `count` (<= 4) shrunk sprites of `size` px inside `box`."""
-    x0, y0, x1, y1 = box
-    cx, cy = (x0 + x1 - size) // 2, (y0 + y1 - size) // 2
-    left, right, top, bottom = x0, max(x0, x1 - size), y0, max(y0, y1 - size)
-    if count == 1:
-        return [(cx, cy)]
-    if count == 2:
-        return [(left, cy), (right, cy)]
-    return [(left, top), (right, top), (left, bottom), (right, bottom)][:count]
-
-
-def compose_tile(look: TileLook, scale: int = 1) -> Image.Image:
-    """Draw a tile look (RGB, 32 * scale px square)."""
-    tile = Image.new("RGBA", (TILE, TILE), (0, 0, 0, 255))
-    for entry in look:
-        if isinstance(entry, str):
-            tile.alpha_composite(sprite(entry))
-            continue
-        key, contents, overflow = entry
-        tile.alpha_composite(sprite(key))
-        box = CONTENT_BOX.get(base_name(key), (0, 0, TILE, TILE))
-        size = SINGLE_CONTENT if len(contents) == 1 else MINI  # a lone item is drawn larger
-        for content, corner in zip(contents, _content_slots(box, len(contents), size), strict=True):
-            tile.alpha_composite(mini_sprite(content, size), corner)
-        if overflow:
-            draw = ImageDraw.Draw(tile)
-            for i in range(3):
-                draw.rectangle(
-                    (box[2] - 9 + 3 * i, box[3] - 3, box[2] - 8 + 3 * i, box[3] - 2),
-                    fill=(250, 250, 250, 255),
-                )
-    out = tile.convert("RGB")
-    if scale != 1:
-        out = out.resize((TILE * scale, TILE * scale), Image.Resampling.NEAREST)
-    return out
-
-
 def _tile_art(world: World, x: int, y: int, scale: int) -> _Art:
     look = tile_look(world, x, y)
     art = _TILE_CACHE.get((look, scale))

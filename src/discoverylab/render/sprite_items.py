@@ -1,9 +1,10 @@
-"""Procedural sprites for portable things: containers, food, tools, instruments, and the
-labelled-box fallback for types without art (see `sprite_paint`)."""
+"""Procedural sprites for portable things: containers, food, tools, and the labelled-box
+fallback for types without art (see `sprite_paint`); measuring instruments are in
+`sprite_instruments`."""
 
 from __future__ import annotations
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageFont
 
 from discoverylab.render.sprite_paint import (
     GLASS,
@@ -19,26 +20,17 @@ from discoverylab.render.sprite_paint import (
     WOOD_DARK,
     WOOD_LIGHT,
     canvas,
+    item,
+    named_colour,
     outlined,
     painter,
     rgba,
     seeded,
     shade,
     speckle,
-    with_shadow,
 )
 
 GOLD = NAMED_COLOURS["gold"]
-
-
-def _colour(name: str, default: str) -> tuple[int, int, int, int]:
-    return NAMED_COLOURS.get(name, NAMED_COLOURS[default])
-
-
-def _item(img: Image.Image, width: int = 14) -> Image.Image:
-    """Outline an item and put a small ground shadow under it."""
-    half = width // 2
-    return with_shadow(outlined(img), (16 - half, 25, 15 + half, 30), alpha=55)
 
 
 # ---- containers ------------------------------------------------------------------------------
@@ -58,7 +50,7 @@ def jar(fill: str = "") -> Image.Image:
         speckle(d, seeded(90), [rgba("#8a5a32")], 6, (11, 18, 20, 25))
     d.rectangle((10, 6, 21, 9), fill=METAL, outline=METAL_DARK)
     d.line((11, 11, 11, 24), fill=(255, 255, 255, 200))
-    return _item(img)
+    return item(img)
 
 
 @painter("petri_dish")
@@ -87,7 +79,7 @@ def pot(heat: str = "") -> Image.Image:
             d.line([(x, 8), (x - 1, 6), (x, 4), (x - 1, 2)], fill=(240, 240, 250, 200))
     elif heat == "cold":
         d.point([(12, 20), (18, 22), (15, 18)], fill=rgba("#bfe8ff"))
-    return _item(img, 18)
+    return item(img, 18)
 
 
 @painter("flower_pot")
@@ -101,7 +93,7 @@ def flower_pot(fill: str = "") -> Image.Image:
         d.line((15, 12, 15, 5), fill=LEAF_DARK)
         d.ellipse((11, 4, 15, 8), fill=LEAF)
         d.ellipse((15, 2, 20, 7), fill=LEAF)
-    return _item(img, 14)
+    return item(img, 14)
 
 
 @painter("bag")
@@ -111,15 +103,15 @@ def bag(colour: str = "") -> Image.Image:
     paper = rgba("#e8dcc0")
     d.polygon([(9, 8), (22, 8), (24, 28), (7, 28)], fill=paper)
     d.rectangle((9, 6, 22, 9), fill=shade(paper, 0.85))
-    d.rectangle((8, 15, 23, 21), fill=_colour(colour, "green"))
+    d.rectangle((8, 15, 23, 21), fill=named_colour(colour, "green"))
     d.line((11, 18, 20, 18), fill=(255, 255, 255, 255))
-    return _item(img, 18)
+    return item(img, 18)
 
 
 @painter("granules")
 def granules(colour: str = "white") -> Image.Image:
     img, d = canvas()
-    c = _colour(colour, "white")
+    c = named_colour(colour, "white")
     for x, y in ((11, 19), (16, 21), (19, 18), (14, 16), (20, 22), (12, 23)):
         d.ellipse((x, y, x + 2, y + 2), fill=c, outline=shade(c, 0.6))
     return img
@@ -130,7 +122,7 @@ def granules(colour: str = "white") -> Image.Image:
 
 @painter("mushroom")
 def mushroom(colour: str = "red", cooked: str = "") -> Image.Image:
-    cap = _colour(colour, "red")
+    cap = named_colour(colour, "red")
     stem = rgba("#f2e6cc")
     if cooked:
         cap, stem = shade(cap, 0.6), shade(stem, 0.7)
@@ -141,7 +133,7 @@ def mushroom(colour: str = "red", cooked: str = "") -> Image.Image:
     for x, y in ((11, 11), (17, 9), (19, 13)):
         d.rectangle((x, y, x + 1, y + 1), fill=(250, 250, 245, 255))
     d.arc((9, 9, 22, 22), 200, 250, fill=shade(cap, 1.3))
-    return _item(img)
+    return item(img)
 
 
 @painter("seed")
@@ -156,14 +148,14 @@ def seed() -> Image.Image:
 
 @painter("flower")
 def flower(colour: str = "red") -> Image.Image:
-    petal = _colour(colour, "red")
+    petal = named_colour(colour, "red")
     img, d = canvas()
     d.line((15, 14, 15, 27), fill=LEAF_DARK, width=2)
     d.ellipse((16, 20, 21, 23), fill=LEAF)
     for dx, dy in ((-4, 0), (4, 0), (0, -4), (0, 4)):
         d.ellipse((13 + dx, 9 + dy, 18 + dx, 14 + dy), fill=petal)
     d.ellipse((14, 10, 17, 13), fill=GOLD)
-    return _item(img, 10)
+    return item(img, 10)
 
 
 @painter("dirt")
@@ -186,18 +178,18 @@ def rock(kind: str = "") -> Image.Image:
     d.polygon([(8, 26), (6, 19), (10, 12), (19, 10), (25, 16), (25, 25)], fill=stone)
     d.polygon([(10, 13), (19, 11), (21, 16), (12, 18)], fill=shade(stone, 1.2))
     d.line((16, 19, 20, 24), fill=shade(stone, 0.7))
-    return _item(img, 18)
+    return item(img, 18)
 
 
 @painter("crystal")
 def crystal(colour: str = "cyan") -> Image.Image:
-    c = _colour(colour, "cyan")
+    c = named_colour(colour, "cyan")
     img, d = canvas()
     d.polygon([(16, 4), (23, 12), (20, 27), (12, 27), (9, 12)], fill=c)
     d.polygon([(16, 4), (16, 27), (12, 27), (9, 12)], fill=shade(c, 1.25))
     d.line((9, 12, 23, 12), fill=shade(c, 0.7))
     d.point([(14, 8), (13, 9)], fill=(255, 255, 255, 255))
-    return _item(img, 14)
+    return item(img, 14)
 
 
 # ---- tools and trinkets ----------------------------------------------------------------------
@@ -205,18 +197,18 @@ def crystal(colour: str = "cyan") -> Image.Image:
 
 @painter("flag")
 def flag(colour: str = "red") -> Image.Image:
-    c = _colour(colour, "red")
+    c = named_colour(colour, "red")
     img, d = canvas()
     d.rectangle((9, 3, 10, 28), fill=METAL_DARK)
     d.ellipse((8, 1, 11, 4), fill=GOLD)
     d.polygon([(11, 5), (24, 7), (21, 11), (25, 15), (11, 15)], fill=c)
     d.line((11, 6, 22, 8), fill=shade(c, 1.3))
-    return _item(img, 10)
+    return item(img, 10)
 
 
 @painter("key")
 def key(colour: str = "gold", rust: str = "") -> Image.Image:
-    c = _colour(colour, "gold")
+    c = named_colour(colour, "gold")
     if rust:
         c = rgba("#a0522d")
     img, d = canvas()
@@ -226,7 +218,7 @@ def key(colour: str = "gold", rust: str = "") -> Image.Image:
     d.rectangle((21, 17, 22, 20), fill=c)
     d.rectangle((25, 17, 26, 19), fill=c)
     d.line((14, 14, 25, 14), fill=shade(c, 1.3))
-    return _item(img, 16)
+    return item(img, 16)
 
 
 @painter("coin")
@@ -235,7 +227,7 @@ def coin() -> Image.Image:
     d.ellipse((9, 10, 22, 23), fill=GOLD)
     d.ellipse((11, 12, 20, 21), outline=shade(GOLD, 0.7))
     d.line((13, 14, 13, 18), fill=shade(GOLD, 1.35))
-    return _item(img, 12)
+    return item(img, 12)
 
 
 @painter("shovel")
@@ -245,7 +237,7 @@ def shovel() -> Image.Image:
     d.rectangle((5, 3, 10, 5), fill=WOOD_DARK)
     d.polygon([(17, 17), (23, 15), (27, 24), (22, 28), (16, 23)], fill=METAL)
     d.line((18, 19, 22, 26), fill=METAL_LIGHT)
-    return _item(img, 18)
+    return item(img, 18)
 
 
 @painter("tape")
@@ -254,7 +246,7 @@ def tape() -> Image.Image:
     d.rounded_rectangle((8, 10, 22, 24), radius=4, fill=NAMED_COLOURS["yellow"])
     d.ellipse((12, 14, 18, 20), fill=METAL_DARK)
     d.rectangle((22, 20, 28, 22), fill=METAL_LIGHT)
-    return _item(img, 16)
+    return item(img, 16)
 
 
 @painter("stick")
@@ -262,26 +254,26 @@ def stick() -> Image.Image:
     img, d = canvas()
     d.line((7, 24, 25, 9), fill=WOOD, width=3)
     d.line((18, 15, 21, 19), fill=WOOD, width=2)
-    return _item(img, 18)
+    return item(img, 18)
 
 
 @painter("book")
 def book(colour: str = "blue") -> Image.Image:
-    c = _colour(colour, "blue")
+    c = named_colour(colour, "blue")
     img, d = canvas()
     d.rectangle((8, 8, 23, 26), fill=c)
     d.rectangle((21, 9, 23, 26), fill=rgba("#f2efe6"))
     d.line((11, 12, 19, 12), fill=GOLD)
-    return _item(img, 16)
+    return item(img, 16)
 
 
 @painter("paint_bucket")
 def paint_bucket(colour: str = "red") -> Image.Image:
     img, d = canvas()
     d.rectangle((9, 12, 22, 27), fill=METAL)
-    d.ellipse((9, 9, 22, 14), fill=_colour(colour, "red"), outline=METAL_DARK)
+    d.ellipse((9, 9, 22, 14), fill=named_colour(colour, "red"), outline=METAL_DARK)
     d.arc((8, 4, 23, 18), 180, 360, fill=METAL_DARK)
-    return _item(img, 14)
+    return item(img, 14)
 
 
 @painter("artifact")
@@ -292,7 +284,7 @@ def artifact() -> Image.Image:
     d.rectangle((12, 7, 19, 13), fill=clay)
     d.rectangle((11, 6, 20, 8), fill=shade(clay, 1.2))
     d.line((10, 19, 21, 19), fill=shade(clay, 0.6))
-    return _item(img, 14)
+    return item(img, 14)
 
 
 @painter("computer")
@@ -306,102 +298,6 @@ def computer(power: str = "on") -> Image.Image:
     d.rectangle((12, 21, 19, 23), fill=rgba("#bcb8ac"))
     d.rectangle((6, 24, 25, 28), fill=rgba("#d8d4c8"))
     return outlined(img)
-
-
-# ---- instruments -----------------------------------------------------------------------------
-
-
-@painter("microscope")
-def microscope() -> Image.Image:
-    img, d = canvas()
-    body, dark = rgba("#3a3f4a"), rgba("#23262e")
-    d.rounded_rectangle((7, 25, 24, 29), radius=1, fill=dark)
-    d.rectangle((18, 12, 21, 25), fill=body)  # the arm
-    d.rectangle((9, 19, 21, 20), fill=METAL_LIGHT)  # the stage
-    d.polygon([(9, 5), (13, 3), (17, 15), (13, 17)], fill=METAL_LIGHT)  # the tube
-    d.rectangle((8, 2, 13, 4), fill=dark)
-    d.rectangle((13, 15, 16, 18), fill=dark)
-    d.line((10, 5, 13, 13), fill=(255, 255, 255, 255))
-    return _item(img, 18)
-
-
-@painter("spectrometer")
-def spectrometer() -> Image.Image:
-    img, d = canvas()
-    d.rounded_rectangle((4, 10, 27, 27), radius=2, fill=rgba("#dcdcd4"))
-    d.rectangle((7, 13, 24, 18), fill=OUTLINE)
-    for i, name in enumerate(("purple", "blue", "green", "yellow", "orange", "red")):
-        d.rectangle((8 + 3 * i, 14, 10 + 3 * i, 17), fill=NAMED_COLOURS[name])
-    d.ellipse((7, 21, 10, 24), fill=METAL_DARK)
-    d.rectangle((15, 22, 24, 23), fill=METAL_DARK)
-    d.rectangle((10, 6, 14, 10), fill=METAL_DARK)
-    return _item(img, 22)
-
-
-@painter("thermometer")
-def thermometer() -> Image.Image:
-    img, d = canvas()
-    d.rounded_rectangle((13, 3, 18, 24), radius=2, fill=rgba("#f4f8fa"))
-    d.rectangle((15, 12, 16, 24), fill=NAMED_COLOURS["red"])
-    d.ellipse((11, 21, 20, 29), fill=NAMED_COLOURS["red"])
-    for y in (6, 9, 12, 15, 18):
-        d.point((17, y), fill=OUTLINE)
-    d.point((14, 24), fill=(255, 255, 255, 255))
-    return outlined(img)
-
-
-def _handheld(body: tuple[int, int, int, int]) -> tuple[Image.Image, ImageDraw.ImageDraw]:
-    img, d = canvas()
-    d.rounded_rectangle((9, 5, 22, 26), radius=3, fill=body)
-    d.rectangle((11, 8, 20, 14), fill=rgba("#b8d8a0"))
-    d.line((11, 8, 20, 8), fill=shade(rgba("#b8d8a0"), 0.7))
-    return img, d
-
-
-@painter("ph_meter")
-def ph_meter() -> Image.Image:
-    img, d = _handheld(rgba("#5aa0d8"))
-    d.point([(13, 10), (13, 11), (13, 12), (14, 10), (14, 11)], fill=OUTLINE)  # "p"
-    d.point([(16, 10), (16, 11), (16, 12), (17, 11), (18, 10), (18, 11), (18, 12)], fill=OUTLINE)  # "H"
-    d.ellipse((12, 17, 15, 20), fill=NAMED_COLOURS["red"])
-    d.ellipse((17, 17, 20, 20), fill=NAMED_COLOURS["green"])
-    d.line((16, 26, 16, 30), fill=METAL_DARK, width=2)
-    return outlined(img)
-
-
-@painter("radiation_meter")
-def radiation_meter() -> Image.Image:
-    img, d = canvas()
-    y = NAMED_COLOURS["yellow"]
-    d.rounded_rectangle((6, 10, 25, 27), radius=3, fill=y)
-    d.arc((10, 3, 21, 16), 180, 360, fill=OUTLINE, width=2)  # handle
-    d.ellipse((12, 14, 19, 21), fill=OUTLINE)
-    for start in (0, 120, 240):  # trefoil blades cut in yellow
-        d.pieslice((12, 14, 19, 21), start + 20, start + 80, fill=y)
-    d.ellipse((15, 17, 16, 18), fill=OUTLINE)
-    d.line((25, 20, 29, 24), fill=METAL_DARK, width=2)
-    return _item(img, 20)
-
-
-@painter("densitometer")
-def densitometer() -> Image.Image:
-    img, d = canvas()
-    d.rounded_rectangle((5, 9, 26, 27), radius=2, fill=rgba("#8a6ab8"))
-    d.ellipse((9, 11, 22, 24), fill=rgba("#f4f1ea"), outline=OUTLINE)
-    d.line((15, 18, 19, 13), fill=NAMED_COLOURS["red"], width=1)
-    d.arc((11, 13, 20, 22), 200, 340, fill=METAL_DARK)
-    return _item(img, 20)
-
-
-@painter("meter")
-def meter(colour: str = "grey") -> Image.Image:
-    """A generic measuring device: box, screen, needle dial."""
-    img, d = canvas()
-    d.rounded_rectangle((5, 8, 26, 27), radius=2, fill=_colour(colour, "grey"))
-    d.rectangle((8, 11, 23, 16), fill=rgba("#b8d8a0"))
-    d.pieslice((11, 18, 20, 27), 180, 360, fill=rgba("#f4f1ea"))
-    d.line((15, 22, 18, 19), fill=OUTLINE)
-    return _item(img, 20)
 
 
 # ---- fallback --------------------------------------------------------------------------------

@@ -15,17 +15,13 @@ from discoverylab.render.sprite_paint import (
     WOOD,
     WOOD_DARK,
     canvas,
+    item,
     outlined,
     painter,
     rgba,
     shade,
     with_shadow,
 )
-
-
-def _item(img: Image.Image, width: int = 16) -> Image.Image:
-    half = width // 2
-    return with_shadow(outlined(img), (16 - half, 25, 15 + half, 30), alpha=55)
 
 
 @painter("substance")
@@ -39,7 +35,7 @@ def substance(letter: str = "a") -> Image.Image:
     d.polygon([(11, 18), (20, 18), (24, 26), (7, 26)], fill=liquid)
     d.line((15, 7, 15, 12), fill=(255, 255, 255, 230))
     d.rectangle((13, 4, 18, 5), fill=WOOD)
-    return _item(img, 18)
+    return item(img, 18)
 
 
 @painter("dispenser")
@@ -139,7 +135,7 @@ def floppy(colour: str = "blue") -> Image.Image:
     d.rectangle((11, 8, 20, 13), fill=METAL_LIGHT)
     d.rectangle((17, 9, 18, 12), fill=c)
     d.rectangle((10, 16, 21, 24), fill=rgba("#f2efe6"))
-    return _item(img, 16)
+    return item(img, 16)
 
 
 @painter("hammer")
@@ -148,7 +144,7 @@ def hammer() -> Image.Image:
     d.line((9, 25, 19, 12), fill=WOOD, width=3)
     d.polygon([(13, 7), (22, 5), (25, 12), (17, 15)], fill=rgba("#8f8c88"))
     d.line((14, 8, 21, 6), fill=rgba("#b8b4ae"))
-    return _item(img, 16)
+    return item(img, 16)
 
 
 @painter("chisel")
@@ -158,7 +154,7 @@ def chisel() -> Image.Image:
     d.line((8, 24, 16, 16), fill=WOOD_DARK, width=4)
     d.polygon([(15, 15), (18, 18), (26, 10), (24, 8)], fill=bronze)
     d.line((17, 15, 24, 9), fill=shade(bronze, 1.3))
-    return _item(img, 16)
+    return item(img, 16)
 
 
 @painter("tongs")
@@ -168,4 +164,4 @@ def tongs() -> Image.Image:
     d.line((7, 25, 24, 8), fill=iron, width=2)
     d.line((11, 26, 26, 11), fill=iron, width=2)
     d.ellipse((13, 15, 17, 19), fill=shade(iron, 1.4))
-    return _item(img, 18)
+    return item(img, 18)

@@ -105,6 +105,17 @@ def with_shadow(img: Image.Image, box: tuple[int, int, int, int], alpha: int = 7
     return base
 
 
+def item(img: Image.Image, width: int = 14) -> Image.Image:
+    """Outline a portable item and put a small ground shadow, `width` px wide, under it."""
+    half = width // 2
+    return with_shadow(outlined(img), (16 - half, 25, 15 + half, 30), alpha=55)
+
+
+def named_colour(name: str, default: str) -> RGBA:
+    """The fill for a colour word, or for `default` when the word is not a colour we know."""
+    return NAMED_COLOURS.get(name, NAMED_COLOURS[default])
+
+
 def faded(img: Image.Image, factor: float) -> Image.Image:
     """The sprite with its alpha scaled (tree canopies over an agent)."""
     out = img.copy()
