@@ -2,14 +2,15 @@
 machines whose clock drifts. A benchmark, not a test:
 
     .venv/bin/python benchmarks/instructions.py [--task SpaceSick] [--difficulty normal]
-        [--mode text|symbolic] [--steps 500] [--src other/checkout/src]
+        [--mode text|symbolic|reset] [--steps 500] [--src other/checkout/src]
 
 Runs the same rollout twice under `valgrind --tool=callgrind` (0 steps, then `--steps`), with
 `PYTHONHASHSEED=0` and pinned to one CPU when `taskset` exists, and prints the difference per
 step: imports, world building and the first reset cancel out. Text mode plays the random agent
 (`RandomAgent(seed=0)`) on the text env; symbolic mode plays the RL env (`make_rl_env`) with a
 seeded random masked policy (moves and turns on two steps of three, as `rl_speed.py`). Episodes
-that end are reset. `--src` measures another checkout (e.g. a `git worktree` of the base
+that end are reset. Reset mode counts instructions per `reset` of the RL env instead (`--steps`
+resets: dispose, world building, the tile mirror, the first observation). `--src` measures another checkout (e.g. a `git worktree` of the base
 commit) with this script. Needs valgrind (`apt-get install valgrind`); ~50x slower than a
 plain run, so a few hundred steps are enough (the count is exact).
 """
@@ -27,7 +28,15 @@ MOVES = 15  # argument-less actions come first in the discrete layout
 
 
 def rollout(task: str, difficulty: str, mode: str, steps: int) -> None:
-    """Play `steps` steps (the measured work)."""
+    """Play `steps` steps (the measured work); in reset mode, `steps` resets of the RL env
+    (seeds 2, 3, ... after two first resets that fill the process's caches)."""
+    if mode == "reset":
+        from discoverylab.rl import make_rl_env
+
+        rl_env = make_rl_env(task, difficulty)
+        for seed in range(2 + steps):
+            rl_env.reset(seed=seed)
+        return
     if mode == "symbolic":
         import numpy as np
 
@@ -76,7 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="SpaceSick")
     parser.add_argument("--difficulty", default="normal")
-    parser.add_argument("--mode", choices=("text", "symbolic"), default="text")
+    parser.add_argument("--mode", choices=("text", "symbolic", "reset"), default="text")
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--src", help="measure this source tree instead of the installed package")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
@@ -89,7 +98,8 @@ def main() -> None:
     base, run = count(args, 0), count(args, args.steps)
     per_step = (run - base) / args.steps
     where = args.src or "installed package"
-    print(f"{args.task} {args.difficulty} {args.mode}: {per_step:,.0f} instructions per step ({args.steps} steps, {where})")
+    unit = "reset" if args.mode == "reset" else "step"
+    print(f"{args.task} {args.difficulty} {args.mode}: {per_step:,.0f} instructions per {unit} ({args.steps} {unit}s, {where})")
 
 
 if __name__ == "__main__":

@@ -42,3 +42,19 @@ def test_without_valgrind_the_message_says_what_to_install(monkeypatch: pytest.M
     monkeypatch.setattr(sys, "argv", ["instructions.py", "--steps", "5"])
     with pytest.raises(SystemExit, match="apt-get install valgrind"):
         bench.main()
+
+
+def test_reset_mode_resets_the_rl_env_with_fresh_seeds(monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = _module()
+    from discoverylab.env import DiscoveryWorldEnv
+
+    seeds: list[int | None] = []
+    original = DiscoveryWorldEnv.reset
+
+    def counting(self, *, seed=None, options=None):  # type: ignore[no-untyped-def]
+        seeds.append(seed)
+        return original(self, seed=seed, options=options)
+
+    monkeypatch.setattr(DiscoveryWorldEnv, "reset", counting)
+    bench.rollout("DoorsTest", "normal", "reset", 3)
+    assert seeds == [0, 1, 2, 3, 4]
