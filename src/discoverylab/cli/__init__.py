@@ -1,4 +1,4 @@
-"""The `discoverylab` command (`main`) and its terminal commands (`textui`)."""
+"""The `discoverylab` command (`main`, `saved_runs`, `options`) and its terminal commands (`textui`)."""
 
 from discoverylab.cli.main import app
 

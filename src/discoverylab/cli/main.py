@@ -1,4 +1,8 @@
-"""The `discoverylab` command: list tasks, play in the terminal, run agents, benchmark."""
+"""The `discoverylab` command: list tasks, play in the terminal, run agents, benchmark.
+
+Shared options and the error exit live in `options`; `report` and `judge` (saved runs) in
+`saved_runs`; both are registered here so the command list keeps its order.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -23,8 +26,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from discoverylab.agents import AGENT_NAMES, LLM_AGENTS
-from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench.episode import EpisodeRecord
 from discoverylab.bench.presets import PRESETS, resolve
 from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan, check_out
@@ -35,84 +36,44 @@ from discoverylab.bench.runner import (
     iter_jobs,
     parse_seed_ranges,
     run_bench,
-    run_config,
     suite_tasks,
     summarize,
 )
 from discoverylab.bench.schema import status_line
+from discoverylab.cli import saved_runs
+from discoverylab.cli.options import (
+    AGENT_HELP,
+    AGENTS,
+    AddressOpt,
+    BackendOpt,
+    BaseUrlOpt,
+    EpisodeTimeoutOpt,
+    JsonModeOpt,
+    JudgeModelOpt,
+    JudgeOpt,
+    JudgeUrlOpt,
+    MaxCostOpt,
+    MaxStepsOpt,
+    ModelOpt,
+    PricesOpt,
+    RequestTimeoutOpt,
+    TempOpt,
+    VisionOpt,
+    WorkersOpt,
+    any_embedded,
+    console,
+    err,
+    fail,
+    judge_settings,
+    llm_settings,
+    stored_config,
+)
 from discoverylab.labs.cli import lab_app
 from discoverylab.ui import cli as ui_cli
 
 app = typer.Typer(help="discoverylab: scientific-discovery environments for AI agents.", no_args_is_help=True)
-# Piped output (CI logs, `make run | tee`) gets a fixed width wide enough for the result tables.
-console = Console(width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True)
 
-AGENTS = AGENT_NAMES
-AGENT_HELP = "random, oracle, react, plan-execute or hypothesizer"
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="LLM model name (default: the endpoint's first)")]
-BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint ending in /v1 (default: $DISCOVERYLAB_LLM_BASE_URL, else the embedded offline model)")]
-MaxCostOpt = Annotated[float | None, typer.Option("--max-cost", help="per-episode cost ceiling in USD (prices: built-in table + --prices)")]
-PricesOpt = Annotated[Path | None, typer.Option("--prices", help='JSON file {"model": [usd_per_M_input, usd_per_M_output]} extending the price table')]
-TempOpt = Annotated[float, typer.Option("--temperature")]
-JsonModeOpt = Annotated[str, typer.Option("--json-mode", help="json_schema (constrained decoding), json_object or prompt, for servers without schema support")]
-JSON_MODES = ("json_schema", "json_object", "prompt")
-VisionOpt = Annotated[bool, typer.Option("--vision", help="hypothesizer: also send the rendered view as a PNG (models that read images)")]
-JudgeOpt = Annotated[bool, typer.Option("--judge/--no-judge", help="grade LLM agents' knowledge at the end of each episode")]
-JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", help="judge model (default: the agent's)")]
-JudgeUrlOpt = Annotated[str | None, typer.Option("--judge-base-url", help="judge endpoint (default: the agent's)")]
-
-
-def _llm_settings(agent: str, model: str | None, base_url: str | None, temperature: float,
-                  max_cost: float | None, prices: Path | None, json_mode: str = "json_schema",
-                  vision: bool = False) -> LLMSettings | None:  # fmt: skip
-    if agent not in LLM_AGENTS:
-        return None
-    if json_mode not in JSON_MODES:
-        _fail(f"Unknown --json-mode {json_mode!r}. Valid: {', '.join(JSON_MODES)}.")
-    from discoverylab.agents.pricing import PriceError, load_prices, price_of
-
-    settings = LLMSettings(model=model, base_url=base_url, temperature=temperature, max_cost=max_cost,
-                           prices_file=str(prices) if prices else None, json_mode=json_mode, vision=vision)  # fmt: skip
-    try:
-        table = load_prices(settings.prices_file)
-    except PriceError as exc:
-        _fail(str(exc))
-    if max_cost is not None and not settings.embedded and (model is None or price_of(model, table) is None):
-        _fail(f"--max-cost needs the price of the model {model!r}: pass --model and add it with --prices FILE.")
-    return settings
-
-
-def _run_config(max_steps: int | None, llm: LLMSettings | None, judge: LLMSettings | None) -> dict[str, Any]:
-    """The run's stored config: a resume with other model settings is refused (api keys left out)."""
-    from dataclasses import asdict
-
-    def settings(value: LLMSettings | None) -> dict[str, Any] | None:
-        return None if value is None else {k: v for k, v in asdict(value).items() if k != "api_key"}
-
-    options: dict[str, Any] = {}
-    if llm is not None:
-        options["llm"] = settings(llm)
-        options["judge"] = settings(judge)
-    return run_config(max_steps, **options)
-
-
-def _judge_settings(llm: LLMSettings | None, judge: bool, model: str | None, base_url: str | None) -> LLMSettings | None:
-    if llm is None or not judge:
-        return None
-    if model is None and base_url is None:
-        return LLMSettings(model=llm.model, base_url=llm.base_url)
-    return LLMSettings(model=model, base_url=base_url)
-
-
-def _embedded(*settings: LLMSettings | None) -> bool:
-    """Whether the agent or the judge would start the embedded model (one per worker process)."""
-    return any(s is not None and s.embedded for s in settings)
-
-
-def _fail(message: str) -> None:
-    err.print(f"[red]Error:[/red] {escape(message)}", soft_wrap=True)
-    raise typer.Exit(2)
+EXIT_FAILED, EXIT_SIGINT, EXIT_SIGTERM = 1, 130, 143
 
 
 @app.command()
@@ -145,7 +106,7 @@ def play(
     try:
         env = DiscoveryWorldEnv(task, difficulty, max_steps=max_steps)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     _, info = env.reset(seed=seed)
     console.print(render_text(info["observation"]))
     while True:
@@ -203,20 +164,6 @@ def _results_table(title: str, results: list[EpisodeRecord]) -> Table:
     return table
 
 
-ENV_EPISODE_TIMEOUT = "DISCOVERYLAB_EPISODE_TIMEOUT"
-EXIT_FAILED, EXIT_SIGINT, EXIT_SIGTERM = 1, 130, 143
-
-WorkersOpt = Annotated[int, typer.Option("--workers", "-w", min=1, help="parallel episodes (capped at the job count)")]
-MaxStepsOpt = Annotated[int | None, typer.Option("--max-steps", min=1, help="step limit per episode")]
-EpisodeTimeoutOpt = Annotated[float | None, typer.Option(
-    "--episode-timeout", min=0.001, envvar=ENV_EPISODE_TIMEOUT,
-    help="total seconds per episode; a longer one is stopped with status timeout")]
-RequestTimeoutOpt = Annotated[float | None, typer.Option(
-    "--request-timeout", min=0.001, help="total seconds per LLM request, retries included "
-    "(env DISCOVERYLAB_LLM_REQUEST_TIMEOUT)")]
-BackendOpt = Annotated[str, typer.Option("--backend", help="local (worker processes) or ray (Ray tasks)")]
-AddressOpt = Annotated[str | None, typer.Option("--address", help="Ray cluster address (ray backend)")]
-
 
 def _resume_hint(out: Path | None) -> str:
     if out is None:
@@ -235,12 +182,12 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
         workers = 1
 
     if backend not in BACKENDS:
-        _fail(f"Unknown backend {backend!r}. Valid backends: {', '.join(BACKENDS)}.")
+        fail(f"Unknown backend {backend!r}. Valid backends: {', '.join(BACKENDS)}.")
     if out is not None:
         try:
             check_out(out)  # before the progress bar: a bad --out is a one-line error, nothing else
         except RunDirError as exc:
-            _fail(str(exc))
+            fail(str(exc))
     if request_timeout is not None:
         os.environ[ENV_REQUEST_TIMEOUT] = str(request_timeout)  # workers inherit it
     progress = Progress(
@@ -260,7 +207,7 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
                                 on_done=lambda _rec: progress.advance(bar), on_resume=resumed,
                                 episode_timeout=episode_timeout, backend=backend, address=address)  # fmt: skip
     except (RunDirError, RunLocked, RunConfigMismatch) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except KeyboardInterrupt:
         err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {_resume_hint(out)}", soft_wrap=True)
         raise typer.Exit(EXIT_SIGINT) from None
@@ -315,19 +262,19 @@ def run(
     from discoverylab.scenarios.registry import check_difficulty, get_task
 
     if agent not in AGENTS:
-        _fail(f"Unknown agent {agent!r}. Valid agents: {', '.join(AGENTS)}.")
+        fail(f"Unknown agent {agent!r}. Valid agents: {', '.join(AGENTS)}.")
     try:
         cls = get_task(task)
         diff = check_difficulty(cls, difficulty)
         seed_list = parse_seed_ranges(seeds)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     pairs = [(cls.task_id, diff)]
-    llm = _llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode, vision)
-    judge_llm = _judge_settings(llm, judge, judge_model, judge_base_url)
+    llm = llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode, vision)
+    judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
     _execute(iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm), len(seed_list), out, workers, as_json,
-             f"{agent} on {cls.task_id}", _run_config(max_steps, llm, judge_llm), episode_timeout,
-             request_timeout, embedded=_embedded(llm, judge_llm))  # fmt: skip
+             f"{agent} on {cls.task_id}", stored_config(max_steps, llm, judge_llm), episode_timeout,
+             request_timeout, embedded=any_embedded(llm, judge_llm))  # fmt: skip
 
 
 @app.command()
@@ -361,13 +308,13 @@ def bench(
     try:
         opts = resolve(preset, suite=suite, difficulty=difficulty, seeds=seeds, max_steps=max_steps, max_cost=max_cost)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     suite, difficulty, seeds, max_steps = opts["suite"], opts["difficulty"], opts["seeds"], opts["max_steps"]
     assert suite is not None and seeds is not None
     if agent not in AGENTS:
-        _fail(f"Unknown agent {agent!r}. Valid agents: {', '.join(AGENTS)}.")
+        fail(f"Unknown agent {agent!r}. Valid agents: {', '.join(AGENTS)}.")
     if suite not in SUITES:
-        _fail(f"Unknown suite {suite!r}. Valid suites: {', '.join(SUITES)}.")
+        fail(f"Unknown suite {suite!r}. Valid suites: {', '.join(SUITES)}.")
     try:
         pairs = suite_tasks(suite, difficulty)
         if task is not None:
@@ -377,83 +324,18 @@ def bench(
             pairs = [(tid, diff) for tid, diff in pairs if tid == task_id]
         seed_list = parse_seed_ranges(seeds)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if not pairs:
-        _fail(f"No tasks in suite {suite!r} at difficulty {difficulty!r}.")
-    llm = _llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode, vision)
-    judge_llm = _judge_settings(llm, judge, judge_model, judge_base_url)
+        fail(f"No tasks in suite {suite!r} at difficulty {difficulty!r}.")
+    llm = llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode, vision)
+    judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
     _execute(iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm), len(pairs) * len(seed_list), out, workers,
-             as_json, f"{agent} agent, suite {suite}", _run_config(max_steps, llm, judge_llm), episode_timeout,
-             request_timeout, backend, address, embedded=_embedded(llm, judge_llm))  # fmt: skip
+             as_json, f"{agent} agent, suite {suite}", stored_config(max_steps, llm, judge_llm), episode_timeout,
+             request_timeout, backend, address, embedded=any_embedded(llm, judge_llm))  # fmt: skip
 
 
-@app.command()
-def report(
-    run_dir: Annotated[Path, typer.Argument(help="the --out directory of a bench or run command")],
-    markdown: Annotated[bool, typer.Option("--markdown", help="print markdown instead of terminal tables")] = False,
-    figure: Annotated[Path | None, typer.Option("--figure", help="also save a matplotlib figure (PNG, PDF, SVG)")] = None,
-) -> None:
-    """The paper's Table 4/5 layout for a finished or partial run: procedure, completion, knowledge."""
-    from discoverylab.bench.report import ReportError, fmt, load_report, metrics, plot_report, to_markdown
-
-    try:
-        rep = load_report(run_dir)
-    except ReportError as exc:
-        _fail(str(exc))
-    if rep.bad_lines:
-        err.print(f"[yellow]{len(rep.bad_lines)} bad line(s) in {run_dir / 'results.jsonl'} skipped[/yellow]", soft_wrap=True)
-    if markdown:
-        typer.echo(to_markdown(rep), nl=False)
-    else:
-        for tab in rep.tables:
-            names = metrics(tab)
-            table = Table(title=tab.title)
-            for col in ("#", "task", "difficulty"):
-                table.add_column(col, no_wrap=True)
-            for agent in rep.agents:
-                for metric in names:
-                    table.add_column(f"{agent}\n{metric}", justify="right")
-            table.add_column("n (failed)", justify="right")
-            number = 0
-            for row in tab.rows:
-                number += 0 if row.average else 1
-                cells = [fmt(getattr(row.cells[a], m)) for a in rep.agents for m in names]
-                counts = ", ".join(f"{row.cells[a].episodes} ({row.cells[a].failed})" for a in rep.agents)
-                label = f"[bold]{escape(row.label)}[/bold]" if row.average else escape(row.label)
-                table.add_row("" if row.average else str(number), label, row.difficulty if not row.average else "",
-                              *cells, counts, end_section=row.label == "Average")  # fmt: skip
-            console.print(table)
-        err.print(status_line(list(rep.statuses.elements())), soft_wrap=True)
-    if figure is not None:
-        err.print(f"figure: {plot_report(rep, figure)}", soft_wrap=True)
-
-
-@app.command("judge")
-def judge_cmd(
-    run_dir: Annotated[Path, typer.Argument(help="a folder written by `bench --out` / `run --out`")],
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print rows as JSON")] = False,
-) -> None:
-    """Re-grade the knowledge of every episode of a saved run (writes RUN_DIR/knowledge.jsonl)."""
-    from discoverylab.bench.judging import KNOWLEDGE_FILE, judge_run, make_judge
-
-    if not (run_dir / "results.jsonl").is_file():
-        _fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
-    settings = LLMSettings(model=model, base_url=base_url)
-    rows = judge_run(run_dir, make_judge(settings), judge_name=model or settings.describe()["base_url"] or "")
-    if as_json:
-        typer.echo(json.dumps(rows))
-        return
-    table = Table(title=f"Knowledge of {run_dir}")
-    for col in ("task", "difficulty", "seed", "agent", "questions", "knowledge"):
-        table.add_column(col)
-    for row in rows:
-        score = row["knowledge_score"]
-        table.add_row(str(row["task"]), str(row["difficulty"]), str(row["seed"]), str(row["agent"]),
-                      str(len(row["knowledge_verdicts"])), "n/a" if score is None else f"{score:.2f}")  # fmt: skip
-    console.print(table)
-    console.print(f"Verdicts: {run_dir / KNOWLEDGE_FILE}")
+app.command()(saved_runs.report)
+app.command("judge")(saved_runs.judge_cmd)
 
 
 @app.command(hidden=True)

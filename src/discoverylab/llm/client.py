@@ -3,12 +3,12 @@
 Hosted models and the embedded offline model (`local_server.py`) speak the same protocol, so agents
 take an `LLMClient` and never care which is behind it. The client adds what the `openai` package
 leaves to callers: seeded retries with backoff, schema validation of structured replies (small
-models do not honour every schema keyword), cumulative token accounting and typed errors.
+models do not honour every schema keyword), cumulative token accounting and typed errors. The
+retry policy (which failures to retry, how long to wait) is in `retry.py`, reply checks in `schema.py`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -21,15 +21,9 @@ import numpy as np
 import openai
 
 from discoverylab.llm.deadline import DeadlineTransport, make_http_client
-from discoverylab.llm.errors import (
-    LLMBadOutput,
-    LLMBadResponse,
-    LLMDeadlineExceeded,
-    LLMError,
-    LLMRequestError,
-    LLMUnavailable,
-)
-from discoverylab.llm.schema import clamp_numbers, parse_json_reply, validate
+from discoverylab.llm.errors import LLMBadOutput, LLMDeadlineExceeded, LLMError, LLMUnavailable
+from discoverylab.llm.retry import MalformedResponse, backoff_delay, classify_failure, failure_summary
+from discoverylab.llm.schema import check_reply, with_schema_instructions
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +37,6 @@ ENV_REQUEST_TIMEOUT = "DISCOVERYLAB_LLM_REQUEST_TIMEOUT"
 DEFAULT_REQUEST_TIMEOUT = 300.0
 # Local servers (llama.cpp, vLLM, ...) accept any key, but the openai package insists on one.
 PLACEHOLDER_API_KEY = "not-needed"
-_RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,15 +222,15 @@ class LLMClient:
                 completion = self._to_completion(response, time.perf_counter() - start, attempt)
             except Exception as exc:  # classified below; anything not ours is re-raised
                 self._count(attempts=1)
-                retry_after = self._handle_failure(exc, attempt)
-                delay = self._backoff_delay(attempt, retry_after)
+                retry_after = classify_failure(exc, attempt, self.max_retries, self.base_url)
+                delay = backoff_delay(attempt, retry_after, self.backoff_base, self.backoff_max, self._jitter)
                 if time.monotonic() + delay >= deadline:
                     raise LLMDeadlineExceeded(
                         f"no reply from the LLM endpoint {self.base_url or 'api.openai.com'} within the request "
-                        f"deadline of {self.request_timeout:g} s ({attempt} attempts; last: {_summary(exc)})"
+                        f"deadline of {self.request_timeout:g} s ({attempt} attempts; last: {failure_summary(exc)})"
                     ) from exc
                 logger.warning(
-                    "LLM request attempt %d failed (%s); retrying in %.2f s", attempt, _summary(exc), delay
+                    "LLM request attempt %d failed (%s); retrying in %.2f s", attempt, failure_summary(exc), delay
                 )
                 self._count(retries=1)
                 self._sleep(delay)
@@ -292,13 +285,13 @@ class LLMClient:
                 "json_schema": {"name": name, "schema": dict(schema), "strict": strict},
             }
         else:
-            conversation = _with_schema_instructions(conversation, schema)
+            conversation = with_schema_instructions(conversation, schema)
             if self.json_mode == "json_object":
                 opts["response_format"] = {"type": "json_object"}
         rejected: list[str] = []
         while True:
             completion = self.complete(conversation, **opts)
-            data, problems = _check_reply(completion.text, schema, clamp)
+            data, problems = check_reply(completion.text, schema, clamp)
             if not problems and data is not None:
                 return StructuredCompletion(data, completion, tuple(rejected))
             self._count(bad_outputs=1)
@@ -337,7 +330,7 @@ class LLMClient:
     def _to_completion(self, response: Any, latency: float, attempt: int) -> Completion:
         choices = getattr(response, "choices", None)
         if not choices or getattr(choices[0], "message", None) is None:
-            raise _MalformedResponse(f"response has no choices: {str(response)[:200]}")
+            raise MalformedResponse(f"response has no choices: {str(response)[:200]}")
         message = choices[0].message
         usage = getattr(response, "usage", None)
         return Completion(
@@ -350,39 +343,9 @@ class LLMClient:
             attempts=attempt,
         )
 
-    def _handle_failure(self, exc: Exception, attempt: int) -> float | None:
-        """Raise the typed error if `exc` is final; otherwise return the server's Retry-After."""
-        retry_after: float | None = None
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            if status not in _RETRYABLE_STATUS and status < 500:
-                hint = " (check the API key)" if status in (401, 403) else ""
-                raise LLMRequestError(
-                    f"the LLM endpoint {self.base_url} rejected the request with HTTP {status}{hint}: "
-                    f"{_summary(exc)}",
-                    status_code=status,
-                ) from exc
-            retry_after = _retry_after(exc.response.headers.get("retry-after"))
-            kind: type[LLMError] = LLMUnavailable
-        elif isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-            kind = LLMUnavailable
-        elif isinstance(exc, _MalformedResponse | openai.APIResponseValidationError | json.JSONDecodeError):
-            kind = LLMBadResponse
-        else:
-            raise exc
-        if attempt > self.max_retries:
-            where = self.base_url or "api.openai.com"
-            raise kind(f"LLM request to {where} failed after {attempt} attempts: {_summary(exc)}") from exc
-        return retry_after
-
-    def _backoff_delay(self, attempt: int, retry_after: float | None) -> float:
-        ceiling = min(self.backoff_max, self.backoff_base * 2.0 ** (attempt - 1))
-        with self._lock:
-            jitter = float(self._rng.uniform(0.0, ceiling / 2.0)) if ceiling > 0 else 0.0
-        delay = ceiling / 2.0 + jitter  # "equal jitter": never less than half the ceiling
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, self.backoff_max))
-        return delay
+    def _jitter(self, high: float) -> float:
+        with self._lock:  # one seeded stream shared by the client's threads
+            return float(self._rng.uniform(0.0, high))
 
     def _count(self, **increments: float) -> None:
         with self._lock:
@@ -390,34 +353,6 @@ class LLMClient:
             self._usage = replace(
                 current, **{key: getattr(current, key) + value for key, value in increments.items()}
             )
-
-
-class _MalformedResponse(ValueError):
-    """The HTTP exchange worked but the body is not a chat completion."""
-
-
-def _check_reply(text: str, schema: Mapping[str, Any], clamp: bool) -> tuple[dict[str, Any] | None, list[str]]:
-    try:
-        data = parse_json_reply(text)
-    except ValueError as exc:
-        return None, [str(exc)]
-    if not isinstance(data, dict):
-        return None, ["the reply must be a JSON object"]
-    if clamp:
-        data = clamp_numbers(data, schema)
-    return data, validate(data, schema)
-
-
-def _with_schema_instructions(conversation: list[dict[str, Any]], schema: Mapping[str, Any]) -> list[dict[str, Any]]:
-    note = (
-        "Reply with only one JSON object (no prose, no code fence) that matches this JSON Schema:\n"
-        + json.dumps(schema, indent=1)
-    )
-    if conversation and conversation[0].get("role") == "system":
-        first = dict(conversation[0])
-        first["content"] = f"{first.get('content', '')}\n\n{note}"
-        return [first, *conversation[1:]]
-    return [{"role": "system", "content": note}, *conversation]
 
 
 def _env_seconds(name: str, default: float) -> float:
@@ -431,19 +366,3 @@ def _env_seconds(name: str, default: float) -> float:
     if value <= 0:
         raise ValueError(f"${name} must be > 0, got {text!r}")
     return value
-
-
-def _retry_after(value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None  # an HTTP date: rare for LLM endpoints, fall back to our own backoff
-    return seconds if seconds >= 0 else None
-
-
-def _summary(exc: BaseException) -> str:
-    text = str(exc).strip().replace("\n", " ")
-    name = type(exc).__name__
-    return f"{name}: {text[:300]}" if text else name

@@ -5,6 +5,8 @@ reply but not every keyword: llama.cpp ignores numeric `minimum`/`maximum`, and 
 silently drop unsupported keywords. So every structured reply is validated here before an agent or
 a grader acts on it. This is a deliberately small validator for the subset of JSON Schema that
 agents and judges use (no network refs, no format checks), so we need no extra dependency.
+`check_reply` and `with_schema_instructions` are the two ends `LLMClient` uses: spelling a schema
+out in the prompt for endpoints that cannot constrain decoding, and checking what came back.
 """
 
 from __future__ import annotations
@@ -218,3 +220,29 @@ def parse_json_reply(text: str) -> Any:
             continue
         return value
     raise ValueError(f"no JSON value found in the reply: {_short(text)}")
+
+
+def check_reply(text: str, schema: Mapping[str, Any], clamp: bool) -> tuple[dict[str, Any] | None, list[str]]:
+    """A reply parsed as a JSON object (clamped if asked) and its violations of `schema`."""
+    try:
+        data = parse_json_reply(text)
+    except ValueError as exc:
+        return None, [str(exc)]
+    if not isinstance(data, dict):
+        return None, ["the reply must be a JSON object"]
+    if clamp:
+        data = clamp_numbers(data, schema)
+    return data, validate(data, schema)
+
+
+def with_schema_instructions(conversation: list[dict[str, Any]], schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The conversation with `schema` spelled out in its system message (endpoints that cannot constrain)."""
+    note = (
+        "Reply with only one JSON object (no prose, no code fence) that matches this JSON Schema:\n"
+        + json.dumps(schema, indent=1)
+    )
+    if conversation and conversation[0].get("role") == "system":
+        first = dict(conversation[0])
+        first["content"] = f"{first.get('content', '')}\n\n{note}"
+        return [first, *conversation[1:]]
+    return [{"role": "system", "content": note}, *conversation]

@@ -1,0 +1,107 @@
+"""What the `discoverylab` commands share: option types, consoles, the error exit, LLM settings.
+
+`main` (tasks, play, run, bench) and `saved_runs` (report, judge) both take these options and
+report errors the same way; keeping them here lets each command module import them without
+importing the other. The LLM helpers turn the model options into `LLMSettings`, refusing bad
+combinations with a one-line error before any episode starts.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from discoverylab.agents import AGENT_NAMES, LLM_AGENTS
+from discoverylab.agents.llm_common import LLMSettings
+from discoverylab.bench.runner import run_config
+
+# Piped output (CI logs, `make run | tee`) gets a fixed width wide enough for the result tables.
+console = Console(width=None if sys.stdout.isatty() else 120)
+err = Console(stderr=True)
+
+AGENTS = AGENT_NAMES
+AGENT_HELP = "random, oracle, react, plan-execute or hypothesizer"
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="LLM model name (default: the endpoint's first)")]
+BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint ending in /v1 (default: $DISCOVERYLAB_LLM_BASE_URL, else the embedded offline model)")]
+MaxCostOpt = Annotated[float | None, typer.Option("--max-cost", help="per-episode cost ceiling in USD (prices: built-in table + --prices)")]
+PricesOpt = Annotated[Path | None, typer.Option("--prices", help='JSON file {"model": [usd_per_M_input, usd_per_M_output]} extending the price table')]
+TempOpt = Annotated[float, typer.Option("--temperature")]
+JsonModeOpt = Annotated[str, typer.Option("--json-mode", help="json_schema (constrained decoding), json_object or prompt, for servers without schema support")]
+JSON_MODES = ("json_schema", "json_object", "prompt")
+VisionOpt = Annotated[bool, typer.Option("--vision", help="hypothesizer: also send the rendered view as a PNG (models that read images)")]
+JudgeOpt = Annotated[bool, typer.Option("--judge/--no-judge", help="grade LLM agents' knowledge at the end of each episode")]
+JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", help="judge model (default: the agent's)")]
+JudgeUrlOpt = Annotated[str | None, typer.Option("--judge-base-url", help="judge endpoint (default: the agent's)")]
+
+ENV_EPISODE_TIMEOUT = "DISCOVERYLAB_EPISODE_TIMEOUT"
+
+WorkersOpt = Annotated[int, typer.Option("--workers", "-w", min=1, help="parallel episodes (capped at the job count)")]
+MaxStepsOpt = Annotated[int | None, typer.Option("--max-steps", min=1, help="step limit per episode")]
+EpisodeTimeoutOpt = Annotated[float | None, typer.Option(
+    "--episode-timeout", min=0.001, envvar=ENV_EPISODE_TIMEOUT,
+    help="total seconds per episode; a longer one is stopped with status timeout")]
+RequestTimeoutOpt = Annotated[float | None, typer.Option(
+    "--request-timeout", min=0.001, help="total seconds per LLM request, retries included "
+    "(env DISCOVERYLAB_LLM_REQUEST_TIMEOUT)")]
+BackendOpt = Annotated[str, typer.Option("--backend", help="local (worker processes) or ray (Ray tasks)")]
+AddressOpt = Annotated[str | None, typer.Option("--address", help="Ray cluster address (ray backend)")]
+
+
+def fail(message: str) -> None:
+    """Print a one-line error (no traceback) and exit 2, the usage-error code."""
+    err.print(f"[red]Error:[/red] {escape(message)}", soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def llm_settings(agent: str, model: str | None, base_url: str | None, temperature: float,
+                 max_cost: float | None, prices: Path | None, json_mode: str = "json_schema",
+                 vision: bool = False) -> LLMSettings | None:  # fmt: skip
+    """The agent's model settings (None for non-LLM agents); a cost ceiling needs a known price."""
+    if agent not in LLM_AGENTS:
+        return None
+    if json_mode not in JSON_MODES:
+        fail(f"Unknown --json-mode {json_mode!r}. Valid: {', '.join(JSON_MODES)}.")
+    from discoverylab.agents.pricing import PriceError, load_prices, price_of
+
+    settings = LLMSettings(model=model, base_url=base_url, temperature=temperature, max_cost=max_cost,
+                           prices_file=str(prices) if prices else None, json_mode=json_mode, vision=vision)  # fmt: skip
+    try:
+        table = load_prices(settings.prices_file)
+    except PriceError as exc:
+        fail(str(exc))
+    if max_cost is not None and not settings.embedded and (model is None or price_of(model, table) is None):
+        fail(f"--max-cost needs the price of the model {model!r}: pass --model and add it with --prices FILE.")
+    return settings
+
+
+def stored_config(max_steps: int | None, llm: LLMSettings | None, judge: LLMSettings | None) -> dict[str, Any]:
+    """The run's stored config: a resume with other model settings is refused (api keys left out)."""
+    from dataclasses import asdict
+
+    def settings(value: LLMSettings | None) -> dict[str, Any] | None:
+        return None if value is None else {k: v for k, v in asdict(value).items() if k != "api_key"}
+
+    options: dict[str, Any] = {}
+    if llm is not None:
+        options["llm"] = settings(llm)
+        options["judge"] = settings(judge)
+    return run_config(max_steps, **options)
+
+
+def judge_settings(llm: LLMSettings | None, judge: bool, model: str | None, base_url: str | None) -> LLMSettings | None:
+    """The judge's settings: the agent's model unless a judge model or endpoint is given."""
+    if llm is None or not judge:
+        return None
+    if model is None and base_url is None:
+        return LLMSettings(model=llm.model, base_url=llm.base_url)
+    return LLMSettings(model=model, base_url=base_url)
+
+
+def any_embedded(*settings: LLMSettings | None) -> bool:
+    """Whether the agent or the judge would start the embedded model (one per worker process)."""
+    return any(s is not None and s.embedded for s in settings)
