@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from discoverylab.bench.runner import suite_tasks
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.rl import DiscreteActions, make_rl_env
 
@@ -143,3 +144,28 @@ def test_vector_env_of_rl_envs_carries_masks(mode: str) -> None:
         assert list(info["message"]) == ["I waited.", "I waited."] and info["action_mask"].any(axis=1).all()
     finally:
         envs.close()
+
+
+@pytest.mark.parametrize("task", [task for task, _ in suite_tasks("all", "normal")])
+def test_a_reset_lets_the_last_world_go(task: str) -> None:
+    """The RL env keeps nothing of a finished episode (mask and view caches included), and no
+    world object keeps a cycle (`WorldObject.release`): the world is freed by reference counting
+    at the next reset, so a long run's memory stays flat even with the collector relaxed."""
+    import gc
+    import weakref
+
+    env = make_rl_env(task, max_steps=10**6)
+    _, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        _, _, terminated, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if terminated:
+            break
+    old = weakref.ref(env.unwrapped.world)  # type: ignore[attr-defined]
+    gc.collect()
+    gc.disable()
+    try:
+        env.reset(seed=1)
+        assert old() is None
+    finally:
+        gc.enable()

@@ -109,6 +109,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
     # ---- gymnasium API ----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
+        self._by_slots.clear()  # the last episode's slots: they would keep its objects (and world) alive
         self._refresh(info)
         return obs, info
 

@@ -252,6 +252,11 @@ class WorldObject:
     def tick(self) -> None:
         """Called once per world tick for objects with `needs_tick`."""
 
+    def release(self) -> None:
+        """Drop links a subclass keeps to other objects or to its scenario when the world is
+        disposed (`World.dispose` calls it on every object), where they would keep a cycle, and
+        so the whole world, alive until the garbage collector's next full pass."""
+
     def react_to_temperature(self) -> None:
         """Apply temperature thresholds (cooking, dying). Heat sources call it right after they
         change the temperature, so the outcome never depends on which object ticks first."""

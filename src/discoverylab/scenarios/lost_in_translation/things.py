@@ -89,6 +89,9 @@ class Trainer(NPC):
         self.dog: Dog | None = None
         self._held_for = 0
 
+    def release(self) -> None:
+        self.dog = None  # the dog points back at its trainer
+
     def tick(self) -> None:
         super().tick()
         sticks = [o for o in self.contents if o.type == "stick"]
@@ -115,6 +118,10 @@ class Elder(NPC):
         self.wants = wants
         self.interesting: list[WorldObject] = []
         self._looked = False
+
+    def release(self) -> None:
+        self.__dict__.pop("wants", None)  # a bound method of the scenario, which holds this elder
+        self.interesting = []
 
     def tick(self) -> None:
         super().tick()

@@ -45,6 +45,10 @@ class ColonyNPC(NPC):
     def is_busy(self) -> bool:
         return bool(self.jobs) or super().is_busy()
 
+    def release(self) -> None:
+        self.jobs.clear()  # walks: generators whose frames hold this character
+        self.__dict__.pop("colony", None)  # the colony lists its characters
+
     def react(self) -> None:
         """Decisions before the current job runs, on ticks when the character holds
         something, has states, or is (or was) ill (subclasses)."""

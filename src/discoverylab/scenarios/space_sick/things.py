@@ -159,6 +159,9 @@ class FieldKeeper(WorldObject):
         for tile in tiles:
             tile.keeper = self
 
+    def release(self) -> None:
+        self.active = {}  # woken soils point back here (`keeper`): a cycle per dug field
+
     def tick(self) -> None:
         for tile in list(self.active):
             if tile.is_open:
@@ -188,6 +191,14 @@ class ColonyFertilizerBag(FertilizerBag):
         super().tick()
 
 
+def _gone(x: int, y: int) -> WorldObject:
+    raise RuntimeError("This seed's world was disposed.")
+
+
+def _no_seed() -> WorldObject:
+    raise RuntimeError("This seed jar's world was disposed.")
+
+
 class GrowingSeed(WorldObject):
     """A seed buried in soil (in a tile with its dirt back) grows into a mushroom: a timer of
     10-20 that counts down on each tick with probability (N + P + K of the tile) / 30. Ticked
@@ -197,6 +208,9 @@ class GrowingSeed(WorldObject):
         super().__init__(world, "seed", "seed", [material("seed")])
         self.grow = grow
         self.timer = -1
+
+    def release(self) -> None:
+        self.grow = _gone  # a bound method of the scenario, which holds the field and its seeds
 
     def tick(self) -> None:
         tile = self.parent
@@ -227,6 +241,8 @@ class SeedJar(Jar):
         for _ in range(5):
             self.add(make_seed())
 
+    def release(self) -> None:
+        self.make_seed = _no_seed  # a partial over the scenario's grow_mushroom
     def tick(self) -> None:
         self.wait -= 1
         if self.wait > 0:
