@@ -187,6 +187,8 @@ def test_dispose_frees_a_finished_world_without_the_cyclic_collector() -> None:
     import gc
     import weakref
 
+    from discoverylab.world.catalog import spawn
+
     env = DiscoveryWorldEnv("DialogTest", max_steps=10**6)
     env.reset(seed=3)
     world = env.world
@@ -195,10 +197,14 @@ def test_dispose_frees_a_finished_world_without_the_cyclic_collector() -> None:
     player.dialog_partner, npc.dialog_partner = npc, player  # as TALK leaves them: a cycle
     held = place(world, "flag", player.x, player.y)
     player.add(held)  # parent <-> contents: another
+    jar = place(world, "jar", player.x, player.y)
+    jar.add(spawn(world, "flag"))
+    jar.remove_from_world()  # destroyed with its contents: both out of `world.objects`
     env.step({"action": "WAIT"})
-    watched = [weakref.ref(world), weakref.ref(player), weakref.ref(npc), weakref.ref(held)]
+    watched = [weakref.ref(world), weakref.ref(player), weakref.ref(npc), weakref.ref(held), weakref.ref(jar)]
+    watched.append(weakref.ref(jar.contents[0]))
     watched += [weakref.ref(o) for o in list(world.objects.values())[:50]]
-    del world, player, npc, held
+    del world, player, npc, held, jar
     gc.collect()
     gc.disable()
     try:

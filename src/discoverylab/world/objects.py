@@ -225,6 +225,8 @@ class WorldObject:
     def remove_from_world(self) -> None:
         """Destroy (eaten, consumed...). Contents and parts go with it."""
         self.detach()
+        if self.contents or self.parts:  # holder and held point at each other: `dispose` unties them
+            self.world.removed_holders.append(self)
         pending: list[WorldObject] = [self]
         while pending:  # the whole subtree: contents and parts at any depth
             obj = pending.pop()

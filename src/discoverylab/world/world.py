@@ -59,6 +59,7 @@ class World:
         self._walls: set[tuple[int, int]] = set()
         self._zones: dict[tuple[bool, frozenset[tuple[int, int]]], list[list[int]]] = {}
         self._tickers: list[WorldObject] = []
+        self.removed_holders: list[WorldObject] = []  # destroyed objects that held others (see `dispose`)
         self._ticking: tuple[WorldObject, ...] = ()  # `tick`'s snapshot of the live tickers
         self._tickers_dirty = False
         self.agents: list[Agent] = []  # the player first, then NPCs in creation order
@@ -302,6 +303,11 @@ class World:
     def dispose(self) -> None:
         """Break the object graph's reference cycles so a finished world is freed at once by
         reference counting instead of waiting for (and slowing) the cyclic garbage collector."""
+        pending = list(self.removed_holders)  # destroyed subtrees are no longer in `objects`
+        while pending:
+            obj = pending.pop()
+            pending += obj.contents + obj.parts
+            obj.contents, obj.parts, obj.parent = [], [], None
         for obj in self.objects.values():
             obj.release()  # links a class of its own keeps (e.g. callbacks into its scenario)
             if obj.contents:  # only what is set: most objects hold nothing
@@ -311,22 +317,12 @@ class World:
             if obj.parent is not None:
                 obj.parent = None
             if obj.is_agent or obj.dialogable:  # characters and devices: partners point at each other, trees and records at them
-                state = obj.__dict__
-                state.pop("dialog_tree", None)
-                state.pop("dialog_partner", None)
-                state.pop("history", None)
-        self.objects = {}
+                for key in ("dialog_tree", "dialog_partner", "history"):
+                    obj.__dict__.pop(key, None)
+        self.objects, self.removed_holders, self.agents, self.on_tick = {}, [], [], []
         self._uuid_pool, self._uuids = self._uuid_pool[:0], []  # 0.5 MB, in case a caller keeps the world
-        self._passages = None
-        self._zones = {}
-        self._tickers = []
-        self._ticking = ()
-        self.agents = []
-        self.on_tick = []
-        self._watchers = []
-        self.caches = {}
-        self.tiles = []
-        self.stacks = []
+        self._passages, self._zones, self._tickers, self._ticking, self._watchers = None, {}, [], (), []
+        self.caches, self.tiles, self.stacks = {}, [], []
 
     # ---- time -------------------------------------------------------------------------
     def tick(self) -> None:
