@@ -29,6 +29,7 @@ def kind_bytes(objs: list[WorldObject], depth: int) -> bytes:
     kinds = _KINDS
     return bytes([kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in objs[:depth]]).ljust(depth, b"\0")
 
+
 def tile_cell(objs: list[WorldObject], passable: bool, depth: int) -> tuple[bytes, bytes]:
     """A tile's symbolic cell from what it shows: the kind ids of its top `depth` objects, and
     its state (inside the world, passable, holds a character, holds an open door)."""

@@ -132,8 +132,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             self._conns.append(parent)
         if in_driver:
             self._local = self._run_local("start", lambda: Block(*self.blocks[0], task, difficulty, env_kwargs, views))
-        self._indices = range(len(self._workers))
-        self._receive(self._indices, "start")
+        self._receive(range(len(self._workers)), "start")
 
     # ---- gymnasium API ----------------------------------------------------------------
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:  # fmt: skip
@@ -177,16 +176,12 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self._actions[:] = acts
         extras: dict[int, dict[str, Any]] = {}
         local = self._local
-        try:  # as `_closing_on_interrupt`, inline: this is the hot path
+        with self._closing_on_interrupt():
             for go in self._go:
                 go.release()
             if local is not None:
-                self._run_local("step", lambda: local.step(extras), self._indices, stepping=True)
-            extras.update(self._receive(self._indices, "step", stepping=True))
-        except BaseException:
-            if not self.closed:
-                self.close()
-            raise
+                self._run_local("step", lambda: local.step(extras), range(len(self._conns)), stepping=True)
+            extras.update(self._receive(range(len(self._conns)), "step", stepping=True))
         copy = np.copy if self.copy else np.asarray
         return self._observations(), copy(self._rewards), copy(self._terms), copy(self._truncs), self._infos(extras, None)
 

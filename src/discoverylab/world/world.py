@@ -303,12 +303,12 @@ class World:
     def dispose(self) -> None:
         """Break the object graph's reference cycles so a finished world is freed at once by
         reference counting instead of waiting for (and slowing) the cyclic garbage collector."""
-        pending = list(self.removed_holders)  # destroyed subtrees are no longer in `objects`
+        destroyed, pending = [], list(self.removed_holders)  # destroyed subtrees are no longer in `objects`
         while pending:
             obj = pending.pop()
+            destroyed.append(obj)
             pending += obj.contents + obj.parts
-            obj.contents, obj.parts, obj.parent = [], [], None
-        for obj in self.objects.values():
+        for obj in (*self.objects.values(), *destroyed):
             obj.release()  # links a class of its own keeps (e.g. callbacks into its scenario)
             if obj.contents:  # only what is set: most objects hold nothing
                 obj.contents = []
