@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -141,6 +142,35 @@ def test_deeply_nested_arguments_are_refused_without_recursion_errors(depth: int
         obs, _, _, _, info = env.step(action)
         assert info["success"] is False
         assert len(info["observation"]["lastActionMessage"]) < 1000
+
+
+NUMPY_BAD: list[tuple[Any, str]] = [
+    ({"action": "PICKUP", "arg1": np.array([1, 2])}, "must be an object UUID (an integer), not [1, 2]"),
+    ({"action": "USE", "arg1": np.zeros(3), "arg2": np.zeros(3)}, "must be an object UUID"),
+    ({"action": "PICKUP", "arg1": np.zeros((1000, 1000))}, "numpy array of shape (1000, 1000)"),
+    ({"action": "MOVE_DIRECTION", "arg1": np.array(["north", "south"])}, "Invalid direction"),
+    ({"action": np.array(["PICKUP", "DROP"])}, "'action' must be a string"),
+    ({"chosen_dialog_option_int": np.array([1, 2])}, "You are not in a dialog"),
+]
+
+
+@pytest.mark.parametrize(("action", "expected"), NUMPY_BAD)
+def test_numpy_array_arguments_give_a_clear_error_never_raise(action: Any, expected: str) -> None:
+    """A policy's arrays are bad input like any other (issue 23.8: they raised ValueError)."""
+    env, _ = _fresh()
+    before = world_fingerprint(env.world)
+    _, _, _, _, info = env.step(action)
+    assert info["success"] is False and expected in info["observation"]["lastActionMessage"]
+    assert world_fingerprint(env.world) == before
+
+
+def test_numpy_scalars_work_like_python_values() -> None:
+    env, obs = _fresh()
+    _, _, _, _, info = env.step({"action": np.str_("ROTATE_DIRECTION"), "arg1": np.array("north")})
+    assert info["observation"]["lastActionMessage"] == "I rotated to face north."
+    far = [e for entries in obs["nearbyObjects"]["objects"].values() for e in entries if e["distance"] >= 2]
+    _, _, _, _, info = env.step({"action": "PICKUP", "arg1": np.int64(far[0]["uuid"])})
+    assert "is not accessible" in info["observation"]["lastActionMessage"]  # read as that UUID, not refused
 
 
 def test_json_text_actions_work_like_dicts() -> None:

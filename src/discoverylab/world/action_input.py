@@ -9,9 +9,12 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 MAX_ACTION_CHARS = 100_000  # longer action text is refused before parsing (an action is < 1 KB)
 MAX_ECHO_CHARS = 200  # how much of the agent's own input an error message may quote
 MAX_ERROR_CHARS = 2_000  # cap on any failure message (the echo bound above keeps them far shorter)
+MAX_ARRAY_ITEMS = 64  # a numpy array argument longer than this is echoed by its shape, never listed
 MAX_INT = 2**63  # larger integers are never UUIDs, post IDs or options (and would not fit int64)
 ACTION_KEYS = frozenset({"action", "arg1", "arg2"})
 DIALOG_KEY = "chosen_dialog_option_int"
@@ -49,7 +52,7 @@ def _key_list(keys: Any) -> str:
 def parse_action(raw: Any) -> dict[str, Any]:
     """Turn whatever was sent into a dict, or raise ActionError saying what is wrong."""
     if type(raw) is dict:  # the usual case (RL and scripted agents): skip the checks below
-        return dict(raw)
+        return _plain(dict(raw))
     if isinstance(raw, (str, bytes, bytearray)):
         if len(raw) > MAX_ACTION_CHARS:
             raise ActionError(
@@ -68,7 +71,22 @@ def parse_action(raw: Any) -> dict[str, Any]:
         raise ActionError(
             f'An action must be a JSON object such as {{"action": "PICKUP", "arg1": 1234}}, not {type(raw).__name__}.'
         )
-    return dict(raw)
+    return _plain(dict(raw))
+
+
+def _plain(packet: dict[str, Any]) -> dict[str, Any]:
+    """Numpy values (what a policy's `argmax` or a sampled array gives) as plain Python values, so a
+    numpy integer is a UUID like any int and an array argument is a clear error, never an
+    ambiguous-truth-value exception deep in the executor."""
+    for key, value in packet.items():
+        if isinstance(value, np.generic):
+            packet[key] = value.item()
+        elif isinstance(value, np.ndarray):
+            if value.size <= MAX_ARRAY_ITEMS:
+                packet[key] = value.tolist()
+            else:
+                packet[key] = f"<numpy array of shape {value.shape}>"
+    return packet
 
 
 def _as_int(value: Any) -> int | None:
