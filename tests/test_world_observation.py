@@ -33,6 +33,17 @@ def test_all_nine_groups_are_present_with_manhattan_distances() -> None:
     assert {e["distance"] for e in groups["same_location"]} == {0}
 
 
+def test_the_nearby_note_states_the_radius_that_is_listed() -> None:
+    """Issue 24: the note said "within 3 tiles" while listing objects at distance 4-6."""
+    world = meadow(w=32, h=32)
+    nearby = Player(world, 10, 10).observe()["nearbyObjects"]
+    r = nearby["distance"]
+    farthest = max(e["distance"] for entries in nearby["objects"].values() for e in entries)
+    assert farthest == 2 * r
+    assert f"at most {r} tiles away from the agent along each axis" in nearby["note"]
+    assert "up to twice that" in nearby["note"]
+
+
 def test_window_is_clipped_at_the_world_edge() -> None:
     world = meadow(w=32, h=32)
     p = Player(world, 31, 0)

@@ -34,7 +34,7 @@ ARGUMENT_KINDS = {
 LINE_FORMAT_HELP = (
     "Observations are short text. Objects are written `UUID name` (plus `: description` when it says "
     "more than the name); nearby objects are grouped by direction with their distance in tiles as "
-    "`dN` (Manhattan distance, within 3 tiles: they may be obscured; only objects in your inventory, "
+    "`dN` (Manhattan distance; listed are objects at most 3 tiles away along each axis, so up to d6: they may be obscured; only objects in your inventory, "
     "on your tile or on the tile you face can be used). `agents` lists characters and devices near "
     "you with their actions of the last 3 steps."
 )

@@ -19,7 +19,7 @@ from discoverylab.world.things import Door
 from discoverylab.world.world import World
 
 NEARBY_NOTE = (
-    "The objects below are within {r} tiles of the agent, but may not necessarily be usable if they are "
+    "The objects below are at most {r} tiles away from the agent along each axis (the square around it; 'distance' counts the steps, up to twice that), but may not necessarily be usable if they are "
     "obscured by other objects. Only objects in your inventory, on your tile or on the tile you face can be used."
 )
 FEED_NOTE = "This section contains recent posts (from the last few steps) on the Discovery Feed social media platform."
