@@ -70,9 +70,9 @@ def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
         assert state["terminated"], state["observation"]["lastActionMessage"]
         page.wait_for_function("document.getElementById('status').textContent.includes('Task finished')")
 
-        page.click("#show-scorecard")
+        page.click("#show-scorecard")  # before the report: task progress only, no items or score
         page.wait_for_selector("#scorecard tr")
-        assert "2/2" in page.inner_text("#scorecard")
+        assert "completed" in page.inner_text("#scorecard") and "2/2" not in page.inner_text("#scorecard")
 
         page.keyboard.press("?")  # help toggles; no step is taken
         assert page.is_visible("#help") and _state(page)["step"] == state["step"]
@@ -81,6 +81,8 @@ def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
         page.click("#submit-report")
         page.wait_for_function("game.finished === true")
         assert "not graded" in page.inner_text("#report-result")
+        page.click("#show-scorecard")  # the game has ended: the whole card
+        page.wait_for_function("document.getElementById('scorecard').innerText.includes('2/2')")
         steps = _state(page)["step"]
 
         # Replay the game's own log.
