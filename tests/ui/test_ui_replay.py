@@ -137,9 +137,9 @@ def test_leaderboard_puts_humans_beside_agents(tmp_path: Path) -> None:
     run, log = run_episode("DialogTest", "normal", 1, "random", max_steps=5)
     write_jsonl(tmp_path / "runs" / "logs" / "random.jsonl", log)
     games = GameManager(tmp_path)
-    done = games.create("DialogTest", "normal", 0)
+    done = games.create("DialogTest", "normal", 2)  # a seed no agent's log in the folder shows
     done.finish("nothing learned", None)
-    games.create("DialogTest", "normal", 1)  # in progress: not counted while it is live
+    games.create("DialogTest", "normal", 3)  # in progress: not counted while it is live
     (tmp_path / "results.jsonl").write_text("{}\n")
     board = leaderboard(tmp_path, games.live_logs())
     assert board["agents"] == ["human", "oracle", "random"]

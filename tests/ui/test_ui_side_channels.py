@@ -93,6 +93,19 @@ def test_peek_delete_replay_attack_gets_no_clean_score(tmp_path: Path, task: str
     assert board["agents"][:2] == ["human", REPLAY]
 
 
+def test_reading_an_agents_log_of_the_seed_first_gives_no_clean_score(tmp_path: Path) -> None:
+    """The attack: open the oracle's finished log of a public seed on the replay page (its full
+    scorecard), then play that seed. The game is marked as a replay of that log."""
+    record, log = run_episode("DialogTest", "normal", 5, "oracle")
+    (tmp_path / "DialogTest-normal-s5-oracle.jsonl").write_text("".join(json.dumps(x) + "\n" for x in log))
+    client = TestClient(create_app(tmp_path))
+    card = client.get("/api/replay/scorecard", params={"log": "DialogTest-normal-s5-oracle.jsonl", "step": 0}).json()
+    assert card["scoreCard"]  # a finished log's card is public on the replay page
+    game = _new(client, task="DialogTest", seed=5)
+    assert game["replay_of"] == "DialogTest-normal-s5-oracle.jsonl"
+    assert _new(client, task="DialogTest", seed=6)["replay_of"] is None
+
+
 def test_closing_a_game_records_it_as_abandoned_and_failed(tmp_path: Path) -> None:
     client = TestClient(create_app(tmp_path))
     game = _new(client, task="DialogTest", seed=0)

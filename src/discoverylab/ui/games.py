@@ -10,8 +10,9 @@ frees the server's slot and never erases the record.
 
 Side channels (issue #20): until the game has ended the scorecard is task progress only (as the
 env's `info` shows it), never procedural items or gold. A game on an instance the logs folder
-already holds a human game of is marked `replay_of` that game, and the leaderboard lists it apart
-(a player who ended a game early to read its gold cannot replay it as a fresh 1.0). In study
+already holds a log of (any agent's: the replay page shows a finished log's gold) is marked
+`replay_of` that log, and the leaderboard lists it apart (a player who ended a game early to read
+its gold cannot replay it as a fresh 1.0). In study
 mode the server assigns each game a fresh instance of the sealed test split; players choose none.
 Game ids are random and unguessable: a game is driven only by whoever created it.
 """
@@ -307,7 +308,7 @@ class GameManager:
             else:
                 assert seed is not None
                 instance = from_seed(task, difficulty, seed)
-            where = (task, difficulty, instance.split, instance.index)
+            where = (task, difficulty, SEALED_SPLIT, instance.index) if instance.sealed else (task, difficulty, "seed", instance.seed)
             replay_of = played.get(where)
             game_id = secrets.token_urlsafe(12)
             _, info = env.reset(seed=instance.seed)
@@ -326,23 +327,19 @@ class GameManager:
         return game
 
     def _played_instances(self) -> dict[tuple[str, str, str, int], str]:
-        """(task, difficulty, split, index) -> the first human log on it, read once from the
-        logs folder's start lines (in name order), then kept up to date by `create`."""
+        """(task, difficulty, "seed", seed) or (task, difficulty, "test", index) -> the first log
+        on that world in the logs folder, any agent's (the replay page shows a finished log's
+        gold), read once from the start lines in name order, then kept up to date by `create`."""
         if self._played is None:
             self._played = {}
             root = self.logs.resolve()
-            for path in sorted(self.logs.rglob(f"*-{HUMAN_AGENT}-*.jsonl")):
-                if not path.resolve().is_relative_to(root):
+            for path in sorted(self.logs.rglob("*.jsonl")):
+                if path.name == "results.jsonl" or not path.resolve().is_relative_to(root):
                     continue
                 start = _start_line(path)
-                if start is None or start.get("agent") != HUMAN_AGENT:
-                    continue
-                inst = start.get("instance") or {"split": "seed", "index": start.get("seed")}
-                try:
-                    key = (str(start["task"]), str(start["difficulty"]), str(inst["split"]), int(inst["index"]))
-                except (KeyError, TypeError, ValueError):
-                    continue
-                self._played.setdefault(key, path.relative_to(self.logs).as_posix())
+                key = _world_key(start) if start is not None and start.get("type") == "start" else None
+                if key is not None:
+                    self._played.setdefault(key, path.relative_to(self.logs).as_posix())
         return self._played
 
     def get(self, game_id: str) -> Game:
@@ -371,6 +368,18 @@ class GameManager:
                 del self._games[gid]
                 with game.lock:
                     game.abandon()
+
+
+def _world_key(start: Mapping[str, Any]) -> tuple[str, str, str, int] | None:
+    """Which world a log's start line names: a public seed, or a sealed test index."""
+    task, difficulty, seed, inst = start.get("task"), start.get("difficulty"), start.get("seed"), start.get("instance")
+    if not isinstance(task, str) or not isinstance(difficulty, str):
+        return None
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        return (task, difficulty, "seed", seed)
+    if isinstance(inst, dict) and inst.get("split") == SEALED_SPLIT and isinstance(inst.get("index"), int):
+        return (task, difficulty, SEALED_SPLIT, int(inst["index"]))
+    return None
 
 
 def _start_line(path: Path) -> dict[str, Any] | None:
