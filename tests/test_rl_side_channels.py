@@ -93,11 +93,13 @@ def test_symbolic_features_are_a_function_of_what_the_text_shows(task: str, diff
     fixed flags, named in the task, number of contents) are the same for every object the text
     shows alike (same name and description, holding as many listed objects, under the same
     task text). The tile channel's kinds are those of the objects
-    the text lists on the tile, so it shows nothing the text hides either."""
+    the text lists on the tile, and a tile's state (passable, character, open door) is the same
+    for every tile the text shows alike, so neither shows anything the text hides."""
     env = DiscoveryWorldEnv(task, difficulty, observation="symbolic", info="full", max_steps=40)
     assert env.symbolic is not None
     seen: dict[tuple[str, tuple[str, str, int]], set[bytes]] = defaultdict(set)
     kinds: dict[str, set[int]] = defaultdict(set)
+    states: dict[tuple[tuple[str, str], ...], set[bytes]] = defaultdict(set)
     rng = np.random.default_rng(7)
     for seed in range(3):
         obs, info = env.reset(seed=seed)
@@ -120,6 +122,8 @@ def test_symbolic_features_are_a_function_of_what_the_text_shows(task: str, diff
                     assert bytes(obs["tiles"][dy + r, dx + r]) == want
                     for o in shown:
                         kinds[o.name].add(kind_id(o.type))
+                    look = tuple((o.name, o.describe(with_uuid=False)) for o in shown)
+                    states[look].add(bytes(obs["tile_state"][dy + r, dx + r]))
             options = [o for o in text if o != agent.uuid]
             if options and rng.random() < 0.5:
                 verb = ["PICKUP", "OPEN", "ACTIVATE", "USE", "DROP", "EAT", "READ"][int(rng.integers(7))]
@@ -135,6 +139,8 @@ def test_symbolic_features_are_a_function_of_what_the_text_shows(task: str, diff
                 break
     leaks = {key: rows for key, rows in seen.items() if len(rows) > 1}
     assert not leaks, f"objects the text shows alike differ in the symbolic slots: {sorted((k, sorted(v)) for k, v in leaks.items())[:5]}"
+    hidden = {look: rows for look, rows in states.items() if len(rows) > 1}
+    assert not hidden, f"tiles the text shows alike differ in the tile channel: {sorted(hidden)[:3]}"
     mixed = {name: ids for name, ids in kinds.items() if len(ids) > 1}
     assert not mixed, f"objects of one name show different kinds in the tile channel: {sorted(mixed)[:5]}"
 
