@@ -130,3 +130,55 @@ def test_create_agent_video_without_frames_says_why(tmp_path: Any) -> None:
     result = api.createAgentVideo(0, str(tmp_path / "a.mp4"))
     assert not result["success"] and "keep_frames=False" in result["errors"][0]
     assert not (tmp_path / "a.mp4").exists()
+
+
+def test_default_api_hands_out_the_gold_at_step_0_as_the_original_does() -> None:
+    api = DiscoveryWorldAPI(render_images=False)
+    assert api.loadScenario("Lost in Translation", "Easy", randomSeed=3)
+    card = api.getTaskScorecard()[0]
+    assert card["scoreCard"] and (card["criticalHypotheses"] or card["knowledgeQuestions"])
+
+
+@pytest.mark.parametrize(("scenario", "difficulty"), [("Lost in Translation", "Easy"), ("Space Sick", "Easy"), ("Proteomics", "Normal")])
+def test_sealed_api_step_0_gold_attack_reads_task_progress_only(scenario: str, difficulty: str) -> None:
+    """The attack: call getTaskScorecard() at step 0 and read the answer from the gold. Sealed,
+    the card is task progress only until the episode has ended."""
+    api = DiscoveryWorldAPI(render_images=False, sealed=True)
+    assert api.loadScenario(scenario, difficulty, randomSeed=3)
+    full = DiscoveryWorldAPI(render_images=False)
+    assert full.loadScenario(scenario, difficulty, randomSeed=3)
+    gold = full.getTaskScorecard()[0]
+    secrets = [str(i["name"]) for i in gold["scoreCard"]] + [str(h) for h in gold["criticalHypotheses"]]
+    secrets += [str(f) for q in gold["knowledgeQuestions"] for f in q["goldFacts"]]
+    for _ in range(3):
+        (card,) = api.getTaskScorecard()
+        assert set(card) == {"taskName", "taskDescription", "completed", "completedSuccessfully"}
+        text = json.dumps(card)
+        assert not [s for s in secrets if len(s) > 3 and s in text]
+        api.performAgentAction(0, {"action": "ROTATE_DIRECTION", "arg1": "north"})
+        api.tick()
+    assert not api.episodeEnded()
+    assert api.endEpisode() == {"errors": [], "success": True}
+    assert api.getTaskScorecard()[0]["criticalHypotheses"] == gold["criticalHypotheses"]  # ended: all of it
+    refused = api.performAgentAction(0, {"action": "WAIT"})
+    assert refused["success"] is False and "ended" in refused["errors"][0]
+    api.loadScenario(scenario, difficulty, randomSeed=4)  # a new episode is sealed again
+    assert "scoreCard" not in api.getTaskScorecard()[0]
+
+
+def test_sealed_api_shows_the_whole_card_once_the_task_is_completed() -> None:
+    api = DiscoveryWorldAPI(render_images=False, sealed=True)
+    api.loadScenario("Small Skills: Pick and Place Test", "Normal", randomSeed=1)
+    oracle = OracleAgent("PickAndPlaceTest")
+    obs = api.getAgentObservation(0)
+    oracle.reset(obs["ui"])
+    for _ in range(100):
+        assert "scoreCard" not in api.getTaskScorecard()[0]
+        api.performAgentAction(0, oracle.act(obs["ui"]))
+        api.tick()
+        obs = api.getAgentObservation(0)
+        if api.areTasksComplete():
+            break
+    assert api.episodeEnded() and api.getTaskScorecard()[0]["completedSuccessfully"]
+    assert api.getTaskScorecard()[0]["scoreNormalized"] == 1.0
+    assert DiscoveryWorldAPI().endEpisode()["success"] is False  # nothing loaded: a clear error

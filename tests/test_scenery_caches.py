@@ -48,7 +48,7 @@ def reference_rows(agent, radius: int, count: int, task: str) -> np.ndarray:  # 
         rows[i] = (
             1, kind_id(o.type), s.in_inventory, s.accessible, s.dx + radius, s.dy + radius, o.is_open, o.activated,
             o.is_container, o.openable, o.activatable, o.edible, o.readable, o.dialogable or o.is_npc, o.movable,
-            mentioned(o.name, task), min(len(o.contents), 255),
+            mentioned(o.name, task), min(len(o.contents), 255) if o.is_open else 0,  # visible contents only
         )  # fmt: skip
     return rows
 

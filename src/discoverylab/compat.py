@@ -11,6 +11,13 @@ one user agent only, `createAgentVideo` writes the frames kept in memory (one pe
 PNG files; `keep_frames=False` keeps none) with the ffmpeg that imageio-ffmpeg ships, and
 `render_images=False` skips the PNGs for clients that never read them (the text observation is
 the same).
+
+`sealed=True` (off by default, which keeps the original's behaviour) hides the gold:
+`getTaskScorecard()` then gives task progress only (task name and text, completed, completed
+successfully: no procedural items, scores, critical hypotheses or knowledge questions) until the
+episode has ended, that is until the task is completed or the harness calls `endEpisode()`; an
+ended episode takes no more actions. The original hands the whole card to anyone at any step,
+which lets an agent that calls it read the answer.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.env import GOLD_KEYS, PROCEDURE_KEYS, DiscoveryWorldEnv
 from discoverylab.scenarios.registry import all_tasks
 from discoverylab.world.action_specs import ACTION_FORMAT_HELP, ACTION_SPECS
 from discoverylab.world.observation import build_observation
@@ -28,6 +35,7 @@ from discoverylab.world.observation import build_observation
 SCENARIO_DIFFICULTY_OPTIONS = {"easy": "Easy", "normal": "Normal", "challenge": "Challenge"}
 ALREADY_ACTED = "Agent has already acted this step.  World tick must be called before this agent can act again."
 NO_SCENARIO = "No scenario is loaded: call loadScenario() first."
+ENDED = "The episode has ended (endEpisode() was called or the task is completed): load a scenario to play again."
 
 
 def _scenario_table() -> dict[str, tuple[str, tuple[str, ...]]]:
@@ -46,10 +54,14 @@ class DiscoveryWorldAPI:
         render_images: include the `vision` PNGs in observations (the original always does).
         keep_frames: keep each observation's view (a 1536x1024 PNG, about 150 KB per step) for
             `createAgentVideo`; the original saves them to disk instead.
+        sealed: `getTaskScorecard()` gives task progress only until the episode has ended (see
+            the module's note); off by default, as the original.
     """
 
-    def __init__(self, threadID: int = 1, render_images: bool = True, keep_frames: bool = True) -> None:  # noqa: N803
+    def __init__(self, threadID: int = 1, render_images: bool = True, keep_frames: bool = True, sealed: bool = False) -> None:  # noqa: N803
         self.threadID = threadID
+        self.sealed = sealed
+        self._ended = False
         self.render_images = render_images
         self.keep_frames = keep_frames
         self._frames: list[bytes] = []  # PNG files
@@ -79,6 +91,7 @@ class DiscoveryWorldAPI:
         assert self.env.world is not None
         self.env.world.tick()
         self._acted = False
+        self._ended = False
         self._message, self._extended, self._last_ui = "You are ready to start.", [], None
         self._frames = []
         return True
@@ -110,6 +123,8 @@ class DiscoveryWorldAPI:
             return {"errors": ["Agent index out of range."], "success": False}
         if self._acted:
             return {"errors": [ALREADY_ACTED], "success": False}
+        if self.sealed and self.episodeEnded():
+            return {"errors": [ENDED], "success": False}
         self._acted = True
         result = self.env.executor.execute(actionJSON)
         self._message = result.message
@@ -126,10 +141,27 @@ class DiscoveryWorldAPI:
 
     # ---- queries ----------------------------------------------------------------------------
     def getTaskScorecard(self) -> list[dict[str, Any]]:  # noqa: N802
-        """Oracle information (never shown to the agent)."""
+        """Oracle information (never shown to the agent). Sealed: progress only until the end."""
         if self.env is None or self.env.scenario is None:
             return []
-        return [self.env.scenario.scorecard.to_dict()]
+        card = self.env.scenario.scorecard
+        if self.sealed and not self.episodeEnded():
+            return [card.to_dict(GOLD_KEYS + PROCEDURE_KEYS)]
+        return [card.to_dict()]
+
+    def endEpisode(self) -> dict[str, Any]:  # noqa: N802
+        """(Not in the original.) The harness ends the episode: a sealed API shows the whole
+        scorecard from now on and takes no more actions."""
+        if self.env is None or self.env.scenario is None:
+            return {"errors": [NO_SCENARIO], "success": False}
+        self._ended = True
+        return {"errors": [], "success": True}
+
+    def episodeEnded(self) -> bool:  # noqa: N802
+        """(Not in the original.) Whether `endEpisode()` was called or the task is completed."""
+        if self.env is None or self.env.scenario is None:
+            return False
+        return self._ended or self.env.scenario.scorecard.completed
 
     def areTasksComplete(self) -> bool:  # noqa: N802
         """From the most recent observation, as the original does."""

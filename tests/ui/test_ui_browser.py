@@ -70,9 +70,9 @@ def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
         assert state["terminated"], state["observation"]["lastActionMessage"]
         page.wait_for_function("document.getElementById('status').textContent.includes('Task finished')")
 
-        page.click("#show-scorecard")
+        page.click("#show-scorecard")  # before the report: task progress only, no items or score
         page.wait_for_selector("#scorecard tr")
-        assert "2/2" in page.inner_text("#scorecard")
+        assert "completed" in page.inner_text("#scorecard") and "2/2" not in page.inner_text("#scorecard")
 
         page.keyboard.press("?")  # help toggles; no step is taken
         assert page.is_visible("#help") and _state(page)["step"] == state["step"]
@@ -81,6 +81,8 @@ def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
         page.click("#submit-report")
         page.wait_for_function("game.finished === true")
         assert "not graded" in page.inner_text("#report-result")
+        page.click("#show-scorecard")  # the game has ended: the whole card
+        page.wait_for_function("document.getElementById('scorecard').innerText.includes('2/2')")
         steps = _state(page)["step"]
 
         # Replay the game's own log.
@@ -113,4 +115,21 @@ def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
         with Image.open(shot) as image:
             assert image.size == (1280, 900)
             assert len(image.convert("RGB").getcolors(1 << 20) or []) > 50  # the view, not a blank page
+        assert not errors, errors
+
+
+def test_study_mode_page_has_no_seed_and_shows_the_instance(tmp_path: Path) -> None:
+    with live_server(tmp_path, study_key=b"0123456789abcdef-browser-study") as base, browser_page() as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(base + "/play")
+        page.wait_for_function("document.getElementById('task').options.length > 0")
+        assert not page.is_visible("#seed")
+        page.select_option("#task", "DialogTest")
+        page.click("#new-game")
+        page.wait_for_function("game !== null && game.task === 'DialogTest'")
+        assert "instance test#0" in page.inner_text("#game-info") and "seed" not in page.inner_text("#game-info")
+        page.click("#show-scorecard")  # mid-game: progress only
+        page.wait_for_selector("#scorecard tr")
+        assert "in progress" in page.inner_text("#scorecard")
         assert not errors, errors

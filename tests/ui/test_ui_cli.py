@@ -41,6 +41,25 @@ def test_serve_on_another_host_warns(tmp_path: Path, served: dict[str, Any]) -> 
     assert served["host"] == "0.0.0.0"
 
 
+def test_serve_study_needs_the_evaluators_key(tmp_path: Path, served: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DISCOVERYLAB_EVAL_KEY", raising=False)
+    result = CliRunner().invoke(app, ["serve", "--study", "--logs", str(tmp_path)])
+    assert result.exit_code == 2 and "--eval-key-file" in result.output and not served
+    (tmp_path / "short").write_text("abc")
+    result = CliRunner().invoke(app, ["serve", "--study", "--eval-key-file", str(tmp_path / "short"), "--logs", str(tmp_path)])
+    assert result.exit_code == 2 and "too short" in result.output and not served
+    (tmp_path / "key").write_text("0123456789abcdef0123456789abcdef\n")
+    result = CliRunner().invoke(app, ["serve", "--eval-key-file", str(tmp_path / "key"), "--logs", str(tmp_path)])
+    assert result.exit_code == 2 and "only for --study" in result.output and not served
+    result = CliRunner().invoke(app, ["serve", "--study", "--eval-key-file", str(tmp_path / "key"), "--logs", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "study mode" in result.output and served["app"].state.games.study
+    monkeypatch.setenv("DISCOVERYLAB_EVAL_KEY", "fedcba9876543210fedcba9876543210")
+    served.clear()
+    result = CliRunner().invoke(app, ["serve", "--study", "--logs", str(tmp_path)])
+    assert result.exit_code == 0 and served["app"].state.games.study_key == b"fedcba9876543210fedcba9876543210"
+
+
 def test_replay_without_video_serves_the_log_folder(tmp_path: Path, served: dict[str, Any]) -> None:
     log = oracle_log(tmp_path, "DialogTest")
     result = CliRunner().invoke(app, ["replay", str(log), "--port", "9998"])

@@ -10,7 +10,9 @@ options):
 - `slots` (K, 17): per object slot (the same slots the discrete actions name, see
   `discoverylab.rl.view`): present, kind id, in inventory, within reach, dx + radius,
   dy + radius (0, 0 for the inventory), open, activated, container, openable, activatable,
-  edible, readable, can talk, movable, named in the task description, number of contents.
+  edible, readable, can talk, movable, named in the task description, number of visible
+  contents (those of an open holder, which the text observation lists; a closed holder, a
+  covered soil tile included, reads 0 whatever it hides).
 - `dialog` (D, 3): per dialog option: present, a text id (CRC32 of the text, 1..255), named
   in the character's current line.
 - `agent` (8,): x, y, facing (0 north .. 3 west), in a dialog, inventory size, last action
@@ -207,7 +209,7 @@ class SymbolicEncoder:
             values += static[1]
             values += (in_inventory, accessible, dx + r, dy + r, o.is_open, o.activated)
             values += static[2]
-            values.append(min(len(o.contents), 255))
+            values.append(min(len(o.contents), 255) if o.is_open else 0)  # as the text lists them
         rows = bytes(values)
         return tiles, state, rows + bytes(self._row_bytes - len(rows)), slots, min(len(inventory), 255)
 

@@ -32,18 +32,39 @@ def serve(
     max_games: Annotated[int, typer.Option("--max-games", min=1, help="games alive at once")] = 32,
     max_log_mb: Annotated[float, typer.Option("--max-log-mb", min=0.01, help="log size limit per game")] = 20.0,
     open_browser: Annotated[bool, typer.Option("--open", help="open the page in a browser")] = False,
+    study: Annotated[bool, typer.Option("--study", help="study mode: the server assigns every game a fresh "
+                                        "instance of the sealed test split (needs the evaluator's key)")] = False,
+    eval_key_file: Annotated[Path | None, typer.Option("--eval-key-file", help="the evaluator's key for --study "
+                                                       "(else $DISCOVERYLAB_EVAL_KEY)")] = None,
 ) -> None:
     """Serve the browser UI: play tasks as a human, replay logs, human-vs-agent leaderboard."""
     import uvicorn
 
+    from discoverylab.instances import KEY_ENV, InstanceError, load_key
     from discoverylab.ui.server import create_app
+
+    key = None
+    if study or eval_key_file is not None:
+        try:
+            key = load_key(eval_key_file)
+        except InstanceError as exc:
+            err.print(f"[red]Error:[/red] {exc}", soft_wrap=True)
+            raise typer.Exit(2) from None
+        if not study:
+            err.print("[red]Error:[/red] --eval-key-file is only for --study.", soft_wrap=True)
+            raise typer.Exit(2)
+        if key is None:
+            err.print(f"[red]Error:[/red] --study needs the evaluator's key: pass --eval-key-file FILE or set {KEY_ENV}.",
+                      soft_wrap=True)  # fmt: skip
+            raise typer.Exit(2)
 
     if not _is_local(host):
         err.print(f"[yellow]Warning:[/yellow] listening on {host}: anyone who can reach this machine can play "
                   "games and read every log in the logs folder. There is no authentication.")  # fmt: skip
-    app = create_app(logs, max_games=max_games, max_log_bytes=int(max_log_mb * 1_000_000))
+    app = create_app(logs, max_games=max_games, max_log_bytes=int(max_log_mb * 1_000_000), study_key=key)
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
-    console.print(f"discoverylab UI: [bold]{url}[/bold]  (logs: {logs})  Ctrl+C stops it.")
+    mode = ", study mode: sealed test instances" if key is not None else ""
+    console.print(f"discoverylab UI: [bold]{url}[/bold]  (logs: {logs}{mode})  Ctrl+C stops it.")
     if open_browser:
         webbrowser.open(url)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -3,6 +3,12 @@
 Per task and difficulty, per agent (human, oracle, random, LLM agents...): mean procedure score,
 completion (completed successfully) and knowledge, over the finished episodes (logs with an
 `end` line). Knowledge is averaged over graded episodes only; "not graded" when there are none.
+
+Every started human game counts: one closed or left without a report is failed with knowledge 0
+(its `end` line says abandoned; a log a crashed server left without one counts the same, unless
+it is a game still in progress, `live`). A human game on an instance someone already played in
+this folder is listed as `human (replay)`, apart from the first game: whoever ended a game early
+to read its gold cannot replay it into a clean score.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 MAX_LOG_BYTES = 50_000_000
+HUMAN = "human"
+REPLAY = "human (replay)"
 
 
 def _end_line(path: Path) -> dict[str, Any] | None:
@@ -34,8 +42,18 @@ def _end_line(path: Path) -> dict[str, Any] | None:
     return None
 
 
-def episodes(logs: Path) -> Iterator[dict[str, Any]]:
-    """One row per finished episode under `logs` (agent, task, difficulty, scores)."""
+def _start_line(path: Path) -> dict[str, Any] | None:
+    try:
+        with path.open("rb") as fh:
+            entry = json.loads(fh.readline(4_000_000))
+    except (OSError, ValueError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[str, Any]]:
+    """One row per finished episode under `logs` (agent, task, difficulty, scores); human logs
+    without an end that are not `live` (names relative to `logs`) count as abandoned."""
     root = logs.resolve()
     for path in sorted(logs.rglob("*.jsonl")):
         if path.name == "results.jsonl" or not path.resolve().is_relative_to(root):
@@ -43,11 +61,16 @@ def episodes(logs: Path) -> Iterator[dict[str, Any]]:
         end = _end_line(path)
         record = (end or {}).get("record")
         if not isinstance(record, dict):
-            continue
+            start = _start_line(path) if end is None else None
+            if start is None or start.get("agent") != HUMAN or path.relative_to(logs).as_posix() in live:
+                continue
+            record = {**start, "procedure_score": 0.0, "success": False}
+            end = {"knowledge": {"score": 0.0, "abandoned": True}}
         knowledge = end.get("knowledge") if end else None
-        graded = isinstance(knowledge, dict) and knowledge.get("graded")
+        graded = isinstance(knowledge, dict) and (knowledge.get("graded") or knowledge.get("abandoned"))
+        agent = str(record.get("agent", "?"))
         yield {
-            "agent": str(record.get("agent", "?")),
+            "agent": REPLAY if agent == HUMAN and record.get("replay_of") else agent,
             "task": str(record.get("task", "?")),
             "difficulty": str(record.get("difficulty", "?")),
             "procedure": float(record.get("procedure_score", 0.0)),
@@ -56,12 +79,12 @@ def episodes(logs: Path) -> Iterator[dict[str, Any]]:
         }
 
 
-def leaderboard(logs: Path) -> dict[str, Any]:
+def leaderboard(logs: Path, live: frozenset[str] = frozenset()) -> dict[str, Any]:
     """{"agents": [...], "rows": [{"task", "difficulty", "cells": {agent: {n, procedure, ...}}}]}."""
     groups: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for ep in episodes(logs):
+    for ep in episodes(logs, live):
         groups[(ep["task"], ep["difficulty"])][ep["agent"]].append(ep)
-    agents = sorted({a for g in groups.values() for a in g}, key=lambda a: (a != "human", a))
+    agents = sorted({a for g in groups.values() for a in g}, key=lambda a: (a != HUMAN, a != REPLAY, a))
     rows = []
     for (task, difficulty), by_agent in sorted(groups.items()):
         cells = {}

@@ -55,6 +55,8 @@ def parse_log(text: str, name: str = "log") -> RunLog:
     if not entries or entries[0].get("type") != "start":
         raise LogError(f"{name}: a run log starts with a 'start' line (task, difficulty, seed, agent).")
     start = entries[0]
+    if "seed" not in start and isinstance(start.get("instance"), dict) and start["instance"].get("split") == "test":
+        raise LogError(f"{name}: a game on a sealed test instance; its seed stays with the evaluator, so it is not replayed here.")
     try:
         task, difficulty, seed = str(start["task"]), str(start["difficulty"]), int(start["seed"])
     except (KeyError, TypeError, ValueError):

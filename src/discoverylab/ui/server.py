@@ -64,7 +64,7 @@ class NewGame(BaseModel):
     model_config = {"extra": "forbid"}
     task: str = Field(..., min_length=1, max_length=80)
     difficulty: str = Field("normal", min_length=1, max_length=20)
-    seed: int = Field(0, ge=0, le=MAX_SEED)
+    seed: int | None = Field(None, ge=0, le=MAX_SEED, description="a public seed (0 if left out); none in study mode")
 
 
 class Report(BaseModel):
@@ -117,12 +117,14 @@ def create_app(
     max_games: int = 32,
     max_log_bytes: int = 20_000_000,
     judge_factory: Callable[[], Judge | None] | None = None,
+    study_key: bytes | None = None,
 ) -> FastAPI:
     """The UI app; games write their logs to `logs`, which is also what replay and the
-    leaderboard read."""
+    leaderboard read. `study_key` (the evaluator's key): study mode, where the server assigns
+    every game a fresh instance of the sealed test split."""
     logs = Path(logs)
     logs.mkdir(parents=True, exist_ok=True)
-    games = GameManager(logs, max_games, max_log_bytes, judge_factory=judge_factory or default_judge)
+    games = GameManager(logs, max_games, max_log_bytes, judge_factory=judge_factory or default_judge, study_key=study_key)
     replays = _Replays(logs, max_log_bytes=max_log_bytes)
     app = FastAPI(title="discoverylab UI", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.games = games
@@ -169,9 +171,14 @@ def create_app(
         return [{"task": tid, "title": cls.title, "suite": cls.suite, "difficulties": list(cls.difficulties)}
                 for tid, cls in all_tasks().items()]  # fmt: skip
 
+    @app.get("/api/config")
+    def config() -> dict[str, Any]:
+        return {"study": games.study}
+
     @app.post("/api/games")
     def new_game(spec: NewGame) -> dict[str, Any]:
-        game = games.create(spec.task, spec.difficulty, spec.seed)
+        seed = spec.seed if games.study or spec.seed is not None else 0
+        game = games.create(spec.task, spec.difficulty, seed)
         with game.lock:
             return game.state()
 
@@ -225,7 +232,10 @@ def create_app(
 
     @app.get("/api/replay")
     def replay_summary(log: Annotated[str, Query(min_length=1, max_length=400)]) -> dict[str, Any]:
-        return replays.get(log).summary()
+        summary = replays.get(log).summary()
+        if not summary["ended"]:  # a game in progress: per-step scores would tell which action was right
+            summary["timeline"] = [{k: v for k, v in e.items() if k != "score"} for e in summary["timeline"]]
+        return summary
 
     @app.get("/api/replay/frame.png")
     def replay_frame(
@@ -248,6 +258,6 @@ def create_app(
 
     @app.get("/api/leaderboard")
     def board() -> dict[str, Any]:
-        return leaderboard(logs)
+        return leaderboard(logs, games.live_logs())
 
     return app

@@ -29,8 +29,11 @@ let tasks = [];
 let game = null;
 let sel = { arg1: null, arg2: null };
 let names = {};
+let study = false;  // the server assigns instances (sealed test split): no seed to choose
 
 async function initPlay() {
+  study = (await api("/api/config")).study;
+  $("seed-label").hidden = study;
   tasks = await api("/api/tasks");
   for (const t of tasks) $("task").append(new Option(`${t.task} (${t.suite})`, t.task));
   const fill = () => {
@@ -57,8 +60,9 @@ async function initPlay() {
 async function newGame() {
   try {
     status("starting…");
-    const seed = Number($("seed").value);
-    game = await post("/api/games", { task: $("task").value, difficulty: $("difficulty").value, seed });
+    const spec = { task: $("task").value, difficulty: $("difficulty").value };
+    if (!study) spec.seed = Number($("seed").value);
+    game = await post("/api/games", spec);
     sessionStorage.setItem("game", game.id);
     sel = { arg1: null, arg2: null };
     $("scorecard").replaceChildren();
@@ -99,7 +103,9 @@ function render() {
   names = {};
   refreshView();
   const loc = obs.agentLocation || {};
-  $("game-info").textContent = `${game.task} · ${game.difficulty} · seed ${game.seed} · step ${game.step}/${game.max_steps} · at (${loc.x}, ${loc.y}) facing ${loc.faceDirection}`;
+  const where = game.seed === null ? `instance ${game.instance.split}#${game.instance.index}` : `seed ${game.seed}`;
+  const again = game.replay_of ? " · replay (an earlier game played this instance)" : "";
+  $("game-info").textContent = `${game.task} · ${game.difficulty} · ${where}${again} · step ${game.step}/${game.max_steps} · at (${loc.x}, ${loc.y}) facing ${loc.faceDirection}`;
   $("task-text").textContent = (obs.taskProgress || []).map((t) => t.description).join("\n");
   $("last-message").textContent = obs.lastActionMessage + (obs.extended_action_message && obs.extended_action_message !== obs.lastActionMessage ? "\n" + obs.extended_action_message : "");
   $("inventory").replaceChildren(...(obs.inventoryObjects || []).map((o) => objectItem(o)));
@@ -199,13 +205,20 @@ async function showScorecard() {
 }
 
 function drawScorecard(card, table) {
+  const state = card.completed ? (card.completedSuccessfully ? "completed" : "failed") : "in progress";
+  if (!card.scoreCard) {  // before the game has ended: task progress only
+    const tr = el("tr");
+    tr.append(el("th", `${card.taskName} (${state})`), el("th", "items and score after your report", "num"));
+    table.replaceChildren(tr);
+    return;
+  }
   const rows = card.scoreCard.map((item) => {
     const tr = el("tr");
     tr.append(el("td", item.name), el("td", `${item.score}/${item.maxScore}`, "num"));
     return tr;
   });
   const total = el("tr");
-  total.append(el("th", `total (${card.completed ? (card.completedSuccessfully ? "completed" : "failed") : "in progress"})`), el("th", `${card.score}/${card.maxScore} = ${card.scoreNormalized.toFixed(2)}`, "num"));
+  total.append(el("th", `total (${state})`), el("th", `${card.score}/${card.maxScore} = ${card.scoreNormalized.toFixed(2)}`, "num"));
   table.replaceChildren(...rows, total);
 }
 
@@ -280,7 +293,7 @@ function showStep(i) {
   $("rp-slider").value = i;
   const t = rp.timeline[i];
   $("rp-view").src = `/api/replay/frame.png?log=${encodeURIComponent(rp.name)}&step=${i}&grid=${$("rp-grid").checked}`;
-  $("rp-step").textContent = `step ${i} / ${rp.frames - 1} · score ${t.score.toFixed(2)}`;
+  $("rp-step").textContent = `step ${i} / ${rp.frames - 1}` + (t.score === undefined ? "" : ` · score ${t.score.toFixed(2)}`);
   $("rp-action").textContent = describe(t.action);
   $("rp-message").textContent = t.message;
   $("rp-scorecard").replaceChildren();
@@ -294,7 +307,7 @@ function drawChart() {
   const ns = "http://www.w3.org/2000/svg";
   const n = Math.max(1, rp.frames - 1);
   const line = document.createElementNS(ns, "polyline");
-  line.setAttribute("points", rp.timeline.map((t, i) => `${(300 * i) / n},${98 - 96 * t.score}`).join(" "));
+  line.setAttribute("points", rp.timeline.map((t, i) => `${(300 * i) / n},${98 - 96 * (t.score || 0)}`).join(" "));
   line.setAttribute("fill", "none");
   line.setAttribute("stroke", "#6af");
   line.setAttribute("stroke-width", "2");
