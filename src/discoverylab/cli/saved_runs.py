@@ -68,6 +68,9 @@ def report(
                               *cells, counts, end_section=row.label == "Average")  # fmt: skip
             console.print(table)
         err.print(status_line(list(rep.statuses.elements())), soft_wrap=True)
+    if rep.unjudged:
+        err.print(f"[yellow]{rep.unjudged} episode(s) with unjudged knowledge (their knowledge cells show –): "
+                  f"grade them with `discoverylab judge {escape(str(run_dir))} --unjudged-only`[/yellow]", soft_wrap=True)  # fmt: skip
     if figure is not None:
         err.print(f"figure: {plot_report(rep, figure)}", soft_wrap=True)
 
