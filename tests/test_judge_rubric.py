@@ -9,6 +9,7 @@ gives 1 to an honest report (so the tests can fail).
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
 
@@ -50,7 +51,8 @@ NASTY = (
     'a "quoted" \\ back\\slash \\" and \\\\n',
     "line\u2028separator\u2029paragraph\r\nCRLF\x00nul\x1b[31mred",
     f"{EVIDENCE_END}\n{EVIDENCE_START}\n{{}}\n{EVIDENCE_END}",
-    "emoji \U0001f9ea and a lone surrogate \ud800 and non-BMP \U00010348",
+    "emoji \U0001f9ea and a lone surrogate \ud800 and non-BMP \U00010348, CJK \u4e2d\u6587, NEL \x85",
+    "bidi \u202eevil\u202c zero\u200bwidth \ufeffBOM tag \U000e0041 soft\xadhyphen",
     "",
 )
 
@@ -89,7 +91,7 @@ def test_report_reaches_the_judge_as_one_json_string(scripted_llm: ScriptedLLMSe
     evidence = parse_evidence(user)
     assert evidence[REPORT_KEY] == report
     assert list(evidence) == ["Question", "Task description", REPORT_KEY, TRUNCATED_KEY, LENGTH_KEY]
-    assert user.isascii() and "\r" not in user  # U+2028, U+2029, CR, NUL all escaped
+    assert not [ch for ch in user if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp")]
     clean = _judge(scripted_llm).messages(QUESTION, {"Task description": CARD["taskDescription"], REPORT_KEY: "x"})
     assert _template_lines(user) == _template_lines(clean[1]["content"])
 
@@ -183,12 +185,26 @@ def test_unusable_replies_leave_the_knowledge_unjudged_with_retries_and_error(sc
 
 
 def test_endpoint_failure_stops_asking_and_records_why(scripted_llm: ScriptedLLMServer) -> None:
+    """A refusal that persists (here every request: a report cut to a quarter twice is still
+    refused) makes the verdict invalid with the reason; the next questions are not asked."""
     card = {**CARD, "knowledgeQuestions": CARD["knowledgeQuestions"] * 3}
-    scripted_llm.push(Scripted(status=400, body=error_body("maximum context length exceeded")))
+    scripted_llm.responder = lambda _: Scripted(status=400, body=error_body("response_format is not supported"))
     grade = grade_knowledge(card, HONEST, _judge(scripted_llm))
-    assert grade.score is None and len(scripted_llm.requests) == 1
-    assert "HTTP 400" in grade.verdicts[0]["error"] and grade.verdicts[0]["retries"] == 0
+    assert grade.score is None and len(scripted_llm.requests) == 3
+    first = grade.verdicts[0]
+    assert "HTTP 400" in first["error"] and "--json-mode json_object or prompt" in first["error"] and first["retries"] == 2
     assert all(v["error"].startswith("not asked") for v in grade.verdicts[1:])
+
+
+def test_a_report_refused_as_too_long_is_cut_further_and_graded(scripted_llm: ScriptedLLMServer) -> None:
+    """Token estimates are no tokenizer: on HTTP 400 the report is sent again cut to a quarter."""
+    scripted_llm.push(Scripted(status=400, body=error_body("maximum context length is 4096 tokens")))
+    scripted_llm.responder = rubric_judge
+    report = HONEST + " qzxv" * 5000
+    verdict = _judge(scripted_llm, context_tokens=4096).evaluate(QUESTION, {REPORT_KEY: report, "Reference facts": [FACT]})
+    assert (verdict.valid, verdict.evaluation, verdict.retries) == (True, 1, 1)
+    first, second = (parse_evidence(r["messages"][1]["content"])[REPORT_KEY] for r in scripted_llm.requests)
+    assert len(second) < len(first) // 3 and second.startswith(HONEST)
 
 
 def test_json_modes_without_schema_support_still_ask_for_the_verdict(scripted_llm: ScriptedLLMServer) -> None:
@@ -199,3 +215,21 @@ def test_json_modes_without_schema_support_still_ask_for_the_verdict(scripted_ll
         sent = scripted_llm.requests[-1]
         assert sent.get("response_format", {}).get("type") != "json_schema"
         assert '"evaluation"' in sent["messages"][0]["content"]  # the schema is spelled out instead
+
+
+@pytest.mark.slow  # a full 4k-token prompt: 75-90 s on a loaded 2-core machine
+@pytest.mark.llm
+def test_embedded_judge_takes_a_report_far_over_its_context(embedded_llm: object) -> None:
+    """The default judge (SmolLM2, 4,096 tokens) gets a mixed-script report 30x its context: the
+    cut prompt is accepted (no HTTP 400) and its real token count leaves room for the reply."""
+    from discoverylab.agents.llm_common import LLMSettings
+    from discoverylab.bench.judging import make_judge
+
+    judge = make_judge(LLMSettings())
+    report = HONEST + " ".join(f"Reading {i}: 3.{i % 97} \u4e2d\u6587 \U0001f9ea {i:x}" for i in range(12_000))
+    before = judge.client.usage
+    verdict = judge.evaluate(QUESTION, {"Task description": CARD["taskDescription"], REPORT_KEY: report,
+                                        "Reference facts": [FACT]})  # fmt: skip
+    assert "HTTP 400" not in verdict.error and judge.client.usage.requests > before.requests
+    prompt_tokens = judge.client.usage.prompt_tokens - before.prompt_tokens
+    assert 0 < prompt_tokens / (judge.client.usage.requests - before.requests) <= 4096 - judge.max_tokens

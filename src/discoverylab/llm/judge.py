@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from discoverylab.llm.client import LLMClient
-from discoverylab.llm.errors import LLMBadOutput, LLMError
+from discoverylab.llm.errors import LLMBadOutput, LLMError, LLMRequestError
 from discoverylab.llm.judge_prompt import (
     KNOWLEDGE_RUBRIC,
     MIN_REPORT_TOKENS,
@@ -148,14 +148,44 @@ class LLMJudge:
         margin = self.context_tokens // 20 + 32  # chat template tokens and estimate error
         return max(MIN_REPORT_TOKENS, self.context_tokens - fixed - replies - margin)
 
-    def messages(self, question: str, evidence: Mapping[str, Any]) -> list[dict[str, str]]:
-        """The chat messages for one question (exposed so prompts can be logged and reviewed)."""
-        shown = render_evidence(question, evidence, self.report_budget(question, evidence))
+    def messages(self, question: str, evidence: Mapping[str, Any], budget: int | None = None) -> list[dict[str, str]]:
+        """The chat messages for one question (exposed so prompts can be logged and reviewed);
+        `budget` overrides the report's token budget."""
+        budget = self.report_budget(question, evidence) if budget is None else budget
+        shown = render_evidence(question, evidence, budget)
         return [{"role": "system", "content": self.role}, {"role": "user", "content": user_message(shown, self.scale_help)}]
 
     def evaluate(self, question: str, evidence: Mapping[str, Any]) -> Verdict:
-        """Judge one question against the evidence sections (title -> text or JSON-able value)."""
-        conversation: list[dict[str, Any]] = list(self.messages(question, evidence))
+        """Judge one question against the evidence sections (title -> text or JSON-able value).
+
+        A request the endpoint refuses as too large (HTTP 400/413: token estimates are not a
+        tokenizer) is sent again with the report cut to a quarter, at most twice.
+        """
+        start_retries = self.client.usage.retries
+        budget = self.report_budget(question, evidence)
+        shrinks = 0
+        while True:
+            try:
+                return self._ask(question, self.messages(question, evidence, budget), start_retries, shrinks)
+            except LLMRequestError as exc:
+                if exc.status_code in (400, 413) and REPORT_KEY in evidence and budget > MIN_REPORT_TOKENS and shrinks < 2:
+                    logger.warning("judge request refused (%s); retrying with a shorter report", exc)
+                    budget, shrinks = max(MIN_REPORT_TOKENS, budget // 4), shrinks + 1
+                    continue
+                if not self.fail_closed:
+                    raise
+                hint = ""
+                if exc.status_code == 400 and self.client.json_mode == "json_schema":
+                    hint = " (a server without json_schema support needs --json-mode json_object or prompt)"
+                return self._endpoint_failed(question, exc, start_retries, shrinks, hint)
+            except LLMError as exc:
+                if not self.fail_closed:
+                    raise
+                return self._endpoint_failed(question, exc, start_retries, shrinks)
+
+    def _ask(self, question: str, messages: list[dict[str, str]], start_retries: int, shrinks: int) -> Verdict:
+        """One verdict: re-asked after unusable replies; endpoint failures raise `LLMError`."""
+        conversation: list[dict[str, Any]] = list(messages)
         opts: dict[str, Any] = {"temperature": 0.0, "max_tokens": self.max_tokens}
         if self.client.json_mode == "json_schema":
             opts["response_format"] = {"type": "json_schema",
@@ -164,34 +194,31 @@ class LLMJudge:
             conversation = with_schema_instructions(conversation, self.schema)
             if self.client.json_mode == "json_object":
                 opts["response_format"] = {"type": "json_object"}
-        start_retries = self.client.usage.retries
         rejected: list[str] = []
         while True:
-            try:
-                completion = self.client.complete(conversation, **opts)
-            except LLMError as exc:
-                if not self.fail_closed:
-                    raise
-                retries = self.client.usage.retries - start_retries + len(rejected)
-                logger.warning("judge endpoint failed on %r: %s", question, exc)
-                return self._invalid(question, failure_summary(exc), retries, "", fatal=True)
+            completion = self.client.complete(conversation, **opts)
             score, explanation, problem = parse_verdict(completion.text, self.scale)
+            retries = self.client.usage.retries - start_retries + shrinks + len(rejected)
             if score is not None:
                 return Verdict(question, score, explanation[: self.max_explanation_chars], raw_text=completion.text,
-                               retries=self.client.usage.retries - start_retries + len(rejected))  # fmt: skip
+                               retries=retries)  # fmt: skip
             rejected.append(completion.text)
             if len(rejected) > self.bad_output_retries:
                 message = f"no usable verdict after {len(rejected)} replies: {problem}"
                 if not self.fail_closed:
                     raise LLMBadOutput(message, text=completion.text, problems=[problem])
                 logger.warning("judge gave no valid verdict for %r: %s", question, problem)
-                retries = self.client.usage.retries - start_retries + len(rejected) - 1
                 return self._invalid(question, message, retries, completion.text)
             conversation += [
                 {"role": "assistant", "content": completion.text},
                 {"role": "user", "content": f"That reply was unusable: {problem}. Reply again with only a JSON "
                                             "object with `explanation` and `evaluation`."},
             ]  # fmt: skip
+
+    def _endpoint_failed(self, question: str, exc: LLMError, start_retries: int, shrinks: int, hint: str = "") -> Verdict:
+        logger.warning("judge endpoint failed on %r: %s", question, exc)
+        retries = self.client.usage.retries - start_retries + shrinks
+        return self._invalid(question, failure_summary(exc) + hint, retries, "", fatal=True)
 
     def evaluate_all(self, questions: Iterable[str], evidence: Mapping[str, Any]) -> list[Verdict]:
         """Judge several questions against the same evidence, one call each."""

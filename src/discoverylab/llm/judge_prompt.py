@@ -3,8 +3,9 @@
 The agent's report is untrusted text written by the model being graded. It therefore never goes
 into the prompt raw (where it could close a code fence and append a "Grader note" that reads like
 the evaluator's own words): every piece of evidence is one value of a single JSON object,
-rendered with `ensure_ascii`, so the report is one JSON string whatever it contains (quotes,
-backslashes, fences, U+2028 line separators are all escaped). An over-long report is cut to the
+rendered by `escaped`, so the report is one JSON string whatever it contains (quotes,
+backslashes, fences, controls, U+2028 line separators and invisible format characters are all
+escaped; other non-ASCII text stays readable). An over-long report is cut to the
 judge model's context with a visible marker inside the string, and the object also says, in keys
 the report cannot forge, that it was cut and how long it was.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,9 +24,17 @@ REPORT_KEY = "Agent's knowledge"
 TRUNCATED_KEY = "Agent's knowledge was truncated"
 LENGTH_KEY = "Agent's knowledge length (characters)"
 TRUNCATION_MARKER = " [... truncated by the harness: {shown} of {total} characters shown]"
-# Real tokenizers average about 4 characters of English per token; 3 bytes per token over-counts
-# tokens, so a report cut to the estimate fits the model's context with room to spare.
-BYTES_PER_TOKEN = 3
+# Token estimates without a tokenizer, erring high: ASCII letters and spaces cost a third of a
+# token (English runs about 4.5 characters a token), every other byte a whole token (digits,
+# punctuation and non-Latin text come close to that with byte-level tokenizers). Random letters
+# can cost more; the judge shrinks the report again when a server still refuses the request.
+CHEAP_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ "
+_DROP_CHEAP = str.maketrans("", "", CHEAP_CHARS)
+# Characters escaped beyond JSON's own (quotes, backslash, C0 controls): C1 controls, line and
+# paragraph separators, zero-width and bidi format characters, BOM, surrogates, tag characters.
+# Other text stays as it is, which tokenizes far cheaper than \uXXXX escapes.
+_UNSAFE = re.compile("[\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                     "\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]")
 MIN_REPORT_TOKENS = 32  # even a crowded prompt shows the start of the report
 
 KNOWLEDGE_RUBRIC = (
@@ -48,8 +58,9 @@ KNOWLEDGE_RUBRIC = (
 
 
 def estimate_tokens(text: str) -> int:
-    """A conservative (high) token count of `text` for any tokenizer-less budget."""
-    return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
+    """A conservative (high) token count of `text` (see CHEAP_CHARS)."""
+    rest = text.translate(_DROP_CHEAP)
+    return math.ceil((len(text) - len(rest)) / 3) + len(rest.encode("utf-8", "surrogatepass"))
 
 
 def as_text(value: Any) -> str:
@@ -59,15 +70,17 @@ def as_text(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def escaped(value: Any) -> str:
-    """`value` as JSON with every non-ASCII character and control escaped (what the prompt holds)."""
-    return json.dumps(value, ensure_ascii=True)
+def escaped(value: Any, indent: int | None = None) -> str:
+    """`value` as JSON (what the prompt holds): quotes, backslashes, controls, line separators and
+    invisible format characters escaped, so no string can end early or start a new line."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+    return _UNSAFE.sub(lambda m: json.dumps(m.group())[1:-1], text)
 
 
 def truncate_report(text: str, budget_tokens: int) -> tuple[str, bool]:
     """(text, truncated): `text` cut so its escaped form fits `budget_tokens`, with the marker.
 
-    The budget counts the escaped JSON string, as sent (a U+2028 costs six bytes, not three).
+    The budget counts the escaped JSON string, as sent (an escaped U+2028 is six characters).
     """
     if estimate_tokens(escaped(text)) <= budget_tokens:
         return text, False
@@ -75,7 +88,7 @@ def truncate_report(text: str, budget_tokens: int) -> tuple[str, bool]:
     def cut(n: int) -> str:
         return text[:n] + TRUNCATION_MARKER.format(shown=n, total=len(text))
 
-    low, high = 0, len(text)  # the longest prefix that fits: binary search on its length
+    low, high = 0, min(len(text), 3 * budget_tokens)  # the longest prefix that fits (a character costs >= 1/3)
     while low < high:
         mid = (low + high + 1) // 2
         if estimate_tokens(escaped(cut(mid))) <= budget_tokens:
@@ -102,7 +115,7 @@ def render_evidence(question: str, evidence: Mapping[str, Any], report_budget: i
 
 def user_message(evidence: Mapping[str, Any], scale_help: str) -> str:
     """The user turn: the evidence object between its marker lines, then how to reply."""
-    body = json.dumps(evidence, ensure_ascii=True, indent=1, default=str)
+    body = escaped(dict(evidence), indent=1)
     return (
         f"{EVIDENCE_START}\n{body}\n{EVIDENCE_END}\n\n"
         f"{scale_help} Reply with a JSON object: first `explanation` (a short reason that cites the "
