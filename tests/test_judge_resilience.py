@@ -142,17 +142,18 @@ def test_judge_command_reports_what_it_could_not_grade_and_exits_1(scripted_llm:
     other = solved.model_copy(update={"seed": 1})
     for rec in (solved, other):
         records.append_jsonl(tmp_path / "results.jsonl", rec)
-    answers = iter([Scripted(status=400, body=error_body("too long")), Scripted(status=503, body=error_body("down"))])
-    scripted_llm.responder = lambda request: rubric_judge(request) if request["model"] == "ok" else next(answers, Scripted(status=503))
+    refusals = {"bad": Scripted(status=400, body=error_body("too long")), "down": Scripted(status=503, body=error_body("down"))}
+    scripted_llm.responder = lambda request: refusals.get(request["model"]) or rubric_judge(request)
     result = CliRunner().invoke(app, ["judge", str(tmp_path), "--base-url", scripted_llm.base_url, "--model", "ok"])
     assert result.exit_code == 0, result.output
     assert len(list(records.read_jsonl(tmp_path / "knowledge.jsonl"))) == 2
-    scripted_llm.push(Scripted(status=400, body=error_body("too long")))
-    result = CliRunner().invoke(app, ["judge", str(tmp_path), "--base-url", scripted_llm.base_url, "--model", "bad",
-                                      "--request-timeout", "0.5"])  # fmt: skip
-    assert result.exit_code == 1 and isinstance(result.exception, SystemExit) and "Traceback" not in result.output
-    assert result.output.count("unjudged ") == 2 and "HTTP 400" in result.output
-    assert "0 graded, 2 could not be graded" in result.output
+    for model, reason in (("bad", "HTTP 400"), ("down", "within the request deadline of 0.5 s")):
+        result = CliRunner().invoke(app, ["judge", str(tmp_path), "--base-url", scripted_llm.base_url, "--model", model,
+                                          "--request-timeout", "0.5"])  # fmt: skip
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit) and "Traceback" not in result.output
+        lines = [line for line in result.output.splitlines() if line.startswith("unjudged ")]
+        assert len(lines) == 2 and all(reason in line for line in lines), result.output
+        assert "0 graded, 2 could not be graded" in result.output
     rows = list(records.read_jsonl(tmp_path / "knowledge.jsonl"))
     assert [r["knowledge_score"] for r in rows] == [1.0, 1.0]  # the earlier grades are kept
 
