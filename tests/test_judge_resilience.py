@@ -139,7 +139,7 @@ def test_judge_command_reports_what_it_could_not_grade_and_exits_1(scripted_llm:
     settings = LLMSettings(base_url=scripted_llm.base_url, model="m")
     solved, _ = run_episode(TASK, DIFFICULTY, SEED, "react", max_steps=len(replay.actions), llm=settings, judge=settings)
     assert solved.knowledge_score == 1.0
-    other = solved.model_copy(update={"seed": 1})
+    other = solved.model_copy(update={"seed": 1, "knowledge": f"{solved.knowledge}\nstep 11: Second seed."})
     for rec in (solved, other):
         records.append_jsonl(tmp_path / "results.jsonl", rec)
     refusals = {"bad": Scripted(status=400, body=error_body("too long")), "down": Scripted(status=503, body=error_body("down"))}
@@ -156,6 +156,19 @@ def test_judge_command_reports_what_it_could_not_grade_and_exits_1(scripted_llm:
         assert "0 graded, 2 could not be graded" in result.output
     rows = list(records.read_jsonl(tmp_path / "knowledge.jsonl"))
     assert [r["knowledge_score"] for r in rows] == [1.0, 1.0]  # the earlier grades are kept
+
+    # One over-long report refused with 400 (the crash) costs that episode only.
+    def mixed(request: dict[str, Any]) -> Scripted:
+        long = "Second seed" in request["messages"][1]["content"]
+        return Scripted(status=400, body=error_body("maximum context length")) if long else rubric_judge(request)
+
+    scripted_llm.responder = mixed
+    result = CliRunner().invoke(app, ["judge", str(tmp_path), "--base-url", scripted_llm.base_url, "--model", "new"])
+    assert result.exit_code == 1 and "1 graded, 1 could not be graded" in result.output
+    assert [line.split(":")[0] for line in result.output.splitlines() if line.startswith("unjudged ")] == [
+        "unjudged LostInTranslation easy seed 1 react"]
+    rows = list(records.read_jsonl(tmp_path / "knowledge.jsonl"))
+    assert [(r["seed"], r["judge"], r["knowledge_score"]) for r in rows] == [(0, "new", 1.0), (1, "ok", 1.0)]
 
 
 def test_attack_judge_failure_does_not_drop_a_wrong_report_from_the_mean(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
