@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -50,7 +51,11 @@ def error_body(message: str) -> dict:
 
 
 class ScriptedLLMServer:
-    """Serves `/v1/chat/completions` from a queue of `Scripted` answers and records requests."""
+    """Serves `/v1/chat/completions` from a queue of `Scripted` answers and records requests.
+
+    When the queue is empty, `responder` (if set) answers from the request itself, e.g. a
+    rule-following judge or a server that refuses json_schema; otherwise the answer is a 500.
+    """
 
     def __init__(self, models: tuple[str, ...] = ("scripted-model",)) -> None:
         self.script: deque[Scripted] = deque()
@@ -58,6 +63,7 @@ class ScriptedLLMServer:
         self.headers: list[dict[str, str]] = []
         self.models = models
         self.release = threading.Event()
+        self.responder: Callable[[dict[str, Any]], Scripted] | None = None
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -89,6 +95,9 @@ class ScriptedLLMServer:
             self.headers.append(headers)
             if self.script:
                 return self.script.popleft()
+            responder = self.responder
+        if responder is not None:
+            return responder(request)
         return Scripted(status=500, body=error_body("script exhausted"))
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:

@@ -164,7 +164,7 @@ def test_episode_record_holds_tokens_knowledge_and_judged_score(scripted_llm: Sc
     # Offline re-grading of the saved run with another judge reply.
     records.append_jsonl(tmp_path / "results.jsonl", record)
     scripted_llm.push_text(*[_reply(explanation="Not stated.", evaluation=0)] * len(questions))
-    rows = judge_run(tmp_path, make_judge(settings), "gpt-4o")
+    rows = judge_run(tmp_path, make_judge(settings), "gpt-4o").rows
     assert rows[0]["knowledge_score"] == 0.0 and (tmp_path / "knowledge.jsonl").is_file()
 
 

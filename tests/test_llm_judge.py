@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from discoverylab.llm import LLMBadOutput, LLMClient, LLMJudge, Verdict, knowledge_judge
+from discoverylab.llm.judge_prompt import parse_evidence
 from llm_scripted_server import ScriptedLLMServer
 
 
@@ -26,9 +29,10 @@ def test_knowledge_judge_shows_evidence_and_parses_the_verdict(scripted_llm: Scr
         raw_text='{"explanation": "It names the mold.", "evaluation": 1}',
     )
     sent = scripted_llm.requests[0]
-    prompt = sent["messages"][1]["content"]
-    assert "Find out why colonists get sick." in prompt and '"blue mold"' in prompt
-    assert "blue mold makes food unsafe" in prompt
+    evidence = parse_evidence(sent["messages"][1]["content"])
+    assert evidence["Task description"] == "Find out why colonists get sick."
+    assert json.loads(evidence["Agent's knowledge"]) == {"notes": ["blue mold"]}  # a JSON report, as one string
+    assert evidence["Question"] == "Has the agent found that the blue mold makes food unsafe?"
     assert sent["temperature"] == 0.0
     schema = sent["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["evaluation"]["enum"] == [0, 1]

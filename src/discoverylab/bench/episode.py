@@ -39,6 +39,10 @@ class EpisodeRecord(BaseModel):
     knowledge_report: dict[str, Any] | None = None  # oracles: {"text", "facts"}, what they found out
     knowledge_score: float | None = Field(default=None, ge=0.0, le=1.0)
     knowledge_verdicts: list[dict[str, Any]] = Field(default_factory=list)
+    # "judged", or "unjudged" when the judge failed (the episode's result stands; `discoverylab
+    # judge` re-grades it); None: not judged (no judge, or the task asks no critical question).
+    knowledge_status: str | None = None
+    knowledge_error: str | None = None
 
 
 def run_episode(
@@ -126,11 +130,13 @@ def run_episode(
     if callable(getattr(agent, "summary", None)):  # the LLM agents
         record.knowledge = agent.knowledge_report()  # type: ignore[attr-defined]
         record.llm = agent.summary()  # type: ignore[attr-defined]
-        if judge is not None and status == "ok":
-            from discoverylab.bench.judging import judge_episode, make_judge
-
-            record.knowledge_score, record.knowledge_verdicts = judge_episode(card, record.knowledge, make_judge(judge))
     if keep_log:
         log.append({"type": "end", "scorecard": card,
                     "record": record.model_dump(mode="json", exclude={"seconds", "usage"})})
+    if judge is not None and status == "ok" and record.llm is not None:  # after the record: never fails it
+        from discoverylab.bench.judging import judge_record
+
+        entry = judge_record(record, judge)
+        if keep_log and entry is not None:
+            log.append(entry)
     return record, log

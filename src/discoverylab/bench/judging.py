@@ -1,55 +1,146 @@
 """Knowledge grading of episode records (paper App. D): one 0/1 verdict per critical question.
 
-`judge_episode` grades one scorecard + knowledge report; `judge_run` re-grades every record of
-a saved run folder offline (the judge may be a different model from the agent) and writes the
-verdicts to `<run>/knowledge.jsonl`, leaving `results.jsonl` untouched.
+A judge never loses work. During a run, `judge_record` grades an episode whose record is already
+complete and never raises: a judge that fails (HTTP 400, unusable replies, a deadline, a server
+without json_schema support) leaves the record `ok` with its scores, marks its knowledge
+`unjudged` and records each verdict's validity (`valid`, `retries`, `error`). `judge_run`
+(`discoverylab judge`) re-grades a saved run folder offline, by default every episode, or only
+the unjudged ones; it writes `<run>/knowledge.jsonl` (merged with the rows of an earlier pass, so
+an episode it could not grade this time keeps its earlier grade), leaves `results.jsonl` untouched
+and returns what it could not grade instead of raising.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench import records
 from discoverylab.llm import LLMClient, knowledge_judge
+from discoverylab.llm.judge import DEFAULT_CONTEXT_TOKENS, LLMJudge
 from discoverylab.scoring.knowledge import grade_knowledge
 
 KNOWLEDGE_FILE = "knowledge.jsonl"
+EMBEDDED_CONTEXT_TOKENS = 4096  # the embedded SmolLM2 server's n_ctx
+JUDGED, UNJUDGED = "judged", "unjudged"
+KEY_FIELDS = ("task", "difficulty", "seed", "agent")
 
 
-def make_judge(settings: LLMSettings | None = None, client: LLMClient | None = None) -> Any:
-    """A fail-closed yes/no judge (an unusable verdict scores 0 and is marked invalid)."""
+def make_judge(settings: LLMSettings | None = None, client: LLMClient | None = None, *,
+               request_timeout: float | None = None, context_tokens: int | None = None) -> LLMJudge:  # fmt: skip
+    """A fail-closed yes/no judge with the settings' model, endpoint and `json_mode`.
+
+    An unusable verdict is marked invalid (never raised). `request_timeout` None means the
+    client's default ($DISCOVERYLAB_LLM_REQUEST_TIMEOUT, which `bench --request-timeout` sets for
+    its workers); `context_tokens` None means 4,096 for the embedded model, else 8,192.
+    """
     settings = settings or LLMSettings()
     short = client is None and settings.embedded  # the embedded 135M model: keep verdicts short
-    client = client or settings.client()
+    if client is None:
+        client = settings.client()
+        if request_timeout is not None:
+            client.request_timeout = request_timeout
+    if context_tokens is None:
+        context_tokens = EMBEDDED_CONTEXT_TOKENS if short else DEFAULT_CONTEXT_TOKENS
     return knowledge_judge(client, fail_closed=True, max_explanation_chars=300 if short else 600,
-                           max_tokens=settings.max_tokens or 400)  # fmt: skip
+                           max_tokens=settings.max_tokens or 400, context_tokens=context_tokens)  # fmt: skip
+
+
+def asks_questions(scorecard: dict[str, Any]) -> bool:
+    return bool(scorecard.get("knowledgeQuestions") or scorecard.get("criticalQuestions"))
 
 
 def judge_episode(scorecard: dict[str, Any], knowledge: str | None, judge: Any) -> tuple[float | None, list[dict[str, Any]]]:
-    """(score, verdicts) for one episode; (None, []) when the task asks no critical questions."""
-    if not (scorecard.get("knowledgeQuestions") or scorecard.get("criticalQuestions")):
+    """(score, verdicts) for one episode; (None, []) when the task asks no critical questions.
+
+    The score is None, with the verdicts saying why, when the judge could not grade every question.
+    """
+    if not asks_questions(scorecard):
         return None, []
     grade = grade_knowledge(scorecard, knowledge or "(the agent wrote down no knowledge)", judge)
-    verdicts = [{"criticalQuestion": v["question"], "evaluation": v["evaluation"], "explanation": v["explanation"]}
-                for v in grade.verdicts]  # fmt: skip
+    verdicts = [{"criticalQuestion": v["question"], "evaluation": v["evaluation"], "explanation": v["explanation"],
+                 "valid": v["valid"], "retries": v["retries"], "error": v["error"]} for v in grade.verdicts]  # fmt: skip
     return grade.score, verdicts
 
 
-def judge_run(run_dir: str | Path, judge: Any, judge_name: str = "") -> list[dict[str, Any]]:
-    """Re-grade every record of `run_dir/results.jsonl`; returns and writes one row per episode."""
+def judge_record(record: Any, settings: LLMSettings, make: Callable[[LLMSettings], Any] = make_judge) -> dict[str, Any] | None:
+    """Grade a finished record's knowledge in place; never raises. Returns the log entry (None:
+    the task asks no critical question, nothing to judge).
+
+    Only the knowledge fields change (`knowledge_score`, `knowledge_verdicts`, `knowledge_status`
+    and `knowledge_error`): the status, steps and scores of the episode are the judge's to read,
+    never to change.
+    """
+    card = record.scorecard or {}
+    if not asks_questions(card):
+        return None
+    try:
+        score, verdicts = judge_episode(card, record.knowledge, make(settings))
+        error = next((v["error"] for v in verdicts if not v["valid"]), None)
+    except Exception as exc:  # noqa: BLE001 - whatever the judge does, the episode's result stands
+        score, verdicts, error = None, [], f"{type(exc).__name__}: {str(exc)[:300]}"
+    record.knowledge_score, record.knowledge_verdicts = score, verdicts
+    record.knowledge_status = JUDGED if score is not None else UNJUDGED
+    record.knowledge_error = error
+    return {"type": "judge", "status": record.knowledge_status, "knowledge_score": score,
+            "knowledge_verdicts": verdicts, "error": error}  # fmt: skip
+
+
+@dataclass(slots=True)
+class JudgeRun:
+    """What a `judge_run` pass did: rows graded, episodes it could not grade (key, error), skipped."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    skipped: int = 0  # already judged (with `only_unjudged`) or not ok
+
+
+def _key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(row.get(f) for f in KEY_FIELDS)
+
+
+def is_judged(rec: dict[str, Any]) -> bool:
+    """Whether a stored record (or knowledge row) holds a valid knowledge grade."""
+    status = rec.get("knowledge_status")
+    return status == JUDGED if status is not None else rec.get("knowledge_score") is not None
+
+
+def judge_run(run_dir: str | Path, judge: Any, judge_name: str = "", *, only_unjudged: bool = False) -> JudgeRun:
+    """Re-grade the `ok` episodes of `run_dir/results.jsonl` (the last record of each).
+
+    With `only_unjudged`, episodes already graded (in the run or in an earlier knowledge.jsonl)
+    are skipped. Each graded row is appended to `run_dir/knowledge.jsonl` as it comes (readers
+    take the last row per episode), and the file is compacted at the end: this pass's rows replace
+    earlier rows of the same episodes, which are kept otherwise. An episode the judge cannot grade
+    is listed in `JudgeRun.failed`, never raised; only a missing results.jsonl raises.
+    """
     run_dir = Path(run_dir)
     results = run_dir / "results.jsonl"
     if not results.is_file():
         raise FileNotFoundError(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`")
-    rows = []
-    for rec in records.read_jsonl(results):
-        score, verdicts = judge_episode(rec.get("scorecard") or {}, rec.get("knowledge"), judge)
-        rows.append({
-            "task": rec.get("task"), "difficulty": rec.get("difficulty"), "seed": rec.get("seed"),
-            "agent": rec.get("agent"), "judge": judge_name, "has_knowledge": bool(rec.get("knowledge")),
-            "knowledge_score": score, "knowledge_verdicts": verdicts,
-        })  # fmt: skip
-    records.write_jsonl(run_dir / KNOWLEDGE_FILE, rows)
-    return rows
+    latest = {_key(rec): rec for rec in records.read_jsonl(results)}
+    earlier = {_key(row): row for row in records.read_jsonl(run_dir / KNOWLEDGE_FILE)}
+    out = JudgeRun()
+    for key, rec in latest.items():
+        if rec.get("status") != "ok" or (only_unjudged and (is_judged(rec) or is_judged(earlier.get(key, {})))):
+            out.skipped += 1
+            continue
+        try:
+            score, verdicts = judge_episode(rec.get("scorecard") or {}, rec.get("knowledge"), judge)
+        except Exception as exc:  # noqa: BLE001 - one episode the judge cannot grade stops nothing
+            score, verdicts = None, [{"valid": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}]
+        row = {field: rec.get(field) for field in KEY_FIELDS} | {
+            "judge": judge_name, "has_knowledge": bool(rec.get("knowledge")), "knowledge_score": score,
+            "knowledge_verdicts": verdicts, "knowledge_status": JUDGED if score is not None else None,
+        }  # fmt: skip
+        if verdicts and score is None:
+            out.failed.append((row, next(v["error"] for v in verdicts if not v["valid"])))
+            continue
+        out.rows.append(row)
+        earlier[key] = row
+        records.append_jsonl(run_dir / KNOWLEDGE_FILE, row)  # durable at once: an interrupted pass keeps it
+    records.write_jsonl(run_dir / KNOWLEDGE_FILE, list(earlier.values()))  # compacted: one row per episode
+    return out

@@ -6,7 +6,8 @@ Works on finished and partial runs alike: each episode counts once (its last lin
 episodes are scored, and failed ones are counted apart so a dead server never reads as 0.
 Knowledge is the mean of the records' `knowledge_score` (set by the knowledge judge during the
 run, or later by `discoverylab judge`, whose `knowledge.jsonl` takes precedence); a dash means no
-episode was judged.
+episode was judged, or that some episode's knowledge is unjudged (the judge failed): a cell never
+leaves out an episode whose report the judge could not grade.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class Report:
     tables: list[Table]
     statuses: Counter[str] = field(default_factory=Counter)
     bad_lines: list[BadLine] = field(default_factory=list)
+    unjudged: int = 0  # ok episodes whose knowledge the judge could not grade (their cells show –)
 
 
 def _mean(values: list[float]) -> float | None:
@@ -73,10 +75,11 @@ def _mean(values: list[float]) -> float | None:
 def _cell(records: list[EpisodeRecord]) -> Cell:
     ok = [r for r in records if r.status == "ok"]
     judged = [r.knowledge_score for r in ok if r.knowledge_score is not None]
+    unjudged = any(r.knowledge_status == "unjudged" for r in ok)  # a failed judge hides no wrong report
     return Cell(
         procedure=_mean([r.procedure_score for r in ok]),
         completion=_mean([1.0 if r.success else 0.0 for r in ok]),
-        knowledge=_mean(judged),
+        knowledge=None if unjudged else _mean(judged),
         episodes=len(ok),
         failed=len(records) - len(ok),
     )
@@ -91,10 +94,12 @@ def _with_rejudged(run_dir: Path, records: list[EpisodeRecord]) -> list[EpisodeR
     if not path.is_file():
         return records
     scores = {}
-    for row in read_jsonl(path):
+    for row in read_jsonl(path):  # `judge` writes only graded rows: each settles its episode
         if isinstance(row, dict):
-            scores[(row.get("task"), row.get("difficulty"), row.get("seed"), row.get("agent"))] = row.get("knowledge_score")
-    return [r.model_copy(update={"knowledge_score": scores[key]}) if (key := (r.task, r.difficulty, r.seed, r.agent)) in scores
+            score = row.get("knowledge_score")
+            scores[(row.get("task"), row.get("difficulty"), row.get("seed"), row.get("agent"))] = {
+                "knowledge_score": score, "knowledge_status": "judged" if score is not None else None}
+    return [r.model_copy(update=scores[key]) if (key := (r.task, r.difficulty, r.seed, r.agent)) in scores
             else r for r in records]  # fmt: skip
 
 
@@ -133,7 +138,8 @@ def load_report(run_dir: Path) -> Report:
                 rows.append(Row(f"Average ({diff.capitalize()})", diff,
                                 {a: _cell([r for r in group if r.agent == a]) for a in agents}, True))
         tables.append(Table(suite, SUITE_TITLES[suite], rows, knowledge=suite == "discovery"))
-    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad)
+    unjudged = sum(r.status == "ok" and r.knowledge_status == "unjudged" for r in records)
+    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad, unjudged)
 
 
 def _difficulty_rank(difficulty: str) -> int:

@@ -37,6 +37,10 @@ VisionOpt = Annotated[bool, typer.Option("--vision", help="hypothesizer: also se
 JudgeOpt = Annotated[bool, typer.Option("--judge/--no-judge", help="grade LLM agents' knowledge at the end of each episode")]
 JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", help="judge model (default: the agent's)")]
 JudgeUrlOpt = Annotated[str | None, typer.Option("--judge-base-url", help="judge endpoint (default: the agent's)")]
+ContextTokensOpt = Annotated[int | None, typer.Option(
+    "--context-tokens", min=256, help="the judge model's context in tokens; longer reports are cut to fit "
+    "(default: 4096 for the embedded model, else 8192)")]
+UnjudgedOnlyOpt = Annotated[bool, typer.Option("--unjudged-only", help="grade only episodes without a valid grade yet")]
 
 ENV_EPISODE_TIMEOUT = "DISCOVERYLAB_EPISODE_TIMEOUT"
 
@@ -94,12 +98,19 @@ def stored_config(max_steps: int | None, llm: LLMSettings | None, judge: LLMSett
 
 
 def judge_settings(llm: LLMSettings | None, judge: bool, model: str | None, base_url: str | None) -> LLMSettings | None:
-    """The judge's settings: the agent's model unless a judge model or endpoint is given."""
+    """The judge's settings: the agent's model unless a judge model or endpoint is given.
+
+    The judge inherits the run's `--json-mode` (a server without json_schema support refuses
+    the judge's schema as it would the agent's) and, on the agent's endpoint, its API key; the
+    request timeout reaches it through the environment, as it reaches the agent.
+    """
     if llm is None or not judge:
         return None
     if model is None and base_url is None:
-        return LLMSettings(model=llm.model, base_url=llm.base_url)
-    return LLMSettings(model=model, base_url=base_url)
+        return LLMSettings(model=llm.model, base_url=llm.base_url, api_key=llm.api_key, json_mode=llm.json_mode)
+    same = base_url is None or base_url == llm.base_url
+    return LLMSettings(model=model, base_url=base_url or llm.base_url, api_key=llm.api_key if same else None,
+                       json_mode=llm.json_mode)  # fmt: skip
 
 
 def any_embedded(*settings: LLMSettings | None) -> bool:

@@ -1,7 +1,8 @@
 """The commands that read a finished (or partial) run folder: `report` and `judge`.
 
 They start no episodes: `report` lays out RUN_DIR/results.jsonl as the paper's tables and
-`judge` re-grades the stored knowledge answers. `main` registers them on the `discoverylab`
+`judge` re-grades the stored knowledge answers (taking the LLM options `bench` takes; an episode
+it cannot grade is listed and left unjudged, never a traceback). `main` registers them on the `discoverylab`
 command in their place after `bench`, so the command list and help stay as they were.
 """
 
@@ -17,7 +18,18 @@ from rich.table import Table
 
 from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench.schema import status_line
-from discoverylab.cli.options import BaseUrlOpt, ModelOpt, console, err, fail
+from discoverylab.cli.options import (
+    JSON_MODES,
+    BaseUrlOpt,
+    ContextTokensOpt,
+    JsonModeOpt,
+    ModelOpt,
+    RequestTimeoutOpt,
+    UnjudgedOnlyOpt,
+    console,
+    err,
+    fail,
+)
 
 
 def report(
@@ -56,32 +68,63 @@ def report(
                               *cells, counts, end_section=row.label == "Average")  # fmt: skip
             console.print(table)
         err.print(status_line(list(rep.statuses.elements())), soft_wrap=True)
+    if rep.unjudged:
+        err.print(f"[yellow]{rep.unjudged} episode(s) with unjudged knowledge (their knowledge cells show –): "
+                  f"grade them with `discoverylab judge {escape(str(run_dir))} --unjudged-only`[/yellow]", soft_wrap=True)  # fmt: skip
     if figure is not None:
         err.print(f"figure: {plot_report(rep, figure)}", soft_wrap=True)
+
+
+EXIT_UNGRADED = 1  # `judge`: some episodes could not be graded (listed on stderr); 2 is a usage error
 
 
 def judge_cmd(
     run_dir: Annotated[Path, typer.Argument(help="a folder written by `bench --out` / `run --out`")],
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
+    json_mode: JsonModeOpt = "json_schema",
+    request_timeout: RequestTimeoutOpt = None,
+    context_tokens: ContextTokensOpt = None,
+    unjudged_only: UnjudgedOnlyOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="print rows as JSON")] = False,
 ) -> None:
-    """Re-grade the knowledge of every episode of a saved run (writes RUN_DIR/knowledge.jsonl)."""
+    """Re-grade the knowledge of a saved run (writes RUN_DIR/knowledge.jsonl).
+
+    Exit code 0 when every episode asked to be graded was; 1 when the judge could not grade
+    some (one line each on stderr; they stay unjudged, run the command again to retry them);
+    2 on a usage error.
+    """
     from discoverylab.bench.judging import KNOWLEDGE_FILE, judge_run, make_judge
+    from discoverylab.llm.errors import LLMError
 
     if not (run_dir / "results.jsonl").is_file():
         fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
-    settings = LLMSettings(model=model, base_url=base_url)
-    rows = judge_run(run_dir, make_judge(settings), judge_name=model or settings.describe()["base_url"] or "")
+    if json_mode not in JSON_MODES:
+        fail(f"Unknown --json-mode {json_mode!r}. Valid: {', '.join(JSON_MODES)}.")
+    settings = LLMSettings(model=model, base_url=base_url, json_mode=json_mode)
+    try:
+        judge = make_judge(settings, request_timeout=request_timeout, context_tokens=context_tokens)
+    except (LLMError, ValueError) as exc:
+        err.print(f"[red]Error:[/red] could not start the judge: {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(EXIT_UNGRADED) from None
+    outcome = judge_run(run_dir, judge, judge_name=model or settings.describe()["base_url"] or "",
+                        only_unjudged=unjudged_only)  # fmt: skip
     if as_json:
-        typer.echo(json.dumps(rows))
-        return
-    table = Table(title=f"Knowledge of {run_dir}")
-    for col in ("task", "difficulty", "seed", "agent", "questions", "knowledge"):
-        table.add_column(col)
-    for row in rows:
-        score = row["knowledge_score"]
-        table.add_row(str(row["task"]), str(row["difficulty"]), str(row["seed"]), str(row["agent"]),
-                      str(len(row["knowledge_verdicts"])), "n/a" if score is None else f"{score:.2f}")  # fmt: skip
-    console.print(table)
-    console.print(f"Verdicts: {run_dir / KNOWLEDGE_FILE}")
+        typer.echo(json.dumps(outcome.rows))
+    else:
+        table = Table(title=f"Knowledge of {run_dir}")
+        for col in ("task", "difficulty", "seed", "agent", "questions", "knowledge"):
+            table.add_column(col)
+        for row in outcome.rows:
+            score = row["knowledge_score"]
+            table.add_row(str(row["task"]), str(row["difficulty"]), str(row["seed"]), str(row["agent"]),
+                          str(len(row["knowledge_verdicts"])), "n/a" if score is None else f"{score:.2f}")  # fmt: skip
+        console.print(table)
+        console.print(f"Verdicts: {run_dir / KNOWLEDGE_FILE}")
+    for row, error in outcome.failed:
+        err.print(f"[red]unjudged[/red] {row['task']} {row['difficulty']} seed {row['seed']} {row['agent']}: "
+                  f"{escape(error.splitlines()[0] if error else '')}", soft_wrap=True)  # fmt: skip
+    err.print(f"{len(outcome.rows)} graded, {len(outcome.failed)} could not be graded, {outcome.skipped} skipped",
+              soft_wrap=True)  # fmt: skip
+    if outcome.failed:
+        raise typer.Exit(EXIT_UNGRADED)

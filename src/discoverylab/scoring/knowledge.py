@@ -1,8 +1,9 @@
 """Knowledge score: did the agent figure out the discovery? (paper's third metric)
 
 Each critical question of a scorecard is put to an LLM judge together with the task text and
-what the agent says it knows (free text or JSON); the score is the fraction judged true. It
-runs after the episode on a saved scorecard, so any run can be re-graded offline.
+what the agent says it knows (free text or JSON); the score is the fraction judged true, or
+None (unjudged) when the judge could not answer every question. It runs after the episode on a
+saved scorecard, so any run can be re-graded offline.
 """
 
 from __future__ import annotations
@@ -21,21 +22,36 @@ class Judge(Protocol):
 
 @dataclass(slots=True)
 class KnowledgeGrade:
-    score: float
+    """The score (None when any verdict is invalid: the knowledge is unjudged, not wrong) and
+    one verdict per question with its validity (`valid`, `retries`, `error`)."""
+
+    score: float | None
     verdicts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def judged(self) -> bool:
+        return self.score is not None
 
 
 def grade_knowledge(scorecard: Mapping[str, Any], agent_knowledge: Any, judge: Judge) -> KnowledgeGrade:
     """Ask `judge` every knowledge question of `scorecard` (a `Scorecard.to_dict()`).
 
     Gold facts, when a question has them, are shown to the judge as the reference answer.
-    A scorecard without questions scores 0, as in the original.
+    A scorecard without questions scores 0, as in the original. A verdict the judge could not
+    give (`valid` False) leaves the whole grade unjudged (score None) rather than 0, so a judge
+    failure never reads as the agent's mistake; after an endpoint failure (`fatal`) the
+    remaining questions are not asked, as they would fail the same way.
     """
     questions = scorecard.get("knowledgeQuestions") or [
         {"question": q, "goldFacts": []} for q in scorecard.get("criticalQuestions", [])
     ]
-    verdicts = []
+    verdicts: list[dict[str, Any]] = []
+    fatal = ""
     for item in questions:
+        if fatal:
+            verdicts.append({"question": item["question"], "evaluation": None, "explanation": "", "valid": False,
+                             "retries": 0, "error": f"not asked: the judge failed on an earlier question ({fatal})"})  # fmt: skip
+            continue
         evidence: dict[str, Any] = {
             "Task description": scorecard.get("taskDescription", ""),
             "Agent's knowledge": agent_knowledge,
@@ -43,11 +59,19 @@ def grade_knowledge(scorecard: Mapping[str, Any], agent_knowledge: Any, judge: J
         if item.get("goldFacts"):
             evidence["Reference facts"] = list(item["goldFacts"])
         verdict = judge.evaluate(item["question"], evidence)
+        valid = bool(getattr(verdict, "valid", True))
         verdicts.append({
             "question": item["question"],
-            "evaluation": int(getattr(verdict, "evaluation", 0)),
+            "evaluation": int(getattr(verdict, "evaluation", 0)) if valid else None,
             "explanation": str(getattr(verdict, "explanation", "")),
+            "valid": valid,
+            "retries": int(getattr(verdict, "retries", 0)),
+            "error": str(getattr(verdict, "error", "")) or None,
         })  # fmt: skip
+        if getattr(verdict, "fatal", False):
+            fatal = str(getattr(verdict, "error", "")) or "endpoint failure"
+    if not all(v["valid"] for v in verdicts):
+        return KnowledgeGrade(None, verdicts)
     score = sum(v["evaluation"] for v in verdicts) / len(verdicts) if verdicts else 0.0
     return KnowledgeGrade(score, verdicts)
 

@@ -168,7 +168,7 @@ class Game:
         if judge is not None:
             try:
                 grade = grade_knowledge(card, report, judge)
-                knowledge.update(graded=True, score=grade.score, verdicts=grade.verdicts)
+                knowledge.update(graded=grade.judged, score=grade.score, verdicts=grade.verdicts)
             except Exception as exc:  # a flaky judge must not lose the player's report
                 knowledge["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
         self._end(card, "ok", knowledge)
