@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.compat_members import OriginalMembers
 from discoverylab.scenarios.registry import all_tasks
 from discoverylab.world.action_specs import ACTION_FORMAT_HELP, ACTION_SPECS
 from discoverylab.world.observation import build_observation
@@ -38,7 +39,7 @@ def _scenario_table() -> dict[str, tuple[str, tuple[str, ...]]]:
 SCENARIO_NAMES = list(_scenario_table())
 
 
-class DiscoveryWorldAPI:
+class DiscoveryWorldAPI(OriginalMembers):
     """One user agent in one scenario, driven the way the original's API is.
 
     Args:
@@ -46,6 +47,9 @@ class DiscoveryWorldAPI:
         render_images: include the `vision` PNGs in observations (the original always does).
         keep_frames: keep each observation's view (a 1536x1024 PNG, about 150 KB per step) for
             `createAgentVideo`; the original saves them to disk instead.
+
+    The original's `THREAD_ID`, `ui` and `world` (with `exportWorldHistoryJSON`) come from
+    `OriginalMembers` (discoverylab/compat_members.py); `record_history` turns the history on.
     """
 
     def __init__(self, threadID: int = 1, render_images: bool = True, keep_frames: bool = True) -> None:  # noqa: N803
@@ -77,6 +81,7 @@ class DiscoveryWorldAPI:
         self.env = DiscoveryWorldEnv(entry[0], difficulty, max_steps=10**9)
         self.env.reset(seed=int(randomSeed))
         assert self.env.world is not None
+        self._attach_original(self.env)  # THREAD_ID, ui, world: see OriginalMembers
         self.env.world.tick()
         self._acted = False
         self._message, self._extended, self._last_ui = "You are ready to start.", [], None
@@ -185,3 +190,13 @@ class DiscoveryWorldAPI:
         except (OSError, ValueError, RuntimeError) as exc:  # unwritable path, codec trouble
             return {"errors": [f"No video written: {exc}"], "success": False}
         return {"errors": [], "success": True, "frames": len(frames)}
+
+
+# ---- `python -m discoverylab.compat script.py [args...]`: run a script written for the original ----
+# (an entry point, like cli.py: the exit status is the script's).
+if __name__ == "__main__":
+    import sys
+
+    from discoverylab.original.runner import main
+
+    raise SystemExit(main(sys.argv[1:]))
