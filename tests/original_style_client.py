@@ -90,10 +90,10 @@ def llm_step(api, client, model, history, knowledge, usage, last_image):
     action = ask(client, model, prompt, images, usage) or {"action": "ERROR: could not parse the reply"}
     action["step"] = len(history)
     objects = visible_objects(observation)
-    for arg in ("arg1", "arg2"):
+    for arg, desc in (("arg1", "arg1_desc"), ("arg2", "arg2_desc")):
         if action.get(arg) in objects:
             obj = objects[action[arg]]
-            action[arg + "_desc"] = obj["name"] + ": " + obj["description"]
+            action[desc] = obj["name"] + ": " + obj["description"]
     result = api.performAgentAction(agentIdx=0, actionJSON=action)
     action["errors"] = result["errors"]
     api.tick()

@@ -186,6 +186,14 @@ def test_scenario_maker_names_come_from_our_registry() -> None:
 
 
 # ---- the API's extra members ----------------------------------------------------------------------
+def test_limited_action_list_drops_talk_and_the_feed() -> None:
+    api = compat.DiscoveryWorldAPI(render_images=False)
+    full, limited = api.listKnownActions(limited=False), api.listKnownActions(limited=True)
+    assert {"TALK", "DISCOVERY_FEED_GET_UPDATES", "DISCOVERY_FEED_GET_POST_BY_ID"} <= set(full)
+    assert set(full) - set(limited) == {n for n in full if n == "TALK" or n.startswith("DISCOVERY_FEED")}
+    assert "PICKUP" in limited and limited["PICKUP"] == full["PICKUP"]
+
+
 def test_thread_id_and_ui_views() -> None:
     api = compat.DiscoveryWorldAPI(threadID=77, render_images=False)
     assert api.THREAD_ID == 77 and api.ui == [] and api.world is None
@@ -291,6 +299,7 @@ def test_the_client_makes_every_documented_call_and_access() -> None:
     used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     used |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
     used |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    used |= {k.arg for n in ast.walk(tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg}
     used |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     missing = [m for m in members if m.split("(")[0].split(".")[-1].split("[")[0] not in used]
     assert not missing, missing

@@ -142,11 +142,13 @@ class DiscoveryWorldAPI(OriginalMembers):
         return bool(progress) and all(t["completed"] for t in progress)
 
     def listKnownActions(self, limited: bool = False) -> dict[str, dict[str, Any]]:  # noqa: N802
+        """`limited=True` leaves out TALK and the feed actions, as the original's does."""
         teleport = self.env.teleport if self.env is not None else True
         return {
             spec.name: {"args": [f"arg{i + 1}" for i in range(len(spec.args))], "desc": spec.description}
             for spec in ACTION_SPECS.values()
             if spec.advertised and (teleport or not spec.teleport)
+            and not (limited and (spec.name == "TALK" or spec.name.startswith("DISCOVERY_FEED")))
         }
 
     def additionalActionDescriptionString(self) -> str:  # noqa: N802
