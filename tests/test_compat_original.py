@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from discoverylab import compat
-from discoverylab.original import scenario_maker
 from discoverylab.compat_members import STEPS_PER_PART, UserInterfaceView, WorldHistoryError, WorldView
+from discoverylab.original import scenario_maker
 from discoverylab.original.runner import main as runner_main
 from discoverylab.original.shim import BUILDERS, OriginalFinder, installed
 from original_style_llm import PromptAnsweringServer, choose_action

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.compat_members import OriginalMembers
+from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.registry import all_tasks
 from discoverylab.world.action_specs import ACTION_FORMAT_HELP, ACTION_SPECS
 from discoverylab.world.observation import build_observation
