@@ -218,7 +218,7 @@ def test_world_history_records_each_tick_and_exports_in_parts(tmp_path: Path) ->
     world = api.world
     assert isinstance(world, WorldView) and world.step == STEPS_PER_PART + 5 and world.historyLength() == STEPS_PER_PART + 5
     first = world.getWorldHistoryAtStep(0)
-    assert first is not None and first["step"] == 0 and first["sizeX"] == len(first["grid"])
+    assert first is not None and first["step"] == 0 and len(first["tiles"]) == 7 * 7 and first["agent"]["faceDirection"]
     assert world.getWorldHistoryAtStep(-1) is None and world.getWorldHistoryAtStep(10**6) is None
     assert world.getWorldHistoryAtStep(True) is None  # type: ignore[arg-type]
     paths = world.exportWorldHistoryJSON({"run": "x"}, str(tmp_path / "w.json"), None, None, None)
@@ -246,7 +246,7 @@ def test_without_record_history_the_export_says_how_to_turn_it_on(tmp_path: Path
 # ---- named attacks: what the original's extra members expose must not give answers away -------------
 def test_attack_world_history_shows_no_buried_artifact(tmp_path: Path) -> None:
     """The original's history holds every object, so a script could read where the artifacts are
-    buried from its own export mid-run. Ours records only what an observer could see."""
+    buried from its own export mid-run. Ours records only what the agent perceives."""
     api = compat.DiscoveryWorldAPI(render_images=False)
     api.record_history = True
     assert api.loadScenario("Archaeology Dating", "Normal", randomSeed=1)
@@ -259,6 +259,28 @@ def test_attack_world_history_shows_no_buried_artifact(tmp_path: Path) -> None:
     found = {int(u) for u in re.findall(r'"uuid":(\d+)', text)}
     assert found and not buried & found
     assert not re.search(r"scoreCard|criticalQuestions|criticalHypotheses|scoreNormalized", text)
+
+
+def test_attack_world_history_holds_nothing_the_observation_did_not_show() -> None:
+    """Read mid-run, a whole-map history would show where the Search Test's flag lies before the
+    agent has looked. Every object in the snapshot of a tick is in the observation that follows it."""
+    api = compat.DiscoveryWorldAPI(render_images=False)
+    api.record_history = True
+    assert api.loadScenario("Small Skills: Search Test", "Normal", randomSeed=3)
+    assert api.env is not None and api.env.world is not None and api.world is not None
+    (flag,) = [o.uuid for o in api.env.world.objects.values() if o.name == "flag"]
+    moves = ["north", "north", "east", "east", "east", "south", "west", "north", "north", "east"]
+    for step, direction in enumerate(moves):
+        ui = api.getAgentObservation(0)["ui"]
+        shown = {o["uuid"] for group in ui["nearbyObjects"]["objects"].values() for o in group}
+        shown |= {o["uuid"] for o in ui["inventoryObjects"]}
+        recorded = api.world.getWorldHistoryAtStep(step)
+        assert recorded is not None and recorded["step"] + 1 == ui["world_steps"]
+        in_history = {o["uuid"] for tile in recorded["tiles"] for o in tile["objects"]} | {o["uuid"] for o in recorded["inventory"]}
+        assert in_history == shown
+        assert (flag in in_history) == (flag in shown)
+        api.performAgentAction(0, {"action": "MOVE_DIRECTION", "arg1": direction})
+        api.tick()
 
 
 def test_attack_world_and_ui_views_hand_out_no_engine_object() -> None:

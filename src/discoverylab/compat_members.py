@@ -9,12 +9,14 @@ None, None)`. `OriginalMembers` gives `compat.DiscoveryWorldAPI` those names, on
 * `world` is a `WorldView`: the step counter and the original's history exporters, not the
   engine's `World` (scripts never need more, and a handle on the engine would hand them every
   hidden property).
-* The history holds, for every tick, what an observer could see: each tile's visible objects
-  (uuid, name, type, description) as `grid[x][y]`, the user agent's inventory, the feed posts so far
-  and the task's visible progress. Unlike the original's, it holds no hidden properties and no
-  scorecard, so a log can be shared without giving answers away. Recording costs a few ms a tick,
-  so it is on only where `record_history` is true (the runner's API sets it; set it on an
-  instance before `loadScenario` otherwise).
+* The history holds, for every tick, what the user agent perceives: its place and facing, the
+  visible objects (uuid, name, type, description) of each tile in its observation window (the
+  square `nearbyObjects` covers), its inventory, the feed posts so far and the task's visible
+  progress. The original's holds every object's full state and the task scores; a script could
+  read the whole map, hidden properties and buried objects from its own export mid-run, so ours
+  keeps to what the observation already showed. Recording takes about a millisecond a tick, so it
+  is on only where `record_history` is true (the runner's API sets it; set it on an instance
+  before `loadScenario` otherwise).
 """
 
 from __future__ import annotations
@@ -87,14 +89,18 @@ def _entry(obj: WorldObject) -> dict[str, Any]:
     return {"uuid": obj.uuid, "name": obj.name, "type": obj.type, "description": obj.describe()}
 
 
-def snapshot(world: World, player: Agent, progress: list[dict[str, Any]]) -> dict[str, Any]:
-    """One step of world history: what an observer could see (see the module docstring)."""
+def snapshot(world: World, player: Agent, radius: int, progress: list[dict[str, Any]]) -> dict[str, Any]:
+    """One step of world history: what the agent perceives (see the module docstring)."""
     size = world.size
+    ax, ay = player.location()
+    xs = range(max(0, ax - radius), min(size, ax + radius + 1))
+    ys = range(max(0, ay - radius), min(size, ay + radius + 1))
     return {
         "step": world.step,
         "sizeX": size,
         "sizeY": size,
-        "grid": [[[_entry(o) for o in world.objects_at(x, y)] for y in range(size)] for x in range(size)],
+        "agent": {"x": ax, "y": ay, "faceDirection": player.facing},
+        "tiles": [{"x": x, "y": y, "objects": [_entry(o) for o in world.objects_at(x, y)]} for x in xs for y in ys],
         "inventory": [_entry(o) for o in player.inventory()],
         "discoveryFeed": [p.public() for p in world.feed.posts if p.step <= world.step],
         "taskProgress": progress,
@@ -184,7 +190,8 @@ class _Attached:
         assert scenario is not None and world is not None
         player = scenario.player
         self.ui = [UserInterfaceView(0, player)]
-        self.world = WorldView(world, lambda: snapshot(world, player, [scenario.scorecard.progress()]), record)
+        radius = env.radius
+        self.world = WorldView(world, lambda: snapshot(world, player, radius, [scenario.scorecard.progress()]), record)
 
 
 class OriginalMembers:
