@@ -305,6 +305,11 @@ def test_the_scripted_policy_reads_only_the_observation() -> None:
     assert choose_action(ui, 0) == {"action": "PICKUP", "arg1": 5}
     ui["inventoryObjects"], ui["accessibleEnvironmentObjects"] = [{"name": "coin", "uuid": 5}], []
     assert choose_action(ui, 0) == {"action": "MOVE_DIRECTION", "arg1": "east"}
+    talk = {**ui, "taskProgress": [{"description": "follow the instructions"}], "accessibleEnvironmentObjects": [{"uuid": 9}],
+            "nearbyAgents": {"list_of_agents": {"Sally uuid 9": []}}}  # fmt: skip
+    assert choose_action(talk, 0) == {"action": "TALK", "arg1": 9}
+    talk["dialog_box"] = {"is_in_dialog": True, "dialogOptions": {"2": "no", "1": "yes"}}
+    assert choose_action(talk, 0) == {"chosen_dialog_option_int": 1}
 
 
 # ---- the documented list of what the original agents touch --------------------------------------
