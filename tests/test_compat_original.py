@@ -19,6 +19,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from discoverylab import compat
@@ -220,7 +221,8 @@ def test_world_history_records_each_tick_and_exports_in_parts(tmp_path: Path) ->
     first = world.getWorldHistoryAtStep(0)
     assert first is not None and first["step"] == 0 and len(first["tiles"]) == 7 * 7 and first["agent"]["faceDirection"]
     assert world.getWorldHistoryAtStep(-1) is None and world.getWorldHistoryAtStep(10**6) is None
-    assert world.getWorldHistoryAtStep(True) is None  # type: ignore[arg-type]
+    assert world.getWorldHistoryAtStep(True) is None and world.getWorldHistoryAtStep("0") is None  # type: ignore[arg-type]
+    assert world.getWorldHistoryAtStep(np.int64(3)) == world.getWorldHistoryAtStep(3)  # type: ignore[arg-type]
     paths = world.exportWorldHistoryJSON({"run": "x"}, str(tmp_path / "w.json"), None, None, None)
     assert [Path(p).name for p in paths] == ["w.part0of2.zip", "w.part1of2.zip"]
     with zipfile.ZipFile(paths[1]) as archive:
@@ -231,6 +233,9 @@ def test_world_history_records_each_tick_and_exports_in_parts(tmp_path: Path) ->
         world.exportWorldHistoryJSON(["x"], str(tmp_path / "w.json"))  # type: ignore[arg-type]
     with pytest.raises(WorldHistoryError, match="JSON"):
         world.exportWorldHistoryJSON({"x": object()}, str(tmp_path / "w.json"))
+    for bad in (None, 3, "", b"w.json"):
+        with pytest.raises(WorldHistoryError, match="filename"):
+            world.exportWorldHistoryJSON({}, bad)  # type: ignore[arg-type]
     with pytest.raises(WorldHistoryError, match="Could not write"):
         world.exportWorldHistoryJSON({}, str(tmp_path / "missing" / "w.json"))
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import json
+import operator
 import os
 import zipfile
 import zlib
@@ -131,9 +132,13 @@ class WorldView:
 
     def getWorldHistoryAtStep(self, step: int) -> dict[str, Any] | None:  # noqa: N802
         """The snapshot recorded at tick `step` (0 = the tick `loadScenario` runs), or None."""
-        if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < len(self._history):
+        try:
+            index = operator.index(step)
+        except TypeError:
             return None
-        result: dict[str, Any] = json.loads(zlib.decompress(self._history[step]))
+        if isinstance(step, bool) or not 0 <= index < len(self._history):
+            return None
+        result: dict[str, Any] = json.loads(zlib.decompress(self._history[index]))
         return result
 
     def exportWorldHistoryJSON(self, logInfo: dict[str, Any], filename: str | os.PathLike[str],  # noqa: N802, N803
@@ -154,9 +159,12 @@ class WorldView:
             json.dumps(logInfo)
         except (TypeError, ValueError) as exc:
             raise WorldHistoryError(f"logInfo must be JSON-serialisable: {exc}") from exc
-        name = os.fspath(filename)
+        try:
+            name = os.fspath(filename)
+        except TypeError:
+            name = None
         if not isinstance(name, str) or not name:
-            raise WorldHistoryError("filename must be a non-empty path.")
+            raise WorldHistoryError(f"filename must be a non-empty path, not {filename!r}.")
         base = name[: -len(".json")] if name.endswith(".json") else name
         parts = max(1, -(-len(self._history) // STEPS_PER_PART))
         written = []
