@@ -144,9 +144,11 @@ def test_runner_in_process_restores_argv_and_path(tmp_path: Path) -> None:
 
 
 def test_plain_import_installs_nothing() -> None:
-    code = "import sys, discoverylab, discoverylab.compat\nassert 'discoveryworld' not in sys.modules\nimport discoveryworld"
+    code = ("import sys, discoverylab, discoverylab.compat\n"
+            "assert not any('discoveryworld' in n or 'discoverylab.original' in n for n in sys.modules), sorted(sys.modules)\n"
+            "assert not any(type(f).__name__ == 'OriginalFinder' for f in sys.meta_path)\nprint('clean')")  # fmt: skip
     proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1 and "No module named 'discoveryworld'" in proc.stderr
+    assert proc.returncode == 0 and proc.stdout.strip() == "clean", proc.stderr[-2000:]
 
 
 # ---- the shim -----------------------------------------------------------------------------------
