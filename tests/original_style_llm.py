@@ -4,9 +4,9 @@ The original's HypothesizerAgent asks three kinds of question: the next action (
 the observation as JSON after "Environment Observation (as JSON):"), new scientific knowledge,
 and every 10 steps a consolidated knowledge base. `PromptAnsweringServer` answers each from the
 prompt itself with a small, deterministic policy (fetch the task's backticked objects, put the
-first into or give it to the second; with none named, talk to someone in view; answer dialogs
-with their first option; otherwise walk),
-so a long run needs no queue of canned replies. Used by tests/test_compat_original.py and, outside
+first into or give it to the second; with none named and a person to ask or follow, talk to
+someone in view; answer dialogs with their first option; otherwise walk), so a long run needs no
+queue of canned replies. Used by tests/test_compat_original.py and, outside
 the project, to run the original's own agents through `python -m discoverylab.compat`.
 """
 
@@ -78,7 +78,7 @@ def choose_action(ui: dict[str, Any], step: int) -> dict[str, Any]:
                 return {"action": "PUT", "arg1": held, "arg2": uuid}
             if (uuid := _find(seen, targets[1])) is not None:
                 return {"action": "TELEPORT_TO_OBJECT", "arg1": uuid}
-    else:  # no object named: talk to someone in view (the dialog test's "follow the instructions")
+    elif re.search(r"\b(person|people|talk|ask|instructions)\b", task):  # e.g. the dialog test's "follow the instructions"
         people = [int(u) for key in ui.get("nearbyAgents", {}).get("list_of_agents", {}) for u in re.findall(r"uuid (\d+)", key)]
         for uuid in people:
             if any(o["uuid"] == uuid for o in reach):
