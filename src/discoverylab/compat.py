@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from discoverylab.compat_members import OriginalMembers
 from discoverylab.env import GOLD_KEYS, PROCEDURE_KEYS, DiscoveryWorldEnv
 from discoverylab.scenarios.registry import all_tasks
 from discoverylab.world.action_specs import ACTION_FORMAT_HELP, ACTION_SPECS
@@ -46,7 +47,7 @@ def _scenario_table() -> dict[str, tuple[str, tuple[str, ...]]]:
 SCENARIO_NAMES = list(_scenario_table())
 
 
-class DiscoveryWorldAPI:
+class DiscoveryWorldAPI(OriginalMembers):
     """One user agent in one scenario, driven the way the original's API is.
 
     Args:
@@ -56,6 +57,9 @@ class DiscoveryWorldAPI:
             `createAgentVideo`; the original saves them to disk instead.
         sealed: `getTaskScorecard()` gives task progress only until the episode has ended (see
             the module's note); off by default, as the original.
+
+    The original's `THREAD_ID`, `ui` and `world` (with `exportWorldHistoryJSON`) come from
+    `OriginalMembers` (discoverylab/compat_members.py); `record_history` turns the history on.
     """
 
     def __init__(self, threadID: int = 1, render_images: bool = True, keep_frames: bool = True, sealed: bool = False) -> None:  # noqa: N803
@@ -89,6 +93,7 @@ class DiscoveryWorldAPI:
         self.env = DiscoveryWorldEnv(entry[0], difficulty, max_steps=10**9)
         self.env.reset(seed=int(randomSeed))
         assert self.env.world is not None
+        self._attach_original(self.env)  # THREAD_ID, ui, world: see OriginalMembers
         self.env.world.tick()
         self._acted = False
         self._ended = False
@@ -169,11 +174,13 @@ class DiscoveryWorldAPI:
         return bool(progress) and all(t["completed"] for t in progress)
 
     def listKnownActions(self, limited: bool = False) -> dict[str, dict[str, Any]]:  # noqa: N802
+        """`limited=True` leaves out TALK and the feed actions, as the original's does."""
         teleport = self.env.teleport if self.env is not None else True
         return {
             spec.name: {"args": [f"arg{i + 1}" for i in range(len(spec.args))], "desc": spec.description}
             for spec in ACTION_SPECS.values()
             if spec.advertised and (teleport or not spec.teleport)
+            and not (limited and (spec.name == "TALK" or spec.name.startswith("DISCOVERY_FEED")))
         }
 
     def additionalActionDescriptionString(self) -> str:  # noqa: N802
@@ -217,3 +224,13 @@ class DiscoveryWorldAPI:
         except (OSError, ValueError, RuntimeError) as exc:  # unwritable path, codec trouble
             return {"errors": [f"No video written: {exc}"], "success": False}
         return {"errors": [], "success": True, "frames": len(frames)}
+
+
+# ---- `python -m discoverylab.compat script.py [args...]`: run a script written for the original ----
+# (an entry point, like cli.py: the exit status is the script's).
+if __name__ == "__main__":
+    import sys
+
+    from discoverylab.original.runner import main
+
+    raise SystemExit(main(sys.argv[1:]))
