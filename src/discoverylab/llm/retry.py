@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import openai
 
+from discoverylab.llm.deadline import ReplyTooLarge
 from discoverylab.llm.errors import LLMBadResponse, LLMError, LLMRequestError, LLMUnavailable
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -39,7 +40,7 @@ def classify_failure(exc: Exception, attempt: int, max_retries: int, base_url: s
         retry_after = _retry_after(exc.response.headers.get("retry-after"))
         kind: type[LLMError] = LLMUnavailable
     elif isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        kind = LLMUnavailable
+        kind = LLMBadResponse if isinstance(exc.__cause__, ReplyTooLarge) else LLMUnavailable
     elif isinstance(exc, MalformedResponse | openai.APIResponseValidationError | json.JSONDecodeError):
         kind = LLMBadResponse
     else:
@@ -63,7 +64,10 @@ def backoff_delay(
 
 
 def failure_summary(exc: BaseException) -> str:
-    """The exception's type and first 300 characters on one line, for messages and logs."""
+    """The exception's type and first 300 characters on one line, for messages and logs (a
+    connection error says which: the reply was too large, the deadline passed, ...)."""
+    if isinstance(exc, openai.APIConnectionError) and exc.__cause__ is not None:
+        exc = exc.__cause__
     text = str(exc).strip().replace("\n", " ")
     name = type(exc).__name__
     return f"{name}: {text[:300]}" if text else name
