@@ -8,7 +8,8 @@ loses at most the episodes in flight. Jobs are pulled lazily from any iterable, 
 Episodes run in worker processes (or Ray tasks, see `pool.py`), never in the parent, so the
 parent can always stop them: at an episode's deadline (status `timeout`), on the first Ctrl-C
 or SIGTERM (finished episodes stay recorded, the ones in flight are dropped and redone on
-resume), and at once on a second Ctrl-C. After `breaker` episodes in a row end in
+resume; a failure that arrives after the signal is one of its casualties, so it is dropped
+too, never recorded), and at once on a second Ctrl-C. After `breaker` episodes in a row end in
 `llm_error` (a dead server), no further episode starts: `Outcome.breaker_message` says why, and
 the episodes not run are not recorded (a resume runs them).
 `run_one` must be picklable (a module-level function or a `functools.partial` of one).
@@ -29,7 +30,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from discoverylab.bench import records
-from discoverylab.bench.pool import LocalPool, Pool
+from discoverylab.bench.pool import Finished, LocalPool, Pool
 
 J = TypeVar("J")
 R = TypeVar("R", bound=BaseModel)
@@ -154,6 +155,8 @@ def execute(
                 if exhausted and not running:
                     break
                 for done in work.poll(POLL_S):
+                    if stop.signal is not None and not _is_ok(done):
+                        continue  # a casualty of the stop itself, not the episode's result: dropped, redone
                     entry = running.pop(done.job_id, None)
                     if entry is None:
                         continue
@@ -162,7 +165,7 @@ def execute(
                         record(key, fail(job, "error", done.failure))
                     else:
                         record(key, done.value)
-                if episode_timeout is not None:
+                if episode_timeout is not None and stop.signal is None:
                     now = time.monotonic()
                     for job_id, (job, key, started) in list(running.items()):
                         if now - started > episode_timeout:
@@ -176,4 +179,8 @@ def execute(
     outcome.interrupted = stop.signal
     outcome.results = [latest[key] for key in order if key in latest]
     return outcome
+
+
+def _is_ok(done: Finished) -> bool:
+    return done.failure is None and getattr(done.value, "status", "ok") == "ok"
 
