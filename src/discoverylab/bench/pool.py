@@ -29,6 +29,8 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
 from typing import Any, Protocol
 
+from discoverylab.bench.rundir import describe_io_error, is_disk_error
+
 PR_SET_PDEATHSIG = 1
 WATCHDOG_PERIOD_S = 0.5
 
@@ -40,6 +42,7 @@ class Finished:
     job_id: int
     value: Any = None
     failure: str | None = None
+    io_error: str | None = None  # the worker could not write (a full disk): the run must stop
 
 
 class Pool(Protocol):
@@ -99,7 +102,10 @@ def _worker_main(conn: Connection, run_one: Callable[[Any], Any], parent_pid: in
         try:
             reply = Finished(job_id, value=run_one(job))
         except BaseException as exc:  # noqa: BLE001 - report, never die silently
-            reply = Finished(job_id, failure=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")
+            if isinstance(exc, OSError) and is_disk_error(exc):
+                reply = Finished(job_id, io_error=describe_io_error(exc))
+            else:
+                reply = Finished(job_id, failure=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")
         try:
             conn.send(reply)
         except (BrokenPipeError, OSError):
