@@ -151,10 +151,12 @@ def test_attack_abandoning_a_discoveryworld_episode_with_garbage_replies_still_c
 
 
 @pytest.mark.parametrize("declared", [True, False], ids=["content-length", "until-close"])
-def test_a_huge_reply_is_refused_at_the_cap(scripted_llm: ScriptedLLMServer, declared: bool) -> None:
+def test_a_huge_reply_is_refused_at_the_cap(scripted_llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch,
+                                           declared: bool) -> None:
     """Before: a 150 MB reply was read whole (the client grew to 508 MB) and used."""
+    monkeypatch.setenv("DISCOVERYLAB_LLM_MAX_REPLY_BYTES", str(2**20))
     scripted_llm.push(Scripted(huge=64 * 2**20, declare_length=declared))
-    client = LLMClient(base_url=scripted_llm.base_url, model="m", max_retries=0, max_reply_bytes=2**20)
+    client = LLMClient(base_url=scripted_llm.base_url, model="m", max_retries=0)
     tracemalloc.start()
     try:
         with pytest.raises(LLMBadResponse, match="more than the cap of 1,048,576 bytes"):
