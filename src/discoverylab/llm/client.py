@@ -22,7 +22,13 @@ import openai
 
 from discoverylab.llm.deadline import DEFAULT_MAX_REPLY_BYTES, DeadlineTransport, make_http_client
 from discoverylab.llm.errors import LLMBadOutput, LLMDeadlineExceeded, LLMError, LLMUnavailable
-from discoverylab.llm.retry import MalformedResponse, backoff_delay, classify_failure, failure_summary
+from discoverylab.llm.retry import (
+    MalformedResponse,
+    backoff_delay,
+    classify_failure,
+    deadline_error,
+    failure_summary,
+)
 from discoverylab.llm.schema import check_reply, with_schema_instructions
 
 logger = logging.getLogger(__name__)
@@ -201,14 +207,7 @@ class LLMClient:
         return self._model
 
     def _deadline_error(self, started: float, attempts: int, exc: BaseException) -> LLMDeadlineExceeded:
-        """The error of a call that ran out of time, saying how long it really took."""
-        where = self.base_url or "api.openai.com"
-        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}" if attempts else "while looking up the model"
-        return LLMDeadlineExceeded(
-            f"no reply from the LLM endpoint {where} within the request deadline of {self.request_timeout:g} s "
-            f"(--request-timeout; gave up after {time.monotonic() - started:.1f} s, {tries}; "
-            f"last: {failure_summary(exc)})"
-        )
+        return deadline_error(self.base_url, self.request_timeout, time.monotonic() - started, attempts, exc)
 
     @property
     def usage(self) -> Usage:

@@ -16,7 +16,13 @@ from collections.abc import Callable
 import openai
 
 from discoverylab.llm.deadline import ReplyTooLarge
-from discoverylab.llm.errors import LLMBadResponse, LLMError, LLMRequestError, LLMUnavailable
+from discoverylab.llm.errors import (
+    LLMBadResponse,
+    LLMDeadlineExceeded,
+    LLMError,
+    LLMRequestError,
+    LLMUnavailable,
+)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
@@ -61,6 +67,17 @@ def backoff_delay(
     if retry_after is not None:
         delay = max(delay, min(retry_after, backoff_max))
     return delay
+
+
+def deadline_error(base_url: str | None, request_timeout: float, elapsed: float, attempts: int,
+                   exc: BaseException) -> LLMDeadlineExceeded:
+    """The error of a call that ran out of time, saying how long it really took (never less)."""
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}" if attempts else "while looking up the model"
+    return LLMDeadlineExceeded(
+        f"no reply from the LLM endpoint {base_url or 'api.openai.com'} within the request deadline of "
+        f"{request_timeout:g} s (--request-timeout; gave up after {elapsed:.1f} s, {tries}; "
+        f"last: {failure_summary(exc)})"
+    )
 
 
 def failure_summary(exc: BaseException) -> str:
