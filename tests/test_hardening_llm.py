@@ -8,7 +8,10 @@ even on a loaded machine; each test fails on the code before the fix (see the do
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -25,6 +28,7 @@ from discoverylab.llm import LLMBadResponse, LLMClient, LLMDeadlineExceeded
 from discoverylab.llm.client import ENV_BASE_URL, ENV_MODEL, ENV_REQUEST_TIMEOUT
 from llm_scripted_server import Scripted, ScriptedLLMServer, chat_reply
 
+SRC = Path(__file__).resolve().parents[1] / "src"
 HIDDEN = "sequence/hidden-property"
 SMALL: dict[str, Any] = {"rounds": 2, "n_predictions": 5}
 DEADLINE = 1.5
@@ -79,6 +83,9 @@ def test_a_fast_lookup_and_reply_still_work(scripted_llm: ScriptedLLMServer) -> 
     assert _ask(client).text == "fine" and client.known_model == "scripted-model"
     scripted_llm.push_text("again")  # a kept-alive connection from an earlier call obeys the new deadline
     assert _ask(client).text == "again"
+    scripted_llm.push_text("long")  # a 2 MB prompt goes out in bounded pieces, whole
+    assert client.complete([{"role": "user", "content": "p" * 2_000_000}]).text == "long"
+    assert scripted_llm.requests[-1]["messages"][0]["content"] == "p" * 2_000_000
 
 
 @pytest.fixture
@@ -103,6 +110,22 @@ def test_a_slow_server_is_llm_error_within_the_deadline_in_a_worker(
     assert record.status == "llm_error", (record.status, record.error)
     assert record.seconds <= DEADLINE + MARGIN, record.seconds
     assert "gave up after" in (record.error or "")
+
+
+def test_request_timeout_option_holds_for_a_hanging_lookup_from_the_cli(tmp_path: Path,
+                                                                        scripted_llm: ScriptedLLMServer) -> None:
+    """The issue's own command line: `lab run --agent llm --request-timeout S` without `--model`."""
+    scripted_llm.models_answer = Scripted(body=MODELS, hang=20.0)
+    env = {k: v for k, v in os.environ.items() if k not in (ENV_MODEL, ENV_REQUEST_TIMEOUT)}
+    env.update({ENV_BASE_URL: scripted_llm.base_url, "PYTHONPATH": f"{SRC}{os.pathsep}{env.get('PYTHONPATH', '')}"})
+    args = [sys.executable, "-c", "from discoverylab.cli.main import main; main()", "lab", "run", HIDDEN,
+            "--agent", "llm", "--seeds", "0", "--retries", "0", "--no-plots", "--config", json.dumps(SMALL),
+            "--request-timeout", str(DEADLINE), "--out", str(tmp_path)]
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr[-2000:]
+    (record,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert record["status"] == "llm_error" and "gave up after" in record["error"], record
+    assert record["seconds"] <= DEADLINE + MARGIN, record["seconds"]
 
 
 # --------------------------------------------------------------------------- 23.2 statuses

@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - depends on the installed openai
     import httpx  # type: ignore[no-redef]
 
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024  # a 32k-token reply is ~200 kB of JSON; 8 MB is far above
+WRITE_PIECE = 16 * 1024
 
 
 class ReplyTooLarge(httpx.ReadError):
@@ -76,7 +77,12 @@ class _Stream(httpcore.NetworkStream):
         return data
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, self._clock.bound(timeout, httpcore.WriteTimeout))
+        # In pieces, each bounded anew: one write of a long prompt to a slowly reading server
+        # would otherwise wait up to `timeout` per send it needs, past the deadline.
+        view = memoryview(buffer)
+        while view:
+            self._inner.write(bytes(view[:WRITE_PIECE]), self._clock.bound(timeout, httpcore.WriteTimeout))
+            view = view[WRITE_PIECE:]
 
     def close(self) -> None:
         self._inner.close()
