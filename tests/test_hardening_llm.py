@@ -182,7 +182,7 @@ def test_a_huge_reply_is_refused_at_the_cap(scripted_llm: ScriptedLLMServer, mon
     client = LLMClient(base_url=scripted_llm.base_url, model="m", max_retries=0)
     tracemalloc.start()
     try:
-        with pytest.raises(LLMBadResponse, match="more than the cap of 1,048,576 bytes"):
+        with pytest.raises(LLMBadResponse, match="capped at 1,048,576 bytes"):
             _ask(client)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -197,7 +197,7 @@ def test_a_huge_reply_is_llm_error_with_a_small_log(tmp_path: Path, llm_env: Scr
     monkeypatch.setenv("DISCOVERYLAB_LLM_MAX_REPLY_BYTES", str(2**20))
     llm_env.push(*[Scripted(huge=64 * 2**20, declare_length=False)] * 10)
     (record,) = run_lab(make_jobs([HIDDEN], [0], ["llm"], SMALL), tmp_path, plots=False, retries=0).results
-    assert record.status == "llm_error" and "more than the cap" in (record.error or ""), record.error
+    assert record.status == "llm_error" and "capped at 1,048,576 bytes" in (record.error or ""), record.error
     written = sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file())
     assert written < 256 * 1024, f"{written} bytes written"
 

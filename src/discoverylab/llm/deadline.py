@@ -167,13 +167,13 @@ class DeadlineTransport(httpx.BaseTransport):
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_reply_bytes:
             response.close()
-            raise ReplyTooLarge(self._too_large(f"declares {int(declared):,} bytes"))
+            raise ReplyTooLarge(self._too_large(f"declares {int(declared):,} bytes, more than that"))
         body = _CappedStream(response.stream, self.max_reply_bytes, self._too_large)  # type: ignore[arg-type]
         return httpx.Response(response.status_code, headers=response.headers, stream=body,
                               extensions=response.extensions)  # fmt: skip
 
     def _too_large(self, what: str) -> str:
-        return f"the reply {what}, more than the cap of {self.max_reply_bytes:,} bytes (max_reply_bytes)"
+        return f"replies are capped at {self.max_reply_bytes:,} bytes (max_reply_bytes); this one {what}"
 
     def close(self) -> None:
         self._inner.close()
@@ -190,7 +190,7 @@ class _CappedStream(httpx.SyncByteStream):
         for chunk in self._inner:
             seen += len(chunk)
             if seen > self._cap:
-                raise ReplyTooLarge(self._message(f"passed {self._cap:,} bytes while being read"))
+                raise ReplyTooLarge(self._message("grew past that while being read"))
             yield chunk
 
     def close(self) -> None:
