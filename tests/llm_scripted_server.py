@@ -26,6 +26,9 @@ class Scripted:
     trickle: float = 0.0  # send the body one byte per `trickle` seconds (a slow-loris server)
     reset: bool = False  # drop the connection without answering (TCP reset)
     content_type: str = "application/json"
+    slow_headers: float = 0.0  # send the status line and headers one byte per `slow_headers` seconds
+    huge: int = 0  # answer with a chat completion whose content is `huge` bytes, generated as it is sent
+    declare_length: bool = True  # False: no content-length, the body ends when the connection closes
 
 
 def chat_reply(text: str, prompt_tokens: int = 11, completion_tokens: int = 7, model: str = "scripted") -> dict:
@@ -62,6 +65,8 @@ class ScriptedLLMServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.models = models
+        self.models_answer: Scripted | None = None  # what GET /models answers (None: the model list)
+        self.sent_bytes = 0  # body bytes written by `huge` answers (how much a client read at most)
         self.release = threading.Event()
         self.responder: Callable[[dict[str, Any]], Scripted] | None = None
         self._lock = threading.Lock()
@@ -108,7 +113,11 @@ class ScriptedLLMServer:
                 pass  # keep test output clean
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/").endswith("/models") and owner.models_answer is not None:
+                    if owner.models_answer.hang:
+                        owner.release.wait(owner.models_answer.hang)
+                    self._send(owner.models_answer)
+                elif self.path.rstrip("/").endswith("/models"):
                     data = [{"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in owner.models]
                     self._send(Scripted(body={"object": "list", "data": data}))
                 else:
@@ -131,6 +140,9 @@ class ScriptedLLMServer:
                 self._send(answer)
 
             def _send(self, answer: Scripted) -> None:
+                if answer.huge:
+                    self._send_huge(answer)
+                    return
                 payload = answer.body if isinstance(answer.body, str) else json.dumps(answer.body)
                 data = payload.encode()
                 try:
@@ -139,7 +151,16 @@ class ScriptedLLMServer:
                     self.send_header("content-length", str(len(data)))
                     for key, value in answer.headers.items():
                         self.send_header(key, value)
-                    self.end_headers()
+                    if answer.slow_headers:
+                        head = b"".join(self._headers_buffer) + b"\r\n"
+                        self._headers_buffer = []
+                        for i in range(len(head)):
+                            self.wfile.write(head[i:i + 1])
+                            self.wfile.flush()
+                            if owner.release.wait(answer.slow_headers):
+                                return
+                    else:
+                        self.end_headers()
                     if answer.trickle:
                         for i in range(len(data)):
                             self.wfile.write(data[i:i + 1])
@@ -150,5 +171,26 @@ class ScriptedLLMServer:
                         self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test); nothing to answer
+
+            def _send_huge(self, answer: Scripted) -> None:
+                head, tail = json.dumps(chat_reply("@")).encode().split(b"@")
+                chunk = b"a" * 65536
+                try:
+                    self.send_response(answer.status)
+                    self.send_header("content-type", answer.content_type)
+                    if answer.declare_length:
+                        self.send_header("content-length", str(len(head) + answer.huge + len(tail)))
+                    self.end_headers()
+                    self.wfile.write(head)
+                    left = answer.huge
+                    while left > 0:
+                        piece = chunk[:left]
+                        self.wfile.write(piece)
+                        left -= len(piece)
+                        with owner._lock:
+                            owner.sent_bytes += len(piece)
+                    self.wfile.write(tail)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped reading: what we wanted
 
         return Handler

@@ -24,6 +24,7 @@ from llm_scripted_server import Scripted, ScriptedLLMServer, chat_reply, error_b
 HIDDEN = "sequence/hidden-property"
 SMALL: dict[str, Any] = {"rounds": 2, "n_predictions": 5}
 OFF_FORMAT = '{"nonsense": true}'  # a valid chat reply the agent cannot use: the episode still ends
+VALID_ROUND = '{"reasoning": "probe the middle", "action": "SAMPLE", "value": "0.5"}'  # a usable round action
 
 FAULTS = {
     "invalid_json": Scripted(body="{not json"),
@@ -146,7 +147,7 @@ def test_a_broken_endpoint_is_llm_error_never_a_score(tmp_path: Path, llm_env: S
 
 
 def test_500_then_recover_gives_an_ok_episode_with_its_retries(tmp_path: Path, llm_env: ScriptedLLMServer) -> None:
-    llm_env.push(Scripted(status=500, body=error_body("down")), *[Scripted(body=chat_reply(OFF_FORMAT))] * 60)
+    llm_env.push(Scripted(status=500, body=error_body("down")), *[Scripted(body=chat_reply(VALID_ROUND))] * 60)
     (record,) = run_lab(make_jobs([HIDDEN], [0], ["llm"], SMALL), tmp_path, plots=False, retries=0).results
     assert record.status == "ok", record.error
     assert record.usage is not None and record.usage.retries == 1
@@ -183,7 +184,7 @@ def test_circuit_breaker_fails_the_rest_fast(tmp_path: Path, llm_env: ScriptedLL
     assert len(llm_env.requests) <= 2 * 5  # two episodes' worth of attempts, none for the other 38
     assert time.monotonic() - started < 10.0
     # Resume later against a healed server: the failed and the unrun episodes are all run.
-    llm_env.push(*[Scripted(body=chat_reply(OFF_FORMAT))] * 200)
+    llm_env.push(*[Scripted(body=chat_reply(VALID_ROUND))] * 200)
     again = run_lab(make_jobs([HIDDEN], list(range(3)), ["llm"], SMALL), tmp_path, plots=False, retries=0)
     assert [r.status for r in again.results] == ["ok"] * 3
 

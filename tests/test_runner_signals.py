@@ -171,3 +171,50 @@ def test_lab_run_stops_on_ctrl_c_too(tmp_path: Path, presses: int) -> None:
     _assert_no_orphans(proc.pid)
     keys = Counter((r["protocol"], r["seed"], r["agent"]) for r in _lines(tmp_path))
     assert set(keys.values()) == {1}
+
+
+def _start_busy(out: Path, command: str) -> subprocess.Popen[bytes]:
+    """A run whose two workers are always mid-episode (long episodes, many of them)."""
+    if command == "bench":
+        args = _cli("bench", "--agent", "random", "--suite", "unit", "--seeds", "0-50", "--max-steps", "300",
+                    "--workers", "2", "--out", str(out))
+    else:
+        args = _cli("lab", "run", "sequence/hidden-property", "--agent", "random", "--seeds", "0-500",
+                    "--workers", "2", "--no-plots", "--out", str(out))
+    return subprocess.Popen(args, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+@pytest.mark.parametrize("command", ["bench", "lab"])
+def test_sigterm_to_the_process_group_records_no_spurious_failures(tmp_path: Path, command: str) -> None:
+    """Before: SIGTERM to the whole group (what Slurm, systemd and `kill -TERM -PGID` send) killed
+    the workers before the runner's handler ran, and their deaths were recorded as `error`
+    episodes (4 of 6 runs). Now workers ignore it; the runner stops them and records nothing."""
+    for attempt in range(3):
+        out = tmp_path / f"run{attempt}"
+        proc = _start_busy(out, command)
+        _wait_for_records(out, 1 + attempt, proc)  # workers are mid-episode from here on
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=15)
+        assert proc.returncode == 143, err.decode()[-1500:]
+        assert "Interrupted by SIGTERM" in err.decode() and "resume with" in err.decode()
+        statuses = Counter(str(r["status"]) for r in _lines(out))
+        assert set(statuses) == {"ok"}, f"run {attempt}: {statuses}"
+        _assert_no_orphans(proc.pid)
+
+
+def test_workers_ignore_sigterm_and_sigint_themselves(tmp_path: Path) -> None:
+    """A signal to a worker alone neither kills it nor costs its episode: only the runner decides."""
+    proc = _start_busy(tmp_path, "bench")
+    _wait_for_records(tmp_path, 1, proc)
+    workers = [pid for pid in _group_members(proc.pid) if pid != proc.pid]
+    assert workers
+    for pid in workers:
+        os.kill(pid, signal.SIGTERM)
+        os.kill(pid, signal.SIGINT)
+    time.sleep(0.5)
+    assert all(pid in _group_members(proc.pid) for pid in workers), "a worker died of a signal"
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.communicate(timeout=15)
+    assert proc.returncode == 130
+    assert {str(r["status"]) for r in _lines(tmp_path)} == {"ok"}
+    _assert_no_orphans(proc.pid)

@@ -210,16 +210,17 @@ def test_trajectories_are_read_back_from_the_transcript() -> None:
 
 
 def test_llm_agent_runs_through_the_runner(tmp_path: Path, scripted_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The `llm` kind against a real HTTP endpoint that answers off-format: the episode still ends
-    and is graded, and the transcript keeps the model's raw turns with token counts."""
+    """The `llm` kind against a real HTTP endpoint that answers off-format: the episode still ends,
+    as `agent_error` (no reply could be acted on: issue 23.2), and the transcript keeps the model's
+    raw turns with token counts."""
     from discoverylab.llm.client import ENV_BASE_URL, ENV_MODEL
 
     monkeypatch.setenv(ENV_BASE_URL, scripted_llm.base_url)
     monkeypatch.setenv(ENV_MODEL, "scripted-model")
     scripted_llm.push_text(*['{"nonsense": true}'] * 60)
     (record,) = run_lab_jobs(make_jobs([HIDDEN], [0], ["llm"], SMALL_A), tmp_path, plots=False, retries=0)
-    assert record.status == "ok", record.error
-    assert 0.0 <= record.score <= 0.5 and record.turns >= 1
+    assert record.status == "agent_error", record.error
+    assert record.score == 0.0 and record.turns >= 1
     lines = _lines(tmp_path / (record.transcript or ""))
     turns = [line for line in lines if line["type"] == "agent_turns"]
     assert len(turns) == 1 and len(turns[0]["turns"]) == record.turns
@@ -236,7 +237,7 @@ def test_parallel_llm_workers_share_one_endpoint(tmp_path: Path, scripted_llm: A
     monkeypatch.delenv(ENV_BASE_URL, raising=False)
     env = {ENV_BASE_URL: scripted_llm.base_url, ENV_MODEL: "scripted-model"}
     monkeypatch.setattr(runner, "_shared_llm_environment", lambda jobs, workers: env)
-    scripted_llm.push_text(*['{"nonsense": true}'] * 120)
+    scripted_llm.push_text(*['{"reasoning": "r", "action": "SAMPLE", "value": "0.5"}'] * 120)  # a usable action
     results = run_lab_jobs(make_jobs([HIDDEN], [0, 1], ["llm"], SMALL_A), tmp_path, workers=2, plots=False,
                            retries=0)
     assert [r.status for r in results] == ["ok", "ok"], [r.error for r in results]

@@ -5,7 +5,10 @@ Each agent asks the model for a JSON object constrained by a schema that follows
 one: a thought plus one of the offered option numbers). A reply that still does not parse is
 sent to the environment as raw text, which answers with a parse error like any invalid action:
 the model's mistakes become failed steps, never crashes. Only an unreachable or refusing
-endpoint (`LLMUnavailable`, `LLMRequestError`) ends the episode, as an error.
+endpoint (`LLMUnavailable`, `LLMRequestError`) ends the episode, as an error. An episode in
+which not one reply matched the schema never measured the model, so it ends `agent_error`
+(`episode_failure`); one usable reply is enough for a scored episode, so a model cannot drop a
+failing episode from the means by answering garbage once it is going badly.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from discoverylab.world.lm_observation import lm_instructions
 logger = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4  # for trimming prompts to a token budget without a tokenizer for every model
+LOGGED_TEXT_CHARS = 2000  # longest model text kept per field of an episode log (a reply may be megabytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +84,10 @@ class StepNote:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {"step": self.step, "kind": self.kind, "thought": self.thought, "action": self.action,
+        out = {"step": self.step, "kind": self.kind, "thought": self.thought[:LOGGED_TEXT_CHARS], "action": self.action,
                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}  # fmt: skip
         if self.error:
-            out.update(error=self.error, raw=self.raw[:2000])
+            out.update(error=self.error[:LOGGED_TEXT_CHARS], raw=self.raw[:LOGGED_TEXT_CHARS])
         out.update(self.extra)
         return out
 
@@ -195,7 +199,7 @@ class LLMAgentBase:
             data = result.data
         except LLMBadOutput as exc:
             self.invalid_replies += 1
-            note.error, note.raw = str(exc)[:500], exc.text
+            note.error, note.raw = str(exc)[:500], exc.text[:LOGGED_TEXT_CHARS]
         finally:
             after = client.usage
             prompt, completion = after.prompt_tokens - before.prompt_tokens, after.completion_tokens - before.completion_tokens
@@ -224,6 +228,18 @@ class LLMAgentBase:
         return cost_usd(self.prompt_tokens, self.completion_tokens, self.price())
 
     # ---- what goes into the record -----------------------------------------------------
+    def episode_failure(self) -> tuple[str, str] | None:
+        """("agent_error", why) when the model answered but not one reply could be acted on."""
+        if self.requests and self.invalid_replies >= self.requests:
+            return "agent_error", (
+                f"none of the model's {self.requests} replies matched the action schema, so the agent never "
+                f"acted on the model's choice (last problem: {self._last_problem()})")
+        return None
+
+    def _last_problem(self) -> str:
+        errors = [n.error for n in self.notes if n.error]
+        return errors[-1][:300] if errors else "unknown"
+
     @property
     def last_note(self) -> dict[str, Any] | None:
         return self.notes[-1].as_dict() if self.notes else None
@@ -237,7 +253,7 @@ class LLMAgentBase:
         cost = self.cost_usd()
         return {
             **self.settings.describe(),
-            "model": self.settings.model or (self._client.model if self._client is not None else None),
+            "model": self.settings.model or (self._client.known_model if self._client is not None else None),
             "requests": self.requests,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,

@@ -105,6 +105,11 @@ def run_episode(
         if keep_log:
             log.append({"type": "error", "status": status, "error": error,
                         "traceback": traceback.format_exc(limit=8)})
+    failure = getattr(agent, "episode_failure", None)  # LLM agents: no reply could be acted on
+    if status == "ok" and callable(failure) and (found := failure()) is not None:
+        status, error = found
+        if keep_log:
+            log.append({"type": "error", "status": status, "error": error})
     card = env.scorecard(reveal=True)  # the full card (gold included), even if the loop stopped early
     conclude = getattr(agent, "conclude", None)  # the oracle: its knowledge report, once the episode ended
     report = conclude(obs) if callable(conclude) and status == "ok" else None

@@ -8,6 +8,8 @@ killing it can never leave a shared queue locked, which is what made a second Ct
 
 Local workers die with their parent: Linux's `PR_SET_PDEATHSIG` kills them when the parent
 goes (even by SIGKILL), and a watchdog thread that checks the parent pid covers the other cases.
+They ignore SIGINT and SIGTERM: those reach a whole process group, and stopping is the parent's
+decision (it kills its workers with SIGKILL).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
 from typing import Any, Protocol
 
+from discoverylab.bench.rundir import describe_io_error, is_disk_error
+
 PR_SET_PDEATHSIG = 1
 WATCHDOG_PERIOD_S = 0.5
 
@@ -38,6 +42,7 @@ class Finished:
     job_id: int
     value: Any = None
     failure: str | None = None
+    io_error: str | None = None  # the worker could not write (a full disk): the run must stop
 
 
 class Pool(Protocol):
@@ -74,8 +79,11 @@ def _worker_main(conn: Connection, run_one: Callable[[Any], Any], parent_pid: in
                  initializer: Callable[..., None] | None, initargs: Sequence[Any],
                  close_fds: Sequence[int]) -> None:
     die_with_parent(parent_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the parent decides
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Ctrl-C, and the SIGTERM that Slurm, systemd and `kill -TERM -PGID` send, reach the whole group.
+    # A worker that died of it would be reported as a failed episode before the runner's handler ran
+    # (issue 23.4), so workers ignore both: the runner decides, and kills them itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for fd in close_fds:  # e.g. the run lock inherited through fork: only the parent may hold it
         try:
             os.close(fd)
@@ -94,7 +102,10 @@ def _worker_main(conn: Connection, run_one: Callable[[Any], Any], parent_pid: in
         try:
             reply = Finished(job_id, value=run_one(job))
         except BaseException as exc:  # noqa: BLE001 - report, never die silently
-            reply = Finished(job_id, failure=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")
+            if isinstance(exc, OSError) and is_disk_error(exc):
+                reply = Finished(job_id, io_error=describe_io_error(exc))
+            else:
+                reply = Finished(job_id, failure=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")
         try:
             conn.send(reply)
         except (BrokenPipeError, OSError):

@@ -60,12 +60,18 @@ def write_jsonl(path: str | Path, records: Iterable[BaseModel | Mapping[str, Any
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # per process: two writers never share one
-    with tmp.open("w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(dumps(record) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            for record in records:
+                fh.write(dumps(record) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)  # a full disk must not leave a partial temp file behind
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)  # a failed write names no file; the message should
+        raise
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:

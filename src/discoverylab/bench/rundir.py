@@ -7,14 +7,21 @@
 A corrupted results.jsonl (a line that is not a JSON object, invalid UTF-8, an `ok` record
 missing fields) never stops a resume: bad lines are skipped and reported, their episodes redone.
 When an episode appears several times (a failure, then a redo), its last line counts.
+
+Writers make files atomically through temp files (`*.<pid>.tmp`, `*.json.tmp`); a kill or a full
+disk can leave one behind, so the lock's holder removes them when it takes the lock and when it
+lets it go (no other runner can be writing then). `describe_io_error` turns a failed write
+(ENOSPC, EDQUOT, EFBIG, EIO, EROFS, ...) into the one-line message the CLI prints.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import json
 import os
+import re
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +38,8 @@ fcntl: Any = importlib.import_module("fcntl") if importlib.util.find_spec("fcntl
 RESULTS = "results.jsonl"
 RUN_FILE = "run.json"
 LOCK_FILE = ".lock"
+# Temp files of our atomic writers (records.write_jsonl, labs' write_json, run.json) and check_out's probe.
+TEMP_NAME = re.compile(r"(\.json(l)?(\.\d+)?\.tmp|^\.write-test-\d+)$")
 
 
 class RunDirError(ValueError):
@@ -43,6 +52,36 @@ class RunLocked(RuntimeError):
 
 class RunConfigMismatch(ValueError):
     """The run directory holds a run made with another config."""
+
+
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
+
+
+def is_disk_error(exc: BaseException) -> bool:
+    """A write failed because of the disk (full, over quota, read-only, broken), not the episode."""
+    return isinstance(exc, OSError) and exc.errno in DISK_ERRNOS
+
+
+def describe_io_error(exc: OSError, path: Path | str | None = None) -> str:
+    """One line for a failed write: which file, what happened, the errno's name (ENOSPC, ...)."""
+    where = exc.filename or path or "the run directory"
+    name = errno.errorcode.get(exc.errno or 0, "")
+    reason = exc.strerror or str(exc)
+    return f"cannot write {where}: {reason}" + (f" ({name})" if name else "")
+
+
+def clean_temp_files(out: Path) -> int:
+    """Remove temp files our writers left in `out` (after a kill or a full disk); returns how many."""
+    removed = 0
+    for root, _dirs, files in os.walk(out):
+        for name in files:
+            if TEMP_NAME.search(name):
+                try:
+                    os.unlink(os.path.join(root, name))
+                    removed += 1
+                except OSError:
+                    pass  # gone already, or a read-only disk: harmless leftovers
+    return removed
 
 
 def check_out(out: Path) -> Path:
@@ -72,7 +111,9 @@ def check_out(out: Path) -> Path:
 
 
 class RunLock:
-    """An exclusive `flock` on `out/.lock`; released when the holder exits, even by SIGKILL."""
+    """An exclusive `flock` on `out/.lock`; released when the holder exits, even by SIGKILL.
+
+    The holder removes leftover temp files when it takes the lock and when it releases it."""
 
     def __init__(self, out: Path) -> None:
         self.path = out / LOCK_FILE
@@ -89,13 +130,18 @@ class RunLock:
             raise RunLocked(
                 f"another runner (pid {holder}) is using {self.path.parent}; wait for it to finish, "
                 f"stop it, or use another --out") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
         self.fd = fd
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass  # a full disk: the pid is only for the message of a second runner
+        clean_temp_files(self.path.parent)
         return self
 
     def release(self) -> None:
         if self.fd is not None:
+            clean_temp_files(self.path.parent)  # our workers are gone by now
             os.close(self.fd)  # closing drops the flock; the file stays (harmless, reused)
             self.fd = None
 
@@ -184,5 +230,9 @@ def check_config(out: Path, runner: str, config: Mapping[str, Any], *, has_recor
         raise RunConfigMismatch(
             f"{out} holds results but no {RUN_FILE} saying how they were made; use another --out")
     tmp = path.with_name(f"{RUN_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(wanted, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps(wanted, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise RunDirError(f"{describe_io_error(exc, path)}; nothing ran") from exc

@@ -20,7 +20,7 @@ from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench import records
 from discoverylab.bench.episode import EpisodeRecord, run_episode
 from discoverylab.bench.pool import LocalPool, Pool, RayPool
-from discoverylab.bench.rundir import RunLock, Scan, check_config, check_out, scan_results
+from discoverylab.bench.rundir import RunLock, Scan, check_config, check_out, is_disk_error, scan_results
 from discoverylab.bench.runs import BREAKER_DEFAULT, Outcome, execute
 from discoverylab.bench.schema import classify, config_hash
 from discoverylab.scenarios.registry import all_tasks
@@ -131,6 +131,8 @@ def _run_job(job: Job, out: str | None, config: dict[str, Any] | None = None) ->
             records.write_jsonl(Path(out) / "logs" / job.log_name, log)
         return record
     except Exception as exc:  # noqa: BLE001 - one bad episode must not stop a benchmark
+        if is_disk_error(exc):
+            raise  # a full disk stops the run (pool.py reports it), it is no episode's failure
         return _failed(config or {}, job, classify(exc),
                        f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")  # fmt: skip
 

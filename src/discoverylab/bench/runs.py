@@ -8,9 +8,12 @@ loses at most the episodes in flight. Jobs are pulled lazily from any iterable, 
 Episodes run in worker processes (or Ray tasks, see `pool.py`), never in the parent, so the
 parent can always stop them: at an episode's deadline (status `timeout`), on the first Ctrl-C
 or SIGTERM (finished episodes stay recorded, the ones in flight are dropped and redone on
-resume), and at once on a second Ctrl-C. After `breaker` episodes in a row end in
+resume; a failure that arrives after the signal is one of its casualties, so it is dropped
+too, never recorded), and at once on a second Ctrl-C. After `breaker` episodes in a row end in
 `llm_error` (a dead server), no further episode starts: `Outcome.breaker_message` says why, and
-the episodes not run are not recorded (a resume runs them).
+the episodes not run are not recorded (a resume runs them). A write that fails (a full disk,
+in the runner or in a worker) stops the run the same way: `Outcome.io_error` says which file
+and why, finished episodes stay recorded and the ones in flight are redone on resume.
 `run_one` must be picklable (a module-level function or a `functools.partial` of one).
 """
 
@@ -29,7 +32,8 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from discoverylab.bench import records
-from discoverylab.bench.pool import LocalPool, Pool
+from discoverylab.bench.pool import Finished, LocalPool, Pool
+from discoverylab.bench.rundir import describe_io_error
 
 J = TypeVar("J")
 R = TypeVar("R", bound=BaseModel)
@@ -46,6 +50,7 @@ class Outcome(Generic[R]):
     interrupted: str | None = None  # "SIGINT" or "SIGTERM" when a signal stopped the run
     dropped: int = 0  # episodes in flight when the run was stopped (not recorded)
     breaker_message: str | None = None  # set when the circuit breaker stopped the run
+    io_error: str | None = None  # set when a write failed (a full disk): the run stopped there
 
 
 class _Stop:
@@ -106,12 +111,17 @@ def execute(
 
     def record(job_key_: Hashable, rec: R) -> None:
         nonlocal llm_failures, last_llm_error
+        if results_path is not None:
+            try:
+                records.append_jsonl(results_path, rec)
+            except OSError as exc:  # a full disk: stop, say so in one line; resume redoes this episode
+                outcome.io_error = describe_io_error(exc, results_path)
+                outcome.dropped += 1
+                return
         latest[job_key_] = rec
         status = getattr(rec, "status", "ok")
         if status == "ok":
             finished[job_key_] = rec
-        if results_path is not None:
-            records.append_jsonl(results_path, rec)
         if status == "llm_error":
             llm_failures += 1
             last_llm_error = str(getattr(rec, "error", "") or "")[:300]
@@ -126,9 +136,9 @@ def execute(
     with _Stop(kill_all) as stop:
         try:
             while True:
-                if stop.signal is not None:
+                if stop.signal is not None or outcome.io_error is not None:
                     break
-                while not exhausted and work.capacity() > 0 and stop.signal is None:
+                while not exhausted and work.capacity() > 0 and stop.signal is None and outcome.io_error is None:
                     if breaker and llm_failures >= breaker:
                         outcome.breaker_message = (
                             f"the LLM endpoint failed {llm_failures} episodes in a row (last: {last_llm_error}); "
@@ -154,6 +164,10 @@ def execute(
                 if exhausted and not running:
                     break
                 for done in work.poll(POLL_S):
+                    if done.io_error is not None and outcome.io_error is None:
+                        outcome.io_error = done.io_error  # its episode stays in `running`: dropped, redone
+                    if outcome.io_error is not None or (stop.signal is not None and not _is_ok(done)):
+                        continue  # a casualty of the stop itself, not the episode's result: dropped, redone
                     entry = running.pop(done.job_id, None)
                     if entry is None:
                         continue
@@ -162,7 +176,7 @@ def execute(
                         record(key, fail(job, "error", done.failure))
                     else:
                         record(key, done.value)
-                if episode_timeout is not None:
+                if episode_timeout is not None and stop.signal is None and outcome.io_error is None:
                     now = time.monotonic()
                     for job_id, (job, key, started) in list(running.items()):
                         if now - started > episode_timeout:
@@ -171,9 +185,13 @@ def execute(
                             record(key, fail(job, "timeout", f"the episode passed its deadline of "
                                                              f"{episode_timeout:g} s (--episode-timeout) and was stopped"))
         finally:
-            outcome.dropped = len(running)
+            outcome.dropped += len(running)
             work.shutdown(kill=stop.signal is not None or bool(running))
     outcome.interrupted = stop.signal
     outcome.results = [latest[key] for key in order if key in latest]
     return outcome
+
+
+def _is_ok(done: Finished) -> bool:
+    return done.failure is None and getattr(done.value, "status", "ok") == "ok"
 

@@ -28,7 +28,14 @@ from rich.table import Table
 
 from discoverylab.bench.episode import EpisodeRecord
 from discoverylab.bench.presets import PRESETS, resolve
-from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan, check_out
+from discoverylab.bench.rundir import (
+    RunConfigMismatch,
+    RunDirError,
+    RunLocked,
+    Scan,
+    check_out,
+    describe_io_error,
+)
 from discoverylab.bench.runner import (
     BACKENDS,
     SUITES,
@@ -74,6 +81,7 @@ from discoverylab.ui import cli as ui_cli
 app = typer.Typer(help="discoverylab: scientific-discovery environments for AI agents.", no_args_is_help=True)
 
 EXIT_FAILED, EXIT_SIGINT, EXIT_SIGTERM = 1, 130, 143
+EXIT_IO = 74  # sysexits' EX_IOERR: a write failed (a full disk); finished episodes are recorded
 
 
 @app.command()
@@ -211,6 +219,9 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     except KeyboardInterrupt:
         err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {_resume_hint(out)}", soft_wrap=True)
         raise typer.Exit(EXIT_SIGINT) from None
+    except OSError as exc:  # e.g. the disk filled while the run directory was being read or locked
+        err.print(f"[red]Stopped:[/red] {escape(describe_io_error(exc))}; free space, then {_resume_hint(out)}", soft_wrap=True)
+        raise typer.Exit(EXIT_IO) from None
     results = outcome.results
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=None))
@@ -227,6 +238,10 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
         if rec.status != "ok":
             first = (rec.error or "").strip().splitlines()[:1]
             err.print(f"[red]{rec.status}[/red] {rec.task} {rec.difficulty} seed {rec.seed}: {escape(first[0] if first else '')}")
+    if outcome.io_error:
+        err.print(f"[red]Stopped:[/red] {escape(outcome.io_error)}; {len(results)} of {total} episodes recorded, "
+                  f"{outcome.dropped} dropped; free space, then {_resume_hint(out)}", soft_wrap=True)  # fmt: skip
+        raise typer.Exit(EXIT_IO)
     if outcome.interrupted:
         err.print(f"[yellow]Interrupted by {outcome.interrupted}[/yellow]: {len(results)} of {total} episodes done, "
                   f"{outcome.dropped} in flight dropped; {_resume_hint(out)}", soft_wrap=True)  # fmt: skip

@@ -289,7 +289,7 @@ def run(
         _fail("nothing to run: give at least one agent")
     progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, disable=as_json and not err.is_terminal)
-    from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan
+    from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan, describe_io_error
     from discoverylab.bench.schema import status_line
     from discoverylab.llm.client import ENV_REQUEST_TIMEOUT
 
@@ -312,6 +312,9 @@ def run(
     except KeyboardInterrupt:
         err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {escape(hint)}", soft_wrap=True)
         raise typer.Exit(130) from None
+    except OSError as exc:  # e.g. the disk filled while the run directory was being read or locked
+        err.print(f"[red]Stopped:[/red] {escape(describe_io_error(exc))}; free space, then {escape(hint)}", soft_wrap=True)
+        raise typer.Exit(74) from None
     results = outcome.results
     failed = any(r.status != "ok" for r in results)
     if as_json:
@@ -322,6 +325,10 @@ def run(
     if outcome.breaker_message:
         not_run = len(jobs) - len(results) - outcome.dropped
         err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)} ({not_run} not run)", soft_wrap=True)
+    if outcome.io_error:  # a full disk: exit 74 (EX_IOERR), like `discoverylab bench`
+        err.print(f"[red]Stopped:[/red] {escape(outcome.io_error)}; {len(results)} of {len(jobs)} episodes recorded, "
+                  f"{outcome.dropped} dropped; free space, then {escape(hint)}", soft_wrap=True)
+        raise typer.Exit(74)
     if outcome.interrupted:
         err.print(f"[yellow]Interrupted by {outcome.interrupted}[/yellow]: {len(results)} of {len(jobs)} episodes done, "
                   f"{outcome.dropped} in flight dropped; {escape(hint)}", soft_wrap=True)

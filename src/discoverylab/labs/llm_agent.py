@@ -7,9 +7,11 @@ message text the protocol parses. Constrained decoding makes even a 135M model p
 actions, so the loop, parsing, transcripts and grading can be tested offline; a strong hosted model
 uses the same path. Protocols without a registered format get a generic one (free `message` text).
 
-The agent never crashes an episode because of the model: an unusable reply is sent as-is (or as
-an empty message) and the protocol answers with its error text, as it would for any agent.
-Only a missing or failing endpoint (`LLMUnavailable`, `LLMRequestError`) stops the run.
+The agent never crashes an episode because of the model: an unusable reply is sent as-is (cut to
+`LOGGED_TEXT_CHARS`, or as an empty message) and the protocol answers with its error text, as it
+would for any agent. Only a missing or failing endpoint (`LLMUnavailable`, `LLMRequestError`)
+stops the run. An episode in which not one reply could be acted on ends `agent_error`
+(`episode_failure`): it never measured the model, so it must not read as a score of 0.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ HYPOTHESIS_UPDATE_PROMPT = (
     "tests what is still uncertain."
 )
 """The per-round hypothesis update (after the paper's protocol): the model revises its hypothesis each turn."""
+LOGGED_TEXT_CHARS = 4000  # longest raw model text kept per turn (transcripts), or sent on when unusable
 
 
 @dataclass(slots=True)
@@ -65,10 +68,10 @@ class AgentTurn:
 
     def as_record(self) -> dict[str, Any]:
         return {
-            "turn": self.turn, "format": self.format, "message": self.message, "data": self.data,
-            "raw_text": self.raw_text, "prompt_tokens": self.prompt_tokens,
+            "turn": self.turn, "format": self.format, "message": self.message[:LOGGED_TEXT_CHARS],
+            "data": self.data, "raw_text": self.raw_text[:LOGGED_TEXT_CHARS], "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens, "latency_s": round(self.latency_s, 4),
-            "rejected": self.rejected, "error": self.error,
+            "rejected": self.rejected, "error": self.error[:LOGGED_TEXT_CHARS],
         }
 
 
@@ -150,14 +153,14 @@ class LLMLabAgent:
         try:
             result = self._ask(self._messages(message, action_format), action_format, record.turn)
         except LLMBadOutput as exc:
-            record.error = str(exc)
-            record.raw_text = exc.text
+            record.error = str(exc)[:LOGGED_TEXT_CHARS]
+            record.raw_text = exc.text[:LOGGED_TEXT_CHARS]
             record.rejected = self.bad_output_retries + 1
-            record.message = exc.text.strip()  # let the protocol explain what is wrong with it
+            record.message = exc.text.strip()[:LOGGED_TEXT_CHARS]  # let the protocol explain what is wrong
             logger.info("turn %d: no valid %s action (%s)", record.turn, action_format.name, exc)
         else:
             record.data = result.data
-            record.raw_text = result.completion.text
+            record.raw_text = result.completion.text[:LOGGED_TEXT_CHARS]
             record.prompt_tokens = result.completion.prompt_tokens
             record.completion_tokens = result.completion.completion_tokens
             record.latency_s = result.completion.latency_s
@@ -166,10 +169,21 @@ class LLMLabAgent:
                 record.message = action_format.render(result.data)
             except (KeyError, TypeError, ValueError, IndexError) as exc:
                 record.error = f"could not render the action: {exc}"
-                record.message = result.completion.text
+                record.message = result.completion.text[:LOGGED_TEXT_CHARS]
         self.turns.append(record)
         self._exchanges.append((message, record.message))
         return record.message
+
+    def episode_failure(self) -> tuple[str, str] | None:
+        """("agent_error", why) when the model answered every turn but no reply could be acted on.
+
+        One usable turn makes the episode count: a model cannot drop a failing episode from the
+        means by answering garbage once it is going badly."""
+        if not self.turns or any(turn.data is not None and not turn.error for turn in self.turns):
+            return None
+        return "agent_error", (
+            f"none of the model's {len(self.turns)} replies matched the action format, so the lab never got "
+            f"an action chosen by the model (last problem: {self.turns[-1].error[:300]})")
 
     def turn_records(self) -> list[dict[str, Any]]:
         """JSON-ready records of every turn of the current episode."""

@@ -117,9 +117,15 @@ def write_json(path: Path, payload: dict[str, Any]) -> None:
     """Write one JSON document atomically (temp file + rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str, ensure_ascii=False) + "\n",
-                   encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str, ensure_ascii=False) + "\n",
+                       encoding="utf-8")
+        tmp.replace(path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)  # a full disk must not leave a partial temp file behind
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)  # a failed write names no file; the message should
+        raise
 
 
 def _protocol_config(job: LabJob, out: Path | None) -> dict[str, Any]:
@@ -132,7 +138,8 @@ def _protocol_config(job: LabJob, out: Path | None) -> dict[str, Any]:
 
 def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int = 2,
                     retry_delay: float = 1.0, plots: bool = True) -> LabRecord:
-    """Run one job (worker body). Never raises: a failure becomes a record with status "error"."""
+    """Run one job (worker body). Never raises: a failure becomes a record with its status
+    (`error`, `llm_error`, or `agent_error` when the agent could act on none of the model's replies)."""
     out_dir = Path(out) if out is not None else None
     started = time.perf_counter()
     base: dict[str, Any] = {"lab": job.lab, "protocol": job.protocol, "seed": job.seed, "agent": job.agent,
@@ -163,6 +170,14 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
             end: dict[str, Any] = {"status": record.status, "error": record.error,
                                    "traceback": traceback.format_exc(limit=8)}
             _write_outputs(job, out_dir, protocol, agent, trace, record, end, None, plots=False)
+            return record
+        failure = getattr(agent, "episode_failure", None)  # the LLM agent: no reply could be acted on
+        found = failure() if callable(failure) else None
+        if found is not None:
+            record = LabRecord(**base, status=found[0], error=found[1], attempts=attempt, turns=protocol.turn,
+                               usage=usage_of(agent, before), seconds=round(time.perf_counter() - started, 3))
+            _write_outputs(job, out_dir, protocol, agent, trace, record, {"status": record.status, "error": record.error},
+                           None, plots=False)  # fmt: skip
             return record
         record = LabRecord(**base, score=score.score, parts=score.parts, labels=score.labels,
                            turns=protocol.turn, attempts=attempt, usage=usage_of(agent, before),

@@ -20,9 +20,15 @@ from typing import Any, Literal
 import numpy as np
 import openai
 
-from discoverylab.llm.deadline import DeadlineTransport, make_http_client
+from discoverylab.llm.deadline import DEFAULT_MAX_REPLY_BYTES, DeadlineTransport, make_http_client
 from discoverylab.llm.errors import LLMBadOutput, LLMDeadlineExceeded, LLMError, LLMUnavailable
-from discoverylab.llm.retry import MalformedResponse, backoff_delay, classify_failure, failure_summary
+from discoverylab.llm.retry import (
+    MalformedResponse,
+    backoff_delay,
+    classify_failure,
+    deadline_error,
+    failure_summary,
+)
 from discoverylab.llm.schema import check_reply, with_schema_instructions
 
 logger = logging.getLogger(__name__)
@@ -34,6 +40,7 @@ ENV_BASE_URL = "DISCOVERYLAB_LLM_BASE_URL"
 ENV_MODEL = "DISCOVERYLAB_LLM_MODEL"
 ENV_API_KEY = "DISCOVERYLAB_LLM_API_KEY"
 ENV_REQUEST_TIMEOUT = "DISCOVERYLAB_LLM_REQUEST_TIMEOUT"
+ENV_MAX_REPLY_BYTES = "DISCOVERYLAB_LLM_MAX_REPLY_BYTES"
 DEFAULT_REQUEST_TIMEOUT = 300.0
 # Local servers (llama.cpp, vLLM, ...) accept any key, but the openai package insists on one.
 PLACEHOLDER_API_KEY = "not-needed"
@@ -94,8 +101,12 @@ class LLMClient:
         api_key: defaults to `$DISCOVERYLAB_LLM_API_KEY`, then `$OPENAI_API_KEY`; a placeholder is
             used for an explicit base URL without a key (local servers ignore it).
         timeout: seconds for one HTTP attempt (each socket operation within it).
-        request_timeout: total seconds for one `complete` call, every attempt, wait and byte of
-            the reply included; defaults to `$DISCOVERYLAB_LLM_REQUEST_TIMEOUT`, else 300 s.
+        request_timeout: total seconds for one `complete` call: the model lookup (when no model
+            is named), every attempt's connect, headers and body, and every backoff wait;
+            defaults to `$DISCOVERYLAB_LLM_REQUEST_TIMEOUT`, else 300 s. Held by the clock
+            (see `deadline.py`), not by per-socket timeouts.
+        max_reply_bytes: largest reply body accepted (a larger one is a failed attempt,
+            `LLMBadResponse`); defaults to `$DISCOVERYLAB_LLM_MAX_REPLY_BYTES`, else 8 MiB.
         max_retries: extra attempts after connection errors, timeouts, 408/409/429, 5xx and
             replies that are not chat completions.
         backoff_base, backoff_max: exponential backoff in seconds (base * 2**k, capped), with
@@ -124,6 +135,7 @@ class LLMClient:
         max_tokens: int = 512,
         json_mode: JsonMode = "json_schema",
         sleep: Callable[[float], None] = time.sleep,
+        max_reply_bytes: int | None = None,
     ) -> None:
         self.base_url = base_url or os.environ.get(ENV_BASE_URL) or os.environ.get("OPENAI_BASE_URL") or None
         key = api_key or os.environ.get(ENV_API_KEY) or os.environ.get("OPENAI_API_KEY")
@@ -137,8 +149,11 @@ class LLMClient:
             key = PLACEHOLDER_API_KEY
         if request_timeout is None:
             request_timeout = _env_seconds(ENV_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT)
-        if max_retries < 0 or timeout <= 0 or backoff_base < 0 or request_timeout <= 0:
-            raise ValueError("max_retries must be >= 0, timeout and request_timeout > 0 and backoff_base >= 0")
+        if max_reply_bytes is None:
+            max_reply_bytes = int(_env_seconds(ENV_MAX_REPLY_BYTES, DEFAULT_MAX_REPLY_BYTES, unit="bytes"))
+        if max_retries < 0 or timeout <= 0 or backoff_base < 0 or request_timeout <= 0 or max_reply_bytes <= 0:
+            raise ValueError("max_retries must be >= 0, timeout, request_timeout and max_reply_bytes > 0 "
+                             "and backoff_base >= 0")
         self.request_timeout = request_timeout
         self._model = model or os.environ.get(ENV_MODEL) or None
         self.timeout = timeout
@@ -152,7 +167,7 @@ class LLMClient:
         self._rng = np.random.default_rng(np.random.SeedSequence(seed))
         self._lock = threading.Lock()
         self._usage = Usage()
-        self._transport = DeadlineTransport()
+        self._transport = DeadlineTransport(max_reply_bytes)
         # Retries are ours (jittered, typed, counted), so the openai package must not retry too.
         self._openai = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0,
                                      http_client=make_http_client(self._transport, timeout))
@@ -161,19 +176,38 @@ class LLMClient:
 
     @property
     def model(self) -> str:
-        """The model name sent with each request (resolved from the endpoint on first use)."""
-        if self._model is None:
-            try:
-                models = self._openai.models.list().data
-            except openai.OpenAIError as exc:
-                raise LLMUnavailable(
-                    f"could not list models at {self.base_url} to pick one ({exc}); "
-                    f"pass model= or set {ENV_MODEL}"
-                ) from exc
-            if not models:
-                raise LLMError(f"the endpoint {self.base_url} lists no models; pass model= or set {ENV_MODEL}")
-            self._model = models[0].id
+        """The model name sent with each request (resolved from the endpoint on first use,
+        within one `request_timeout`)."""
+        return self._resolve_model(time.monotonic() + self.request_timeout, time.monotonic())
+
+    @property
+    def known_model(self) -> str | None:
+        """The model name if already known; never asks the endpoint (for summaries after a failure)."""
         return self._model
+
+    def _resolve_model(self, deadline: float, started: float) -> str:
+        """The model, asking the endpoint's `/models` list within `deadline` if none was named."""
+        if self._model is not None:
+            return self._model
+        self._transport.set_deadline(deadline)
+        try:
+            models = self._openai.models.list(timeout=max(0.001, min(self.timeout, deadline - time.monotonic()))).data
+        except openai.OpenAIError as exc:
+            if time.monotonic() >= deadline:
+                raise self._deadline_error(started, 0, exc) from exc
+            raise LLMUnavailable(
+                f"could not list models at {self.base_url} to pick one ({failure_summary(exc)}); "
+                f"pass model= or set {ENV_MODEL}"
+            ) from exc
+        finally:
+            self._transport.set_deadline(None)
+        if not models:
+            raise LLMError(f"the endpoint {self.base_url} lists no models; pass model= or set {ENV_MODEL}")
+        self._model = str(models[0].id)
+        return self._model
+
+    def _deadline_error(self, started: float, attempts: int, exc: BaseException) -> LLMDeadlineExceeded:
+        return deadline_error(self.base_url, self.request_timeout, time.monotonic() - started, attempts, exc)
 
     @property
     def usage(self) -> Usage:
@@ -203,38 +237,43 @@ class LLMClient:
             LLMBadResponse: the endpoint kept answering with bodies that are not chat completions.
             LLMDeadlineExceeded: no usable reply within `request_timeout` (a kind of LLMUnavailable).
         """
+        started = time.monotonic()
+        deadline = started + self.request_timeout
         request: dict[str, Any] = {
-            "model": self.model,
+            "model": self._resolve_model(deadline, started),
             "messages": [dict(m) for m in messages],
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
         request.update(opts)
-        deadline = time.monotonic() + self.request_timeout
         attempt = 0
         while True:
             attempt += 1
             start = time.perf_counter()
-            remaining = deadline - time.monotonic()
+            remaining = max(0.001, deadline - time.monotonic())
             self._transport.set_deadline(deadline)
             try:
                 response = self._openai.chat.completions.create(**request, timeout=min(self.timeout, remaining))
                 completion = self._to_completion(response, time.perf_counter() - start, attempt)
             except Exception as exc:  # classified below; anything not ours is re-raised
                 self._count(attempts=1)
-                retry_after = classify_failure(exc, attempt, self.max_retries, self.base_url)
+                try:
+                    retry_after = classify_failure(exc, attempt, self.max_retries, self.base_url)
+                except LLMUnavailable:
+                    if time.monotonic() >= deadline:  # out of time, whatever the last failure was
+                        raise self._deadline_error(started, attempt, exc) from exc
+                    raise
                 delay = backoff_delay(attempt, retry_after, self.backoff_base, self.backoff_max, self._jitter)
                 if time.monotonic() + delay >= deadline:
-                    raise LLMDeadlineExceeded(
-                        f"no reply from the LLM endpoint {self.base_url or 'api.openai.com'} within the request "
-                        f"deadline of {self.request_timeout:g} s ({attempt} attempts; last: {failure_summary(exc)})"
-                    ) from exc
+                    raise self._deadline_error(started, attempt, exc) from exc
                 logger.warning(
                     "LLM request attempt %d failed (%s); retrying in %.2f s", attempt, failure_summary(exc), delay
                 )
                 self._count(retries=1)
                 self._sleep(delay)
                 continue
+            finally:
+                self._transport.set_deadline(None)
             self._count(
                 attempts=1,
                 requests=1,
@@ -355,14 +394,14 @@ class LLMClient:
             )
 
 
-def _env_seconds(name: str, default: float) -> float:
+def _env_seconds(name: str, default: float, unit: str = "seconds") -> float:
     text = os.environ.get(name, "").strip()
     if not text:
         return default
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"${name} must be a number of seconds, got {text!r}") from None
+        raise ValueError(f"${name} must be a number of {unit}, got {text!r}") from None
     if value <= 0:
         raise ValueError(f"${name} must be > 0, got {text!r}")
     return value

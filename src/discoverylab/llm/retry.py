@@ -15,7 +15,14 @@ from collections.abc import Callable
 
 import openai
 
-from discoverylab.llm.errors import LLMBadResponse, LLMError, LLMRequestError, LLMUnavailable
+from discoverylab.llm.deadline import ReplyTooLarge
+from discoverylab.llm.errors import (
+    LLMBadResponse,
+    LLMDeadlineExceeded,
+    LLMError,
+    LLMRequestError,
+    LLMUnavailable,
+)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
@@ -39,7 +46,7 @@ def classify_failure(exc: Exception, attempt: int, max_retries: int, base_url: s
         retry_after = _retry_after(exc.response.headers.get("retry-after"))
         kind: type[LLMError] = LLMUnavailable
     elif isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        kind = LLMUnavailable
+        kind = LLMBadResponse if isinstance(exc.__cause__, ReplyTooLarge) else LLMUnavailable
     elif isinstance(exc, MalformedResponse | openai.APIResponseValidationError | json.JSONDecodeError):
         kind = LLMBadResponse
     else:
@@ -62,8 +69,22 @@ def backoff_delay(
     return delay
 
 
+def deadline_error(base_url: str | None, request_timeout: float, elapsed: float, attempts: int,
+                   exc: BaseException) -> LLMDeadlineExceeded:
+    """The error of a call that ran out of time, saying how long it really took (never less)."""
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}" if attempts else "while looking up the model"
+    return LLMDeadlineExceeded(
+        f"no reply from the LLM endpoint {base_url or 'api.openai.com'} within the request deadline of "
+        f"{request_timeout:g} s (--request-timeout; gave up after {elapsed:.1f} s, {tries}; "
+        f"last: {failure_summary(exc)})"
+    )
+
+
 def failure_summary(exc: BaseException) -> str:
-    """The exception's type and first 300 characters on one line, for messages and logs."""
+    """The exception's type and first 300 characters on one line, for messages and logs (a
+    connection error says which: the reply was too large, the deadline passed, ...)."""
+    if isinstance(exc, openai.APIConnectionError) and exc.__cause__ is not None:
+        exc = exc.__cause__
     text = str(exc).strip().replace("\n", " ")
     name = type(exc).__name__
     return f"{name}: {text[:300]}" if text else name
