@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from typer.testing import CliRunner
 
 from discoverylab.bench import records
@@ -48,6 +50,24 @@ def test_report_averages_per_task_agent_and_difficulty(tmp_path: Path) -> None:
     assert normal.cells["random"].failed == 1 and normal.cells["random"].episodes == 2
     text = to_markdown(rep)
     assert "| 1 | Reactor Lab | easy |" in text and "**Average (Easy)**" in text
+
+
+def test_attack_abstaining_with_garbage_replies_scores_zero_not_missing(tmp_path: Path) -> None:
+    """An agent that answers garbage on the episodes it finds hard (ending them `agent_error`) must
+    not lift its average: those episodes count as 0, unlike a dead server's (`llm_error`)."""
+    _run(tmp_path)
+    lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    picks = [x for x in lines if x["agent"] == "oracle"]
+    honest = load_report(tmp_path).tables[1].rows[0].cells["oracle"]
+    abstained = {**picks[0], "seed": 7, "status": "agent_error", "success": False, "procedure_score": 0.0,
+                 "error": "not one reply matched the action schema"}
+    server_down = {**picks[0], "seed": 8, "status": "llm_error", "success": False, "procedure_score": 0.0}
+    (tmp_path / "results.jsonl").write_text(
+        "\n".join(records.dumps(x) for x in [*lines, abstained, server_down]) + "\n")
+    cell = load_report(tmp_path).tables[1].rows[0].cells["oracle"]
+    assert honest.completion == 1.0 and honest.episodes == 2
+    assert cell.episodes == 3 and cell.failed == 1
+    assert cell.completion == pytest.approx(2 / 3) and cell.procedure == pytest.approx(2 / 3)
 
 
 def test_report_command_terminal_markdown_and_figure(tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 knowledge per task and agent, averages per difficulty) and Table 5 (unit tests: procedure and
 completion), as data, markdown or a matplotlib figure.
 
-Works on finished and partial runs alike: each episode counts once (its last line), only `ok`
-episodes are scored, and failed ones are counted apart so a dead server never reads as 0.
+Works on finished and partial runs alike: each episode counts once (its last line), `ok`
+episodes are scored, `agent_error` ones (the model answered, nothing could be acted on) count as
+0, and the other failures are counted apart so a dead server never reads as 0.
 Knowledge is the mean of the records' `knowledge_score` (set by the knowledge judge during the
 run, or later by `discoverylab judge`, whose `knowledge.jsonl` takes precedence); a dash means no
 episode was judged, or that some episode's knowledge is unjudged (the judge failed): a cell never
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from discoverylab.bench.episode import EpisodeRecord
 from discoverylab.bench.rundir import RESULTS, BadLine, scan_results
+from discoverylab.bench.schema import SCORED_AS_ZERO
 
 DIFFICULTY_ORDER = ("easy", "normal", "challenge")
 SUITE_TITLES = {
@@ -33,7 +35,8 @@ class ReportError(ValueError):
 
 @dataclass(slots=True)
 class Cell:
-    """Means over the ok episodes of one (row, agent); `failed` counts the others."""
+    """Means over the scored episodes of one (row, agent): `ok` ones, and `agent_error` ones as 0;
+    `failed` counts the others (infrastructure failures, redone on resume)."""
 
     procedure: float | None = None
     completion: float | None = None
@@ -74,14 +77,15 @@ def _mean(values: list[float]) -> float | None:
 
 def _cell(records: list[EpisodeRecord]) -> Cell:
     ok = [r for r in records if r.status == "ok"]
+    zeros = [0.0] * sum(r.status in SCORED_AS_ZERO for r in records)  # the model's own failures score 0
     judged = [r.knowledge_score for r in ok if r.knowledge_score is not None]
     unjudged = any(r.knowledge_status == "unjudged" for r in ok)  # a failed judge hides no wrong report
     return Cell(
-        procedure=_mean([r.procedure_score for r in ok]),
-        completion=_mean([1.0 if r.success else 0.0 for r in ok]),
-        knowledge=None if unjudged else _mean(judged),
-        episodes=len(ok),
-        failed=len(records) - len(ok),
+        procedure=_mean([r.procedure_score for r in ok] + zeros),
+        completion=_mean([1.0 if r.success else 0.0 for r in ok] + zeros),
+        knowledge=None if unjudged else _mean(judged + zeros),
+        episodes=len(ok) + len(zeros),
+        failed=len(records) - len(ok) - len(zeros),
     )
 
 

@@ -32,6 +32,10 @@ from pydantic import BaseModel
 Status = Literal["ok", "error", "llm_error", "agent_error", "timeout", "interrupted"]
 STATUSES: tuple[str, ...] = get_args(Status)
 FAILED: frozenset[str] = frozenset(STATUSES) - {"ok"}
+# Failures that measured the model (it answered, nothing it said could be acted on): they count in
+# means as a score of 0, or a model could leave any episode it finds hard out of its average by
+# answering garbage from the start. Infrastructure failures (llm_error, error, timeout) never do.
+SCORED_AS_ZERO: frozenset[str] = frozenset({"agent_error"})
 ENV_PRICE = "DISCOVERYLAB_LLM_PRICE"  # "PROMPT,COMPLETION" in USD per million tokens
 
 
