@@ -76,6 +76,7 @@ from discoverylab.cli.options import (
     stored_config,
 )
 from discoverylab.labs.cli import lab_app
+from discoverylab.server import cli as server_cli
 from discoverylab.ui import cli as ui_cli
 
 app = typer.Typer(help="discoverylab: scientific-discovery environments for AI agents.", no_args_is_help=True)
@@ -365,6 +366,7 @@ def docs(out: Annotated[Path, typer.Option("--out")] = Path("docs/tasks.md")) ->
 app.add_typer(lab_app, name="lab", help="Tiny Labs: small black-box scientific sandboxes.")
 app.command()(ui_cli.serve)
 app.command()(ui_cli.replay)
+app.command("env-serve")(server_cli.env_serve)
 
 
 def main() -> None:

@@ -1,0 +1,291 @@
+"""`discoverylab env-serve`: many clients' episodes in one process, over HTTP and OpenEnv's WebSocket.
+
+HTTP (our client, `discoverylab.server.client`): `POST /sessions` makes a session with its own env,
+`POST /sessions/{id}/reset`, `POST /sessions/{id}/step`, `GET /sessions/{id}/state`,
+`DELETE /sessions/{id}`. A session unused for `ttl_s` seconds expires (a killed client frees its
+slot); at most `max_sessions` live at once (429 beyond); a body over `max_body` bytes gets 413.
+
+OpenEnv: `GET /health`, `GET /schema`, `GET /metadata` and the WebSocket `/ws` speak OpenEnv's
+messages (`{"type": "reset"|"step"|"state"|"close", "data": ...}` answered by `observation`,
+`state` or `error` messages), so `openenv.core.GenericEnvClient(base_url=...)` connects as is:
+one WebSocket = one session, freed when the socket closes.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import Body, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ValidationError
+
+from discoverylab.server.session import EpisodeSession, ResetRequest, SessionError, StepResult
+
+DEFAULT_MAX_SESSIONS = 256
+DEFAULT_TTL_S = 600.0
+DEFAULT_MAX_BODY = 64 * 1024
+
+
+class StepRequest(BaseModel):
+    """One action: DiscoveryWorld's `{"action", "arg1", "arg2"}` / dialog choice (or its JSON text),
+    or a Tiny Labs message (a string, or `{"message": ...}`)."""
+
+    action: dict[str, Any] | str
+
+
+class PoolFull(SessionError):
+    status = 429
+
+
+class NoSession(SessionError):
+    status = 404
+
+
+@dataclass
+class Slot:
+    session: EpisodeSession
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    used: float = field(default_factory=time.monotonic)
+
+
+class SessionPool:
+    """The live sessions: capped, each with its own lock, expired when idle past `ttl_s`."""
+
+    def __init__(self, max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_TTL_S,
+                 key: bytes | None = None) -> None:  # fmt: skip
+        self.max_sessions, self.ttl_s, self.key = max_sessions, ttl_s, key
+        self.slots: dict[str, Slot] = {}
+        self.expired = 0
+        self._lock = threading.Lock()
+
+    def create(self) -> str:
+        self.sweep()
+        with self._lock:
+            if len(self.slots) >= self.max_sessions:
+                raise PoolFull(f"The server holds its maximum of {self.max_sessions} sessions; "
+                               "close one (DELETE /sessions/ID) or wait for idle ones to expire.")
+            sid = secrets.token_urlsafe(16)
+            self.slots[sid] = Slot(EpisodeSession(self.key))
+            return sid
+
+    def run(self, sid: str, work: Callable[[EpisodeSession], Any]) -> Any:
+        with self._lock:
+            slot = self.slots.get(sid)
+        if slot is None:
+            raise NoSession(f"No session {sid[:40]!r}: it was closed, expired after {self.ttl_s:g} s idle, "
+                            "or never existed; POST /sessions makes a new one.")
+        with slot.lock:
+            slot.used = time.monotonic()
+            try:
+                return work(slot.session)
+            finally:
+                slot.used = time.monotonic()
+
+    def close(self, sid: str) -> bool:
+        with self._lock:
+            slot = self.slots.pop(sid, None)
+        if slot is not None:
+            with slot.lock:
+                slot.session.close()
+        return slot is not None
+
+    def sweep(self) -> int:
+        """Close sessions idle past the TTL (a killed client's); returns how many."""
+        now = time.monotonic()
+        with self._lock:
+            stale = [sid for sid, slot in self.slots.items() if now - slot.used > self.ttl_s and not slot.lock.locked()]
+        closed = sum(self.close(sid) for sid in stale)
+        self.expired += closed
+        return closed
+
+
+ASGIApp = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over `limit` bytes gets 413 (declared or streamed)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(send)
+            return
+        seen = 0
+
+        async def counting() -> Any:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, counting, send)
+        except _TooLarge:
+            await self._refuse(send)
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps({"detail": f"Request body over the server's limit of {self.limit} bytes."}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _validation_text(errors: list[Any]) -> str:
+    parts = []
+    for err in errors[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "Bad request body - " + "; ".join(parts)
+
+
+def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_TTL_S,
+               max_body: int = DEFAULT_MAX_BODY, key: bytes | None = None) -> FastAPI:  # fmt: skip
+    """The env server's app (`key`: the evaluator's key for the sealed test split, else $DISCOVERYLAB_EVAL_KEY)."""
+    pool = SessionPool(max_sessions, ttl_s, key)
+    stop = threading.Event()
+
+    def reaper() -> None:
+        while not stop.wait(max(0.05, min(ttl_s / 4, 30.0))):
+            pool.sweep()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> Any:
+        thread = threading.Thread(target=reaper, name="session-reaper", daemon=True)
+        thread.start()
+        yield
+        stop.set()
+
+    app = FastAPI(title="discoverylab env server", lifespan=lifespan)
+    app.state.pool = pool
+    app.add_middleware(BodyLimit, limit=max_body)  # type: ignore[arg-type]
+
+    @app.exception_handler(SessionError)
+    async def session_error(_: Request, exc: SessionError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_body(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _validation_text(list(exc.errors()))}, status_code=422)
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {"status": "healthy", "sessions": len(pool.slots), "max_sessions": pool.max_sessions,
+                "expired": pool.expired}  # fmt: skip
+
+    @app.get("/metadata")
+    def metadata() -> dict[str, Any]:
+        return {"name": "discoverylab", "description": "DiscoveryWorld tasks and Tiny Labs protocols: "
+                "scientific-discovery episodes for agents.", "version": "0.1.0"}  # fmt: skip
+
+    @app.get("/schema")
+    def schema() -> dict[str, Any]:
+        return {"action": StepRequest.model_json_schema(), "observation": StepResult.model_json_schema(),
+                "state": {"type": "object"}, "reset": ResetRequest.model_json_schema()}  # fmt: skip
+
+    @app.post("/sessions", status_code=201)
+    def create() -> dict[str, Any]:
+        return {"session_id": pool.create(), "ttl_s": pool.ttl_s}
+
+    @app.post("/sessions/{sid}/reset")
+    def reset(sid: str, req: ResetRequest) -> StepResult:
+        return pool.run(sid, lambda s: s.reset(req))  # type: ignore[no-any-return]
+
+    @app.post("/sessions/{sid}/step")
+    def step(sid: str, req: StepRequest = Body(...)) -> StepResult:
+        return pool.run(sid, lambda s: s.step(req.action))  # type: ignore[no-any-return]
+
+    @app.get("/sessions/{sid}/state")
+    def state(sid: str) -> dict[str, Any]:
+        return pool.run(sid, lambda s: s.state())  # type: ignore[no-any-return]
+
+    @app.delete("/sessions/{sid}")
+    def close(sid: str) -> dict[str, Any]:
+        if not pool.close(sid):
+            raise NoSession(f"No session {sid[:40]!r} (already closed or expired).")
+        return {"closed": sid}
+
+    @app.websocket("/ws")
+    async def openenv_ws(ws: WebSocket) -> None:
+        await ws.accept()
+        try:
+            sid = pool.create()
+        except PoolFull as exc:
+            await ws.send_text(_ws_error(str(exc), "CAPACITY_REACHED"))
+            await ws.close()
+            return
+        try:
+            while True:
+                raw = await ws.receive_text()
+                answer, closing = await run_in_threadpool(_ws_answer, pool, sid, raw)
+                if closing:
+                    break
+                await ws.send_text(answer)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            await run_in_threadpool(pool.close, sid)
+
+    return app
+
+
+def _ws_error(message: str, code: str) -> str:
+    return json.dumps({"type": "error", "data": {"message": message, "code": code}})
+
+
+def _openenv_observation(result: StepResult) -> dict[str, Any]:
+    """OpenEnv's observation message data: the observation fields, then reward and done beside them."""
+    return {"observation": result.model_dump(exclude={"reward", "done"}), "reward": result.reward, "done": result.done}
+
+
+def _ws_answer(pool: SessionPool, sid: str, raw: str) -> tuple[str, bool]:
+    """One OpenEnv WebSocket message answered (text), and whether the client closed."""
+    try:
+        message = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return _ws_error(f"Invalid JSON: {exc}", "INVALID_JSON"), False
+    if not isinstance(message, dict):
+        return _ws_error("A message is an object with a type.", "INVALID_JSON"), False
+    kind, data = message.get("type"), message.get("data") or {}
+    try:
+        if kind == "reset":
+            req = ResetRequest(**data)
+            return json.dumps({"type": "observation", "data": _openenv_observation(pool.run(sid, lambda s: s.reset(req)))}), False
+        if kind == "step":
+            result = pool.run(sid, lambda s: s.step(data))  # OpenEnv sends the action itself as data
+            return json.dumps({"type": "observation", "data": _openenv_observation(result)}), False
+        if kind == "state":
+            return json.dumps({"type": "state", "data": pool.run(sid, lambda s: s.state())}), False
+        if kind == "close":
+            return "", True
+    except ValidationError as exc:
+        return _ws_error(_validation_text(list(exc.errors())), "VALIDATION_ERROR"), False
+    except SessionError as exc:
+        return _ws_error(str(exc), "EXECUTION_ERROR"), False
+    return _ws_error(f"Unknown message type: {kind!r} (reset, step, state or close).", "UNKNOWN_TYPE"), False
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+    import uvicorn
+
+    uvicorn.run(create_app(**options), host=host, port=port, log_level="warning")

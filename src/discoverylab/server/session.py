@@ -1,0 +1,181 @@
+"""One client's episode behind the env server: a DiscoveryWorld task or a Tiny Labs protocol.
+
+The server, its OpenEnv-compatible WebSocket, the Inspect task and the verifiers environment all
+play episodes through `EpisodeSession`, so there is one definition of what a remote agent sees:
+the env's text observation (the same text `DiscoveryWorldEnv` / `TinyLabTextEnv` return), the
+reward of the env's default `success` mode (never the answer-revealing procedure reward), and the
+instance's public part (`Instance.public()`: a sealed test instance's seed never leaves the
+server). The full scorecard (gold included) is sent only once the episode has ended, as the env's
+`info` does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.instances import Instance, InstanceError, from_seed, load_key, make_instance
+
+LAB_DIFFICULTY = "normal"  # Tiny Labs protocols have no difficulty levels
+MAX_ACTION_CHARS = 20_000
+
+
+class SessionError(ValueError):
+    """A request the session refuses (bad task, instance, action or order): a 4xx for the client."""
+
+    status = 400
+
+
+class ResetRequest(BaseModel):
+    """Which instance to play: `seed` (a public seed) or `split` + `index` (the sealed `test`
+    split needs the evaluator's key on the server: $DISCOVERYLAB_EVAL_KEY)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = Field(min_length=1, max_length=200, description="DiscoveryWorld task id or Tiny Labs protocol name")
+    difficulty: str = Field("normal", max_length=20)
+    seed: int | None = Field(None, ge=0, lt=2**32)
+    split: str | None = Field(None, max_length=20)
+    index: int | None = Field(None, ge=0)
+    text_format: Literal["lm", "json"] = "lm"
+    max_steps: int | None = Field(None, ge=1, le=100_000)
+    structured: bool = Field(False, description="also send DiscoveryWorld's structured observation dict")
+
+
+class StepResult(BaseModel):
+    """What the client sees after reset or a step."""
+
+    observation: str
+    reward: float = 0.0
+    done: bool = False
+    terminated: bool = False
+    truncated: bool = False
+    step: int = 0
+    action_ok: bool = True
+    task: str
+    difficulty: str
+    instance: dict[str, Any]
+    structured: dict[str, Any] | None = None
+    scorecard: dict[str, Any] | None = None  # only once the episode ended (gold included, as in `info`)
+
+
+def lab_names() -> list[str]:
+    from discoverylab.labs.protocol import protocol_names
+
+    return protocol_names()
+
+
+def resolve_instance(req: ResetRequest, key: bytes | None, task: str, difficulty: str) -> Instance:
+    """The instance a reset names (exactly one of `seed` or `split` + `index`) of the canonical
+    `task` and `difficulty` (a sealed seed is keyed on those, not on the client's spelling)."""
+    if req.seed is not None and (req.split is not None or req.index is not None):
+        raise SessionError("Give either seed, or split and index, not both.")
+    if req.seed is not None:
+        return from_seed(task, difficulty, req.seed)
+    if req.split is None or req.index is None:
+        raise SessionError("Name the instance: seed, or split and index (e.g. split='dev', index=0).")
+    try:
+        return make_instance(task, difficulty, req.split, req.index, key)
+    except InstanceError as exc:
+        raise SessionError(str(exc)) from None
+
+
+class EpisodeSession:
+    """A client's env: reset builds one instance's world, step plays one action."""
+
+    def __init__(self, key: bytes | None = None) -> None:
+        self.key = key if key is not None else load_key()
+        self.env: Any = None
+        self.kind: str = ""
+        self.instance: Instance | None = None
+        self.task = ""
+        self.difficulty = ""
+        self.steps = 0
+        self.done = False
+        self.reward_total = 0.0
+        self.structured = False
+        self.last: StepResult | None = None
+
+    def reset(self, req: ResetRequest) -> StepResult:
+        if self.env is not None:
+            self.close()
+        if req.task in lab_names():
+            from discoverylab.labs.gym_text import TinyLabTextEnv
+
+            inst = resolve_instance(req, self.key, req.task, LAB_DIFFICULTY)
+            self.env, self.kind, self.task, self.difficulty = TinyLabTextEnv(req.task), "lab", req.task, LAB_DIFFICULTY
+            text, _ = self.env.reset(seed=inst.seed)
+        else:
+            try:
+                env = DiscoveryWorldEnv(req.task, req.difficulty, max_steps=req.max_steps, text_format=req.text_format)
+            except ValueError as exc:
+                raise SessionError(f"{exc} Tiny Labs protocols: {', '.join(lab_names())}.") from None
+            inst = resolve_instance(req, self.key, env.scenario_cls.task_id, env.difficulty)
+            self.env, self.kind, self.task, self.difficulty = env, "dw", env.scenario_cls.task_id, env.difficulty
+            text, _ = env.reset(seed=inst.seed)
+        self.instance, self.steps, self.done, self.reward_total = inst, 0, False, 0.0
+        self.structured = req.structured
+        self.last = self._result(text, 0.0, False, False, True)
+        return self.last
+
+    def step(self, action: Any) -> StepResult:
+        if self.env is None:
+            raise SessionError("Call reset before step.")
+        if self.done:
+            raise SessionError("The episode has ended; call reset to play another.")
+        if isinstance(action, str) and len(action) > MAX_ACTION_CHARS:
+            raise SessionError(f"An action is at most {MAX_ACTION_CHARS} characters.")
+        if self.kind == "lab":
+            message = action.get("message") if isinstance(action, dict) else action
+            if not isinstance(message, str):
+                raise SessionError('A Tiny Labs action is a message: a string or {"message": "..."}.')
+            text, reward, terminated, truncated, _ = self.env.step(message)
+            ok = True
+        else:
+            if not isinstance(action, dict | str):
+                raise SessionError('A DiscoveryWorld action is {"action": NAME, "arg1": ..., "arg2": ...}, '
+                                   '{"chosen_dialog_option_int": N} or that object as JSON text.')
+            text, reward, terminated, truncated, info = self.env.step(action)
+            ok = bool(info["success"])
+        self.steps += 1
+        self.reward_total += float(reward)
+        self.done = bool(terminated or truncated)
+        self.last = self._result(text, float(reward), bool(terminated), bool(truncated), ok)
+        return self.last
+
+    def _result(self, text: str, reward: float, terminated: bool, truncated: bool, ok: bool) -> StepResult:
+        assert self.instance is not None
+        done = terminated or truncated
+        structured = self.env.observation_dict() if self.kind == "dw" and self.structured else None
+        return StepResult(observation=text, reward=reward, done=done, terminated=terminated, truncated=truncated,
+                          step=self.steps, action_ok=ok, task=self.task, difficulty=self.difficulty,
+                          instance=self.instance.public(), structured=structured,
+                          scorecard=self.final_card() if done else None)  # fmt: skip
+
+    def final_card(self) -> dict[str, Any]:
+        """The episode's scorecard (DiscoveryWorld: gold included; Tiny Labs: the protocol's grade)."""
+        if self.kind == "lab":
+            score = self.env.protocol.grade()
+            return {"completed": self.done, "completedSuccessfully": score.score >= 1.0, **score.model_dump(mode="json")}
+        return dict(self.env.scorecard(reveal=True))
+
+    def state(self) -> dict[str, Any]:
+        """Where the episode stands (OpenEnv's `state()`): no observation, no gold before the end."""
+        out: dict[str, Any] = {"step_count": self.steps, "task": self.task, "difficulty": self.difficulty,
+                               "kind": self.kind or None, "done": self.done, "reward_total": self.reward_total}  # fmt: skip
+        if self.instance is not None:
+            out["instance"] = self.instance.public()
+            out["episode_id"] = f"{self.task}/{self.difficulty}/{self.instance.label}"
+        if self.done:
+            out["scorecard"] = self.final_card()
+        return out
+
+    def close(self) -> None:
+        env, self.env = self.env, None
+        if env is not None:
+            world = getattr(env, "world", None)
+            if world is not None:
+                world.dispose()
+            env.close()

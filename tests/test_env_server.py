@@ -1,0 +1,197 @@
+"""The env server (`discoverylab env-serve`) end to end over real sockets on 127.0.0.1.
+
+Named attacks (each must lose): a client reading the sealed seed from a reset/state/step answer,
+a client reading the answer from the reward (the procedure reward is never served) or from the
+scorecard before the episode ended, a killed client's session holding its slot for ever, a
+flood of sessions or an oversized body taking the server down.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import threading
+import time
+
+import httpx
+import pytest
+
+from discoverylab.agents.llm_common import LLMSettings
+from discoverylab.agents.oracle import OracleAgent
+from discoverylab.agents.react import ReActAgent
+from discoverylab.env import GOLD_KEYS
+from discoverylab.instances import make_instance
+from discoverylab.server.client import EnvServerClient, EnvServerError
+from env_server_kit import running_env_server
+from llm_scripted_server import ScriptedLLMServer
+from rubric_judge import OracleReplay, oracle_actions
+
+KEY = b"k" * 32
+EPISODES = [("PickAndPlaceTest", "normal", 0), ("ArchaeologyDating", "easy", 0)]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with running_env_server(max_sessions=80, ttl_s=60, key=KEY) as (url, app):
+        yield url, app
+
+
+@pytest.mark.parametrize(("task", "difficulty", "seed"), EPISODES)
+def test_llm_agent_playing_the_oracle_through_the_server_succeeds(server, task, difficulty, seed):
+    """A ReAct agent whose model is the scripted server replaying the oracle's actions, stepping
+    the world through the env server: the episode reaches success and the reward pays it once."""
+    actions, discovery = oracle_actions(task, difficulty, seed)
+    llm = ScriptedLLMServer().start()
+    llm.responder = OracleReplay(actions, discovery)
+    try:
+        agent = ReActAgent(LLMSettings(base_url=llm.base_url, model="scripted-model", api_key="x"))
+        with EnvServerClient(server[0]) as env:
+            result = env.reset(task, difficulty, seed=seed, structured=True)
+            assert result.structured is not None
+            agent.reset(result.structured)
+            rewards = []
+            while not result.done:
+                result = env.step(agent.act(result.structured))
+                rewards.append(result.reward)
+        assert result.scorecard is not None and result.scorecard["completedSuccessfully"]
+        assert rewards[-1] == 1.0 and sum(rewards) == 1.0
+        assert result.step == len(actions)
+    finally:
+        llm.stop()
+
+
+def test_tiny_labs_protocol_plays_through_the_server(server):
+    with EnvServerClient(server[0]) as env:
+        first = env.reset("sequence/hidden-property", split="dev", index=0)
+        assert "round" in first.observation.lower() and first.instance["split"] == "dev"
+        result = first
+        for _ in range(100):
+            if result.done:
+                break
+            result = env.step("nonsense that the protocol must answer with its own error")
+        assert result.done and result.scorecard is not None and 0.0 <= result.scorecard["score"] <= 1.0
+
+
+def test_attack_sealed_seed_never_reaches_the_client(server):
+    """Reset, steps and state of a sealed instance carry its index and commitment, never its seed."""
+    inst = make_instance("PickAndPlaceTest", "normal", "test", 3, KEY)
+    with EnvServerClient(server[0]) as env:
+        texts = [env.reset("PickAndPlaceTest", split="test", index=3, structured=True).model_dump_json()]
+        texts.append(env.step({"action": "MOVE_FORWARD"}).model_dump_json())
+        texts.append(json.dumps(env.state()))
+    public = json.loads(texts[0])["instance"]
+    assert public == {"split": "test", "index": 3, "commitment": inst.commitment}
+    assert all(str(inst.seed) not in text for text in texts)
+
+
+def test_attack_reward_and_scorecard_reveal_nothing_before_the_end(server):
+    """Every step before success pays 0 (no procedure reward); no gold until the episode ended."""
+    task, difficulty, seed = EPISODES[1]
+    with EnvServerClient(server[0]) as env:
+        result = env.reset(task, difficulty, seed=seed, structured=True)
+        agent = OracleAgent(task)
+        agent.reset(result.structured)
+        while not result.done:
+            state = env.state()
+            assert "scorecard" not in state and result.scorecard is None
+            assert not any(key in json.dumps(result.model_dump()) for key in GOLD_KEYS)
+            result = env.step(agent.act(result.structured))
+            assert result.reward == (1.0 if result.done else 0.0)
+        assert any(key in result.scorecard for key in GOLD_KEYS)  # the end reveals, as the env's info does
+
+
+def test_bad_requests_get_4xx_with_a_clear_message(server):
+    url = server[0]
+    with httpx.Client(base_url=url) as http:
+        sid = http.post("/sessions").json()["session_id"]
+        bad_json = http.post(f"/sessions/{sid}/reset", content=b"{not json", headers={"content-type": "application/json"})
+        assert bad_json.status_code == 422 and "JSON decode error" in bad_json.json()["detail"]
+        missing = http.post(f"/sessions/{sid}/reset", json={"difficulty": "normal"})
+        assert missing.status_code == 422 and "task: Field required" in missing.json()["detail"]
+        extra = http.post(f"/sessions/{sid}/reset", json={"task": "PickAndPlaceTest", "seed": 0, "reward": "procedure"})
+        assert extra.status_code == 422 and "reward" in extra.json()["detail"]
+        early = http.post(f"/sessions/{sid}/step", json={"action": {"action": "WAIT"}})
+        assert early.status_code == 400 and "reset" in early.json()["detail"]
+        unknown = http.post(f"/sessions/{sid}/reset", json={"task": "NoSuchTask", "seed": 0})
+        assert unknown.status_code == 400 and "Unknown task" in unknown.json()["detail"]
+        both = http.post(f"/sessions/{sid}/reset", json={"task": "PickAndPlaceTest", "seed": 0, "split": "dev", "index": 0})
+        assert both.status_code == 400 and "not both" in both.json()["detail"]
+        huge = http.post(f"/sessions/{sid}/step", content=b"x" * 200_000, headers={"content-type": "application/json"})
+        assert huge.status_code == 413 and "limit" in huge.json()["detail"]
+        gone = http.post("/sessions/nope/step", json={"action": "{}"})
+        assert gone.status_code == 404 and "POST /sessions" in gone.json()["detail"]
+        assert http.delete(f"/sessions/{sid}").status_code == 200
+    with running_env_server(max_sessions=1, ttl_s=60) as (small, _):
+        with EnvServerClient(small) as first:
+            first.open()
+            with pytest.raises(EnvServerError) as full:
+                EnvServerClient(small).open()
+            assert full.value.status == 429 and "maximum of 1" in str(full.value)
+        with EnvServerClient(small) as env:
+            with pytest.raises(EnvServerError) as sealed:
+                env.reset("PickAndPlaceTest", split="test", index=0)
+            assert sealed.value.status == 400 and "evaluator's key" in str(sealed.value)
+
+
+def test_attack_killed_client_session_expires():
+    """A client that vanishes without closing: its session expires and its slot is free again."""
+    with running_env_server(max_sessions=1, ttl_s=0.4) as (url, app):
+        dead = EnvServerClient(url)
+        dead.reset("PickAndPlaceTest", seed=0)
+        sid = dead.session_id
+        dead.http.close()  # killed: no DELETE
+        deadline = time.monotonic() + 10
+        while app.state.pool.slots and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not app.state.pool.slots and app.state.pool.expired == 1
+        with httpx.Client(base_url=url) as http:
+            assert http.post(f"/sessions/{sid}/step", json={"action": {"action": "WAIT"}}).status_code == 404
+        with EnvServerClient(url) as env:  # the one slot is free again
+            assert env.reset("PickAndPlaceTest", seed=0).step == 0
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def test_64_concurrent_sessions_step_without_errors_and_bounded_memory(server):
+    """64 clients at once, each its own session and world, 8 steps each; twice: the second round
+    raises the peak memory by little (sessions are freed, nothing accumulates)."""
+    url, app = server
+
+    def play(n: int, errors: list[str]) -> None:
+        try:
+            with EnvServerClient(url) as env:
+                result = env.reset("PickAndPlaceTest", seed=n % 7)
+                for _ in range(8):
+                    result = env.step({"action": "ROTATE_DIRECTION", "arg1": "north"} if n % 2 else {"action": "WAIT"})
+                assert result.step == 8
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    peaks = []
+    for _ in range(2):
+        errors: list[str] = []
+        threads = [threading.Thread(target=play, args=(n, errors)) for n in range(64)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert errors == []
+        assert not app.state.pool.slots
+        peaks.append(_rss_mb())
+    assert peaks[1] - peaks[0] < 60, peaks
+
+
+def test_openenv_generic_client_connects_without_glue(server):
+    """OpenEnv's own client (the `openenv-core` package) plays an episode over /ws."""
+    openenv = pytest.importorskip("openenv.core", reason="the openenv-core package (dev extra) is not installed")
+    task, difficulty, seed = EPISODES[0]
+    with openenv.GenericEnvClient(base_url=server[0]).sync() as env:
+        result = env.reset(task=task, difficulty=difficulty, seed=seed, structured=True)
+        agent = OracleAgent(task)
+        agent.reset(result.observation["structured"])
+        while not result.done:
+            result = env.step(agent.act(result.observation["structured"]))
+        assert result.reward == 1.0 and result.observation["scorecard"]["completedSuccessfully"]
+        assert env.state()["done"] is True
