@@ -1,0 +1,111 @@
+"""Env server throughput: S concurrent sessions, each a client thread stepping its own world.
+
+    PYTHONPATH=src python benchmarks/env_server_throughput.py [--sessions 1 16 64] [--seconds 10] [--task PickAndPlaceTest]
+
+The server runs as `discoverylab env-serve` in its own process (one uvicorn worker); the clients
+run in this process (httpx, keep-alive), so on a 2-core machine clients and server share the
+cores, as they would on one box. Reports total steps/s (sessions x steps/s), the median and p95
+step latency as a client sees it, and the server's resident memory after each run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def run(url: str, sessions: int, seconds: float, task: str) -> dict[str, Any]:
+    latencies: list[list[float]] = [[] for _ in range(sessions)]
+    errors: list[str] = []
+    start_gate = threading.Barrier(sessions + 1)
+    stop_at = [0.0]
+
+    def client(n: int) -> None:
+        with httpx.Client(base_url=url, timeout=120) as http:
+            sid = http.post("/sessions").json()["session_id"]
+            http.post(f"/sessions/{sid}/reset", json={"task": task, "seed": n, "max_steps": 10**6}).raise_for_status()
+            start_gate.wait()
+            while time.perf_counter() < stop_at[0]:
+                t0 = time.perf_counter()
+                answer = http.post(f"/sessions/{sid}/step", json={"action": {"action": "ROTATE_DIRECTION", "arg1": "north"}})
+                if answer.status_code != 200:
+                    errors.append(answer.text)
+                    break
+                latencies[n].append(time.perf_counter() - t0)
+            http.delete(f"/sessions/{sid}")
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(sessions)]
+    for t in threads:
+        t.start()
+    stop_at[0] = time.perf_counter() + 3600
+    start_gate.wait()
+    began = time.perf_counter()
+    stop_at[0] = began + seconds
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - began
+    flat = sorted(x for lat in latencies for x in lat)
+    return {"sessions": sessions, "steps": len(flat), "steps_per_s": round(len(flat) / elapsed, 1),
+            "latency_ms_p50": round(1000 * statistics.median(flat), 1) if flat else None,
+            "latency_ms_p95": round(1000 * flat[int(0.95 * (len(flat) - 1))], 1) if flat else None,
+            "errors": len(errors)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--task", default="PickAndPlaceTest")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "discoverylab.cli", "env-serve", "--port", str(port),
+                             "--max-sessions", str(max(args.sessions) + 8)], env=os.environ.copy())  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                httpx.get(url + "/health").raise_for_status()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        rows = []
+        for sessions in args.sessions:
+            row = run(url, sessions, args.seconds, args.task)
+            row["server_rss_mb"] = round(rss_mb(proc.pid), 1)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+if __name__ == "__main__":
+    main()
