@@ -6,7 +6,8 @@ Works on finished and partial runs alike: each episode counts once (its last lin
 episodes are scored, and failed ones are counted apart so a dead server never reads as 0.
 Knowledge is the mean of the records' `knowledge_score` (set by the knowledge judge during the
 run, or later by `discoverylab judge`, whose `knowledge.jsonl` takes precedence); a dash means no
-episode was judged.
+episode was judged. Answers (discovery tasks, beyond the paper) is the mean exact answer-sheet
+score (`answers_score`, graded with no LLM; a dash for records without one, e.g. older runs).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Cell:
     procedure: float | None = None
     completion: float | None = None
     knowledge: float | None = None
+    answers: float | None = None  # the answer sheet's exact score (None: no graded sheet)
     episodes: int = 0
     failed: int = 0
 
@@ -77,6 +79,7 @@ def _cell(records: list[EpisodeRecord]) -> Cell:
         procedure=_mean([r.procedure_score for r in ok]),
         completion=_mean([1.0 if r.success else 0.0 for r in ok]),
         knowledge=_mean(judged),
+        answers=_mean([r.answers_score for r in ok if r.answers_score is not None]),
         episodes=len(ok),
         failed=len(records) - len(ok),
     )
@@ -141,7 +144,7 @@ def _difficulty_rank(difficulty: str) -> int:
 
 
 def metrics(table: Table) -> list[str]:
-    return ["procedure", "completion", "knowledge"] if table.knowledge else ["procedure", "completion"]
+    return ["procedure", "completion", "knowledge", "answers"] if table.knowledge else ["procedure", "completion"]
 
 
 def fmt(value: float | None) -> str:

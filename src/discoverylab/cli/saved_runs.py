@@ -25,7 +25,8 @@ def report(
     markdown: Annotated[bool, typer.Option("--markdown", help="print markdown instead of terminal tables")] = False,
     figure: Annotated[Path | None, typer.Option("--figure", help="also save a matplotlib figure (PNG, PDF, SVG)")] = None,
 ) -> None:
-    """The paper's Table 4/5 layout for a finished or partial run: procedure, completion, knowledge."""
+    """The paper's Table 4/5 layout for a finished or partial run: procedure, completion, knowledge (and the
+    answer sheet's exact score on discovery tasks)."""
     from discoverylab.bench.report import ReportError, fmt, load_report, metrics, plot_report, to_markdown
 
     try:
