@@ -263,6 +263,13 @@ def test_attack_answer_sheet_gold_hidden_until_the_episode_ends() -> None:
         answer_form(DiscoveryWorldEnv("Proteomics", "easy"))
 
 
+def test_answer_sheets_page_is_up_to_date() -> None:
+    from discoverylab.scenarios.answer_docs import answer_sheets_markdown
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "answer_sheets.md").read_text(encoding="utf-8")
+    assert page == answer_sheets_markdown(), "docs/answer_sheets.md is stale: run `discoverylab docs`"
+
+
 # ---- the episode path ------------------------------------------------------------------------
 ORACLE_SAMPLE = [(tid, d, seed) for i, (tid, d) in enumerate(SHEETS) for seed in (i % 3,)]
 

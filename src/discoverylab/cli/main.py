@@ -340,11 +340,14 @@ app.command("judge")(saved_runs.judge_cmd)
 
 @app.command(hidden=True)
 def docs(out: Annotated[Path, typer.Option("--out")] = Path("docs/tasks.md")) -> None:
-    """Regenerate docs/tasks.md from the task registry."""
+    """Regenerate docs/tasks.md from the task registry (and docs/answer_sheets.md beside it)."""
+    from discoverylab.scenarios.answer_docs import answer_sheets_markdown
     from discoverylab.scenarios.docs import tasks_markdown
 
     out.write_text(tasks_markdown(), encoding="utf-8")
-    console.print(f"wrote {out}")
+    sheets = out.parent / "answer_sheets.md"
+    sheets.write_text(answer_sheets_markdown(), encoding="utf-8")
+    console.print(f"wrote {out} and {sheets}")
 
 
 app.add_typer(lab_app, name="lab", help="Tiny Labs: small black-box scientific sandboxes.")

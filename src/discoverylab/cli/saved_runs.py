@@ -40,7 +40,9 @@ def report(
     else:
         for tab in rep.tables:
             names = metrics(tab)
-            table = Table(title=tab.title)
+            caption = ("metrics: procedure, completion, knowledge (LLM-judged), answers (answer sheet, graded exactly)"
+                       if "answers" in names else None)  # (narrow terminals shorten the column heads)
+            table = Table(title=tab.title, caption=caption)
             for col in ("#", "task", "difficulty"):
                 table.add_column(col, no_wrap=True)
             for agent in rep.agents:
