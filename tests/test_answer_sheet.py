@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import gymnasium
 import numpy as np
 import pytest
 
@@ -259,6 +260,11 @@ def test_attack_answer_sheet_gold_hidden_until_the_episode_ends() -> None:
     with pytest.raises(RuntimeError, match="after the episode ends"):
         grade_answers(env, {"outlier_species": form.fields[0].kind.options[0]})  # type: ignore[union-attr]
     assert grade_answers(env, {}, reveal=True).score == 0.0
+    wrapped = gymnasium.make("discoverylab/Proteomics-Easy-v0")
+    wrapped.reset(seed=0)
+    assert answer_form(wrapped) == form
+    with pytest.raises(RuntimeError, match="after the episode ends"):
+        grade_answers(wrapped, {})
     with pytest.raises(RuntimeError, match="reset"):
         answer_form(DiscoveryWorldEnv("Proteomics", "easy"))
 

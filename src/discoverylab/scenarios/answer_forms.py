@@ -37,9 +37,14 @@ def _module(task_id: str) -> ModuleType:
     return importlib.import_module(ANSWER_MODULES[task_id])
 
 
+def _env(target: Any) -> Any:
+    """The env itself under any Gymnasium wrappers (they do not forward attributes)."""
+    return getattr(target, "unwrapped", target)
+
+
 def _scenario(target: Any) -> Scenario:
-    """A scenario, or an env holding one (`DiscoveryWorldEnv` after reset)."""
-    scenario = target if isinstance(target, Scenario) else getattr(target, "scenario", None)
+    """A scenario, or an env holding one (`DiscoveryWorldEnv` after reset, wrapped or not)."""
+    scenario = target if isinstance(target, Scenario) else getattr(_env(target), "scenario", None)
     if not isinstance(scenario, Scenario):
         raise RuntimeError("answer sheets need a built scenario: call env.reset() first")
     return scenario
@@ -66,7 +71,7 @@ def answer_gold(target: Any) -> dict[str, Any]:
 def grade_answers(target: Any, answers: Any, reveal: bool = False) -> SheetGrade:
     """Grade a filled sheet against the scenario's gold. For an env, only once its episode has
     ended unless `reveal` (evaluators), the same rule as `env.scorecard(reveal=...)`."""
-    if not reveal and not isinstance(target, Scenario) and not getattr(target, "_ended", False):
+    if not reveal and not isinstance(target, Scenario) and not getattr(_env(target), "_ended", False):
         raise RuntimeError("the answer sheet is graded after the episode ends (or pass reveal=True)")
     return grade(answer_form(target), answers, answer_gold(target))
 
