@@ -86,7 +86,8 @@ def test_number_bounds_are_exclusive_and_relative_or_absolute() -> None:
     assert Tolerance().accepts(7.0, 7.0) and not Tolerance().accepts(7.0000001, 7.0)
     form = _form()
     assert validate(form, {**GOLD, "speed": " 50.2 "}).values["speed"] == 50.2
-    for bad in ("50 or 51", "49-51", [50.0], [49.0, 51.0], float("nan"), float("inf"), False, None, {"v": 50}):
+    for bad in ("50 or 51", "49-51", [50.0], [49.0, 51.0], float("nan"), float("inf"), "1e400", 10**400, False, None,
+                {"v": 50}):  # fmt: skip
         assert grade(form, {**GOLD, "speed": bad}, GOLD).fields[1]["correct"] is False, bad
 
 
@@ -208,6 +209,27 @@ def test_attack_fixed_answer_sheet_per_field(task: str, difficulty: str) -> None
         for constant in constants:
             hits = sum(f.kind.matches(constant, g[f.name]) for _, g in dev)
             assert _at_chance(hits / len(dev), f.chance_score, len(dev)), (f.name, constant, hits)
+
+
+# Answers balanced in blocks of n seeds (Scenario.seed_option, SpaceSick.balanced): over whole blocks
+# no constant beats its stated chance at all, not even by luck.
+BALANCED = [("Proteomics", "normal", "outlier_species", 5), ("Proteomics", "challenge", "outlier_species", 5),
+            *(("ReactorLab", d, "key_property", 5) for d in ("easy", "normal", "challenge")),
+            ("LostInTranslation", "normal", "requested_item", 5), ("LostInTranslation", "challenge", "requested_item", 3),
+            ("CombinatorialChemistry", "easy", "rust_remover", 5), ("PlantNutrients", "easy", "nutrient", 5),
+            ("PlantNutrients", "challenge", "rule", 4), ("RocketScience", "easy", "orbit_speed_m_s", 13),
+            ("SpaceSick", "easy", "detecting_instrument", 5), ("SpaceSick", "easy", "pathogen", 5),
+            ("SpaceSick", "normal", "moldy_colours", 5)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("task", "difficulty", "name", "block"), BALANCED)
+def test_attack_fixed_answer_sheet_balanced_fields_exactly_at_chance(task: str, difficulty: str, name: str,
+                                                                     block: int) -> None:  # fmt: skip
+    dev = _instances(task, difficulty, DEV)[: block * (len(DEV) // block)]
+    f = dev[0][0].field(name)
+    golds = [g[name] for _, g in dev]
+    best = max(sum(f.kind.matches(c, g) for g in golds) for c in golds)
+    assert best == round(len(dev) * f.chance_score), (best, len(dev), f.chance_score)
 
 
 @pytest.mark.parametrize(("task", "difficulty"), SHEETS)

@@ -290,7 +290,10 @@ def _number(value: Any) -> float:
             raise ValueError(f"{value!r} is not one number") from None
     if not isinstance(value, int | float):
         raise ValueError(f"expected one number, got {type(value).__name__}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond a float's range
+        raise ValueError("the number is out of range") from None
     if not math.isfinite(number):
         raise ValueError("the number must be finite")
     return number
