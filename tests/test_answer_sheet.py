@@ -118,6 +118,8 @@ def test_forms_reject_duplicates_and_numbers_without_a_stated_chance() -> None:
     with pytest.raises(AnswerSheetError):
         Form("T", "normal", (Field("a", "?", Choice(("x", " X "))),))
     with pytest.raises(AnswerSheetError):
+        Form("T", "normal", (Field("a", "?", Choice(())),))
+    with pytest.raises(AnswerSheetError):
         _ = Form("T", "normal", (Field("a", "?", Number(Tolerance(), span=(0, 1))),)).chance
     with pytest.raises(AnswerSheetError):
         grade(_form(), GOLD, {"species": "spheroid"})
@@ -139,6 +141,8 @@ def test_schema_and_text_render_every_field() -> None:
     assert schema["properties"]["coefficients"]["minItems"] == schema["properties"]["coefficients"]["maxItems"] == 2
     text = form.text()
     assert all(f"- {name} (" in text for name in GOLD) and "one of: echojelly, spheroid, vortisquid" in text
+    data = json.loads(json.dumps(form.to_dict()))
+    assert [f["name"] for f in data["fields"]] == list(GOLD) and data["fields"][0]["schema"]["enum"][1] == "spheroid"
 
 
 # ---- the 24 forms ----------------------------------------------------------------------------

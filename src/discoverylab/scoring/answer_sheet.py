@@ -182,7 +182,8 @@ class Form:
         if not names or len(set(names)) != len(names):
             raise AnswerSheetError(f"a form needs distinct field names, got {names}")
         for f in self.fields:
-            if isinstance(f.kind, Choice) and len(set(map(_norm, f.kind.options))) != len(f.kind.options):
+            options = f.kind.options if isinstance(f.kind, Choice) else ("-",)
+            if not options or len(set(map(_norm, options))) != len(options):
                 raise AnswerSheetError(f"field {f.name!r}: options must be distinct and non-empty")
         for group in self.unordered:
             if not set(group) <= set(names):
@@ -211,9 +212,11 @@ class Form:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task, "difficulty": self.difficulty, "fields": [
+        """JSON for a UI: each field's name, question, kind, its JSON schema (the options of a
+        choice are its `enum`) and chance."""
+        return {"task": self.task, "difficulty": self.difficulty, "chance": self.chance, "fields": [
             {"name": f.name, "question": f.question, "kind": f.kind.kind, "type": f.kind.type_text(),
-             "chance": f.chance_score} for f in self.fields]}  # fmt: skip
+             "schema": f.kind.schema(), "chance": f.chance_score} for f in self.fields]}  # fmt: skip
 
 
 @dataclass(slots=True)
