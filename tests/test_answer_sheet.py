@@ -387,3 +387,19 @@ def test_report_shows_the_answer_sheet_column_and_a_dash_for_old_records(tmp_pat
     records.write_jsonl(tmp_path / "results.jsonl", old)
     row = next(r for r in load_report(tmp_path).tables[0].rows if not r.average)
     assert row.cells["oracle"].answers is None and row.cells["oracle"].completion == 1.0
+
+
+def test_play_asks_the_answer_sheet_after_the_episode() -> None:
+    from typer.testing import CliRunner
+
+    from discoverylab.cli import app
+
+    gold = _instances("RocketScience", "normal", DEV)[0][1]
+    speed = gold["orbit_speed_m_s"]
+    typed = f"quit\n{gold['planet_radius_km']}\n\n{speed}\n"  # radius right, gravity skipped, speed right
+    result = CliRunner().invoke(app, ["play", "RocketScience", "-d", "normal", "--seed", "0"], input=typed)
+    assert result.exit_code == 0, result.output
+    assert "Answer sheet: one value per field" in result.output and "surface_gravity_m_s2: wrong missing" in result.output
+    assert "planet_radius_km: right" in result.output and "answer sheet: 0.67" in result.output
+    unit = CliRunner().invoke(app, ["play", "DialogTest", "--seed", "0"], input="quit\n")
+    assert unit.exit_code == 0 and "Answer sheet" not in unit.output

@@ -130,6 +130,9 @@ def play(
             console.print("[bold]Episode over[/bold] (" + ("task decided" if terminated else "step limit") + ")")
             break
     _print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
+    from discoverylab.cli.answer_prompt import ask_answer_sheet
+
+    ask_answer_sheet(console, env)  # discovery tasks: the typed answer sheet, graded exactly
 
 
 def _print_scorecard(card: dict[str, object]) -> None:

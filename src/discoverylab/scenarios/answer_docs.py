@@ -36,6 +36,7 @@ knowledge report's facts, the random agent uniformly, LLM agents in a final prom
 to `form.json_schema()`). Integrations and the UI: `discoverylab.scenarios.answer_forms.answer_form(env)`
 (public: `form.text()` for people, `form.json_schema()` for structured output) and
 `grade_answers(env, answers)` once the episode has ended (`reveal=True` for evaluators before).
+`discoverylab play` asks a human player for the sheet when the session ends.
 """
 
 
