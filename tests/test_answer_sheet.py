@@ -348,7 +348,12 @@ class _Broken(_Silent):
         raise ConnectionError("the model server went away")
 
 
-@pytest.mark.parametrize(("agent", "score"), [(_Silent(), 0.0), (_Broken(), None)])
+class _Weird(_Silent):
+    def answer_sheet(self, form: Form) -> Any:
+        return ["vortisquid", object()]
+
+
+@pytest.mark.parametrize(("agent", "score"), [(_Silent(), 0.0), (_Broken(), None), (_Weird(), 0.0)])
 def test_agents_without_a_sheet_score_zero_and_a_failed_sheet_is_ungraded(
     agent: Any, score: float | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -357,6 +362,9 @@ def test_agents_without_a_sheet_score_zero_and_a_failed_sheet_is_ungraded(
     assert record.status == "ok" and record.answers_score == score
     if score is None:
         assert "went away" in record.answers_grade["errors"]["(agent)"]  # type: ignore[index]
+    elif isinstance(agent, _Weird):
+        assert "(sheet)" in record.answers_grade["errors"] and "(not a dict)" in record.answers  # type: ignore[index,operator]
+        assert json.loads(json.dumps(record.model_dump(mode="json")))["answers_score"] == 0.0
     else:
         assert record.answers == {} and record.answers_grade["errors"]["outlier_species"] == "missing"  # type: ignore[index]
 
