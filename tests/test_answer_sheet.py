@@ -411,3 +411,10 @@ def test_play_asks_the_answer_sheet_after_the_episode() -> None:
     assert "planet_radius_km: right" in result.output and "answer sheet: 0.67" in result.output
     unit = CliRunner().invoke(app, ["play", "DialogTest", "--seed", "0"], input="quit\n")
     assert unit.exit_code == 0 and "Answer sheet" not in unit.output
+
+
+def test_llm_agent_past_its_cost_ceiling_asks_no_sheet(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.push_text(*['{"thought": "t", "action": "WAIT", "arg1": null, "arg2": null}'] * 3)
+    settings = LLMSettings(model="gpt-4o", base_url=scripted_llm.base_url, max_cost=1e-9)
+    record, _ = run_episode("Proteomics", "easy", 0, "react", max_steps=5, llm=settings)
+    assert len(scripted_llm.requests) == 1 and record.answers == {} and record.answers_score == 0.0

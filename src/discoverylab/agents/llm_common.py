@@ -236,7 +236,10 @@ class LLMAgentBase:
     def answer_sheet(self, form: Any) -> dict[str, Any]:
         """The final prompt: the task, the agent's own notes (its knowledge report, newest part
         kept to the history budget) and the answer sheet; the reply is constrained to the form's
-        JSON schema. An unusable reply hands in an empty sheet (every field scores 0)."""
+        JSON schema. An unusable reply hands in an empty sheet (every field scores 0), and so does
+        an agent past its cost ceiling (no call is made)."""
+        if self.stop_reason:
+            return {}
         notes = self.knowledge_report()
         budget = self.history_tokens * CHARS_PER_TOKEN
         if len(notes) > budget:
