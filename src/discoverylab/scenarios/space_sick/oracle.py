@@ -256,12 +256,14 @@ class Colony:
         safe: list[int] = []
         lit = False
         asked = 0
+        first: int | None = None  # poisonous among the first batch: the colony's starting mushrooms
         while True:
             verdicts = yield from self.test_held()
+            first = sum(1 for ok in verdicts.values() if not ok) if first is None else first
             lit = lit or any(not ok for ok in verdicts.values())
             safe += [uuid for uuid, ok in verdicts.items() if ok]
             if lit and safe and not self.report:
-                self._challenge_report()
+                self._challenge_report(first)
             if len(safe) >= MEALS:
                 break
             if asked >= 8:
@@ -273,14 +275,15 @@ class Colony:
         yield from self.feed(safe[:MEALS])
         return self.obs
 
-    def _challenge_report(self) -> None:
+    def _challenge_report(self, poisonous_at_start: int) -> None:
         self.report["text"] = (
             "The glowing rock from the cave works as an instrument that detects harmful mushrooms: it becomes "
             "highly luminous when a poisonous mushroom is near it (within one tile), and stays merely glowing "
             "next to a safe one. No lab instrument reading or cooking tells them apart. I tested every mushroom "
             "alone next to the rock and fed the colonists only the safe ones."
         )
-        self.report["facts"] = {"detector": "glowing rock", "luminous_near": "poisonous mushroom"}
+        self.report["facts"] = {"detector": "glowing rock", "luminous_near": "poisonous mushroom",
+                                "poisonous_at_start": poisonous_at_start}
 
     def test_held(self) -> Generator[ot.Action, ot.Obs, dict[int, bool]]:
         """In the meadow below the cave: drop the mushrooms on a stash tile, then carry each
