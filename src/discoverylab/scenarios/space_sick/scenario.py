@@ -12,9 +12,10 @@ from discoverylab.scenarios.space_sick.colony import LAB_INSTRUMENTS, Colony, bu
 from discoverylab.scenarios.space_sick.easy import TEXT as EASY_TEXT
 from discoverylab.scenarios.space_sick.easy import build_easy, declare_easy, update_easy
 from discoverylab.scenarios.space_sick.oracle import SpaceSickOracle
-from discoverylab.scenarios.space_sick.things import COLOURS, GlowingRock
+from discoverylab.scenarios.space_sick.things import COLOURS, MOLD_SIGNAL, GlowingRock
 from discoverylab.scoring.scorecard import ScorecardItem
 from discoverylab.world.agent import Agent
+from discoverylab.world.materials import Material
 from discoverylab.world.objects import WorldObject
 
 WATCH_STEPS = 50  # a colonist who ate is watched this long for sickness
@@ -75,6 +76,10 @@ class SpaceSick(Scenario):
 
     colony: Colony
     moldy: tuple[str, ...] = ()
+    mold_species: str
+    mold_channel: int
+    mold_matter: Material
+    rock_light: str
     # Easy
     pathogen: str
     instrument_name: str
@@ -131,27 +136,34 @@ class SpaceSick(Scenario):
         challenge = self.difficulty == "challenge"
         card.task_name = "SpaceSickTaskChallenge" if challenge else "SpaceSickTaskNormal"
         if challenge:
+            light = self.rock_light
             card.critical_hypotheses.append(
-                "The glowing rocks from the cave become highly luminous near a poisonous mushroom."
+                f"The glowing rocks from the cave become highly luminous ({light}) near a poisonous mushroom."
             )
             card.ask(
                 "Does it clearly state that the glowing rock can be used as an instrument to detect harmful "
-                "mushrooms, by becoming luminous when it is near a harmful mushroom?",
-                "The glowing rock from the cave becomes highly luminous when a poisonous mushroom is within one "
-                "tile of it, so it detects harmful mushrooms.",
+                f"mushrooms, by becoming highly luminous with a {light} light when it is near a harmful mushroom?",
+                f"The glowing rock from the cave becomes highly luminous, glowing {light}, when a poisonous "
+                "mushroom is within one tile of it, so it detects harmful mushrooms.",
             )
         else:
             colours = " and ".join(self.moldy)
-            card.critical_hypotheses.append(f"The {colours} mushrooms carry a mold that makes colonists ill.")
-            card.ask(
-                "Does it clearly state that the mushrooms that make people ill have mold on them?",
-                "The mushrooms that make colonists ill carry mold.",
+            species, channel = self.mold_species, self.mold_channel
+            clean = round(0.1 * channel, 1)  # mushroom matter reads 0.1 x n on channels 2-5 (white or green)
+            card.critical_hypotheses.append(
+                f"The {colours} mushrooms carry a {species} mold whose heat-stable toxin makes colonists ill."
             )
             card.ask(
-                "Does it clearly state either that (1) the mold can be directly observed with the microscope, "
-                "AND/OR (2) that the mold can be indirectly observed by elevated spectrometer readings, "
-                "particularly with a value of 1.0 on Channel 5 of the spectrometer?",
-                "The microscope shows the mold; the spectrometer reads 1.0 on Channel 5 for moldy mushrooms.",
+                "Does it clearly state that the mushrooms that make people ill carry a mold, and that the microscope "
+                f"shows it is a {species} mold?",
+                f"The mushrooms that make colonists ill carry {species} mold, seen under the microscope.",
+            )
+            card.ask(
+                "Does it clearly state that the mold can be detected with the spectrometer by an elevated reading "
+                f"on Channel {channel} (about {clean + MOLD_SIGNAL:.1f} for moldy mushrooms against {clean:.1f} "
+                "for clean ones)?",
+                f"Moldy mushrooms read {clean + MOLD_SIGNAL:.1f} on Channel {channel} of the spectrometer, against "
+                f"{clean:.1f} for clean ones.",
             )
             card.ask(
                 f"Does it clearly state that the mushrooms that make people ill have the following color(s): "
