@@ -42,12 +42,17 @@ class SpaceSick(Scenario):
     sampler and NPK field test plus a radioactive source; cafeteria with pot, stove and five
     tables; farm with seed jar, shovel, fertilizer and a soil field; cave; infirmary; barracks)
     with a Chef, a Farmer and five colonists. Mushrooms of one colour (or red and pink) carry a
-    mold: eaten, it makes a colonist ill 26-44 steps later for 101 steps. The microscope shows
-    the mold, the spectrometer reads 1.0 on channel 5 (0.5 otherwise), the PH meter 5.0 (6.0);
-    green mushrooms read a little radiation (a distractor). Heat above 60 C kills the mold;
-    colonists refuse cooked (>= 100 C) mushrooms. Challenge: every mushroom is poisonous with
-    probability 0.5, with no instrument signature and no cure by heat; two glowing rocks in the
-    cave light up ("rock (highly luminous)") while a poisonous mushroom is within one tile.
+    mold: eaten, it makes a colonist ill 26-44 steps later for 101 steps. Each instance draws the
+    mold's species (Aspergillus, Penicillium, Fusarium, Alternaria or Stachybotrys: the microscope
+    shows and names it) and the spectrometer channel it raises (2-5: +0.5 over a clean mushroom's
+    0.1 x channel); the PH meter reads 5.0 (6.0 clean); green mushrooms read a little radiation (a
+    distractor). Heat above 60 C kills the mold (the microscope then shows it dead) but not the
+    mycotoxin it has made, which is heat-stable: a warmed moldy mushroom still makes people ill, so
+    only mold-free mushrooms (the Farmer plants more on request) feed the colony safely; colonists
+    refuse cooked (>= 100 C) mushrooms. Challenge: every mushroom is poisonous with probability
+    0.5, with no instrument signature and no cure by heat; two glowing rocks in the cave light up
+    ("rock (highly luminous, <colour>)", the colour drawn per instance) while a poisonous mushroom
+    is within one tile.
     Actions: PICKUP, PUT, DROP, USE instrument ON target, OPEN/ACTIVATE the stove, TALK to the
     Chef, Farmer and colonists, PUT a mushroom INTO a colonist (it eats it), READ the feed;
     teleports: Easy "initial location"; Normal/Challenge "science lab", "cafeteria", "farm",
@@ -61,6 +66,9 @@ class SpaceSick(Scenario):
     (distinct mushrooms eaten by colonists), Eat mushrooms without sickness /10 (meals followed
     by 50 healthy steps; any sickness of a watched colonist resets the count); success at 10.
     Challenge (max 40): the same plus Collect glowing rock /1 and Glowing rock luminous /1.
+    Knowledge questions: Easy: the pathogen and the instrument that detects it; Normal: the mold's
+    species, its spectrometer channel and readings, the moldy colours; Challenge: the glowing rock
+    as a detector, with its light colour.
     Difficulty knobs: which instrument detects (Easy), which colour is moldy (Normal), whether
     each mushroom is poisonous (Challenge); categorical answers are balanced over each block of
     five seeds in an order drawn per block and per difficulty.
