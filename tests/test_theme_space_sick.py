@@ -284,10 +284,14 @@ def test_chef_collects_serves_and_calls_a_meal() -> None:
             food.remove_from_world()
     game.act("TELEPORT_TO_LOCATION", "cafeteria")
     game.talk(chef, "Can you collect food from the farm and place it in the pot?", "OK")
-    game.wait(120)
     pot = sc.colony.pot
+    for _ in range(300):  # (the field holds ten mushrooms: the Chef's round takes a while)
+        game.wait(1)
+        if pot is not None and pot.parent is sc.colony.prep_table and pot.contents:
+            break
     assert pot is not None and pot.parent is sc.colony.prep_table
-    assert sum(1 for o in pot.contents if o.type == "mushroom") == 5
+    in_field = [o for o in sc.world.objects.values() if o.type == "mushroom" and o.parent is None]
+    assert sum(1 for o in pot.contents if o.type == "mushroom") == 10 and not in_field  # the whole field
     assert game.card["scoreCard"][0]["score"] == 0  # the Chef's pot is not the agent's
     game.talk(chef, "Can you serve the food in the pot onto the buffet so it's available for meals?", "OK")
     game.wait(40)

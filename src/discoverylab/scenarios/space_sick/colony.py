@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
 LAB_INSTRUMENTS = ("microscope", "spectrometer", "PH meter", "radiation meter", "sampler", "thermometer",
                    "NPK field test")  # fmt: skip
+# Spores of the mold reach this share of the mushrooms of other colours (Normal).
+SPORE_SPREAD = 0.35
 # Moldy colours: the five options are balanced over each block of five seeds.
 MOLD_OPTIONS = (("red",), ("green",), ("yellow",), ("pink",), ("red", "pink"))
 FIELD = [(x, y) for x in range(10, 16) for y in range(13, 18)]
@@ -94,7 +96,7 @@ def build_colony(sc: SpaceSick) -> Agent:
     _farm(sc, colony)
     _cave(sc, colony, challenge)
     _dwellings(world)
-    foods = _mushrooms(sc, 12 if challenge else 10)
+    foods = _mushrooms(sc, 12 if challenge else 15)
     for table, food in zip(colony.tables, foods[:5], strict=True):
         table.add(food)
     for food, (x, y) in zip(foods[5:], sc.shuffled(FIELD), strict=False):
@@ -114,12 +116,17 @@ def build_colony(sc: SpaceSick) -> Agent:
 
 
 def new_mushroom(sc: SpaceSick, colour: str, rng_draw: float, green: bool) -> WorldObject:
-    """A mushroom of `colour` (Normal: moldy iff its colour is; Challenge: poisonous iff
-    `rng_draw` < 0.5), with its mold created right after it either way."""
+    """A mushroom of `colour`, with its mold created right after it either way. Normal: the mold
+    colonises every mushroom of its host colour(s), and its spores reach a mushroom of another
+    colour when `rng_draw` < SPORE_SPREAD (a diet of the "usual" safe colours is no cure);
+    Challenge: poisonous iff `rng_draw` < 0.5."""
     world = sc.world
     food = mushroom(world, colour, green)
     growth = mold(world, sc.mold_matter.copy())
-    if colour in sc.moldy:
+    spread = sc.difficulty == "normal" and rng_draw < SPORE_SPREAD
+    if colour in sc.moldy or spread:
+        if colour not in sc.moldy:
+            growth.name = "mold spores"
         food.add_part(growth)
         food.poisonous = True  # the mold's mycotoxin: heat kills the mold, not the toxin
     else:

@@ -159,15 +159,18 @@ class Colony:
         colours = " and ".join(facts["moldy_colours"])
         channel = facts["channel"]
         self.report["text"] = (
-            f"The {colours} mushrooms make the colonists ill: they carry a {facts['species']} mold, seen under the "
-            f"microscope (a 'mold' part: {facts['species']}). The spectrometer shows it indirectly: moldy mushrooms "
+            f"The {colours} mushrooms make the colonists ill: they all carry a {facts['species']} mold, seen under "
+            f"the microscope (a 'mold' part: {facts['species']}); its spores also reach some mushrooms of other "
+            "colours (a 'mold spores' part), which make people ill too. The spectrometer shows it indirectly: moldy mushrooms "
             f"read {facts['moldy_reading']:.2f} on Channel {channel} against {facts['clean_reading']:.2f} for clean "
             "ones. Heating does not help: the mold's toxin is heat-stable "
             "(a warmed moldy mushroom still makes people ill), so I feed only mushrooms without mold."
         )
         self.report["facts"] = {k: v for k, v in facts.items() if k != "moldy"}
         clean = [e["uuid"] for e in self.held("mushroom") if e["uuid"] not in facts["moldy"]]
-        for _ in range(8):  # the Farmer plants more until ten clean mushrooms are at hand
+        first = clean[: MEALS // 2]  # a first round now: the Farmer's crops grow during its watch
+        yield from self.feed(first, settle=False)
+        for _ in range(10):  # the Farmer plants more until ten clean mushrooms are at hand
             if len(clean) >= MEALS:
                 break
             yield from self.ask_farmer()
@@ -180,7 +183,7 @@ class Colony:
                 (facts["moldy"] if moldy else clean).append(entry["uuid"])
         if len(clean) < MEALS:
             raise ot.OracleFailure(f"only {len(clean)} clean mushrooms")
-        yield from self.feed(clean[:MEALS])
+        yield from self.feed(clean[len(first) : MEALS])
 
     def gather(self) -> ot.Steps:
         """Pick up every mushroom on the cafeteria tables and in the field."""
@@ -198,17 +201,20 @@ class Colony:
         moldy: list[dict[str, Any]] = []
         clean: list[dict[str, Any]] = []
         species = ""
+        hosts: set[str] = set()
         for entry in self.held("mushroom"):
             yield from self.do(ot.act("USE", self.tool("microscope"), entry["uuid"]))
             message = self.obs["lastActionMessage"]
             (moldy if "parts: mold" in message else clean).append(entry)
+            if "parts: mold. " in message:  # a colony of the mold (not just its spores): its host
+                hosts.add(_colour(entry))
             found = _SPECIES.search(message)
             species = found[1] if found and not species else species
         subject = (moldy or clean)[0]
         for name in LAB:
             yield from self.do(ot.act("USE", self.tool(name), subject["uuid"]))
         facts: Report = {
-            "moldy_colours": sorted({_colour(e) for e in moldy}),
+            "moldy_colours": sorted(hosts),
             "detecting_instrument": "microscope",
             "moldy": [e["uuid"] for e in moldy],
             "species": species,
@@ -237,9 +243,10 @@ class Colony:
                 return self.obs
         raise ot.OracleFailure(f"could not get next to {name}")
 
-    def feed(self, foods: list[int]) -> ot.Steps:
+    def feed(self, foods: list[int], settle: bool = True) -> ot.Steps:
         """Hand the colonists the mushrooms in turn; a colonist gets its next one only after
-        its previous meal's 50 watched steps (a meal inside the watch would count once)."""
+        its previous meal's 50 watched steps (a meal inside the watch would count once). With
+        `settle`, wait out the last meal's watch."""
         names = [f"Colonist {i}" for i in range(5)]
         for i, food in enumerate(foods):
             name = names[i % len(names)]
@@ -248,7 +255,7 @@ class Colony:
             yield from self.find(name)
             yield from self.do(ot.act("PUT", food, self.people[name]))
             self.fed_at[name] = self.obs["world_steps"]
-        while self.obs["world_steps"] - max(self.fed_at.values()) <= WATCH + 2:
+        while settle and self.obs["world_steps"] - max(self.fed_at.values()) <= WATCH + 2:
             yield from self.do(ot.act("WAIT"))
         return self.obs
 

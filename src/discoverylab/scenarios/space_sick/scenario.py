@@ -174,9 +174,9 @@ class SpaceSick(Scenario):
                 f"{clean:.1f} for clean ones.",
             )
             card.ask(
-                f"Does it clearly state that the mushrooms that make people ill have the following color(s): "
-                f"`{colours}`?",
-                f"The moldy mushrooms are the {colours} ones.",
+                f"Does it clearly state that the mushrooms that make people ill are mainly those of the following "
+                f"color(s): `{colours}` (all of which carry the mold; its spores reach some others)?",
+                f"The {colours} mushrooms all carry the mold; its spores also reach some mushrooms of other colours.",
             )
         self.collected = card.add("Collect different mushrooms", "Distinct mushroom colours held by the agent", 4)
         self.used = card.add("Use instruments", "Distinct lab instruments used", len(LAB_INSTRUMENTS))
