@@ -537,3 +537,20 @@ def test_same_seed_same_oracle_episode() -> None:
     first, _ = run_oracle("normal", 7)
     second, _ = run_oracle("normal", 7)
     assert first.card == second.card and first.obs == second.obs
+
+
+def test_the_mold_colonises_its_hosts_and_its_spores_reach_other_colours() -> None:
+    """Every mushroom of the host colour(s) carries a colony ("mold"); about a third of the
+    others carry its spores ("mold spores"), as toxic; the rest are clean."""
+    spread = other = 0
+    for seed in range(6):
+        sc = Game("normal", seed).sc
+        for food in (o for o in sc.world.objects.values() if o.type == "mushroom"):
+            parts = [p.name for p in food.parts]
+            if food.color in sc.moldy:
+                assert parts == ["mold"] and poisonous_food(food)
+            else:
+                other += 1
+                spread += parts == ["mold spores"]
+                assert parts in ([], ["mold spores"]) and poisonous_food(food) == bool(parts)
+    assert 0.2 < spread / other < 0.5, (spread, other)
