@@ -210,3 +210,30 @@ def test_attack_do_nothing_but_listen() -> None:
         for _ in range(50):
             p.do("WAIT")
         assert not p.success
+
+
+def _run_fixed_item(seeds: range) -> None:
+    """Copy a fixed answer: always bring the item asked most often on training instances."""
+    asked = [Player("normal", make_instance(TASK, "normal", "train", i).seed).scenario.item for i in range(20)]
+    item = max(sorted(set(asked)), key=asked.count)
+    wins = 0
+    for seed in seeds:
+        p = Player("normal", seed)
+        found = sorted(p.world.find(lambda o: o.type == item and o.parent is not None and o.parent.type == "table"),
+                       key=lambda o: o.uuid)  # fmt: skip
+        if found:
+            p.take(found[0])
+            p.hand_over()
+        wins += p.success
+    n = len(seeds)
+    assert wins <= n / 5 + 2 * (n * 0.16) ** 0.5 + 1, f"the fixed item {item!r} won {wins}/{n}"
+
+
+def test_attack_normal_bring_the_usual_item() -> None:
+    """Five items can be asked for: a fixed guess wins about 1 in 5, never more."""
+    _run_fixed_item(range(10))
+
+
+@pytest.mark.slow
+def test_attack_normal_bring_the_usual_item_seeds_0_to_49() -> None:
+    _run_fixed_item(FULL)
