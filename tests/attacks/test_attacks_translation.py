@@ -214,7 +214,9 @@ def test_attack_do_nothing_but_listen() -> None:
 
 def _run_fixed_item(seeds: range) -> None:
     """Copy a fixed answer: always bring the item asked most often on training instances."""
-    asked = [Player("normal", make_instance(TASK, "normal", "train", i).seed).scenario.item for i in range(20)]
+    asked = [
+        Player("normal", make_instance(TASK, "normal", "train", i).seed).scenario.item for i in range(20)
+    ]
     item = max(sorted(set(asked)), key=asked.count)
     wins = 0
     for seed in seeds:
