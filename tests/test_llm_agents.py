@@ -152,12 +152,17 @@ def test_episode_record_holds_tokens_knowledge_and_judged_score(scripted_llm: Sc
     questions = env.scenario.scorecard.critical_questions  # type: ignore[union-attr]
     assert questions
     scripted_llm.push_text(_reply(thought="The echojelly is the outlier.", action="WAIT", arg1=None, arg2=None))
+    scripted_llm.push_text(_reply(outlier_species="vortisquid"))  # the answer sheet, after the episode
     scripted_llm.push_text(*[_reply(explanation="It names the outlier.", evaluation=1)] * len(questions))
     settings = _settings(scripted_llm)
     record, log = run_episode("Proteomics", "easy", 0, "react", max_steps=1, llm=settings, judge=settings)
     assert record.knowledge is not None and "echojelly" in record.knowledge
-    assert record.llm is not None and record.llm["prompt_tokens"] == 11 and record.llm["model"] == "gpt-4o"
-    assert record.llm["cost_usd"] == pytest.approx(cost_usd(11, 7, (2.5, 10.0)))
+    assert record.llm is not None and record.llm["prompt_tokens"] == 22 and record.llm["model"] == "gpt-4o"
+    assert record.llm["cost_usd"] == pytest.approx(cost_usd(22, 14, (2.5, 10.0)))
+    sheet_prompt = scripted_llm.requests[1]["messages"][1]["content"]
+    assert "echojelly is the outlier" in sheet_prompt and "- outlier_species (one of: " in sheet_prompt
+    assert scripted_llm.requests[1]["response_format"]["json_schema"]["schema"]["required"] == ["outlier_species"]
+    assert record.answers == {"outlier_species": "vortisquid"} and record.answers_score == 1.0
     assert record.knowledge_score == 1.0 and len(record.knowledge_verdicts) == len(questions)
     assert record.knowledge_verdicts[0]["criticalQuestion"] == questions[0]
     assert log[1]["agent"]["thought"] == "The echojelly is the outlier."

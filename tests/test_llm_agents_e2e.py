@@ -45,3 +45,4 @@ def test_each_agent_plays_an_easy_task_with_judging(embedded_llm: EmbeddedModelS
     record, _ = run_episode("ArchaeologyDating", "easy", 0, agent, max_steps=2, llm=LLMSettings(), judge=LLMSettings())
     _check(record, 2)
     assert record.knowledge_score is not None and len(record.knowledge_verdicts) >= 1
+    assert record.answers_score is not None  # the answer sheet was asked for and graded

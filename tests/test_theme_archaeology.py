@@ -192,3 +192,20 @@ def test_scorecard_maxima_and_questions(difficulty: str) -> None:
             "challenge": "ArchaeologyDigTaskGenericRadioisotope",
         }[difficulty]
     )
+
+
+def test_challenge_questions_name_the_instance_dating_channel() -> None:
+    """Every Challenge question's gold fact names this instance's dating channel, so none can be
+    answered by a report written before playing (the eras and decay alone are common knowledge)."""
+    channels = set()
+    for seed in range(8):
+        env = DiscoveryWorldEnv("ArchaeologyDating", "challenge")
+        env.reset(seed=seed)
+        sc: Any = env.scenario
+        questions = env.scorecard(reveal=True)["knowledgeQuestions"]
+        assert len(questions) == 4
+        for question in questions:
+            assert f"Radioisotope Channel {sc.channel}" in question["question"], question
+            assert f"Radioisotope Channel {sc.channel}" in question["goldFacts"][0], question
+        channels.add(sc.channel)
+    assert len(channels) > 1

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.scenarios.lost_in_translation.things import ROSETTA
+from discoverylab.scenarios.lost_in_translation.scenario import WRONG_COUNT
+from discoverylab.scenarios.lost_in_translation.things import JOINTS, draw_vocabulary, draw_words
 from env_driver import EnvDriver
 
 INTERESTED = "The elder seems interested in what you carry."
@@ -129,7 +130,7 @@ def test_normal_elder_looks_again_at_every_conversation() -> None:
 
 
 def test_trainer_throws_the_stick_and_the_dog_brings_it_back() -> None:
-    d = Driver("normal", seed=seed_for("normal", lambda s: s.item == "stick"))  # "Womple blonk!"
+    d = Driver("normal", seed=seed_for("normal", lambda s: s.item == "stick"))  # "<bring me> <stick>!"
     stick = d.find(lambda o: o.type == "stick")[0]
     trainer = d.find(lambda o: o.name == "Trainer")[0]
     dog = d.find(lambda o: o.name == "Fido")[0]
@@ -139,7 +140,9 @@ def test_trainer_throws_the_stick_and_the_dog_brings_it_back() -> None:
         places.append(stick.parent.name if stick.parent else stick.location())
     assert (25, 1) in places and "Fido" in places and "Trainer" in places
     assert any(r.action == "PICKUP" and r.arg1 is stick for r in dog.history)
-    assert trainer.dialog_tree.nodes["root"].text == "You hear them say 'Womple blonk!' to their dog."
+    said = f"{d.scenario.vocab['[Bring me]']} {d.scenario.vocab['[stick]']}!"
+    assert trainer.dialog_tree.nodes["root"].text == f"You hear them say '{said}' to their dog."
+    assert d.scenario.elder.dialog_tree.nodes["root"].text == f"Elder: {said}."
     for _ in range(20):  # the dog runs about: catch it within reach
         d.do("TELEPORT_TO_OBJECT", dog)
         if "not accessible" not in (message := d.do("TALK", dog)):
@@ -165,8 +168,9 @@ def test_counting_computer_and_measuring_tape() -> None:
     d = Driver("challenge")
     tape, computer, pole, disks = _school(d)
     assert sorted(disks) == [0, 1, 2, 3, 4, 5]
-    assert disks[0].name == f"floppy disk ({ROSETTA['[Reset]']})"
-    assert disks[3].name == f"floppy disk ({ROSETTA['[Add]']} {ROSETTA['[three]']})"
+    vocab = d.scenario.vocab
+    assert disks[0].name == f"floppy disk ({vocab['[Reset]']})"
+    assert disks[3].name == f"floppy disk ({vocab['[Add]']} {vocab['[three]']})"
     assert d.do("USE", tape, pole) == "The flag is 4 meters from the ground.\n"
     assert "has moved" in d.do("USE", computer, disks[5])  # 4 + 5, capped at pole height - 1 = 5
     assert d.do("USE", tape, pole) == "The flag is 5 meters from the ground.\n"
@@ -198,7 +202,7 @@ def test_measuring_tape_counts_only_successful_measurements() -> None:
     assert d.scores()["Use measuring tape"] == 0 and d.scores()["Use counting computer"] == 0
 
 
-def test_challenge_wrong_colour_fails_and_too_few_do_not_complete() -> None:
+def test_challenge_wrong_colour_fails() -> None:
     d = Driver("challenge")
     sc = d.scenario
     wrong = d.find(lambda o: o.type == sc.item and getattr(o, "color", "") not in ("", sc.color))[0]
@@ -207,21 +211,44 @@ def test_challenge_wrong_colour_fails_and_too_few_do_not_complete() -> None:
     d.do("PUT", wrong, sc.elder)
     assert d.scores()["Give back objects"] == 0
     assert d.card["completed"] and not d.card["completedSuccessfully"]  # the wrong colour fails
-    d = Driver("challenge", seed=seed_for("challenge", lambda s: s.count > 1))
+
+
+def _hand_over(d: Driver, how_many: int) -> None:
     sc = d.scenario
-    right = d.find(lambda o: sc.wanted(o))
-    d.take(right[0])
-    assert d.scores()["Collect objects"] == 1
-    d.talk_to_elder()
-    d.choose(INTERESTED)
-    d.choose(YES)
-    assert d.scores()["Give back objects"] == 1 and not d.card["completed"]
-    for obj in right[1 : sc.count]:
+    for obj in d.find(lambda o: sc.wanted(o))[:how_many]:
         d.take(obj)
     d.talk_to_elder()
     d.choose(INTERESTED)
     d.choose(YES)
+    d.do("WAIT")
+
+
+@pytest.mark.parametrize("extra", [-1, 1])
+def test_challenge_elder_needs_the_exact_count(extra: int) -> None:
+    """Too few or too many of the right item and colour, handed over together, fail: the elder
+    counts them and says so (in the world: his action shows in the nearby agents' list)."""
+    d = Driver("challenge", seed=seed_for("challenge", lambda s: 1 < s.count < 5))
+    sc = d.scenario
+    _hand_over(d, sc.count + extra)
+    assert len(sc.elder.contents) == sc.count + extra
+    assert d.card["completed"] and not d.card["completedSuccessfully"]
+    assert d.scores()["Give back objects"] == 1
+    heard = [e["message"] for h in d.obs["nearbyAgents"]["list_of_agents"].values() for e in h]
+    assert WRONG_COUNT in heard
+
+
+def test_challenge_exact_count_completes_and_one_at_a_time_fails() -> None:
+    d = Driver("challenge", seed=seed_for("challenge", lambda s: s.count > 1))
+    sc = d.scenario
+    _hand_over(d, sc.count)
     assert d.scores()["Give back objects"] == 2 and d.card["completedSuccessfully"]
+    d = Driver("challenge", seed=seed_for("challenge", lambda s: s.count > 1))
+    right = d.find(lambda o: d.scenario.wanted(o))
+    d.take(right[0])
+    assert d.scores()["Collect objects"] == 1
+    d.do("TELEPORT_TO_OBJECT", d.scenario.elder)
+    d.do("PUT", right[0], d.scenario.elder)  # the first of several: the offering is judged as given
+    assert d.card["completed"] and not d.card["completedSuccessfully"]
 
 
 def test_only_the_wanted_colour_sign_counts_as_relevant() -> None:
@@ -229,7 +256,7 @@ def test_only_the_wanted_colour_sign_counts_as_relevant() -> None:
     signs = d.scenario.village.paint_signs
     other = next(color for color in signs if color != d.scenario.color)
     assert d.do("TELEPORT_TO_OBJECT", signs[other]).startswith("I teleported")
-    assert d.do("READ", signs[other]) == f"The table with a sign reads:\n{ROSETTA[f'[{other}]']}"
+    assert d.do("READ", signs[other]) == f"The table with a sign reads:\n{d.scenario.vocab[f'[{other}]']}"
     assert d.scores()["Visit the paint shop"] == 1 and d.scores()["Read relevant paint sign"] == 0
     d.do("TELEPORT_TO_OBJECT", signs[d.scenario.color])
     d.do("READ", signs[d.scenario.color])
@@ -242,9 +269,57 @@ def test_challenge_questions_name_the_words_in_the_sentence(seed: int) -> None:
     sc = d.scenario
     root = sc.elder.dialog_tree.nodes["root"].text
     questions = d.card["criticalQuestions"]
-    assert len(questions) == 4 and "'Womple' means something like 'bring me'" in questions[2]
+    verb = sc.vocab["[Bring me]"]
+    assert len(questions) == 4 and f"'{verb}' means something like 'bring me'" in questions[2]
     for question in (questions[0], questions[1], questions[3]):
         word = question.split("The word '")[1].split("'")[0]
         assert word in root
     assert d.card["maxScore"] == 11
-    assert root.startswith("Elder: Womple ") and root.endswith("!.")
+    assert root.startswith(f"Elder: {verb} ") and root.endswith("!.")
+
+
+# ---- the vocabulary --------------------------------------------------------------------------
+def _project_english() -> set[str]:
+    """English words of 4+ letters in the project's own prose (docs and source texts)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    found: set[str] = set()
+    for path in [*root.joinpath("docs").rglob("*.md"), *root.joinpath("src").rglob("*.py")]:
+        found |= {w for w in re.findall(r"[a-z]+", path.read_text("utf-8").lower()) if len(w) >= 4}
+    return found
+
+
+def test_vocabulary_is_per_instance_pronounceable_distinct_and_not_english() -> None:
+    import numpy as np
+
+    english = _project_english()
+    assert {"flower", "gone", "mushroom"} <= english
+    vocabularies = [draw_vocabulary(np.random.default_rng(seed)) for seed in range(300)]
+    for vocab in vocabularies:
+        words = [w.lower() for token, w in vocab.items() if " " not in w and token != "[the stick]"]
+        compounds = {vocab["[flowerpot]"]}
+        assert len(set(words)) == len(words), vocab  # no two words of one instance alike
+        for word in words:
+            assert word.isalpha() and word not in english, word
+            assert any(v in word for v in "aeiou") and len(word) >= 4, word
+            assert any(j in word for j in JOINTS) or word in compounds, word
+    # Every meaning gets a different word on different instances (a word learned once is useless).
+    for token in ("[Bring me]", "[mushroom]", "[red]", "[three]", "[key]"):
+        assert len({v[token] for v in vocabularies}) >= 290, token
+    assert len(set(draw_words(np.random.default_rng(0), 500))) == 500
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])
+def test_vocabulary_is_drawn_from_the_instance(difficulty: str) -> None:
+    """Same instance, same words; another instance, other words (Easy: the signs' words)."""
+
+    def words(seed: int) -> list[str]:
+        sc = DiscoveryWorldEnv("LostInTranslation", difficulty)
+        sc.reset(seed=seed)
+        signs = sorted(sc.world.find(lambda o: o.name == "table with a sign"), key=lambda o: o.uuid)
+        return [str(s.document) for s in signs]
+
+    assert words(3) == words(3)
+    assert not set(words(3)) & set(words(4))

@@ -6,7 +6,11 @@ from typing import Any, Protocol
 
 
 class Agent(Protocol):
-    """Sees the structured observation, returns an action (dict or JSON text)."""
+    """Sees the structured observation, returns an action (dict or JSON text).
+
+    Optional: `answer_sheet(form) -> dict` fills the task's answer sheet once the episode ended
+    (`discoverylab.scoring.answer_sheet`); an agent without it hands in an empty sheet (score 0).
+    """
 
     name: str
 

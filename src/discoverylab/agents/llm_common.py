@@ -180,6 +180,7 @@ class LLMAgentBase:
 
     def start(self, obs: dict[str, Any]) -> None:
         self.reset_accounting()
+        self.task_description = task_text(obs)
         self.instructions = lm_instructions("teleportLocations" in obs, obs.get("teleportLocations"))
 
     # ---- asking the model --------------------------------------------------------------
@@ -247,6 +248,27 @@ class LLMAgentBase:
     def knowledge_report(self) -> str:
         """What the agent has written down, for the knowledge judge (overridden per agent)."""
         return "\n".join(f"step {n.step}: {n.thought}" for n in self.notes if n.thought)
+
+    def answer_sheet(self, form: Any) -> dict[str, Any]:
+        """The final prompt: the task, the agent's own notes (its knowledge report, newest part
+        kept to the history budget) and the answer sheet; the reply is constrained to the form's
+        JSON schema. An unusable reply hands in an empty sheet (every field scores 0), and so does
+        an agent past its cost ceiling (no call is made)."""
+        if self.stop_reason:
+            return {}
+        notes = self.knowledge_report()
+        budget = self.history_tokens * CHARS_PER_TOKEN
+        if len(notes) > budget:
+            notes = "[TRIMMED]\n" + notes[-budget:]
+        user = (f"Task: {getattr(self, 'task_description', '')}\n\nYour notes from the episode:\n{notes or '(none)'}"
+                f"\n\nThe episode is over. Fill in the answer sheet from what you found out.\n{form.text()}\n\n"
+                "Reply with a JSON object holding exactly these fields.")  # fmt: skip
+        note = StepNote(step=self.step, kind="answers")
+        data = self.ask([{"role": "system", "content": self.system_role}, {"role": "user", "content": user}],
+                        form.json_schema(), "answer_sheet", note)  # fmt: skip
+        note.extra["answers"] = data
+        self.notes.append(note)
+        return dict(data or {})
 
     def summary(self) -> dict[str, Any]:
         """Tokens, cost and model for the episode record."""

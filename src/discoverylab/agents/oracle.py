@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from discoverylab.scenarios.answer_forms import oracle_answers
 from discoverylab.scenarios.base import KnowledgeReport, OracleGen
 from discoverylab.scenarios.oracle_tools import OracleFailure, act
 from discoverylab.scenarios.registry import get_task
@@ -48,6 +49,12 @@ class OracleAgent:
             self.finished = True
             self._gen.close()
         return self.knowledge_report
+
+    def answer_sheet(self, form: Any) -> dict[str, Any]:
+        """Fill the task's answer sheet from the facts of the knowledge report (what the solver
+        found out; call after `conclude`): no report, no answers."""
+        facts = self.knowledge_report.facts if self.knowledge_report is not None else None
+        return oracle_answers(self.scenario_cls.task_id, form, facts)
 
     def _stopped(self, stop: StopIteration) -> None:
         self.finished = True

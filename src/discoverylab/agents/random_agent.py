@@ -26,6 +26,13 @@ class RandomAgent:
     def reset(self, obs: dict[str, Any]) -> None:
         self.rng = np.random.default_rng(self.seed)
 
+    def answer_sheet(self, form: Any) -> dict[str, Any]:
+        """A uniformly random valid answer sheet: the chance baseline (its own stream, so the
+        actions of an episode do not change with it)."""
+        from discoverylab.scoring.answer_sheet import random_answers
+
+        return random_answers(form, np.random.default_rng([self.seed, 0x5EE7]))
+
     def _pick(self, seq: list[Any]) -> Any:
         return seq[int(self.rng.integers(0, len(seq)))] if seq else None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
 from typing import Any
@@ -43,6 +44,12 @@ class EpisodeRecord(BaseModel):
     # judge` re-grades it); None: not judged (no judge, or the task asks no critical question).
     knowledge_status: str | None = None
     knowledge_error: str | None = None
+    # The answer sheet (discovery tasks): what the agent filled in at the end, its exact grade
+    # (None: no sheet for the task, a failed episode, or the agent's sheet call failed) and the
+    # per-field verdicts with validation errors. Absent in older records.
+    answers: dict[str, Any] | None = None
+    answers_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    answers_grade: dict[str, Any] | None = None
 
 
 def run_episode(
@@ -113,6 +120,7 @@ def run_episode(
     card = env.scorecard(reveal=True)  # the full card (gold included), even if the loop stopped early
     conclude = getattr(agent, "conclude", None)  # the oracle: its knowledge report, once the episode ended
     report = conclude(obs) if callable(conclude) and status == "ok" else None
+    answers, sheet = fill_answer_sheet(env, agent) if status == "ok" else (None, None)
     record = EpisodeRecord(
         task=env.scenario_cls.task_id,
         difficulty=env.difficulty,
@@ -127,6 +135,9 @@ def run_episode(
         error=error or getattr(agent, "error", None),
         knowledge_report=report.to_dict() if report is not None else None,
         knowledge=report.text if report is not None else None,
+        answers=answers,
+        answers_score=sheet.get("score") if sheet is not None else None,
+        answers_grade={k: v for k, v in sheet.items() if k != "score"} if sheet is not None else None,
         seconds=round(time.perf_counter() - start, 3),
         usage=usage_of(agent, before),
         config=run_config,
@@ -145,3 +156,25 @@ def run_episode(
         if keep_log and entry is not None:
             log.append(entry)
     return record, log
+
+
+def fill_answer_sheet(env: DiscoveryWorldEnv, agent: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """After the episode: hand the agent the task's answer sheet (`agent.answer_sheet(form)`;
+    without that method the sheet stays empty) and grade it. Returns (answers, grade dict with
+    "score", "fields", "errors"), or (None, None) for tasks without a sheet. A sheet call that
+    raises (an LLM server gone) is recorded as ungraded (score None), not as a 0."""
+    from discoverylab.scenarios.answer_forms import answer_form, grade_answers, has_answer_sheet
+
+    if not has_answer_sheet(env.scenario_cls.task_id):
+        return None, None
+    form = answer_form(env)
+    fill = getattr(agent, "answer_sheet", None)
+    answers: Any = {}
+    if callable(fill):
+        try:
+            answers = fill(form)
+        except Exception as exc:  # noqa: BLE001 - the episode stays ok; only the sheet is ungraded
+            return None, {"score": None, "fields": [], "errors": {"(agent)": f"{type(exc).__name__}: {exc}"}}
+    graded = grade_answers(env, answers, reveal=True).to_dict()
+    kept = answers if isinstance(answers, dict) else {"(not a dict)": repr(answers)[:200]}
+    return json.loads(json.dumps(kept, default=repr)), graded  # (JSON-safe, whatever the agent returned)

@@ -8,7 +8,10 @@ episodes are scored, `agent_error` ones (the model answered, nothing could be ac
 Knowledge is the mean of the records' `knowledge_score` (set by the knowledge judge during the
 run, or later by `discoverylab judge`, whose `knowledge.jsonl` takes precedence); a dash means no
 episode was judged, or that some episode's knowledge is unjudged (the judge failed): a cell never
-leaves out an episode whose report the judge could not grade.
+leaves out an episode whose report the judge could not grade. Answers (discovery tasks, beyond the
+paper) is the mean exact answer-sheet score (`answers_score`, graded with no LLM); a sheet the
+agent failed to hand in (its call raised) counts as 0, like an `agent_error` episode; a dash for
+cells whose records have no sheet (unit tests, older runs).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class Cell:
     procedure: float | None = None
     completion: float | None = None
     knowledge: float | None = None
+    answers: float | None = None  # the answer sheet's exact score (None: no graded sheet)
     episodes: int = 0
     failed: int = 0
 
@@ -75,6 +79,16 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _answers_mean(ok: list[EpisodeRecord], zeros: list[float]) -> float | None:
+    """Mean answer-sheet score; None when no record carries a sheet (unit tests, older runs). A sheet
+    that was asked for but not graded (the agent's call raised) counts 0: failing to hand it in must
+    never keep a wrong sheet out of the mean."""
+    asked = [r for r in ok if r.answers_grade is not None or r.answers_score is not None]
+    if not asked:
+        return None
+    return _mean([r.answers_score if r.answers_score is not None else 0.0 for r in asked] + zeros)
+
+
 def _cell(records: list[EpisodeRecord]) -> Cell:
     ok = [r for r in records if r.status == "ok"]
     zeros = [0.0] * sum(r.status in SCORED_AS_ZERO for r in records)  # the model's own failures score 0
@@ -84,6 +98,7 @@ def _cell(records: list[EpisodeRecord]) -> Cell:
         procedure=_mean([r.procedure_score for r in ok] + zeros),
         completion=_mean([1.0 if r.success else 0.0 for r in ok] + zeros),
         knowledge=None if unjudged else _mean(judged + zeros),
+        answers=_answers_mean(ok, zeros),
         episodes=len(ok) + len(zeros),
         failed=len(records) - len(ok) - len(zeros),
     )
@@ -151,7 +166,7 @@ def _difficulty_rank(difficulty: str) -> int:
 
 
 def metrics(table: Table) -> list[str]:
-    return ["procedure", "completion", "knowledge"] if table.knowledge else ["procedure", "completion"]
+    return ["procedure", "completion", "knowledge", "answers"] if table.knowledge else ["procedure", "completion"]
 
 
 def fmt(value: float | None) -> str:

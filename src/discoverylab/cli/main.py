@@ -139,6 +139,9 @@ def play(
             console.print("[bold]Episode over[/bold] (" + ("task decided" if terminated else "step limit") + ")")
             break
     _print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
+    from discoverylab.cli.answer_prompt import ask_answer_sheet
+
+    ask_answer_sheet(console, env)  # discovery tasks: the typed answer sheet, graded exactly
 
 
 def _print_scorecard(card: dict[str, object]) -> None:
@@ -356,11 +359,14 @@ app.command("judge")(saved_runs.judge_cmd)
 
 @app.command(hidden=True)
 def docs(out: Annotated[Path, typer.Option("--out")] = Path("docs/tasks.md")) -> None:
-    """Regenerate docs/tasks.md from the task registry."""
+    """Regenerate docs/tasks.md from the task registry (and docs/answer_sheets.md beside it)."""
+    from discoverylab.scenarios.answer_docs import answer_sheets_markdown
     from discoverylab.scenarios.docs import tasks_markdown
 
     out.write_text(tasks_markdown(), encoding="utf-8")
-    console.print(f"wrote {out}")
+    sheets = out.parent / "answer_sheets.md"
+    sheets.write_text(answer_sheets_markdown(), encoding="utf-8")
+    console.print(f"wrote {out} and {sheets}")
 
 
 app.add_typer(lab_app, name="lab", help="Tiny Labs: small black-box scientific sandboxes.")

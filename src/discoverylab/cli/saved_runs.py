@@ -37,7 +37,8 @@ def report(
     markdown: Annotated[bool, typer.Option("--markdown", help="print markdown instead of terminal tables")] = False,
     figure: Annotated[Path | None, typer.Option("--figure", help="also save a matplotlib figure (PNG, PDF, SVG)")] = None,
 ) -> None:
-    """The paper's Table 4/5 layout for a finished or partial run: procedure, completion, knowledge."""
+    """The paper's Table 4/5 layout for a finished or partial run: procedure, completion, knowledge (and the
+    answer sheet's exact score on discovery tasks)."""
     from discoverylab.bench.report import ReportError, fmt, load_report, metrics, plot_report, to_markdown
 
     try:
@@ -51,7 +52,9 @@ def report(
     else:
         for tab in rep.tables:
             names = metrics(tab)
-            table = Table(title=tab.title)
+            caption = ("metrics: procedure, completion, knowledge (LLM-judged), answers (answer sheet, graded exactly)"
+                       if "answers" in names else None)  # (narrow terminals shorten the column heads)
+            table = Table(title=tab.title, caption=caption)
             for col in ("#", "task", "difficulty"):
                 table.add_column(col, no_wrap=True)
             for agent in rep.agents:

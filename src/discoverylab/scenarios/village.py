@@ -228,8 +228,6 @@ def scatter_outskirts(world: World) -> None:
 # ---- Easy: the PlanetX Store -------------------------------------------------------------
 EASY_KINDS = ("mushroom", "seed", "microscope", "shovel", "dirt", "spectrometer", "thermometer", "radiation_meter",
               "petri_dish", "key", "quantum_crystal", "fertilizer_bag", "coin", "measuring_tape", "rock_glowing")  # fmt: skip
-EASY_WORDS = ("Blorpnik", "Zinklef", "Flubergast", "Splonker", "Quibblit", "Wimblet", "Grundle", "Froznak", "Dribblet",
-              "Trankle", "Jibbex", "Plork", "Snurfle", "Vlimmox", "Fribbet")  # fmt: skip
 EASY_TABLES = ((16, 10), (17, 10), (18, 10), (19, 10), (20, 10))
 EASY_NPC_SPOTS = ((16, 12), (17, 12), (19, 12), (20, 12))
 EASY_TREES = ((13, 10), (21, 8), (17, 6), (15, 15), (18, 20), (22, 11), (26, 16), (29, 16), (13, 18), (14, 16),
@@ -237,16 +235,17 @@ EASY_TREES = ((13, 10), (21, 8), (17, 6), (15, 15), (18, 20), (22, 11), (26, 16)
 
 
 def build_store(
-    world: World, table_spots: list[tuple[int, int]], order: list[int]
+    world: World, table_spots: list[tuple[int, int]], order: list[int], words: list[str]
 ) -> list[tuple[WorldObject, str]]:
-    """The locked store with five signed tables; returns (object, alien word) in table order."""
+    """The locked store with five signed tables, the i-th signed `words[i]` (the instance's alien
+    words); returns (object, alien word) in table order."""
     layout.fill_grass(world)
     layout.building(world, 15, 9, 7, 5, "PlanetX Store", key_id=123)
     placed = []
-    for (x, y), index in zip(table_spots, order[:5], strict=True):
+    for (x, y), index, word in zip(table_spots, order[:5], words, strict=True):
         obj = layout.spawn(world, EASY_KINDS[index])
-        signed_table(world, x, y, EASY_WORDS[index], obj)
-        placed.append((obj, EASY_WORDS[index]))
+        signed_table(world, x, y, word, obj)
+        placed.append((obj, word))
     _paths(world, 17, 14, 1, 0, 15)
     for x, y in EASY_TREES:
         layout.tree(world, x, y)

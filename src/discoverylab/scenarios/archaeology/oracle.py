@@ -111,9 +111,9 @@ def _isotope_report(readings: dict[int, Reading], best: int) -> KnowledgeReport:
     values = " < ".join(f"{name.removeprefix('ancient ')} {known[name][channel]:.3f}" for name in ERAS)
     text = (
         "The stone hammer (stone age) is the oldest known artifact, the bronze chisel (bronze age) is in the "
-        "middle and the iron tongs (iron age) are the youngest. Radioactive decay: the older an artifact, the "
-        f"lower its value on the dating radioisotope. Radioisotope Channel {channel}: {values}; the other channels "
-        f"show no such pattern. The unknown artifact at Dig Site #{best} reads {value:.3f} on Radioisotope Channel "
+        f"middle and the iron tongs (iron age) are the youngest; only Radioisotope Channel {channel} orders them so. "
+        "Radioactive decay: the older an artifact, the lower its value on the dating radioisotope, Radioisotope "
+        f"Channel {channel}: {values}; the other channels show no such pattern. The unknown artifact at Dig Site #{best} reads {value:.3f} on Radioisotope Channel "
         f"{channel}, the lowest of the three unknown artifacts, so it is the oldest."
     )
     facts = {"dating_channel": channel, "oldest_site": best, "oldest_reading": value,

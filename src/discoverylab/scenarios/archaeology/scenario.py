@@ -298,17 +298,20 @@ class ArchaeologyDating(Scenario):
         card.critical_hypotheses.insert(
             0, f"The lower a value an artifact has on Radioisotope Channel {c}, the older it is."
         )
+        # Each question names this instance's dating channel: the eras and decay are common knowledge,
+        # the finding is which channel they validate (a report written before playing names none).
         card.ask(
             "Does it clearly make the realization (or assumption) that the known artifacts are from the `stone age`, "
-            "`bronze age`, and `iron age`, or otherwise assume that the stone artifact is the oldest, the bronze "
-            "artifact is the middle, and the iron artifact is the youngest?",
+            "`bronze age`, and `iron age` (the stone artifact the oldest, the bronze artifact the middle, the iron "
+            f"artifact the youngest), and use that order to find that Radioisotope Channel {c} is the one that dates?",
             "The stone hammer (stone age) is the oldest known artifact, the bronze chisel (bronze age) is in the "
-            "middle and the iron tongs (iron age) are the youngest.",
+            f"middle and the iron tongs (iron age) are the youngest; only Radioisotope Channel {c} orders them so.",
         )
         card.ask(
             "Does it clearly state that with radioisotope dating, artifacts that are younger should have higher "
-            "radioisotope values, and/or older artifacts should have lower values?",
-            "Radioactive decay: the older an artifact, the lower its value on the dating radioisotope.",
+            f"radioisotope values, and/or older artifacts should have lower values, on Radioisotope Channel {c}?",
+            f"Radioactive decay: the older an artifact, the lower its value on Radioisotope Channel {c}, the dating "
+            "radioisotope.",
         )
         card.ask(
             f"Does it clearly state that Radioisotope Channel {c} shows a pattern where the (1) stone artifact has the "

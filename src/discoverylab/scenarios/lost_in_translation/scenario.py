@@ -6,10 +6,11 @@ from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.lost_in_translation.things import (
     COUNT_WORDS,
-    ROSETTA,
     Dog,
     Elder,
     Trainer,
+    draw_vocabulary,
+    draw_words,
     elder_dialog,
     trainer_dialog,
     translate,
@@ -35,6 +36,9 @@ NORMAL_ITEMS = ("stick", "mushroom", "flower", "key", "shovel")
 CHALLENGE_ITEMS = ("mushroom", "flower", "key")
 EASY_NAMES = ("Gail", "Harry", "Yugo", "Dors", "Wanda")
 EASY_SPRITES = ("character32_", "character15_", "character16_", "character17_", "character35_", "character9_")
+WRONG_COUNT = (
+    "The elder counts what you handed over, frowns and shakes his head: that is not what he asked for."
+)
 VILLAGE_TEXT = (
     "You find yourself venturing into a small village of Planet X where everyone speaks a dialect unknown to you. "
     "An elder (at the center of the village) is trying to tell you something that seems very important. "
@@ -62,6 +66,9 @@ class LostInTranslation(Scenario):
     in the school by running the counting computer's floppy disks ("<add> <number>", "<reset>")
     and measuring the flag pole's flag with the measuring tape. Mushrooms and flowers grow on
     the farm and outside the village fence; keys are sold in the key shop and general store.
+    Every instance draws its own alien vocabulary (pronounceable made-up words for the request,
+    items, colours, numbers and shop names; no two alike, none English), so words learned on one
+    instance are no use on another.
     Actions: movement and teleports (key shop, paint shop, town square, general store, school),
     READ signs, TALK and dialog choices, PICKUP, USE computer ON floppy disk, USE measuring tape
     ON flag pole, PUT (give) items to a character. Talking to the elder while carrying anything
@@ -74,7 +81,11 @@ class LostInTranslation(Scenario):
     the paint shop /1, Read relevant paint sign /1 (the sign of the wanted colour), Visit the
     school /1, Use counting computer /1, Reset counting computer /1, Use measuring tape /1
     (successful uses only). In Normal and Challenge the elder holding anything it did not ask for
-    (a wrong item, colour, or a container) ends the task unsuccessfully.
+    (a wrong item, colour, or a container) ends the task unsuccessfully. The Challenge elder
+    judges the first offering as a whole: exactly the number asked for completes the task, too
+    many or too few fail it (he counts them, frowns and says so), so hand the items over together.
+    Knowledge questions: what the instance's words in the request mean (the request verb, the
+    item; Challenge also the colour and the number); Easy: what the wanted word means.
     Difficulty knobs: Easy asks for one of 15 objects by a one-word name; Normal for one item
     (stick, mushroom, flower, key or shovel: each once per block of five seeds); Challenge adds a
     colour and a count.
@@ -101,11 +112,12 @@ class LostInTranslation(Scenario):
         self.burn()
         spots = self.shuffled(EASY_TABLES)
         order = [int(i) for i in world.rng_build.permutation(len(EASY_KINDS))]
-        placed = build_store(world, spots, order)
+        placed = build_store(world, spots, order, draw_words(world.rng_build, len(spots)))
         self.target, self.word = placed[0]
-        name = EASY_NAMES[world.seed % 5]
+        who = self.randint(0, len(EASY_NAMES) - 1)
+        name = EASY_NAMES[who]
         x, y = self.shuffled(EASY_NPC_SPOTS)[0]
-        self.npc = NPC(world, name, x, y, facing="east", sprite=EASY_SPRITES[world.seed % 5])
+        self.npc = NPC(world, name, x, y, facing="east", sprite=EASY_SPRITES[who])
         tree = self.npc.dialog_tree
         assert tree is not None
         tree.add_node("root", f"Hello! Could you please give me the `{self.word}`?")
@@ -150,22 +162,23 @@ class LostInTranslation(Scenario):
             self.item = self.seed_option(NORMAL_ITEMS)
             words = f"[{self.item}]"
         self.instruction = f"[Bring me] {words}!"
+        self.vocab = draw_vocabulary(world.rng_build)  # this instance's alien language
         village = build_village(world)
         scatter_outskirts(world)
         assert village.computer and village.reset_disk and village.tape and village.pole
         self.village = village
         for obj in list(world.objects.values()):
             if obj.document:
-                obj.document = translate(obj.document)
+                obj.document = translate(obj.document, self.vocab)
             if obj.type == "floppy disk":
-                obj.name = translate(obj.name)
+                obj.name = translate(obj.name, self.vocab)
         dog = Dog(world, "Fido", 27, 1, sprite="enemy06_04_")
         trainer = Trainer(world, "Trainer", 20, 1, (25, 1), sprite="character35_")
         trainer.add(stick(world))
         dog.trainer, trainer.dog = trainer, dog
-        trainer_dialog(trainer, translate("[Bring me] [the stick]!"))
+        trainer_dialog(trainer, translate("[Bring me] [the stick]!", self.vocab))
         self.elder = Elder(world, "Elder", 18, 18, self.wanted)
-        elder_dialog(self.elder, translate(self.instruction))
+        elder_dialog(self.elder, translate(self.instruction, self.vocab))
         world.teleports.update(TELEPORTS)
         self._scorecard_village(challenge)
         return Agent(world, "agent", 17, 0)
@@ -197,8 +210,8 @@ class LostInTranslation(Scenario):
             self.use_tape = card.add(
                 "Use measuring tape", "The measuring tape has been used on the flag pole.", 1
             )
-            alien_color = ROSETTA[f"[{color}]"]
-            alien_count = ROSETTA[f"[{COUNT_WORDS[self.count]}]"]
+            alien_color = self.vocab[f"[{color}]"]
+            alien_count = self.vocab[f"[{COUNT_WORDS[self.count]}]"]
             card.ask(
                 f"Does it clearly state that: The word '{alien_color}' means '{color}'?",
                 f"'{alien_color}' means the colour {color}.",
@@ -207,32 +220,43 @@ class LostInTranslation(Scenario):
                 f"Does it clearly state that: The word '{alien_count}' means '{COUNT_WORDS[self.count]}'?",
                 f"'{alien_count}' means the number {self.count} ({COUNT_WORDS[self.count]}).",
             )
-        alien_item = ROSETTA[f"[{self.item}]"]
+        alien_item = self.vocab[f"[{self.item}]"]
+        verb = self.vocab["[Bring me]"]
         card.ask(
-            "Does it clearly state that: The word 'Womple' means something like 'bring me'?",
-            "'Womple' means 'bring me' (a request to bring something).",
+            f"Does it clearly state that: The word '{verb}' means something like 'bring me'?",
+            f"'{verb}' means 'bring me' (a request to bring something).",
         )
         card.ask(
             f"Does it clearly state that: The word '{alien_item}' means '{self.item}'?",
             f"'{alien_item}' means '{self.item}'.",
         )
         card.critical_hypotheses.append(
-            f"The elder says '{translate(self.instruction)}' which translates to "
+            f"The elder says '{translate(self.instruction, self.vocab)}' which translates to "
             f"'{self.instruction.replace('[', '').replace(']', '')}'"
         )
 
     def _update_village(self) -> None:
         if "taskGiven" in self.elder.states:
             self.talk.set(1)
+        challenge = self.difficulty == "challenge"
         for item, things in ((self.collect, self.player.inventory()), (self.give, self.elder.contents)):
             found = [o for o in things if self.wanted(o)]
             if found and not item.completed:
                 item.associated_uuids = sorted(o.uuid for o in found)
-                item.set(2 if len(found) >= self.count else 1)
-        if self.difficulty == "challenge":
+                enough = (
+                    len(found) == self.count if challenge and item is self.give else len(found) >= self.count
+                )
+                item.set(2 if enough else 1)
+        if challenge:
             self._update_learning()
-        if any(not self.wanted(o) for o in self.elder.contents):
+        given = self.elder.contents
+        if any(not self.wanted(o) for o in given):
             self.scorecard.finish(False)  # handing over what was not asked for fails (no trying them all)
+        elif challenge and given and len(given) != self.count:
+            # The Challenge elder judges one offering: he counts it, and the wrong number (too many
+            # as well as too few) fails, so bringing all five, or one at a time, skips no lesson.
+            self.elder.record("TALK", self.player, None, True, WRONG_COUNT)
+            self.scorecard.finish(False)
         elif self.give.completed:
             self.scorecard.finish(True)
 

@@ -7,8 +7,11 @@ asked for when the player agrees to hand them over.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC
@@ -17,26 +20,72 @@ from discoverylab.world.objects import Layer, WorldObject
 if TYPE_CHECKING:
     from discoverylab.world.world import World
 
-# The original's gibberish table ("[token]" -> alien text), applied to every sign and disk name.
-ROSETTA = {
-    "[Bring me]": "Womple", "[Add]": "Plonk", "[Reset]": "Flibberwomp",
-    "[the stick]": "blonk", "[stick]": "blonk", "[key]": "squibble", "[flower]": "florpt",
-    "[mushroom]": "nushblort",
-    "[red]": "blarg", "[green]": "flib", "[blue]": "womp", "[yellow]": "zibble", "[pink]": "quark",
-    "[white]": "snoof", "[orange]": "gleep",
-    "[one]": "blip", "[two]": "blob", "[three]": "blorp", "[four]": "squarp", "[five]": "zorp",
-    "[Paint Shop]": "Blorpt Vloxurn", "[General Store]": "Flibble Vloxurn", "[Key Shop]": "Squibble Vloxurn",
-    "[School]": "Plonken",
-    "[seed]": "snarf", "[shovel]": "blurf", "[pot]": "plink", "[jar]": "klonk", "[flag]": "flarp",
-    "[flowerpot]": "florptink",
+# The tokens the village's texts use ("[token]" -> the alien word(s) drawn for the instance).
+# The original had one fixed gibberish table; here every instance draws its own vocabulary.
+WORD_TOKENS = (
+    "[Bring me]", "[Add]", "[Reset]", "[stick]", "[key]", "[flower]", "[mushroom]",
+    "[red]", "[green]", "[blue]", "[yellow]", "[pink]", "[white]", "[orange]",
+    "[one]", "[two]", "[three]", "[four]", "[five]",
+    "[paint]", "[general]", "[shop]", "[School]", "[seed]", "[shovel]", "[pot]", "[jar]", "[flag]",
+)  # fmt: skip
+# Compounds, built from the words above as the original built them ("Squibble Vloxurn").
+COMPOUNDS = {
+    "[the stick]": ("[stick]",), "[Paint Shop]": ("[paint]", "[shop]"),
+    "[General Store]": ("[general]", "[shop]"), "[Key Shop]": ("[key]", "[shop]"),
 }  # fmt: skip
 COUNT_WORDS = ("zero", "one", "two", "three", "four", "five")
 
+# Pronounceable alien words: onset + vowel, a joint, vowel (+ onset + vowel) (+ coda). The joint
+# is a consonant pair no English word has inside it ("zv", "gv", ...), so no drawn word is English.
+ONSETS = ("bl", "fl", "gl", "pl", "kl", "sn", "sk", "dr", "tr", "gr", "z", "v", "k", "g", "b", "p", "m", "n", "f",
+          "w", "j", "sh")  # fmt: skip
+VOWELS = ("a", "e", "i", "o", "u", "oo", "ee", "ai")
+JOINTS = ("zv", "zk", "vk", "kz", "zg", "gv", "vz", "zb", "kv")
+CODAS = ("", "", "b", "k", "p", "rk", "nk", "rp", "mp", "x", "z", "g", "lb", "rt")
 
-def translate(text: str) -> str:
-    for token, alien in ROSETTA.items():
-        text = text.replace(token, alien)
-    return text
+
+def alien_word(rng: np.random.Generator) -> str:
+    """A pronounceable made-up word (capitalised like a name), e.g. "Glozvirk"."""
+
+    def pick(options: tuple[str, ...]) -> str:
+        return options[int(rng.integers(0, len(options)))]
+
+    word = pick(ONSETS) + pick(VOWELS) + pick(JOINTS) + pick(VOWELS)
+    if rng.random() < 0.25:
+        word += pick(ONSETS) + pick(VOWELS)
+    return (word + pick(CODAS)).capitalize()
+
+
+def draw_words(rng: np.random.Generator, count: int, taken: set[str] | None = None) -> list[str]:
+    """`count` alien words, no two alike (case aside), none in `taken` (lower case)."""
+    seen = set(taken or ())
+    out: list[str] = []
+    while len(out) < count:
+        word = alien_word(rng)
+        key = word.lower()
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(word)
+    return out
+
+
+def draw_vocabulary(rng: np.random.Generator) -> dict[str, str]:
+    """One instance's alien language: every token of the village's texts -> its word(s)."""
+    words = draw_words(rng, len(WORD_TOKENS))
+    vocab = {
+        token: (word if token[1].isupper() else word.lower())
+        for token, word in zip(WORD_TOKENS, words, strict=True)
+    }
+    vocab["[flowerpot]"] = vocab["[flower]"] + vocab["[pot]"]  # a compound word, as in the original
+    for token, parts in COMPOUNDS.items():
+        vocab[token] = " ".join(vocab[p].capitalize() if token[1].isupper() else vocab[p] for p in parts)
+    return vocab
+
+
+def translate(text: str, vocab: dict[str, str]) -> str:
+    """Replace every "[token]" of `text` by the instance's word (longer tokens first)."""
+    return re.sub(r"\[[^\]]+\]", lambda m: vocab.get(m[0], m[0]), text)
 
 
 # ---- characters ---------------------------------------------------------------------------

@@ -17,6 +17,9 @@ from discoverylab.scenarios import layout
 from discoverylab.scenarios.space_sick.characters import Chef, Colonist, Farmer
 from discoverylab.scenarios.space_sick.things import (
     COLOURS,
+    MOLD_CHANNELS,
+    MOLD_SPECIES,
+    ROCK_LIGHTS,
     ColonyAppliance,
     ColonyFertilizerBag,
     FieldKeeper,
@@ -26,6 +29,7 @@ from discoverylab.scenarios.space_sick.things import (
     SeedJar,
     lab_instrument,
     mold,
+    mold_material,
     mushroom,
 )
 from discoverylab.world.agent import Agent
@@ -39,6 +43,8 @@ if TYPE_CHECKING:
 
 LAB_INSTRUMENTS = ("microscope", "spectrometer", "PH meter", "radiation meter", "sampler", "thermometer",
                    "NPK field test")  # fmt: skip
+# Spores of the mold reach this share of the mushrooms of other colours (Normal).
+SPORE_SPREAD = 0.35
 # Moldy colours: the five options are balanced over each block of five seeds.
 MOLD_OPTIONS = (("red",), ("green",), ("yellow",), ("pink",), ("red", "pink"))
 FIELD = [(x, y) for x in range(10, 16) for y in range(13, 18)]
@@ -79,12 +85,18 @@ def build_colony(sc: SpaceSick) -> Agent:
     layout.fill_grass(world)
     sc.burn()
     sc.moldy = () if challenge else MOLD_OPTIONS[sc.balanced(len(MOLD_OPTIONS), "mold")]
+    # Which mold (microscope), which spectrometer channel it raises, how the rocks light up: drawn
+    # per instance, so what an agent reports about them needs this instance's measurements.
+    sc.mold_species = sc.choice(tuple(MOLD_SPECIES))
+    sc.mold_channel = sc.choice(MOLD_CHANNELS)
+    sc.rock_light = sc.choice(ROCK_LIGHTS)
+    sc.mold_matter = mold_material(sc.mold_species, sc.mold_channel)
     _science_lab(world, colony)
     _cafeteria(world, colony)
     _farm(sc, colony)
-    _cave(world, colony, challenge)
+    _cave(sc, colony, challenge)
     _dwellings(world)
-    foods = _mushrooms(sc, 12 if challenge else 10)
+    foods = _mushrooms(sc, 12 if challenge else 15)
     for table, food in zip(colony.tables, foods[:5], strict=True):
         table.add(food)
     for food, (x, y) in zip(foods[5:], sc.shuffled(FIELD), strict=False):
@@ -104,13 +116,19 @@ def build_colony(sc: SpaceSick) -> Agent:
 
 
 def new_mushroom(sc: SpaceSick, colour: str, rng_draw: float, green: bool) -> WorldObject:
-    """A mushroom of `colour` (Normal: moldy iff its colour is; Challenge: poisonous iff
-    `rng_draw` < 0.5), with its mold created right after it either way."""
+    """A mushroom of `colour`, with its mold created right after it either way. Normal: the mold
+    colonises every mushroom of its host colour(s), and its spores reach a mushroom of another
+    colour when `rng_draw` < SPORE_SPREAD (a diet of the "usual" safe colours is no cure);
+    Challenge: poisonous iff `rng_draw` < 0.5."""
     world = sc.world
     food = mushroom(world, colour, green)
-    growth = mold(world)
-    if colour in sc.moldy:
+    growth = mold(world, sc.mold_matter.copy())
+    spread = sc.difficulty == "normal" and rng_draw < SPORE_SPREAD
+    if colour in sc.moldy or spread:
+        if colour not in sc.moldy:
+            growth.name = "mold spores"
         food.add_part(growth)
+        food.poisonous = True  # the mold's mycotoxin: heat kills the mold, not the toxin
     else:
         growth.remove_from_world()
     if sc.difficulty == "challenge" and rng_draw < 0.5:
@@ -178,7 +196,8 @@ def _farm(sc: SpaceSick, colony: Colony) -> None:
     FieldKeeper(world, colony.soil)
 
 
-def _cave(world: World, colony: Colony, challenge: bool) -> None:
+def _cave(sc: SpaceSick, colony: Colony, challenge: bool) -> None:
+    world = sc.world
     for x in range(0, 6):
         for y in range(0, 5):
             layout.clear_ground(world, x, y)
@@ -188,7 +207,7 @@ def _cave(world: World, colony: Colony, challenge: bool) -> None:
     layout.place(world, "sign", 2, 5, document="Cave")
     for x, y in ((1, 2), (2, 1)):
         if challenge:
-            rock = GlowingRock(world)
+            rock = GlowingRock(world, sc.rock_light)
             colony.rocks.append(rock)
             world.place(rock, x, y, Layer.OBJECTS)
         else:

@@ -3,11 +3,12 @@ colony safely. It uses only observations (nearby objects, inventory, agents, act
 teleport names) and returns a knowledge report {"text": ..., "facts": {...}} when done.
 
 Easy: measure the three mushrooms with all five instruments; the one whose reading mentions a
-pathogen goes in the jar. Normal: look at every mushroom under the microscope, warm the moldy
-ones in the stove just past 60 C (the mold dies; they stay uncooked), then hand the colonists
-ten mushrooms in two rounds 50 steps apart. Challenge: carry a glowing rock from the cave and
-hold each mushroom next to it, alone, in the quiet meadow below the cave; ask the Farmer for
-more seeds until ten mushrooms are known safe; then feed.
+pathogen goes in the jar. Normal: look at every mushroom under the microscope (which carry mold,
+and which mold), find the spectrometer channel the mold raises, ask the Farmer for more seeds
+until ten mold-free mushrooms are at hand (heat does not help: the toxin is heat-stable), then
+hand the colonists those ten in two rounds 50 steps apart. Challenge: carry a glowing rock from
+the cave and hold each mushroom next to it, alone, in the quiet meadow below the cave; ask the
+Farmer for more seeds until ten mushrooms are known safe; then feed.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ Solve = Generator[ot.Action, ot.Obs, None]
 LAB = ("microscope", "spectrometer", "PH meter", "radiation meter", "sampler", "thermometer", "NPK field test")
 EASY_LAB = ("densitometer", "spectrometer", "PH meter", "microscope", "radiation meter")
 _PATHOGEN = re.compile(r"contaminated with (.+?)\.\n")
-_CHANNEL5 = re.compile(r"- Channel 5: (\d+\.\d+)")
-_TEMP = re.compile(r"temperature of (-?\d+\.\d+) degrees")
+_CHANNEL = re.compile(r"- Channel (\d+): (\d+\.\d+)")
+_SPECIES = re.compile(r"an? (\w+) mold")
 WATCH = 50
 MEALS = 10
 
@@ -113,6 +114,7 @@ class Colony:
         self.report = report
         self.people: dict[str, int] = {}
         self.fed_at: dict[str, int] = {}
+        self.light = ""  # the colour a lit glowing rock shows (Challenge)
         self._note(obs)
 
     def _note(self, obs: ot.Obs) -> None:
@@ -155,16 +157,33 @@ class Colony:
             yield from self.solve_challenge(rocks[0])
             return
         colours = " and ".join(facts["moldy_colours"])
+        channel = facts["channel"]
         self.report["text"] = (
-            f"The {colours} mushrooms make the colonists ill: they carry mold. The microscope shows the mold "
-            f"directly (a 'mold' part with filaments); the spectrometer shows it indirectly: it reads "
-            f"{facts['channel5_moldy']:.2f} on Channel 5 for moldy mushrooms against {facts['channel5_clean']:.2f} "
-            "for clean ones. Heating a mushroom above 60 C kills the mold (the microscope then shows it dead), "
-            "so warmed mushrooms are safe."
+            f"The {colours} mushrooms make the colonists ill: they all carry a {facts['species']} mold, seen under "
+            f"the microscope (a 'mold' part: {facts['species']}); its spores also reach some mushrooms of other "
+            "colours (a 'mold spores' part), which make people ill too. The spectrometer shows it indirectly: moldy mushrooms "
+            f"read {facts['moldy_reading']:.2f} on Channel {channel} against {facts['clean_reading']:.2f} for clean "
+            "ones. Heating does not help: the mold's toxin is heat-stable "
+            "(a warmed moldy mushroom still makes people ill), so I feed only mushrooms without mold."
         )
         self.report["facts"] = {k: v for k, v in facts.items() if k != "moldy"}
-        yield from self.pasteurise(facts)
-        yield from self.feed([e["uuid"] for e in self.held("mushroom")][:MEALS])
+        clean = [e["uuid"] for e in self.held("mushroom") if e["uuid"] not in facts["moldy"]]
+        first = clean[: MEALS // 2]  # a first round now: the Farmer's crops grow during its watch
+        yield from self.feed(first, settle=False)
+        for _ in range(10):  # the Farmer plants more until ten clean mushrooms are at hand
+            if len(clean) >= MEALS:
+                break
+            yield from self.ask_farmer()
+            yield from self.harvest()
+            for entry in self.held("mushroom"):
+                if entry["uuid"] in clean or entry["uuid"] in facts["moldy"]:
+                    continue
+                yield from self.do(ot.act("USE", self.tool("microscope"), entry["uuid"]))
+                moldy = "parts: mold" in self.obs["lastActionMessage"]
+                (facts["moldy"] if moldy else clean).append(entry["uuid"])
+        if len(clean) < MEALS:
+            raise ot.OracleFailure(f"only {len(clean)} clean mushrooms")
+        yield from self.feed(clean[len(first) : MEALS])
 
     def gather(self) -> ot.Steps:
         """Pick up every mushroom on the cafeteria tables and in the field."""
@@ -176,47 +195,38 @@ class Colony:
         return self.obs
 
     def examine(self) -> Generator[ot.Action, ot.Obs, Report]:
-        """Microscope on every mushroom held; all instruments on a moldy (or any) one; the
-        spectrometer's channel 5 on a moldy and a clean one."""
+        """Microscope on every mushroom held (which ones carry mold, and which mold); all
+        instruments on a moldy (or any) one; the spectrometer on a moldy and a clean one: the
+        channel where they differ most is the mold's."""
         moldy: list[dict[str, Any]] = []
         clean: list[dict[str, Any]] = []
+        species = ""
+        hosts: set[str] = set()
         for entry in self.held("mushroom"):
             yield from self.do(ot.act("USE", self.tool("microscope"), entry["uuid"]))
-            (moldy if "parts: mold" in self.obs["lastActionMessage"] else clean).append(entry)
+            message = self.obs["lastActionMessage"]
+            (moldy if "parts: mold" in message else clean).append(entry)
+            if "parts: mold. " in message:  # a colony of the mold (not just its spores): its host
+                hosts.add(_colour(entry))
+            found = _SPECIES.search(message)
+            species = found[1] if found and not species else species
         subject = (moldy or clean)[0]
         for name in LAB:
             yield from self.do(ot.act("USE", self.tool(name), subject["uuid"]))
         facts: Report = {
-            "moldy_colours": sorted({_colour(e) for e in moldy}),
+            "moldy_colours": sorted(hosts),
             "detecting_instrument": "microscope",
             "moldy": [e["uuid"] for e in moldy],
+            "species": species,
         }
         if moldy and clean:
-            for key, entry in (("channel5_moldy", moldy[0]), ("channel5_clean", clean[0])):
+            spectra = []
+            for entry in (moldy[0], clean[0]):
                 yield from self.do(ot.act("USE", self.tool("spectrometer"), entry["uuid"]))
-                facts[key] = float(ot.need(_CHANNEL5.search(self.obs["lastActionMessage"]), "channel 5")[1])
+                spectra.append({int(c): float(v) for c, v in _CHANNEL.findall(self.obs["lastActionMessage"])})
+            channel = max(spectra[0], key=lambda c: spectra[0][c] - spectra[1].get(c, 0.0))
+            facts.update(channel=channel, moldy_reading=spectra[0][channel], clean_reading=spectra[1][channel])
         return facts
-
-    def pasteurise(self, facts: Report) -> ot.Steps:
-        """Warm the moldy mushrooms in the cafeteria stove until they pass 60 C (under 100 C)."""
-        yield from self.go("cafeteria")
-        stove = ot.require(ot.find_nearby(self.obs, "stove"), "the stove")["uuid"]
-        yield from self.do(ot.act("TELEPORT_TO_OBJECT", stove))
-        yield from self.do(ot.act("OPEN", stove))
-        for uuid in facts["moldy"]:
-            yield from self.do(ot.act("PUT", uuid, stove))
-        yield from self.do(ot.act("ACTIVATE", stove))
-        while True:  # each step adds 25 C: stop once the next tick passes 60 C
-            yield from self.do(ot.act("USE", self.tool("thermometer"), facts["moldy"][0]))
-            if float(ot.need(_TEMP.search(self.obs["lastActionMessage"]), "a temperature")[1]) + 25 > 60:
-                break
-        yield from self.do(ot.act("DEACTIVATE", stove))
-        for uuid in facts["moldy"]:
-            yield from self.do(ot.act("USE", self.tool("microscope"), uuid))
-            if "appears dead" not in self.obs["lastActionMessage"]:
-                raise ot.OracleFailure("the mold survived the stove")
-            yield from self.do(ot.act("PICKUP", uuid))
-        return self.obs
 
     def find(self, name: str) -> ot.Steps:
         """Teleport beside a character (it may have walked off by then: retry)."""
@@ -233,9 +243,10 @@ class Colony:
                 return self.obs
         raise ot.OracleFailure(f"could not get next to {name}")
 
-    def feed(self, foods: list[int]) -> ot.Steps:
+    def feed(self, foods: list[int], settle: bool = True) -> ot.Steps:
         """Hand the colonists the mushrooms in turn; a colonist gets its next one only after
-        its previous meal's 50 watched steps (a meal inside the watch would count once)."""
+        its previous meal's 50 watched steps (a meal inside the watch would count once). With
+        `settle`, wait out the last meal's watch."""
         names = [f"Colonist {i}" for i in range(5)]
         for i, food in enumerate(foods):
             name = names[i % len(names)]
@@ -244,7 +255,7 @@ class Colony:
             yield from self.find(name)
             yield from self.do(ot.act("PUT", food, self.people[name]))
             self.fed_at[name] = self.obs["world_steps"]
-        while self.obs["world_steps"] - max(self.fed_at.values()) <= WATCH + 2:
+        while settle and self.obs["world_steps"] - max(self.fed_at.values()) <= WATCH + 2:
             yield from self.do(ot.act("WAIT"))
         return self.obs
 
@@ -256,12 +267,14 @@ class Colony:
         safe: list[int] = []
         lit = False
         asked = 0
+        first: int | None = None  # poisonous among the first batch: the colony's starting mushrooms
         while True:
             verdicts = yield from self.test_held()
+            first = sum(1 for ok in verdicts.values() if not ok) if first is None else first
             lit = lit or any(not ok for ok in verdicts.values())
             safe += [uuid for uuid, ok in verdicts.items() if ok]
             if lit and safe and not self.report:
-                self._challenge_report()
+                self._challenge_report(first)
             if len(safe) >= MEALS:
                 break
             if asked >= 8:
@@ -273,14 +286,16 @@ class Colony:
         yield from self.feed(safe[:MEALS])
         return self.obs
 
-    def _challenge_report(self) -> None:
+    def _challenge_report(self, poisonous_at_start: int) -> None:
         self.report["text"] = (
             "The glowing rock from the cave works as an instrument that detects harmful mushrooms: it becomes "
-            "highly luminous when a poisonous mushroom is near it (within one tile), and stays merely glowing "
+            f"highly luminous, glowing {self.light}, when a poisonous mushroom is near it (within one tile), and "
+            "stays merely glowing "
             "next to a safe one. No lab instrument reading or cooking tells them apart. I tested every mushroom "
             "alone next to the rock and fed the colonists only the safe ones."
         )
-        self.report["facts"] = {"detector": "glowing rock", "luminous_near": "poisonous mushroom"}
+        self.report["facts"] = {"detector": "glowing rock", "luminous_near": "poisonous mushroom", "light": self.light,
+                                "poisonous_at_start": poisonous_at_start}
 
     def test_held(self) -> Generator[ot.Action, ot.Obs, dict[int, bool]]:
         """In the meadow below the cave: drop the mushrooms on a stash tile, then carry each
@@ -297,6 +312,8 @@ class Colony:
             yield from self.moves("east", 2)
             rock = next(e for e in self.obs["inventoryObjects"] if e["name"].startswith("rock ("))
             ok = rock["name"] == "rock (glowing)"
+            if not ok:
+                self.light = rock["name"].rstrip(")").rsplit(", ", 1)[-1]
             verdicts[uuid] = ok
             yield from self.moves("east" if ok else "west", 2 if ok else 4)
             yield from self.do(ot.act("DROP", uuid))

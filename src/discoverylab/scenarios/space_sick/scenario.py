@@ -12,9 +12,10 @@ from discoverylab.scenarios.space_sick.colony import LAB_INSTRUMENTS, Colony, bu
 from discoverylab.scenarios.space_sick.easy import TEXT as EASY_TEXT
 from discoverylab.scenarios.space_sick.easy import build_easy, declare_easy, update_easy
 from discoverylab.scenarios.space_sick.oracle import SpaceSickOracle
-from discoverylab.scenarios.space_sick.things import COLOURS, GlowingRock
+from discoverylab.scenarios.space_sick.things import COLOURS, MOLD_SIGNAL, GlowingRock
 from discoverylab.scoring.scorecard import ScorecardItem
 from discoverylab.world.agent import Agent
+from discoverylab.world.materials import Material
 from discoverylab.world.objects import WorldObject
 
 WATCH_STEPS = 50  # a colonist who ate is watched this long for sickness
@@ -41,12 +42,17 @@ class SpaceSick(Scenario):
     sampler and NPK field test plus a radioactive source; cafeteria with pot, stove and five
     tables; farm with seed jar, shovel, fertilizer and a soil field; cave; infirmary; barracks)
     with a Chef, a Farmer and five colonists. Mushrooms of one colour (or red and pink) carry a
-    mold: eaten, it makes a colonist ill 26-44 steps later for 101 steps. The microscope shows
-    the mold, the spectrometer reads 1.0 on channel 5 (0.5 otherwise), the PH meter 5.0 (6.0);
-    green mushrooms read a little radiation (a distractor). Heat above 60 C kills the mold;
-    colonists refuse cooked (>= 100 C) mushrooms. Challenge: every mushroom is poisonous with
-    probability 0.5, with no instrument signature and no cure by heat; two glowing rocks in the
-    cave light up ("rock (highly luminous)") while a poisonous mushroom is within one tile.
+    mold: eaten, it makes a colonist ill 26-44 steps later for 101 steps. Each instance draws the
+    mold's species (Aspergillus, Penicillium, Fusarium, Alternaria or Stachybotrys: the microscope
+    shows and names it) and the spectrometer channel it raises (2-5: +0.5 over a clean mushroom's
+    0.1 x channel); the PH meter reads 5.0 (6.0 clean); green mushrooms read a little radiation (a
+    distractor). Heat above 60 C kills the mold (the microscope then shows it dead) but not the
+    mycotoxin it has made, which is heat-stable: a warmed moldy mushroom still makes people ill, so
+    only mold-free mushrooms (the Farmer plants more on request) feed the colony safely; colonists
+    refuse cooked (>= 100 C) mushrooms. Challenge: every mushroom is poisonous with probability
+    0.5, with no instrument signature and no cure by heat; two glowing rocks in the cave light up
+    ("rock (highly luminous, <colour>)", the colour drawn per instance) while a poisonous mushroom
+    is within one tile.
     Actions: PICKUP, PUT, DROP, USE instrument ON target, OPEN/ACTIVATE the stove, TALK to the
     Chef, Farmer and colonists, PUT a mushroom INTO a colonist (it eats it), READ the feed;
     teleports: Easy "initial location"; Normal/Challenge "science lab", "cafeteria", "farm",
@@ -60,6 +66,9 @@ class SpaceSick(Scenario):
     (distinct mushrooms eaten by colonists), Eat mushrooms without sickness /10 (meals followed
     by 50 healthy steps; any sickness of a watched colonist resets the count); success at 10.
     Challenge (max 40): the same plus Collect glowing rock /1 and Glowing rock luminous /1.
+    Knowledge questions: Easy: the pathogen and the instrument that detects it; Normal: the mold's
+    species, its spectrometer channel and readings, the moldy colours; Challenge: the glowing rock
+    as a detector, with its light colour.
     Difficulty knobs: which instrument detects (Easy), which colour is moldy (Normal), whether
     each mushroom is poisonous (Challenge); categorical answers are balanced over each block of
     five seeds in an order drawn per block and per difficulty.
@@ -75,6 +84,10 @@ class SpaceSick(Scenario):
 
     colony: Colony
     moldy: tuple[str, ...] = ()
+    mold_species: str
+    mold_channel: int
+    mold_matter: Material
+    rock_light: str
     # Easy
     pathogen: str
     instrument_name: str
@@ -131,32 +144,39 @@ class SpaceSick(Scenario):
         challenge = self.difficulty == "challenge"
         card.task_name = "SpaceSickTaskChallenge" if challenge else "SpaceSickTaskNormal"
         if challenge:
+            light = self.rock_light
             card.critical_hypotheses.append(
-                "The glowing rocks from the cave become highly luminous near a poisonous mushroom."
+                f"The glowing rocks from the cave become highly luminous ({light}) near a poisonous mushroom."
             )
             card.ask(
                 "Does it clearly state that the glowing rock can be used as an instrument to detect harmful "
-                "mushrooms, by becoming luminous when it is near a harmful mushroom?",
-                "The glowing rock from the cave becomes highly luminous when a poisonous mushroom is within one "
-                "tile of it, so it detects harmful mushrooms.",
+                f"mushrooms, by becoming highly luminous with a {light} light when it is near a harmful mushroom?",
+                f"The glowing rock from the cave becomes highly luminous, glowing {light}, when a poisonous "
+                "mushroom is within one tile of it, so it detects harmful mushrooms.",
             )
         else:
             colours = " and ".join(self.moldy)
-            card.critical_hypotheses.append(f"The {colours} mushrooms carry a mold that makes colonists ill.")
-            card.ask(
-                "Does it clearly state that the mushrooms that make people ill have mold on them?",
-                "The mushrooms that make colonists ill carry mold.",
+            species, channel = self.mold_species, self.mold_channel
+            clean = round(0.1 * channel, 1)  # mushroom matter reads 0.1 x n on channels 2-5 (white or green)
+            card.critical_hypotheses.append(
+                f"The {colours} mushrooms carry a {species} mold whose heat-stable toxin makes colonists ill."
             )
             card.ask(
-                "Does it clearly state either that (1) the mold can be directly observed with the microscope, "
-                "AND/OR (2) that the mold can be indirectly observed by elevated spectrometer readings, "
-                "particularly with a value of 1.0 on Channel 5 of the spectrometer?",
-                "The microscope shows the mold; the spectrometer reads 1.0 on Channel 5 for moldy mushrooms.",
+                "Does it clearly state that the mushrooms that make people ill carry a mold, and that the microscope "
+                f"shows it is a {species} mold?",
+                f"The mushrooms that make colonists ill carry {species} mold, seen under the microscope.",
             )
             card.ask(
-                f"Does it clearly state that the mushrooms that make people ill have the following color(s): "
-                f"`{colours}`?",
-                f"The moldy mushrooms are the {colours} ones.",
+                "Does it clearly state that the mold can be detected with the spectrometer by an elevated reading "
+                f"on Channel {channel} (about {clean + MOLD_SIGNAL:.1f} for moldy mushrooms against {clean:.1f} "
+                "for clean ones)?",
+                f"Moldy mushrooms read {clean + MOLD_SIGNAL:.1f} on Channel {channel} of the spectrometer, against "
+                f"{clean:.1f} for clean ones.",
+            )
+            card.ask(
+                f"Does it clearly state that the mushrooms that make people ill are mainly those of the following "
+                f"color(s): `{colours}` (all of which carry the mold; its spores reach some others)?",
+                f"The {colours} mushrooms all carry the mold; its spores also reach some mushrooms of other colours.",
             )
         self.collected = card.add("Collect different mushrooms", "Distinct mushroom colours held by the agent", 4)
         self.used = card.add("Use instruments", "Distinct lab instruments used", len(LAB_INSTRUMENTS))

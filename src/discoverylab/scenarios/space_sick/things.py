@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from discoverylab.world import instruments
 from discoverylab.world.catalog import spawn
 from discoverylab.world.instruments import Instrument
-from discoverylab.world.materials import material
+from discoverylab.world.materials import Material, material
 from discoverylab.world.objects import ActionResult, Layer, WorldObject
 from discoverylab.world.things import Appliance, FertilizerBag, Food, Jar, Mold, SoilTile
 
@@ -29,6 +29,7 @@ PATHOGENS = ("Bacterium Species 138", "Virus Strain 12", "Fungus Species 3", "Pa
 SIMPLE_TYPE = "simplified instrument"
 GLOWING = "rock (glowing)"
 LUMINOUS = "rock (highly luminous)"
+ROCK_LIGHTS = ("blue", "green", "violet", "orange", "white")  # the lit rocks' colour, drawn per instance
 
 
 # ---- instruments ----------------------------------------------------------------------------
@@ -116,8 +117,30 @@ def mushroom(world: World, colour: str, green_matter: bool) -> WorldObject:
     return Mushroom(world, "mushroom", "mushroom", [material(matter)], color=colour)
 
 
-def mold(world: World) -> WorldObject:
-    return ColonyMold(world, "mold", "mold", [material("mold_red")], poisonous=True)
+# The molds a colony's mushrooms may carry (one per instance): what the microscope shows of each.
+# Every one makes a mycotoxin that survives heating (as aflatoxins, trichothecenes and fumonisins do):
+# heat kills the mold, not the poison it has already made.
+MOLD_SPECIES = {
+    "Aspergillus": "Thread-like filaments ending in round heads of spore chains: an Aspergillus mold",
+    "Penicillium": "Thread-like filaments ending in brush-like tufts of spores: a Penicillium mold",
+    "Fusarium": "Thread-like filaments with curved, canoe-shaped spores: a Fusarium mold",
+    "Alternaria": "Dark thread-like filaments with club-shaped, chambered spores: an Alternaria mold",
+    "Stachybotrys": "Dark thread-like filaments with clusters of dark oval spores: a Stachybotrys mold",
+}
+MOLD_CHANNELS = (2, 3, 4, 5)  # the spectrometer channel a colony's mold raises (drawn per instance)
+MOLD_SIGNAL = 0.5  # what the mold adds on that channel
+
+
+def mold_material(species: str, channel: int) -> Material:
+    """The instance's mold: its species' look under the microscope, a peak on one channel."""
+    mat = material("mold_red").copy()
+    mat.microscope = MOLD_SPECIES[species]
+    mat.spectrum = tuple(MOLD_SIGNAL if i + 1 == channel else 0.0 for i in range(len(mat.spectrum)))
+    return mat
+
+
+def mold(world: World, matter: Material | None = None) -> WorldObject:
+    return ColonyMold(world, "mold", "mold", [matter or material("mold_red")], poisonous=True)
 
 
 class FieldSoil(SoilTile):
@@ -243,6 +266,7 @@ class SeedJar(Jar):
 
     def release(self) -> None:
         self.make_seed = _no_seed  # a partial over the scenario's grow_mushroom
+
     def tick(self) -> None:
         self.wait -= 1
         if self.wait > 0:
@@ -253,18 +277,20 @@ class SeedJar(Jar):
 
 
 class GlowingRock(WorldObject):
-    """A cave rock that turns highly luminous while a poisonous mushroom is within one tile of it
-    (on any of the 3 x 3 tiles around it, inside containers and inventories included)."""
+    """A cave rock that turns highly luminous, in its instance's light colour ("rock (highly
+    luminous, blue)"), while a poisonous mushroom is within one tile of it (on any of the 3 x 3
+    tiles around it, inside containers and inventories included)."""
 
     needs_tick = True
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, light: str = "white") -> None:
         super().__init__(world, GLOWING, "glowing rock", [material("rock")], sprite="rock")
         self.luminous = False
+        self.lit_name = f"{LUMINOUS[:-1]}, {light})"
 
     def tick(self) -> None:
         self.luminous = self._poison_near()
-        name = LUMINOUS if self.luminous else GLOWING
+        name = self.lit_name if self.luminous else GLOWING
         if name != self.name:
             self.name = name
             self.text_changed()
@@ -295,4 +321,3 @@ def poisonous_food(obj: WorldObject) -> bool:
         pending.extend(cur.parts)
         pending.extend(cur.contents)
     return False
-
