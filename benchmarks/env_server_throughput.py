@@ -47,7 +47,7 @@ def run(url: str, sessions: int, seconds: float, task: str) -> dict[str, Any]:
     def client(n: int) -> None:
         with httpx.Client(base_url=url, timeout=120) as http:
             sid = http.post("/sessions").json()["session_id"]
-            http.post(f"/sessions/{sid}/reset", json={"task": task, "seed": n, "max_steps": 10**6}).raise_for_status()
+            http.post(f"/sessions/{sid}/reset", json={"task": task, "seed": n, "max_steps": 100_000}).raise_for_status()
             start_gate.wait()
             while time.perf_counter() < stop_at[0]:
                 t0 = time.perf_counter()

@@ -195,3 +195,30 @@ def test_openenv_generic_client_connects_without_glue(server):
             result = env.step(agent.act(result.observation["structured"]))
         assert result.reward == 1.0 and result.observation["scorecard"]["completedSuccessfully"]
         assert env.state()["done"] is True
+
+
+def test_attack_answer_sheet_is_graded_once_after_the_end(server):
+    """The answer sheet: refused before the end, graded once, a second hand-in (probing the gold
+    field by field) refused; the oracle's sheet scores 1."""
+    from discoverylab.scenarios.answer_forms import answer_form, oracle_answers
+
+    task, difficulty, seed = EPISODES[1]
+    with EnvServerClient(server[0]) as env:
+        result = env.reset(task, difficulty, seed=seed, structured=True)
+        sheet = env.answer_sheet()
+        assert sheet is not None and sheet["fields"] and "json_schema" in sheet
+        with pytest.raises(EnvServerError, match="after the episode ends"):
+            env.hand_in({})
+        agent = OracleAgent(task)
+        agent.reset(result.structured)
+        while not result.done:
+            result = env.step(agent.act(result.structured))
+        agent.conclude(result.structured)
+        from discoverylab.env import DiscoveryWorldEnv
+
+        local = DiscoveryWorldEnv(task, difficulty)
+        local.reset(seed=seed)
+        answers = oracle_answers(task, answer_form(local), agent.knowledge_report.facts)
+        assert env.hand_in(answers)["score"] == 1.0
+        with pytest.raises(EnvServerError, match="already handed in"):
+            env.hand_in(answers)

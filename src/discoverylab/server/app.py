@@ -42,6 +42,12 @@ class StepRequest(BaseModel):
     action: dict[str, Any] | str
 
 
+class AnswersRequest(BaseModel):
+    """The filled answer sheet, handed in once after the episode ended."""
+
+    answers: dict[str, Any]
+
+
 class PoolFull(SessionError):
     status = 429
 
@@ -214,6 +220,14 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
     @app.post("/sessions/{sid}/step")
     def step(sid: str, req: StepRequest = Body(...)) -> StepResult:
         return pool.run(sid, lambda s: s.step(req.action))  # type: ignore[no-any-return]
+
+    @app.get("/sessions/{sid}/answer_sheet")
+    def answer_sheet(sid: str) -> dict[str, Any]:
+        return {"answer_sheet": pool.run(sid, lambda s: s.answer_sheet())}
+
+    @app.post("/sessions/{sid}/answers")
+    def answers(sid: str, req: AnswersRequest) -> dict[str, Any]:
+        return pool.run(sid, lambda s: s.hand_in(req.answers))  # type: ignore[no-any-return]
 
     @app.get("/sessions/{sid}/state")
     def state(sid: str) -> dict[str, Any]:

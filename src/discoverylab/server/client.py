@@ -53,6 +53,15 @@ class EnvServerClient:
     def step(self, action: dict[str, Any] | str) -> StepResult:
         return StepResult(**self._call("POST", f"/sessions/{self.open()}/step", {"action": action}))
 
+    def answer_sheet(self) -> dict[str, Any] | None:
+        """The task's answer sheet (fields, options, JSON schema), or None (no sheet)."""
+        sheet = self._call("GET", f"/sessions/{self.open()}/answer_sheet")["answer_sheet"]
+        return dict(sheet) if sheet is not None else None
+
+    def hand_in(self, answers: dict[str, Any]) -> dict[str, Any]:
+        """Hand in the filled sheet once the episode ended; returns its grade (score, fields)."""
+        return dict(self._call("POST", f"/sessions/{self.open()}/answers", {"answers": answers}))
+
     def state(self) -> dict[str, Any]:
         return dict(self._call("GET", f"/sessions/{self.open()}/state"))
 

@@ -97,6 +97,7 @@ class EpisodeSession:
         self.reward_total = 0.0
         self.structured = False
         self.last: StepResult | None = None
+        self.handed_in: dict[str, Any] | None = None
 
     def reset(self, req: ResetRequest) -> StepResult:
         if self.env is not None:
@@ -116,6 +117,7 @@ class EpisodeSession:
             self.env, self.kind, self.task, self.difficulty = env, "dw", env.scenario_cls.task_id, env.difficulty
             text, _ = env.reset(seed=inst.seed)
         self.instance, self.steps, self.done, self.reward_total = inst, 0, False, 0.0
+        self.handed_in = None
         self.structured = req.structured
         self.last = self._result(text, 0.0, False, False, True)
         return self.last
@@ -160,6 +162,30 @@ class EpisodeSession:
             score = self.env.protocol.grade()
             return {"completed": self.done, "completedSuccessfully": score.score >= 1.0, **score.model_dump(mode="json")}
         return dict(self.env.scorecard(reveal=True))
+
+    def answer_sheet(self) -> dict[str, Any] | None:
+        """The task's answer sheet (its public form: fields, options, JSON schema), or None when
+        the task has none (unit tests, Tiny Labs)."""
+        from discoverylab.scenarios.answer_forms import answer_form, has_answer_sheet
+
+        if self.kind != "dw" or not has_answer_sheet(self.task):
+            return None
+        form = answer_form(self.env)
+        return {**form.to_dict(), "text": form.text(), "json_schema": form.json_schema()}
+
+    def hand_in(self, answers: Any) -> dict[str, Any]:
+        """Grade the filled sheet: once per episode and only after it ended (a second hand-in
+        would let a client probe the gold field by field)."""
+        from discoverylab.scenarios.answer_forms import grade_answers
+
+        if self.answer_sheet() is None:
+            raise SessionError(f"{self.task or 'This session'} has no answer sheet.")
+        if not self.done:
+            raise SessionError("The answer sheet is handed in after the episode ends.")
+        if self.handed_in is not None:
+            raise SessionError("The answer sheet of this episode was already handed in; its grade stands.")
+        self.handed_in = grade_answers(self.env, answers).to_dict()
+        return self.handed_in
 
     def state(self) -> dict[str, Any]:
         """Where the episode stands (OpenEnv's `state()`): no observation, no gold before the end."""
