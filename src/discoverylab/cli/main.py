@@ -373,6 +373,7 @@ app.add_typer(lab_app, name="lab", help="Tiny Labs: small black-box scientific s
 app.command()(ui_cli.serve)
 app.command()(ui_cli.replay)
 app.command("env-serve")(server_cli.env_serve)
+app.command("export-sft")(server_cli.export_sft)
 
 
 def main() -> None:

@@ -31,3 +31,48 @@ def env_serve(
         raise typer.Exit(2) from None
     err.print(f"env server on http://{host}:{port} (OpenEnv WebSocket: ws://{host}:{port}/ws)")
     serve(host, port, max_sessions=max_sessions, ttl_s=ttl, max_body=max_body, key=key)
+
+
+def export_sft(
+    out: Annotated[Path, typer.Option("--out", "-o", help="the JSONL file to write")] = Path("sft.jsonl"),
+    agent: Annotated[str, typer.Option("--agent", "-a", help="the expert whose episodes are exported")] = "oracle",
+    suite: Annotated[str, typer.Option("--suite", help="unit, discovery, tutorial or all")] = "all",
+    task: Annotated[str | None, typer.Option("--task", "-t", help="only this task (all its difficulties)")] = None,
+    difficulty: Annotated[str | None, typer.Option("--difficulty", "-d")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="train or dev (instance indices in --seeds); "
+                                              "the sealed test split is never exported")] = "train",
+    seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-9 or 0,2,5 (indices of --split)")] = "0-9",
+    only_success: Annotated[bool, typer.Option("--only-success/--all-episodes", help="keep only solved episodes")] = True,
+) -> None:
+    """Write expert trajectories for supervised fine-tuning: chat `messages` JSONL (see docs/integrations.md)."""
+    import json
+
+    from discoverylab.bench.runner import parse_seeds, suite_tasks
+    from discoverylab.bench.sft_export import episode_conversation, instances, tokens
+    from discoverylab.instances import InstanceError
+
+    try:
+        pairs = suite_tasks(suite, difficulty)
+        if task is not None:
+            from discoverylab.scenarios.registry import get_task
+
+            task_id = get_task(task).task_id
+            pairs = [(tid, diff) for tid, diff in pairs if tid == task_id]
+        todo = list(instances(pairs, split, parse_seeds(seeds)))
+    except (ValueError, InstanceError) as exc:
+        err.print(f"[red]Error:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    if not todo:
+        err.print("[red]Error:[/red] no instances: check --suite, --task and --difficulty.")
+        raise typer.Exit(2)
+    kept = total_tokens = 0
+    with out.open("w", encoding="utf-8") as f:
+        for inst in todo:
+            example = episode_conversation(inst, agent)
+            if only_success and not example["metadata"]["success"]:
+                err.print(f"skipped {inst.task}/{inst.difficulty}/{inst.label}: not solved")
+                continue
+            f.write(json.dumps(example, ensure_ascii=False) + "\n")
+            kept += 1
+            total_tokens += tokens(example)
+    err.print(f"wrote {kept} conversations (~{total_tokens} tokens) to {out}")

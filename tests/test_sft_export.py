@@ -1,0 +1,76 @@
+"""`discoverylab export-sft`: the oracle's episodes as chat-format JSONL for fine-tuning.
+
+Checked: every line validates against the documented schema, replaying its actions reproduces
+success, the CLI writes it, and (named attack) the sealed test split is never exported.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from discoverylab.bench.runner import suite_tasks
+from discoverylab.bench.sft_export import SCHEMA, episode_conversation, replay, validate_line
+from discoverylab.cli import app
+from discoverylab.instances import InstanceError, make_instance
+
+UNIT = suite_tasks("unit")
+DISCOVERY = suite_tasks("discovery")
+
+
+def _check(task: str, difficulty: str, index: int) -> None:
+    example = episode_conversation(make_instance(task, difficulty, "train", index))
+    line = json.dumps(example)
+    assert validate_line(line) == []
+    assert example["metadata"]["success"], (task, difficulty, index)
+    success, steps = replay(json.loads(line))
+    assert success and steps == example["metadata"]["steps"]
+    if example["metadata"]["answers_score"] is not None:
+        assert example["metadata"]["answers_score"] == 1.0
+        assert json.loads(example["messages"][-1]["content"])  # the answer sheet, as JSON
+
+
+@pytest.mark.parametrize(("task", "difficulty"), UNIT + [p for p in DISCOVERY if p[1] == "easy"])
+def test_export_validates_and_replays_to_success(task, difficulty):
+    _check(task, difficulty, 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("task", "difficulty"), UNIT + DISCOVERY)
+@pytest.mark.parametrize("index", range(10))
+def test_export_all_tasks_seeds_0_to_9(task, difficulty, index):
+    _check(task, difficulty, index)
+
+
+def test_validator_rejects_what_fine_tuning_tools_would_misread():
+    good = episode_conversation(make_instance("PickAndPlaceTest", "normal", "train", 0))
+    assert validate_line(json.dumps(good)) == []
+    bad_role = json.loads(json.dumps(good))
+    bad_role["messages"][1]["role"] = "tool"
+    twice = json.loads(json.dumps(good))
+    twice["messages"].insert(2, dict(twice["messages"][1]))
+    no_meta = {"messages": good["messages"]}
+    for broken in (bad_role, twice, no_meta):
+        assert validate_line(json.dumps(broken))
+    assert validate_line("{not json")
+    assert good["metadata"]["schema"] == SCHEMA
+
+
+def test_attack_sealed_split_is_never_exported(tmp_path):
+    """Test instances must not become training data, key or no key."""
+    with pytest.raises(InstanceError, match="never exported"):
+        episode_conversation(make_instance("PickAndPlaceTest", "normal", "test", 0, b"k" * 32))
+    result = CliRunner().invoke(app, ["export-sft", "--split", "test", "--suite", "unit", "-o", str(tmp_path / "x.jsonl")])
+    assert result.exit_code == 2 and "never exported" in result.output
+
+
+def test_cli_writes_jsonl(tmp_path):
+    out = tmp_path / "sft.jsonl"
+    result = CliRunner().invoke(app, ["export-sft", "--task", "ArchaeologyDating", "--difficulty", "easy",
+                                      "--split", "dev", "--seeds", "0-1", "-o", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = out.read_text().splitlines()
+    assert len(lines) == 2 and all(validate_line(line) == [] for line in lines)
+    assert [json.loads(line)["metadata"]["instance"]["index"] for line in lines] == [0, 1]
