@@ -35,13 +35,13 @@ class ResetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     task: str = Field(min_length=1, max_length=200, description="DiscoveryWorld task id or Tiny Labs protocol name")
-    difficulty: str = Field("normal", max_length=20)
-    seed: int | None = Field(None, ge=0, lt=2**32)
-    split: str | None = Field(None, max_length=20)
-    index: int | None = Field(None, ge=0)
+    difficulty: str = Field(default="normal", max_length=20)
+    seed: int | None = Field(default=None, ge=0, lt=2**32)
+    split: str | None = Field(default=None, max_length=20)
+    index: int | None = Field(default=None, ge=0)
     text_format: Literal["lm", "json"] = "lm"
-    max_steps: int | None = Field(None, ge=1, le=100_000)
-    structured: bool = Field(False, description="also send DiscoveryWorld's structured observation dict")
+    max_steps: int | None = Field(default=None, ge=1, le=100_000)
+    structured: bool = Field(default=False, description="also send DiscoveryWorld's structured observation dict")
 
 
 class StepResult(BaseModel):
@@ -162,6 +162,14 @@ class EpisodeSession:
             score = self.env.protocol.grade()
             return {"completed": self.done, "completedSuccessfully": score.score >= 1.0, **score.model_dump(mode="json")}
         return dict(self.env.scorecard(reveal=True))
+
+    def finish(self) -> None:
+        """End the episode where it stands (a harness whose agent stopped early): no more steps;
+        the answer sheet may then be handed in, as after the env's own end."""
+        if self.env is not None and not self.done:
+            self.done = True
+            if self.kind == "dw":
+                self.env._ended = True  # the env's own end flag: its scorecard and sheet now reveal
 
     def answer_sheet(self) -> dict[str, Any] | None:
         """The task's answer sheet (its public form: fields, options, JSON schema), or None when

@@ -1,0 +1,203 @@
+"""Inspect AI tasks: `inspect eval discoverylab/<task> --model ...` (registered through the
+`inspect_ai` entry point in pyproject.toml; needs the `inspect` extra).
+
+    inspect eval discoverylab/archaeology_dating -T difficulty=easy -T split=dev -T indices=0-4 --model openai/gpt-4o
+    inspect eval discoverylab/discoverylab -T suite=unit --model ...      # a whole suite
+    inspect eval discoverylab/tiny_lab -T protocol=sequence/hidden-property --model ...
+
+One sample per (task, difficulty, instance). The solver is Inspect's ReAct agent loop (`react`)
+with one `act` tool (an action and its arguments; Tiny Labs: a `say` tool) played on the episode
+core (`EpisodeSession`); when the episode ends the model submits its knowledge report, then fills
+the task's answer sheet. Scorers: `episode_scorer` (success, completion, the answer sheet's exact
+grade, and the procedure score for reporting) and `knowledge_judge` (the knowledge judge as a
+model-graded scorer: our rubric prompt, asked of Inspect's `grader` model role or `judge_model`).
+The sealed test split works where the evaluator's key is set ($DISCOVERYLAB_EVAL_KEY); samples
+and logs carry the instance's index and commitment, never its seed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.agent import AgentState, AgentSubmit, react
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import ToolDef
+
+from discoverylab.integrations import common
+
+STORE_KEY = "discoverylab"
+
+
+def _dataset(items: list[dict[str, Any]]) -> MemoryDataset:
+    samples = [Sample(input=f"{r['task']} ({r['difficulty']}), {r['split']} instance {r['index']}",
+                      id=f"{r['task']}/{r['difficulty']}/{r['split']}#{r['index']}", metadata=r) for r in items]  # fmt: skip
+    return MemoryDataset(samples, name="discoverylab")
+
+
+def _act_tool(session: Any) -> ToolDef:
+    async def act(action: str = "", arg1: str | int | None = None, arg2: str | int | None = None,
+                  chosen_dialog_option_int: int | None = None) -> str:  # fmt: skip
+        return common.act(session, action, arg1, arg2, chosen_dialog_option_int)
+
+    return ToolDef(act, name="act", description="Take one action in the world; returns the next observation.",
+                   parameters={"action": "the action's name, e.g. MOVE_DIRECTION", "arg1": "its first argument (or null)",
+                               "arg2": "its second argument (or null)",
+                               "chosen_dialog_option_int": "in a dialog: the option's number (then leave action empty)"})  # fmt: skip
+
+
+def _say_tool(session: Any) -> ToolDef:
+    async def say(message: str) -> str:
+        return common.say(session, message)
+
+    return ToolDef(say, name="say", description="Send one message to the lab; returns its reply.",
+                   parameters={"message": "your message to the lab"})  # fmt: skip
+
+
+@solver
+def discovery_agent(max_steps: int | None = None, max_messages: int = 400) -> Solver:
+    """Play the sample's episode with Inspect's ReAct loop, then fill the answer sheet."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        session, first = common.start(state.metadata, max_steps)
+        try:
+            lab = session.kind == "lab"
+            tool = _say_tool(session) if lab else _act_tool(session)
+            agent = react(prompt=common.LAB_PROMPT if lab else common.TOOL_PROMPT, tools=[tool], truncation="auto",
+                          submit=AgentSubmit(name="submit", description="Hand in your knowledge report (once the episode ended)."),
+                          on_continue=_budget(max_messages))  # fmt: skip
+            result: AgentState = await agent(AgentState(messages=[ChatMessageUser(content=first)]))
+            state.messages = list(result.messages)
+            report = result.output.completion if result.output else ""
+            answers = None
+            prompt = common.sheet_prompt(session)
+            if prompt is not None:
+                reply = await get_model().generate([ChatMessageSystem(content=common.TOOL_PROMPT),
+                                                    ChatMessageUser(content=f"Your knowledge report:\n{report}\n\n{prompt}")],
+                                                   config=GenerateConfig(max_tokens=800))  # fmt: skip
+                answers = common.parse_answers(reply.completion)
+            state.store.set(STORE_KEY, common.results(session, report, answers))
+            state.output.completion = report
+        finally:
+            session.close()
+        return state
+
+    return solve
+
+
+def _budget(max_messages: int) -> Any:
+    async def keep_going(agent_state: AgentState) -> bool:
+        """Stop the loop once the conversation holds `max_messages` (a model that never submits)."""
+        return len(agent_state.messages) < max_messages
+
+    return keep_going
+
+
+@scorer(metrics={"success": [mean()], "completed": [mean()], "answers": [mean()], "procedure": [mean()]})
+def episode_scorer() -> Any:
+    """Success, completion and the answer sheet's exact grade (0 when the task has none handed in);
+    the procedure score is for reporting (it rewards answer-specific choices)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        res = state.store.get(STORE_KEY) or {}
+        answers = res.get("answers_score")
+        return Score(value={"success": float(res.get("success", False)), "completed": float(res.get("completed", False)),
+                            "answers": float(answers or 0.0), "procedure": float(res.get("procedure", 0.0))},
+                     answer=(res.get("knowledge") or "")[:2000],
+                     metadata={"steps": res.get("steps"), "instance": res.get("instance"),
+                               "answers_grade": res.get("answers_grade"), "has_answer_sheet": answers is not None})  # fmt: skip
+
+    return score
+
+
+class _BridgeJudge:
+    """Our knowledge judge's prompt and verdict parsing, asked of an Inspect model: `grade_knowledge`
+    runs in a worker thread and each question is generated on the event loop."""
+
+    def __init__(self, model: Any, loop: asyncio.AbstractEventLoop) -> None:
+        from discoverylab.llm.judge import LLMJudge
+        from discoverylab.llm.judge_prompt import KNOWLEDGE_RUBRIC
+
+        class _PromptOnly:
+            json_mode = "prompt"
+
+        self.judge = LLMJudge(_PromptOnly(), role=KNOWLEDGE_RUBRIC)  # type: ignore[arg-type]
+        self.model, self.loop = model, loop
+
+    def evaluate(self, question: str, evidence: Any) -> Any:
+        from discoverylab.llm.judge import Verdict, parse_verdict
+
+        messages = [ChatMessageSystem(content=m["content"]) if m["role"] == "system" else ChatMessageUser(content=m["content"])
+                    for m in self.judge.messages(question, evidence)]  # fmt: skip
+        messages[-1] = ChatMessageUser(content=str(messages[-1].content) + '\nReply with JSON: {"explanation": ..., "evaluation": 0 or 1}.')
+        future = asyncio.run_coroutine_threadsafe(self.model.generate(messages, config=GenerateConfig(temperature=0.0)), self.loop)
+        text = future.result().completion
+        value, explanation, error = parse_verdict(text)
+        if value is None:
+            return Verdict(question, 0, "", valid=False, raw_text=text[:500], error=error or "no verdict")
+        return Verdict(question, value, explanation, raw_text=text[:500])
+
+
+@scorer(metrics=[mean()])
+def knowledge_judge(judge_model: str | None = None) -> Any:
+    """The knowledge judge (paper App. D) as a model-graded scorer: each critical question of the
+    task asked of the grader model with our rubric; the score is the fraction answered yes
+    (unjudged when a verdict could not be had: then the value is 0 and the metadata says so)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        from discoverylab.bench.judging import judge_episode
+
+        res = state.store.get(STORE_KEY) or {}
+        model = get_model(judge_model) if judge_model else get_model(role="grader", default=get_model())
+        judge = _BridgeJudge(model, asyncio.get_running_loop())
+        value, verdicts = await asyncio.to_thread(judge_episode, res.get("scorecard") or {}, res.get("knowledge"), judge)
+        return Score(value=float(value or 0.0), metadata={"verdicts": verdicts, "judged": value is not None})
+
+    return score
+
+
+def _task(items: list[dict[str, Any]], max_steps: int | None, judge: bool, judge_model: str | None) -> Task:
+    scorers = [episode_scorer()] + ([knowledge_judge(judge_model)] if judge else [])
+    return Task(dataset=_dataset(items), solver=discovery_agent(max_steps), scorer=scorers)
+
+
+@task
+def discoverylab(suite: str = "discovery", task: str | None = None, difficulty: str | None = None, split: str = "dev",
+                 indices: str = "0", max_steps: int | None = None, judge: bool = True, judge_model: str | None = None) -> Task:  # fmt: skip
+    """Any DiscoveryWorld suite or task: one sample per (task, difficulty, instance index of `split`)."""
+    return _task(common.rows(task, suite, difficulty, split, indices), max_steps, judge, judge_model)
+
+
+@task
+def tiny_lab(protocol: str = "sequence/hidden-property", split: str = "dev", indices: str = "0") -> Task:
+    """A Tiny Labs protocol: one sample per instance index of `split` (scored by the protocol's grade as success)."""
+    return _task(common.rows(protocol, split=split, indices=indices), None, False, None)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _register_per_task() -> None:
+    """`discoverylab/<snake_case task id>` for every DiscoveryWorld task (e.g. archaeology_dating)."""
+    from discoverylab.scenarios.registry import all_tasks
+
+    for cls in all_tasks().values():
+        tid = cls.task_id
+        default = "easy" if "easy" in cls.difficulties else cls.difficulties[0]
+
+        def make(split: str = "dev", indices: str = "0", difficulty: str = default, max_steps: int | None = None,
+                 judge: bool = True, judge_model: str | None = None, _tid: str = tid) -> Task:  # fmt: skip
+            return _task(common.rows(_tid, difficulty=difficulty, split=split, indices=indices), max_steps, judge, judge_model)
+
+        make.__name__ = _snake(tid)
+        make.__doc__ = f"DiscoveryWorld {tid}: one sample per instance index of `split`."
+        globals()[make.__name__] = task(make)
+
+
+_register_per_task()

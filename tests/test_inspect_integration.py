@@ -1,0 +1,110 @@
+"""Inspect AI end to end: `discoverylab/<task>` tasks evaluated by Inspect against the scripted
+OpenAI-compatible server on 127.0.0.1, which plays the oracle's actions as `act` tool calls."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("inspect_ai", reason="the inspect-ai package (dev extra) is not installed")
+
+from inspect_ai import eval as inspect_eval  # noqa: E402
+from inspect_ai.model import get_model  # noqa: E402
+
+from discoverylab.integrations import inspect_tasks  # noqa: E402
+from env_server_kit import ToolOracleReplay, oracle_episode  # noqa: E402
+from llm_scripted_server import ScriptedLLMServer  # noqa: E402
+
+
+def _run(task_obj, llm, tmp_path):
+    model = get_model("openai-api/scripted/scripted-model", base_url=llm.base_url, api_key="x")
+    logs = inspect_eval(task_obj, model=model, log_dir=str(tmp_path), display="none",
+                        model_roles={"grader": model})  # fmt: skip
+    assert logs[0].status == "success", logs[0].error
+    return logs[0]
+
+
+@pytest.mark.parametrize(("name", "task", "difficulty", "index"),
+                         [("pick_and_place_test", "PickAndPlaceTest", "normal", 0), ("archaeology_dating", "ArchaeologyDating", "easy", 0)])
+def test_inspect_plays_an_episode_to_success(tmp_path, name, task, difficulty, index):
+    actions, discovery, answers = oracle_episode(task, difficulty, 5 + index)  # dev split: seeds 5..
+    replay = ToolOracleReplay(actions, discovery, answers)
+    llm = ScriptedLLMServer().start()
+    llm.responder = replay
+    try:
+        factory = getattr(inspect_tasks, name)
+        log = _run(factory(split="dev", indices=str(index), difficulty=difficulty), llm, tmp_path)
+    finally:
+        llm.stop()
+    sample = log.samples[0]
+    assert sample.id == f"{task}/{difficulty}/dev#{index}"
+    values = sample.scores["episode_scorer"].value
+    assert values["success"] == 1.0 and values["completed"] == 1.0
+    if answers:
+        assert values["answers"] == 1.0 and replay.sheet_requests == 1
+        judged = sample.scores["knowledge_judge"]
+        assert judged.metadata["judged"] and judged.value == 1.0 and replay.judge_requests >= 1
+    assert not replay.actions  # every oracle action was played through the act tool
+
+
+def test_attack_sealed_seed_never_reaches_the_model_or_the_log(tmp_path, monkeypatch):
+    """A sealed instance: the model sees observations only; the log names index and commitment."""
+    from discoverylab.instances import make_instance
+
+    key = "s" * 32
+    monkeypatch.setenv("DISCOVERYLAB_EVAL_KEY", key)
+    inst = make_instance("PickAndPlaceTest", "normal", "test", 1, key.encode())
+    llm = ScriptedLLMServer().start()
+    llm.responder = ToolOracleReplay([{"action": "WAIT"}] * 3, "nothing", {})
+    try:
+        log = _run(inspect_tasks.pick_and_place_test(split="test", indices="1", judge=False), llm, tmp_path)
+    finally:
+        llm.stop()
+    text = log.model_dump_json()
+    assert inst.commitment in text and str(inst.seed) not in text
+    assert all(str(inst.seed) not in str(r) for r in llm.requests)
+    assert log.samples[0].scores["episode_scorer"].value["success"] == 0.0
+
+
+def test_entry_point_registers_the_tasks():
+    """pyproject.toml's inspect_ai entry point names the module that registers `discoverylab/...`."""
+    data = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    target = data["project"]["entry-points"]["inspect_ai"]["discoverylab"]
+    assert target == "discoverylab.integrations.inspect_tasks"
+    from inspect_ai._util.registry import registry_lookup
+
+    assert registry_lookup("task", "discoverylab/archaeology_dating") is not None
+    assert registry_lookup("task", "discoverylab/discoverylab") is not None
+
+
+def test_inspect_eval_command_runs_a_registered_task(tmp_path):
+    """`inspect eval discoverylab/pick_and_place_test` as a user types it (the entry point from
+    pyproject.toml, put on the path as installed metadata), against the scripted server."""
+    import os
+    import subprocess
+    import sys
+
+    actions, discovery, answers = oracle_episode("PickAndPlaceTest", "normal", 5)
+    llm = ScriptedLLMServer().start()
+    llm.responder = ToolOracleReplay(actions, discovery, answers)
+    meta = tmp_path / "site" / "discoverylab_entry-0.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: discoverylab-entry\nVersion: 0\n")
+    (meta / "entry_points.txt").write_text("[inspect_ai]\ndiscoverylab = discoverylab.integrations.inspect_tasks\n")
+    root = Path(__file__).parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(meta.parent)]),
+           "SCRIPTED_BASE_URL": llm.base_url, "SCRIPTED_API_KEY": "x"}  # fmt: skip
+    try:
+        done = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "discoverylab/pick_and_place_test",
+                               "--model", "openai-api/scripted/scripted-model", "-T", "split=dev", "--log-dir",
+                               str(tmp_path / "logs"), "--display", "plain"],
+                              env=env, capture_output=True, text=True, timeout=240)  # fmt: skip
+    finally:
+        llm.stop()
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
+    assert log.status == "success" and log.samples[0].scores["episode_scorer"].value["success"] == 1.0
