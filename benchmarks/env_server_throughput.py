@@ -1,6 +1,7 @@
 """Env server throughput: S concurrent sessions, each a client thread stepping its own world.
 
     PYTHONPATH=src python benchmarks/env_server_throughput.py [--sessions 1 16 64] [--seconds 10] [--task PickAndPlaceTest]
+    PYTHONPATH=src python benchmarks/env_server_throughput.py --ray 16 --sessions 64   # one Ray actor per 16 sessions
 
 The server runs as `discoverylab env-serve` in its own process (one uvicorn worker); the clients
 run in this process (httpx, keep-alive), so on a 2-core machine clients and server share the
@@ -75,13 +76,43 @@ def run(url: str, sessions: int, seconds: float, task: str) -> dict[str, Any]:
             "errors": len(errors)}
 
 
+def run_ray(sessions: int, per_actor: int, seconds: float, task: str) -> dict[str, Any]:
+    """The same load on Ray: `sessions` sessions over actors of `per_actor`, stepped in lock-step
+    (`step_many`: one step in every session per round, the actors working in parallel)."""
+    import ray
+
+    from discoverylab.server.ray_sessions import RaySessions
+
+    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+    try:
+        pool = RaySessions(sessions_per_actor=per_actor, num_cpus=0.01)
+        sids = [pool.create() for _ in range(sessions)]
+        for n, sid in enumerate(sids):
+            pool.reset(sid, task=task, seed=n, max_steps=100_000)
+        action = {"action": "ROTATE_DIRECTION", "arg1": "north"}
+        steps, began = 0, time.perf_counter()
+        while time.perf_counter() - began < seconds:
+            pool.step_many({sid: action for sid in sids})
+            steps += sessions
+        elapsed = time.perf_counter() - began
+        return {"sessions": sessions, "ray_actors": len(pool.actors), "steps": steps,
+                "steps_per_s": round(steps / elapsed, 1), "errors": 0}
+    finally:
+        ray.shutdown()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 16, 64])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--task", default="PickAndPlaceTest")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--ray", type=int, default=0, metavar="N", help="run on Ray instead: one actor per N sessions")
     args = parser.parse_args()
+    if args.ray:
+        for sessions in args.sessions:
+            print(json.dumps(run_ray(sessions, args.ray, args.seconds, args.task)), flush=True)
+        return
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "discoverylab.cli", "env-serve", "--port", str(port),
                              "--max-sessions", str(max(args.sessions) + 8)], env=os.environ.copy())  # fmt: skip

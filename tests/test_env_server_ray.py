@@ -1,0 +1,39 @@
+"""The env server scaled out on Ray: one actor per N sessions, same results as in-process."""
+
+from __future__ import annotations
+
+import pytest
+
+from discoverylab.agents.oracle import OracleAgent
+from discoverylab.server.session import EpisodeSession, ResetRequest
+
+ray = pytest.importorskip("ray", reason="the ray scale-out is optional: pip install 'discoverylab[ray]'")
+pytestmark = pytest.mark.slow  # starting a local Ray takes 10-20 s on a small machine
+
+
+def test_sessions_spread_over_actors_and_match_in_process_play():
+    from discoverylab.server.ray_sessions import RaySessions
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        pool = RaySessions(sessions_per_actor=3, num_cpus=0.25)
+        sids = [pool.create() for _ in range(7)]
+        assert len(pool.actors) == 3 and pool.counts == [3, 3, 1]
+        firsts = {sid: pool.reset(sid, task="PickAndPlaceTest", seed=n, structured=True) for n, sid in enumerate(sids)}
+        agents = {sid: OracleAgent("PickAndPlaceTest") for sid in sids}
+        for sid, agent in agents.items():
+            agent.reset(firsts[sid].structured)
+        results = dict(firsts)
+        while not all(r.done for r in results.values()):
+            live = {sid: agents[sid].act(r.structured) for sid, r in results.items() if not r.done}
+            results.update(pool.step_many(live))
+        assert all(r.scorecard["completedSuccessfully"] for r in results.values())
+        local = EpisodeSession()
+        first = local.reset(ResetRequest(task="PickAndPlaceTest", seed=0))
+        assert first.observation == firsts[sids[0]].observation
+        for sid in sids:
+            pool.close(sid)
+        assert pool.counts == [0, 0, 0]
+        pool.shutdown()
+    finally:
+        ray.shutdown()
