@@ -65,9 +65,9 @@ class RaySessions:
         self.where: dict[str, int] = {}
 
     def create(self) -> str:
-        for i, count in enumerate(self.counts):
-            if count < self.per_actor:
-                break
+        room = [i for i, count in enumerate(self.counts) if count < self.per_actor]
+        if room:
+            i = room[0]
         else:
             self.actors.append(self.actor_cls.remote(self.per_actor, self.ttl_s, self.key))
             self.counts.append(0)
