@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck bench chromium torch serve clean
+.PHONY: run test lint typecheck bench chromium torch serve clean test-verifiers
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,8 +34,20 @@ torch: $(STAMP)
 	$(BIN)/python -c "import torch" 2>/dev/null || ! ls /opt/wheels/torch-2.13.0+cpu-*.whl >/dev/null 2>&1 || \
 		$(BIN)/python -m pip install --quiet /opt/wheels/torch-2.13.0+cpu-*.whl
 
-test: $(STAMP) lint typecheck chromium torch
+test: $(STAMP) lint typecheck chromium torch test-verifiers
 	$(BIN)/python -m pytest -n 2 -q
+
+# The verifiers integration runs in its own venv: verifiers pins openai < 3, the project does not.
+# Its rollouts run verifiers' chat program through uv (both from the package index).
+VF_VENV := .venv-verifiers
+$(VF_VENV)/.installed-stamp: pyproject.toml
+	test -x $(VF_VENV)/bin/python || $(PYTHON) -m venv $(VF_VENV)
+	$(VF_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VF_VENV)/bin/python -m pip install --quiet -e '.[verifiers]' pytest pytest-timeout uv
+	touch $@
+
+test-verifiers: $(VF_VENV)/.installed-stamp
+	$(VF_VENV)/bin/python -m pytest -q -m "slow or not slow" tests/test_verifiers_integration.py
 
 serve: $(STAMP)
 	$(BIN)/discoverylab serve
@@ -44,4 +56,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/step_speed.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VF_VENV) .pytest_cache .mypy_cache .ruff_cache

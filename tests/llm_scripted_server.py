@@ -49,6 +49,22 @@ def chat_reply(text: str, prompt_tokens: int = 11, completion_tokens: int = 7, m
     }
 
 
+def as_stream(answer: Scripted) -> Scripted:
+    """A chat-completions answer sent as server-sent events (`stream: true`): one chunk with the
+    whole message (content or tool calls), a finish chunk with the usage, then [DONE]."""
+    body = answer.body
+    message = body["choices"][0]["message"]
+    delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [{**call, "index": i} for i, call in enumerate(message["tool_calls"])]
+    head = {k: body[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    chunks = [head | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+              head | {"choices": [{"index": 0, "delta": {}, "finish_reason": body["choices"][0]["finish_reason"]}],
+                      "usage": body.get("usage")}]  # fmt: skip
+    text = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    return Scripted(status=answer.status, body=text, headers=answer.headers, content_type="text/event-stream")
+
+
 def error_body(message: str) -> dict:
     return {"error": {"message": message, "type": "server_error", "code": None}}
 
@@ -127,6 +143,8 @@ class ScriptedLLMServer:
                 length = int(self.headers.get("content-length", "0"))
                 request = json.loads(self.rfile.read(length) or b"{}")
                 answer = owner._next(request, {k.lower(): v for k, v in self.headers.items()})
+                if request.get("stream") and isinstance(answer.body, dict) and answer.body.get("choices"):
+                    answer = as_stream(answer)  # harnesses that stream (verifiers' chat program)
                 if answer.hang:
                     owner.release.wait(answer.hang)
                 if answer.reset:

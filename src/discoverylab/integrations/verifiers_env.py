@@ -1,0 +1,141 @@
+"""A verifiers environment over DiscoveryWorld and Tiny Labs (needs the `verifiers` extra, 0.4+).
+
+    from discoverylab.integrations.verifiers_env import load_environment
+    env = load_environment(suite="discovery", difficulty="easy", split="train", indices="0-99")
+
+or, with verifiers' own CLI: `--env.taskset.id discoverylab.integrations.verifiers_env` (this module
+exports exactly one Taskset and one Env via `__all__`, as verifiers' plugin loader requires).
+
+The pattern is verifiers' own TextArena taskset: the engine plays the user. Dataset rows are (task,
+difficulty, instance); each task's prompt is the episode's first observation (it opens with the
+instructions). Each assistant reply is parsed as a ReAct JSON action (`{"thought", "action", "arg1",
+"arg2"}` or `{"chosen_dialog_option_int"}`; Tiny Labs: the reply itself) and stepped; the next user
+turn is only the new observation (what ReAct's trimmed history keeps per step: the conversation
+itself is the harness's, which trims it by its token limits). When the episode ends, the model gets
+the answer sheet and its reply is graded. Rewards: `success` (weight 1) and `answers` (the answer
+sheet's exact grade, weight 1; discovery tasks only). The procedure score is recorded in the trace's
+info for analysis, never as a reward: it pays answer-specific choices and so reveals the answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import verifiers.v1 as vf
+
+from discoverylab.integrations import common
+
+PLUGIN_ID = "discoverylab-verifiers"  # the top-level module discoverylab_verifiers re-exports this one
+SYSTEM_PROMPT = (
+    "You are a scientist agent in DiscoveryWorld, a grid world (or a small laboratory). Each turn, think briefly, "
+    "then reply with ONE JSON object: your thought and one action, e.g. "
+    '{"thought": "...", "action": "MOVE_DIRECTION", "arg1": "north", "arg2": null}; in a dialog '
+    '{"thought": "...", "chosen_dialog_option_int": 2}. In a laboratory, reply with your message to the lab. '
+    "Record findings in your thoughts: they are your notes."
+)
+
+
+def parse_reply(text: str) -> dict[str, Any] | str:
+    """A ReAct reply as an env action (the raw text when it is no JSON object: the env answers with its error)."""
+    from discoverylab.agents.llm_common import to_action
+
+    data = common.parse_answers(text)
+    if "action" in data or "chosen_dialog_option_int" in data:
+        return to_action(data)
+    return text
+
+
+def play_reply(session: Any, reply: str) -> str:
+    """One assistant reply stepped: the next user turn (the new observation)."""
+    if session.kind == "lab":
+        return common.say(session, reply)
+    action = parse_reply(reply)
+    if isinstance(action, str):
+        return f"Your reply was not a JSON action object. {common.act(session, action='')}"
+    if "chosen_dialog_option_int" in action:
+        return common.act(session, chosen_dialog_option_int=action["chosen_dialog_option_int"])
+    return common.act(session, action.get("action"), action.get("arg1"), action.get("arg2"))
+
+
+class DiscoveryLabConfig(vf.TasksetConfig):
+    suite: str = "discovery"
+    task_name: str | None = None
+    """One task (DiscoveryWorld task id or Tiny Labs protocol) instead of a suite."""
+    difficulty: str | None = None
+    split: str = "train"
+    indices: str = "0-9"
+    max_steps: int | None = None
+
+
+class DiscoveryLabData(vf.TaskData):
+    info: dict
+    """The row: task, difficulty, split and instance index (never a sealed seed)."""
+
+
+class DiscoveryLabTask(vf.Task[DiscoveryLabData, vf.State, vf.TaskConfig]):
+    pass
+
+
+class DiscoveryLabEnvConfig(vf.EnvConfig):
+    player: vf.AgentConfig = vf.AgentConfig()
+
+
+class DiscoveryLabEnv(vf.Env[DiscoveryLabEnvConfig]):
+    async def run(self, task: Any, agents: Any) -> None:
+        row = dict(task.data.info)
+        session, _ = common.start(row, row.get("max_steps"))
+        report_parts: list[str] = []
+        try:
+            async with agents.player.interaction(task) as interaction:
+                segment = await interaction.turn()  # the first observation is the task's prompt
+                while not segment.terminated and not session.done:
+                    reply = str(segment.last_reply or "")
+                    report_parts.append(str(common.parse_answers(reply).get("thought", "")))
+                    observation = play_reply(session, reply)
+                    if session.done:
+                        break
+                    segment = await interaction.turn(observation)
+                answers = None
+                prompt = common.sheet_prompt(session)
+                if prompt is not None and not segment.terminated:
+                    segment = await interaction.turn(prompt)
+                    answers = common.parse_answers(str(segment.last_reply or ""))
+            res = common.results(session, "\n".join(p for p in report_parts if p), answers)
+        finally:
+            session.close()
+        trace = interaction.trace
+        trace.record_reward("success", float(res["success"]), 1.0)
+        if res["answers_score"] is not None:
+            trace.record_reward("answers", float(res["answers_score"]), 1.0)
+        trace.info["discoverylab"] = {k: res[k] for k in ("task", "difficulty", "instance", "steps", "completed", "procedure")}
+
+
+class DiscoveryLabTaskset(vf.Taskset[DiscoveryLabTask, DiscoveryLabConfig]):
+    def load(self) -> Iterator[DiscoveryLabTask]:
+        cfg = self.config
+        for row in common.rows(cfg.task_name, cfg.suite, cfg.difficulty, cfg.split, cfg.indices):
+            row["max_steps"] = cfg.max_steps
+            session, first = common.start(row, cfg.max_steps)
+            session.close()
+            yield DiscoveryLabTask(DiscoveryLabData(name=f"{row['task']}/{row['difficulty']}/{row['split']}#{row['index']}",
+                                                    prompt=first, system_prompt=SYSTEM_PROMPT, info=row),
+                                   cfg.task)  # fmt: skip
+
+
+def load_environment(**options: Any) -> vf.Env:
+    """The environment (options: suite, task_name, difficulty, split, indices, max_steps, and any
+    verifiers EnvConfig field such as `player`)."""
+    taskset_keys = set(DiscoveryLabConfig.model_fields) - {"id"}
+    taskset = {k: options.pop(k) for k in list(options) if k in taskset_keys}
+    config = DiscoveryLabEnvConfig(taskset=DiscoveryLabConfig(id=PLUGIN_ID, **taskset), **options)
+    return vf.load_environment(config)
+
+
+def replies_json(action: dict[str, Any], thought: str = "") -> str:
+    """A ReAct reply carrying `action` (what `parse_reply` reads back)."""
+    return json.dumps({"thought": thought, **action})
+
+
+__all__ = ["DiscoveryLabConfig", "DiscoveryLabEnv", "DiscoveryLabTaskset", "load_environment"]

@@ -1,0 +1,78 @@
+"""verifiers end to end (`make test-verifiers`, in its own venv: verifiers pins openai < 3): `load_environment()` rolled out by verifiers itself (its `null` chat
+harness in a subprocess runtime, which `uv` prepares) against the scripted OpenAI-compatible
+server on 127.0.0.1 replaying the oracle's actions as ReAct replies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+vf = pytest.importorskip("verifiers.v1", reason="the verifiers package (verifiers extra) is not installed")
+
+from discoverylab.integrations.verifiers_env import load_environment, parse_reply, replies_json  # noqa: E402
+from env_server_kit import oracle_episode  # noqa: E402
+from llm_scripted_server import Scripted, ScriptedLLMServer, chat_reply  # noqa: E402
+
+UV = shutil.which("uv") or (str(Path(sys.executable).parent / "uv") if (Path(sys.executable).parent / "uv").exists() else None)
+needs_uv = pytest.mark.skipif(UV is None, reason="verifiers' subprocess runtime needs uv (pip install uv)")
+
+
+def _rollout(task: str, difficulty: str, index: int, replies: list[str], monkeypatch) -> tuple[dict, list[dict]]:
+    from verifiers.v1.clients import ModelContext
+    from verifiers.v1.configs.client import EvalClientConfig
+
+    monkeypatch.setenv("PATH", f"{Path(UV).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SCRIPTED_API_KEY", "x")
+    queue = list(replies)
+    llm = ScriptedLLMServer().start()
+    llm.responder = lambda request: Scripted(body=chat_reply(queue.pop(0)))
+    env = load_environment(task_name=task, difficulty=difficulty, split="dev", indices=str(index),
+                           player={"harness": {"id": "null"}, "runtime": {"type": "subprocess"}})  # fmt: skip
+    item = list(env.taskset)[0]
+
+    async def go() -> dict:
+        ctx = ModelContext(client=EvalClientConfig(base_url=llm.base_url, api_key_var="SCRIPTED_API_KEY"), model="scripted-model")
+        async with env.serving():
+            episode = await env.run_episode(item, ctx)
+        return json.loads(episode.model_dump_json())
+
+    try:
+        data = asyncio.run(go())
+    finally:
+        llm.stop()
+    return data, llm.requests
+
+
+@needs_uv
+@pytest.mark.slow  # verifiers launches its chat program once per turn: ~2-5 s a turn on 2 cores (`make test-verifiers` runs it)
+@pytest.mark.parametrize(("task", "difficulty"), [("PickAndPlaceTest", "normal"), ("ArchaeologyDating", "easy")])
+def test_verifiers_rollout_reaches_success(task, difficulty, monkeypatch):
+    actions, _, answers = oracle_episode(task, difficulty, 5)  # dev instance 0 = seed 5
+    replies = [replies_json(a, "Following the plan.") for a in actions] + ([json.dumps(answers)] if answers else [])
+    data, requests = _rollout(task, difficulty, 0, replies, monkeypatch)
+    trace = data["traces"][0]
+    assert data["ok"] and trace["rewards"]["success"]["score"] == 1.0
+    assert trace["info"]["discoverylab"]["steps"] == len(actions)
+    if answers:
+        assert trace["rewards"]["answers"]["score"] == 1.0
+    assert "procedure" not in trace["rewards"]  # reported in info only: it reveals the answer
+    assert len(requests) == len(replies)
+
+
+def test_reply_parsing_follows_react():
+    assert parse_reply('{"thought": "x", "action": "PICKUP", "arg1": 12, "arg2": null}') == {"action": "PICKUP", "arg1": 12}
+    assert parse_reply('sure! {"chosen_dialog_option_int": 2}') == {"chosen_dialog_option_int": 2}
+    assert parse_reply("no json here") == "no json here"
+
+
+def test_rows_are_task_difficulty_instance():
+    env = load_environment(suite="discovery", difficulty="easy", split="train", indices="0-1")
+    names = [t.data.name for t in env.taskset]
+    assert len(names) == 16 and names[0].endswith("/easy/train#0") and names[1].endswith("/easy/train#1")
+    assert all("seed" not in t.data.info for t in env.taskset)
