@@ -27,9 +27,9 @@ def _check(task: str, difficulty: str, index: int) -> None:
     assert example["metadata"]["success"], (task, difficulty, index)
     success, steps = replay(json.loads(line))
     assert success and steps == example["metadata"]["steps"]
-    if example["metadata"]["answers_score"] is not None:
-        assert example["metadata"]["answers_score"] == 1.0
-        assert json.loads(example["messages"][-1]["content"])  # the answer sheet, as JSON
+    if example["metadata"]["answers_score"] is not None:  # discovery tasks end with the answer sheet, as JSON
+        assert isinstance(json.loads(example["messages"][-1]["content"]), dict)
+        assert "answer sheet" in example["messages"][-2]["content"]
 
 
 @pytest.mark.parametrize(("task", "difficulty"), UNIT + [p for p in DISCOVERY if p[1] == "easy"])
