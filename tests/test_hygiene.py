@@ -48,6 +48,9 @@ ALLOWED = {
     "bench": {"world", "render", "scenarios", "scoring", "env", "agents", "llm"},
     "labs": {"bench", "llm"},
     "ui": {"world", "render", "scenarios", "scoring", "env", "agents", "bench", "llm"},
+    # integrations (docs/integrations.md): the env server on the episode core, the harness adapters on top
+    "server": {"world", "render", "scenarios", "scoring", "env", "agents", "bench", "llm", "labs"},
+    "integrations": {"world", "render", "scenarios", "scoring", "env", "agents", "bench", "llm", "labs", "server"},
 }
 THEMES = sorted(p.name for p in (SRC / "scenarios").iterdir() if (p / "scenario.py").exists())
 
