@@ -222,3 +222,18 @@ def test_attack_answer_sheet_is_graded_once_after_the_end(server):
         assert env.hand_in(answers)["score"] == 1.0
         with pytest.raises(EnvServerError, match="already handed in"):
             env.hand_in(answers)
+
+
+def test_server_observations_are_the_envs_byte_for_byte(server):
+    """Same instance + actions: the server's texts are exactly the Gymnasium env's (one core)."""
+    from discoverylab.env import DiscoveryWorldEnv
+
+    task, difficulty, seed = EPISODES[1]
+    actions, _ = oracle_actions(task, difficulty, seed)
+    local = DiscoveryWorldEnv(task, difficulty, text_format="lm")
+    texts = [local.reset(seed=seed)[0]]
+    texts += [local.step(a)[0] for a in actions]
+    with EnvServerClient(server[0]) as env:
+        remote = [env.reset(task, difficulty, seed=seed).observation]
+        remote += [env.step(a).observation for a in actions]
+    assert remote == texts
