@@ -40,10 +40,10 @@ test: $(STAMP) lint typecheck chromium torch test-verifiers
 # The verifiers integration runs in its own venv: verifiers pins openai < 3, the project does not.
 # Its rollouts run verifiers' chat program through uv (both from the package index).
 VF_VENV := .venv-verifiers
-$(VF_VENV)/.installed-stamp: pyproject.toml
+$(VF_VENV)/.installed-stamp: pyproject.toml Makefile
 	test -x $(VF_VENV)/bin/python || $(PYTHON) -m venv $(VF_VENV)
 	$(VF_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VF_VENV)/bin/python -m pip install --quiet -e '.[verifiers]' pytest pytest-timeout uv
+	$(VF_VENV)/bin/python -m pip install --quiet -e '.[verifiers]' pytest pytest-xdist pytest-timeout uv
 	touch $@
 
 test-verifiers: $(VF_VENV)/.installed-stamp
