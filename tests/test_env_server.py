@@ -237,3 +237,15 @@ def test_server_observations_are_the_envs_byte_for_byte(server):
         remote = [env.reset(task, difficulty, seed=seed).observation]
         remote += [env.step(a).observation for a in actions]
     assert remote == texts
+
+
+def test_env_serve_command_refuses_a_bad_key_file(tmp_path):
+    from typer.testing import CliRunner
+
+    from discoverylab.cli import app
+
+    short = tmp_path / "key"
+    short.write_text("short")
+    for path in (tmp_path / "missing", short):
+        result = CliRunner().invoke(app, ["env-serve", "--eval-key-file", str(path)])
+        assert result.exit_code == 2 and "key" in result.output
