@@ -108,3 +108,28 @@ def test_inspect_eval_command_runs_a_registered_task(tmp_path):
 
     log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
     assert log.status == "success" and log.samples[0].scores["episode_scorer"].value["success"] == 1.0
+
+
+def test_tiny_lab_task_plays_a_protocol_to_its_end(tmp_path):
+    """A Tiny Labs protocol through the `say` tool: the lab answers every message, the episode ends
+    at the protocol's turn limit, and the protocol's grade is the score."""
+    from env_server_kit import tool_call_reply
+    from llm_scripted_server import Scripted
+
+    calls = []
+
+    def responder(request):
+        calls.append(request)
+        last = str(request["messages"][-1].get("content") or "")
+        if "episode has ended" in last:
+            return Scripted(body=tool_call_reply("submit", {"answer": "no idea"}, len(calls)))
+        return Scripted(body=tool_call_reply("say", {"message": "I do not know the format."}, len(calls)))
+
+    llm = ScriptedLLMServer().start()
+    llm.responder = responder
+    try:
+        log = _run(inspect_tasks.tiny_lab(protocol="sequence/hidden-property", split="dev", indices="0"), llm, tmp_path)
+    finally:
+        llm.stop()
+    score = log.samples[0].scores["episode_scorer"]
+    assert score.value["completed"] == 1.0 and score.value["success"] == 0.0 and score.metadata["steps"] >= 1
