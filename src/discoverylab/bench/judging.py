@@ -48,7 +48,7 @@ def judge_run(run_dir: str | Path, judge: Any, judge_name: str = "") -> list[dic
         score, verdicts = judge_episode(rec.get("scorecard") or {}, rec.get("knowledge"), judge)
         rows.append({
             "task": rec.get("task"), "difficulty": rec.get("difficulty"), "seed": rec.get("seed"),
-            "agent": rec.get("agent"), "judge": judge_name, "has_knowledge": bool(rec.get("knowledge")),
+            "split": rec.get("split", "seed"), "index": rec.get("index"), "agent": rec.get("agent"), "judge": judge_name, "has_knowledge": bool(rec.get("knowledge")),
             "knowledge_score": score, "knowledge_verdicts": verdicts,
         })  # fmt: skip
     records.write_jsonl(run_dir / KNOWLEDGE_FILE, rows)

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from discoverylab.bench.episode import EpisodeRecord
+from discoverylab.bench.episode import EpisodeRecord, episode_key
 from discoverylab.bench.rundir import RESULTS, BadLine, scan_results
 
 DIFFICULTY_ORDER = ("easy", "normal", "challenge")
@@ -64,6 +64,7 @@ class Report:
     tables: list[Table]
     statuses: Counter[str] = field(default_factory=Counter)
     bad_lines: list[BadLine] = field(default_factory=list)
+    splits: Counter[str] = field(default_factory=Counter)  # episodes per split ("seed": raw public seeds)
 
 
 def _mean(values: list[float]) -> float | None:
@@ -93,9 +94,9 @@ def _with_rejudged(run_dir: Path, records: list[EpisodeRecord]) -> list[EpisodeR
     scores = {}
     for row in read_jsonl(path):
         if isinstance(row, dict):
-            scores[(row.get("task"), row.get("difficulty"), row.get("seed"), row.get("agent"))] = row.get("knowledge_score")
-    return [r.model_copy(update={"knowledge_score": scores[key]}) if (key := (r.task, r.difficulty, r.seed, r.agent)) in scores
-            else r for r in records]  # fmt: skip
+            key = episode_key(*(row.get(k) for k in ("task", "difficulty", "agent", "split", "index", "seed")))  # type: ignore[arg-type]
+            scores[key] = row.get("knowledge_score")
+    return [r.model_copy(update={"knowledge_score": scores[r.key]}) if r.key in scores else r for r in records]
 
 
 def load_report(run_dir: Path) -> Report:
@@ -105,7 +106,7 @@ def load_report(run_dir: Path) -> Report:
     path = run_dir / RESULTS
     if not path.is_file():
         raise ReportError(f"no {RESULTS} in {run_dir}; give the --out directory of a bench or run command")
-    scan = scan_results(path, EpisodeRecord, lambda r: (r.task, r.difficulty, r.seed, r.agent))
+    scan = scan_results(path, EpisodeRecord, lambda r: r.key)
     records = _with_rejudged(run_dir, list(scan.latest.values()))
     if not records:
         raise ReportError(f"{path} holds no DiscoveryWorld episode records"
@@ -133,7 +134,13 @@ def load_report(run_dir: Path) -> Report:
                 rows.append(Row(f"Average ({diff.capitalize()})", diff,
                                 {a: _cell([r for r in group if r.agent == a]) for a in agents}, True))
         tables.append(Table(suite, SUITE_TITLES[suite], rows, knowledge=suite == "discovery"))
-    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad)
+    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad, Counter(r.split for r in records))
+
+
+def split_line(report: Report) -> str:
+    """Which instances the episodes played, e.g. "test (sealed), 40 episodes" or "seed 10, paper 5"."""
+    names = {"seed": "raw seeds", "test": "test (sealed)"}
+    return ", ".join(f"{names.get(s, s)}: {n} episodes" for s, n in sorted(report.splits.items()))
 
 
 def _difficulty_rank(difficulty: str) -> int:
@@ -150,7 +157,7 @@ def fmt(value: float | None) -> str:
 
 def to_markdown(report: Report) -> str:
     """GitHub markdown: one table per suite, agents side by side as in the paper."""
-    out: list[str] = [f"# Results: {report.run_dir}", ""]
+    out: list[str] = [f"# Results: {report.run_dir}", "", f"Split: {split_line(report)}", ""]
     for table in report.tables:
         names = metrics(table)
         out += [f"## {table.title}", ""]

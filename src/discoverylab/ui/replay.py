@@ -55,6 +55,9 @@ def parse_log(text: str, name: str = "log") -> RunLog:
     if not entries or entries[0].get("type") != "start":
         raise LogError(f"{name}: a run log starts with a 'start' line (task, difficulty, seed, agent).")
     start = entries[0]
+    if start.get("seed") is None and start.get("split") == "test":
+        raise LogError(f"{name}: a sealed test episode (no seed in its log); the key holder replays it with "
+                       "`discoverylab bench --split test --eval-key-file KEY`.")
     try:
         task, difficulty, seed = str(start["task"]), str(start["difficulty"]), int(start["seed"])
     except (KeyError, TypeError, ValueError):
