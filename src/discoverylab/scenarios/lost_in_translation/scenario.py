@@ -76,7 +76,7 @@ class LostInTranslation(Scenario):
     (successful uses only). In Normal and Challenge the elder holding anything it did not ask for
     (a wrong item, colour, or a container) ends the task unsuccessfully.
     Difficulty knobs: Easy asks for one of 15 objects by a one-word name; Normal for one item
-    (stick, mushroom, flower, key or shovel: each once per block of five seeds); Challenge adds a
+    (stick, mushroom, flower, key or shovel, drawn per instance); Challenge adds a
     colour and a count.
     Registered ids: discoverylab/LostInTranslation-Easy-v0, discoverylab/LostInTranslation-Normal-v0,
     discoverylab/LostInTranslation-Challenge-v0.

@@ -57,8 +57,8 @@ class SpaceSick(Scenario):
     by 50 healthy steps; any sickness of a watched colonist resets the count); success at 10.
     Challenge (max 40): the same plus Collect glowing rock /1 and Glowing rock luminous /1.
     Difficulty knobs: which instrument detects (Easy), which colour is moldy (Normal), whether
-    each mushroom is poisonous (Challenge); categorical answers are balanced over each block of
-    five seeds in an order drawn per block and per difficulty.
+    each mushroom is poisonous (Challenge); categorical answers are drawn per instance and
+    per difficulty (no blocks of seeds).
     Registered ids: discoverylab/SpaceSick-Easy-v0, discoverylab/SpaceSick-Normal-v0,
     discoverylab/SpaceSick-Challenge-v0.
     """
