@@ -93,9 +93,7 @@ class World:
 
     @property
     def seed(self) -> int:
-        """The seed of a public world (all public seeds are < 2**32). Transitional: scenarios
-        draw from `child_rng` instead; a sealed world (seed >= 2**32) refuses, so arithmetic on
-        the seed cannot run (or leak) in a sealed episode."""
+        """A public world's seed (< 2**32); a sealed one refuses. Transitional: draw from `child_rng`."""
         if self._seed >= 2**32:
             raise WorldError("This world is sealed: its seed is not readable; draw from world.child_rng(label).")
         return self._seed
