@@ -101,7 +101,7 @@ def audit(
     run_dir: Annotated[Path, typer.Argument(help="a folder written by `bench --out` / `run --out`")],
     eval_key_file: EvalKeyOpt = None,
 ) -> None:
-    """The key holder's check of a run: every record's commitment matches its split and index."""
+    """The key holder's check of a run (bench, run or lab run): every record's commitment matches its split and index."""
     from discoverylab.bench.records import read_jsonl
 
     key = split_key("test", eval_key_file)
@@ -112,14 +112,16 @@ def audit(
     checked = 0
     bad: list[str] = []
     for rec in read_jsonl(path):
-        if not isinstance(rec, dict) or "task" not in rec:
+        if not isinstance(rec, dict) or not ("task" in rec or "protocol" in rec):
             continue
         public = {k: rec.get(k) for k in ("split", "index", "commitment")}
         if public["split"] in (None, "seed"):  # raw seeds: the seed is the instance
             public["split"], public["index"] = "seed", rec.get("seed")
+        # Tiny Labs records: the protocol is the task, with no difficulty
+        task, difficulty = (str(rec["task"]), str(rec["difficulty"])) if "task" in rec else (str(rec["protocol"]), "")
         checked += 1
-        if not _verified(public, str(rec["task"]), str(rec["difficulty"]), key):
-            bad.append(f"{rec['task']} {rec['difficulty']} {public['split']}#{public['index']} ({rec.get('agent')})")
+        if not _verified(public, task, difficulty, key):
+            bad.append(f"{task} {difficulty} {public['split']}#{public['index']} ({rec.get('agent')})")
     for line in bad:
         err.print(f"[red]commitment mismatch:[/red] {escape(line)}", soft_wrap=True)
     console.print(f"{checked - len(bad)} of {checked} records verified against the key")
