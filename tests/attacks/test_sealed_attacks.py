@@ -238,3 +238,31 @@ def test_the_seed_walk_would_see_a_public_seed() -> None:
     """Control for the walk above: a raw public seed is in info and reachable from the env."""
     env, info = play(make_instance("Proteomics", "normal", "dev", 11))
     assert info["seed"] == 16 and 16 in integers_in(env.instance)
+
+
+def test_sealed_instance_replays_byte_identically_and_indices_differ() -> None:
+    """The key holder's replay: same instance and actions, same bytes; another index, another world."""
+    inst = sealed("Proteomics", "normal", 4)
+    runs = []
+    for _ in range(2):
+        env = DiscoveryWorldEnv("Proteomics", "normal")
+        obs, _ = env.reset(options={"instance": inst})
+        frames = [obs]
+        for action in ({"action": "MOVE_FORWARD"}, {"action": "ROTATE_CW"}, {"action": "MOVE_FORWARD"}):
+            frames.append(env.step(action)[0])
+        runs.append(frames)
+    assert runs[0] == runs[1]
+    other, _ = DiscoveryWorldEnv("Proteomics", "normal").reset(options={"instance": sealed("Proteomics", "normal", 5)})
+    assert other != runs[0][0]
+
+
+def test_reset_rejects_bad_instances_clearly() -> None:
+    env = DiscoveryWorldEnv("Proteomics", "normal")
+    with pytest.raises(ValueError, match="not both"):
+        env.reset(seed=1, options={"instance": sealed("Proteomics", "normal", 0)})
+    with pytest.raises(TypeError, match="Instance"):
+        env.reset(options={"instance": {"split": "test", "index": 0}})
+    with pytest.raises(ValueError, match="Proteomics easy"):
+        env.reset(options={"instance": sealed("Proteomics", "easy", 0)})
+    with pytest.raises(ValueError, match="public seed"):
+        env.reset(seed=2**40)
