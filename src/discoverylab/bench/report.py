@@ -64,7 +64,6 @@ class Report:
     tables: list[Table]
     statuses: Counter[str] = field(default_factory=Counter)
     bad_lines: list[BadLine] = field(default_factory=list)
-    splits: Counter[str] = field(default_factory=Counter)  # episodes per split ("seed": raw public seeds)
 
 
 def _mean(values: list[float]) -> float | None:
@@ -133,14 +132,8 @@ def load_report(run_dir: Path) -> Report:
                 group = [r for r in mine if r.difficulty == diff]
                 rows.append(Row(f"Average ({diff.capitalize()})", diff,
                                 {a: _cell([r for r in group if r.agent == a]) for a in agents}, True))
-        tables.append(Table(suite, SUITE_TITLES[suite], rows, knowledge=suite == "discovery"))
-    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad, Counter(r.split for r in records))
-
-
-def split_line(report: Report) -> str:
-    """Which instances the episodes played, e.g. "test (sealed), 40 episodes" or "seed 10, paper 5"."""
-    names = {"seed": "raw seeds", "test": "test (sealed)"}
-    return ", ".join(f"{names.get(s, s)}: {n} episodes" for s, n in sorted(report.splits.items()))
+        tables.append(Table(suite, f"{SUITE_TITLES[suite]}; {split_line(mine)}", rows, knowledge=suite == "discovery"))
+    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad)
 
 
 def _difficulty_rank(difficulty: str) -> int:
@@ -157,7 +150,7 @@ def fmt(value: float | None) -> str:
 
 def to_markdown(report: Report) -> str:
     """GitHub markdown: one table per suite, agents side by side as in the paper."""
-    out: list[str] = [f"# Results: {report.run_dir}", "", f"Split: {split_line(report)}", ""]
+    out: list[str] = [f"# Results: {report.run_dir}", ""]
     for table in report.tables:
         names = metrics(table)
         out += [f"## {table.title}", ""]
@@ -203,3 +196,11 @@ def plot_report(report: Report, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def split_line(records: list[EpisodeRecord]) -> str:
+    """Which instances a table's episodes played (in its title): "test (sealed): 40 episodes",
+    "raw seeds: 10 episodes, paper: 5 episodes"."""
+    names = {"seed": "raw seeds", "test": "test (sealed)"}
+    counts = Counter(r.split for r in records)
+    return ", ".join(f"{names.get(s, s)}: {n} episodes" for s, n in sorted(counts.items()))

@@ -40,6 +40,7 @@ from discoverylab.bench.runner import (
     summarize,
 )
 from discoverylab.bench.schema import status_line
+from discoverylab.cli import audit as audit_cmd
 from discoverylab.cli import saved_runs
 from discoverylab.cli.options import (
     AGENT_HELP,
@@ -350,7 +351,7 @@ def bench(
 
 app.command()(saved_runs.report)
 app.command("judge")(saved_runs.judge_cmd)
-app.command()(saved_runs.audit)
+app.command()(audit_cmd.audit)
 
 
 @app.command(hidden=True)

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench.schema import status_line
-from discoverylab.cli.options import BaseUrlOpt, EvalKeyOpt, ModelOpt, console, err, fail, split_key
+from discoverylab.cli.options import BaseUrlOpt, ModelOpt, console, err, fail
 
 
 def report(
@@ -26,15 +26,7 @@ def report(
     figure: Annotated[Path | None, typer.Option("--figure", help="also save a matplotlib figure (PNG, PDF, SVG)")] = None,
 ) -> None:
     """The paper's Table 4/5 layout for a finished or partial run: procedure, completion, knowledge."""
-    from discoverylab.bench.report import (
-        ReportError,
-        fmt,
-        load_report,
-        metrics,
-        plot_report,
-        split_line,
-        to_markdown,
-    )
+    from discoverylab.bench.report import ReportError, fmt, load_report, metrics, plot_report, to_markdown
 
     try:
         rep = load_report(run_dir)
@@ -63,7 +55,6 @@ def report(
                 table.add_row("" if row.average else str(number), label, row.difficulty if not row.average else "",
                               *cells, counts, end_section=row.label == "Average")  # fmt: skip
             console.print(table)
-        err.print(f"split: {split_line(rep)}", soft_wrap=True)
         err.print(status_line(list(rep.statuses.elements())), soft_wrap=True)
     if figure is not None:
         err.print(f"figure: {plot_report(rep, figure)}", soft_wrap=True)
@@ -86,56 +77,11 @@ def judge_cmd(
         typer.echo(json.dumps(rows))
         return
     table = Table(title=f"Knowledge of {run_dir}")
-    for col in ("task", "difficulty", "instance", "agent", "questions", "knowledge"):
+    for col in ("task", "difficulty", "seed", "agent", "questions", "knowledge"):
         table.add_column(col)
     for row in rows:
         score = row["knowledge_score"]
-        label = f"s{row['seed']}" if row.get("split", "seed") == "seed" else f"{row['split']}#{row['index']}"
-        table.add_row(str(row["task"]), str(row["difficulty"]), label, str(row["agent"]),
+        table.add_row(str(row["task"]), str(row["difficulty"]), str(row["seed"]), str(row["agent"]),
                       str(len(row["knowledge_verdicts"])), "n/a" if score is None else f"{score:.2f}")  # fmt: skip
     console.print(table)
     console.print(f"Verdicts: {run_dir / KNOWLEDGE_FILE}")
-
-
-def audit(
-    run_dir: Annotated[Path, typer.Argument(help="a folder written by `bench --out` / `run --out`")],
-    eval_key_file: EvalKeyOpt = None,
-) -> None:
-    """The key holder's check of a run (bench, run or lab run): every record's commitment matches its split and index."""
-    from discoverylab.bench.records import read_jsonl
-
-    key = split_key("test", eval_key_file)
-    assert key is not None
-    path = run_dir / "results.jsonl"
-    if not path.is_file():
-        fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
-    checked = 0
-    bad: list[str] = []
-    for rec in read_jsonl(path):
-        if not isinstance(rec, dict) or not ("task" in rec or "protocol" in rec):
-            continue
-        public = {k: rec.get(k) for k in ("split", "index", "commitment")}
-        if public["split"] in (None, "seed"):  # raw seeds: the seed is the instance
-            public["split"], public["index"] = "seed", rec.get("seed")
-        # Tiny Labs records: the protocol is the task, with no difficulty
-        task, difficulty = (str(rec["task"]), str(rec["difficulty"])) if "task" in rec else (str(rec["protocol"]), "")
-        checked += 1
-        if not _verified(public, task, difficulty, key):
-            bad.append(f"{task} {difficulty} {public['split']}#{public['index']} ({rec.get('agent')})")
-    for line in bad:
-        err.print(f"[red]commitment mismatch:[/red] {escape(line)}", soft_wrap=True)
-    console.print(f"{checked - len(bad)} of {checked} records verified against the key")
-    if bad or not checked:
-        raise typer.Exit(1)
-
-
-def _verified(public: dict[str, object], task: str, difficulty: str, key: bytes) -> bool:
-    from discoverylab.instances import from_seed, verify
-
-    if public["split"] == "seed":
-        try:
-            inst = from_seed(task, difficulty, int(public["index"]))  # type: ignore[call-overload]
-        except (TypeError, ValueError):
-            return False
-        return inst.commitment == public.get("commitment")
-    return verify(public, task, difficulty, key)
