@@ -56,14 +56,14 @@ def test_the_meter_reads_the_plot_levels() -> None:
 
 def test_easy_plots_have_one_nutrient_each_and_plants_on_the_positive_ones() -> None:
     positives = set()
-    for seed in range(5):
+    for seed in range(15):
         _, sc, _ = _env("easy", seed)
         positives.add(sc.positive)
         highs = [[n for n, v in levels_of(t).items() if v == 3] for t in sc.pilot]
         assert all(len(h) == 1 for h in highs)
         assert sorted(h[0] == sc.positive for h in highs) == [False] * 4 + [True] * 2
         assert all(_grown(sc, t) == (h[0] == sc.positive) for t, h in zip(sc.pilot, highs, strict=True))
-    assert positives == set(NUTRIENTS)  # seeds 0-4: every nutrient once
+    assert len(positives) >= 4  # drawn per seed: 15 seeds see (almost surely) four or five
 
 
 @pytest.mark.parametrize("right", [True, False])

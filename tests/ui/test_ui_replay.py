@@ -13,6 +13,7 @@ from ui_kit import oracle_log
 from discoverylab.bench.episode import run_episode
 from discoverylab.bench.records import write_jsonl
 from discoverylab.cli import app
+from discoverylab.scenarios.proteomics.things import SPECIES
 from discoverylab.ui.games import GameManager, StepRequest
 from discoverylab.ui.leaderboard import leaderboard
 from discoverylab.ui.replay import LogError, Replay, load_log, parse_log
@@ -59,11 +60,14 @@ class KeywordJudge:
         return type("Verdict", (), {"evaluation": int(species in evidence["Agent's knowledge"]), "explanation": "kw"})()
 
 
-@pytest.mark.parametrize(("report", "score"), [("It is the vortisquid.", 1.0), ("It is the echojelly.", 0.0)])
-def test_report_is_graded_by_the_agents_judge_when_there_is_one(tmp_path: Path, report: str, score: float) -> None:
+@pytest.mark.parametrize("right", [True, False])
+def test_report_is_graded_by_the_agents_judge_when_there_is_one(tmp_path: Path, right: bool) -> None:
     judge = KeywordJudge()
     games = GameManager(tmp_path, judge_factory=lambda: judge)
     game = games.create("Proteomics", "easy", 0)
+    answer = game.env.scenario.answer.name  # type: ignore[union-attr]
+    named = answer if right else next(sp.name for sp in SPECIES if sp.name != answer)
+    report, score = f"It is the {named}.", 1.0 if right else 0.0
     knowledge = game.finish(report, games.judge())
     assert knowledge["graded"] and knowledge["score"] == score and len(judge.calls) == 1
     assert judge.calls[0][1]["Agent's knowledge"] == report

@@ -311,7 +311,7 @@ class GameManager:
             where = (task, difficulty, SEALED_SPLIT, instance.index) if instance.sealed else (task, difficulty, "seed", instance.seed)
             replay_of = played.get(where)
             game_id = secrets.token_urlsafe(12)
-            _, info = env.reset(seed=instance.seed)
+            _, info = env.reset(options={"instance": instance})
             label = instance.label.replace("#", "")
             name = f"{task}-{difficulty}-{label}-{HUMAN_AGENT}-{secrets.token_hex(4)}.jsonl"
             self.logs.mkdir(parents=True, exist_ok=True)

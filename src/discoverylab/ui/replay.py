@@ -55,8 +55,11 @@ def parse_log(text: str, name: str = "log") -> RunLog:
     if not entries or entries[0].get("type") != "start":
         raise LogError(f"{name}: a run log starts with a 'start' line (task, difficulty, seed, agent).")
     start = entries[0]
-    if "seed" not in start and isinstance(start.get("instance"), dict) and start["instance"].get("split") == "test":
-        raise LogError(f"{name}: a game on a sealed test instance; its seed stays with the evaluator, so it is not replayed here.")
+    sealed = start.get("split") == "test" or (isinstance(start.get("instance"), dict)
+                                             and start["instance"].get("split") == "test")
+    if start.get("seed") is None and sealed:
+        raise LogError(f"{name}: a sealed test episode (no seed in its log); the key holder replays it with "
+                       "`discoverylab bench --split test --eval-key-file KEY`.")
     try:
         task, difficulty, seed = str(start["task"]), str(start["difficulty"]), int(start["seed"])
     except (KeyError, TypeError, ValueError):

@@ -24,7 +24,7 @@ SHED_X, SHED_Y, SHED_HEIGHT = 16, 10, 4
 START = (18, 12)
 TREES = ((14, 10), (20, 8), (18, 6), (16, 15), (18, 20), (25, 11), (24, 16), (28, 16), (14, 18), (12, 16),
          (11, 9), (7, 11), (8, 15), (29, 8))  # fmt: skip
-EASY_REMEDIES = ("Substance B", "Substance D", "Substance C", "Substance A", "Substance C")  # each block of 5 seeds: these, permuted
+EASY_REMEDIES = ("Substance B", "Substance D", "Substance C", "Substance A", "Substance C")  # the paper's five seeds' remedies; each instance draws one
 TASK_NAMES = {
     "easy": "RustedKeyTaskEasy",
     "normal": "RustedKeyTaskNormal",
@@ -96,8 +96,8 @@ class CombinatorialChemistry(Scenario):
     outside /1 (outside the shed after its door was opened). Success: the key is derusted and the
     agent has left through the opened door (Easy and Normal max 12, Challenge 13). There is no
     failure ending: an agent that never finds the remedy runs out of steps.
-    Difficulty knobs: Easy: a single-substance remedy, each block of five seeds
-    holding B, D, C, A, C in a drawn order, 100 steps;
+    Difficulty knobs: Easy: a single-substance remedy drawn per instance from the paper's
+    five (B, D, C, A, C: C twice as likely), 100 steps;
     Normal: 3 dispensers; Challenge: 4 dispensers.
     Registered ids: discoverylab/CombinatorialChemistry-Easy-v0,
     discoverylab/CombinatorialChemistry-Normal-v0, discoverylab/CombinatorialChemistry-Challenge-v0.

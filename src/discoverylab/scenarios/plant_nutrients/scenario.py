@@ -52,11 +52,11 @@ class PlantNutrients(Scenario):
     Seed Jar Present /1 each (held at some tick), Use Soil Nutrient Meter /2, At Least 2 Seeds
     Planted /2 (new seeds buried in test-field soil), At Least Two New Plants /2; the task
     succeeds when two new plants have grown on test fields; there is no failure state.
-    Difficulty knobs: Easy: 6 plots, one nutrient at high is needed (each once per
-    block of five seeds), pick it on a
+    Difficulty knobs: Easy: 6 plots, one nutrient at high is needed (drawn per
+    instance), pick it on a
     controller. Normal: 12 plots, one nutrient at one level, seed jar refills. Challenge: 18
-    plots, a two-nutrient xor / and / or rule or a one-nutrient not rule (n1 present at another level; each
-    kind once per block of four seeds), only
+    plots, a two-nutrient xor / and / or rule or a one-nutrient not rule (n1 present at another level; the
+    kind drawn per instance), only
     10 seeds.
     Registered ids: discoverylab/PlantNutrients-Easy-v0, discoverylab/PlantNutrients-Normal-v0,
     discoverylab/PlantNutrients-Challenge-v0.

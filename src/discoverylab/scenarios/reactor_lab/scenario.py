@@ -91,7 +91,7 @@ class ReactorLab(Scenario):
     known), frequency = m * x (m in 50..79). Normal: two-room lab with 5 instruments, 4 crystals
     (2 known), frequency = m * x + b (m, b in 90..109). Challenge: 5 crystals (3 known),
     frequency = a * x^2 + b * x + c (a in 10..19, b in 20..39, c in 20..849), properties in 5..20.
-    The seed picks the property (balanced per block of five seeds), the coefficients and the crystals. Radiation readings
+    The seed picks the property (drawn per instance), the coefficients and the crystals. Radiation readings
     are noisy and include the radiation of crystals near the meter.
     Registered ids: discoverylab/ReactorLab-Easy-v0, discoverylab/ReactorLab-Normal-v0,
     discoverylab/ReactorLab-Challenge-v0.

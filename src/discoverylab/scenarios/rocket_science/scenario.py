@@ -63,7 +63,7 @@ class RocketScience(Scenario):
     cell interface /1, Try the different fuel types /3 (distinct thrusts seen firing) and Enter
     correct fuel type and amount /1 (within 2 L). The task completes when the launch is confirmed
     and succeeds iff the decided items scored.
-    Difficulty knobs: Easy: a real body (each once per block of 13 seeds) named in the task, orbit at 400 km, fuel
+    Difficulty knobs: Easy: a real body (one of 13, drawn per instance) named in the task, orbit at 400 km, fuel
     preset. Normal: random radius 400..10000 km, mass 1e23..1e25 kg, height 100..10000 km, to be
     measured. Challenge: as Normal, and the rocket is unfuelled: choose among fuels A, B, C (one
     works, one lacks thrust, one needs more than the 10,000 L tank) by testing 5000 L samples.
