@@ -67,6 +67,8 @@ class ReactorOracle:
         self.known_names = [q for q in ot.quoted(head) if q.startswith("quantum crystal")]
         self.unknown_names = [q for q in ot.quoted(tail) if q.startswith("quantum crystal")]
         self.easy = "A scientific instrument is" in text
+        tolerance = re.search(r"within (\d+) Hz of its crystal", text)
+        self.tolerance = int(tolerance[1]) if tolerance else 2
         self.entries: dict[int, dict[str, Any]] = {}
         self.known: dict[str, float] = {}
         self.home: dict[str, int] = {}
@@ -298,7 +300,7 @@ class ReactorOracle:
     ) -> Gen:
         """Install `crystal` in `reactor` and step the panel until it runs; returns the exact
         frequency (or the setting, if the task ends first)."""
-        search = Search()
+        search = Search(reach=1 if self.tolerance >= 2 else 0)
         for value, spread in predictions:
             search.add(value, spread, 1 / len(predictions))
         yield from self.go_to(reactor.uuid)

@@ -13,6 +13,7 @@ from discoverylab.scenarios.reactor_lab.oracle import solve
 from discoverylab.scenarios.reactor_lab.things import (
     DEFAULT_FREQUENCY,
     PRESS_LIMITS,
+    TOLERANCES,
     CrystalData,
     CrystalReactor,
     QuantumCrystal,
@@ -66,7 +67,8 @@ class ReactorLab(Scenario):
     """Discover how quantum crystals' resonance frequencies depend on a measurable property, and
     tune crystal reactors for the crystals whose frequency is unknown.
 
-    Description: in the Quantum Reactor Lab, crystal reactors run only when tuned (within 2 Hz)
+    Description: in the Quantum Reactor Lab, crystal reactors run only when tuned (within 2 Hz;
+    1 Hz in Easy, both stated in the task text)
     to the resonance frequency of the crystal inside. Some crystals already run in their reactors
     (their frequencies can be read on the reactors' panels); the others lie on a bench. A crystal's
     frequency is a function of one of its properties: density (densitometer), temperature
@@ -125,7 +127,8 @@ class ReactorLab(Scenario):
         known = NUM_KNOWN[diff]
         self.press_limit = PRESS_LIMITS[diff]
         self.reactors = [
-            CrystalReactor(world, i + 1, press_limit=self.press_limit) for i in range(len(self.crystals))
+            CrystalReactor(world, i + 1, press_limit=self.press_limit, tolerance=TOLERANCES[diff])
+            for i in range(len(self.crystals))
         ]
         for reactor, crystal in zip(self.reactors[:known], self.crystals[:known], strict=True):
             reactor.props["resonanceFreq"] = crystal.resonance_freq
@@ -377,7 +380,8 @@ class ReactorLab(Scenario):
             f"Your task is to find the resonance frequenc{'y' if one else 'ies'} of {unknown_names}, tune "
             f"{'the empty reactor' if one else 'the empty reactors'} to {'it' if one else 'them'}, and install "
             f"the crystal{'' if one else 's'}, so that every reactor is activated.  {where}  "
-            "A reactor's control panel opens when you talk to it (or use it).  "
+            f"A reactor activates when it is tuned within {TOLERANCES[self.difficulty]:g} Hz of its crystal's "
+            "resonance frequency.  A reactor's control panel opens when you talk to it (or use it).  "
             f"Each reactor takes {self.press_limit} presses of its frequency buttons; one press more burns it out, "
             "which ends the task unsuccessfully."
         )
