@@ -102,7 +102,7 @@ ANSWERS: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("LostInTranslation", "normal"): lambda s: s.item,
     ("RocketScience", "easy"): lambda s: s.planet,
 }
-BLOCK = {("PlantNutrients", "challenge"): 4, ("RocketScience", "easy"): len(PLANETS)}
+BLOCK = {("PlantNutrients", "challenge"): 4, ("RocketScience", "easy"): len(PLANETS), ("CombinatorialChemistry", "easy"): 4}
 
 
 @pytest.mark.parametrize(("task", "difficulty"), list(ANSWERS), ids=lambda v: str(v))
@@ -112,8 +112,7 @@ def test_seed_blocks_are_balanced_and_k_plus_n_differs(task: str, difficulty: st
     n = BLOCK.get((task, difficulty), 5)
     answers = [ANSWERS[(task, difficulty)](build(task, difficulty, seed)) for seed in range(2 * n)]
     blocks = [answers[i : i + n] for i in range(0, 2 * n, n)]
-    if (task, difficulty) != ("CombinatorialChemistry", "easy"):  # its five seeds repeat C (paper)
-        assert all(len(set(block)) == n for block in blocks), blocks
+    assert all(len(set(block)) == n for block in blocks), blocks
     assert all(Counter(block) == Counter(blocks[0]) for block in blocks), blocks
     same = sum(answers[k] == answers[k + n] for k in range(n))
     assert same < n - 1, f"seeds k and k+{n} share the answer {same}/{n} times"

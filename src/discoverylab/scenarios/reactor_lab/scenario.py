@@ -92,8 +92,8 @@ class ReactorLab(Scenario):
     text and on the panel, and one more burns it out (a blind sweep needs hundreds). Knowledge:
     the property and the formula.
     Difficulty knobs: Easy: locked one-room lab, only the critical instrument, 3 crystals (2
-    known), frequency = m * x (m in 50..79), 30 presses per reactor. Normal: two-room lab with 5 instruments, 4 crystals
-    (2 known), frequency = m * x + b (m, b in 90..109). Challenge: 5 crystals (3 known),
+    known), frequency = m * x (m in 50..79), 30 presses per reactor. Normal: two-room lab with
+    5 instruments, 4 crystals (2 known), frequency = m * x + b (m, b in 90..109). Challenge: 5 crystals (3 known),
     frequency = a * x^2 + b * x + c (a in 10..19, b in 20..39, c in 20..849), properties in 5..20,
     the known crystals' key values spanning at least half of all five's.
     The seed picks the property (balanced per block of five seeds), the coefficients and the crystals. Radiation readings
@@ -192,26 +192,16 @@ class ReactorLab(Scenario):
         return data, [round(slope * self._value(d) + offset, 2) for d in data]
 
     def _choose_known(self, crystals: list[QuantumCrystal]) -> list[QuantumCrystal]:
-        """The crystals in a drawn order; the first NUM_KNOWN are the previous scientist's.
-
-        Challenge: their key values must span at least KNOWN_SPAN of all the crystals' span
-        (reshuffled until they do). Three known crystals bunched together (radiation 18.3-18.9
-        against unknowns at 5.9 and 6.7, seed 38 before this rule) leave a quadratic through
-        noisy readings undetermined far outside them: no measurement could pin the unknown
-        frequencies within a reactor's presses.
-        """
-        order = self.shuffled(crystals)
-        if self.difficulty != "challenge":
-            return order
-        values = [self.key_values[c.uuid] for c in crystals]
-        span = max(values) - min(values)
-        known = NUM_KNOWN[self.difficulty]
+        """The crystals in a drawn order, the first NUM_KNOWN given. Challenge reshuffles until
+        those span KNOWN_SPAN of all key values: bunched ones (seed 38 before: radiation 18.3-18.9,
+        unknowns at 5.9 and 6.7) leave a noisy quadratic unfit to extrapolate within the presses."""
+        values = sorted(self.key_values[c.uuid] for c in crystals)
         for _ in range(100):
-            mine = [self.key_values[c.uuid] for c in order[:known]]
-            if max(mine) - min(mine) >= KNOWN_SPAN * span:
-                return order
             order = self.shuffled(crystals)
-        order.sort(key=lambda c: self.key_values[c.uuid])  # the extremes known: always spans it all
+            mine = [self.key_values[c.uuid] for c in order[: NUM_KNOWN[self.difficulty]]]
+            if self.difficulty != "challenge" or max(mine) - min(mine) >= KNOWN_SPAN * (values[-1] - values[0]):
+                return order
+        order.sort(key=lambda c: self.key_values[c.uuid])  # the extremes given: spans them all
         return [order[0], order[-1], *order[1:-1]]
 
     def _value(self, data: CrystalData) -> float:
