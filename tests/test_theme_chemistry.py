@@ -315,7 +315,7 @@ def test_easy_remedies_are_the_four_substances() -> None:
     played; each of A-D is now one of four."""
     assert EASY_REMEDIES == ("Substance A", "Substance B", "Substance C", "Substance D")
     drawn = Counter(next(iter(Driver("easy", seed).scenario.remedy)) for seed in range(40))
-    assert set(drawn) == set(EASY_REMEDIES) and min(drawn.values()) >= 4, drawn
+    assert set(drawn) == set(EASY_REMEDIES) and min(drawn.values()) >= 3, drawn
 
 
 @pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])

@@ -108,7 +108,7 @@ def _enumerate(difficulty: str, seeds: range) -> None:
 
 @pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])
 def test_attack_chemistry_try_every_remedy_the_generator_draws(difficulty: str) -> None:
-    _enumerate(difficulty, range(12))
+    _enumerate(difficulty, range(20))
 
 
 @pytest.mark.slow
