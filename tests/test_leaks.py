@@ -117,7 +117,7 @@ OPTIONS: dict[tuple[str, str], tuple[Any, ...]] = {
     ("ReactorLab", "easy"): tuple(KEY_BY_SEED["easy"]),
     ("ReactorLab", "normal"): tuple(KEY_BY_SEED["normal"]),
     ("ReactorLab", "challenge"): tuple(KEY_BY_SEED["challenge"]),
-    ("CombinatorialChemistry", "easy"): EASY_REMEDIES,  # C twice, as in the paper's five seeds
+    ("CombinatorialChemistry", "easy"): EASY_REMEDIES,  # A-D (the original's list held C twice)
     ("PlantNutrients", "easy"): EASY_POSITIVE,
     ("PlantNutrients", "challenge"): RULE_KINDS,
     ("LostInTranslation", "normal"): NORMAL_ITEMS,
