@@ -21,7 +21,8 @@ import uvicorn
 
 from discoverylab.bench.episode import run_episode
 from discoverylab.bench.records import write_jsonl
-from discoverylab.ui.games import GameManager, StepRequest
+from discoverylab.ui.games import StepRequest
+from discoverylab.ui.manager import GameManager
 from discoverylab.ui.server import create_app
 
 CHROMIUM = "/usr/bin/chromium"

@@ -29,7 +29,12 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="interface to listen on (localhost by default)")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8765,
     logs: Annotated[Path, typer.Option("--logs", help="folder for human game logs; replay and leaderboard read it")] = Path("runs/ui"),
-    max_games: Annotated[int, typer.Option("--max-games", min=1, help="games alive at once")] = 32,
+    max_games: Annotated[int, typer.Option("--max-games", min=1, help="games loaded at once (the idlest is "
+                                           "unloaded, resumable, to make room)")] = 32,
+    max_games_per_client: Annotated[int | None, typer.Option("--max-games-per-client", min=1,
+                                    help="games one client address keeps loaded (default max-games/4)")] = None,
+    allowed_host: Annotated[list[str] | None, typer.Option("--allowed-host", help="a Host name to answer besides "
+                            "localhost/127.0.0.1/::1 (repeatable; the name people type in the browser)")] = None,
     max_log_mb: Annotated[float, typer.Option("--max-log-mb", min=0.01, help="log size limit per game")] = 20.0,
     open_browser: Annotated[bool, typer.Option("--open", help="open the page in a browser")] = False,
     study: Annotated[bool, typer.Option("--study", help="study mode: the server assigns every game a fresh "
@@ -58,10 +63,17 @@ def serve(
                       soft_wrap=True)  # fmt: skip
             raise typer.Exit(2)
 
+    hosts = list(allowed_host or [])
     if not _is_local(host):
         err.print(f"[yellow]Warning:[/yellow] listening on {host}: anyone who can reach this machine can play "
                   "games and read every log in the logs folder. There is no authentication.")  # fmt: skip
-    app = create_app(logs, max_games=max_games, max_log_bytes=int(max_log_mb * 1_000_000), study_key=key)
+        if host not in ("0.0.0.0", "::"):
+            hosts.append(host)
+        if not allowed_host:
+            err.print("Only requests addressed to localhost or the listening address are answered; "
+                      "add --allowed-host NAME for the name people use.")  # fmt: skip
+    app = create_app(logs, max_games=max_games, max_log_bytes=int(max_log_mb * 1_000_000), study_key=key,
+                     allowed_hosts=hosts, max_games_per_client=max_games_per_client)  # fmt: skip
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     mode = ", study mode: sealed test instances" if key is not None else ""
     console.print(f"discoverylab UI: [bold]{url}[/bold]  (logs: {logs}{mode})  Ctrl+C stops it.")
@@ -89,7 +101,7 @@ def replay(
 
         from discoverylab.ui.server import create_app
 
-        app = create_app(log.parent)
+        app = create_app(log.parent, only_log=log.name)  # that log only: no siblings, no games
         url = f"http://127.0.0.1:{port}/replay?log={quote(log.name)}"
         console.print(f"Replay of {log.name}: [bold]{url}[/bold]  Ctrl+C stops it.")
         uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")

@@ -62,7 +62,7 @@ def parse_log(text: str, name: str = "log") -> RunLog:
     except (KeyError, TypeError, ValueError):
         raise LogError(f"{name}: the start line needs task, difficulty and an integer seed.") from None
     steps = [e for e in entries[1:] if e.get("type") == "step" and "action" in e]
-    end = next((e for e in entries[1:] if e.get("type") == "end"), None)
+    end = next((e for e in reversed(entries[1:]) if e.get("type") == "end"), None)  # a report follows a pending end
     return RunLog(task, difficulty, seed, str(start.get("agent", "?")), steps, end)
 
 
