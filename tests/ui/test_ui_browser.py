@@ -68,7 +68,8 @@ def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
         assert item in page.inner_text("#arg1") and container in page.inner_text("#arg2")
         state = _press(page, "p")  # put it in
         assert state["terminated"], state["observation"]["lastActionMessage"]
-        page.wait_for_function("document.getElementById('status').textContent.includes('Task finished')")
+        page.wait_for_selector("#banner[data-outcome='success']")
+        assert page.inner_text("#banner").startswith("Success")
 
         page.click("#show-scorecard")  # before the report: task progress only, no items or score
         page.wait_for_selector("#scorecard tr")
@@ -88,7 +89,9 @@ def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
         # Replay the game's own log.
         log_name = _state(page)["log"]
         lines = [json.loads(x) for x in (tmp_path / log_name).read_text().splitlines()]
-        assert [x["type"] for x in lines] == ["start"] + ["step"] * steps + ["end"]
+        kinds = [x["type"] for x in lines if x["type"] != "scorecard_view"]
+        assert kinds == ["start"] + ["step"] * steps + ["end", "end"]  # the outcome at once, then the report
+        assert all("time" in x and "elapsed_s" in x for x in lines)
         page.goto(f"{base}/replay?log={log_name}")
         page.wait_for_function(f"rp !== null && rp.frames === {steps + 1}")
         assert "human on PickAndPlaceTest" in page.inner_text("#rp-info")

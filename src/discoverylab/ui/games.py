@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -36,6 +37,7 @@ from discoverylab.env import VIEW_TILES, DiscoveryWorldEnv
 from discoverylab.instances import SEALED_SPLIT, Instance
 from discoverylab.render.renderer import view_png
 from discoverylab.scoring.knowledge import Judge, grade_knowledge
+from discoverylab.ui.commands import candidates
 from discoverylab.world.action_specs import ACTION_SPECS
 
 HUMAN_AGENT = "human"
@@ -43,6 +45,7 @@ MAX_SEED = 2**31 - 1
 MAX_REPORT_CHARS = 20_000
 
 
+GROUND = re.compile(r"^(grass|path|floor|wall|sand|dirt|soil|water|road|fence)$")
 PROGRESS_KEYS = ("taskName", "taskDescription", "completed", "completedSuccessfully")
 
 
@@ -138,8 +141,47 @@ class Game:
     knowledge: dict[str, Any] | None = None
     views_at: set[int] = field(default_factory=set)  # steps at which the player looked at the scorecard
     replay_of: str | None = None  # the log of an earlier game on this instance
+    seen: dict[int, str] = field(default_factory=dict)  # every object the observations named (not ground)
+    feed: dict[int, dict[str, Any]] = field(default_factory=dict)  # every DiscoveryFeed post shown so far
+    history: list[dict[str, Any]] = field(default_factory=list)  # step, action, message: the readings
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.note(None)
+
+    def note(self, action: Mapping[str, Any] | None) -> None:
+        """Remember what the latest observation showed: objects (to name them later, out of
+        range too), feed posts (the feed box shows only recent ones) and the message."""
+        obs = self.info["observation"]
+        for uuid, name, _ in candidates(obs):
+            if not GROUND.match(name):
+                self.seen[uuid] = name
+        feed = obs.get("discoveryFeed") or {}
+        for post in [*(feed.get("posts") or []), *(feed.get("scientific_articles") or [])]:
+            if isinstance(post, dict) and isinstance(post.get("postID"), int):
+                self.feed.setdefault(post["postID"], post)
+        message = str(obs.get("lastActionMessage", ""))
+        extended = str(obs.get("extended_action_message") or "")
+        if extended and extended != message:
+            message += "\n" + extended
+        self.history.append({"step": self.steps, "action": action, "label": self.label(action), "message": message,
+                             "success": self.action_success})  # fmt: skip
+
+    def label(self, action: Mapping[str, Any] | None) -> str:
+        """An action as a person reads it: 'USE spectrometer [3525] on sample [17068]'."""
+        if action is None:
+            return "(start)"
+        if "chosen_dialog_option_int" in action:
+            return f"choose dialog option {action['chosen_dialog_option_int']}"
+        parts = [str(action.get("action"))]
+        for key in ("arg1", "arg2"):
+            value = action.get(key)
+            if value is None:
+                continue
+            name = self.seen.get(value) if isinstance(value, int) and not isinstance(value, bool) else None
+            parts.append(f"{name} [{value}]" if name else str(value))
+        return " ".join(parts)
 
     @property
     def finished(self) -> bool:
@@ -187,18 +229,19 @@ class Game:
             raise TooLarge(f"This game's log reached the server's limit of {self.max_log_bytes} bytes; start a new game.")
         action = request.to_action()
         _, reward, terminated, truncated, info = self.env.step(action)
-        self.apply(info, terminated, truncated)
+        self.apply(info, terminated, truncated, action)
         self._append({"type": "step", "step": self.steps, "action": action, "reward": reward,
                       "observation": info["observation"], "terminated": terminated, "truncated": truncated})  # fmt: skip
         if self.over:  # the outcome is on record even if no report ever comes
             self._end("ok", {"report": None, "graded": False, "score": None, "verdicts": [], "pending": True,
                              "scorecard_views": self.scorecard_views}, final=False)  # fmt: skip
 
-    def apply(self, info: dict[str, Any], terminated: bool, truncated: bool) -> None:
+    def apply(self, info: dict[str, Any], terminated: bool, truncated: bool, action: Mapping[str, Any]) -> None:
         """Take one step's result (played now, or re-played from the log on resume)."""
         self.steps += 1
         self.terminated, self.truncated, self.info = bool(terminated), bool(truncated), info
         self.action_success = bool(info.get("success", True))
+        self.note(action)
 
     def finish(self, report: str, judge: Judge | None) -> dict[str, Any]:
         """Hand in the knowledge report: it ends the game (failed unless the task was completed);
@@ -282,6 +325,9 @@ class Game:
             "knowledge": self.knowledge,
             "elapsed_s": self.elapsed(),
             "log": self.log_path.name,
+            "entry": self.history[-1],
+            "seen": {str(k): v for k, v in sorted(self.seen.items())},
+            "feed": [self.feed[k] for k in sorted(self.feed)],
             "observation": obs,
             "positions": self._positions(obs),
         }

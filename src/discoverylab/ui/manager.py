@@ -197,7 +197,7 @@ class GameManager:
             kind = entry.get("type")
             if kind == "step" and not game.over:
                 _, _, terminated, truncated, info = env.step(entry["action"])
-                game.apply(info, terminated, truncated)
+                game.apply(info, terminated, truncated, entry["action"])
             elif kind == "scorecard_view" and isinstance(entry.get("step"), int):
                 game.views_at.add(entry["step"])
             elif kind == "end" and isinstance(entry.get("knowledge"), dict) and not entry["knowledge"].get("pending"):

@@ -20,6 +20,7 @@ import numpy as np
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.render.renderer import view_array, view_png
+from discoverylab.ui.commands import candidates
 
 
 class LogError(ValueError):
@@ -72,6 +73,21 @@ def load_log(path: Path, max_bytes: int = 50_000_000) -> RunLog:
     return parse_log(path.read_text(encoding="utf-8", errors="replace"), path.name)
 
 
+def _label(action: Any, seen: dict[int, str]) -> str:
+    """'USE spectrometer [3525] on sample [17068]', from the names the observations gave."""
+    if not isinstance(action, dict):
+        return str(action)
+    if "chosen_dialog_option_int" in action:
+        return f"choose dialog option {action['chosen_dialog_option_int']}"
+    parts = [str(action.get("action"))]
+    for key in ("arg1", "arg2"):
+        value = action.get(key)
+        if value is not None:
+            name = seen.get(value) if isinstance(value, int) and not isinstance(value, bool) else None
+            parts.append(f"{name} [{value}]" if name else str(value))
+    return " ".join(parts)
+
+
 def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True, default=str))
 
@@ -91,14 +107,18 @@ class Replay:
     @classmethod
     def build(cls, log: RunLog) -> Replay:
         replay = cls(log)
+        seen: dict[int, str] = {}
         for step, info in replay._simulate():
             obs, card = info["observation"], info["scorecard"]
             entry = log.steps[step - 1] if step else None
+            label = _label(entry["action"], seen) if entry else "(start)"
+            seen.update((uuid, name) for uuid, name, _ in candidates(obs))
             if entry is not None and replay.diverged_at is None and _plain(obs) != _plain(entry.get("observation")):
                 replay.diverged_at = step
             replay.timeline.append({
                 "step": step,
                 "action": entry["action"] if entry else None,
+                "label": label,
                 "message": obs.get("lastActionMessage", ""),
                 "score": card["scoreNormalized"],
                 "completed": card["completed"],

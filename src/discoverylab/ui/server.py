@@ -19,9 +19,10 @@ from typing import Annotated, Any
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from discoverylab.scoring.knowledge import Judge
+from discoverylab.ui.commands import parse_command
 from discoverylab.ui.games import (
     MAX_REPORT_CHARS,
     MAX_SEED,
@@ -68,6 +69,15 @@ class NewGame(BaseModel):
     difficulty: str = Field("normal", min_length=1, max_length=20)
     seed: int | None = Field(None, ge=0, le=MAX_SEED, description="a public seed (0 if left out); none in study mode")
     participant: str | None = Field(None, min_length=1, max_length=MAX_PARTICIPANT_CHARS, pattern=r"^[A-Za-z0-9_.@-]+$")
+
+
+class BadCommand(UIError):
+    status = 422
+
+
+class Command(BaseModel):
+    model_config = {"extra": "forbid"}
+    text: str = Field(..., min_length=1, max_length=400)
 
 
 class Report(BaseModel):
@@ -213,6 +223,29 @@ def create_app(
         with game.lock:
             game.step(body)
             return game.state()
+
+    @app.post("/api/games/{gid}/command")
+    def command(gid: str, body: Command, request: Request) -> dict[str, Any]:
+        """A typed command ('use meter on beast', 'tp kitchen'): one that does not parse is a
+        422 with a hint and costs no step."""
+        playing()
+        game = games.get(gid, client_of(request))
+        with game.lock:
+            try:
+                action = parse_command(body.text, game.info["observation"], game.seen)
+                parsed = StepRequest.model_validate(action)
+            except ValueError as exc:
+                raise BadCommand(str(exc).splitlines()[-1][:400] if isinstance(exc, ValidationError) else str(exc)) from None
+            game.step(parsed)
+            return game.state()
+
+    @app.get("/api/games/{gid}/history")
+    def history(gid: str, request: Request) -> dict[str, Any]:
+        """Every step's action and message (the readings a player needs to keep)."""
+        playing()
+        game = games.get(gid, client_of(request))
+        with game.lock:
+            return {"history": list(game.history), "feed": [game.feed[k] for k in sorted(game.feed)]}
 
     @app.get("/api/games/{gid}/view.png")
     def game_view(gid: str, request: Request, grid: bool = False, step: Annotated[int, Query(ge=0)] = 0) -> Response:
