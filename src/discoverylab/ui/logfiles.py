@@ -30,7 +30,7 @@ def regular_file(path: Path, root: Path | None = None) -> bool:
         return False
 
 
-def log_files(root: Path, skip: tuple[str, ...] = ("results.jsonl",)) -> Iterator[Path]:
+def log_files(root: Path, skip: tuple[str, ...] = ("results.jsonl", "knowledge.jsonl")) -> Iterator[Path]:
     """Every regular `*.jsonl` file under `root` (any depth, symlinked folders not followed,
     nothing outside `root`), in sorted order."""
     found: list[Path] = []
