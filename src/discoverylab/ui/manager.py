@@ -87,7 +87,7 @@ class GameManager:
 
     # ---- creating -----------------------------------------------------------------------
     def create(self, task: str, difficulty: str, seed: int | None = None, client: str = "?",
-               participant: str | None = None) -> Game:  # fmt: skip
+               participant: str | None = None, max_steps: int | None = None) -> Game:  # fmt: skip
         """A new game on public seed `seed`, or (study mode, where `seed` must be None) on the
         next unplayed sealed instance."""
         if self.study and seed is not None:
@@ -97,7 +97,7 @@ class GameManager:
         if participant is not None and (not participant.strip() or len(participant) > MAX_PARTICIPANT_CHARS):
             raise UIError(f"A participant id is 1..{MAX_PARTICIPANT_CHARS} characters.")
         try:
-            env = DiscoveryWorldEnv(task, difficulty)
+            env = DiscoveryWorldEnv(task, difficulty, max_steps=max_steps)
         except ValueError as exc:
             raise UIError(str(exc)) from None
         task, difficulty = env.scenario_cls.task_id, env.difficulty
@@ -122,6 +122,7 @@ class GameManager:
             start = {"type": "start", "task": task, "difficulty": difficulty, "seed": game.seed,
                      "instance": instance.public(), "agent": HUMAN_AGENT, "participant": participant,
                      "replay_of": replay_of, "resume": resume_token(game_id), "started_unix": game.started,
+                     "max_steps": env._limit,
                      "observation": info["observation"]}  # fmt: skip
             if game.seed is None:
                 del start["seed"]
@@ -185,8 +186,9 @@ class GameManager:
             instance = self._sealed(task, difficulty, key[3])
         else:
             instance = from_seed(task, difficulty, key[3])
+        limit = start.get("max_steps")
         try:
-            env = DiscoveryWorldEnv(task, difficulty)
+            env = DiscoveryWorldEnv(task, difficulty, max_steps=limit if isinstance(limit, int) and limit > 0 else None)
         except ValueError as exc:
             raise NotFound(str(exc)) from None
         _, info = env.reset(seed=instance.seed)
