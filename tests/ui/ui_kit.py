@@ -49,9 +49,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def live_server(logs: Path, **kwargs: Any) -> Iterator[str]:
+def live_server(logs: Path, port: int | None = None, **kwargs: Any) -> Iterator[str]:
     """The UI app served by uvicorn on 127.0.0.1 in a thread; yields its base URL."""
-    port = free_port()
+    port = port or free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(logs, **kwargs), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -61,6 +61,7 @@ async function initPlay() {
   $("report").addEventListener("keydown", (ev) => { if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); } });
   $("command").addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.preventDefault(); $("command").blur(); } });
   document.addEventListener("keydown", onKey);
+  document.addEventListener("click", (ev) => { const t = ev.target; if (t.tagName === "BUTTON" || (t.tagName === "INPUT" && t.type === "checkbox")) t.blur(); });
   const saved = localStorage.getItem(GAME_KEY);
   if (saved) {
     try { game = await api(`/api/games/${encodeURIComponent(saved)}`); await loadHistory(); render(); status(game.finished ? "" : "Resumed your game."); }
@@ -116,6 +117,7 @@ async function sendCommand() {
   try {
     took(await post(`/api/games/${game.id}/command`, { text }));
     $("command").value = "";
+    $("command").blur();  // back to the game keys
     status("");
   } catch (e) { status(e.message, true); }  // a command that does not parse costs no step
 }
@@ -317,7 +319,8 @@ function onKey(ev) {
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   if (location.pathname === "/replay") { replayKey(ev); return; }
   if (location.pathname === "/leaderboard") return;
-  if (tag === "button" && (ev.key === " " || ev.key === "Enter")) { t.blur(); }  // keys act on the game, not a focused button
+  if (tag === "button" && ev.key === "Enter") return;  // a focused button: Enter presses it
+  if (tag === "button" || tag === "input") t.blur();  // other keys act on the game (a clicked checkbox kept them)
   const key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
   if (ev.key === "Escape") { $("help").hidden = true; return; }
   if (key === "Tab") { ev.preventDefault(); $("task-box").hidden = !$("task-box").hidden; return; }
