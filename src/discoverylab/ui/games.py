@@ -45,7 +45,7 @@ MAX_SEED = 2**31 - 1
 MAX_REPORT_CHARS = 20_000
 
 
-GROUND = re.compile(r"^(grass|path|floor|wall|sand|dirt|soil|water|road|fence)$")
+GROUND = re.compile(r"^(grass|path|floor|wall|sand|dirt|soil|water|road|fence|sand path)$")
 PROGRESS_KEYS = ("taskName", "taskDescription", "completed", "completedSuccessfully")
 
 

@@ -48,6 +48,8 @@ def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[st
                 score = 0.0
             elif knowledge.get("graded") or knowledge.get("abandoned") or knowledge.get("no_report"):
                 score = finite(knowledge.get("score"))
+        if knowledge is None and record.get("agent") != HUMAN:  # an agent's run: graded in its record
+            score = finite(record.get("knowledge_score"))
         procedure = finite(record.get("procedure_score"))
         if procedure is None:
             continue

@@ -186,7 +186,12 @@ class Replay:
             yield view_array(env.scenario.world, env.scenario.player, grid=grid)
 
     def summary(self) -> dict[str, Any]:
-        knowledge = (self.log.end or {}).get("knowledge")
+        end = self.log.end or {}
+        knowledge = end.get("knowledge")
+        record: dict[str, Any] = end["record"] if isinstance(end.get("record"), dict) else {}
+        if not isinstance(knowledge, dict) and isinstance(record.get("knowledge"), str):  # an agent's run log
+            score = record.get("knowledge_score")
+            knowledge = {"report": record["knowledge"], "graded": isinstance(score, (int, float)), "score": score}
         return {"task": self.log.task, "difficulty": self.log.difficulty, "seed": self.log.seed,
                 "agent": self.log.agent, "frames": len(self), "ended": self.log.end is not None,
                 "diverged_at": self.diverged_at, "knowledge": knowledge, "timeline": self.timeline}  # fmt: skip

@@ -4,7 +4,8 @@
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
-const GROUND = /^(grass|path|floor|wall|sand|dirt|soil|water|road|fence)$/;
+const GROUND = /^(grass|path|floor|wall|sand|dirt|soil|water|road|fence|sand path)$/;
+const MANY = 3;  // more nearby objects of one name than this are listed once (the nearest)
 
 async function api(path, options) {
   const res = await fetch(path, options);
@@ -184,16 +185,22 @@ function render() {
   $("accessible").replaceChildren(...(obs.accessibleEnvironmentObjects || []).map((o) => objectItem(o)));
   const near = [];
   const all = $("show-ground").checked;
-  for (const [dir, objs] of Object.entries((obs.nearbyObjects || {}).objects || {})) {
-    for (const o of objs) {
-      if (all || !GROUND.test(o.name)) near.push(objectItem(o, ` ${dir} ${o.distance}`));
-      else names[o.uuid] = o.name;
-    }
+  const flat = [];
+  for (const [dir, objs] of Object.entries((obs.nearbyObjects || {}).objects || {})) for (const o of objs) flat.push([dir, o]);
+  const count = {};
+  for (const [, o] of flat) count[o.name] = (count[o.name] || 0) + 1;
+  const listed = {};
+  for (const [dir, o] of flat.sort((a, b) => a[1].distance - b[1].distance)) {
+    if (!all && GROUND.test(o.name)) { names[o.uuid] = o.name; continue; }
+    listed[o.name] = (listed[o.name] || 0) + 1;
+    if (!all && count[o.name] > MANY && listed[o.name] > 1) { names[o.uuid] = o.name; continue; }  // 40 launch pads: one line
+    near.push(objectItem(o, ` ${dir} ${o.distance}` + (!all && count[o.name] > MANY ? ` (nearest of ${count[o.name]}; tick "show all")` : "")));
   }
   $("nearby").replaceChildren(...near);
   const shown = new Set(Object.keys(names).map(Number));
-  $("seen").replaceChildren(...Object.entries(game.seen).filter(([u]) => !shown.has(Number(u)))
-    .map(([u, n]) => objectItem({ uuid: Number(u), name: n }, " (seen earlier)")));
+  const shownNames = new Set(Object.values(names));
+  const earlier = Object.entries(game.seen).filter(([u, n]) => !shown.has(Number(u)) && !shownNames.has(n) && shownNames.add(n));
+  $("seen").replaceChildren(...earlier.map(([u, n]) => objectItem({ uuid: Number(u), name: n }, " (seen earlier)")));
   const agents = (obs.nearbyAgents || {}).list_of_agents || {};
   $("agents").replaceChildren(...Object.entries(agents).map(([who2, acts]) => el("li", `${who2}: ${(acts || []).map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join("; ") || "—"}`)));
   const box = obs.dialog_box || {};
