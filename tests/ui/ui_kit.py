@@ -112,6 +112,13 @@ def theme_screenshots(page: Any, base: str, out: Path, themes: list[tuple[str, s
     paths = []
     for stem, task, difficulty in themes:
         start_game(page, base, task, difficulty)
+        if task == "RocketScience":  # show the rocket, with the keys a player uses
+            page.focus("body")
+            page.keyboard.press("l")
+            page.keyboard.type("rocket")
+            page.keyboard.press("Enter")
+            page.wait_for_function("game.step === 1")
+            page.wait_for_function("document.getElementById('view').complete")
         path = out / f"ui-{stem}.png"
         page.screenshot(path=str(path))
         paths.append(path)
@@ -156,6 +163,7 @@ if __name__ == "__main__":  # docs screenshots: the same code the browser test r
         for line in Path(tmp, "DialogTest-normal-s0-oracle.jsonl").read_text().splitlines()[1:-1]:
             human.step(StepRequest(**json.loads(line)["action"]))
         human.finish("The person asked me to pick fruit names in the dialog.", None)
+        pg.on("dialog", lambda dialog: dialog.accept())
         shots = theme_screenshots(pg, url, target)
         shots += replay_and_board_screenshots(pg, url, "PickAndPlaceTest-normal-s0-oracle.jsonl", 3, target)
         for shot in shots:
