@@ -76,11 +76,15 @@ def test_attack_one_client_cannot_hold_every_slot(tmp_path: Path) -> None:
     """The old server let one client start --max-games games and lock everyone out for an hour."""
     app = create_app(tmp_path, max_games=8)  # 2 per client by default
     hog = _client(app, "10.6.6.6")
-    ids = [_new(hog)["id"] for _ in range(20)]
+    ids = []
+    for _ in range(20):
+        ids.append(_new(hog)["id"])
+        hog.post(f"/api/games/{ids[-1]}/step", json={"action": "WAIT"})
     assert len(app.state.games) == 2  # the hog's older games were unloaded, not kept
     others = [_new(_client(app, f"10.0.0.{i}")) for i in range(6)]
     assert len(others) == 6 and len(app.state.games) == 8
-    assert hog.get(f"/api/games/{ids[0]}").status_code == 200  # an unloaded game is picked up again
+    again = hog.get(f"/api/games/{ids[0]}")  # an unloaded played game is picked up again
+    assert again.status_code == 200 and again.json()["step"] == 1
 
 
 def test_attack_create_delete_cycles_leave_no_logs(tmp_path: Path) -> None:
@@ -90,6 +94,10 @@ def test_attack_create_delete_cycles_leave_no_logs(tmp_path: Path) -> None:
         game = _new(client)
         assert client.delete(f"/api/games/{game['id']}").status_code == 200
     assert list(tmp_path.glob("*.jsonl")) == []
+    for _ in range(30):  # New game pressed without closing the last one: unloaded unplayed games go too
+        _new(client)
+    assert len(list(tmp_path.glob("*.jsonl"))) == 1  # the one still loaded (1 per client)
+    client.delete(f"/api/games/{_new(client)['id']}")
     played = _new(client)
     client.post(f"/api/games/{played['id']}/step", json={"action": "WAIT"})
     client.delete(f"/api/games/{played['id']}")

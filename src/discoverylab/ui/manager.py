@@ -10,8 +10,9 @@ known can be rebuilt by re-playing its actions. Hence:
 - Resume: the page keeps the game id (in localStorage); after a closed tab, an unloaded game or
   a server restart, `get` finds the log whose start line holds `resume_token(id)` and re-plays
   it. The log keeps only a hash of the id, so reading a log never lets anyone drive the game.
-- Retention: a game closed before its first action leaves no log (`Game.abandon`); logs of
-  games started but never played (start line only) are removed once idle `idle_seconds`.
+- Retention: a game closed or unloaded before its first action leaves no log (`Game.abandon`);
+  logs of games started but never played (start line only) are removed once idle
+  `idle_seconds` (swept at start and every `idle_seconds / 6`).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ class GameManager:
         self._lock = threading.RLock()
         self._played: dict[tuple[str, str, str, int], str] | None = None  # instance -> first log
         self._tokens: dict[str, str] | None = None  # resume token -> log name
+        self._swept = time.monotonic()
         self.sweep_unplayed()
 
     @property
@@ -145,17 +147,29 @@ class GameManager:
         self._drop_idle(now)
         mine = sorted((g for g in self._games.values() if g.client == client), key=lambda g: g.last_used)
         while len(mine) >= self.per_client:
-            self._games.pop(mine.pop(0).id, None)
+            self._unload(mine.pop(0))
         if len(self._games) >= self.max_games:
             oldest = min(self._games.values(), key=lambda g: g.last_used)
             if now - oldest.last_used < self.grace_seconds:
                 raise TooMany(f"This server's {self.max_games} game slots are all in active use; try again in a minute.")
-            self._games.pop(oldest.id, None)
+            self._unload(oldest)
 
     def _drop_idle(self, now: float) -> None:
-        for gid, game in list(self._games.items()):
+        for game in list(self._games.values()):
             if now - game.last_used > self.idle_seconds:
-                del self._games[gid]  # unloaded, not ended: its log stays resumable
+                self._unload(game)
+        if now - self._swept > self.idle_seconds / 6:
+            self._swept = now
+            self.sweep_unplayed()
+
+    def _unload(self, game: Game) -> None:
+        """Free the game's slot. A played game is not ended (its page resumes it from its log);
+        one never played is closed, leaving no log (New game pressed without closing)."""
+        self._games.pop(game.id, None)
+        if game.steps == 0 and not game.finished:
+            with game.lock:
+                game.abandon()
+            self._forget(game)
 
     # ---- finding and resuming -----------------------------------------------------------
     def get(self, game_id: str, client: str = "?") -> Game:
