@@ -129,9 +129,11 @@ def test_study_mode_page_has_no_seed_and_shows_the_instance(tmp_path: Path) -> N
         page.wait_for_function("document.getElementById('task').options.length > 0")
         assert not page.is_visible("#seed")
         page.select_option("#task", "DialogTest")
+        page.fill("#participant", "p07")
         page.click("#new-game")
         page.wait_for_function("game !== null && game.task === 'DialogTest'")
         assert "instance test#0" in page.inner_text("#game-info") and "seed" not in page.inner_text("#game-info")
+        assert "p07" in page.inner_text("#game-info") and _state(page)["participant"] == "p07"
         page.click("#show-scorecard")  # mid-game: progress only
         page.wait_for_selector("#scorecard tr")
         assert "in progress" in page.inner_text("#scorecard")

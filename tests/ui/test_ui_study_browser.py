@@ -123,6 +123,8 @@ def test_forty_new_game_presses_with_max_games_4_never_lock_out(tmp_path: Path) 
     with live_server(tmp_path, max_games=4) as base, browser_page() as page:
         page.on("dialog", lambda dialog: dialog.accept())
         start_game(page, base, "DialogTest", "normal", 0)
+        page.click("#view")  # lists the tile's objects: they must not outlive the game
+        assert page.locator("#tile-objects > *").count() > 0
         ids = set()
         for i in range(40):
             before = page.evaluate("() => game.id")
@@ -134,4 +136,4 @@ def test_forty_new_game_presses_with_max_games_4_never_lock_out(tmp_path: Path) 
             assert "already" not in page.inner_text("#status") and "slots" not in page.inner_text("#status")
             ids.add(page.evaluate("() => game.id"))
         assert len(ids) == 40
-        assert page.locator("#tile-objects button").count() == 0
+        assert page.locator("#tile-objects > *").count() == 0
