@@ -104,10 +104,10 @@ def play(
     from discoverylab.ui.games import UIError
 
     try:
-        game = play_in_terminal(console, task, difficulty, seed, max_steps, logs)
+        env = play_in_terminal(console, task, difficulty, seed, max_steps, logs).env
     except UIError as exc:
         fail(str(exc))
-    _print_scorecard(game.env.scorecard(reveal=True))  # the game is over: the full card
+    _print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
 
 
 def _print_scorecard(card: dict[str, object]) -> None:
