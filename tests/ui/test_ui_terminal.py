@@ -22,8 +22,9 @@ def _play(tmp_path: Path, task: str, commands: list[str], *extra: str) -> tuple[
 
 
 def test_terminal_play_is_logged_like_a_browser_game(tmp_path: Path) -> None:
-    out, lines = _play(tmp_path, "DialogTest", ["goto sally", "talk SALLY", "3", "quit", "Sally wanted the apple."])
-    assert [x["type"] for x in lines] == ["start", "step", "step", "step", "end"]
+    out, lines = _play(tmp_path, "DialogTest", ["goto sally", "talk SALLY", "1", "Sally wanted the apple."])  # 1 is wrong
+    assert [x["type"] for x in lines] == ["start", "step", "step", "step", "end", "end"]  # the outcome, then the report
+    assert "Episode over: FAILURE." in out and lines[-1]["record"]["success"] is False
     assert lines[0]["agent"] == "human" and all("time" in x and "elapsed_s" in x for x in lines)
     assert lines[1]["action"] == {"action": "TELEPORT_TO_OBJECT", "arg1": 36001}  # by name
     assert lines[-1]["knowledge"]["report"] == "Sally wanted the apple."
@@ -34,7 +35,7 @@ def test_terminal_play_is_logged_like_a_browser_game(tmp_path: Path) -> None:
 
 def test_a_command_that_does_not_parse_costs_no_step(tmp_path: Path) -> None:
     """The old terminal sent an unknown verb to the env as an action: a wasted step."""
-    out, lines = _play(tmp_path, "DialogTest", ["fly", "take unicorn", "tp NOWHERE", "read sign", "quit", ""])
+    out, lines = _play(tmp_path, "DialogTest", ["fly", "take unicorn", "tp NOWHERE", "read sign", "quit"])
     steps = [x for x in lines if x["type"] == "step"]
     assert len(steps) == 1 and steps[0]["action"]["action"] == "READ"
     assert out.count("(no step taken)") == 3
@@ -42,7 +43,8 @@ def test_a_command_that_does_not_parse_costs_no_step(tmp_path: Path) -> None:
 
 
 def test_the_task_is_printed_once_and_text_as_is(tmp_path: Path) -> None:
-    out, _ = _play(tmp_path, "DialogTest", ["wait", "goto key", "quit", ""])
+    out, lines = _play(tmp_path, "DialogTest", ["wait", "goto key", "report The key lies on the table."])
+    assert lines[-1]["knowledge"]["report"] == "The key lies on the table." and lines[-1]["record"]["status"] == "ok"
     assert out.count("Task: ") == 1
     assert "(on table [uuid: " in out and "(on table )" not in out  # rich markup swallowed '[uuid: N]'
 

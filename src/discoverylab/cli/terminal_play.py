@@ -5,6 +5,9 @@ format (start line, one step line per action with times, the end line with the r
 `replay`, `report` and `judge` read it like any human game. Commands name objects by name or
 UUID (`ui.commands`); a command that does not parse says why and costs no step. The task is
 printed once (and on `task`), and text is printed as is (no rich markup: '[uuid: 12]' stays).
+As on the page, the knowledge report is asked when the episode ends, or handed in any time with
+`report <text>`; `quit` before the end leaves the game abandoned (recorded, failed). The full
+scorecard is printed only after that (`main.play`), never before the report.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def play_in_terminal(console: Console, task: str, difficulty: str, seed: int, ma
     game = games.create(task, difficulty, seed, client="terminal", max_steps=max_steps)
     say = lambda text: console.print(text, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
     say(view(game.info["observation"], with_task=True))
+    report: str | None = None
     while not game.over:
         try:
             line = console.input("> ").strip()
@@ -43,11 +47,14 @@ def play_in_terminal(console: Console, task: str, difficulty: str, seed: int, ma
         if line.lower() in ("quit", "exit", "q"):
             break
         if line.lower() in ("help", "?"):
-            say(HELP)
+            say(HELP + "\n  report <text>                   hand in your knowledge report (ends the game)")
             continue
         if line.lower() == "task":
             say(game.info["observation"]["taskProgress"][0]["description"].strip())
             continue
+        if line.lower().startswith("report ") and line[7:].strip():
+            report = line[7:].strip()
+            break
         try:
             game.step(StepRequest.model_validate(parse_command(line, game.info["observation"], game.seen)))
         except (ValueError, UIError) as exc:
@@ -56,13 +63,14 @@ def play_in_terminal(console: Console, task: str, difficulty: str, seed: int, ma
         say(view(game.info["observation"], with_task=False))
     outcome = game.outcome()
     say(f"Episode over: {outcome.upper()}." if outcome else "You left the game before it ended.")
-    try:
-        report = console.input("Your knowledge report (what did you find out? Enter to skip): ").strip()
-    except (EOFError, KeyboardInterrupt):
-        report = ""
+    if report is None and game.over:  # like the page: the report is asked when the episode ends
+        try:
+            report = console.input("Your knowledge report (what did you find out? Enter to skip): ").strip()
+        except (EOFError, KeyboardInterrupt):
+            report = ""
     if report:
         game.finish(report, games.judge())
-    else:
+    else:  # left without a report: abandoned (or, after the end, the outcome with knowledge 0)
         games.close(game.id, "terminal")
     if game.log_path.exists():
         say(f"Log: {game.log_path}")
