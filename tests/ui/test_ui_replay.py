@@ -148,6 +148,6 @@ def test_leaderboard_puts_humans_beside_agents(tmp_path: Path) -> None:
     assert row["task"] == "DialogTest"
     human = row["cells"]["human"]
     assert human.pop("minutes") >= 0.0  # human games carry their session time (Table 6's time column)
-    assert human == {"n": 1, "procedure": 0.0, "completion": 0.0, "knowledge": None, "graded": 0}
+    assert human == {"n": 1, "procedure": 0.0, "completion": 0.0, "knowledge": None, "graded": 0, "answers": None}
     assert row["cells"]["oracle"]["completion"] == 1.0 and row["cells"]["oracle"]["procedure"] == 1.0
     assert row["cells"]["random"]["procedure"] == run.procedure_score

@@ -37,6 +37,7 @@ from discoverylab.env import VIEW_TILES, DiscoveryWorldEnv
 from discoverylab.instances import SEALED_SPLIT, Instance
 from discoverylab.render.renderer import view_png
 from discoverylab.scoring.knowledge import Judge, grade_knowledge
+from discoverylab.ui.answers import grade as sheet_grade
 from discoverylab.ui.commands import candidates
 from discoverylab.world.action_specs import ACTION_SPECS
 
@@ -144,6 +145,7 @@ class Game:
     seen: dict[int, str] = field(default_factory=dict)  # every object the observations named (not ground)
     feed: dict[int, dict[str, Any]] = field(default_factory=dict)  # every DiscoveryFeed post shown so far
     history: list[dict[str, Any]] = field(default_factory=list)  # step, action, message: the readings
+    sheet: dict[str, Any] | None = None  # the graded answer sheet, once the game has ended
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -243,11 +245,13 @@ class Game:
         self.action_success = bool(info.get("success", True))
         self.note(action)
 
-    def finish(self, report: str, judge: Judge | None) -> dict[str, Any]:
-        """Hand in the knowledge report: it ends the game (failed unless the task was completed);
-        graded by `judge` if there is one, else stored ungraded."""
+    def finish(self, report: str, judge: Judge | None, answers: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Hand in the knowledge report (and the answer sheet, if the task has one): it ends the
+        game (failed unless the task was completed); the report is graded by `judge` if there is
+        one, else stored ungraded; the sheet is graded exactly."""
         if self.finished:
             raise Conflict("The knowledge report of this game was already handed in.")
+        self.sheet = sheet_grade(self.env, answers or {})
         card = self.env.scorecard(reveal=True)
         knowledge: dict[str, Any] = {"report": report, "graded": False, "score": None, "verdicts": [],
                                      "scorecard_views": self.scorecard_views}  # fmt: skip
@@ -270,6 +274,7 @@ class Game:
             self.log_path.unlink(missing_ok=True)
             return False
         status = "ok" if self.over else "abandoned"
+        self.sheet = sheet_grade(self.env, {})  # no sheet handed in: 0, as for agents
         self._end(status, {"report": "", "graded": False, "score": 0.0, "verdicts": [], "no_report": True,
                            "abandoned": status == "abandoned", "scorecard_views": self.scorecard_views})  # fmt: skip
         return True
@@ -281,7 +286,8 @@ class Game:
                   "status": status, "steps": self.steps, "completed": card["completed"],
                   "success": bool(card["completedSuccessfully"]) and status == "ok",
                   "procedure_score": card["scoreNormalized"], "replay_of": self.replay_of,
-                  "session_seconds": self.elapsed(), "scorecard": card, "error": None}  # fmt: skip
+                  "session_seconds": self.elapsed(), "scorecard": card, "error": None,
+                  **(self.sheet or {})}  # fmt: skip
         self._append({"type": "end", "scorecard": card, "record": record, "knowledge": knowledge})
         if final:
             self.knowledge = knowledge
@@ -323,6 +329,7 @@ class Game:
             "success": None if outcome is None else outcome == "success",
             "action_success": self.action_success,
             "knowledge": self.knowledge,
+            "answers": self.sheet if self.finished else None,
             "elapsed_s": self.elapsed(),
             "log": self.log_path.name,
             "entry": self.history[-1],

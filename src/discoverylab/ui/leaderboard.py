@@ -64,6 +64,7 @@ def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[st
             "completion": 1.0 if record.get("success") is True else 0.0,
             "knowledge": score,
             "minutes": None if seconds is None else seconds / 60.0,
+            "answers": finite(record.get("answers_score")),
             "log": name,
         }
 
@@ -80,6 +81,7 @@ def leaderboard(logs: Path, live: frozenset[str] = frozenset()) -> dict[str, Any
         for agent, eps in by_agent.items():
             graded = [e["knowledge"] for e in eps if e["knowledge"] is not None]
             times = [e["minutes"] for e in eps if e["minutes"] is not None]
+            sheets = [e["answers"] for e in eps if e["answers"] is not None]
             cells[agent] = {
                 "n": len(eps),
                 "procedure": sum(e["procedure"] for e in eps) / len(eps),
@@ -87,6 +89,7 @@ def leaderboard(logs: Path, live: frozenset[str] = frozenset()) -> dict[str, Any
                 "knowledge": sum(graded) / len(graded) if graded else None,
                 "graded": len(graded),
                 "minutes": sum(times) / len(times) if times else None,
+                "answers": sum(sheets) / len(sheets) if sheets else None,
             }
         rows.append({"task": task, "difficulty": difficulty, "cells": cells})
     return {"agents": agents, "rows": rows}

@@ -218,6 +218,8 @@ class GameManager:
                 game.views_at.add(entry["step"])
             elif kind == "end" and isinstance(entry.get("knowledge"), dict) and not entry["knowledge"].get("pending"):
                 game.knowledge = entry["knowledge"]
+                record: dict[str, Any] = entry["record"] if isinstance(entry.get("record"), dict) else {}
+                game.sheet = {k: record[k] for k in ("answers", "answers_score", "answers_grade") if k in record} or None
         self._make_room(client)
         self._games[game_id] = game
         return game

@@ -22,6 +22,8 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from pydantic import BaseModel, Field, ValidationError
 
 from discoverylab.scoring.knowledge import Judge
+from discoverylab.ui.answers import check as check_answers
+from discoverylab.ui.answers import public_form
 from discoverylab.ui.commands import parse_command
 from discoverylab.ui.games import (
     MAX_REPORT_CHARS,
@@ -83,6 +85,7 @@ class Command(BaseModel):
 class Report(BaseModel):
     model_config = {"extra": "forbid"}
     report: str = Field(..., max_length=MAX_REPORT_CHARS)
+    answers: dict[str, Any] | None = Field(None, description="the answer sheet: field name -> value")
 
 
 def default_judge() -> Judge | None:
@@ -265,9 +268,21 @@ def create_app(
     def report(gid: str, body: Annotated[Report, Body()], request: Request) -> dict[str, Any]:
         playing()
         game = games.get(gid, client_of(request))
+        try:
+            answers = check_answers(body.answers)
+        except ValueError as exc:
+            raise BadCommand(str(exc)) from None
         with game.lock:
-            game.finish(body.report, games.judge())
+            game.finish(body.report, games.judge(), answers)
             return game.state()
+
+    @app.get("/api/games/{gid}/answer_form")
+    def answer_form(gid: str, request: Request) -> dict[str, Any]:
+        """The task's answer sheet (fields, questions, choices), or null: it holds no answer."""
+        playing()
+        game = games.get(gid, client_of(request))
+        with game.lock:
+            return {"form": public_form(game.env)}
 
     @app.delete("/api/games/{gid}")
     def close(gid: str, request: Request) -> dict[str, str]:

@@ -218,7 +218,8 @@ function render() {
   $("history").replaceChildren(...[...hist].reverse().map((h) => el("li", `${h.step}. ${h.label} → ${h.message}`, h.success === false ? "bad" : "")));
   fillMenu(obs);
   $("submit-report").disabled = game.finished;
-  if (game.knowledge) showKnowledge(game.knowledge, $("report-result"));
+  if (game.knowledge) showKnowledge(game.knowledge, $("report-result"), game.answers);
+  loadSheet();
   banner();
   drawSelection();
 }
@@ -232,8 +233,11 @@ const TEMPLATES = {
   MOVE_FORWARD: "forward", MOVE_BACKWARD: "back", ROTATE_CW: "right", ROTATE_CCW: "left",
 };
 
+let menuFor = null;  // the game whose actions and places the menu lists
+
 function fillMenu(obs) {
-  if ($("action-menu").options.length) return;
+  if (menuFor === game.id) return;
+  menuFor = game.id;
   const opts = [new Option("— action menu (m) —", "")];
   for (const a of obs.availableActions || []) opts.push(new Option(`${a.name}: ${a.description}`, a.name));
   for (const name of ["MOVE_FORWARD", "MOVE_BACKWARD", "ROTATE_CW", "ROTATE_CCW"]) opts.push(new Option(name, name));
@@ -322,14 +326,15 @@ function startCommand(prefix) {
 function onKey(ev) {
   const t = ev.target;
   const tag = (t.tagName || "").toLowerCase();
-  if (tag === "textarea" || tag === "select" || (tag === "input" && TYPING.test(t.type))) return;
+  if (tag === "textarea" || (tag === "select" && t.id !== "action-menu") || (tag === "input" && TYPING.test(t.type))) return;
+  if (t.id === "action-menu" && ev.key !== "Escape") return;
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   if (location.pathname === "/replay") { replayKey(ev); return; }
   if (location.pathname === "/leaderboard") return;
   if (tag === "button" && ev.key === "Enter") return;  // a focused button: Enter presses it
   if (tag === "button" || tag === "input") t.blur();  // other keys act on the game (a clicked checkbox kept them)
   const key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
-  if (ev.key === "Escape") { $("help").hidden = true; return; }
+  if (ev.key === "Escape") { $("help").hidden = true; if (t !== document.body && t.blur) t.blur(); return; }
   if (key === "Tab") { ev.preventDefault(); $("task-box").hidden = !$("task-box").hidden; return; }
   if (key === "?") { $("help").hidden = !$("help").hidden; return; }
   if (ev.key === ":" || ev.key === "Enter") { ev.preventDefault(); startCommand(""); return; }
@@ -382,20 +387,73 @@ function drawScorecard(card, table) {
   table.replaceChildren(...rows, total);
 }
 
+let sheetFor = null;  // the game id whose answer sheet the form shows
+
+async function loadSheet() {
+  if (!game || sheetFor === game.id) return;
+  sheetFor = game.id;
+  $("answer-fields").replaceChildren();
+  $("answer-sheet").hidden = true;
+  const form = (await api(`/api/games/${game.id}/answer_form`).catch(() => ({ form: null }))).form;
+  if (!form) return;
+  $("answer-fields").replaceChildren(...form.fields.map((f) => {
+    const tr = el("tr");
+    let input;
+    if (f.kind === "choice") {
+      input = el("select");
+      input.append(new Option("—", ""), ...(f.schema.enum || []).map((o) => new Option(String(o), String(o))));
+    } else {
+      input = el("input");
+      input.type = "text";
+      input.placeholder = f.kind === "numbers" ? "numbers, comma-separated" : "a number";
+    }
+    input.dataset.field = f.name;
+    input.dataset.kind = f.kind;
+    input.className = "answer";
+    input.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); } });
+    const label = el("td", `${f.name}: ${f.question} (${f.type})`);
+    const cell = el("td");
+    cell.append(input);
+    tr.append(label, cell);
+    return tr;
+  }));
+  $("answer-sheet").hidden = false;
+}
+
+function sheetAnswers() {
+  const answers = {};
+  for (const input of document.querySelectorAll("#answer-fields .answer")) {
+    const text = input.value.trim();
+    if (!text) continue;
+    if (input.dataset.kind === "numbers") {
+      const parts = text.split(/[,\s]+/).filter(Boolean).map(Number);
+      answers[input.dataset.field] = parts.every((x) => Number.isFinite(x)) ? parts : text;
+    } else if (input.dataset.kind === "number") {
+      answers[input.dataset.field] = Number.isFinite(Number(text)) ? Number(text) : text;
+    } else answers[input.dataset.field] = text;
+  }
+  return answers;
+}
+
 async function submitReport() {
   if (!game) return;
   try {
-    game = await post(`/api/games/${game.id}/report`, { report: $("report").value });
+    game = await post(`/api/games/${game.id}/report`, { report: $("report").value, answers: sheetAnswers() });
     render();
     $("report").blur();
     status("Report handed in; the game is over.");
   } catch (e) { status(e.message, true); }
 }
 
-function showKnowledge(k, target) {
+function showKnowledge(k, target, sheet) {
   if (!k) { target.textContent = "no report"; return; }
   const grade = k.graded ? `knowledge score ${Number(k.score).toFixed(2)}` : "not graded";
-  target.textContent = `${grade}${k.error ? ` (judge error: ${k.error})` : ""}\n${k.report || ""}`;
+  let text = `${grade}${k.error ? ` (judge error: ${k.error})` : ""}\n${k.report || ""}`;
+  if (sheet && sheet.answers_score !== undefined && sheet.answers_score !== null) {
+    const rows = ((sheet.answers_grade || {}).fields || []).map((f) => `${f.name}: ${f.correct ? "right" : "wrong"} (gold: ${JSON.stringify(f.gold)})`);
+    text += `\nanswer sheet ${Number(sheet.answers_score).toFixed(2)}${rows.length ? "\n" + rows.join("\n") : ""}`;
+  }
+  target.textContent = text;
 }
 
 // ---- replay -------------------------------------------------------------------------------
