@@ -157,13 +157,13 @@ def report_ui_logs(run_dir: Path, markdown: bool = False, **_: Any) -> None:
     table.add_column("task", no_wrap=True)
     table.add_column("difficulty")
     for agent in board["agents"]:
-        for metric in ("procedure", "completion", "knowledge", "minutes", "n"):
+        for metric in ("procedure", "completion", "knowledge", "answers", "minutes", "n"):
             table.add_column(f"{agent}\n{metric}", justify="right")
     for row in board["rows"]:
         cells = []
         for agent in board["agents"]:
             c = row["cells"].get(agent)
-            cells += [_fmt(c[k], 1 if k == "minutes" else 2) if c else "" for k in ("procedure", "completion", "knowledge", "minutes")]
+            cells += [_fmt(c[k], 1 if k == "minutes" else 2) if c else "" for k in ("procedure", "completion", "knowledge", "answers", "minutes")]
             cells.append(str(c["n"]) if c else "")
         table.add_row(row["task"], row["difficulty"], *cells)
     console.print(table)

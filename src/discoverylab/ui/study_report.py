@@ -1,7 +1,7 @@
 """`discoverylab report` and `judge` on the UI's logs folder: the human study's results.
 
 `report <ui logs>` prints the paper's Table 6 layout (per task and difficulty: procedure,
-completion, knowledge and minutes of play per agent, humans beside agents) and one row per human
+completion, knowledge, answer sheet (where the build has the forms) and minutes of play per agent, humans beside agents) and one row per human
 game (participant, instance, steps, minutes, outcome). `judge <ui logs>` grades every handed-in
 human report offline with the agents' knowledge judge and writes the verdicts to
 `<logs>/knowledge.jsonl` (the logs themselves are never rewritten); the report and the
@@ -115,13 +115,13 @@ def markdown(folder: Path) -> str:
     """Table 6 and the per-game rows as markdown."""
     board = table6(folder)
     agents = board["agents"]
-    head = ["task", "difficulty"] + [f"{a} {m}" for a in agents for m in ("procedure", "completion", "knowledge", "minutes", "n")]
+    head = ["task", "difficulty"] + [f"{a} {m}" for a in agents for m in ("procedure", "completion", "knowledge", "answers", "minutes", "n")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in board["rows"]:
         cells = [row["task"], row["difficulty"]]
         for agent in agents:
             c = row["cells"].get(agent)
-            cells += [_fmt(c[k], 1 if k == "minutes" else 2) if c else "" for k in ("procedure", "completion", "knowledge", "minutes")]
+            cells += [_fmt(c[k], 1 if k == "minutes" else 2) if c else "" for k in ("procedure", "completion", "knowledge", "answers", "minutes")]
             cells.append(str(c["n"]) if c else "")
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "| participant | task | difficulty | instance | steps | minutes | status | completion | procedure | knowledge |",
