@@ -151,3 +151,15 @@ def test_a_finished_game_resumes_finished(tmp_path: Path) -> None:
     again = _client(tmp_path).get(f"/api/games/{lost['id']}").json()
     assert again["finished"] and again["outcome"] == "failure" and again["knowledge"]["report"] == "x"
     assert leaderboard(tmp_path)["rows"][0]["cells"]["human"]["n"] == 1
+
+
+def test_the_feed_and_the_history_keep_what_the_observation_drops(tmp_path: Path) -> None:
+    """The DiscoveryFeed box emptied after a few steps and no message was kept."""
+    client = _client(tmp_path)
+    game = _new(client)
+    for _ in range(6):
+        state = client.post(f"/api/games/{game['id']}/step", json={"action": "WAIT"}).json()
+    assert state["observation"]["discoveryFeed"]["posts"] == []  # the observation's box: recent posts only
+    assert [p["postID"] for p in state["feed"]] == [1]
+    history = client.get(f"/api/games/{game['id']}/history").json()["history"]
+    assert [h["step"] for h in history] == list(range(7)) and all(h["message"] for h in history[1:])
