@@ -376,7 +376,7 @@ def test_report_shows_the_answer_sheet_column_and_a_dash_for_old_records(tmp_pat
     assert row.cells["oracle"].answers is None and row.cells["oracle"].completion == 1.0
 
 
-def test_play_asks_the_answer_sheet_after_the_episode() -> None:
+def test_play_asks_the_answer_sheet_after_the_episode(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from discoverylab.cli import app
@@ -384,11 +384,12 @@ def test_play_asks_the_answer_sheet_after_the_episode() -> None:
     gold = _instances("RocketScience", "normal", DEV)[0][1]
     speed = gold["orbit_speed_m_s"]
     typed = f"quit\n{gold['planet_radius_km']}\n\n{speed}\n"  # radius right, gravity skipped, speed right
-    result = CliRunner().invoke(app, ["play", "RocketScience", "-d", "normal", "--seed", "0"], input=typed)
+    result = CliRunner().invoke(app, ["play", "RocketScience", "-d", "normal", "--seed", "0", "--logs", str(tmp_path)],
+                                input=typed)  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "Answer sheet: one value per field" in result.output and "surface_gravity_m_s2: wrong missing" in result.output
     assert "planet_radius_km: right" in result.output and "answer sheet: 0.67" in result.output
-    unit = CliRunner().invoke(app, ["play", "DialogTest", "--seed", "0"], input="quit\n")
+    unit = CliRunner().invoke(app, ["play", "DialogTest", "--seed", "0", "--logs", str(tmp_path)], input="quit\n")
     assert unit.exit_code == 0 and "Answer sheet" not in unit.output
 
 

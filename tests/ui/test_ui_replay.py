@@ -14,8 +14,9 @@ from discoverylab.bench.episode import run_episode
 from discoverylab.bench.records import write_jsonl
 from discoverylab.cli import app
 from discoverylab.scenarios.proteomics.things import SPECIES
-from discoverylab.ui.games import GameManager, StepRequest
+from discoverylab.ui.games import StepRequest
 from discoverylab.ui.leaderboard import leaderboard
+from discoverylab.ui.manager import GameManager
 from discoverylab.ui.replay import LogError, Replay, load_log, parse_log
 
 
@@ -149,6 +150,8 @@ def test_leaderboard_puts_humans_beside_agents(tmp_path: Path) -> None:
     assert board["agents"] == ["human", "oracle", "random"]
     (row,) = board["rows"]
     assert row["task"] == "DialogTest"
-    assert row["cells"]["human"] == {"n": 1, "procedure": 0.0, "completion": 0.0, "knowledge": None, "graded": 0}
+    human = row["cells"]["human"]
+    assert human.pop("minutes") >= 0.0  # human games carry their session time (Table 6's time column)
+    assert human == {"n": 1, "procedure": 0.0, "completion": 0.0, "knowledge": None, "graded": 0, "answers": None}
     assert row["cells"]["oracle"]["completion"] == 1.0 and row["cells"]["oracle"]["procedure"] == 1.0
     assert row["cells"]["random"]["procedure"] == run.procedure_score

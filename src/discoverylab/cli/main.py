@@ -110,42 +110,20 @@ def play(
     difficulty: Annotated[str, typer.Option("--difficulty", "-d")] = "normal",
     seed: Annotated[int, typer.Option("--seed", "-s")] = 0,
     max_steps: Annotated[int | None, typer.Option("--max-steps")] = None,
+    logs: Annotated[Path, typer.Option("--logs", help="folder for the game's log (as the browser UI's)")] = Path("runs/play"),
 ) -> None:
-    """Play a task in the terminal (type 'help' for commands)."""
-    from discoverylab.cli.textui import HELP, parse_command
-    from discoverylab.env import DiscoveryWorldEnv
-    from discoverylab.render.text import render_text
+    """Play a task in the terminal (type 'help' for commands); logged like a browser game."""
+    from discoverylab.cli.terminal_play import play_in_terminal
+    from discoverylab.ui.games import UIError
 
     try:
-        env = DiscoveryWorldEnv(task, difficulty, max_steps=max_steps)
-    except ValueError as exc:
+        env = play_in_terminal(console, task, difficulty, seed, max_steps, logs).env
+    except UIError as exc:
         fail(str(exc))
-    _, info = env.reset(seed=seed)
-    console.print(render_text(info["observation"]))
-    while True:
-        try:
-            line = console.input("[bold cyan]> [/bold cyan]")
-        except (EOFError, KeyboardInterrupt):
-            break
-        if line.strip().lower() in ("quit", "exit", "q"):
-            break
-        if line.strip().lower() in ("help", "?"):
-            console.print(HELP)
-            continue
-        try:
-            action = parse_command(line)
-        except ValueError as exc:
-            console.print(f"[yellow]{exc}[/yellow]")
-            continue
-        _, _, terminated, truncated, info = env.step(action)
-        console.print(render_text(info["observation"]))
-        if terminated or truncated:
-            console.print("[bold]Episode over[/bold] (" + ("task decided" if terminated else "step limit") + ")")
-            break
-    _print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
     from discoverylab.cli.answer_prompt import ask_answer_sheet
 
-    ask_answer_sheet(console, env)  # discovery tasks: the typed answer sheet, graded exactly
+    ask_answer_sheet(console, env)  # discovery tasks: the typed answer sheet, before any gold is shown
+    _print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
 
 
 def _print_scorecard(card: dict[str, object]) -> None:
@@ -367,8 +345,8 @@ def bench(
              request_timeout, backend, address, embedded=any_embedded(llm, judge_llm))  # fmt: skip
 
 
-app.command()(saved_runs.report)
-app.command("judge")(saved_runs.judge_cmd)
+app.command()(ui_cli.or_ui_logs(saved_runs.report, ui_cli.report_ui_logs))  # a UI logs folder: Table 6
+app.command("judge")(ui_cli.or_ui_logs(saved_runs.judge_cmd, ui_cli.judge_ui_logs))
 app.command()(audit_cmd.audit)
 
 

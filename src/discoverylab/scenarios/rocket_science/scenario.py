@@ -171,8 +171,8 @@ class RocketScience(Scenario):
                     CONTROL_ROOM[0] <= x <= CONTROL_ROOM[2] and CONTROL_ROOM[1] <= y <= CONTROL_ROOM[3]
                 ):
                     self._terrain("sand", x, y)
-        self._solid("rocket", 16, 2, "machine:grey")
-        self._solid("rocket top", 16, 1, "machine:grey")
+        self._solid("rocket", 16, 2, "rocket:body")
+        self._solid("rocket top", 16, 1, "rocket:top")
         layout.building(world, 7, 20, 7, 5, "Control Room")
         self.pendulum = Pendulum(world, 2 * math.pi * math.sqrt(1 / self.gravity))
         world.place(self.pendulum, 8, 21)
@@ -194,7 +194,7 @@ class RocketScience(Scenario):
                 23 + i,
                 24,
             )
-        self._solid("test rocket", 27, 23, "machine:grey")
+        self._solid("test rocket", 27, 23, "rocket:body")
         for x, y in ((26, 23), (28, 23), (26, 22), (27, 22), (28, 22)):
             self._solid("load cell wall", x, y, "wall:face")
         self.load_cell = LoadCellInterface(world, self.dry_mass, self.fuels)
