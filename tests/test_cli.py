@@ -89,14 +89,15 @@ def test_parse_seeds() -> None:
     assert parse_seeds("7") == [7]
 
 
-def test_play_in_terminal() -> None:
+def test_play_in_terminal(tmp_path: Path) -> None:
     from discoverylab.cli.textui import parse_command
 
     assert parse_command("use 12 on 34") == {"action": "USE", "arg1": 12, "arg2": 34}
     assert parse_command("n") == {"action": "MOVE_DIRECTION", "arg1": "north"}
     assert parse_command("take 5") == {"action": "PICKUP", "arg1": 5}
     assert parse_command("2") == {"chosen_dialog_option_int": 2}
-    result = runner.invoke(app, ["play", "PickAndPlaceTest", "--seed", "1"], input="help\nmove north\nfly\nwait\nquit\n")
+    result = runner.invoke(app, ["play", "PickAndPlaceTest", "--seed", "1", "--logs", str(tmp_path)],
+                           input="help\nmove north\nfly\nwait\nquit\n")  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "Commands:" in result.output and "Scorecard" in result.output
     assert "I waited." in result.output

@@ -9,6 +9,7 @@ written, the knowledge is `unjudged`, and `discoverylab judge` grades it afterwa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,7 @@ def test_solved_episode_stays_solved_and_logged_when_the_judge_fails(
     assert result.exit_code == 0, result.output
     [rec] = list(records.read_jsonl(out / "results.jsonl"))
     assert (rec["status"], rec["success"], rec["steps"]) == ("ok", True, len(oracle_actions(TASK, DIFFICULTY, SEED)[0]))
-    assert rec["procedure_score"] == 1.0 and "Froznak" in rec["knowledge"]
+    assert rec["procedure_score"] == 1.0 and re.search(r"The alien word '\w+' means", rec["knowledge"])
     assert rec["knowledge_status"] == "unjudged" and rec["knowledge_score"] is None and rec["knowledge_error"]
     assert [v["valid"] for v in rec["knowledge_verdicts"]] == [False] and replay.judge_requests >= 1
     log = list(records.read_jsonl(out / "logs" / f"{TASK}-{DIFFICULTY}-s{SEED}-react.jsonl"))

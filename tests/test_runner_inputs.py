@@ -48,8 +48,8 @@ def test_lab_run_is_locked_too(tmp_path: Path) -> None:
 
 
 def _flaky_episode(real: Any) -> Any:
-    def run_episode(task: str, difficulty: str, seed: int, *args: Any, **kwargs: Any) -> Any:
-        if seed == 1:
+    def run_episode(task: str, difficulty: str, seed: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(seed, "seed", seed) == 1:  # the runner passes the Instance
             raise RuntimeError("simulated crash")
         return real(task, difficulty, seed, *args, **kwargs)
 

@@ -7,13 +7,16 @@ from collections import Counter
 
 import pytest
 
-from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.combinatorial_chemistry.scenario import EASY_REMEDIES, CombinatorialChemistry
 from discoverylab.scenarios.combinatorial_chemistry.things import (
+    ETCH_LIMITS,
+    PARTS_MAX,
+    Recipe,
     Substance,
     cosine,
     recipe_text,
     reduce_recipe,
+    remedy_space,
     rust_level_for,
 )
 from discoverylab.world.objects import WorldObject
@@ -22,23 +25,24 @@ from env_driver import EnvDriver
 TASK = "CombinatorialChemistry"
 
 
-def seed_with_remedy(difficulty: str, remedy: dict[str, int]) -> int:
-    """The first seed whose remedy is `remedy` (tests that need a known recipe find one)."""
-    for seed in range(200):
-        env = DiscoveryWorldEnv(TASK, difficulty)
-        env.reset(seed=seed)
-        if getattr(env.scenario, "remedy", None) == remedy:
-            return seed
-    raise AssertionError(f"no seed below 200 has the remedy {remedy}")
-
-
 A1C2 = {"Substance A": 1, "Substance C": 2}
 
 
 class Driver(EnvDriver):
-    def __init__(self, difficulty: str = "normal", seed: int = 0, max_steps: int = 300) -> None:
+    def __init__(self, difficulty: str = "normal", seed: int = 0, max_steps: int = 300,
+                 remedy: Recipe | None = None) -> None:  # fmt: skip
         super().__init__(TASK, difficulty, seed, max_steps=max_steps)
         assert isinstance(self.scenario, CombinatorialChemistry)
+        if remedy is not None:  # a test that needs a known recipe sets it (seeds draw from 250)
+            self.scenario.remedy = self.scenario.key.remedy = dict(remedy)
+
+    def dip(self) -> str:
+        """Put the key into the jar for one step and take it out: its name while it soaked."""
+        key = self.scenario.key
+        assert self.do("PUT", key, self.scenario.jar).startswith("I put")
+        name = key.name
+        assert self.do("PICKUP", key).startswith("I picked up")
+        return name
 
     def dispenser(self, letter: str) -> WorldObject:
         return next(d for d in self.scenario.dispensers if d.name == f"Dispenser (Substance {letter})")
@@ -59,6 +63,12 @@ class Driver(EnvDriver):
                 self.do("USE", dispenser, self.scenario.jar)
                 == f"You dispense Substance {letter} into the jar."
             )
+
+    def take_key_out_and(self, *letters: str) -> None:
+        """Take the key out of the jar, then dispense (so the key etches only when dipped)."""
+        if self.scenario.key.parent is self.scenario.jar:
+            assert self.do("PICKUP", self.scenario.key).startswith("I picked up")
+        self.dispense(*letters)
 
     def clean(self) -> str:
         self.go_to(self.scenario.cleaner)
@@ -140,22 +150,68 @@ def test_bottle_cleaner_empties_the_jar_but_keeps_the_key() -> None:
 
 
 # ---- the key --------------------------------------------------------------------------------
-def test_near_misses_lighten_the_rust_which_never_comes_back() -> None:
-    d = Driver(seed=seed_with_remedy("normal", A1C2))  # 1 part A, 2 parts C
+def test_the_key_shows_the_reaction_and_near_misses_lighten_the_rust_for_good() -> None:
+    d = Driver(remedy=A1C2)  # 1 part A, 2 parts C
     d.take_key_and_jar()
     key = d.scenario.key
     d.dispense("A")  # cos 0.45
-    assert key.name == "rusted key (moderately rusted)" and d.scores()["Key is not rusted"] == 1
+    assert key.name == "rusted key (moderately rusted, rust reacting at 45%)"
+    assert d.scores()["Key is not rusted"] == 1
     d.dispense("C")  # 1:1, cos 0.95
-    assert key.name == "rusted key (lightly rusted)" and d.scores()["Key is not rusted"] == 2
+    assert key.name == "rusted key (lightly rusted, rust reacting at 95%)"
+    assert d.scores()["Key is not rusted"] == 2
     assert d.clean() == "You clean the jar of all substances."
+    assert key.name == "rusted key (lightly rusted)"  # nothing to react with
     d.dispense("B")  # cos 0: no effect, and the rust stays light
-    assert key.name == "rusted key (lightly rusted)" and key.props["rusted"]
+    assert key.name == "rusted key (lightly rusted, rust reacting at 0%)" and key.props["rusted"]
     assert d.scores()["Key is not rusted"] == 2
 
 
+def test_near_misses_do_not_derust_only_exact_proportions_do() -> None:
+    """2:3 against 3:4 has cosine 0.9995 (the original's 0.99 threshold would derust it): with
+    up to six parts per substance only the remedy's own proportions count."""
+    d = Driver(remedy={"Substance A": 3, "Substance C": 4})
+    d.take_key_and_jar()
+    d.take_key_out_and("A", "A", "C", "C", "C")
+    key = d.scenario.key
+    assert d.dip() == "rusted key (lightly rusted, rust reacting at 100%)" and key.props["rusted"]
+    d.take_key_out_and("A")  # 3:3
+    assert d.dip() == "rusted key (lightly rusted, rust reacting at 99%)" and key.props["rusted"]
+    assert d.clean() == "You clean the jar of all substances."
+    d.take_key_out_and("A", "A", "A", "C", "C", "C", "C")
+    assert d.dip() == "key (no rust)" and not key.props["rusted"]
+
+
+def test_each_step_in_a_wrong_substance_etches_the_key_until_it_is_ruined() -> None:
+    d = Driver(remedy=A1C2, max_steps=60)
+    d.take_key_and_jar()
+    key = d.scenario.key
+    d.take_key_out_and("B")
+    for n in range(1, ETCH_LIMITS["normal"]):
+        assert d.dip() == "rusted key (heavily rusted, rust reacting at 0%)"
+        assert key.etched == n and not d.terminated
+    assert f"etched {n} of 8 times" in next(
+        e["description"] for e in d.obs["inventoryObjects"] if e["uuid"] == key.uuid
+    )
+    d.do("PUT", key, d.scenario.jar)
+    assert key.name == "ruined key (etched through)" and key.ruined
+    assert d.terminated and d.scenario.scorecard.completed and not d.scenario.scorecard.success
+    assert "After 8 etchings the key is ruined" in d.scenario.description()
+
+
+def test_the_easy_key_takes_two_etchings() -> None:
+    d = Driver("easy", remedy={"Substance D": 1}, max_steps=60)
+    d.take_key_and_jar()
+    d.take_key_out_and("A")
+    d.dip()
+    assert not d.terminated
+    d.dip()
+    assert d.terminated and not d.scenario.scorecard.success
+    assert "After 2 etchings the key is ruined" in d.scenario.description()
+
+
 def test_only_the_derusted_key_opens_the_door_and_leaving_wins() -> None:
-    d = Driver(seed=seed_with_remedy("normal", A1C2))
+    d = Driver(remedy=A1C2)
     s = d.scenario
     d.take_key_and_jar()
     inside = (s.door.x, s.door.y - 1)
@@ -175,18 +231,19 @@ def test_only_the_derusted_key_opens_the_door_and_leaving_wins() -> None:
 
 
 # ---- anti-gold ------------------------------------------------------------------------------
-def test_wrong_remedy_never_completes_the_task() -> None:
-    d = Driver(max_steps=40)
+def test_wrong_remedy_never_completes_the_task_successfully() -> None:
+    d = Driver(remedy=A1C2, max_steps=40)
     d.take_key_and_jar()
     d.dispense("A", "A", "C")  # 2:1 instead of 1:2
     assert d.scenario.key.props["rusted"]
     while not (d.terminated or d.truncated):
         d.do("WAIT")
-    assert d.truncated and not d.scenario.scorecard.completed and not d.scenario.scorecard.success
+    assert d.terminated and d.scenario.key.ruined  # left soaking, the key etched through
+    assert d.scenario.scorecard.completed and not d.scenario.scorecard.success
 
 
 def test_teleporting_out_of_the_locked_shed_does_not_count_as_leaving() -> None:
-    d = Driver(seed=seed_with_remedy("normal", A1C2))
+    d = Driver(remedy=A1C2)
     s = d.scenario
     d.take_key_and_jar()
     d.go_to(s.door)  # lands on the agent's side of the locked door: still inside
@@ -239,23 +296,26 @@ def test_seed_zero_has_no_fixed_recipe_and_questions_name_the_drawn_one() -> Non
     ]
 
 
-@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
-def test_generated_remedies_are_two_or_three_substances_in_small_proportions(difficulty: str) -> None:
+@pytest.mark.parametrize(("difficulty", "count"), [("normal", 250), ("challenge", 862)])
+def test_generated_remedies_are_two_or_three_substances_in_up_to_six_parts(difficulty: str, count: int) -> None:
     allowed = {f"Substance {letter}" for letter in ("ABCD" if difficulty == "challenge" else "ABC")}
+    space = remedy_space(tuple(sorted(allowed)))
+    assert len(space) == count and len({tuple(sorted(r.items())) for r in space}) == count
     seen = set()
     for seed in range(1, 40):
         remedy = Driver(difficulty, seed).scenario.remedy
-        assert 2 <= len(remedy) <= 3 and set(remedy) <= allowed
-        assert sum(remedy.values()) <= 4 and reduce_recipe(remedy) == remedy
+        assert 2 <= len(remedy) <= 3 and set(remedy) <= allowed and remedy in space
+        assert max(remedy.values()) <= PARTS_MAX and reduce_recipe(remedy) == remedy
         seen.add(tuple(sorted(remedy.items())))
-    assert len(seen) > 5
+    assert len(seen) > 30  # drawn from hundreds: few repeats
 
 
-def test_easy_remedies_fill_each_block_of_five_seeds() -> None:
-    """Each block of five seeds holds the paper's five remedies (B, D, C, A, C), permuted."""
-    for block in range(2):
-        drawn = Counter(next(iter(Driver("easy", 5 * block + i).scenario.remedy)) for i in range(5))
-        assert drawn == Counter(EASY_REMEDIES)
+def test_easy_remedies_are_the_four_substances() -> None:
+    """The original's list (B, D, C, A, C) made C right 40% of the time for a report that never
+    played; each of A-D is now one of four."""
+    assert EASY_REMEDIES == ("Substance A", "Substance B", "Substance C", "Substance D")
+    drawn = Counter(next(iter(Driver("easy", seed).scenario.remedy)) for seed in range(40))
+    assert set(drawn) == set(EASY_REMEDIES) and min(drawn.values()) >= 3, drawn
 
 
 @pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])
@@ -267,10 +327,10 @@ def test_the_key_reacts_to_the_generated_remedy_only(difficulty: str, seed: int)
     letters = [name[-1] for name, n in remedy.items() for _ in range(n)]
     if difficulty == "easy":
         near_miss = [next(c for c in "ABCD" if c not in letters)]
-    else:  # one measure too many of one ingredient, added first so no step passes through the remedy
+    else:  # one measure too many of one ingredient
         near_miss = [letters[0], *letters]
-    d.dispense(*near_miss)
-    assert d.scenario.key.props["rusted"]
+    d.take_key_out_and(*near_miss)
+    assert "rust reacting at" in d.dip() and d.scenario.key.props["rusted"]
     assert d.clean() == "You clean the jar of all substances."
-    d.dispense(*letters)
-    assert d.scenario.key.name == "key (no rust)" and not d.scenario.key.props["rusted"]
+    d.take_key_out_and(*letters)
+    assert d.dip() == "key (no rust)" and not d.scenario.key.props["rusted"]

@@ -4,6 +4,7 @@ honesty of the generated answers, and lazy strategies that must fail (played thr
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from discoverylab.scenarios.space_sick.things import GlowingRock, poisonous_food
 from discoverylab.scoring.knowledge import missing_gold_facts
 from discoverylab.world.instruments import READERS
 from discoverylab.world.objects import Layer, WorldObject
+from stats_kit import looks_uniform, shares
 
 Obs = dict[str, Any]
 
@@ -139,9 +141,12 @@ def test_oracle_succeeds_and_reports_every_gold_fact(difficulty: str, seed: int)
 def test_anti_gold_reports_differ_where_the_answers_do() -> None:
     """The report follows the world, not a constant: seeds with different answers get different
     facts, and each report's facts are wrong for the other seed."""
-    reports = {seed: run_oracle("easy", seed)[1]["facts"] for seed in range(5)}
-    instruments = {r["instrument"] for r in reports.values()}
-    assert len(instruments) == 5  # one block of five seeds covers every instrument
+    by_instrument: dict[str, int] = {}  # one seed per instrument
+    for seed in range(20):
+        by_instrument.setdefault(Game("easy", seed).sc.instrument_name, seed)
+    assert len(by_instrument) >= 3
+    reports = {seed: run_oracle("easy", seed)[1]["facts"] for seed in by_instrument.values()}
+    assert {r["instrument"] for r in reports.values()} == set(by_instrument)
 
 
 def test_anti_gold_the_wrong_mushroom_in_the_jar_fails() -> None:
@@ -164,11 +169,13 @@ def _answers(difficulty: str, seeds: range) -> list[Any]:
 
 
 @pytest.mark.parametrize("difficulty", ["easy", "normal"])
-def test_answers_are_balanced_per_block_of_five_but_not_a_fixed_pattern(difficulty: str) -> None:
-    answers = _answers(difficulty, range(10))
-    blocks = [answers[i : i + 5] for i in (0, 5)]
-    assert all(len(set(block)) == 5 for block in blocks)
-    assert len({tuple(block) for block in blocks}) > 1  # the order changes from block to block
+def test_answers_are_drawn_per_seed_without_blocks(difficulty: str) -> None:
+    """Each seed draws its answer on its own: over 30 seeds the five answers are about equally
+    common and neighbouring seeds sometimes share one (no balanced blocks of five seeds)."""
+    answers = [a if isinstance(a, str) else tuple(a) for a in _answers(difficulty, range(30))]
+    assert len(set(answers)) == 5
+    assert looks_uniform(answers, shares(sorted(set(answers)))), Counter(answers)
+    assert any(a == b for a, b in zip(answers, answers[1:], strict=False))
 
 
 def test_difficulties_of_one_seed_draw_independently() -> None:

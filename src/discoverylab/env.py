@@ -1,7 +1,11 @@
 """The Gymnasium environment: one DiscoveryWorld task at one difficulty.
 
-`reset(seed=k)` builds parametric variation k; `step(action)` applies the agent's action and
-ticks the world once. The observation is the compact JSON text of the structured observation.
+`reset(seed=k)` builds parametric variation k (a raw public seed); `reset(options={"instance":
+inst})` plays an `instances.Instance` (a split and index, e.g. a sealed test instance whose seed
+nothing the agent reads carries: `info["instance"]` holds its public part, split, index and
+commitment, and `info["seed"]` appears only for public instances). `step(action)` applies the
+agent's action and ticks the world once. The observation is the compact JSON text of the
+structured observation.
 
 Nothing an agent can read during an episode reveals the answer: `info["scorecard"]` holds task
 progress only until the episode ends (then the full oracle scorecard, gold hypotheses and
@@ -23,6 +27,7 @@ import orjson
 from gymnasium import spaces
 
 from discoverylab.env_spaces import ActionText, ObservationText
+from discoverylab.instances import Instance, InstanceError, from_seed
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.registry import check_difficulty, get_task
 from discoverylab.world.actions import ActionExecutor
@@ -168,16 +173,19 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self._success = True
         self._message = ("", "")
         self._obs_cache: dict[str, Any] | None = None
+        self.instance: dict[str, Any] = {}  # the current instance's public part (never a sealed seed)
 
     # ---- gymnasium API ----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        super().reset(seed=seed)
+        inst = self._instance(seed, options)
+        super().reset(seed=seed)  # None for an instance: a sealed seed never reaches np_random
         _freeze_startup_objects()
         if self.world is not None:
             self.world.dispose()
-        if seed is None:
-            seed = int(self.np_random.integers(0, 2**31 - 1))
-        self.world = World(seed)
+        if inst is None:
+            inst = from_seed(self.scenario_cls.task_id, self.difficulty, int(self.np_random.integers(0, 2**31 - 1)))
+        self.instance = inst.public()
+        self.world = World(inst.seed)
         self.scenario = self.scenario_cls(self.world, self.difficulty)
         self.executor = ActionExecutor(self.scenario.player, teleport=self.teleport, strict=self.strict)
         self._limit = self.max_steps if self.max_steps is not None else self.scenario.default_step_limit()
@@ -187,6 +195,22 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self._success = True
         self._observe("You are ready to start.", "")
         return self._output(), self._info(None)
+
+    def _instance(self, seed: int | None, options: dict[str, Any] | None) -> Instance | None:
+        """The instance `reset` plays: `options["instance"]`, else the raw seed (None: draw one)."""
+        inst = (options or {}).get("instance")
+        task = self.scenario_cls.task_id
+        if inst is None:
+            if isinstance(seed, np.integer):  # e.g. from a vector env's seed array
+                seed = int(seed)
+            return None if seed is None else from_seed(task, self.difficulty, seed)
+        if seed is not None:
+            raise ValueError("reset takes a seed or options['instance'], not both.")
+        if not isinstance(inst, Instance):
+            raise TypeError(f"options['instance'] must be a discoverylab.instances.Instance, not {type(inst).__name__}.")
+        if (inst.task, inst.difficulty) != (task, self.difficulty):
+            raise InstanceError(f"The instance is for {inst.task} {inst.difficulty}; this env plays {task} {self.difficulty}.")
+        return inst
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         if self.world is None or self.scenario is None:
@@ -321,7 +345,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             "step": self._steps,
             "task": self.scenario_cls.task_id,
             "difficulty": self.difficulty,
-            "seed": self.world.seed,
+            **({"seed": self.instance["seed"]} if "seed" in self.instance else {}),
+            "instance": dict(self.instance),
         }
 
     @property

@@ -66,6 +66,12 @@ class Instance:
         """A short name for file names and tables: `test#12`, `paper#3`, or `s42` for raw seeds."""
         return f"s{self.seed}" if self.split == SEED_SPLIT else f"{self.split}#{self.index}"
 
+    @property
+    def agent_seed(self) -> int:
+        """A seed for the agent's own randomness (random moves, the LLM's sampling seed): the
+        public seed, or for a sealed instance 31 bits of the commitment, which reveal nothing."""
+        return int(self.commitment[:8], 16) >> 1 if self.sealed else self.seed
+
     def public(self) -> dict[str, Any]:
         """What an agent, a log or a record may carry: the seed only when the split is public."""
         out: dict[str, Any] = {"split": self.split, "index": self.index, "commitment": self.commitment}
@@ -129,6 +135,12 @@ def load_key(path: str | os.PathLike[str] | None = None) -> bytes | None:
         raise InstanceError(f"The evaluation key in {source} is too short ({len(key)} bytes); "
                             f"use at least {MIN_KEY_BYTES} (e.g. `openssl rand -hex 32`).")
     return key
+
+
+def key_id(key: bytes) -> str:
+    """A fingerprint of the key (a hash, no use for deriving seeds): stored with a run's config so
+    that a resume with another key, whose `test#3` is another world, is refused."""
+    return hashlib.sha256(b"discoverylab-key-id/" + key).hexdigest()[:16]
 
 
 def new_key() -> str:

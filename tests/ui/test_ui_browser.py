@@ -68,7 +68,8 @@ def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
         assert item in page.inner_text("#arg1") and container in page.inner_text("#arg2")
         state = _press(page, "p")  # put it in
         assert state["terminated"], state["observation"]["lastActionMessage"]
-        page.wait_for_function("document.getElementById('status').textContent.includes('Task finished')")
+        page.wait_for_selector("#banner[data-outcome='success']")
+        assert page.inner_text("#banner").startswith("Success")
 
         page.click("#show-scorecard")  # before the report: task progress only, no items or score
         page.wait_for_selector("#scorecard tr")
@@ -88,7 +89,9 @@ def test_play_pick_and_place_then_replay_it(tmp_path: Path) -> None:
         # Replay the game's own log.
         log_name = _state(page)["log"]
         lines = [json.loads(x) for x in (tmp_path / log_name).read_text().splitlines()]
-        assert [x["type"] for x in lines] == ["start"] + ["step"] * steps + ["end"]
+        kinds = [x["type"] for x in lines if x["type"] != "scorecard_view"]
+        assert kinds == ["start"] + ["step"] * steps + ["end", "end"]  # the outcome at once, then the report
+        assert all("time" in x and "elapsed_s" in x for x in lines)
         page.goto(f"{base}/replay?log={log_name}")
         page.wait_for_function(f"rp !== null && rp.frames === {steps + 1}")
         assert "human on PickAndPlaceTest" in page.inner_text("#rp-info")
@@ -126,9 +129,11 @@ def test_study_mode_page_has_no_seed_and_shows_the_instance(tmp_path: Path) -> N
         page.wait_for_function("document.getElementById('task').options.length > 0")
         assert not page.is_visible("#seed")
         page.select_option("#task", "DialogTest")
+        page.fill("#participant", "p07")
         page.click("#new-game")
         page.wait_for_function("game !== null && game.task === 'DialogTest'")
         assert "instance test#0" in page.inner_text("#game-info") and "seed" not in page.inner_text("#game-info")
+        assert "p07" in page.inner_text("#game-info") and _state(page)["participant"] == "p07"
         page.click("#show-scorecard")  # mid-game: progress only
         page.wait_for_selector("#scorecard tr")
         assert "in progress" in page.inner_text("#scorecard")

@@ -17,7 +17,7 @@ def client(tmp_path: Path) -> TestClient:
     (tmp_path / "secret.jsonl").write_text('{"type":"start","task":"DialogTest","difficulty":"normal","seed":0}\n')
     logs = tmp_path / "logs"
     logs.mkdir()
-    return TestClient(create_app(logs, max_games=3, max_log_bytes=60_000))
+    return TestClient(create_app(logs, max_games=3, max_log_bytes=60_000), base_url="http://127.0.0.1")
 
 
 def _new(client: TestClient, **body: object) -> dict:  # type: ignore[type-arg]
@@ -63,7 +63,8 @@ def test_an_action_the_world_rejects_is_a_played_step_not_an_http_error(client: 
     game = _new(client)
     response = client.post(f"/api/games/{game['id']}/step", json={"action": "PICKUP", "arg1": 999999})
     assert response.status_code == 200
-    assert response.json()["success"] is False and response.json()["step"] == 1
+    assert response.json()["action_success"] is False and response.json()["step"] == 1
+    assert response.json()["success"] is None  # the task is not over: no outcome yet
 
 
 @pytest.mark.parametrize(
@@ -84,12 +85,18 @@ def test_bad_new_game_requests(client: TestClient, body: dict, status: int, need
     assert needle in _detail(response).lower()
 
 
-def test_game_limit_is_429_and_closing_frees_a_slot(client: TestClient) -> None:
-    games = [_new(client) for _ in range(3)]
-    response = client.post("/api/games", json={"task": "DialogTest"})
-    assert response.status_code == 429 and "limit" in _detail(response)
-    assert client.delete(f"/api/games/{games[0]['id']}").status_code == 200
-    _new(client)
+def test_game_limit_is_429_only_while_every_slot_is_in_active_use(tmp_path: Path) -> None:
+    app = create_app(tmp_path, max_games=3, max_games_per_client=3)
+    others = [TestClient(app, base_url="http://127.0.0.1", client=(f"10.0.0.{i}", 1)) for i in range(3)]
+    games = [_new(c) for c in others]
+    response = _client_of(app, "10.0.0.9").post("/api/games", json={"task": "DialogTest"})
+    assert response.status_code == 429 and "active use" in _detail(response)
+    assert others[0].delete(f"/api/games/{games[0]['id']}").status_code == 200
+    _new(_client_of(app, "10.0.0.9"))
+
+
+def _client_of(app: object, ip: str) -> TestClient:
+    return TestClient(app, base_url="http://127.0.0.1", client=(ip, 1))  # type: ignore[arg-type]
 
 
 def test_log_size_limit_stops_a_game_with_413(client: TestClient) -> None:

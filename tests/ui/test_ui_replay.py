@@ -13,8 +13,10 @@ from ui_kit import oracle_log
 from discoverylab.bench.episode import run_episode
 from discoverylab.bench.records import write_jsonl
 from discoverylab.cli import app
-from discoverylab.ui.games import GameManager, StepRequest
+from discoverylab.scenarios.proteomics.things import SPECIES
+from discoverylab.ui.games import StepRequest
 from discoverylab.ui.leaderboard import leaderboard
+from discoverylab.ui.manager import GameManager
 from discoverylab.ui.replay import LogError, Replay, load_log, parse_log
 
 
@@ -59,11 +61,14 @@ class KeywordJudge:
         return type("Verdict", (), {"evaluation": int(species in evidence["Agent's knowledge"]), "explanation": "kw"})()
 
 
-@pytest.mark.parametrize(("report", "score"), [("It is the vortisquid.", 1.0), ("It is the echojelly.", 0.0)])
-def test_report_is_graded_by_the_agents_judge_when_there_is_one(tmp_path: Path, report: str, score: float) -> None:
+@pytest.mark.parametrize("right", [True, False])
+def test_report_is_graded_by_the_agents_judge_when_there_is_one(tmp_path: Path, right: bool) -> None:
     judge = KeywordJudge()
     games = GameManager(tmp_path, judge_factory=lambda: judge)
     game = games.create("Proteomics", "easy", 0)
+    answer = game.env.scenario.answer.name  # type: ignore[union-attr]
+    named = answer if right else next(sp.name for sp in SPECIES if sp.name != answer)
+    report, score = f"It is the {named}.", 1.0 if right else 0.0
     knowledge = game.finish(report, games.judge())
     assert knowledge["graded"] and knowledge["score"] == score and len(judge.calls) == 1
     assert judge.calls[0][1]["Agent's knowledge"] == report
@@ -145,6 +150,8 @@ def test_leaderboard_puts_humans_beside_agents(tmp_path: Path) -> None:
     assert board["agents"] == ["human", "oracle", "random"]
     (row,) = board["rows"]
     assert row["task"] == "DialogTest"
-    assert row["cells"]["human"] == {"n": 1, "procedure": 0.0, "completion": 0.0, "knowledge": None, "graded": 0}
+    human = row["cells"]["human"]
+    assert human.pop("minutes") >= 0.0  # human games carry their session time (Table 6's time column)
+    assert human == {"n": 1, "procedure": 0.0, "completion": 0.0, "knowledge": None, "graded": 0, "answers": None}
     assert row["cells"]["oracle"]["completion"] == 1.0 and row["cells"]["oracle"]["procedure"] == 1.0
     assert row["cells"]["random"]["procedure"] == run.procedure_score

@@ -42,7 +42,7 @@ def _gold_strings(card: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize(("task", "difficulty", "seed"), PEEK_TASKS)
 def test_mid_game_scorecard_shows_task_progress_only(tmp_path: Path, task: str, difficulty: str, seed: int) -> None:
-    client = TestClient(create_app(tmp_path))
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
     game = _new(client, task=task, difficulty=difficulty, seed=seed)
     for _ in range(3):
         client.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CW"})
@@ -69,7 +69,7 @@ def _oracle_actions(task: str, difficulty: str, seed: int) -> list[dict[str, Any
 def test_peek_delete_replay_attack_gets_no_clean_score(tmp_path: Path, task: str, difficulty: str, seed: int) -> None:
     """The attack: report nothing at step 0 (the game ends and shows its gold), delete the game,
     start the same instance and win it with what the gold said (here: the oracle's actions)."""
-    client = TestClient(create_app(tmp_path))
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
     peek = _new(client, task=task, difficulty=difficulty, seed=seed)
     ended = client.post(f"/api/games/{peek['id']}/report", json={"report": ""}).json()
     assert ended["finished"] and client.post(f"/api/games/{peek['id']}/step", json={"action": "WAIT"}).status_code == 409
@@ -98,7 +98,7 @@ def test_reading_an_agents_log_of_the_seed_first_gives_no_clean_score(tmp_path: 
     scorecard), then play that seed. The game is marked as a replay of that log."""
     record, log = run_episode("DialogTest", "normal", 5, "oracle")
     (tmp_path / "DialogTest-normal-s5-oracle.jsonl").write_text("".join(json.dumps(x) + "\n" for x in log))
-    client = TestClient(create_app(tmp_path))
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
     card = client.get("/api/replay/scorecard", params={"log": "DialogTest-normal-s5-oracle.jsonl", "step": 0}).json()
     assert card["scoreCard"]  # a finished log's card is public on the replay page
     game = _new(client, task="DialogTest", seed=5)
@@ -107,7 +107,7 @@ def test_reading_an_agents_log_of_the_seed_first_gives_no_clean_score(tmp_path: 
 
 
 def test_closing_a_game_records_it_as_abandoned_and_failed(tmp_path: Path) -> None:
-    client = TestClient(create_app(tmp_path))
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
     game = _new(client, task="DialogTest", seed=0)
     client.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CW"})
     assert client.get("/api/leaderboard").json()["rows"] == []  # in progress: not yet on the board
@@ -119,18 +119,18 @@ def test_closing_a_game_records_it_as_abandoned_and_failed(tmp_path: Path) -> No
 
 
 def test_a_game_a_crashed_server_left_without_an_end_counts_as_abandoned(tmp_path: Path) -> None:
-    first = TestClient(create_app(tmp_path))
+    first = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
     game = _new(first, task="DialogTest", seed=4)
     assert leaderboard(tmp_path, first.app.state.games.live_logs())["rows"] == []  # type: ignore[attr-defined]
-    second = TestClient(create_app(tmp_path))  # a restarted server: the game is not live there
+    second = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")  # a restarted server: the game is not live there
     cell = second.get("/api/leaderboard").json()["rows"][0]["cells"]["human"]
-    assert cell == {"n": 1, "procedure": 0.0, "completion": 0.0, "knowledge": 0.0, "graded": 1}
+    assert cell == {"n": 1, "procedure": 0.0, "completion": 0.0, "knowledge": 0.0, "graded": 1, "minutes": None, "answers": None}
     assert _new(second, task="DialogTest", seed=4)["replay_of"] == game["log"]  # known across restarts
 
 
 def test_study_mode_assigns_sealed_instances_and_refuses_seeds(tmp_path: Path) -> None:
-    client = TestClient(create_app(tmp_path, study_key=KEY))
-    assert client.get("/api/config").json() == {"study": True}
+    client = TestClient(create_app(tmp_path, study_key=KEY), base_url="http://127.0.0.1")
+    assert client.get("/api/config").json() == {"study": True, "replay_only": None}
     refused = client.post("/api/games", json={"task": "DialogTest", "seed": 3})
     assert refused.status_code == 400 and "seeds cannot be chosen" in refused.json()["detail"]
     first = _new(client, task="DialogTest")
@@ -146,12 +146,12 @@ def test_study_mode_assigns_sealed_instances_and_refuses_seeds(tmp_path: Path) -
     assert first["log"].startswith(f"DialogTest-normal-test{first['instance']['index']}-human-")  # no seed in the name
     response = client.get("/api/replay", params={"log": first["log"]})
     assert response.status_code == 422 and "sealed" in response.json()["detail"]
-    restarted = TestClient(create_app(tmp_path, study_key=KEY))  # indices carry on from the logs
+    restarted = TestClient(create_app(tmp_path, study_key=KEY), base_url="http://127.0.0.1")  # indices carry on from the logs
     assert _new(restarted, task="DialogTest")["instance"]["index"] == second["instance"]["index"] + 1
 
 
 def test_open_mode_config_and_default_seed(tmp_path: Path) -> None:
-    client = TestClient(create_app(tmp_path))
-    assert client.get("/api/config").json() == {"study": False}
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
+    assert client.get("/api/config").json() == {"study": False, "replay_only": None}
     game = _new(client, task="DialogTest")
     assert game["seed"] == 0 and game["instance"]["split"] == "seed" and game["replay_of"] is None

@@ -21,7 +21,8 @@ import uvicorn
 
 from discoverylab.bench.episode import run_episode
 from discoverylab.bench.records import write_jsonl
-from discoverylab.ui.games import GameManager, StepRequest
+from discoverylab.ui.games import StepRequest
+from discoverylab.ui.manager import GameManager
 from discoverylab.ui.server import create_app
 
 CHROMIUM = "/usr/bin/chromium"
@@ -48,9 +49,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def live_server(logs: Path, **kwargs: Any) -> Iterator[str]:
+def live_server(logs: Path, port: int | None = None, **kwargs: Any) -> Iterator[str]:
     """The UI app served by uvicorn on 127.0.0.1 in a thread; yields its base URL."""
-    port = free_port()
+    port = port or free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(logs, **kwargs), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -111,6 +112,13 @@ def theme_screenshots(page: Any, base: str, out: Path, themes: list[tuple[str, s
     paths = []
     for stem, task, difficulty in themes:
         start_game(page, base, task, difficulty)
+        if task == "RocketScience":  # show the rocket, with the keys a player uses
+            page.focus("body")
+            page.keyboard.press("l")
+            page.keyboard.type("rocket")
+            page.keyboard.press("Enter")
+            page.wait_for_function("game.step === 1")
+            page.wait_for_function("document.getElementById('view').complete")
         path = out / f"ui-{stem}.png"
         page.screenshot(path=str(path))
         paths.append(path)
@@ -155,6 +163,7 @@ if __name__ == "__main__":  # docs screenshots: the same code the browser test r
         for line in Path(tmp, "DialogTest-normal-s0-oracle.jsonl").read_text().splitlines()[1:-1]:
             human.step(StepRequest(**json.loads(line)["action"]))
         human.finish("The person asked me to pick fruit names in the dialog.", None)
+        pg.on("dialog", lambda dialog: dialog.accept())
         shots = theme_screenshots(pg, url, target)
         shots += replay_and_board_screenshots(pg, url, "PickAndPlaceTest-normal-s0-oracle.jsonl", 3, target)
         for shot in shots:

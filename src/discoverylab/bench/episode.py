@@ -13,6 +13,7 @@ from discoverylab.agents import make_agent
 from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench.schema import Status, UsageRecord, classify, usage_of, usage_snapshot
 from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.instances import SEED_SPLIT, Instance, from_seed
 
 
 class EpisodeRecord(BaseModel):
@@ -20,8 +21,11 @@ class EpisodeRecord(BaseModel):
 
     task: str
     difficulty: str
-    seed: int
+    seed: int | None = None  # the public seed; None for a sealed (test) instance
     agent: str
+    split: str = "seed"  # "seed" (a raw seed, and every record written before splits), paper, dev, train, test
+    index: int | None = None  # the instance index within the split (the seed itself for "seed")
+    commitment: str | None = None  # binds a sealed record to its seed (`instances.verify`, `discoverylab audit`)
     status: Status = "ok"  # see discoverylab.bench.schema and docs/running.md
     steps: int = 0
     completed: bool = False
@@ -51,11 +55,24 @@ class EpisodeRecord(BaseModel):
     answers_score: float | None = Field(default=None, ge=0.0, le=1.0)
     answers_grade: dict[str, Any] | None = None
 
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return episode_key(self.task, self.difficulty, self.agent, self.split, self.index, self.seed)
+
+
+def episode_key(task: str, difficulty: str, agent: str, split: str | None, index: int | None,
+                seed: int | None) -> tuple[str, str, str, str]:  # fmt: skip
+    """An episode's key (task, difficulty, instance label, agent) from a record's or a knowledge
+    row's fields: a sealed record has no seed, so the label (`test#3`) identifies it; records
+    written before splits existed are raw seeds (`s42`), so their runs still resume."""
+    label = f"s{seed}" if split in (None, SEED_SPLIT) else f"{split}#{index}"
+    return (task, difficulty, label, agent)
+
 
 def run_episode(
     task: str,
     difficulty: str,
-    seed: int,
+    seed: int | Instance,
     agent_name: str,
     max_steps: int | None = None,
     keep_log: bool = True,
@@ -68,16 +85,21 @@ def run_episode(
     Failures of the agent once the episode started (its LLM server down, its replies unusable)
     end the episode with the matching status (`schema.classify`) instead of raising. `llm`
     configures the LLM agents' model; `judge`, when given, grades their knowledge report against
-    the task's critical questions at the end (results in the record).
+    the task's critical questions at the end (results in the record). `seed` is a raw public
+    seed or an `Instance`; the record and log carry the instance's public part only (a sealed
+    instance's seed never reaches them, nor the agent, whose own seed is `agent_seed`).
     """
     from discoverylab.bench.schema import config_hash
 
     start = time.perf_counter()
     env = DiscoveryWorldEnv(task, difficulty, max_steps=max_steps)
-    agent = make_agent(agent_name, task, seed, llm)
+    assert env.scenario_cls is not None
+    inst = seed if isinstance(seed, Instance) else from_seed(env.scenario_cls.task_id, env.difficulty, seed)
+    public = inst.public()
+    agent = make_agent(agent_name, task, inst.agent_seed, llm)
     before = usage_snapshot(agent)
     run_config = dict(config or {})
-    _, info = env.reset(seed=seed)
+    _, info = env.reset(options={"instance": inst})
     obs = info["observation"]
     assert env.scenario is not None
     if hasattr(agent, "step_budget"):  # Plan+Execute gives a plan step at most a fifth of the episode
@@ -85,7 +107,7 @@ def run_episode(
     agent.reset(obs)
     log: list[dict[str, Any]] = []
     if keep_log:
-        log.append({"type": "start", "task": env.scenario_cls.task_id, "difficulty": env.difficulty, "seed": seed,
+        log.append({"type": "start", "task": env.scenario_cls.task_id, "difficulty": env.difficulty, **public,
                     "agent": agent_name, "observation": obs})  # fmt: skip
     steps = 0
     terminated = truncated = False
@@ -124,7 +146,7 @@ def run_episode(
     record = EpisodeRecord(
         task=env.scenario_cls.task_id,
         difficulty=env.difficulty,
-        seed=seed,
+        **public,
         agent=agent_name,
         status=status,
         steps=steps,

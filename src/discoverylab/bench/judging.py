@@ -26,7 +26,7 @@ from discoverylab.scoring.knowledge import grade_knowledge
 KNOWLEDGE_FILE = "knowledge.jsonl"
 EMBEDDED_CONTEXT_TOKENS = 4096  # the embedded SmolLM2 server's n_ctx
 JUDGED, UNJUDGED = "judged", "unjudged"
-KEY_FIELDS = ("task", "difficulty", "seed", "agent")
+KEY_FIELDS = ("task", "difficulty", "seed", "split", "index", "agent")
 
 
 def make_judge(settings: LLMSettings | None = None, client: LLMClient | None = None, *,
@@ -99,7 +99,10 @@ class JudgeRun:
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(row.get(f) for f in KEY_FIELDS)
+    """The episode a record or knowledge row is about (sealed rows have no seed: split + index)."""
+    from discoverylab.bench.episode import episode_key
+
+    return episode_key(*(row.get(k) for k in ("task", "difficulty", "agent", "split", "index", "seed")))  # type: ignore[arg-type]
 
 
 def is_judged(rec: dict[str, Any]) -> bool:

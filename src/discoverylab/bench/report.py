@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from discoverylab.bench.episode import EpisodeRecord
+from discoverylab.bench.episode import EpisodeRecord, episode_key
 from discoverylab.bench.rundir import RESULTS, BadLine, scan_results
 from discoverylab.bench.schema import SCORED_AS_ZERO
 
@@ -116,10 +116,9 @@ def _with_rejudged(run_dir: Path, records: list[EpisodeRecord]) -> list[EpisodeR
     for row in read_jsonl(path):  # `judge` writes only graded rows: each settles its episode
         if isinstance(row, dict):
             score = row.get("knowledge_score")
-            scores[(row.get("task"), row.get("difficulty"), row.get("seed"), row.get("agent"))] = {
-                "knowledge_score": score, "knowledge_status": "judged" if score is not None else None}
-    return [r.model_copy(update=scores[key]) if (key := (r.task, r.difficulty, r.seed, r.agent)) in scores
-            else r for r in records]  # fmt: skip
+            key = episode_key(*(row.get(k) for k in ("task", "difficulty", "agent", "split", "index", "seed")))  # type: ignore[arg-type]
+            scores[key] = {"knowledge_score": score, "knowledge_status": "judged" if score is not None else None}
+    return [r.model_copy(update=scores[r.key]) if r.key in scores else r for r in records]
 
 
 def load_report(run_dir: Path) -> Report:
@@ -129,7 +128,7 @@ def load_report(run_dir: Path) -> Report:
     path = run_dir / RESULTS
     if not path.is_file():
         raise ReportError(f"no {RESULTS} in {run_dir}; give the --out directory of a bench or run command")
-    scan = scan_results(path, EpisodeRecord, lambda r: (r.task, r.difficulty, r.seed, r.agent))
+    scan = scan_results(path, EpisodeRecord, lambda r: r.key)
     records = _with_rejudged(run_dir, list(scan.latest.values()))
     if not records:
         raise ReportError(f"{path} holds no DiscoveryWorld episode records"
@@ -156,7 +155,7 @@ def load_report(run_dir: Path) -> Report:
                 group = [r for r in mine if r.difficulty == diff]
                 rows.append(Row(f"Average ({diff.capitalize()})", diff,
                                 {a: _cell([r for r in group if r.agent == a]) for a in agents}, True))
-        tables.append(Table(suite, SUITE_TITLES[suite], rows, knowledge=suite == "discovery"))
+        tables.append(Table(suite, f"{SUITE_TITLES[suite]}; {split_line(mine)}", rows, knowledge=suite == "discovery"))
     unjudged = sum(r.status == "ok" and r.knowledge_status == "unjudged" for r in records)
     return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad, unjudged)
 
@@ -221,3 +220,11 @@ def plot_report(report: Report, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def split_line(records: list[EpisodeRecord]) -> str:
+    """Which instances a table's episodes played (in its title): "test (sealed): 40 episodes",
+    "raw seeds: 10 episodes, paper: 5 episodes"."""
+    names = {"seed": "raw seeds", "test": "test (sealed)"}
+    counts = Counter(r.split for r in records)
+    return ", ".join(f"{names.get(s, s)}: {n} episodes" for s, n in sorted(counts.items()))

@@ -1,9 +1,11 @@
 """The benchmark runner: many episodes, in parallel processes, resumable, JSONL results.
 
 Results go to `<out>/results.jsonl` (one `EpisodeRecord` per line, appended and fsync'd as
-each episode finishes) and each episode's full log to `<out>/logs/<task>-<difficulty>-s<seed>-<agent>.jsonl`.
+each episode finishes) and each episode's full log to `<out>/logs/<task>-<difficulty>-<instance>-<agent>.jsonl`
+(`<instance>` is `s<seed>` for a raw seed, `<split><index>` for a split's instance, e.g. `test3`).
 A re-run with the same `out` skips episodes already recorded, so a killed run resumes without
-redoing or losing finished work.
+redoing or losing finished work. Episodes are keyed by task, difficulty, instance label
+(`s42`, `test#3`) and agent: a sealed record carries no seed, so the label stands in for it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import itertools
 import traceback
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,30 +25,40 @@ from discoverylab.bench.pool import LocalPool, Pool, RayPool
 from discoverylab.bench.rundir import RunLock, Scan, check_config, check_out, is_disk_error, scan_results
 from discoverylab.bench.runs import BREAKER_DEFAULT, Outcome, execute
 from discoverylab.bench.schema import classify, config_hash
+from discoverylab.instances import SEED_SPLIT, Instance, make_instance
 from discoverylab.scenarios.registry import all_tasks
 
 SUITES = ("unit", "discovery", "tutorial", "all")
 BACKENDS = ("local", "ray")
-KEY_FIELDS = ("task", "difficulty", "seed", "agent")
 
 
 @dataclass(frozen=True, slots=True)
 class Job:
+    """One episode to run. `seed` is what the worker builds (for a sealed instance, the keyed
+    seed: it stays on the evaluator's side, out of repr, records and logs)."""
+
     task: str
     difficulty: str
-    seed: int
+    seed: int = field(repr=False)
     agent: str
     max_steps: int | None = None
     llm: LLMSettings | None = None  # model settings of the LLM agents
     judge: LLMSettings | None = None  # knowledge judge (None: not judged during the run)
+    split: str = SEED_SPLIT  # "seed" (a raw public seed) or the split of `index`
+    index: int | None = None  # the instance index within `split` (None for a raw seed)
 
     @property
-    def key(self) -> tuple[str, str, int, str]:
-        return (self.task, self.difficulty, self.seed, self.agent)
+    def instance(self) -> Instance:
+        index = self.seed if self.index is None else self.index
+        return Instance(self.task, self.difficulty, self.split, index, self.seed)
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.task, self.difficulty, self.instance.label, self.agent)
 
     @property
     def log_name(self) -> str:
-        return f"{self.task}-{self.difficulty}-s{self.seed}-{self.agent}.jsonl"
+        return f"{self.task}-{self.difficulty}-{self.instance.label.replace('#', '')}-{self.agent}.jsonl"
 
 
 class SeedRanges:
@@ -110,11 +122,21 @@ def make_jobs(
 
 
 def iter_jobs(pairs: list[tuple[str, str]], seeds: Iterable[int], agent: str, max_steps: int | None,
-              llm: LLMSettings | None = None, judge: LLMSettings | None = None) -> Iterator[Job]:  # fmt: skip
-    """Jobs one at a time (task-major, then seed), so huge seed ranges are never built in memory."""
+              llm: LLMSettings | None = None, judge: LLMSettings | None = None, *,
+              split: str | None = None, key: bytes | None = None) -> Iterator[Job]:  # fmt: skip
+    """Jobs one at a time (task-major, then seed), so huge seed ranges are never built in memory.
+
+    Without `split`, `seeds` are raw public seeds; with it, they are instance indices of that
+    split (`key`: the evaluator's key, needed by the sealed test split)."""
+    if split is not None:
+        make_instance(pairs[0][0] if pairs else "", "", split, 0, key)  # a bad split or missing key fails now
     for task, diff in pairs:
         for seed in seeds:
-            yield Job(task, diff, seed, agent, max_steps, llm, judge)
+            if split is None:
+                yield Job(task, diff, seed, agent, max_steps, llm, judge)
+            else:
+                inst = make_instance(task, diff, split, seed, key)
+                yield Job(task, diff, inst.seed, agent, max_steps, llm, judge, split=split, index=seed)
 
 
 def run_config(max_steps: int | None, **agent_options: Any) -> dict[str, Any]:
@@ -125,7 +147,7 @@ def run_config(max_steps: int | None, **agent_options: Any) -> dict[str, Any]:
 def _run_job(job: Job, out: str | None, config: dict[str, Any] | None = None) -> EpisodeRecord:
     """Worker body: never raises; a crash becomes a record with the matching failure status."""
     try:
-        record, log = run_episode(job.task, job.difficulty, job.seed, job.agent, job.max_steps,
+        record, log = run_episode(job.task, job.difficulty, job.instance, job.agent, job.max_steps,
                                   keep_log=out is not None, config=config, llm=job.llm, judge=job.judge)  # fmt: skip
         if out is not None:
             records.write_jsonl(Path(out) / "logs" / job.log_name, log)
@@ -139,7 +161,7 @@ def _run_job(job: Job, out: str | None, config: dict[str, Any] | None = None) ->
 
 def _failed(config: dict[str, Any], job: Job, status: str, message: str) -> EpisodeRecord:
     return EpisodeRecord(
-        task=job.task, difficulty=job.difficulty, seed=job.seed, agent=job.agent, status=status,  # type: ignore[arg-type]
+        task=job.task, difficulty=job.difficulty, **job.instance.public(), agent=job.agent, status=status,  # type: ignore[arg-type]
         procedure_score=0.0, error=message, config=config, config_hash=config_hash(config),
     )  # fmt: skip
 
@@ -216,7 +238,7 @@ def _job_key(job: Job) -> Hashable:
 
 
 def _record_key(record: EpisodeRecord) -> Hashable:
-    return (record.task, record.difficulty, record.seed, record.agent)
+    return record.key
 
 
 def summarize(results: list[EpisodeRecord]) -> list[dict[str, object]]:

@@ -47,6 +47,7 @@ from discoverylab.bench.runner import (
     summarize,
 )
 from discoverylab.bench.schema import status_line
+from discoverylab.cli import audit as audit_cmd
 from discoverylab.cli import saved_runs
 from discoverylab.cli.options import (
     AGENT_HELP,
@@ -55,6 +56,7 @@ from discoverylab.cli.options import (
     BackendOpt,
     BaseUrlOpt,
     EpisodeTimeoutOpt,
+    EvalKeyOpt,
     JsonModeOpt,
     JudgeModelOpt,
     JudgeOpt,
@@ -64,15 +66,18 @@ from discoverylab.cli.options import (
     ModelOpt,
     PricesOpt,
     RequestTimeoutOpt,
+    SplitOpt,
     TempOpt,
     VisionOpt,
     WorkersOpt,
     any_embedded,
+    check_indices,
     console,
     err,
     fail,
     judge_settings,
     llm_settings,
+    split_key,
     stored_config,
 )
 from discoverylab.labs.cli import lab_app
@@ -106,42 +111,20 @@ def play(
     difficulty: Annotated[str, typer.Option("--difficulty", "-d")] = "normal",
     seed: Annotated[int, typer.Option("--seed", "-s")] = 0,
     max_steps: Annotated[int | None, typer.Option("--max-steps")] = None,
+    logs: Annotated[Path, typer.Option("--logs", help="folder for the game's log (as the browser UI's)")] = Path("runs/play"),
 ) -> None:
-    """Play a task in the terminal (type 'help' for commands)."""
-    from discoverylab.cli.textui import HELP, parse_command
-    from discoverylab.env import DiscoveryWorldEnv
-    from discoverylab.render.text import render_text
+    """Play a task in the terminal (type 'help' for commands); logged like a browser game."""
+    from discoverylab.cli.terminal_play import play_in_terminal
+    from discoverylab.ui.games import UIError
 
     try:
-        env = DiscoveryWorldEnv(task, difficulty, max_steps=max_steps)
-    except ValueError as exc:
+        env = play_in_terminal(console, task, difficulty, seed, max_steps, logs).env
+    except UIError as exc:
         fail(str(exc))
-    _, info = env.reset(seed=seed)
-    console.print(render_text(info["observation"]))
-    while True:
-        try:
-            line = console.input("[bold cyan]> [/bold cyan]")
-        except (EOFError, KeyboardInterrupt):
-            break
-        if line.strip().lower() in ("quit", "exit", "q"):
-            break
-        if line.strip().lower() in ("help", "?"):
-            console.print(HELP)
-            continue
-        try:
-            action = parse_command(line)
-        except ValueError as exc:
-            console.print(f"[yellow]{exc}[/yellow]")
-            continue
-        _, _, terminated, truncated, info = env.step(action)
-        console.print(render_text(info["observation"]))
-        if terminated or truncated:
-            console.print("[bold]Episode over[/bold] (" + ("task decided" if terminated else "step limit") + ")")
-            break
-    _print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
     from discoverylab.cli.answer_prompt import ask_answer_sheet
 
-    ask_answer_sheet(console, env)  # discovery tasks: the typed answer sheet, graded exactly
+    ask_answer_sheet(console, env)  # discovery tasks: the typed answer sheet, before any gold is shown
+    _print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
 
 
 def _print_scorecard(card: dict[str, object]) -> None:
@@ -241,7 +224,7 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     for rec in results:
         if rec.status != "ok":
             first = (rec.error or "").strip().splitlines()[:1]
-            err.print(f"[red]{rec.status}[/red] {rec.task} {rec.difficulty} seed {rec.seed}: {escape(first[0] if first else '')}")
+            err.print(f"[red]{rec.status}[/red] {rec.task} {rec.difficulty} {rec.key[2]}: {escape(first[0] if first else '')}")
     if outcome.io_error:
         err.print(f"[red]Stopped:[/red] {escape(outcome.io_error)}; {len(results)} of {total} episodes recorded, "
                   f"{outcome.dropped} dropped; free space, then {_resume_hint(out)}", soft_wrap=True)  # fmt: skip
@@ -259,7 +242,9 @@ def run(
     agent: Annotated[str, typer.Option("--agent", "-a", help=AGENT_HELP)] = "random",
     task: Annotated[str, typer.Option("--task", "-t")] = "PickAndPlaceTest",
     difficulty: Annotated[str, typer.Option("--difficulty", "-d")] = "normal",
-    seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-4 or 0,2,5")] = "0",
+    seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-4 or 0,2,5 (instance indices with --split)")] = "0",
+    split: SplitOpt = None,
+    eval_key_file: EvalKeyOpt = None,
     max_steps: MaxStepsOpt = None,
     out: Annotated[Path, typer.Option("--out", "-o")] = Path("runs/run"),
     workers: WorkersOpt = 1,
@@ -288,11 +273,14 @@ def run(
         seed_list = parse_seed_ranges(seeds)
     except ValueError as exc:
         fail(str(exc))
+    key = split_key(split, eval_key_file)
+    check_indices(cls.task_id, diff, split, key, seed_list)
     pairs = [(cls.task_id, diff)]
     llm = llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode, vision)
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
-    _execute(iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm), len(seed_list), out, workers, as_json,
-             f"{agent} on {cls.task_id}", stored_config(max_steps, llm, judge_llm), episode_timeout,
+    jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
+    _execute(jobs, len(seed_list), out, workers, as_json,
+             f"{agent} on {cls.task_id}", stored_config(max_steps, llm, judge_llm, split, key), episode_timeout,
              request_timeout, embedded=any_embedded(llm, judge_llm))  # fmt: skip
 
 
@@ -302,7 +290,9 @@ def bench(
     suite: Annotated[str | None, typer.Option("--suite", help="unit, discovery, tutorial or all (default all)")] = None,
     task: Annotated[str | None, typer.Option("--task", "-t", help="only this task (all its difficulties)")] = None,
     difficulty: Annotated[str | None, typer.Option("--difficulty", "-d")] = None,
-    seeds: Annotated[str | None, typer.Option("--seeds", help="e.g. 0-4 (default) or 0,2,5")] = None,
+    seeds: Annotated[str | None, typer.Option("--seeds", help="e.g. 0-4 (default) or 0,2,5 (instance indices with --split)")] = None,
+    split: SplitOpt = None,
+    eval_key_file: EvalKeyOpt = None,
     workers: WorkersOpt = 2,
     max_steps: MaxStepsOpt = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="results dir (resumable)")] = None,
@@ -346,15 +336,19 @@ def bench(
         fail(str(exc))
     if not pairs:
         fail(f"No tasks in suite {suite!r} at difficulty {difficulty!r}.")
+    key = split_key(split, eval_key_file)
+    check_indices(*pairs[0], split, key, seed_list)
     llm = llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode, vision)
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
-    _execute(iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm), len(pairs) * len(seed_list), out, workers,
-             as_json, f"{agent} agent, suite {suite}", stored_config(max_steps, llm, judge_llm), episode_timeout,
+    jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
+    _execute(jobs, len(pairs) * len(seed_list), out, workers,
+             as_json, f"{agent} agent, suite {suite}", stored_config(max_steps, llm, judge_llm, split, key), episode_timeout,
              request_timeout, backend, address, embedded=any_embedded(llm, judge_llm))  # fmt: skip
 
 
-app.command()(saved_runs.report)
-app.command("judge")(saved_runs.judge_cmd)
+app.command()(ui_cli.or_ui_logs(saved_runs.report, ui_cli.report_ui_logs))  # a UI logs folder: Table 6
+app.command("judge")(ui_cli.or_ui_logs(saved_runs.judge_cmd, ui_cli.judge_ui_logs))
+app.command()(audit_cmd.audit)
 
 
 @app.command(hidden=True)

@@ -54,6 +54,43 @@ RequestTimeoutOpt = Annotated[float | None, typer.Option(
     "(env DISCOVERYLAB_LLM_REQUEST_TIMEOUT)")]
 BackendOpt = Annotated[str, typer.Option("--backend", help="local (worker processes) or ray (Ray tasks)")]
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Ray cluster address (ray backend)")]
+SplitOpt = Annotated[str | None, typer.Option("--split", help="paper, dev, train or test (sealed): --seeds are then "
+                                              "instance indices of that split (default: --seeds are raw public seeds)")]
+EvalKeyOpt = Annotated[Path | None, typer.Option("--eval-key-file", help="the evaluator's secret key for --split test "
+                                                 "(default: $DISCOVERYLAB_EVAL_KEY)")]
+
+
+def split_key(split: str | None, key_file: Path | None) -> bytes | None:
+    """The evaluator's key when the split needs it; a missing or bad key is a one-line error."""
+    from discoverylab.instances import SEALED_SPLIT, SPLITS, InstanceError, load_key
+
+    if split is None:
+        if key_file is not None:
+            fail("--eval-key-file goes with --split test.")
+        return None
+    if split not in SPLITS:
+        fail(f"Unknown split {split!r}; choose one of {', '.join(SPLITS)}.")
+    if split != SEALED_SPLIT:
+        return None
+    try:
+        key = load_key(key_file)
+    except InstanceError as exc:
+        fail(str(exc))
+    if key is None:
+        fail("The test split is sealed: it needs the evaluator's key (set $DISCOVERYLAB_EVAL_KEY or pass --eval-key-file FILE).")
+    return key
+
+
+def check_indices(task: str, difficulty: str, split: str | None, key: bytes | None, indices: Any) -> None:
+    """Fail now (not mid-run) when an index is beyond its split, e.g. `--split paper --seeds 0-9`."""
+    from discoverylab.instances import InstanceError, make_instance
+
+    if split is None:
+        return
+    try:
+        make_instance(task, difficulty, split, max(r[-1] for r in indices.ranges if len(r)), key)
+    except (InstanceError, ValueError) as exc:
+        fail(str(exc))
 
 
 def fail(message: str) -> None:
@@ -83,8 +120,10 @@ def llm_settings(agent: str, model: str | None, base_url: str | None, temperatur
     return settings
 
 
-def stored_config(max_steps: int | None, llm: LLMSettings | None, judge: LLMSettings | None) -> dict[str, Any]:
-    """The run's stored config: a resume with other model settings is refused (api keys left out)."""
+def stored_config(max_steps: int | None, llm: LLMSettings | None, judge: LLMSettings | None,
+                  split: str | None = None, key: bytes | None = None) -> dict[str, Any]:  # fmt: skip
+    """The run's stored config: a resume with other model settings, another split or another
+    evaluation key (only its fingerprint is stored) is refused (api keys left out)."""
     from dataclasses import asdict
 
     def settings(value: LLMSettings | None) -> dict[str, Any] | None:
@@ -94,6 +133,12 @@ def stored_config(max_steps: int | None, llm: LLMSettings | None, judge: LLMSett
     if llm is not None:
         options["llm"] = settings(llm)
         options["judge"] = settings(judge)
+    if split is not None:  # raw-seed runs keep the config (and hash) they had before splits
+        from discoverylab.instances import key_id
+
+        options["split"] = split
+        if key is not None:
+            options["eval_key_id"] = key_id(key)
     return run_config(max_steps, **options)
 
 

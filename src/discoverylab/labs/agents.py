@@ -1,7 +1,9 @@
 """The agent side of the text protocols: the `LabAgent` interface, an agent registry and the episode loop.
 
 An agent is anything with `reset(seed)` and `act(message) -> str` (structural typing, so an LLM
-agent, a scripted baseline or a human at a terminal all fit). Baseline agents that need the hidden
+agent, a scripted baseline or a human at a terminal all fit). The agent's `seed` is its own
+(`Instance.agent_seed`): for a sealed instance it is not the episode's seed, so an agent cannot
+rebuild the lab it plays. Baseline agents that need the hidden
 truth (the scripted oracle) receive the `Protocol` object when they are built and read
 `protocol.ground_truth()` after `reset`; they never see more than the protocol exposes.
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, runtime_checkable
 from typing import Protocol as TypingProtocol
 
+from discoverylab.instances import Instance, from_seed
 from discoverylab.labs.protocol import BUILTIN_LABS, Protocol, Score, TranscriptEntry
 
 
@@ -80,7 +83,7 @@ class EpisodeResult:
     """Outcome of one episode: the grade, the transcript and wall time."""
 
     protocol: str
-    seed: int
+    seed: int | None  # None for a sealed instance
     score: Score
     transcript: list[TranscriptEntry]
     turns: int
@@ -88,14 +91,20 @@ class EpisodeResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def run_episode(protocol: Protocol, agent: LabAgent, seed: int) -> EpisodeResult:
+def episode_instance(protocol: Protocol, seed: int | Instance) -> Instance:
+    """`seed` as an instance of `protocol` (a raw public seed, or an `Instance` as given)."""
+    return seed if isinstance(seed, Instance) else from_seed(protocol.name, "", int(seed))
+
+
+def run_episode(protocol: Protocol, agent: LabAgent, seed: int | Instance) -> EpisodeResult:
     """Play one episode to the end (the protocol's `max_turns` bounds it) and grade it."""
     start = time.perf_counter()
-    agent.reset(seed)
-    message = protocol.reset(seed)
+    inst = episode_instance(protocol, seed)
+    agent.reset(inst.agent_seed)
+    message = protocol.reset(inst.seed)
     while not protocol.done:
         reply = protocol.step(agent.act(message))
         message = reply.text
     score = protocol.grade()
-    return EpisodeResult(protocol=protocol.name, seed=seed, score=score, transcript=protocol.transcript,
+    return EpisodeResult(protocol=protocol.name, seed=inst.public().get("seed"), score=score, transcript=protocol.transcript,
                          turns=protocol.turn, seconds=time.perf_counter() - start)

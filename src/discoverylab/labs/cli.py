@@ -42,6 +42,27 @@ PLAY_HELP = ("Type your message to the lab; an empty line sends it (messages may
              "Commands: ':quit' ends the episode and grades it, ':help' shows this text.")
 
 
+def _split_key(split: str | None, key_file: Path | None) -> bytes | None:
+    """The evaluator's key when `split` is the sealed test split; a missing key is a one-line error."""
+    from discoverylab.instances import SEALED_SPLIT, SPLITS, InstanceError, load_key
+
+    if split is None:
+        if key_file is not None:
+            _fail("--eval-key-file goes with --split test")
+        return None
+    if split not in SPLITS:
+        _fail(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    if split != SEALED_SPLIT:
+        return None
+    try:
+        key = load_key(key_file)
+    except InstanceError as exc:
+        _fail(str(exc))
+    if key is None:
+        _fail("the test split is sealed: it needs the evaluator's key (set $DISCOVERYLAB_EVAL_KEY or pass --eval-key-file FILE)")
+    return key
+
+
 def _fail(message: str) -> NoReturn:
     err.print(f"[red]Error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(2)
@@ -243,7 +264,11 @@ def run(
     = None,
     agent: Annotated[str, typer.Option("--agent", "-a", help="oracle, random, heuristic or llm (comma-separated)")]
     = "oracle",
-    seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-4 or 0,2,5")] = "0",
+    seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-4 or 0,2,5 (instance indices with --split)")] = "0",
+    split: Annotated[str | None, typer.Option("--split", help="paper, dev, train or test (sealed): --seeds are "
+                                              "then instance indices (default: raw public seeds)")] = None,
+    eval_key_file: Annotated[Path | None, typer.Option("--eval-key-file", help="the evaluator's key for --split "
+                                                       "test (default: $DISCOVERYLAB_EVAL_KEY)")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="run directory (resumable)")] = None,
     workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 1,
     config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object (shared or keyed by protocol name), or a preset name: paper")] = None,
@@ -269,18 +294,20 @@ def run(
     if (protocol is None) == (spec is None):
         _fail("give either a PROTOCOL (name, lab or 'all') or --spec FILE|SUITE")
     label = protocol or str(spec)
+    key = _split_key(split, eval_key_file)
     try:
         if spec is not None:
             from discoverylab.labs.core.errors import LabError
             from discoverylab.labs.core.generator import read_suite
 
             try:
-                jobs = make_spec_jobs(read_suite(spec), parse_seeds(seeds), agents, agent_kwargs)
+                jobs = make_spec_jobs(read_suite(spec), parse_seeds(seeds), agents, agent_kwargs, split=split, key=key)
             except (LabError, OSError) as exc:
                 _fail(f"--spec {spec}: {exc}")
         else:
             assert protocol is not None
-            jobs = make_jobs(expand_protocols(protocol), parse_seeds(seeds), agents, options, agent_kwargs)
+            jobs = make_jobs(expand_protocols(protocol), parse_seeds(seeds), agents, options, agent_kwargs,
+                             split=split, key=key)
     except (ProtocolError, UnknownAgentError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
     except ValueError as exc:
@@ -343,7 +370,8 @@ def _print_run(results: list[LabRecord], out: Path | None, plots: bool) -> None:
         console.print(table)
     for record in results:
         if record.status != "ok":
-            err.print(f"[red]{record.protocol} seed {record.seed} {record.agent}:[/red] {escape(record.error or '')}")
+            where = f"seed {record.seed}" if record.split == "seed" else f"{record.split}#{record.index}"
+            err.print(f"[red]{record.protocol} {where} {record.agent}:[/red] {escape(record.error or '')}")
     if out is not None:
         console.print(f"Results: {out / 'results.jsonl'}  transcripts: {out / 'transcripts'}  "
                       f"scores: {out / 'scores'}" + (f"  plots: {out / 'plots'}" if plots else ""))

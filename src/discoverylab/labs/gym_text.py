@@ -1,8 +1,10 @@
 """Gymnasium adapter for every Tiny Labs text protocol, and the Gymnasium ids of the labs.
 
 Description: one episode = one protocol conversation. `reset(seed=k)` returns the lab's first
-message (the same episode as `discoverylab lab run PROTOCOL --seeds k`); each `step(text)` sends one
-agent message and returns the lab's reply.
+message (the same episode as `discoverylab lab run PROTOCOL --seeds k`); `reset(options={"instance":
+inst})` plays an `instances.Instance` (task = protocol name; a sealed one puts only its public part,
+split, index and commitment, in `info["instance"]`, no seed); each `step(text)` sends one agent
+message and returns the lab's reply.
 Actions: `spaces.Text` — any string (bad input gets the protocol's error reply, never an exception).
 Observation: `spaces.Text` — the lab's message; characters outside the space's charset are shown as
 "?" (the exact text is then in `info["text"]`), and messages longer than `max_length` are cut
@@ -83,11 +85,21 @@ class TinyLabTextEnv(gymnasium.Env[str, str]):
         return observation
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """Start an episode; `seed` is the episode seed (drawn from the env's generator if None)."""
+        """Start an episode; `seed` is the episode seed (drawn from the env's generator if None),
+        or `options["instance"]` an `Instance` of this protocol (then no seed)."""
+        from discoverylab.instances import Instance, from_seed
+
+        inst = (options or {}).get("instance")
+        if inst is not None and (seed is not None or not isinstance(inst, Instance) or inst.task != self.protocol.name):
+            raise ValueError(f"options['instance'] must be an Instance of {self.protocol.name} (and no seed with it)")
         super().reset(seed=seed)
-        episode_seed = int(seed) if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
-        text = self.protocol.reset(episode_seed)
-        info: dict[str, Any] = {"protocol": self.protocol.name, "seed": episode_seed, "turn": 0}
+        if inst is None:
+            episode_seed = int(seed) if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
+            inst = from_seed(self.protocol.name, "", episode_seed)
+        text = self.protocol.reset(inst.seed)
+        public = inst.public()
+        info: dict[str, Any] = {"protocol": self.protocol.name, **({"seed": public["seed"]} if "seed" in public else {}),
+                                "instance": public, "turn": 0}
         return self._observe(text, info), info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:

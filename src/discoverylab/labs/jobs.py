@@ -1,5 +1,10 @@
-"""Tiny Labs jobs: which (protocol, seed, agent) episodes a run holds, checked before it starts
-(unknown protocols, agents and bad configs fail here, not once per episode)."""
+"""Tiny Labs jobs: which (protocol, instance, agent) episodes a run holds, checked before it starts
+(unknown protocols, agents and bad configs fail here, not once per episode).
+
+An instance is a raw public seed (`--seeds` alone) or an index of a split (`--split`; the sealed
+`test` split derives its seeds from the evaluator's key with the protocol name as the task, see
+`discoverylab.instances`). Jobs, records, transcripts and file names carry the instance's public
+part (split, index, commitment); the seed only when it is public."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from discoverylab.instances import SEED_SPLIT, Instance, key_id, make_instance
 from discoverylab.labs.agents import UnknownAgentError, agent_kinds
 from discoverylab.labs.core.spec import LabSpec
 from discoverylab.labs.protocol import (
@@ -31,32 +37,51 @@ class LabJob:
     """One episode to run: protocol x seed x agent kind, with the protocol's config."""
 
     protocol: str
-    seed: int
+    seed: int = field(repr=False)  # what the worker builds; a sealed seed never leaves the evaluator's side
     agent: str
     config: dict[str, Any] = field(default_factory=dict)
     agent_options: dict[str, Any] = field(default_factory=dict)
     """Keyword options of the agent (e.g. the LLM agent's `history_turns`, `limits`)."""
     spec: dict[str, Any] | None = None
     """A lab spec (`LabSpec` as JSON data) to build the protocol from, instead of the registry name."""
+    split: str = SEED_SPLIT
+    index: int | None = None  # the instance index in `split` (None: a raw seed)
+    key_id: str | None = None  # fingerprint of the evaluator's key (sealed runs: a resume needs the same key)
 
     @property
     def lab(self) -> str:
         return self.protocol.split("/", 1)[0]
 
     @property
+    def instance(self) -> Instance:
+        return Instance(self.protocol, "", self.split, self.seed if self.index is None else self.index, self.seed)
+
+    @property
     def config_hash(self) -> str:
-        """Hash of what the episode ran: protocol config plus any agent options."""
-        extra = {"agent_options": self.agent_options} if self.agent_options else {}
+        """Hash of what the episode ran: protocol config plus any agent options (and the key's fingerprint)."""
+        extra: dict[str, Any] = {"agent_options": self.agent_options} if self.agent_options else {}
+        if self.key_id is not None:
+            extra["eval_key_id"] = self.key_id
         return config_hash(self.protocol, self.config | extra)
 
     @property
-    def key(self) -> tuple[str, int, str]:
-        return (self.protocol, self.seed, self.agent)
+    def key(self) -> tuple[str, str, str]:
+        return (self.protocol, self.instance.label, self.agent)
 
     @property
     def stem(self) -> str:
         """File-name stem shared by the transcript, the score file and the plots."""
-        return f"{self.protocol.replace('/', '-')}-s{self.seed}-{self.agent}"
+        return f"{self.protocol.replace('/', '-')}-{self.instance.label.replace('#', '')}-{self.agent}"
+
+
+def lab_jobs(protocol: str, indices: Sequence[int], agent: str, split: str | None, key: bytes | None,
+             **fields: Any) -> list[LabJob]:  # fmt: skip
+    """The jobs of one protocol and agent: raw seeds (`split` None) or indices of `split`."""
+    if split is None:
+        return [LabJob(protocol, int(s), agent, **fields) for s in indices]
+    kid = key_id(key) if key is not None else None
+    return [LabJob(protocol, make_instance(protocol, "", split, int(i), key).seed, agent, split=split, index=int(i),
+                   key_id=kid, **fields) for i in indices]  # fmt: skip
 
 
 def expand_protocols(target: str) -> list[str]:
@@ -117,7 +142,8 @@ def protocol_from_spec(spec: LabSpec) -> Protocol:
 
 
 def make_spec_jobs(specs: Sequence[LabSpec], seeds: Sequence[int], agents: Sequence[str],
-                   agent_options: dict[str, Any] | None = None) -> list[LabJob]:
+                   agent_options: dict[str, Any] | None = None, *, split: str | None = None,
+                   key: bytes | None = None) -> list[LabJob]:  # fmt: skip
     """Every spec x agent x seed; each spec is built once first so a bad spec fails before the run."""
     jobs = []
     for spec in specs:
@@ -128,8 +154,9 @@ def make_spec_jobs(specs: Sequence[LabSpec], seeds: Sequence[int], agents: Seque
             if kind not in known:
                 raise UnknownAgentError(f"no agent {kind!r} for lab {spec.lab!r}; valid agents: {', '.join(known)}")
         data = spec.model_dump(mode="json")
-        jobs += [LabJob(label, int(s), a, {"spec": spec.config_hash()}, _options_for(a, agent_options), data)
-                 for a in agents for s in seeds]
+        for a in agents:
+            jobs += lab_jobs(label, seeds, a, split, key, config={"spec": spec.config_hash()},
+                             agent_options=_options_for(a, agent_options), spec=data)  # fmt: skip
     return jobs
 
 
@@ -139,10 +166,12 @@ def _options_for(agent: str, agent_options: dict[str, Any] | None) -> dict[str, 
 
 
 def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[str],
-              config: dict[str, Any] | None = None, agent_options: dict[str, Any] | None = None) -> list[LabJob]:
+              config: dict[str, Any] | None = None, agent_options: dict[str, Any] | None = None, *,
+              split: str | None = None, key: bytes | None = None) -> list[LabJob]:  # fmt: skip
     """Every protocol x agent x seed, after checking that each agent exists for each lab.
 
     `config` holds protocol options, either shared or keyed by protocol name (see `config_for`).
+    With `split`, `seeds` are instance indices of that split (`key`: the evaluator's, for `test`).
     """
     for name in protocols:
         lab = name.split("/", 1)[0]
@@ -156,5 +185,5 @@ def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[s
             make_protocol(name, **options)  # fail before the run, not once per episode
         except (TypeError, ValueError) as exc:
             raise ValueError(f"bad config for {name}: {exc}") from exc
-    return [LabJob(p, int(s), a, configs[p], _options_for(a, agent_options))
-            for p in protocols for a in agents for s in seeds]
+    return [job for p in protocols for a in agents
+            for job in lab_jobs(p, seeds, a, split, key, config=configs[p], agent_options=_options_for(a, agent_options))]

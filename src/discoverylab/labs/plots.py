@@ -153,7 +153,7 @@ def plot_property_trajectories(paths: Sequence[Sequence[str]], attractors: Seque
 def _plot_unknown_dynamics(protocol: Protocol, out_dir: Path, stem: str) -> list[Path]:
     transcript = protocol.transcript
     truth = protocol.ground_truth()
-    title = f"{protocol.name}, seed {protocol.seed}"
+    title = f"{protocol.name}: {stem}"  # the stem names the instance (s<seed> or test3): never a sealed seed
     return [plot_property_trajectories(dynamics_trajectories(transcript), truth.get("attractors", []),
                                        out_dir / f"{stem}-trajectories.png",
                                        reported=reported_attractors(transcript), title=title)]

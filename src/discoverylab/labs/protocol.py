@@ -103,7 +103,7 @@ class Protocol(ABC):
         self.done = False
         self._transcript = []
         text = self._on_reset(self.seed)
-        self._transcript.append(TranscriptEntry(turn=0, role="lab", text=text, info={"seed": self.seed}))
+        self._transcript.append(TranscriptEntry(turn=0, role="lab", text=text))  # no seed: transcripts of sealed runs are published
         return text
 
     def step(self, message: str) -> Reply:

@@ -20,8 +20,11 @@ class LabRecord(BaseModel):
 
     lab: str
     protocol: str
-    seed: int
+    seed: int | None = None  # the public seed; None for a sealed (test) instance
     agent: str
+    split: str = "seed"  # "seed" (a raw seed; every record written before splits), paper, dev, train or test
+    index: int | None = None  # the instance index within the split
+    commitment: str | None = None  # binds a sealed record to its seed (see `discoverylab.instances`)
     status: Status = "ok"  # see bench/schema.py
     score: float = Field(0.0, ge=0.0, le=1.0)
     parts: dict[str, float] = Field(default_factory=dict)
@@ -36,6 +39,12 @@ class LabRecord(BaseModel):
     transcript: str | None = None
     score_file: str | None = None
     plots: list[str] = Field(default_factory=list)
+
+
+def lab_key(protocol: str, agent: str, split: str | None, index: int | None, seed: int | None) -> tuple[str, str, str]:
+    """A record's key (protocol, instance label, agent); old records (no split) are raw seeds."""
+    label = f"s{seed}" if split in (None, "seed") else f"{split}#{index}"
+    return (protocol, label, agent)
 
 
 def config_hash(protocol: str, config: dict[str, Any]) -> str:

@@ -3,12 +3,13 @@
 Layout of a run directory `out` (the same conventions as the DiscoveryWorld benchmark runner):
 
     out/results.jsonl                              one `LabRecord` per finished episode (append + fsync)
-    out/transcripts/<protocol>-s<seed>-<agent>.jsonl  start line, one line per message, end line
-    out/scores/<protocol>-s<seed>-<agent>.json     the grade (score, parts, labels, details), truth
+    out/transcripts/<protocol>-<instance>-<agent>.jsonl  start line, one line per message, end line
+    out/scores/<protocol>-<instance>-<agent>.json     the grade (score, parts, labels, details), truth
     out/plots/*.png                                per-episode figures and `scores.png`
 
-`<protocol>` is the registry name with "/" replaced by "-". A re-run with the same `out` skips
-(protocol, seed, agent) keys already recorded with status "ok"; failed episodes are redone. An
+`<protocol>` is the registry name with "/" replaced by "-"; `<instance>` is `s<seed>` for a raw
+seed, `<split><index>` for a split's instance (`test3`). A re-run with the same `out` skips
+(protocol, instance, agent) keys already recorded with status "ok"; failed episodes are redone. An
 episode that fails is recorded with `status: "error"` (after `retries` fresh attempts when the
 failure looks transient: connection errors, timeouts, an unreachable LLM endpoint).
 """
@@ -34,6 +35,7 @@ from discoverylab.bench.rundir import RunConfigMismatch as RunDirConfigMismatch
 from discoverylab.bench.rundir import RunLock, Scan, check_out, scan_results
 from discoverylab.bench.runs import BREAKER_DEFAULT, Outcome, execute
 from discoverylab.bench.schema import classify, usage_of, usage_snapshot
+from discoverylab.instances import Instance
 from discoverylab.labs.agents import LabAgent, make_agent
 from discoverylab.labs.core.spec import LabSpec
 from discoverylab.labs.jobs import LLM_AGENT_MODULE, LabJob, protocol_from_spec
@@ -42,11 +44,10 @@ from discoverylab.labs.protocol import (
     Score,
     make_protocol,
 )
-from discoverylab.labs.run_record import LabRecord
+from discoverylab.labs.run_record import LabRecord, lab_key
 
 logger = logging.getLogger(__name__)
 
-KEY_FIELDS: tuple[str, ...] = ("protocol", "seed", "agent")
 
 
 class RunConfigMismatch(RunDirConfigMismatch):
@@ -62,10 +63,11 @@ class _Trace:
     lab_seconds: list[float] = field(default_factory=list)
 
 
-def play(protocol: Protocol, agent: LabAgent, seed: int, trace: _Trace) -> Score:
-    """Play one episode to its end (bounded by the protocol's `max_turns`) and grade it."""
-    agent.reset(seed)
-    message = protocol.reset(seed)
+def play(protocol: Protocol, agent: LabAgent, inst: Instance, trace: _Trace) -> Score:
+    """Play one episode to its end (bounded by the protocol's `max_turns`) and grade it. The agent
+    gets its own seed (`agent_seed`), never a sealed episode's seed."""
+    agent.reset(inst.agent_seed)
+    message = protocol.reset(inst.seed)
     while not protocol.done:
         start = time.perf_counter()
         text = agent.act(message)
@@ -94,7 +96,7 @@ def is_transient(exc: BaseException) -> bool:
 def _transcript_lines(job: LabJob, protocol: Protocol | None, trace: _Trace, agent: Any,
                       end: dict[str, Any]) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = [{
-        "type": "start", "lab": job.lab, "protocol": job.protocol, "seed": job.seed, "agent": job.agent,
+        "type": "start", "lab": job.lab, "protocol": job.protocol, **job.instance.public(), "agent": job.agent,
         "config": job.config, "config_hash": job.config_hash,
     }]
     for entry in protocol.transcript if protocol is not None else []:
@@ -142,7 +144,7 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
     (`error`, `llm_error`, or `agent_error` when the agent could act on none of the model's replies)."""
     out_dir = Path(out) if out is not None else None
     started = time.perf_counter()
-    base: dict[str, Any] = {"lab": job.lab, "protocol": job.protocol, "seed": job.seed, "agent": job.agent,
+    base: dict[str, Any] = {"lab": job.lab, "protocol": job.protocol, **job.instance.public(), "agent": job.agent,
                             "config": job.config, "config_hash": job.config_hash}
     attempt = 0
     while True:
@@ -157,7 +159,7 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
                 importlib.import_module(LLM_AGENT_MODULE)
             agent = make_agent(protocol.name, job.agent, protocol, **job.agent_options)
             before = usage_snapshot(agent)
-            score = play(protocol, agent, job.seed, trace)
+            score = play(protocol, agent, job.instance, trace)
         except Exception as exc:  # noqa: BLE001 - one bad episode must not stop a run
             if is_transient(exc) and attempt <= retries:
                 logger.warning("%s: transient failure (%s), attempt %d of %d", job.stem, exc, attempt, retries + 1)
@@ -309,7 +311,7 @@ def run_lab(jobs: Sequence[LabJob], out: str | Path | None = None, workers: int 
 
 
 def _failed_record(job: LabJob, status: str, message: str) -> LabRecord:
-    return LabRecord(lab=job.lab, protocol=job.protocol, seed=job.seed, agent=job.agent, status=status,  # type: ignore[arg-type,call-arg]
+    return LabRecord(lab=job.lab, protocol=job.protocol, **job.instance.public(), agent=job.agent, status=status,  # type: ignore[arg-type]
                      config=job.config, config_hash=job.config_hash, error=message)
 
 
@@ -318,4 +320,4 @@ def _job_key(job: LabJob) -> tuple[Any, ...]:
 
 
 def _record_key(record: LabRecord) -> tuple[Any, ...]:
-    return (record.protocol, record.seed, record.agent)
+    return lab_key(record.protocol, record.agent, record.split, record.index, record.seed)

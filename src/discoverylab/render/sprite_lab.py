@@ -165,3 +165,26 @@ def tongs() -> Image.Image:
     d.line((11, 26, 26, 11), fill=iron, width=2)
     d.ellipse((13, 15, 17, 19), fill=shade(iron, 1.4))
     return item(img, 18)
+
+
+@painter("rocket")
+def rocket(part: str = "body") -> Image.Image:
+    """A rocket on its pad, two tiles tall: the `top` (nose cone and window) above the `body`
+    (hull, fins and nozzle). It was drawn with the generic machine, which looks like a computer
+    terminal (issue #26)."""
+    hull, trim = rgba("#e8ecf2"), NAMED_COLOURS["red"]
+    img, d = canvas()
+    if part == "top":
+        d.polygon([(15, 2), (22, 14), (23, 31), (8, 31), (9, 14)], fill=hull)
+        d.polygon([(15, 2), (20, 11), (11, 11)], fill=trim)
+        d.ellipse((12, 17, 19, 24), fill=rgba("#5ab4ff"), outline=METAL_DARK, width=1)
+        d.line((22, 14, 23, 31), fill=shade(hull, 0.8))
+        return outlined(img)
+    d.rectangle((8, 0, 23, 24), fill=hull)
+    d.line((22, 0, 22, 24), fill=shade(hull, 0.8))
+    d.rectangle((8, 6, 23, 8), fill=trim)
+    d.polygon([(8, 14), (2, 26), (8, 24)], fill=trim)
+    d.polygon([(23, 14), (29, 26), (23, 24)], fill=trim)
+    d.polygon([(11, 24), (20, 24), (22, 29), (9, 29)], fill=METAL_DARK)
+    d.rectangle((13, 29, 18, 30), fill=rgba("#ffb347"))
+    return with_shadow(outlined(img), (4, 28, 27, 31))

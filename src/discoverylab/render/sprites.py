@@ -99,7 +99,7 @@ agent:npc35:south agent:npc9:south agent:npc17:east creature:spheroid:east creat
 creature:vortisquid:east creature:animaplant:east creature:prismatic:east creature:dog:west
 creature:creature3:east statue:spheroid statue:vortisquid statue:prismatic substance:a substance:b
 substance:mix dispenser:c bottle_cleaner machine:grey reactor:off reactor:on generator:left:0
-generator:core:50 generator:right:0 flag_pole:4:6 floppy:blue hammer chisel tongs
+generator:core:50 generator:right:0 flag_pole:4:6 floppy:blue hammer chisel tongs rocket:top rocket:body
 """
 
 

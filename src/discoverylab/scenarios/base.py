@@ -14,12 +14,9 @@ last action ended the task can still return), and the episode record stores it a
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
-
-import numpy as np
 
 from discoverylab.scoring.scorecard import Scorecard
 from discoverylab.world.agent import ActionRecord, Agent
@@ -110,14 +107,11 @@ class Scenario:
         return seq[int(self.world.rng_build.integers(0, len(seq)))]
 
     def seed_option(self, options: Sequence[T], label: str = "") -> T:
-        """The seed's categorical answer, balanced in blocks: with n options, seeds nb .. nb+n-1
-        get every option once, in an order drawn per block (and task, difficulty, label), so
-        seeds k and k+n share nothing and any five consecutive seeds from 0 cover 5 options."""
-        n = len(options)
-        block, slot = divmod(self.world.seed, n)
-        key = zlib.crc32(f"{self.task_id}/{self.difficulty}/{label}".encode())
-        order = np.random.default_rng([block, key]).permutation(n)
-        return options[int(order[slot])]
+        """The instance's categorical answer, drawn uniformly from a stream of its own (keyed by
+        task, difficulty and `label`, independent of the layout draws). No blocks of seeds: the
+        answers of other instances, remembered or not, say nothing about this one."""
+        rng = self.world.child_rng(f"option/{self.task_id}/{self.difficulty}/{label}")
+        return options[int(rng.integers(0, len(options)))]
 
     def shuffled(self, seq: list[Any] | tuple[Any, ...]) -> list[Any]:
         order = self.world.rng_build.permutation(len(seq))

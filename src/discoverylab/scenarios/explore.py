@@ -242,6 +242,7 @@ class Explorer:
         viewpoint with the most unseen tiles per estimated step, until `done()`."""
         x0, y0, x1, y1 = area
         wanted = {(x, y) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
+        skipped: set[Tile] = set()  # viewpoints that could not be reached
         for _ in range(self.max_hops):
             if done():
                 break
@@ -255,7 +256,7 @@ class Explorer:
                         1 for x in range(cx - radius, cx + radius + 1)
                         for y in range(cy - radius, cy + radius + 1) if (x, y) in unseen
                     )  # fmt: skip
-                    if gain == 0:
+                    if gain == 0 or (cx, cy) in skipped:
                         continue
                     cost = 1 + math.ceil(manhattan((cx, cy), self.here) / 4)
                     score = gain / cost
@@ -265,8 +266,10 @@ class Explorer:
                 break
             before = (self.here, len(self.map.observed))
             yield from self.travel(best[1], tolerance=1)
-            if (self.here, len(self.map.observed)) == before:
-                raise OracleFailure(f"sweep stuck at {self.here} heading for {best[1]}")
+            if (self.here, len(self.map.observed)) == before:  # next to it is not enough: go onto it
+                yield from self.travel(best[1], tolerance=0)
+            if (self.here, len(self.map.observed)) == before:  # unreachable: try the next best
+                skipped.add(best[1])
         return self.obs
 
     def reachable(self, uuid: int) -> bool:

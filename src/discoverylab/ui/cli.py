@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import typing
 import webbrowser
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import quote
 
 import typer
@@ -29,7 +32,12 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="interface to listen on (localhost by default)")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8765,
     logs: Annotated[Path, typer.Option("--logs", help="folder for human game logs; replay and leaderboard read it")] = Path("runs/ui"),
-    max_games: Annotated[int, typer.Option("--max-games", min=1, help="games alive at once")] = 32,
+    max_games: Annotated[int, typer.Option("--max-games", min=1, help="games loaded at once (the idlest is "
+                                           "unloaded, resumable, to make room)")] = 32,
+    max_games_per_client: Annotated[int | None, typer.Option("--max-games-per-client", min=1,
+                                    help="games one client address keeps loaded (default max-games/4)")] = None,
+    allowed_host: Annotated[list[str] | None, typer.Option("--allowed-host", help="a Host name to answer besides "
+                            "localhost/127.0.0.1/::1 (repeatable; the name people type in the browser)")] = None,
     max_log_mb: Annotated[float, typer.Option("--max-log-mb", min=0.01, help="log size limit per game")] = 20.0,
     open_browser: Annotated[bool, typer.Option("--open", help="open the page in a browser")] = False,
     study: Annotated[bool, typer.Option("--study", help="study mode: the server assigns every game a fresh "
@@ -58,10 +66,17 @@ def serve(
                       soft_wrap=True)  # fmt: skip
             raise typer.Exit(2)
 
+    hosts = list(allowed_host or [])
     if not _is_local(host):
         err.print(f"[yellow]Warning:[/yellow] listening on {host}: anyone who can reach this machine can play "
                   "games and read every log in the logs folder. There is no authentication.")  # fmt: skip
-    app = create_app(logs, max_games=max_games, max_log_bytes=int(max_log_mb * 1_000_000), study_key=key)
+        if host not in ("0.0.0.0", "::"):
+            hosts.append(host)
+        if not allowed_host:
+            err.print("Only requests addressed to localhost or the listening address are answered; "
+                      "add --allowed-host NAME for the name people use.")  # fmt: skip
+    app = create_app(logs, max_games=max_games, max_log_bytes=int(max_log_mb * 1_000_000), study_key=key,
+                     allowed_hosts=hosts, max_games_per_client=max_games_per_client)  # fmt: skip
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     mode = ", study mode: sealed test instances" if key is not None else ""
     console.print(f"discoverylab UI: [bold]{url}[/bold]  (logs: {logs}{mode})  Ctrl+C stops it.")
@@ -89,7 +104,7 @@ def replay(
 
         from discoverylab.ui.server import create_app
 
-        app = create_app(log.parent)
+        app = create_app(log.parent, only_log=log.name)  # that log only: no siblings, no games
         url = f"http://127.0.0.1:{port}/replay?log={quote(log.name)}"
         console.print(f"Replay of {log.name}: [bold]{url}[/bold]  Ctrl+C stops it.")
         uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
@@ -108,3 +123,77 @@ def replay(
         if out is not None:
             frames = writer(rp, out, fps=fps, grid=grid)
             console.print(f"wrote {out} ({frames} frames)", soft_wrap=True)
+
+
+def or_ui_logs(command: Callable[..., None], ui_command: Callable[..., None]) -> Callable[..., None]:
+    """`command` (report / judge on a `bench --out` folder), or `ui_command` when its RUN_DIR is
+    a folder of UI game logs; the same options and help either way."""
+
+    @functools.wraps(command)
+    def either(**kwargs: Any) -> None:
+        from discoverylab.ui.study_report import is_ui_logs
+
+        if is_ui_logs(Path(kwargs["run_dir"])):
+            ui_command(**kwargs)
+        else:
+            command(**kwargs)
+
+    either.__annotations__ = typing.get_type_hints(command, include_extras=True)  # resolved in its own module
+    return either
+
+
+def report_ui_logs(run_dir: Path, markdown: bool = False, **_: Any) -> None:
+    """The study's results from a UI logs folder, in the paper's Table 6 layout, with times."""
+    from rich.table import Table
+
+    from discoverylab.ui.study_report import _fmt, human_games, table6
+    from discoverylab.ui.study_report import markdown as as_markdown
+
+    if markdown:
+        typer.echo(as_markdown(run_dir), nl=False)
+        return
+    board = table6(run_dir)
+    table = Table(title=f"Humans and agents per task (Table 6 layout): {run_dir}")
+    table.add_column("task", no_wrap=True)
+    table.add_column("difficulty")
+    for agent in board["agents"]:
+        for metric in ("procedure", "completion", "knowledge", "answers", "minutes", "n"):
+            table.add_column(f"{agent}\n{metric}", justify="right")
+    for row in board["rows"]:
+        cells = []
+        for agent in board["agents"]:
+            c = row["cells"].get(agent)
+            cells += [_fmt(c[k], 1 if k == "minutes" else 2) if c else "" for k in ("procedure", "completion", "knowledge", "answers", "minutes")]
+            cells.append(str(c["n"]) if c else "")
+        table.add_row(row["task"], row["difficulty"], *cells)
+    console.print(table)
+    games = Table(title="Human games")
+    for col in ("participant", "task", "difficulty", "instance", "steps", "minutes", "status", "completion", "procedure", "knowledge"):
+        games.add_column(col)
+    for g in human_games(run_dir):
+        games.add_row(g["participant"] or "–", g["task"], g["difficulty"], g["instance"], _fmt(g["steps"]), _fmt(g["minutes"], 1),
+                      g["status"] + (" (replay)" if g["agent"] != "human" else ""), _fmt(g["completion"]),
+                      _fmt(g["procedure"]), _fmt(g["knowledge"]))  # fmt: skip
+    console.print(games)
+
+
+def judge_ui_logs(run_dir: Path, model: str | None = None, base_url: str | None = None, as_json: bool = False,
+                  **options: Any) -> None:  # fmt: skip
+    """Grade every handed-in human report of a UI logs folder (writes <logs>/knowledge.jsonl)."""
+    import json
+
+    from discoverylab.agents.llm_common import LLMSettings
+    from discoverylab.bench.judging import judge_episode, make_judge
+    from discoverylab.ui.study_report import GRADES_FILE, judge_folder
+
+    extra = {"json_mode": options["json_mode"]} if options.get("json_mode") else {}
+    judge = make_judge(LLMSettings(model=model, base_url=base_url, **extra))
+    rows = judge_folder(run_dir, lambda card, report: judge_episode(card, report, judge))
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    for row in rows:
+        score = row["knowledge_score"]
+        console.print(f"{row['log']}: {row['participant'] or '–'} {row['task']} {row['difficulty']} "
+                      f"knowledge {'n/a' if score is None else f'{score:.2f}'}", soft_wrap=True)  # fmt: skip
+    console.print(f"{len(rows)} human report(s) graded; verdicts: {run_dir / GRADES_FILE}")

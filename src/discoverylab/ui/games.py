@@ -19,13 +19,14 @@ Game ids are random and unguessable: a game is driven only by whoever created it
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
-import secrets
+import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,11 @@ from pydantic import BaseModel, Field, model_validator
 
 from discoverylab.bench.records import dumps
 from discoverylab.env import VIEW_TILES, DiscoveryWorldEnv
-from discoverylab.instances import SEALED_SPLIT, Instance, InstanceError, from_seed, make_instance
+from discoverylab.instances import SEALED_SPLIT, Instance
 from discoverylab.render.renderer import view_png
 from discoverylab.scoring.knowledge import Judge, grade_knowledge
+from discoverylab.ui.answers import grade as sheet_grade
+from discoverylab.ui.commands import candidates
 from discoverylab.world.action_specs import ACTION_SPECS
 
 HUMAN_AGENT = "human"
@@ -43,6 +46,7 @@ MAX_SEED = 2**31 - 1
 MAX_REPORT_CHARS = 20_000
 
 
+GROUND = re.compile(r"^(grass|path|floor|wall|sand|dirt|soil|water|road|fence|sand path)$")
 PROGRESS_KEYS = ("taskName", "taskDescription", "completed", "completedSuccessfully")
 
 
@@ -108,6 +112,16 @@ class StepRequest(BaseModel):
         return action
 
 
+def utc_now() -> str:
+    """Wall-clock time for human logs (the study's time column); agents' logs carry none."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def resume_token(game_id: str) -> str:
+    """What the log keeps of the game id: enough to find the log again, not to drive the game."""
+    return hashlib.sha256(game_id.encode()).hexdigest()[:32]
+
+
 @dataclass
 class Game:
     """One human's game: the env, its log file and what has been handed in."""
@@ -118,28 +132,93 @@ class Game:
     log_path: Path
     max_log_bytes: int
     info: dict[str, Any]
+    client: str = "?"
+    participant: str | None = None
+    started: float = field(default_factory=time.time)  # wall clock, seconds (session time)
     steps: int = 0
     terminated: bool = False
     truncated: bool = False
+    action_success: bool = True  # the last action's result (not the task's)
     knowledge: dict[str, Any] | None = None
-    scorecard_views: int = 0  # peeks at the scorecard before the report, stored with the report
-    replay_of: str | None = None  # the log of an earlier human game on this instance
+    views_at: set[int] = field(default_factory=set)  # steps at which the player looked at the scorecard
+    replay_of: str | None = None  # the log of an earlier game on this instance
+    seen: dict[int, str] = field(default_factory=dict)  # every object the observations named (not ground)
+    feed: dict[int, dict[str, Any]] = field(default_factory=dict)  # every DiscoveryFeed post shown so far
+    history: list[dict[str, Any]] = field(default_factory=list)  # step, action, message: the readings
+    sheet: dict[str, Any] | None = None  # the graded answer sheet, once the game has ended
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def __post_init__(self) -> None:
+        self.note(None)
+
+    def note(self, action: Mapping[str, Any] | None) -> None:
+        """Remember what the latest observation showed: objects (to name them later, out of
+        range too), feed posts (the feed box shows only recent ones) and the message."""
+        obs = self.info["observation"]
+        for uuid, name, _ in candidates(obs):
+            if not GROUND.match(name):
+                self.seen[uuid] = name
+        feed = obs.get("discoveryFeed") or {}
+        for post in [*(feed.get("posts") or []), *(feed.get("scientific_articles") or [])]:
+            if isinstance(post, dict) and isinstance(post.get("postID"), int):
+                self.feed.setdefault(post["postID"], post)
+        message = str(obs.get("lastActionMessage", ""))
+        extended = str(obs.get("extended_action_message") or "")
+        if extended and extended != message:
+            message += "\n" + extended
+        self.history.append({"step": self.steps, "action": action, "label": self.label(action), "message": message,
+                             "success": self.action_success})  # fmt: skip
+
+    def label(self, action: Mapping[str, Any] | None) -> str:
+        """An action as a person reads it: 'USE spectrometer [3525] on sample [17068]'."""
+        if action is None:
+            return "(start)"
+        if "chosen_dialog_option_int" in action:
+            return f"choose dialog option {action['chosen_dialog_option_int']}"
+        parts = [str(action.get("action"))]
+        for key in ("arg1", "arg2"):
+            value = action.get(key)
+            if value is None:
+                continue
+            name = self.seen.get(value) if isinstance(value, int) and not isinstance(value, bool) else None
+            parts.append(f"{name} [{value}]" if name else str(value))
+        return " ".join(parts)
+
     @property
     def finished(self) -> bool:
-        """The game has ended (report handed in, or abandoned): no more actions."""
+        """The game has ended (report handed in, or closed): no more actions or reports."""
         return self.knowledge is not None
+
+    @property
+    def over(self) -> bool:
+        """The episode has ended (task done or failed, or the step limit): only the report is left."""
+        return self.terminated or self.truncated or self.finished
+
+    @property
+    def scorecard_views(self) -> int:
+        """At how many steps the player looked at the (progress-only) scorecard: refreshes at
+        the same step count once."""
+        return len(self.views_at)
 
     @property
     def seed(self) -> int | None:
         """The seed of a public instance; None for a sealed one (never shown or logged)."""
         return None if self.instance.sealed else self.instance.seed
 
+    def outcome(self) -> str | None:
+        """'success' or 'failure' once the episode has ended (the task's result, never the last
+        action's), else None."""
+        if not self.over:
+            return None
+        return "success" if self.env.scorecard()["completedSuccessfully"] else "failure"
+
+    def elapsed(self) -> float:
+        return round(max(0.0, time.time() - self.started), 3)
+
     def _append(self, line: Mapping[str, Any]) -> None:
         with self.log_path.open("a", encoding="utf-8") as fh:
-            fh.write(dumps(line) + "\n")
+            fh.write(dumps({**line, "time": utc_now(), "elapsed_s": self.elapsed()}) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
 
@@ -152,16 +231,27 @@ class Game:
             raise TooLarge(f"This game's log reached the server's limit of {self.max_log_bytes} bytes; start a new game.")
         action = request.to_action()
         _, reward, terminated, truncated, info = self.env.step(action)
-        self.steps += 1
-        self.terminated, self.truncated, self.info = bool(terminated), bool(truncated), info
+        self.apply(info, terminated, truncated, action)
         self._append({"type": "step", "step": self.steps, "action": action, "reward": reward,
                       "observation": info["observation"], "terminated": terminated, "truncated": truncated})  # fmt: skip
+        if self.over:  # the outcome is on record even if no report ever comes
+            self._end("ok", {"report": None, "graded": False, "score": None, "verdicts": [], "pending": True,
+                             "scorecard_views": self.scorecard_views}, final=False)  # fmt: skip
 
-    def finish(self, report: str, judge: Judge | None) -> dict[str, Any]:
-        """Hand in the knowledge report: it ends the game (failed unless the task was completed);
-        graded by `judge` if there is one, else stored ungraded."""
+    def apply(self, info: dict[str, Any], terminated: bool, truncated: bool, action: Mapping[str, Any]) -> None:
+        """Take one step's result (played now, or re-played from the log on resume)."""
+        self.steps += 1
+        self.terminated, self.truncated, self.info = bool(terminated), bool(truncated), info
+        self.action_success = bool(info.get("success", True))
+        self.note(action)
+
+    def finish(self, report: str, judge: Judge | None, answers: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Hand in the knowledge report (and the answer sheet, if the task has one): it ends the
+        game (failed unless the task was completed); the report is graded by `judge` if there is
+        one, else stored ungraded; the sheet is graded exactly."""
         if self.finished:
             raise Conflict("The knowledge report of this game was already handed in.")
+        self.sheet = sheet_grade(self.env, answers or {})
         card = self.env.scorecard(reveal=True)
         knowledge: dict[str, Any] = {"report": report, "graded": False, "score": None, "verdicts": [],
                                      "scorecard_views": self.scorecard_views}  # fmt: skip
@@ -171,33 +261,46 @@ class Game:
                 knowledge.update(graded=grade.judged, score=grade.score, verdicts=grade.verdicts)
             except Exception as exc:  # a flaky judge must not lose the player's report
                 knowledge["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-        self._end(card, "ok", knowledge)
+        self._end("ok", knowledge)
         return knowledge
 
-    def abandon(self) -> None:
-        """End a game left without a report (closed by the player, or idle too long): recorded
-        as failed, with no knowledge (0)."""
+    def abandon(self) -> bool:
+        """End a game closed without a report: failed (unless the episode already ended) with
+        knowledge 0. A game closed before its first action was never played: its log is
+        removed (it showed nothing but the start). Returns whether the log was kept."""
         if self.finished:
-            return
-        knowledge = {"report": "", "graded": False, "score": 0.0, "verdicts": [], "abandoned": True,
-                     "scorecard_views": self.scorecard_views}  # fmt: skip
-        self._end(self.env.scorecard(reveal=True), "abandoned", knowledge)
+            return True
+        if self.steps == 0:
+            self.log_path.unlink(missing_ok=True)
+            return False
+        status = "ok" if self.over else "abandoned"
+        self.sheet = sheet_grade(self.env, {})  # no sheet handed in: 0, as for agents
+        self._end(status, {"report": "", "graded": False, "score": 0.0, "verdicts": [], "no_report": True,
+                           "abandoned": status == "abandoned", "scorecard_views": self.scorecard_views})  # fmt: skip
+        return True
 
-    def _end(self, card: dict[str, Any], status: str, knowledge: dict[str, Any]) -> None:
+    def _end(self, status: str, knowledge: dict[str, Any], final: bool = True) -> None:
+        card = self.env.scorecard(reveal=True)
         record = {"task": self.env.scenario_cls.task_id, "difficulty": self.env.difficulty, "seed": self.seed,
-                  "instance": self.instance.public(), "agent": HUMAN_AGENT, "status": status, "steps": self.steps,
-                  "completed": card["completed"], "success": card["completedSuccessfully"] and status == "ok",
+                  "instance": self.instance.public(), "agent": HUMAN_AGENT, "participant": self.participant,
+                  "status": status, "steps": self.steps, "completed": card["completed"],
+                  "success": bool(card["completedSuccessfully"]) and status == "ok",
                   "procedure_score": card["scoreNormalized"], "replay_of": self.replay_of,
-                  "scorecard": card, "error": None}  # fmt: skip
+                  "session_seconds": self.elapsed(), "scorecard": card, "error": None,
+                  **(self.sheet or {})}  # fmt: skip
         self._append({"type": "end", "scorecard": card, "record": record, "knowledge": knowledge})
-        self.knowledge = knowledge
+        if final:
+            self.knowledge = knowledge
 
     def scorecard(self) -> dict[str, Any]:
-        """The full scorecard once the game has ended; before that task progress only (counted)."""
+        """The full scorecard once the game has ended; before that task progress only (one view
+        per step is recorded, in the log too, so a resumed game keeps its count)."""
         card: dict[str, Any] = self.env.scorecard(reveal=True)
         if self.finished:
             return card
-        self.scorecard_views += 1
+        if self.steps not in self.views_at:
+            self.views_at.add(self.steps)
+            self._append({"type": "scorecard_view", "step": self.steps})
         return public_scorecard(card)
 
     def view_png(self, grid: bool) -> bytes:
@@ -208,21 +311,30 @@ class Game:
     def state(self) -> dict[str, Any]:
         """What the page shows: the observation, the game's status and where known objects are."""
         obs = self.info["observation"]
+        outcome = self.outcome()
         return {
             "id": self.id,
             "task": self.env.scenario_cls.task_id,
             "difficulty": self.env.difficulty,
             "seed": self.seed,
             "instance": self.instance.public(),
+            "participant": self.participant,
             "replay_of": self.replay_of,
             "step": self.steps,
             "max_steps": self.env._limit,
             "terminated": self.terminated,
             "truncated": self.truncated,
             "finished": self.finished,
-            "success": self.info.get("success", True),
+            "outcome": outcome,
+            "success": None if outcome is None else outcome == "success",
+            "action_success": self.action_success,
             "knowledge": self.knowledge,
+            "answers": self.sheet if self.finished else None,
+            "elapsed_s": self.elapsed(),
             "log": self.log_path.name,
+            "entry": self.history[-1],
+            "seen": {str(k): v for k, v in sorted(self.seen.items())},
+            "feed": [self.feed[k] for k in sorted(self.feed)],
             "observation": obs,
             "positions": self._positions(obs),
         }
@@ -245,131 +357,6 @@ class Game:
         return out
 
 
-class GameManager:
-    """All live games of a server, with the limits that keep one server healthy.
-
-    `study_key`: study mode; every game gets the next unplayed instance of the sealed test
-    split for its task and difficulty (the key derives its seed; players choose none)."""
-
-    def __init__(
-        self,
-        logs: Path,
-        max_games: int = 32,
-        max_log_bytes: int = 20_000_000,
-        idle_seconds: float = 3600.0,
-        judge_factory: Callable[[], Judge | None] | None = None,
-        study_key: bytes | None = None,
-    ) -> None:
-        self.logs = logs
-        self.max_games = max_games
-        self.max_log_bytes = max_log_bytes
-        self.idle_seconds = idle_seconds
-        self.judge_factory = judge_factory or (lambda: None)
-        self.study_key = study_key
-        self._games: dict[str, Game] = {}
-        self._lock = threading.Lock()
-        self._played: dict[tuple[str, str, str, int], str] | None = None  # instance -> first human log
-
-    @property
-    def study(self) -> bool:
-        return self.study_key is not None
-
-    def __len__(self) -> int:
-        return len(self._games)
-
-    def live_logs(self) -> frozenset[str]:
-        """Log names of the games in progress (the leaderboard waits for their end)."""
-        with self._lock:
-            return frozenset(g.log_path.name for g in self._games.values() if not g.finished)
-
-    def create(self, task: str, difficulty: str, seed: int | None = None) -> Game:
-        """A new game on public seed `seed`, or (study mode, where `seed` must be None) on the
-        next unplayed sealed instance."""
-        if self.study and seed is not None:
-            raise UIError("This server runs a study: it assigns each game's instance, so seeds cannot be chosen.")
-        if not self.study and (seed is None or not 0 <= seed <= MAX_SEED):
-            raise UIError(f"seed must be an integer in 0..{MAX_SEED}, not {seed}.")
-        try:
-            env = DiscoveryWorldEnv(task, difficulty)
-        except ValueError as exc:
-            raise UIError(str(exc)) from None
-        task, difficulty = env.scenario_cls.task_id, env.difficulty
-        with self._lock:  # a reset takes ~10-40 ms: holding the lock keeps the limit exact
-            self._evict_idle()
-            if len(self._games) >= self.max_games:
-                raise TooMany(f"This server already runs {self.max_games} games (its limit); try again later.")
-            played = self._played_instances()
-            if self.study:
-                index = 1 + max((k[3] for k in played if k[:3] == (task, difficulty, SEALED_SPLIT)), default=-1)
-                try:
-                    instance = make_instance(task, difficulty, SEALED_SPLIT, index, self.study_key)
-                except InstanceError as exc:
-                    raise UIError(str(exc)) from None
-            else:
-                assert seed is not None
-                instance = from_seed(task, difficulty, seed)
-            where = (task, difficulty, SEALED_SPLIT, instance.index) if instance.sealed else (task, difficulty, "seed", instance.seed)
-            replay_of = played.get(where)
-            game_id = secrets.token_urlsafe(12)
-            _, info = env.reset(seed=instance.seed)
-            label = instance.label.replace("#", "")
-            name = f"{task}-{difficulty}-{label}-{HUMAN_AGENT}-{secrets.token_hex(4)}.jsonl"
-            self.logs.mkdir(parents=True, exist_ok=True)
-            game = Game(game_id, env, instance, self.logs / name, self.max_log_bytes, info, replay_of=replay_of)
-            start = {"type": "start", "task": task, "difficulty": difficulty, "seed": game.seed,
-                     "instance": instance.public(), "agent": HUMAN_AGENT, "replay_of": replay_of,
-                     "observation": info["observation"]}  # fmt: skip
-            if game.seed is None:
-                del start["seed"]
-            game._append(start)
-            played.setdefault(where, name)
-            self._games[game_id] = game
-        return game
-
-    def _played_instances(self) -> dict[tuple[str, str, str, int], str]:
-        """(task, difficulty, "seed", seed) or (task, difficulty, "test", index) -> the first log
-        on that world in the logs folder, any agent's (the replay page shows a finished log's
-        gold), read once from the start lines in name order, then kept up to date by `create`."""
-        if self._played is None:
-            self._played = {}
-            root = self.logs.resolve()
-            for path in sorted(self.logs.rglob("*.jsonl")):
-                if path.name == "results.jsonl" or not path.resolve().is_relative_to(root):
-                    continue
-                start = _start_line(path)
-                key = _world_key(start) if start is not None and start.get("type") == "start" else None
-                if key is not None:
-                    self._played.setdefault(key, path.relative_to(self.logs).as_posix())
-        return self._played
-
-    def get(self, game_id: str) -> Game:
-        game = self._games.get(game_id)
-        if game is None:
-            raise NotFound(f"No game with id {game_id[:40]!r} (unknown or expired); start a new game.")
-        game.last_used = time.monotonic()
-        return game
-
-    def close(self, game_id: str) -> None:
-        """Free the game's slot; a game without its report is recorded as abandoned (failed)."""
-        with self._lock:
-            game = self._games.pop(game_id, None)
-        if game is None:
-            raise NotFound(f"No game with id {game_id[:40]!r}.")
-        with game.lock:
-            game.abandon()
-
-    def judge(self) -> Judge | None:
-        return self.judge_factory()
-
-    def _evict_idle(self) -> None:
-        now = time.monotonic()
-        for gid, game in list(self._games.items()):
-            if now - game.last_used > self.idle_seconds:
-                del self._games[gid]
-                with game.lock:
-                    game.abandon()
-
-
 def _world_key(start: Mapping[str, Any]) -> tuple[str, str, str, int] | None:
     """Which world a log's start line names: a public seed, or a sealed test index."""
     task, difficulty, seed, inst = start.get("task"), start.get("difficulty"), start.get("seed"), start.get("instance")
@@ -380,14 +367,3 @@ def _world_key(start: Mapping[str, Any]) -> tuple[str, str, str, int] | None:
     if isinstance(inst, dict) and inst.get("split") == SEALED_SPLIT and isinstance(inst.get("index"), int):
         return (task, difficulty, SEALED_SPLIT, int(inst["index"]))
     return None
-
-
-def _start_line(path: Path) -> dict[str, Any] | None:
-    """A log's first line as a dict, or None when it is not readable JSON."""
-    try:
-        with path.open("rb") as fh:
-            line = fh.readline(4_000_000)
-        entry = json.loads(line)
-    except (OSError, ValueError):
-        return None
-    return entry if isinstance(entry, dict) else None

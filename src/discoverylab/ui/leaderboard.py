@@ -1,7 +1,8 @@
 """Human vs agent scores over a folder of run logs, in the paper's Table 6 layout.
 
 Per task and difficulty, per agent (human, oracle, random, LLM agents...): mean procedure score,
-completion (completed successfully) and knowledge, over the finished episodes (logs with an
+completion (completed successfully), knowledge and (human games) minutes of play, over the
+finished episodes (logs with an
 `end` line). Knowledge is averaged over graded episodes only; "not graded" when there are none.
 
 Every started human game counts: one closed or left without a report is failed with knowledge 0
@@ -13,69 +14,58 @@ to read its gold cannot replay it into a clean score.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from discoverylab.ui.logfiles import finite, first_line, last_entry, log_files
 
 MAX_LOG_BYTES = 50_000_000
 HUMAN = "human"
 REPLAY = "human (replay)"
 
 
-def _end_line(path: Path) -> dict[str, Any] | None:
-    """The log's `end` entry, read from the file's tail (logs end with it)."""
-    size = path.stat().st_size
-    if size > MAX_LOG_BYTES:
-        return None
-    with path.open("rb") as fh:
-        fh.seek(max(0, size - 262_144))
-        tail = fh.read().decode("utf-8", errors="replace")
-    for line in reversed(tail.splitlines()):
-        if '"type":"end"' in line.replace(" ", ""):
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                return None
-            return entry if isinstance(entry, dict) else None
-    return None
-
-
-def _start_line(path: Path) -> dict[str, Any] | None:
-    try:
-        with path.open("rb") as fh:
-            entry = json.loads(fh.readline(4_000_000))
-    except (OSError, ValueError):
-        return None
-    return entry if isinstance(entry, dict) else None
-
-
 def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[str, Any]]:
-    """One row per finished episode under `logs` (agent, task, difficulty, scores); human logs
-    without an end that are not `live` (names relative to `logs`) count as abandoned."""
-    root = logs.resolve()
-    for path in sorted(logs.rglob("*.jsonl")):
-        if path.name == "results.jsonl" or not path.resolve().is_relative_to(root):
-            continue
-        end = _end_line(path)
+    """One row per finished episode under `logs` (agent, task, difficulty, scores, minutes);
+    human logs without an end that are not `live` (names relative to `logs`) count as
+    abandoned. Odd files (folders, FIFOs, dangling links) and rows whose scores are not finite
+    numbers are skipped, never an error."""
+    for path in log_files(logs):
+        name = path.relative_to(logs).as_posix()
+        end = last_entry(path, "end", MAX_LOG_BYTES)
         record = (end or {}).get("record")
         if not isinstance(record, dict):
-            start = _start_line(path) if end is None else None
-            if start is None or start.get("agent") != HUMAN or path.relative_to(logs).as_posix() in live:
+            start = first_line(path) if end is None else None
+            if start is None or start.get("agent") != HUMAN or name in live:
                 continue
             record = {**start, "procedure_score": 0.0, "success": False}
             end = {"knowledge": {"score": 0.0, "abandoned": True}}
         knowledge = end.get("knowledge") if end else None
-        graded = isinstance(knowledge, dict) and (knowledge.get("graded") or knowledge.get("abandoned"))
+        score: float | None = None
+        if isinstance(knowledge, dict):
+            if knowledge.get("pending") and name not in live:  # the episode ended, no report came
+                score = 0.0
+            elif knowledge.get("graded") or knowledge.get("abandoned") or knowledge.get("no_report"):
+                score = finite(knowledge.get("score"))
+        if knowledge is None and record.get("agent") != HUMAN:  # an agent's run: graded in its record
+            score = finite(record.get("knowledge_score"))
+        procedure = finite(record.get("procedure_score"))
+        if procedure is None:
+            continue
         agent = str(record.get("agent", "?"))
+        seconds = finite(record.get("session_seconds"))
         yield {
             "agent": REPLAY if agent == HUMAN and record.get("replay_of") else agent,
+            "participant": record.get("participant") if isinstance(record.get("participant"), str) else None,
             "task": str(record.get("task", "?")),
             "difficulty": str(record.get("difficulty", "?")),
-            "procedure": float(record.get("procedure_score", 0.0)),
-            "completion": 1.0 if record.get("success") else 0.0,
-            "knowledge": float(knowledge["score"]) if graded and knowledge else None,
+            "procedure": procedure,
+            "completion": 1.0 if record.get("success") is True else 0.0,
+            "knowledge": score,
+            "minutes": None if seconds is None else seconds / 60.0,
+            "answers": finite(record.get("answers_score")),
+            "log": name,
         }
 
 
@@ -90,12 +80,16 @@ def leaderboard(logs: Path, live: frozenset[str] = frozenset()) -> dict[str, Any
         cells = {}
         for agent, eps in by_agent.items():
             graded = [e["knowledge"] for e in eps if e["knowledge"] is not None]
+            times = [e["minutes"] for e in eps if e["minutes"] is not None]
+            sheets = [e["answers"] for e in eps if e["answers"] is not None]
             cells[agent] = {
                 "n": len(eps),
                 "procedure": sum(e["procedure"] for e in eps) / len(eps),
                 "completion": sum(e["completion"] for e in eps) / len(eps),
                 "knowledge": sum(graded) / len(graded) if graded else None,
                 "graded": len(graded),
+                "minutes": sum(times) / len(times) if times else None,
+                "answers": sum(sheets) / len(sheets) if sheets else None,
             }
         rows.append({"task": task, "difficulty": difficulty, "cells": cells})
     return {"agents": agents, "rows": rows}

@@ -20,6 +20,7 @@ import numpy as np
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.render.renderer import view_array, view_png
+from discoverylab.ui.commands import candidates
 
 
 class LogError(ValueError):
@@ -55,14 +56,17 @@ def parse_log(text: str, name: str = "log") -> RunLog:
     if not entries or entries[0].get("type") != "start":
         raise LogError(f"{name}: a run log starts with a 'start' line (task, difficulty, seed, agent).")
     start = entries[0]
-    if "seed" not in start and isinstance(start.get("instance"), dict) and start["instance"].get("split") == "test":
-        raise LogError(f"{name}: a game on a sealed test instance; its seed stays with the evaluator, so it is not replayed here.")
+    sealed = start.get("split") == "test" or (isinstance(start.get("instance"), dict)
+                                             and start["instance"].get("split") == "test")
+    if start.get("seed") is None and sealed:
+        raise LogError(f"{name}: a sealed test episode (no seed in its log); the key holder replays it with "
+                       "`discoverylab bench --split test --eval-key-file KEY`.")
     try:
         task, difficulty, seed = str(start["task"]), str(start["difficulty"]), int(start["seed"])
     except (KeyError, TypeError, ValueError):
         raise LogError(f"{name}: the start line needs task, difficulty and an integer seed.") from None
     steps = [e for e in entries[1:] if e.get("type") == "step" and "action" in e]
-    end = next((e for e in entries[1:] if e.get("type") == "end"), None)
+    end = next((e for e in reversed(entries[1:]) if e.get("type") == "end"), None)  # a report follows a pending end
     return RunLog(task, difficulty, seed, str(start.get("agent", "?")), steps, end)
 
 
@@ -70,6 +74,21 @@ def load_log(path: Path, max_bytes: int = 50_000_000) -> RunLog:
     if path.stat().st_size > max_bytes:
         raise LogError(f"{path.name} is larger than the limit of {max_bytes} bytes.")
     return parse_log(path.read_text(encoding="utf-8", errors="replace"), path.name)
+
+
+def _label(action: Any, seen: dict[int, str]) -> str:
+    """'USE spectrometer [3525] on sample [17068]', from the names the observations gave."""
+    if not isinstance(action, dict):
+        return str(action)
+    if "chosen_dialog_option_int" in action:
+        return f"choose dialog option {action['chosen_dialog_option_int']}"
+    parts = [str(action.get("action"))]
+    for key in ("arg1", "arg2"):
+        value = action.get(key)
+        if value is not None:
+            name = seen.get(value) if isinstance(value, int) and not isinstance(value, bool) else None
+            parts.append(f"{name} [{value}]" if name else str(value))
+    return " ".join(parts)
 
 
 def _plain(value: Any) -> Any:
@@ -91,14 +110,18 @@ class Replay:
     @classmethod
     def build(cls, log: RunLog) -> Replay:
         replay = cls(log)
+        seen: dict[int, str] = {}
         for step, info in replay._simulate():
             obs, card = info["observation"], info["scorecard"]
             entry = log.steps[step - 1] if step else None
+            label = _label(entry["action"], seen) if entry else "(start)"
+            seen.update((uuid, name) for uuid, name, _ in candidates(obs))
             if entry is not None and replay.diverged_at is None and _plain(obs) != _plain(entry.get("observation")):
                 replay.diverged_at = step
             replay.timeline.append({
                 "step": step,
                 "action": entry["action"] if entry else None,
+                "label": label,
                 "message": obs.get("lastActionMessage", ""),
                 "score": card["scoreNormalized"],
                 "completed": card["completed"],
@@ -166,7 +189,12 @@ class Replay:
             yield view_array(env.scenario.world, env.scenario.player, grid=grid)
 
     def summary(self) -> dict[str, Any]:
-        knowledge = (self.log.end or {}).get("knowledge")
+        end = self.log.end or {}
+        knowledge = end.get("knowledge")
+        record: dict[str, Any] = end["record"] if isinstance(end.get("record"), dict) else {}
+        if not isinstance(knowledge, dict) and isinstance(record.get("knowledge"), str):  # an agent's run log
+            score = record.get("knowledge_score")
+            knowledge = {"report": record["knowledge"], "graded": isinstance(score, (int, float)), "score": score}
         return {"task": self.log.task, "difficulty": self.log.difficulty, "seed": self.log.seed,
                 "agent": self.log.agent, "frames": len(self), "ended": self.log.end is not None,
                 "diverged_at": self.diverged_at, "knowledge": knowledge, "timeline": self.timeline}  # fmt: skip

@@ -12,27 +12,32 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from discoverylab.scoring.knowledge import Judge
+from discoverylab.ui.answers import check as check_answers
+from discoverylab.ui.answers import public_form
+from discoverylab.ui.commands import parse_command
 from discoverylab.ui.games import (
     MAX_REPORT_CHARS,
     MAX_SEED,
-    GameManager,
     NotFound,
     StepRequest,
     TooLarge,
     UIError,
     public_scorecard,
 )
+from discoverylab.ui.guards import LOCAL_NAMES, Guard
 from discoverylab.ui.leaderboard import leaderboard
+from discoverylab.ui.logfiles import log_files
+from discoverylab.ui.manager import MAX_PARTICIPANT_CHARS, GameManager
 from discoverylab.ui.replay import LogError, Replay, load_log
 
 STATIC = Path(__file__).parent / "static"
@@ -65,11 +70,22 @@ class NewGame(BaseModel):
     task: str = Field(..., min_length=1, max_length=80)
     difficulty: str = Field("normal", min_length=1, max_length=20)
     seed: int | None = Field(None, ge=0, le=MAX_SEED, description="a public seed (0 if left out); none in study mode")
+    participant: str | None = Field(None, min_length=1, max_length=MAX_PARTICIPANT_CHARS, pattern=r"^[A-Za-z0-9_.@-]+$")
+
+
+class BadCommand(UIError):
+    status = 422
+
+
+class Command(BaseModel):
+    model_config = {"extra": "forbid"}
+    text: str = Field(..., min_length=1, max_length=400)
 
 
 class Report(BaseModel):
     model_config = {"extra": "forbid"}
     report: str = Field(..., max_length=MAX_REPORT_CHARS)
+    answers: dict[str, Any] | None = Field(None, description="the answer sheet: field name -> value")
 
 
 def default_judge() -> Judge | None:
@@ -87,12 +103,14 @@ def default_judge() -> Judge | None:
 class _Replays:
     """A few re-simulated logs, rebuilt when their file changes (a human game in progress)."""
 
-    def __init__(self, logs: Path, limit: int = 8, max_log_bytes: int = 20_000_000) -> None:
-        self.logs, self.limit, self.max_log_bytes = logs, limit, max_log_bytes
+    def __init__(self, logs: Path, limit: int = 8, max_log_bytes: int = 20_000_000, only: str | None = None) -> None:
+        self.logs, self.limit, self.max_log_bytes, self.only = logs, limit, max_log_bytes, only
         self._cache: OrderedDict[str, tuple[tuple[float, int], Replay]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, name: str) -> Replay:
+        if self.only is not None and name != self.only:
+            raise NotFound(f"This server replays only {self.only!r}.")
         path = safe_path(self.logs, name)
         if not path.name.endswith(".jsonl"):
             raise NotFound(f"{name[:80]!r} is not a .jsonl log.")
@@ -118,22 +136,33 @@ def create_app(
     max_log_bytes: int = 20_000_000,
     judge_factory: Callable[[], Judge | None] | None = None,
     study_key: bytes | None = None,
+    allowed_hosts: Iterable[str] = (),
+    max_games_per_client: int | None = None,
+    only_log: str | None = None,
 ) -> FastAPI:
     """The UI app; games write their logs to `logs`, which is also what replay and the
     leaderboard read. `study_key` (the evaluator's key): study mode, where the server assigns
-    every game a fresh instance of the sealed test split."""
+    every game a fresh instance of the sealed test split. `allowed_hosts`: Host names answered
+    besides the local ones. `only_log` (a name in `logs`): a replay server for that one log,
+    which lists, replays and ranks nothing else and plays no games."""
     logs = Path(logs)
     logs.mkdir(parents=True, exist_ok=True)
-    games = GameManager(logs, max_games, max_log_bytes, judge_factory=judge_factory or default_judge, study_key=study_key)
-    replays = _Replays(logs, max_log_bytes=max_log_bytes)
+    games = GameManager(logs, max_games, max_log_bytes, judge_factory=judge_factory or default_judge,
+                        study_key=study_key, max_games_per_client=max_games_per_client)  # fmt: skip
+    replays = _Replays(logs, max_log_bytes=max_log_bytes, only=only_log)
     app = FastAPI(title="discoverylab UI", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.games = games
+    app.add_middleware(Guard, max_body=MAX_BODY_BYTES, allowed_hosts=(*LOCAL_NAMES, *allowed_hosts))
+
+    def client_of(request: Request) -> str:
+        return request.client.host if request.client else "?"
+
+    def playing() -> None:
+        if only_log is not None:
+            raise NotFound(f"This server only replays {only_log!r}; start `discoverylab serve` to play.")
 
     @app.middleware("http")
-    async def guard(request: Request, call_next: Callable[[Request], Any]) -> Response:
-        length = request.headers.get("content-length", "0")
-        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
-            return JSONResponse({"detail": f"Request bodies are limited to {MAX_BODY_BYTES} bytes."}, 413)
+    async def headers(request: Request, call_next: Callable[[Request], Any]) -> Response:
         response: Response = await call_next(request)
         response.headers.update(SECURITY_HEADERS)
         return response
@@ -173,61 +202,101 @@ def create_app(
 
     @app.get("/api/config")
     def config() -> dict[str, Any]:
-        return {"study": games.study}
+        return {"study": games.study, "replay_only": only_log}
 
     @app.post("/api/games")
-    def new_game(spec: NewGame) -> dict[str, Any]:
+    def new_game(spec: NewGame, request: Request) -> dict[str, Any]:
+        playing()
         seed = spec.seed if games.study or spec.seed is not None else 0
-        game = games.create(spec.task, spec.difficulty, seed)
+        game = games.create(spec.task, spec.difficulty, seed, client=client_of(request), participant=spec.participant)
         with game.lock:
             return game.state()
 
     @app.get("/api/games/{gid}")
-    def game_state(gid: str) -> dict[str, Any]:
-        game = games.get(gid)
+    def game_state(gid: str, request: Request) -> dict[str, Any]:
+        playing()
+        game = games.get(gid, client_of(request))
         with game.lock:
             return game.state()
 
     @app.post("/api/games/{gid}/step")
-    def step(gid: str, request: StepRequest) -> dict[str, Any]:
-        game = games.get(gid)
+    def step(gid: str, body: StepRequest, request: Request) -> dict[str, Any]:
+        playing()
+        game = games.get(gid, client_of(request))
         with game.lock:
-            game.step(request)
+            game.step(body)
             return game.state()
 
+    @app.post("/api/games/{gid}/command")
+    def command(gid: str, body: Command, request: Request) -> dict[str, Any]:
+        """A typed command ('use meter on beast', 'tp kitchen'): one that does not parse is a
+        422 with a hint and costs no step."""
+        playing()
+        game = games.get(gid, client_of(request))
+        with game.lock:
+            try:
+                action = parse_command(body.text, game.info["observation"], game.seen)
+                parsed = StepRequest.model_validate(action)
+            except ValueError as exc:
+                raise BadCommand(str(exc).splitlines()[-1][:400] if isinstance(exc, ValidationError) else str(exc)) from None
+            game.step(parsed)
+            return game.state()
+
+    @app.get("/api/games/{gid}/history")
+    def history(gid: str, request: Request) -> dict[str, Any]:
+        """Every step's action and message (the readings a player needs to keep)."""
+        playing()
+        game = games.get(gid, client_of(request))
+        with game.lock:
+            return {"history": list(game.history), "feed": [game.feed[k] for k in sorted(game.feed)]}
+
     @app.get("/api/games/{gid}/view.png")
-    def game_view(gid: str, grid: bool = False, step: Annotated[int, Query(ge=0)] = 0) -> Response:
-        game = games.get(gid)  # `step` only busts browser caches
+    def game_view(gid: str, request: Request, grid: bool = False, step: Annotated[int, Query(ge=0)] = 0) -> Response:
+        playing()
+        game = games.get(gid, client_of(request))  # `step` only busts browser caches
         with game.lock:
             return Response(game.view_png(grid), media_type="image/png", headers={"Cache-Control": "no-store"})
 
     @app.get("/api/games/{gid}/scorecard")
-    def game_scorecard(gid: str) -> dict[str, Any]:
-        game = games.get(gid)
+    def game_scorecard(gid: str, request: Request) -> dict[str, Any]:
+        playing()
+        game = games.get(gid, client_of(request))
         with game.lock:
             return game.scorecard()
 
     @app.post("/api/games/{gid}/report")
-    def report(gid: str, body: Annotated[Report, Body()]) -> dict[str, Any]:
-        game = games.get(gid)
+    def report(gid: str, body: Annotated[Report, Body()], request: Request) -> dict[str, Any]:
+        playing()
+        game = games.get(gid, client_of(request))
+        try:
+            answers = check_answers(body.answers)
+        except ValueError as exc:
+            raise BadCommand(str(exc)) from None
         with game.lock:
-            game.finish(body.report, games.judge())
+            game.finish(body.report, games.judge(), answers)
             return game.state()
 
+    @app.get("/api/games/{gid}/answer_form")
+    def answer_form(gid: str, request: Request) -> dict[str, Any]:
+        """The task's answer sheet (fields, questions, choices), or null: it holds no answer."""
+        playing()
+        game = games.get(gid, client_of(request))
+        with game.lock:
+            return {"form": public_form(game.env)}
+
     @app.delete("/api/games/{gid}")
-    def close(gid: str) -> dict[str, str]:
-        games.close(gid)
+    def close(gid: str, request: Request) -> dict[str, str]:
+        playing()
+        games.close(gid, client_of(request))
         return {"closed": gid}
 
     @app.get("/api/logs")
     def list_logs() -> list[dict[str, Any]]:
-        root = logs.resolve()
         out = []
-        for path in sorted(logs.rglob("*.jsonl")):
-            if path.name == "results.jsonl" or not path.resolve().is_relative_to(root):
-                continue
+        for path in log_files(logs):
             rel = path.relative_to(logs).as_posix()
-            out.append({"name": rel, "bytes": path.stat().st_size})
+            if only_log is None or rel == only_log:
+                out.append({"name": rel, "bytes": path.stat().st_size})
         return out[:2000]
 
     @app.get("/api/replay")
@@ -258,6 +327,8 @@ def create_app(
 
     @app.get("/api/leaderboard")
     def board() -> dict[str, Any]:
+        if only_log is not None:
+            return {"agents": [], "rows": []}
         return leaderboard(logs, games.live_logs())
 
     return app

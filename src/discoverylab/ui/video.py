@@ -50,19 +50,29 @@ def caption(frame: np.ndarray, step: int, action: Any, message: str, score: floa
     strip = Image.new("RGB", (width, CAPTION_HEIGHT), CAPTION_BG)
     draw = ImageDraw.Draw(strip)
     font = _font()
-    head = f"step {step}" + (f"  {describe_action(action)}" if step else "  start") + f"   score {score:.2f}"
+    said = action if isinstance(action, str) else describe_action(action)
+    head = f"step {step}" + (f"  {said}" if step else "  start") + f"   score {score:.2f}"
     draw.text((8, 4), head[:100], fill=CAPTION_DIM, font=font)
-    lines = textwrap.wrap(" ".join(message.split()), width=96)
-    if len(lines) > 2:
-        lines = [lines[0], lines[1][:92] + " ..."]
+    lines = caption_lines(message)
     for i, line in enumerate(lines):
         draw.text((8, 23 + 18 * i), line, fill=CAPTION_FG, font=font)
     return np.concatenate([frame, np.asarray(strip)], axis=0)
 
 
+def caption_lines(message: str, width: int = 96, most: int = 2) -> list[str]:
+    """The message's first lines, each of its lines wrapped on its own (joining them ran
+    sentences together: 'We are talking.  You said: Hello!Sally said: ...')."""
+    lines: list[str] = []
+    for paragraph in message.splitlines():
+        lines += textwrap.wrap(" ".join(paragraph.split()), width=width)
+    if len(lines) > most:
+        lines = [*lines[: most - 1], lines[most - 1][: width - 4] + " ..."]
+    return lines
+
+
 def captioned_frames(replay: Replay, grid: bool = False) -> Iterator[np.ndarray]:
     for frame, entry in zip(replay.frames(grid), replay.timeline, strict=True):
-        yield caption(frame, entry["step"], entry["action"], entry["message"], entry["score"])
+        yield caption(frame, entry["step"], entry.get("label") or entry["action"], entry["message"], entry["score"])
 
 
 def write_gif(replay: Replay, out: Path, fps: float = 2.0, grid: bool = False) -> int:

@@ -1,7 +1,9 @@
 """The world: a 32x32 grid of 6-layer tiles, the object registry, time and randomness.
 
 All randomness of an episode comes from one seed split into named child streams, so a
-scenario's layout, NPC wandering and instrument noise never perturb each other.
+scenario's layout, NPC wandering and instrument noise never perturb each other. The seed itself
+stays private (`_seed`, and the streams are rebuilt without their `SeedSequence`): a sealed
+test instance's seed must not be readable from the world an agent plays in.
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ class WorldError(RuntimeError):
     """A programming error while building or changing the world (not an agent mistake)."""
 
 
+def _opaque_rng(seq: np.random.SeedSequence) -> np.random.Generator:
+    """A generator on `seq`'s stream that does not keep `seq` (whose entropy is the seed)."""
+    bits = np.random.PCG64(0)
+    bits.state = np.random.PCG64(seq).state
+    return np.random.Generator(bits)
+
+
 class TileWatch(set[tuple[int, int]]):
     """The tiles reported to one watcher (`World.watch_tiles`); moves of `mover` itself (placing
     it on the grid, walking it, taking it off) are not recorded."""
@@ -41,13 +50,13 @@ class World:
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
 
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
-        self.seed = int(seed)
+        self._seed = int(seed)
         self.size = size
-        streams = np.random.SeedSequence(self.seed).spawn(5)
-        self.rng_build = np.random.default_rng(streams[0])
-        self.rng_npc = np.random.default_rng(streams[1])
-        self.rng_noise = np.random.default_rng(streams[2])
-        self.rng_objects = np.random.default_rng(streams[3])
+        streams = np.random.SeedSequence(self._seed).spawn(5)
+        self.rng_build = _opaque_rng(streams[0])
+        self.rng_npc = _opaque_rng(streams[1])
+        self.rng_noise = _opaque_rng(streams[2])
+        self.rng_objects = _opaque_rng(streams[3])
         self.tiles: list[list[list[list[WorldObject]]]] = _empty_tiles(size)
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
@@ -74,8 +83,25 @@ class World:
     def reseed_build(self, label: str) -> None:
         """Draw the layout from (seed, label) instead of the seed alone, so that e.g. two
         difficulties of one seed share nothing (the answer of one is not shown by the other)."""
+        self.rng_build = self.child_rng(label)
+
+    def child_rng(self, label: str) -> np.random.Generator:
+        """A stream of its own for (seed, label): e.g. a scenario's answer, drawn independently of
+        the layout draws and of other instances (no arithmetic on the seed, no blocks of seeds)."""
         key = zlib.crc32(label.encode("utf-8"))
-        self.rng_build = np.random.default_rng(np.random.SeedSequence([self.seed, key]))
+        return _opaque_rng(np.random.SeedSequence([self._seed, key]))
+
+    def fresh(self) -> World:
+        """A new, unbuilt world on this one's seed (sealed or not), for evaluator-side gold that
+        needs the instance's starting state after the episode changed it."""
+        return World(self._seed, self.size)
+
+    @property
+    def seed(self) -> int:
+        """A public world's seed (< 2**32); a sealed one refuses. Transitional: draw from `child_rng`."""
+        if self._seed >= 2**32:
+            raise WorldError("This world is sealed: its seed is not readable; draw from world.child_rng(label).")
+        return self._seed
 
     # ---- registry ---------------------------------------------------------------------
     def register(self, obj: WorldObject) -> int:

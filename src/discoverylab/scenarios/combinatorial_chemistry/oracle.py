@@ -1,15 +1,19 @@
 """Scripted solver for Combinatorial Chemistry, using only what the agent observes.
 
-The experiment: keep the rusted key in the mixing jar and build candidate remedies in it one
-measure at a time; after every measure the key's name says whether that mixture derusted it or
-at least made it less rusted. Candidate recipes are small integer proportions of the substances
-the dispensers offer (singles in Easy, whose task text says so; mixtures otherwise), up to 4
-measures at first (more if those all fail). The next candidate is the cheapest to make from
-what is in the jar, adding to it when it can and cleaning the jar when it must, with a bias
-towards recipes similar to the last mixture that lightened the rust (hill climbing). Every
-mixture the jar passes through is a tested recipe. Once the key is clean, dispensers not yet
-tried and the cleaner are used once (the procedure the scorecard asks for), and the agent
-walks out through the door it unlocks.
+The experiment: soaked in one substance, the rusted key shows how strongly it attacks the rust
+("rust reacting at 45%"), and each soak that does not derust it etches the key (the task text
+gives how many it survives). So the key is dipped only into chosen probes and taken out at once:
+
+* Normal / Challenge: each dispenser's substance alone. A pure substance's reaction is its share
+  of the remedy (the remedy's proportions, normalised); the remedy is the simplest whole-number
+  recipe whose reactions round to the ones read. One probe per dispenser: 3 or 4 etchings.
+* Easy (the task text says the remedy is one chemical): one mixture of 1, 2, 3 ... parts of all
+  but the last substance; its reaction names the part of the remedy, 0% the last substance.
+  One etching.
+
+Then the jar is cleaned, the remedy dispensed with the key out of the jar, and the key dipped: it
+comes out clean. Dispensers not yet used are used once (the procedure the scorecard asks for),
+and the agent walks out through the door the key unlocks.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from typing import Any
 
 from discoverylab.scenarios import oracle_tools as ot
@@ -27,9 +31,9 @@ from discoverylab.scenarios.explore import Explorer, Sighting
 
 Recipe = dict[str, int]
 RUST_WORDS = {"heavily": 3, "moderately": 2, "lightly": 1}
-SIMILARITY_BIAS = 5.0  # steps a candidate may cost more when it resembles the best mixture so far
-MAX_MEASURES_IN_JAR = 8
+MAX_PARTS = 12  # the largest part the inference considers (the generator draws up to 6)
 _DISPENSER = re.compile(r"^Dispenser \((.+)\)$")
+_REACTION = re.compile(r"rust reacting at (\d+)%")
 
 
 def rust_level(name: str) -> int:
@@ -40,28 +44,25 @@ def rust_level(name: str) -> int:
     return 0 if "no rust" in name else 3
 
 
-def candidate_recipes(substances: list[str], measures: int, singles_only: bool) -> Iterator[Recipe]:
-    """Distinct proportions with exactly `measures` measures (reduced, so 2:2 comes as 1:1 once)."""
-    for counts in itertools.product(range(measures + 1), repeat=len(substances)):
-        kinds = sum(1 for c in counts if c)
-        if sum(counts) != measures or (kinds != 1 if singles_only else kinds < 2):
+def infer_remedy(readings: dict[str, int]) -> Recipe:
+    """The simplest recipe (fewest parts) whose pure-substance reactions round to `readings`
+    (percent per substance); if none does, the closest in direction."""
+    names = [n for n, r in sorted(readings.items()) if r > 0]
+    target = {n: readings[n] for n in names}
+    best: tuple[int, Recipe] | None = None
+    closest: tuple[float, Recipe] = (-1.0, {})
+    for counts in itertools.product(range(1, MAX_PARTS + 1), repeat=len(names)):
+        recipe = dict(zip(names, counts, strict=True))
+        if reduce_recipe(recipe) != recipe:
             continue
-        recipe = {name: c for name, c in zip(substances, counts, strict=True) if c}
-        if reduce_recipe(recipe) == recipe:
-            yield recipe
-
-
-def additions(jar: Recipe, target: Recipe) -> Recipe | None:
-    """Measures to add so the jar holds a multiple of `target`; None if cleaning is needed."""
-    if not jar:
-        return dict(target)
-    for k in range(1, MAX_MEASURES_IN_JAR + 1):
-        goal = {name: k * n for name, n in target.items()}
-        if sum(goal.values()) > MAX_MEASURES_IN_JAR:
-            return None
-        if all(goal.get(name, 0) >= n for name, n in jar.items()):
-            return {name: n - jar.get(name, 0) for name, n in goal.items() if n > jar.get(name, 0)}
-    return None
+        norm = math.sqrt(sum(c * c for c in counts))
+        if all(round(100 * recipe[n] / norm) == target[n] for n in names):
+            if best is None or sum(counts) < best[0]:
+                best = (sum(counts), recipe)
+        likeness = cosine(recipe, target)
+        if likeness > closest[0]:
+            closest = (likeness, recipe)
+    return best[1] if best is not None else closest[1]
 
 
 class ChemistryBench:
@@ -71,8 +72,6 @@ class ChemistryBench:
         self.ex = Explorer(obs)
         self.singles_only = "only a single chemical" in ot.task_text(obs)
         self.jar_contents: Recipe = {}
-        self.tested: list[Recipe] = []
-        self.best: Recipe | None = None  # the last mixture that lightened the rust
         self.used: set[str] = set()
         self.cleaned = False
         self.key = 0
@@ -92,11 +91,14 @@ class ChemistryBench:
                 out[match[1]] = s.uuid
         return dict(sorted(out.items()))
 
-    def key_level(self) -> int:
+    def key_name(self) -> str:
         for entry in self.ex.obs["inventoryObjects"]:
             if entry["uuid"] == self.key:
-                return rust_level(entry["name"])
+                return str(entry["name"])
         raise ot.OracleFailure("the key is no longer in the inventory")
+
+    def key_level(self) -> int:
+        return rust_level(self.key_name())
 
     def look_around(self) -> ot.Steps:
         """Bring the whole shed floor into view (every dispenser and the cleaner)."""
@@ -118,17 +120,12 @@ class ChemistryBench:
         return self.ex.obs
 
     def dispense(self, substance: str) -> ot.Steps:
-        """One measure into the jar; records the mixture as tested and the key's reaction."""
+        """One measure into the jar (the key is not in it)."""
         dispenser = self.dispensers()[substance]
-        before = self.key_level()
         yield from self.face(dispenser)
         obs = yield from self.ex.checked(ot.act("USE", dispenser, self.jar))
         self.used.add(substance)
         self.jar_contents[substance] = self.jar_contents.get(substance, 0) + 1
-        mixture = reduce_recipe(self.jar_contents)
-        self.tested.append(mixture)
-        if self.key_level() < before:
-            self.best = mixture
         return obs
 
     def clean(self) -> ot.Steps:
@@ -139,46 +136,48 @@ class ChemistryBench:
         self.cleaned = True
         return obs
 
-    def next_plan(self, measures: int) -> tuple[bool, Recipe] | None:
-        """(clean first?, measures to add) for the best untested candidate of up to `measures`."""
-        substances = list(self.dispensers())
-        best: tuple[float, int, bool, Recipe] | None = None
-        order = 0
-        for size in range(1, measures + 1):
-            for recipe in candidate_recipes(substances, size, self.singles_only):
-                order += 1
-                if recipe in self.tested:
-                    continue
-                add = additions(self.jar_contents, recipe)
-                clean = add is None
-                add = add if add is not None else dict(recipe)
-                cost = sum(add.values()) + len(add) + (2 if clean else 0)
-                likeness = cosine(recipe, self.best) if self.best else 0.0
-                score = cost + SIMILARITY_BIAS * (1.0 - likeness)
-                if best is None or (score, order) < (best[0], best[1]):
-                    best = (score, order, clean, add)
-        return None if best is None else (best[2], best[3])
+    def make(self, recipe: Recipe) -> ot.Steps:
+        """A clean jar holding exactly `recipe`."""
+        if self.jar_contents:
+            yield from self.clean()
+        facing = next((s for s, uuid in self.dispensers().items() if self.ex.reachable(uuid)), None)
+        for substance in sorted(recipe, key=lambda s: (s != facing, s)):
+            for _ in range(recipe[substance]):
+                yield from self.dispense(substance)
+        return self.ex.obs
+
+    def soak(self) -> Generator[ot.Action, ot.Obs, int]:
+        """Dip the key into the jar for one step and take it out: the reaction in percent
+        (100 when the rust came off)."""
+        yield from self.ex.checked(ot.act("PUT", self.key, self.jar))
+        name = self.key_name()
+        yield from self.ex.checked(ot.act("PICKUP", self.key))
+        if rust_level(name) == 0:
+            self.remedy = reduce_recipe(self.jar_contents)
+            return 100
+        match = _REACTION.search(name)
+        return int(ot.need(match, f"the key's reaction in {name!r}")[1])
+
+    def probe(self, recipe: Recipe) -> Generator[ot.Action, ot.Obs, int]:
+        yield from self.make(recipe)
+        return (yield from self.soak())
 
     def search(self) -> ot.Steps:
-        """Try candidates until the key comes out clean."""
-        measures = 1 if self.singles_only else 4
-        while self.key_level() > 0:
-            plan = self.next_plan(measures)
-            if plan is None:
-                measures += 1
-                if measures > MAX_MEASURES_IN_JAR:
-                    raise ot.OracleFailure("no recipe of up to 8 measures derusted the key")
-                continue
-            clean, add = plan
-            if clean:
-                yield from self.clean()
-            facing = next((s for s, uuid in self.dispensers().items() if self.ex.reachable(uuid)), None)
-            for substance in sorted(add, key=lambda s: (s != facing, s)):
-                for _ in range(add[substance]):
-                    yield from self.dispense(substance)
-                    if self.key_level() == 0:
-                        self.remedy = reduce_recipe(self.jar_contents)
-                        return self.ex.obs
+        """Probe, infer the remedy, make it and dip the key."""
+        substances = list(self.dispensers())
+        if self.singles_only:
+            weights = {name: i + 1 for i, name in enumerate(substances[:-1])}
+            norm = math.sqrt(sum(w * w for w in weights.values()))
+            reading = yield from self.probe(weights)
+            matches = [n for n, w in weights.items() if round(100 * w / norm) == reading]
+            remedy = {matches[0] if matches else substances[-1]: 1}
+        else:
+            readings = {}
+            for name in substances:
+                readings[name] = yield from self.probe({name: 1})
+            remedy = infer_remedy(readings)
+        if (yield from self.probe(remedy)) != 100:
+            raise ot.OracleFailure(f"the inferred remedy {remedy} did not derust the key")
         return self.ex.obs
 
     def leave(self) -> ot.Steps:
@@ -212,7 +211,6 @@ def solve_chemistry(obs: ot.Obs) -> Generator[ot.Action, ot.Obs, KnowledgeReport
     yield from bench.look_around()
     yield from ex.take(key.uuid)
     yield from ex.take(jar.uuid)
-    yield from ex.checked(ot.act("PUT", key.uuid, jar.uuid))
     yield from bench.search()
     for substance in bench.dispensers():  # the rest of the procedure: every dispenser, the cleaner
         if substance not in bench.used:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from discoverylab.scenarios import layout
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.combinatorial_chemistry.oracle import solve_chemistry
 from discoverylab.scenarios.combinatorial_chemistry.things import (
+    ETCH_LIMITS,
     SUBSTANCE_NAMES,
     BottleCleaner,
     ChemicalDispenser,
@@ -14,7 +17,7 @@ from discoverylab.scenarios.combinatorial_chemistry.things import (
     RustedKey,
     Substance,
     recipe_text,
-    reduce_recipe,
+    remedy_space,
 )
 from discoverylab.scenarios.registry import register
 from discoverylab.world.agent import Agent
@@ -24,7 +27,9 @@ SHED_X, SHED_Y, SHED_HEIGHT = 16, 10, 4
 START = (18, 12)
 TREES = ((14, 10), (20, 8), (18, 6), (16, 15), (18, 20), (25, 11), (24, 16), (28, 16), (14, 18), (12, 16),
          (11, 9), (7, 11), (8, 15), (29, 8))  # fmt: skip
-EASY_REMEDIES = ("Substance B", "Substance D", "Substance C", "Substance A", "Substance C")  # each block of 5 seeds: these, permuted
+# Easy's remedy: one of the four substances. The original's list held C twice (B, D, C, A, C),
+# so a report naming C without playing was right 40% of the time (chance 25%).
+EASY_REMEDIES = ("Substance A", "Substance B", "Substance C", "Substance D")
 TASK_NAMES = {
     "easy": "RustedKeyTaskEasy",
     "normal": "RustedKeyTaskNormal",
@@ -41,7 +46,16 @@ _OUTRO = (
     "1. The rusted key is in the shed. \n"
     "2. The shed door is locked, and will only open using a non-rusted key. \n"
 )
-_LEAVE = "7. When you have successfully derusted the key and opened the door, please leave the shed. \n"
+_LEAVE = "8. When you have successfully derusted the key and opened the door, please leave the shed. \n"
+
+
+def _etching(limit: int) -> str:
+    return (
+        "7. Rust removers are strong chemicals. While the key sits in a chemical that does not remove its rust, "
+        "its name shows how strongly that chemical reacts with the rust (as a percentage), but every step it "
+        f"spends there also etches the key. After {limit} etchings the key is ruined and will no longer fit the "
+        "lock, which ends the task unsuccessfully. \n"
+    )
 TASK_TEXT = {
     "easy": _INTRO
     + "You remember one of the other colonists mentioning that one of the chemicals in the shed is a rust remover, "
@@ -56,6 +70,7 @@ TASK_TEXT = {
     "5. Placing the rusted key into the jar will automatically apply the chemical in that jar to the key.  If the "
     "chemical is correct, the rust will be removed, though it may take up to 2 steps for this to happen. \n"
     "6. If you need to clean the jar of chemicals to try a new chemical, use the bottle cleaner on the jar. \n"
+    + _etching(ETCH_LIMITS["easy"])
     + _LEAVE,
     "normal": _INTRO
     + "You remember one of the other colonists mentioning that some combination of the chemicals in the shed could "
@@ -66,11 +81,14 @@ TASK_TEXT = {
     "4. Chemicals placed in the same jar will automatically mix, though it may take up to 2 steps for this to "
     "happen. \n"
     "5. Placing the rusted key into the jar will automatically apply the chemicals to the key.  If the chemical "
-    "mixture is correct, the rust will be removed, though it may take up to 2 steps for this to happen. \n"
+    "mixture is correct (the exact proportions), the rust will be removed, though it may take up to 2 steps for "
+    "this to happen. \n"
     "6. If you need to clean the jar of chemicals to try a new combination, use the bottle cleaner on the jar. \n"
+    + _etching(ETCH_LIMITS["normal"])
     + _LEAVE,
 }
 TASK_TEXT["challenge"] = TASK_TEXT["normal"]
+assert ETCH_LIMITS["challenge"] == ETCH_LIMITS["normal"]  # one text for both
 
 
 @register
@@ -82,10 +100,12 @@ class CombinatorialChemistry(Scenario):
     jar, one chemical dispenser per substance (A-C in Normal, A-D in Easy and Challenge) and a
     bottle cleaner; the rusted key lies on the floor. Substances in the same container mix by
     themselves into one "mixture (2 parts Substance C, 1 part Substance A)". A key sitting in a
-    jar with one substance reacts to it: the right remedy (cosine similarity of the proportions
-    >= 0.99) removes the rust, near misses only lighten it ("heavily" -> "moderately" ->
-    "lightly rusted", >= 0.33 / >= 0.66), and rust never comes back. The remedy is one substance
-    (Easy) or 2-3 substances in 3-4 parts (Normal, Challenge). Only a derusted key opens the door.
+    jar with one substance reacts to it: the exact proportions of the remedy remove the rust;
+    anything else shows how strongly it attacks the rust ("rust reacting at 45%": the cosine
+    similarity of the proportions), lightens it ("heavily" -> "moderately" -> "lightly rusted",
+    >= 0.33 / >= 0.66; rust never comes back) and etches the key once per step. The remedy is
+    one substance (Easy) or 2-3 substances in 1-6 parts each (Normal, Challenge). Only a
+    derusted key opens the door.
     Actions: PICKUP, PUT (the key into the jar), USE dispenser ON jar, USE bottle cleaner ON jar,
     OPEN (the door, with the derusted key in the inventory), movement; teleport "shed".
     Observation: standard text observation; the key's rust shows in its name, the jar's
@@ -94,11 +114,10 @@ class CombinatorialChemistry(Scenario):
     Challenge; successful USE on the mixing jar), Use bottle cleaner /1, Mix chemicals in jar /1
     (not in Easy), Place key in jar /1, Key is not rusted /3 (3 minus the rust level), Agent is
     outside /1 (outside the shed after its door was opened). Success: the key is derusted and the
-    agent has left through the opened door (Easy and Normal max 12, Challenge 13). There is no
-    failure ending: an agent that never finds the remedy runs out of steps.
-    Difficulty knobs: Easy: a single-substance remedy, each block of five seeds
-    holding B, D, C, A, C in a drawn order, 100 steps;
-    Normal: 3 dispensers; Challenge: 4 dispensers.
+    agent has left through the opened door (Easy and Normal max 12, Challenge 13). Failure: the
+    key is etched ETCH_LIMITS times (2 in Easy, 8 otherwise; stated in the task text) and ruined.
+    Difficulty knobs: Easy: a single-substance remedy (A-D, drawn per instance), 100 steps, the key takes 2
+    etchings; Normal: 3 dispensers, 250 possible remedies; Challenge: 4 dispensers, 862.
     Registered ids: discoverylab/CombinatorialChemistry-Easy-v0,
     discoverylab/CombinatorialChemistry-Normal-v0, discoverylab/CombinatorialChemistry-Challenge-v0.
     """
@@ -126,7 +145,7 @@ class CombinatorialChemistry(Scenario):
         self.cleaner = BottleCleaner(world)
         for i, item in enumerate([self.jar, *self.dispensers, self.cleaner]):
             layout.table_with(world, SHED_X + 1 + i, SHED_Y + 1, item)
-        self.key = RustedKey(world, self.remedy, DOOR_KEY_ID)
+        self.key = RustedKey(world, self.remedy, DOOR_KEY_ID, etch_limit=ETCH_LIMITS[self.difficulty])
         world.place(self.key, SHED_X + 1, SHED_Y + 2)
         for x in range(17, world.size):
             layout.ground(world, "path", x, 15)
@@ -140,15 +159,12 @@ class CombinatorialChemistry(Scenario):
         return Agent(world, "agent", *START)
 
     def _draw_remedy(self) -> Recipe:
-        """The original's generator: 2-3 of the substances, 3-4 parts in all (Normal/Challenge)."""
+        """Easy: one substance. Normal/Challenge: uniform over every distinct reduced recipe of
+        2-3 substances with 1..6 parts each (250 / 862 of them; the original's 3-4 parts in
+        all gave 19 / 46, few enough to try every one)."""
         if self.difficulty == "easy":
             return {self.seed_option(EASY_REMEDIES): 1}
-        names = self.shuffled(SUBSTANCE_NAMES[: 3 if self.difficulty == "normal" else 4])
-        recipe = {name: 1 for name in names[: self.randint(2, 3)]}
-        total = self.randint(3, 4)
-        while sum(recipe.values()) < total:
-            recipe[self.choice(sorted(recipe))] += 1
-        return reduce_recipe(recipe)
+        return dict(self.choice(_remedies(self.difficulty)))
 
     def _declare_scorecard(self, dispensers: int) -> None:
         card = self.scorecard
@@ -223,7 +239,14 @@ class CombinatorialChemistry(Scenario):
             self.outside.set(1)
         if self.not_rusted.completed and self.outside.completed:
             self.scorecard.finish(True)
+        elif key.ruined:
+            self.scorecard.finish(False)
 
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:
         return (yield from solve_chemistry(obs))
+
+
+@cache
+def _remedies(difficulty: str) -> tuple[Recipe, ...]:
+    return tuple(remedy_space(SUBSTANCE_NAMES[: 3 if difficulty == "normal" else 4]))

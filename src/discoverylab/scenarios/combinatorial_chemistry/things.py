@@ -11,10 +11,19 @@ substance for long. A mixture's name and recipe follow from its measures::
     mixture (2 parts Substance C, 1 part Substance A)   recipe {Substance A: 1, Substance C: 2}
 
 Recipes are reduced by their greatest common divisor (2:2 is 1:1).
+
+The rusted key is the experiment's only instrument, and a costly one (issue 21): soaked in a
+substance, it shows how strongly that substance attacks its rust ("rust reacting at 45%", the
+cosine similarity of the substance's proportions with the remedy's), and only the exact
+proportions remove the rust. Every soak in anything else etches the key a little; after
+`etch_limit` etchings it no longer fits the lock. A few soaks in chosen probes tell the remedy
+(each pure substance's reaction is its share of the remedy); trying candidate remedies one by
+one runs out of key long before the candidates run out.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from functools import reduce
@@ -32,8 +41,14 @@ Recipe = dict[str, int]
 SUBSTANCE_NAMES = ("Substance A", "Substance B", "Substance C", "Substance D")
 RUST_WORDS = {3: "heavily rusted", 2: "moderately rusted", 1: "lightly rusted"}
 # Rust level reached by a remedy whose cosine similarity with the key's recipe is at least
-# the threshold (the original's hill-climbing help); 0 means derusted.
+# the threshold (the original's hill-climbing help); 0 means derusted. With remedies of up to
+# PARTS_MAX parts per substance, near misses reach 0.99 too: only exact proportions derust.
 RUST_THRESHOLDS = ((0.99, 0), (0.66, 1), (0.33, 2))
+PARTS_MAX = 6  # Normal/Challenge remedies: 1..PARTS_MAX parts of each of their substances
+# Soaks in a wrong substance the key survives (see RustedKey). Easy: one probe tells which of
+# the four substances it is, a second wrong soak ruins it. Normal/Challenge: one probe per
+# dispenser (3 or 4) gives the remedy; 8 leaves twice that.
+ETCH_LIMITS = {"easy": 2, "normal": 8, "challenge": 8}
 
 
 def reduce_recipe(counts: dict[str, int]) -> Recipe:
@@ -56,6 +71,23 @@ def rust_level_for(similarity: float) -> int:
         if similarity >= threshold:
             return level
     return 3
+
+
+def reaction_percent(similarity: float) -> int:
+    """How strongly a substance attacks the rust, as the key shows it (whole percent)."""
+    return int(round(100 * similarity))
+
+
+def remedy_space(substances: tuple[str, ...], kinds: tuple[int, ...] = (2, 3)) -> list[Recipe]:
+    """Every distinct reduced recipe of `kinds` of the substances, 1..PARTS_MAX parts each
+    (Normal: 250 recipes of 3 substances; Challenge: 862 of 4), in a fixed order."""
+    out: dict[tuple[tuple[str, int], ...], Recipe] = {}
+    for counts in itertools.product(range(PARTS_MAX + 1), repeat=len(substances)):
+        if sum(1 for c in counts if c) not in kinds:
+            continue
+        recipe = reduce_recipe(dict(zip(substances, counts, strict=True)))
+        out.setdefault(tuple(sorted(recipe.items())), recipe)
+    return [out[key] for key in sorted(out)]
 
 
 def recipe_text(recipe: Recipe) -> str:
@@ -188,44 +220,76 @@ class BottleCleaner(WorldObject):
 
 
 class RustedKey(Key):
-    """A key (type "key") whose rust a remedy with the right proportions removes.
+    """A key (type "key") whose rust only a remedy of the right proportions removes.
 
-    Each tick, if its container holds at most one substance, the key compares that substance's
-    recipe with its own (cosine similarity): at least 0.99 derusts it; otherwise the rust level
-    drops to 1 (>= 0.66) or 2 (>= 0.33) if that is lower than before. Rust never comes back.
+    Each tick, if its container holds exactly one substance, the key reacts to it: the exact
+    proportions of its remedy derust it; anything else shows how strongly it attacks the rust
+    (the cosine similarity of the proportions, in its name), lightens the rust to level 1
+    (>= 0.66) or 2 (>= 0.33) if that is lower than before (rust never comes back), and etches
+    the key once. At `etch_limit` etchings the key is ruined: it stays rusted and never reacts
+    again (the scenario ends the task).
     """
 
     needs_tick = True
 
-    def __init__(self, world: World, remedy: Recipe, key_id: int) -> None:
+    def __init__(self, world: World, remedy: Recipe, key_id: int, etch_limit: int = ETCH_LIMITS["normal"]) -> None:
         super().__init__(world, "rusted key (heavily rusted)", "key", [material("metal")], key_id=key_id)
-        self.remedy = dict(remedy)
+        self.remedy = reduce_recipe(remedy)
         self.rust_level = 3
         self.props["rusted"] = True
+        self.etch_limit = etch_limit
+        self.etched = 0
+        self.reaction: int | None = None  # the shown reaction (percent) while soaking
 
     @property
     def rusted(self) -> bool:
         return bool(self.props["rusted"])
 
-    @text_state()  # the rust shows in its name
+    @property
+    def ruined(self) -> bool:
+        return self.etched >= self.etch_limit
+
+    @text_state()  # the rust and the reaction show in its name
     def describe_state(self) -> str:
-        return self.name
+        if self.ruined or not self.rusted:
+            return self.name
+        return f"{self.name}, etched {self.etched} of {self.etch_limit} times it can take"
+
+    def _rename(self) -> None:
+        if self.ruined:
+            name = "ruined key (etched through)"
+        elif not self.rusted:
+            name = "key (no rust)"
+        elif self.reaction is None:
+            name = f"rusted key ({RUST_WORDS[self.rust_level]})"
+        else:
+            name = f"rusted key ({RUST_WORDS[self.rust_level]}, rust reacting at {self.reaction}%)"
+        if name != self.name:
+            self.name = name
+        self.text_changed()
 
     def tick(self) -> None:
         holder = self.parent
-        if holder is None or not self.rusted:
+        if not self.rusted or self.ruined:
             return
-        react(holder)  # apply the mixed remedy, not its ingredients
-        substances = [obj for obj in holder.contents if isinstance(obj, Substance)]
+        substances = []
+        if holder is not None:
+            react(holder)  # apply the mixed remedy, not its ingredients
+            substances = [obj for obj in holder.contents if isinstance(obj, Substance)]
         if len(substances) != 1:
+            if self.reaction is not None:
+                self.reaction = None
+                self._rename()
             return
-        level = rust_level_for(cosine(self.remedy, substances[0].recipe))
-        if level == 0:
+        recipe = substances[0].recipe
+        if recipe == self.remedy:
             self.props["rusted"] = False
             self.rust_level = 0
-            self.name = "key (no rust)"
-            self.text_changed()
-        elif level < self.rust_level:
-            self.rust_level = level
-            self.name = f"rusted key ({RUST_WORDS[level]})"
-            self.text_changed()
+            self.reaction = None
+            self._rename()
+            return
+        similarity = cosine(self.remedy, recipe)
+        self.rust_level = min(self.rust_level, max(1, rust_level_for(similarity)))
+        self.reaction = reaction_percent(similarity)
+        self.etched += 1
+        self._rename()

@@ -87,7 +87,7 @@ class LostInTranslation(Scenario):
     Knowledge questions: what the instance's words in the request mean (the request verb, the
     item; Challenge also the colour and the number); Easy: what the wanted word means.
     Difficulty knobs: Easy asks for one of 15 objects by a one-word name; Normal for one item
-    (stick, mushroom, flower, key or shovel: each once per block of five seeds); Challenge adds a
+    (stick, mushroom, flower, key or shovel, drawn per instance); Challenge adds a
     colour and a count.
     Registered ids: discoverylab/LostInTranslation-Easy-v0, discoverylab/LostInTranslation-Normal-v0,
     discoverylab/LostInTranslation-Challenge-v0.

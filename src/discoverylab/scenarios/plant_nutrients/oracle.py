@@ -117,9 +117,9 @@ class PlantOracle:
         meter = ot.require(ot.find_inventory(self.obs, "soil nutrient meter"), "the meter")["uuid"]
         yield from self.do(ot.act("TELEPORT_TO_LOCATION", "Pilot Field"))
         yield from self.survey(meter)
-        combos = "combination of nutrients" in self.text
+        combos = "combination of two nutrients" in self.text
         cap = 2 if "two nutrients per field" in self.text else 1
-        rules = _hypotheses() if combos else [r for r in _hypotheses() if r.kind == "is"]
+        rules = _hypotheses(combos)
         candidates = [r for r in rules if all(r.holds(lv) == g for lv, g in self.plots.values())]
         for field in (1, 2, 3):
             if not candidates:
@@ -186,7 +186,7 @@ _PATTERNS = {
     ("xor", True): [(True, False), (False, True)], ("xor", False): [(True, True), (False, False)],
     ("and", True): [(True, True)], ("and", False): [(True, False), (False, True)],
     ("or", True): [(True, False), (False, True), (True, True)], ("or", False): [(False, False)],
-    ("not", True): [(False, False)], ("not", False): [(True, False)],
+    ("not", True): [(True, False)], ("not", False): [(True, True), (False, False), (False, True)],
     ("is", True): [(True, False)], ("is", False): [(False, False)],
 }  # fmt: skip
 
@@ -225,11 +225,15 @@ def _rule_report(rules: list[Rule], combos: bool) -> KnowledgeReport | None:
     return KnowledgeReport(text, facts)
 
 
-def _hypotheses() -> list[Rule]:
-    rules = [Rule(kind, n, v) for kind in ("is", "not") for n in NUTRIENTS for v in (1, 2, 3)]
-    for n1, n2 in itertools.combinations(NUTRIENTS, 2):
+def _hypotheses(combos: bool) -> list[Rule]:
+    """Normal: one nutrient at one level; Challenge: two nutrients ("not" is not symmetric)."""
+    if not combos:
+        return [Rule("is", n, v) for n in NUTRIENTS for v in (1, 2, 3)]
+    rules = []
+    for n1, n2 in itertools.permutations(NUTRIENTS, 2):
         for v1, v2 in itertools.product((1, 2, 3), repeat=2):
-            rules += [Rule(kind, n1, v1, n2, v2) for kind in ("and", "or", "xor")]
+            kinds = ("and", "or", "xor", "not") if n1 < n2 else ("not",)
+            rules += [Rule(kind, n1, v1, n2, v2) for kind in kinds]
     return rules
 
 

@@ -52,11 +52,12 @@ class PlantNutrients(Scenario):
     Seed Jar Present /1 each (held at some tick), Use Soil Nutrient Meter /2, At Least 2 Seeds
     Planted /2 (new seeds buried in test-field soil), At Least Two New Plants /2; the task
     succeeds when two new plants have grown on test fields; there is no failure state.
-    Difficulty knobs: Easy: 6 plots, one nutrient at high is needed (each once per
-    block of five seeds), pick it on a
+    Difficulty knobs: Easy: 6 plots, one nutrient at high is needed (drawn per
+    instance), pick it on a
     controller. Normal: 12 plots, one nutrient at one level, seed jar refills. Challenge: 18
-    plots, a two-nutrient xor / and / or rule or a one-nutrient not rule (n1 present at another level; each
-    kind once per block of four seeds), only
+    plots, a two-nutrient rule: and (both at their levels), or / xor (both present, either /
+    exactly one at its level), not (n1 at its level, n2 present at another level); the kind
+    drawn per instance; only
     10 seeds.
     Registered ids: discoverylab/PlantNutrients-Easy-v0, discoverylab/PlantNutrients-Normal-v0,
     discoverylab/PlantNutrients-Challenge-v0.
@@ -161,10 +162,9 @@ class PlantNutrients(Scenario):
         return {n: self.randint(1, 3) for n in NUTRIENTS}
 
     def _challenge_rule(self) -> Rule:
+        """Two nutrients in every kind (see `Rule`): n1, v1, n2 != n1, v2, uniform."""
         kind = self.seed_option(RULE_KINDS)
         n1 = self.choice(NUTRIENTS)
-        if kind == "not":
-            return Rule(kind, n1, self.choice((1, 2, 3)))
         n2 = n1
         while n2 == n1:
             n2 = self.choice(NUTRIENTS)
@@ -177,7 +177,7 @@ class PlantNutrients(Scenario):
             ("xor", True): [(True, False), (False, True)], ("xor", False): [(True, True), (False, False)],
             ("and", True): [(True, True)], ("and", False): [(True, False), (False, True)],
             ("or", True): [(True, False), (False, True), (True, True)], ("or", False): [(False, False)],
-            ("not", True): [(False, False)], ("not", False): [(True, False)],
+            ("not", True): [(True, False)], ("not", False): [(True, True), (False, False), (False, True)],
         }[(rule.kind, positive)]  # fmt: skip
         for i in range(10):
             right1, right2 = pattern[i % len(pattern)]
@@ -282,7 +282,7 @@ class PlantNutrients(Scenario):
             )
         if self.difficulty == "challenge":
             what, plots = (
-                "a nutrient or combination of nutrients at specific levels (low, medium or high)",
+                "a combination of two nutrients at specific levels (low, medium or high)",
                 18,
             )
         else:

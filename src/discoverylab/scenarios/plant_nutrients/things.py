@@ -72,10 +72,16 @@ def make_meter(world: World) -> Instrument:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """When a seed grows. kind: "is" (n1 == v1), "xor", "and", "or", "not" (n1 present, != v1).
+    """When a seed grows. kind: "is" (n1 == v1, Normal) or a two-nutrient rule (Challenge):
+    "and" (n1 == v1 and n2 == v2), "or" / "xor" (both present, and n1 == v1 or / xor n2 == v2),
+    "not" (n1 == v1, and n2 present but != v2: at v2 it stops the seed).
 
-    "not" needs n1 present (the original's n1 != v1 also grew seeds in untouched, all-zero
-    soil, so an agent could pass without any discovery)."""
+    Every Challenge rule needs both of its nutrients in the soil. In the original "or", "xor" and
+    a one-nutrient "not" (n1 present, != v1) held for a single nutrient at one level, so three
+    fixed test fields of two nutrients each, set without measuring anything, grew plants on 51%
+    of seeds; now a field must hold the right pair (and levels), and no fixed setting beats a
+    random one (tests/attacks/test_attacks_plant_nutrients.py). The pilot plots carry every
+    nutrient, so they read the same under both versions."""
 
     kind: str
     n1: str
@@ -84,24 +90,26 @@ class Rule:
     v2: int = 0
 
     def holds(self, levels: Mapping[str, int]) -> bool:
-        level = levels.get(self.n1, 0)
-        a = level == self.v1
-        b = levels.get(self.n2, 0) == self.v2 if self.n2 else False
-        return {"is": a, "and": a and b, "or": a or b, "xor": a != b, "not": level not in (0, self.v1)}[self.kind]
+        level1, level2 = levels.get(self.n1, 0), levels.get(self.n2, 0) if self.n2 else 0
+        a, b = level1 == self.v1, bool(self.n2) and level2 == self.v2
+        both = level1 > 0 and level2 > 0
+        return {"is": a, "and": a and b, "or": both and (a or b), "xor": both and a != b,
+                "not": a and level2 > 0 and not b}[self.kind]  # fmt: skip
 
     def sentence(self) -> str:
         one, two = f"{self.n1} is present at a {LEVELS[self.v1]} level", ""
         if self.n2:
             two = f"{self.n2} is present at a {LEVELS[self.v2]} level"
+        both = f"both {self.n1} and {self.n2} are present"
         if self.kind == "xor":
-            return f"The seed will grow if either {one}, or {two}, but not both."
+            return f"The seed will grow if {both}, and either {one}, or {two}, but not both."
         if self.kind == "and":
             return f"The seed will grow if both {one}, and {two}."
         if self.kind == "or":
-            return f"The seed will grow if either {one}, or {two}."
+            return f"The seed will grow if {both}, and either {one}, or {two}."
         if self.kind == "not":
-            return (f"The seed will grow if {self.n1} is NOT present at a {LEVELS[self.v1]} level "
-                    f"(but is present at another level).")
+            return (f"The seed will grow if {one}, and {self.n2} is present but NOT at a {LEVELS[self.v2]} "
+                    f"level.")  # fmt: skip
         return f"The seed will grow if {one}."
 
 

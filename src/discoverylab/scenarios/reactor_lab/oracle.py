@@ -67,12 +67,15 @@ class ReactorOracle:
         self.known_names = [q for q in ot.quoted(head) if q.startswith("quantum crystal")]
         self.unknown_names = [q for q in ot.quoted(tail) if q.startswith("quantum crystal")]
         self.easy = "A scientific instrument is" in text
+        tolerance = re.search(r"within (\d+) Hz of its crystal", text)
+        self.tolerance = int(tolerance[1]) if tolerance else 2
         self.entries: dict[int, dict[str, Any]] = {}
         self.known: dict[str, float] = {}
         self.home: dict[str, int] = {}
         self.readings: dict[str, dict[str, list[float]]] = {}
         self.chosen: Candidate | None = None
         self.points: dict[str, float] = {}
+        self.approximate: set[str] = set()  # crystals whose frequency is known only within 2 Hz
         self._note(obs)
 
     # ---- observation bookkeeping ------------------------------------------------------------
@@ -147,7 +150,9 @@ class ReactorOracle:
         chosen = self.chosen
         if chosen is None:
             return None
-        names = sorted(n for n, f in self.points.items() if f > 0 and n in chosen.values)
+        names = sorted(
+            n for n, f in self.points.items() if f > 0 and n in chosen.values and n not in self.approximate
+        )
         xs = np.array([chosen.values[n] for n in names])
         if chosen.name == "radiation":
             # Measured among the carried crystals, each reading also holds the others at a
@@ -295,7 +300,7 @@ class ReactorOracle:
     ) -> Gen:
         """Install `crystal` in `reactor` and step the panel until it runs; returns the exact
         frequency (or the setting, if the task ends first)."""
-        search = Search()
+        search = Search(reach=1 if self.tolerance >= 2 else 0)
         for value, spread in predictions:
             search.add(value, spread, 1 / len(predictions))
         yield from self.go_to(reactor.uuid)
@@ -303,8 +308,12 @@ class ReactorOracle:
         start = round(self.setting()[0])
         target = search.next_setting(start) or start + 1  # the panel must move at least once
         yield from self.move_to(reactor, target, watch=False)
+        tuned = self.setting()[0]
         yield from self.say("Exit")
         yield from self.act(ot.act("PUT", self.crystal_uuid(crystal), reactor.uuid))
+        if self.ex.completed:  # the last reactor ran at once: its setting is within 2 Hz of the crystal
+            self.approximate.add(crystal)  # good enough to tell the property, not to fit with
+            return tuned
         if not self.running(reactor):
             yield from self.act(ot.act("TALK", reactor.uuid))
             search.visit(round(self.setting()[0]))

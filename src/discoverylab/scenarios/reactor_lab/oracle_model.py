@@ -82,10 +82,12 @@ class Reactor:
 @dataclass(slots=True)
 class Search:
     """Where the crystal's frequency may lie: probability mass on integer targets. A setting v
-    makes the reactor run for a frequency within 2 Hz, so checking v rules out targets v-1..v+1."""
+    makes the reactor run for a frequency within 2 Hz, so checking v rules out targets
+    v-reach..v+reach (reach 1; 0 for Easy's 1 Hz reactors, which may miss a target next door)."""
 
     mass: dict[int, float] = field(default_factory=dict)
     visited: set[int] = field(default_factory=set)
+    reach: int = 1
 
     def add(self, value: float, spread: float, weight: float) -> None:
         """A prediction: one target if it is exact, else a Gaussian over +/-3 sigma."""
@@ -97,21 +99,23 @@ class Search:
             shares = {t: math.exp(-0.5 * ((t - value) / sigma) ** 2) for t in range(lo, hi + 1)}
         total = sum(shares.values())
         for target, share in shares.items():
-            if LOW <= target <= HIGH and not any(v in self.visited for v in (target - 1, target, target + 1)):
+            near = range(target - self.reach, target + self.reach + 1)
+            if LOW <= target <= HIGH and not any(v in self.visited for v in near):
                 self.mass[target] = self.mass.get(target, 0.0) + weight * share / total
 
     def visit(self, setting: int) -> None:
         self.visited.add(setting)
-        for target in (setting - 1, setting, setting + 1):
+        for target in range(setting - self.reach, setting + self.reach + 1):
             self.mass.pop(target, None)
 
     def next_setting(self, now: int) -> int | None:
         """The setting that rules out the most probability per button press."""
         best: tuple[float, int, int] | None = None
-        for setting in {t + d for t in self.mass for d in (-1, 0, 1)}:
+        near = range(-self.reach, self.reach + 1)
+        for setting in {t + d for t in self.mass for d in near}:
             if setting == now or not LOW <= setting <= HIGH:
                 continue
-            gain = sum(self.mass.get(setting + d, 0.0) for d in (-1, 0, 1))
+            gain = sum(self.mass.get(setting + d, 0.0) for d in near)
             cost = press_count(setting - now)
             rank = (gain / cost, -cost, -setting)
             if best is None or rank > best:

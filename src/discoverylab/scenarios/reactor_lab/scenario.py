@@ -12,7 +12,8 @@ from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.reactor_lab.oracle import solve
 from discoverylab.scenarios.reactor_lab.things import (
     DEFAULT_FREQUENCY,
-    PRESS_LIMIT,
+    PRESS_LIMITS,
+    TOLERANCES,
     CrystalData,
     CrystalReactor,
     QuantumCrystal,
@@ -51,6 +52,7 @@ KEY_BY_SEED = {
 }
 NUM_CRYSTALS = {"easy": 3, "normal": 4, "challenge": 5}
 NUM_KNOWN = {"easy": 2, "normal": 2, "challenge": 3}
+KNOWN_SPAN = 0.5  # Challenge: the known crystals' share of the key values' span (see _choose_known)
 TASK_NAMES = {"easy": "ReactorTaskEasy", "normal": "ReactorTaskNormal", "challenge": "ReactorTaskChallenge"}
 TREES = ((4, 5), (25, 6), (6, 26), (27, 26), (3, 14), (28, 12))
 
@@ -65,7 +67,8 @@ class ReactorLab(Scenario):
     """Discover how quantum crystals' resonance frequencies depend on a measurable property, and
     tune crystal reactors for the crystals whose frequency is unknown.
 
-    Description: in the Quantum Reactor Lab, crystal reactors run only when tuned (within 2 Hz)
+    Description: in the Quantum Reactor Lab, crystal reactors run only when tuned (within 2 Hz;
+    1 Hz in Easy, both stated in the task text)
     to the resonance frequency of the crystal inside. Some crystals already run in their reactors
     (their frequencies can be read on the reactors' panels); the others lie on a bench. A crystal's
     frequency is a function of one of its properties: density (densitometer), temperature
@@ -85,13 +88,15 @@ class ReactorLab(Scenario):
     Reactors Changed /U (unknown crystals' reactors set away from 5000 Hz at some tick), Reactors
     Set /U and Reactors On /N (live counts). The task succeeds (and latches) as soon as every
     reactor is activated; it fails (and latches) when a reactor burns out: each reactor takes
-    PRESS_LIMIT (100) frequency button presses, stated in the task text and on the panel, and
-    one more burns it out (a blind sweep needs hundreds). Knowledge: the property and the formula.
+    PRESS_LIMITS presses of its frequency buttons (30 in Easy, 100 otherwise), stated in the task
+    text and on the panel, and one more burns it out (a blind sweep needs hundreds). Knowledge:
+    the property and the formula.
     Difficulty knobs: Easy: locked one-room lab, only the critical instrument, 3 crystals (2
-    known), frequency = m * x (m in 50..79). Normal: two-room lab with 5 instruments, 4 crystals
-    (2 known), frequency = m * x + b (m, b in 90..109). Challenge: 5 crystals (3 known),
-    frequency = a * x^2 + b * x + c (a in 10..19, b in 20..39, c in 20..849), properties in 5..20.
-    The seed picks the property (balanced per block of five seeds), the coefficients and the crystals. Radiation readings
+    known), frequency = m * x (m in 50..79), 30 presses per reactor. Normal: two-room lab with
+    5 instruments, 4 crystals (2 known), frequency = m * x + b (m, b in 90..109). Challenge: 5 crystals (3 known),
+    frequency = a * x^2 + b * x + c (a in 10..19, b in 20..39, c in 20..849), properties in 5..20,
+    the known crystals' key values spanning at least half of all five's.
+    The seed picks the property (drawn per instance), the coefficients and the crystals. Radiation readings
     are noisy and include the radiation of crystals near the meter.
     Registered ids: discoverylab/ReactorLab-Easy-v0, discoverylab/ReactorLab-Normal-v0,
     discoverylab/ReactorLab-Challenge-v0.
@@ -116,11 +121,15 @@ class ReactorLab(Scenario):
         data, freqs = self._generate()
         crystals = [make_crystal(world, d, f) for d, f in zip(data, freqs, strict=True)]
         self.key_values = {c.uuid: self._value(d) for c, d in zip(crystals, data, strict=True)}
-        self.crystals: list[QuantumCrystal] = self.shuffled(crystals)
+        self.crystals: list[QuantumCrystal] = self._choose_known(crystals)
         for i, crystal in enumerate(self.crystals):
             crystal.name = f"quantum crystal {i + 1}"
         known = NUM_KNOWN[diff]
-        self.reactors = [CrystalReactor(world, i + 1) for i in range(len(self.crystals))]
+        self.press_limit = PRESS_LIMITS[diff]
+        self.reactors = [
+            CrystalReactor(world, i + 1, press_limit=self.press_limit, tolerance=TOLERANCES[diff])
+            for i in range(len(self.crystals))
+        ]
         for reactor, crystal in zip(self.reactors[:known], self.crystals[:known], strict=True):
             reactor.props["resonanceFreq"] = crystal.resonance_freq
             reactor.add(crystal)
@@ -181,6 +190,19 @@ class ReactorLab(Scenario):
         while not _distinct(self._value(d) for d in data):  # equal readings would leave the fit undetermined
             data = [crystal(10, 70, 50, 50) for _ in range(count)]
         return data, [round(slope * self._value(d) + offset, 2) for d in data]
+
+    def _choose_known(self, crystals: list[QuantumCrystal]) -> list[QuantumCrystal]:
+        """The crystals in a drawn order, the first NUM_KNOWN given. Challenge reshuffles until
+        those span KNOWN_SPAN of all key values: bunched ones (seed 38 before: radiation 18.3-18.9,
+        unknowns at 5.9 and 6.7) leave a noisy quadratic unfit to extrapolate within the presses."""
+        values = sorted(self.key_values[c.uuid] for c in crystals)
+        for _ in range(100):
+            order = self.shuffled(crystals)
+            mine = [self.key_values[c.uuid] for c in order[: NUM_KNOWN[self.difficulty]]]
+            if self.difficulty != "challenge" or max(mine) - min(mine) >= KNOWN_SPAN * (values[-1] - values[0]):
+                return order
+        order.sort(key=lambda c: self.key_values[c.uuid])  # the extremes given: spans them all
+        return [order[0], order[-1], *order[1:-1]]
 
     def _value(self, data: CrystalData) -> float:
         return {
@@ -348,8 +370,9 @@ class ReactorLab(Scenario):
             f"Your task is to find the resonance frequenc{'y' if one else 'ies'} of {unknown_names}, tune "
             f"{'the empty reactor' if one else 'the empty reactors'} to {'it' if one else 'them'}, and install "
             f"the crystal{'' if one else 's'}, so that every reactor is activated.  {where}  "
-            "A reactor's control panel opens when you talk to it (or use it).  "
-            f"Each reactor takes {PRESS_LIMIT} presses of its frequency buttons; one press more burns it out, "
+            f"A reactor activates when it is tuned within {TOLERANCES[self.difficulty]:g} Hz of its crystal's "
+            "resonance frequency.  A reactor's control panel opens when you talk to it (or use it).  "
+            f"Each reactor takes {self.press_limit} presses of its frequency buttons; one press more burns it out, "
             "which ends the task unsuccessfully."
         )
 

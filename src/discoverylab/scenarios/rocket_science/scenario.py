@@ -63,7 +63,7 @@ class RocketScience(Scenario):
     cell interface /1, Try the different fuel types /3 (distinct thrusts seen firing) and Enter
     correct fuel type and amount /1 (within 2 L). The task completes when the launch is confirmed
     and succeeds iff the decided items scored.
-    Difficulty knobs: Easy: a real body (each once per block of 13 seeds) named in the task, orbit at 400 km, fuel
+    Difficulty knobs: Easy: a real body (one of 13, drawn per instance) named in the task, orbit at 400 km, fuel
     preset. Normal: random radius 400..10000 km, mass 1e23..1e25 kg, height 100..10000 km, to be
     measured. Challenge: as Normal, and the rocket is unfuelled: choose among fuels A, B, C (one
     works, one lacks thrust, one needs more than the 10,000 L tank) by testing 5000 L samples.
@@ -171,8 +171,8 @@ class RocketScience(Scenario):
                     CONTROL_ROOM[0] <= x <= CONTROL_ROOM[2] and CONTROL_ROOM[1] <= y <= CONTROL_ROOM[3]
                 ):
                     self._terrain("sand", x, y)
-        self._solid("rocket", 16, 2, "machine:grey")
-        self._solid("rocket top", 16, 1, "machine:grey")
+        self._solid("rocket", 16, 2, "rocket:body")
+        self._solid("rocket top", 16, 1, "rocket:top")
         layout.building(world, 7, 20, 7, 5, "Control Room")
         self.pendulum = Pendulum(world, 2 * math.pi * math.sqrt(1 / self.gravity))
         world.place(self.pendulum, 8, 21)
@@ -194,7 +194,7 @@ class RocketScience(Scenario):
                 23 + i,
                 24,
             )
-        self._solid("test rocket", 27, 23, "machine:grey")
+        self._solid("test rocket", 27, 23, "rocket:body")
         for x, y in ((26, 23), (28, 23), (26, 22), (27, 22), (28, 22)):
             self._solid("load cell wall", x, y, "wall:face")
         self.load_cell = LoadCellInterface(world, self.dry_mass, self.fuels)

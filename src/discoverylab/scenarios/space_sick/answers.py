@@ -12,7 +12,6 @@ from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.space_sick.colony import MOLD_OPTIONS
 from discoverylab.scenarios.space_sick.things import PATHOGENS, SIMPLE_INSTRUMENTS
 from discoverylab.scoring.answer_sheet import Choice, Field, Form, options_text
-from discoverylab.world.world import World
 
 START_MUSHROOMS = 12
 # Each starting mushroom is poisonous with probability 1/2: the best fixed count (6) is right
@@ -46,7 +45,7 @@ def form(sc: Scenario) -> Form:
 
 def _poisonous_at_start(sc: Scenario) -> int:
     """Counted on a fresh build of the same instance (the episode may have eaten some)."""
-    fresh = type(sc)(World(sc.world.seed), sc.difficulty)
+    fresh = type(sc)(sc.world.fresh(), sc.difficulty)
     try:
         return sum(1 for o in fresh.world.objects.values() if "mushroom" in o.type and getattr(o, "poisonous", False))
     finally:

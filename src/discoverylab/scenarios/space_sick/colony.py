@@ -45,7 +45,7 @@ LAB_INSTRUMENTS = ("microscope", "spectrometer", "PH meter", "radiation meter", 
                    "NPK field test")  # fmt: skip
 # Spores of the mold reach this share of the mushrooms of other colours (Normal).
 SPORE_SPREAD = 0.35
-# Moldy colours: the five options are balanced over each block of five seeds.
+# Moldy colours: one of the five options, drawn per instance.
 MOLD_OPTIONS = (("red",), ("green",), ("yellow",), ("pink",), ("red", "pink"))
 FIELD = [(x, y) for x in range(10, 16) for y in range(13, 18)]
 COLONIST_HOMES = ((18, 25), (16, 18), (18, 11), (13, 5), (8, 19))

@@ -1,8 +1,7 @@
 """Space Sick Easy: a locked lab with five instruments, three mushrooms and a jar.
 
 One mushroom carries a pathogen that only one instrument detects. Which instrument (and which
-pathogen name) is balanced over each block of five consecutive seeds, in an order drawn per
-block; which mushroom is drawn from the build stream and the three are created alike.
+pathogen name) is drawn per instance from a stream of its own (no blocks of seeds); which mushroom is drawn from the build stream and the three are created alike.
 """
 
 from __future__ import annotations

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import zlib
-
-import numpy as np
-
 from discoverylab.scenarios.base import Observation, OracleGen, Scenario
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.space_sick.colony import LAB_INSTRUMENTS, Colony, build_colony, new_mushroom
@@ -70,8 +66,8 @@ class SpaceSick(Scenario):
     species, its spectrometer channel and readings, the moldy colours; Challenge: the glowing rock
     as a detector, with its light colour.
     Difficulty knobs: which instrument detects (Easy), which colour is moldy (Normal), whether
-    each mushroom is poisonous (Challenge); categorical answers are balanced over each block of
-    five seeds in an order drawn per block and per difficulty.
+    each mushroom is poisonous (Challenge); categorical answers are drawn per instance and
+    per difficulty (no blocks of seeds).
     Registered ids: discoverylab/SpaceSick-Easy-v0, discoverylab/SpaceSick-Normal-v0,
     discoverylab/SpaceSick-Challenge-v0.
     """
@@ -119,13 +115,11 @@ class SpaceSick(Scenario):
         return 100 if self.difficulty == "easy" else 1500
 
     def balanced(self, options: int, what: str) -> int:
-        """Seeds 5k..5k+4 (for five options) see every option once, in an order drawn from the
-        block number, the difficulty and `what`: no fixed pattern in seed mod 5, and the
-        difficulties of one seed draw independently."""
-        block, slot = divmod(self.world.seed, options)
-        key = zlib.crc32(f"SpaceSick/{self.difficulty}/{what}".encode())
-        order = np.random.default_rng([abs(block), int(block < 0), key]).permutation(options)
-        return int(order[slot])
+        """The instance's answer for `what` (an index into `options` choices), drawn uniformly
+        from a stream of its own keyed by the difficulty and `what`: no blocks of seeds, so
+        earlier instances' answers say nothing about this one, and difficulties draw apart."""
+        rng = self.world.child_rng(f"option/SpaceSick/{self.difficulty}/{what}")
+        return int(rng.integers(0, options))
 
     def grow_mushroom(self, x: int, y: int) -> WorldObject:
         """A mushroom grown from a seed: colour (and, in the Challenge, poison and matter) drawn

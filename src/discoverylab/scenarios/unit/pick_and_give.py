@@ -102,5 +102,11 @@ class PickAndGiveTest(Scenario):
         person = text.split("give ", 1)[1].split(" the `", 1)[0]
         while ot.find_nearby(obs, item) is None or ot.find_nearby(obs, person) is None:
             obs = yield from ot.checked(ot.require(ot.step_to_room_centre(obs), "a way into the room"))
+        # Remember the person while both are in view: from the item's table they may be out of
+        # sight (seed 34: the oracle ran out of steps looking for Gail), and TELEPORT_TO_OBJECT
+        # takes anything the agent has seen.
+        recipient = ot.require(ot.find_nearby(obs, person), f"a visible {person!r}")["uuid"]
         obs = yield from ot.take(obs, item)
-        yield from ot.put_into(obs, item, person)
+        thing = ot.require(ot.find_inventory(obs, item), f"{item!r} in the inventory")["uuid"]
+        obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", recipient))
+        yield from ot.checked(ot.act("PUT", thing, recipient))

@@ -46,9 +46,11 @@ class SearchTest(Scenario):
         world = self.world
         layout.fill_grass(world)
         build_house(self)  # the location draws happen (as in the original) but are unused
-        # Floor tiles for even seeds; odd seeds accept grass or floor (the original checked
-        # before clearing the grass under floors, so its floors still counted as grass).
-        allowed = ({"floor"},) if world.seed % 2 == 0 else ({"grass"}, {"floor"})
+        # Floor tiles for half the instances; the others accept grass or floor (the original
+        # checked before clearing the grass under floors, so its floors still counted as grass;
+        # it split on the seed's parity, here a stream of the instance's own draws the coin).
+        floor_only = int(world.child_rng("SearchTest/floor-only").integers(0, 2)) == 0
+        allowed = ({"floor"},) if floor_only else ({"grass"}, {"floor"})
         x0, y0, x1, y1 = SEARCH_AREA
         while True:
             x, y = self.randint(x0, x1), self.randint(y0, y1)

@@ -4,7 +4,8 @@
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
-const GROUND = /^(grass|path|floor|wall|sand|dirt|soil|water|road|fence)$/;
+const GROUND = /^(grass|path|floor|wall|sand|dirt|soil|water|road|fence|sand path)$/;
+const MANY = 3;  // more nearby objects of one name than this are listed once (the nearest)
 
 async function api(path, options) {
   const res = await fetch(path, options);
@@ -30,10 +31,14 @@ let game = null;
 let sel = { arg1: null, arg2: null };
 let names = {};
 let study = false;  // the server assigns instances (sealed test split): no seed to choose
+let hist = [];  // every step's action and message (the readings), from the server
+const GAME_KEY = "discoverylab.game";  // localStorage: a closed tab or a restarted server resumes
 
 async function initPlay() {
-  study = (await api("/api/config")).study;
+  const config = await api("/api/config");
+  study = config.study;
   $("seed-label").hidden = study;
+  $("participant-label").hidden = !study;
   tasks = await api("/api/tasks");
   for (const t of tasks) $("task").append(new Option(`${t.task} (${t.suite})`, t.task));
   const fill = () => {
@@ -44,28 +49,42 @@ async function initPlay() {
   $("task").addEventListener("change", fill);
   fill();
   $("picker").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
-  $("grid").addEventListener("change", refreshView);
-  $("show-ground").addEventListener("change", () => game && render());
+  for (const box of ["grid", "show-ground"]) $(box).addEventListener("change", () => { $(box).blur(); if (game) render(); });
   $("view").addEventListener("click", clickView);
   $("clear-selection").addEventListener("click", () => { sel = { arg1: null, arg2: null }; drawSelection(); });
   $("show-scorecard").addEventListener("click", showScorecard);
   $("submit-report").addEventListener("click", submitReport);
+  $("keys-hint").addEventListener("click", () => { $("help").hidden = !$("help").hidden; $("keys-hint").blur(); });
+  $("command-form").addEventListener("submit", (ev) => { ev.preventDefault(); sendCommand(); });
+  $("action-menu").addEventListener("change", menuChosen);
+  $("history-copy").addEventListener("click", copyHistory);
+  $("feed-read").addEventListener("click", markFeedRead);
+  $("report").addEventListener("keydown", (ev) => { if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); } });
+  $("command").addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.preventDefault(); $("command").blur(); } });
   document.addEventListener("keydown", onKey);
-  const saved = sessionStorage.getItem("game");  // a reload keeps playing the same game
+  document.addEventListener("click", (ev) => { const t = ev.target; if (t.tagName === "BUTTON" || (t.tagName === "INPUT" && t.type === "checkbox")) t.blur(); });
+  const saved = localStorage.getItem(GAME_KEY);
   if (saved) {
-    try { game = await api(`/api/games/${encodeURIComponent(saved)}`); render(); } catch (e) { sessionStorage.removeItem("game"); }
+    try { game = await api(`/api/games/${encodeURIComponent(saved)}`); await loadHistory(); render(); status(game.finished ? "" : "Resumed your game."); }
+    catch (e) { localStorage.removeItem(GAME_KEY); }
   }
 }
 
 async function newGame() {
   try {
+    if (game && !game.finished && game.step > 0 && !game.terminated && !game.truncated &&
+        !confirm("Start a new game? The current one ends as abandoned (failed).")) return;
     status("starting…");
+    if (game && !game.finished) await api(`/api/games/${game.id}`, { method: "DELETE" }).catch(() => null);
     const spec = { task: $("task").value, difficulty: $("difficulty").value };
     if (!study) spec.seed = Number($("seed").value);
+    if (study && $("participant").value) spec.participant = $("participant").value;
     game = await post("/api/games", spec);
-    sessionStorage.setItem("game", game.id);
+    localStorage.setItem(GAME_KEY, game.id);
     sel = { arg1: null, arg2: null };
+    hist = [game.entry];
     $("scorecard").replaceChildren();
+    $("tile-objects").replaceChildren();
     $("report").value = "";
     $("report-result").textContent = "";
     render();
@@ -74,14 +93,34 @@ async function newGame() {
   } catch (e) { status(e.message, true); }
 }
 
+async function loadHistory() {
+  if (!game) return;
+  hist = (await api(`/api/games/${game.id}/history`)).history;
+}
+
+function took(next) {
+  game = next;
+  if (!hist.length || hist[hist.length - 1].step < game.entry.step) hist.push(game.entry);
+  render();
+  $("scorecard").replaceChildren();  // looking again is a click, counted once per step
+}
+
 async function act(action) {
   if (!game) { status("Start a game first.", true); return; }
+  try { took(await post(`/api/games/${game.id}/step`, action)); status(""); } catch (e) { status(e.message, true); }
+}
+
+async function sendCommand() {
+  const text = $("command").value.trim();
+  if (!text) { $("command").blur(); return; }
+  if (!game) { status("Start a game first.", true); return; }
+  if (text === "help" || text === "?") { $("help").hidden = false; return; }
   try {
-    game = await post(`/api/games/${game.id}/step`, action);
-    render();
-    if (!$("scorecard").hidden && $("scorecard").rows.length) showScorecard();
-    status(game.terminated ? "Task finished: hand in your knowledge report." : game.truncated ? "Step limit reached." : "");
-  } catch (e) { status(e.message, true); }
+    took(await post(`/api/games/${game.id}/command`, { text }));
+    $("command").value = "";
+    $("command").blur();  // back to the game keys
+    status("");
+  } catch (e) { status(e.message, true); }  // a command that does not parse costs no step
 }
 
 function refreshView() {
@@ -98,6 +137,39 @@ function objectItem(o, extra) {
   return li;
 }
 
+function banner() {
+  const b = $("banner");
+  if (!game || !game.outcome) { b.hidden = true; return; }
+  const won = game.outcome === "success";
+  const why = game.truncated && !game.terminated ? "the step limit was reached" : won ? "the task is completed" : "the task failed";
+  const next = game.finished ? "Game over." : "Hand in your knowledge report (k) to finish.";
+  b.textContent = `${won ? "Success" : "Failure"}: ${why}. ${next}`;
+  b.className = won ? "success" : "failure";
+  b.dataset.outcome = game.outcome;
+  b.hidden = false;
+}
+
+const seenFeed = () => new Set(JSON.parse(localStorage.getItem(`feed.${game.id}`) || "[]"));
+
+function markFeedRead() {
+  if (!game) return;
+  localStorage.setItem(`feed.${game.id}`, JSON.stringify(game.feed.map((p) => p.postID)));
+  renderFeed();
+  $("feed-read").blur();
+}
+
+function renderFeed() {
+  const read = seenFeed();
+  const fresh = game.feed.filter((p) => !read.has(p.postID)).length;
+  $("feed-badge").textContent = fresh ? `${fresh} new` : "";
+  $("feed-badge").hidden = !fresh;
+  $("feed").replaceChildren(...[...game.feed].reverse().map((p) => {
+    const li = el("li", `#${p.postID} ${p.author || ""}${p.title ? " — " + p.title : ""}: ${p.content || ""}`);
+    if (!read.has(p.postID)) li.className = "new";
+    return li;
+  }));
+}
+
 function render() {
   const obs = game.observation;
   names = {};
@@ -105,20 +177,32 @@ function render() {
   const loc = obs.agentLocation || {};
   const where = game.seed === null ? `instance ${game.instance.split}#${game.instance.index}` : `seed ${game.seed}`;
   const again = game.replay_of ? " · replay (an earlier game played this instance)" : "";
-  $("game-info").textContent = `${game.task} · ${game.difficulty} · ${where}${again} · step ${game.step}/${game.max_steps} · at (${loc.x}, ${loc.y}) facing ${loc.faceDirection}`;
+  const who = game.participant ? ` · ${game.participant}` : "";
+  $("game-info").textContent = `${game.task} · ${game.difficulty} · ${where}${who}${again} · step ${game.step}/${game.max_steps} · at (${loc.x}, ${loc.y}) facing ${loc.faceDirection}`;
   $("task-text").textContent = (obs.taskProgress || []).map((t) => t.description).join("\n");
-  $("last-message").textContent = obs.lastActionMessage + (obs.extended_action_message && obs.extended_action_message !== obs.lastActionMessage ? "\n" + obs.extended_action_message : "");
+  $("last-message").textContent = game.entry.message;
   $("inventory").replaceChildren(...(obs.inventoryObjects || []).map((o) => objectItem(o)));
   $("accessible").replaceChildren(...(obs.accessibleEnvironmentObjects || []).map((o) => objectItem(o)));
   const near = [];
   const all = $("show-ground").checked;
-  for (const [dir, objs] of Object.entries((obs.nearbyObjects || {}).objects || {})) {
-    for (const o of objs) {
-      if (all || !GROUND.test(o.name)) near.push(objectItem(o, ` ${dir} ${o.distance}`));
-      else names[o.uuid] = o.name;
-    }
+  const flat = [];
+  for (const [dir, objs] of Object.entries((obs.nearbyObjects || {}).objects || {})) for (const o of objs) flat.push([dir, o]);
+  const count = {};
+  for (const [, o] of flat) count[o.name] = (count[o.name] || 0) + 1;
+  const listed = {};
+  for (const [dir, o] of flat.sort((a, b) => a[1].distance - b[1].distance)) {
+    if (!all && GROUND.test(o.name)) { names[o.uuid] = o.name; continue; }
+    listed[o.name] = (listed[o.name] || 0) + 1;
+    if (!all && count[o.name] > MANY && listed[o.name] > 1) { names[o.uuid] = o.name; continue; }  // 40 launch pads: one line
+    near.push(objectItem(o, ` ${dir} ${o.distance}` + (!all && count[o.name] > MANY ? ` (nearest of ${count[o.name]}; tick "show all")` : "")));
   }
   $("nearby").replaceChildren(...near);
+  const shown = new Set(Object.keys(names).map(Number));
+  const shownNames = new Set(Object.values(names));
+  const earlier = Object.entries(game.seen).filter(([u, n]) => !shown.has(Number(u)) && !shownNames.has(n) && shownNames.add(n));
+  $("seen").replaceChildren(...earlier.map(([u, n]) => objectItem({ uuid: Number(u), name: n }, " (seen earlier)")));
+  const agents = (obs.nearbyAgents || {}).list_of_agents || {};
+  $("agents").replaceChildren(...Object.entries(agents).map(([who2, acts]) => el("li", `${who2}: ${(acts || []).map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join("; ") || "—"}`)));
   const box = obs.dialog_box || {};
   $("dialog").hidden = !box.is_in_dialog;
   if (box.is_in_dialog) {
@@ -130,12 +214,61 @@ function render() {
       return li;
     }));
   }
-  const feed = obs.discoveryFeed || {};
-  $("feed").replaceChildren(...[...(feed.posts || []), ...(feed.scientific_articles || [])].map((p) => el("li", `#${p.postID} ${p.author}: ${p.content || p.title || ""}`)));
-  const over = game.finished;
-  $("submit-report").disabled = over;
-  if (game.knowledge) showKnowledge(game.knowledge, $("report-result"));
+  renderFeed();
+  $("history").replaceChildren(...[...hist].reverse().map((h) => el("li", `${h.step}. ${h.label} → ${h.message}`, h.success === false ? "bad" : "")));
+  fillMenu(obs);
+  $("submit-report").disabled = game.finished;
+  if (game.knowledge) showKnowledge(game.knowledge, $("report-result"), game.answers);
+  loadSheet();
+  banner();
   drawSelection();
+}
+
+// The action menu: every action the agents have; choosing one fills the command line.
+const TEMPLATES = {
+  MOVE_DIRECTION: "move north", ROTATE_DIRECTION: "rotate north", PICKUP: "take ", DROP: "drop ", PUT: "put  in ",
+  OPEN: "open ", CLOSE: "close ", ACTIVATE: "activate ", DEACTIVATE: "deactivate ", TALK: "talk ", EAT: "eat ",
+  READ: "read ", USE: "use  on ", WAIT: "wait", TELEPORT_TO_LOCATION: "tp ", TELEPORT_TO_OBJECT: "goto ",
+  DISCOVERY_FEED_GET_UPDATES: "feed", DISCOVERY_FEED_GET_ARTICLES: "articles", DISCOVERY_FEED_GET_POST_BY_ID: "post ",
+  MOVE_FORWARD: "forward", MOVE_BACKWARD: "back", ROTATE_CW: "right", ROTATE_CCW: "left",
+};
+
+let menuFor = null;  // the game whose actions and places the menu lists
+
+function fillMenu(obs) {
+  if (menuFor === game.id) return;
+  menuFor = game.id;
+  const opts = [new Option("— action menu (m) —", "")];
+  for (const a of obs.availableActions || []) opts.push(new Option(`${a.name}: ${a.description}`, a.name));
+  for (const name of ["MOVE_FORWARD", "MOVE_BACKWARD", "ROTATE_CW", "ROTATE_CCW"]) opts.push(new Option(name, name));
+  for (const place of obs.teleportLocations || []) opts.push(new Option(`teleport: ${place}`, `@${place}`));
+  $("action-menu").replaceChildren(...opts);
+}
+
+function menuChosen() {
+  const v = $("action-menu").value;
+  $("action-menu").value = "";
+  if (!v) return;
+  let text = v.startsWith("@") ? `tp ${v.slice(1)}` : TEMPLATES[v] || v.toLowerCase();
+  const n = (u) => (u === null ? "" : String(u));
+  text = text.replace("take ", `take ${n(sel.arg1)}`).replace("use  on ", `use ${n(sel.arg1)} on ${n(sel.arg2)}`).replace("put  in ", `put ${n(sel.arg1)} in ${n(sel.arg2)}`);
+  for (const verb of ["drop", "open", "close", "activate", "deactivate", "talk", "eat", "read", "goto"]) if (text === `${verb} `) text += n(sel.arg1);
+  $("command").value = text;
+  $("command").focus();
+}
+
+function copyHistory() {
+  const text = hist.map((h) => `${h.step}\t${h.label}\t${h.message.replace(/\n/g, " / ")}`).join("\n");
+  const done = () => status("History copied.");
+  if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, () => fallbackCopy(text, done));
+  else fallbackCopy(text, done);
+  $("history-copy").blur();
+}
+
+function fallbackCopy(text, done) {
+  const area = el("textarea"); area.value = text; document.body.append(area); area.select();
+  try { document.execCommand("copy"); done(); } catch (e) { status("Copy failed: select the history and copy it.", true); }
+  area.remove();
 }
 
 function choose(uuid, second) {
@@ -143,8 +276,18 @@ function choose(uuid, second) {
   drawSelection();
 }
 
+function cycle(which, delta) {
+  const items = [...document.querySelectorAll("ul.objects li")].map((li) => Number(li.dataset.uuid));
+  if (!items.length) return;
+  const at = items.indexOf(sel[which]);
+  sel[which] = items[(at + delta + items.length) % items.length];
+  drawSelection();
+  const li = document.querySelector(`ul.objects li.${which}`);
+  if (li) li.scrollIntoView({ block: "nearest" });
+}
+
 function drawSelection() {
-  const label = (u) => (u === null ? "—" : `${names[u] || "object"} [${u}]`);
+  const label = (u) => (u === null ? "—" : `${names[u] || (game && game.seen[u]) || "object"} [${u}]`);
   $("arg1").textContent = label(sel.arg1);
   $("arg2").textContent = label(sel.arg2);
   for (const li of document.querySelectorAll("ul.objects li")) {
@@ -162,7 +305,7 @@ function clickView(ev) {
   const buttons = here.map((u) => {
     const b = el("button", `${names[u] || "object"} [${u}]`);
     b.type = "button";
-    b.addEventListener("click", (e) => choose(u, e.shiftKey));
+    b.addEventListener("click", (e) => { choose(u, e.shiftKey); b.blur(); });
     return b;
   });
   $("tile-objects").replaceChildren(el("span", here.length ? "On that tile: " : "Nothing you can see closely there.", "hint"), ...buttons);
@@ -171,16 +314,38 @@ function clickView(ev) {
 
 const ONE_ARG = { " ": "PICKUP", d: "DROP", o: "OPEN", c: "CLOSE", a: "ACTIVATE", s: "DEACTIVATE", t: "TALK", r: "READ", e: "EAT", g: "TELEPORT_TO_OBJECT" };
 const TWO_ARGS = { p: "PUT", u: "USE" };
-const NO_ARG = { ArrowUp: "MOVE_FORWARD", ArrowDown: "MOVE_BACKWARD", ArrowLeft: "ROTATE_CCW", ArrowRight: "ROTATE_CW", w: "WAIT", v: "DISCOVERY_FEED_GET_UPDATES" };
+const NO_ARG = { ArrowUp: "MOVE_FORWARD", ArrowDown: "MOVE_BACKWARD", ArrowLeft: "ROTATE_CCW", ArrowRight: "ROTATE_CW", w: "WAIT", v: "DISCOVERY_FEED_GET_UPDATES", f: "DISCOVERY_FEED_GET_ARTICLES" };
+const SHIFT_MOVE = { ArrowUp: "north", ArrowDown: "south", ArrowLeft: "west", ArrowRight: "east" };
+const TYPING = /^(text|number|search|password|email)$/;
+
+function startCommand(prefix) {
+  $("command").value = prefix;
+  $("command").focus();
+}
 
 function onKey(ev) {
-  const tag = (ev.target.tagName || "").toLowerCase();
-  if (["input", "textarea", "select"].includes(tag) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const t = ev.target;
+  const tag = (t.tagName || "").toLowerCase();
+  if (tag === "textarea" || (tag === "select" && t.id !== "action-menu") || (tag === "input" && TYPING.test(t.type))) return;
+  if (t.id === "action-menu" && ev.key !== "Escape") return;
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   if (location.pathname === "/replay") { replayKey(ev); return; }
   if (location.pathname === "/leaderboard") return;
+  if (tag === "button" && ev.key === "Enter") return;  // a focused button: Enter presses it
+  if (tag === "button" || tag === "input") t.blur();  // other keys act on the game (a clicked checkbox kept them)
   const key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
+  if (ev.key === "Escape") { $("help").hidden = true; if (t !== document.body && t.blur) t.blur(); return; }
   if (key === "Tab") { ev.preventDefault(); $("task-box").hidden = !$("task-box").hidden; return; }
   if (key === "?") { $("help").hidden = !$("help").hidden; return; }
+  if (ev.key === ":" || ev.key === "Enter") { ev.preventDefault(); startCommand(""); return; }
+  if (key === "l") { ev.preventDefault(); startCommand("tp "); return; }
+  if (key === "n") { ev.preventDefault(); startCommand("post "); return; }
+  if (key === "m") { ev.preventDefault(); $("action-menu").focus(); return; }
+  if (key === "h") { ev.preventDefault(); copyHistory(); return; }
+  if (key === "k") { ev.preventDefault(); $("report").focus(); return; }
+  if (ev.key === "[" || ev.key === "]") { ev.preventDefault(); cycle("arg1", ev.key === "]" ? 1 : -1); return; }
+  if (ev.key === "{" || ev.key === "}") { ev.preventDefault(); cycle("arg2", ev.key === "}" ? 1 : -1); return; }
+  if (ev.shiftKey && SHIFT_MOVE[ev.key]) { ev.preventDefault(); act({ action: "MOVE_DIRECTION", arg1: SHIFT_MOVE[ev.key] }); return; }
   if (/^[1-9]$/.test(key) && game && game.observation.dialog_box && game.observation.dialog_box.is_in_dialog) {
     act({ chosen_dialog_option_int: Number(key) });
     return;
@@ -188,13 +353,13 @@ function onKey(ev) {
   if (NO_ARG[ev.key] || NO_ARG[key]) { ev.preventDefault(); act({ action: NO_ARG[ev.key] || NO_ARG[key] }); return; }
   if (ONE_ARG[key]) {
     ev.preventDefault();
-    if (sel.arg1 === null) { status(`Choose an object first (click it), then press ${key === " " ? "space" : key}.`, true); return; }
+    if (sel.arg1 === null) { status(`Choose an object first ([ / ] or click), then press ${key === " " ? "space" : key}.`, true); return; }
     act({ action: ONE_ARG[key], arg1: sel.arg1 });
     return;
   }
   if (TWO_ARGS[key]) {
     ev.preventDefault();
-    if (sel.arg1 === null || sel.arg2 === null) { status("Choose arg1 (click) and arg2 (shift+click) first.", true); return; }
+    if (sel.arg1 === null || sel.arg2 === null) { status("Choose arg1 ([ / ] or click) and arg2 ({ / } or shift+click) first.", true); return; }
     act({ action: TWO_ARGS[key], arg1: sel.arg1, arg2: sel.arg2 });
   }
 }
@@ -222,19 +387,73 @@ function drawScorecard(card, table) {
   table.replaceChildren(...rows, total);
 }
 
+let sheetFor = null;  // the game id whose answer sheet the form shows
+
+async function loadSheet() {
+  if (!game || sheetFor === game.id) return;
+  sheetFor = game.id;
+  $("answer-fields").replaceChildren();
+  $("answer-sheet").hidden = true;
+  const form = (await api(`/api/games/${game.id}/answer_form`).catch(() => ({ form: null }))).form;
+  if (!form) return;
+  $("answer-fields").replaceChildren(...form.fields.map((f) => {
+    const tr = el("tr");
+    let input;
+    if (f.kind === "choice") {
+      input = el("select");
+      input.append(new Option("—", ""), ...(f.schema.enum || []).map((o) => new Option(String(o), String(o))));
+    } else {
+      input = el("input");
+      input.type = "text";
+      input.placeholder = f.kind === "numbers" ? "numbers, comma-separated" : "a number";
+    }
+    input.dataset.field = f.name;
+    input.dataset.kind = f.kind;
+    input.className = "answer";
+    input.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); } });
+    const label = el("td", `${f.name}: ${f.question} (${f.type})`);
+    const cell = el("td");
+    cell.append(input);
+    tr.append(label, cell);
+    return tr;
+  }));
+  $("answer-sheet").hidden = false;
+}
+
+function sheetAnswers() {
+  const answers = {};
+  for (const input of document.querySelectorAll("#answer-fields .answer")) {
+    const text = input.value.trim();
+    if (!text) continue;
+    if (input.dataset.kind === "numbers") {
+      const parts = text.split(/[,\s]+/).filter(Boolean).map(Number);
+      answers[input.dataset.field] = parts.every((x) => Number.isFinite(x)) ? parts : text;
+    } else if (input.dataset.kind === "number") {
+      answers[input.dataset.field] = Number.isFinite(Number(text)) ? Number(text) : text;
+    } else answers[input.dataset.field] = text;
+  }
+  return answers;
+}
+
 async function submitReport() {
   if (!game) return;
   try {
-    game = await post(`/api/games/${game.id}/report`, { report: $("report").value });
+    game = await post(`/api/games/${game.id}/report`, { report: $("report").value, answers: sheetAnswers() });
     render();
+    $("report").blur();
     status("Report handed in; the game is over.");
   } catch (e) { status(e.message, true); }
 }
 
-function showKnowledge(k, target) {
+function showKnowledge(k, target, sheet) {
   if (!k) { target.textContent = "no report"; return; }
   const grade = k.graded ? `knowledge score ${Number(k.score).toFixed(2)}` : "not graded";
-  target.textContent = `${grade}${k.error ? ` (judge error: ${k.error})` : ""}\n${k.report || ""}`;
+  let text = `${grade}${k.error ? ` (judge error: ${k.error})` : ""}\n${k.report || ""}`;
+  if (sheet && sheet.answers_score !== undefined && sheet.answers_score !== null) {
+    const rows = ((sheet.answers_grade || {}).fields || []).map((f) => `${f.name}: ${f.correct ? "right" : "wrong"} (gold: ${JSON.stringify(f.gold)})`);
+    text += `\nanswer sheet ${Number(sheet.answers_score).toFixed(2)}${rows.length ? "\n" + rows.join("\n") : ""}`;
+  }
+  target.textContent = text;
 }
 
 // ---- replay -------------------------------------------------------------------------------
@@ -294,7 +513,7 @@ function showStep(i) {
   const t = rp.timeline[i];
   $("rp-view").src = `/api/replay/frame.png?log=${encodeURIComponent(rp.name)}&step=${i}&grid=${$("rp-grid").checked}`;
   $("rp-step").textContent = `step ${i} / ${rp.frames - 1}` + (t.score === undefined ? "" : ` · score ${t.score.toFixed(2)}`);
-  $("rp-action").textContent = describe(t.action);
+  $("rp-action").textContent = t.label || describe(t.action);
   $("rp-message").textContent = t.message;
   $("rp-scorecard").replaceChildren();
   const marker = document.getElementById("rp-marker");

@@ -1,0 +1,60 @@
+"""`discoverylab audit RUN_DIR --eval-key-file K`: the key holder's check of a saved run.
+
+Every record (bench, run or lab run) carries its instance's split, index and commitment; audit
+re-derives each commitment from the evaluator's key and fails on any mismatch (a record made with
+another key, or edited). Raw-seed records are checked against their public seed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from discoverylab.cli.options import EvalKeyOpt, console, err, fail, split_key
+
+
+def audit(
+    run_dir: Annotated[Path, typer.Argument(help="a folder written by `bench --out` / `run --out`")],
+    eval_key_file: EvalKeyOpt = None,
+) -> None:
+    """The key holder's check of a run (bench, run or lab run): every record's commitment matches its split and index."""
+    from discoverylab.bench.records import read_jsonl
+
+    key = split_key("test", eval_key_file)
+    assert key is not None
+    path = run_dir / "results.jsonl"
+    if not path.is_file():
+        fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
+    checked = 0
+    bad: list[str] = []
+    for rec in read_jsonl(path):
+        if not isinstance(rec, dict) or not ("task" in rec or "protocol" in rec):
+            continue
+        public = {k: rec.get(k) for k in ("split", "index", "commitment")}
+        if public["split"] in (None, "seed"):  # raw seeds: the seed is the instance
+            public["split"], public["index"] = "seed", rec.get("seed")
+        # Tiny Labs records: the protocol is the task, with no difficulty
+        task, difficulty = (str(rec["task"]), str(rec["difficulty"])) if "task" in rec else (str(rec["protocol"]), "")
+        checked += 1
+        if not _verified(public, task, difficulty, key):
+            bad.append(f"{task} {difficulty} {public['split']}#{public['index']} ({rec.get('agent')})")
+    for line in bad:
+        err.print(f"[red]commitment mismatch:[/red] {escape(line)}", soft_wrap=True)
+    console.print(f"{checked - len(bad)} of {checked} records verified against the key")
+    if bad or not checked:
+        raise typer.Exit(1)
+
+
+def _verified(public: dict[str, object], task: str, difficulty: str, key: bytes) -> bool:
+    from discoverylab.instances import from_seed, verify
+
+    if public["split"] == "seed":
+        try:
+            inst = from_seed(task, difficulty, int(public["index"]))  # type: ignore[call-overload]
+        except (TypeError, ValueError):
+            return False
+        return inst.commitment == public.get("commitment")
+    return verify(public, task, difficulty, key)

@@ -1,0 +1,308 @@
+"""The live games of one UI server: limits that cannot lock anyone out, and resume from logs.
+
+A live game is only a cache of its log: the env is deterministic, so a game whose log is
+known can be rebuilt by re-playing its actions. Hence:
+
+- No lock-out: when the server holds `max_games` games, starting one unloads the game idle the
+  longest (idle at least `grace_seconds`); a client (an IP address) holding
+  `max_games_per_client` games unloads its own oldest first, so one client cannot hold every
+  slot. An unloaded game is not ended: its page picks it up again.
+- Resume: the page keeps the game id (in localStorage); after a closed tab, an unloaded game or
+  a server restart, `get` finds the log whose start line holds `resume_token(id)` and re-plays
+  it. The log keeps only a hash of the id, so reading a log never lets anyone drive the game.
+- Retention: a game closed or unloaded before its first action leaves no log (`Game.abandon`);
+  logs of games started but never played (start line only) are removed once idle
+  `idle_seconds` (swept at start and every `idle_seconds / 6`).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.instances import SEALED_SPLIT, Instance, InstanceError, from_seed, make_instance
+from discoverylab.scoring.knowledge import Judge
+from discoverylab.ui.games import (
+    HUMAN_AGENT,
+    MAX_SEED,
+    Game,
+    NotFound,
+    TooMany,
+    UIError,
+    _world_key,
+    resume_token,
+)
+from discoverylab.ui.logfiles import first_line, log_files
+
+MAX_PARTICIPANT_CHARS = 64
+
+
+class GameManager:
+    """All live games of a server, with the limits that keep one server healthy.
+
+    `study_key`: study mode; every game gets the next unplayed instance of the sealed test
+    split for its task and difficulty (the key derives its seed; players choose none)."""
+
+    def __init__(
+        self,
+        logs: Path,
+        max_games: int = 32,
+        max_log_bytes: int = 20_000_000,
+        idle_seconds: float = 3600.0,
+        judge_factory: Callable[[], Judge | None] | None = None,
+        study_key: bytes | None = None,
+        max_games_per_client: int | None = None,
+        grace_seconds: float = 60.0,
+    ) -> None:
+        self.logs = logs
+        self.max_games = max_games
+        self.per_client = max(1, max_games_per_client or max(1, max_games // 4))
+        self.max_log_bytes = max_log_bytes
+        self.idle_seconds = idle_seconds
+        self.grace_seconds = grace_seconds
+        self.judge_factory = judge_factory or (lambda: None)
+        self.study_key = study_key
+        self._games: dict[str, Game] = {}
+        self._lock = threading.RLock()
+        self._played: dict[tuple[str, str, str, int], str] | None = None  # instance -> first log
+        self._tokens: dict[str, str] | None = None  # resume token -> log name
+        self._swept = time.monotonic()
+        self.sweep_unplayed()
+
+    @property
+    def study(self) -> bool:
+        return self.study_key is not None
+
+    def __len__(self) -> int:
+        return len(self._games)
+
+    def live_logs(self) -> frozenset[str]:
+        """Log names of the games loaded now (the leaderboard waits for their report)."""
+        with self._lock:
+            return frozenset(g.log_path.relative_to(self.logs).as_posix() for g in self._games.values() if not g.finished)
+
+    # ---- creating -----------------------------------------------------------------------
+    def create(self, task: str, difficulty: str, seed: int | None = None, client: str = "?",
+               participant: str | None = None, max_steps: int | None = None) -> Game:  # fmt: skip
+        """A new game on public seed `seed`, or (study mode, where `seed` must be None) on the
+        next unplayed sealed instance."""
+        if self.study and seed is not None:
+            raise UIError("This server runs a study: it assigns each game's instance, so seeds cannot be chosen.")
+        if not self.study and (seed is None or not 0 <= seed <= MAX_SEED):
+            raise UIError(f"seed must be an integer in 0..{MAX_SEED}, not {seed}.")
+        if participant is not None and (not participant.strip() or len(participant) > MAX_PARTICIPANT_CHARS):
+            raise UIError(f"A participant id is 1..{MAX_PARTICIPANT_CHARS} characters.")
+        try:
+            env = DiscoveryWorldEnv(task, difficulty, max_steps=max_steps)
+        except ValueError as exc:
+            raise UIError(str(exc)) from None
+        task, difficulty = env.scenario_cls.task_id, env.difficulty
+        with self._lock:  # a reset takes ~10-40 ms: holding the lock keeps the limits exact
+            self._make_room(client)
+            played = self._played_instances()
+            if self.study:
+                index = 1 + max((k[3] for k in played if k[:3] == (task, difficulty, SEALED_SPLIT)), default=-1)
+                instance = self._sealed(task, difficulty, index)
+            else:
+                assert seed is not None
+                instance = from_seed(task, difficulty, seed)
+            where = (task, difficulty, SEALED_SPLIT, instance.index) if instance.sealed else (task, difficulty, "seed", instance.seed)
+            replay_of = played.get(where)
+            game_id = secrets.token_urlsafe(12)
+            _, info = env.reset(options={"instance": instance})
+            label = instance.label.replace("#", "")
+            name = f"{task}-{difficulty}-{label}-{HUMAN_AGENT}-{secrets.token_hex(4)}.jsonl"
+            self.logs.mkdir(parents=True, exist_ok=True)
+            game = Game(game_id, env, instance, self.logs / name, self.max_log_bytes, info, client=client,
+                        participant=participant, replay_of=replay_of)  # fmt: skip
+            start = {"type": "start", "task": task, "difficulty": difficulty, "seed": game.seed,
+                     "instance": instance.public(), "agent": HUMAN_AGENT, "participant": participant,
+                     "replay_of": replay_of, "resume": resume_token(game_id), "started_unix": game.started,
+                     "max_steps": env._limit,
+                     "observation": info["observation"]}  # fmt: skip
+            if game.seed is None:
+                del start["seed"]
+            game._append(start)
+            played.setdefault(where, name)
+            self._token_index()[resume_token(game_id)] = name
+            self._games[game_id] = game
+        return game
+
+    def _sealed(self, task: str, difficulty: str, index: int) -> Instance:
+        try:
+            return make_instance(task, difficulty, SEALED_SPLIT, index, self.study_key)
+        except InstanceError as exc:
+            raise UIError(str(exc)) from None
+
+    def _make_room(self, client: str) -> None:
+        """Unload games so one more fits: the client's own oldest past its cap, then the game
+        idle the longest past the grace period; 429 only when every game is in active use."""
+        now = time.monotonic()
+        self._drop_idle(now)
+        mine = sorted((g for g in self._games.values() if g.client == client), key=lambda g: g.last_used)
+        while len(mine) >= self.per_client:
+            self._unload(mine.pop(0))
+        if len(self._games) >= self.max_games:
+            oldest = min(self._games.values(), key=lambda g: g.last_used)
+            if now - oldest.last_used < self.grace_seconds:
+                raise TooMany(f"This server's {self.max_games} game slots are all in active use; try again in a minute.")
+            self._unload(oldest)
+
+    def _drop_idle(self, now: float) -> None:
+        for game in list(self._games.values()):
+            if now - game.last_used > self.idle_seconds:
+                self._unload(game)
+        if now - self._swept > self.idle_seconds / 6:
+            self._swept = now
+            self.sweep_unplayed()
+
+    def _unload(self, game: Game) -> None:
+        """Free the game's slot. A played game is not ended (its page resumes it from its log);
+        one never played is closed, leaving no log (New game pressed without closing)."""
+        self._games.pop(game.id, None)
+        if game.steps == 0 and not game.finished:
+            with game.lock:
+                game.abandon()
+            self._forget(game)
+
+    # ---- finding and resuming -----------------------------------------------------------
+    def get(self, game_id: str, client: str = "?") -> Game:
+        """The live game, or the game rebuilt from its log (closed tab, unloaded, restarted)."""
+        with self._lock:
+            game = self._games.get(game_id)
+            if game is None:
+                game = self._resume(game_id, client)
+            game.last_used = time.monotonic()
+            return game
+
+    def _resume(self, game_id: str, client: str) -> Game:
+        name = self._token_index().get(resume_token(game_id)) if len(game_id) <= 64 else None
+        if name is None:
+            raise NotFound(f"No game with id {game_id[:40]!r} (unknown, or closed before its first action); start a new game.")
+        path = self.logs / name
+        entries = _read_entries(path, self.max_log_bytes)
+        start = entries[0] if entries else {}
+        if start.get("resume") != resume_token(game_id):
+            raise NotFound(f"No game with id {game_id[:40]!r}; start a new game.")
+        task, difficulty = str(start.get("task")), str(start.get("difficulty"))
+        key = _world_key(start)
+        if key is None:
+            raise NotFound(f"The log of game {game_id[:40]!r} names no instance; start a new game.")
+        if key[2] == SEALED_SPLIT:
+            if not self.study:
+                raise NotFound("That game is on a sealed instance; resume it on the study server.")
+            instance = self._sealed(task, difficulty, key[3])
+        else:
+            instance = from_seed(task, difficulty, key[3])
+        limit = start.get("max_steps")
+        try:
+            env = DiscoveryWorldEnv(task, difficulty, max_steps=limit if isinstance(limit, int) and limit > 0 else None)
+        except ValueError as exc:
+            raise NotFound(str(exc)) from None
+        _, info = env.reset(options={"instance": instance})
+        game = Game(game_id, env, instance, path, self.max_log_bytes, info, client=client,
+                    participant=start.get("participant"), replay_of=start.get("replay_of"),
+                    started=float(start.get("started_unix") or time.time()))  # fmt: skip
+        for entry in entries[1:]:
+            kind = entry.get("type")
+            if kind == "step" and not game.over:
+                _, _, terminated, truncated, info = env.step(entry["action"])
+                game.apply(info, terminated, truncated, entry["action"])
+            elif kind == "scorecard_view" and isinstance(entry.get("step"), int):
+                game.views_at.add(entry["step"])
+            elif kind == "end" and isinstance(entry.get("knowledge"), dict) and not entry["knowledge"].get("pending"):
+                game.knowledge = entry["knowledge"]
+                record: dict[str, Any] = entry["record"] if isinstance(entry.get("record"), dict) else {}
+                game.sheet = {k: record[k] for k in ("answers", "answers_score", "answers_grade") if k in record} or None
+        self._make_room(client)
+        self._games[game_id] = game
+        return game
+
+    def _token_index(self) -> dict[str, str]:
+        if self._tokens is None:
+            self._tokens = {}
+            for path in log_files(self.logs):
+                start = first_line(path)
+                if start is not None and isinstance(start.get("resume"), str):
+                    self._tokens[start["resume"]] = path.relative_to(self.logs).as_posix()
+        return self._tokens
+
+    def _played_instances(self) -> dict[tuple[str, str, str, int], str]:
+        """(task, difficulty, "seed", seed) or (task, difficulty, "test", index) -> the first log
+        on that world in the logs folder, any agent's (the replay page shows a finished log's
+        gold), read once from the start lines in name order, then kept up to date by `create`."""
+        if self._played is None:
+            self._played = {}
+            for path in log_files(self.logs):
+                start = first_line(path)
+                key = _world_key(start) if start is not None and start.get("type") == "start" else None
+                if key is not None:
+                    self._played.setdefault(key, path.relative_to(self.logs).as_posix())
+        return self._played
+
+    # ---- ending -------------------------------------------------------------------------
+    def close(self, game_id: str, client: str = "?") -> None:
+        """Free the game's slot and end it: a game without its report is recorded as abandoned
+        (failed); one closed before its first action leaves no log."""
+        with self._lock:
+            game = self.get(game_id, client)
+            self._games.pop(game_id, None)
+            with game.lock:
+                kept = game.abandon()
+            if not kept:
+                self._forget(game)
+
+    def _forget(self, game: Game) -> None:
+        name = game.log_path.relative_to(self.logs).as_posix()
+        if self._played is not None:
+            for key, value in list(self._played.items()):
+                if value == name:
+                    del self._played[key]
+        self._token_index().pop(resume_token(game.id), None)
+
+    def sweep_unplayed(self) -> int:
+        """Remove logs of human games started but never played (start line only) and idle for
+        `idle_seconds`; returns how many. They hold nothing but the start observation."""
+        removed = 0
+        cutoff = time.time() - self.idle_seconds
+        for path in log_files(self.logs):
+            try:
+                if path.is_symlink() or path.stat().st_mtime > cutoff or path.stat().st_size > 4_000_000:
+                    continue
+                lines = path.read_bytes().splitlines()
+            except OSError:
+                continue
+            if len(lines) == 1:
+                start = first_line(path)
+                if start is not None and start.get("type") == "start" and start.get("agent") == HUMAN_AGENT:
+                    path.unlink(missing_ok=True)
+                    removed += 1
+        return removed
+
+    def judge(self) -> Judge | None:
+        return self.judge_factory()
+
+
+def _read_entries(path: Path, max_bytes: int) -> list[dict[str, Any]]:
+    """The log's JSON lines (a torn last line is dropped)."""
+    try:
+        if path.stat().st_size > max_bytes * 2:
+            raise NotFound(f"{path.name} is too large to resume.")
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        raise NotFound(f"The log {path.name} is gone; start a new game.") from None
+    out: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out

@@ -1,0 +1,116 @@
+"""Sealed splits end to end at the command line (issue #20): bench/run/lab run --split, the key,
+records with index and commitment, resume, replay, report and audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from discoverylab.cli import app
+from discoverylab.instances import KEY_ENV, make_instance
+
+runner = CliRunner()
+TASK = "PickAndPlaceTest"
+
+
+@pytest.fixture(autouse=True)
+def _no_key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+
+
+def _key(tmp_path: Path, name: str = "eval.key", text: str = "0123456789abcdef0123456789abcdef") -> Path:
+    path = tmp_path / name
+    path.write_text(text + "\n")
+    return path
+
+
+def _lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _bench(out: Path, key: Path, seeds: str = "0-1") -> list[str]:
+    return ["bench", "--agent", "oracle", "--task", TASK, "--split", "test", "--seeds", seeds,
+            "--eval-key-file", str(key), "--workers", "1", "--out", str(out)]
+
+
+@pytest.mark.parametrize("command", [
+    ["bench", "--task", TASK, "--split", "test", "--seeds", "0"],
+    ["run", "--task", TASK, "--split", "test", "--seeds", "0", "--out", "OUT"],
+    ["lab", "run", "sequence/hidden-property", "--split", "test", "--seeds", "0"],
+])
+def test_test_split_without_a_key_is_a_one_line_error(tmp_path: Path, command: list[str]) -> None:
+    result = runner.invoke(app, [c.replace("OUT", str(tmp_path / "o")) for c in command])
+    assert result.exit_code == 2, result.output
+    assert "sealed" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "o" / "results.jsonl").exists()
+
+
+def test_bad_split_index_and_short_key_are_clear_errors(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bench", "--task", TASK, "--split", "paper", "--seeds", "3-7"])
+    assert result.exit_code == 2 and "0..4" in result.output
+    result = runner.invoke(app, ["bench", "--task", TASK, "--split", "holdout", "--seeds", "0"])
+    assert result.exit_code == 2 and "Unknown split" in result.output
+    result = runner.invoke(app, _bench(tmp_path / "o", _key(tmp_path, text="short")))
+    assert result.exit_code == 2 and "too short" in result.output
+
+
+def test_sealed_bench_records_resume_replay_report_and_audit(tmp_path: Path) -> None:
+    key = _key(tmp_path)
+    out = tmp_path / "run"
+    result = runner.invoke(app, _bench(out, key))
+    assert result.exit_code == 0, result.output
+    recs = _lines(out / "results.jsonl")
+    seeds = [make_instance(TASK, "normal", "test", i, key.read_bytes().strip()).seed for i in (0, 1)]
+    assert [(r["split"], r["index"], r["seed"]) for r in recs] == [("test", 0, None), ("test", 1, None)]
+    assert all(isinstance(r["commitment"], str) and len(r["commitment"]) == 64 for r in recs)
+    logs = sorted(p.name for p in (out / "logs").iterdir())
+    assert logs == [f"{TASK}-normal-test0-oracle.jsonl", f"{TASK}-normal-test1-oracle.jsonl"]
+    written = "".join(p.read_text() for p in [out / "results.jsonl", out / "run.json", *(out / "logs").iterdir()])
+    assert not any(str(s) in written for s in seeds)
+    # resume: nothing is redone; a third index is added
+    assert runner.invoke(app, _bench(out, key, "0-2")).exit_code == 0
+    assert [r["index"] for r in _lines(out / "results.jsonl")] == [0, 1, 2]
+    # replay by the key holder: a fresh run of the same instances gives the same records
+    again = tmp_path / "again"
+    assert runner.invoke(app, _bench(again, key)).exit_code == 0
+    strip = lambda r: {k: v for k, v in r.items() if k not in ("seconds", "usage")}  # noqa: E731
+    assert [strip(r) for r in _lines(again / "results.jsonl")] == [strip(r) for r in recs]
+    # another key may not resume this run (its test#0 is another world)
+    other = _key(tmp_path, "other.key", "fedcba9876543210fedcba9876543210")
+    result = runner.invoke(app, _bench(out, other))
+    assert result.exit_code == 2 and "eval_key_id" in result.output, result.output
+    # report shows the split; audit checks every commitment against the key
+    assert "test (sealed): 3 episodes" in runner.invoke(app, ["report", str(out)]).output
+    audit = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(key)])
+    assert audit.exit_code == 0 and "3 of 3 records verified" in audit.output
+    assert runner.invoke(app, ["audit", str(out), "--eval-key-file", str(other)]).exit_code == 1
+
+
+def test_raw_seed_runs_written_before_splits_still_resume(tmp_path: Path) -> None:
+    out = tmp_path / "old"
+    args = ["bench", "--agent", "oracle", "--task", TASK, "--seeds", "0-1", "--workers", "1", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    old = [{k: v for k, v in r.items() if k not in ("split", "index", "commitment")} for r in _lines(out / "results.jsonl")]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in old))  # the pre-split format
+    assert runner.invoke(app, args).exit_code == 0
+    assert [r["seed"] for r in _lines(out / "results.jsonl")] == [0, 1]  # nothing redone
+    assert "raw seeds: 2 episodes" in runner.invoke(app, ["report", str(out)]).output
+
+
+def test_sealed_lab_run_records_index_and_commitment(tmp_path: Path) -> None:
+    key = _key(tmp_path)
+    out = tmp_path / "labs"
+    result = runner.invoke(app, ["lab", "run", "sequence/unknown-dynamics", "--agent", "random", "--split", "test",
+                                 "--seeds", "0", "--eval-key-file", str(key), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (rec,) = _lines(out / "results.jsonl")
+    inst = make_instance("sequence/unknown-dynamics", "", "test", 0, key.read_bytes().strip())
+    assert (rec["split"], rec["index"], rec["seed"], rec["commitment"]) == ("test", 0, None, inst.commitment)
+    written = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())  # plots and score files too
+    assert str(inst.seed).encode() not in written and any(out.rglob("*.png"))
+    assert (out / "transcripts" / "sequence-unknown-dynamics-test0-random.jsonl").is_file()
+    audit = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(key)])
+    assert audit.exit_code == 0, audit.output

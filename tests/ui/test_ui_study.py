@@ -1,0 +1,165 @@
+"""What a human study needs from the UI server (issue #26): no lock-outs, the task's outcome
+(never the last action's), times in the log, resume from the log, one scorecard view per step,
+every ended game on the leaderboard, and typed commands that name objects."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from discoverylab.ui.leaderboard import leaderboard
+from discoverylab.ui.server import create_app
+
+LOCAL = "http://127.0.0.1"
+
+
+def _client(logs: Path, **kwargs: Any) -> TestClient:
+    return TestClient(create_app(logs, **kwargs), base_url=LOCAL)
+
+
+def _new(client: TestClient, **body: Any) -> dict[str, Any]:
+    response = client.post("/api/games", json={"task": "DialogTest", "seed": 0, **body})
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def _cmd(client: TestClient, gid: str, text: str) -> dict[str, Any]:
+    response = client.post(f"/api/games/{gid}/command", json={"text": text})
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def _lines(logs: Path, state: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (logs / state["log"]).read_text().splitlines()]
+
+
+def _fail_dialog(client: TestClient) -> dict[str, Any]:
+    """DialogTest lost: the first option is a wrong answer (the task names 'apple', option 3)."""
+    game = _new(client)
+    _cmd(client, game["id"], "goto sally")
+    state = _cmd(client, game["id"], "talk Sally")
+    assert state["observation"]["dialog_box"]["dialogOptions"]["1"] == "lime"
+    return dict(client.post(f"/api/games/{game['id']}/step", json={"chosen_dialog_option_int": 1}).json())
+
+
+def test_forty_new_games_with_max_games_4_never_lock_out(tmp_path: Path) -> None:
+    """The page never closed games: with --max-games 1, the second New game was refused."""
+    client = _client(tmp_path, max_games=4)
+    previous = None
+    for i in range(40):  # as the page does: close the previous game, start another
+        if previous is not None and i % 2:
+            assert client.delete(f"/api/games/{previous}").status_code == 200
+        previous = _new(client, seed=i)["id"]  # every other one left open, as a closed tab leaves it
+    assert len(client.app.state.games) <= 4  # type: ignore[attr-defined]
+
+
+def test_outcome_is_the_tasks_result_not_the_last_actions(tmp_path: Path) -> None:
+    """The old `success` was the last action's result: true on a lost game."""
+    client = _client(tmp_path)
+    game = _new(client)
+    assert game["outcome"] is None and game["success"] is None
+    lost = _fail_dialog(client)
+    assert lost["terminated"] and lost["action_success"] is True  # choosing an option worked...
+    assert lost["outcome"] == "failure" and lost["success"] is False  # ...and the task was lost
+    done = client.post(f"/api/games/{lost['id']}/report", json={"report": ""}).json()
+    assert done["finished"] and done["outcome"] == "failure"
+
+
+def test_log_lines_carry_times_and_the_record_the_session_time(tmp_path: Path) -> None:
+    client = _client(tmp_path)
+    lost = _fail_dialog(client)
+    client.post(f"/api/games/{lost['id']}/report", json={"report": "apple"})
+    lines = _lines(tmp_path, lost)
+    assert all(line["time"].endswith("Z") and line["elapsed_s"] >= 0 for line in lines)
+    steps = [line["elapsed_s"] for line in lines if line["type"] == "step"]
+    assert steps == sorted(steps)
+    record = lines[-1]["record"]
+    assert record["session_seconds"] >= steps[-1] and record["success"] is False
+
+
+def test_a_game_ended_without_a_report_is_on_the_leaderboard(tmp_path: Path) -> None:
+    """A lost (or won) game whose player never handed in a report was missing from the board."""
+    client = _client(tmp_path)
+    _fail_dialog(client)
+    restarted = _client(tmp_path)  # the game is no longer live: no report will come
+    cell = restarted.get("/api/leaderboard").json()["rows"][0]["cells"]["human"]
+    assert cell["n"] == 1 and cell["completion"] == 0.0 and cell["knowledge"] == 0.0
+    assert cell["minutes"] is not None
+
+
+def test_attack_refreshing_the_scorecard_counts_one_view_per_step(tmp_path: Path) -> None:
+    """One click counted 12 views: the page re-fetched the card after every step."""
+    client = _client(tmp_path)
+    game = _new(client)
+    for _ in range(12):
+        client.get(f"/api/games/{game['id']}/scorecard")
+    client.post(f"/api/games/{game['id']}/step", json={"action": "WAIT"})
+    for _ in range(3):
+        client.get(f"/api/games/{game['id']}/scorecard")
+    done = client.post(f"/api/games/{game['id']}/report", json={"report": ""}).json()
+    assert done["knowledge"]["scorecard_views"] == 2
+
+
+def test_resume_after_a_server_restart_from_the_log(tmp_path: Path) -> None:
+    client = _client(tmp_path)
+    game = _new(client)
+    _cmd(client, game["id"], "goto sally")
+    before = _cmd(client, game["id"], "talk sally")
+    client.get(f"/api/games/{game['id']}/scorecard")
+    restarted = _client(tmp_path)
+    again = restarted.get(f"/api/games/{game['id']}").json()
+    assert again["step"] == 2 and again["observation"] == before["observation"] and again["log"] == before["log"]
+    assert [h["label"] for h in restarted.get(f"/api/games/{game['id']}/history").json()["history"]][1:] == [
+        "TELEPORT_TO_OBJECT Sally [36001]", "TALK Sally [36001]"]  # fmt: skip
+    won = restarted.post(f"/api/games/{game['id']}/step", json={"chosen_dialog_option_int": 3}).json()
+    assert won["step"] == 3 and won["action_success"]
+    done = restarted.post(f"/api/games/{game['id']}/report", json={"report": "apple"}).json()
+    assert done["knowledge"]["scorecard_views"] == 1  # the view before the restart is kept
+    kinds = [line["type"] for line in _lines(tmp_path, game)]
+    assert kinds.count("start") == 1 and kinds.count("step") == 3  # one log, continued
+
+
+def test_attack_the_resume_token_in_a_log_does_not_drive_the_game(tmp_path: Path) -> None:
+    """Logs are readable by anyone (replay page); they hold a hash of the game id, not the id."""
+    client = _client(tmp_path)
+    game = _new(client)
+    token = _lines(tmp_path, game)[0]["resume"]
+    assert token != game["id"] and game["id"] not in (tmp_path / game["log"]).read_text()
+    for gid in (token, game["log"], game["log"].removesuffix(".jsonl")):
+        assert _client(tmp_path).get(f"/api/games/{gid}").status_code == 404
+
+
+def test_commands_name_objects_and_a_bad_command_costs_no_step(tmp_path: Path) -> None:
+    client = _client(tmp_path)
+    game = _new(client)
+    for text, needle in (("fly to the moon", "unknown command"), ("take unicorn", "no object"), ("tp nowhere", "teleport"),
+                         ("use sign", "two objects")):  # fmt: skip
+        response = client.post(f"/api/games/{game['id']}/command", json={"text": text})
+        assert response.status_code == 422 and needle in response.json()["detail"].lower(), text
+    assert client.get(f"/api/games/{game['id']}").json()["step"] == 0
+    state = _cmd(client, game["id"], "read SIGN")
+    assert state["step"] == 1 and state["entry"]["label"].startswith("READ sign [")
+
+
+def test_a_finished_game_resumes_finished(tmp_path: Path) -> None:
+    client = _client(tmp_path)
+    lost = _fail_dialog(client)
+    client.post(f"/api/games/{lost['id']}/report", json={"report": "x"})
+    again = _client(tmp_path).get(f"/api/games/{lost['id']}").json()
+    assert again["finished"] and again["outcome"] == "failure" and again["knowledge"]["report"] == "x"
+    assert leaderboard(tmp_path)["rows"][0]["cells"]["human"]["n"] == 1
+
+
+def test_the_feed_and_the_history_keep_what_the_observation_drops(tmp_path: Path) -> None:
+    """The DiscoveryFeed box emptied after a few steps and no message was kept."""
+    client = _client(tmp_path)
+    game = _new(client)
+    for _ in range(6):
+        state = client.post(f"/api/games/{game['id']}/step", json={"action": "WAIT"}).json()
+    assert state["observation"]["discoveryFeed"]["posts"] == []  # the observation's box: recent posts only
+    assert [p["postID"] for p in state["feed"]] == [1]
+    history = client.get(f"/api/games/{game['id']}/history").json()["history"]
+    assert [h["step"] for h in history] == list(range(7)) and all(h["message"] for h in history[1:])

@@ -1,0 +1,62 @@
+"""Terminal play (issue #26): logged like a browser game, objects by name, a command that does
+not parse costs no step, teleport names in any case, the task printed once, text printed as is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from discoverylab.cli import app
+from discoverylab.ui.commands import parse_command
+from discoverylab.ui.leaderboard import leaderboard
+from discoverylab.ui.replay import Replay, load_log
+
+
+def _play(tmp_path: Path, task: str, commands: list[str], *extra: str) -> tuple[str, list[dict]]:  # type: ignore[type-arg]
+    result = CliRunner().invoke(app, ["play", task, "--logs", str(tmp_path), *extra], input="\n".join(commands) + "\n")
+    assert result.exit_code == 0, result.output
+    (log,) = tmp_path.glob("*.jsonl")
+    return result.output, [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_terminal_play_is_logged_like_a_browser_game(tmp_path: Path) -> None:
+    out, lines = _play(tmp_path, "DialogTest", ["goto sally", "talk SALLY", "1", "Sally wanted the apple."])  # 1 is wrong
+    assert [x["type"] for x in lines] == ["start", "step", "step", "step", "end", "end"]  # the outcome, then the report
+    assert "Episode over: FAILURE." in out and lines[-1]["record"]["success"] is False
+    assert lines[0]["agent"] == "human" and all("time" in x and "elapsed_s" in x for x in lines)
+    assert lines[1]["action"] == {"action": "TELEPORT_TO_OBJECT", "arg1": 36001}  # by name
+    assert lines[-1]["knowledge"]["report"] == "Sally wanted the apple."
+    assert Replay.build(load_log(next(tmp_path.glob("*.jsonl")))).diverged_at is None
+    assert leaderboard(tmp_path)["rows"][0]["cells"]["human"]["n"] == 1
+    assert "Log:" in out
+
+
+def test_a_command_that_does_not_parse_costs_no_step(tmp_path: Path) -> None:
+    """The old terminal sent an unknown verb to the env as an action: a wasted step."""
+    out, lines = _play(tmp_path, "DialogTest", ["fly", "take unicorn", "tp NOWHERE", "read sign", "quit"])
+    steps = [x for x in lines if x["type"] == "step"]
+    assert len(steps) == 1 and steps[0]["action"]["action"] == "READ"
+    assert out.count("(no step taken)") == 3
+    assert lines[-1]["record"]["status"] == "abandoned"  # left without a report
+
+
+def test_the_task_is_printed_once_and_text_as_is(tmp_path: Path) -> None:
+    out, lines = _play(tmp_path, "DialogTest", ["wait", "goto key", "report The key lies on the table."])
+    assert lines[-1]["knowledge"]["report"] == "The key lies on the table." and lines[-1]["record"]["status"] == "ok"
+    assert out.count("Task: ") == 1
+    assert "(on table [uuid: " in out and "(on table )" not in out  # rich markup swallowed '[uuid: N]'
+
+
+def test_teleport_names_match_in_any_case() -> None:
+    obs = {"teleportLocations": ["Animal Area 1", "Animal Area 2", "Instrument Table"]}
+    assert parse_command("tp instrument TABLE", obs)["arg1"] == "Instrument Table"
+    assert parse_command("teleport to instr", obs)["arg1"] == "Instrument Table"
+    for ambiguous in ("tp animal", "tp zoo"):
+        try:
+            parse_command(ambiguous, obs)
+        except ValueError as exc:
+            assert "Animal Area 1" in str(exc)
+        else:
+            raise AssertionError(f"{ambiguous!r} should not parse")
