@@ -3,6 +3,7 @@ OpenAI-compatible server on 127.0.0.1, which plays the oracle's actions as `act`
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -73,15 +74,18 @@ def test_entry_point_registers_the_tasks():
     data = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     target = data["project"]["entry-points"]["inspect_ai"]["discoverylab"]
     assert target == "discoverylab.integrations.inspect_tasks"
-    from inspect_ai._util.registry import registry_lookup
+    from inspect_ai._util.registry import registry_info
 
-    assert registry_lookup("task", "discoverylab/archaeology_dating") is not None
-    assert registry_lookup("task", "discoverylab/discoverylab") is not None
+    # "discoverylab/<name>" once the package is installed (the command test below runs it so)
+    assert registry_info(inspect_tasks.archaeology_dating).name.endswith("archaeology_dating")
+    assert registry_info(inspect_tasks.discoverylab).name.endswith("discoverylab")
 
 
 def test_inspect_eval_command_runs_a_registered_task(tmp_path):
-    """`inspect eval discoverylab/pick_and_place_test` as a user types it (the entry point from
-    pyproject.toml, put on the path as installed metadata), against the scripted server."""
+    """`inspect eval discoverylab/pick_and_place_test` as a user types it, against the scripted
+    server. The package's metadata as an editable install declares it (entry point and
+    direct_url.json, as `pip install -e .` writes them) and comes first on the path, so the
+    command sees this checkout's code whatever the venv has installed."""
     import os
     import subprocess
     import sys
@@ -89,12 +93,13 @@ def test_inspect_eval_command_runs_a_registered_task(tmp_path):
     actions, discovery, answers = oracle_episode("PickAndPlaceTest", "normal", 5)
     llm = ScriptedLLMServer().start()
     llm.responder = ToolOracleReplay(actions, discovery, answers)
-    meta = tmp_path / "site" / "discoverylab_entry-0.dist-info"
-    meta.mkdir(parents=True)
-    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: discoverylab-entry\nVersion: 0\n")
-    (meta / "entry_points.txt").write_text("[inspect_ai]\ndiscoverylab = discoverylab.integrations.inspect_tasks\n")
     root = Path(__file__).parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(meta.parent)]),
+    meta = tmp_path / "site" / "discoverylab-0.1.0.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: discoverylab\nVersion: 0.1.0\n")
+    (meta / "entry_points.txt").write_text("[inspect_ai]\ndiscoverylab = discoverylab.integrations.inspect_tasks\n")
+    (meta / "direct_url.json").write_text(json.dumps({"dir_info": {"editable": True}, "url": root.as_uri()}))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(meta.parent), str(root / "src")]),
            "SCRIPTED_BASE_URL": llm.base_url, "SCRIPTED_API_KEY": "x"}  # fmt: skip
     try:
         done = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "discoverylab/pick_and_place_test",

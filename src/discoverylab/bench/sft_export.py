@@ -72,7 +72,7 @@ def episode_conversation(inst: Instance, agent: str = "oracle", max_steps: int |
     """One episode of `agent` on `inst` as an SFT example (messages and metadata)."""
     if inst.sealed:
         raise InstanceError("The sealed test split is never exported as training data.")
-    record, log = run_episode(inst.task, inst.difficulty, inst.seed, agent, max_steps=max_steps)
+    record, log = run_episode(inst.task, inst.difficulty, inst, agent, max_steps=max_steps)
     start = log[0]["observation"]
     steps = [entry for entry in log if entry["type"] == "step"]
     system = f"{REACT_ROLE}\n\n{lm_instructions('teleportLocations' in start, start.get('teleportLocations'))}"
@@ -93,7 +93,7 @@ def episode_conversation(inst: Instance, agent: str = "oracle", max_steps: int |
         from discoverylab.scenarios.answer_forms import answer_form
 
         env = DiscoveryWorldEnv(inst.task, inst.difficulty)
-        env.reset(seed=inst.seed)
+        env.reset(options={"instance": inst})
         messages.append({"role": "user", "content": "The episode is over. Fill in the answer sheet from what you "
                          f"found out.\n{answer_form(env).text()}"})  # fmt: skip
         messages.append({"role": "assistant", "content": json.dumps(record.answers)})

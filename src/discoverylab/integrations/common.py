@@ -36,7 +36,9 @@ def rows(task: str | None = None, suite: str = "discovery", difficulty: str | No
     from discoverylab.labs.protocol import protocol_names
 
     if task is not None and task in protocol_names():
-        return [{"task": task, "difficulty": "normal", "split": split, "index": i} for i in parse_seeds(indices)]
+        from discoverylab.server.session import LAB_DIFFICULTY
+
+        return [{"task": task, "difficulty": LAB_DIFFICULTY, "split": split, "index": i} for i in parse_seeds(indices)]
     pairs = suite_tasks(suite if task is None else "all", difficulty)
     if task is not None:
         from discoverylab.scenarios.registry import get_task

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.instances import Instance, InstanceError, from_seed, load_key, make_instance
 
-LAB_DIFFICULTY = "normal"  # Tiny Labs protocols have no difficulty levels
+LAB_DIFFICULTY = ""  # Tiny Labs protocols have no difficulty levels (their instances are keyed with "")
 MAX_ACTION_CHARS = 20_000
 
 
@@ -107,7 +107,7 @@ class EpisodeSession:
 
             inst = resolve_instance(req, self.key, req.task, LAB_DIFFICULTY)
             self.env, self.kind, self.task, self.difficulty = TinyLabTextEnv(req.task), "lab", req.task, LAB_DIFFICULTY
-            text, _ = self.env.reset(seed=inst.seed)
+            text, _ = self.env.reset(options={"instance": inst})
         else:
             try:
                 env = DiscoveryWorldEnv(req.task, req.difficulty, max_steps=req.max_steps, text_format=req.text_format)
@@ -115,7 +115,7 @@ class EpisodeSession:
                 raise SessionError(f"{exc} Tiny Labs protocols: {', '.join(lab_names())}.") from None
             inst = resolve_instance(req, self.key, env.scenario_cls.task_id, env.difficulty)
             self.env, self.kind, self.task, self.difficulty = env, "dw", env.scenario_cls.task_id, env.difficulty
-            text, _ = env.reset(seed=inst.seed)
+            text, _ = env.reset(options={"instance": inst})  # the seed goes no further than the world
         self.instance, self.steps, self.done, self.reward_total = inst, 0, False, 0.0
         self.handed_in = None
         self.structured = req.structured
