@@ -249,3 +249,11 @@ def test_env_serve_command_refuses_a_bad_key_file(tmp_path):
     for path in (tmp_path / "missing", short):
         result = CliRunner().invoke(app, ["env-serve", "--eval-key-file", str(path)])
         assert result.exit_code == 2 and "key" in result.output
+
+
+def test_openenv_schema_route_describes_the_step_data(server):
+    with httpx.Client(base_url=server[0]) as http:
+        schema = http.get("/schema").json()
+    kinds = [set(option["required"]) for option in schema["action"]["anyOf"]]
+    assert kinds == [{"action"}, {"chosen_dialog_option_int"}, {"message"}]
+    assert "observation" in schema["observation"]["properties"] and "task" in schema["reset"]["properties"]

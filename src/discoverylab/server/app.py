@@ -42,6 +42,16 @@ class StepRequest(BaseModel):
     action: dict[str, Any] | str
 
 
+_ARG = {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]}
+ACTION_SCHEMA: dict[str, Any] = {"title": "DiscoveryLabAction", "anyOf": [
+    {"type": "object", "description": "a DiscoveryWorld action (names and arguments: the first observation's instructions)",
+     "properties": {"action": {"type": "string"}, "arg1": _ARG, "arg2": _ARG}, "required": ["action"]},
+    {"type": "object", "description": "a choice in a DiscoveryWorld dialog",
+     "properties": {"chosen_dialog_option_int": {"type": "integer"}}, "required": ["chosen_dialog_option_int"]},
+    {"type": "object", "description": "a message to a Tiny Lab", "properties": {"message": {"type": "string"}},
+     "required": ["message"]}]}  # fmt: skip
+
+
 class AnswersRequest(BaseModel):
     """The filled answer sheet, handed in once after the episode ended."""
 
@@ -206,7 +216,8 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
 
     @app.get("/schema")
     def schema() -> dict[str, Any]:
-        return {"action": StepRequest.model_json_schema(), "observation": StepResult.model_json_schema(),
+        """OpenEnv's schema route: `action` is what a WebSocket step's data is (the action itself)."""
+        return {"action": ACTION_SCHEMA, "observation": StepResult.model_json_schema(),
                 "state": {"type": "object"}, "reset": ResetRequest.model_json_schema()}  # fmt: skip
 
     @app.post("/sessions", status_code=201)
