@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from discoverylab.bench.runner import suite_tasks
-from discoverylab.bench.sft_export import SCHEMA, episode_conversation, replay, validate_line
+from discoverylab.bench.sft_export import SCHEMA, episode_conversation, replay, validate_line, windows
 from discoverylab.cli import app
 from discoverylab.instances import InstanceError, make_instance
 
@@ -74,3 +74,15 @@ def test_cli_writes_jsonl(tmp_path):
     lines = out.read_text().splitlines()
     assert len(lines) == 2 and all(validate_line(line) == [] for line in lines)
     assert [json.loads(line)["metadata"]["instance"]["index"] for line in lines] == [0, 1]
+
+
+@pytest.mark.parametrize(("task", "difficulty", "turns"), [("ArchaeologyDating", "easy", 5), ("PickAndPlaceTest", "normal", 1)])
+def test_windows_keep_every_turn_in_order_and_validate(task, difficulty, turns):
+    example = episode_conversation(make_instance(task, difficulty, "train", 0))
+    pieces = windows(example, turns)
+    assert all(validate_line(json.dumps(p)) == [] for p in pieces)
+    assert [p["metadata"]["window"] for p in pieces] == [[k + 1, len(pieces)] for k in range(len(pieces))]
+    mine = [m for p in pieces for m in p["messages"] if m["role"] == "assistant"]
+    assert mine == [m for m in example["messages"] if m["role"] == "assistant"]
+    assert all(p["messages"][1]["content"].startswith("Task: ") for p in pieces)
+    assert sum(m["role"] == "assistant" for m in pieces[0]["messages"]) <= turns + (len(pieces) == 1)

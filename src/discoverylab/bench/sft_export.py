@@ -102,6 +102,36 @@ def episode_conversation(inst: Instance, agent: str = "oracle", max_steps: int |
         "agent": agent, "steps": record.steps, "success": record.success, "answers_score": record.answers_score}}
 
 
+def windows(example: dict[str, Any], max_turns: int) -> list[dict[str, Any]]:
+    """Cut a long conversation into examples of at most `max_turns` assistant turns each, for
+    training contexts shorter than the episode. Each window keeps the system message and opens
+    with the task and the observation the model saw before its first turn there; the answer-sheet
+    exchange stays with the last window. `metadata.window` is (k, n); `replay` needs whole episodes."""
+    if max_turns < 1:
+        raise ValueError("max_turns must be at least 1")
+    system, first, *rest = example["messages"]
+    task = first["content"].split("\n\nCurrent observation:\n", 1)[0]
+    pairs = [rest[i:i + 2] for i in range(0, len(rest), 2)]  # (assistant, the next user message or none)
+    sheet: list[dict[str, str]] = []
+    if example["metadata"].get("answers_score") is not None and len(pairs) >= 2:
+        sheet = pairs[-2][1:] + pairs[-1]  # the sheet's user prompt rode on the last action's pair
+        pairs = pairs[:-2] + [pairs[-2][:1]]
+    out, prompt = [], first["content"]
+    chunks = [pairs[i:i + max_turns] for i in range(0, len(pairs), max_turns)]
+    for k, chunk in enumerate(chunks):
+        messages = [system, {"role": "user", "content": prompt}]
+        for pair in chunk:
+            messages.append(pair[0])
+            if len(pair) > 1:
+                messages.append(pair[1])
+        if k < len(chunks) - 1:
+            prompt = f"{task}\n\n{messages.pop()['content']}"  # the next window opens with it
+        else:
+            messages += sheet
+        out.append({"messages": messages, "metadata": {**example["metadata"], "window": [k + 1, len(chunks)]}})
+    return out
+
+
 def instances(tasks: Iterable[tuple[str, str]], split: str | None, indices: Iterable[int]) -> Iterator[Instance]:
     """The instances to export: `indices` of `split`, or raw public seeds when `split` is None."""
     wanted = list(indices)

@@ -43,12 +43,14 @@ def export_sft(
                                               "the sealed test split is never exported")] = "train",
     seeds: Annotated[str, typer.Option("--seeds", help="e.g. 0-9 or 0,2,5 (indices of --split)")] = "0-9",
     only_success: Annotated[bool, typer.Option("--only-success/--all-episodes", help="keep only solved episodes")] = True,
+    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="cut episodes into windows of at most "
+                                                  "this many assistant turns (for short training contexts)")] = None,
 ) -> None:
     """Write expert trajectories for supervised fine-tuning: chat `messages` JSONL (see docs/integrations.md)."""
     import json
 
     from discoverylab.bench.runner import parse_seeds, suite_tasks
-    from discoverylab.bench.sft_export import episode_conversation, instances, tokens
+    from discoverylab.bench.sft_export import episode_conversation, instances, tokens, windows
     from discoverylab.instances import InstanceError
 
     try:
@@ -72,7 +74,8 @@ def export_sft(
             if only_success and not example["metadata"]["success"]:
                 err.print(f"skipped {inst.task}/{inst.difficulty}/{inst.label}: not solved")
                 continue
-            f.write(json.dumps(example, ensure_ascii=False) + "\n")
-            kept += 1
-            total_tokens += tokens(example)
+            for piece in windows(example, max_turns) if max_turns else [example]:
+                f.write(json.dumps(piece, ensure_ascii=False) + "\n")
+                kept += 1
+                total_tokens += tokens(piece)
     err.print(f"wrote {kept} conversations (~{total_tokens} tokens) to {out}")
