@@ -335,7 +335,7 @@ def test_servers_without_schema_support_get_the_schema_in_the_prompt(scripted_ll
     assert "response_format" not in sent and "JSON Schema" in sent["messages"][0]["content"]
 
 
-def _hypothesizer_responder(consolidated: list[dict[str, Any]]) -> Any:
+def _hypothesizer_responder(consolidated: list[dict[str, Any]], size: int = 100) -> Any:
     """Replies by schema: WAIT actions, reflections adding two long measurements, and `consolidated`."""
     from llm_scripted_server import Scripted, chat_reply
 
@@ -344,7 +344,7 @@ def _hypothesizer_responder(consolidated: list[dict[str, Any]]) -> Any:
         if name == "action":
             data: dict[str, Any] = {"explanation": "e", "memory_note": "", "thought": "", "action": "WAIT", "arg1": None, "arg2": None}
         elif name == "memory":
-            data = {"measurements": [f"reading {len(request['messages'][1]['content'])} " + "x" * 300, "another " + "y" * 300],
+            data = {"measurements": [f"reading {len(request['messages'][1]['content'])} " + "x" * size, "another " + "y" * size],
                     "hypotheses": [{"hypothesis": "waiting changes nothing", "status": "pending", "evidence": "e"}]}
         else:
             data = {"memory": consolidated}
@@ -378,7 +378,7 @@ def test_hypothesizer_consolidates_the_whole_memory_every_10_actions_within_its_
     assert prompt.count("another yyy") == 10  # every measurement so far, not only the older ones
     for record in agent.consolidations:
         assert record["used_reply"] and record["entries_after"] <= MEMORY_LIMIT and record["tokens_after"] <= MEMORY_TOKENS
-    assert agent.consolidations[0]["tokens_before"] > MEMORY_TOKENS  # the reply alone was over: the oldest went
+    assert agent.consolidations[0]["entries_after"] < len(big)  # the reply alone was over the token cap: the oldest went
     assert agent.memory[0]["measurement"].startswith("summary") and any("hypothesis" in m for m in agent.memory)
     assert {"hypothesis": "the flag is on the table", "status": "confirmed", "supporting evidence": "read it",
             "step": "3-9"} in agent.memory  # fmt: skip
@@ -400,7 +400,8 @@ def test_hypothesizer_keeps_the_newest_entries_when_consolidation_fails(scripted
     assert len(agent.memory) <= MEMORY_LIMIT and agent.memory_size()[1] <= agent.memory_tokens
     assert agent.memory[-1]["measurement"].startswith("another")  # the newest kept
     assert any("hypothesis" in m for m in agent.memory)  # measurements go first, oldest first
-    assert not any(m.get("measurement", "").startswith("reading ") and len(m["measurement"]) < 12 for m in agent.memory)
+    old = [m["measurement"] for m in agent.memory if m.get("measurement", "").startswith("reading ") and len(m["measurement"]) < 12]
+    assert len(old) < MEMORY_LIMIT and old == [f"reading {i}" for i in range(MEMORY_LIMIT - len(old), MEMORY_LIMIT)]  # oldest went
 
 
 def test_history_is_cut_in_jumps_so_prompts_share_their_beginning() -> None:
@@ -420,3 +421,27 @@ def test_history_is_cut_in_jumps_so_prompts_share_their_beginning() -> None:
     quarter = lambda e: len(e) // 4  # noqa: E731
     assert trim_in_chunks(["y" * 160], 50, 0, quarter) == (["y" * 160], 0)  # 41 tokens: over half, still kept
     assert trim_in_chunks(["a" * 40, "y" * 160], 50, 0, quarter) == (["[TRIMMED HISTORY]", "y" * 160], 1)
+
+
+def test_hypothesizer_consolidates_early_when_its_memory_outgrows_twice_the_token_cap(scripted_llm: ScriptedLLMServer) -> None:
+    from discoverylab.agents.hypothesizer import EARLY_FACTOR
+
+    small = [{"kind": "measurement", "text": "short", "status": "pending", "evidence": "", "step": "0"}]
+    scripted_llm.responder = _hypothesizer_responder(small, size=300)
+    env, obs = _obs()
+    agent = HypothesizerAgent(_settings(scripted_llm))
+    agent.reset(obs)
+    agent.memory_tokens = 250  # each reflection adds ~600 characters: over 2 x 250 tokens within two actions
+    for _ in range(4):
+        _, _, _, _, info = env.step(agent.act(obs))
+        obs = info["observation"]
+    first = agent.consolidations[0]
+    assert first["step"] < 9 and first["tokens_before"] > EARLY_FACTOR * 250 and first["tokens_after"] <= 250
+    assert agent.memory_size()[1] <= EARLY_FACTOR * agent.memory_tokens
+
+
+def test_planner_done_marker_forms() -> None:
+    from discoverylab.agents.plan_execute import is_done
+
+    assert all(is_done(t) for t in ("Done!", "Step 4: Done!", "done.", "Done"))
+    assert not any(is_done(t) for t in ("Go to the door", "Done with the key, now open the door"))

@@ -7,7 +7,8 @@ an explanation tying it to the running hypothesis and a short note for the next 
 prompt shows the last three actions with their explanations and notes. The reflection sees the
 whole observation the action produced. Every 10 actions a third call consolidates the WHOLE memory
 into at most 40 entries and 2,000 tokens (the paper's caps, counted with the model's tokenizer;
-600 tokens for the embedded 4k-context model); if the reply is unusable or still over a cap, the
+600 tokens for the embedded 4k-context model), and sooner when the memory passes twice its token
+cap (ours: it is in every prompt); if the reply is unusable or still over a cap, the
 newest entries are kept (hypotheses first) until it fits. With `vision=True` the rendered views of
 the previous and the current step go along as base64 PNGs, as the original sent them.
 The knowledge report is the memory itself, as in the paper.
@@ -49,6 +50,7 @@ CONSOLIDATE_EVERY = 10  # actions between consolidations (paper App. C.3)
 MEMORY_LIMIT = 40  # entries after a consolidation
 MEMORY_TOKENS = 2000  # tokens of the memory (JSON) after a consolidation
 EMBEDDED_MEMORY_TOKENS = 600  # the embedded model has a 4k context
+EARLY_FACTOR = 2  # consolidate before the 10th action once the memory passes this many times its token cap
 STATUS = ("pending", "confirmed", "rejected")
 
 
@@ -143,7 +145,9 @@ class HypothesizerAgent(LLMAgentBase):
             self._update_hypothesis(item, last["step"])
 
     def _after_reflection(self, step: int) -> None:
-        if (step + 1) % CONSOLIDATE_EVERY == 0:
+        """Consolidate every 10 actions, or sooner once the memory passes twice its token cap (it
+        is in every prompt: ten long reflections could outgrow a small model's context)."""
+        if (step + 1) % CONSOLIDATE_EVERY == 0 or self.count_tokens(self._memory_text()) > EARLY_FACTOR * self.memory_tokens:
             self._consolidate(step)
 
     def _update_hypothesis(self, item: dict[str, Any], step: int) -> None:

@@ -14,6 +14,7 @@ The knowledge report is the executor's thoughts, as for ReAct (the paper grades 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from discoverylab.agents.llm_common import StepNote, dumps_action, task_text
@@ -37,8 +38,9 @@ MAX_PLANS_PER_ACTION = 3  # plan steps that may close without an action before t
 
 
 def is_done(step: str) -> bool:
-    """The planner's end marker ('Done!', also as 'Step 4: Done!')."""
-    return step.strip().rstrip(".").endswith(DONE) or step.strip().lower() in ("done", "done!")
+    """The planner's end marker: 'Done!', also as 'Step 4: Done!' or 'Done.'."""
+    text = re.sub(r"^\s*step\s*\d+\s*:\s*", "", step, flags=re.IGNORECASE).strip()
+    return text.rstrip(" .!").lower() == "done" or text.endswith(DONE)
 
 
 class PlanExecuteAgent(ReActAgent):
