@@ -445,3 +445,13 @@ def test_planner_done_marker_forms() -> None:
 
     assert all(is_done(t) for t in ("Done!", "Step 4: Done!", "done.", "Done"))
     assert not any(is_done(t) for t in ("Go to the door", "Done with the key, now open the door"))
+
+
+def test_hypothesizer_reflects_on_its_last_action_when_the_episode_ends(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.push_text(
+        _reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None),
+        _reply(measurements=["The last wait showed nothing new."], hypotheses=[]),
+    )  # fmt: skip
+    record, _ = run_episode("PickAndPlaceTest", "normal", 0, "hypothesizer", max_steps=1, llm=_settings(scripted_llm))
+    assert record.steps == 1 and len(scripted_llm.requests) == 2  # 2N calls for N actions, as the paper counts
+    assert record.knowledge is not None and "The last wait showed nothing new." in record.knowledge

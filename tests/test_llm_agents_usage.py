@@ -181,3 +181,16 @@ def test_report_has_a_cost_table_per_task_and_per_100_steps(tmp_path: Path) -> N
     assert not any(c.agent == "oracle" for c in report.costs)  # no LLM, no cost row
     text = to_markdown(report)
     assert "## Cost (paper App. C.4 layout)" in text and "| 3.0000 | 2.0000 |" in text and "| ? | ? |" in text
+
+
+def test_a_running_episode_reports_its_counts_to_the_live_folder(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.push_text(*[_wait()] * 3)
+    board = LiveBoard()
+    try:
+        record, _ = run_episode("PickAndPlaceTest", "normal", 0, "react", max_steps=3, llm=_settings(scripted_llm))
+        (written,) = [json.loads(p.read_text()) for p in board.folder.glob("*.json")]
+    finally:
+        board.close()
+    assert written["final"] is True and written["steps"] == 3 and written["requests"] == 3
+    assert record.usage is not None and written["tokens"] == record.usage.total_tokens
+    assert written["cost_usd"] == pytest.approx(record.usage.cost_usd)

@@ -113,6 +113,14 @@ class HypothesizerAgent(LLMAgentBase):
         self.step += 1
         return action
 
+    def observe_final(self, obs: dict[str, Any]) -> None:
+        """At the episode's end: reflect on the last action too (the original reflects within each
+        step, so its memory holds the last result), unless the cost ceiling stopped the episode."""
+        if self._pending is not None and not (self.stop_reason or "").startswith("max_cost"):
+            self._reflect(obs, self._pending)
+            self._after_reflection(self._pending["step"])
+        self._pending = None
+
     def _reflect(self, obs: dict[str, Any], last: dict[str, Any]) -> None:
         short = {"type": "string", "maxLength": self.text_chars}
         schema = {

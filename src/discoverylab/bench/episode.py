@@ -106,6 +106,9 @@ def run_episode(
                 live.update(steps, agent)
             if getattr(agent, "stop_reason", None):  # e.g. the cost ceiling was reached
                 break
+        observe_final = getattr(agent, "observe_final", None)  # the Hypothesizer reflects on its last action
+        if callable(observe_final):
+            observe_final(obs)
     except Exception as exc:  # noqa: BLE001 - classified: a dead server is not a model scoring 0
         status = classify(exc)
         error = f"{type(exc).__name__}: {exc}"
