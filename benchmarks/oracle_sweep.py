@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 
 from discoverylab.bench.episode import run_episode
-from discoverylab.instances import load_key, make_instance
+from discoverylab.instances import Instance, load_key, make_instance
 from discoverylab.scenarios.registry import all_tasks
 from discoverylab.scoring.knowledge import missing_gold_facts
 
@@ -37,7 +37,7 @@ class Outcome:
     problem: str  # why it failed, "" if it did not
 
 
-def play(task: str, difficulty: str, seed: int, label: str) -> Outcome:
+def play(task: str, difficulty: str, seed: int | Instance, label: str) -> Outcome:
     record, _ = run_episode(task, difficulty, seed, "oracle", keep_log=False)
     gold = [fact for q in record.scorecard["knowledgeQuestions"] for fact in q["goldFacts"]]
     knowledge: bool | None = None
@@ -54,15 +54,15 @@ def play(task: str, difficulty: str, seed: int, label: str) -> Outcome:
     return Outcome(task, difficulty, label, bool(record.success), knowledge, problem[:160])
 
 
-def jobs(seeds: list[int], sealed: int, key: bytes, only: str | None) -> list[tuple[str, str, int, str]]:
-    out = []
+def jobs(seeds: list[int], sealed: int, key: bytes, only: str | None) -> list[tuple[str, str, int | Instance, str]]:
+    out: list[tuple[str, str, int | Instance, str]] = []
     for task, cls in all_tasks().items():
         if only and task != only:
             continue
         for difficulty in cls.difficulties:
             out += [(task, difficulty, seed, f"seed {seed}") for seed in seeds]
             out += [
-                (task, difficulty, make_instance(task, difficulty, "test", i, key).seed, f"test {i}")
+                (task, difficulty, make_instance(task, difficulty, "test", i, key), f"test {i}")
                 for i in range(sealed)
             ]
     return out

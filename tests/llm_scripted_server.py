@@ -85,6 +85,10 @@ class ScriptedLLMServer:
         self.sent_bytes = 0  # body bytes written by `huge` answers (how much a client read at most)
         self.release = threading.Event()
         self.responder: Callable[[dict[str, Any]], Scripted] | None = None
+        # POST /tokenize (llama.cpp and vLLM): None answers 404, as a server without the route;
+        # else the token ids of the request's text. Never consumes the chat script.
+        self.tokenizer: Callable[[str], list[int]] | None = None
+        self.tokenize_requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -142,6 +146,13 @@ class ScriptedLLMServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 request = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.rstrip("/").endswith("/tokenize"):
+                    owner.tokenize_requests.append(request)
+                    tokenizer = owner.tokenizer
+                    text = str(request.get("content", request.get("prompt", "")))
+                    self._send(Scripted(status=404, body=error_body("not found")) if tokenizer is None
+                               else Scripted(body={"tokens": tokenizer(text)}))  # fmt: skip
+                    return
                 answer = owner._next(request, {k.lower(): v for k, v in self.headers.items()})
                 if request.get("stream") and isinstance(answer.body, dict) and answer.body.get("choices"):
                     answer = as_stream(answer)  # harnesses that stream (verifiers' chat program)

@@ -20,6 +20,7 @@ from discoverylab.bench.episode import run_episode
 from discoverylab.bench.judging import judge_run, make_judge
 from discoverylab.bench.presets import resolve
 from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.world.lm_observation import lm_observation
 from llm_scripted_server import ScriptedLLMServer
 
 
@@ -91,25 +92,78 @@ def test_in_a_dialog_the_schema_offers_the_dialog_choices() -> None:
     assert "action" not in schema["properties"]
 
 
-def test_plan_execute_plans_one_step_executes_and_replans(scripted_llm: ScriptedLLMServer) -> None:
+def test_plan_execute_starts_a_fresh_executor_per_plan_step_and_ends_on_done(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.push_text(
         _reply(thought="Start by looking north.", next_step="Face north"),
-        _reply(thought="Turning.", action="ROTATE_DIRECTION", arg1="north", arg2=None, step_status="completed"),
+        _reply(thought="Turning.", action="ROTATE_DIRECTION", arg1="north", arg2=None),
+        _reply(thought="I face north now.", action="SUBMIT", arg1="Task completed!", arg2=None),
         _reply(thought="Next, wait.", next_step="Wait one step"),
-        _reply(thought="Waiting.", action="WAIT", arg1=None, arg2=None, step_status="in progress"),
-    )
+        _reply(thought="Waiting.", action="WAIT", arg1=None, arg2=None),
+        _reply(thought="Waiting more.", action="WAIT", arg1=None, arg2=None),
+        _reply(thought="Nothing happens when I wait.", action="SUBMIT", arg1="Task failed!", arg2=None),
+        _reply(thought="Nothing left to try.", next_step="Step 3: Done!"),
+    )  # fmt: skip
     env, obs = _obs()
     agent = PlanExecuteAgent(_settings(scripted_llm))
     agent.reset(obs)
-    for _ in range(2):
+    actions = []
+    while (action := agent.act(obs)) is not None:
+        actions.append(action)
+        _, _, _, _, info = env.step(action)
+        obs = info["observation"]
+    assert [a["action"] for a in actions] == ["ROTATE_DIRECTION", "WAIT", "WAIT"]  # SUBMIT and Done! take no step
+    assert agent.executors == 2 and agent.stop_reason is not None and "Done!" in agent.stop_reason
+    assert [(p["step"], p["status"]) for p in agent.plan] == [("Face north", "completed"), ("Wait one step", "failed")]
+    prompts = [r["messages"][1]["content"] for r in scripted_llm.requests]
+    assert "SUBMIT" in scripted_llm.requests[1]["response_format"]["json_schema"]["schema"]["properties"]["action"]["enum"]
+    assert "Turning." in prompts[2]  # the first executor sees its own trajectory
+    # The second executor starts fresh: none of the first step's trajectory, but the step with its result.
+    assert "Turning." not in prompts[4] and "History of thoughts" not in prompts[4]
+    assert "Step 1: Face north\n  -- Task completed! I face north now." in prompts[4]
+    assert "Your current plan step: **Wait one step**" in prompts[4] and "Waiting." in prompts[5]
+    assert "Step 1: Face north" in prompts[3] and "Task completed! I face north now." in prompts[3]  # the planner
+    assert "Waiting more." in agent.knowledge_report() and "Start by looking north" not in agent.knowledge_report()
+
+
+def test_plan_execute_hints_at_failure_after_a_fifth_of_the_budget_and_never_closes_a_step_itself(
+    scripted_llm: ScriptedLLMServer,
+) -> None:
+    from discoverylab.agents.plan_execute import FAILURE_HINT
+
+    scripted_llm.push_text(_reply(thought="t", next_step="Wait a lot"))
+    scripted_llm.push_text(*[_reply(thought="w", action="WAIT", arg1=None, arg2=None)] * 6)
+    env, obs = _obs()
+    agent = PlanExecuteAgent(_settings(scripted_llm), step_budget=10)
+    agent.reset(obs)
+    for _ in range(6):
         _, _, _, _, info = env.step(agent.act(obs))
         obs = info["observation"]
-    assert [p["step"] for p in agent.plan] == ["Face north", "Wait one step"]
-    assert agent.plan[0]["status"] == "completed"
-    planner_prompt = scripted_llm.requests[2]["messages"][1]["content"]
-    assert "Step 1: Face north" in planner_prompt and "completed: Turning." in planner_prompt
-    assert "Current plan step: Wait one step" in scripted_llm.requests[3]["messages"][1]["content"]
-    assert "Face north" in agent.knowledge_report() and "Waiting." in agent.knowledge_report()
+    hinted = [FAILURE_HINT in r["messages"][1]["content"] for r in scripted_llm.requests[1:]]
+    assert hinted == [False, False, False, True, True, True]  # after more than 10 / 5 = 2 actions
+    assert agent.plan[0]["status"] == "in progress" and agent.executors == 1
+
+
+def test_plan_execute_cannot_submit_forever_without_acting(scripted_llm: ScriptedLLMServer) -> None:
+    from discoverylab.agents.plan_execute import MAX_PLANS_PER_ACTION
+
+    for _ in range(MAX_PLANS_PER_ACTION):
+        scripted_llm.push_text(_reply(thought="p", next_step="Think"), _reply(thought="s", action="SUBMIT", arg1="Task completed!", arg2=None))
+    scripted_llm.push_text(_reply(thought="p", next_step="Think"), _reply(thought="w", action="WAIT", arg1=None, arg2=None))
+    _, obs = _obs()
+    agent = PlanExecuteAgent(_settings(scripted_llm))
+    agent.reset(obs)
+    assert agent.act(obs) == {"action": "WAIT"}
+    last_schema = scripted_llm.requests[-1]["response_format"]["json_schema"]["schema"]
+    assert "SUBMIT" not in last_schema["properties"]["action"]["enum"]  # the last round must act
+
+
+def test_plan_execute_done_ends_the_episode_record(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.push_text(_reply(thought="t", next_step="Wait"), _reply(thought="w", action="WAIT", arg1=None, arg2=None),
+                           _reply(thought="done", action="SUBMIT", arg1="Task completed!", arg2=None),
+                           _reply(thought="all done", next_step="Done!"))  # fmt: skip
+    record, log = run_episode("PickAndPlaceTest", "normal", 0, "plan-execute", max_steps=20, llm=_settings(scripted_llm))
+    assert record.status == "ok" and record.steps == 1 and record.llm is not None
+    assert record.llm["stop_reason"].startswith("ended by the agent")
 
 
 def test_hypothesizer_updates_its_memory_after_every_action(scripted_llm: ScriptedLLMServer) -> None:
@@ -124,27 +178,51 @@ def test_hypothesizer_updates_its_memory_after_every_action(scripted_llm: Script
     env, obs = _obs()
     agent = HypothesizerAgent(_settings(scripted_llm))
     agent.reset(obs)
+    seen = []
     for _ in range(3):
         _, _, _, _, info = env.step(agent.act(obs))
         obs = info["observation"]
+        seen.append(obs)
+    first_obs_after = seen[0]
     assert agent.memory[0] == {"measurement": "Waiting changes nothing at step 0.", "step": 0}
     hypotheses = [m for m in agent.memory if "hypothesis" in m]
     assert len(hypotheses) == 1 and hypotheses[0]["status"] == "confirmed"  # updated in place, not duplicated
-    assert "Result: I waited." in scripted_llm.requests[1]["messages"][1]["content"]
+    reflection = scripted_llm.requests[1]["messages"][1]["content"]
+    assert "Result: I waited." in reflection and "Observation after the action:" in reflection
+    assert lm_observation(first_obs_after) in reflection  # the full observation, not only the message
     assert "Waiting changes nothing" in scripted_llm.requests[2]["messages"][1]["content"]
     assert "confirmed" in agent.knowledge_report() and agent.requests == 5
 
 
-def test_hypothesizer_can_send_the_rendered_view(scripted_llm: ScriptedLLMServer) -> None:
-    scripted_llm.push_text(_reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None))
+def test_hypothesizer_vision_sends_the_previous_and_the_current_view(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.push_text(
+        _reply(explanation="e", memory_note="", thought="", action="ROTATE_DIRECTION", arg1="north", arg2=None),
+        _reply(measurements=[], hypotheses=[]),
+        _reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None),
+    )  # fmt: skip
     env, obs = _obs()
     agent = make_agent("hypothesizer", "PickAndPlaceTest", llm=_settings(scripted_llm, vision=True))
     assert isinstance(agent, HypothesizerAgent) and agent.wants_image
     agent.reset(obs)
-    agent.set_image(env.image())
-    agent.act(obs)
-    content = scripted_llm.requests[0]["messages"][1]["content"]
-    assert content[1]["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
+    for _ in range(2):
+        agent.set_image(env.image(grid=True))
+        _, _, _, _, info = env.step(agent.act(obs))
+        obs = info["observation"]
+    first, second = scripted_llm.requests[0]["messages"][1]["content"], scripted_llm.requests[2]["messages"][1]["content"]
+    images = [[part["image_url"]["url"] for part in content if part["type"] == "image_url"] for content in (first, second)]
+    assert len(images[0]) == 1 and len(images[1]) == 2  # the first step has no previous view
+    assert all(url.startswith("data:image/png;base64,iVBOR") for url in images[0] + images[1])
+    assert images[1][0] == images[0][0] and images[1][1] != images[0][0]  # previous view first, then the current one
+    assert [part["type"] for part in second] == ["text", "image_url", "text", "image_url"]
+    assert all(isinstance(r["messages"][1]["content"], str) for r in scripted_llm.requests[1:2])  # reflection: text
+
+
+def test_vision_presets_turn_vision_on_and_paper_presets_keep_the_end_action_off() -> None:
+    from discoverylab.bench.presets import PRESETS
+
+    assert resolve("paper-easy-vision")["vision"] is True and resolve("paper-easy")["vision"] is False
+    assert resolve("paper-easy-vision")["max_steps"] == 100
+    assert all(resolve(name)["end_action"] is False for name in PRESETS)
 
 
 def test_episode_record_holds_tokens_knowledge_and_judged_score(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
@@ -152,17 +230,21 @@ def test_episode_record_holds_tokens_knowledge_and_judged_score(scripted_llm: Sc
     questions = env.scenario.scorecard.critical_questions  # type: ignore[union-attr]
     assert questions
     scripted_llm.push_text(_reply(thought="The echojelly is the outlier.", action="WAIT", arg1=None, arg2=None))
-    scripted_llm.push_text(_reply(outlier_species="vortisquid"))  # the answer sheet, after the episode
+    from discoverylab.scenarios.answer_forms import answer_gold
+
+    gold = answer_gold(env)["outlier_species"]
+    scripted_llm.push_text(_reply(outlier_species=gold))  # the answer sheet, after the episode
     scripted_llm.push_text(*[_reply(explanation="It names the outlier.", evaluation=1)] * len(questions))
     settings = _settings(scripted_llm)
     record, log = run_episode("Proteomics", "easy", 0, "react", max_steps=1, llm=settings, judge=settings)
     assert record.knowledge is not None and "echojelly" in record.knowledge
-    assert record.llm is not None and record.llm["prompt_tokens"] == 22 and record.llm["model"] == "gpt-4o"
-    assert record.llm["cost_usd"] == pytest.approx(cost_usd(22, 14, (2.5, 10.0)))
+    assert record.llm is not None and record.llm["model"] == "gpt-4o" and "cost_usd" not in record.llm
+    assert record.usage is not None and record.usage.prompt_tokens == 22 and record.usage.requests == 2
+    assert record.usage.cost_usd == pytest.approx(cost_usd(22, 14, (2.5, 10.0)))  # one record holds tokens and cost
     sheet_prompt = scripted_llm.requests[1]["messages"][1]["content"]
     assert "echojelly is the outlier" in sheet_prompt and "- outlier_species (one of: " in sheet_prompt
     assert scripted_llm.requests[1]["response_format"]["json_schema"]["schema"]["required"] == ["outlier_species"]
-    assert record.answers == {"outlier_species": "vortisquid"} and record.answers_score == 1.0
+    assert record.answers == {"outlier_species": gold} and record.answers_score == 1.0
     assert record.knowledge_score == 1.0 and len(record.knowledge_verdicts) == len(questions)
     assert record.knowledge_verdicts[0]["criticalQuestion"] == questions[0]
     assert log[1]["agent"]["thought"] == "The echojelly is the outlier."
@@ -216,7 +298,7 @@ def test_cli_bench_with_a_hosted_style_endpoint_then_judge(scripted_llm: Scripte
     assert result.exit_code == 0, result.output
     recs = list(records.read_jsonl(out / "results.jsonl"))
     assert len(recs) == 10 and all(r["status"] == "ok" for r in recs), recs[0].get("error")
-    assert all(r["llm"]["requests"] == 2 and r["steps"] == 2 and r["knowledge"].count("Hm.") == 2 for r in recs)
+    assert all(r["usage"]["requests"] == 2 and r["steps"] == 2 and r["knowledge"].count("Hm.") == 2 for r in recs)
     result = runner.invoke(app, ["judge", str(out), "--base-url", scripted_llm.base_url, "--model", "judge"])
     assert result.exit_code == 0, result.output
     assert "n/a" in result.output  # unit tests ask no critical questions
@@ -261,58 +343,80 @@ def test_servers_without_schema_support_get_the_schema_in_the_prompt(scripted_ll
     assert "response_format" not in sent and "JSON Schema" in sent["messages"][0]["content"]
 
 
-def test_hypothesizer_summarises_older_measurements_past_the_limit(scripted_llm: ScriptedLLMServer) -> None:
-    from discoverylab.agents.hypothesizer import KEEP_RECENT, MEMORY_LIMIT
+def _hypothesizer_responder(consolidated: list[dict[str, Any]], size: int = 100) -> Any:
+    """Replies by schema: WAIT actions, reflections adding two long measurements, and `consolidated`."""
+    from llm_scripted_server import Scripted, chat_reply
 
+    def answer(request: dict[str, Any]) -> Scripted:
+        name = request["response_format"]["json_schema"]["name"]
+        if name == "action":
+            data: dict[str, Any] = {"explanation": "e", "memory_note": "", "thought": "", "action": "WAIT", "arg1": None, "arg2": None}
+        elif name == "memory":
+            data = {"measurements": [f"reading {len(request['messages'][1]['content'])} " + "x" * size, "another " + "y" * size],
+                    "hypotheses": [{"hypothesis": "waiting changes nothing", "status": "pending", "evidence": "e"}]}
+        else:
+            data = {"memory": consolidated}
+        return Scripted(body=chat_reply(json.dumps(data)))
+
+    return answer
+
+
+def test_hypothesizer_consolidates_the_whole_memory_every_10_actions_within_its_caps(scripted_llm: ScriptedLLMServer) -> None:
+    from discoverylab.agents.hypothesizer import MEMORY_LIMIT, MEMORY_TOKENS
+
+    scripted_llm.tokenizer = lambda text: list(range(len(text) // 2))  # a server tokenizer: 2 characters a token
+    big = [{"kind": "measurement", "text": f"summary {i} " + "z" * 150, "status": "pending", "evidence": "", "step": str(i)}
+           for i in range(MEMORY_LIMIT - 1)]  # fmt: skip
+    big.append({"kind": "hypothesis", "text": "the flag is on the table", "status": "confirmed", "evidence": "read it", "step": "3-9"})
+    scripted_llm.responder = _hypothesizer_responder(big)
     env, obs = _obs()
     agent = HypothesizerAgent(_settings(scripted_llm))
     agent.reset(obs)
-    agent.memory = [{"measurement": f"reading {i}", "step": i} for i in range(MEMORY_LIMIT - 1)]
-    agent.memory.insert(5, {"hypothesis": "h", "status": "pending", "supporting evidence": "e", "step": 5})
-    scripted_llm.push_text(
-        _reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None),
-        _reply(measurements=["new a", "new b"], hypotheses=[]),
-        _reply(summary=["readings 0-30 rose by one per step", "reading 4 was the lowest"]),
-        _reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None),
-    )  # fmt: skip
-    for _ in range(2):
+    for _ in range(21):
         _, _, _, _, info = env.step(agent.act(obs))
         obs = info["observation"]
-    summary_prompt = scripted_llm.requests[2]["messages"][1]["content"]
-    assert "step 0: reading 0" in summary_prompt and "reading 30" in summary_prompt and "reading 31" not in summary_prompt
-    measurements = [m["measurement"] for m in agent.memory if "measurement" in m]
-    assert measurements[:2] == ["readings 0-30 rose by one per step", "reading 4 was the lowest"]
-    assert len(measurements) == 2 + KEEP_RECENT and measurements[-2:] == ["new a", "new b"]
-    assert agent.memory[0]["step"] == "summary of steps 0-30"
-    assert any("hypothesis" in m for m in agent.memory)  # hypotheses are never summarised away
-    assert [n.kind for n in agent.notes] == ["act", "reflect", "summarise", "act"]
+    names = [r["response_format"]["json_schema"]["name"] for r in scripted_llm.requests]
+    consolidations = [i for i, n in enumerate(names) if n == "consolidated_memory"]
+    # Act, then reflect after each action; the memory is consolidated after the 10th and the 20th action.
+    assert names[:3] == ["action", "memory", "action"]
+    assert consolidations == [20, 41] and names[19] == "memory" and names[21] == "action"
+    prompt = scripted_llm.requests[20]["messages"][1]["content"]
+    assert f"at most {MEMORY_LIMIT} entries and {MEMORY_TOKENS} tokens" in prompt
+    assert "The memory now has 21 entries" in prompt  # the whole memory: 10 reflections x 2 + 1 hypothesis
+    assert prompt.count("another yyy") == 10  # every measurement so far, not only the older ones
+    for record in agent.consolidations:
+        assert record["used_reply"] and record["entries_after"] <= MEMORY_LIMIT and record["tokens_after"] <= MEMORY_TOKENS
+    assert agent.consolidations[0]["entries_after"] < len(big)  # the reply alone was over the token cap: the oldest went
+    assert agent.memory[0]["measurement"].startswith("summary") and any("hypothesis" in m for m in agent.memory)
+    assert {"hypothesis": "the flag is on the table", "status": "confirmed", "supporting evidence": "read it",
+            "step": "3-9"} in agent.memory  # fmt: skip
+    assert agent.summary()["tokenizer"] == "server" and scripted_llm.tokenize_requests
 
 
-def test_hypothesizer_keeps_the_newest_entries_when_the_summary_fails(scripted_llm: ScriptedLLMServer) -> None:
+def test_hypothesizer_keeps_the_newest_entries_when_consolidation_fails(scripted_llm: ScriptedLLMServer) -> None:
     from discoverylab.agents.hypothesizer import MEMORY_LIMIT
 
+    scripted_llm.responder = _hypothesizer_responder([])  # an empty consolidation: unusable
     env, obs = _obs()
     agent = HypothesizerAgent(_settings(scripted_llm))
     agent.reset(obs)
     agent.memory = [{"measurement": f"reading {i}", "step": i} for i in range(MEMORY_LIMIT)]
-    scripted_llm.push_text(
-        _reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None),
-        _reply(measurements=["new a"], hypotheses=[]),
-        _reply(summary=[]),
-        _reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None),
-    )  # fmt: skip
-    for _ in range(2):
+    for _ in range(11):
         _, _, _, _, info = env.step(agent.act(obs))
         obs = info["observation"]
-    assert len(agent.memory) == MEMORY_LIMIT and agent.memory[-1]["measurement"] == "new a"
-    assert agent.memory[0]["measurement"] == "reading 1"
+    assert agent.consolidations[0]["used_reply"] is False
+    assert len(agent.memory) <= MEMORY_LIMIT and agent.memory_size()[1] <= agent.memory_tokens
+    assert agent.memory[-1]["measurement"].startswith("another")  # the newest kept
+    assert any("hypothesis" in m for m in agent.memory)  # measurements go first, oldest first
+    old = [m["measurement"] for m in agent.memory if m.get("measurement", "").startswith("reading ") and len(m["measurement"]) < 12]
+    assert len(old) < MEMORY_LIMIT and old == [f"reading {i}" for i in range(MEMORY_LIMIT - len(old), MEMORY_LIMIT)]  # oldest went
 
 
 def test_history_is_cut_in_jumps_so_prompts_share_their_beginning() -> None:
     entries = [f"entry {i} " + "x" * 36 for i in range(12)]  # 12 tokens each
     start, shown = 0, []
     for n in range(1, 13):
-        history, start = trim_in_chunks(entries[:n], 50, start)
+        history, start = trim_in_chunks(entries[:n], 50, start, lambda e: len(e) // 4)
         shown.append((start, history))
     starts = [s for s, _ in shown]
     assert starts == sorted(starts) and len(set(starts)) < 6  # the cut only moves forward, in jumps
@@ -322,5 +426,40 @@ def test_history_is_cut_in_jumps_so_prompts_share_their_beginning() -> None:
     for start, history in shown:
         assert sum(len(e) // 4 + 1 for e in history if e != "[TRIMMED HISTORY]") <= 50
         assert (history[0] == "[TRIMMED HISTORY]") == (start > 0)
-    assert trim_in_chunks(["y" * 160], 50, 0) == (["y" * 160], 0)  # 41 tokens: over half, still kept
-    assert trim_in_chunks(["a" * 40, "y" * 160], 50, 0) == (["[TRIMMED HISTORY]", "y" * 160], 1)
+    quarter = lambda e: len(e) // 4  # noqa: E731
+    assert trim_in_chunks(["y" * 160], 50, 0, quarter) == (["y" * 160], 0)  # 41 tokens: over half, still kept
+    assert trim_in_chunks(["a" * 40, "y" * 160], 50, 0, quarter) == (["[TRIMMED HISTORY]", "y" * 160], 1)
+
+
+def test_hypothesizer_consolidates_early_when_its_memory_outgrows_twice_the_token_cap(scripted_llm: ScriptedLLMServer) -> None:
+    from discoverylab.agents.hypothesizer import EARLY_FACTOR
+
+    small = [{"kind": "measurement", "text": "short", "status": "pending", "evidence": "", "step": "0"}]
+    scripted_llm.responder = _hypothesizer_responder(small, size=300)
+    env, obs = _obs()
+    agent = HypothesizerAgent(_settings(scripted_llm))
+    agent.reset(obs)
+    agent.memory_tokens = 250  # each reflection adds ~600 characters: over 2 x 250 tokens within two actions
+    for _ in range(4):
+        _, _, _, _, info = env.step(agent.act(obs))
+        obs = info["observation"]
+    first = agent.consolidations[0]
+    assert first["step"] < 9 and first["tokens_before"] > EARLY_FACTOR * 250 and first["tokens_after"] <= 250
+    assert agent.memory_size()[1] <= EARLY_FACTOR * agent.memory_tokens
+
+
+def test_planner_done_marker_forms() -> None:
+    from discoverylab.agents.plan_execute import is_done
+
+    assert all(is_done(t) for t in ("Done!", "Step 4: Done!", "done.", "Done"))
+    assert not any(is_done(t) for t in ("Go to the door", "Done with the key, now open the door"))
+
+
+def test_hypothesizer_reflects_on_its_last_action_when_the_episode_ends(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.push_text(
+        _reply(explanation="e", memory_note="", thought="", action="WAIT", arg1=None, arg2=None),
+        _reply(measurements=["The last wait showed nothing new."], hypotheses=[]),
+    )  # fmt: skip
+    record, _ = run_episode("PickAndPlaceTest", "normal", 0, "hypothesizer", max_steps=1, llm=_settings(scripted_llm))
+    assert record.steps == 1 and len(scripted_llm.requests) == 2  # 2N calls for N actions, as the paper counts
+    assert record.knowledge is not None and "The last wait showed nothing new." in record.knowledge

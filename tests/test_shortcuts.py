@@ -78,10 +78,7 @@ def _plant_two(p: Player, field: int) -> None:
         p.do("PUT", dirt, tile)
 
 
-@pytest.mark.parametrize("difficulty", ["normal", pytest.param("challenge", marks=pytest.mark.xfail(
-    strict=True, reason="Known open shortcut, exposed when seed blocks were withdrawn (issue #20): "
-    "Challenge's 'or' and 'xor' rules (and some 'not' rules) fall to it, ~9 of 16 seeds; the "
-    "balanced blocks had kept seeds 0-5 at 2 wins. For the Plant Nutrients theme to close."))])
+@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
 def test_shortcut_plant_all_five_nutrients_at_level_k(difficulty: str) -> None:
     """Field k with every nutrient at level k (and two seeds each) passed Normal 20/20 seeds:
     a controller now sets one nutrient (two in Challenge), so a field tests one guess."""

@@ -16,17 +16,18 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from discoverylab.agents.pricing import cost_usd, load_prices, price_of
+from discoverylab.agents.tokens import TokenCounter, estimate_tokens
 from discoverylab.llm import ENV_BASE_URL, LLMBadOutput, LLMClient, StructuredCompletion
 from discoverylab.world.action_specs import ACTION_SPECS
 from discoverylab.world.lm_observation import lm_instructions
 
 logger = logging.getLogger(__name__)
 
-CHARS_PER_TOKEN = 4  # for trimming prompts to a token budget without a tokenizer for every model
 LOGGED_TEXT_CHARS = 2000  # longest model text kept per field of an episode log (a reply may be megabytes)
 
 
@@ -50,7 +51,8 @@ class LLMSettings:
     max_text_chars: int | None = None
     seed: int = 0
     json_mode: str = "json_schema"  # "json_object" or "prompt" for servers without schema-constrained decoding
-    vision: bool = False  # Hypothesizer: also send the rendered view (a base64 PNG) each step
+    vision: bool = False  # Hypothesizer: also send the rendered views (previous and current step, base64 PNGs)
+    end_action: bool = False  # ReAct: offer an END action that ends the episode (off in the paper presets)
 
     @property
     def embedded(self) -> bool:
@@ -122,14 +124,15 @@ def task_text(obs: dict[str, Any]) -> str:
     return "\n".join(t["description"] for t in obs.get("taskProgress", []))
 
 
-def trim_in_chunks(entries: list[str], budget_tokens: int, start: int) -> tuple[list[str], int]:
+def trim_in_chunks(entries: list[str], budget_tokens: int, start: int,
+                   count: Callable[[str], int] = estimate_tokens) -> tuple[list[str], int]:
     """The history to show, trimmed from the oldest end to the token budget ('[TRIMMED HISTORY]'
     marks a cut), and the new `start`. The cut moves in jumps: when the entries from `start` on
     overflow the budget, the oldest are dropped until the rest fits half of it (or only the newest
     is left, if that alone fits the budget). Between jumps every prompt's history begins with the
     same text, so servers that cache prompt prefixes (llama.cpp, vLLM, hosted prompt caching) only
-    process what is new."""
-    costs = [len(entry) // CHARS_PER_TOKEN + 1 for entry in entries]
+    process what is new. `count` is the model's token count (`tokens.TokenCounter.count`)."""
+    costs = [count(entry) + 1 for entry in entries]  # +1: the newline that joins them
     if sum(costs[start:]) > budget_tokens:
         used, cut = 0, len(entries)
         for i in range(len(entries) - 1, start - 1, -1):
@@ -148,6 +151,7 @@ class LLMAgentBase:
 
     name = "llm"
     system_role = "You are a scientist exploring a simulated world to make a discovery."
+    stop_reason: str | None  # why the episode stopped early: the cost ceiling, or the agent ended it
 
     def __init__(self, settings: LLMSettings | None = None, client: LLMClient | None = None) -> None:
         self.settings = settings or LLMSettings()
@@ -158,6 +162,7 @@ class LLMAgentBase:
         self.text_chars = self.settings.max_text_chars or (160 if embedded else 1000)
         self._price: tuple[float, float] | None = None
         self._local = embedded
+        self._tokens: TokenCounter | None = None
         self.reset_accounting()
 
     # ---- lifecycle ------------------------------------------------------------------
@@ -166,6 +171,22 @@ class LLMAgentBase:
         if self._client is None:
             self._client = self.settings.client()
         return self._client
+
+    @property
+    def tokens(self) -> TokenCounter:
+        """The model's token counter for prompt budgets (tiktoken, the server's /tokenize, or an estimate)."""
+        if self._tokens is None:
+            client = self.client
+            self._tokens = TokenCounter(self.settings.model or client.known_model, client.base_url, self.settings.api_key)
+        return self._tokens
+
+    def count_tokens(self, text: str) -> int:
+        return self.tokens.count(text)
+
+    def end_episode(self, why: str) -> None:
+        """The agent ends the episode itself (ReAct's END, Plan+Execute's "Done!"): its `act`
+        then returns None and the runner stops without another step."""
+        self.stop_reason = f"ended by the agent: {why[:200]}"
 
     def reset_accounting(self) -> None:
         self.notes: list[StepNote] = []
@@ -257,9 +278,9 @@ class LLMAgentBase:
         if self.stop_reason:
             return {}
         notes = self.knowledge_report()
-        budget = self.history_tokens * CHARS_PER_TOKEN
-        if len(notes) > budget:
-            notes = "[TRIMMED]\n" + notes[-budget:]
+        cost = estimate_tokens(notes)  # conservative: the kept tail fits the history budget
+        if cost > self.history_tokens:
+            notes = "[TRIMMED]\n" + notes[-int(len(notes) * self.history_tokens / cost):]
         user = (f"Task: {getattr(self, 'task_description', '')}\n\nYour notes from the episode:\n{notes or '(none)'}"
                 f"\n\nThe episode is over. Fill in the answer sheet from what you found out.\n{form.text()}\n\n"
                 "Reply with a JSON object holding exactly these fields.")  # fmt: skip
@@ -282,6 +303,7 @@ class LLMAgentBase:
             "invalid_replies": self.invalid_replies,
             "cost_usd": None if cost is None else round(cost, 9),
             "stop_reason": self.stop_reason,
+            "tokenizer": self._tokens.kind if self._tokens is not None else None,
         }
 
 

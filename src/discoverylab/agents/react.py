@@ -5,8 +5,10 @@ the system message), the task, the trajectory of (thought, action, observation) 
 the oldest end to a token budget ('[TRIMMED HISTORY]' marks the cut, as in the paper) and the
 current observation in the compact text form. The history is cut in jumps (down to half the
 budget whenever it overflows), so consecutive prompts share their beginning and servers that cache
-prompt prefixes reuse it. The knowledge report is the concatenation of the thoughts, which is what
-the paper grades for this agent.
+prompt prefixes reuse it. The history budget is in the model's tokens (`LLMAgentBase.tokens`). With `end_action=True`
+(`--end-action`; off in the paper presets) the action list also offers END, which ends the
+episode without another step, as the original's SUBMIT did. The knowledge report is the
+concatenation of the thoughts, which is what the paper grades for this agent.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from discoverylab.agents.llm_common import (
 )
 from discoverylab.world.lm_observation import lm_observation
 
+END_ACTION = "END"
+END_HINT = (f"When you are sure the task is done, or that you cannot make progress, reply with the action "
+            f"{END_ACTION} (no arguments) and a thought saying what you found: the episode ends there.")
 REACT_ROLE = (
     "You are a scientist agent in DiscoveryWorld, a grid world. Each step, think briefly about what "
     "you have learned and what to do next, then choose exactly one action. Record findings (measurements, "
@@ -34,6 +39,11 @@ REACT_ROLE = (
 class ReActAgent(LLMAgentBase):
     name = "react"
     system_role = REACT_ROLE
+    offers_end = True  # with `end_action` set
+
+    @property
+    def end_enabled(self) -> bool:
+        return self.offers_end and self.settings.end_action
 
     def reset(self, obs: dict[str, Any]) -> None:
         self.start(obs)
@@ -48,13 +58,19 @@ class ReActAgent(LLMAgentBase):
         note = StepNote(step=self.step, kind="act")
         data = self.ask(self.messages(obs), self.schema(obs), "action", note)
         action = self.finish_step(data, note)
+        if self.end_enabled and isinstance(action, dict) and action.get("action") == END_ACTION:
+            self.end_episode(note.thought or "END")
+            return None
         self.trajectory.append(f"Thought: {note.thought}\nAction: {dumps_action(action)}")
         self._awaiting_result = True
         return action
 
     # ---- pieces reused by Plan+Execute -------------------------------------------------
     def schema(self, obs: dict[str, Any]) -> dict[str, Any]:
-        return action_schema(obs, self.text_chars)
+        schema = action_schema(obs, self.text_chars)
+        if self.end_enabled and "action" in schema["properties"]:
+            schema["properties"]["action"]["enum"].append(END_ACTION)
+        return schema
 
     def observe_result(self, obs: dict[str, Any]) -> None:
         if self.trajectory and self._awaiting_result:
@@ -75,8 +91,11 @@ class ReActAgent(LLMAgentBase):
 
     def messages(self, obs: dict[str, Any]) -> list[dict[str, Any]]:
         system = f"{self.system_role}\n\n{self.instructions}"
-        history, self._history_start = trim_in_chunks(self.trajectory, self.history_tokens, self._history_start)
+        history, self._history_start = trim_in_chunks(self.trajectory, self.history_tokens, self._history_start,
+                                                      self.count_tokens)
         parts = [f"Task: {self.task}", *self.context_lines]
+        if self.end_enabled:
+            parts.append(END_HINT)
         if history:
             parts.append("History of thoughts, actions and observations:\n" + "\n".join(history))
         parts.append("Current observation:\n" + lm_observation(obs))

@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 
 from discoverylab.agents import make_agent
 from discoverylab.agents.llm_common import LLMSettings
-from discoverylab.bench.schema import Status, UsageRecord, classify, usage_of, usage_snapshot
+from discoverylab.bench.live import LiveReporter
+from discoverylab.bench.schema import Status, UsageRecord, classify, merge_usage, usage_of, usage_snapshot
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.instances import SEED_SPLIT, Instance, from_seed
 
@@ -34,10 +35,11 @@ class EpisodeRecord(BaseModel):
     scorecard: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
     seconds: float = 0.0  # wall time of the episode
-    usage: UsageRecord | None = None  # LLM tokens, attempts, retries, cost (None: no LLM used)
+    usage: UsageRecord | None = None  # THE usage record: LLM tokens, attempts, retries, cost (None: no LLM used)
     config: dict[str, Any] = Field(default_factory=dict)  # the run's exact settings
     config_hash: str = ""
-    # LLM agents only: model, requests, tokens, cost and why the episode stopped early (if it did);
+    # LLM agents only: model, endpoint, price, invalid replies, tokenizer and why the episode stopped
+    # early (if it did; tokens and cost are in `usage`);
     # the knowledge report they end with and its judged score (paper App. D; None: not judged).
     llm: dict[str, Any] | None = None
     knowledge: str | None = None  # the agent's knowledge report as text (oracles: their report's text)
@@ -110,14 +112,17 @@ def run_episode(
         log.append({"type": "start", "task": env.scenario_cls.task_id, "difficulty": env.difficulty, **public,
                     "agent": agent_name, "observation": obs})  # fmt: skip
     steps = 0
+    live = LiveReporter.from_env(f"{task} {difficulty} {seed} {agent_name}")
     terminated = truncated = False
     status: Status = "ok"
     error = None
     try:
         while not (terminated or truncated):
-            if getattr(agent, "wants_image", False):
-                agent.set_image(env.image())  # type: ignore[attr-defined]
+            if getattr(agent, "wants_image", False):  # the grid view, as the original's Hypothesizer saw it
+                agent.set_image(env.image(grid=True))  # type: ignore[attr-defined]
             action = agent.act(obs)
+            if action is None and getattr(agent, "stop_reason", None):  # the agent ended the episode itself
+                break
             _, reward, terminated, truncated, info = env.step(action)
             obs = info["observation"]
             steps += 1
@@ -126,8 +131,13 @@ def run_episode(
                             "terminated": terminated, "truncated": truncated})  # fmt: skip
                 if getattr(agent, "last_note", None) is not None:
                     log[-1]["agent"] = agent.last_note  # type: ignore[attr-defined]
+            if live is not None:
+                live.update(steps, agent)
             if getattr(agent, "stop_reason", None):  # e.g. the cost ceiling was reached
                 break
+        observe_final = getattr(agent, "observe_final", None)  # the Hypothesizer reflects on its last action
+        if callable(observe_final):
+            observe_final(obs)
     except Exception as exc:  # noqa: BLE001 - classified: a dead server is not a model scoring 0
         status = classify(exc)
         error = f"{type(exc).__name__}: {exc}"
@@ -167,7 +177,9 @@ def run_episode(
     )
     if callable(getattr(agent, "summary", None)):  # the LLM agents
         record.knowledge = agent.knowledge_report()  # type: ignore[attr-defined]
-        record.llm = agent.summary()  # type: ignore[attr-defined]
+        record.usage, record.llm = merge_usage(record.usage, agent.summary())  # type: ignore[attr-defined]
+    if live is not None:
+        live.update(steps, agent, final=True)
     if keep_log:
         log.append({"type": "end", "scorecard": card,
                     "record": record.model_dump(mode="json", exclude={"seconds", "usage"})})

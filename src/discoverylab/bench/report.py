@@ -73,6 +73,41 @@ class Report:
     statuses: Counter[str] = field(default_factory=Counter)
     bad_lines: list[BadLine] = field(default_factory=list)
     unjudged: int = 0  # ok episodes whose knowledge the judge could not grade (their cells show –)
+    costs: list[CostRow] = field(default_factory=list)  # LLM agents only (paper App. C.4)
+
+
+@dataclass(slots=True)
+class CostRow:
+    """What one agent's episodes of one task cost (`cost_usd` None: some episode's price is unknown)."""
+
+    label: str
+    difficulty: str
+    agent: str
+    episodes: int = 0
+    steps: int = 0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+    @property
+    def per_100_steps(self) -> float | None:
+        return None if self.cost_usd is None or not self.steps else 100 * self.cost_usd / self.steps
+
+
+def _costs(label: str, difficulty: str, agent: str, records: list[EpisodeRecord]) -> CostRow | None:
+    used = [r for r in records if r.usage is not None]
+    if not used:
+        return None
+    row = CostRow(label, difficulty, agent, episodes=len(used))
+    for r in used:
+        assert r.usage is not None
+        row.steps += r.steps
+        row.requests += r.usage.requests
+        row.prompt_tokens += r.usage.prompt_tokens
+        row.completion_tokens += r.usage.completion_tokens
+        row.cost_usd = None if row.cost_usd is None or r.usage.cost_usd is None else row.cost_usd + r.usage.cost_usd
+    return row
 
 
 def _mean(values: list[float]) -> float | None:
@@ -157,7 +192,17 @@ def load_report(run_dir: Path) -> Report:
                                 {a: _cell([r for r in group if r.agent == a]) for a in agents}, True))
         tables.append(Table(suite, f"{SUITE_TITLES[suite]}; {split_line(mine)}", rows, knowledge=suite == "discovery"))
     unjudged = sum(r.status == "ok" and r.knowledge_status == "unjudged" for r in records)
-    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad, unjudged)
+    costs = []
+    for task, diff in sorted({(r.task, r.difficulty) for r in records},
+                             key=lambda k: (order.get(k[0], len(order)), _difficulty_rank(k[1]), k[0])):  # fmt: skip
+        title = getattr(registry.get(task), "title", task)
+        for a in agents:
+            found = _costs(title, diff, a, [r for r in records if (r.task, r.difficulty, r.agent) == (task, diff, a)])
+            costs += [found] if found is not None else []
+    for a in agents:
+        found = _costs("All", "", a, [r for r in records if r.agent == a])
+        costs += [found] if found is not None else []
+    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad, unjudged, costs)
 
 
 def _difficulty_rank(difficulty: str) -> int:
@@ -190,8 +235,24 @@ def to_markdown(report: Report) -> str:
             out.append("| " + " | ".join(["" if row.average else str(number), label,
                                            "" if row.average else row.difficulty, *cells, counts]) + " |")
         out.append("")
+    if report.costs:
+        out += cost_markdown(report.costs)
     out.append("Statuses: " + ", ".join(f"{n} {s}" for s, n in sorted(report.statuses.items())))
     return "\n".join(out) + "\n"
+
+
+def cost_markdown(rows: list[CostRow]) -> list[str]:
+    """The cost table (paper App. C.4): dollars per task and per 100 steps, "?" for an unknown price."""
+    out = ["## Cost (paper App. C.4 layout)", "",
+           "| Task | Difficulty | Agent | Episodes | Steps | Requests | Prompt tokens | Completion tokens | USD | USD / 100 steps |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for r in rows:
+        usd = "?" if r.cost_usd is None else f"{r.cost_usd:.4f}"
+        per = "?" if r.per_100_steps is None else f"{r.per_100_steps:.4f}"
+        label = f"**{r.label}**" if r.label == "All" else r.label
+        out.append(f"| {label} | {r.difficulty} | {r.agent} | {r.episodes} | {r.steps} | {r.requests} | {r.prompt_tokens:,} "
+                   f"| {r.completion_tokens:,} | {usd} | {per} |")  # fmt: skip
+    return [*out, ""]
 
 
 def plot_report(report: Report, path: Path) -> Path:

@@ -134,3 +134,24 @@ def usage_of(agent: Any, before: Any = None) -> UsageRecord | None:
 def usage_snapshot(agent: Any) -> Any:
     """The agent's usage now, to subtract at the end of an episode (clients may be shared)."""
     return _find_usage(agent)
+
+
+# Keys of an LLM agent's summary that the usage record holds (the record keeps one copy of each).
+_USAGE_KEYS = ("requests", "prompt_tokens", "completion_tokens", "cost_usd")
+
+
+def merge_usage(usage: UsageRecord | None, summary: Mapping[str, Any]) -> tuple[UsageRecord, dict[str, Any]]:
+    """One usage record for an LLM agent's episode, and its `llm` block without the duplicates.
+
+    Tokens and attempts come from the agent's client (every HTTP exchange, rejected replies
+    included); the cost from the agent's price table (0 for the embedded model, the same price
+    `--max-cost` uses), else from `$DISCOVERYLAB_LLM_PRICE`, else None (unknown price).
+    """
+    if usage is None:  # no client was ever made (the episode failed before the first request)
+        usage = UsageRecord(requests=int(summary.get("requests") or 0), prompt_tokens=int(summary.get("prompt_tokens") or 0),
+                            completion_tokens=int(summary.get("completion_tokens") or 0))  # fmt: skip
+        usage.total_tokens = usage.prompt_tokens + usage.completion_tokens
+    cost = summary.get("cost_usd")
+    if cost is not None:
+        usage = usage.model_copy(update={"cost_usd": round(float(cost), 9)})
+    return usage, {k: v for k, v in summary.items() if k not in _USAGE_KEYS}

@@ -27,6 +27,7 @@ from rich.progress import (
 from rich.table import Table
 
 from discoverylab.bench.episode import EpisodeRecord
+from discoverylab.bench.live import LiveBoard
 from discoverylab.bench.presets import PRESETS, resolve
 from discoverylab.bench.rundir import (
     RunConfigMismatch,
@@ -55,6 +56,7 @@ from discoverylab.cli.options import (
     AddressOpt,
     BackendOpt,
     BaseUrlOpt,
+    EndActionOpt,
     EpisodeTimeoutOpt,
     EvalKeyOpt,
     JsonModeOpt,
@@ -187,7 +189,8 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
         os.environ[ENV_REQUEST_TIMEOUT] = str(request_timeout)  # workers inherit it
     progress = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=err, disable=as_json and not err.is_terminal,
+        TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[live]}"), console=err,
+        disable=as_json and not err.is_terminal,
     )  # fmt: skip
 
     def resumed(scan: Scan[EpisodeRecord]) -> None:
@@ -195,11 +198,16 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
             err.print(f"[yellow]{out / 'results.jsonl'}: {escape(scan.describe_bad())}; "
                       "those episodes are redone[/yellow]")  # fmt: skip
 
+    board = LiveBoard()  # steps, requests, tokens and cost of this run so far, running episodes included
+
+    def done(record: EpisodeRecord) -> None:
+        board.add_record(record)
+        progress.update(bar, advance=1, live=board.describe())
+
     try:
-        with progress:
-            bar = progress.add_task(title, total=total)
-            outcome = run_bench(jobs, out, workers, total=total, config=config,
-                                on_done=lambda _rec: progress.advance(bar), on_resume=resumed,
+        with progress, board.refreshing(lambda text: progress.update(bar, live=text)):
+            bar = progress.add_task(title, total=total, live="")
+            outcome = run_bench(jobs, out, workers, total=total, config=config, on_done=done, on_resume=resumed,
                                 episode_timeout=episode_timeout, backend=backend, address=address)  # fmt: skip
     except (RunDirError, RunLocked, RunConfigMismatch) as exc:
         fail(str(exc))
@@ -209,6 +217,8 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     except OSError as exc:  # e.g. the disk filled while the run directory was being read or locked
         err.print(f"[red]Stopped:[/red] {escape(describe_io_error(exc))}; free space, then {_resume_hint(out)}", soft_wrap=True)
         raise typer.Exit(EXIT_IO) from None
+    finally:
+        board.close()
     results = outcome.results
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=None))
@@ -256,6 +266,7 @@ def run(
     temperature: TempOpt = 0.0,
     json_mode: JsonModeOpt = "json_schema",
     vision: VisionOpt = False,
+    end_action: EndActionOpt = False,
     max_cost: MaxCostOpt = None,
     prices: PricesOpt = None,
     judge: JudgeOpt = True,
@@ -276,7 +287,7 @@ def run(
     key = split_key(split, eval_key_file)
     check_indices(cls.task_id, diff, split, key, seed_list)
     pairs = [(cls.task_id, diff)]
-    llm = llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode, vision)
+    llm = llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode, vision, end_action)
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
     jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
     _execute(jobs, len(seed_list), out, workers, as_json,
@@ -307,6 +318,7 @@ def bench(
     temperature: TempOpt = 0.0,
     json_mode: JsonModeOpt = "json_schema",
     vision: VisionOpt = False,
+    end_action: EndActionOpt = False,
     max_cost: MaxCostOpt = None,
     prices: PricesOpt = None,
     judge: JudgeOpt = True,
@@ -315,7 +327,8 @@ def bench(
 ) -> None:
     """Benchmark an agent over a suite, in parallel; a table per task (procedure, completion, steps)."""
     try:
-        opts = resolve(preset, suite=suite, difficulty=difficulty, seeds=seeds, max_steps=max_steps, max_cost=max_cost)
+        opts = resolve(preset, suite=suite, difficulty=difficulty, seeds=seeds, max_steps=max_steps, max_cost=max_cost,
+                       vision=vision or None, end_action=end_action or None)  # fmt: skip
     except ValueError as exc:
         fail(str(exc))
     suite, difficulty, seeds, max_steps = opts["suite"], opts["difficulty"], opts["seeds"], opts["max_steps"]
@@ -338,11 +351,13 @@ def bench(
         fail(f"No tasks in suite {suite!r} at difficulty {difficulty!r}.")
     key = split_key(split, eval_key_file)
     check_indices(*pairs[0], split, key, seed_list)
-    llm = llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode, vision)
+    llm = llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode, opts["vision"],
+                       opts["end_action"])  # fmt: skip
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
     jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
+    title = f"{agent} agent, " + (f"task {pairs[0][0]}" if task is not None else f"suite {suite}")
     _execute(jobs, len(pairs) * len(seed_list), out, workers,
-             as_json, f"{agent} agent, suite {suite}", stored_config(max_steps, llm, judge_llm, split, key), episode_timeout,
+             as_json, title, stored_config(max_steps, llm, judge_llm, split, key), episode_timeout,
              request_timeout, backend, address, embedded=any_embedded(llm, judge_llm))  # fmt: skip
 
 

@@ -33,7 +33,8 @@ PricesOpt = Annotated[Path | None, typer.Option("--prices", help='JSON file {"mo
 TempOpt = Annotated[float, typer.Option("--temperature")]
 JsonModeOpt = Annotated[str, typer.Option("--json-mode", help="json_schema (constrained decoding), json_object or prompt, for servers without schema support")]
 JSON_MODES = ("json_schema", "json_object", "prompt")
-VisionOpt = Annotated[bool, typer.Option("--vision", help="hypothesizer: also send the rendered view as a PNG (models that read images)")]
+VisionOpt = Annotated[bool, typer.Option("--vision", help="hypothesizer: also send the rendered views of the previous and the current step as PNGs (models that read images)")]
+EndActionOpt = Annotated[bool, typer.Option("--end-action", help="react: offer an END action that ends the episode (off in the paper presets)")]
 JudgeOpt = Annotated[bool, typer.Option("--judge/--no-judge", help="grade LLM agents' knowledge at the end of each episode")]
 JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", help="judge model (default: the agent's)")]
 JudgeUrlOpt = Annotated[str | None, typer.Option("--judge-base-url", help="judge endpoint (default: the agent's)")]
@@ -101,7 +102,7 @@ def fail(message: str) -> None:
 
 def llm_settings(agent: str, model: str | None, base_url: str | None, temperature: float,
                  max_cost: float | None, prices: Path | None, json_mode: str = "json_schema",
-                 vision: bool = False) -> LLMSettings | None:  # fmt: skip
+                 vision: bool = False, end_action: bool = False) -> LLMSettings | None:  # fmt: skip
     """The agent's model settings (None for non-LLM agents); a cost ceiling needs a known price."""
     if agent not in LLM_AGENTS:
         return None
@@ -110,7 +111,8 @@ def llm_settings(agent: str, model: str | None, base_url: str | None, temperatur
     from discoverylab.agents.pricing import PriceError, load_prices, price_of
 
     settings = LLMSettings(model=model, base_url=base_url, temperature=temperature, max_cost=max_cost,
-                           prices_file=str(prices) if prices else None, json_mode=json_mode, vision=vision)  # fmt: skip
+                           prices_file=str(prices) if prices else None, json_mode=json_mode, vision=vision,
+                           end_action=end_action)  # fmt: skip
     try:
         table = load_prices(settings.prices_file)
     except PriceError as exc:

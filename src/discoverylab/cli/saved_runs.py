@@ -70,6 +70,17 @@ def report(
                 table.add_row("" if row.average else str(number), label, row.difficulty if not row.average else "",
                               *cells, counts, end_section=row.label == "Average")  # fmt: skip
             console.print(table)
+        if rep.costs:  # LLM runs: the paper's cost notes (App. C.4)
+            table = Table(title="Cost (paper App. C.4 layout)")
+            for col in ("task", "difficulty", "agent", "episodes", "steps", "requests", "tokens in", "tokens out",
+                        "USD", "USD / 100 steps"):  # fmt: skip
+                table.add_column(col, justify="left" if col in ("task", "difficulty", "agent") else "right")
+            for c in rep.costs:
+                table.add_row(escape(c.label), c.difficulty, escape(c.agent), str(c.episodes), str(c.steps), str(c.requests),
+                              f"{c.prompt_tokens:,}", f"{c.completion_tokens:,}",
+                              "?" if c.cost_usd is None else f"{c.cost_usd:.4f}",
+                              "?" if c.per_100_steps is None else f"{c.per_100_steps:.4f}")  # fmt: skip
+            console.print(table)
         err.print(status_line(list(rep.statuses.elements())), soft_wrap=True)
     if rep.unjudged:
         err.print(f"[yellow]{rep.unjudged} episode(s) with unjudged knowledge (their knowledge cells show –): "
