@@ -86,3 +86,8 @@ def test_windows_keep_every_turn_in_order_and_validate(task, difficulty, turns):
     assert mine == [m for m in example["messages"] if m["role"] == "assistant"]
     assert all(p["messages"][1]["content"].startswith("Task: ") for p in pieces)
     assert sum(m["role"] == "assistant" for m in pieces[0]["messages"]) <= turns + (len(pieces) == 1)
+
+
+def test_export_is_byte_identical_run_to_run():
+    inst = make_instance("ArchaeologyDating", "easy", "train", 3)
+    assert json.dumps(episode_conversation(inst)) == json.dumps(episode_conversation(inst))
