@@ -257,3 +257,19 @@ def test_openenv_schema_route_describes_the_step_data(server):
     kinds = [set(option["required"]) for option in schema["action"]["anyOf"]]
     assert kinds == [{"action"}, {"chosen_dialog_option_int"}, {"message"}]
     assert "observation" in schema["observation"]["properties"] and "task" in schema["reset"]["properties"]
+
+
+def test_attack_sealed_instance_cannot_be_replayed_for_its_gold(server):
+    """Play test#7 to its end (the end reveals the gold), then reset it again to copy the gold or
+    probe the answer sheet a second time: refused (409), in this session and in any other."""
+    task, difficulty, _ = EPISODES[1]
+    with EnvServerClient(server[0]) as env:
+        env.reset(task, difficulty, split="test", index=7)
+        with pytest.raises(EnvServerError) as again:
+            env.reset(task, difficulty, split="test", index=7)
+        assert again.value.status == 409 and "plays once" in str(again.value)
+    with EnvServerClient(server[0]) as other:
+        with pytest.raises(EnvServerError) as elsewhere:
+            other.reset(task, difficulty, split="test", index=7)
+        assert elsewhere.value.status == 409
+        assert other.reset(task, difficulty, split="test", index=8).instance["index"] == 8  # other instances play

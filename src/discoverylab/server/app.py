@@ -28,7 +28,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
-from discoverylab.server.session import EpisodeSession, ResetRequest, SessionError, StepResult
+from discoverylab.server.session import EpisodeSession, ResetRequest, SealedLedger, SessionError, StepResult
 
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_TTL_S = 600.0
@@ -81,6 +81,7 @@ class SessionPool:
         self.max_sessions, self.ttl_s, self.key = max_sessions, ttl_s, key
         self.slots: dict[str, Slot] = {}
         self.expired = 0
+        self.ledger = SealedLedger()  # shared by all sessions: each sealed instance plays once per server
         self._lock = threading.Lock()
 
     def create(self) -> str:
@@ -90,7 +91,7 @@ class SessionPool:
                 raise PoolFull(f"The server holds its maximum of {self.max_sessions} sessions; "
                                "close one (DELETE /sessions/ID) or wait for idle ones to expire.")
             sid = secrets.token_urlsafe(16)
-            self.slots[sid] = Slot(EpisodeSession(self.key))
+            self.slots[sid] = Slot(EpisodeSession(self.key, self.ledger))
             return sid
 
     def run(self, sid: str, work: Callable[[EpisodeSession], Any]) -> Any:

@@ -11,6 +11,7 @@ server). The full scorecard (gold included) is sent only once the episode has en
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,6 +27,27 @@ class SessionError(ValueError):
     """A request the session refuses (bad task, instance, action or order): a 4xx for the client."""
 
     status = 400
+
+
+class AlreadyPlayed(SessionError):
+    status = 409
+
+
+class SealedLedger:
+    """The sealed test instances a server has started: each plays once per server, since the end
+    of an episode reveals its gold (a replay could copy it, or probe the answer sheet again)."""
+
+    def __init__(self) -> None:
+        self.started: set[tuple[str, str, int]] = set()
+        self._lock = threading.Lock()
+
+    def claim(self, inst: Instance) -> None:
+        name = (inst.task, inst.difficulty, inst.index)
+        with self._lock:
+            if name in self.started:
+                raise AlreadyPlayed(f"{inst.task} {inst.difficulty or ''} test#{inst.index} was already played on this "
+                                    "server: each sealed instance plays once (its end reveals the gold).")
+            self.started.add(name)
 
 
 class ResetRequest(BaseModel):
@@ -85,8 +107,9 @@ def resolve_instance(req: ResetRequest, key: bytes | None, task: str, difficulty
 class EpisodeSession:
     """A client's env: reset builds one instance's world, step plays one action."""
 
-    def __init__(self, key: bytes | None = None) -> None:
+    def __init__(self, key: bytes | None = None, ledger: SealedLedger | None = None) -> None:
         self.key = key if key is not None else load_key()
+        self.ledger = ledger if ledger is not None else SealedLedger()
         self.env: Any = None
         self.kind: str = ""
         self.instance: Instance | None = None
@@ -106,6 +129,8 @@ class EpisodeSession:
             from discoverylab.labs.gym_text import TinyLabTextEnv
 
             inst = resolve_instance(req, self.key, req.task, LAB_DIFFICULTY)
+            if inst.sealed:
+                self.ledger.claim(inst)
             self.env, self.kind, self.task, self.difficulty = TinyLabTextEnv(req.task), "lab", req.task, LAB_DIFFICULTY
             text, _ = self.env.reset(options={"instance": inst})
         else:
@@ -114,6 +139,8 @@ class EpisodeSession:
             except ValueError as exc:
                 raise SessionError(f"{exc} Tiny Labs protocols: {', '.join(lab_names())}.") from None
             inst = resolve_instance(req, self.key, env.scenario_cls.task_id, env.difficulty)
+            if inst.sealed:
+                self.ledger.claim(inst)
             self.env, self.kind, self.task, self.difficulty = env, "dw", env.scenario_cls.task_id, env.difficulty
             text, _ = env.reset(options={"instance": inst})  # the seed goes no further than the world
         self.instance, self.steps, self.done, self.reward_total = inst, 0, False, 0.0
