@@ -6,6 +6,7 @@
     discoverylab lab run all --agent heuristic --config paper      # the paper's fixed instances
     discoverylab lab generate --complexity medium --n 20 --out suite.yaml
     discoverylab lab run --spec suite.yaml --agent oracle,random,heuristic --seeds 0-2
+    discoverylab lab verify suite.yaml
 
 `PROTOCOL` is a protocol name (`sequence/hidden-property`), a lab name (`sequence`: all of its
 protocols) or `all`. Only this module talks to the terminal; the work is in `labs.runner`.
@@ -235,6 +236,43 @@ def generate(
                       f"{report.seconds:.1f}")
     console.print(table)
     console.print(f"Suite: {out}  (run it: discoverylab lab run --spec {out} --agent heuristic)")
+
+
+@lab_app.command("verify")
+def verify_labs(
+    spec: Annotated[Path, typer.Argument(help="a spec file (YAML/JSON) or a suite written by `lab generate`")],
+    quick: Annotated[bool, typer.Option("--quick", help="the lighter budget used by `generate`")] = False,
+    modules: Annotated[list[str] | None, typer.Option("--import", help="module registering custom kinds")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the reports as JSON")] = False,
+) -> None:
+    """Verify labs (spec §1.6 plus learnability and determinism across processes); exit 1 if one fails."""
+    import importlib
+
+    from discoverylab.labs.core.generator import read_suite
+    from discoverylab.labs.core.verify import QUICK, verify
+
+    for module in modules or []:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            _fail(f"cannot import {module!r}: {exc}")
+    try:
+        specs = read_suite(spec)
+    except (OSError, ValueError) as exc:
+        _fail(f"cannot read {spec}: {exc}")
+    reports = [verify(s, budget=QUICK if quick else None) for s in specs]
+    if as_json:
+        console.print_json(json.dumps([r.to_dict() for r in reports]))
+    else:
+        for report in reports:
+            table = Table(title=f"{report.spec_name}: {'PASS' if report.passed else 'FAIL'}")
+            for col in ("check", "result", "detail"):
+                table.add_column(col)
+            for c in report.checks:
+                table.add_row(c.name, {True: "pass", False: "FAIL", None: "-"}[c.passed], escape(c.detail[:200]))
+            console.print(table)
+    if not all(r.passed for r in reports):
+        raise typer.Exit(1)
 
 
 @lab_app.command()
