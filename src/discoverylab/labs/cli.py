@@ -199,6 +199,25 @@ def _parts_tables(results: list[LabRecord]) -> list[Table]:
     return tables
 
 
+def _paper_tables(results: list[LabRecord]) -> list[Table]:
+    """The paper's Tables 3, 5 and 7 (judged columns '-' when no judge ran)."""
+    from discoverylab.labs.judging import paper_tables
+
+    out = []
+    titles = {"table3": "Table 3: hidden property, episode label and judge verdict (counts)",
+              "table5": "Table 5: unknown dynamics rubric (0-5)", "table7": "Table 7: macro rubric (0-5)"}
+    for key, rows in paper_tables(results).items():
+        if not rows:
+            continue
+        table = Table(title=titles[key])
+        for col in rows[0]:
+            table.add_column(col, justify="left" if col in ("agent", "property") else "right")
+        for row in rows:
+            table.add_row(*("-" if v is None else str(v) for v in row.values()))
+        out.append(table)
+    return out
+
+
 def _parse_json_object(text: str | None, option: str) -> dict[str, Any]:
     if not text:
         return {}
@@ -299,9 +318,17 @@ def run(
     agent_options: Annotated[str | None, typer.Option(
         "--agent-options", help='LLM agent options as JSON, e.g. \'{"history_turns": 4, "limits": '
                                 '{"macro_max_edges": 20}}\'')] = None,
+    judge_model: Annotated[str | None, typer.Option(
+        "--judge-model", help="grade with this LLM judge ('embedded': the offline model)")] = None,
+    judge_base_url: Annotated[str | None, typer.Option(
+        "--judge-base-url", help="OpenAI-compatible endpoint of the judge (default: the embedded model)")] = None,
 ) -> None:
     """Run agents on protocols (or on the labs of --spec): results.jsonl, transcripts, scores, plots."""
     options = _parse_config(config)
+    judge = None
+    if judge_model is not None or judge_base_url is not None:
+        model = None if judge_model in (None, "embedded") else judge_model
+        judge = {"model": model or "", "base_url": judge_base_url or ""}
     agent_kwargs = _parse_json_object(agent_options, "--agent-options")
     agents = [a.strip() for a in agent.split(",") if a.strip()]
     if (protocol is None) == (spec is None):
@@ -313,12 +340,12 @@ def run(
             from discoverylab.labs.core.generator import read_suite
 
             try:
-                jobs = make_spec_jobs(read_suite(spec), parse_seeds(seeds), agents, agent_kwargs)
+                jobs = make_spec_jobs(read_suite(spec), parse_seeds(seeds), agents, agent_kwargs, judge)
             except (LabError, OSError) as exc:
                 _fail(f"--spec {spec}: {exc}")
         else:
             assert protocol is not None
-            jobs = make_jobs(expand_protocols(protocol), parse_seeds(seeds), agents, options, agent_kwargs)
+            jobs = make_jobs(expand_protocols(protocol), parse_seeds(seeds), agents, options, agent_kwargs, judge)
     except (ProtocolError, UnknownAgentError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
     except ValueError as exc:
@@ -371,6 +398,8 @@ def run(
 def _print_run(results: list[LabRecord], out: Path | None, plots: bool) -> None:
     console.print(_results_table(results))
     for table in _parts_tables(results):
+        console.print(table)
+    for table in _paper_tables(results):
         console.print(table)
     for record in results:
         if record.status != "ok":

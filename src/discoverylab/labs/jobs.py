@@ -38,6 +38,8 @@ class LabJob:
     """Keyword options of the agent (e.g. the LLM agent's `history_turns`, `limits`)."""
     spec: dict[str, Any] | None = None
     """A lab spec (`LabSpec` as JSON data) to build the protocol from, instead of the registry name."""
+    judge: dict[str, str] | None = None
+    """The LLM judge (`{"model": ..., "base_url": ...}`; empty base URL: the embedded model), or None."""
 
     @property
     def lab(self) -> str:
@@ -46,7 +48,9 @@ class LabJob:
     @property
     def config_hash(self) -> str:
         """Hash of what the episode ran: protocol config plus any agent options."""
-        extra = {"agent_options": self.agent_options} if self.agent_options else {}
+        extra: dict[str, Any] = {"agent_options": self.agent_options} if self.agent_options else {}
+        if self.judge is not None:
+            extra["judge"] = self.judge
         return config_hash(self.protocol, self.config | extra)
 
     @property
@@ -117,7 +121,7 @@ def protocol_from_spec(spec: LabSpec) -> Protocol:
 
 
 def make_spec_jobs(specs: Sequence[LabSpec], seeds: Sequence[int], agents: Sequence[str],
-                   agent_options: dict[str, Any] | None = None) -> list[LabJob]:
+                   agent_options: dict[str, Any] | None = None, judge: dict[str, str] | None = None) -> list[LabJob]:
     """Every spec x agent x seed; each spec is built once first so a bad spec fails before the run."""
     jobs = []
     for spec in specs:
@@ -128,7 +132,7 @@ def make_spec_jobs(specs: Sequence[LabSpec], seeds: Sequence[int], agents: Seque
             if kind not in known:
                 raise UnknownAgentError(f"no agent {kind!r} for lab {spec.lab!r}; valid agents: {', '.join(known)}")
         data = spec.model_dump(mode="json")
-        jobs += [LabJob(label, int(s), a, {"spec": spec.config_hash()}, _options_for(a, agent_options), data)
+        jobs += [LabJob(label, int(s), a, {"spec": spec.config_hash()}, _options_for(a, agent_options), data, judge)
                  for a in agents for s in seeds]
     return jobs
 
@@ -139,7 +143,8 @@ def _options_for(agent: str, agent_options: dict[str, Any] | None) -> dict[str, 
 
 
 def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[str],
-              config: dict[str, Any] | None = None, agent_options: dict[str, Any] | None = None) -> list[LabJob]:
+              config: dict[str, Any] | None = None, agent_options: dict[str, Any] | None = None,
+              judge: dict[str, str] | None = None) -> list[LabJob]:
     """Every protocol x agent x seed, after checking that each agent exists for each lab.
 
     `config` holds protocol options, either shared or keyed by protocol name (see `config_for`).
@@ -156,5 +161,5 @@ def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[s
             make_protocol(name, **options)  # fail before the run, not once per episode
         except (TypeError, ValueError) as exc:
             raise ValueError(f"bad config for {name}: {exc}") from exc
-    return [LabJob(p, int(s), a, configs[p], _options_for(a, agent_options))
+    return [LabJob(p, int(s), a, configs[p], _options_for(a, agent_options), judge=judge)
             for p in protocols for a in agents for s in seeds]

@@ -18,7 +18,7 @@ import numpy as np
 
 from discoverylab.labs.protocol import Score
 from discoverylab.labs.sequence.heldout import HeldOutSet
-from discoverylab.labs.sequence.judge import JUDGE_VALUE, JudgeClient, judge_hypotheses
+from discoverylab.labs.sequence.judge import JUDGE_VALUE, JudgeClient, judge_hypotheses_checked
 from discoverylab.labs.sequence.parsing import FinalAnswer
 from discoverylab.labs.sequence.sandbox import run_predictor
 
@@ -223,17 +223,18 @@ def bootstrap_ci(values: Sequence[float], rng: np.random.Generator, *, resamples
 JUDGE_TO_LABEL: dict[str, Label] = {"exact": "pass", "partial": "partial", "wrong": "fail"}
 
 
-def episode_label(answer: FinalAnswer, program_labels: Sequence[str], judge_labels: Sequence[str]) -> str:
-    """One label per episode, from the rank-1 hypothesis only: its program's label, or (no program)
-    the judge's verdict on it, or fail. Lower ranks and the predictions never lift it, so listing
-    stock programs under a weak first guess earns no pass."""
+def episode_label(answer: FinalAnswer, program_labels: Sequence[str], judge_labels: Sequence[str],
+                  prediction_label: str) -> str:
+    """One label per episode, from the rank-1 hypothesis only: its program's label; with no program,
+    the judge's verdict on it; with neither, its predictions' label. Sources are never maxed and
+    lower ranks never lift it, so listing stock programs under a weak first guess earns no pass."""
     if not answer.hypotheses:
         return "fail"
     if answer.hypotheses[0].python:
         return program_labels[0]
     if judge_labels:
         return JUDGE_TO_LABEL.get(judge_labels[0], "fail")
-    return "fail"
+    return prediction_label
 
 
 def _component(metrics: PredictionMetrics, baseline_mae: float, chance_exact: float) -> float:
@@ -297,16 +298,22 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
     components.append(parts["prediction"])
 
     # LLM judge (optional): exact / partial / wrong per hypothesis.
+    # A failed judgement is recorded as such (labels["judge"] = "invalid") and leaves the score alone.
     judge_labels: list[str] = []
     if judge is not None and answer.hypotheses:
-        verdicts = judge_hypotheses(judge, truth, answer.hypotheses)
-        judge_labels = [v.label for v in verdicts]
-        for entry, verdict in zip(details["hypotheses"], verdicts, strict=False):
-            entry.update(judge_label=verdict.label, judge_quote=verdict.quote)
-        best = max((JUDGE_VALUE[v] for v in judge_labels), default=0.0)
-        parts["judge"] = best
-        labels["judge"] = max(judge_labels, key=lambda v: JUDGE_VALUE[v])
-        components.append(best)
+        judgement = judge_hypotheses_checked(judge, truth, answer.hypotheses)
+        details["judge"] = judgement.as_dict()
+        if judgement.valid:
+            judge_labels = [v.label for v in judgement.verdicts]
+            for entry, verdict in zip(details["hypotheses"], judgement.verdicts, strict=False):
+                entry.update(judge_label=verdict.label, judge_quote=verdict.quote)
+            parts["judge"] = JUDGE_VALUE[judge_labels[0]]  # the rank-1 hypothesis, like the label
+            labels["judge"] = judge_labels[0]
+            components.append(parts["judge"])
+        else:
+            labels["judge"] = "invalid"
+    elif judge is not None:
+        labels["judge"] = "none"
 
     # pass@3, reading (a): any ranked hypothesis passes by its program or by the judge. Reported on
     # its own, never merged into the episode label.
@@ -315,7 +322,8 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
         for i, p in enumerate(program_labels)
     ]
     labels["pass_at_3_hypotheses"] = "pass" if pass_at_k_hypotheses(per_hypothesis) else "fail"
-    labels["label"] = episode_label(answer, program_labels, judge_labels)
+    labels["label"] = episode_label(answer, program_labels, judge_labels, pm.label)
+    labels["property"] = str(truth.get("property", ""))
     details["structured"] = answer.structured
     details["warnings"] = list(answer.warnings)
     score = float(np.clip(np.mean(components), 0.0, 1.0))
