@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-MIN_SKILL = 0.5
+MIN_SKILL = 0.25
 """Held-out skill 1 - MAE/MAE(best constant) the best learner must reach."""
 N_TEST = 500
 CHILD_TIMEOUT_S = 120.0
