@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -49,3 +51,35 @@ def test_generator_draws_verified_regime_switching_labs() -> None:
     kept = generate_suite(6, "hard", 3)
     kinds = [spec.properties["hidden"].kind for spec, _ in kept if "hidden" in spec.properties]
     assert "switch" in kinds and all(report.passed for _, report in kept)
+
+
+# ---------------------------------------------------------------------- macro labs
+def test_macro_specs_pin_one_economy_at_the_presets_complexity() -> None:
+    from discoverylab.labs.core.generator import COMPLEXITY
+    from discoverylab.labs.macroecon.protocols import MECHANISMS, macro_config, sample_macro_spec
+
+    rng = np.random.default_rng(0)
+    specs = [sample_macro_spec(COMPLEXITY["hard"], rng, i) for i in range(4)]
+    configs = [macro_config(s) for s in specs]
+    assert all(not c.draw_structure for c in configs)  # every seed of a generated lab is the same economy
+    assert len({c.structure.config_hash() for c in configs}) == 4
+    assert all(s.protocol is not None and s.protocol.fields["complexity"] == MECHANISMS["hard"] for s in specs)
+    bad = LabSpec(lab="macro", name="bad", properties={}, protocol=kind_spec("macro/causal-discovery", colour="red"))
+    with pytest.raises(ValueError, match="unknown macro spec fields"):
+        macro_config(bad)
+
+
+@pytest.mark.slow
+def test_lab_generate_macro_writes_labs_that_pass_verify(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from discoverylab.labs.cli import lab_app
+    from discoverylab.labs.core.generator import read_suite
+
+    out = tmp_path / "macro.yaml"
+    result = CliRunner().invoke(lab_app, ["generate", "--lab", "macro", "--n", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (spec,) = read_suite(out)
+    report = verify(spec)
+    data = next(c.data for c in report.checks if c.name == "vi_protocol")
+    assert report.passed and data["oracle"] >= 0.95 and data["random"] <= 0.15

@@ -25,6 +25,8 @@ logger = logging.getLogger(__name__)
 
 LLM_AGENT_MODULE = "discoverylab.labs.llm_agent"
 _LAB_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+LAB_PACKAGES = {"macro": "macroecon"}
+"""Labs whose package name differs from the lab name (`discoverylab.labs.<package>.protocols`)."""
 
 @dataclass(frozen=True, slots=True, eq=False)
 class LabJob:
@@ -112,7 +114,7 @@ def protocol_from_spec(spec: LabSpec) -> Protocol:
     """Build the protocol a lab spec describes (its lab's `protocols.protocol_from_spec`)."""
     if not _LAB_NAME.match(spec.lab):
         raise ValueError(f"bad lab name {spec.lab!r} in spec {spec.name!r}")
-    module = importlib.import_module(f"discoverylab.labs.{spec.lab}.protocols")
+    module = importlib.import_module(f"discoverylab.labs.{LAB_PACKAGES.get(spec.lab, spec.lab)}.protocols")
     build = getattr(module, "protocol_from_spec", None)
     if build is None:
         raise ValueError(f"lab {spec.lab!r} cannot build protocols from lab specs")

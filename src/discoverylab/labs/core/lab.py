@@ -25,7 +25,7 @@ from discoverylab.labs.core.spaces import ObjectSpace
 from discoverylab.labs.core.spec import KindSpec, LabSpec
 
 COMPOSITE_KINDS = ("mix", "product", "threshold", "compose", "switch")
-LAB_MODULES = {"sequence": "discoverylab.labs.sequence.lab"}
+LAB_MODULES = {"sequence": "discoverylab.labs.sequence.lab", "macro": "discoverylab.labs.macroecon.protocols"}
 """Module to import so that a lab kind registers itself (labs may also register directly)."""
 
 

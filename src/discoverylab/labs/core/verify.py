@@ -100,6 +100,11 @@ QUICK = VerifyBudget(n_random=500, targets=(0.0, 0.2, 0.4, 0.6, 0.8, 1.0), dynam
                      sampler_time_limit=0.5)
 
 
+SKIPPED_NAMES = {"_check_unit_interval": "i_unit_interval", "_check_ranges": "ii_feasible_ranges",
+                 "_check_sampler": "iii_sampler_hits", "_check_operators": "iv_operators",
+                 "_check_dynamics": "v_dynamics"}
+
+
 def verify(spec: LabSpec, *, seed: int = 0, budget: VerifyBudget | None = None,
            protocol_check: bool = True) -> VerificationReport:
     """Build the lab of ``spec`` and run checks i-vi; never raises for a failing lab."""
@@ -114,13 +119,17 @@ def verify(spec: LabSpec, *, seed: int = 0, budget: VerifyBudget | None = None,
         return VerificationReport(spec.name, checks, time.perf_counter() - start)
     lab.sampler.time_limit = budget.sampler_time_limit
     for check in (_check_unit_interval, _check_ranges, _check_sampler, _check_operators, _check_dynamics):
+        if not lab.properties:  # e.g. the macro lab: its science is in the protocol (check vi)
+            checks.append(CheckResult(SKIPPED_NAMES[check.__name__], None, "no properties"))
+            continue
         try:
             checks.append(check(lab, rng, budget))
         except Exception as exc:
             logger.exception("verification check %s crashed", check.__name__)
             checks.append(CheckResult(check.__name__.removeprefix("_check_"), False, f"crashed: {exc!r}"))
     try:
-        checks.append(_check_informative(spec, lab, rng, budget))
+        checks.append(_check_informative(spec, lab, rng, budget) if lab.properties else
+                      CheckResult("vii_informative", None, "no properties"))
     except Exception as exc:
         logger.exception("verification check informative crashed")
         checks.append(CheckResult("vii_informative", False, f"crashed: {exc!r}"))
@@ -284,8 +293,8 @@ def _check_learnable(spec: LabSpec, lab: Lab, rng: np.random.Generator, budget: 
 
 def _check_cross_process(spec: LabSpec, lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> CheckResult:
     """ix: a fresh process (another hash seed) computes byte-identical property values."""
-    if not budget.cross_process:
-        return CheckResult("ix_cross_process", None, "not requested")
+    if not budget.cross_process or not lab.properties:
+        return CheckResult("ix_cross_process", None, "not requested" if lab.properties else "no properties")
     modules = sorted({type(lab).__module__, *(type(p).__module__ for p in lab.properties.values())})
     here, there = cross_process_digests(spec.model_dump_json(), 0, modules)
     differ = sorted(name for name in here if here[name] != there.get(name))
@@ -294,7 +303,8 @@ def _check_cross_process(spec: LabSpec, lab: Lab, rng: np.random.Generator, budg
                        f"values differ between processes: {differ}", {"differ": differ})
 
 
-PROTOCOL_MODULES = {"sequence": "discoverylab.labs.sequence.protocols"}
+PROTOCOL_MODULES = {"sequence": "discoverylab.labs.sequence.protocols",
+                    "macro": "discoverylab.labs.macroecon.protocols"}
 """Module that registers a lab's protocol checks; imported on first need."""
 
 
