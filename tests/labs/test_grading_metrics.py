@@ -107,9 +107,13 @@ def test_judge_labels_and_failures() -> None:
     assert [v.label for v in judge_hypotheses(good, {"property": "palindrome_score"}, hyps)] == ["exact", "wrong"]
     broken = judge_hypotheses(ScriptedJudge(RuntimeError("down")), {"property": "gc_content"}, hyps)
     assert [v.label for v in broken] == ["wrong", "wrong"]
-    scores = judge_dynamics_report(ScriptedJudge({"objective_inference": {"score": 9, "justification": ""},
-                                                  "use_of_evidence": {"score": "x"}}), {}, {}, {})
-    assert scores == {"objective_inference": 5.0, "use_of_evidence": 0.0, "overall": 0.0}
+    bad = judge_dynamics_report(ScriptedJudge({"objective_inference": {"score": 9, "justification": ""},
+                                               "use_of_evidence": {"score": "x"}}), {}, {}, {})
+    assert bad == {}  # invalid: recorded as such by the grader, never scored as zeros
+    good = {c: {"score": 9 if c == "overall" else 3, "justification": ""}
+            for c in ("objective_inference", "use_of_evidence", "overall")}
+    assert judge_dynamics_report(ScriptedJudge(good), {}, {}, {}) == {"objective_inference": 3.0,
+                                                                      "use_of_evidence": 3.0, "overall": 5.0}
 
 
 def test_judge_prompt_keeps_an_injected_grader_note_inside_the_evidence() -> None:

@@ -25,6 +25,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from discoverylab.labs.judge_rules import JUDGE_RULES, evidence_message
 from discoverylab.labs.macroecon.episode import EpisodeLog, MacroLabConfig, episode_structure, held_out_seeds
 from discoverylab.labs.macroecon.evidence import edge_evidence
 from discoverylab.labs.macroecon.ground_truth import EffectGraph, graph_as_text
@@ -313,7 +314,7 @@ def _judge_messages(log: EpisodeLog, graph: EffectGraph, config: MacroLabConfig,
               "criteria from 0 to 5 and justify briefly. hypothesis: specificity, falsifiability and "
               "mechanism (structural, not merely associative) of its hypotheses and causal graph. "
               "data_analysis: correctness of the inferences it drew from the data it was shown. "
-              "Use the reference material; reply with JSON only.")
+              "Use the reference material; reply with JSON only. " + JUDGE_RULES)
     user = "\n".join([
         "Reference causal graph (measured non-zero effects, parameter -> indicator):",
         graph_as_text(graph, config.key_effects),
@@ -322,7 +323,7 @@ def _judge_messages(log: EpisodeLog, graph: EffectGraph, config: MacroLabConfig,
         "the policy rate, credit tightness and tax revenue do not affect prices or debt.",
         f"Automatic scores (0-5): {json.dumps(auto)}",
         "Agent transcript (experiments and final report):",
-        json.dumps(agent_side, separators=(",", ":")),
+        evidence_message(agent_side),
     ])
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -9,12 +9,12 @@ scored 0) and the problem is logged.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from discoverylab.labs.judge_rules import JUDGE_RULES, evidence_message
 from discoverylab.labs.sequence.parsing import Hypothesis
 from discoverylab.llm.judge_prompt import EVIDENCE_END, EVIDENCE_START, escaped
 
@@ -163,23 +163,23 @@ DYNAMICS_SCHEMA: dict[str, Any] = {
 
 def judge_dynamics_report(client: JudgeClient, truth: dict[str, Any], report: dict[str, Any],
                           auto: dict[str, float]) -> dict[str, float]:
-    """0..5 scores for the judged Table 5 criteria; missing or failed items score 0."""
+    """0..5 scores for the judged Table 5 criteria; an invalid judgement gives an empty dict."""
     system = ("You grade a scientist's report on an unknown sequence dynamics. Score each criterion 0-5: "
               "objective_inference (did they find the rule/objective the process follows), use_of_evidence "
               "(are claims supported by their experiments), overall (overall scientific reasoning). "
-              "Reply with JSON only: {criterion: {score, justification}}.")
-    user = json.dumps({"ground_truth": truth, "automatic_scores": auto, "report": report}, default=str)
+              "Reply with JSON only: {criterion: {score, justification}}. " + JUDGE_RULES)
+    user = evidence_message({"ground_truth": truth, "automatic_scores": auto, "report": report})
     try:
         reply = client.complete_json([{"role": "system", "content": system}, {"role": "user", "content": user}],
                                      DYNAMICS_SCHEMA)
     except Exception as exc:  # noqa: BLE001
         logger.warning("judge failed: %s", exc)
-        reply = {}
+        return {}
     out: dict[str, float] = {}
     for c in JUDGED_CRITERIA:
         item = reply.get(c, {}) if isinstance(reply, dict) else {}
         try:
-            out[c] = float(min(5.0, max(0.0, float(item.get("score", 0.0)))))
-        except (TypeError, ValueError, AttributeError):
-            out[c] = 0.0
+            out[c] = float(min(5.0, max(0.0, float(item["score"]))))
+        except (TypeError, ValueError, AttributeError, KeyError):
+            return {}
     return out
