@@ -53,7 +53,7 @@ def test_lab_run_judge_options_reach_every_grader_and_print_tables_3_5_7(scripte
     for title in ("Table 3", "Table 5", "Table 7"):
         assert title in result.output
     tables = paper_tables(_records(out))
-    assert tables["table3"][0]["judge_exact"] == 1 and tables["table3"][0]["program_pass"] == 1
+    assert tables["table3"][0]["judge_exact"] == 1 and tables["table3"][0]["label_pass"] == 1
     assert tables["table5"][0]["objective_inference"] == 4.0 and tables["table5"][0]["attractor_identification"] == 5.0
     assert tables["table7"][0]["judged_share"] == 1.0 and tables["table7"][0]["net"] is not None
     systems = [r["messages"][0]["content"] for r in scripted_llm.requests]
@@ -66,7 +66,7 @@ def test_without_a_judge_the_judged_columns_are_empty(tmp_path: Path) -> None:
                                           "--out", str(out), "--no-plots", "--config", '{"rounds": 1}'])
     assert result.exit_code == 0, result.output
     row = paper_tables(_records(out))["table3"][0]
-    assert row["program_pass"] == 1 and row["judge_exact"] == 0 and "Table 3" in result.output
+    assert row["label_pass"] == 1 and row["judge_exact"] == 0 and "Table 3" in result.output
 
 
 @pytest.mark.llm

@@ -41,7 +41,7 @@ def paper_tables(records: Sequence[LabRecord]) -> dict[str, list[dict[str, Any]]
     Table 5 rubric (0-5; coverage and attractor identification computed, the rest judged); the
     Table 7 criteria (0-5) and Net. Judged columns are None when no judge ran or it failed."""
     ok = [r for r in records if r.status == "ok"]
-    t3: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {"n": 0, "program": Counter(), "judge": Counter()})
+    t3: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {"n": 0, "label": Counter(), "judge": Counter()})
     t5: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     t7: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in ok:
@@ -49,7 +49,7 @@ def paper_tables(records: Sequence[LabRecord]) -> dict[str, list[dict[str, Any]]
         if base == HIDDEN:
             row = t3[(r.agent, str(labels.get("property", "?")))]
             row["n"] += 1
-            row["program"][str(labels.get("label", "fail"))] += 1
+            row["label"][str(labels.get("label", "fail"))] += 1
             row["judge"][str(labels.get("judge", "none"))] += 1
         elif base == DYNAMICS:
             for item in TABLE5_ITEMS:
@@ -65,7 +65,7 @@ def paper_tables(records: Sequence[LabRecord]) -> dict[str, list[dict[str, Any]]
     def mean(values: list[float]) -> float | None:
         return round(sum(values) / len(values), 2) if values else None
 
-    table3 = [{"agent": a, "property": p, "n": row["n"], **{f"program_{k}": row["program"][k] for k in
+    table3 = [{"agent": a, "property": p, "n": row["n"], **{f"label_{k}": row["label"][k] for k in
                                                             ("pass", "partial", "fail")},
                **{f"judge_{k}": row["judge"][k] for k in ("exact", "partial", "wrong", "invalid")}}
               for (a, p), row in sorted(t3.items())]

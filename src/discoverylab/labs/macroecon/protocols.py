@@ -30,7 +30,7 @@ LAB = "macro"
 NAME = MacroCausalDiscovery.name
 MECHANISMS: dict[str, float] = {"easy": 0.2, "medium": 0.5, "hard": 0.9}
 """Chance that each optional causal mechanism is on, per complexity preset."""
-BUDGETS: dict[str, int] = {"easy": 12, "medium": 10, "hard": 8}
+BUDGETS: dict[str, int] = {"easy": 10, "medium": 10, "hard": 8}
 SPEC_FIELDS = ("economy_seed", "complexity", "n_households", "n_firms", "budget", "held_out", "cache_dir")
 
 
