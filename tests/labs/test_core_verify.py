@@ -135,3 +135,41 @@ def test_degenerate_values_and_empty_sampler_check() -> None:
     assert degenerate(np.zeros(100)) is not None
     assert degenerate(np.r_[np.zeros(96), rng.random(4)]) is not None  # one value on 96%
     assert degenerate(rng.random(100)) is None
+
+
+# ---------------------------------------------------------------------- learnability (issue #22)
+def test_hash_noise_lab_is_rejected_as_unlearnable() -> None:
+    """A deterministic hash of the sequence: the oracle 'knows' it, no experiment can learn it."""
+    from hash_noise_lab import hash_noise_spec
+
+    report = verify(hash_noise_spec("hash_noise"), budget=QUICK)
+    failed = {c.name for c in report.failures}
+    assert not report.passed and "viii_learnable" in failed and "ix_cross_process" not in failed
+
+
+def test_salted_hash_lab_differs_between_processes() -> None:
+    from hash_noise_lab import hash_noise_spec
+
+    report = verify(hash_noise_spec("salted_hash_noise"), budget=QUICK)
+    assert {"viii_learnable", "ix_cross_process"} <= {c.name for c in report.failures}
+
+
+def test_learnable_presets_pass_learnability_and_cross_process() -> None:
+    report = verify(preset("masked_alternation"), budget=QUICK, protocol_check=False)
+    checks = {c.name: c.passed for c in report.checks}
+    assert checks["viii_learnable"] is True and checks["ix_cross_process"] is True
+
+
+def test_cli_verify_rejects_the_hash_noise_lab(tmp_path: Path) -> None:
+    from hash_noise_lab import hash_noise_spec
+    from typer.testing import CliRunner
+
+    from discoverylab.labs.cli import lab_app
+
+    path = tmp_path / "noise.json"
+    path.write_text(hash_noise_spec().model_dump_json(), encoding="utf-8")
+    result = CliRunner().invoke(lab_app, ["verify", str(path), "--quick", "--import", "hash_noise_lab"])
+    assert result.exit_code == 1 and "viii_learnable" in result.output and "FAIL" in result.output
+    good = tmp_path / "good.json"
+    good.write_text(preset("hidden_property").model_dump_json(), encoding="utf-8")
+    assert CliRunner().invoke(lab_app, ["verify", str(good), "--quick"]).exit_code == 0

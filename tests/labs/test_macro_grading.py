@@ -14,7 +14,7 @@ from discoverylab.labs.macroecon.grading import (
     refers_to_previous,
     workflow_score,
 )
-from discoverylab.labs.macroecon.params import MacroParams
+from discoverylab.labs.macroecon.params import TUNABLES, MacroParams
 from discoverylab.labs.macroecon.parsing import Claim, EdgeStatement, FinalReport, Prediction
 from discoverylab.labs.macroecon.protocol import EpisodeLog, ExperimentRecord, MacroCausalDiscovery
 from discoverylab.labs.protocol import make_protocol
@@ -121,10 +121,22 @@ def test_coverage_components() -> None:
                  ({"g0": 0.1, "tau0": 0.1}, 100, "", "", "")]
     value, info = coverage_score(_log(factorial))
     assert info["factorial"] and info["varied"] == ["tau0", "g0"]
-    assert value == pytest.approx(5 * (0.40 * 2 / 10 + 0.15 + 0.10 + 0.15))
+    assert value == pytest.approx(5 * (0.40 * 2 / 7 + 0.15 + 0.10 + 0.15))  # of min(10, budget - 3)
     not_factorial = [baseline, ({"g0": 0.1}, 100, "", "", ""), ({"tau0": 0.1}, 100, "", "", ""),
                      ({"g0": 0.1, "tau0": 0.1, "phi": 2.0}, 100, "", "", "")]
     assert not coverage_score(_log(not_factorial))[1]["factorial"]
+    dose = [baseline, ({"g0": 0.1}, 200, "", "", ""), ({"g0": 0.5}, 200, "", "", "")]
+    assert coverage_score(_log(dose))[1]["dose_response"]
+
+
+def test_coverage_counts_only_isolated_tunables() -> None:
+    """The issue's scaffold: every tunable low, every tunable high. Nothing is isolated, so no
+    tunable counts as varied however many levels the runs touch."""
+    low = {t.key: t.low for t in TUNABLES}
+    high = {t.key: t.high for t in TUNABLES}
+    value, info = coverage_score(_log([({}, 200, "", "", ""), (low, 100, "", "", ""), (high, 100, "", "", "")]))
+    assert info["varied"] == [] and not info["dose_response"]
+    assert value == pytest.approx(5 * (0.10 + 0.15))
 
 
 def test_claims_are_recomputed_from_the_runs() -> None:
@@ -142,7 +154,9 @@ def test_claims_are_recomputed_from_the_runs() -> None:
         Claim(experiment_id=1, indicator="gov_debt", statistic="max", value=base["summary"]["gov_debt"]["max"] * 1.2),
         Claim(experiment_id=7, indicator="gdp_real", statistic="mean", value=1.0),
     ]
-    proto.step(json.dumps({"type": "report", "claims": [c.model_dump() for c in claims]}))
+    report = json.dumps({"type": "report", "claims": [c.model_dump() for c in claims]})
+    if not proto.step(report).done:  # the first report closes the experiments
+        proto.step(report)
     checks = proto.grade().details["data_analysis"]["checks"]
     assert [c["ok"] for c in checks] == [True, True, True, False, False]
 

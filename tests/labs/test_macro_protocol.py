@@ -120,7 +120,7 @@ def test_protocol_is_registered() -> None:
 def test_experiment_loop_budget_and_errors() -> None:
     proto = _protocol(budget=2)
     prompt = proto.reset(seed=0)
-    assert "g0" in prompt and "h1:" in prompt and "unemployment" in prompt
+    assert "g0" in prompt and "h1:" not in prompt and "unemployment" in prompt
     bad = proto.step('{"g0": 9}')
     assert not bad.done and "error" in bad.info and json.loads(bad.text)["budget_remaining"] == 2
     first = json.loads(proto.step('{"g0": 0.1, "number_of_steps": 40}').text)
@@ -133,7 +133,7 @@ def test_experiment_loop_budget_and_errors() -> None:
     payload = json.loads(second.text.splitlines()[0])
     assert len(payload["trajectory"]["quarters"]) == 10 and len(payload["trajectory"]) == 16 + 2
     assert len(payload["last_observation"]) == 64
-    assert "Send your final report" in second.text
+    assert "Send your final report" in second.text and "h1:" in second.text
     over = proto.step('{"g0": 0.2}')
     assert "used up" in over.info["error"]
     end = proto.step('{"type": "report", "causal_graph": {"edges": []}}')
@@ -141,6 +141,21 @@ def test_experiment_loop_budget_and_errors() -> None:
     assert proto.log.invalid_messages == 2 and len(proto.log.experiments) == 2
     with pytest.raises(ProtocolStateError):
         proto.step("{}")
+
+
+def test_held_out_settings_stay_hidden_until_experiments_close_and_cannot_be_run() -> None:
+    """The issue's attack: held-out settings listed up front were run as ordinary experiments."""
+    proto = _protocol(budget=5)
+    prompt = proto.reset(seed=1)
+    settings = [json.dumps(s.params) for s in proto.log.held_out]
+    assert not any(text in prompt for text in settings) and "h1:" not in prompt
+    proto.step('{"g0": 0.1, "number_of_steps": 20}')
+    early = proto.step('{"type": "report", "causal_graph": {"edges": []}}')
+    assert not early.done and proto.log.report is None and all(text in early.text for text in settings)
+    held = proto.log.held_out[0].params
+    refused = proto.step(json.dumps({"type": "experiment", "params": held, "number_of_steps": 100}))
+    assert "closed" in refused.info["error"] and len(proto.log.experiments) == 1
+    assert proto.step('{"type": "report", "causal_graph": {"edges": []}}').done
 
 
 def test_same_messages_same_transcript() -> None:

@@ -164,3 +164,25 @@ def test_sampler_tells_epsilon_and_flags_misses() -> None:
     assert "missed the target" in reply.text and "(miss)" in reply.text
     hit = proto.step("SAMPLE 0.6").text
     assert "(miss)" not in hit
+
+
+# ---------------------------------------------------------------------- long sequences (issue #22)
+@pytest.mark.parametrize("hidden", ["gc_content", "palindrome_score", "alternation_2", "hamming_distance"])
+def test_length_1000_with_an_exact_sampler_meets_the_tolerance(hidden: str) -> None:
+    from discoverylab.labs.agents import make_agent, run_episode
+    from discoverylab.labs.protocol import make_protocol
+
+    proto = make_protocol("sequence/hidden-property", hidden=hidden, length=1000, rounds=2)
+    prompt = proto.reset(0)
+    assert "length 1000" in prompt
+    reply = proto.step("SAMPLE 0.3")
+    assert "(miss)" not in reply.text
+    proto2 = make_protocol("sequence/hidden-property", hidden=hidden, length=1000, rounds=1)
+    assert run_episode(proto2, make_agent("sequence/hidden-property", "oracle", proto2), seed=0).score.score == 1.0
+
+
+def test_length_1000_without_an_exact_sampler_is_refused_with_the_reason() -> None:
+    from discoverylab.labs.protocol import make_protocol
+
+    with pytest.raises(ValueError, match="exact sampler"):
+        make_protocol("sequence/hidden-property", hidden="entropy_score", length=1000)

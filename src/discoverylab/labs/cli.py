@@ -6,6 +6,7 @@
     discoverylab lab run all --agent heuristic --config paper      # the paper's fixed instances
     discoverylab lab generate --complexity medium --n 20 --out suite.yaml
     discoverylab lab run --spec suite.yaml --agent oracle,random,heuristic --seeds 0-2
+    discoverylab lab verify suite.yaml
 
 `PROTOCOL` is a protocol name (`sequence/hidden-property`), a lab name (`sequence`: all of its
 protocols) or `all`. Only this module talks to the terminal; the work is in `labs.runner`.
@@ -219,6 +220,25 @@ def _parts_tables(results: list[LabRecord]) -> list[Table]:
     return tables
 
 
+def _paper_tables(results: list[LabRecord]) -> list[Table]:
+    """The paper's Tables 3, 5 and 7 (judged columns '-' when no judge ran)."""
+    from discoverylab.labs.judging import paper_tables
+
+    out = []
+    titles = {"table3": "Table 3: hidden property, episode label and judge verdict (counts)",
+              "table5": "Table 5: unknown dynamics rubric (0-5)", "table7": "Table 7: macro rubric (0-5)"}
+    for key, rows in paper_tables(results).items():
+        if not rows:
+            continue
+        table = Table(title=titles[key])
+        for col in rows[0]:
+            table.add_column(col, justify="left" if col in ("agent", "property") else "right")
+        for row in rows:
+            table.add_row(*("-" if v is None else str(v) for v in row.values()))
+        out.append(table)
+    return out
+
+
 def _parse_json_object(text: str | None, option: str) -> dict[str, Any]:
     if not text:
         return {}
@@ -258,6 +278,43 @@ def generate(
     console.print(f"Suite: {out}  (run it: discoverylab lab run --spec {out} --agent heuristic)")
 
 
+@lab_app.command("verify")
+def verify_labs(
+    spec: Annotated[Path, typer.Argument(help="a spec file (YAML/JSON) or a suite written by `lab generate`")],
+    quick: Annotated[bool, typer.Option("--quick", help="the lighter budget used by `generate`")] = False,
+    modules: Annotated[list[str] | None, typer.Option("--import", help="module registering custom kinds")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the reports as JSON")] = False,
+) -> None:
+    """Verify labs (spec §1.6 plus learnability and determinism across processes); exit 1 if one fails."""
+    import importlib
+
+    from discoverylab.labs.core.generator import read_suite
+    from discoverylab.labs.core.verify import QUICK, verify
+
+    for module in modules or []:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            _fail(f"cannot import {module!r}: {exc}")
+    try:
+        specs = read_suite(spec)
+    except (OSError, ValueError) as exc:
+        _fail(f"cannot read {spec}: {exc}")
+    reports = [verify(s, budget=QUICK if quick else None) for s in specs]
+    if as_json:
+        console.print_json(json.dumps([r.to_dict() for r in reports]))
+    else:
+        for report in reports:
+            table = Table(title=f"{report.spec_name}: {'PASS' if report.passed else 'FAIL'}")
+            for col in ("check", "result", "detail"):
+                table.add_column(col)
+            for c in report.checks:
+                table.add_row(c.name, {True: "pass", False: "FAIL", None: "-"}[c.passed], escape(c.detail[:200]))
+            console.print(table)
+    if not all(r.passed for r in reports):
+        raise typer.Exit(1)
+
+
 @lab_app.command()
 def run(
     protocol: Annotated[str | None, typer.Argument(help="protocol name, lab name, or 'all' (not with --spec)")]
@@ -286,9 +343,17 @@ def run(
     agent_options: Annotated[str | None, typer.Option(
         "--agent-options", help='LLM agent options as JSON, e.g. \'{"history_turns": 4, "limits": '
                                 '{"macro_max_edges": 20}}\'')] = None,
+    judge_model: Annotated[str | None, typer.Option(
+        "--judge-model", help="grade with this LLM judge ('embedded': the offline model)")] = None,
+    judge_base_url: Annotated[str | None, typer.Option(
+        "--judge-base-url", help="OpenAI-compatible endpoint of the judge (default: the embedded model)")] = None,
 ) -> None:
     """Run agents on protocols (or on the labs of --spec): results.jsonl, transcripts, scores, plots."""
     options = _parse_config(config)
+    judge = None
+    if judge_model is not None or judge_base_url is not None:
+        model = None if judge_model in (None, "embedded") else judge_model
+        judge = {"model": model or "", "base_url": judge_base_url or ""}
     agent_kwargs = _parse_json_object(agent_options, "--agent-options")
     agents = [a.strip() for a in agent.split(",") if a.strip()]
     if (protocol is None) == (spec is None):
@@ -301,12 +366,13 @@ def run(
             from discoverylab.labs.core.generator import read_suite
 
             try:
-                jobs = make_spec_jobs(read_suite(spec), parse_seeds(seeds), agents, agent_kwargs, split=split, key=key)
+                jobs = make_spec_jobs(read_suite(spec), parse_seeds(seeds), agents, agent_kwargs, judge,
+                                      split=split, key=key)
             except (LabError, OSError) as exc:
                 _fail(f"--spec {spec}: {exc}")
         else:
             assert protocol is not None
-            jobs = make_jobs(expand_protocols(protocol), parse_seeds(seeds), agents, options, agent_kwargs,
+            jobs = make_jobs(expand_protocols(protocol), parse_seeds(seeds), agents, options, agent_kwargs, judge,
                              split=split, key=key)
     except (ProtocolError, UnknownAgentError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
@@ -367,6 +433,8 @@ def run(
 def _print_run(results: list[LabRecord], out: Path | None, plots: bool) -> None:
     console.print(_results_table(results))
     for table in _parts_tables(results):
+        console.print(table)
+    for table in _paper_tables(results):
         console.print(table)
     for record in results:
         if record.status != "ok":

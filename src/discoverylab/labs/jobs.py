@@ -31,6 +31,8 @@ logger = logging.getLogger(__name__)
 
 LLM_AGENT_MODULE = "discoverylab.labs.llm_agent"
 _LAB_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+LAB_PACKAGES = {"macro": "macroecon"}
+"""Labs whose package name differs from the lab name (`discoverylab.labs.<package>.protocols`)."""
 
 @dataclass(frozen=True, slots=True, eq=False)
 class LabJob:
@@ -47,6 +49,8 @@ class LabJob:
     split: str = SEED_SPLIT
     index: int | None = None  # the instance index in `split` (None: a raw seed)
     key_id: str | None = None  # fingerprint of the evaluator's key (sealed runs: a resume needs the same key)
+    judge: dict[str, str] | None = None
+    """The LLM judge (`{"model": ..., "base_url": ...}`; empty base URL: the embedded model), or None."""
 
     @property
     def lab(self) -> str:
@@ -58,10 +62,12 @@ class LabJob:
 
     @property
     def config_hash(self) -> str:
-        """Hash of what the episode ran: protocol config plus any agent options (and the key's fingerprint)."""
+        """Hash of what the episode ran: protocol config plus any agent options, the judge and the key's fingerprint."""
         extra: dict[str, Any] = {"agent_options": self.agent_options} if self.agent_options else {}
         if self.key_id is not None:
             extra["eval_key_id"] = self.key_id
+        if self.judge is not None:
+            extra["judge"] = self.judge
         return config_hash(self.protocol, self.config | extra)
 
     @property
@@ -133,7 +139,7 @@ def protocol_from_spec(spec: LabSpec) -> Protocol:
     """Build the protocol a lab spec describes (its lab's `protocols.protocol_from_spec`)."""
     if not _LAB_NAME.match(spec.lab):
         raise ValueError(f"bad lab name {spec.lab!r} in spec {spec.name!r}")
-    module = importlib.import_module(f"discoverylab.labs.{spec.lab}.protocols")
+    module = importlib.import_module(f"discoverylab.labs.{LAB_PACKAGES.get(spec.lab, spec.lab)}.protocols")
     build = getattr(module, "protocol_from_spec", None)
     if build is None:
         raise ValueError(f"lab {spec.lab!r} cannot build protocols from lab specs")
@@ -142,8 +148,8 @@ def protocol_from_spec(spec: LabSpec) -> Protocol:
 
 
 def make_spec_jobs(specs: Sequence[LabSpec], seeds: Sequence[int], agents: Sequence[str],
-                   agent_options: dict[str, Any] | None = None, *, split: str | None = None,
-                   key: bytes | None = None) -> list[LabJob]:  # fmt: skip
+                   agent_options: dict[str, Any] | None = None, judge: dict[str, str] | None = None, *,
+                   split: str | None = None, key: bytes | None = None) -> list[LabJob]:  # fmt: skip
     """Every spec x agent x seed; each spec is built once first so a bad spec fails before the run."""
     jobs = []
     for spec in specs:
@@ -156,7 +162,7 @@ def make_spec_jobs(specs: Sequence[LabSpec], seeds: Sequence[int], agents: Seque
         data = spec.model_dump(mode="json")
         for a in agents:
             jobs += lab_jobs(label, seeds, a, split, key, config={"spec": spec.config_hash()},
-                             agent_options=_options_for(a, agent_options), spec=data)  # fmt: skip
+                             agent_options=_options_for(a, agent_options), spec=data, judge=judge)  # fmt: skip
     return jobs
 
 
@@ -166,8 +172,9 @@ def _options_for(agent: str, agent_options: dict[str, Any] | None) -> dict[str, 
 
 
 def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[str],
-              config: dict[str, Any] | None = None, agent_options: dict[str, Any] | None = None, *,
-              split: str | None = None, key: bytes | None = None) -> list[LabJob]:  # fmt: skip
+              config: dict[str, Any] | None = None, agent_options: dict[str, Any] | None = None,
+              judge: dict[str, str] | None = None, *, split: str | None = None,
+              key: bytes | None = None) -> list[LabJob]:  # fmt: skip
     """Every protocol x agent x seed, after checking that each agent exists for each lab.
 
     `config` holds protocol options, either shared or keyed by protocol name (see `config_for`).
@@ -186,4 +193,5 @@ def make_jobs(protocols: Sequence[str], seeds: Sequence[int], agents: Sequence[s
         except (TypeError, ValueError) as exc:
             raise ValueError(f"bad config for {name}: {exc}") from exc
     return [job for p in protocols for a in agents
-            for job in lab_jobs(p, seeds, a, split, key, config=configs[p], agent_options=_options_for(a, agent_options))]
+            for job in lab_jobs(p, seeds, a, split, key, config=configs[p], agent_options=_options_for(a, agent_options),
+                                judge=judge)]  # fmt: skip

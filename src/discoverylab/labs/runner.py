@@ -155,6 +155,10 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
                 protocol = protocol_from_spec(LabSpec.model_validate(job.spec))
             else:
                 protocol = make_protocol(job.protocol, **_protocol_config(job, out_dir))
+            if job.judge is not None:  # every protocol grades with `self.judge` when it has one
+                from discoverylab.labs.judging import make_judge_client
+
+                protocol.judge = make_judge_client(job.judge.get("model"), job.judge.get("base_url"))  # type: ignore[attr-defined]
             if job.agent == "llm":  # registers the kind (a spawned worker has not imported it yet)
                 importlib.import_module(LLM_AGENT_MODULE)
             agent = make_agent(protocol.name, job.agent, protocol, **job.agent_options)
@@ -247,7 +251,8 @@ def _set_environment(env: dict[str, str]) -> None:
 
 def _shared_llm_environment(jobs: Sequence[LabJob], workers: int) -> dict[str, str]:
     """Start the embedded model once in this process so worker processes share one server."""
-    if workers <= 1 or not any(job.agent == "llm" for job in jobs):
+    embedded_judge = any(job.judge is not None and not job.judge.get("base_url") for job in jobs)
+    if workers <= 1 or not any(job.agent == "llm" for job in jobs) and not embedded_judge:
         return {}
     from discoverylab.llm.client import ENV_BASE_URL, ENV_MODEL
 

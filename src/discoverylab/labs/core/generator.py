@@ -65,7 +65,8 @@ COMPLEXITY: dict[str, Complexity] = {
 SpecSampler = Callable[[Complexity, np.random.Generator, int], LabSpec]
 """``fn(complexity, rng, index) -> candidate spec`` for one lab kind."""
 SPEC_SAMPLERS: Registry[SpecSampler] = Registry("spec sampler")
-SPEC_SAMPLER_MODULES = {"sequence": "discoverylab.labs.sequence.generate"}
+SPEC_SAMPLER_MODULES = {"sequence": "discoverylab.labs.sequence.generate",
+                        "macro": "discoverylab.labs.macroecon.protocols"}
 
 
 class GenerationError(LabError):

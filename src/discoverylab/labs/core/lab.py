@@ -2,7 +2,7 @@
 
 A concrete lab (e.g. ``discoverylab.labs.sequence.lab.SequenceLab``) registers itself with
 ``LAB_KINDS.register("sequence", SequenceLab)``; ``build_lab(spec, seed)`` then builds any spec.
-Composite properties (``mix``, ``product``, ``threshold``, ``compose``) are generic: they refer to
+Composite properties (``mix``, ``product``, ``threshold``, ``compose``, ``switch``) are generic: they refer to
 other entries of the same spec by name through the field ``of``.
 """
 
@@ -17,15 +17,15 @@ import numpy as np
 
 from discoverylab.labs.core.errors import InvalidSpec
 from discoverylab.labs.core.operators import Dynamics, Operator
-from discoverylab.labs.core.properties import Compose, Mix, Product, Property, Threshold
+from discoverylab.labs.core.properties import Compose, Mix, Product, Property, Switch, Threshold
 from discoverylab.labs.core.registry import Registry
 from discoverylab.labs.core.sampler import AnnealingSampler
 from discoverylab.labs.core.seeding import SeedStreams
 from discoverylab.labs.core.spaces import ObjectSpace
 from discoverylab.labs.core.spec import KindSpec, LabSpec
 
-COMPOSITE_KINDS = ("mix", "product", "threshold", "compose")
-LAB_MODULES = {"sequence": "discoverylab.labs.sequence.lab"}
+COMPOSITE_KINDS = ("mix", "product", "threshold", "compose", "switch")
+LAB_MODULES = {"sequence": "discoverylab.labs.sequence.lab", "macro": "discoverylab.labs.macroecon.protocols"}
 """Module to import so that a lab kind registers itself (labs may also register directly)."""
 
 
@@ -121,6 +121,10 @@ def _composite(name: str, entry: KindSpec, parts: list[Property]) -> Property:
             return Mix(parts, fields.get("weights") or [1 / len(parts)] * len(parts), name=name)
         if entry.kind == "product":
             return Product(parts, name=name)
+        if entry.kind == "switch":
+            if len(parts) != 3:
+                raise InvalidSpec(f"switch property {name!r} takes 3 parts: guard, then high and low regimes")
+            return Switch(parts[0], parts[1], parts[2], float(fields.get("t", 0.5)), name=name)
         if len(parts) != 1:
             raise InvalidSpec(f"{entry.kind} property {name!r} takes exactly one part")
         if entry.kind == "threshold":

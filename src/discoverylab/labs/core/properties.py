@@ -151,6 +151,29 @@ class Threshold(Property):
         return 1.0
 
 
+class Switch(Property):
+    """Regime switching: f_a where the guard g >= t, else f_b (the guard itself is hidden)."""
+
+    def __init__(self, guard: Property, high: Property, low: Property, threshold: float, *,
+                 name: str | None = None) -> None:
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError("switch threshold must be in [0, 1]")
+        self.guard, self.high, self.low, self.threshold = guard, high, low, threshold
+        self.name = name or f"switch({guard.name}>={threshold:g},{high.name},{low.name})"
+        self.description = (f"[{high.description or high.name}] where [{guard.description or guard.name}] >= "
+                            f"{threshold:g}, else [{low.description or low.name}]")
+
+    def batch(self, batch: np.ndarray) -> np.ndarray:
+        return clean(np.where(self.guard.batch(batch) >= self.threshold, self.high.batch(batch), self.low.batch(batch)))
+
+    def feasible_range(self, space: ObjectSpace) -> tuple[float, float]:
+        (a, b), (c, d) = self.high.feasible_range(space), self.low.feasible_range(space)
+        return min(a, c), max(b, d)
+
+    def quantum(self, space: ObjectSpace) -> float | None:
+        return None
+
+
 MonotoneFn = tuple[Callable[[np.ndarray], np.ndarray], bool]
 MONOTONE: Registry[MonotoneFn] = Registry("monotone function")
 """Monotone maps g: [0,1] -> [0,1] for ``Compose``; the flag says increasing (True) or decreasing."""

@@ -6,7 +6,9 @@ and are deterministic for a fixed rng; (v) dynamics with declared attractors con
 reached from >= 90% of starts) and every declared attractor has a cycle centroid nearby; (vi) the
 protocol's scripted oracle gets full marks and a random agent a low score, through a hook that the
 protocol code registers with ``register_protocol_check(kind, fn)``; (vii) the properties an agent
-must discover (the protocol's hidden property, the dynamics' drivers) are not (nearly) constant.
+must discover (the protocol's hidden property, the dynamics' drivers) are not (nearly) constant;
+(viii) the hidden property is learnable from the protocol's budget of queries by a panel of generic
+learners; (ix) a fresh process computes byte-identical property values (`learnability`).
 A sampler check with no feasible request at all fails (nothing was checked). A spec field the
 protocol cannot honour fails check vi with the protocol's reason.
 """
@@ -24,6 +26,7 @@ import numpy as np
 
 from discoverylab.labs.core.errors import InvalidSpec
 from discoverylab.labs.core.lab import Lab, build_lab
+from discoverylab.labs.core.learnability import MIN_SKILL, cross_process_digests, learnability
 from discoverylab.labs.core.registry import Registry
 from discoverylab.labs.core.sampler import BAND_TOL
 from discoverylab.labs.core.spec import LabSpec
@@ -89,10 +92,17 @@ class VerifyBudget:
     oracle_min: float = 0.99
     random_max: float = 0.6
     sampler_time_limit: float | None = 2.0
+    min_learnable_skill: float = MIN_SKILL
+    cross_process: bool = True
 
 
 QUICK = VerifyBudget(n_random=500, targets=(0.0, 0.2, 0.4, 0.6, 0.8, 1.0), dynamics_starts=30,
                      sampler_time_limit=0.5)
+
+
+SKIPPED_NAMES = {"_check_unit_interval": "i_unit_interval", "_check_ranges": "ii_feasible_ranges",
+                 "_check_sampler": "iii_sampler_hits", "_check_operators": "iv_operators",
+                 "_check_dynamics": "v_dynamics"}
 
 
 def verify(spec: LabSpec, *, seed: int = 0, budget: VerifyBudget | None = None,
@@ -109,18 +119,28 @@ def verify(spec: LabSpec, *, seed: int = 0, budget: VerifyBudget | None = None,
         return VerificationReport(spec.name, checks, time.perf_counter() - start)
     lab.sampler.time_limit = budget.sampler_time_limit
     for check in (_check_unit_interval, _check_ranges, _check_sampler, _check_operators, _check_dynamics):
+        if not lab.properties:  # e.g. the macro lab: its science is in the protocol (check vi)
+            checks.append(CheckResult(SKIPPED_NAMES[check.__name__], None, "no properties"))
+            continue
         try:
             checks.append(check(lab, rng, budget))
         except Exception as exc:
             logger.exception("verification check %s crashed", check.__name__)
             checks.append(CheckResult(check.__name__.removeprefix("_check_"), False, f"crashed: {exc!r}"))
     try:
-        checks.append(_check_informative(spec, lab, rng, budget))
+        checks.append(_check_informative(spec, lab, rng, budget) if lab.properties else
+                      CheckResult("vii_informative", None, "no properties"))
     except Exception as exc:
         logger.exception("verification check informative crashed")
         checks.append(CheckResult("vii_informative", False, f"crashed: {exc!r}"))
     checks.append(_check_protocol(spec, budget) if protocol_check else
                   CheckResult("vi_protocol", None, "not requested"))
+    for extra in (_check_learnable, _check_cross_process):
+        try:
+            checks.append(extra(spec, lab, rng, budget))
+        except Exception as exc:
+            logger.exception("verification check %s crashed", extra.__name__)
+            checks.append(CheckResult(extra.__name__.removeprefix("_check_"), False, f"crashed: {exc!r}"))
     return VerificationReport(spec.name, checks, time.perf_counter() - start)
 
 
@@ -256,7 +276,35 @@ def _check_dynamics(lab: Lab, rng: np.random.Generator, budget: VerifyBudget) ->
                                                   "converged": est.converged_fraction})
 
 
-PROTOCOL_MODULES = {"sequence": "discoverylab.labs.sequence.protocols"}
+def _check_learnable(spec: LabSpec, lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> CheckResult:
+    """viii: the hidden property is learnable from the protocol's budget (`learnability`)."""
+    fields = spec.protocol.fields if spec.protocol is not None else {}
+    hidden = fields.get("hidden")
+    if not isinstance(hidden, str) or hidden not in lab.properties or lab.space.random_batch(rng, 1).ndim != 2:
+        return CheckResult("viii_learnable", None, "no hidden property over strings")
+    n_train = int(fields.get("rounds", 5)) * int(fields.get("batch", 10))
+    result = learnability(lab, hidden, n_train, rng)
+    ok = result["best_skill"] >= budget.min_learnable_skill
+    skills = {k: round(v, 3) for k, v in result["skills"].items()}
+    return CheckResult("viii_learnable", ok, f"best learner {result['best']} reaches skill "
+                       f"{result['best_skill']:.3f} from {n_train} queries (needs >= {budget.min_learnable_skill}); "
+                       f"{skills}", result)
+
+
+def _check_cross_process(spec: LabSpec, lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> CheckResult:
+    """ix: a fresh process (another hash seed) computes byte-identical property values."""
+    if not budget.cross_process or not lab.properties:
+        return CheckResult("ix_cross_process", None, "not requested" if lab.properties else "no properties")
+    modules = sorted({type(lab).__module__, *(type(p).__module__ for p in lab.properties.values())})
+    here, there = cross_process_digests(spec.model_dump_json(), 0, modules)
+    differ = sorted(name for name in here if here[name] != there.get(name))
+    return CheckResult("ix_cross_process", not differ,
+                       "identical values in a fresh process" if not differ else
+                       f"values differ between processes: {differ}", {"differ": differ})
+
+
+PROTOCOL_MODULES = {"sequence": "discoverylab.labs.sequence.protocols",
+                    "macro": "discoverylab.labs.macroecon.protocols"}
 """Module that registers a lab's protocol checks; imported on first need."""
 
 

@@ -46,8 +46,12 @@ class MacroLabConfig(BaseModel):
     max_turns: int = Field(default=40, ge=2)
     structure: MacroStructure = MacroStructure()
     draw_structure: bool = True
-    """Each seed draws the economy's hidden constants (`STRUCTURE_RANGES`) on top of `structure`;
-    preset `paper` turns this off (the paper's one economy on every seed)."""
+    """Each seed draws the economy's hidden constants (`STRUCTURE_RANGES`) and causal switches
+    (`draw_switches`) on top of `structure`; preset `paper` turns this off (the paper's one economy on
+    every seed)."""
+    complexity: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Chance that each optional mechanism of a drawn economy is switched on (0: only the constants
+    are drawn)."""
     ground_truth: GroundTruthSettings = GroundTruthSettings()
     key_effects: tuple[str, ...] = KEY_EFFECTS
     cache_dir: str | None = None
@@ -86,10 +90,43 @@ def protocol_seed_stream(seed: int, purpose: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(100 + purpose,)))
 
 
-def draw_structure(seed: int, base: MacroStructure) -> MacroStructure:
-    """The economy of episode `seed`: `base` with its behavioural constants drawn."""
+def draw_switches(rng: np.random.Generator, complexity: float = 1.0) -> dict[str, float | bool]:
+    """The economy's causal switches: which links exist, their signs and strengths (`MacroStructure`).
+
+    `complexity` in 0..1 is the chance that each optional mechanism (rate channels, deposit interest,
+    tax rules, an active central bank, wage indexation) is switched on; the draws happen whatever it
+    is, so one seed's economy changes only where a switch flips. Among them: tunables that do nothing
+    (`c2` without a wealth effect, `markup` without markup targeting, `kappa` without demand pricing),
+    links that flip sign (the rate channel, demand pricing, taxes and debt) and new links (a Taylor
+    rule makes the policy rate respond to the economy)."""
+    u = rng.random(12)
+    strength = rng.uniform(size=12)
+    on = u < complexity
+    channel = int(rng.integers(3))  # spending's rate channel: none, saving motive, interest-income motive
+    out: dict[str, float | bool] = {
+        "rate_consumption": (0.0, round(0.5 + 2.5 * float(strength[0]), 3),
+                             round(-0.5 - 2.5 * float(strength[0]), 3))[channel] if on[0] else 0.5,
+        "rate_hiring": round(0.5 + 2.5 * float(strength[1]), 3) if on[1] else 0.0,
+        "deposit_interest": round(0.3 + 0.7 * float(strength[2]), 3) if on[2] else 0.0,
+        "transfer_cyclicality": round(6.0 * float(strength[3]), 3) if on[3] else 2.0,
+        "taxes_reduce_debt": bool(on[4]),
+        "tax_transfers": bool(on[5]),
+        "taylor_inflation": round(1.0 + 4.0 * float(strength[6]), 3) if on[6] else 0.0,
+        "taylor_unemployment": round(0.5 + 2.0 * float(strength[7]), 3) if on[6] and strength[8] < 0.6 else 0.0,
+        "wage_indexation": round(0.2 + 0.6 * float(strength[8]), 3) if on[7] else 0.0,
+        "wage_productivity": round(0.5 + 0.5 * float(strength[9]), 3) if on[8] else 0.0,
+        "wealth_effect": not bool(on[9]),
+        "pricing_to_demand": (-1.0 if strength[10] < 0.5 else 0.0) if on[10] else 1.0,
+        "markup_targeting": not bool(on[11]),
+    }
+    return out
+
+
+def draw_structure(seed: int, base: MacroStructure, complexity: float = 0.5) -> MacroStructure:
+    """The economy of episode `seed`: `base` with its behavioural constants and causal switches drawn."""
     rng = protocol_seed_stream(seed, 7)
-    drawn = {k: round(float(rng.uniform(lo, hi)), 3) for k, (lo, hi) in STRUCTURE_RANGES.items()}
+    drawn: dict[str, object] = {k: round(float(rng.uniform(lo, hi)), 3) for k, (lo, hi) in STRUCTURE_RANGES.items()}
+    drawn.update(draw_switches(protocol_seed_stream(seed, 8), complexity))
     return MacroStructure(**{**base.model_dump(), **drawn})
 
 

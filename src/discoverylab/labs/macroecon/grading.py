@@ -25,7 +25,9 @@ import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from discoverylab.labs.judge_rules import JUDGE_RULES, evidence_message
 from discoverylab.labs.macroecon.episode import EpisodeLog, MacroLabConfig, episode_structure, held_out_seeds
+from discoverylab.labs.macroecon.evidence import edge_evidence
 from discoverylab.labs.macroecon.ground_truth import EffectGraph, graph_as_text
 from discoverylab.labs.macroecon.model import MacroRun, simulate
 from discoverylab.labs.macroecon.observation import INDICATORS, RATE_INDICATORS
@@ -129,21 +131,41 @@ def _has_factorial(experiments: list[dict[str, float]]) -> bool:
     return False
 
 
+def isolated_levels(experiments: list[dict[str, float]]) -> dict[str, set[float]]:
+    """For each tunable, the levels it takes in runs that isolate it: pairs of runs that differ in
+    that tunable alone. Changing everything at once shows that something matters, not what."""
+    levels: dict[str, set[float]] = {}
+    for a, b in itertools.combinations(experiments, 2):
+        changed = [k for k in TUNABLE_KEYS if a[k] != b[k]]
+        if len(changed) == 1:
+            levels.setdefault(changed[0], set()).update((a[changed[0]], b[changed[0]]))
+    return levels
+
+
 def coverage_score(log: EpisodeLog) -> tuple[float, dict[str, Any]]:
-    """5·(0.40 varied/10 + 0.20 share at >=3 levels + 0.15 factorial + 0.10 horizons + 0.15 baseline)."""
+    """5·(0.40 isolated + 0.20 dose-response + 0.15 factorial + 0.10 horizons + 0.15 baseline).
+
+    Counted from the experiments that ran, as evidence of what they can show: a tunable counts as
+    varied only when two runs isolate it (differ in it alone), out of min(10, budget - 3) (n runs
+    isolate at most n - 1 tunables, and the factorial and dose-response need runs of their own);
+    dose-response: some tunable isolated at >= 3 levels; factorial: a 2x2 on two tunables; horizons:
+    two run lengths, one >= 150; baseline: an all-default run. Changing everything at once shows that
+    something matters, not what, and earns no coverage."""
     experiments = [exp.params for exp in log.experiments]
     default = MacroParams().model_dump()
-    varied = [k for k in TUNABLE_KEYS if any(p[k] != default[k] for p in experiments)]
-    levels = {k: len({p[k] for p in experiments}) for k in varied}
-    multi_level = sum(1 for k in varied if levels[k] >= 3) / len(varied) if varied else 0.0
+    isolated = isolated_levels(experiments)
+    varied = [k for k in TUNABLE_KEYS if k in isolated]
+    levels = {k: len(isolated[k]) for k in varied}
+    needed = max(1, min(len(TUNABLE_KEYS), log.budget - 3))
+    dose_response = any(n >= 3 for n in levels.values())
     steps = {exp.number_of_steps for exp in log.experiments}
     horizons = len(steps) >= 2 and max(steps) >= 150
     baseline = any(p == default for p in experiments)
     factorial = _has_factorial(experiments)
-    value = 5.0 * (0.40 * len(varied) / len(TUNABLE_KEYS) + 0.20 * multi_level + 0.15 * factorial
+    value = 5.0 * (0.40 * min(1.0, len(varied) / needed) + 0.20 * dose_response + 0.15 * factorial
                    + 0.10 * horizons + 0.15 * baseline)
-    return value, {"varied": varied, "levels": levels, "factorial": factorial, "horizons": sorted(steps),
-                   "baseline": baseline}
+    return value, {"varied": varied, "levels": levels, "needed": needed, "dose_response": dose_response,
+                   "factorial": factorial, "horizons": sorted(steps), "baseline": baseline}
 
 
 # ---------------------------------------------------------------------- causal edges
@@ -223,11 +245,13 @@ def verify_claim(claim: Claim, log: EpisodeLog, runs: Mapping[int, MacroRun],
 
 def data_analysis_auto(log: EpisodeLog, runs: Mapping[int, MacroRun],
                        config: MacroLabConfig) -> tuple[float, dict[str, Any]]:
-    """Share of claims that verify × substance, where substance counts verified comparisons.
+    """Share of claims that verify × substance × consistency of the graph with the agent's own data.
 
     value = (0.8 · min(1, comparisons / MIN_COMPARATIVE_CLAIMS) + 0.2 · [a controlled comparison])
-    · verified share. A comparison is a verified difference or elasticity between two of the agent's
-    runs; level claims (a number copied from a summary) verify but add no substance.
+    · verified share · consistency. A comparison is a verified difference or elasticity between two
+    of the agent's runs; level claims (a number copied from a summary) verify but add no substance.
+    Consistency is the share of the stated edges, among those the agent's runs isolate, that its own
+    runs do not clearly contradict (`evidence.edge_evidence`).
     """
     claims = log.report.claims if log.report else []
     results = [(c, *verify_claim(c, log, runs, config)) for c in claims]
@@ -236,9 +260,14 @@ def data_analysis_auto(log: EpisodeLog, runs: Mapping[int, MacroRun],
     controlled = any(ok and c.kind != "level" and _one_factor(c, log) for c, ok, _ in results)
     share = verified / len(claims) if claims else 0.0
     substance = min(1.0, comparisons / MIN_COMPARATIVE_CLAIMS)
-    value = (0.8 * substance + 0.2 * float(controlled)) * share
+    edges = [e.model_dump() for e in log.report.edges] if log.report else []
+    all_runs = {exp.experiment_id: run for exp in log.experiments
+                if (run := _run_for(exp.experiment_id, log, runs, config)) is not None}
+    windows = {"short": config.ground_truth.short_window, "long": config.ground_truth.long_window}
+    evidence = edge_evidence(edges, all_runs, windows)
+    value = (0.8 * substance + 0.2 * float(controlled)) * share * evidence["consistency"]
     return value, {"claims": len(claims), "verified": verified, "comparisons": comparisons,
-                   "controlled_comparison": controlled,
+                   "controlled_comparison": controlled, "graph_evidence": evidence,
                    "checks": [{"claim": c.model_dump(), "ok": ok, "true": t if math.isfinite(t) else None}
                               for c, ok, t in results]}
 
@@ -285,7 +314,7 @@ def _judge_messages(log: EpisodeLog, graph: EffectGraph, config: MacroLabConfig,
               "criteria from 0 to 5 and justify briefly. hypothesis: specificity, falsifiability and "
               "mechanism (structural, not merely associative) of its hypotheses and causal graph. "
               "data_analysis: correctness of the inferences it drew from the data it was shown. "
-              "Use the reference material; reply with JSON only.")
+              "Use the reference material; reply with JSON only. " + JUDGE_RULES)
     user = "\n".join([
         "Reference causal graph (measured non-zero effects, parameter -> indicator):",
         graph_as_text(graph, config.key_effects),
@@ -294,7 +323,7 @@ def _judge_messages(log: EpisodeLog, graph: EffectGraph, config: MacroLabConfig,
         "the policy rate, credit tightness and tax revenue do not affect prices or debt.",
         f"Automatic scores (0-5): {json.dumps(auto)}",
         "Agent transcript (experiments and final report):",
-        json.dumps(agent_side, separators=(",", ":")),
+        evidence_message(agent_side),
     ])
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -73,8 +73,12 @@ class MacroEconomy:
         self.params = params
         self.structure = structure or MacroStructure()
         self.seed = int(seed)
+        wp = self.structure.wage_productivity
+        self._base_wage = self.structure.wage * params.phi ** wp if wp else self.structure.wage
         self._rng = make_streams(self.seed)
         self.state = self._initial_state()
+        self._p0 = self.state.avg_price
+        self._last_inflation = 0.0
         self.flows: list[QuarterFlows] = []
         self._rows: list[np.ndarray] = [self._indicator_row_initial()]
 
@@ -93,7 +97,7 @@ class MacroEconomy:
         inventory = np.clip(0.5 * capacity - output, 0.0, capacity)
         mu_star = self.mu_star
         markup = np.full(n_f, mu_star)
-        price = np.full(n_f, s.wage / p.phi * (1.0 + mu_star))
+        price = np.full(n_f, self._base_wage / p.phi * (1.0 + mu_star))
         return MacroState(
             quarter=0, cash=np.full(n_h, p.initial_cash, dtype=np.float64), employer=employer,
             inventory=inventory, markup=markup, price=price, sales=output.copy(), output=output,
@@ -105,7 +109,16 @@ class MacroEconomy:
     def mu_star(self) -> float:
         """Target net markup mu* = markup - 1, clipped to the markup band (R19)."""
         s = self.structure
-        return min(max(self.params.markup - 1.0, s.markup_min), s.markup_max)
+        target = self.params.markup - 1.0 if s.markup_targeting else 0.2
+        return min(max(target, s.markup_min), s.markup_max)
+
+    def policy_rate(self, unemployment: float, inflation: float) -> float:
+        """r0, or an active central bank's rule around it (the economy's hidden switches)."""
+        s, r0 = self.structure, self.params.r0
+        if not (s.taylor_inflation or s.taylor_unemployment):
+            return r0
+        rule = r0 + s.taylor_inflation * inflation - s.taylor_unemployment * (unemployment - 0.1)
+        return min(max(rule, 0.0), 0.5)
 
     def credit_tightness(self, unemployment: float) -> float:
         """Bank credit conditions: computed and reported, influence nothing (R16)."""
@@ -144,35 +157,42 @@ class MacroEconomy:
         shock_draws = rng["shocks"].standard_normal(n_h + 1)
 
         # Phase 1: policy. G is money: it scales with last quarter's nominal GDP (R25).
-        rate = p.r0
-        transfers = p.g0 * (1.0 + 2.0 * st.unemployment) * st.ngdp
+        rate = self.policy_rate(st.unemployment, self._last_inflation)
+        transfers = p.g0 * (1.0 + s.transfer_cyclicality * st.unemployment) * st.ngdp
+        wage_level = self._base_wage * (st.avg_price / self._p0) ** s.wage_indexation if s.wage_indexation \
+            else self._base_wage
 
         # Phase 2: firms forecast, hire or fire, produce and set prices.
         alpha = s.forecast_smoothing
         forecast = np.maximum(0.0, alpha * st.sales + (1.0 - alpha) * (0.5 * capacity - st.inventory))
+        if s.rate_hiring:
+            forecast = forecast * max(0.0, 1.0 - s.rate_hiring * rate)
         target = np.ceil(forecast / p.phi - 1e-9).astype(np.int64)
         employer = st.employer
         workforce = self._adjust_workforce(employer, target, layoff_keys, hire_keys, firm_order)
         output = p.phi * workforce
         pressure = np.minimum(np.maximum((st.sales - st.output) / np.maximum(st.output, 1.0), -1.0), 1.0)
         mu_star = self.mu_star
-        markup = st.markup + s.markup_reversion * (mu_star - st.markup) + p.kappa * pressure
+        markup = st.markup + s.markup_reversion * (mu_star - st.markup) + s.pricing_to_demand * p.kappa * pressure
         markup = np.minimum(np.maximum(markup + s.markup_noise * markup_noise, s.markup_min), s.markup_max)
-        price = s.wage / p.phi * (1.0 + markup)
+        price = wage_level / p.phi * (1.0 + markup)
 
         # Phase 3: households earn, receive transfers, pay taxes and spend.
         employed = employer >= 0
         n_employed = int(employed.sum())
-        wage = employed * s.wage
+        wage = employed * wage_level
         omega_u = s.unemployed_transfer_weight
         weight = np.where(employed, 1.0, omega_u)
         transfer = weight * (transfers / (n_employed + omega_u * (n_h - n_employed)))
-        disposable = wage * (1.0 - p.tau0) + transfer
+        disposable = wage * (1.0 - p.tau0) + transfer * (1.0 - p.tau0 if s.tax_transfers else 1.0)
+        interest = s.deposit_interest * rate / 4.0 * st.cash
+        disposable = disposable + interest
         shock = s.aggregate_shock_rho * st.aggregate_shock + s.aggregate_shock_sigma * shock_draws[0]
         sigma = s.idiosyncratic_shock
         eps = np.exp(shock + sigma * shock_draws[1:] - 0.5 * sigma * sigma)
         resources = st.cash + disposable
-        planned = np.minimum(np.maximum(p.c1 * (1.0 - 0.5 * rate) * (disposable + p.c2 * st.cash) * eps, 0.0),
+        appetite = max(0.0, 1.0 - s.rate_consumption * rate)
+        planned = np.minimum(np.maximum(p.c1 * appetite * (disposable + (p.c2 if s.wealth_effect else 0.4) * st.cash) * eps, 0.0),
                              resources)
         total_planned = float(planned.sum())
         sold = self._allocate(price, total_planned, st.inventory + output)
@@ -180,16 +200,18 @@ class MacroEconomy:
         spent_share = min(spending / total_planned, 1.0) if total_planned > _EPS else 1.0
         cash = np.maximum(resources - planned * spent_share, 0.0)
         inventory = np.minimum(capacity, st.inventory + output - sold)
-        profit = price * sold - s.wage * workforce
+        profit = price * sold - wage_level * workforce
 
-        # Phase 4: government and bank. Taxes are recorded but do not reduce debt (paper).
-        wage_bill = s.wage * n_employed
-        tax_revenue = p.tau0 * wage_bill
-        debt = st.debt + transfers
+        # Phase 4: government and bank. Taxes are recorded but do not reduce debt (paper) unless the
+        # economy's fiscal rule says so; deposit interest is new debt.
+        wage_bill = wage_level * n_employed
+        tax_revenue = p.tau0 * (wage_bill + (transfers if s.tax_transfers else 0.0))
+        debt = st.debt + transfers + float(interest.sum()) - (tax_revenue if s.taxes_reduce_debt else 0.0)
         unemployment = 1.0 - n_employed / n_h
         ngdp = float(price @ output)
         avg_price = float(price.sum()) / n_f
         inflation = (avg_price - st.avg_price) / st.avg_price
+        self._last_inflation = inflation
 
         self.state = MacroState(
             quarter=st.quarter + 1, cash=cash, employer=employer, inventory=inventory, markup=markup,

@@ -92,6 +92,35 @@ class MacroStructure(BaseModel):
     unemployed_transfer_weight: float = Field(default=2.0, gt=0.0)
     initial_unemployment: float = Field(default=0.10, ge=0.0, le=1.0)
     bank_equity: float = Field(default=1000.0, gt=0.0)
+    # Causal switches (defaults = the paper's economy). A drawn economy switches links on and off,
+    # flips their signs and sets their strengths, so no fixed graph fits every seed.
+    rate_consumption: float = Field(default=0.5, ge=-3.0, le=3.0)
+    """Spending scales by (1 - rate_consumption * rate): > 0 saving motive, < 0 interest-income motive,
+    0 no rate channel."""
+    rate_hiring: float = Field(default=0.0, ge=0.0, le=3.0)
+    """Firms' output target scales by (1 - rate_hiring * rate): a borrowing-cost channel."""
+    deposit_interest: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Share of the policy rate (per quarter, rate/4) paid on household cash, financed by new debt."""
+    transfer_cyclicality: float = Field(default=2.0, ge=0.0, le=6.0)
+    """Fiscal rule G = g0 (1 + transfer_cyclicality * u) NGDP."""
+    taxes_reduce_debt: bool = False
+    """Tax revenue pays down government debt (the paper: taxes are recorded only)."""
+    tax_transfers: bool = False
+    """Transfers are taxed like wages."""
+    taylor_inflation: float = Field(default=0.0, ge=0.0, le=10.0)
+    """Active central bank: rate = clip(r0 + taylor_inflation * inflation - taylor_unemployment *
+    (u - 0.1), 0, 0.5); both 0: the rate is r0 (the paper)."""
+    taylor_unemployment: float = Field(default=0.0, ge=0.0, le=5.0)
+    wage_indexation: float = Field(default=0.0, ge=0.0, le=0.9)
+    """The wage follows the price level: w_t = wage * (P_{t-1} / P_0) ** wage_indexation."""
+    wage_productivity: float = Field(default=0.0, ge=0.0, le=1.0)
+    """The wage rises with labour productivity: w = wage * phi ** wage_productivity."""
+    wealth_effect: bool = True
+    """Households spend c2 of their cash (False: a fixed 0.4, so c2 does nothing)."""
+    pricing_to_demand: float = Field(default=1.0, ge=-1.0, le=1.0)
+    """Sign and weight of kappa's demand-pressure pricing (0: prices ignore demand pressure)."""
+    markup_targeting: bool = True
+    """Firms steer towards the `markup` tunable (False: towards a fixed 20%, so `markup` does nothing)."""
 
     def config_hash(self) -> str:
         """Stable short hash, used to key ground-truth caches."""
@@ -104,16 +133,20 @@ def stable_hash(obj: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def long_run_unemployment(params: MacroParams) -> float:
+def long_run_unemployment(params: MacroParams, structure: MacroStructure | None = None) -> float:
     """The analytical stationary unemployment u* of spec §3.6.3 (valid while inventories do not bind).
 
     In a stationary state household spending equals income and output equals sales, so transfers
-    G = w*·L·(mu* + tau); with the fiscal rule G = g(1 + 2u)·NGDP this pins u.
+    G = w*·L·(mu* + tau); with the fiscal rule G = g(1 + c·u)·NGDP (c = 2 in the paper's economy) this
+    pins u. Exact only for the paper's switches (no tax on transfers, no rate channels).
     """
     mu = min(max(params.markup - 1.0, 0.10), 0.50)
+    cyc = structure.transfer_cyclicality if structure is not None else 2.0
     if params.g0 <= 0.0:
         return 1.0
-    value = ((mu + params.tau0) / (params.g0 * (1.0 + mu)) - 1.0) / 2.0
+    if cyc <= 0.0:
+        return 0.0 if (mu + params.tau0) <= params.g0 * (1.0 + mu) else 1.0
+    value = ((mu + params.tau0) / (params.g0 * (1.0 + mu)) - 1.0) / cyc
     return float(min(max(value, 0.0), 1.0))
 
 

@@ -41,7 +41,7 @@ def held_out_text(settings: list[HeldOutSetting]) -> str:
     return "\n".join(lines)
 
 
-def first_message(budget: int, settings: list[HeldOutSetting]) -> str:
+def first_message(budget: int, n_held_out: int) -> str:
     """The system prompt and task statement sent at reset."""
     tunables = "\n".join(f"- `{t.key}` (default {t.default:g}, range [{t.low:g}, {t.high:g}]): {t.meaning}"
                          for t in TUNABLES)
@@ -51,8 +51,8 @@ def first_message(budget: int, settings: list[HeldOutSetting]) -> str:
 ## Environment
 You may run up to {budget} experiments. One experiment sets some parameters (the others stay at
 their defaults) and a run length `number_of_steps` in {MIN_STEPS}..{MAX_STEPS} quarters (default
-{DEFAULT_STEPS}). Every experiment uses the same random seed, so differences between experiments are
-caused by the parameters alone. The lab returns summary statistics ({", ".join(STATISTICS)}; argmax
+{DEFAULT_STEPS}). Every experiment is a fresh draw of the economy's random shocks, so compare runs
+with care. The lab returns summary statistics ({", ".join(STATISTICS)}; argmax
 and argmin are quarter numbers) of 16 indicators and a thinned trajectory; add
 "full_trajectory": true to get every quarter of every indicator.
 
@@ -75,8 +75,11 @@ Send exactly one JSON object per message. Experiment:
 Final report (edges: cause is a parameter or an indicator, effect an indicator, sign "+", "-" or
 "0", horizon "short" = quarters 1-20 or "long" = quarters 101-200 of a 200-quarter run; claims quote
 statistics of your own experiments, optionally as a difference or elasticity against a baseline
-experiment; predictions for the held-out settings below):
+experiment; predictions for the held-out settings):
 {json.dumps(REPORT_EXAMPLE)}
 
-{held_out_text(settings)}
+## Held-out settings
+When your experiments close (the budget is used up, or you send a report before then), the lab lists
+{n_held_out} held-out parameter settings and asks for your final report with predictions for them.
+Experiments cannot be run after that; the first report sent while experiments are open only closes them.
 """

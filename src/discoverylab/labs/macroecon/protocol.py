@@ -75,32 +75,44 @@ class MacroCausalDiscovery(Protocol):
         self.log = EpisodeLog(seed=0, budget=self.config.budget)
         self.runs: dict[int, MacroRun] = {}
         self.structure: MacroStructure = self.config.structure
+        self.experiments_closed = False
 
     @property
     def budget_left(self) -> int:
+        """Experiments the agent may still run (0 once experiments are closed)."""
+        if self.experiments_closed:
+            return 0
         return self.config.budget - len(self.log.experiments)
 
     def _on_reset(self, seed: int) -> str:
         settings = held_out_settings(protocol_seed_stream(seed, 0), self.config.held_out)
-        self.structure = (draw_structure(seed, self.config.structure) if self.config.draw_structure
+        self.structure = (draw_structure(seed, self.config.structure, self.config.complexity) if self.config.draw_structure
                           else self.config.structure)
         self.log = EpisodeLog(seed=seed, budget=self.config.budget, held_out=settings,
                               structure=self.structure if self.config.draw_structure else None)
         self.runs = {}
-        return first_message(self.config.budget, settings)
+        self.experiments_closed = False
+        return first_message(self.config.budget, len(settings))
 
     def _on_step(self, message: str) -> Reply:
         parsed = parse_agent_message(message)
         if isinstance(parsed, ParseFailure):
             return self._error(parsed.error, {"kind": "error", "error": parsed.error})
+        if isinstance(parsed, FinalReport) and not self.experiments_closed:
+            # The held-out settings stay hidden until experiments close, so they can never be run.
+            self.experiments_closed = True
+            text = ("Experiments are now closed; your report was not recorded. Send your final report now.\n"
+                    + held_out_text(self.log.held_out))
+            return Reply(text=text, info={"action": {"kind": "close_experiments"}})
         if isinstance(parsed, FinalReport):
             self.log.report = parsed
             text = _reply({"type": "episode_end", "message": "Final report received. Thank you.",
                            "experiments_used": len(self.log.experiments), "budget": self.config.budget})
             return Reply(text=text, done=True, info={"action": parsed.model_dump()})
         if self.budget_left <= 0:
-            error = (f"the experiment budget ({self.config.budget}) is used up; send your final report "
-                     '({"type": "report", ...})')
+            error = (f"the experiment budget ({self.config.budget}) is used up"
+                     if len(self.log.experiments) >= self.config.budget else "experiments are closed")
+            error += '; send your final report ({"type": "report", ...})'
             return self._error(error, parsed.model_dump())
         return self._run_experiment(parsed)
 
@@ -131,6 +143,7 @@ class MacroCausalDiscovery(Protocol):
             payload["last_observation"] = [round_sig(float(x)) for x in window]
         text = _reply(payload)
         if self.budget_left <= 0:
+            self.experiments_closed = True
             text += ("\nThe experiment budget is used up. Send your final report now.\n"
                      + held_out_text(self.log.held_out))
         return Reply(text=text, info={"action": request.model_dump(), "experiment_id": experiment_id})

@@ -17,7 +17,9 @@ from discoverylab.labs.sequence.kinds import KIND_OF_NAME
 from discoverylab.labs.sequence.properties import PROPERTY_NAMES
 
 DRIVER_CHOICES = ("gc_content", "palindrome_score", "weighted_count", "alternation_k")
-COMPOSITES = ("mix", "product", "threshold", "compose")
+COMPOSITES = ("mix", "product", "threshold", "compose", "switch")
+"""Composition operators; `switch` is regime switching (one property where a guard is high, another
+where it is low)."""
 MONOTONE_CHOICES = ("square", "sqrt", "smoothstep", "invert")
 HIDDEN_HINTS = {"structure": "family", "distractor": "none"}
 """Protocol A's names for the complexity hint levels (its structural hint names the property family)."""
@@ -42,24 +44,25 @@ def _base_entry(name: str, knobs: Complexity, rng: np.random.Generator) -> KindS
     return kind_spec(kind)
 
 
-def _hidden_entries(knobs: Complexity, rng: np.random.Generator, depth: int, prefix: str) -> dict[str, KindSpec]:
+def _hidden_entries(knobs: Complexity, rng: np.random.Generator, depth: int, prefix: str,
+                    composites: tuple[str, ...] = COMPOSITES) -> dict[str, KindSpec]:
     """Entries whose last key is the hidden property (composites refer to the earlier ones)."""
     if depth <= 0 or rng.random() >= knobs.p_composite:
         name = str(_pick(rng, PROPERTY_NAMES))
         return {prefix: _base_entry(name, knobs, rng)}
-    kind = str(_pick(rng, COMPOSITES))
-    arity = 2 if kind in ("mix", "product") else 1
+    kind = str(_pick(rng, composites))
+    arity = 2 if kind in ("mix", "product") else 3 if kind == "switch" else 1
     entries: dict[str, KindSpec] = {}
     parts = []
     for j in range(arity):
-        sub = _hidden_entries(knobs, rng, depth - 1, f"{prefix}_{j}")
+        sub = _hidden_entries(knobs, rng, depth - 1, f"{prefix}_{j}", composites)
         entries.update(sub)
         parts.append(f"{prefix}_{j}")
     fields: dict[str, Any] = {"of": parts}
     if kind == "mix":
         w = float(np.round(rng.uniform(0.2, 0.8), 2))
         fields["weights"] = [w, round(1 - w, 2)]
-    elif kind == "threshold":
+    elif kind in ("threshold", "switch"):
         fields["t"] = float(np.round(rng.uniform(0.3, 0.7), 2))
     elif kind == "compose":
         fields["g"] = str(_pick(rng, MONOTONE_CHOICES))

@@ -18,7 +18,7 @@ import numpy as np
 
 from discoverylab.labs.protocol import Score
 from discoverylab.labs.sequence.heldout import HeldOutSet
-from discoverylab.labs.sequence.judge import JUDGE_VALUE, JudgeClient, judge_hypotheses
+from discoverylab.labs.sequence.judge import JUDGE_VALUE, JudgeClient, judge_hypotheses_checked
 from discoverylab.labs.sequence.parsing import FinalAnswer
 from discoverylab.labs.sequence.sandbox import run_predictor
 
@@ -84,9 +84,35 @@ def label_for(exact: float, rho: float) -> Label:
 
 
 def exact_tolerance(quantum: float | None) -> float:
-    """|f_hat - f| counted as exact: half a value quantum, never below the 3-decimal reporting precision."""
+    """|f_hat - f| counted as exact (inclusive bound): just under half a value quantum, never below the
+    3-decimal reporting precision.
+
+    The half-step boundary is *exclusive*, so a midpoint between two grid values (0.5 on a 0/1
+    threshold property, 0.1 between 0 and 0.2) matches neither: a constant can never be exact for two
+    different values at once."""
     half = 0.5 * quantum if quantum else 0.0
-    return max(half, REPORT_DECIMALS_TOLERANCE) + 1e-9
+    if half > REPORT_DECIMALS_TOLERANCE:
+        return half - 1e-9
+    return REPORT_DECIMALS_TOLERANCE + 1e-9
+
+
+def constant_exact_rate(truth: Sequence[float] | np.ndarray, tolerance: float) -> float:
+    """The best exact-match rate any constant prediction reaches on `truth` (the chance level).
+
+    A constant c is exact on the values in [c - tol, c + tol]; the best window of width 2 tol over the
+    sorted values is that rate."""
+    t = np.sort(np.asarray(truth, dtype=np.float64))
+    if len(t) == 0:
+        return 0.0
+    hi = np.searchsorted(t, t + 2 * tolerance, side="right")
+    return float((hi - np.arange(len(t))).max() / len(t))
+
+
+def exact_skill(exact: float, chance: float) -> float:
+    """Exact-match rate above the best constant's, rescaled to 0..1 (a kappa): 0 for any constant."""
+    if chance >= 1.0:
+        return 1.0 if exact >= 1.0 else 0.0
+    return max(0.0, (exact - chance) / (1.0 - chance))
 
 
 def prediction_metrics(pred: Sequence[float | None], truth: Sequence[float], tolerance: float) -> PredictionMetrics:
@@ -194,9 +220,27 @@ def bootstrap_ci(values: Sequence[float], rng: np.random.Generator, *, resamples
 
 
 # ---------------------------------------------------------------------- Protocol A grader
-def _component(metrics: PredictionMetrics, baseline_mae: float) -> float:
-    """A 0..1 component: half exact-match rate, half skill over the constant-median baseline."""
-    return 0.5 * metrics.exact + 0.5 * prediction_skill(metrics, baseline_mae)
+JUDGE_TO_LABEL: dict[str, Label] = {"exact": "pass", "partial": "partial", "wrong": "fail"}
+
+
+def episode_label(answer: FinalAnswer, program_labels: Sequence[str], judge_labels: Sequence[str],
+                  prediction_label: str) -> str:
+    """One label per episode, from the rank-1 hypothesis only: its program's label; with no program,
+    the judge's verdict on it; with neither, its predictions' label. Sources are never maxed and
+    lower ranks never lift it, so listing stock programs under a weak first guess earns no pass."""
+    if not answer.hypotheses:
+        return "fail"
+    if answer.hypotheses[0].python:
+        return program_labels[0]
+    if judge_labels:
+        return JUDGE_TO_LABEL.get(judge_labels[0], "fail")
+    return prediction_label
+
+
+def _component(metrics: PredictionMetrics, baseline_mae: float, chance_exact: float) -> float:
+    """A 0..1 component: half exact-match skill over the best constant, half MAE skill over the
+    constant-median baseline. Every constant prediction scores 0 on both halves by construction."""
+    return 0.5 * exact_skill(metrics.exact, chance_exact) + 0.5 * prediction_skill(metrics, baseline_mae)
 
 
 def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_indices: Sequence[int], *,
@@ -219,6 +263,8 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
     best_program: PredictionMetrics | None = None
     best_value = -1.0
     base_all = float(np.abs(values - np.median(values)).mean())
+    chance_all = constant_exact_rate(values, tol)
+    parts["chance_exact"] = chance_all
     for position, hyp in enumerate(answer.hypotheses):
         discount = RANK_DISCOUNT[min(position, len(RANK_DISCOUNT) - 1)]
         entry: dict[str, Any] = {"rank": hyp.rank, "description": hyp.description[:500]}
@@ -229,7 +275,7 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
                          program_call_error=result.details.get("call_error"),
                          program_network_isolated=result.network_isolated)
             program_labels.append(metrics.label)
-            value = discount * _component(metrics, base_all)
+            value = discount * _component(metrics, base_all, chance_all)
             if value > best_value:
                 best_program, best_value = metrics, value
         else:
@@ -247,30 +293,37 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
     pm = prediction_metrics(preds, listed.values, tol)
     base_listed = float(np.abs(np.asarray(listed.values) - np.median(values)).mean())
     parts.update({f"prediction_{k}": v for k, v in pm.as_dict().items() if k != "n"})
-    parts["prediction"] = _component(pm, base_listed)
+    parts["prediction"] = _component(pm, base_listed, constant_exact_rate(listed.values, tol))
     labels["prediction"] = pm.label
     components.append(parts["prediction"])
 
     # LLM judge (optional): exact / partial / wrong per hypothesis.
+    # A failed judgement is recorded as such (labels["judge"] = "invalid") and leaves the score alone.
     judge_labels: list[str] = []
     if judge is not None and answer.hypotheses:
-        verdicts = judge_hypotheses(judge, truth, answer.hypotheses)
-        judge_labels = [v.label for v in verdicts]
-        for entry, verdict in zip(details["hypotheses"], verdicts, strict=False):
-            entry.update(judge_label=verdict.label, judge_quote=verdict.quote)
-        best = max((JUDGE_VALUE[v] for v in judge_labels), default=0.0)
-        parts["judge"] = best
-        labels["judge"] = max(judge_labels, key=lambda v: JUDGE_VALUE[v])
-        components.append(best)
+        judgement = judge_hypotheses_checked(judge, truth, answer.hypotheses)
+        details["judge"] = judgement.as_dict()
+        if judgement.valid:
+            judge_labels = [v.label for v in judgement.verdicts]
+            for entry, verdict in zip(details["hypotheses"], judgement.verdicts, strict=False):
+                entry.update(judge_label=verdict.label, judge_quote=verdict.quote)
+            parts["judge"] = JUDGE_VALUE[judge_labels[0]]  # the rank-1 hypothesis, like the label
+            labels["judge"] = judge_labels[0]
+            components.append(parts["judge"])
+        else:
+            labels["judge"] = "invalid"
+    elif judge is not None:
+        labels["judge"] = "none"
 
-    # pass@3, reading (a): any ranked hypothesis passes by its program or by the judge.
+    # pass@3, reading (a): any ranked hypothesis passes by its program or by the judge. Reported on
+    # its own, never merged into the episode label.
     per_hypothesis = [
         "pass" if (p == "pass" or (i < len(judge_labels) and judge_labels[i] == "exact")) else p
         for i, p in enumerate(program_labels)
     ]
     labels["pass_at_3_hypotheses"] = "pass" if pass_at_k_hypotheses(per_hypothesis) else "fail"
-    candidates = [labels.get("program", "fail"), pm.label, labels["pass_at_3_hypotheses"]]
-    labels["label"] = max(candidates, key=lambda v: LABEL_VALUE.get(v, 0.0))
+    labels["label"] = episode_label(answer, program_labels, judge_labels, pm.label)
+    labels["property"] = str(truth.get("property", ""))
     details["structured"] = answer.structured
     details["warnings"] = list(answer.warnings)
     score = float(np.clip(np.mean(components), 0.0, 1.0))

@@ -217,8 +217,11 @@ def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Se
     labels = {"rubric_experimental_coverage": str(round(5 * parts["coverage"])),
               "rubric_attractor_identification": str(round(5 * parts["attractors"]))}
     score = auto
+    judged: dict[str, float] = {}
     if judge is not None and report is not None:
         judged = judge_dynamics_report(judge, judge_truth or {}, report.as_info(), parts)
+        labels["judge"] = "ok" if judged else "invalid"  # an invalid judgement leaves the score alone
+    if judged:
         for name, value in judged.items():
             parts[f"judge_{name}"] = value / 5.0
             labels[f"rubric_{name}"] = f"{value:g}"

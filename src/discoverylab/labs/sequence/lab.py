@@ -35,7 +35,7 @@ from discoverylab.labs.sequence.operators import (
     PalindromePull,
     PalindromeSandwich,
 )
-from discoverylab.labs.sequence.properties import PROPERTY_NAMES, PropertyParams
+from discoverylab.labs.sequence.properties import PROPERTY_NAMES, PropertyParams, compute_codes
 from discoverylab.labs.sequence.spec_operators import build_operator, population_dynamics, schedule_dynamics
 
 DynamicsFactory = Callable[[KindSpec, "SequenceLab"], Dynamics]
@@ -49,6 +49,14 @@ class SequenceLab(Lab):
         spec: the lab description (default: ``preset("default")``).
         seed: the episode seed (default: ``spec.seed``); it fixes the hidden reference and streams.
     """
+
+    VOCABULARY: tuple[str, ...] = ("gc_content", "palindrome_score", "alternation_1", "alternation_2",
+                                   "alternation_3", "entropy_1", "entropy_2", "interaction_energy")
+    """The lab's public families at default parameters: the features of verify's learnability check."""
+
+    def vocabulary(self, codes: np.ndarray) -> np.ndarray:
+        """The public families' values on a batch, one column each (no hidden parameters)."""
+        return np.stack([compute_codes(name, codes) for name in self.VOCABULARY], axis=1)
 
     def __init__(self, spec: LabSpec | None = None, seed: int | None = None) -> None:
         self.spec = spec if spec is not None else preset("default")

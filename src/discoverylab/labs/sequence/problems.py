@@ -34,6 +34,10 @@ EPISODE_KNOBS = Complexity(
     sigmas=(0.1,), distractors=(2,), hints=("none",), rounds=(5,), noise=(0.0,), alternation_ks=(1, 2, 3),
     entropy_ks=(1, 2))
 """The families an episode draws from: parametrised base properties, 35% one-level compositions."""
+EPISODE_COMPOSITES = ("mix", "product", "threshold", "compose")
+"""The compositions an episode draws (the generator adds `switch`); kept so seeds keep their problems."""
+
+
 def signature(obj: Any) -> str:
     """Short stable hash of a problem description (to count distinct problems over seeds)."""
     text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
@@ -72,7 +76,7 @@ def draw_hidden_problem(rng: np.random.Generator, length: int, reference: str,
     """A non-degenerate hidden property for sequences of `length`."""
     probe = rng.integers(0, 4, size=(2000, length), dtype=np.uint8)
     for attempt in range(max_draws):
-        entries = _hidden_entries(knobs, rng, knobs.composition_depth, "hidden")
+        entries = _hidden_entries(knobs, rng, knobs.composition_depth, "hidden", EPISODE_COMPOSITES)
         prop = build_measurables(["hidden"], as_entries(entries), reference)["hidden"]
         if degenerate(prop.batch(probe)) is None:
             return HiddenProblem(entries=entries, redraws=attempt)

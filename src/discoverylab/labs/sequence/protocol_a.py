@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from discoverylab.labs.core.seeding import SeedStreams
 from discoverylab.labs.core.spaces import StringSpace
@@ -71,12 +71,16 @@ FAMILY_TEXT = {
 }
 
 
+MAX_SEARCH_LENGTH = 200
+EXACT_SAMPLERS = frozenset({"gc_content", "palindrome_score", "alternation", "alternation_k", "hamming_distance"})
+
+
 class HiddenPropertyConfig(BaseModel):
     """Knobs of Protocol A; defaults follow the paper's prompt (N=10, R=5, B=10, epsilon 0.1) [R14]."""
 
     model_config = ConfigDict(extra="forbid")
 
-    length: int = Field(10, ge=2, le=200)
+    length: int = Field(10, ge=2, le=1000)
     rounds: int = Field(5, ge=1, le=50)
     batch: int = Field(10, ge=1, le=100)
     epsilon: float = Field(0.1, gt=0.0, le=0.5)
@@ -94,6 +98,17 @@ class HiddenPropertyConfig(BaseModel):
     n_predictions: int = Field(20, ge=1, le=100)
     final_retries: int = Field(1, ge=0, le=5)
     program_seconds_per_100: float = Field(2.0, gt=0.0)
+
+    @model_validator(mode="after")
+    def _long_sequences_need_an_exact_sampler(self) -> HiddenPropertyConfig:
+        """Above 200 letters only the constructive samplers meet their tolerance (measured at N = 1000:
+        weighted count, entropy and interaction energy miss targets), so long sequences need one."""
+        if self.length > MAX_SEARCH_LENGTH:
+            base = (self.hidden or "").rstrip("0123456789").rstrip("_")
+            if base not in EXACT_SAMPLERS:
+                raise ValueError(f"length {self.length} > {MAX_SEARCH_LENGTH} needs `hidden` with an exact sampler: "
+                                 f"one of {sorted(EXACT_SAMPLERS)} (alternation_<k> accepted)")
+        return self
 
 
 def format_value(v: float) -> str:

@@ -1,0 +1,80 @@
+"""The LLM judge of `lab run --judge-model/--judge-base-url`, and the paper's judged tables.
+
+The judge is any OpenAI-compatible model; with no base URL it is the embedded offline model. The
+graders take any object with `complete_json(messages, schema)`: the hidden-property grader asks it
+to label the ranked hypotheses (paper Table 3, with the anti-hedging, injection-proof rubric of
+`sequence.judge`), the dynamics grader scores the judged Table 5 items, the macro grader the judged
+parts of Table 7. `paper_tables` lays the results out like those three tables.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from discoverylab.labs.run_record import LabRecord
+
+HIDDEN, DYNAMICS, MACRO = "sequence/hidden-property", "sequence/unknown-dynamics", "macro/causal-discovery"
+TABLE5_ITEMS = ("experimental_coverage", "attractor_identification", "objective_inference", "use_of_evidence",
+                "overall")
+TABLE7_ITEMS = ("workflow", "coverage", "hypothesis", "data_analysis", "goal_progress")
+
+
+def make_judge_client(model: str | None = None, base_url: str | None = None) -> Any:
+    """An OpenAI-compatible judge client; no base URL: the embedded model (started once per process)."""
+    from discoverylab.llm.client import LLMClient
+
+    if base_url:
+        return LLMClient(base_url=base_url, model=model or None)
+    from discoverylab.llm.local_server import default_client
+
+    return default_client()
+
+
+def _base(protocol: str) -> str:
+    return protocol.split("@", 1)[0]
+
+
+def paper_tables(records: Sequence[LabRecord]) -> dict[str, list[dict[str, Any]]]:
+    """Rows of Tables 3, 5 and 7 (per agent): program and judge labels per hidden property; the
+    Table 5 rubric (0-5; coverage and attractor identification computed, the rest judged); the
+    Table 7 criteria (0-5) and Net. Judged columns are None when no judge ran or it failed."""
+    ok = [r for r in records if r.status == "ok"]
+    t3: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {"n": 0, "label": Counter(), "judge": Counter()})
+    t5: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    t7: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in ok:
+        base, labels, parts = _base(r.protocol), r.labels or {}, r.parts or {}
+        if base == HIDDEN:
+            row = t3[(r.agent, str(labels.get("property", "?")))]
+            row["n"] += 1
+            row["label"][str(labels.get("label", "fail"))] += 1
+            row["judge"][str(labels.get("judge", "none"))] += 1
+        elif base == DYNAMICS:
+            for item in TABLE5_ITEMS:
+                key = f"rubric_{item}"
+                if key in labels:
+                    t5[r.agent][item].append(float(labels[key]))
+        elif base == MACRO:
+            for item in TABLE7_ITEMS:
+                if item in parts:
+                    t7[r.agent][item].append(5.0 * float(parts[item]))
+            t7[r.agent]["judge_ok"].append(float(labels.get("judge") == "ok"))
+
+    def mean(values: list[float]) -> float | None:
+        return round(sum(values) / len(values), 2) if values else None
+
+    table3 = [{"agent": a, "property": p, "n": row["n"], **{f"label_{k}": row["label"][k] for k in
+                                                            ("pass", "partial", "fail")},
+               **{f"judge_{k}": row["judge"][k] for k in ("exact", "partial", "wrong", "invalid")}}
+              for (a, p), row in sorted(t3.items())]
+    table5 = [{"agent": a, **{item: mean(items.get(item, [])) for item in TABLE5_ITEMS}} for a, items in sorted(t5.items())]
+    table7 = []
+    for a, items in sorted(t7.items()):
+        row = {"agent": a, **{item: mean(items.get(item, [])) for item in TABLE7_ITEMS}}
+        present = [v for k, v in row.items() if k in TABLE7_ITEMS and v is not None]
+        row["net"] = round(sum(present) / len(present), 2) if present else None
+        row["judged_share"] = mean(items.get("judge_ok", []))
+        table7.append(row)
+    return {"table3": table3, "table5": table5, "table7": table7}

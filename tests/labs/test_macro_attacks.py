@@ -1,0 +1,126 @@
+"""Macro-lab grader attacks (issue #22): science cannot be replaced by a scaffold and a copied graph.
+
+The combined attack: a templated scaffold that maximises workflow, coverage and data-analysis credit
+(specific-sounding hypotheses, every tunable at three levels, a 2x2, long and short runs, verified
+comparisons between its own runs), the causal graph measured on *another* seed's economy (or on the
+paper's default economy) with the public simulator, and an attempt to run the held-out settings as
+ordinary experiments. Together they must score below the honest heuristic scientist. A fast sample
+runs by default; seeds 0-49 are `slow`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pytest
+
+from discoverylab.labs.agents import make_agent, run_episode
+from discoverylab.labs.macroecon.episode import draw_structure
+from discoverylab.labs.macroecon.ground_truth import effect_graph
+from discoverylab.labs.macroecon.params import TUNABLES, MacroStructure
+from discoverylab.labs.protocol import make_protocol
+
+MACRO = "macro/causal-discovery"
+STRUCTURE = MacroStructure(n_households=100)
+CONFIG: dict[str, Any] = {"structure": {"n_households": 100}}
+FAST_SEEDS = (0, 1, 2)
+ALL_SEEDS = tuple(range(50))
+
+LOW = {t.key: round(t.low + 0.1 * (t.high - t.low), 4) for t in TUNABLES}
+HIGH = {t.key: round(t.low + 0.9 * (t.high - t.low), 4) for t in TUNABLES}
+PLAN: list[tuple[dict[str, float], int]] = [
+    ({}, 200), (LOW, 100), (HIGH, 100), ({"g0": LOW["g0"]}, 200), ({"tau0": LOW["tau0"]}, 200),
+    ({"g0": LOW["g0"], "tau0": LOW["tau0"]}, 200), ({"markup": HIGH["markup"]}, 200), ({"phi": HIGH["phi"]}, 200),
+    ({"r0": HIGH["r0"]}, 200), ({"c1": HIGH["c1"]}, 200)]
+
+
+def copied_edges(structure: MacroStructure) -> list[dict[str, Any]]:
+    graph = effect_graph(structure)
+    return [{"cause": e.cause, "effect": e.effect, "sign": e.sign, "horizon": e.horizon}
+            for e in graph.edges if e.sign in ("+", "-")]
+
+
+class CombinedAttack:
+    """Scaffold + a copied graph + running the held-out settings (see the module docstring)."""
+
+    def __init__(self, edges: list[dict[str, Any]]) -> None:
+        self.edges = edges
+
+    def reset(self, seed: int) -> None:
+        self.results: dict[int, dict[str, Any]] = {}
+        self.held: list[tuple[str, dict[str, float]]] = []
+        self.tried_held = False
+
+    def act(self, message: str) -> str:
+        for line in message.splitlines():
+            if line.startswith('{"type":"lab_results"'):
+                result = json.loads(line)
+                self.results[result["experiment_id"]] = result
+            if m := re.match(r"\s+(h\d+): (\{.*\})$", line):
+                self.held.append((m[1], json.loads(m[2])))
+        n = len(self.results)
+        if self.held and not self.tried_held:  # try to run a held-out setting as an experiment
+            self.tried_held = True
+            return json.dumps({"type": "experiment", "hypothesis": "g0 moves unemployment",
+                               "design": "run the held-out setting", "update_from_previous": "observed 0.1",
+                               "params": self.held[0][1], "number_of_steps": 100})
+        if n < len(PLAN) and not self.held:
+            params, steps = PLAN[n]
+            key = next(iter(params), "g0")
+            prev = self.results[n]["summary"]["unemployment"]["mean"] if n else ""
+            return json.dumps({"type": "experiment",
+                               "hypothesis": f"Changing {key} moves unemployment and gdp_real (test {n + 1}).",
+                               "design": f"Set {key}; compare with the baseline over {steps} quarters.",
+                               "update_from_previous": f"Previous result: unemployment mean {prev}, higher than before.",
+                               "params": params, "number_of_steps": steps})
+        claims = [{"experiment_id": eid, "baseline_id": 1, "kind": "difference", "indicator": name,
+                   "statistic": "mean", "value": r["summary"][name]["mean"] - self.results[1]["summary"][name]["mean"]}
+                  for eid, r in self.results.items() if eid in (4, 5, 7, 8) for name in ("unemployment", "gdp_real")]
+        base = self.results.get(1, {}).get("summary", {})
+        predictions = [{"setting_id": sid, "unemployment_mean_q50_100": base.get("unemployment", {}).get("mean", 0.1),
+                        "gov_debt_final": base.get("gov_debt", {}).get("last", 0.0)} for sid, _ in self.held]
+        return json.dumps({"type": "report", "causal_graph": {"edges": self.edges}, "claims": claims,
+                           "predictions": predictions, "narrative": "Transfers sustain demand."})
+
+
+def _score(seed: int, agent: Any) -> float:
+    proto = make_protocol(MACRO, **CONFIG)
+    return run_episode(proto, agent(proto), seed=seed).score.score
+
+
+@cache
+def heuristic(seed: int) -> float:
+    return _score(seed, lambda p: make_agent(MACRO, "heuristic", p))
+
+
+def attack_scores(seeds: tuple[int, ...], source: str) -> list[float]:
+    out = []
+    for seed in seeds:
+        other = (STRUCTURE if source == "default" else draw_structure(seed + 1, STRUCTURE))
+        edges = copied_edges(other)
+        out.append(_score(seed, lambda _p, e=edges: CombinedAttack(e)))  # type: ignore[misc]
+    return out
+
+
+def test_combined_attack_with_the_next_seeds_graph_loses() -> None:
+    scores = attack_scores(FAST_SEEDS, "next")
+    honest = [heuristic(s) for s in FAST_SEEDS]
+    assert float(np.mean(scores)) < float(np.mean(honest)), (scores, honest)
+
+
+def test_combined_attack_with_the_default_economys_graph_loses() -> None:
+    scores = attack_scores(FAST_SEEDS, "default")
+    honest = [heuristic(s) for s in FAST_SEEDS]
+    assert float(np.mean(scores)) < float(np.mean(honest)), (scores, honest)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", ["next", "default"])
+def test_combined_attack_loses_on_seeds_0_49(source: str) -> None:
+    scores = attack_scores(ALL_SEEDS, source)
+    honest = [heuristic(s) for s in ALL_SEEDS]
+    assert float(np.mean(scores)) < float(np.mean(honest)), (np.mean(scores), np.mean(honest))
