@@ -29,10 +29,10 @@ PAIRS = [(t, d) for t, cls in all_tasks().items() for d in cls.difficulties]
 # Known and reported, not fixed here (the episodes succeed; a number of the report is off):
 # - Reactor Lab Challenge on radiation instances: the oracle fits a quadratic to noisy radiation
 #   readings (shown to 0.01) and misses the gold b or c by more than the 6% the mechanical check
-#   allows on 9 of the 20 radiation seeds in 0-99 (60 repeats per crystal instead of 8 still miss 2);
-# - Rocket Science Challenge: the gold states int(litres), the oracle round(litres) (seed 58: 6 vs
-#   7; the question allows +/- 2 L, the check 6%).
-NUMBERS_ONLY = {("ReactorLab", "challenge"), ("RocketScience", "challenge")}
+#   allows on 9 of the 20 radiation seeds in 0-99 (60 repeats per crystal instead of 8 still miss 2).
+# (Rocket Science Challenge's litres were excused here until the gold stated round(litres) as the
+# oracle does: seed 58 was 6 vs 7.)
+NUMBERS_ONLY = {("ReactorLab", "challenge")}
 
 
 def _excused(task: str, difficulty: str, seed: Any, problem: str) -> bool:
@@ -95,4 +95,4 @@ def test_the_sweep_table_reports_failures() -> None:
     assert SWEEP.parse_seeds("0-2,34") == [0, 1, 2, 34]
     assert not _excused("ReactorLab", "easy", 1, "report lacks ['34']")
     assert not _excused("RocketScience", "challenge", 1, "report lacks ['fuel']")
-    assert _excused("RocketScience", "challenge", 58, "report lacks ['6']")
+    assert not _excused("RocketScience", "challenge", 58, "report lacks ['6']")
