@@ -114,8 +114,9 @@ class CombinatorialChemistry(Scenario):
     similarity of the proportions), lightens it ("heavily" -> "moderately" -> "lightly rusted",
     >= 0.33 / >= 0.66; rust never comes back) and etches the key once per step. The remedy is
     one substance (Easy) or 2-3 substances in 1-6 parts each (Normal, Challenge). Only a
-    derusted key opens the door.
-    Actions: PICKUP, PUT (the key into the jar), USE dispenser ON jar, USE bottle cleaner ON jar,
+    derusted key opens the door. Easy: a rusted nail on the floor reacts exactly as the key does
+    but opens nothing; it is the probe, since the key is ruined by its first wrong soak.
+    Actions: PICKUP, PUT (the key or the nail into the jar), USE dispenser ON jar, USE bottle cleaner ON jar,
     OPEN (the door, with the derusted key in the inventory), movement; teleport "shed".
     Observation: standard text observation; the key's rust shows in its name, the jar's
     contents by name (the mixture's proportions are in its name).
@@ -126,7 +127,7 @@ class CombinatorialChemistry(Scenario):
     agent has left through the opened door (Easy and Normal max 12, Challenge 13). Failure: the
     key is etched ETCH_LIMITS times (1 in Easy, 8 otherwise; stated in the task text) and ruined.
     Difficulty knobs: Easy: a single-substance remedy (A-D, drawn per instance), 100 steps, the key is
-    ruined by its first wrong soak, and a rusted nail (3 etchings, reacting as the key does) is the
+    ruined by its first wrong soak, and a rusted nail (2 etchings, reacting as the key does) is the
     probe; Normal: 3 dispensers, 250 possible remedies; Challenge: 4 dispensers, 862.
     Registered ids: discoverylab/CombinatorialChemistry-Easy-v0,
     discoverylab/CombinatorialChemistry-Normal-v0, discoverylab/CombinatorialChemistry-Challenge-v0.

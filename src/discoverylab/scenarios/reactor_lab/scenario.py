@@ -97,7 +97,8 @@ class ReactorLab(Scenario):
     frequency = a * x^2 + b * x + c (a in 10..19, b in 20..39, c in 20..849), properties in 5..20,
     the known crystals' key values spanning at least half of all five's.
     The seed picks the property (drawn per instance), the coefficients and the crystals. Radiation readings
-    are noisy and include the radiation of crystals near the meter.
+    include the radiation of crystals near the meter; Easy's add a random background (the
+    two-room lab is shielded, so a crystal read alone there shows its own radiation).
     Registered ids: discoverylab/ReactorLab-Easy-v0, discoverylab/ReactorLab-Normal-v0,
     discoverylab/ReactorLab-Challenge-v0.
     """
