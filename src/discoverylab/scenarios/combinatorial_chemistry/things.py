@@ -310,4 +310,5 @@ class RustyNail(RustedKey):
     def __init__(self, world: World, remedy: Recipe, etch_limit: int = NAIL_ETCH_LIMIT) -> None:
         super().__init__(world, remedy, key_id=-1, etch_limit=etch_limit)
         self.type = "nail"
+        self.sprite = "stick"  # the renderer's thin rod (no nail painter of its own)
         self._rename()
