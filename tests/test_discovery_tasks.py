@@ -23,15 +23,7 @@ def test_oracle_solves_discovery_task(task: str, difficulty: str, seed: int, req
 
 
 # Instances the oracle is known to miss (strict: fixing the oracle turns these into failures).
-ORACLE_MISSES = {
-    ("ReactorLab", "challenge", 2): "the oracle's frequency search burns the last unknown reactor out of presses "
-    "(27/29); it misses ~1 in 40 Challenge instances (seed 38 before issue #20 redrew the answers). "
-    "For the Reactor Lab theme.",
-    ("ReactorLab", "challenge", 8): "radiation key: the oracle's quadratic fit reports coefficients off the gold "
-    "(11.8 x^2 + 25 x + 224.7 against 20 and 256); for the Reactor Lab theme.",
-    ("ReactorLab", "challenge", 9): "radiation key: the oracle's reported coefficients miss gold facts; for the "
-    "Reactor Lab theme.",
-}
+ORACLE_MISSES: dict[tuple[str, str, int], str] = {}  # none since issue 21 (Reactor Lab Challenge 2, 8, 9)
 
 
 @pytest.mark.slow

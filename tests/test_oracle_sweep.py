@@ -7,12 +7,9 @@ sample: a few seeds per task and difficulty, always including the seeds that onc
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from bench_loader import load_benchmark
-from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.registry import all_tasks
 
 SWEEP = load_benchmark("oracle_sweep.py", "oracle_sweep_benchmark")
@@ -20,33 +17,16 @@ SWEEP = load_benchmark("oracle_sweep.py", "oracle_sweep_benchmark")
 ONCE_FAILED = {
     "PickAndGiveTest": (34, 91),  # out of steps: the recipient out of sight from the item's table
     "SearchTest": (43, 55, 87),  # Explorer.sweep stuck beside an unreachable viewpoint
-    "ReactorLab": (10, 33, 38, 50, 65, 75, 96),  # Challenge burnt out (38, 65, 75); Easy reports
+    # Challenge burnt out (2, 38, 65, 75) or radiation fits off (8, 9, 11, 18, 32); Easy reports
+    "ReactorLab": (2, 8, 9, 10, 11, 18, 32, 33, 38, 50, 65, 75, 96),
     "CombinatorialChemistry": (26, 32, 35),  # Challenge reports (before the etching redesign)
     "RocketScience": (58,),  # Challenge report (a number off)
 }
 SAMPLE = (0, 17, 42)
 PAIRS = [(t, d) for t, cls in all_tasks().items() for d in cls.difficulties]
-# Known and reported, not fixed here (the episodes succeed; a number of the report is off):
-# - Reactor Lab Challenge on radiation instances: the oracle fits a quadratic to noisy radiation
-#   readings (shown to 0.01) and misses the gold b or c by more than the 6% the mechanical check
-#   allows on 9 of the 20 radiation seeds in 0-99 (60 repeats per crystal instead of 8 still miss 2);
-# - Rocket Science Challenge: the gold states int(litres), the oracle round(litres) (seed 58: 6 vs
-#   7; the question allows +/- 2 L, the check 6%).
-NUMBERS_ONLY = {("ReactorLab", "challenge"), ("RocketScience", "challenge")}
-
-
-def _excused(task: str, difficulty: str, seed: Any, problem: str) -> bool:
-    """A successful episode whose report misses only numbers, on the pairs above."""
-    if (task, difficulty) not in NUMBERS_ONLY or not problem.startswith("report lacks"):
-        return False
-    missing = problem.removeprefix("report lacks ").strip("[]").replace("'", "").split(", ")
-    if not all(m.replace(".", "", 1).isdigit() for m in missing):
-        return False
-    if task == "ReactorLab":
-        env = DiscoveryWorldEnv(task, difficulty)
-        env.reset(**({"seed": seed} if isinstance(seed, int) else {"options": {"instance": seed}}))
-        return env.scenario.key == "radiation"  # type: ignore[union-attr]
-    return True
+# No excuses left (issue 21): Reactor Lab Challenge's radiation fits missed b or c by more than 6%
+# on 9 of 20 radiation seeds until the shielded lab let the oracle read each crystal exactly, and
+# Rocket Science Challenge's gold stated int(litres) where the oracle reports round(litres).
 
 
 @pytest.mark.parametrize(("task", "difficulty"), PAIRS)
@@ -61,17 +41,8 @@ def _check_pair(task: str, difficulty: str, seeds: list[int], sealed: int = 0) -
         SWEEP.play(task, difficulty, SWEEP.make_instance(task, difficulty, "test", i, SWEEP.DEMO_KEY), f"test {i}")
         for i in range(sealed)
     ]  # fmt: skip
-    failed = [
-        o for o in outcomes
-        if o.problem and not (o.success and _excused(task, difficulty, _seed(task, difficulty, o.label), o.problem))
-    ]  # fmt: skip
+    failed = [o for o in outcomes if o.problem]
     assert not failed, [f"{o.label}: {o.problem}" for o in failed]
-
-
-def _seed(task: str, difficulty: str, label: str) -> Any:
-    """A raw seed, or the sealed Instance a "test i" label names."""
-    kind, number = label.split()
-    return int(number) if kind == "seed" else SWEEP.make_instance(task, difficulty, "test", int(number), SWEEP.DEMO_KEY)
 
 
 @pytest.mark.parametrize(("task", "difficulty"), PAIRS)
@@ -93,6 +64,3 @@ def test_the_sweep_table_reports_failures() -> None:
     assert row["successes"] == 1 and row["episodes"] == 2 and row["facts_stated"] == "1/1"
     assert row["failures"] == ["seed 2: status ok, 100 steps, not successful"]
     assert SWEEP.parse_seeds("0-2,34") == [0, 1, 2, 34]
-    assert not _excused("ReactorLab", "easy", 1, "report lacks ['34']")
-    assert not _excused("RocketScience", "challenge", 1, "report lacks ['fuel']")
-    assert _excused("RocketScience", "challenge", 58, "report lacks ['6']")

@@ -35,6 +35,8 @@ class Driver(EnvDriver):
         assert isinstance(self.scenario, CombinatorialChemistry)
         if remedy is not None:  # a test that needs a known recipe sets it (seeds draw from 250)
             self.scenario.remedy = self.scenario.key.remedy = dict(remedy)
+            if self.scenario.nail is not None:
+                self.scenario.nail.remedy = dict(remedy)
 
     def dip(self) -> str:
         """Put the key into the jar for one step and take it out: its name while it soaked."""
@@ -199,15 +201,48 @@ def test_each_step_in_a_wrong_substance_etches_the_key_until_it_is_ruined() -> N
     assert "After 8 etchings the key is ruined" in d.scenario.description()
 
 
-def test_the_easy_key_takes_two_etchings() -> None:
-    d = Driver("easy", remedy={"Substance D": 1}, max_steps=60)
-    d.take_key_and_jar()
-    d.take_key_out_and("A")
+def test_the_easy_key_takes_no_wrong_soak_and_the_nail_reads_the_reaction() -> None:
+    """Easy (issue 21): the nail is the instrument (one reading, a second wrong soak ruins it, the
+    task goes on); the key's first wrong soak ruins it and ends the task."""
+    d = Driver("easy", remedy={"Substance C": 1}, max_steps=80)
+    s = d.scenario
+    nail = s.nail
+    assert nail is not None and nail.name == "rusted nail (heavily rusted)" and nail.type == "nail"
+    d.go_to(nail)
+    assert d.do("PICKUP", nail) == "I picked up the rusted nail (heavily rusted)."
+    d.go_to(s.jar)
+    d.do("PICKUP", s.jar)
+    d.dispense("A", "B", "B", "C", "C", "C")
+    assert d.do("PUT", nail, s.jar).startswith("I put")
+    assert "rust reacting at 80%" in nail.name and not d.terminated  # C: 3 / sqrt(14)
+    d.do("PICKUP", nail)
+    d.clean()
+    d.dispense("A")
+    d.do("PUT", nail, s.jar)
+    assert nail.name == "ruined nail (etched through)" and not d.terminated
+    d.do("PICKUP", nail)
+    d.go_to(s.key)
+    d.do("PICKUP", s.key)
     d.dip()
-    assert not d.terminated
-    d.dip()
-    assert d.terminated and not d.scenario.scorecard.success
-    assert "After 2 etchings the key is ruined" in d.scenario.description()
+    assert d.terminated and not s.scorecard.success and s.key.name == "ruined key (etched through)"
+    assert "a single etching ruins it" in s.description() and "ruined after 2 etchings" in s.description()
+
+
+def test_a_derusted_nail_opens_nothing() -> None:
+    d = Driver("easy", remedy={"Substance B": 1}, max_steps=80)
+    s = d.scenario
+    assert s.nail is not None
+    d.go_to(s.nail)
+    d.do("PICKUP", s.nail)
+    d.go_to(s.jar)
+    d.do("PICKUP", s.jar)
+    d.dispense("B")
+    d.do("PUT", s.nail, s.jar)
+    d.do("PICKUP", s.nail)
+    assert s.nail.name == "nail (no rust)" and s.key.rusted
+    s.player.world.place(s.player, s.door.x, s.door.y - 1)
+    d.do("ROTATE_DIRECTION", "south")
+    assert d.do("OPEN", s.door) != "I opened the door."
 
 
 def test_only_the_derusted_key_opens_the_door_and_leaving_wins() -> None:
@@ -330,7 +365,16 @@ def test_the_key_reacts_to_the_generated_remedy_only(difficulty: str, seed: int)
     else:  # one measure too many of one ingredient
         near_miss = [letters[0], *letters]
     d.take_key_out_and(*near_miss)
-    assert "rust reacting at" in d.dip() and d.scenario.key.props["rusted"]
+    if difficulty == "easy":  # the key takes no wrong soak: the nail shows the reaction
+        nail = d.scenario.nail
+        assert nail is not None
+        d.go_to(nail)
+        d.do("PICKUP", nail)
+        d.do("PUT", nail, d.scenario.jar)
+        assert "rust reacting at 0%" in nail.name and nail.props["rusted"]
+        d.do("PICKUP", nail)
+    else:
+        assert "rust reacting at" in d.dip() and d.scenario.key.props["rusted"]
     assert d.clean() == "You clean the jar of all substances."
     d.take_key_out_and(*letters)
     assert d.dip() == "key (no rust)" and not d.scenario.key.props["rusted"]

@@ -10,10 +10,11 @@ from discoverylab.scenarios.combinatorial_chemistry.scenario import EASY_REMEDIE
 from discoverylab.scenarios.combinatorial_chemistry.things import SUBSTANCE_NAMES
 from discoverylab.scoring.answer_sheet import Choice, Field, Form, Numbers, Tolerance
 
-# Best blind answers. Easy: each block of five seeds holds Substance C twice (2/5). Normal: 2 or 3
-# of 3 substances, 3 or 4 parts: 1:1:1 comes up with probability 1/2 * 1/2. Challenge: the same
-# over 4 substances: 1:1:1 on one given triple, 1/4 * 1/4.
-CHANCE = {"easy": EASY_REMEDIES.count("Substance C") / len(EASY_REMEDIES), "normal": 1 / 4, "challenge": 1 / 16}
+# Best blind answers (issue 21). Easy: one of four substances, drawn uniformly: 1/4. Normal and
+# Challenge: the remedy is uniform over 250 / 862 distinct reduced recipes, and no two of them
+# point the same way; compared as proportions within 0.01, one answer halfway between two close
+# recipes matches both, and none matches more (checked over the whole space): 2/250 and 2/862.
+CHANCE = {"easy": 1 / len(EASY_REMEDIES), "normal": 2 / 250, "challenge": 2 / 862}
 
 
 def _names(difficulty: str) -> tuple[str, ...]:

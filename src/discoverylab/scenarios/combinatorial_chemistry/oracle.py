@@ -7,9 +7,10 @@ gives how many it survives). So the key is dipped only into chosen probes and ta
 * Normal / Challenge: each dispenser's substance alone. A pure substance's reaction is its share
   of the remedy (the remedy's proportions, normalised); the remedy is the simplest whole-number
   recipe whose reactions round to the ones read. One probe per dispenser: 3 or 4 etchings.
-* Easy (the task text says the remedy is one chemical): one mixture of 1, 2, 3 ... parts of all
-  but the last substance; its reaction names the part of the remedy, 0% the last substance.
-  One etching.
+* Easy (the task text says the remedy is one chemical, and the key takes no wrong soak): the
+  rusted nail, which reacts as the key does, is dipped into one mixture of 1, 2, 3 ... parts of
+  all but the last substance; its reaction names the part of the remedy, 0% the last substance.
+  One etching of the nail.
 
 Then the jar is cleaned, the remedy dispensed with the key out of the jar, and the key dipped: it
 comes out clean. Dispensers not yet used are used once (the procedure the scorecard asks for),
@@ -75,6 +76,7 @@ class ChemistryBench:
         self.used: set[str] = set()
         self.cleaned = False
         self.key = 0
+        self.nail = 0  # Easy's probe (0: the probes use the key)
         self.jar = 0
         self.remedy: Recipe = {}  # the mixture in the jar when the key came out clean
 
@@ -91,11 +93,11 @@ class ChemistryBench:
                 out[match[1]] = s.uuid
         return dict(sorted(out.items()))
 
-    def key_name(self) -> str:
+    def key_name(self, uuid: int = 0) -> str:
         for entry in self.ex.obs["inventoryObjects"]:
-            if entry["uuid"] == self.key:
+            if entry["uuid"] == (uuid or self.key):
                 return str(entry["name"])
-        raise ot.OracleFailure("the key is no longer in the inventory")
+        raise ot.OracleFailure("the key (or nail) is no longer in the inventory")
 
     def key_level(self) -> int:
         return rust_level(self.key_name())
@@ -146,21 +148,22 @@ class ChemistryBench:
                 yield from self.dispense(substance)
         return self.ex.obs
 
-    def soak(self) -> Generator[ot.Action, ot.Obs, int]:
-        """Dip the key into the jar for one step and take it out: the reaction in percent
-        (100 when the rust came off)."""
-        yield from self.ex.checked(ot.act("PUT", self.key, self.jar))
-        name = self.key_name()
-        yield from self.ex.checked(ot.act("PICKUP", self.key))
-        if rust_level(name) == 0:
+    def soak(self, item: int = 0) -> Generator[ot.Action, ot.Obs, int]:
+        """Dip the key (or `item`) into the jar for one step and take it out: the reaction in
+        percent (100 when the rust came off)."""
+        item = item or self.key
+        yield from self.ex.checked(ot.act("PUT", item, self.jar))
+        name = self.key_name(item)
+        yield from self.ex.checked(ot.act("PICKUP", item))
+        if rust_level(name) == 0 and item == self.key:
             self.remedy = reduce_recipe(self.jar_contents)
             return 100
         match = _REACTION.search(name)
         return int(ot.need(match, f"the key's reaction in {name!r}")[1])
 
-    def probe(self, recipe: Recipe) -> Generator[ot.Action, ot.Obs, int]:
+    def probe(self, recipe: Recipe, item: int = 0) -> Generator[ot.Action, ot.Obs, int]:
         yield from self.make(recipe)
-        return (yield from self.soak())
+        return (yield from self.soak(item))
 
     def search(self) -> ot.Steps:
         """Probe, infer the remedy, make it and dip the key."""
@@ -168,7 +171,7 @@ class ChemistryBench:
         if self.singles_only:
             weights = {name: i + 1 for i, name in enumerate(substances[:-1])}
             norm = math.sqrt(sum(w * w for w in weights.values()))
-            reading = yield from self.probe(weights)
+            reading = yield from self.probe(weights, self.nail)
             matches = [n for n, w in weights.items() if round(100 * w / norm) == reading]
             remedy = {matches[0] if matches else substances[-1]: 1}
         else:
@@ -210,6 +213,10 @@ def solve_chemistry(obs: ot.Obs) -> Generator[ot.Action, ot.Obs, KnowledgeReport
     bench.key, bench.jar = key.uuid, jar.uuid
     yield from bench.look_around()
     yield from ex.take(key.uuid)
+    nail = bench.sighting(lambda n: n.startswith("rusted nail"))
+    if nail is not None:
+        bench.nail = nail.uuid
+        yield from ex.take(nail.uuid)
     yield from ex.take(jar.uuid)
     yield from bench.search()
     for substance in bench.dispensers():  # the rest of the procedure: every dispenser, the cleaner

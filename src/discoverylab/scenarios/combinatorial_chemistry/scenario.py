@@ -10,11 +10,13 @@ from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.combinatorial_chemistry.oracle import solve_chemistry
 from discoverylab.scenarios.combinatorial_chemistry.things import (
     ETCH_LIMITS,
+    NAIL_ETCH_LIMIT,
     SUBSTANCE_NAMES,
     BottleCleaner,
     ChemicalDispenser,
     Recipe,
     RustedKey,
+    RustyNail,
     Substance,
     recipe_text,
     remedy_space,
@@ -56,6 +58,13 @@ def _etching(limit: int) -> str:
         f"spends there also etches the key. After {limit} etchings the key is ruined and will no longer fit the "
         "lock, which ends the task unsuccessfully. \n"
     )
+_EASY_ETCHING = (
+    "7. Rust removers are strong chemicals. While a rusted object sits in a chemical that does not remove its rust, "
+    "its name shows how strongly that chemical reacts with the rust (as a percentage), but every step it spends "
+    "there also etches it. The key is worn thin: a single etching ruins it and it will no longer fit the lock, which "
+    "ends the task unsuccessfully. A rusted nail from the same batch of iron lies in the shed: it reacts to the "
+    f"chemicals exactly as the key does, and it is ruined after {NAIL_ETCH_LIMIT} etchings. \n"
+)
 TASK_TEXT = {
     "easy": _INTRO
     + "You remember one of the other colonists mentioning that one of the chemicals in the shed is a rust remover, "
@@ -70,7 +79,7 @@ TASK_TEXT = {
     "5. Placing the rusted key into the jar will automatically apply the chemical in that jar to the key.  If the "
     "chemical is correct, the rust will be removed, though it may take up to 2 steps for this to happen. \n"
     "6. If you need to clean the jar of chemicals to try a new chemical, use the bottle cleaner on the jar. \n"
-    + _etching(ETCH_LIMITS["easy"])
+    + _EASY_ETCHING
     + _LEAVE,
     "normal": _INTRO
     + "You remember one of the other colonists mentioning that some combination of the chemicals in the shed could "
@@ -105,8 +114,9 @@ class CombinatorialChemistry(Scenario):
     similarity of the proportions), lightens it ("heavily" -> "moderately" -> "lightly rusted",
     >= 0.33 / >= 0.66; rust never comes back) and etches the key once per step. The remedy is
     one substance (Easy) or 2-3 substances in 1-6 parts each (Normal, Challenge). Only a
-    derusted key opens the door.
-    Actions: PICKUP, PUT (the key into the jar), USE dispenser ON jar, USE bottle cleaner ON jar,
+    derusted key opens the door. Easy: a rusted nail on the floor reacts exactly as the key does
+    but opens nothing; it is the probe, since the key is ruined by its first wrong soak.
+    Actions: PICKUP, PUT (the key or the nail into the jar), USE dispenser ON jar, USE bottle cleaner ON jar,
     OPEN (the door, with the derusted key in the inventory), movement; teleport "shed".
     Observation: standard text observation; the key's rust shows in its name, the jar's
     contents by name (the mixture's proportions are in its name).
@@ -115,9 +125,10 @@ class CombinatorialChemistry(Scenario):
     (not in Easy), Place key in jar /1, Key is not rusted /3 (3 minus the rust level), Agent is
     outside /1 (outside the shed after its door was opened). Success: the key is derusted and the
     agent has left through the opened door (Easy and Normal max 12, Challenge 13). Failure: the
-    key is etched ETCH_LIMITS times (2 in Easy, 8 otherwise; stated in the task text) and ruined.
-    Difficulty knobs: Easy: a single-substance remedy (A-D, drawn per instance), 100 steps, the key takes 2
-    etchings; Normal: 3 dispensers, 250 possible remedies; Challenge: 4 dispensers, 862.
+    key is etched ETCH_LIMITS times (1 in Easy, 8 otherwise; stated in the task text) and ruined.
+    Difficulty knobs: Easy: a single-substance remedy (A-D, drawn per instance), 100 steps, the key is
+    ruined by its first wrong soak, and a rusted nail (2 etchings, reacting as the key does) is the
+    probe; Normal: 3 dispensers, 250 possible remedies; Challenge: 4 dispensers, 862.
     Registered ids: discoverylab/CombinatorialChemistry-Easy-v0,
     discoverylab/CombinatorialChemistry-Normal-v0, discoverylab/CombinatorialChemistry-Challenge-v0.
     """
@@ -147,6 +158,10 @@ class CombinatorialChemistry(Scenario):
             layout.table_with(world, SHED_X + 1 + i, SHED_Y + 1, item)
         self.key = RustedKey(world, self.remedy, DOOR_KEY_ID, etch_limit=ETCH_LIMITS[self.difficulty])
         world.place(self.key, SHED_X + 1, SHED_Y + 2)
+        self.nail: RustyNail | None = None
+        if self.difficulty == "easy":  # the probe: the key itself takes no wrong soak (issue 21)
+            self.nail = RustyNail(world, self.remedy)
+            world.place(self.nail, SHED_X + 3, SHED_Y + 2)
         for x in range(17, world.size):
             layout.ground(world, "path", x, 15)
         for x, y in TREES:

@@ -45,10 +45,13 @@ RUST_WORDS = {3: "heavily rusted", 2: "moderately rusted", 1: "lightly rusted"}
 # PARTS_MAX parts per substance, near misses reach 0.99 too: only exact proportions derust.
 RUST_THRESHOLDS = ((0.99, 0), (0.66, 1), (0.33, 2))
 PARTS_MAX = 6  # Normal/Challenge remedies: 1..PARTS_MAX parts of each of their substances
-# Soaks in a wrong substance the key survives (see RustedKey). Easy: one probe tells which of
-# the four substances it is, a second wrong soak ruins it. Normal/Challenge: one probe per
-# dispenser (3 or 4) gives the remedy; 8 leaves twice that.
-ETCH_LIMITS = {"easy": 2, "normal": 8, "challenge": 8}
+# Soaks in a wrong substance the key survives (see RustedKey). Easy: none (a blind guess is one of
+# four); its instrument is the rusted nail, which survives one wrong soak and shows the reaction
+# as the key does: one mixture of 1, 2 and 3 parts of A, B and C names the remedy, while pure
+# soaks (derusted or not) rule out two of four. Normal/Challenge: one probe per dispenser (3 or 4)
+# gives the remedy; 8 leaves twice that.
+ETCH_LIMITS = {"easy": 1, "normal": 8, "challenge": 8}
+NAIL_ETCH_LIMIT = 2
 
 
 def reduce_recipe(counts: dict[str, int]) -> Recipe:
@@ -231,6 +234,7 @@ class RustedKey(Key):
     """
 
     needs_tick = True
+    noun = "key"
 
     def __init__(self, world: World, remedy: Recipe, key_id: int, etch_limit: int = ETCH_LIMITS["normal"]) -> None:
         super().__init__(world, "rusted key (heavily rusted)", "key", [material("metal")], key_id=key_id)
@@ -256,14 +260,15 @@ class RustedKey(Key):
         return f"{self.name}, etched {self.etched} of {self.etch_limit} times it can take"
 
     def _rename(self) -> None:
+        noun = self.noun
         if self.ruined:
-            name = "ruined key (etched through)"
+            name = f"ruined {noun} (etched through)"
         elif not self.rusted:
-            name = "key (no rust)"
+            name = f"{noun} (no rust)"
         elif self.reaction is None:
-            name = f"rusted key ({RUST_WORDS[self.rust_level]})"
+            name = f"rusted {noun} ({RUST_WORDS[self.rust_level]})"
         else:
-            name = f"rusted key ({RUST_WORDS[self.rust_level]}, rust reacting at {self.reaction}%)"
+            name = f"rusted {noun} ({RUST_WORDS[self.rust_level]}, rust reacting at {self.reaction}%)"
         if name != self.name:
             self.name = name
         self.text_changed()
@@ -292,4 +297,18 @@ class RustedKey(Key):
         self.rust_level = min(self.rust_level, max(1, rust_level_for(similarity)))
         self.reaction = reaction_percent(similarity)
         self.etched += 1
+        self._rename()
+
+
+class RustyNail(RustedKey):
+    """Easy's probe (issue 21): a nail rusted like the key, which reacts to a soak as the key does
+    (the remedy derusts it; anything else shows its reaction and etches it) but opens nothing.
+    It takes NAIL_ETCH_LIMIT etchings; the key takes one, so the key is for the answer only."""
+
+    noun = "nail"
+
+    def __init__(self, world: World, remedy: Recipe, etch_limit: int = NAIL_ETCH_LIMIT) -> None:
+        super().__init__(world, remedy, key_id=-1, etch_limit=etch_limit)
+        self.type = "nail"
+        self.sprite = "stick"  # the renderer's thin rod (no nail painter of its own)
         self._rename()

@@ -85,7 +85,8 @@ class Proteomics(Scenario):
     species measured), Move flag to correct location /1. The task ends when the flag lies on
     the ground within 2 tiles (Euclidean) of a statue (Easy: exactly one tile west of one):
     successfully iff it is the outlier species' statue. A wrong statue ends the task
-    unsuccessfully. Knowledge: which species is the outlier, and that the others cluster.
+    unsuccessfully. Knowledge: which species is the outlier (with its values and the centre),
+    and that the other species cluster (they are not named: all five are in every instance).
     Difficulty knobs: Easy 3 species in one room, animals still, 2 proteins; Normal 5 species
     over the map, wandering, 2 proteins; Challenge as Normal with 3 proteins. The seed picks the
     outlier species, the data, and the statue and animal spots.
@@ -227,15 +228,17 @@ class Proteomics(Scenario):
         )
         name = self.answer.name
         card.critical_hypotheses.append(HYPOTHESIS.format(name=name))
-        others = [sp.name for sp in self.species if sp is not self.answer]
         shown = ", ".join(f"{k} {v:.2f}" for k, v in self.values[name].items())
         centre = ", ".join(f"{v:.2f}" for v in self.data.center)
         card.ask(
             QUESTION.format(name=name),
             f"The {name} is the outlier species: its protein values ({shown}) lie about 0.5 from the centre "
             f"({centre}) of the cluster.",
-            f"The other species ({', '.join(others)}) all have protein values within about 0.1 of that centre, "
-            "so they cluster together.",
+            # The others are not named: every Normal/Challenge instance has all five species, so
+            # naming them made every gold fact share one bag of words whatever the outlier
+            # (a fixed report beat chance, issue 21); the outlier's values and the centre are the
+            # instance's own.
+            "The other species all have protein values within about 0.1 of that centre, so they cluster together.",
         )
         self.measured: dict[str, int] = {}  # species -> uuid of the first individual measured
 

@@ -76,6 +76,7 @@ class ReactorOracle:
         self.chosen: Candidate | None = None
         self.points: dict[str, float] = {}
         self.approximate: set[str] = set()  # crystals whose frequency is known only within 2 Hz
+        self.alone = False  # radiation read with each crystal alone (no carried crystals near)
         self._note(obs)
 
     # ---- observation bookkeeping ------------------------------------------------------------
@@ -139,6 +140,9 @@ class ReactorOracle:
         reactors = [Reactor(e["uuid"]) for e in self.named("crystal reactor")]
         yield from self.read_known(reactors)
         yield from self.measure()
+        lab = next((p for p in self.ex.obs.get("teleportLocations", []) if "instruments" in p), None)
+        if place is not None and lab is not None and not self.easy:
+            yield from self.radiation_alone(lab, place)
         for name, uuid in self.home.items():
             yield from self.go_to(uuid)
             yield from self.act(ot.act("PUT", self.crystal_uuid(name), uuid))
@@ -154,7 +158,7 @@ class ReactorOracle:
             n for n, f in self.points.items() if f > 0 and n in chosen.values and n not in self.approximate
         )
         xs = np.array([chosen.values[n] for n in names])
-        if chosen.name == "radiation":
+        if chosen.name == "radiation" and not self.alone:
             # Measured among the carried crystals, each reading also holds the others at a
             # quarter of their strength (sources weigh 1/(distance + 2)^2); the blank holds all
             # of them at a quarter, so a blank-corrected reading is 3/4 of the crystal's own.
@@ -221,6 +225,39 @@ class ReactorOracle:
                 for crystal in [*crystals, blank]:
                     yield from self.read(tool, crystal)
 
+    def radiation_alone(self, lab: str, away: str) -> Gen:
+        """Radiation read with one crystal at a time: the others wait on the floor at `away`
+        (beyond the meter's 5x5 window) while the crystal is read at `lab`; the meter read on
+        itself there is the blank. In a shielded lab (no random background, as the repeats
+        show) this is each crystal's own radiation to the display's 0.01, where carried
+        crystals add a quarter of theirs, and rounding, to every reading."""
+        meter = next((e for e in self.inventory() if e["name"] == "radiation meter"), None)
+        series = self.readings.get("radiation", {})
+        if meter is None or any(len(set(v)) > 1 for v in series.values()):
+            return  # no meter, or a noisy one: the blank-corrected means stay
+        crystals = self.inventory("quantum crystal")
+        yield from self.act(ot.act("TELEPORT_TO_LOCATION", away))
+        for crystal in crystals:
+            yield from self.act(ot.act("DROP", crystal["uuid"]))
+        yield from self.act(ot.act("TELEPORT_TO_LOCATION", lab))
+        blank = yield from self.level(meter, meter)
+        alone: dict[str, list[float]] = {}
+        for crystal in crystals:
+            yield from self.act(ot.act("TELEPORT_TO_LOCATION", away))
+            yield from self.act(ot.act("PICKUP", crystal["uuid"]))
+            yield from self.act(ot.act("TELEPORT_TO_LOCATION", lab))
+            alone[crystal["name"]] = [round((yield from self.level(meter, crystal)) - blank, 2)]
+            yield from self.act(ot.act("TELEPORT_TO_LOCATION", away))
+            yield from self.act(ot.act("DROP", crystal["uuid"]))
+        for crystal in crystals:
+            yield from self.act(ot.act("PICKUP", crystal["uuid"]))
+        self.readings["radiation"], self.alone = alone, True
+
+    def level(self, meter: dict[str, Any], target: dict[str, Any]) -> Gen:
+        obs = yield from self.act(ot.act("USE", meter["uuid"], target["uuid"]))
+        pattern = READINGS["radiation meter"][0][1]
+        return float(ot.need(re.search(pattern, obs["lastActionMessage"]), "a radiation reading")[1])
+
     def read(self, tool: dict[str, Any], crystal: dict[str, Any]) -> Gen:
         """One reading; returns whether it differs from this instrument's previous one."""
         obs = yield from self.act(ot.act("USE", tool["uuid"], crystal["uuid"]))
@@ -279,8 +316,13 @@ class ReactorOracle:
                 reactor, crystal, [*predictions.values(), *alternatives], candidates, points, degree
             )
             if chosen is None:  # the property that predicted this crystal best is the one
+                # Best by likelihood (a Gaussian's -log): a vague prediction near the value must
+                # not beat a sharp one on it (seed 2 Challenge chose noisy radiation, +/-114 Hz,
+                # over the exact temperature, and burnt the next reactor out).
+                floor = self.tolerance if crystal in self.approximate else 0.3
                 scored = [
-                    (min(abs(p[0] - found) / max(p[1], 0.3) for p in options), c.name) for c in candidates
+                    (min(0.5 * ((p[0] - found) / (s := math.hypot(p[1], floor))) ** 2 + math.log(s)
+                         for p in options), c.name) for c in candidates
                     if (options := [p for simplest in (True, False)
                                     if (p := c.predict(points, degree, crystal, simplest)) is not None])
                 ]  # fmt: skip
@@ -330,7 +372,8 @@ class ReactorOracle:
                 wider = [p for c in pool if (p := c.predict(points, degree, crystal)) is not None]
                 for value, spread in wider:
                     search.add(value, widen * max(spread, 1.0), 1 / len(wider))
-        if self.ex.completed:
+        if self.ex.completed:  # ran (and ended the task) before the exact value showed: not a fit point
+            self.approximate.add(crystal)  # (Easy seed 81 fitted 2263.0 for 2262.06: "offset 1.2")
             return self.setting()[0] if self.ex.obs["dialog_box"].get("is_in_dialog") else 0.0
         if not self.ex.obs["dialog_box"].get("is_in_dialog"):
             yield from self.act(ot.act("TALK", reactor.uuid))

@@ -260,8 +260,9 @@ class RocketScience(Scenario):
             card.ask(f"Does it clearly eliminate fuel type {much} as its density is to low and would require more "
                      "fuel than what the rocket can hold?", f"Fuel {much} would need more than 10,000 L.")  # fmt: skip
             card.ask(f"Does it clearly state what fuel type to use {a} (between A,B,C)?", f"Use fuel {a}.")
-            card.ask(f"Does it clearly state the amount needed of fuel type {a} is approximately {int(self.litres)} "
-                     "liters? (plus or minus 2 liters)", f"About {int(self.litres)} L of fuel {a}.")  # fmt: skip
+            litres = round(self.litres)  # nearest litre: the check's 6% must not hinge on truncation
+            card.ask(f"Does it clearly state the amount needed of fuel type {a} is approximately {litres} "
+                     "liters? (plus or minus 2 liters)", f"About {litres} L of fuel {a}.")  # fmt: skip
 
     def description(self) -> str:
         diff = self.difficulty
