@@ -277,7 +277,8 @@ class RayPool:
             job_id, job = self._queue.pop(0)
             actor = self._idle.pop()
             self._busy[actor.run.remote(job)] = (job_id, actor, time.monotonic())
-        wanted = min(len(self._queue), self._size - len(self._busy) - len(self._idle) - len(self._starting))
+        wanted = min(len(self._queue) - len(self._starting),
+                     self._size - len(self._busy) - len(self._idle) - len(self._starting))
         for _ in range(max(0, wanted)):
             actor = self._actor_class.remote(self._run_one)
             self._starting[actor.ready.remote()] = actor  # type: ignore[attr-defined]
