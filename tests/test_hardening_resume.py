@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,7 +17,9 @@ from typer.testing import CliRunner
 
 from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench import records
+from discoverylab.bench.pool import LocalPool
 from discoverylab.bench.runner import make_jobs, parse_seeds, run_bench, run_config
+from discoverylab.bench.runs import execute
 from discoverylab.cli import app
 from discoverylab.llm.client import ENV_REQUEST_TIMEOUT
 from llm_scripted_server import Scripted, ScriptedLLMServer, chat_reply, error_body
@@ -149,3 +152,23 @@ def test_a_hanging_judge_cannot_cost_the_episode_its_record(tmp_path: Path, scri
     _kept(record, log)
     assert "--episode-timeout" in (record.knowledge_error or "")
     assert record.seconds < 10.0
+
+
+# --------------------------------------------------------------------------- the circuit breaker
+
+
+BREAKER_STATUSES = ["llm_error", "llm_error", "agent_error", "llm_error", "llm_error", "ok"]
+
+
+def _status_job(job: int) -> SimpleNamespace:
+    return SimpleNamespace(status=BREAKER_STATUSES[job], error="injected")
+
+
+def test_an_agent_error_episode_shows_the_endpoint_answers(tmp_path: Path) -> None:
+    """An `agent_error` episode got replies (garbage ones), so it breaks a run of `llm_error`s.
+    Before: it did not, and a garbage model's episodes redone on resume behind a flaky server
+    tripped the breaker on every resume (the chaos benchmark never got past them)."""
+    outcome = execute(range(len(BREAKER_STATUSES)), lambda j: j, _status_job, lambda j, s, m: None, {},  # type: ignore[arg-type,return-value]
+                      pool=LocalPool(_status_job, 1), breaker=3)  # fmt: skip
+    assert outcome.breaker_message is None
+    assert [r.status for r in outcome.results] == BREAKER_STATUSES

@@ -11,7 +11,8 @@ took the episode, so a worker's start-up never counts), on the first Ctrl-C
 or SIGTERM (finished episodes stay recorded, the ones in flight are dropped and redone on
 resume; a failure that arrives after the signal is one of its casualties, so it is dropped
 too, never recorded), and at once on a second Ctrl-C. After `breaker` episodes in a row end in
-`llm_error` (a dead server), no further episode starts: `Outcome.breaker_message` says why, and
+`llm_error` (a dead server; an `ok` or `agent_error` episode, whose model answered, starts the
+count again), no further episode starts: `Outcome.breaker_message` says why, and
 the episodes not run are not recorded (a resume runs them). A write that fails (a full disk,
 in the runner or in a worker) stops the run the same way: `Outcome.io_error` says which file
 and why, finished episodes stay recorded and the ones in flight are redone on resume.
@@ -128,7 +129,7 @@ def execute(
         if status == "llm_error":
             llm_failures += 1
             last_llm_error = str(getattr(rec, "error", "") or "")[:300]
-        elif status == "ok":
+        elif status in ("ok", "agent_error"):  # the endpoint answered (agent_error: with garbage)
             llm_failures = 0
         if on_done is not None:
             on_done(rec)
