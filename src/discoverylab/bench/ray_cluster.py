@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -47,16 +48,21 @@ class OwnedCluster:
         args = [sys.executable, "-m", "discoverylab.bench.ray_cluster"]
         if num_cpus is not None:
             args.append(str(num_cpus))
+        # A fresh secret per cluster: Ray >= 2.5x turns token authentication on by itself when
+        # ~/.ray/auth_token exists, and a driver that guessed otherwise could not connect.
+        auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
         # Own session: the runner's Ctrl-C / SIGTERM go to the runner, which decides; the keeper
         # learns of the runner's end from the pipe, whatever signal caused it.
         self.process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+                                        stderr=subprocess.DEVNULL, start_new_session=True,
+                                        env={**os.environ, **auth})  # fmt: skip
         assert self.process.stdout is not None
         line = self.process.stdout.readline().decode("utf-8", "replace").strip()
         if not line.startswith("address "):
             self.stop()
             raise ClusterStartError(f"the local Ray cluster did not start: {line[-800:] or 'the keeper died'}")
         self.address = line.split(" ", 1)[1]
+        _use_auth(auth)
 
     def stop(self, wait: float = 10.0) -> None:
         """Stop the cluster now (the keeper kills every Ray process it holds, then exits)."""
@@ -70,6 +76,20 @@ class OwnedCluster:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def _use_auth(auth: dict[str, str]) -> None:
+    """Make this process's Ray driver present the cluster's token (Ray older than token
+    authentication ignores these variables)."""
+    os.environ.update(auth)
+    if "ray" in sys.modules:  # refresh what Ray read when it was imported (private, best effort)
+        try:
+            from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
+
+            Config.initialize("")
+            getattr(AuthenticationTokenLoader.instance(), "reset_cache", lambda: None)()
+        except Exception:  # noqa: BLE001, S110 - an older Ray: nothing to refresh
+            pass
 
 
 # --------------------------------------------------------------------------- the keeper process
