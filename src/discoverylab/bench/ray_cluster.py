@@ -21,6 +21,7 @@ import ctypes
 import ctypes.util
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -161,8 +162,12 @@ def keeper_main(argv: list[str]) -> int:
         print("error cannot become a child subreaper", flush=True)
         return 1
     port = _free_port()
+    # A private temp dir: `ray start` writes its address to TEMP/ray_current_cluster, and in the
+    # shared /tmp/ray any `ray.init()` on the machine (another user's run, a test) would join us.
+    temp_dir = tempfile.mkdtemp(prefix="dlray-", dir="/tmp")  # short: Ray's socket paths must fit
     command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", f"--port={port}",
-               "--node-ip-address=127.0.0.1", "--include-dashboard=false", "--disable-usage-stats"]  # fmt: skip
+               "--node-ip-address=127.0.0.1", "--include-dashboard=false", "--disable-usage-stats",
+               f"--temp-dir={temp_dir}"]  # fmt: skip
     if argv:
         command.append(f"--num-cpus={int(argv[0])}")
     # A file, not a pipe, for `ray start`'s output: the daemons it leaves behind inherit it, and a
@@ -175,6 +180,7 @@ def keeper_main(argv: list[str]) -> int:
             code = None
         if code != 0:
             kill_descendants()
+            shutil.rmtree(temp_dir, ignore_errors=True)
             output.seek(0)
             tail = output.read().decode("utf-8", "replace").strip().splitlines()[-5:]
             why = f"took over {START_TIMEOUT_S:g} s" if code is None else "failed"
@@ -187,6 +193,7 @@ def keeper_main(argv: list[str]) -> int:
     except OSError:
         pass
     kill_descendants()
+    shutil.rmtree(temp_dir, ignore_errors=True)
     return 0
 
 
