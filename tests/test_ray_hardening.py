@@ -75,21 +75,31 @@ def test_ray_worker_startup_does_not_count_against_the_episode_deadline(fresh_ra
     assert time.monotonic() - started > LOAD_S  # the workers really were slow to start
 
 
-def _marked(mark: str) -> list[int]:
-    """Pids of live processes whose environment carries `mark` (all a run's descendants do)."""
-    found = []
-    needle = f"DISCOVERYLAB_TEST_MARK={mark}".encode()
+def _processes() -> dict[int, tuple[int, str, bytes]]:
+    """pid -> (session id, state, environment) of every process we can read."""
+    found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
             environ = Path(f"/proc/{entry}/environ").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if needle in environ.split(b"\0") and state != "Z":
-            found.append(int(entry))
+        found[int(entry)] = (int(fields[4]), fields[0], environ)
     return found
+
+
+def _marked(mark: str) -> set[int]:
+    """Sessions of the live processes whose environment carries `mark` (the run's processes)."""
+    needle = f"DISCOVERYLAB_TEST_MARK={mark}".encode()
+    return {sid for sid, state, environ in _processes().values() if state != "Z" and needle in environ.split(b"\0")}
+
+
+def _in_sessions(sessions: set[int]) -> list[int]:
+    """Live processes of these sessions. Ray's daemons rename themselves (`ray::DashboardAgent`),
+    which overwrites their /proc environ, so the run's processes are found by session."""
+    return [pid for pid, (sid, state, _) in _processes().items() if sid in sessions and state != "Z"]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -104,33 +114,37 @@ def test_no_ray_process_outlives_the_runner(tmp_path: Path, how: str) -> None:
     args = [sys.executable, "-c", "from discoverylab.cli.main import main; main()", "bench", "--backend", "ray",
             "--suite", "unit", "--agent", "random", "--max-steps", "5", "--seeds", seeds, "--workers", "2",
             "--out", str(tmp_path / "run")]  # fmt: skip
-    runner = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    stderr = tmp_path / "stderr.log"  # a file: a pipe nobody reads would block the runner when full
+    with stderr.open("wb") as sink:
+        runner = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=sink, start_new_session=True)
+    sessions = {runner.pid}
     try:
         results = tmp_path / "run" / "results.jsonl"
         end = time.monotonic() + 240
         while time.monotonic() < end and runner.poll() is None:
-            if len(_marked(mark)) > 3 and (how == "exit" or results.exists() and results.read_text().count("\n") >= 2):
+            sessions |= _marked(mark)  # the runner's, and any its helpers started (the keeper's)
+            if len(_in_sessions(sessions)) > 3 and (how == "exit" or results.exists() and results.read_text().count("\n") >= 2):
                 break
             time.sleep(0.2)
-        assert len(_marked(mark)) > 3, "Ray did not start"  # the runner, the keeper, GCS, raylet, ...
+        assert len(_in_sessions(sessions)) > 3, "Ray did not start"  # the runner, GCS, raylet, agents, ...
         if how == "SIGKILL":
             os.kill(runner.pid, signal.SIGKILL)
         elif how == "SIGTERM":
             os.killpg(runner.pid, signal.SIGTERM)  # as Slurm or systemd would
         code = runner.wait(240)
         if how == "exit":
-            assert code == 0, runner.stderr.read().decode()[-2000:] if runner.stderr else code
-        left = _marked(mark)
+            assert code == 0, stderr.read_text(errors="replace")[-2000:]
+        left = _in_sessions(sessions)
         end = time.monotonic() + 15
         while left and time.monotonic() < end:
             time.sleep(0.25)
-            left = _marked(mark)
+            left = _in_sessions(sessions)
         names = [Path(f"/proc/{pid}/cmdline").read_bytes()[:80] for pid in left if Path(f"/proc/{pid}").exists()]
         assert not left, f"{len(left)} Ray processes outlived the runner by 15 s: {names}"
     finally:
         if runner.poll() is None:
             runner.kill()
-        for pid in _marked(mark):  # never leave them behind, even when the test fails
+        for pid in _in_sessions(sessions):  # never leave them behind, even when the test fails
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
