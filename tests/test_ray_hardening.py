@@ -86,7 +86,7 @@ def _processes() -> dict[int, tuple[int, str, bytes]]:
             environ = Path(f"/proc/{entry}/environ").read_bytes()
         except OSError:
             continue
-        found[int(entry)] = (int(fields[4]), fields[0], environ)
+        found[int(entry)] = (int(fields[3]), fields[0], environ)  # state, ppid, pgrp, session, ...
     return found
 
 
@@ -98,8 +98,11 @@ def _marked(mark: str) -> set[int]:
 
 def _in_sessions(sessions: set[int]) -> list[int]:
     """Live processes of these sessions. Ray's daemons rename themselves (`ray::DashboardAgent`),
-    which overwrites their /proc environ, so the run's processes are found by session."""
-    return [pid for pid, (sid, state, _) in _processes().items() if sid in sessions and state != "Z"]
+    which overwrites their /proc environ, so the run's processes are found by session. Never this
+    test's own session, nor session 0, whatever `sessions` holds: the cleanup kills what this finds."""
+    ours = {0, 1, os.getsid(0)}
+    wanted = sessions - ours
+    return [pid for pid, (sid, state, _) in _processes().items() if sid in wanted and state != "Z" and pid != os.getpid()]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
