@@ -81,15 +81,18 @@ def run_episode(
     config: dict[str, Any] | None = None,
     llm: LLMSettings | None = None,
     judge: LLMSettings | None = None,
+    time_limit: float | None = None,
 ) -> tuple[EpisodeRecord, list[dict[str, Any]]]:
     """Play one episode. Returns the record and the log (one dict per step, then the end).
 
     Failures of the agent once the episode started (its LLM server down, its replies unusable)
     end the episode with the matching status (`schema.classify`) instead of raising. `llm`
     configures the LLM agents' model; `judge`, when given, grades their knowledge report against
-    the task's critical questions at the end (results in the record). `seed` is a raw public
-    seed or an `Instance`; the record and log carry the instance's public part only (a sealed
-    instance's seed never reaches them, nor the agent, whose own seed is `agent_seed`).
+    the task's critical questions at the end (results in the record); with `time_limit` (the
+    episode's --episode-timeout) the judge gets only the time left, so it can never cost the
+    finished episode its record. `seed` is a raw public seed or an `Instance`; the record and
+    log carry the instance's public part only (a sealed instance's seed never reaches them, nor
+    the agent, whose own seed is `agent_seed`).
     """
     from discoverylab.bench.schema import config_hash
 
@@ -184,9 +187,10 @@ def run_episode(
         log.append({"type": "end", "scorecard": card,
                     "record": record.model_dump(mode="json", exclude={"seconds", "usage"})})
     if judge is not None and status == "ok" and record.llm is not None:  # after the record: never fails it
-        from discoverylab.bench.judging import judge_record
+        from discoverylab.bench.judging import judge_within
 
-        entry = judge_record(record, judge)
+        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        entry = judge_within(record, judge, left)
         if keep_log and entry is not None:
             log.append(entry)
     return record, log

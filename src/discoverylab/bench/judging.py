@@ -12,8 +12,10 @@ and returns what it could not grade instead of raising.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,48 @@ def judge_record(record: Any, settings: LLMSettings, make: Callable[[LLMSettings
     record.knowledge_error = error
     return {"type": "judge", "status": record.knowledge_status, "knowledge_score": score,
             "knowledge_verdicts": verdicts, "error": error}  # fmt: skip
+
+
+def judge_within(record: Any, settings: LLMSettings, seconds_left: float | None,
+                 make: Callable[..., Any] | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """`judge_record` bounded by the episode's time left (`--episode-timeout`); never raises.
+
+    Without a bound a hanging judge let the runner kill the worker at the episode deadline, which
+    threw away the finished episode's record, usage and log and recorded a `timeout` (issue 23.8).
+    Here the judge runs in a thread on a copy of the record, each request limited to the time
+    left; if it is not done in time the episode stays `ok` and its knowledge is `unjudged`
+    (`discoverylab judge` grades it later). The abandoned thread ends at its request deadline.
+    """
+    if seconds_left is None:
+        return judge_record(record, settings) if make is None else judge_record(record, settings, make)
+    margin = max(0.2, min(2.0, 0.1 * seconds_left))  # to write the log and hand the record back
+    budget = seconds_left - margin
+    if not asks_questions(record.scorecard or {}):
+        return None
+    if budget <= 0.05:
+        return _unjudged(record, "no time was left to judge before --episode-timeout; "
+                                 "grade it with `discoverylab judge`")
+    from discoverylab.llm.client import DEFAULT_REQUEST_TIMEOUT, ENV_REQUEST_TIMEOUT, _env_seconds
+
+    per_request = min(budget, _env_seconds(ENV_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT))
+    copy = record.model_copy(deep=True)
+    box: list[dict[str, Any] | None] = []
+    thread = threading.Thread(target=lambda: box.append(judge_record(copy, settings, partial(make or make_judge, request_timeout=per_request))),
+                              name="knowledge-judge", daemon=True)  # fmt: skip
+    thread.start()
+    thread.join(budget)
+    if thread.is_alive() or not box:
+        return _unjudged(record, f"the judge did not finish in the {budget:.1f} s left before --episode-timeout; "
+                                 "grade it with `discoverylab judge`")
+    for name in ("knowledge_score", "knowledge_verdicts", "knowledge_status", "knowledge_error"):
+        setattr(record, name, getattr(copy, name))
+    return box[0]
+
+
+def _unjudged(record: Any, error: str) -> dict[str, Any]:
+    record.knowledge_score, record.knowledge_verdicts = None, []
+    record.knowledge_status, record.knowledge_error = UNJUDGED, error
+    return {"type": "judge", "status": UNJUDGED, "knowledge_score": None, "knowledge_verdicts": [], "error": error}
 
 
 @dataclass(slots=True)

@@ -45,11 +45,19 @@ class Finished:
     io_error: str | None = None  # the worker could not write (a full disk): the run must stop
 
 
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A worker took its job: the episode's deadline counts from here, not from the submission."""
+
+    job_id: int
+
+
 class Pool(Protocol):
     """What the executor needs from a backend."""
 
     def capacity(self) -> int: ...
     def submit(self, job_id: int, job: Any) -> None: ...
+    def started(self, job_id: int) -> float | None: ...  # monotonic time the work began (None: not yet)
     def poll(self, timeout: float) -> list[Finished]: ...
     def kill(self, job_id: int) -> None: ...
     def shutdown(self, kill: bool) -> None: ...
@@ -100,6 +108,10 @@ def _worker_main(conn: Connection, run_one: Callable[[Any], Any], parent_pid: in
             return
         job_id, job = message
         try:
+            conn.send(Started(job_id))
+        except (BrokenPipeError, OSError):
+            return
+        try:
             reply = Finished(job_id, value=run_one(job))
         except BaseException as exc:  # noqa: BLE001 - report, never die silently
             if isinstance(exc, OSError) and is_disk_error(exc):
@@ -117,6 +129,7 @@ class _Worker:
     process: multiprocessing.process.BaseProcess
     conn: Connection
     job_id: int | None = None
+    started: float | None = None
 
 
 class LocalPool:
@@ -152,7 +165,7 @@ class LocalPool:
     def submit(self, job_id: int, job: Any) -> None:
         idle = next((w for w in self._workers if w.job_id is None), None)
         worker = idle or self._start()
-        worker.job_id = job_id
+        worker.job_id, worker.started = job_id, None
         try:
             worker.conn.send((job_id, job))
         except (BrokenPipeError, OSError):
@@ -171,6 +184,11 @@ class LocalPool:
             if worker.conn in ready:
                 try:
                     reply = worker.conn.recv()
+                    if isinstance(reply, Started):
+                        worker.started = time.monotonic() if reply.job_id == worker.job_id else worker.started
+                        if not worker.conn.poll():
+                            continue  # working; its result comes later
+                        reply = worker.conn.recv()
                 except (EOFError, OSError):
                     reply = None
             if reply is not None:
@@ -182,6 +200,9 @@ class LocalPool:
                 out.append(Finished(worker.job_id or 0, failure=f"the worker process died (exit code {code})"))
                 self._drop(worker)
         return out
+
+    def started(self, job_id: int) -> float | None:
+        return next((w.started for w in self._workers if w.job_id == job_id), None)
 
     def kill(self, job_id: int) -> None:
         for worker in list(self._workers):
@@ -212,7 +233,13 @@ class LocalPool:
 
 
 class RayPool:
-    """Jobs as Ray tasks on an existing cluster (`address`) or a local one started here."""
+    """Jobs on Ray actors, one job per actor at a time, on a cluster at `address` or a local one.
+
+    Deadlines count from the start of the work (issue 23.6): an actor is started and made ready
+    (its process up, `run_one` and its imports loaded) before it is given a job, and `started`
+    says when the job was handed over. A local cluster is started through `ray_cluster`'s keeper
+    (Linux), so no Ray process outlives the runner, even after `kill -9`.
+    """
 
     def __init__(self, run_one: Callable[[Any], Any], workers: int, *, address: str | None = None) -> None:
         try:
@@ -221,46 +248,111 @@ class RayPool:
             raise RuntimeError("the ray backend needs Ray: pip install 'discoverylab[ray]'") from exc
         self._ray = ray
         if not ray.is_initialized():
+            if address is None:
+                address = _owned_cluster_address()
             # Settings such as the LLM endpoint and request deadline travel as environment variables.
             env = {k: v for k, v in os.environ.items() if k.startswith(("DISCOVERYLAB_", "OPENAI_"))}
             ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
                      runtime_env={"env_vars": env} if env else None)  # fmt: skip
-        self._remote = ray.remote(max_retries=0)(_ray_call)
+        self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_RayWorker)
         self._run_one = ray.put(run_one)
         self._size = max(1, workers)
-        self._refs: dict[Any, int] = {}
+        self._starting: dict[Any, Any] = {}  # ready ref -> actor
+        self._idle: list[Any] = []
+        self._busy: dict[Any, tuple[int, Any, float]] = {}  # result ref -> (job id, actor, start)
+        self._queue: list[tuple[int, Any]] = []  # jobs waiting for a ready actor
 
     def capacity(self) -> int:
-        return self._size - len(self._refs)
+        return self._size - len(self._busy) - len(self._queue)
 
     def submit(self, job_id: int, job: Any) -> None:
-        self._refs[self._remote.remote(self._run_one, job)] = job_id
+        self._queue.append((job_id, job))
+        self._dispatch()
+
+    def started(self, job_id: int) -> float | None:
+        return next((start for jid, _, start in self._busy.values() if jid == job_id), None)
+
+    def _dispatch(self) -> None:
+        while self._queue and self._idle:
+            job_id, job = self._queue.pop(0)
+            actor = self._idle.pop()
+            self._busy[actor.run.remote(job)] = (job_id, actor, time.monotonic())
+        wanted = min(len(self._queue) - len(self._starting),
+                     self._size - len(self._busy) - len(self._idle) - len(self._starting))
+        for _ in range(max(0, wanted)):
+            actor = self._actor_class.remote(self._run_one)
+            self._starting[actor.ready.remote()] = actor  # type: ignore[attr-defined]
 
     def poll(self, timeout: float) -> list[Finished]:
-        if not self._refs:
+        refs = list(self._starting) + list(self._busy)
+        if not refs:
             time.sleep(min(timeout, 0.05))
             return []
-        ready, _ = self._ray.wait(list(self._refs), num_returns=len(self._refs), timeout=timeout)
-        out = []
+        ready, _ = self._ray.wait(refs, num_returns=1, timeout=timeout)
+        if ready:
+            ready, _ = self._ray.wait(refs, num_returns=len(refs), timeout=0)
+        out: list[Finished] = []
         for ref in ready:
-            job_id = self._refs.pop(ref)
-            try:
-                out.append(Finished(job_id, value=self._ray.get(ref)))
-            except Exception as exc:  # noqa: BLE001 - a lost task becomes a failure record
-                out.append(Finished(job_id, failure=f"the Ray task failed: {type(exc).__name__}: {exc}"))
+            if ref in self._starting:
+                actor = self._starting.pop(ref)
+                try:
+                    self._ray.get(ref)
+                    self._idle.append(actor)
+                except Exception as exc:  # noqa: BLE001 - an actor that cannot start costs the next job
+                    self._ray.kill(actor)
+                    if self._queue:
+                        job_id, _job = self._queue.pop(0)
+                        out.append(Finished(job_id, failure=f"the Ray worker did not start: {type(exc).__name__}: {exc}"))
+            elif ref in self._busy:
+                job_id, actor, _ = self._busy.pop(ref)
+                try:
+                    out.append(Finished(job_id, value=self._ray.get(ref)))
+                    self._idle.append(actor)
+                except Exception as exc:  # noqa: BLE001 - a lost task becomes a failure record
+                    self._ray.kill(actor)
+                    out.append(Finished(job_id, failure=f"the Ray task failed: {type(exc).__name__}: {exc}"))
+        self._dispatch()
         return out
 
     def kill(self, job_id: int) -> None:
-        for ref, jid in list(self._refs.items()):
+        self._queue = [(jid, job) for jid, job in self._queue if jid != job_id]
+        for ref, (jid, actor, _) in list(self._busy.items()):
             if jid == job_id:
-                self._ray.cancel(ref, force=True)
-                del self._refs[ref]
+                self._ray.kill(actor)  # the actor's process goes; a fresh one is started when needed
+                del self._busy[ref]
+        self._dispatch()
 
     def shutdown(self, kill: bool) -> None:
-        for ref in list(self._refs):
-            self._ray.cancel(ref, force=True)
-        self._refs.clear()
+        for actor in [*self._starting.values(), *self._idle, *(a for _, a, _ in self._busy.values())]:
+            self._ray.kill(actor)
+        self._starting.clear()
+        self._idle.clear()
+        self._busy.clear()
+        self._queue.clear()
 
 
-def _ray_call(run_one: Callable[[Any], Any], job: Any) -> Any:
-    return run_one(job)
+class _RayWorker:
+    """A Ray actor holding `run_one`: loading it (and its imports) is start-up, not episode time."""
+
+    def __init__(self, run_one: Callable[[Any], Any]) -> None:
+        self._run_one = run_one
+
+    def ready(self) -> bool:
+        return True
+
+    def run(self, job: Any) -> Any:
+        return self._run_one(job)
+
+
+_CLUSTER: list[Any] = []  # the keeper of this process's local cluster (kept alive until exit)
+
+
+def _owned_cluster_address() -> str | None:
+    """Start (once per process) a local cluster that dies with this process; None: let ray.init start one."""
+    from discoverylab.bench import ray_cluster
+
+    if not ray_cluster.supported():
+        return None
+    if not _CLUSTER:
+        _CLUSTER.append(ray_cluster.OwnedCluster())
+    return str(_CLUSTER[0].address)

@@ -175,8 +175,13 @@ class Scan(Generic[R]):
         return f"skipped {len(self.bad)} bad line{'s' if len(self.bad) != 1 else ''} ({shown}{more})"
 
 
-def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable]) -> Scan[R]:
-    """Read `path` line by line from bytes; never raises on content."""
+def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable], *,
+                 config_hash: str | None = None) -> Scan[R]:  # fmt: skip
+    """Read `path` line by line from bytes; never raises on content.
+
+    With `config_hash` (the run's, from run.json), a record made with another config (pasted in
+    from another run, or left by an edited run.json) is a bad line: reported and redone, never
+    taken as this run's result (issue 23.8)."""
     scan: Scan[R] = Scan()
     if not path.exists():
         return scan
@@ -204,6 +209,11 @@ def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable]) -> Sc
         except ValidationError as exc:
             names = ", ".join(".".join(map(str, e["loc"])) or "record" for e in exc.errors()[:3])
             scan.bad.append(BadLine(number, f"invalid record ({names})"))
+            continue
+        theirs = getattr(record, "config_hash", None)
+        if config_hash is not None and theirs != config_hash:
+            scan.bad.append(BadLine(number, f"made with another config (config_hash {theirs or 'missing'!r}, "
+                                            f"this run's is {config_hash!r})"))
             continue
         scan.latest[key(record)] = record
     return scan

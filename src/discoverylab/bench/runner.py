@@ -75,7 +75,8 @@ class SeedRanges:
 
 
 def parse_seed_ranges(text: str) -> SeedRanges:
-    """'0-4' -> 0..4; '1,3,5'; '7'. Seeds are whole numbers >= 0; a bad part gets a clear message."""
+    """'0-4' -> 0..4; '1,3,5'; '7'. Seeds are whole numbers >= 0; a bad part gets a clear message.
+    A seed given twice ('0,0,0-1') is kept once, at its first place."""
     ranges: list[range] = []
     for part in str(text).split(","):
         part = part.strip()
@@ -89,10 +90,19 @@ def parse_seed_ranges(text: str) -> SeedRanges:
             raise ValueError(f"Bad seeds {part!r}: seeds are whole numbers >= 0, e.g. '0-4' or '0,2,5'.") from None
         if b < a:
             raise ValueError(f"Bad seed range {part!r}: end before start.")
-        ranges.append(range(a, b + 1))
+        ranges.extend(_minus(range(a, b + 1), ranges))
     if not ranges:
         raise ValueError(f"No seeds in {text!r}; use e.g. '0-4' or '0,2,5'.")
     return SeedRanges(ranges)
+
+
+def _minus(new: range, earlier: list[range]) -> list[range]:
+    """The seeds of `new` not in `earlier`, as ranges: '0,0,0-1' runs seed 0 once (issue 23.8)."""
+    parts = [new]
+    for old in earlier:
+        parts = [piece for part in parts for piece in (range(part.start, min(part.stop, old.start)),
+                                                       range(max(part.start, old.stop), part.stop)) if piece]
+    return parts
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -144,11 +154,13 @@ def run_config(max_steps: int | None, **agent_options: Any) -> dict[str, Any]:
     return {"runner": "discoveryworld", "max_steps": max_steps, **agent_options}
 
 
-def _run_job(job: Job, out: str | None, config: dict[str, Any] | None = None) -> EpisodeRecord:
+def _run_job(job: Job, out: str | None, config: dict[str, Any] | None = None,
+             episode_timeout: float | None = None) -> EpisodeRecord:
     """Worker body: never raises; a crash becomes a record with the matching failure status."""
     try:
         record, log = run_episode(job.task, job.difficulty, job.instance, job.agent, job.max_steps,
-                                  keep_log=out is not None, config=config, llm=job.llm, judge=job.judge)  # fmt: skip
+                                  keep_log=out is not None, config=config, llm=job.llm, judge=job.judge,
+                                  time_limit=episode_timeout)  # fmt: skip
         if out is not None:
             records.write_jsonl(Path(out) / "logs" / job.log_name, log)
         return record
@@ -206,12 +218,13 @@ def run_bench(
         lock = RunLock(out_dir).acquire()
     try:
         if out_dir is not None and results_path is not None:
-            scan = scan_results(results_path, EpisodeRecord, _record_key)
+            scan = scan_results(results_path, EpisodeRecord, _record_key, config_hash=config_hash(config))
             check_config(out_dir, "discoveryworld", config, has_records=bool(scan.latest))
             finished = dict(scan.finished())
             if on_resume is not None:
                 on_resume(scan)
-        run_one = partial(_run_job, out=str(out_dir) if out_dir is not None else None, config=config)
+        run_one = partial(_run_job, out=str(out_dir) if out_dir is not None else None, config=config,
+                          episode_timeout=episode_timeout)
         size = max(1, min(workers, total)) if total is not None else max(1, workers)
         pool = make_pool(backend, run_one, size, address=address,
                          close_fds=(lock.fd,) if lock is not None and lock.fd is not None else ())

@@ -6,11 +6,13 @@ loses at most the episodes in flight. Jobs are pulled lazily from any iterable, 
 100 000 seeds costs memory only for the episodes that finished.
 
 Episodes run in worker processes (or Ray tasks, see `pool.py`), never in the parent, so the
-parent can always stop them: at an episode's deadline (status `timeout`), on the first Ctrl-C
+parent can always stop them: at an episode's deadline (status `timeout`, counted from the moment a worker
+took the episode, so a worker's start-up never counts), on the first Ctrl-C
 or SIGTERM (finished episodes stay recorded, the ones in flight are dropped and redone on
 resume; a failure that arrives after the signal is one of its casualties, so it is dropped
 too, never recorded), and at once on a second Ctrl-C. After `breaker` episodes in a row end in
-`llm_error` (a dead server), no further episode starts: `Outcome.breaker_message` says why, and
+`llm_error` (a dead server; an `ok` or `agent_error` episode, whose model answered, starts the
+count again), no further episode starts: `Outcome.breaker_message` says why, and
 the episodes not run are not recorded (a resume runs them). A write that fails (a full disk,
 in the runner or in a worker) stops the run the same way: `Outcome.io_error` says which file
 and why, finished episodes stay recorded and the ones in flight are redone on resume.
@@ -40,6 +42,7 @@ R = TypeVar("R", bound=BaseModel)
 
 BREAKER_DEFAULT = 3
 POLL_S = 0.1
+STARTUP_LIMIT_S = 300.0  # a job no worker took this long after its submission is given up
 
 
 @dataclass(slots=True)
@@ -101,6 +104,7 @@ def execute(
     work = pool if pool is not None else LocalPool(run_one, workers)
     outcome: Outcome[R] = Outcome()
     order: list[Hashable] = []
+    seen: set[Hashable] = set()
     latest: dict[Hashable, R] = {}
     running: dict[int, tuple[J, Hashable, float]] = {}
     llm_failures = 0
@@ -125,7 +129,7 @@ def execute(
         if status == "llm_error":
             llm_failures += 1
             last_llm_error = str(getattr(rec, "error", "") or "")[:300]
-        elif status == "ok":
+        elif status in ("ok", "agent_error"):  # the endpoint answered (agent_error: with garbage)
             llm_failures = 0
         if on_done is not None:
             on_done(rec)
@@ -152,6 +156,9 @@ def execute(
                         exhausted = True
                         break
                     key = job_key(job)
+                    if key in seen:  # the same episode asked for twice: run and list it once
+                        continue
+                    seen.add(key)
                     order.append(key)
                     if key in finished:
                         latest[key] = finished[key]
@@ -178,12 +185,21 @@ def execute(
                         record(key, done.value)
                 if episode_timeout is not None and stop.signal is None and outcome.io_error is None:
                     now = time.monotonic()
-                    for job_id, (job, key, started) in list(running.items()):
-                        if now - started > episode_timeout:
-                            work.kill(job_id)
-                            del running[job_id]
-                            record(key, fail(job, "timeout", f"the episode passed its deadline of "
-                                                             f"{episode_timeout:g} s (--episode-timeout) and was stopped"))
+                    for job_id, (job, key, submitted) in list(running.items()):
+                        # From the start of the work: a worker's start-up (a Ray worker process
+                        # importing the package) is no part of the episode (issue 23.6).
+                        began = work.started(job_id)
+                        if began is not None and now - began > episode_timeout:
+                            message = (f"the episode passed its deadline of {episode_timeout:g} s "
+                                       "(--episode-timeout) and was stopped")
+                        elif began is None and now - submitted > episode_timeout + STARTUP_LIMIT_S:
+                            message = (f"no worker started the episode within {STARTUP_LIMIT_S:g} s "
+                                       "(the workers could not start, or the cluster has no free CPU)")
+                        else:
+                            continue
+                        work.kill(job_id)
+                        del running[job_id]
+                        record(key, fail(job, "timeout", message))
         finally:
             outcome.dropped += len(running)
             work.shutdown(kill=stop.signal is not None or bool(running))
