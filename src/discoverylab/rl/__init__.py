@@ -14,11 +14,12 @@ from discoverylab.rl.vector_worker import relax_gc
 
 
 def make_rl_env(task: str, difficulty: str = "normal", object_slots: int = 12, levels: str | None = None,
-                num_levels: int | None = None, **options: Any) -> DiscreteActions:  # fmt: skip
+                num_levels: int | None = None, level_key: bytes | None = None, **options: Any) -> DiscreteActions:  # fmt: skip
     """A DiscoveryWorld env for RL: symbolic observation, lean info, `Discrete` actions with
     `action_masks()`; reward "success" unless `reward="explore"` (shaped, answer-independent)
     or `reward="procedure"` (revealing) is passed. `levels` ("train", "dev", ...) and
-    `num_levels` make unseeded resets draw instances of that split (`Levels`)."""
+    `num_levels` make unseeded resets draw instances of that split (`Levels`; the sealed
+    "test" split needs the evaluator's `level_key`)."""
     from discoverylab.env import DiscoveryWorldEnv
 
     options.setdefault("info", "lean")
@@ -28,7 +29,7 @@ def make_rl_env(task: str, difficulty: str = "normal", object_slots: int = 12, l
         shaping = ExploreShaping()
     env: Any = DiscoveryWorldEnv(task, difficulty, observation="symbolic", object_slots=object_slots, **options)
     if levels is not None or num_levels is not None:
-        env = Levels(env, levels or "train", num_levels)
+        env = Levels(env, levels or "train", num_levels, level_key)
     return DiscreteActions(env, object_slots=object_slots, shaping=shaping)
 
 

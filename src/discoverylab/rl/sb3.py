@@ -46,6 +46,7 @@ class SB3VecEnv(VecEnv):  # type: ignore[misc]  # untyped base where SB3's stubs
         self.buckets = buckets
         self._table = _bucket_table(buckets)
         space = spaces.Box(0.0, 1.0, (feature_size(symbolic, buckets),), np.float32)
+        self.render_mode = None  # SB3 warns when a VecEnv lacks it
         super().__init__(num_envs, space, self.venv.single_action_space)
         self.task, self.difficulty = task, difficulty
         self._seed: int | None = seed
