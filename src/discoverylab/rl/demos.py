@@ -83,4 +83,5 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
 
 def save_demonstrations(path: str, demos: dict[str, Any]) -> None:
     """Write `oracle_demonstrations` output to one `.npz` (lists as int arrays)."""
-    np.savez_compressed(path, **{k: np.asarray(v) for k, v in demos.items()})
+    arrays: dict[str, Any] = {k: np.asarray(v) for k, v in demos.items()}
+    np.savez_compressed(path, **arrays)
