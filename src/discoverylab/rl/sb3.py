@@ -30,7 +30,8 @@ class SB3VecEnv(VecEnv):  # type: ignore[misc]  # untyped base where SB3's stubs
     """`BatchedVectorEnv` as an SB3 `VecEnv`: one-hot float features, masks, SB3 autoreset.
 
     Args:
-        task, difficulty, num_envs, workers: as `BatchedVectorEnv` (default 2 workers).
+        task, difficulty, num_envs, workers: as `BatchedVectorEnv` (default 2 workers); a list
+            of tasks mixes them (env i plays `task[i % len(task)]`).
         seed: the first env's seed (env i gets seed + i) for the first reset; later resets
             draw from each env's own generator, or from `levels` when given.
         buckets: kind buckets of the features (`OneHotObservation`).
@@ -38,7 +39,7 @@ class SB3VecEnv(VecEnv):  # type: ignore[misc]  # untyped base where SB3's stubs
             `levels`, `num_levels`, `spin`, ...).
     """
 
-    def __init__(self, task: str, difficulty: str = "normal", num_envs: int = 8, workers: int = 2, seed: int = 0,
+    def __init__(self, task: str | list[str], difficulty: str = "normal", num_envs: int = 8, workers: int = 2, seed: int = 0,
                  buckets: int = BUCKETS, **env_kwargs: Any) -> None:  # fmt: skip
         self.venv = BatchedVectorEnv(task, difficulty, num_envs=num_envs, workers=workers, **env_kwargs)
         symbolic = self.venv.single_observation_space
