@@ -31,6 +31,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 from discoverylab.instances import make_instance
 from discoverylab.rl import make_rl_env, make_sb3_env, relax_gc
 from discoverylab.rl.sb3 import SB3VecEnv
+from discoverylab.rl.sb3_policy import SlotPolicy
 
 UNIT = ("DialogTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsTest", "DoorsWithKeysTest", "SearchTest",
         "NavigationHouseTest", "MovingAgentsTest", "InstrumentMeasurementTest", "DiscoveryFeedTest")  # fmt: skip
@@ -84,7 +85,7 @@ class _Curve(BaseCallback):  # type: ignore[misc]
 
 def train(task: str, steps: int, num_envs: int = 8, workers: int = 2, max_steps: int = 50, reward: str = "success",
           obs: str = "onehot", seed: int = 0, eval_every: int = 0, eval_episodes: int = 50, num_levels: int | None = None,
-          difficulty: str = "normal", n_steps: int = 256, ent_coef: float = 0.01) -> dict[str, Any]:  # fmt: skip
+          difficulty: str = "normal", n_steps: int = 256, ent_coef: float = 0.01, policy: str = "mlp") -> dict[str, Any]:  # fmt: skip
     """Train MaskablePPO on `task` for `steps` env steps; returns the curve (and the model)."""
     torch.set_num_threads(1)  # more threads than cores slows every update tenfold on a shared box
     torch.manual_seed(seed)
@@ -96,13 +97,15 @@ def train(task: str, steps: int, num_envs: int = 8, workers: int = 2, max_steps:
         venv.seed(seed)
     else:
         raise ValueError(f"obs must be 'onehot' or 'flatten', not {obs!r}.")
-    model = MaskablePPO("MlpPolicy", venv, n_steps=n_steps, batch_size=64, n_epochs=10, learning_rate=3e-4,
+    if policy not in ("mlp", "slot"):
+        raise ValueError(f"policy must be 'mlp' or 'slot', not {policy!r}.")
+    model = MaskablePPO("MlpPolicy" if policy == "mlp" else SlotPolicy, venv, n_steps=n_steps, batch_size=64, n_epochs=10, learning_rate=3e-4,
                         ent_coef=ent_coef, gamma=0.99, seed=seed, verbose=0, device="cpu")  # fmt: skip
     callback = _Curve(task, eval_every, eval_episodes, max_steps, obs, difficulty)
     model.learn(steps, callback=callback)
     curve = callback.curve
     curve["final"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty) if eval_episodes else None
-    curve.update(task=task, obs=obs, reward=reward, total_steps=int(model.num_timesteps),
+    curve.update(task=task, obs=obs, reward=reward, policy=policy, total_steps=int(model.num_timesteps),
                  seconds_total=round(time.perf_counter() - callback.start, 1), model=model)  # fmt: skip
     venv.close()
     return curve
@@ -116,7 +119,8 @@ def plot(curves: list[dict[str, Any]], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4))
     for c in curves:
-        ax.plot([e["steps"] for e in c["eval"]], [e["success"] for e in c["eval"]], marker="o", label=f"{c['task']} ({c['obs']})")
+        label = f"{c['task']} ({c['obs']}, {c.get('policy', 'mlp')})"
+        ax.plot([e["steps"] for e in c["eval"]], [e["success"] for e in c["eval"]], marker="o", label=label)
     ax.set_xlabel("env steps")
     ax.set_ylabel("greedy success, held-out dev levels")
     ax.set_ylim(-0.05, 1.05)
@@ -136,6 +140,7 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=50)
     parser.add_argument("--reward", default="success", choices=("success", "explore", "procedure"))
     parser.add_argument("--obs", default="onehot", choices=("onehot", "flatten"))
+    parser.add_argument("--policy", default="mlp", choices=("mlp", "slot"), help="slot: SlotPolicy's shared per-slot head")
     parser.add_argument("--num-levels", type=int, default=None)
     parser.add_argument("--eval-every", type=int, default=25_000)
     parser.add_argument("--eval-episodes", type=int, default=50)
@@ -147,7 +152,7 @@ def main() -> None:
     curves: list[dict[str, Any]] = []
     for task in args.tasks.split(","):
         curve = train(task, args.steps, args.num_envs, args.workers, args.max_steps, args.reward, args.obs, args.seed,
-                      args.eval_every, args.eval_episodes, args.num_levels)  # fmt: skip
+                      args.eval_every, args.eval_episodes, args.num_levels, policy=args.policy)  # fmt: skip
         curve.pop("model")
         curves.append(curve)
         out.with_suffix(".json").write_text(json.dumps(curves, indent=1))

@@ -78,3 +78,32 @@ def test_sb3_benchmark_runs_a_few_hundred_steps(tmp_path: Path) -> None:
     curve.pop("model")
     sb3.plot([curve], tmp_path / "c.png")
     assert (tmp_path / "c.png").stat().st_size > 1000
+
+
+def test_slot_policy_scores_every_action_and_shares_slot_weights() -> None:
+    import torch
+
+    from discoverylab.rl.sb3_policy import SlotHead, SlotPolicy
+
+    env = make_sb3_env("PickAndPlaceTest", max_steps=10)
+    model = MaskablePPO(SlotPolicy, env, n_steps=16, batch_size=16, n_epochs=1, device="cpu", seed=0)
+    model.learn(32)
+    obs, _ = env.reset(seed=0)
+    head = model.policy.mlp_extractor
+    assert isinstance(head, SlotHead) and head.latent_dim_pi == env.action_space.n
+    x = torch.as_tensor(obs)[None]
+    logits = head.forward_actor(x)
+    assert logits.shape == (1, env.action_space.n) and torch.isfinite(logits).all()
+    # Swapping two slots' rows swaps their actions' scores: one network scores every slot.
+    w2, b, k = head.w2, head.b, head.k
+    at = w2 * b + w2 * 4
+    rows = x[:, at : at + k * head.slot_width].view(1, k, -1).clone()
+    swapped = x.clone()
+    rows[:, [0, 1]] = rows[:, [1, 0]]
+    swapped[:, at : at + k * head.slot_width] = rows.flatten(1)
+    other = head.forward_actor(swapped)
+    base = env.get_wrapper_attr("base_single")
+    pick0, pick1 = base, base + 1  # PICKUP on slots 0 and 1
+    assert torch.allclose(logits[0, pick0], other[0, pick1], atol=1e-5)
+    with pytest.raises(ValueError, match="features"):
+        SlotHead(100)
