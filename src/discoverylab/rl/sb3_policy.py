@@ -93,9 +93,9 @@ class SlotPolicy(MaskableActorCriticPolicy):  # type: ignore[misc]
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = SlotHead(self.features_dim, **self.head_kwargs)
+        self.mlp_extractor = SlotHead(self.features_dim, **self.head_kwargs)  # type: ignore[assignment]  # duck-typed: SB3 reads latent dims and forward_*
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         self.action_net = nn.Identity()  # the head's output already is one logit per action
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
