@@ -27,12 +27,32 @@ def _index_of(env: DiscreteActions, action: dict[str, Any], mask: np.ndarray) ->
     return None
 
 
+class _Solver:
+    """Drives a scenario's oracle generator (as `agents.oracle.OracleAgent` does, which `rl`
+    may not import): knowledge reports it yields are skipped (actions are dicts)."""
+
+    def __init__(self, gen: Any) -> None:
+        self.gen = gen
+        self.started = False
+
+    def next(self, obs: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            item = self.gen.send(obs) if self.started else next(self.gen)
+            self.started = True
+            while not isinstance(item, dict):  # a knowledge report announced mid-episode
+                item = self.gen.send(obs)
+            return item
+        except StopIteration:
+            return None
+        except RuntimeError:  # OracleFailure: the solver gave up, so the episode is no demonstration
+            return None
+
+
 def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable[int] = range(10),
                           max_steps: int | None = None, **options: Any) -> dict[str, Any]:  # fmt: skip
     """Arrays over every step of the solved episodes: `obs/<key>` (n, ...) uint8, `action` (n,)
     int64, `mask` (n, N) bool, `episode` (n,) (the seed); plus `episodes`, `skipped` (seeds whose
     oracle left the discrete layout) and `failed` (seeds it did not solve)."""
-    from discoverylab.agents.oracle import OracleAgent
     from discoverylab.rl import make_rl_env
 
     env = make_rl_env(task, difficulty, max_steps=max_steps, **options)
@@ -44,11 +64,13 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
     failed: list[int] = []
     for seed in seeds:
         obs, info = env.reset(seed=int(seed))
-        agent = OracleAgent(task)
+        solver = _Solver(base.scenario_cls.oracle(base.observation_dict()))
         episode: list[tuple[dict[str, np.ndarray], int, np.ndarray]] = []
         done, success, outside = False, False, False
         while not done:
-            action = agent.act(base.observation_dict())
+            action = solver.next(base.observation_dict())
+            if action is None:  # the solver stopped or gave up before the task ended
+                break
             mask = np.asarray(info["action_mask"], dtype=bool)
             index = _index_of(env, action, mask)
             if index is None:
