@@ -33,6 +33,10 @@ chromium:
 torch: $(STAMP)
 	$(BIN)/python -c "import torch" 2>/dev/null || ! ls /opt/wheels/torch-2.13.0+cpu-*.whl >/dev/null 2>&1 || \
 		$(BIN)/python -m pip install --quiet /opt/wheels/torch-2.13.0+cpu-*.whl
+	# The SB3 smoke test: stable-baselines3 and sb3-contrib without their dependencies (they would
+	# pull PyPI's CUDA torch; gymnasium, numpy, pandas, matplotlib and cloudpickle are there already).
+	$(BIN)/python -c "import torch" 2>/dev/null && ! $(BIN)/python -c "import sb3_contrib" 2>/dev/null && \
+		$(BIN)/python -m pip install --quiet --no-deps "stable-baselines3>=2.3" "sb3-contrib>=2.3" || true
 
 test: $(STAMP) lint typecheck chromium torch test-verifiers
 	$(BIN)/python -m pytest -n 2 -q

@@ -8,7 +8,7 @@ answer-revealing reward: fine for training a skill, never for scoring discovery)
 task success of the sampled policy (each episode a fresh seed) and of greedy actions on held-out seeds.
 
     pip install -e '.[rl]'        # torch==2.13.0 (CPU)
-    python benchmarks/ppo.py --minutes 25 --out docs/images/ppo_curve   # .json + .png
+    python benchmarks/ppo.py --steps 200000 --out docs/images/ppo_curve   # .json + .png
 
 Not part of `make test`; tests/test_ppo_smoke.py runs a few hundred steps of it.
 """
@@ -110,10 +110,16 @@ def evaluate(policy: Policy, task: str, episodes: int, max_steps: int, seed0: in
     return wins / episodes
 
 
+def lr_at(steps: int, total_steps: int, lr: float = 5e-4) -> float:
+    """The learning rate after `steps` env steps: linear decay to 5% of `lr` at `total_steps`."""
+    return lr * max(0.05, 1.0 - steps / max(1, total_steps))
+
+
 def train(total_steps: int, minutes: float, envs_per_task: int = 3, rollout: int = 64, max_steps: int = 50,
           seed: int = 0, eval_every: int = 0, eval_episodes: int = 20, tasks: tuple[str, ...] = TASKS,
           log: Any = None) -> dict[str, Any]:  # fmt: skip
-    """Train until `total_steps` env steps or `minutes` of wall time; returns the curve."""
+    """Train for `total_steps` env steps (the schedule's length); `minutes` is only a safety stop
+    that cuts the run short. Returns the curve."""
     torch.manual_seed(seed)
     torch.set_num_threads(1)
     fns = [(lambda t=t: make_env(t, max_steps)) for t in tasks for _ in range(envs_per_task)]
@@ -128,11 +134,11 @@ def train(total_steps: int, minutes: float, envs_per_task: int = 3, rollout: int
     recent: dict[str, list[int]] = {t: [] for t in tasks}
     start, steps, next_eval = time.perf_counter(), 0, eval_every
     while steps < total_steps and time.perf_counter() - start < 60 * minutes:
-        # Anneal the learning rate to zero over the budget (CleanRL's default): the policy
-        # sharpens late, which steadies its greedy (argmax) behaviour.
-        done_frac = max(steps / total_steps, (time.perf_counter() - start) / (60 * minutes))
+        # Anneal the learning rate over the step budget (CleanRL's default): the policy sharpens
+        # late, which steadies its greedy behaviour. By steps only, never by wall clock, so a
+        # seed gives the same run on a busy machine and an idle one (`minutes` only stops it).
         for group in opt.param_groups:
-            group["lr"] = 5e-4 * max(0.05, 1.0 - done_frac)
+            group["lr"] = lr_at(steps, total_steps)
         buf: dict[str, list[Any]] = {k: [] for k in ("obs", "mask", "act", "logp", "val", "rew", "done")}
         for _ in range(rollout):
             t_obs = to_tensors(obs)
@@ -239,8 +245,8 @@ def plot(curve: dict[str, Any], path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=3_000_000)
-    parser.add_argument("--minutes", type=float, default=25.0)
+    parser.add_argument("--steps", type=int, default=200_000, help="the budget the schedule decays over")
+    parser.add_argument("--minutes", type=float, default=120.0, help="safety stop only (the schedule is by steps)")
     parser.add_argument("--eval-every", type=int, default=20_000)
     parser.add_argument("--eval-episodes", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)

@@ -27,3 +27,18 @@ def test_ppo_runs_a_few_hundred_masked_steps(tmp_path: Path) -> None:
     assert all(math.isfinite(v) for t in ppo.TASKS for v in curve["train_success"][t])
     ppo.plot(curve, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").stat().st_size > 1000
+
+
+def test_ppo_schedule_is_by_steps_not_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27: the learning rate decayed with elapsed minutes, so one seed gave 0.23 or 0.73
+    depending on machine load. A clock that races (a busy machine) must change nothing."""
+    import torch
+
+    ppo = _ppo()
+    assert ppo.lr_at(0, 1000) == 5e-4 and ppo.lr_at(500, 1000) == pytest.approx(2.5e-4)
+    quiet = ppo.train(120, 600, envs_per_task=1, rollout=20, max_steps=10, eval_episodes=0, tasks=("DialogTest",))
+    ticks = iter(range(0, 10**9, 30))  # every reading half a minute later: the budget is 10 hours
+    monkeypatch.setattr(ppo.time, "perf_counter", lambda: float(next(ticks)))
+    busy = ppo.train(120, 600, envs_per_task=1, rollout=20, max_steps=10, eval_episodes=0, tasks=("DialogTest",))
+    for a, b in zip(quiet["policy"].parameters(), busy["policy"].parameters(), strict=True):
+        assert torch.equal(a, b)

@@ -279,3 +279,31 @@ def test_workers_relax_their_own_gc_only(tmp_path: Path, monkeypatch: pytest.Mon
         assert gc.get_threshold() == before
     finally:
         envs.close()
+
+
+def test_task_mixing_batched_env_matches_serial_envs_of_each_task() -> None:
+    """A task list: env i plays task[i % len], byte-identical to serial envs of those tasks."""
+    tasks = ["DialogTest", "PickAndPlaceTest", "DoorsTest"]
+    envs = BatchedVectorEnv(tasks, num_envs=4, workers=2, max_steps=5, spin=0)
+    serial = [make_rl_env(tasks[i % 3], max_steps=5) for i in range(4)]
+    try:
+        obs, info = envs.reset(seed=3)
+        firsts = [env.reset(seed=3 + i) for i, env in enumerate(serial)]
+        for i, (o, inf) in enumerate(firsts):
+            assert all(np.array_equal(obs[k][i], o[k]) for k in o)
+            assert np.array_equal(info["action_mask"][i], inf["action_mask"])
+        assert [env.unwrapped.scenario_cls.task_id for env in serial] == [tasks[i % 3] for i in range(4)]
+        rng = np.random.default_rng(0)
+        for _ in range(4):
+            masks = info["action_mask"]
+            actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+            obs, rewards, _, _, info = envs.step(actions)
+            for i, env in enumerate(serial):
+                o, r, _, _, _ = env.step(int(actions[i]))
+                assert rewards[i] == r and all(np.array_equal(obs[k][i], o[k]) for k in o)
+    finally:
+        envs.close()
+        for env in serial:
+            env.close()
+    with pytest.raises(ValueError, match="task"):
+        BatchedVectorEnv([], num_envs=2)

@@ -43,8 +43,10 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         dialog_options: number of dialog-choice slots.
     """
 
-    def __init__(self, env: gym.Env[Any, Any], object_slots: int = 12, locations: int = 8, dialog_options: int = 10) -> None:
+    def __init__(self, env: gym.Env[Any, Any], object_slots: int = 12, locations: int = 8, dialog_options: int = 10,
+                 shaping: Any = None) -> None:  # fmt: skip
         super().__init__(env)
+        self.shaping = shaping  # an `ExploreShaping` (reward="explore"), or None
         self.num_slots = object_slots
         self.num_locations = locations
         self.num_dialog = dialog_options
@@ -111,10 +113,18 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         obs, info = self.env.reset(seed=seed, options=options)
         self._by_slots.clear()  # the last episode's slots: they would keep its objects (and world) alive
         self._refresh(info)
+        if self.shaping is not None:
+            self.shaping.reset(self._base)
         return obs, info
 
     def step(self, action: int) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(self.packet(int(action)))
+        packet = self.packet(int(action))
+        if self.shaping is None:
+            obs, reward, terminated, truncated, info = self.env.step(packet)
+        else:
+            allowed = 0 <= int(action) < self.n and bool(self._mask[int(action)])
+            obs, reward, terminated, truncated, info = self.env.step(packet)
+            reward = float(reward) + self.shaping.step(self._base, packet, allowed)
         self._refresh(info)
         return obs, reward, terminated, truncated, info
 

@@ -52,6 +52,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
 
     Args:
         task, difficulty: as for `make_rl_env`; `**env_kwargs` go to it too (max_steps, ...).
+            A list of tasks mixes them: env i plays `task[i % len(task)]` (every task shares
+            the symbolic spaces and the action layout, so one policy serves all).
         num_envs: number of envs, split into contiguous blocks, one per worker (`blocks`).
         workers: processes stepping envs (default: `os.cpu_count()`, at most `num_envs`).
         in_driver: the calling process is one of the workers and steps the first block itself
@@ -70,7 +72,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP}
 
-    def __init__(self, task: str, difficulty: str = "normal", num_envs: int = 2, workers: int | None = None,
+    def __init__(self, task: str | list[str], difficulty: str = "normal", num_envs: int = 2, workers: int | None = None,
                  in_driver: bool = True, spin: float = 0.002, context: str | None = None, timeout: float | None = None,
                  copy: bool = True, **env_kwargs: Any) -> None:  # fmt: skip
         from discoverylab.rl import make_rl_env
@@ -87,7 +89,14 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self._workers: list[Any] = []  # child processes, one per block of `_remote`
         self._conns: list[Connection] = []
         self._local: Block | None = None
-        probe = make_rl_env(task, difficulty, **env_kwargs)  # validates the arguments before any fork
+        if not isinstance(task, str):  # task mixing: env i plays task[i % len(task)]
+            task = list(task)
+            if not task or not all(isinstance(t, str) for t in task):
+                raise ValueError(f"task must be a task id or a non-empty list of task ids, got {task!r}.")
+            for other in task[1:]:
+                make_rl_env(other, difficulty, **env_kwargs).close()  # validate each before any fork
+        self.tasks = [task] if isinstance(task, str) else task
+        probe = make_rl_env(self.tasks[0], difficulty, **env_kwargs)  # validates the arguments before any fork
         self.num_envs = num_envs
         self.single_observation_space = probe.observation_space
         self.single_action_space = probe.action_space

@@ -78,12 +78,13 @@ def shared_views(buffer: Any, layout: dict[str, tuple[int, tuple[int, ...], str]
 class Block:
     """Envs lo..hi-1 and their rows of the shared arrays; stepped by a worker or the driver."""
 
-    def __init__(self, lo: int, hi: int, task: str, difficulty: str, kwargs: dict[str, Any],
+    def __init__(self, lo: int, hi: int, task: str | list[str], difficulty: str, kwargs: dict[str, Any],
                  views: dict[str, np.ndarray]) -> None:  # fmt: skip
         from discoverylab.rl import make_rl_env
 
         self.lo = lo
-        self.envs = [make_rl_env(task, difficulty, **kwargs) for _ in range(lo, hi)]
+        tasks = [task] if isinstance(task, str) else task  # a task list: env i plays tasks[i % len]
+        self.envs = [make_rl_env(tasks[i % len(tasks)], difficulty, **kwargs) for i in range(lo, hi)]
         rows = {name: view[lo:hi] for name, view in views.items()}
         self.obs = [(name[4:], view) for name, view in rows.items() if name.startswith("obs:")]
         self.actions, self.rewards = rows["actions"], rows["rewards"]
@@ -160,7 +161,7 @@ def next_command(go: Any, conn: Connection, spin: float) -> bytes | None:
                 return None
 
 
-def serve(lo: int, hi: int, task: str, difficulty: str, kwargs: dict[str, Any], buffer: Any,
+def serve(lo: int, hi: int, task: str | list[str], difficulty: str, kwargs: dict[str, Any], buffer: Any,
           layout: dict[str, tuple[int, tuple[int, ...], str]], conn: Connection, inherited: list[Connection],
           spin: float, go: Any, done: Any) -> None:  # fmt: skip
     """A worker process: build the block of envs lo..hi-1, then serve step/reset/close commands.

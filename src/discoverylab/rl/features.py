@@ -1,0 +1,112 @@
+"""Network-ready features of the symbolic observation, for off-the-shelf RL libraries.
+
+The symbolic observation stores ids (object kinds, dialog text ids) and counts as raw uint8.
+Libraries read those wrongly in two ways (docs/rl.md, "Why flatten + MLP learns nothing"):
+Stable-Baselines3 takes any (H, W, C) uint8 box with C in {1, 3, 4} for pixels and sends
+`tiles` (7, 7, 4) to its NatureCNN (an 8x8 kernel on a 7x7 input fails), and a flattened
+observation hands an MLP kind ids as magnitudes 0..255 (kind 40 is not "twice" kind 20).
+`features` turns a batch of symbolic observations into one float32 vector in [0, 1] per env:
+kinds one-hot (multi-hot per tile), flags as 0/1, counts and coordinates scaled. It is pure
+numpy over a leading batch axis, so one env (`OneHotObservation`) and the batched vector env
+(`discoverylab.rl.sb3.SB3VecEnv`) share it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from discoverylab.rl.view import _catalog
+
+CATALOG = len(_catalog())  # catalog kinds keep their own bucket: 1..CATALOG
+BUCKETS = 64  # kind buckets: 0 unused (nothing), 1..CATALOG catalog kinds, the rest shared by hashed kinds
+
+
+def _bucket_table(buckets: int) -> np.ndarray:
+    """Kind id (0..255) -> bucket (0 = nothing); hashed kinds fold into the buckets left."""
+    table = np.arange(256, dtype=np.int64)
+    if buckets <= CATALOG + 1:
+        raise ValueError(f"buckets must exceed {CATALOG + 1} (the catalog's kinds), got {buckets}.")
+    spare = buckets - CATALOG - 1
+    table[CATALOG + 1 :] = CATALOG + 1 + (table[CATALOG + 1 :] - CATALOG - 1) % spare
+    return table
+
+
+def feature_size(space: spaces.Dict, buckets: int = BUCKETS) -> int:
+    """Length of the feature vector for a symbolic observation space."""
+    w = space["tiles"].shape[0]  # type: ignore[index]
+    k = space["slots"].shape[0]  # type: ignore[index]
+    d = space["dialog"].shape[0]  # type: ignore[index]
+    return w * w * buckets + w * w * 4 + k * (buckets + 16) + d * 3 + 11
+
+
+def features(obs: dict[str, np.ndarray], buckets: int = BUCKETS, table: np.ndarray | None = None) -> np.ndarray:
+    """float32 features (n, feature_size) of a batch of symbolic observations (each key with a
+    leading batch axis)."""
+    table = _bucket_table(buckets) if table is None else table
+    tiles = np.asarray(obs["tiles"])
+    n, w = tiles.shape[0], tiles.shape[1]
+    r = (w - 1) / 2
+    hot = np.zeros((n, w * w, buckets), np.float32)
+    ids = table[tiles.reshape(n, w * w, -1)]
+    rows = np.arange(n)[:, None, None]
+    cells = np.arange(w * w)[None, :, None]
+    hot[rows, cells, ids] = 1.0
+    hot[:, :, 0] = 0.0  # "nothing" is no kind
+    state = np.asarray(obs["tile_state"], np.float32).reshape(n, -1)
+    slots = np.asarray(obs["slots"])
+    k = slots.shape[1]
+    kind = np.zeros((n, k, buckets), np.float32)
+    kind[np.arange(n)[:, None], np.arange(k)[None, :], table[slots[:, :, 1]]] = 1.0
+    kind[:, :, 0] = 0.0
+    flags = slots[:, :, [0, 2, 3, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]].astype(np.float32)
+    where = slots[:, :, 4:6].astype(np.float32) / max(1.0, 2 * r)
+    contents = np.minimum(slots[:, :, 16:17], 4).astype(np.float32) / 4
+    slot_part = np.concatenate([kind, flags, where, contents], axis=2).reshape(n, -1)
+    dialog = np.asarray(obs["dialog"]).astype(np.float32)
+    dialog[:, :, 1] /= 255.0  # a text id: a label, kept only as a weak tie-breaker
+    agent = np.asarray(obs["agent"]).astype(np.float32)
+    facing = np.zeros((n, 4), np.float32)
+    facing[np.arange(n), np.minimum(agent[:, 2].astype(np.int64), 3)] = 1.0
+    facts = np.stack([np.minimum(agent[:, 0], 64) / 64, np.minimum(agent[:, 1], 64) / 64, agent[:, 3] > 0,
+                      np.minimum(agent[:, 4], 4) / 4, agent[:, 5] > 0, np.minimum(agent[:, 6], 8) / 8,
+                      agent[:, 7] > 0], axis=1).astype(np.float32)  # fmt: skip
+    return np.concatenate([hot.reshape(n, -1), state, slot_part, dialog.reshape(n, -1), facing, facts], axis=1)
+
+
+class OneHotObservation(gym.ObservationWrapper[np.ndarray, Any, Any]):
+    """The symbolic observation as one float32 vector in [0, 1] (`features`): what an MLP policy
+    (Stable-Baselines3's "MlpPolicy", MaskablePPO's too) can learn from; no image extractor
+    mistakes it for pixels. `action_masks()` passes through.
+
+    Args:
+        env: an env with the symbolic observation (e.g. `make_rl_env(...)`).
+        buckets: kind buckets per tile and slot (catalog kinds each have their own).
+    """
+
+    def __init__(self, env: gym.Env[Any, Any], buckets: int = BUCKETS) -> None:
+        super().__init__(env)
+        space = env.observation_space
+        if not isinstance(space, spaces.Dict) or "tiles" not in space.spaces:
+            raise ValueError("OneHotObservation needs the symbolic observation (make_rl_env or observation='symbolic').")
+        self.buckets = buckets
+        self._table = _bucket_table(buckets)
+        self.observation_space = spaces.Box(0.0, 1.0, (feature_size(space, buckets),), np.float32)
+
+    def observation(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        batch = {key: value[None] for key, value in observation.items()}
+        return features(batch, self.buckets, self._table)[0]
+
+    def action_masks(self) -> np.ndarray:
+        """The wrapped env's mask (sb3-contrib's MaskablePPO calls this)."""
+        return np.asarray(self.env.get_wrapper_attr("action_masks")())
+
+
+def make_sb3_env(task: str, difficulty: str = "normal", buckets: int = BUCKETS, **options: Any) -> OneHotObservation:
+    """`make_rl_env` with `OneHotObservation`: pass it to `MaskablePPO("MlpPolicy", env)`."""
+    from discoverylab.rl import make_rl_env
+
+    return OneHotObservation(make_rl_env(task, difficulty, **options), buckets)

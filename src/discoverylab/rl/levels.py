@@ -1,0 +1,54 @@
+"""Level sets for RL: which instances a training env plays when `reset` is given no seed.
+
+Levels are instances of `discoverylab.instances` splits, never a parallel numbering: train on
+`train` (seeds 1000 and up), tune on `dev` (seeds 5-999), and report on the sealed `test`
+split (the evaluator's key), so a policy is always judged on levels it never saw. `num_levels`
+fixes a finite set (indices 0..num_levels-1 of the split), as Procgen's `num_levels` does, to
+measure generalisation from few levels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from discoverylab.instances import PUBLIC_SPLITS, SEALED_SPLIT, InstanceError, make_instance
+
+
+class Levels(gym.Wrapper[Any, Any, Any, Any]):
+    """Draw each episode's instance from a split: index uniform in 0..num_levels-1 (or the whole
+    split), from the wrapper's own generator (seeded by `reset(seed=...)`). An explicit
+    `options["instance"]` still wins.
+
+    Args:
+        env: a `DiscoveryWorldEnv` (possibly wrapped).
+        split: a public split ("train", "dev", "paper"); the sealed "test" split needs `key`.
+        num_levels: how many levels (from index 0); None: the whole split.
+        key: the evaluator's key, for `split="test"` only.
+    """
+
+    def __init__(self, env: gym.Env[Any, Any], split: str = "train", num_levels: int | None = None,
+                 key: bytes | None = None) -> None:  # fmt: skip
+        super().__init__(env)
+        if split not in PUBLIC_SPLITS and split != SEALED_SPLIT:
+            raise InstanceError(f"Unknown split {split!r}; choose one of {', '.join([*PUBLIC_SPLITS, SEALED_SPLIT])}.")
+        size = PUBLIC_SPLITS[split][1] if split in PUBLIC_SPLITS else 2**31
+        if num_levels is not None and (isinstance(num_levels, bool) or not isinstance(num_levels, int) or not 1 <= num_levels <= size):
+            raise InstanceError(f"num_levels must be a whole number in 1..{size} for the {split} split, not {num_levels!r}.")
+        if split == SEALED_SPLIT and key is None:
+            raise InstanceError("The test split is sealed: Levels needs the evaluator's key.")
+        self.split, self.num_levels, self._key = split, num_levels or size, key
+        self._rng = np.random.default_rng()
+        self.level = -1  # the index of the level being played
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        if options and "instance" in options:
+            return self.env.reset(seed=seed, options=options)
+        if seed is not None:
+            self._rng = np.random.default_rng(int(seed))
+        base: Any = self.env.unwrapped
+        self.level = int(self._rng.integers(0, self.num_levels))
+        inst = make_instance(base.scenario_cls.task_id, base.difficulty, self.split, self.level, self._key)
+        return self.env.reset(options={**(options or {}), "instance": inst})

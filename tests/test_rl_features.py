@@ -1,0 +1,87 @@
+"""One-hot features (`OneHotObservation`) and level sets (`Levels`, `make_rl_env(levels=...)`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from discoverylab.instances import InstanceError, make_instance
+from discoverylab.rl import make_rl_env, make_sb3_env
+from discoverylab.rl.features import BUCKETS, CATALOG, OneHotObservation, features
+
+
+def test_features_are_one_hot_floats_in_the_unit_box() -> None:
+    env = make_sb3_env("PickAndPlaceTest")
+    obs, _ = env.reset(seed=0)
+    assert obs.dtype == np.float32 and obs.ndim == 1 and env.observation_space.contains(obs)
+    sym = make_rl_env("PickAndPlaceTest")
+    sym_obs, _ = sym.reset(seed=0)
+    w = sym_obs["tiles"].shape[0]
+    hot = obs[: w * w * BUCKETS].reshape(w * w, BUCKETS)
+    kinds = sym_obs["tiles"].reshape(w * w, -1)
+    for cell in range(w * w):  # every catalog kind on a tile lights its own bucket, nothing else
+        expect = {int(k) for k in kinds[cell] if 0 < k <= CATALOG}
+        lit = set(np.flatnonzero(hot[cell]).tolist())
+        assert expect <= lit and len(lit) <= len({int(k) for k in kinds[cell] if k})
+    check_env(env, skip_render_check=True)
+
+
+def test_features_batch_equals_one_at_a_time() -> None:
+    env = make_rl_env("DoorsTest")
+    rows = []
+    obs, info = env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        rows.append(obs)
+        mask = info["action_mask"]
+        obs, _, _, _, info = env.step(int((rng.random(mask.shape) * mask).argmax()))
+    batch = {k: np.stack([r[k] for r in rows]) for k in rows[0]}
+    one = np.stack([features({k: v[None] for k, v in r.items()})[0] for r in rows])
+    assert np.array_equal(features(batch), one)
+
+
+def test_one_hot_wrapper_refuses_a_text_env_and_passes_masks() -> None:
+    from discoverylab.env import DiscoveryWorldEnv
+
+    with pytest.raises(ValueError, match="symbolic"):
+        OneHotObservation(DiscoveryWorldEnv("DialogTest"))
+    env = make_sb3_env("DialogTest")
+    _, info = env.reset(seed=0)
+    assert np.array_equal(env.action_masks(), info["action_mask"])
+
+
+def test_levels_draw_from_the_split_and_replay_from_a_seed() -> None:
+    env = make_rl_env("PickAndPlaceTest", levels="train", num_levels=3)
+    inner = env.env
+    drawn = []
+    for _ in range(12):
+        env.reset()
+        drawn.append(inner.level)
+        public = env.unwrapped.instance
+        assert public["split"] == "train" and public["seed"] == make_instance("PickAndPlaceTest", "normal", "train", inner.level).seed
+    assert set(drawn) <= {0, 1, 2} and len(set(drawn)) > 1
+    env.reset(seed=5)
+    first = [inner.level] + [env.reset()[1] and inner.level for _ in range(5)]
+    env.reset(seed=5)
+    again = [inner.level] + [env.reset()[1] and inner.level for _ in range(5)]
+    assert first == again
+    inst = make_instance("PickAndPlaceTest", "normal", "dev", 4)
+    env.reset(options={"instance": inst})  # an explicit instance still wins
+    assert env.unwrapped.instance["split"] == "dev"
+
+
+def test_levels_bad_input_is_a_clear_error() -> None:
+    with pytest.raises(InstanceError, match="num_levels"):
+        make_rl_env("DialogTest", levels="train", num_levels=0)
+    with pytest.raises(InstanceError, match="num_levels"):
+        make_rl_env("DialogTest", levels="dev", num_levels=10**6)
+    with pytest.raises(InstanceError, match="Unknown split"):
+        make_rl_env("DialogTest", levels="validation")
+    with pytest.raises(InstanceError, match="sealed"):
+        make_rl_env("DialogTest", levels="test")
+    key = b"k" * 32
+    env = make_rl_env("DialogTest", levels="test", level_key=key, num_levels=4)
+    env.reset(seed=0)
+    public = env.unwrapped.instance
+    assert public["split"] == "test" and "seed" not in public  # sealed: the seed stays private

@@ -1,0 +1,109 @@
+"""Stable-Baselines3 as users call it (issue 27): MaskablePPO on `make_sb3_env` and on the
+batched `SB3VecEnv` with masks, and a few hundred steps of benchmarks/sb3.py. Skipped where
+the optional `rl` extra (torch, stable-baselines3, sb3-contrib) is absent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench_loader import load_benchmark
+
+pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from sb3_contrib import MaskablePPO  # noqa: E402
+from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
+from stable_baselines3.common.env_checker import check_env  # noqa: E402
+
+from discoverylab.rl import make_rl_env, make_sb3_env  # noqa: E402
+from discoverylab.rl.features import features  # noqa: E402
+from discoverylab.rl.sb3 import SB3VecEnv  # noqa: E402
+
+
+def test_sb3_check_env_and_mlp_policy_on_one_env() -> None:
+    env = make_sb3_env("DialogTest", max_steps=20)
+    check_env(env, warn=False)
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, device="cpu", seed=0)
+    model.learn(64)
+    obs, _ = env.reset(seed=0)
+    action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+    assert env.action_masks()[int(action)]  # masks reach the policy
+
+
+def test_attack_raw_symbolic_obs_goes_to_an_image_extractor() -> None:
+    """What users met first: the raw symbolic observation sends `tiles` to NatureCNN and fails.
+    Kept so that the reason docs/rl.md gives stays true; the one-hot route above works."""
+    with pytest.raises(RuntimeError, match="Kernel size"):
+        MaskablePPO("MultiInputPolicy", make_rl_env("DialogTest"), device="cpu")
+
+
+def test_vec_adapter_matches_serial_envs_and_autoresets_as_sb3_does() -> None:
+    venv = SB3VecEnv("PickAndPlaceTest", num_envs=3, workers=2, seed=10, max_steps=6, spin=0)
+    serial = [make_rl_env("PickAndPlaceTest", max_steps=6) for _ in range(3)]
+    try:
+        obs = venv.reset()
+        raw = [env.reset(seed=10 + i) for i, env in enumerate(serial)]
+        assert np.array_equal(obs, features({k: np.stack([o[k] for o, _ in raw]) for k in raw[0][0]}))
+        assert np.array_equal(get_action_masks(venv), np.stack([i["action_mask"] for _, i in raw]))
+        rng = np.random.default_rng(0)
+        ended = 0
+        for _ in range(6):
+            masks = venv.action_masks()
+            actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+            obs, rewards, dones, infos = venv.step(actions)
+            for i, env in enumerate(serial):
+                o, r, term, trunc, _ = env.step(int(actions[i]))
+                assert rewards[i] == r and dones[i] == (term or trunc)
+                want = features({k: v[None] for k, v in o.items()})[0]
+                got = infos[i]["terminal_observation"] if dones[i] else obs[i]
+                assert np.array_equal(got, want)
+                if dones[i]:
+                    ended += 1
+                    assert infos[i]["TimeLimit.truncated"] == (trunc and not term) and "is_success" in infos[i]
+        assert ended == 3  # 6-step episodes end together, and SB3 sees the reset observation
+    finally:
+        venv.close()
+        for env in serial:
+            env.close()
+
+
+def test_sb3_benchmark_runs_a_few_hundred_steps(tmp_path: Path) -> None:
+    sb3 = load_benchmark("sb3.py", "sb3_baseline")
+    curve = sb3.train("DialogTest", 256, num_envs=2, workers=2, max_steps=15, n_steps=64, eval_every=128,
+                      eval_episodes=1, reward="explore")  # fmt: skip
+    assert curve["total_steps"] >= 256 and curve["eval"] and 0.0 <= curve["final"] <= 1.0
+    curve.pop("model")
+    sb3.plot([curve], tmp_path / "c.png")
+    assert (tmp_path / "c.png").stat().st_size > 1000
+
+
+def test_slot_policy_scores_every_action_and_shares_slot_weights() -> None:
+    import torch
+
+    from discoverylab.rl.sb3_policy import SlotHead, SlotPolicy
+
+    env = make_sb3_env("PickAndPlaceTest", max_steps=10)
+    model = MaskablePPO(SlotPolicy, env, n_steps=16, batch_size=16, n_epochs=1, device="cpu", seed=0)
+    model.learn(32)
+    obs, _ = env.reset(seed=0)
+    head = model.policy.mlp_extractor
+    assert isinstance(head, SlotHead) and head.latent_dim_pi == env.action_space.n
+    x = torch.as_tensor(obs)[None]
+    logits = head.forward_actor(x)
+    assert logits.shape == (1, env.action_space.n) and torch.isfinite(logits).all()
+    # Swapping two slots' rows swaps their actions' scores: one network scores every slot.
+    w2, b, k = head.w2, head.b, head.k
+    at = w2 * b + w2 * 4
+    rows = x[:, at : at + k * head.slot_width].view(1, k, -1).clone()
+    swapped = x.clone()
+    rows[:, [0, 1]] = rows[:, [1, 0]]
+    swapped[:, at : at + k * head.slot_width] = rows.flatten(1)
+    other = head.forward_actor(swapped)
+    base = env.get_wrapper_attr("base_single")
+    pick0, pick1 = base, base + 1  # PICKUP on slots 0 and 1
+    assert torch.allclose(logits[0, pick0], other[0, pick1], atol=1e-5)
+    with pytest.raises(ValueError, match="features"):
+        SlotHead(100)
