@@ -154,12 +154,18 @@ def kill_descendants(deadline_s: float = 20.0) -> None:
         _reap()
 
 
+def _say(line: str) -> None:
+    """One line of the keeper's protocol to the runner, on the pipe that is its stdout."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def keeper_main(argv: list[str]) -> int:
     """Become a subreaper, start Ray's head node, say its address, and wait for the pipe to close."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides; its exit closes our stdin
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        print("error cannot become a child subreaper", flush=True)
+        _say("error cannot become a child subreaper")
         return 1
     port = _free_port()
     # A private temp dir: `ray start` writes its address to TEMP/ray_current_cluster, and in the
@@ -184,9 +190,9 @@ def keeper_main(argv: list[str]) -> int:
             output.seek(0)
             tail = output.read().decode("utf-8", "replace").strip().splitlines()[-5:]
             why = f"took over {START_TIMEOUT_S:g} s" if code is None else "failed"
-            print(f"error `ray start` {why}: " + " | ".join(tail), flush=True)
+            _say(f"error `ray start` {why}: " + " | ".join(tail))
             return 1
-    print(f"address 127.0.0.1:{port}", flush=True)
+    _say(f"address 127.0.0.1:{port}")
     try:
         while sys.stdin.buffer.read(4096):
             pass  # nothing is ever sent: end-of-file is the message

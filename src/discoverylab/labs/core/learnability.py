@@ -130,7 +130,7 @@ sys.path[:0] = payload["path"]
 for module in payload["modules"]:
     importlib.import_module(module)
 from discoverylab.labs.core.learnability import _values_digest
-print(json.dumps(_values_digest(payload["spec"], payload["seed"], payload["n"])))
+sys.stdout.write(json.dumps(_values_digest(payload["spec"], payload["seed"], payload["n"])))
 """
 
 
