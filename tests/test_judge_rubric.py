@@ -126,8 +126,10 @@ def test_rubric_judge_grades_the_oracles_own_report(scripted_llm: ScriptedLLMSer
     _rubric_server(scripted_llm)
     record, _ = run_episode("RocketScience", "easy", 0, "oracle")
     assert grade_knowledge(record.scorecard, record.knowledge, _judge(scripted_llm)).score == 1.0
+    record, _ = run_episode("LostInTranslation", "easy", 0, "oracle")  # its vocabulary is the instance's own
+    assert grade_knowledge(record.scorecard, record.knowledge, _judge(scripted_llm)).score == 1.0
     _, report = oracle_actions("LostInTranslation", "easy", 0)
-    assert grade_knowledge(CARD, report, _judge(scripted_llm)).score == 1.0
+    assert grade_knowledge(CARD, report, _judge(scripted_llm)).score == 0.0  # another instance's word: no credit
 
 
 def test_long_report_is_cut_to_the_context_with_a_marker(scripted_llm: ScriptedLLMServer) -> None:

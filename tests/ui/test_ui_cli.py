@@ -53,7 +53,7 @@ def test_serve_study_needs_the_evaluators_key(tmp_path: Path, served: dict[str, 
     assert result.exit_code == 2 and "only for --study" in result.output and not served
     result = CliRunner().invoke(app, ["serve", "--study", "--eval-key-file", str(tmp_path / "key"), "--logs", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "study mode" in result.output and served["app"].state.games.study
+    assert "study mode" in " ".join(result.output.split()) and served["app"].state.games.study
     monkeypatch.setenv("DISCOVERYLAB_EVAL_KEY", "fedcba9876543210fedcba9876543210")
     served.clear()
     result = CliRunner().invoke(app, ["serve", "--study", "--logs", str(tmp_path)])

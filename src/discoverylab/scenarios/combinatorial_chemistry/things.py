@@ -236,8 +236,9 @@ class RustedKey(Key):
     needs_tick = True
     noun = "key"
 
-    def __init__(self, world: World, remedy: Recipe, key_id: int, etch_limit: int = ETCH_LIMITS["normal"]) -> None:
-        super().__init__(world, "rusted key (heavily rusted)", "key", [material("metal")], key_id=key_id)
+    def __init__(self, world: World, remedy: Recipe, key_id: int, etch_limit: int = ETCH_LIMITS["normal"],
+                 kind: str = "key") -> None:  # fmt: skip
+        super().__init__(world, f"rusted {kind} (heavily rusted)", kind, [material("metal")], key_id=key_id)
         self.remedy = reduce_recipe(remedy)
         self.rust_level = 3
         self.props["rusted"] = True
@@ -308,7 +309,6 @@ class RustyNail(RustedKey):
     noun = "nail"
 
     def __init__(self, world: World, remedy: Recipe, etch_limit: int = NAIL_ETCH_LIMIT) -> None:
-        super().__init__(world, remedy, key_id=-1, etch_limit=etch_limit)
-        self.type = "nail"
+        super().__init__(world, remedy, key_id=-1, etch_limit=etch_limit, kind="nail")
         self.sprite = "stick"  # the renderer's thin rod (no nail painter of its own)
         self._rename()
