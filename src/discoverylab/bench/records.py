@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from pydantic import BaseModel
 
@@ -55,23 +56,33 @@ def append_jsonl(path: str | Path, record: BaseModel | Mapping[str, Any]) -> Non
         os.fsync(fh.fileno())
 
 
-def write_jsonl(path: str | Path, records: Iterable[BaseModel | Mapping[str, Any]]) -> None:
-    """Write a whole file atomically (temp file + rename), e.g. one episode's log."""
+@contextmanager
+def atomic_file(path: str | Path, tmp: Path | None = None) -> Iterator[TextIO]:
+    """A text file that appears at `path` whole or not at all: written to `tmp` (default: a
+    per-process temp name beside it, so two writers never share one), fsync'd, then renamed. A
+    failed write removes the temp file (a full disk must not leave a partial one behind) and an
+    OSError names `path` (a failed write names no file; the message should)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # per process: two writers never share one
+    tmp = tmp or path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(dumps(record) + "\n")
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         tmp.replace(path)
     except BaseException as exc:
-        tmp.unlink(missing_ok=True)  # a full disk must not leave a partial temp file behind
+        tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError) and exc.filename is None:
-            exc.filename = str(path)  # a failed write names no file; the message should
+            exc.filename = str(path)
         raise
+
+
+def write_jsonl(path: str | Path, records: Iterable[BaseModel | Mapping[str, Any]]) -> None:
+    """Write a whole file atomically (`atomic_file`), e.g. one episode's log."""
+    with atomic_file(path) as fh:
+        for record in records:
+            fh.write(dumps(record) + "\n")
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:

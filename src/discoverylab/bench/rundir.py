@@ -29,6 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from discoverylab.bench.records import atomic_file
 from discoverylab.bench.schema import config_hash
 
 R = TypeVar("R", bound=BaseModel)
@@ -239,10 +240,8 @@ def check_config(out: Path, runner: str, config: Mapping[str, Any], *, has_recor
     if has_records:
         raise RunConfigMismatch(
             f"{out} holds results but no {RUN_FILE} saying how they were made; use another --out")
-    tmp = path.with_name(f"{RUN_FILE}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(json.dumps(wanted, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        with atomic_file(path) as fh:
+            fh.write(json.dumps(wanted, indent=2, sort_keys=True) + "\n")
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise RunDirError(f"{describe_io_error(exc, path)}; nothing ran") from exc

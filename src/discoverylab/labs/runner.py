@@ -116,18 +116,9 @@ def _transcript_lines(job: LabJob, protocol: Protocol | None, trace: _Trace, age
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:
-    """Write one JSON document atomically (temp file + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    try:
-        tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str, ensure_ascii=False) + "\n",
-                       encoding="utf-8")
-        tmp.replace(path)
-    except BaseException as exc:
-        tmp.unlink(missing_ok=True)  # a full disk must not leave a partial temp file behind
-        if isinstance(exc, OSError) and exc.filename is None:
-            exc.filename = str(path)  # a failed write names no file; the message should
-        raise
+    """Write one JSON document atomically (`records.atomic_file`)."""
+    with records.atomic_file(path, path.with_suffix(path.suffix + ".tmp")) as fh:
+        fh.write(json.dumps(payload, indent=2, sort_keys=True, default=str, ensure_ascii=False) + "\n")
 
 
 def _protocol_config(job: LabJob, out: Path | None) -> dict[str, Any]:
