@@ -6,9 +6,11 @@ Shared options and the error exit live in `options`; `report` and `judge` (saved
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shlex
+import signal
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -168,6 +170,27 @@ def _resume_hint(out: Path | None) -> str:
     return escape("resume with: discoverylab " + shlex.join(sys.argv[1:]))
 
 
+def _exit_at_once_on_another_signal() -> None:
+    """The run was stopped by a signal and the command is on its way out: one more Ctrl-C or
+    SIGTERM (a second press, or a group signal arriving late) ends the process with the stop's
+    code at once. Python's own handler would raise KeyboardInterrupt wherever it lands, and
+    during interpreter shutdown (handlers back at SIG_DFL) a late signal turned the exit into
+    death by SIGINT (-2) instead of 130; from the exit handlers on, late signals are ignored."""
+
+    def now(signum: int, _frame: object) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM)
+
+    def ignore() -> None:  # Python's shutdown resets handlers it set to SIG_DFL, never SIG_IGN
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, now)
+    atexit.register(ignore)  # runs first at exit: the code is decided, a late signal must not change it
+
+
 def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as_json: bool, title: str,
              config: dict[str, Any], episode_timeout: float | None = None, request_timeout: float | None = None,
              backend: str = "local", address: str | None = None, embedded: bool = False) -> None:
@@ -212,6 +235,7 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     except (RunDirError, RunLocked, RunConfigMismatch) as exc:
         fail(str(exc))
     except KeyboardInterrupt:
+        _exit_at_once_on_another_signal()
         err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {_resume_hint(out)}", soft_wrap=True)
         raise typer.Exit(EXIT_SIGINT) from None
     except OSError as exc:  # e.g. the disk filled while the run directory was being read or locked
@@ -219,6 +243,8 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
         raise typer.Exit(EXIT_IO) from None
     finally:
         board.close()
+    if outcome.interrupted:
+        _exit_at_once_on_another_signal()
     results = outcome.results
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=None))
