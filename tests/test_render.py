@@ -225,3 +225,20 @@ def test_grid_lines_and_labels(scale: int) -> None:
         assert mask.sum() >= 5 * scale * scale  # text pixels
     assert not np.array_equal(render._label(3, 7, scale), render._label(7, 3, scale))
     assert np.array_equal(grid[px + 20 * scale, px + 20 * scale], plain[px + 20 * scale, px + 20 * scale])
+
+
+def test_rust_shows_on_the_chemistry_key_and_nail_until_it_is_removed() -> None:
+    """The nail has its own art (it used to borrow the stick's), and a derusted "key (no rust)"
+    shows clean: its name's "rust" no longer counts once the object says it is not rusted."""
+    from discoverylab.scenarios.combinatorial_chemistry.things import RustedKey, RustyNail
+
+    world = World(seed=0)
+    remedy = {"A": 1, "B": 1}
+    key, nail = RustedKey(world, remedy, 7), RustyNail(world, remedy)
+    assert sprite_key(key).endswith(":rust") and sprite_key(nail) == "nail:rust"
+    for thing in (key, nail):
+        thing.props["rusted"] = False
+        thing._rename()
+    assert "no rust" in key.name and "no rust" in nail.name
+    assert not sprite_key(key).endswith(":rust") and sprite_key(nail) == "nail:"
+    assert not is_fallback(sprite_key(nail))

@@ -221,6 +221,16 @@ def key(colour: str = "gold", rust: str = "") -> Image.Image:
     return item(img, 16)
 
 
+@painter("nail")
+def nail(rust: str = "") -> Image.Image:
+    c = rgba("#a0522d") if rust else METAL
+    img, d = canvas()
+    d.line((9, 23, 23, 9), fill=c, width=2)
+    d.line((19, 7, 25, 13), fill=shade(c, 0.8), width=3)  # the head
+    d.line((7, 25, 9, 23), fill=shade(c, 1.3))  # the point
+    return item(img, 16)
+
+
 @painter("coin")
 def coin() -> Image.Image:
     img, d = canvas()

@@ -115,9 +115,20 @@ def _mushroom(obj: WorldObject) -> str:
     return f"mushroom:{_colour_of(obj, 'red')}:{'cooked' if obj.cooked else ''}"
 
 
+def _rusted(obj: WorldObject) -> bool:
+    """The `rusted` property where the object has one (a derusted "key (no rust)" shows clean),
+    else the word in its name."""
+    if "rusted" in obj.props:
+        return bool(obj.props["rusted"])
+    return "rusted" in obj.name or "rusty" in obj.name
+
+
 def _key(obj: WorldObject) -> str:
-    rusted = obj.props.get("rusted") or "rust" in obj.name
-    return f"key:{_colour_of(obj, 'gold')}:{'rust' if rusted else ''}"
+    return f"key:{_colour_of(obj, 'gold')}:{'rust' if _rusted(obj) else ''}"
+
+
+def _nail(obj: WorldObject) -> str:
+    return f"nail:{'rust' if _rusted(obj) else ''}"
 
 
 def _statue(obj: WorldObject) -> str:
@@ -207,6 +218,7 @@ BY_TYPE: dict[str, Callable[[WorldObject], str]] = {
     "crystal": _coloured("crystal", "cyan"),
     "flag": _coloured("flag", "red"),
     "key": _key,
+    "nail": _nail,
     "coin": _fixed("coin"),
     "shovel": _fixed("shovel"),
     "tape": _fixed("tape"),

@@ -91,7 +91,7 @@ table bedside_table:closed bedside_table:open chair bed bookcase fridge:closed:o
 stove:closed:off stove:closed:on stove:open:on sink:off sink:on jar jar:full petri_dish petri_dish:full
 jar:a jar:mix pot pot:hot flower_pot flower_pot:full bag:green granules:white seed flower:red flower:blue
 mushroom:red: mushroom:green: mushroom:yellow: mushroom:pink: mushroom:white: mushroom:red:cooked
-rock rock:glowing crystal:cyan flag:red key:gold: key:red: key:gold:rust coin shovel tape stick book:blue
+rock rock:glowing crystal:cyan flag:red key:gold: key:red: key:gold:rust nail: nail:rust coin shovel tape stick book:blue
 paint_bucket:red artifact computer microscope spectrometer thermometer ph_meter radiation_meter
 densitometer meter agent:player:south agent:player:east agent:player:north agent:player:west
 agent:player:south:sick agent:npc15:south agent:npc16:south agent:npc17:south agent:npc32:south

@@ -310,5 +310,4 @@ class RustyNail(RustedKey):
 
     def __init__(self, world: World, remedy: Recipe, etch_limit: int = NAIL_ETCH_LIMIT) -> None:
         super().__init__(world, remedy, key_id=-1, etch_limit=etch_limit, kind="nail")
-        self.sprite = "stick"  # the renderer's thin rod (no nail painter of its own)
         self._rename()
