@@ -37,3 +37,23 @@ def test_sessions_spread_over_actors_and_match_in_process_play():
         pool.shutdown()
     finally:
         ray.shutdown()
+
+
+def test_attack_sealed_instance_replayed_on_another_actor_is_refused():
+    """A sealed test instance plays once per pool: resetting it again in a session that lives on
+    another actor (one ledger actor serves them all) is refused as on one server."""
+    from discoverylab.server.ray_sessions import RaySessions
+    from discoverylab.server.session import AlreadyPlayed
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        pool = RaySessions(sessions_per_actor=1, num_cpus=0.25, key=b"k" * 32)
+        first, second = pool.create(), pool.create()
+        assert pool.where[first] != pool.where[second]  # two actors
+        pool.reset(first, task="PickAndPlaceTest", split="test", index=3)
+        with pytest.raises(AlreadyPlayed, match="plays once"):
+            pool.reset(second, task="PickAndPlaceTest", split="test", index=3)
+        assert pool.reset(second, task="PickAndPlaceTest", split="test", index=4).instance["index"] == 4
+        pool.shutdown()
+    finally:
+        ray.shutdown()

@@ -77,11 +77,12 @@ class SessionPool:
     """The live sessions: capped, each with its own lock, expired when idle past `ttl_s`."""
 
     def __init__(self, max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_TTL_S,
-                 key: bytes | None = None) -> None:  # fmt: skip
+                 key: bytes | None = None, ledger: SealedLedger | None = None) -> None:  # fmt: skip
         self.max_sessions, self.ttl_s, self.key = max_sessions, ttl_s, key
         self.slots: dict[str, Slot] = {}
         self.expired = 0
-        self.ledger = SealedLedger()  # shared by all sessions: each sealed instance plays once per server
+        # shared by all sessions: each sealed instance plays once per server (per Ray pool: one ledger actor)
+        self.ledger = ledger if ledger is not None else SealedLedger()
         self._lock = threading.Lock()
 
     def create(self) -> str:

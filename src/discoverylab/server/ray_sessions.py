@@ -11,23 +11,48 @@
     pool.close(sid)
 
 Each actor is a process holding the same `SessionPool` (sessions, TTL, caps) as `env-serve`, so a
-cluster plays as many episodes at once as it has cores; results are the same `StepResult`s.
+cluster plays as many episodes at once as it has cores; results are the same `StepResult`s. One
+ledger actor serves the whole pool, so a sealed test instance plays once per pool, whichever actor
+a session lands on (a replay on another actor would copy the gold the first episode revealed).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from discoverylab.server.session import ResetRequest, StepResult
+from discoverylab.server.session import ResetRequest, SealedLedger, StepResult
+
+
+class LedgerHost:
+    """The pool's one ledger (an actor): which sealed instances any session has started."""
+
+    def __init__(self) -> None:
+        self.ledger = SealedLedger()
+
+    def claim(self, task: str, difficulty: str, index: int) -> bool:
+        return self.ledger.claim_name(task, difficulty, index)
+
+
+class RemoteLedger(SealedLedger):
+    """A session actor's view of the pool's ledger actor."""
+
+    def __init__(self, handle: Any) -> None:
+        super().__init__()
+        self.handle = handle
+
+    def claim_name(self, task: str, difficulty: str, index: int) -> bool:
+        import ray
+
+        return bool(ray.get(self.handle.claim.remote(task, difficulty, index)))
 
 
 class SessionHost:
     """The actor's body: a `SessionPool` of at most `capacity` sessions."""
 
-    def __init__(self, capacity: int, ttl_s: float = 600.0, key: bytes | None = None) -> None:
+    def __init__(self, capacity: int, ttl_s: float = 600.0, key: bytes | None = None, ledger: Any = None) -> None:
         from discoverylab.server.app import SessionPool
 
-        self.pool = SessionPool(capacity, ttl_s, key)
+        self.pool = SessionPool(capacity, ttl_s, key, RemoteLedger(ledger) if ledger is not None else None)
 
     def create(self) -> str:
         return self.pool.create()
@@ -60,6 +85,7 @@ class RaySessions:
         self.ray = ray
         self.per_actor, self.ttl_s, self.key = sessions_per_actor, ttl_s, key
         self.actor_cls = ray.remote(num_cpus=num_cpus)(SessionHost)
+        self.ledger = ray.remote(num_cpus=0)(LedgerHost).remote()
         self.actors: list[Any] = []
         self.counts: list[int] = []
         self.where: dict[str, int] = {}
@@ -69,7 +95,7 @@ class RaySessions:
         if room:
             i = room[0]
         else:
-            self.actors.append(self.actor_cls.remote(self.per_actor, self.ttl_s, self.key))
+            self.actors.append(self.actor_cls.remote(self.per_actor, self.ttl_s, self.key, self.ledger))
             self.counts.append(0)
             i = len(self.actors) - 1
         sid = str(self.ray.get(self.actors[i].create.remote()))
@@ -97,6 +123,6 @@ class RaySessions:
         self.counts[i] -= 1
 
     def shutdown(self) -> None:
-        for actor in self.actors:
+        for actor in [*self.actors, self.ledger]:
             self.ray.kill(actor)
         self.actors, self.counts, self.where = [], [], {}

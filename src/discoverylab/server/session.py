@@ -42,12 +42,18 @@ class SealedLedger:
         self._lock = threading.Lock()
 
     def claim(self, inst: Instance) -> None:
-        name = (inst.task, inst.difficulty, inst.index)
+        if not self.claim_name(inst.task, inst.difficulty or "", inst.index):
+            raise AlreadyPlayed(f"{inst.task} {inst.difficulty or ''} test#{inst.index} was already played on this "
+                                "server: each sealed instance plays once (its end reveals the gold).")
+
+    def claim_name(self, task: str, difficulty: str, index: int) -> bool:
+        """True the first time an instance is claimed, False after (a subclass may ask elsewhere:
+        the Ray pool asks one ledger actor for all its session actors)."""
         with self._lock:
-            if name in self.started:
-                raise AlreadyPlayed(f"{inst.task} {inst.difficulty or ''} test#{inst.index} was already played on this "
-                                    "server: each sealed instance plays once (its end reveals the gold).")
-            self.started.add(name)
+            if (task, difficulty, index) in self.started:
+                return False
+            self.started.add((task, difficulty, index))
+            return True
 
 
 class ResetRequest(BaseModel):
