@@ -389,6 +389,11 @@ def test_play_asks_the_answer_sheet_after_the_episode(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "Answer sheet: one value per field" in result.output and "surface_gravity_m_s2: wrong missing" in result.output
     assert "planet_radius_km: right" in result.output and "answer sheet: 0.67" in result.output
+    (log,) = tmp_path.glob("*.jsonl")  # the sheet is logged with the game, as the browser's
+    end = [json.loads(x) for x in log.read_text().splitlines()][-1]
+    assert end["record"]["answers_score"] == pytest.approx(0.67, abs=0.01)
+    assert end["record"]["answers"] == {"planet_radius_km": gold["planet_radius_km"], "orbit_speed_m_s": speed}
+    assert result.output.index("Answer sheet: one value per field") < result.output.index("(gold: ")
     unit = CliRunner().invoke(app, ["play", "DialogTest", "--seed", "0", "--logs", str(tmp_path)], input="quit\n")
     assert unit.exit_code == 0 and "Answer sheet" not in unit.output
 

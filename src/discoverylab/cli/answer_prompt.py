@@ -26,12 +26,13 @@ def _value(text: str) -> Any:
     return text
 
 
-def ask_answer_sheet(console: Console, env: Any) -> None:
-    """Print the form, read one line per field (EOF or an empty line skips), print the grade."""
-    from discoverylab.scenarios.answer_forms import answer_form, grade_answers, has_answer_sheet
+def read_answer_sheet(console: Console, env: Any) -> dict[str, Any] | None:
+    """Print the form and read one line per field (EOF or an empty line skips); None when the
+    task has no answer sheet. Nothing is graded here: the game grades and logs the sheet."""
+    from discoverylab.scenarios.answer_forms import answer_form, has_answer_sheet
 
     if env.scenario is None or not has_answer_sheet(env.scenario_cls.task_id):
-        return
+        return None
     form = answer_form(env)
     console.print(form.text())
     answers: dict[str, Any] = {}
@@ -42,9 +43,15 @@ def ask_answer_sheet(console: Console, env: Any) -> None:
             break
         if line:
             answers[f.name] = line if isinstance(f.kind, Choice) else _value(line)
-    result = grade_answers(env, answers, reveal=True)
-    for row in result.fields:
-        note = result.errors.get(row["name"], "")
+    return answers
+
+
+def print_sheet_grade(console: Console, sheet: dict[str, Any]) -> None:
+    """The graded sheet as the game logged it (`answers_score`, `answers_grade`), gold included:
+    shown only after the sheet was handed in."""
+    grade = sheet["answers_grade"]
+    for row in grade["fields"]:
+        note = grade["errors"].get(row["name"], "")
         mark = "[green]right[/green]" if row["correct"] else f"[red]wrong[/red] {note}".rstrip()
         console.print(f"{row['name']}: {mark} (gold: {row['gold']})")
-    console.print(f"answer sheet: {result.score:.2f}")
+    console.print(f"answer sheet: {sheet['answers_score']:.2f}")

@@ -125,9 +125,6 @@ def play(
         env = play_in_terminal(console, task, difficulty, seed, max_steps, logs).env
     except UIError as exc:
         fail(str(exc))
-    from discoverylab.cli.answer_prompt import ask_answer_sheet
-
-    ask_answer_sheet(console, env)  # discovery tasks: the typed answer sheet, before any gold is shown
     _print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from rich.console import Console
 
+from discoverylab.cli.answer_prompt import print_sheet_grade, read_answer_sheet
 from discoverylab.render.text import render_text
 from discoverylab.ui.commands import HELP, parse_command
 from discoverylab.ui.games import Game, StepRequest, UIError
@@ -68,10 +69,13 @@ def play_in_terminal(console: Console, task: str, difficulty: str, seed: int, ma
             report = console.input("Your knowledge report (what did you find out? Enter to skip): ").strip()
         except (EOFError, KeyboardInterrupt):
             report = ""
-    if report:
-        game.finish(report, games.judge())
-    else:  # left without a report: abandoned (or, after the end, the outcome with knowledge 0)
+    answers = read_answer_sheet(console, game.env)  # discovery tasks: before any gold is shown
+    if report or answers:  # the sheet is graded and logged with the report, as the page's
+        game.finish(report or "", games.judge(), answers)
+    else:  # left without a report or a sheet: abandoned (or, after the end, the outcome with knowledge 0)
         games.close(game.id, "terminal")
+    if answers is not None and game.sheet is not None:
+        print_sheet_grade(console, game.sheet)
     if game.log_path.exists():
         say(f"Log: {game.log_path}")
     return game
