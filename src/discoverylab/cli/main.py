@@ -6,11 +6,9 @@ Shared options and the error exit live in `options`; `report` and `judge` (saved
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import shlex
-import signal
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -29,6 +27,8 @@ from rich.progress import (
 from rich.table import Table
 
 from discoverylab.bench.episode import EpisodeRecord
+from discoverylab.bench.exits import EXIT_SIGINT, EXIT_SIGTERM
+from discoverylab.bench.exits import exit_at_once_on_another_signal as _exit_at_once_on_another_signal
 from discoverylab.bench.live import LiveBoard
 from discoverylab.bench.presets import PRESETS, resolve
 from discoverylab.bench.rundir import (
@@ -90,7 +90,7 @@ from discoverylab.ui import cli as ui_cli
 
 app = typer.Typer(help="discoverylab: scientific-discovery environments for AI agents.", no_args_is_help=True)
 
-EXIT_FAILED, EXIT_SIGINT, EXIT_SIGTERM = 1, 130, 143
+EXIT_FAILED = 1
 EXIT_IO = 74  # sysexits' EX_IOERR: a write failed (a full disk); finished episodes are recorded
 
 
@@ -168,27 +168,6 @@ def _resume_hint(out: Path | None) -> str:
     if out is None:
         return "nothing was recorded (no --out); give --out DIR to make a run resumable"
     return escape("resume with: discoverylab " + shlex.join(sys.argv[1:]))
-
-
-def _exit_at_once_on_another_signal() -> None:
-    """The run was stopped by a signal and the command is on its way out: one more Ctrl-C or
-    SIGTERM (a second press, or a group signal arriving late) ends the process with the stop's
-    code at once. Python's own handler would raise KeyboardInterrupt wherever it lands, and
-    during interpreter shutdown (handlers back at SIG_DFL) a late signal turned the exit into
-    death by SIGINT (-2) instead of 130; from the exit handlers on, late signals are ignored."""
-
-    def now(signum: int, _frame: object) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM)
-
-    def ignore() -> None:  # Python's shutdown resets handlers it set to SIG_DFL, never SIG_IGN
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, now)
-    atexit.register(ignore)  # runs first at exit: the code is decided, a late signal must not change it
 
 
 def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as_json: bool, title: str,
