@@ -10,8 +10,13 @@ import numpy as np
 import pytest
 
 from discoverylab.labs.sequence.properties import PropertyParams, compute_codes, feasible_range
-from discoverylab.labs.sequence.sampling import LONG_SAMPLERS, MAX_SEARCH_LENGTH, long_sampler_error, sample_codes
 from discoverylab.labs.sequence.samplers_path import de_bruijn, extreme_energy_sequences
+from discoverylab.labs.sequence.sampling import (
+    LONG_SAMPLERS,
+    MAX_SEARCH_LENGTH,
+    long_sampler_error,
+    sample_codes,
+)
 
 CASES = [
     ("entropy_score", PropertyParams()),
