@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_lab_judge import CONFIG, judge_responder
 from typer.testing import CliRunner
 
 from discoverylab.labs.cli import lab_app
 from discoverylab.labs.judge_rules import ask_judge
 from discoverylab.labs.run_record import LabRecord
 from llm_scripted_server import Scripted, ScriptedLLMServer, chat_reply, error_body
-from test_lab_judge import CONFIG, judge_responder
 
 HIDDEN, DYNAMICS, MACRO = "sequence/hidden-property", "sequence/unknown-dynamics", "macro/causal-discovery"
 PROTOCOLS = [HIDDEN, DYNAMICS, MACRO]

@@ -30,3 +30,9 @@ def exit_at_once_on_another_signal() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, now)
     atexit.register(ignore)  # runs first at exit: the code is decided, a late signal must not change it
+
+
+def second_signal_code(exc: BaseException) -> int:
+    """The exit code of a run stopped at once by a second signal (`runs._Stop` names it in the
+    KeyboardInterrupt it raises): 143 for SIGTERM, else 130 (a Ctrl-C, or Python's own handler)."""
+    return EXIT_SIGTERM if "SIGTERM" in str(exc) else EXIT_SIGINT

@@ -27,7 +27,7 @@ from rich.progress import (
 from rich.table import Table
 
 from discoverylab.bench.episode import EpisodeRecord
-from discoverylab.bench.exits import EXIT_SIGINT, EXIT_SIGTERM
+from discoverylab.bench.exits import EXIT_SIGINT, EXIT_SIGTERM, second_signal_code
 from discoverylab.bench.exits import exit_at_once_on_another_signal as _exit_at_once_on_another_signal
 from discoverylab.bench.live import LiveBoard
 from discoverylab.bench.presets import PRESETS, resolve
@@ -213,10 +213,10 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
                                 episode_timeout=episode_timeout, backend=backend, address=address)  # fmt: skip
     except (RunDirError, RunLocked, RunConfigMismatch) as exc:
         fail(str(exc))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         _exit_at_once_on_another_signal()
         err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {_resume_hint(out)}", soft_wrap=True)
-        raise typer.Exit(EXIT_SIGINT) from None
+        raise typer.Exit(second_signal_code(exc)) from None
     except OSError as exc:  # e.g. the disk filled while the run directory was being read or locked
         err.print(f"[red]Stopped:[/red] {escape(describe_io_error(exc))}; free space, then {_resume_hint(out)}", soft_wrap=True)
         raise typer.Exit(EXIT_IO) from None

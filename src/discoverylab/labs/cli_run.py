@@ -19,7 +19,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from discoverylab.bench.exits import EXIT_SIGINT, EXIT_SIGTERM, exit_at_once_on_another_signal
+from discoverylab.bench.exits import (
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    exit_at_once_on_another_signal,
+    second_signal_code,
+)
 from discoverylab.labs.agents import UnknownAgentError
 from discoverylab.labs.cli_common import (
     _fail,
@@ -174,10 +179,10 @@ def run(
                               retries=retries, plots=plots, episode_timeout=episode_timeout)
     except (RunConfigMismatch, RunDirError, RunLocked) as exc:
         _fail(str(exc))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         exit_at_once_on_another_signal()
         err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {escape(hint)}", soft_wrap=True)
-        raise typer.Exit(EXIT_SIGINT) from None
+        raise typer.Exit(second_signal_code(exc)) from None
     except OSError as exc:  # e.g. the disk filled while the run directory was being read or locked
         err.print(f"[red]Stopped:[/red] {escape(describe_io_error(exc))}; free space, then {escape(hint)}", soft_wrap=True)
         raise typer.Exit(74) from None
