@@ -57,7 +57,8 @@ class JudgeCall(Generic[T]):
 
 def ask_judge(client: Any, messages: list[dict[str, str]], schema: dict[str, Any],
               check: Callable[[Any], T | None], retries: int = JUDGE_RETRIES) -> JudgeCall[T]:
-    """Ask `client.complete_json` until `check(reply)` accepts a reply, at most `retries` + 1 times.
+    """Ask `client.complete_json` until `check(reply)` accepts a reply, at most `retries` + 1 times
+    (`check` returns None, or raises ValueError saying why, for an unusable reply).
 
     Timeouts, unreachable or overloaded endpoints (5xx) and malformed replies are asked again,
     like DiscoveryWorld's judge; a request the endpoint refuses as such (HTTP 4xx other than

@@ -144,8 +144,9 @@ def judge_hypotheses_checked(client: JudgeClient, truth: dict[str, Any], hypothe
                 by_rank[int(v["rank"])] = v
             except (TypeError, ValueError, KeyError):
                 continue
-        if any(by_rank.get(h.rank, {}).get("label") not in ("exact", "partial", "wrong") for h in hypotheses):
-            return None
+        missing = [h.rank for h in hypotheses if by_rank.get(h.rank, {}).get("label") not in ("exact", "partial", "wrong")]
+        if missing:
+            raise ValueError(f"no valid label for ranks {missing}")
         return [Verdict(label=by_rank[h.rank]["label"], quote=str(by_rank[h.rank].get("quote", ""))[:300])
                 for h in hypotheses]
 
