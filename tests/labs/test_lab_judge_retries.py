@@ -187,3 +187,41 @@ def test_attack_an_edited_transcript_is_not_judged(scripted_llm: ScriptedLLMServ
 def test_lab_judge_errors_are_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(lab_app, ["judge", str(tmp_path / "missing")])
     assert result.exit_code == 2 and "no results.jsonl" in result.output and "Traceback" not in result.output
+
+
+def _wrong_judge(request: dict[str, Any]) -> Scripted:
+    """A judge that rejects everything: `wrong` for each hypothesis, 0/5 for each criterion."""
+    answer = json.loads(judge_responder(request).body["choices"][0]["message"]["content"])
+    if "verdicts" in answer:
+        answer = {"verdicts": [{**v, "label": "wrong"} for v in answer["verdicts"]]}
+    else:
+        answer = {k: {"score": 0, "justification": "no"} for k in answer}
+    return Scripted(body=chat_reply(json.dumps(answer)))
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_attack_breaking_the_judge_only_postpones_the_verdict(scripted_llm: ScriptedLLMServer, tmp_path: Path,
+                                                             protocol: str) -> None:
+    """An episode whose judge failed is flagged as not final (`*` and the unjudged count in the
+    table) and `lab judge` later applies the verdict: a wrong answer that dodged the judge at run
+    time ends with the judged-wrong score, never the higher automatic-only one."""
+    scripted_llm.responder = lambda _request: Scripted(status=500, body=error_body("down"))
+    result = _run(tmp_path, protocol, scripted_llm, "--request-timeout", "1")
+    assert result.exit_code == 0 and "(1 unjudged)" in result.output and "not final" in result.output
+    dodged = _latest(tmp_path)
+    scripted_llm.responder = _wrong_judge
+    assert _judge(tmp_path, scripted_llm, "--unjudged-only").exit_code == 0
+    final = _latest(tmp_path)
+    assert final.labels["judge_status"] == "judged" and final.score < dodged.score
+
+
+def test_attack_an_oversized_hypothesis_cannot_make_the_judge_request_too_large() -> None:
+    """Megabytes of hypothesis text would overflow the judge's context (HTTP 400, unjudged for good);
+    the judge is shown a bounded cut of each statement and program."""
+    from discoverylab.labs.sequence.judge import hypothesis_messages
+    from discoverylab.labs.sequence.parsing import Hypothesis
+
+    huge = [Hypothesis(rank=r, description="GC content " * 50_000, python="def f(s):\n" + "    x = 1\n" * 50_000)
+            for r in (1, 2, 3)]
+    user = hypothesis_messages({"property": "gc_content"}, huge)[1]["content"]
+    assert len(user) < 30_000 and "more characters not shown" in user

@@ -49,7 +49,9 @@ def _results_table(results: list[LabRecord]) -> Table:
                       ("s/ep", "right")):
         table.add_column(col, justify=just, no_wrap=col in ("protocol", "agent"))  # type: ignore[arg-type]
     for row in summarize(results):
-        table.add_row(row["protocol"], row["agent"], str(row["episodes"]), str(row["errors"]), f"{row['score']:.3f}",
+        # A mean over unjudged episodes is not final (their judge part is missing): marked with `*`.
+        score = f"{row['score']:.3f}" + (f"* ({row['unjudged']} unjudged)" if row["unjudged"] else "")
+        table.add_row(row["protocol"], row["agent"], str(row["episodes"]), str(row["errors"]), score,
                       f"{row['ci_low']:.3f}-{row['ci_high']:.3f}", f"{row['pass_at_3']:.2f}",
                       f"{row['turns']:.1f}", f"{row['seconds']:.2f}")
     return table
@@ -196,7 +198,8 @@ def run(
         _print_run(results, out, plots)
     unjudged = sum(r.status == "ok" and r.labels.get("judge_status") == "unjudged" for r in results)
     if unjudged and out is not None:
-        err.print(f"[yellow]{unjudged} episode(s) unjudged (the judge failed or ran out of time); grade them with "
+        err.print(f"[yellow]{unjudged} episode(s) unjudged (the judge failed or ran out of time): their scores "
+                  "leave the judge out and the means marked * are not final; grade them with "
                   f"`discoverylab lab judge {escape(str(out))} --unjudged-only`[/yellow]", soft_wrap=True)
     err.print(status_line([r.status for r in results] + ["interrupted"] * outcome.dropped), soft_wrap=True)
     if outcome.breaker_message:

@@ -98,6 +98,16 @@ HYPOTHESIS_RULES = (
 )
 
 
+MAX_DESCRIPTION_CHARS = 2_000
+MAX_JUDGED_PROGRAM_CHARS = 4_000
+"""What the judge is shown of each hypothesis: a statement longer than this is cut (and says so), so
+no answer can make the judge's request too large to be accepted and stay unjudged for good."""
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f" [... {len(text) - limit} more characters not shown]"
+
+
 def hypothesis_messages(truth: dict[str, Any], hypotheses: Sequence[Hypothesis]) -> list[dict[str, str]]:
     """The judge's prompt: the rubric, then every piece of evidence as one escaped JSON object, so
     the agent's text cannot end the evidence early or pose as the grader."""
@@ -106,7 +116,9 @@ def hypothesis_messages(truth: dict[str, Any], hypotheses: Sequence[Hypothesis])
         "true_definition": rubric.get("definition", truth.get("description", "")),
         "accepted_paraphrases": rubric.get("paraphrases", []),
         "known_wrong_near_misses": rubric.get("near_misses", []),
-        "hypotheses": [{"rank": h.rank, "description": h.description, "python": h.python} for h in hypotheses],
+        "hypotheses": [{"rank": h.rank, "description": _cut(h.description, MAX_DESCRIPTION_CHARS),
+                        "python": None if h.python is None else _cut(h.python, MAX_JUDGED_PROGRAM_CHARS)}
+                       for h in hypotheses],
     }
     user = f"{EVIDENCE_START}\n{escaped(evidence, indent=1)}\n{EVIDENCE_END}"
     return [{"role": "system", "content": HYPOTHESIS_RULES}, {"role": "user", "content": user}]
