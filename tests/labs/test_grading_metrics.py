@@ -99,8 +99,8 @@ def test_judge_labels_and_failures() -> None:
     judge = ScriptedJudge({"verdicts": [{"rank": 1, "label": "exact", "quote": "reverse complement"},
                                         {"rank": 2, "label": "bogus", "quote": ""}]})
     judgement = judge_hypotheses_checked(judge, {"property": "palindrome_score"}, hyps)
-    assert not judgement.valid and judgement.retries == 1 and "[2]" in str(judgement.error)
-    assert [v.label for v in judgement.verdicts] == ["wrong", "wrong"] and len(judge.calls) == 2
+    assert not judgement.valid and judgement.retries == 2 and "[2]" in str(judgement.error)
+    assert [v.label for v in judgement.verdicts] == ["wrong", "wrong"] and len(judge.calls) == 3  # asked 3 times
     assert "s equals its reverse" in judge.calls[0][1]["content"]  # near-misses reach the judge
     good = ScriptedJudge({"verdicts": [{"rank": 1, "label": "exact", "quote": "reverse complement"},
                                        {"rank": 2, "label": "wrong", "quote": "gc"}]})

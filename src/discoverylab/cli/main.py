@@ -6,11 +6,9 @@ Shared options and the error exit live in `options`; `report` and `judge` (saved
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import shlex
-import signal
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -29,6 +27,8 @@ from rich.progress import (
 from rich.table import Table
 
 from discoverylab.bench.episode import EpisodeRecord
+from discoverylab.bench.exits import EXIT_SIGINT, EXIT_SIGTERM, second_signal_code
+from discoverylab.bench.exits import exit_at_once_on_another_signal as _exit_at_once_on_another_signal
 from discoverylab.bench.live import LiveBoard
 from discoverylab.bench.presets import PRESETS, resolve
 from discoverylab.bench.rundir import (
@@ -90,7 +90,7 @@ from discoverylab.ui import cli as ui_cli
 
 app = typer.Typer(help="discoverylab: scientific-discovery environments for AI agents.", no_args_is_help=True)
 
-EXIT_FAILED, EXIT_SIGINT, EXIT_SIGTERM = 1, 130, 143
+EXIT_FAILED = 1
 EXIT_IO = 74  # sysexits' EX_IOERR: a write failed (a full disk); finished episodes are recorded
 
 
@@ -167,27 +167,6 @@ def _resume_hint(out: Path | None) -> str:
     return escape("resume with: discoverylab " + shlex.join(sys.argv[1:]))
 
 
-def _exit_at_once_on_another_signal() -> None:
-    """The run was stopped by a signal and the command is on its way out: one more Ctrl-C or
-    SIGTERM (a second press, or a group signal arriving late) ends the process with the stop's
-    code at once. Python's own handler would raise KeyboardInterrupt wherever it lands, and
-    during interpreter shutdown (handlers back at SIG_DFL) a late signal turned the exit into
-    death by SIGINT (-2) instead of 130; from the exit handlers on, late signals are ignored."""
-
-    def now(signum: int, _frame: object) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM)
-
-    def ignore() -> None:  # Python's shutdown resets handlers it set to SIG_DFL, never SIG_IGN
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, now)
-    atexit.register(ignore)  # runs first at exit: the code is decided, a late signal must not change it
-
-
 def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as_json: bool, title: str,
              config: dict[str, Any], episode_timeout: float | None = None, request_timeout: float | None = None,
              backend: str = "local", address: str | None = None, embedded: bool = False) -> None:
@@ -231,10 +210,10 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
                                 episode_timeout=episode_timeout, backend=backend, address=address)  # fmt: skip
     except (RunDirError, RunLocked, RunConfigMismatch) as exc:
         fail(str(exc))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         _exit_at_once_on_another_signal()
         err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {_resume_hint(out)}", soft_wrap=True)
-        raise typer.Exit(EXIT_SIGINT) from None
+        raise typer.Exit(second_signal_code(exc)) from None
     except OSError as exc:  # e.g. the disk filled while the run directory was being read or locked
         err.print(f"[red]Stopped:[/red] {escape(describe_io_error(exc))}; free space, then {_resume_hint(out)}", soft_wrap=True)
         raise typer.Exit(EXIT_IO) from None

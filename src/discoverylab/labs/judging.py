@@ -78,3 +78,52 @@ def paper_tables(records: Sequence[LabRecord]) -> dict[str, list[dict[str, Any]]
         row["judged_share"] = mean(items.get("judge_ok", []))
         table7.append(row)
     return {"table3": table3, "table5": table5, "table7": table7}
+
+
+# ---------------------------------------------------------------------- judge status and deadline
+JUDGED, UNJUDGED = "judged", "unjudged"
+_FAILED_JUDGE_LABELS = frozenset({"invalid", "failed", UNJUDGED})
+
+
+def judge_status(labels: dict[str, str]) -> str | None:
+    """`judged`, `unjudged` (a judge was asked and gave no valid judgement: `lab judge --unjudged-only`
+    grades it later) or None (no judge was asked, or there was nothing to judge), from a grade's labels."""
+    label = labels.get("judge")
+    if label in (None, "none"):
+        return None
+    return UNJUDGED if label in _FAILED_JUDGE_LABELS else JUDGED
+
+
+class DeadlineJudge:
+    """A judge client whose every request ends by an absolute deadline (`time.monotonic()`).
+
+    Each request gets the time left (less `margin`, kept to write the episode's record) as the
+    client's total request deadline, so HTTP retries and backoff stop in time (`llm.deadline`); with
+    no time left a request fails at once with `LLMDeadlineExceeded`, which the graders record as an
+    unjudged episode, never a crash or a lost one.
+    """
+
+    def __init__(self, client: Any, deadline: float, margin: float = 0.0) -> None:
+        self.client = client
+        self.deadline = deadline
+        self.margin = margin
+        self._request_timeout = getattr(client, "request_timeout", None)
+
+    def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
+        import time
+
+        from discoverylab.llm.errors import LLMDeadlineExceeded
+
+        left = self.deadline - self.margin - time.monotonic()
+        if left <= 0.05:
+            raise LLMDeadlineExceeded("no time left to judge before --episode-timeout; "
+                                      "grade it later with `discoverylab lab judge RUN_DIR --unjudged-only`")
+        if self._request_timeout is None:  # a client without a total deadline (a test fake)
+            reply: dict[str, Any] = self.client.complete_json(messages, schema)
+            return reply
+        self.client.request_timeout = min(self._request_timeout, left)
+        try:
+            reply = self.client.complete_json(messages, schema)
+        finally:  # the client may be shared (the embedded model's): leave its own deadline as it was
+            self.client.request_timeout = self._request_timeout
+        return reply

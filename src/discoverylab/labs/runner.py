@@ -66,6 +66,12 @@ class _Trace:
 def play(protocol: Protocol, agent: LabAgent, inst: Instance, trace: _Trace) -> Score:
     """Play one episode to its end (bounded by the protocol's `max_turns`) and grade it. The agent
     gets its own seed (`agent_seed`), never a sealed episode's seed."""
+    play_turns(protocol, agent, inst, trace)
+    return protocol.grade()
+
+
+def play_turns(protocol: Protocol, agent: LabAgent, inst: Instance, trace: _Trace) -> None:
+    """The episode's turns without the grade (the runner grades with the judge attached afterwards)."""
     agent.reset(inst.agent_seed)
     message = protocol.reset(inst.seed)
     while not protocol.done:
@@ -76,7 +82,6 @@ def play(protocol: Protocol, agent: LabAgent, inst: Instance, trace: _Trace) -> 
         trace.agent_seconds.append(mid - start)
         trace.lab_seconds.append(time.perf_counter() - mid)
         message = reply.text
-    return protocol.grade()
 
 
 def transient_errors() -> tuple[type[BaseException], ...]:
@@ -129,12 +134,44 @@ def _protocol_config(job: LabJob, out: Path | None) -> dict[str, Any]:
     return config
 
 
+def _judge_margin(episode_timeout: float) -> float:
+    """Seconds kept after the judge to write the record before the parent's deadline."""
+    return max(0.2, min(2.0, 0.1 * episode_timeout))
+
+
+def attach_judge(protocol: Protocol, judge: dict[str, str], deadline: float | None, margin: float = 0.0) -> None:
+    """Give the protocol its judge client (every grader reads `protocol.judge`), bounded by `deadline`."""
+    from discoverylab.labs.judging import DeadlineJudge, make_judge_client
+
+    client = make_judge_client(judge.get("model"), judge.get("base_url"))
+    protocol.judge = client if deadline is None else DeadlineJudge(client, deadline, margin)  # type: ignore[attr-defined]
+
+
+def mark_judge_status(score: Score) -> None:
+    """`labels["judge_status"]` (judged / unjudged) and, when unjudged, `labels["judge_error"]`."""
+    from discoverylab.labs.judging import UNJUDGED, judge_status
+
+    status = judge_status(score.labels)
+    if status is None:
+        return
+    score.labels["judge_status"] = status
+    if status == UNJUDGED:
+        call = score.details.get("judge_call") or score.details.get("judge")
+        error = call.get("error") if isinstance(call, dict) else None
+        score.labels["judge_error"] = str(error or "the judge gave no valid judgement")[:300]
+
+
 def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int = 2,
-                    retry_delay: float = 1.0, plots: bool = True) -> LabRecord:
+                    retry_delay: float = 1.0, plots: bool = True, episode_timeout: float | None = None) -> LabRecord:
     """Run one job (worker body). Never raises: a failure becomes a record with its status
-    (`error`, `llm_error`, or `agent_error` when the agent could act on none of the model's replies)."""
+    (`error`, `llm_error`, or `agent_error` when the agent could act on none of the model's replies).
+
+    With `episode_timeout` the judge's requests end before the episode's deadline (the parent stops
+    the worker then): a judge that hangs or runs late leaves the episode `ok` and unjudged
+    (`labels["judge_status"]`), to be graded later by `lab judge RUN_DIR --unjudged-only`."""
     out_dir = Path(out) if out is not None else None
     started = time.perf_counter()
+    deadline = None if episode_timeout is None else time.monotonic() + episode_timeout
     base: dict[str, Any] = {"lab": job.lab, "protocol": job.protocol, **job.instance.public(), "agent": job.agent,
                             "config": job.config, "config_hash": job.config_hash}
     attempt = 0
@@ -146,15 +183,15 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
                 protocol = protocol_from_spec(LabSpec.model_validate(job.spec))
             else:
                 protocol = make_protocol(job.protocol, **_protocol_config(job, out_dir))
-            if job.judge is not None:  # every protocol grades with `self.judge` when it has one
-                from discoverylab.labs.judging import make_judge_client
-
-                protocol.judge = make_judge_client(job.judge.get("model"), job.judge.get("base_url"))  # type: ignore[attr-defined]
             if job.agent == "llm":  # registers the kind (a spawned worker has not imported it yet)
                 importlib.import_module(LLM_AGENT_MODULE)
             agent = make_agent(protocol.name, job.agent, protocol, **job.agent_options)
             before = usage_snapshot(agent)
-            score = play(protocol, agent, job.instance, trace)
+            play_turns(protocol, agent, job.instance, trace)
+            if job.judge is not None:  # attached after the turns: the agent never reaches the judge
+                attach_judge(protocol, job.judge, deadline, _judge_margin(episode_timeout or 0.0))
+            score = protocol.grade()
+            mark_judge_status(score)
         except Exception as exc:  # noqa: BLE001 - one bad episode must not stop a run
             if is_transient(exc) and attempt <= retries:
                 logger.warning("%s: transient failure (%s), attempt %d of %d", job.stem, exc, attempt, retries + 1)
@@ -181,6 +218,9 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
                            seconds=round(time.perf_counter() - started, 3))
         end = {"status": "ok", "score": score.score, "parts": score.parts, "turns": protocol.turn,
                "seconds": record.seconds}
+        if plots and deadline is not None and deadline - time.monotonic() < max(3.0, 0.25 * (episode_timeout or 0.0)):
+            logger.warning("%s: no plots (too little time left before --episode-timeout)", job.stem)
+            plots = False
         _write_outputs(job, out_dir, protocol, agent, trace, record, end, score, plots=plots)
         return record
 
@@ -288,7 +328,8 @@ def run_lab(jobs: Sequence[LabJob], out: str | Path | None = None, workers: int 
         env = _shared_llm_environment(todo, workers) if len(todo) > 1 else {}
         # Forking a process that runs the model server's threads is unsafe: spawn fresh workers then.
         context = multiprocessing.get_context("spawn") if env else None
-        run_one = partial(run_lab_episode, out=out_dir, retries=retries, retry_delay=retry_delay, plots=plots)
+        run_one = partial(run_lab_episode, out=out_dir, retries=retries, retry_delay=retry_delay, plots=plots,
+                          episode_timeout=episode_timeout)
         pool = LocalPool(run_one, max(1, min(workers, len(todo))), context=context, initializer=_set_environment,
                          initargs=(env,), close_fds=(lock.fd,) if lock is not None and lock.fd is not None else ())
         outcome = execute(jobs, _job_key, run_one, _failed_record, finished, results_path, on_done=on_done,

@@ -42,7 +42,8 @@ def bootstrap_interval(values: Sequence[float], *, resamples: int = 2000, level:
 
 def summarize(results: Sequence[LabRecord]) -> list[dict[str, Any]]:
     """One row per (protocol, agent): episodes, errors, mean score with its 95% bootstrap CI, pass@3
-    across episodes, mean of each part, turns, seconds."""
+    across episodes, mean of each part, turns, seconds, and the ok episodes whose judge failed
+    (`unjudged`: their scores leave the judge out until `lab judge --unjudged-only` grades them)."""
     groups: dict[tuple[str, str], list[LabRecord]] = {}
     for record in results:
         groups.setdefault((record.protocol, record.agent), []).append(record)
@@ -59,5 +60,6 @@ def summarize(results: Sequence[LabRecord]) -> list[dict[str, Any]]:
             "pass_at_3": pass_at_k(len(group), sum(passed(r) for r in ok)),
             "turns": sum(r.turns for r in group) / len(group),
             "seconds": sum(r.seconds for r in group) / len(group), "parts": parts,
+            "unjudged": sum(r.labels.get("judge_status") == "unjudged" for r in ok),  # not final: `lab judge`
         })
     return rows

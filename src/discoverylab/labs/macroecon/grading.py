@@ -25,7 +25,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from discoverylab.labs.judge_rules import JUDGE_RULES, evidence_message
+from discoverylab.labs.judge_rules import JUDGE_RULES, JudgeCall, ask_judge, evidence_message
 from discoverylab.labs.macroecon.episode import EpisodeLog, MacroLabConfig, episode_structure, held_out_seeds
 from discoverylab.labs.macroecon.evidence import edge_evidence
 from discoverylab.labs.macroecon.ground_truth import EffectGraph, graph_as_text
@@ -328,19 +328,23 @@ def _judge_messages(log: EpisodeLog, graph: EffectGraph, config: MacroLabConfig,
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def _judge_scores(judge: JudgeLike, messages: list[dict[str, str]]) -> dict[str, dict[str, Any]] | None:
-    """Ask the judge; a malformed answer or a client failure falls back to the automatic parts."""
+def _checked_scores(answer: Any) -> dict[str, dict[str, Any]] | None:
+    """The two judged criteria (score clipped to 0..5), or None when the reply misses one."""
+    out = {}
     try:
-        answer = judge.complete_json(messages, JUDGE_SCHEMA)
-        out = {}
         for crit in ("hypothesis", "data_analysis"):
             score = float(answer[crit]["score"])
             out[crit] = {"score": min(max(score, 0.0), 5.0),
                          "justification": str(answer[crit].get("justification", ""))}
-        return out
-    except Exception as exc:  # the judge is an external service: any failure degrades to auto-only
-        logger.warning("judge failed (%s); using the automatic parts only", exc)
+    except (TypeError, ValueError, KeyError, AttributeError):
         return None
+    return out
+
+
+def _judge_scores(judge: JudgeLike, messages: list[dict[str, str]]) -> JudgeCall[dict[str, dict[str, Any]]]:
+    """Ask the judge, again after failures and malformed replies (`ask_judge`); an invalid call
+    falls back to the automatic parts and is recorded (labels["judge"] = "failed")."""
+    return ask_judge(judge, messages, JUDGE_SCHEMA, _checked_scores)
 
 
 # ---------------------------------------------------------------------- entry point
@@ -363,8 +367,10 @@ def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | 
               "data_analysis": 5.0 * data_auto, "goal_progress": 5.0 * (0.6 * f1 + 0.4 * skill)}
     labels = {"judge": "none"}
     judged = None
+    judge_call: dict[str, Any] | None = None
     if judge is not None:
-        judged = _judge_scores(judge, _judge_messages(log, graph, config, dict(values)))
+        call = _judge_scores(judge, _judge_messages(log, graph, config, dict(values)))
+        judged, judge_call = call.value, call.as_dict()
         labels["judge"] = "ok" if judged else "failed"
     if judged:
         values["hypothesis"] = 0.5 * 5.0 * hyp_auto + 0.5 * judged["hypothesis"]["score"]
@@ -376,7 +382,7 @@ def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | 
         "rubric_0_5": values, "net_0_5": net, "workflow": workflow_info, "coverage": coverage_info,
         "hypothesis": {**hyp_info, "auto": hyp_auto}, "data_analysis": {**data_info, "auto": data_auto},
         "goal_progress": {"edge_f1": f1, **f1_info, "prediction_skill": skill, **skill_info},
-        "edges": verdicts, "judge": judged,
+        "edges": verdicts, "judge": judged, "judge_call": judge_call,
         "unused_budget": log.budget - len(log.experiments),
     }
     return Score(score=min(max(net / 5.0, 0.0), 1.0), parts={k: v / 5.0 for k, v in values.items()},

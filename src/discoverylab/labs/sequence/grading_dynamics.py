@@ -18,7 +18,7 @@ from discoverylab.labs.protocol import Score
 from discoverylab.labs.sequence.evolution import DirectedEvolution
 from discoverylab.labs.sequence.grading import attractor_f1, grid_coverage, jaccard
 from discoverylab.labs.sequence.heldout import targeted_codes
-from discoverylab.labs.sequence.judge import JudgeClient, judge_dynamics_report
+from discoverylab.labs.sequence.judge import JudgeClient, judge_dynamics_checked
 from discoverylab.labs.sequence.parsing_dynamics import ReportAction
 from discoverylab.labs.sequence.properties import decode
 
@@ -218,8 +218,10 @@ def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Se
               "rubric_attractor_identification": str(round(5 * parts["attractors"]))}
     score = auto
     judged: dict[str, float] = {}
+    judge_call: dict[str, Any] | None = None
     if judge is not None and report is not None:
-        judged = judge_dynamics_report(judge, judge_truth or {}, report.as_info(), parts)
+        call = judge_dynamics_checked(judge, judge_truth or {}, report.as_info(), parts)
+        judged, judge_call = call.value or {}, call.as_dict()
         labels["judge"] = "ok" if judged else "invalid"  # an invalid judgement leaves the score alone
     if judged:
         for name, value in judged.items():
@@ -229,5 +231,5 @@ def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Se
         score = (1 - JUDGE_WEIGHT) * auto + JUDGE_WEIGHT * parts["judge"]
     labels["label"] = "pass" if auto >= 0.9 else "partial" if auto >= 0.5 else "fail"
     details = {"truth_centroids": truth.centroids, "truth_cycle": truth.cycle_type,
-               "report": report.as_info() if report else None}
+               "report": report.as_info() if report else None, "judge": judge_call}
     return Score(score=float(np.clip(score, 0.0, 1.0)), parts=parts, labels=labels, details=details)

@@ -3,8 +3,8 @@
 The judge is any object with `complete_json(messages, schema) -> dict` (the project's OpenAI-compatible
 client in `discoverylab.llm`, or a scripted fake in tests). It receives the true definition, its
 paraphrases and the known wrong near-misses, and must quote the phrase it based its label on. A
-judge that fails or answers out of schema never crashes grading: the item is labelled `wrong` (or
-scored 0) and the problem is logged.
+judge that fails or answers out of schema is asked again (`judge_rules.ask_judge`) and never
+crashes grading: the judgement is recorded as invalid (the episode unjudged), never as a wrong answer.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from discoverylab.labs.judge_rules import JUDGE_RULES, evidence_message
+from discoverylab.labs.judge_rules import JUDGE_RETRIES, JUDGE_RULES, JudgeCall, ask_judge, evidence_message
 from discoverylab.labs.sequence.parsing import Hypothesis
 from discoverylab.llm.judge_prompt import EVIDENCE_END, EVIDENCE_START, escaped
 
@@ -98,6 +98,16 @@ HYPOTHESIS_RULES = (
 )
 
 
+MAX_DESCRIPTION_CHARS = 2_000
+MAX_JUDGED_PROGRAM_CHARS = 4_000
+"""What the judge is shown of each hypothesis: a statement longer than this is cut (and says so), so
+no answer can make the judge's request too large to be accepted and stay unjudged for good."""
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f" [... {len(text) - limit} more characters not shown]"
+
+
 def hypothesis_messages(truth: dict[str, Any], hypotheses: Sequence[Hypothesis]) -> list[dict[str, str]]:
     """The judge's prompt: the rubric, then every piece of evidence as one escaped JSON object, so
     the agent's text cannot end the evidence early or pose as the grader."""
@@ -106,7 +116,9 @@ def hypothesis_messages(truth: dict[str, Any], hypotheses: Sequence[Hypothesis])
         "true_definition": rubric.get("definition", truth.get("description", "")),
         "accepted_paraphrases": rubric.get("paraphrases", []),
         "known_wrong_near_misses": rubric.get("near_misses", []),
-        "hypotheses": [{"rank": h.rank, "description": h.description, "python": h.python} for h in hypotheses],
+        "hypotheses": [{"rank": h.rank, "description": _cut(h.description, MAX_DESCRIPTION_CHARS),
+                        "python": None if h.python is None else _cut(h.python, MAX_JUDGED_PROGRAM_CHARS)}
+                       for h in hypotheses],
     }
     user = f"{EVIDENCE_START}\n{escaped(evidence, indent=1)}\n{EVIDENCE_END}"
     return [{"role": "system", "content": HYPOTHESIS_RULES}, {"role": "user", "content": user}]
@@ -131,24 +143,30 @@ def judge_hypotheses(client: JudgeClient, truth: dict[str, Any], hypotheses: Seq
 
 
 def judge_hypotheses_checked(client: JudgeClient, truth: dict[str, Any], hypotheses: Sequence[Hypothesis],
-                             retries: int = 1) -> Judgement:
-    """Verdicts with their validity: a reply that fails, or misses a ranked hypothesis or its label,
-    is asked again up to `retries` times and otherwise marked invalid (verdicts then `wrong`)."""
-    error: str | None = None
-    for attempt in range(retries + 1):
-        try:
-            reply = client.complete_json(hypothesis_messages(truth, hypotheses), HYPOTHESIS_SCHEMA)
-            by_rank = {int(v["rank"]): v for v in reply.get("verdicts", []) if isinstance(v, dict) and "rank" in v}
-        except Exception as exc:  # noqa: BLE001 - a judge outage must not break grading
-            logger.warning("judge failed: %s", exc)
-            error, by_rank = f"{type(exc).__name__}: {exc}"[:300], {}
-            continue
+                             retries: int = JUDGE_RETRIES) -> Judgement:
+    """Verdicts with their validity: a request that fails (timeout, 5xx), or a reply that misses a
+    ranked hypothesis or its label, is asked again up to `retries` times (`ask_judge`), and
+    otherwise marked invalid (verdicts then `wrong`, the grader leaves them out of the score)."""
+
+    def check(reply: Any) -> list[Verdict] | None:
+        verdicts = reply.get("verdicts", []) if isinstance(reply, dict) else []
+        by_rank: dict[int, dict[str, Any]] = {}
+        for v in verdicts:
+            try:
+                by_rank[int(v["rank"])] = v
+            except (TypeError, ValueError, KeyError):
+                continue
         missing = [h.rank for h in hypotheses if by_rank.get(h.rank, {}).get("label") not in ("exact", "partial", "wrong")]
-        if not missing:
-            return Judgement([Verdict(label=by_rank[h.rank]["label"], quote=str(by_rank[h.rank].get("quote", ""))[:300])
-                              for h in hypotheses], valid=True, retries=attempt)
-        error = f"no valid label for ranks {missing}"
-    return Judgement([Verdict(label="wrong", quote="") for _ in hypotheses], valid=False, retries=retries, error=error)
+        if missing:
+            raise ValueError(f"no valid label for ranks {missing}")
+        return [Verdict(label=by_rank[h.rank]["label"], quote=str(by_rank[h.rank].get("quote", ""))[:300])
+                for h in hypotheses]
+
+    call = ask_judge(client, hypothesis_messages(truth, hypotheses), HYPOTHESIS_SCHEMA, check, retries)
+    if call.value is not None:
+        return Judgement(call.value, valid=True, retries=call.retries)
+    return Judgement([Verdict(label="wrong", quote="") for _ in hypotheses], valid=False, retries=call.retries,
+                     error=call.error)
 
 
 # ---------------------------------------------------------------------- Protocol B (paper Table 5)
@@ -161,25 +179,34 @@ DYNAMICS_SCHEMA: dict[str, Any] = {
 }
 
 
-def judge_dynamics_report(client: JudgeClient, truth: dict[str, Any], report: dict[str, Any],
-                          auto: dict[str, float]) -> dict[str, float]:
-    """0..5 scores for the judged Table 5 criteria; an invalid judgement gives an empty dict."""
+def dynamics_messages(truth: dict[str, Any], report: dict[str, Any], auto: dict[str, float]) -> list[dict[str, str]]:
     system = ("You grade a scientist's report on an unknown sequence dynamics. Score each criterion 0-5: "
               "objective_inference (did they find the rule/objective the process follows), use_of_evidence "
               "(are claims supported by their experiments), overall (overall scientific reasoning). "
               "Reply with JSON only: {criterion: {score, justification}}. " + JUDGE_RULES)
     user = evidence_message({"ground_truth": truth, "automatic_scores": auto, "report": report})
-    try:
-        reply = client.complete_json([{"role": "system", "content": system}, {"role": "user", "content": user}],
-                                     DYNAMICS_SCHEMA)
-    except Exception as exc:  # noqa: BLE001
-        logger.warning("judge failed: %s", exc)
-        return {}
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _dynamics_scores(reply: Any) -> dict[str, float] | None:
+    """0..5 per judged criterion, or None when a criterion or its numeric score is missing."""
     out: dict[str, float] = {}
     for c in JUDGED_CRITERIA:
-        item = reply.get(c, {}) if isinstance(reply, dict) else {}
+        item = reply.get(c) if isinstance(reply, dict) else None
         try:
-            out[c] = float(min(5.0, max(0.0, float(item["score"]))))
-        except (TypeError, ValueError, AttributeError, KeyError):
-            return {}
+            out[c] = float(min(5.0, max(0.0, float(item["score"]))))  # type: ignore[index]
+        except (TypeError, ValueError, KeyError):
+            return None
     return out
+
+
+def judge_dynamics_checked(client: JudgeClient, truth: dict[str, Any], report: dict[str, Any],
+                           auto: dict[str, float], retries: int = JUDGE_RETRIES) -> JudgeCall[dict[str, float]]:
+    """The judged Table 5 scores with their validity, asked again after failures (`ask_judge`)."""
+    return ask_judge(client, dynamics_messages(truth, report, auto), DYNAMICS_SCHEMA, _dynamics_scores, retries)
+
+
+def judge_dynamics_report(client: JudgeClient, truth: dict[str, Any], report: dict[str, Any],
+                          auto: dict[str, float]) -> dict[str, float]:
+    """0..5 scores for the judged Table 5 criteria; an invalid judgement gives an empty dict."""
+    return judge_dynamics_checked(client, truth, report, auto).value or {}

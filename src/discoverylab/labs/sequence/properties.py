@@ -183,7 +183,8 @@ def kmer_entropy(x: np.ndarray, k: int = 2, normalize: Literal["log4k", "achieva
     counts = counts.reshape(batch, bins)
     entropy = math.log2(windows) - _xlogx(windows)[counts].sum(axis=1) / windows
     if normalize == "achievable":
-        return _clean(entropy / (max_kmer_entropy(length, k) * 2 * k))
+        top = max_kmer_entropy(length, k)  # bits, like `entropy` (it was divided by 2k once more)
+        return _clean(entropy / top) if top > 0 else np.zeros(batch)
     return _clean(entropy / (2 * k))
 
 

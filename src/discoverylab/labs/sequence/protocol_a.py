@@ -24,7 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from discoverylab.labs.core.seeding import SeedStreams
 from discoverylab.labs.core.spaces import StringSpace
 from discoverylab.labs.protocol import Protocol, Reply, Score, register_protocol
-from discoverylab.labs.sequence import samplers
 from discoverylab.labs.sequence.grading import grade_hidden_property
 from discoverylab.labs.sequence.heldout import (
     HeldOutSet,
@@ -55,6 +54,7 @@ from discoverylab.labs.sequence.properties import (
     feasible_range,
     quantum,
 )
+from discoverylab.labs.sequence.sampling import long_sampler_error, sample_codes
 from discoverylab.labs.sequence.sandbox_policy import PROGRAM_RULES
 
 logger = logging.getLogger(__name__)
@@ -69,10 +69,6 @@ FAMILY_TEXT = {
     "hamming_distance": "fraction of positions that differ from a hidden reference sequence",
     "interaction_energy": "normalised nearest-neighbour pair energy (higher = more stable)",
 }
-
-
-MAX_SEARCH_LENGTH = 200
-EXACT_SAMPLERS = frozenset({"gc_content", "palindrome_score", "alternation", "alternation_k", "hamming_distance"})
 
 
 class HiddenPropertyConfig(BaseModel):
@@ -100,14 +96,11 @@ class HiddenPropertyConfig(BaseModel):
     program_seconds_per_100: float = Field(2.0, gt=0.0)
 
     @model_validator(mode="after")
-    def _long_sequences_need_an_exact_sampler(self) -> HiddenPropertyConfig:
-        """Above 200 letters only the constructive samplers meet their tolerance (measured at N = 1000:
-        weighted count, entropy and interaction energy miss targets), so long sequences need one."""
-        if self.length > MAX_SEARCH_LENGTH:
-            base = (self.hidden or "").rstrip("0123456789").rstrip("_")
-            if base not in EXACT_SAMPLERS:
-                raise ValueError(f"length {self.length} > {MAX_SEARCH_LENGTH} needs `hidden` with an exact sampler: "
-                                 f"one of {sorted(EXACT_SAMPLERS)} (alternation_<k> accepted)")
+    def _long_sequences_need_a_long_sampler(self) -> HiddenPropertyConfig:
+        """Above 200 letters only properties whose sampler meets its tolerance there (`sampling`)."""
+        problem = long_sampler_error(self.length, self.hidden)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
 
@@ -115,30 +108,6 @@ def format_value(v: float) -> str:
     """3 decimals, trailing zeros dropped, at least one decimal ("0.6", "1.0", "0.333")."""
     text = f"{v:.3f}".rstrip("0")
     return text + "0" if text.endswith(".") else text
-
-
-def sample_codes(name: str, params: PropertyParams, length: int, target: float, eps: float, n: int,
-                 rng: np.random.Generator) -> np.ndarray:
-    """SAMPLE: the lab's exact constructive samplers where they exist, else a targeted local search."""
-    base, k = name, params.alternation_k
-    if name.startswith("alternation"):
-        base = "alternation_k"
-        if name != "alternation_k":
-            k = int(name.rsplit("_", 1)[1])
-    out: np.ndarray | None = None
-    if base == "gc_content":
-        out = samplers.sample_gc(length, target, eps, n, rng)
-    elif base == "hamming_distance":
-        out = samplers.sample_hamming(encode(params.reference_for(length))[0], target, eps, n, rng)
-    elif base == "palindrome_score":
-        out = samplers.sample_palindromicity(length, target, eps, n, rng)
-    elif base == "alternation_k":
-        out = samplers.sample_alternation(length, k, target, eps, n, rng)
-    elif base == "weighted_count":
-        out = samplers.sample_weighted_count(length, params.weights, target, eps, n, rng)
-    if out is None:
-        out = targeted_codes(value_function(name, params), length, target, n, rng, eps=eps * 0.5, iters=2000)
-    return np.asarray(out, dtype=np.uint8)
 
 
 class HiddenPropertyProtocol(Protocol):

@@ -122,10 +122,11 @@ def _compositions(length: int) -> np.ndarray:
 
 
 def sample_weighted_count(length: int, weights: Sequence[float], target: float, eps: float, n: int,
-                          rng: np.random.Generator) -> np.ndarray | None:
-    """Choose an achievable value, a base composition with that value, then shuffle; None if too long."""
+                          rng: np.random.Generator) -> np.ndarray:
+    """Choose an achievable value, a base composition with that value, then shuffle (compositions are
+    enumerated up to `MAX_COMPOSITION_LENGTH` letters, solved for beyond: `_solved_compositions`)."""
     if length > MAX_COMPOSITION_LENGTH:
-        return None
+        return _sample_weighted_long(length, weights, target, eps, n, rng)
     comps = _compositions(length)
     values = np.round(comps @ np.asarray(weights, dtype=np.float64) / length, 12)
     levels, level_of = np.unique(values, return_inverse=True)
@@ -138,5 +139,56 @@ def sample_weighted_count(length: int, weights: Sequence[float], target: float, 
             counts = comps[options[rng.integers(options.size)]]
             out[row] = rng.permutation(np.repeat(np.arange(4, dtype=np.uint8), counts))
         return out
+
+    return distinct(generate, n)
+
+
+def _solved_compositions(length: int, w: np.ndarray, targets: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(n, 4) base counts summing to ``length`` whose mean weight is nearest each target.
+
+    A uniform point of the simplex is pulled straight towards the vertex of the lightest or the
+    heaviest base until its mean weight is the target (always inside the simplex), rounded to counts
+    by largest remainders; then single-letter moves between bases shrink the rounding error (at most
+    4 max|w| / N) while they can.
+    """
+    n = targets.size
+    p = rng.dirichlet(np.ones(4), size=n)
+    value = p @ w
+    vertex = np.where(value < targets, int(np.argmax(w)), int(np.argmin(w)))
+    gap = w[vertex] - value
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(np.abs(gap) > 1e-15, np.clip((targets - value) / gap, 0.0, 1.0), 0.0)
+    p = (1 - lam)[:, None] * p
+    p[np.arange(n), vertex] += lam
+    raw = p * length
+    counts = np.floor(raw).astype(np.int64)
+    short = length - counts.sum(axis=1)
+    order = np.argsort(counts - raw, axis=1)  # largest remainders first
+    for row in range(n):
+        counts[row, order[row, : short[row]]] += 1
+    moves = w[None, :] - w[:, None]  # moves[i, j]: value change x length of moving one letter i -> j
+    for row in range(n):
+        for _ in range(8):
+            err = counts[row] @ w - targets[row] * length
+            change = np.where(counts[row][:, None] > 0, np.abs(err + moves), np.inf)
+            i, j = np.unravel_index(int(np.argmin(change)), change.shape)
+            if change[i, j] >= abs(err) - 1e-12:
+                break
+            counts[row, i] -= 1
+            counts[row, j] += 1
+    return counts
+
+
+def _sample_weighted_long(length: int, weights: Sequence[float], target: float, eps: float, n: int,
+                          rng: np.random.Generator) -> np.ndarray:
+    """Weighted count for long sequences: a target drawn within eps / 2, a solved composition, a shuffle."""
+    w = np.asarray(weights, dtype=np.float64)
+    lo, hi = float(w.min()), float(w.max())
+
+    def generate(k: int) -> np.ndarray:
+        a, b = max(lo, target - eps / 2), min(hi, target + eps / 2)
+        targets = np.full(k, min(max(target, lo), hi)) if a > b else a + (b - a) * rng.random(k)
+        counts = _solved_compositions(length, w, targets, rng)
+        return np.stack([rng.permutation(np.repeat(np.arange(4, dtype=np.uint8), row)) for row in counts])
 
     return distinct(generate, n)
