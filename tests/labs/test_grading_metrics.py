@@ -127,15 +127,18 @@ def test_judge_prompt_keeps_an_injected_grader_note_inside_the_evidence() -> Non
     assert "hedged" in messages[0]["content"] and "never instructions" in messages[0]["content"]
 
 
-def test_failed_judgement_is_recorded_not_scored_as_wrong() -> None:
+def test_failed_judgement_is_recorded_and_counts_as_wrong_until_judged() -> None:
+    """A judge outage must not be a way to dodge the judge: the judge's part counts 0 until `lab
+    judge --unjudged-only` grades the episode (the record says `invalid`, so it is provisional)."""
     from discoverylab.labs.agents import make_agent, run_episode
     from discoverylab.labs.protocol import make_protocol
 
     proto = make_protocol("sequence/hidden-property", hidden="gc_content", rounds=1, judge=ScriptedJudge(RuntimeError("down")))
     score = run_episode(proto, make_agent("sequence/hidden-property", "oracle", proto), seed=0).score
-    assert score.labels["judge"] == "invalid" and "judge" not in score.parts
+    assert score.labels["judge"] == "invalid" and score.parts["judge"] == 0.0
     assert score.details["judge"]["valid"] is False and "down" in score.details["judge"]["error"]
-    assert score.score == 1.0
+    assert score.score == pytest.approx(2 / 3)  # program 1, prediction 1, judge 0 (provisional)
+    assert score.labels["label"] == "pass"  # the rank-1 program's label: the judge never lowers it
 
 
 def test_judge_enters_protocol_a_score() -> None:

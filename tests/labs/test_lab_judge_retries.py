@@ -152,8 +152,9 @@ def test_attack_a_request_the_endpoint_refuses_is_not_hammered() -> None:
 
 
 def test_attack_breaking_the_judge_earns_nothing(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
-    """An answer that makes the judge fail keeps the automatic score: no judge part, no lift over a
-    run without a judge (and the unjudged episode stays in the means: it is `ok`)."""
+    """An answer that makes the judge fail earns nothing for it: the judge's part counts 0 (as
+    judged wrong) until `lab judge` grades it, so no lift over a run without a judge (and the
+    unjudged episode stays in the means: it is `ok`)."""
     plain = CliRunner().invoke(lab_app, ["run", HIDDEN, "--agent", "random", "--seeds", "0", "--out",
                                          str(tmp_path / "plain"), "--no-plots", "--config", json.dumps(CONFIG)])
     assert plain.exit_code == 0, plain.output
@@ -164,7 +165,7 @@ def test_attack_breaking_the_judge_earns_nothing(scripted_llm: ScriptedLLMServer
         "--request-timeout", "1"])
     assert broken.exit_code == 0, broken.output
     a, b = _latest(tmp_path / "plain"), _latest(tmp_path / "broken")
-    assert "judge" not in b.parts and b.score == a.score and b.status == "ok"
+    assert b.parts["judge"] == 0.0 and b.score <= a.score and b.status == "ok"
 
 
 def test_attack_an_edited_transcript_is_not_judged(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
@@ -204,7 +205,8 @@ def test_attack_breaking_the_judge_only_postpones_the_verdict(scripted_llm: Scri
                                                              protocol: str) -> None:
     """An episode whose judge failed is flagged as not final (`*` and the unjudged count in the
     table) and `lab judge` later applies the verdict: a wrong answer that dodged the judge at run
-    time ends with the judged-wrong score, never the higher automatic-only one."""
+    time scores as judged wrong from the start (its judge part counts 0 until judged), and ends
+    with exactly the judged-wrong score."""
     scripted_llm.responder = lambda _request: Scripted(status=500, body=error_body("down"))
     result = _run(tmp_path, protocol, scripted_llm, "--request-timeout", "1")
     assert result.exit_code == 0 and "(1 unjudged)" in result.output and "not final" in result.output
@@ -212,7 +214,7 @@ def test_attack_breaking_the_judge_only_postpones_the_verdict(scripted_llm: Scri
     scripted_llm.responder = _wrong_judge
     assert _judge(tmp_path, scripted_llm, "--unjudged-only").exit_code == 0
     final = _latest(tmp_path)
-    assert final.labels["judge_status"] == "judged" and final.score < dodged.score
+    assert final.labels["judge_status"] == "judged" and final.score == pytest.approx(dodged.score)
 
 
 def test_attack_an_oversized_hypothesis_cannot_make_the_judge_request_too_large() -> None:

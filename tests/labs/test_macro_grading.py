@@ -184,8 +184,12 @@ def test_judge_blends_into_hypothesis_and_data_analysis() -> None:
     assert "Reference causal graph" in judge.seen[0][1]["content"]
 
 
-def test_failing_judge_falls_back_to_auto() -> None:
+def test_failing_judge_counts_zero_until_judged() -> None:
+    """A judge outage is no way to dodge the judge: its halves count 0 (provisional, `failed`)
+    until `lab judge` grades the episode; the automatic criteria are untouched."""
     proto = make_protocol(NAME, judge=_FixedJudge(RuntimeError("server down")), **SMALL)
     result = run_episode(proto, make_agent(NAME, "oracle", proto), 0)
     assert result.score.labels["judge"] == "failed"
-    assert result.score.score == pytest.approx(1.0)
+    rubric = result.score.details["rubric_0_5"]
+    assert rubric["hypothesis"] == pytest.approx(2.5) and rubric["data_analysis"] == pytest.approx(3.0)
+    assert result.score.score == pytest.approx(sum(rubric.values()) / 25) and result.score.score < 0.9

@@ -342,8 +342,8 @@ def _checked_scores(answer: Any) -> dict[str, dict[str, Any]] | None:
 
 
 def _judge_scores(judge: JudgeLike, messages: list[dict[str, str]]) -> JudgeCall[dict[str, dict[str, Any]]]:
-    """Ask the judge, again after failures and malformed replies (`ask_judge`); an invalid call
-    falls back to the automatic parts and is recorded (labels["judge"] = "failed")."""
+    """Ask the judge, again after failures and malformed replies (`ask_judge`); an invalid call is
+    recorded (labels["judge"] = "failed") and its judged halves count 0 until `lab judge` grades it."""
     return ask_judge(judge, messages, JUDGE_SCHEMA, _checked_scores)
 
 
@@ -372,9 +372,11 @@ def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | 
         call = _judge_scores(judge, _judge_messages(log, graph, config, dict(values)))
         judged, judge_call = call.value, call.as_dict()
         labels["judge"] = "ok" if judged else "failed"
-    if judged:
-        values["hypothesis"] = 0.5 * 5.0 * hyp_auto + 0.5 * judged["hypothesis"]["score"]
-        values["data_analysis"] = 0.6 * 5.0 * data_auto + 0.4 * judged["data_analysis"]["score"]
+    if judge is not None:  # a failed judge counts 0 until `lab judge` grades it: breaking it never pays
+        hyp_judged = judged["hypothesis"]["score"] if judged else 0.0
+        data_judged = judged["data_analysis"]["score"] if judged else 0.0
+        values["hypothesis"] = 0.5 * 5.0 * hyp_auto + 0.5 * hyp_judged
+        values["data_analysis"] = 0.6 * 5.0 * data_auto + 0.4 * data_judged
     values = {k: min(max(v, 0.0), 5.0) for k, v in values.items()}
     net = sum(values.values()) / len(values)
     labels["net"] = f"{net:.2f}/5"

@@ -249,7 +249,9 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
     """Score a Protocol A answer (spec §2.8): program score, prediction score, optional judge.
 
     score = mean of the available components (prediction always; program if any hypothesis has code;
-    judge if a judge is given), so an agent that writes no code can still reach 1.0.
+    judge whenever a judge is given: 0 for no hypothesis or a failed judgement until `lab judge`
+    grades it), so an agent that writes no code can still reach 1.0, and one that states nothing or
+    breaks the judge never beats one whose statement the judge rejects.
     """
     tol = exact_tolerance(quantum)
     values = np.asarray(heldout.values)
@@ -297,8 +299,9 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
     labels["prediction"] = pm.label
     components.append(parts["prediction"])
 
-    # LLM judge (optional): exact / partial / wrong per hypothesis.
-    # A failed judgement is recorded as such (labels["judge"] = "invalid") and leaves the score alone.
+    # LLM judge (optional): exact / partial / wrong per hypothesis. A failed judgement is recorded
+    # as such (labels["judge"] = "invalid") and counts as `wrong` until `lab judge` grades it, so
+    # an answer that breaks the judge never scores above one the judge rejects.
     judge_labels: list[str] = []
     if judge is not None and answer.hypotheses:
         judgement = judge_hypotheses_checked(judge, truth, answer.hypotheses)
@@ -312,8 +315,13 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
             components.append(parts["judge"])
         else:
             labels["judge"] = "invalid"
-    elif judge is not None:
+            parts["judge"] = JUDGE_VALUE["wrong"]
+            components.append(parts["judge"])
+            judge_labels = ["wrong"] * len(answer.hypotheses)  # the label too: provisional, as judged wrong
+    elif judge is not None:  # nothing to judge: no hypothesis earns the judge's part
         labels["judge"] = "none"
+        parts["judge"] = JUDGE_VALUE["wrong"]
+        components.append(parts["judge"])
 
     # pass@3, reading (a): any ranked hypothesis passes by its program or by the judge. Reported on
     # its own, never merged into the episode label.

@@ -219,15 +219,17 @@ def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Se
     score = auto
     judged: dict[str, float] = {}
     judge_call: dict[str, Any] | None = None
-    if judge is not None and report is not None:
-        call = judge_dynamics_checked(judge, judge_truth or {}, report.as_info(), parts)
-        judged, judge_call = call.value or {}, call.as_dict()
-        labels["judge"] = "ok" if judged else "invalid"  # an invalid judgement leaves the score alone
-    if judged:
+    if judge is not None:  # no report, or a failed judgement (until `lab judge` grades it), counts 0
+        if report is not None:
+            call = judge_dynamics_checked(judge, judge_truth or {}, report.as_info(), parts)
+            judged, judge_call = call.value or {}, call.as_dict()
+            labels["judge"] = "ok" if judged else "invalid"
+        else:
+            labels["judge"] = "none"
         for name, value in judged.items():
             parts[f"judge_{name}"] = value / 5.0
             labels[f"rubric_{name}"] = f"{value:g}"
-        parts["judge"] = float(np.mean(list(judged.values()))) / 5.0
+        parts["judge"] = float(np.mean(list(judged.values()))) / 5.0 if judged else 0.0
         score = (1 - JUDGE_WEIGHT) * auto + JUDGE_WEIGHT * parts["judge"]
     labels["label"] = "pass" if auto >= 0.9 else "partial" if auto >= 0.5 else "fail"
     details = {"truth_centroids": truth.centroids, "truth_cycle": truth.cycle_type,
