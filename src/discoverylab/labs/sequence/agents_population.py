@@ -1,0 +1,174 @@
+"""Baseline agents of the population protocol: scripted oracle, random, heuristic scientist.
+
+They exchange JSON with the lab like an LLM would. The oracle reads `protocol.ground_truth()`; the
+random and heuristic agents only use the prompt and what the lab returns.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from discoverylab.labs.agents import LabAgent
+from discoverylab.labs.protocol import Protocol
+from discoverylab.labs.sequence.agents_dynamics import _payload, _payloads
+from discoverylab.labs.sequence.population import designed_population
+from discoverylab.labs.sequence.properties import decode
+
+_SHAPE = re.compile(r"populations of (\d+) DNA-like sequences of length (\d+)")
+_MAX_GENERATIONS = re.compile(r"generations in 1\.\.(\d+)")
+_ROUNDS = re.compile(r"at most (\d+) experiments")
+_MEASURABLE = re.compile(r"^- ([a-z_0-9]+):", re.MULTILINE)
+
+
+class _Reader:
+    """What every baseline reads from the prompt: population shape, limits and measurables."""
+
+    def reset(self, seed: int) -> None:
+        self.size, self.length, self.max_generations, self.rounds = 12, 16, 16, 6
+        self.measurables: list[str] = []
+
+    def read(self, message: str) -> dict[str, Any]:
+        if m := _SHAPE.search(message):
+            self.size, self.length = int(m.group(1)), int(m.group(2))
+        if m := _MAX_GENERATIONS.search(message):
+            self.max_generations = int(m.group(1))
+        if m := _ROUNDS.search(message):
+            self.rounds = int(m.group(1))
+        self.measurables = _MEASURABLE.findall(message) or self.measurables
+        return _payload(message)
+
+
+class PopulationOracle(_Reader):
+    """Knows the expected target means of every held-out population."""
+
+    def __init__(self, protocol: Protocol) -> None:
+        self.protocol = protocol
+
+    def act(self, message: str) -> str:
+        payload = self.read(message)
+        if payload.get("type") != "report_request":
+            return json.dumps({"type": "experiment", "population": ["A" * self.length] * self.size,
+                               "generations": 1, "measurables": self.measurables[:1], "reasoning": "oracle probe"})
+        truth = self.protocol.ground_truth()
+        return json.dumps({"type": "report", "hypothesis": f"compose {truth['compose']}, evolve {truth['evolve']}",
+                           "evidence": "ground truth",
+                           "predictions": {h["pid"]: h["truth"] for h in truth["heldout"]}})
+
+
+class PopulationRandom(_Reader):
+    """Random populations and generations, random predictions."""
+
+    def __init__(self, protocol: Protocol | None = None) -> None:
+        self.rng = np.random.default_rng(0)
+
+    def reset(self, seed: int) -> None:
+        super().reset(seed)
+        self.rng = np.random.default_rng(np.random.SeedSequence([seed, 0x9091]))
+
+    def act(self, message: str) -> str:
+        payload = self.read(message)
+        if payload.get("type") == "report_request":
+            targets = payload.get("targets", [])
+            preds = {pid: {t: float(self.rng.random()) for t in targets} for pid in payload.get("heldout_populations", {})}
+            return json.dumps({"type": "report", "hypothesis": "random", "evidence": "none", "predictions": preds})
+        codes = self.rng.integers(0, 4, size=(self.size, self.length), dtype=np.uint8)
+        return json.dumps({"type": "experiment", "population": decode(codes), "measurables": self.measurables,
+                           "generations": int(self.rng.integers(1, self.max_generations + 1))})
+
+
+def _fit_predict(x: np.ndarray, y: np.ndarray, xq: np.ndarray, alpha: float = 1e-3) -> np.ndarray:
+    """Ridge fit of y on [1, x] and predictions at xq."""
+    a = np.hstack([np.ones((len(x), 1)), x])
+    coef = np.linalg.solve(a.T @ a + alpha * np.eye(a.shape[1]), a.T @ y)
+    return np.hstack([np.ones((len(xq), 1)), xq]) @ coef
+
+
+class PopulationHeuristic(_Reader):
+    """Designed starting populations spread over composition, palindromicity and blockiness; every run
+    lasts the maximum number of generations. The report regresses each target's mean K generations
+    later on the means now (every (t, t + K) pair of every run: the mean is treated as Markov), picking
+    by leave-one-run-out error among a linear, a quadratic and an all-measurables model."""
+
+    def __init__(self, protocol: Protocol | None = None) -> None:
+        self.rng = np.random.default_rng(0)
+
+    def reset(self, seed: int) -> None:
+        super().reset(seed)
+        self.rng = np.random.default_rng(np.random.SeedSequence([seed, 0x4E08]))
+        self.runs: list[dict[str, Any]] = []
+        self.turn = 0
+
+    def act(self, message: str) -> str:
+        payload = self.read(message)
+        self.runs += [p for p in _payloads(message) if p.get("type") == "lab_results"]
+        if payload.get("type") == "report_request":
+            return json.dumps(self._report(payload))
+        n = max(self.rounds, 2)
+        if self.turn == 0:  # a Latin-square design over (gc, palindromic share)
+            self.levels = (np.linspace(0.05, 0.95, n)[self.rng.permutation(n)],
+                           np.linspace(0.0, 1.0, n)[self.rng.permutation(n)])
+        gc, pal = self.levels[0][self.turn % n], self.levels[1][self.turn % n]
+        block = 1 + self.turn % 4
+        self.turn += 1
+        pop = designed_population(self.rng, self.size, self.length, float(gc), float(pal), block)
+        return json.dumps({"type": "experiment", "population": pop, "generations": self.max_generations,
+                           "measurables": self.measurables,
+                           "reasoning": f"designed start: gc {gc:.2f}, palindromic share {pal:.2f}, blocks {block}"})
+
+    def _pairs(self, horizon: int, names: list[str], target: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        xs, ys, groups = [], [], []
+        for r, run in enumerate(self.runs):
+            meas = run.get("measurements", {})
+            if target not in meas or any(m not in meas for m in names):
+                continue
+            means = np.array([meas[m]["mean"] for m in names]).T  # (T + 1, d)
+            series = np.asarray(meas[target]["mean"])
+            for t in range(len(series) - horizon):
+                xs.append(means[t])
+                ys.append(series[t + horizon])
+                groups.append(r)
+        d = len(names)
+        return np.asarray(xs).reshape(-1, d), np.asarray(ys), np.asarray(groups)
+
+    def _predict(self, target: str, horizon: int, starts: dict[str, dict[str, float]]) -> dict[str, float]:
+        names = [m for m in self.measurables if all(m in s for s in starts.values())]
+        own = [target] if target in names else names[:1]
+        models: dict[str, tuple[list[str], Callable[[np.ndarray], np.ndarray]]] = {
+            "linear": (own, lambda x: x), "quadratic": (own, lambda x: np.hstack([x, x**2])),
+            "all": (names, lambda x: x)}
+        best: tuple[float, str] | None = None
+        for kind, (cols, feat) in models.items():
+            x, y, groups = self._pairs(horizon, cols, target)
+            if len(np.unique(groups)) < 2:
+                continue
+            err = np.mean([np.abs(_fit_predict(feat(x[groups != g]), y[groups != g], feat(x[groups == g]))
+                                  - y[groups == g]).mean() for g in np.unique(groups)])
+            if best is None or err < best[0]:
+                best = (float(err), kind)
+        pids = list(starts)
+        if best is None:  # too little data: no change is the only guess left
+            return {pid: float(starts[pid].get(target, 0.5)) for pid in pids}
+        cols, feat = models[best[1]]
+        x, y, _ = self._pairs(horizon, cols, target)
+        xq = np.array([[starts[pid][c] for c in cols] for pid in pids]).reshape(len(pids), len(cols))
+        preds = np.clip(_fit_predict(feat(x), y, feat(xq)), 0.0, 1.0)
+        return {pid: float(v) for pid, v in zip(pids, preds, strict=True)}
+
+    def _report(self, payload: dict[str, Any]) -> dict[str, Any]:
+        horizon = int(payload.get("generations", 1))
+        starts = {pid: h.get("generation_0", {}) for pid, h in payload.get("heldout_populations", {}).items()}
+        preds: dict[str, dict[str, float]] = {pid: {} for pid in starts}
+        for target in payload.get("targets", []):
+            for pid, value in self._predict(target, horizon, starts).items():
+                preds[pid][target] = round(value, 4)
+        return {"type": "report", "hypothesis": "population means evolve as a smooth function of the current means",
+                "evidence": f"{len(self.runs)} designed runs", "predictions": preds}
+
+
+AGENT_CLASSES: dict[str, Callable[[Protocol], LabAgent]] = {"oracle": PopulationOracle, "random": PopulationRandom,
+                                                           "heuristic": PopulationHeuristic}
