@@ -91,8 +91,10 @@ def _fit_predict(x: np.ndarray, y: np.ndarray, xq: np.ndarray, alpha: float = 1e
 class PopulationHeuristic(_Reader):
     """Designed starting populations spread over composition, palindromicity and blockiness; every run
     lasts the maximum number of generations. The report regresses each target's mean K generations
-    later on the means now (every (t, t + K) pair of every run: the mean is treated as Markov), picking
-    by leave-one-run-out error among a linear, a quadratic and an all-measurables model."""
+    later on the means now (every (t, t + K) pair of every run: the mean is treated as Markov), or learns
+    one generation and iterates it K times, picking by leave-one-run-out K-step error among linear,
+    quadratic, all-measurables and mean-and-spread direct models and linear and quadratic
+    one-generation maps."""
 
     def __init__(self, protocol: Protocol | None = None) -> None:
         self.rng = np.random.default_rng(0)
@@ -124,9 +126,10 @@ class PopulationHeuristic(_Reader):
         xs, ys, groups = [], [], []
         for r, run in enumerate(self.runs):
             meas = run.get("measurements", {})
-            if target not in meas or any(m not in meas for m in names):
+            if target not in meas or any(m.split(":")[0] not in meas for m in names):
                 continue
-            means = np.array([meas[m]["mean"] for m in names]).T  # (T + 1, d)
+            # a column "m" is m's population mean, "m:std" its standard deviation
+            means = np.array([meas[m.split(":")[0]]["std" if m.endswith(":std") else "mean"] for m in names]).T
             series = np.asarray(meas[target]["mean"])
             for t in range(len(series) - horizon):
                 xs.append(means[t])
@@ -135,33 +138,53 @@ class PopulationHeuristic(_Reader):
         d = len(names)
         return np.asarray(xs).reshape(-1, d), np.asarray(ys), np.asarray(groups)
 
-    def _predict(self, target: str, horizon: int, starts: dict[str, dict[str, float]]) -> dict[str, float]:
-        names = [m for m in self.measurables if all(m in s for s in starts.values())]
+    def _model(self, kind: str, names: list[str], target: str
+               ) -> tuple[list[str], Callable[[np.ndarray], np.ndarray], bool]:
+        """(columns, features, iterated): iterated models learn one generation and are applied K times."""
         own = [target] if target in names else names[:1]
-        models: dict[str, tuple[list[str], Callable[[np.ndarray], np.ndarray]]] = {
-            "linear": (own, lambda x: x), "quadratic": (own, lambda x: np.hstack([x, x**2])),
-            "all": (names, lambda x: x)}
+        quadratic: Callable[[np.ndarray], np.ndarray] = lambda x: np.hstack([x, x**2])  # noqa: E731
+        identity: Callable[[np.ndarray], np.ndarray] = lambda x: x  # noqa: E731
+        return {"linear": (own, identity, False), "quadratic": (own, quadratic, False), "all": (names, identity, False),
+                "spread": ([*own, f"{own[0]}:std"], quadratic, False),
+                "step_linear": (own, identity, True), "step_quadratic": (own, quadratic, True)}[kind]
+
+    def _forecast(self, x: np.ndarray, y: np.ndarray, xq: np.ndarray, feat: Callable[[np.ndarray], np.ndarray],
+                  iterated: bool, horizon: int) -> np.ndarray:
+        if not iterated:
+            return np.clip(_fit_predict(feat(x), y, feat(xq)), 0.0, 1.0)
+        a = np.hstack([np.ones((len(x), 1)), feat(x)])
+        coef = np.linalg.solve(a.T @ a + 1e-3 * np.eye(a.shape[1]), a.T @ y)
+        state = xq
+        for _ in range(horizon):
+            state = np.clip(np.hstack([np.ones((len(state), 1)), feat(state)]) @ coef, 0.0, 1.0)[:, None]
+        return state[:, 0]
+
+    def _predict(self, target: str, horizon: int, starts: dict[str, dict[str, float]]) -> dict[str, float]:
+        names = [m for m in self.measurables if all(m in s and f"{m}:std" in s for s in starts.values())]
         best: tuple[float, str] | None = None
-        for kind, (cols, feat) in models.items():
-            x, y, groups = self._pairs(horizon, cols, target)
-            if len(np.unique(groups)) < 2:
+        for kind in ("linear", "quadratic", "all", "spread", "step_linear", "step_quadratic"):
+            cols, feat, iterated = self._model(kind, names, target)
+            x, y, groups = self._pairs(1 if iterated else horizon, cols, target)
+            xk, yk, gk = self._pairs(horizon, cols, target)
+            if len(np.unique(groups)) < 2 or not len(gk):
                 continue
-            err = np.mean([np.abs(_fit_predict(feat(x[groups != g]), y[groups != g], feat(x[groups == g]))
-                                  - y[groups == g]).mean() for g in np.unique(groups)])
+            err = np.mean([np.abs(self._forecast(x[groups != g], y[groups != g], xk[gk == g], feat, iterated, horizon)
+                                  - yk[gk == g]).mean() for g in np.unique(gk)])
             if best is None or err < best[0]:
                 best = (float(err), kind)
         pids = list(starts)
         if best is None:  # too little data: no change is the only guess left
             return {pid: float(starts[pid].get(target, 0.5)) for pid in pids}
-        cols, feat = models[best[1]]
-        x, y, _ = self._pairs(horizon, cols, target)
+        cols, feat, iterated = self._model(best[1], names, target)
+        x, y, _ = self._pairs(1 if iterated else horizon, cols, target)
         xq = np.array([[starts[pid][c] for c in cols] for pid in pids]).reshape(len(pids), len(cols))
-        preds = np.clip(_fit_predict(feat(x), y, feat(xq)), 0.0, 1.0)
+        preds = self._forecast(x, y, xq, feat, iterated, horizon)
         return {pid: float(v) for pid, v in zip(pids, preds, strict=True)}
 
     def _report(self, payload: dict[str, Any]) -> dict[str, Any]:
         horizon = int(payload.get("generations", 1))
-        starts = {pid: h.get("generation_0", {}) for pid, h in payload.get("heldout_populations", {}).items()}
+        starts = {pid: h.get("generation_0", {}) | {f"{m}:std": v for m, v in h.get("generation_0_std", {}).items()}
+                  for pid, h in payload.get("heldout_populations", {}).items()}
         preds: dict[str, dict[str, float]] = {pid: {} for pid in starts}
         for target in payload.get("targets", []):
             for pid, value in self._predict(target, horizon, starts).items():

@@ -5,11 +5,13 @@ held-out populations; a missing prediction counts as an error of 1) is compared 
 two baselines computed in hindsight from the truth itself:
 
 * the best constant: the median of the true values (no constant, 0.5 included, does better), and
-* "nothing changes": each population's own generation-0 mean.
+* "nothing changes": each population's own generation-0 mean, and
+* the best of a public grid of hedges `a * start + (1 - a) * c` (`HEDGES`: "it moves part of the way
+  towards some middle value"), the cheap guess a prior about relaxing processes suggests.
 
 skill = max(0, 1 - MAE / min(baselines)); the score is the mean skill over targets. So a constant,
-the midpoint, or the identity earn exactly 0 by construction, and only a prediction that tracks how
-the process moves populations earns credit. A target whose truth has no spread gives every report 0
+the midpoint, the identity or a grid hedge earn exactly 0 by construction, and only a prediction that
+tracks how the process moves populations earns credit. A target whose truth has no spread gives every report 0
 (the lab is degenerate; `verify` refuses it).
 """
 
@@ -23,6 +25,8 @@ import numpy as np
 from discoverylab.labs.protocol import Score
 from discoverylab.labs.sequence.parsing_population import PopulationReport
 
+HEDGES: tuple[tuple[float, float], ...] = tuple((a, c) for a in (0.25, 0.5, 0.75) for c in (0.25, 0.5, 0.75))
+"""(a, c) of the hedged guesses `a * start + (1 - a) * c` counted among the baselines."""
 MIN_BASELINE = 1e-6
 """A baseline error below this means the truth is (nearly) one constant: nothing to discover."""
 
@@ -35,6 +39,7 @@ class HeldOutPopulation:
     population: tuple[str, ...]
     start: dict[str, float]
     truth: dict[str, float]
+    start_std: dict[str, float]
 
 
 def target_skill(predicted: Sequence[float | None], truth: Sequence[float], start: Sequence[float]
@@ -44,10 +49,13 @@ def target_skill(predicted: Sequence[float | None], truth: Sequence[float], star
     errors = np.array([1.0 if p is None else abs(p - t) for p, t in zip(predicted, y, strict=True)])
     mae = float(errors.mean()) if len(errors) else 1.0
     constant = float(np.abs(y - np.median(y)).mean()) if len(y) else 0.0
-    identity = float(np.abs(y - np.asarray(start, dtype=np.float64)).mean()) if len(y) else 0.0
-    base = min(constant, identity)
+    x0 = np.asarray(start, dtype=np.float64)
+    identity = float(np.abs(y - x0).mean()) if len(y) else 0.0
+    hedge = min(float(np.abs(y - (a * x0 + (1 - a) * c)).mean()) for a, c in HEDGES) if len(y) else 0.0
+    base = min(constant, identity, hedge)
     skill = max(0.0, 1.0 - mae / base) if base > MIN_BASELINE else 0.0
-    return {"mae": mae, "baseline_constant": constant, "baseline_identity": identity, "skill": skill}
+    return {"mae": mae, "baseline_constant": constant, "baseline_identity": identity, "baseline_hedge": hedge,
+            "baseline": base, "skill": skill}
 
 
 def grade_population(report: PopulationReport | None, heldout: Sequence[HeldOutPopulation], targets: Sequence[str],

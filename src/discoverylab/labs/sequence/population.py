@@ -134,6 +134,12 @@ def population_means(pop: Sequence[str], props: Mapping[str, Property]) -> dict[
     return {name: float(p.batch(codes).mean()) for name, p in props.items()}
 
 
+def population_stds(pop: Sequence[str], props: Mapping[str, Property]) -> dict[str, float]:
+    """Population standard deviation of each measurable."""
+    codes = encode(list(pop))
+    return {name: float(p.batch(codes).std()) for name, p in props.items()}
+
+
 def summarise(runs: Sequence[Sequence[str]], props: Mapping[str, Property]) -> dict[str, dict[str, list[float]]]:
     """Per measurable, the population mean and standard deviation at every generation."""
     out: dict[str, dict[str, list[float]]] = {name: {"mean": [], "std": []} for name in props}

@@ -52,6 +52,7 @@ from discoverylab.labs.sequence.population import (
     draw_problem,
     expected_means,
     population_means,
+    population_stds,
     random_design,
     summarise,
 )
@@ -61,8 +62,9 @@ __all__ = ["PopulationConfig", "PopulationProtocol"]
 
 MAX_DRAWS = 8
 MIN_SPREAD = 0.03
-"""A drawn process is kept when, for every target, both hindsight baselines err by >= 0.03 on the
-held-out populations (the process moves populations, and not all to one value)."""
+"""A drawn process is kept when, for every target, every hindsight baseline (constant, no change, grid
+hedge) errs by >= 0.03 on the held-out populations: the process moves populations, not all to one
+value, and not the way a cheap guess says."""
 DEFAULT_HORIZON = 4
 _TRUTH_CACHE: dict[str, list[dict[str, float]]] = {}
 
@@ -194,7 +196,8 @@ class PopulationProtocol(Protocol):
                 truth_rng = np.random.default_rng(np.random.SeedSequence([digest, 0x7207]))
                 _TRUTH_CACHE[key] = [expected_means(self.process, pop, self.problem.generations, self.props, cfg.replicates,
                                                     truth_rng) for pop in pops]
-            self._heldout = [HeldOutPopulation(f"P{i + 1}", tuple(pop), population_means(pop, self.props), truth)
+            self._heldout = [HeldOutPopulation(f"P{i + 1}", tuple(pop), population_means(pop, self.props), truth,
+                                               population_stds(pop, self.props))
                              for i, (pop, truth) in enumerate(zip(pops, _TRUTH_CACHE[key], strict=True))]
         return self._heldout
 
@@ -203,10 +206,11 @@ class PopulationProtocol(Protocol):
         for name in self.problem.targets:
             h = self.heldout
             base = target_skill([None] * len(h), [x.truth[name] for x in h], [x.start[name] for x in h])
-            low = min(base["baseline_constant"], base["baseline_identity"])
+            low = base["baseline"]
             if low < max(MIN_SPREAD, MIN_BASELINE):
-                which = "constant" if base["baseline_constant"] <= base["baseline_identity"] else "no change"
-                return f"target {name}: the '{which}' prediction errs by only {low:.4f} (needs >= {MIN_SPREAD})"
+                which = min(("constant", "identity", "hedge"), key=lambda k: base[f"baseline_{k}"])
+                return (f"target {name}: the cheap '{which}' guess errs by only {low:.4f} on the held-out populations "
+                        f"(needs >= {MIN_SPREAD})")
         return None
 
     # ------------------------------------------------------------------ messages
@@ -272,7 +276,8 @@ class PopulationProtocol(Protocol):
                         '{"P1": {"' + self.problem.targets[0] + '": 0.5}}.'),
             "generations": self.problem.generations, "targets": list(self.problem.targets),
             "heldout_populations": {h.pid: {"population": list(h.population),
-                                            "generation_0": {m: round(h.start[m], 3) for m in self.order}}
+                                            "generation_0": {m: round(h.start[m], 3) for m in self.order},
+                                            "generation_0_std": {m: round(h.start_std[m], 3) for m in self.order}}
                                     for h in self.heldout},
         }
         return Reply(text=prefix + "\n" + json.dumps(request), info=info)
