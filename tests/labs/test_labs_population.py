@@ -23,7 +23,7 @@ NAME = "sequence/population-dynamics"
 
 
 def population_spec(**protocol: object) -> LabSpec:
-    """A pinned population lab: copy-a-parent resampling plus GC-biased mutation towards 0.8."""
+    """A pinned population lab: copy-a-parent resampling plus GC-biased mutation towards 0.1."""
     fields: dict[str, object] = {"size": 12, "generations": 4, "max_generations": 12, "rounds": 6,
                                  "targets": ["gc_content"]}
     fields.update(protocol)
@@ -32,7 +32,7 @@ def population_spec(**protocol: object) -> LabSpec:
                                              "alternation_k": "alternation", "entropy_score": "kmer_entropy"}[m])
                                for m in MEASURABLES},
                    operators={"merge": kind_spec("palindrome_sandwich"),
-                              "evolve": kind_spec("gc_biased_mutation", mutations=2, bias=0.8)},
+                              "evolve": kind_spec("gc_biased_mutation", mutations=3, bias=0.1)},
                    dynamics=kind_spec("population", compose="merge", evolve="evolve"),
                    protocol=kind_spec(NAME, **fields), seed=5)
 
@@ -77,7 +77,7 @@ def test_oracle_full_marks_random_near_zero_on_a_pinned_lab() -> None:
 
 def test_heuristic_learns_a_pinned_gc_relaxation() -> None:
     scores = [play(protocol_from_spec(population_spec()), "heuristic", s) for s in range(3)]  # type: ignore[arg-type]
-    assert min(scores) > 0.4, scores
+    assert float(np.mean(scores)) > 0.5, scores
 
 
 def test_experiment_returns_per_generation_summaries_and_the_final_population() -> None:

@@ -161,7 +161,8 @@ class PopulationHeuristic(_Reader):
 
     def _predict(self, target: str, horizon: int, starts: dict[str, dict[str, float]]) -> dict[str, float]:
         names = [m for m in self.measurables if all(m in s and f"{m}:std" in s for s in starts.values())]
-        best: tuple[float, str] | None = None
+        pids = list(starts)
+        fits: list[tuple[float, np.ndarray]] = []
         for kind in ("linear", "quadratic", "all", "spread", "step_linear", "step_quadratic"):
             cols, feat, iterated = self._model(kind, names, target)
             x, y, groups = self._pairs(1 if iterated else horizon, cols, target)
@@ -170,15 +171,12 @@ class PopulationHeuristic(_Reader):
                 continue
             err = np.mean([np.abs(self._forecast(x[groups != g], y[groups != g], xk[gk == g], feat, iterated, horizon)
                                   - yk[gk == g]).mean() for g in np.unique(gk)])
-            if best is None or err < best[0]:
-                best = (float(err), kind)
-        pids = list(starts)
-        if best is None:  # too little data: no change is the only guess left
+            xq = np.array([[starts[pid][c] for c in cols] for pid in pids]).reshape(len(pids), len(cols))
+            fits.append((float(err), self._forecast(x, y, xq, feat, iterated, horizon)))
+        if not fits:  # too little data: no change is the only guess left
             return {pid: float(starts[pid].get(target, 0.5)) for pid in pids}
-        cols, feat, iterated = self._model(best[1], names, target)
-        x, y, _ = self._pairs(1 if iterated else horizon, cols, target)
-        xq = np.array([[starts[pid][c] for c in cols] for pid in pids]).reshape(len(pids), len(cols))
-        preds = self._forecast(x, y, xq, feat, iterated, horizon)
+        weights = np.array([1.0 / max(err, 1e-4) ** 2 for err, _ in fits])
+        preds = np.average(np.stack([p for _, p in fits]), axis=0, weights=weights)
         return {pid: float(v) for pid, v in zip(pids, preds, strict=True)}
 
     def _report(self, payload: dict[str, Any]) -> dict[str, Any]:
