@@ -216,3 +216,26 @@ def test_population_spec_round_trips_through_kindspec() -> None:
     spec = population_spec()
     again = LabSpec.model_validate_json(spec.model_dump_json())
     assert again == spec and isinstance(again.operators["evolve"], KindSpec)
+
+
+# ---------------------------------------------------------------------- issue #22's bar on seeds 0-9
+def _bar(protocols: list[PopulationProtocol], seeds: range) -> None:
+    for proto in protocols:
+        oracle = [play(type(proto)(**proto.config.model_dump()), "oracle", s) for s in seeds]
+        random = [play(type(proto)(**proto.config.model_dump()), "random", s) for s in seeds]
+        assert min(oracle) >= 0.95 and max(random) <= 0.15, (oracle, random)
+
+
+def test_oracle_and_random_meet_the_bar_on_seeds_0_to_2() -> None:
+    _bar([PopulationProtocol()], range(3))
+
+
+@pytest.mark.slow
+def test_oracle_and_random_meet_the_bar_on_seeds_0_to_9_drawn_and_generated() -> None:
+    protocols: list[PopulationProtocol] = [PopulationProtocol()]
+    for level in ("easy", "medium", "hard"):
+        for spec, _ in generate_suite(1, level, 0, lab="population", budget=QUICK):
+            proto = protocol_from_spec(spec)
+            assert isinstance(proto, PopulationProtocol)
+            protocols.append(proto)
+    _bar(protocols, range(10))
