@@ -58,6 +58,30 @@ def test_same_seed_and_actions_give_byte_identical_transcripts_and_scores() -> N
     assert run() == run()
 
 
+_EPISODE = """
+import json, sys
+from discoverylab.labs.agents import make_agent, run_episode
+from discoverylab.labs.protocol import make_protocol
+proto = make_protocol("sequence/population-dynamics", size=6, n_heldout=3, replicates=4, rounds=3)
+result = run_episode(proto, make_agent(proto.name, "heuristic", proto), 5)
+print(json.dumps([[e.text for e in result.transcript], result.score.model_dump(mode="json")]))
+"""
+
+
+def test_a_fresh_process_with_another_hash_seed_gives_the_same_episode() -> None:
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        done = subprocess.run([sys.executable, "-c", _EPISODE], capture_output=True, text=True, env=env, check=True,
+                              timeout=120)
+        outs.append(done.stdout.strip().splitlines()[-1])
+    assert outs[0] == outs[1] and json.loads(outs[0])[1]["score"] >= 0.0
+
+
 def test_seeds_draw_different_processes_and_heldout_populations() -> None:
     signatures, firsts = set(), set()
     for seed in range(6):
