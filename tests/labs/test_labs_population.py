@@ -263,3 +263,30 @@ def test_oracle_and_random_meet_the_bar_on_seeds_0_to_9_drawn_and_generated() ->
             assert isinstance(proto, PopulationProtocol)
             protocols.append(proto)
     _bar(protocols, range(10))
+
+
+# ---------------------------------------------------------------------- array twins of the operators
+TWIN_CASES = [
+    (kind_spec("palindrome_sandwich"), kind_spec("gc_biased_mutation", mutations=2, bias=0.9)),
+    (kind_spec("consensus_merge", mode="parents"), kind_spec("palindrome_pull", mutations=2, noise=0.3)),
+    (kind_spec("consensus_merge", mode="any"), kind_spec("majority_update", radius=1, update_prob=0.3)),
+    (kind_spec("alternating_merge", mode="parity"), kind_spec("majority_update", radius=2, boundary="periodic")),
+    (kind_spec("palindrome_sandwich"), None),
+]
+
+
+@pytest.mark.parametrize(("compose", "evolve"), TWIN_CASES)
+def test_array_twins_match_the_operators_in_distribution(compose: KindSpec, evolve: KindSpec | None) -> None:
+    """The truth's batched simulator and `PopulationDynamics` agree within sampling error."""
+    from discoverylab.labs.sequence.measurables import build_measurables
+    from discoverylab.labs.sequence.population import build_process, expected_means
+    from discoverylab.labs.sequence.population_batch import batch_supported, expected_means_batch
+
+    process = build_process(compose, evolve, 12)
+    assert batch_supported(process)
+    props = build_measurables(MEASURABLES, {}, "A" * 12)
+    pop = designed_population(np.random.default_rng(3), 6, 12, gc=0.3, palindromic=0.5, block=2)
+    loop = expected_means(process, pop, 3, props, 1000, np.random.default_rng(1))
+    batch = expected_means_batch(process, pop, 3, props, 3000, np.random.default_rng(2))
+    for name in MEASURABLES:
+        assert abs(loop[name] - batch[name]) < 0.02, (name, loop[name], batch[name])

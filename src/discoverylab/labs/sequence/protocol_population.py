@@ -56,6 +56,7 @@ from discoverylab.labs.sequence.population import (
     random_design,
     summarise,
 )
+from discoverylab.labs.sequence.population_batch import batch_supported, expected_means_batch
 from discoverylab.labs.sequence.problems import signature
 
 __all__ = ["PopulationConfig", "PopulationProtocol"]
@@ -93,7 +94,7 @@ class PopulationConfig(BaseModel):
     noise: float = Field(0.0, ge=0.0, le=0.2)
     """Gaussian noise added to reported means and stds (clipped to [0, 1])."""
     n_heldout: int = Field(8, ge=3, le=40)
-    replicates: int = Field(16, ge=1, le=256)
+    replicates: int = Field(256, ge=1, le=4096)
     """Independent runs averaged for each held-out truth (the expectation, not one realisation)."""
     final_retries: int = Field(1, ge=0, le=5)
     invalid_consumes_round: bool = True
@@ -194,8 +195,9 @@ class PopulationProtocol(Protocol):
             if key not in _TRUTH_CACHE:
                 digest = int(hashlib.sha256(key.encode()).hexdigest()[:16], 16)  # truth depends on content only
                 truth_rng = np.random.default_rng(np.random.SeedSequence([digest, 0x7207]))
-                _TRUTH_CACHE[key] = [expected_means(self.process, pop, self.problem.generations, self.props, cfg.replicates,
-                                                    truth_rng) for pop in pops]
+                expect = expected_means_batch if batch_supported(self.process) else expected_means
+                _TRUTH_CACHE[key] = [expect(self.process, pop, self.problem.generations, self.props, cfg.replicates,
+                                            truth_rng) for pop in pops]
             self._heldout = [HeldOutPopulation(f"P{i + 1}", tuple(pop), population_means(pop, self.props), truth,
                                                population_stds(pop, self.props))
                              for i, (pop, truth) in enumerate(zip(pops, _TRUTH_CACHE[key], strict=True))]
