@@ -28,6 +28,8 @@ from discoverylab.labs.sequence.operators import (
 from discoverylab.labs.sequence.properties import encode
 
 Codes = np.ndarray
+MAX_LETTERS = 1_000_000
+"""Letters simulated at once (replicates x members x length); larger runs go in chunks."""
 
 
 def _sandwich(op: PalindromeSandwich, s: Codes, t: Codes, rng: np.random.Generator) -> Codes:
@@ -133,9 +135,16 @@ def generation_batch(process: PopulationDynamics, pops: Codes, rng: np.random.Ge
 def expected_means_batch(process: PopulationDynamics, pop: Sequence[str], generations: int,
                          props: Mapping[str, Property], replicates: int, rng: np.random.Generator
                          ) -> dict[str, float]:
-    """The expected population mean of each measurable after `generations` (mean over replicates)."""
-    pops = np.repeat(encode(list(pop))[None], replicates, axis=0)
-    for _ in range(generations):
-        pops = generation_batch(process, pops, rng)
-    flat = pops.reshape(-1, pops.shape[2])
-    return {name: float(p.batch(flat).mean()) for name, p in props.items()}
+    """The expected population mean of each measurable after `generations` (mean over replicates),
+    simulated in chunks of at most `MAX_LETTERS` letters so memory stays bounded."""
+    start = encode(list(pop))
+    chunk = max(1, MAX_LETTERS // start.size)
+    totals = dict.fromkeys(props, 0.0)
+    for first in range(0, replicates, chunk):
+        pops = np.repeat(start[None], min(chunk, replicates - first), axis=0)
+        for _ in range(generations):
+            pops = generation_batch(process, pops, rng)
+        flat = pops.reshape(-1, pops.shape[2])
+        for name, p in props.items():
+            totals[name] += float(p.batch(flat).sum())
+    return {name: total / (replicates * len(start)) for name, total in totals.items()}
