@@ -22,6 +22,7 @@ from discoverylab.labs.sequence.properties import decode
 _SHAPE = re.compile(r"populations of (\d+) DNA-like sequences of length (\d+)")
 _MAX_GENERATIONS = re.compile(r"generations in 1\.\.(\d+)")
 _ROUNDS = re.compile(r"at most (\d+) experiments")
+_HORIZON = re.compile(r"after (\d+) generations")
 _MEASURABLE = re.compile(r"^- ([a-z_0-9]+):", re.MULTILINE)
 
 
@@ -29,7 +30,7 @@ class _Reader:
     """What every baseline reads from the prompt: population shape, limits and measurables."""
 
     def reset(self, seed: int) -> None:
-        self.size, self.length, self.max_generations, self.rounds = 12, 16, 16, 6
+        self.size, self.length, self.max_generations, self.rounds, self.horizon = 12, 16, 16, 6, 4
         self.measurables: list[str] = []
 
     def read(self, message: str) -> dict[str, Any]:
@@ -39,6 +40,8 @@ class _Reader:
             self.max_generations = int(m.group(1))
         if m := _ROUNDS.search(message):
             self.rounds = int(m.group(1))
+        if m := _HORIZON.search(message):
+            self.horizon = int(m.group(1))
         self.measurables = _MEASURABLE.findall(message) or self.measurables
         return _payload(message)
 
@@ -88,6 +91,11 @@ def _fit_predict(x: np.ndarray, y: np.ndarray, xq: np.ndarray, alpha: float = 1e
     return np.hstack([np.ones((len(xq), 1)), xq]) @ coef
 
 
+GENERATIONS_PER_HORIZON = 5
+"""Experiments last 5 K generations (capped): long enough for 4 K + 1 (t, t + K) pairs per run, short
+enough that saturated populations do not swamp the fit."""
+
+
 class PopulationHeuristic(_Reader):
     """Designed starting populations spread over composition, palindromicity and blockiness; every run
     lasts the maximum number of generations. The report regresses each target's mean K generations
@@ -118,7 +126,8 @@ class PopulationHeuristic(_Reader):
         block = 1 + self.turn % 4
         self.turn += 1
         pop = designed_population(self.rng, self.size, self.length, float(gc), float(pal), block)
-        return json.dumps({"type": "experiment", "population": pop, "generations": self.max_generations,
+        generations = min(self.max_generations, GENERATIONS_PER_HORIZON * self.horizon)
+        return json.dumps({"type": "experiment", "population": pop, "generations": generations,
                            "measurables": self.measurables,
                            "reasoning": f"designed start: gc {gc:.2f}, palindromic share {pal:.2f}, blocks {block}"})
 
