@@ -218,6 +218,19 @@ def test_verify_rejects_an_unlearnable_population_lab() -> None:
     assert not report.passed and "not learnable" in vi.detail
 
 
+def test_cli_verify_exits_1_on_an_unlearnable_population_lab_and_0_on_a_good_one(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from discoverylab.labs.cli import lab_app
+
+    bad, good = tmp_path / "bad.yaml", tmp_path / "good.yaml"
+    write_suite(bad, [population_spec(rounds=1, noise=0.2)])
+    write_suite(good, [population_spec()])
+    result = CliRunner().invoke(lab_app, ["verify", str(bad), "--quick"])
+    assert result.exit_code == 1 and "vi_protocol" in result.output and "FAIL" in result.output
+    assert CliRunner().invoke(lab_app, ["verify", str(good), "--quick"]).exit_code == 0
+
+
 def test_verify_accepts_the_pinned_population_lab() -> None:
     report = verify(population_spec(), budget=QUICK)
     assert report.passed, report.to_dict()
