@@ -37,7 +37,9 @@ def gym_id(task: str, difficulty: str) -> str:
 
 # Built-in Tiny Labs protocols, registered by entry-point string so `import discoverylab` stays
 # fast (importing the labs takes ~0.5 s). tests/labs check this list against the lab registry.
-LAB_PROTOCOLS = ("macro/causal-discovery", "sequence/hidden-property", "sequence/unknown-dynamics")
+LAB_PROTOCOLS = (
+    "macro/causal-discovery", "sequence/hidden-property", "sequence/population-dynamics", "sequence/unknown-dynamics",
+)
 LAB_ENTRY_POINT = "discoverylab.labs.gym_text:TinyLabTextEnv"
 MACRO_GYM_ID = "discoverylab/MacroEcon-v0"
 

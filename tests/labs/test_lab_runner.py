@@ -164,7 +164,7 @@ def test_parallel_workers_give_the_same_records_as_one(tmp_path: Path) -> None:
 
 def test_protocol_selection_and_configs() -> None:
     assert expand_protocols("all") == protocol_names()
-    assert expand_protocols("sequence") == [HIDDEN, DYNAMICS]
+    assert expand_protocols("sequence") == [HIDDEN, "sequence/population-dynamics", DYNAMICS]
     assert expand_protocols(MACRO) == [MACRO]
     for bad in ("nope", "sequence/nope", "../x"):
         with pytest.raises(UnknownProtocolError):

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from discoverylab.bench.records import read_jsonl, write_jsonl
+from discoverylab.bench.records import atomic_file, read_jsonl, write_jsonl
 from discoverylab.labs.core.errors import InvalidSpec, LabError
 from discoverylab.labs.core.registry import Registry
 from discoverylab.labs.core.spec import LabSpec
@@ -48,25 +48,37 @@ class Complexity:
     """Measurement noise sigma the protocol adds (clipped to [0, 1])."""
     alternation_ks: tuple[int, ...] = (1, 2)
     entropy_ks: tuple[int, ...] = (2,)
+    population_sizes: tuple[int, ...] = (12,)
+    """Population sizes P of generated population labs (smaller: noisier observations)."""
+    population_ops: str = "medium"
+    """Operator menus of population labs (`sequence.population`: easy, medium, hard)."""
+    population_targets: tuple[int, ...] = (1,)
+    """How many measurables a population lab asks the agent to predict."""
 
 
 COMPLEXITY: dict[str, Complexity] = {
     "easy": Complexity("easy", lengths=(10,), p_dynamics=0.3, p_composite=0.0, composition_depth=0,
                        n_attractors=(2,), sigmas=(0.1,), distractors=(0,), hints=("structure", "examples"),
-                       rounds=(6,), noise=(0.0,), alternation_ks=(1,)),
+                       rounds=(6,), noise=(0.0,), alternation_ks=(1,), population_sizes=(16,),
+                       population_ops="easy"),
     "medium": Complexity("medium", lengths=(10, 15, 20), p_dynamics=0.4, p_composite=0.3, composition_depth=1,
                          n_attractors=(2,), sigmas=(0.08, 0.1, 0.15), distractors=(1, 2), hints=("none", "examples"),
-                         rounds=(5, 6), noise=(0.0, 0.01), alternation_ks=(1, 2)),
+                         rounds=(5, 6), noise=(0.0, 0.01), alternation_ks=(1, 2),
+                         population_sizes=(12, 16), population_ops="medium"),
     "hard": Complexity("hard", lengths=(15, 20, 30), p_dynamics=0.5, p_composite=0.6, composition_depth=2,
                        n_attractors=(2, 3), sigmas=(0.06, 0.1, 0.2), distractors=(2, 3), hints=("none",),
-                       rounds=(4, 5), noise=(0.0, 0.02, 0.05), alternation_ks=(1, 2, 3), entropy_ks=(1, 2, 3)),
+                       rounds=(4, 5), noise=(0.0, 0.02, 0.05), alternation_ks=(1, 2, 3), entropy_ks=(1, 2, 3),
+                       population_sizes=(8, 12), population_ops="hard", population_targets=(1, 2)),
 }
 
 SpecSampler = Callable[[Complexity, np.random.Generator, int], LabSpec]
 """``fn(complexity, rng, index) -> candidate spec`` for one lab kind."""
 SPEC_SAMPLERS: Registry[SpecSampler] = Registry("spec sampler")
 SPEC_SAMPLER_MODULES = {"sequence": "discoverylab.labs.sequence.generate",
+                        "population": "discoverylab.labs.sequence.generate",
                         "macro": "discoverylab.labs.macroecon.protocols"}
+"""Module registering each generated family's spec sampler (`population`: sequence labs whose hidden
+rule is a branching process, `sequence.population`)."""
 
 
 class GenerationError(LabError):
@@ -119,9 +131,8 @@ def write_suite(path: str | Path, specs: Sequence[LabSpec]) -> None:
     path = Path(path)
     if path.suffix in (".yaml", ".yml"):
         data = [spec.model_dump(mode="json", exclude_none=True) for spec in specs]
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-        tmp.replace(path)
+        with atomic_file(path) as fh:  # a failed write leaves neither a partial suite nor a temp file
+            fh.write(yaml.safe_dump(data, sort_keys=False))
         return
     write_jsonl(path, specs)
 

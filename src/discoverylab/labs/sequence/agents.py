@@ -203,6 +203,10 @@ def _factory(kind: str) -> Callable[..., LabAgent]:
             from discoverylab.labs.sequence import agents_dynamics
 
             return agents_dynamics.AGENT_CLASSES[kind](protocol)
+        if protocol.name == "sequence/population-dynamics":
+            from discoverylab.labs.sequence import agents_population
+
+            return agents_population.AGENT_CLASSES[kind](protocol)
         return AGENT_CLASSES[kind](protocol)
 
     return make

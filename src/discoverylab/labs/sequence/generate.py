@@ -3,6 +3,8 @@
 Two families: hidden-property labs (Protocol A) whose hidden property is a base property with random
 hidden parameters or, with probability ``p_composite``, a composition of them; and dynamics labs
 (Protocol B) with random drivers, attractor layouts, kernel widths and distractor measurables.
+A third, registered as ``population`` (``lab generate --lab population``): branching/population
+labs (`protocol_population`) with a drawn composition operator, evolution operator and horizon.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 from discoverylab.labs.core.generator import SPEC_SAMPLERS, Complexity
 from discoverylab.labs.core.spec import KindSpec, LabSpec, ObjectsSpec, kind_spec
 from discoverylab.labs.sequence.kinds import KIND_OF_NAME
+from discoverylab.labs.sequence.population import MEASURABLES, draw_problem
 from discoverylab.labs.sequence.properties import PROPERTY_NAMES
 
 DRIVER_CHOICES = ("gc_content", "palindrome_score", "weighted_count", "alternation_k")
@@ -123,3 +126,25 @@ def sample_sequence_spec(knobs: Complexity, rng: np.random.Generator, index: int
 
 
 SPEC_SAMPLERS.register("sequence", sample_sequence_spec)
+
+POPULATION_MAX_GENERATIONS = 16
+
+
+def sample_population_spec(knobs: Complexity, rng: np.random.Generator, index: int) -> LabSpec:
+    """One candidate population lab (not yet verified): the process pinned in `operators`/`dynamics`."""
+    problem = draw_problem(knobs.population_ops, rng, int(_pick(rng, knobs.population_targets)))
+    sections = problem.as_spec()
+    return LabSpec(
+        name=f"gen-{knobs.name}-{index:04d}-population", lab="sequence", difficulty=knobs.name,
+        objects=ObjectsSpec(length=max(int(_pick(rng, knobs.lengths)), 12)),
+        properties={m: kind_spec(KIND_OF_NAME[m]) for m in MEASURABLES},
+        operators={k: KindSpec.model_validate(v) for k, v in sections["operators"].items()},
+        dynamics=KindSpec.model_validate(sections["dynamics"]),
+        protocol=kind_spec("sequence/population-dynamics", size=int(_pick(rng, knobs.population_sizes)),
+                           generations=problem.generations, max_generations=POPULATION_MAX_GENERATIONS,
+                           rounds=int(_pick(rng, knobs.rounds)), targets=list(problem.targets),
+                           noise=float(_pick(rng, knobs.noise))),
+        seed=int(rng.integers(2**31)))
+
+
+SPEC_SAMPLERS.register("population", sample_population_spec)

@@ -12,10 +12,10 @@ from discoverylab.labs.core.errors import InvalidSpec
 from discoverylab.labs.core.spec import LabSpec
 from discoverylab.labs.core.verify import register_protocol_check
 from discoverylab.labs.protocol import Protocol
-from discoverylab.labs.sequence import protocol_a, protocol_b
+from discoverylab.labs.sequence import protocol_a, protocol_b, protocol_population
 from discoverylab.labs.sequence.properties import PROPERTY_NAMES
 
-__all__ = ["protocol_a", "protocol_b", "protocol_from_spec"]
+__all__ = ["protocol_a", "protocol_b", "protocol_from_spec", "protocol_population"]
 
 
 PROTOCOL_ALIASES = {"eps": "epsilon"}
@@ -92,7 +92,36 @@ def protocol_from_spec(spec: LabSpec) -> Protocol:
         config["measurables"] = tuple(config.get("measurables") or spec.properties)
         config["properties"] = {name: entry.model_dump() for name, entry in spec.properties.items()}
         return protocol_b.UnknownDynamicsProtocol(**config)
+    if spec.protocol.kind == protocol_population.PopulationProtocol.name:
+        try:
+            return protocol_population.PopulationProtocol(**population_config(spec))
+        except ValueError as exc:  # the config model's complaint, as a refused spec
+            raise InvalidSpec(f"lab spec {spec.name!r}: {exc}") from exc
     raise ValueError(f"not a sequence protocol: {spec.protocol.kind!r}")
+
+
+def population_config(spec: LabSpec) -> dict[str, Any]:
+    """The population protocol's settings: its fields, the spec's operators (named by the
+    `population` dynamics) and its property entries as the listed measurables."""
+    assert spec.protocol is not None
+    config = _known(dict(spec.protocol.fields), protocol_population.PopulationConfig, spec) | {
+        "length": spec.objects.length}
+    dyn = spec.dynamics
+    if dyn is not None:
+        if dyn.kind != "population":
+            raise InvalidSpec(f"lab spec {spec.name!r}: {protocol_population.PopulationProtocol.name} runs "
+                              f"population dynamics, not {dyn.kind!r}")
+        names = {role: dyn.fields.get(role) for role in ("compose", "evolve")}
+        missing = [str(n) for n in names.values() if n is not None and n not in spec.operators]
+        if missing or names["compose"] is None:
+            raise InvalidSpec(f"lab spec {spec.name!r}: population dynamics names operators {missing or ['compose']} "
+                              f"that `operators` does not define ({sorted(spec.operators)})")
+        for role, name in names.items():
+            config[role] = spec.operators[name].model_dump() if name is not None else None
+    if spec.properties:
+        config.setdefault("measurables", tuple(spec.properties))
+        config["properties"] = {name: entry.model_dump() for name, entry in spec.properties.items()}
+    return config
 
 
 def check_protocol(spec: LabSpec) -> tuple[float, float]:
@@ -106,5 +135,23 @@ def check_protocol(spec: LabSpec) -> tuple[float, float]:
     return scores[0], scores[1]
 
 
+def check_population(spec: LabSpec) -> tuple[float, float]:
+    """(oracle, random) like `check_protocol`; a population lab that leaves nothing to discover, or
+    that the heuristic learner cannot learn from the budget (skill < `MIN_SKILL`), is refused."""
+    from discoverylab.labs.core.learnability import MIN_SKILL
+
+    proto = protocol_from_spec(spec)
+    assert isinstance(proto, protocol_population.PopulationProtocol) and spec.protocol is not None
+    proto.reset(spec.seed)
+    if (why := proto.degenerate()) is not None:
+        raise InvalidSpec(f"population lab {spec.name!r} leaves nothing to discover: {why}")
+    skill = run_episode(proto, make_agent(spec.protocol.kind, "heuristic", proto), seed=spec.seed).score.score
+    if skill < MIN_SKILL:
+        raise InvalidSpec(f"population lab {spec.name!r} is not learnable from its budget: the heuristic learner "
+                          f"reaches skill {skill:.3f} (needs >= {MIN_SKILL})")
+    return check_protocol(spec)
+
+
 for _name in (protocol_a.HiddenPropertyProtocol.name, protocol_b.UnknownDynamicsProtocol.name):
     register_protocol_check(_name, check_protocol, overwrite=True)
+register_protocol_check(protocol_population.PopulationProtocol.name, check_population, overwrite=True)
