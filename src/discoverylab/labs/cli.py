@@ -140,7 +140,8 @@ def generate(
     complexity: Annotated[str, typer.Option("--complexity", "-c", help="easy, medium or hard")] = "medium",
     n: Annotated[int, typer.Option("--n", "-n", min=1, help="number of verified labs")] = 10,
     seed: Annotated[int, typer.Option("--seed", "-s", min=0)] = 0,
-    lab: Annotated[str, typer.Option("--lab")] = "sequence",
+    lab: Annotated[str, typer.Option("--lab", help="family: sequence (hidden property, dynamics), population "
+                                      "(branching processes) or macro (economies)")] = "sequence",
 ) -> None:
     """Generate N labs at a complexity, keep those that pass `verify`, and write them as a suite."""
     from discoverylab.labs.core.errors import LabError
