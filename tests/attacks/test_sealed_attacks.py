@@ -263,3 +263,20 @@ def test_reset_rejects_bad_instances_clearly() -> None:
         env.reset(options={"instance": sealed("Proteomics", "easy", 0)})
     with pytest.raises(ValueError, match="public seed"):
         env.reset(seed=2**40)
+
+
+def test_world_streams_spawn_children_of_their_own_instance() -> None:
+    """`Generator.spawn` on a world stream: children differ between instances and repeat for the
+    same one, and the stream's SeedSequence (readable by anyone holding the env) is not the seed.
+    (Session 8's blank placeholder gave every instance the same children: Proteomics' cluster
+    values were the same everywhere, so remembering the outlier's values named the answer.)"""
+    from discoverylab.world.world import World
+
+    draws = {seed: World(seed).rng_build.spawn(1)[0].random() for seed in (1, 2, 3, 2**40 + 7)}
+    assert len(set(draws.values())) == 4
+    assert World(2).rng_build.spawn(1)[0].random() == draws[2]
+    for seed in (2, 2**40 + 7):
+        world = World(seed)
+        for stream in (world.rng_build, world.rng_npc, world.rng_noise, world.rng_objects, world.child_rng("x")):
+            entropy = stream.bit_generator.seed_seq.entropy  # type: ignore[attr-defined]
+            assert seed not in np.atleast_1d(entropy).tolist()

@@ -33,8 +33,10 @@ class WorldError(RuntimeError):
 
 
 def _opaque_rng(seq: np.random.SeedSequence) -> np.random.Generator:
-    """A generator on `seq`'s stream that does not keep `seq` (whose entropy is the seed)."""
-    bits = np.random.PCG64(0)
+    """A generator on `seq`'s stream that does not keep `seq` (whose entropy is the seed). It keeps
+    instead a sequence keyed by 128 hashed bits of `seq`, so `spawn` gives children of this
+    instance (a blank placeholder made every instance's children the same) without the seed."""
+    bits = np.random.PCG64(np.random.SeedSequence(seq.generate_state(4)))
     bits.state = np.random.PCG64(seq).state
     return np.random.Generator(bits)
 
