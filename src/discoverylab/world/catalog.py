@@ -6,14 +6,12 @@ import json
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from discoverylab.world import instruments, things
 from discoverylab.world.materials import material, shared_material
 from discoverylab.world.objects import Container, Layer, WorldObject
-
-if TYPE_CHECKING:
-    from discoverylab.world.world import World
+from discoverylab.world.world import World, stack_insert
 
 CLASSES: dict[str, type[WorldObject]] = {
     "WorldObject": WorldObject,
@@ -88,12 +86,37 @@ def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObj
 
 def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]]) -> None:
     """`place(world, kind, x, y)` for every cell in order, the template looked up once: a map
-    of grass is a thousand objects per reset."""
+    of grass is a thousand objects per reset. Plain scenery (shared materials, no props, no
+    tick) placed while nobody watches the tiles is built inline: the same attributes in the
+    same order, the same UUIDs and lists as `spawn` + `World.place`, in a third of the time."""
     cls, name, type_, attrs, shared, material_keys, props = _plan(kind)
-    if shared is None or props or kind == "soil":  # fresh materials, props or parts: the general path
-        for x, y in cells:
+    cells = list(cells)
+    size = world.size
+    if (
+        shared is None or props or kind == "soil" or cls.needs_tick or world._watchers
+        or cls.__init__ is not WorldObject.__init__ or not all(0 <= x < size and 0 <= y < size for x, y in cells)
+    ):  # fmt: skip
+        for x, y in cells:  # the general path (it also raises the clear errors)
             place(world, kind, x, y)
         return
-    put = world.place
-    for x, y in cells:
-        put(cls(world, name, type_, list(shared), **attrs), x, y)
+    hint = attrs.get("layer_hint", cls.layer_hint)
+    layer = Layer(hint if hint is not None else cls.default_layer)
+    tiles, stacks, new = world.tiles, world.stacks, object.__new__
+    uuids = world.take_uuids(len(cells))
+    objs = []
+    for (x, y), uuid in zip(cells, uuids, strict=True):
+        obj = new(cls)
+        obj.world, obj.name, obj.type, obj.materials = world, name, type_, list(shared)  # `WorldObject.__init__`'s order
+        obj.contents, obj.parts, obj.parent, obj.x, obj.y, obj.layer = [], [], None, x, y, layer
+        obj.alive, obj.props = True, {}
+        for key, value in attrs.items():
+            setattr(obj, key, value)
+        obj.uuid = uuid
+        tiles[x][y][layer].append(obj)
+        stack = stacks[x][y]
+        if stack:
+            stack_insert(stack, obj, layer)
+        else:
+            stack.append(obj)
+        objs.append(obj)
+    world.objects.update(zip(uuids, objs, strict=True))
