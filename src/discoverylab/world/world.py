@@ -29,6 +29,9 @@ NUM_LAYERS = len(Layer)
 UUID_LIMIT = 65535
 
 
+_RELEASING: dict[type, bool] = {}  # per object class: whether it overrides `WorldObject.release`
+
+
 class WorldError(RuntimeError):
     """A programming error while building or changing the world (not an agent mistake)."""
 
@@ -105,14 +108,18 @@ class World:
         return self._seed
 
     # ---- registry ---------------------------------------------------------------------
-    def register(self, obj: WorldObject) -> int:
+    def next_uuid(self) -> int:
+        """The pool's next UUID (`register` files the object under it)."""
         i = self._uuid_index
         if i >= len(self._uuids):  # a slice of ints at a time: cheaper than a numpy scalar per object
             if i >= UUID_LIMIT:
                 raise WorldError(f"Too many objects: the UUID pool ({UUID_LIMIT}) is exhausted.")
             self._uuids += self._uuid_pool[i : i + 2048].tolist()
-        uuid = self._uuids[i]
         self._uuid_index = i + 1
+        return self._uuids[i]
+
+    def register(self, obj: WorldObject) -> int:
+        uuid = self.next_uuid()
         self.objects[uuid] = obj
         if obj.needs_tick:
             self._tickers.append(obj)
@@ -314,8 +321,14 @@ class World:
             obj = pending.pop()
             destroyed.append(obj)
             pending += obj.contents + obj.parts
+        releasing = _RELEASING
         for obj in (*self.objects.values(), *destroyed):
-            obj.release()  # links a class of its own keeps (e.g. callbacks into its scenario)
+            cls = type(obj)
+            custom = releasing.get(cls)
+            if custom is None:
+                custom = releasing[cls] = cls.release is not WorldObject.release
+            if custom:
+                obj.release()  # links a class of its own keeps (e.g. callbacks into its scenario)
             if obj.contents:  # only what is set: most objects hold nothing
                 obj.contents = []
             if obj.parts:
