@@ -16,6 +16,7 @@ import numpy as np
 
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject
+from discoverylab.world.streams import opaque_rng
 from discoverylab.world.zones import label_zones
 
 if TYPE_CHECKING:
@@ -36,13 +37,6 @@ class WorldError(RuntimeError):
     """A programming error while building or changing the world (not an agent mistake)."""
 
 
-def _opaque_rng(seq: np.random.SeedSequence) -> np.random.Generator:
-    """A generator on `seq`'s stream that does not keep `seq` (whose entropy is the seed)."""
-    bits = np.random.PCG64(0)
-    bits.state = np.random.PCG64(seq).state
-    return np.random.Generator(bits)
-
-
 class TileWatch(set[tuple[int, int]]):
     """The tiles reported to one watcher (`World.watch_tiles`); moves of `mover` itself (placing
     it on the grid, walking it, taking it off) are not recorded."""
@@ -57,10 +51,10 @@ class World:
         self._seed = int(seed)
         self.size = size
         streams = np.random.SeedSequence(self._seed).spawn(5)
-        self.rng_build = _opaque_rng(streams[0])
-        self.rng_npc = _opaque_rng(streams[1])
-        self.rng_noise = _opaque_rng(streams[2])
-        self.rng_objects = _opaque_rng(streams[3])
+        self.rng_build = opaque_rng(streams[0])
+        self.rng_npc = opaque_rng(streams[1])
+        self.rng_noise = opaque_rng(streams[2])
+        self.rng_objects = opaque_rng(streams[3])
         self.tiles: list[list[list[list[WorldObject]]]] = _empty_tiles(size)
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
@@ -93,7 +87,7 @@ class World:
         """A stream of its own for (seed, label): e.g. a scenario's answer, drawn independently of
         the layout draws and of other instances (no arithmetic on the seed, no blocks of seeds)."""
         key = zlib.crc32(label.encode("utf-8"))
-        return _opaque_rng(np.random.SeedSequence([self._seed, key]))
+        return opaque_rng(np.random.SeedSequence([self._seed, key]))
 
     def fresh(self) -> World:
         """A new, unbuilt world on this one's seed (sealed or not), for evaluator-side gold that
