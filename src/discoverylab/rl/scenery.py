@@ -14,6 +14,8 @@ them: a reset builds none, and a short episode computes only the part of the map
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 from discoverylab.rl.view import kind_id
@@ -22,6 +24,10 @@ from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
 from discoverylab.world.world import World
 
+_UUID = attrgetter("uuid")
+# A tile holding one plain object shows the same cell as any other holding one of its class,
+# type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
+_PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
 _KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
 
 
@@ -89,9 +95,9 @@ class SceneryMirror:
         # No tile is computed up front: all wait in `pending` until a view reaches them (an
         # episode of a hundred steps sees a fraction of the map; building all 1,024 tiles
         # cost ~2 ms per reset). Plain tiles share their cell per class, type and passability.
-        self._plain_cells: dict[tuple[type, str, bool], tuple[bytes, bytes, bool]] = {}
         self._checked: tuple[int, int] | None = None  # where `refresh` last found nothing near to do
         self.pending[radius : radius + size, radius : radius + size] = True
+        self.unseen = self.pending.copy()  # tiles never computed yet (`refresh`)
         self.waiting = True
 
     def _cell(self, x: int, y: int) -> tuple[bytes, bytes, bool]:
@@ -102,13 +108,13 @@ class SceneryMirror:
         stack = world.stacks[x][y]
         obj = stack[0] if len(stack) == 1 else None
         if obj is not None and not obj.contents and obj is not viewer and _plain(obj):
-            key = (type(obj), obj.type, obj.passable)
-            cell = self._plain_cells.get(key)
+            key = (type(obj), obj.type, obj.passable, self.depth)
+            cell = _PLAIN_CELLS.get(key)
             if cell is not None:
                 self.visible[x][y] = [obj]
                 self.candidates[x][y] = ((obj.uuid, obj),) if cell[2] else ()
                 return cell
-            cell = self._plain_cells[key] = self._full_cell(x, y)
+            cell = _PLAIN_CELLS[key] = self._full_cell(x, y)
             return cell
         return self._full_cell(x, y)
 
@@ -159,11 +165,17 @@ class SceneryMirror:
             cells = near.ravel().nonzero()[0].tolist()
             if cells:
                 width = near.shape[1]
+                unseen = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
+                first = unseen.ravel().tolist()
+                changed = False
                 for cell in cells:
                     dy, dx = divmod(cell, width)
-                    self._tile(left + dx - r, top + dy - r)
-                near[...] = False  # a view: writes through to `pending`
-                self.version += 1
+                    self._tile(left + dx - r, top + dy - r, first[cell])
+                    changed = changed or not first[cell]
+                near[...] = False  # views: write through to `pending` and `unseen`
+                unseen[...] = False
+                if changed:  # a tile computed for the first time lies in no window built before
+                    self.version += 1
                 self.waiting = bool(pending.any())
             self._checked = (ax, ay)  # nothing pending near here until a change or a move
 
@@ -183,17 +195,20 @@ class SceneryMirror:
             dy, dx = divmod(cell, w)
             x, y = x0 + dx - r, y0 + dy - r
             if 0 <= x < size and 0 <= y < size:
-                update([o.uuid for o in visible[x][y]])
+                update(map(_UUID, visible[x][y]))
         done[...] = True  # a view: writes through to `marked`
         self.marked_windows.add((x0, y0))
 
-    def _tile(self, x: int, y: int) -> None:
+    def _tile(self, x: int, y: int, first: bool = False) -> None:
+        """Recompute tile (x, y). `first`: never computed before, so it lies in no window the
+        caches (candidate tiles, marked windows) were filled for."""
         row, col = y + self.radius, x + self.radius
         kinds, state, flag = self._cell(x, y)
         if flag != self.flags[x][y]:
             self.flags[x][y] = flag
             self.has_candidates[row, col] = flag
-            self._candidate_tiles.clear()
+            if not first:
+                self._candidate_tiles.clear()
         at = row * self._side + col
         self._kinds_view[at * self.depth : (at + 1) * self.depth] = kinds
         self._state_view[at * 4 : at * 4 + 4] = state
@@ -202,7 +217,8 @@ class SceneryMirror:
             self.marked[row, col] = True  # nothing new to mark (e.g. the floor a character left)
         else:
             self.marked[row, col] = False
-            self.marked_windows.clear()
+            if not first:
+                self.marked_windows.clear()
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
