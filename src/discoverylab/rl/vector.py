@@ -10,7 +10,8 @@ observations (every key of the `Dict` observation stacked) and action masks stra
 terminations, truncations and the lean-info scalars (`success`, `step`) and releases a
 semaphore back. Only resets, closing and the rare extra info keys (the scorecard on the step
 that ends an episode) travel the pipe, pickled. The driver steps the first block itself meanwhile, and both sides poll for a
-short while before sleeping: on two cores each wake-up costs about half an env step.
+short while before sleeping: on two cores each wake-up costs about half an env step. On a
+loaded machine the driver adopts the workers' envs and steps them itself (`vector_balance`).
 See docs/rl.md.
 """
 
