@@ -126,3 +126,18 @@ def test_lazy_tiles_and_the_faced_tile_of_a_zero_radius_view() -> None:
         env.step(action)
         fx, fy = agent.facing_tile()
         assert not mirror.pending[fy, fx] and mirror.visible[fx][fy] == base.world.objects_at(fx, fy)
+
+
+def test_material_copies_carry_every_field() -> None:
+    """`Material.copy` names its fields in order: a field added later must be copied too."""
+    import dataclasses
+
+    from discoverylab.world.materials import Material, material
+
+    fields = [f.name for f in dataclasses.fields(Material)]
+    marks = {name: object() for name in fields if name != "extra"}
+    original = Material(**marks, extra={"x": 1.5})  # type: ignore[arg-type]
+    copy = original.copy()
+    assert all(getattr(copy, name) is mark for name, mark in marks.items())
+    assert copy.extra == {"x": 1.5} and copy.extra is not original.extra
+    assert material("soil_good") == material("soil_good") and material("soil_good") is not material("soil_good")
