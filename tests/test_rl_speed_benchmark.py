@@ -24,13 +24,14 @@ def test_suite_row_counts_resets_and_steps_of_the_tasks_own_episodes() -> None:
 def test_unit_suite_writes_a_row_per_unit_test_and_the_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     out = tmp_path / "unit.json"
-    monkeypatch.setattr(sys, "argv", ["rl_speed.py", "--suite", "unit", "--steps", "30", "--resets", "2", "--out", str(out)])
+    argv = ["rl_speed.py", "--suite", "unit", "--steps", "30", "--resets", "2", "--default-gc", "--out", str(out)]
+    monkeypatch.setattr(sys, "argv", argv)  # --default-gc: this test process keeps its collector
     rl_speed.main()
     report = json.loads(out.read_text())
     from discoverylab.scenarios.registry import all_tasks
 
     units = [tid for tid, cls in all_tasks().items() if cls.suite == "unit"]
     assert [row["task"] for row in report["rows"]] == units
-    assert report["suite"] == "unit" and report["steps"] == 30 and report["cpus"] >= 1 and report["seconds"] > 0
+    assert report["suite"] == "unit" and report["steps"] == 30 and report["gc"] == "default" and report["cpus"] >= 1 and report["seconds"] > 0
     table = capsys.readouterr().out
     assert "steps/s with resets" in table and all(task in table for task in units)
