@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from functools import cache
-
-from discoverylab.world.catalog import place, place_each, spawn
+from discoverylab.world.catalog import all_cells, place, place_each, spawn
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
 
 
-@cache
-def _cells(size: int) -> list[tuple[int, int]]:
-    """Every tile of a size x size map, x-major (read only)."""
-    return [(x, y) for x in range(size) for y in range(size)]
-
-
 def fill_grass(world: World) -> None:
-    place_each(world, "grass", _cells(world.size))
+    place_each(world, "grass", all_cells(world.size))
 
 
 def clear_ground(world: World, x: int, y: int) -> None:
