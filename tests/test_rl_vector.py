@@ -423,3 +423,43 @@ def test_batched_env_is_not_slower_than_one_env_on_a_loaded_machine() -> None:
         for hog in hogs:
             hog.kill()
             hog.join()
+
+
+def test_envs_that_do_not_pickle_stay_with_their_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block whose envs cannot travel (a caller's wrapper that does not pickle) keeps them:
+    balancing stops, stepping goes on unharmed."""
+    import pickle
+
+    def refuse(self: vector_worker.Block) -> bytes:
+        raise pickle.PicklingError("this env does not travel")
+
+    monkeypatch.setattr(vector_worker.Block, "export", refuse)  # the forked worker inherits it
+    batched = BatchedVectorEnv(TASK, num_envs=4, workers=2, context="fork")
+    try:
+        _, info = batched.reset(seed=0)
+        batched._adopt()
+        assert batched.balancer is None and batched._active == [0] and not batched._adopted
+        rng = np.random.default_rng(0)
+        for _ in range(5):
+            _, _, _, _, info = batched.step(_actions(rng, info["action_mask"]))
+        assert info["action_mask"].any(axis=1).all()
+    finally:
+        batched.close()
+
+
+def test_a_block_that_fails_to_export_keeps_writing_its_shared_rows() -> None:
+    batched = BatchedVectorEnv(TASK, num_envs=2, workers=2, balance=False)
+    try:
+        batched.reset(seed=0)
+        block = batched._local
+        assert block is not None
+        env = block.envs[0]
+        env.unwrapped.unpicklable = lambda: None  # a lambda does not pickle
+        with pytest.raises(Exception):  # noqa: B017  (pickle raises PicklingError or AttributeError by version)
+            block.export()
+        assert block.envs == [env] and env.mask_out is not None and env.unwrapped.symbolic.out is not None
+        del env.unwrapped.unpicklable
+        _, _, _, _, info = batched.step(np.array([14, 14]))  # WAIT
+        assert np.array_equal(info["action_mask"][0], env.action_masks())
+    finally:
+        batched.close()

@@ -38,6 +38,7 @@ from discoverylab.rl.vector_worker import (
     CLOSE,
     ERROR,
     GIVE,
+    KEEP,
     OK,
     RESET,
     TAKE,
@@ -307,18 +308,28 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             raise VectorEnvError(f"BatchedVectorEnv: the driver's block failed during {what}:\n{text}") from exc
 
     def _adopt(self) -> None:
-        """Take every active worker's envs (pickled, with their autoreset flags) to step here."""
+        """Take every active worker's envs (pickled, with their autoreset flags) to step here;
+        envs that do not pickle stay where they are, and balancing stops."""
         for i in list(self._active):
             lo, hi = self._remote[i]
             self._conns[i].send_bytes(TAKE)
             moved = self._reply(i, "take")
+            if moved[:1] == KEEP:
+                self.balancer = None
+                continue
             self._adopted[i] = self._run_local("take", functools.partial(Block, lo, hi, *self._make, self._views, moved=moved))
             self._active.remove(i)
 
     def _release(self) -> None:
-        """Hand every adopted block back to its worker."""
+        """Hand every adopted block back to its worker (if they no longer pickle, keep them)."""
         for i in sorted(self._adopted):
-            self._conns[i].send_bytes(GIVE + self._adopted.pop(i).export())
+            try:
+                moved = self._adopted[i].export()
+            except Exception:
+                self.balancer = None
+                continue
+            del self._adopted[i]
+            self._conns[i].send_bytes(GIVE + moved)
             self._reply(i, "give")
             self._active.append(i)
         self._active.sort()
@@ -330,6 +341,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             reply = self._conns[i].recv_bytes() if self._conns[i].poll(self.timeout) else b""
         except (EOFError, OSError):
             reply = b""
+        if reply == KEEP:
+            return KEEP
         if reply[:1] != OK:
             detail = reply[1:].decode(errors="replace") if reply[:1] == ERROR else "no reply (died or hung)"
             self._workers[i].kill()

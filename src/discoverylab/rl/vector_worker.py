@@ -18,6 +18,7 @@ from gymnasium import spaces
 LEAN_KEYS = frozenset({"success", "step", "message", "action_mask"})
 STEP, RESET, CLOSE = b"s", b"r", b"c"
 TAKE, GIVE = b"t", b"g"  # the driver adopts a block's envs / hands them back (`vector_balance`)
+KEEP = b"k"  # the answer to TAKE when the envs do not pickle: the worker keeps them
 OK, ERROR = b"o", b"e"
 
 
@@ -130,10 +131,17 @@ class Block:
         """The envs (and which of them reset next step), pickled for another process's `Block`
         (`moved`); this block is spent afterwards. Their rows of shared memory stay: the
         other side attaches its own views of them."""
+        saved = [(env.unwrapped.symbolic.out, env.unwrapped.symbolic.out_arrays, env.mask_out) for env in self.envs]  # type: ignore[attr-defined]
         for env in self.envs:
             env.unwrapped.symbolic.out, env.unwrapped.symbolic.out_arrays = None, {}  # type: ignore[attr-defined]
             env.mask_out = None  # type: ignore[attr-defined]
-        moved = pickle.dumps((self.envs, self.autoreset), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            moved = pickle.dumps((self.envs, self.autoreset), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # e.g. a wrapper of the caller's that does not pickle: the block stays usable
+            for env, (out, arrays, mask) in zip(self.envs, saved, strict=True):
+                env.unwrapped.symbolic.out, env.unwrapped.symbolic.out_arrays = out, arrays  # type: ignore[attr-defined]
+                env.mask_out = mask  # type: ignore[attr-defined]
+            raise
         self.envs = []
         return moved
 
@@ -221,7 +229,12 @@ def serve(lo: int, hi: int, task: str | list[str], difficulty: str, kwargs: dict
                 return
             elif command == TAKE:  # the driver steps these envs itself until it hands them back
                 assert block is not None
-                conn.send_bytes(OK + block.export())
+                try:
+                    moved = block.export()
+                except Exception:  # they do not pickle: keep stepping them here
+                    conn.send_bytes(KEEP)
+                    continue
+                conn.send_bytes(OK + moved)
                 block = None
                 continue
             elif command == GIVE:
