@@ -204,7 +204,13 @@ def serve(lo: int, hi: int, task: str | list[str], difficulty: str, kwargs: dict
         conn.send_bytes(ERROR + traceback.format_exc().encode())
         return
     while True:
-        message = next_command(go, conn, spin)
+        if block is None:  # adopted by the driver: only GIVE or CLOSE come, by the pipe; sleep until then
+            try:
+                message: bytes | None = conn.recv_bytes()
+            except (EOFError, OSError):
+                message = None
+        else:
+            message = next_command(go, conn, spin)
         if message is None:  # the driver is gone
             return
         command = message[:1]
