@@ -4,7 +4,7 @@ env for comparison, Gymnasium's vector envs, and the batched vector env (`Batche
 
     .venv/bin/python benchmarks/rl_speed.py [--steps 5000] [--task DoorsTest] [--batched 4,8,16]
         [--repeat 1] [--warmup 500] [--max-steps N] [--default-gc] [--wait-idle] [--only-batched] [--json out.json]
-        [--suite unit|normal [--resets 20]]
+        [--suite unit|normal [--resets 30] [--out rows.json]]
 
 Steps/s count `env.step` plus picking a random masked action; `env_steps_per_s` counts the time
 inside `step` only (and in the resets of episodes that end, as the vector envs' autoreset). The symbolic single env, the batched rows and their serial twins share one
@@ -20,16 +20,18 @@ long (`max_steps` is huge; `--max-steps 100` gives a unit test's default episode
 then weigh in); the few the random policy completes are reset. Every row runs with
 `discoverylab.rl.relax_gc()` in this process (the batched env's workers call it themselves)
 unless `--default-gc`. The single-env rows
-also print the process-CPU rate: on a busy machine it is the steadier figure. `--suite` prints
-instead one row per task (the ten unit tests, or every task at Normal): the single symbolic env,
-its median reset time, and the in-`step` rate with a reset every 100 steps (a unit test's
-default episode).
+also print the process-CPU rate: on a busy machine it is the steadier figure. `--suite unit` (the unit tests) and `--suite normal` (every task's Normal difficulty) print
+instead one row per task and a table, and write the rows as JSON with `--out PATH`; see `suite`
+for what each column measures. A suite needs only numpy, gymnasium and this package, and runs
+in under 90 s on one core.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import platform
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -85,27 +87,73 @@ def single(task: str, steps: int, symbolic: bool, warmup: int = 0) -> dict[str, 
             "env_steps_per_s": steps / in_env, "cpu_steps_per_s": steps / cpu}  # fmt: skip
 
 
-def resets(task: str, count: int) -> float:
-    """Median milliseconds of `reset` of the RL env (a new world, its tile mirror and the
-    first observation), over `count` seeds."""
+def _masked(rng: np.random.Generator, mask: np.ndarray, i: int) -> int:
+    return int(_sample(rng, mask[None], i)[0])
+
+
+def suite_row(task: str, steps: int, count: int) -> dict[str, Any]:
+    """One task at Normal, one symbolic RL env (`make_rl_env`), the random masked policy of the
+    other rows; clocks read around `reset` and `step` only (the sampler is not counted):
+
+    - `reset_ms`: median and min warm `reset` over `count` new seeds (a new world, its tile
+      mirror and the first observation), after 5 untimed resets;
+    - `steps_per_s`: `steps` steps of the task's own episodes (100 steps for a unit test, the
+      task's step limit otherwise; ended episodes reset on a new seed), resets counted;
+    - `long_steps_per_s`: `steps` steps of one endless episode (no resets: the step alone).
+    """
     env = make_rl_env(task)
-    env.reset(seed=0)
+    for seed in range(5):
+        env.reset(seed=10_000 + seed)
     times = []
-    for seed in range(1, count + 1):
-        start = time.perf_counter()
+    clock = time.perf_counter
+    for seed in range(count):
+        start = clock()
         env.reset(seed=seed)
-        times.append(time.perf_counter() - start)
-    return 1000 * float(np.median(times))
+        times.append(clock() - start)
+    row: dict[str, Any] = {"task": task, "reset_ms": 1000 * statistics.median(times), "reset_min_ms": 1000 * min(times)}
+    for key, limit in (("steps_per_s", None), ("long_steps_per_s", 10**9)):
+        env = make_rl_env(task, max_steps=limit)
+        start = clock()
+        _, info = env.reset(seed=0)
+        spent, episodes, rng = clock() - start, 1, np.random.default_rng(0)
+        for i in range(steps):
+            action = _masked(rng, info["action_mask"], i)
+            start = clock()
+            *_, term, trunc, info = env.step(action)
+            if term or trunc:
+                _, info = env.reset(seed=episodes)
+                episodes += 1
+            spent += clock() - start
+        row[key] = steps / spent
+        if limit is None:
+            row["episodes"] = episodes
+    return row
 
 
-def suite(tasks: list[str], steps: int, count: int) -> None:
-    """One row per task: the symbolic single env (in `step`, wall with the sampler, CPU), the
-    reset time, and the in-`step` rate with a reset every 100 steps (a unit test's episode)."""
+def suite(tasks: list[str], steps: int, count: int) -> list[dict[str, Any]]:
+    """`suite_row` per task, each printed as a JSON line, then a table."""
+    rows = []
     for task in tasks:
-        row = single(task, steps, True)
-        row["reset_ms"] = resets(task, count)
-        row["episodes_of_100_steps_per_s"] = 100 / (100 / row["env_steps_per_s"] + row["reset_ms"] / 1000)
-        _show(task, row)
+        rows.append(suite_row(task, steps, count))
+        _show(task, rows[-1])
+    print(f"\n{'task':<28} {'reset ms (median/min)':>22} {'steps/s with resets':>20} {'steps/s no reset':>17} {'episodes':>9}")
+    for row in rows:
+        reset = f"{row['reset_ms']:.2f} / {row['reset_min_ms']:.2f}"
+        print(f"{row['task']:<28} {reset:>22} {row['steps_per_s']:>20,.0f} {row['long_steps_per_s']:>17,.0f} {row['episodes']:>9}")
+    return rows
+
+
+def _machine() -> dict[str, Any]:
+    """Where the figures come from (and how busy the machine was while they were measured)."""
+    import os
+
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = -1.0
+    return {"python": platform.python_version(), "numpy": np.__version__, "gymnasium": gymnasium.__version__,
+            "machine": platform.machine(), "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(), "load_average_1min": load}  # fmt: skip
 
 
 def vector(task: str, steps: int, num_envs: int, mode: str) -> dict[str, Any]:
@@ -204,16 +252,16 @@ def _show(task: str, row: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=5000)
+    parser.add_argument("--steps", type=int)
     parser.add_argument("--task", default="DoorsTest")
     parser.add_argument("--batched", default="4,8,16", help="envs per worker of the batched rows (2 workers)")
     parser.add_argument("--repeat", type=int, default=1, help="measure each batched/serial/single trio this often")
     parser.add_argument("--only-batched", action="store_true", help="skip the text and Gymnasium vector rows")
     parser.add_argument("--wait-idle", action="store_true", help="before each trio, wait until the machine is idle")
-    parser.add_argument("--json")
-    parser.add_argument("--suite", choices=("unit", "normal"), help="a row per task instead: the ten unit tests, or "
-                        "every task's Normal difficulty; single symbolic env and reset time (--resets seeds)")
-    parser.add_argument("--resets", type=int, default=20)
+    parser.add_argument("--json", "--out", dest="json", metavar="PATH", help="write the rows as JSON")
+    parser.add_argument("--suite", choices=("unit", "normal"), help="a row per task instead: the unit tests, or "
+                        "every task's Normal difficulty (see `suite_row`); --steps defaults to 4000 there")
+    parser.add_argument("--resets", type=int, default=30, help="timed resets per task of a suite")
     parser.add_argument("--warmup", type=int, default=500, help="untimed steps per env before each batched/serial/single "
                         "row: every env starts the timed part as warm as the others (caches of views and masks)")
     parser.add_argument("--max-steps", type=int, default=10**9, help="every env's episode length (e.g. 100, a unit "
@@ -221,14 +269,23 @@ def main() -> None:
     parser.add_argument("--default-gc", action="store_true", help="keep Python's collector thresholds in this "
                         "process (by default `relax_gc()`, as the batched env's workers do, for every row)")
     args = parser.parse_args()
+    if args.steps is None:
+        args.steps = 4000 if args.suite else 5000
     LIMIT[0] = args.max_steps
     if not args.default_gc:
         relax_gc()
     if args.suite:
-        from discoverylab.bench.runner import suite_tasks
+        from discoverylab.scenarios.registry import all_tasks
 
-        chosen = [task for task, _ in suite_tasks("unit" if args.suite == "unit" else "all", "normal")]
-        suite(chosen, args.steps, args.resets)
+        chosen = [tid for tid, cls in all_tasks().items() if "normal" in cls.difficulties and (args.suite == "normal" or cls.suite == "unit")]
+        started = time.perf_counter()
+        rows = suite(chosen, args.steps, args.resets)
+        report = {"suite": args.suite, "steps": args.steps, "resets": args.resets, "gc": "default" if args.default_gc else "relax_gc()",
+                  "seconds": round(time.perf_counter() - started, 1), **_machine(), "rows": rows}  # fmt: skip
+        print(f"\n{len(rows)} tasks in {report['seconds']} s; load average {report['load_average_1min']:.2f}")
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(report, fh, indent=1)
         return
     base = single(args.task, args.steps, True)
     rows = [base]

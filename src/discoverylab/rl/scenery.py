@@ -8,10 +8,13 @@ each such tile (`World.watch_tiles`; the engine touches a tile at every `is_open
 well as at every move), so the mirror recomputes only those. Tiles are kept as if the
 observing agent were elsewhere, so its own steps (most steps of an episode) change nothing
 here; the encoder reads the tile the agent stands on itself. Arrays are padded by the view
-radius, so a window never leaves them.
+radius, so a window never leaves them. Tiles are computed lazily, when a view first reaches
+them: a reset builds none, and a short episode computes only the part of the map it sees.
 """
 
 from __future__ import annotations
+
+from operator import attrgetter
 
 import numpy as np
 
@@ -21,6 +24,10 @@ from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
 from discoverylab.world.world import World
 
+_UUID = attrgetter("uuid")
+# A tile holding one plain object shows the same cell as any other holding one of its class,
+# type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
+_PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
 _KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
 
 
@@ -85,46 +92,34 @@ class SceneryMirror:
         self.waiting = False  # any pending?
         self.changed = world.watch_tiles(mover=viewer)
         self._views()
-        self._build_all()
-
-    def _build_all(self) -> None:
-        """Every tile at once: each tile's cell goes into a table, written into the arrays by
-        one fancy index (per-tile writes cost ~1 ms per reset). Most tiles hold one plain
-        object (grass, a floor, a wall): they share a cell per class, type and passability."""
-        world, viewer = self.world, self.viewer
-        size, r, depth = world.size, self.radius, self.depth
-        plain: dict[tuple[type, str, bool], int] = {}
-        cells: list[tuple[bytes, bytes, bool]] = []
-        ids: list[int] = []  # per tile, x-major: its cell's index in `cells`
-        for x in range(size):
-            stacks, visible, candidates, flags = world.stacks[x], self.visible[x], self.candidates[x], self.flags[x]
-            for y in range(size):
-                stack = stacks[y]
-                obj = stack[0] if len(stack) == 1 else None
-                if obj is not None and not obj.contents and obj is not viewer and _plain(obj):
-                    key = (type(obj), obj.type, obj.passable)
-                    index = plain.get(key)
-                    if index is None:
-                        index = plain[key] = len(cells)
-                        cells.append(self._cell(x, y))
-                    else:
-                        visible[y] = [obj]
-                        candidates[y] = ((obj.uuid, obj),) if cells[index][2] else ()
-                else:
-                    index = len(cells)
-                    cells.append(self._cell(x, y))
-                ids.append(index)
-                flags[y] = cells[index][2]
-        where = np.array(ids).reshape(size, size).T  # [y, x], as the padded arrays
-        kinds = np.frombuffer(b"".join([cell[0] for cell in cells]), np.uint8).reshape(-1, depth)
-        state = np.frombuffer(b"".join([cell[1] for cell in cells]), np.uint8).reshape(-1, 4)
-        self.kinds[r : r + size, r : r + size] = kinds[where]
-        self.state[r : r + size, r : r + size] = state[where]
-        self.has_candidates[r : r + size, r : r + size] = np.array(self.flags, bool).T
+        # No tile is computed up front: all wait in `pending` until a view reaches them (an
+        # episode of a hundred steps sees a fraction of the map; building all 1,024 tiles
+        # cost ~2 ms per reset). Plain tiles share their cell per class, type and passability.
+        self._checked: tuple[int, int] | None = None  # where `refresh` last found nothing near to do
+        self.pending[radius : radius + size, radius : radius + size] = True
+        self.unseen = self.pending.copy()  # tiles never computed yet (`refresh`)
+        self.waiting = True
 
     def _cell(self, x: int, y: int) -> tuple[bytes, bytes, bool]:
         """Kind ids (padded to `depth`), tile state and whether it holds slot candidates; keeps
-        the tile's visible objects and candidates."""
+        the tile's visible objects and candidates. A tile holding one plain object (grass, a
+        floor, a wall: most tiles) reuses the cell of its class, type and passability."""
+        world, viewer = self.world, self.viewer
+        stack = world.stacks[x][y]
+        obj = stack[0] if len(stack) == 1 else None
+        if obj is not None and not obj.contents and obj is not viewer and _plain(obj):
+            key = (type(obj), obj.type, obj.passable, self.depth)
+            cell = _PLAIN_CELLS.get(key)
+            if cell is not None:
+                self.visible[x][y] = [obj]
+                self.candidates[x][y] = ((obj.uuid, obj),) if cell[2] else ()
+                return cell
+            cell = _PLAIN_CELLS[key] = self._full_cell(x, y)
+            return cell
+        return self._full_cell(x, y)
+
+    def _full_cell(self, x: int, y: int) -> tuple[bytes, bytes, bool]:
+        """`_cell` from the tile's objects themselves."""
         world = self.world
         viewer = self.viewer
         objs = world.objects_at(x, y, skip=viewer)  # a fresh list, never changed afterwards
@@ -162,19 +157,27 @@ class SceneryMirror:
                 pending[y + r, x + r] = True
             self.changed.clear()
             self.waiting = True
-        if self.waiting:
+            self._checked = None
+        if self.waiting and self._checked != (ax, ay):
             r, reach = self.radius, max(self.radius, 1)
             top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
             near = pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
             cells = near.ravel().nonzero()[0].tolist()
             if cells:
                 width = near.shape[1]
+                unseen = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
+                first = unseen.ravel().tolist()
+                changed = False
                 for cell in cells:
                     dy, dx = divmod(cell, width)
-                    self._tile(left + dx - r, top + dy - r)
-                near[...] = False  # a view: writes through to `pending`
-                self.version += 1
+                    self._tile(left + dx - r, top + dy - r, first[cell])
+                    changed = changed or not first[cell]
+                near[...] = False  # views: write through to `pending` and `unseen`
+                unseen[...] = False
+                if changed:  # a tile computed for the first time lies in no window built before
+                    self.version += 1
                 self.waiting = bool(pending.any())
+            self._checked = (ax, ay)  # nothing pending near here until a change or a move
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
         """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text
@@ -192,17 +195,20 @@ class SceneryMirror:
             dy, dx = divmod(cell, w)
             x, y = x0 + dx - r, y0 + dy - r
             if 0 <= x < size and 0 <= y < size:
-                update([o.uuid for o in visible[x][y]])
+                update(map(_UUID, visible[x][y]))
         done[...] = True  # a view: writes through to `marked`
         self.marked_windows.add((x0, y0))
 
-    def _tile(self, x: int, y: int) -> None:
+    def _tile(self, x: int, y: int, first: bool = False) -> None:
+        """Recompute tile (x, y). `first`: never computed before, so it lies in no window the
+        caches (candidate tiles, marked windows) were filled for."""
         row, col = y + self.radius, x + self.radius
         kinds, state, flag = self._cell(x, y)
         if flag != self.flags[x][y]:
             self.flags[x][y] = flag
             self.has_candidates[row, col] = flag
-            self._candidate_tiles.clear()
+            if not first:
+                self._candidate_tiles.clear()
         at = row * self._side + col
         self._kinds_view[at * self.depth : (at + 1) * self.depth] = kinds
         self._state_view[at * 4 : at * 4 + 4] = state
@@ -211,7 +217,8 @@ class SceneryMirror:
             self.marked[row, col] = True  # nothing new to mark (e.g. the floor a character left)
         else:
             self.marked[row, col] = False
-            self.marked_windows.clear()
+            if not first:
+                self.marked_windows.clear()
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)

@@ -10,13 +10,15 @@ observations (every key of the `Dict` observation stacked) and action masks stra
 terminations, truncations and the lean-info scalars (`success`, `step`) and releases a
 semaphore back. Only resets, closing and the rare extra info keys (the scorecard on the step
 that ends an episode) travel the pipe, pickled. The driver steps the first block itself meanwhile, and both sides poll for a
-short while before sleeping: on two cores each wake-up costs about half an env step.
+short while before sleeping: on two cores each wake-up costs about half an env step. On a
+loaded machine the driver adopts the workers' envs and steps them itself (`vector_balance`).
 See docs/rl.md.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing as mp
 import os
 import pickle
@@ -31,10 +33,15 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from discoverylab.rl.vector_balance import ADOPT, RELEASE, Balancer
 from discoverylab.rl.vector_worker import (
     CLOSE,
     ERROR,
+    GIVE,
+    KEEP,
+    OK,
     RESET,
+    TAKE,
     Block,
     await_message,
     serve,
@@ -66,6 +73,10 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         timeout: seconds to wait for a worker's reply (None: forever; a dead worker is still
             detected within 10 ms).
         copy: return copies of the shared arrays (True) or the arrays, overwritten next step.
+        balance: with `in_driver`, step the workers' envs in the driver while that is faster (a
+            loaded machine, where hand-overs wait for a scheduler slice), handing them back from
+            time to time to measure again (`rl/vector_balance.py`). Results are the same
+            either way; False: always spread.
 
     Autoreset is `AutoresetMode.NEXT_STEP`, as in Gymnasium's own vector envs.
     """
@@ -74,7 +85,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
 
     def __init__(self, task: str | list[str], difficulty: str = "normal", num_envs: int = 2, workers: int | None = None,
                  in_driver: bool = True, spin: float = 0.002, context: str | None = None, timeout: float | None = None,
-                 copy: bool = True, **env_kwargs: Any) -> None:  # fmt: skip
+                 copy: bool = True, balance: bool = True, **env_kwargs: Any) -> None:  # fmt: skip
         from discoverylab.rl import make_rl_env
 
         if num_envs < 1:
@@ -113,7 +124,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         method = context or ("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         ctx: Any = mp.get_context(method)  # BaseContext lacks Process/RawArray in the stubs
         self._buffer = ctx.RawArray("B", size)
-        views = shared_views(self._buffer, layout)
+        views = self._views = shared_views(self._buffer, layout)
         self._obs = {name[4:]: v for name, v in views.items() if name.startswith("obs:")}
         self._actions, self._rewards = views["actions"], views["rewards"]
         self._terms, self._truncs = views["terminations"], views["truncations"]
@@ -139,6 +150,10 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             child.close()
             self._workers.append(proc)
             self._conns.append(parent)
+        self._make = (task, difficulty, env_kwargs)
+        self._adopted: dict[int, Block] = {}  # worker index -> its envs, stepped here (`balance`)
+        self._active = list(range(len(self._workers)))  # the workers stepping their own envs
+        self.balancer = Balancer() if balance and in_driver and self._remote else None
         if in_driver:
             self._local = self._run_local("start", lambda: Block(*self.blocks[0], task, difficulty, env_kwargs, views))
         self._receive(range(len(self._workers)), "start")
@@ -159,7 +174,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         mask = np.asarray(options.pop("reset_mask", np.ones(self.num_envs, dtype=bool)))
         if mask.shape != (self.num_envs,) or mask.dtype != np.bool_ or not mask.any():
             raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with a True value.")
-        chosen = [i for i, (lo, hi) in enumerate(self._remote) if mask[lo:hi].any()]
+        chosen = [i for i in self._active if mask[self._remote[i][0] : self._remote[i][1]].any()]
         extras: dict[int, dict[str, Any]] = {}
         local = self._local
         with self._closing_on_interrupt():
@@ -169,6 +184,10 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             if local is not None:
                 lo, hi = self.blocks[0]
                 work = lambda: local.reset(seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)  # noqa: E731
+                self._run_local("reset", work, chosen)
+            for i, block in self._adopted.items():
+                lo, hi = self._remote[i]
+                work = functools.partial(block.reset, seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)
                 self._run_local("reset", work, chosen)
             extras.update(self._receive(chosen, "reset"))
         return self._observations(), self._infos(extras, mask)
@@ -185,12 +204,24 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self._actions[:] = acts
         extras: dict[int, dict[str, Any]] = {}
         local = self._local
+        active, clock = self._active, time.perf_counter
         with self._closing_on_interrupt():
-            for go in self._go:
-                go.release()
+            for i in active:
+                self._go[i].release()
+            start = clock()
             if local is not None:
-                self._run_local("step", lambda: local.step(extras), range(len(self._conns)), stepping=True)
-            extras.update(self._receive(range(len(self._conns)), "step", stepping=True))
+                self._run_local("step", lambda: local.step(extras), active, stepping=True)
+            for block in self._adopted.values():
+                self._run_local("step", functools.partial(block.step, extras), active, stepping=True)
+            stepped = clock()
+            extras.update(self._receive(active, "step", stepping=True))
+            if self.balancer is not None:
+                here = self.blocks[0][1] - self.blocks[0][0] + sum(len(b.envs) for b in self._adopted.values())
+                move = self.balancer.record(stepped - start, clock() - stepped, here, self.num_envs)
+                if move == ADOPT:
+                    self._adopt()
+                elif move == RELEASE:
+                    self._release()
         copy = np.copy if self.copy else np.asarray
         return self._observations(), copy(self._rewards), copy(self._terms), copy(self._truncs), self._infos(extras, None)
 
@@ -210,6 +241,9 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         if self._local is not None:
             self._local.close()
             self._local = None
+        for block in self._adopted.values():
+            block.close()
+        self._adopted, self._active = {}, []
         for conn, proc in zip(self._conns, self._workers, strict=True):
             proc.join(timeout=2.0)
             if proc.is_alive():
@@ -272,6 +306,49 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                 pass
             self.close()
             raise VectorEnvError(f"BatchedVectorEnv: the driver's block failed during {what}:\n{text}") from exc
+
+    def _adopt(self) -> None:
+        """Take every active worker's envs (pickled, with their autoreset flags) to step here;
+        envs that do not pickle stay where they are, and balancing stops."""
+        for i in list(self._active):
+            lo, hi = self._remote[i]
+            self._conns[i].send_bytes(TAKE)
+            moved = self._reply(i, "take")
+            if moved[:1] == KEEP:
+                self.balancer = None
+                continue
+            self._adopted[i] = self._run_local("take", functools.partial(Block, lo, hi, *self._make, self._views, moved=moved))
+            self._active.remove(i)
+
+    def _release(self) -> None:
+        """Hand every adopted block back to its worker (if they no longer pickle, keep them)."""
+        for i in sorted(self._adopted):
+            try:
+                moved = self._adopted[i].export()
+            except Exception:
+                self.balancer = None
+                continue
+            del self._adopted[i]
+            self._conns[i].send_bytes(GIVE + moved)
+            self._reply(i, "give")
+            self._active.append(i)
+        self._active.sort()
+
+    def _reply(self, i: int, what: str) -> bytes:
+        """Worker `i`'s answer to a pipe command (what follows OK); on an error, close and raise."""
+        try:
+            await_message(self._conns[i], self.spin)
+            reply = self._conns[i].recv_bytes() if self._conns[i].poll(self.timeout) else b""
+        except (EOFError, OSError):
+            reply = b""
+        if reply == KEEP:
+            return KEEP
+        if reply[:1] != OK:
+            detail = reply[1:].decode(errors="replace") if reply[:1] == ERROR else "no reply (died or hung)"
+            self._workers[i].kill()
+            self.close()
+            raise VectorEnvError(f"BatchedVectorEnv: the worker for envs {self._remote[i][0]}..{self._remote[i][1] - 1} failed during {what}: {detail}")
+        return reply[1:]
 
     def _stepped(self, i: int) -> str:
         """Wait for worker `i` to release `done`: "ok", "died" or "hung" (past `timeout`)."""

@@ -17,6 +17,8 @@ from gymnasium import spaces
 # info keys every step carries, served from shared memory ("message" is left out: a string)
 LEAN_KEYS = frozenset({"success", "step", "message", "action_mask"})
 STEP, RESET, CLOSE = b"s", b"r", b"c"
+TAKE, GIVE = b"t", b"g"  # the driver adopts a block's envs / hands them back (`vector_balance`)
+KEEP = b"k"  # the answer to TAKE when the envs do not pickle: the worker keeps them
 OK, ERROR = b"o", b"e"
 
 
@@ -79,19 +81,23 @@ class Block:
     """Envs lo..hi-1 and their rows of the shared arrays; stepped by a worker or the driver."""
 
     def __init__(self, lo: int, hi: int, task: str | list[str], difficulty: str, kwargs: dict[str, Any],
-                 views: dict[str, np.ndarray]) -> None:  # fmt: skip
+                 views: dict[str, np.ndarray], moved: bytes | None = None) -> None:  # fmt: skip
         from discoverylab.rl import make_rl_env
 
         self.lo = lo
-        tasks = [task] if isinstance(task, str) else task  # a task list: env i plays tasks[i % len]
-        self.envs = [make_rl_env(tasks[i % len(tasks)], difficulty, **kwargs) for i in range(lo, hi)]
+        if moved is not None:  # envs handed over by another process (`export`), mid-episode
+            self.envs, autoreset = pickle.loads(moved)
+        else:
+            tasks = [task] if isinstance(task, str) else task  # a task list: env i plays tasks[i % len]
+            self.envs = [make_rl_env(tasks[i % len(tasks)], difficulty, **kwargs) for i in range(lo, hi)]
+            autoreset = [False] * (hi - lo)
         rows = {name: view[lo:hi] for name, view in views.items()}
         self.obs = [(name[4:], view) for name, view in rows.items() if name.startswith("obs:")]
         self.actions, self.rewards = rows["actions"], rows["rewards"]
         self.terms, self.truncs = rows["terminations"], rows["truncations"]
         self.masks, self.success, self.steps = rows["action_mask"], rows["success"], rows["step"]
         self.said = rows["said"]
-        self.autoreset = [False] * (hi - lo)
+        self.autoreset: list[bool] = autoreset
         for j, env in enumerate(self.envs):  # observations and masks go straight into the shared rows
             env.unwrapped.symbolic.write_into({key: view[j] for key, view in self.obs})  # type: ignore[attr-defined]
             env.mask_out = self.masks[j]
@@ -120,6 +126,24 @@ class Block:
     def close(self) -> None:
         for env in self.envs:
             env.close()
+
+    def export(self) -> bytes:
+        """The envs (and which of them reset next step), pickled for another process's `Block`
+        (`moved`); this block is spent afterwards. Their rows of shared memory stay: the
+        other side attaches its own views of them."""
+        saved = [(env.unwrapped.symbolic.out, env.unwrapped.symbolic.out_arrays, env.mask_out) for env in self.envs]  # type: ignore[attr-defined]
+        for env in self.envs:
+            env.unwrapped.symbolic.out, env.unwrapped.symbolic.out_arrays = None, {}  # type: ignore[attr-defined]
+            env.mask_out = None  # type: ignore[attr-defined]
+        try:
+            moved = pickle.dumps((self.envs, self.autoreset), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # e.g. a wrapper of the caller's that does not pickle: the block stays usable
+            for env, (out, arrays, mask) in zip(self.envs, saved, strict=True):
+                env.unwrapped.symbolic.out, env.unwrapped.symbolic.out_arrays = out, arrays  # type: ignore[attr-defined]
+                env.mask_out = mask  # type: ignore[attr-defined]
+            raise
+        self.envs = []
+        return moved
 
     def _write(self, j: int, obs: Any, info: dict[str, Any], extras: dict[int, dict[str, Any]]) -> None:
         """The scalars and rare info keys: the env wrote its observation and mask already."""
@@ -172,6 +196,7 @@ def serve(lo: int, hi: int, task: str | list[str], difficulty: str, kwargs: dict
         end.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the driver handles it
     relax_gc()  # our own process: its garbage is our worlds'
+    block: Block | None
     try:
         block = Block(lo, hi, task, difficulty, kwargs, shared_views(buffer, layout))
         conn.send_bytes(OK)
@@ -179,13 +204,20 @@ def serve(lo: int, hi: int, task: str | list[str], difficulty: str, kwargs: dict
         conn.send_bytes(ERROR + traceback.format_exc().encode())
         return
     while True:
-        message = next_command(go, conn, spin)
+        if block is None:  # adopted by the driver: only GIVE or CLOSE come, by the pipe; sleep until then
+            try:
+                message: bytes | None = conn.recv_bytes()
+            except (EOFError, OSError):
+                message = None
+        else:
+            message = next_command(go, conn, spin)
         if message is None:  # the driver is gone
             return
         command = message[:1]
         try:
             extras: dict[int, dict[str, Any]] = {}
             if command == STEP:
+                assert block is not None
                 block.step(extras)
                 if extras:
                     block.said[0] = True
@@ -193,17 +225,31 @@ def serve(lo: int, hi: int, task: str | list[str], difficulty: str, kwargs: dict
                 done.release()
                 continue
             if command == RESET:
+                assert block is not None
                 seeds, options, mask = pickle.loads(message[1:])
                 block.reset(seeds, options, mask, extras)
             elif command == CLOSE:
-                block.close()
+                if block is not None:
+                    block.close()
                 conn.send_bytes(OK)
                 return
+            elif command == TAKE:  # the driver steps these envs itself until it hands them back
+                assert block is not None
+                try:
+                    moved = block.export()
+                except Exception:  # they do not pickle: keep stepping them here
+                    conn.send_bytes(KEEP)
+                    continue
+                conn.send_bytes(OK + moved)
+                block = None
+                continue
+            elif command == GIVE:
+                block = Block(lo, hi, task, difficulty, kwargs, shared_views(buffer, layout), moved=message[1:])
             else:
                 raise ValueError(f"unknown command {command!r}")
             conn.send_bytes(OK + pickle.dumps(extras) if extras else OK)
         except BaseException:
-            if command == STEP:
+            if command == STEP and block is not None:
                 block.said[0] = True
             conn.send_bytes(ERROR + traceback.format_exc().encode())
             if command == STEP:

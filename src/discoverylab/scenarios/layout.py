@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from discoverylab.world.catalog import place, place_each, spawn
+from discoverylab.world.catalog import all_cells, place, place_each, spawn
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
 
 
 def fill_grass(world: World) -> None:
-    size = world.size
-    place_each(world, "grass", ((x, y) for x in range(size) for y in range(size)))
+    place_each(world, "grass", all_cells(world.size))
 
 
 def clear_ground(world: World, x: int, y: int) -> None:
     """Remove grass under a floor, path or wall (the original's initial filter), and any plant
     scattered there earlier (a building laid over a meadow must not keep plants indoors)."""
-    cell = world.tiles[x][y][Layer.WORLD]
-    for obj in [o for o in cell if o.type == "grass"]:
-        obj.remove_from_world()
-    for obj in [o for o in world.tiles[x][y][Layer.OBJECTS] if o.type == "plant"]:
-        obj.remove_from_world()
+    tile = world.tiles[x][y]
+    if tile[Layer.WORLD]:
+        for obj in [o for o in tile[Layer.WORLD] if o.type == "grass"]:
+            obj.remove_from_world()
+    if tile[Layer.OBJECTS]:
+        for obj in [o for o in tile[Layer.OBJECTS] if o.type == "plant"]:
+            obj.remove_from_world()
 
 
 def ground(world: World, kind: str, x: int, y: int) -> WorldObject:

@@ -16,6 +16,8 @@ import numpy as np
 
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject
+from discoverylab.world.streams import opaque_rng
+from discoverylab.world.zones import label_zones
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import Agent
@@ -28,17 +30,11 @@ NUM_LAYERS = len(Layer)
 UUID_LIMIT = 65535
 
 
+_RELEASING: dict[type, bool] = {}  # per object class: whether it overrides `WorldObject.release`
+
+
 class WorldError(RuntimeError):
     """A programming error while building or changing the world (not an agent mistake)."""
-
-
-def _opaque_rng(seq: np.random.SeedSequence) -> np.random.Generator:
-    """A generator on `seq`'s stream that does not keep `seq` (whose entropy is the seed). It keeps
-    instead a sequence keyed by 128 hashed bits of `seq`, so `spawn` gives children of this
-    instance (a blank placeholder made every instance's children the same) without the seed."""
-    bits = np.random.PCG64(np.random.SeedSequence(seq.generate_state(4)))
-    bits.state = np.random.PCG64(seq).state
-    return np.random.Generator(bits)
 
 
 class TileWatch(set[tuple[int, int]]):
@@ -55,10 +51,10 @@ class World:
         self._seed = int(seed)
         self.size = size
         streams = np.random.SeedSequence(self._seed).spawn(5)
-        self.rng_build = _opaque_rng(streams[0])
-        self.rng_npc = _opaque_rng(streams[1])
-        self.rng_noise = _opaque_rng(streams[2])
-        self.rng_objects = _opaque_rng(streams[3])
+        self.rng_build = opaque_rng(streams[0])
+        self.rng_npc = opaque_rng(streams[1])
+        self.rng_noise = opaque_rng(streams[2])
+        self.rng_objects = opaque_rng(streams[3])
         self.tiles: list[list[list[list[WorldObject]]]] = _empty_tiles(size)
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
@@ -91,7 +87,7 @@ class World:
         """A stream of its own for (seed, label): e.g. a scenario's answer, drawn independently of
         the layout draws and of other instances (no arithmetic on the seed, no blocks of seeds)."""
         key = zlib.crc32(label.encode("utf-8"))
-        return _opaque_rng(np.random.SeedSequence([self._seed, key]))
+        return opaque_rng(np.random.SeedSequence([self._seed, key]))
 
     def fresh(self) -> World:
         """A new, unbuilt world on this one's seed (sealed or not), for evaluator-side gold that
@@ -106,19 +102,34 @@ class World:
         return self._seed
 
     # ---- registry ---------------------------------------------------------------------
-    def register(self, obj: WorldObject) -> int:
+    def next_uuid(self) -> int:
+        """The pool's next UUID (`register` files the object under it)."""
         i = self._uuid_index
         if i >= len(self._uuids):  # a slice of ints at a time: cheaper than a numpy scalar per object
             if i >= UUID_LIMIT:
                 raise WorldError(f"Too many objects: the UUID pool ({UUID_LIMIT}) is exhausted.")
             self._uuids += self._uuid_pool[i : i + 2048].tolist()
-        uuid = self._uuids[i]
         self._uuid_index = i + 1
+        return self._uuids[i]
+
+    def register(self, obj: WorldObject) -> int:
+        uuid = self.next_uuid()
         self.objects[uuid] = obj
         if obj.needs_tick:
             self._tickers.append(obj)
             self._tickers_dirty = True  # joins `tick`'s snapshot from the next tick on
         return uuid
+
+    def take_uuids(self, count: int) -> list[int]:
+        """The next `count` UUIDs of the pool, as `register` would hand them out one by one (for
+        builders that create many plain objects at once; they add them to `objects` themselves)."""
+        i = self._uuid_index
+        if i + count > UUID_LIMIT:
+            raise WorldError(f"Too many objects: the UUID pool ({UUID_LIMIT}) is exhausted.")
+        if i + count > len(self._uuids):
+            self._uuids += self._uuid_pool[len(self._uuids) : i + count + 2048].tolist()
+        self._uuid_index = i + count
+        return self._uuids[i : i + count]
 
     def unregister(self, obj: WorldObject) -> None:
         self.objects.pop(obj.uuid, None)
@@ -174,7 +185,7 @@ class World:
         obj.x, obj.y, obj.layer = x, y, layer
         stack = self.stacks[x][y]
         if stack:
-            _stack_insert(stack, obj, layer)
+            stack_insert(stack, obj, layer)
         else:
             stack.append(obj)
         if self._watchers:
@@ -203,7 +214,7 @@ class World:
             self._moved(obj, ox, oy)
         self.tiles[x][y][layer].append(obj)
         obj.x, obj.y = x, y
-        _stack_insert(self.stacks[x][y], obj, layer)
+        stack_insert(self.stacks[x][y], obj, layer)
         if self._watchers:
             self._moved(obj, x, y)
 
@@ -289,40 +300,8 @@ class World:
         return zones
 
     def _label_zones(self, barrier: set[tuple[int, int]]) -> list[list[int]]:
-        """Label the 4-connected non-barrier regions, numbered in x-major scan order of their
-        first tile (-1 on the barrier). Works on runs of free tiles per column joined by a
-        union-find, not tile by tile: teleports ask again whenever a door opens or closes."""
-        n = self.size
-        cuts: list[list[int]] = [[] for _ in range(n)]
-        for x, y in barrier:
-            if 0 <= x < n and 0 <= y < n:
-                cuts[x].append(y)
-        runs: list[list[tuple[int, int]]] = []  # per column, its free runs [y0, y1)
-        for column in cuts:
-            column.sort()
-            spans, y0 = [], 0
-            for y in (*column, n):
-                if y > y0:
-                    spans.append((y0, y))
-                y0 = max(y0, y + 1)
-            runs.append(spans)
-        parent: list[int] = []  # union-find over runs numbered in scan order
-        first: list[int] = []  # per column, the number of its first run
-        for x, spans in enumerate(runs):
-            first.append(len(parent))
-            parent.extend(range(len(parent), len(parent) + len(spans)))
-            if x:
-                _join_runs(parent, runs[x - 1], first[x - 1], spans, first[x])
-        labels: dict[int, int] = {}
-        zones = []
-        for x, spans in enumerate(runs):
-            row = [-1] * n
-            for i, (y0, y1) in enumerate(spans):
-                root = _find(parent, first[x] + i)
-                label = labels.setdefault(root, len(labels))
-                row[y0:y1] = [label] * (y1 - y0)
-            zones.append(row)
-        return zones
+        """Zone numbers per tile, [x][y] (`zones.label_zones`)."""
+        return label_zones(self.size, barrier)
 
     def find(self, predicate: Callable[[WorldObject], bool]) -> list[WorldObject]:
         """All live objects matching `predicate` (for scenario building and scoring)."""
@@ -336,8 +315,14 @@ class World:
             obj = pending.pop()
             destroyed.append(obj)
             pending += obj.contents + obj.parts
+        releasing = _RELEASING
         for obj in (*self.objects.values(), *destroyed):
-            obj.release()  # links a class of its own keeps (e.g. callbacks into its scenario)
+            cls = type(obj)
+            custom = releasing.get(cls)
+            if custom is None:
+                custom = releasing[cls] = cls.release is not WorldObject.release
+            if custom:
+                obj.release()  # links a class of its own keeps (e.g. callbacks into its scenario)
             if obj.contents:  # only what is set: most objects hold nothing
                 obj.contents = []
             if obj.parts:
@@ -378,30 +363,7 @@ def _empty_tiles(size: int) -> list[list[list[list[WorldObject]]]]:
     return [[[[] for _ in range(NUM_LAYERS)] for _ in range(size)] for _ in range(size)]
 
 
-def _find(parent: list[int], i: int) -> int:
-    """Union-find root of `i` (with path halving)."""
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
-
-
-def _join_runs(parent: list[int], left: list[tuple[int, int]], left_first: int, right: list[tuple[int, int]], right_first: int) -> None:
-    """Union the runs of two neighbouring columns that share a row (both lists sorted by y)."""
-    i = j = 0
-    while i < len(left) and j < len(right):
-        (a0, a1), (b0, b1) = left[i], right[j]
-        if a0 < b1 and b0 < a1:
-            ra, rb = _find(parent, left_first + i), _find(parent, right_first + j)
-            if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
-        if a1 <= b1:
-            i += 1
-        else:
-            j += 1
-
-
-def _stack_insert(stack: list[WorldObject], obj: WorldObject, layer: Layer) -> None:
+def stack_insert(stack: list[WorldObject], obj: WorldObject, layer: Layer) -> None:
     """Insert `obj` into a tile's stack after everything on the same or a higher layer."""
     for i, other in enumerate(stack):
         if other.layer is not None and other.layer < layer:

@@ -1,0 +1,37 @@
+"""Smoke tests of `benchmarks/rl_speed.py --suite`: the rows it measures and the JSON it writes
+(the figures themselves are the benchmark's business, not a test's)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench_loader import load_benchmark
+
+rl_speed = load_benchmark("rl_speed.py", "rl_speed_bench")
+
+
+def test_suite_row_counts_resets_and_steps_of_the_tasks_own_episodes() -> None:
+    row = rl_speed.suite_row("DialogTest", steps=250, count=3)
+    assert row["task"] == "DialogTest" and row["episodes"] >= 3  # 100-step episodes: 250 steps start 3
+    assert 0 < row["reset_min_ms"] <= row["reset_ms"]
+    assert row["steps_per_s"] > 0 and row["long_steps_per_s"] > 0
+
+
+def test_unit_suite_writes_a_row_per_unit_test_and_the_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    out = tmp_path / "unit.json"
+    argv = ["rl_speed.py", "--suite", "unit", "--steps", "30", "--resets", "2", "--default-gc", "--out", str(out)]
+    monkeypatch.setattr(sys, "argv", argv)  # --default-gc: this test process keeps its collector
+    rl_speed.main()
+    report = json.loads(out.read_text())
+    from discoverylab.scenarios.registry import all_tasks
+
+    units = [tid for tid, cls in all_tasks().items() if cls.suite == "unit"]
+    assert [row["task"] for row in report["rows"]] == units
+    assert report["suite"] == "unit" and report["steps"] == 30 and report["gc"] == "default" and report["cpus"] >= 1 and report["seconds"] > 0
+    table = capsys.readouterr().out
+    assert "steps/s with resets" in table and all(task in table for task in units)

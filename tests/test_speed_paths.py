@@ -1,0 +1,146 @@
+"""The reset fast paths (issue #27, speed) against the plain code they stand in for: inline
+scenery, opaque streams, UUID hand-out and the lazily filled symbolic tile mirror."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from discoverylab.rl import make_rl_env
+from discoverylab.world import catalog
+from discoverylab.world.streams import opaque_rng
+from discoverylab.world.world import World, WorldError
+
+
+def _snapshot(world: World) -> list[tuple[object, ...]]:
+    """Everything `place` leaves behind: registry order, attributes in order, tiles, stacks."""
+    objects = [(uuid, type(o).__name__, repr(tuple(vars(o).items())[1:])) for uuid, o in world.objects.items()]  # skip `world`
+    tiles = [[[[o.uuid for o in cell] for cell in tile] for tile in column] for column in world.tiles]
+    stacks = [[[o.uuid for o in stack] for stack in column] for column in world.stacks]
+    return [tuple(objects), repr(tiles), repr(stacks)]
+
+
+def _general(world: World, kind: str, x: int, y: int) -> None:
+    world.place(catalog.spawn(world, kind), x, y)
+
+
+@pytest.mark.parametrize("kind", ["grass", "floor", "wall", "path", "tree_trunk", "table", "door", "soil"])
+def test_inline_placement_equals_spawn_and_place(kind: str) -> None:
+    """`catalog.place` / `place_each` build plain scenery inline: the same objects (attributes
+    in the same order), UUIDs, registry order, tiles and stacks as `spawn` + `World.place`, on
+    an empty map and over grass; other kinds take the general path unchanged."""
+    cells = [(3, 4), (3, 5), (31, 0), (0, 31)]
+    worlds = [World(7), World(7), World(7)]
+    for world in worlds:
+        catalog.place_each(world, "grass", [(x, y) for x in range(32) for y in range(32)])
+    for x, y in cells:
+        _general(worlds[0], kind, x, y)
+        catalog.place(worlds[1], kind, x, y)
+    catalog.place_each(worlds[2], kind, cells)
+    reference = _snapshot(worlds[0])
+    assert _snapshot(worlds[1]) == reference and _snapshot(worlds[2]) == reference
+
+
+def test_inline_grass_equals_the_general_path_on_an_empty_world() -> None:
+    a, b = World(3), World(3)
+    for x in range(32):
+        for y in range(32):
+            _general(a, "grass", x, y)
+    catalog.place_each(b, "grass", [(x, y) for x in range(32) for y in range(32)])
+    assert _snapshot(a) == _snapshot(b)
+    assert a.next_uuid() == b.next_uuid()  # the pool moved on by as much
+
+
+def test_placement_outside_the_world_still_raises_clearly() -> None:
+    world = World(1)
+    with pytest.raises(WorldError, match="outside the 32x32 world"):
+        catalog.place(world, "grass", 32, 0)
+    with pytest.raises(WorldError, match="outside the 32x32 world"):
+        catalog.place_each(world, "grass", [(0, 0), (-1, 5)])
+
+
+def test_watched_worlds_take_the_general_path_and_report_every_tile() -> None:
+    world = World(2)
+    watch = world.watch_tiles()
+    catalog.place_each(world, "grass", [(1, 1), (2, 2)])
+    catalog.place(world, "floor", 4, 4)
+    assert watch == {(1, 1), (2, 2), (4, 4)}
+
+
+def test_take_uuids_hands_out_what_register_would() -> None:
+    a, b = World(11), World(11)
+    taken = a.take_uuids(3000)  # past the first slice of the pool
+    assert taken == [b.next_uuid() for _ in range(3000)]
+    assert len(set(taken)) == 3000 and a.next_uuid() == b.next_uuid()
+
+
+def test_the_uuid_pool_still_runs_out_with_a_clear_error() -> None:
+    world = World(5)
+    world.take_uuids(65535)
+    with pytest.raises(WorldError, match="UUID pool"):
+        world.take_uuids(1)
+    with pytest.raises(WorldError, match="UUID pool"):
+        world.next_uuid()
+
+
+def test_opaque_streams_equal_their_seed_sequence_and_do_not_keep_it() -> None:
+    seq = np.random.SeedSequence([123456789, 4242])
+    opaque, plain = opaque_rng(seq), np.random.Generator(np.random.PCG64(seq))
+    assert opaque.bit_generator.state == plain.bit_generator.state
+    assert np.array_equal(opaque.integers(0, 2**62, 50), plain.integers(0, 2**62, 50))
+    held = opaque.bit_generator.seed_seq
+    assert held.entropy == 0 and "4242" not in repr([getattr(held, name) for name in held.__slots__])
+    with pytest.raises(ValueError, match="spent"):
+        held.generate_state(4, np.uint64)  # the words were handed over once
+    # `Generator.spawn` gives children of this stream's instance (not of a blank SeedSequence(0))
+    blank = np.random.Generator(np.random.PCG64(0))
+    children = [g.random() for g in opaque.spawn(2)]
+    assert children != [g.random() for g in blank.spawn(2)]
+    assert children == [g.random() for g in opaque_rng(np.random.SeedSequence([123456789, 4242])).spawn(2)]
+    assert children != [g.random() for g in opaque_rng(np.random.SeedSequence([123456789, 4243])).spawn(2)]
+    clone = pickle.loads(pickle.dumps(opaque))
+    assert clone.random() == opaque.random()
+
+
+def test_a_reset_computes_only_the_tiles_in_view() -> None:
+    """The tile mirror starts with every tile pending and computes a tile when a view first
+    reaches it: a reset pays for the 7x7 window, not the 1,024 tiles."""
+    env = make_rl_env("DoorsTest")
+    env.reset(seed=0)
+    mirror = env.unwrapped.symbolic._mirror
+    r, size = mirror.radius, 32
+    inside = mirror.pending[r : r + size, r : r + size]
+    assert 900 < int(inside.sum()) < size * size  # the window's tiles (and only they) are done
+    agent = env.unwrapped.scenario.player
+    assert not mirror.pending[agent.y : agent.y + 2 * r + 1, agent.x : agent.x + 2 * r + 1].any()
+
+
+def test_lazy_tiles_and_the_faced_tile_of_a_zero_radius_view() -> None:
+    env = make_rl_env("PickAndPlaceTest", radius=0, max_steps=10**9)
+    env.reset(seed=1)
+    base = env.unwrapped
+    agent = base.scenario.player
+    fx, fy = agent.facing_tile()
+    mirror = base.symbolic._mirror
+    assert not mirror.pending[fy, fx] and mirror.visible[fx][fy] == base.world.objects_at(fx, fy)
+    for action in (4, 5, 6, 7):  # ROTATE_DIRECTION: every neighbour becomes the faced tile
+        env.step(action)
+        fx, fy = agent.facing_tile()
+        assert not mirror.pending[fy, fx] and mirror.visible[fx][fy] == base.world.objects_at(fx, fy)
+
+
+def test_material_copies_carry_every_field() -> None:
+    """`Material.copy` names its fields in order: a field added later must be copied too."""
+    import dataclasses
+
+    from discoverylab.world.materials import Material, material
+
+    fields = [f.name for f in dataclasses.fields(Material)]
+    marks = {name: object() for name in fields if name != "extra"}
+    original = Material(**marks, extra={"x": 1.5})  # type: ignore[arg-type]
+    copy = original.copy()
+    assert all(getattr(copy, name) is mark for name, mark in marks.items())
+    assert copy.extra == {"x": 1.5} and copy.extra is not original.extra
+    assert material("soil_good") == material("soil_good") and material("soil_good") is not material("soil_good")
