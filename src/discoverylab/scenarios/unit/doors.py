@@ -88,6 +88,7 @@ def solve_doors(obs: ot.Obs) -> OracleGen:
                 needs_key.add(door.uuid)
                 continue
             out_of_reach.clear()
+            needs_key.clear()  # a door that could not be reached before may be reachable now
             for _ in range(2):  # go through
                 yield from ex.act(ot.act("MOVE_FORWARD"))
             continue
