@@ -178,3 +178,11 @@ def test_attack_talk_to_the_first_listed_character(task: str, difficulty: str) -
         positions.append(listed.index(key))
     for index in set(positions):
         assert positions.count(index) <= 20, positions  # no fixed index wins 2 levels in 3
+
+
+def test_the_unit_suite_is_the_normal_unit_tests_unless_a_difficulty_is_named() -> None:
+    from discoverylab.bench.runner import suite_tasks
+
+    assert suite_tasks("unit") == [(t, "normal") for t in UNIT]
+    assert suite_tasks("unit", "Challenge") == [(t, "challenge") for t in UNIT]
+    assert [p for p in suite_tasks("all") if p[0] in UNIT] == [(t, "normal") for t in UNIT]
