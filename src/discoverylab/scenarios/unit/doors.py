@@ -125,7 +125,7 @@ def finish_doors_map(
 
 @register
 class DoorsTest(Scenario):
-    """Open the seven doors of a divided building and pick up the flag in its far room.
+    """Open the doors of a divided building and pick up the goal object in its far room.
 
     Description: the "Door Dilemma" building (14x14) is split by three horizontal walls and two
     partial vertical walls into a chain of rooms joined by seven unlocked doors; the goal object
@@ -134,8 +134,8 @@ class DoorsTest(Scenario):
     Actions: movement, OPEN, PICKUP (teleports help).
     Observation: standard text observation; the rooms are larger than the 7x7 view, so the
     agent has to move around to find the doors.
-    Scoring: Pick up the object /1, Open all doors /7 (distinct interior doors seen open at
-    any tick; closing them again is fine). Success with all 8 points; there is no failure.
+    Scoring: Pick up the object /1, Open all doors /7 (/2 at Easy; distinct interior doors seen
+    open at any tick; closing them again is fine). Success with all points; there is no failure.
     Difficulty knobs: the level draws where the building stands (the start, outside its front
     door, moves with it), the walls, the doors and the goal object (20). Easy: an 8x10 building
     split by two walls, two doors in a row. Challenge: the goal lies on any free tile of the last

@@ -14,7 +14,7 @@ from discoverylab.world.objects import WorldObject
 
 @register
 class DoorsWithKeysTest(Scenario):
-    """Unlock three doors in a row with the keys lying in front of them, then take the flag.
+    """Unlock the doors in a row with the keys lying south of them, then take the goal object.
 
     Description: the narrow "Key Puzzle" building (5-7 wide, 14 high) is split by three walls,
     each with a locked door. The key to each door lies in the room just south of it, so the
@@ -23,7 +23,8 @@ class DoorsWithKeysTest(Scenario):
     Actions: movement, PICKUP, OPEN (with the matching key in the inventory; teleports help).
     Observation: standard text observation; keys are all named "key" (each fits one door).
     Scoring: Pick up the object /1, Open all doors /3 (doors seen open at any tick), Collect
-    all keys /3 (distinct keys held at some tick). Success with all 7 points; no failure.
+    all keys /3 (distinct keys held at some tick; the spare key does not count); /2 and /2 at
+    Easy. Success with all points; no failure.
     Difficulty knobs: the level draws where the building stands (the start, outside its front
     door, moves with it), the width, walls, doors, keys and the goal object (20). Easy: a
     10-high building with two walls (two locked doors, two keys). Challenge: each key lies on
