@@ -27,13 +27,13 @@ PEOPLE = (
     "Dmitri", "Esther", "Farid",
 )  # fmt: skip
 
-# Goal objects of the doors and search tasks: (template kind, name). Nine coloured flags and
-# eleven other small things that nothing else in those maps (the house's loose objects
+# Goal objects of the doors and search tasks: (template kind, name). Ten coloured flags and
+# ten other small things that nothing else in those maps (the house's loose objects
 # included) is called, so "pick up the `X`" names
 # exactly one object.
 GOALS = (
-    *(("flag", f"{colour} flag") for colour in ("red", "blue", "green", "yellow", "purple", "orange", "white", "black", "pink")),
-    ("shovel", "shovel"), ("dirt", "dirt"), ("thermometer", "thermometer"),
+    *(("flag", f"{colour} flag") for colour in ("red", "blue", "green", "yellow", "purple", "orange", "white", "black", "pink", "brown")),
+    ("shovel", "shovel"), ("thermometer", "thermometer"),
     ("radiation_meter", "radiation meter"), ("quantum_crystal", "quantum crystal"),
     ("fertilizer_bag", "fertilizer bag"), ("measuring_tape", "measuring tape"), ("rock_glowing", "rock (glowing)"),
     ("densitometer", "densitometer"), ("ph_meter", "PH meter"), ("jar", "jar"),
