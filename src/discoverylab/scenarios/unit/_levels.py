@@ -106,19 +106,6 @@ def draw_cell(sc: Scenario, rect: Rect, ok: Callable[[Cell], bool] | None = None
     return cast(Cell, sc.choice(cells))
 
 
-def connected(cells: list[Cell], seed: Cell) -> list[Cell]:
-    """The cells of `cells` joined to `seed` by steps within `cells` (a flood fill), in
-    `cells`' order, so an agent starting there can walk to the rest."""
-    pool, todo, seen = set(cells), [seed], {seed}
-    while todo:
-        x, y = todo.pop()
-        for n in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
-            if n in pool and n not in seen:
-                seen.add(n)
-                todo.append(n)
-    return [c for c in cells if c in seen]
-
-
 def start_in(sc: Scenario, rect: Rect, preferred: Rect | None = None) -> Cell:
     """A start cell drawn from the free cells of `rect` (those inside `preferred` if any are
     free there); `world.teleports["initial location"]` is set to it."""
