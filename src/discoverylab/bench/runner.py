@@ -111,7 +111,9 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def suite_tasks(suite: str, difficulty: str | None = None) -> list[tuple[str, str]]:
-    """(task, difficulty) pairs of a suite, optionally one difficulty only."""
+    """(task, difficulty) pairs of a suite, optionally one difficulty only. Without a difficulty
+    the unit tests play Normal only (the paper's unit tests; their Easy and Challenge levels,
+    added for RL, are asked for by name)."""
     if suite not in SUITES:
         raise ValueError(f"Unknown suite {suite!r}. Valid suites: {', '.join(SUITES)}.")
     pairs = []
@@ -119,6 +121,8 @@ def suite_tasks(suite: str, difficulty: str | None = None) -> list[tuple[str, st
         if suite != "all" and cls.suite != suite:
             continue
         for diff in cls.difficulties:
+            if difficulty is None and cls.suite == "unit" and diff != "normal":
+                continue
             if difficulty is None or diff == difficulty.lower():
                 pairs.append((tid, diff))
     return pairs
