@@ -1,6 +1,6 @@
 """sb3-contrib's MaskablePPO on DiscoveryWorld unit tests, as an RL researcher would call it.
 
-Trains one policy per task ("MlpPolicy" on `OneHotObservation` features through
+Trains one policy per task (`SlotPolicy` or "MlpPolicy" on `OneHotObservation` features through
 `discoverylab.rl.sb3.SB3VecEnv`, the batched env with masks) on the `train` split's levels, and
 evaluates greedy success on held-out `dev` levels every `--eval-every` steps.
 `--obs flatten` runs the naive route (Gymnasium's FlattenObservation of the raw uint8
@@ -8,8 +8,14 @@ symbolic observation, one env per process through SB3's DummyVecEnv) for the com
 docs/rl.md ("Why flatten + MLP learns nothing").
 
     pip install -e '.[rl]'        # torch (CPU), stable-baselines3, sb3-contrib
-    python benchmarks/sb3.py --tasks DialogTest,PickAndPlaceTest --steps 300000 --out docs/images/sb3_curve
+    python benchmarks/sb3.py --tasks DialogTest --steps 50000 --out /tmp/dialog
+    # the 10-task sweep: one process per task, each pinned to one core, all done within 470 s
+    python benchmarks/sb3.py --jobs 10 --cpus 0-13 --steps 300000 --time-limit 470 --out $OUT/sb3_curve
+    python benchmarks/sb3.py --plot-only --out $OUT/sb3_curve   # redraw .png and .md from .json
 
+Every task writes its curve to `<out>.parts/<task>.json` after each evaluation, so a run killed
+at a time limit still leaves its partial curves; the sweep merges them into `<out>.json`,
+`<out>.png` (greedy held-out success vs env steps) and `<out>.md` (a table).
 tests/test_sb3_smoke.py runs a few hundred steps of it.
 """
 
@@ -17,78 +23,117 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
-from gymnasium.wrappers import FlattenObservation
-from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import DummyVecEnv
-
-from discoverylab.instances import make_instance
-from discoverylab.rl import make_rl_env, make_sb3_env, relax_gc
-from discoverylab.rl.sb3 import SB3VecEnv
-from discoverylab.rl.sb3_policy import SlotPolicy
 
 UNIT = ("DialogTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsTest", "DoorsWithKeysTest", "SearchTest",
         "NavigationHouseTest", "MovingAgentsTest", "InstrumentMeasurementTest", "DiscoveryFeedTest")  # fmt: skip
+TRAINING = ("steps", "num_envs", "workers", "max_steps", "reward", "obs", "policy", "n_steps", "batch_size", "epochs",
+            "ent_coef", "lr", "num_levels", "eval_every", "eval_episodes", "seed")  # what --jobs passes on  # fmt: skip
+EVAL_RESERVE = 25.0  # seconds kept back from --time-limit for the final evaluation and writing
 
 
 def evaluate(model: Any, task: str, episodes: int, max_steps: int, obs: str = "onehot", difficulty: str = "normal") -> float:
-    """Greedy success on `dev` levels 0..episodes-1 (never trained on: training draws `train`)."""
-    env: Any = make_sb3_env(task, difficulty, max_steps=max_steps) if obs == "onehot" else \
-        FlattenObservation(make_rl_env(task, difficulty, max_steps=max_steps))  # fmt: skip
+    """Greedy success on `dev` levels 0..episodes-1 (never trained on: training draws `train`);
+    the episodes run side by side so that the policy acts on one batch per step."""
+    from gymnasium.wrappers import FlattenObservation
+
+    from discoverylab.instances import make_instance
+    from discoverylab.rl import make_rl_env, make_sb3_env
+
+    if episodes < 1:
+        return 0.0
+    envs: list[Any] = [make_sb3_env(task, difficulty, max_steps=max_steps) if obs == "onehot" else
+                       FlattenObservation(make_rl_env(task, difficulty, max_steps=max_steps)) for _ in range(episodes)]  # fmt: skip
+    first = [env.reset(options={"instance": make_instance(task, difficulty, "dev", i)})[0] for i, env in enumerate(envs)]
+    current = np.stack(first)
+    masks = np.stack([env.get_wrapper_attr("action_masks")() for env in envs])
+    live = np.ones(episodes, dtype=bool)
     wins = 0
-    for i in range(episodes):
-        o, info = env.reset(options={"instance": make_instance(task, difficulty, "dev", i)})
-        done = False
-        while not done:
-            mask = env.get_wrapper_attr("action_masks")()
-            action, _ = model.predict(o, action_masks=mask, deterministic=True)
-            o, _, term, trunc, info = env.step(int(action))
-            done = term or trunc
-        wins += int(info["scorecard"]["completedSuccessfully"])
-    env.close()
+    while live.any():
+        rows = np.flatnonzero(live)
+        actions, _ = model.predict(current[rows], action_masks=masks[rows], deterministic=True)
+        for i, action in zip(rows, np.asarray(actions).reshape(-1), strict=True):
+            o, _, term, trunc, info = envs[i].step(int(action))
+            current[i], masks[i] = o, envs[i].get_wrapper_attr("action_masks")()
+            if term or trunc:
+                live[i] = False
+                wins += int(info["scorecard"]["completedSuccessfully"])
+    for env in envs:
+        env.close()
     return wins / episodes
 
 
-class _Curve(BaseCallback):  # type: ignore[misc]
-    """Training success per rollout and greedy held-out success every `every` steps."""
-
-    def __init__(self, task: str, every: int, episodes: int, max_steps: int, obs: str, difficulty: str) -> None:
-        super().__init__()
-        self.task, self.every, self.episodes, self.max_steps, self.obs, self.difficulty = task, every, episodes, max_steps, obs, difficulty
-        self.next = every
-        self.wins: list[int] = []
-        self.curve: dict[str, Any] = {"steps": [], "train_success": [], "eval": []}
-        self.start = time.perf_counter()
-
-    def _on_step(self) -> bool:
-        for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
-            if done and "is_success" in info:
-                self.wins.append(int(info["is_success"]))
-        if self.every and self.num_timesteps >= self.next:
-            self.next += self.every
-            score = evaluate(self.model, self.task, self.episodes, self.max_steps, self.obs, self.difficulty)
-            self.curve["eval"].append({"steps": self.num_timesteps, "success": score,
-                                       "seconds": round(time.perf_counter() - self.start, 1)})  # fmt: skip
-            print(json.dumps({"task": self.task, **self.curve["eval"][-1]}), flush=True)
-        return True
-
-    def _on_rollout_end(self) -> None:
-        self.curve["steps"].append(self.num_timesteps)
-        self.curve["train_success"].append(float(np.mean(self.wins[-50:])) if self.wins else 0.0)
+def _write(path: Path | None, curve: dict[str, Any]) -> None:
+    if path is not None:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({k: v for k, v in curve.items() if k != "model"}, indent=1))
+        tmp.replace(path)  # a kill never leaves half a file
 
 
-def train(task: str, steps: int, num_envs: int = 8, workers: int = 2, max_steps: int = 50, reward: str = "success",
+def _callback(task: str, every: int, episodes: int, max_steps: int, obs: str, difficulty: str,
+              deadline: float | None, curve: dict[str, Any], path: Path | None) -> Any:  # fmt: skip
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Curve(BaseCallback):  # type: ignore[misc]
+        """Training success per rollout, greedy held-out success every `every` steps, and the
+        time limit (training stops cleanly at `deadline`, a `perf_counter` time)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.next, self.wins = every, []
+
+        def _on_step(self) -> bool:
+            for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
+                if done and "is_success" in info:
+                    self.wins.append(int(info["is_success"]))
+            if every and self.num_timesteps >= self.next:
+                self.next += every
+                score = evaluate(self.model, task, episodes, max_steps, obs, difficulty)
+                curve["eval"].append({"steps": self.num_timesteps, "success": score,
+                                      "seconds": round(time.perf_counter() - curve["_start"], 1)})  # fmt: skip
+                print(json.dumps({"task": task, **curve["eval"][-1]}), flush=True)
+                _write(path, curve)
+            if deadline is not None and time.perf_counter() >= deadline:
+                curve["stopped"] = "time_limit"
+                return False
+            return True
+
+        def _on_rollout_end(self) -> None:
+            curve["steps"].append(self.num_timesteps)
+            curve["train_success"].append(float(np.mean(self.wins[-50:])) if self.wins else 0.0)
+
+    return Curve()
+
+
+def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps: int = 50, reward: str = "explore",
           obs: str = "onehot", seed: int = 0, eval_every: int = 0, eval_episodes: int = 50, num_levels: int | None = None,
-          difficulty: str = "normal", n_steps: int = 256, ent_coef: float = 0.01, policy: str = "mlp") -> dict[str, Any]:  # fmt: skip
-    """Train MaskablePPO on `task` for `steps` env steps; returns the curve (and the model)."""
+          difficulty: str = "normal", n_steps: int = 128, ent_coef: float = 0.01, policy: str = "slot",
+          batch_size: int = 256, n_epochs: int = 4, learning_rate: float = 3e-4, time_limit: float | None = None,
+          curve_path: Path | None = None) -> dict[str, Any]:  # fmt: skip
+    """Train MaskablePPO on `task` for `steps` env steps (or until `time_limit` seconds, keeping
+    `EVAL_RESERVE` for the final evaluation); returns the curve (and the model)."""
+    import torch
+    from gymnasium.wrappers import FlattenObservation
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from discoverylab.rl import make_rl_env
+    from discoverylab.rl.sb3 import SB3VecEnv
+    from discoverylab.rl.sb3_policy import SlotPolicy
+
+    start = time.perf_counter()
     torch.set_num_threads(1)  # more threads than cores slows every update tenfold on a shared box
     torch.manual_seed(seed)
+    if policy not in ("mlp", "slot"):
+        raise ValueError(f"policy must be 'mlp' or 'slot', not {policy!r}.")
     kwargs: dict[str, Any] = {"max_steps": max_steps, "reward": reward, "levels": "train", "num_levels": num_levels}
     if obs == "onehot":
         venv: Any = SB3VecEnv(task, difficulty, num_envs=num_envs, workers=workers, seed=seed, **kwargs)
@@ -97,67 +142,196 @@ def train(task: str, steps: int, num_envs: int = 8, workers: int = 2, max_steps:
         venv.seed(seed)
     else:
         raise ValueError(f"obs must be 'onehot' or 'flatten', not {obs!r}.")
-    if policy not in ("mlp", "slot"):
-        raise ValueError(f"policy must be 'mlp' or 'slot', not {policy!r}.")
-    model = MaskablePPO("MlpPolicy" if policy == "mlp" else SlotPolicy, venv, n_steps=n_steps, batch_size=64, n_epochs=10, learning_rate=3e-4,
-                        ent_coef=ent_coef, gamma=0.99, seed=seed, verbose=0, device="cpu")  # fmt: skip
-    callback = _Curve(task, eval_every, eval_episodes, max_steps, obs, difficulty)
+    curve: dict[str, Any] = {"task": task, "obs": obs, "reward": reward, "policy": policy, "steps": [],
+                             "train_success": [], "eval": [], "_start": start,
+                             "settings": {"num_envs": num_envs, "workers": workers, "max_steps": max_steps,
+                                          "n_steps": n_steps, "batch_size": batch_size, "n_epochs": n_epochs,
+                                          "ent_coef": ent_coef, "learning_rate": learning_rate, "seed": seed,
+                                          "eval_episodes": eval_episodes, "target_steps": steps}}  # fmt: skip
+    model = MaskablePPO("MlpPolicy" if policy == "mlp" else SlotPolicy, venv, n_steps=n_steps, batch_size=batch_size,
+                        n_epochs=n_epochs, learning_rate=learning_rate, ent_coef=ent_coef, gamma=0.99, seed=seed,
+                        verbose=0, device="cpu")  # fmt: skip
+    deadline = None if time_limit is None else start + max(1.0, time_limit - EVAL_RESERVE)
+    callback = _callback(task, eval_every, eval_episodes, max_steps, obs, difficulty, deadline, curve, curve_path)
     model.learn(steps, callback=callback)
-    curve = callback.curve
-    curve["final"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty) if eval_episodes else None
-    curve.update(task=task, obs=obs, reward=reward, policy=policy, total_steps=int(model.num_timesteps),
-                 seconds_total=round(time.perf_counter() - callback.start, 1), model=model)  # fmt: skip
+    curve["train_seconds"] = round(time.perf_counter() - start, 1)
+    curve["total_steps"] = int(model.num_timesteps)
     venv.close()
+    curve["final"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty) if eval_episodes else None
+    curve["seconds_total"] = round(time.perf_counter() - start, 1)
+    del curve["_start"]
+    _write(curve_path, curve)
+    curve["model"] = model
     return curve
 
 
+def _best(curve: dict[str, Any]) -> tuple[float | None, int | None]:
+    """The final greedy success (or the last evaluation's) and the first step count >= 0.9."""
+    final = curve.get("final")
+    if final is None and curve.get("eval"):
+        final = curve["eval"][-1]["success"]
+    reach = next((e["steps"] for e in curve.get("eval", []) if e["success"] >= 0.9), None)
+    if reach is None and curve.get("final") is not None and curve["final"] >= 0.9:
+        reach = curve.get("total_steps")
+    return final, reach
+
+
 def plot(curves: list[dict[str, Any]], path: Path) -> None:
+    """Greedy held-out success vs env steps, one line per task (the final evaluation last)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
     for c in curves:
+        points = [(e["steps"], e["success"]) for e in c.get("eval", [])]
+        if c.get("final") is not None and c.get("total_steps"):
+            points.append((c["total_steps"], c["final"]))
         label = f"{c['task']} ({c['obs']}, {c.get('policy', 'mlp')})"
-        ax.plot([e["steps"] for e in c["eval"]], [e["success"] for e in c["eval"]], marker="o", label=label)
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", ms=3, label=label)
     ax.set_xlabel("env steps")
     ax.set_ylabel("greedy success, held-out dev levels")
     ax.set_ylim(-0.05, 1.05)
-    ax.axhline(0.9, color="grey", lw=0.5, ls="--")
-    ax.legend(fontsize=7)
+    ax.axhline(0.9, color="grey", lw=0.7, ls="--")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def table(curves: list[dict[str, Any]]) -> str:
+    """A markdown table: task, steps trained, final greedy held-out success, steps to 0.9, seconds."""
+    lines = ["| task | env steps | greedy held-out success | first >= 0.9 at | seconds | stopped by |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for c in curves:
+        final, reach = _best(c)
+        steps = c.get("total_steps") or (c["eval"][-1]["steps"] if c.get("eval") else 0)
+        seconds = c.get("seconds_total") or (c["eval"][-1]["seconds"] if c.get("eval") else "")
+        stopped = c.get("stopped") or ("steps" if "final" in c else "killed (partial curve)")
+        lines.append(f"| {c['task']} | {steps:,} | {'' if final is None else f'{final:.2f}'} | "
+                     f"{'' if reach is None else f'{reach:,}'} | {seconds} | {stopped} |")  # fmt: skip
+    hits = sum(1 for c in curves if (_best(c)[0] or 0) >= 0.9)
+    lines.append(f"\n{hits} of {len(curves)} tasks at >= 0.9 greedy success on held-out dev levels.")
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(out: Path, tasks: list[str]) -> list[dict[str, Any]]:
+    """Merge `<out>.parts/<task>.json` into `<out>.json`, `<out>.png` and `<out>.md`."""
+    parts = out.parent / (out.name + ".parts")
+    curves = [json.loads((parts / f"{t}.json").read_text()) for t in tasks if (parts / f"{t}.json").exists()]
+    out.with_suffix(".json").write_text(json.dumps(curves, indent=1))
+    return redraw(out, curves)
+
+
+def redraw(out: Path, curves: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """`<out>.png` and `<out>.md` from `<out>.json` (`--plot-only`)."""
+    if curves is None:
+        curves = json.loads(out.with_suffix(".json").read_text())
+    plot(curves, out.with_suffix(".png"))
+    out.with_suffix(".md").write_text(table(curves))
+    return curves
+
+
+def parse_cpus(text: str) -> list[int]:
+    """"0-13" or "0,2,4-6" -> [0, ..., 13]."""
+    cpus: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        if not lo.strip().isdigit() or (hi and not hi.strip().isdigit()):
+            raise SystemExit(f"--cpus: cannot read {text!r} (e.g. 0-13 or 0,2,4-6).")
+        cpus.extend(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> None:
+    """Each task in its own process (at most `--jobs` at a time), pinned round-robin to `--cpus`;
+    at `--time-limit` anything still running is stopped and the partial curves are merged."""
+    out = Path(args.out)
+    parts = out.parent / (out.name + ".parts")
+    parts.mkdir(parents=True, exist_ok=True)
+    cpus = parse_cpus(args.cpus) if args.cpus else []
+    start = time.monotonic()
+    pending, running = list(tasks), {}
+    while pending or running:
+        while pending and len(running) < args.jobs:
+            task = pending.pop(0)
+            cmd = [sys.executable, __file__, "--tasks", task, "--out", str(out), *forward]
+            if cpus:
+                cmd += ["--cpu", str(cpus[tasks.index(task) % len(cpus)])]
+            if args.time_limit:
+                cmd += ["--time-limit", str(max(1.0, args.time_limit - (time.monotonic() - start) - 5))]
+            log = (parts / f"{task}.log").open("w")
+            running[task] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        time.sleep(0.5)
+        for task, proc in list(running.items()):
+            if proc.poll() is not None:
+                del running[task]
+                print(json.dumps({"task": task, "exit": proc.returncode, "seconds": round(time.monotonic() - start, 1)}), flush=True)
+        if args.time_limit and time.monotonic() - start > args.time_limit and running:
+            for proc in running.values():
+                proc.send_signal(signal.SIGKILL)
+            running.clear()
+            pending.clear()
+    curves = write_outputs(out, tasks)
+    print(table(curves), flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default=",".join(UNIT))
     parser.add_argument("--steps", type=int, default=300_000)
-    parser.add_argument("--num-envs", type=int, default=8)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--num-envs", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=1, help="env processes (1: in the training process)")
     parser.add_argument("--max-steps", type=int, default=50)
-    parser.add_argument("--reward", default="success", choices=("success", "explore", "procedure"))
+    parser.add_argument("--reward", default="explore", choices=("success", "explore", "procedure"))
     parser.add_argument("--obs", default="onehot", choices=("onehot", "flatten"))
-    parser.add_argument("--policy", default="mlp", choices=("mlp", "slot"), help="slot: SlotPolicy's shared per-slot head")
+    parser.add_argument("--policy", default="slot", choices=("mlp", "slot"), help="slot: SlotPolicy's shared per-slot head")
+    parser.add_argument("--n-steps", type=int, default=128, help="rollout steps per env between updates")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--ent-coef", type=float, default=0.01)
+    parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--num-levels", type=int, default=None)
     parser.add_argument("--eval-every", type=int, default=25_000)
     parser.add_argument("--eval-episodes", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds for the whole run (each task stops in time)")
+    parser.add_argument("--jobs", type=int, default=0, help="run the tasks as this many parallel processes")
+    parser.add_argument("--cpus", default="", help="with --jobs: pin task processes to these cores, e.g. 0-13")
+    parser.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)  # set by --jobs
+    parser.add_argument("--plot-only", action="store_true", help="redraw <out>.png and <out>.md from <out>.json")
     parser.add_argument("--out", default="docs/images/sb3_curve")
     args = parser.parse_args()
-    relax_gc()
     out = Path(args.out)
-    curves: list[dict[str, Any]] = []
-    for task in args.tasks.split(","):
+    tasks = [t for t in args.tasks.split(",") if t]
+    if args.plot_only:
+        print(table(redraw(out)), end="")
+        return
+    if args.jobs:
+        forward = [f"--{name.replace('_', '-')}={value}" for name, value in vars(args).items()
+                   if name in TRAINING and value is not None]  # fmt: skip
+        sweep(args, tasks, forward)
+        return
+    if args.cpu is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {args.cpu})
+    from discoverylab.rl import relax_gc
+
+    relax_gc()
+    parts = out.parent / (out.name + ".parts")
+    parts.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    for task in tasks:
+        left = None if args.time_limit is None else args.time_limit - (time.perf_counter() - start)
         curve = train(task, args.steps, args.num_envs, args.workers, args.max_steps, args.reward, args.obs, args.seed,
-                      args.eval_every, args.eval_episodes, args.num_levels, policy=args.policy)  # fmt: skip
+                      args.eval_every, args.eval_episodes, args.num_levels, n_steps=args.n_steps, ent_coef=args.ent_coef,
+                      policy=args.policy, batch_size=args.batch_size, n_epochs=args.epochs, learning_rate=args.lr,
+                      time_limit=left, curve_path=parts / f"{task}.json")  # fmt: skip
         curve.pop("model")
-        curves.append(curve)
-        out.with_suffix(".json").write_text(json.dumps(curves, indent=1))
-        plot(curves, out.with_suffix(".png"))
-        print(json.dumps({"task": task, "final": curve["final"], "steps": curve["total_steps"], "seconds": curve["seconds_total"]}))
+        print(json.dumps({"task": task, "final": curve["final"], "steps": curve["total_steps"],
+                          "seconds": curve["seconds_total"]}), flush=True)  # fmt: skip
+    if args.cpu is None:  # a single run (not one task of a sweep) writes the merged outputs itself
+        write_outputs(out, tasks)
 
 
 if __name__ == "__main__":

@@ -64,7 +64,9 @@ class SlotHead(nn.Module):
         return g, torch.cat([s.flatten(1), dialog.flatten(1)], 1)
 
     def forward_actor(self, x: torch.Tensor) -> torch.Tensor:
-        g, packed = self._context(x)
+        return self._actor(x, *self._context(x))
+
+    def _actor(self, x: torch.Tensor, g: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
         n, h, k = x.shape[0], self.h, self.k
         s = packed[:, : k * h].view(n, k, h)
         dialog = packed[:, k * h :].view(n, self.d, 3)
@@ -81,7 +83,8 @@ class SlotHead(nn.Module):
         return self._context(x)[0]
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.forward_actor(x), self.forward_critic(x)
+        g, packed = self._context(x)  # once for both heads (SB3 calls this in every update)
+        return self._actor(x, g, packed), g
 
 
 class SlotPolicy(MaskableActorCriticPolicy):  # type: ignore[misc]
