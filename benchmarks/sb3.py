@@ -116,7 +116,7 @@ def _callback(task: str, every: int, episodes: int, max_steps: int, obs: str, di
 def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps: int = 50, reward: str = "explore",
           obs: str = "onehot", seed: int = 0, eval_every: int = 0, eval_episodes: int = 50, num_levels: int | None = None,
           difficulty: str = "normal", n_steps: int = 128, ent_coef: float = 0.01, policy: str = "slot",
-          batch_size: int = 256, n_epochs: int = 4, learning_rate: float = 3e-4, time_limit: float | None = None,
+          batch_size: int = 256, n_epochs: int = 4, learning_rate: float = 1e-3, time_limit: float | None = None,
           curve_path: Path | None = None) -> dict[str, Any]:  # fmt: skip
     """Train MaskablePPO on `task` for `steps` env steps (or until `time_limit` seconds, keeping
     `EVAL_RESERVE` for the final evaluation); returns the curve (and the model)."""
@@ -251,16 +251,25 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
     parts = out.parent / (out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
     cpus = parse_cpus(args.cpus) if args.cpus else []
-    start = time.monotonic()
+    start, wall = time.monotonic(), time.time()
     pending, running = list(tasks), {}
+
+    def stop(signum: int, frame: Any) -> None:  # an outer `timeout`: stop the tasks, keep their partial curves
+        for proc in running.values():
+            proc.kill()
+        print(table(write_outputs(out, tasks)), flush=True)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     while pending or running:
         while pending and len(running) < args.jobs:
             task = pending.pop(0)
             cmd = [sys.executable, __file__, "--tasks", task, "--out", str(out), *forward]
             if cpus:
                 cmd += ["--cpu", str(cpus[tasks.index(task) % len(cpus)])]
-            if args.time_limit:
-                cmd += ["--time-limit", str(max(1.0, args.time_limit - (time.monotonic() - start) - 5))]
+            if args.time_limit:  # the child stops by the wall clock: its imports count too
+                cmd += ["--until", f"{wall + args.time_limit - 5:.1f}"]
             log = (parts / f"{task}.log").open("w")
             running[task] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
         time.sleep(0.5)
@@ -270,7 +279,7 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
                 print(json.dumps({"task": task, "exit": proc.returncode, "seconds": round(time.monotonic() - start, 1)}), flush=True)
         if args.time_limit and time.monotonic() - start > args.time_limit and running:
             for proc in running.values():
-                proc.send_signal(signal.SIGKILL)
+                proc.kill()
             running.clear()
             pending.clear()
     curves = write_outputs(out, tasks)
@@ -291,15 +300,16 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--ent-coef", type=float, default=0.01)
-    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--num-levels", type=int, default=None)
-    parser.add_argument("--eval-every", type=int, default=25_000)
+    parser.add_argument("--eval-every", type=int, default=30_000)
     parser.add_argument("--eval-episodes", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--time-limit", type=float, default=None, help="seconds for the whole run (each task stops in time)")
     parser.add_argument("--jobs", type=int, default=0, help="run the tasks as this many parallel processes")
     parser.add_argument("--cpus", default="", help="with --jobs: pin task processes to these cores, e.g. 0-13")
     parser.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)  # set by --jobs
+    parser.add_argument("--until", type=float, default=None, help=argparse.SUPPRESS)  # set by --jobs: a time.time()
     parser.add_argument("--plot-only", action="store_true", help="redraw <out>.png and <out>.md from <out>.json")
     parser.add_argument("--out", default="docs/images/sb3_curve")
     args = parser.parse_args()
@@ -320,9 +330,9 @@ def main() -> None:
     relax_gc()
     parts = out.parent / (out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
+    until = args.until if args.until is not None else None if args.time_limit is None else time.time() + args.time_limit
     for task in tasks:
-        left = None if args.time_limit is None else args.time_limit - (time.perf_counter() - start)
+        left = None if until is None else until - time.time()
         curve = train(task, args.steps, args.num_envs, args.workers, args.max_steps, args.reward, args.obs, args.seed,
                       args.eval_every, args.eval_episodes, args.num_levels, n_steps=args.n_steps, ent_coef=args.ent_coef,
                       policy=args.policy, batch_size=args.batch_size, n_epochs=args.epochs, learning_rate=args.lr,
