@@ -61,3 +61,21 @@ def test_behaviour_cloning_learns_dialog_from_the_demonstrations() -> None:
             done = term or trunc
         wins += int(env.unwrapped.scenario.scorecard.success)
     assert wins >= 8, f"behaviour cloning solved {wins}/10 held-out Dialog levels"
+
+
+@pytest.mark.parametrize("task", ["DoorsTest", "NavigationHouseTest", "MovingAgentsTest"])
+def test_walking_replaces_teleports_the_discrete_layout_cannot_name(task: str) -> None:
+    """The solvers of these tasks teleport to objects outside the 12 slots; `walk=True` walks
+    there (opening doors on the way) with MOVE/ROTATE/OPEN indices only, and the episodes solve."""
+    seeds = range(1000, 1006)
+    plain = oracle_demonstrations(task, seeds=seeds, walk=False)
+    demos = oracle_demonstrations(task, seeds=seeds)
+    assert len(plain["skipped"]) > len(demos["skipped"]) and demos["walked"] > 0
+    assert len(demos["episodes"]) >= 4 and not demos["failed"]
+    assert demos["mask"][np.arange(len(demos["action"])), demos["action"]].all()
+    env = make_rl_env(task)
+    for seed in demos["episodes"][:2]:
+        env.reset(seed=seed)
+        for action in demos["action"][demos["episode"] == seed]:
+            _, _, term, _, _ = env.step(int(action))
+        assert term and env.unwrapped.scenario.scorecard.success
