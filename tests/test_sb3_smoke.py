@@ -4,6 +4,10 @@ the optional `rl` extra (torch, stable-baselines3, sb3-contrib) is absent."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -107,3 +111,53 @@ def test_slot_policy_scores_every_action_and_shares_slot_weights() -> None:
     assert torch.allclose(logits[0, pick0], other[0, pick1], atol=1e-5)
     with pytest.raises(ValueError, match="features"):
         SlotHead(100)
+
+
+def test_time_limit_stops_training_cleanly_and_the_curve_is_on_disk(tmp_path: Path) -> None:
+    sb3 = load_benchmark("sb3.py", "sb3_baseline")
+    sb3.EVAL_RESERVE = 0.0  # stop at the limit itself (the default keeps time for the final evaluation)
+    path = tmp_path / "DialogTest.json"
+    curve = sb3.train("DialogTest", 10**6, num_envs=2, max_steps=10, n_steps=16, batch_size=32, eval_episodes=1,
+                      time_limit=1.0, curve_path=path)  # fmt: skip
+    assert curve["stopped"] == "time_limit" and 0 < curve["total_steps"] < 10**6
+    on_disk = json.loads(path.read_text())
+    assert on_disk["total_steps"] == curve["total_steps"] and on_disk["final"] == curve["final"]
+
+
+def test_sweep_outputs_merge_partial_curves_and_replot(tmp_path: Path) -> None:
+    """A task killed at the time limit leaves its last evaluation: the table says so, the plot
+    and `--plot-only` still work."""
+    sb3 = load_benchmark("sb3.py", "sb3_baseline")
+    out = tmp_path / "sweep"
+    parts = tmp_path / "sweep.parts"
+    parts.mkdir()
+    done = {"task": "DialogTest", "obs": "onehot", "policy": "slot", "eval": [{"steps": 100, "success": 0.95, "seconds": 1.0}],
+            "final": 0.96, "total_steps": 128, "seconds_total": 2.0}  # fmt: skip
+    killed = {"task": "DoorsTest", "obs": "onehot", "policy": "slot", "eval": [{"steps": 100, "success": 0.3, "seconds": 9.0}]}
+    (parts / "DialogTest.json").write_text(json.dumps(done))
+    (parts / "DoorsTest.json").write_text(json.dumps(killed))
+    curves = sb3.write_outputs(out, ["DialogTest", "DoorsTest", "SearchTest"])  # SearchTest never started
+    assert [c["task"] for c in curves] == ["DialogTest", "DoorsTest"]
+    text = (tmp_path / "sweep.md").read_text()
+    assert "| DialogTest | 128 | 0.96 | 100 |" in text and "killed (partial curve)" in text and "1 of 2 tasks" in text
+    (tmp_path / "sweep.png").unlink()
+    sb3.redraw(out)
+    assert (tmp_path / "sweep.png").stat().st_size > 1000
+    assert sb3.parse_cpus("0-2,5") == [0, 1, 2, 5]
+    with pytest.raises(SystemExit, match="cpus"):
+        sb3.parse_cpus("a-b")
+
+
+def test_sweep_runs_tasks_as_pinned_processes(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "sb3.py"
+    out = tmp_path / "s"
+    cmd = [sys.executable, str(script), "--jobs", "2", "--cpus", "0", "--tasks", "DialogTest,PickAndPlaceTest",
+           "--steps", "32", "--num-envs", "2", "--n-steps", "16", "--batch-size", "32", "--max-steps", "8",
+           "--eval-every", "0", "--eval-episodes", "1", "--time-limit", "300", "--out", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(script.parents[1] / "src")}
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=400, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    curves = json.loads(out.with_suffix(".json").read_text())
+    assert [c["task"] for c in curves] == ["DialogTest", "PickAndPlaceTest"]
+    assert all(c["total_steps"] >= 32 and c["settings"]["num_envs"] == 2 for c in curves)
+    assert out.with_suffix(".png").exists() and "| PickAndPlaceTest |" in out.with_suffix(".md").read_text()
