@@ -244,6 +244,19 @@ def parse_cpus(text: str) -> list[int]:
     return cpus
 
 
+def preflight() -> None:
+    """Fail at once, naming the module, where a package the tasks need is missing (rather than
+    ten task logs with the same traceback)."""
+    import importlib
+
+    for name in ("numpy", "gymnasium", "torch", "stable_baselines3", "sb3_contrib", "matplotlib", "discoverylab.rl.sb3"):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise SystemExit(f"sb3 sweep: cannot import {name} ({exc}); install the `rl` extra "
+                             "(torch, stable-baselines3, sb3-contrib) and discoverylab's dependencies.") from exc
+
+
 def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> None:
     """Each task in its own process (at most `--jobs` at a time), pinned round-robin to `--cpus`;
     at `--time-limit` anything still running is stopped and the partial curves are merged."""
@@ -251,6 +264,7 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
     parts = out.parent / (out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
     cpus = parse_cpus(args.cpus) if args.cpus else []
+    preflight()
     start, wall = time.monotonic(), time.time()
     pending, running = list(tasks), {}
 
