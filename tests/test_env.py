@@ -66,8 +66,10 @@ def test_registered_ids_give_lean_info() -> None:
 def test_unknown_task_and_difficulty_name_the_valid_ones() -> None:
     with pytest.raises(ValueError, match="Valid tasks: .*PickAndPlaceTest"):
         discoverylab.make("NoSuchTask")
-    with pytest.raises(ValueError, match="Valid difficulties: normal"):
+    with pytest.raises(ValueError, match="Valid difficulties: easy, normal, challenge"):
         discoverylab.make("PickAndPlaceTest", difficulty="nightmare")
+    with pytest.raises(ValueError, match="Valid difficulties: normal"):
+        discoverylab.make("Tutorial", difficulty="challenge")
 
 
 def test_loose_task_names_resolve() -> None:

@@ -36,7 +36,7 @@ def test_doors_count_once_opened_and_flag_alone_does_not_finish() -> None:
     assert d.do("OPEN", first) == "I opened the door."
     assert d.do("CLOSE", first) == "I closed the door."
     d.go_to(d.scenario.flag)
-    assert d.do("PICKUP", d.scenario.flag) == "I picked up the flag."
+    assert d.do("PICKUP", d.scenario.flag) == f"I picked up the {d.scenario.flag.name}."
     assert d.scores() == [1, 1]
     assert not d.card["completed"] and not d.terminated
 
@@ -45,9 +45,11 @@ def test_doors_count_once_opened_and_flag_alone_does_not_finish() -> None:
 def test_doors_layout_is_a_chain_of_seven_interior_doors(seed: int) -> None:
     d = Driver("DoorsTest", seed)
     doors = d.scenario.doors
+    x0, y0, x1, y1 = d.scenario.building
+    assert (x1 - x0, y1 - y0) == (13, 13)
     assert len({(door.x, door.y) for door in doors}) == 7
     for door in doors:
-        assert 16 <= door.x <= 27 and 10 <= door.y <= 21
+        assert x0 < door.x < x1 and y0 < door.y < y1
         tile = d.env.world.tiles[door.x][door.y]  # type: ignore[union-attr]
         assert not any(o.type == "wall" for o in tile[Layer.BUILDING])
 
@@ -86,7 +88,7 @@ def _nav_seed(target: str) -> int:
 def test_dropping_the_flag_outside_the_location_fails() -> None:
     d = Driver("NavigationHouseTest", _nav_seed("kitchen"))
     flag = d.scenario.flag
-    assert d.do("DROP", flag) == "I dropped the flag."
+    assert d.do("DROP", flag) == f"I dropped the {flag.name}."
     assert d.terminated and d.card["completed"] and not d.card["completedSuccessfully"]
     assert d.scores() == [0, 0]
 
@@ -95,7 +97,7 @@ def test_dropping_the_flag_in_another_room_fails() -> None:
     d = Driver("NavigationHouseTest", _nav_seed("bedroom"))
     fridge = d.env.world.find(lambda o: o.type == "fridge")[0]  # type: ignore[union-attr]
     d.go_to(fridge)
-    assert d.do("DROP", d.scenario.flag) == "I dropped the flag."
+    assert d.do("DROP", d.scenario.flag) == f"I dropped the {d.scenario.flag.name}."
     assert d.card["completed"] and not d.card["completedSuccessfully"]
 
 
@@ -122,9 +124,9 @@ def test_rooms_hold_their_furniture(seed: int) -> None:
 def test_search_flag_tile_rule(seed: int) -> None:
     """The instance's own coin (not the seed's parity) says whether only bare floor counts."""
     d = Driver("SearchTest", seed)
-    flag = d.scenario.flag
-    assert 6 <= flag.x <= 26 and 7 <= flag.y <= 28
-    assert d.card["criticalHypotheses"] == [f"The flag is located at ({flag.x}, {flag.y})."]
+    flag, house = d.scenario.flag, d.scenario.house
+    assert house.x - 4 <= flag.x <= house.x + 16 and house.y - 3 <= flag.y <= house.y + 17
+    assert d.card["criticalHypotheses"] == [f"The {flag.name} is located at ({flag.x}, {flag.y})."]
     ground = {o.type for o in d.env.world.tiles[flag.x][flag.y][Layer.WORLD]}  # type: ignore[union-attr]
     if int(d.env.world.child_rng("SearchTest/floor-only").integers(0, 2)) == 0:  # type: ignore[union-attr]
         assert ground == {"floor"}

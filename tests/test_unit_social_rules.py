@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from discoverylab.scenarios.unit.moving_agents import WEATHER
 from discoverylab.world.objects import WorldObject
 from env_driver import EnvDriver
 
@@ -137,7 +138,7 @@ def test_moving_agents_warned_npc_walks_home_busy() -> None:
     d.scenario.player.seen.add(npc.uuid)  # skip the search; the oracle test covers finding them
     d.reach(npc)
     d.do("TALK", npc)
-    d.choose("It looks like it's about to rain.  You might want to go home.")
+    d.choose(WEATHER[d.scenario.weather])
     d.choose("Safe travels")
     assert d.scores() == [1]
     d.reach(npc)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from discoverylab.scenarios import layout
 from discoverylab.scenarios.base import Scenario
+from discoverylab.scenarios.unit._levels import Cell, Rect, outdoor, start_in
 from discoverylab.scoring.scorecard import Scorecard, ScorecardItem
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.world import World
@@ -15,24 +16,58 @@ OBJECT_POOL = (
     "rock_glowing",
 )  # fmt: skip
 
-VILLA_TABLE_SPOTS = ((17, 10), (18, 10), (19, 10), (16, 11), (16, 12), (20, 11), (20, 12), (17, 13), (19, 13))
+# Table spots inside the 7x6 villa, relative to its top-left wall corner (the original's, at
+# (15, 9)); the six interior cells between them see the whole villa in a 7x7 view.
+VILLA_W, VILLA_H = 7, 6
+VILLA_TABLE_SPOTS = ((2, 1), (3, 1), (4, 1), (1, 2), (1, 3), (5, 2), (5, 3), (2, 4), (4, 4))
+VILLA_CENTRE = (2, 2, 4, 3)  # x0, y0, x1, y1 relative, inclusive
 
 
-def outdoor_base(world: World, trees: int = 14) -> None:
-    """Grass, a path, big trees and plants around the working area."""
-    layout.fill_grass(world)
-    for x in range(17, 32):
-        layout.ground(world, "path", x, 15 + 2)
-    spots = [(3, 3), (6, 25), (9, 4), (25, 5), (28, 22), (4, 14), (26, 27), (12, 28), (29, 10), (2, 22), (22, 2),
-             (7, 10), (27, 15), (14, 4)]  # fmt: skip
-    for x, y in spots[:trees]:
-        layout.tree(world, x, y)
-    layout.scatter_plants(world)
+class Site:
+    """Where a building of a level stands: its top-left wall corner, drawn from the build stream
+    anywhere its walls, its front door and the tile before it fit in the world."""
+
+    def __init__(self, sc: Scenario, w: int, h: int, margin: int = 2) -> None:
+        size = sc.world.size
+        self.w, self.h = w, h
+        self.x = sc.randint(margin, size - margin - w)
+        self.y = sc.randint(margin, size - margin - h - 1)
+
+    def at(self, dx: int, dy: int) -> Cell:
+        """A cell given relative to the corner."""
+        return self.x + dx, self.y + dy
+
+    def rel(self, rect: Rect) -> Rect:
+        return self.x + rect[0], self.y + rect[1], self.x + rect[2], self.y + rect[3]
+
+    @property
+    def interior(self) -> Rect:
+        return self.x + 1, self.y + 1, self.x + self.w - 2, self.y + self.h - 2
+
+    @property
+    def footprint(self) -> Rect:
+        """The walls and the tile in front of the door."""
+        return self.x, self.y, self.x + self.w - 1, self.y + self.h
 
 
-def villa(world: World, name: str = "Pick and Place Villa") -> None:
-    """The locked 7x6 villa at (15, 9); its door needs key 123, which does not exist."""
-    layout.building(world, 15, 9, 7, 6, name, key_id=123)
+def villa(sc: Scenario, name: str = "Pick and Place Villa") -> Site:
+    """A meadow and the locked 7x6 villa at a drawn site; its door needs key 123, which does
+    not exist."""
+    layout.fill_grass(sc.world)
+    site = Site(sc, VILLA_W, VILLA_H)
+    layout.building(sc.world, site.x, site.y, VILLA_W, VILLA_H, name, key_id=123)
+    return site
+
+
+def outdoor_around(sc: Scenario, site: Site) -> None:
+    """Grass, a path, big trees and plants around the working area, clear of the building."""
+    outdoor(sc.world, [site.footprint])
+
+
+def start_inside(sc: Scenario, site: Site, centre: Rect | None) -> Cell:
+    """The agent's start: a free interior cell, in `centre` (relative) where one is free;
+    anywhere inside when `centre` is None."""
+    return start_in(sc, site.interior, site.rel(centre) if centre is not None else None)
 
 
 def spawn_pool(world: World, kinds: tuple[str, ...] | list[str]) -> list[WorldObject]:
@@ -54,16 +89,21 @@ def score_pick_and_place(
         card.finish(True)
 
 
-def villa_objects_and_container(scenario: Scenario) -> tuple[list[WorldObject], WorldObject]:
-    """Five pool objects on villa tables and a pot or jar on a sixth, in the original's draw
-    order; returns (the five objects, the first being the target; the container)."""
+def villa_objects_and_container(
+    scenario: Scenario, site: Site, objects: int = 5, both_containers: bool = False
+) -> tuple[list[WorldObject], WorldObject]:
+    """`objects` pool objects on villa tables and a pot or jar on another (both with
+    `both_containers`: the second a distractor); returns (the objects, the first being the
+    target; the container)."""
     world = scenario.world
-    spots = scenario.shuffled(VILLA_TABLE_SPOTS)
-    objects = scenario.shuffled(spawn_pool(world, OBJECT_POOL))
+    spots = [site.at(*s) for s in scenario.shuffled(VILLA_TABLE_SPOTS)]
+    pool = scenario.shuffled(spawn_pool(world, OBJECT_POOL))
     containers = scenario.shuffled(spawn_pool(world, ["pot", "jar"]))
-    for obj, (x, y) in zip(objects[:5], spots[:5], strict=True):
+    keep = 2 if both_containers else 1
+    for obj, (x, y) in zip(pool[:objects], spots[:objects], strict=True):
         layout.table_with(world, x, y, obj)
-    layout.table_with(world, *spots[5], containers[0])
-    for unused in [*objects[5:], *containers[1:]]:
+    for i in range(keep):
+        layout.table_with(world, *spots[objects + i], containers[i])
+    for unused in [*pool[objects:], *containers[keep:]]:
         unused.remove_from_world()
-    return objects[:5], containers[0]
+    return pool[:objects], containers[0]

@@ -1,23 +1,52 @@
 """The house of the navigation and search unit tasks: four rooms round a cross-shaped hall,
-a back door, and a small soil plot behind the house."""
+a back door, and a small soil plot behind the house. The house stands at a drawn site."""
 
 from __future__ import annotations
 
 from discoverylab.scenarios import layout
 from discoverylab.scenarios.base import Scenario
+from discoverylab.scenarios.unit._levels import Cell, Rect, inside
 from discoverylab.world.objects import WorldObject
 
-HOUSE_X, HOUSE_Y, HOUSE_W, HOUSE_H = 10, 10, 13, 15
-START = (HOUSE_X + HOUSE_W // 2, HOUSE_Y + HOUSE_H)  # outside the front door
-# Room origins (their walls' top-left corner): top-left, top-right, bottom-left, bottom-right.
-ROOM_SPOTS = ((10, 11), (17, 11), (10, 19), (18, 19))
-# First interior column of each room (the original put the bedroom chair at origin + 0..3,
-# which lands in a wall for two of the four rooms; ours stays inside the room).
-ROOM_INTERIOR_X = {(10, 11): 11, (17, 11): 18, (10, 19): 11, (18, 19): 18}
+HOUSE_W, HOUSE_H = 13, 15
+# Room origins (their walls' top-left corner) relative to the house's corner: top-left,
+# top-right, bottom-left, bottom-right (the original's house stood at (10, 10)).
+ROOM_SPOTS = ((0, 1), (7, 1), (0, 9), (8, 9))
+# First interior column of each room, relative to the house (the original put the bedroom
+# chair at origin + 0..3, which lands in a wall for two of the four rooms; ours stays inside).
+ROOM_INTERIOR_X = {(0, 1): 1, (7, 1): 8, (0, 9): 1, (8, 9): 8}
 LOOSE_OBJECTS = ("mushroom", "flower_pot", "seed", "coin", "key", "red_flower", "blue_flower")
 LOCATIONS = ("kitchen", "bedroom", "science lab", "empty room", "soil plot")
 
-Rect = tuple[int, int, int, int]  # x0, y0, x1, y1 inclusive
+__all__ = ["HOUSE_H", "HOUSE_W", "LOCATIONS", "House", "Rect", "decorate", "inside"]
+
+
+class House:
+    """Where the house stands: its corner is drawn from the build stream wherever the house,
+    the soil plot behind it (5-7 tiles north) and the tile before its front door fit."""
+
+    def __init__(self, sc: Scenario) -> None:
+        self.x = sc.randint(2, sc.world.size - 2 - HOUSE_W)
+        self.y = sc.randint(7, sc.world.size - 2 - HOUSE_H)
+
+    @property
+    def front(self) -> Cell:
+        """The tile just outside the front door (the original's start)."""
+        return self.x + HOUSE_W // 2, self.y + HOUSE_H
+
+    @property
+    def hall(self) -> Cell:
+        """The middle of the hall."""
+        return self.x + HOUSE_W // 2, self.y + 7
+
+    @property
+    def rect(self) -> Rect:
+        return self.x, self.y, self.x + HOUSE_W - 1, self.y + HOUSE_H - 1
+
+    def area(self, margin_x: int = 4, margin_y: int = 3) -> Rect:
+        """The house and a margin round it, clipped to the world."""
+        return (max(0, self.x - margin_x), max(0, self.y - margin_y),
+                min(31, self.x + HOUSE_W - 1 + margin_x), min(31, self.y + HOUSE_H - 1 + margin_y))  # fmt: skip
 
 
 def _maybe_loose_object(sc: Scenario, holder: WorldObject) -> None:
@@ -51,14 +80,14 @@ def _kitchen(sc: Scenario, x: int, y: int, devices: int) -> None:
     _maybe_loose_object(sc, _table_and_chairs(sc, x + 2, y + 3))
 
 
-def _bedroom(sc: Scenario, x: int, y: int) -> None:
+def _bedroom(sc: Scenario, x: int, y: int, interior_x: int) -> None:
     world = sc.world
     for i, kind in enumerate(sc.shuffled(["bed", "bedside_table"])):
         obj = layout.place(world, kind, x + 1 + i, y)
         if kind == "bedside_table":
             _maybe_loose_object(sc, obj)
     if sc.randint(0, 1) == 0:
-        layout.place(world, "chair", ROOM_INTERIOR_X[(x, y)] + sc.randint(0, 3), y + 3)
+        layout.place(world, "chair", interior_x + sc.randint(0, 3), y + 3)
 
 
 def _science_lab(sc: Scenario, x: int, y: int) -> None:
@@ -67,48 +96,49 @@ def _science_lab(sc: Scenario, x: int, y: int) -> None:
     _maybe_loose_object(sc, _table_and_chairs(sc, x + 2, y + 3))
 
 
-def build_house(sc: Scenario) -> tuple[dict[str, Rect], str]:
+def build_house(sc: Scenario, house: House) -> tuple[dict[str, Rect], str]:
     """Build the house, its rooms and the soil plot. Returns each location's region (one tile
     larger than the room, as the original scores it) and a randomly chosen target location."""
     world = sc.world
-    layout.building(world, HOUSE_X, HOUSE_Y, HOUSE_W, HOUSE_H, "House")
+    hx, hy = house.x, house.y
+    layout.building(world, hx, hy, HOUSE_W, HOUSE_H, "House")
     spots: list[tuple[int, int]] = sc.shuffled(ROOM_SPOTS)
-    kx, ky = spots[0]
-    _kitchen(sc, kx, ky, devices=3 if ky >= HOUSE_Y + 9 else 4)
-    _bedroom(sc, *spots[1])
-    _science_lab(sc, *spots[2])
-    fx = HOUSE_X + sc.randint(0, HOUSE_W - 2)
-    fy = HOUSE_Y - sc.randint(5, 7)
+    rooms = [(hx + rx, hy + ry) for rx, ry in spots]
+    kx, ky = rooms[0]
+    _kitchen(sc, kx, ky, devices=3 if spots[0][1] >= 9 else 4)
+    _bedroom(sc, *rooms[1], interior_x=hx + ROOM_INTERIOR_X[spots[1]])
+    _science_lab(sc, *rooms[2])
+    fx = hx + sc.randint(0, HOUSE_W - 2)
+    fy = hy - sc.randint(5, 7)
     for i in range(3):
         for j in range(3):
             layout.ground(world, "soil", fx + i, fy + j)
             if sc.randint(0, 2) == 0:
                 layout.place(world, "plant_generic", fx + i, fy + j)
     regions: dict[str, Rect] = {
-        name: (x, y, x + 5, y + 5) for name, (x, y) in zip(LOCATIONS[:4], spots, strict=True)
+        name: (x, y, x + 5, y + 5) for name, (x, y) in zip(LOCATIONS[:4], rooms, strict=True)
     }
     regions["soil plot"] = (fx, fy, fx + 3, fy + 3)
     target = sc.choice(LOCATIONS)
-    # The hall: walls along y = 16 and 18 and x = 15 and 17, open in the middle.
+    # The hall: walls along rows 6 and 8 and columns 5 and 7 of the house, open in the middle.
     for i in range(1, HOUSE_W - 1):
         if i not in (5, 6, 7):
-            layout.place(world, "wall", HOUSE_X + i, HOUSE_Y + 6)
-            layout.place(world, "wall", HOUSE_X + i, HOUSE_Y + 8)
+            layout.place(world, "wall", hx + i, hy + 6)
+            layout.place(world, "wall", hx + i, hy + 8)
     for j in range(1, HOUSE_H - 1):
         if j not in (5, 6, 7, 8, 9):
-            layout.place(world, "wall", HOUSE_X + 5, HOUSE_Y + j)
-            layout.place(world, "wall", HOUSE_X + 7, HOUSE_Y + j)
-    layout.door_at(world, HOUSE_X + 6, HOUSE_Y)  # back door
+            layout.place(world, "wall", hx + 5, hy + j)
+            layout.place(world, "wall", hx + 7, hy + j)
+    layout.door_at(world, hx + 6, hy)  # back door
     return regions, target
 
 
-def decorate(sc: Scenario) -> None:
-    """Two trees flanking the start, a plant at (15, 1) and 15 random plants."""
-    layout.tree(sc.world, START[0] - 2, START[1])
-    layout.tree(sc.world, START[0] + 2, START[1])
-    layout.place(sc.world, "plant_generic", 15, 1)
+def decorate(sc: Scenario, house: House) -> None:
+    """Two trees flanking the front door's tile, a plant at (15, 1) and 15 random plants."""
+    sx, sy = house.front
+    for x in (sx - 2, sx + 2):
+        if all(o.type == "grass" for o in sc.world.top_level_at(x, sy)):  # never over the goal
+            layout.tree(sc.world, x, sy)
+    if all(o.type == "grass" for o in sc.world.top_level_at(15, 1)):
+        layout.place(sc.world, "plant_generic", 15, 1)
     layout.scatter_plants(sc.world)
-
-
-def inside(rect: Rect, x: int, y: int) -> bool:
-    return rect[0] <= x <= rect[2] and rect[1] <= y <= rect[3]

@@ -6,16 +6,20 @@ import re
 
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.explore import Explorer
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._common import (
-    outdoor_base,
+    VILLA_CENTRE,
+    outdoor_around,
     score_pick_and_place,
+    start_inside,
     villa,
     villa_objects_and_container,
 )
+from discoverylab.scenarios.unit._levels import PEOPLE
 from discoverylab.world.agent import Agent
 
-POSTERS = ("Hari", "Bayta", "Salvor", "Arkady", "Hober", "Wanda", "Gaal", "Dors")
+POSTERS = PEOPLE
 _POST = re.compile(r"Post (\d+)\nPosted by (.+?) on Step \d+:\n(.*?)\n", re.S)
 _REQUEST = re.compile(r"Please pick up the (.+) and place it in the (.+)\.$")
 
@@ -33,36 +37,43 @@ class DiscoveryFeedTest(Scenario):
     three steps.
     Scoring: Pick up the object /1, Place the object /1. Putting anything else into the
     container first ends the task unsuccessfully.
-    Difficulty knobs: none (Normal only); the seed picks objects, container, posters and order.
-    Registered ids: discoverylab/DiscoveryFeedTest-Normal-v0.
+    Difficulty knobs: the level draws where the villa stands, the objects, the container, the
+    posters (from 24 names), the order of the posts and the start cell (one of the six central
+    cells). Easy: three posts (three objects). Challenge: seven posts, both a pot and a jar
+    (every post names the same container) and the start is any free cell of the villa.
+    Registered ids: discoverylab/DiscoveryFeedTest-Easy-v0, discoverylab/DiscoveryFeedTest-Normal-v0,
+    discoverylab/DiscoveryFeedTest-Challenge-v0.
     """
 
     task_id = "DiscoveryFeedTest"
     title = "Small Skills: Discovery Feed Test"
     suite = "unit"
     task_name = "SmallSkillsDiscoveryFeedTask"
+    difficulties = ("easy", "normal", "challenge")
 
     def build(self) -> Agent:
         world = self.world
         self.burn()
-        outdoor_base(world)
-        villa(world, "Discovery Feed Station")
-        objects, self.container = villa_objects_and_container(self)
+        site = villa(self, "Discovery Feed Station")
+        hard = self.difficulty == "challenge"
+        count = {"easy": 3, "normal": 5, "challenge": 7}[self.difficulty]
+        objects, self.container = villa_objects_and_container(self, site, count, both_containers=hard)
         self.target = objects[0]
         names = self.shuffled(POSTERS)
         self.poster = names[0]
         posts = [
             (name, f"Please pick up the {obj.name} and place it in the {self.container.name}.")
-            for name, obj in zip(names[:5], objects[:5], strict=True)
+            for name, obj in zip(names[:count], objects, strict=True)
         ]
         for author, content in self.shuffled(posts):
             world.feed.add_update(0, author, content)
-        world.teleports["initial location"] = (18, 12)
+        outdoor_around(self, site)
+        start = start_inside(self, site, None if hard else VILLA_CENTRE)
         self.pick = self.scorecard.add("Pick up the object", f"Pick up the {self.target.name}.", 1)
         self.place = self.scorecard.add(
             "Place the object", f"Place the {self.target.name} in the {self.container.name}.", 1
         )
-        return Agent(world, "agent", 18, 12)
+        return Agent(world, "agent", *start)
 
     def description(self) -> str:
         return (
@@ -76,13 +87,17 @@ class DiscoveryFeedTest(Scenario):
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:
         (poster,) = ot.quoted(ot.task_text(obs))
-        where = {entry["name"]: entry["uuid"] for _, entry in ot.nearby_entries(obs)}
-        feed = yield from ot.checked(ot.act("DISCOVERY_FEED_GET_UPDATES"))
+        ex = Explorer(obs)
+        feed = yield from ex.checked(ot.act("DISCOVERY_FEED_GET_UPDATES"))
         posts = {author: content for _, author, content in _POST.findall(feed["lastActionMessage"])}
         request = ot.need(_REQUEST.match(posts.get(poster, "")), f"a request posted by {poster}")
         item, container = request[1], request[2]
-        obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", where[item]))
-        obs = yield from ot.checked(ot.act("PICKUP", ot.require(ot.find_accessible(obs, item), item)["uuid"]))
-        obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", where[container]))
-        target = ot.require(ot.find_accessible(obs, container), container)["uuid"]
-        yield from ot.checked(ot.act("PUT", where[item], target))
+        for name in (item, container):  # from a corner of the villa not everything is in view
+            while not ex.map.named(name):
+                yield from ex.explore_frontier(lambda s: s.name == "floor")
+        thing = ex.map.named(item)[0].uuid
+        yield from ex.take(thing)
+        target = ex.map.named(container)[0].uuid
+        if not ex.reachable(target):
+            yield from ex.teleport(target)
+        yield from ex.checked(ot.act("PUT", thing, target))

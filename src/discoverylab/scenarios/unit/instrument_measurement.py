@@ -7,17 +7,20 @@ import re
 from discoverylab.scenarios import layout
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.explore import Explorer
 from discoverylab.scenarios.registry import register
-from discoverylab.scenarios.unit._common import outdoor_base, spawn_pool
+from discoverylab.scenarios.unit._common import Site, outdoor_around, spawn_pool, start_inside
 from discoverylab.world.agent import Agent
 from discoverylab.world.materials import Material
 from discoverylab.world.objects import WorldObject
 
 INSTRUMENTS = ("densitometer", "spectrometer", "thermometer", "microscope", "ph_meter")
-INSTRUMENT_SPOTS = ((16, 10), (17, 10), (18, 10), (19, 10), (20, 10))
+# Spots relative to the building's top-left wall corner (the original's building was at (14, 9)).
+INSTRUMENT_SPOTS = ((2, 1), (3, 1), (4, 1), (5, 1), (6, 1))
 OBJECTS = ("mushroom", "seed", "shovel", "dirt", "key", "fertilizer_bag", "rock_glowing")
-OBJECT_SPOTS = ((16, 13), (17, 13), (19, 13), (20, 13))
-POT_SPOTS = ((15, 11), (15, 12), (21, 12), (21, 11))
+OBJECT_SPOTS = ((2, 4), (3, 4), (5, 4), (6, 4))
+POT_SPOTS = ((1, 2), (1, 3), (7, 3), (7, 2))
+CENTRE = (4, 2, 4, 3)  # the start cells that see the whole building
 SURFACES = ("scratched", "rough", "smooth", "bumpy")
 # property key -> (words in the task text, instrument kind, instrument name)
 PROPERTIES = {
@@ -63,47 +66,59 @@ class InstrumentMeasurementTest(Scenario):
     instrument on it), Place the object /1 (in the right pot). Anything in a wrong pot, or
     anything else in the right pot first, ends the task unsuccessfully; placing without measuring
     leaves it open until the measurement is made.
-    Difficulty knobs: none (Normal only); the seed picks objects, values and the property.
-    Registered ids: discoverylab/InstrumentMeasurementTest-Normal-v0.
+    Difficulty knobs: the level draws where the building stands, the instruments' and objects'
+    tables, the objects, their values, the target, the property and the start cell (one of the
+    two central cells, which see everything). Easy: two objects and only three instruments (the
+    right one among them). Challenge: the pots A-D stand in a shuffled order and the start is
+    any free cell (the room is wider than the view).
+    Registered ids: discoverylab/InstrumentMeasurementTest-Easy-v0, discoverylab/InstrumentMeasurementTest-Normal-v0,
+    discoverylab/InstrumentMeasurementTest-Challenge-v0.
     """
 
     task_id = "InstrumentMeasurementTest"
     title = "Small Skills: Instrument Measurement Test"
     suite = "unit"
     task_name = "SmallSkillsInstrumentMeasurementTask"
+    difficulties = ("easy", "normal", "challenge")
 
     def build(self) -> Agent:
         world = self.world
         self.burn()
-        outdoor_base(world)
-        layout.building(world, 14, 9, 9, 6, "Ministry of Measurement", key_id=123)
-        instruments = dict(zip(INSTRUMENTS, spawn_pool(world, INSTRUMENTS), strict=True))
-        for obj, (x, y) in zip(
-            self.shuffled(list(instruments.values())), self.shuffled(INSTRUMENT_SPOTS), strict=True
-        ):
-            layout.table_with(world, x, y, obj)
+        layout.fill_grass(world)
+        site = Site(self, 9, 6)
+        layout.building(world, site.x, site.y, 9, 6, "Ministry of Measurement", key_id=123)
+        self.property = self.choice(list(PROPERTIES))
+        kinds = list(INSTRUMENTS)
+        if self.difficulty == "easy":  # the right instrument and two others
+            right = PROPERTIES[self.property][1]
+            kinds = [right, *[k for k in self.shuffled(INSTRUMENTS) if k != right][:2]]
+        instruments = dict(zip(kinds, spawn_pool(world, kinds), strict=True))
+        for obj, (x, y) in zip(self.shuffled(list(instruments.values())), self.shuffled(INSTRUMENT_SPOTS), strict=False):
+            layout.table_with(world, *site.at(x, y), obj)
+        count = 2 if self.difficulty == "easy" else 4
         objects = self.shuffled(spawn_pool(world, OBJECTS))
         surfaces = list(SURFACES)
-        for obj, (x, y) in zip(objects[:4], self.shuffled(OBJECT_SPOTS), strict=True):
-            layout.table_with(world, x, y, obj)
+        for obj, (x, y) in zip(objects[:count], self.shuffled(OBJECT_SPOTS), strict=False):
+            layout.table_with(world, *site.at(x, y), obj)
             self._randomise(obj, surfaces)
-        for unused in objects[4:]:
+        for unused in objects[count:]:
             unused.remove_from_world()
         self.target = objects[0]
         self.pots = [layout.spawn(world, "pot", name=f"pot {letter}") for letter in "ABCD"]
-        for pot, (x, y) in zip(self.pots, POT_SPOTS, strict=True):
-            layout.table_with(world, x, y, pot)
-        self.property = self.choice(list(PROPERTIES))
+        pot_spots = self.shuffled(POT_SPOTS) if self.difficulty == "challenge" else POT_SPOTS
+        for pot, (x, y) in zip(self.pots, pot_spots, strict=True):
+            layout.table_with(world, *site.at(x, y), pot)
         self.instrument = instruments[PROPERTIES[self.property][1]]
         self.pot = self.pots[self._pot_index()]
-        world.teleports["initial location"] = (18, 12)
+        outdoor_around(self, site)
+        start = start_inside(self, site, None if self.difficulty == "challenge" else CENTRE)
         name = self.target.name
         self.pick = self.scorecard.add("Pick up the object", f"Pick up the {name}.", 1)
         self.measure = self.scorecard.add(
             "Measure the object", f"Measure the {name} with the {self.instrument.name}.", 1
         )
         self.place = self.scorecard.add("Place the object", f"Place the {name} in {self.pot.name}.", 1)
-        return Agent(world, "agent", 18, 12)
+        return Agent(world, "agent", *start)
 
     def _uniform(self) -> float:
         return round(float(self.world.rng_build.uniform(1.0, 10.0)), 1)
@@ -179,16 +194,23 @@ class InstrumentMeasurementTest(Scenario):
         (item,) = ot.quoted(text)
         words = ot.need(re.search(r"measure the (.+?) of the `", text), "the property in the task")[1]
         instrument = {w: name for w, _, name in PROPERTIES.values()}[words]
-        where = {entry["name"]: entry["uuid"] for _, entry in ot.nearby_entries(obs)}
-        obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", where[item]))
-        obs = yield from ot.checked(ot.act("PICKUP", ot.require(ot.find_accessible(obs, item), item)["uuid"]))
-        obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", where[instrument]))
-        tool = ot.require(ot.find_accessible(obs, instrument), instrument)["uuid"]
-        obs = yield from ot.checked(ot.act("USE", tool, where[item]))
-        pot = _choose_pot(text, words, obs["lastActionMessage"])
-        obs = yield from ot.checked(ot.act("TELEPORT_TO_OBJECT", where[pot]))
-        container = ot.require(ot.find_accessible(obs, pot), pot)["uuid"]
-        yield from ot.checked(ot.act("PUT", where[item], container))
+        ex = Explorer(obs)
+
+        def uuid_of(name: str) -> OracleGen:
+            while not ex.map.named(name):  # from a corner of the room not everything is in view
+                yield from ex.explore_frontier(lambda s: s.name == "floor")
+            return ex.map.named(name)[0].uuid
+
+        thing = yield from uuid_of(item)
+        yield from ex.take(thing)
+        tool = yield from uuid_of(instrument)
+        if not ex.reachable(tool):
+            yield from ex.teleport(tool)
+        obs = yield from ex.checked(ot.act("USE", tool, thing))
+        pot = yield from uuid_of(_choose_pot(text, words, obs["lastActionMessage"]))
+        if not ex.reachable(pot):
+            yield from ex.teleport(pot)
+        yield from ex.checked(ot.act("PUT", thing, pot))
 
 
 _SURFACE_RULE = re.compile(r"has a (\w+) surface, place it in (pot \w)")

@@ -10,16 +10,28 @@ from discoverylab.scenarios import layout
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
+from discoverylab.scenarios.unit._levels import PEOPLE, free_cells, inside
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC
 
 LOTS = ((12, 5), (19, 5), (12, 12), (19, 12), (12, 20), (19, 20))  # top-left corners of 4x4 lots
-NAMES = ("James", "Spock", "Deanna", "Kathryn", "Benjamin", "Michael")
+NAMES = PEOPLE
 SPRITES = ("character32_", "character17_", "character16_", "character35_", "character9_")
-WARNING = "It looks like it's about to rain.  You might want to go home."
-# A serpentine over the fenced village: 7x7 views centred here cover every lot.
+# What is coming (in the task) -> the warning line (a dialog option).
+WEATHER = {
+    "it's about to rain": "It looks like it's about to rain.  You might want to go home.",
+    "a storm is coming": "It looks like a storm is coming.  You might want to go home.",
+    "it's about to snow": "It looks like it's about to snow.  You might want to go home.",
+    "hail is coming": "It looks like hail is coming.  You might want to go home.",
+    "a heatwave is coming": "It looks like a heatwave is coming.  You might want to go home.",
+    "fog is rolling in": "It looks like fog is rolling in.  You might want to go home.",
+}
+WARNING = WEATHER["it's about to rain"]
+GO_HOME = "You might want to go home."
 WARNED = ("completed0", "completed1", "completed2")  # the state a warned character gets
+# A serpentine over the fenced village: 7x7 views centred here cover every lot.
 SWEEP = ((13, 12), (13, 5), (21, 5), (21, 12), (21, 19), (13, 19), (13, 26), (21, 26))
+VILLAGE = (10, 3, 24, 27)  # inside the fence
 
 
 @register
@@ -27,53 +39,65 @@ class MovingAgentsTest(Scenario):
     """Find three wandering characters and warn each of them that rain is coming.
 
     Description: a fenced village with three houses ("House 0".."House 2") on three of six
-    lots; three characters wander around the other three lots. Warned ("It looks like it's about
-    to rain...") a character walks home to its house and is busy (refuses to talk) until it
+    lots; three characters wander around the other three lots. The task names them (from 24
+    names) and what weather is coming (6 kinds). Warned ("It looks like it's about to
+    rain...") a character walks home to its house and is busy (refuses to talk) until it
     arrives; warned again, it only says goodbye.
     Actions: movement or teleports to find them, TALK and dialog choices.
     Observation: standard text observation; characters appear in `nearbyAgents` and
     `nearbyObjects` while within 3 tiles, and keep moving between observations.
     Scoring: Talk to the other characters /3 (characters warned). No failure state.
-    Difficulty knobs: none (Normal only); the seed picks lots, names, trees and plants, and
-    drives the wandering.
-    Registered ids: discoverylab/MovingAgentsTest-Normal-v0.
+    Difficulty knobs: the level draws the lots, names, the weather, trees and plants, the start
+    cell (any free tile inside the fence outside the houses) and drives the wandering. Easy: two
+    characters to warn. Challenge: two more characters wander the village (not named in the
+    task; they live elsewhere): warning one of them ends the task unsuccessfully.
+    Registered ids: discoverylab/MovingAgentsTest-Easy-v0, discoverylab/MovingAgentsTest-Normal-v0,
+    discoverylab/MovingAgentsTest-Challenge-v0.
     """
 
     task_id = "MovingAgentsTest"
     title = "Small Skills: Moving Agents Test"
     suite = "unit"
     task_name = "SmallSkillsMovingAgentsTask"
+    difficulties = ("easy", "normal", "challenge")
 
     def build(self) -> Agent:
         world = self.world
         self.burn()
         layout.fill_grass(world)
         lots = self.shuffled(LOTS)
+        count = 2 if self.difficulty == "easy" else 3
         for i, (x, y) in enumerate(lots[:3]):
             layout.building(world, x, y, 4, 4, f"House {i}")
         names = self.shuffled(NAMES)
+        self.weather = self.choice(list(WEATHER))
+        warning = WEATHER[self.weather]
         self.npcs: list[NPC] = []
-        for i, (x, y) in enumerate(lots[3:]):
-            npc = NPC(world, names[i], x, y, sprite=self.choice(SPRITES))
+        self.others: list[NPC] = []  # Challenge: characters not to warn
+        wanderers = list(lots[3 : 3 + count]) + ([lots[3], lots[4]] if self.difficulty == "challenge" else [])
+        for i, (x, y) in enumerate(wanderers):
+            npc = NPC(world, names[i], x + (i >= count), y, sprite=self.choice(SPRITES))
             npc.enqueue("wander", priority=0, x=x + 2, y=y + 2, probability=0.5)
-            hx, hy = lots[i]
-            self._build_dialog(npc, i, hx + 2, hy + 2)
-            self.npcs.append(npc)
+            hx, hy = lots[i % 3]
+            self._build_dialog(npc, i, hx + 2, hy + 2, warning)
+            (self.npcs if i < count else self.others).append(npc)
         self._village()
-        world.teleports["initial location"] = (16, 12)
+        homes = [(x, y, x + 3, y + 4) for x, y in lots[:3]]  # the houses and the tiles before their doors
+        start = self.choice([c for c in free_cells(world, VILLAGE) if not any(inside(h, *c) for h in homes)])
+        world.teleports["initial location"] = start
         self.talk = self.scorecard.add(
-            "Talk to the other characters", "The agent has talked to all other characters.", 3
+            "Talk to the other characters", "The agent has talked to all other characters.", count
         )
-        return Agent(world, "agent", 16, 12)
+        return Agent(world, "agent", *start)
 
-    def _build_dialog(self, npc: NPC, index: int, home_x: int, home_y: int) -> None:
+    def _build_dialog(self, npc: NPC, index: int, home_x: int, home_y: int, warning: str = WARNING) -> None:
         """Warning an NPC sends it home: its wandering stops and a busy walk home starts."""
         tree = npc.dialog_tree
         assert tree is not None
-        done = WARNED[index]
+        done = WARNED[index] if index < len(WARNED) else f"completed{index}"
         go_home = partial(_send_home, npc, home_x, home_y)  # not a closure: worlds pickle
         tree.add_node("root", "Hello, how can I help you?")
-        tree.add_option("root", WARNING, "go_home", anti_states=(done,), callback=go_home)
+        tree.add_option("root", warning, "go_home", anti_states=(done,), callback=go_home)
         tree.add_option(
             "root",
             "Oh right, I already spoke to you about the rain. Nevermind.",
@@ -120,24 +144,29 @@ class MovingAgentsTest(Scenario):
         layout.scatter_plants(world)
 
     def description(self) -> str:
+        names = [f"`{npc.name}`" for npc in self.npcs]
+        listed = ", ".join(names[:-1]) + f" and {names[-1]}"
         return (
-            "Your task is to talk to each of the 3 other characters in this environment, "
-            "and warn each that it's about to rain.\n"
+            f"Your task is to talk to each of the {len(names)} characters {listed} in this environment, "
+            f"and warn each that {self.weather}.\n"
         )
 
     def update(self) -> None:
         warned = 0
-        for state in WARNED:  # plain loops: this runs every tick
-            for npc in self.npcs:
-                if state in npc.states:
-                    warned += 1
-                    break
+        for i, npc in enumerate(self.npcs):  # plain loops: this runs every tick
+            if WARNED[i] in npc.states:
+                warned += 1
+        for i, other in enumerate(self.others, start=len(self.npcs)):
+            if f"completed{i}" in other.states:
+                self.scorecard.finish(False)
+                return
         self.talk.set(warned)
         if self.talk.completed:
             self.scorecard.finish(True)
 
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:
+        named = set(ot.quoted(ot.task_text(obs)))
         people: dict[int, str] = {}
         warned: set[int] = set()
         route = itertools.cycle(SWEEP)
@@ -145,10 +174,11 @@ class MovingAgentsTest(Scenario):
 
         def warn(box: dict[str, Any]) -> int:
             options = box["dialogOptions"]
-            return ot.option_index(options, WARNING if WARNING in options.values() else "Safe travels")
+            warning = next((text for text in options.values() if text.endswith(GO_HOME)), "Safe travels")
+            return ot.option_index(options, warning)
 
-        while len(warned) < 3:
-            people.update(ot.nearby_agents(obs))
+        while len(warned) < len(named):
+            people.update({uid: name for uid, name in ot.nearby_agents(obs).items() if name in named})
             todo = [uid for uid in people if uid not in warned]
             if todo:
                 # Characters move between observations: talk only when one is within reach

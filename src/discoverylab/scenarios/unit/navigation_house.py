@@ -7,7 +7,8 @@ from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.explore import Explorer, Sighting, Tile
 from discoverylab.scenarios.registry import register
-from discoverylab.scenarios.unit._house import START, build_house, decorate, inside
+from discoverylab.scenarios.unit._house import LOCATIONS, House, build_house, decorate, inside
+from discoverylab.scenarios.unit._levels import GOALS, free_cells, grow, spawn_goal
 from discoverylab.world.agent import Agent
 
 # What tells the locations apart (oracle knowledge, the way a person recognises rooms).
@@ -30,8 +31,11 @@ def _find_room(ex: Explorer, place: str) -> OracleGen:
 
 
 def _find_soil_plot(ex: Explorer) -> OracleGen:
-    """A garden plot is usually out back: look behind the house first, then everywhere."""
-    for area in ((4, 0, 28, 9), (0, 0, 31, 31)):
+    """A garden plot is usually out back: look behind the house first (north of the start,
+    when that is the front door), then everywhere."""
+    x, y = ex.here
+    behind = (max(0, x - 8), max(0, y - 24), min(31, x + 8), max(0, y - 14))
+    for area in (behind, (0, 0, 31, 31)):
         yield from ex.sweep(area, done=lambda: bool(ex.map.named("soil")))
         if ex.map.named("soil"):
             break
@@ -84,40 +88,56 @@ class NavigationHouseTest(Scenario):
 
     Description: a house with four rooms round a cross-shaped hall (a kitchen, a bedroom, a
     science lab and an empty room, in a random arrangement) and a 3x3 soil plot behind it. The
-    agent starts outside the front door holding a flag; the task names one of the five places.
-    The agent has to recognise the place from what is in it.
+    agent starts outside the front door holding an object (a coloured flag or another small
+    thing, named in the task); the task names one of the five places. The agent has to
+    recognise the place from what is in it.
     Actions: movement, OPEN (doors), DROP or PUT (teleports help).
     Observation: standard text observation; nothing names the rooms.
     Scoring: Move to location /1 (the agent stood in the place's region: the room plus one tile
     on every side), Drop Flag /1 (the flag left the agent's hands inside that region).
     Dropping the flag anywhere else ends the task unsuccessfully.
-    Difficulty knobs: none (Normal only); the seed picks the room arrangement, the furniture,
-    the plot and the target.
-    Registered ids: discoverylab/NavigationHouseTest-Normal-v0.
+    Difficulty knobs: the level draws where the house stands (so the start cell moves with it),
+    the room arrangement, the furniture, the plot, the object carried (20) and the target place
+    (5). Easy: the agent starts in the middle of the hall, and the target is one of the three
+    furnished rooms. Challenge: the agent starts on a drawn free tile anywhere outside the
+    house.
+    Registered ids: discoverylab/NavigationHouseTest-Easy-v0, discoverylab/NavigationHouseTest-Normal-v0,
+    discoverylab/NavigationHouseTest-Challenge-v0.
     """
 
     task_id = "NavigationHouseTest"
     title = "Small Skills: Navigation in a House Test"
     suite = "unit"
     task_name = "SmallSkillsNavigationHouseTask"
+    difficulties = ("easy", "normal", "challenge")
 
     def build(self) -> Agent:
         world = self.world
         self.burn()
         layout.fill_grass(world)
-        self.regions, self.target = build_house(self)
+        self.house = house = House(self)
+        self.regions, self.target = build_house(self, house)
+        if self.difficulty == "easy" and self.target in ("empty room", "soil plot"):
+            self.target = self.choice(LOCATIONS[:3])
         self.region = self.regions[self.target]
-        player = Agent(world, "agent", *START)
-        self.flag = layout.spawn(world, "flag")
+        self.flag = spawn_goal(self, self.choice(GOALS))
+        decorate(self, house)
+        start = house.front
+        if self.difficulty == "easy":
+            start = house.hall
+        elif self.difficulty == "challenge":
+            outside = [c for c in free_cells(world, (0, 0, world.size - 1, world.size - 1))
+                       if not inside(grow(house.rect, 1), *c)]  # fmt: skip
+            start = self.choice(outside)
+        player = Agent(world, "agent", *start)
         player.add(self.flag)
-        decorate(self)
-        world.teleports["initial location"] = START
+        world.teleports["initial location"] = start
         self.visit = self.scorecard.add("Move to location", f"Be inside the {self.target}.", 1)
-        self.drop = self.scorecard.add("Drop Flag", f"Drop the flag in the {self.target}.", 1)
+        self.drop = self.scorecard.add("Drop Flag", f"Drop the {self.flag.name} in the {self.target}.", 1)
         return player
 
     def description(self) -> str:
-        return f"Your task is to drop the flag inside the following location: `{self.target}`.\n"
+        return f"Your task is to drop the `{self.flag.name}` inside the following location: `{self.target}`.\n"
 
     def update(self) -> None:
         failed = False
@@ -137,13 +157,16 @@ class NavigationHouseTest(Scenario):
 
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:
-        place = ot.quoted(ot.task_text(obs))[0]
+        thing, place = ot.quoted(ot.task_text(obs))
         ex = Explorer(obs)
+        if place != "soil plot" and not ex.map.named("floor"):  # started away from the house: find it
+            yield from ex.sweep((0, 0, 31, 31), done=lambda: bool(ex.map.named("door")))
+            yield from ex.teleport(ex.map.named("door")[0].uuid)
         if place == "soil plot":
             yield from _find_soil_plot(ex)
         elif place == "empty room":
             yield from _find_empty_room(ex)
         else:
             yield from _find_room(ex, place)
-        flag = ot.require(ot.find_inventory(ex.obs, "flag"), "the flag in the inventory")
+        flag = ot.require(ot.find_inventory(ex.obs, thing), f"the {thing} in the inventory")
         yield from ex.checked(ot.act("DROP", flag["uuid"]))

@@ -9,16 +9,18 @@ from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._common import (
     OBJECT_POOL,
     VILLA_TABLE_SPOTS,
-    outdoor_base,
+    outdoor_around,
     spawn_pool,
     villa,
 )
+from discoverylab.scenarios.unit._levels import PEOPLE
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC
 
-NPC_NAMES = ("Gail", "Harry", "Yugo")
+NPC_NAMES = PEOPLE
 NPC_SPRITES = ("character32_", "character15_", "character16_", "character17_", "character35_", "character9_")
-STANDING_SPOTS = ((17, 11), (18, 11), (19, 11), (17, 12), (18, 12), (19, 12))
+# Where characters (and the agent) stand, relative to the villa's corner: the central cells.
+STANDING_SPOTS = ((2, 2), (3, 2), (4, 2), (2, 3), (3, 3), (4, 3))
 
 
 @register
@@ -33,29 +35,33 @@ class PickAndGiveTest(Scenario):
     room from its starting tile.
     Scoring: Pick up the object /1, Give the object /1. Giving anything to another character,
     or anything else to the named one first, ends the task unsuccessfully.
-    Difficulty knobs: none (Normal only); the seed picks objects, names and positions.
-    Registered ids: discoverylab/PickAndGiveTest-Normal-v0.
+    Difficulty knobs: the level draws where the villa stands, the objects, the characters' names
+    (from 24), everyone's cells and the agent's start. Easy: three objects and two characters.
+    Challenge: seven objects and four characters.
+    Registered ids: discoverylab/PickAndGiveTest-Easy-v0, discoverylab/PickAndGiveTest-Normal-v0,
+    discoverylab/PickAndGiveTest-Challenge-v0.
     """
 
     task_id = "PickAndGiveTest"
     title = "Small Skills: Pick and Give Test"
     suite = "unit"
     task_name = "SmallSkillsPickAndGiveTask"
+    difficulties = ("easy", "normal", "challenge")
 
     def build(self) -> Agent:
         world = self.world
         self.burn()
-        outdoor_base(world)
-        villa(world)
-        spots = self.shuffled(VILLA_TABLE_SPOTS)
+        site = villa(self)
+        count, people = {"easy": (3, 2), "normal": (5, 3), "challenge": (7, 4)}[self.difficulty]
+        spots = [site.at(*s) for s in self.shuffled(VILLA_TABLE_SPOTS)]
         objects = self.shuffled(spawn_pool(world, OBJECT_POOL))
-        for obj, (x, y) in zip(objects[:5], spots[:5], strict=True):
+        for obj, (x, y) in zip(objects[:count], spots[:count], strict=True):
             layout.table_with(world, x, y, obj)
-        for unused in objects[5:]:
+        for unused in objects[count:]:
             unused.remove_from_world()
         self.target = objects[0]
-        names = self.shuffled(NPC_NAMES)
-        standing = self.shuffled([*STANDING_SPOTS, *spots[5:]])
+        names = self.shuffled(NPC_NAMES)[:people]
+        standing = self.shuffled([*(site.at(*s) for s in STANDING_SPOTS), *spots[count:]])
         self.npcs: list[NPC] = []
         for i, name in enumerate(names):
             npc = NPC(world, name, *standing[i], sprite=self.choice(NPC_SPRITES))
@@ -70,12 +76,14 @@ class PickAndGiveTest(Scenario):
             tree.add_node("end", "Thank you for talking with me.")
             self.npcs.append(npc)
         self.recipient = self.npcs[0]
-        world.teleports["initial location"] = standing[3]
+        start = standing[people]
+        world.teleports["initial location"] = start
+        outdoor_around(self, site)
         self.pick = self.scorecard.add("Pick up the object", f"Pick up the {self.target.name}.", 1)
         self.give = self.scorecard.add(
             "Give the object", f"Give the {self.target.name} to {self.recipient.name}.", 1
         )
-        return Agent(world, "agent", *standing[3])
+        return Agent(world, "agent", *start)
 
     def description(self) -> str:
         return f"Your task is to give {self.recipient.name} the `{self.target.name}`.\n"

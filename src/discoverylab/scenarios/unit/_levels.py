@@ -1,0 +1,107 @@
+"""Procedural level pieces shared by the unit tests (issue 27): pools of names and goal
+objects, outdoor scenery that keeps clear of a building placed anywhere, and start cells.
+
+Every draw comes from the scenario's build stream (`Scenario.randint` / `choice` /
+`shuffled`), never from the seed itself, so a level's layout, start and goal say nothing about
+another level's. All helpers scan only a building's few dozen tiles: resets stay cheap.
+"""
+
+from __future__ import annotations
+
+from discoverylab.scenarios import layout
+from discoverylab.scenarios.base import Scenario
+from discoverylab.world.objects import WorldObject
+from discoverylab.world.world import World
+
+Cell = tuple[int, int]
+Rect = tuple[int, int, int, int]  # x0, y0, x1, y1 inclusive
+
+# Characters' names (NPCs to talk to, give to, warn; feed posters): 24, so a named character
+# varies across levels.
+PEOPLE = (
+    "Sally", "Gail", "Harry", "Yugo", "James", "Spock", "Deanna", "Kathryn", "Benjamin", "Michael",
+    "Hari", "Bayta", "Salvor", "Arkady", "Hober", "Wanda", "Gaal", "Dors", "Ada", "Bruno", "Chiara",
+    "Dmitri", "Esther", "Farid",
+)  # fmt: skip
+
+# Goal objects of the doors and search tasks: (template kind, name). Eight coloured flags and
+# twelve other small things that nothing else in those maps (the house's loose objects
+# included) is called, so "pick up the `X`" names
+# exactly one object.
+GOALS = (
+    *(("flag", f"{colour} flag") for colour in ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")),
+    ("fertilizer_pellet", "fertilizer pellet"), ("shovel", "shovel"), ("dirt", "dirt"), ("thermometer", "thermometer"),
+    ("radiation_meter", "radiation meter"), ("quantum_crystal", "quantum crystal"),
+    ("fertilizer_bag", "fertilizer bag"), ("measuring_tape", "measuring tape"), ("rock_glowing", "rock (glowing)"),
+    ("densitometer", "densitometer"), ("ph_meter", "PH meter"), ("jar", "jar"),
+)  # fmt: skip
+
+# Tree spots of the outdoor maps (the original's), kept only where they miss the building.
+TREE_SPOTS = ((3, 3), (6, 25), (9, 4), (25, 5), (28, 22), (4, 14), (26, 27), (12, 28), (29, 10), (2, 22),
+              (22, 2), (7, 10), (27, 15), (14, 4))  # fmt: skip
+
+
+def spawn_goal(sc: Scenario, goal: tuple[str, str]) -> WorldObject:
+    kind, name = goal
+    return layout.spawn(sc.world, kind, name=name)
+
+
+def grow(rect: Rect, by: int) -> Rect:
+    return rect[0] - by, rect[1] - by, rect[2] + by, rect[3] + by
+
+
+def inside(rect: Rect, x: int, y: int) -> bool:
+    return rect[0] <= x <= rect[2] and rect[1] <= y <= rect[3]
+
+
+def trees_clear_of(world: World, clear: list[Rect], spots: tuple[Cell, ...] = TREE_SPOTS) -> None:
+    """Big trees on those of `spots` whose trunk and leaves miss every rect of `clear`."""
+    for x, y in spots:
+        if not any(inside(r, x, y) or inside(r, x, y - 1) for r in clear):
+            layout.tree(world, x, y)
+
+
+def outdoor(world: World, clear: list[Rect], path_y: int = 17) -> None:
+    """The meadow of the villa-style maps (grass, a path, trees, plants), built after the
+    buildings so it keeps clear of them: `clear` are the buildings' rects (and their fronts)."""
+    for x in range(17, 32):
+        if not any(inside(r, x, path_y) for r in clear):
+            layout.ground(world, "path", x, path_y)
+    trees_clear_of(world, [grow(r, 1) for r in clear])
+    layout.scatter_plants(world)
+
+
+def free_cells(world: World, rect: Rect) -> list[Cell]:
+    """Passable cells of `rect` holding only ground (floor, grass, path), in scan order."""
+    out = []
+    for x in range(rect[0], rect[2] + 1):
+        for y in range(rect[1], rect[3] + 1):
+            if world.is_passable(x, y) and all(o.type in ("floor", "grass", "path") for o in world.top_level_at(x, y)):
+                out.append((x, y))
+    return out
+
+
+def connected(cells: list[Cell], seed: Cell) -> list[Cell]:
+    """The cells of `cells` joined to `seed` by steps within `cells` (a flood fill), in
+    `cells`' order, so an agent starting there can walk to the rest."""
+    pool, todo, seen = set(cells), [seed], {seed}
+    while todo:
+        x, y = todo.pop()
+        for n in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            if n in pool and n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return [c for c in cells if c in seen]
+
+
+def start_in(sc: Scenario, rect: Rect, preferred: Rect | None = None) -> Cell:
+    """A start cell drawn from the free cells of `rect` (those inside `preferred` if any are
+    free there); `world.teleports["initial location"]` is set to it."""
+    cells = free_cells(sc.world, rect)
+    if preferred is not None:
+        cells = [c for c in cells if inside(preferred, *c)] or cells
+    if not cells:
+        raise RuntimeError(f"{sc.task_id}: no free start cell in {rect}")  # a builder bug, not bad input
+    cell: Cell = sc.choice(cells)
+    sc.world.teleports["initial location"] = cell
+    return cell
