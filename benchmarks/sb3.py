@@ -36,11 +36,12 @@ import numpy as np
 UNIT = ("DialogTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsTest", "DoorsWithKeysTest", "SearchTest",
         "NavigationHouseTest", "MovingAgentsTest", "InstrumentMeasurementTest", "DiscoveryFeedTest")  # fmt: skip
 TRAINING = ("steps", "num_envs", "workers", "max_steps", "reward", "obs", "policy", "n_steps", "batch_size", "epochs",
-            "ent_coef", "lr", "num_levels", "eval_every", "eval_episodes", "seed")  # what --jobs passes on  # fmt: skip
+            "ent_coef", "lr", "num_levels", "eval_every", "eval_episodes", "seed", "history")  # what --jobs passes on  # fmt: skip
 EVAL_RESERVE = 25.0  # seconds kept back from --time-limit for the final evaluation and writing
 
 
-def evaluate(model: Any, task: str, episodes: int, max_steps: int, obs: str = "onehot", difficulty: str = "normal") -> float:
+def evaluate(model: Any, task: str, episodes: int, max_steps: int, obs: str = "onehot", difficulty: str = "normal",
+             history: bool = False) -> float:  # fmt: skip
     """Greedy success on `dev` levels 0..episodes-1 (never trained on: training draws `train`);
     the episodes run side by side so that the policy acts on one batch per step."""
     from gymnasium.wrappers import FlattenObservation
@@ -50,7 +51,7 @@ def evaluate(model: Any, task: str, episodes: int, max_steps: int, obs: str = "o
 
     if episodes < 1:
         return 0.0
-    envs: list[Any] = [make_sb3_env(task, difficulty, max_steps=max_steps) if obs == "onehot" else
+    envs: list[Any] = [make_sb3_env(task, difficulty, max_steps=max_steps, history=history) if obs == "onehot" else
                        FlattenObservation(make_rl_env(task, difficulty, max_steps=max_steps)) for _ in range(episodes)]  # fmt: skip
     first = [env.reset(options={"instance": make_instance(task, difficulty, "dev", i)})[0] for i, env in enumerate(envs)]
     current = np.stack(first)
@@ -78,7 +79,7 @@ def _write(path: Path | None, curve: dict[str, Any]) -> None:
         tmp.replace(path)  # a kill never leaves half a file
 
 
-def _callback(task: str, every: int, episodes: int, max_steps: int, obs: str, difficulty: str,
+def _callback(task: str, every: int, episodes: int, max_steps: int, obs: str, difficulty: str, history: bool,
               deadline: float | None, curve: dict[str, Any], path: Path | None) -> Any:  # fmt: skip
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -96,7 +97,7 @@ def _callback(task: str, every: int, episodes: int, max_steps: int, obs: str, di
                     self.wins.append(int(info["is_success"]))
             if every and self.num_timesteps >= self.next:
                 self.next += every
-                score = evaluate(self.model, task, episodes, max_steps, obs, difficulty)
+                score = evaluate(self.model, task, episodes, max_steps, obs, difficulty, history)
                 curve["eval"].append({"steps": self.num_timesteps, "success": score,
                                       "seconds": round(time.perf_counter() - curve["_start"], 1)})  # fmt: skip
                 print(json.dumps({"task": task, **curve["eval"][-1]}), flush=True)
@@ -117,7 +118,7 @@ def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps
           obs: str = "onehot", seed: int = 0, eval_every: int = 0, eval_episodes: int = 50, num_levels: int | None = None,
           difficulty: str = "normal", n_steps: int = 128, ent_coef: float = 0.01, policy: str = "slot",
           batch_size: int = 256, n_epochs: int = 4, learning_rate: float = 1e-3, time_limit: float | None = None,
-          curve_path: Path | None = None) -> dict[str, Any]:  # fmt: skip
+          curve_path: Path | None = None, history: bool = True) -> dict[str, Any]:  # fmt: skip
     """Train MaskablePPO on `task` for `steps` env steps (or until `time_limit` seconds, keeping
     `EVAL_RESERVE` for the final evaluation); returns the curve (and the model)."""
     import torch
@@ -136,8 +137,9 @@ def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps
         raise ValueError(f"policy must be 'mlp' or 'slot', not {policy!r}.")
     kwargs: dict[str, Any] = {"max_steps": max_steps, "reward": reward, "levels": "train", "num_levels": num_levels}
     if obs == "onehot":
-        venv: Any = SB3VecEnv(task, difficulty, num_envs=num_envs, workers=workers, seed=seed, **kwargs)
+        venv: Any = SB3VecEnv(task, difficulty, num_envs=num_envs, workers=workers, seed=seed, history=history, **kwargs)
     elif obs == "flatten":
+        history = False  # the naive route, as users first tried it
         venv = DummyVecEnv([lambda: FlattenObservation(make_rl_env(task, difficulty, **kwargs)) for _ in range(num_envs)])
         venv.seed(seed)
     else:
@@ -146,18 +148,18 @@ def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps
                              "train_success": [], "eval": [], "_start": start,
                              "settings": {"num_envs": num_envs, "workers": workers, "max_steps": max_steps,
                                           "n_steps": n_steps, "batch_size": batch_size, "n_epochs": n_epochs,
-                                          "ent_coef": ent_coef, "learning_rate": learning_rate, "seed": seed,
+                                          "ent_coef": ent_coef, "learning_rate": learning_rate, "seed": seed, "history": history,
                                           "eval_episodes": eval_episodes, "target_steps": steps}}  # fmt: skip
     model = MaskablePPO("MlpPolicy" if policy == "mlp" else SlotPolicy, venv, n_steps=n_steps, batch_size=batch_size,
                         n_epochs=n_epochs, learning_rate=learning_rate, ent_coef=ent_coef, gamma=0.99, seed=seed,
                         verbose=0, device="cpu")  # fmt: skip
     deadline = None if time_limit is None else start + max(1.0, time_limit - EVAL_RESERVE)
-    callback = _callback(task, eval_every, eval_episodes, max_steps, obs, difficulty, deadline, curve, curve_path)
+    callback = _callback(task, eval_every, eval_episodes, max_steps, obs, difficulty, history, deadline, curve, curve_path)
     model.learn(steps, callback=callback)
     curve["train_seconds"] = round(time.perf_counter() - start, 1)
     curve["total_steps"] = int(model.num_timesteps)
     venv.close()
-    curve["final"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty) if eval_episodes else None
+    curve["final"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty, history) if eval_episodes else None
     curve["seconds_total"] = round(time.perf_counter() - start, 1)
     del curve["_start"]
     _write(curve_path, curve)
@@ -315,6 +317,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--ent-coef", type=float, default=0.01)
     parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--history", action=argparse.BooleanOptionalAction, default=True,
+                        help="append ActionHistory's features (last action's kind, steps unchanged)")
     parser.add_argument("--num-levels", type=int, default=None)
     parser.add_argument("--eval-every", type=int, default=30_000)
     parser.add_argument("--eval-episodes", type=int, default=50)
@@ -333,8 +337,9 @@ def main() -> None:
         print(table(redraw(out)), end="")
         return
     if args.jobs:
-        forward = [f"--{name.replace('_', '-')}={value}" for name, value in vars(args).items()
-                   if name in TRAINING and value is not None]  # fmt: skip
+        forward = [(f"--{name}" if value else f"--no-{name}") if isinstance(value, bool) else f"--{name}={value}"
+                   for name, value in ((k.replace("_", "-"), v) for k, v in vars(args).items() if k in TRAINING)
+                   if value is not None]  # fmt: skip
         sweep(args, tasks, forward)
         return
     if args.cpu is not None and hasattr(os, "sched_setaffinity"):
@@ -350,7 +355,7 @@ def main() -> None:
         curve = train(task, args.steps, args.num_envs, args.workers, args.max_steps, args.reward, args.obs, args.seed,
                       args.eval_every, args.eval_episodes, args.num_levels, n_steps=args.n_steps, ent_coef=args.ent_coef,
                       policy=args.policy, batch_size=args.batch_size, n_epochs=args.epochs, learning_rate=args.lr,
-                      time_limit=left, curve_path=parts / f"{task}.json")  # fmt: skip
+                      time_limit=left, curve_path=parts / f"{task}.json", history=args.history)  # fmt: skip
         curve.pop("model")
         print(json.dumps({"task": task, "final": curve["final"], "steps": curve["total_steps"],
                           "seconds": curve["seconds_total"]}), flush=True)  # fmt: skip

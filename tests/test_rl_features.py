@@ -85,3 +85,36 @@ def test_levels_bad_input_is_a_clear_error() -> None:
     env.reset(seed=0)
     public = env.unwrapped.instance
     assert public["split"] == "test" and "seed" not in public  # sealed: the seed stays private
+
+
+def test_action_history_names_the_last_action_and_counts_unchanged_steps() -> None:
+    """`history=True` appends the last action's kind and how long the observation has not
+    changed: what lets a greedy policy leave a loop of an action that changes nothing."""
+    from discoverylab.rl.features import GROUPS, HISTORY
+
+    env = make_sb3_env("PickAndPlaceTest", history=True, max_steps=20)
+    plain = make_sb3_env("PickAndPlaceTest", max_steps=20)
+    obs, _ = env.reset(seed=3)
+    base, _ = plain.reset(seed=3)
+    assert obs.shape == (base.shape[0] + HISTORY,) and env.observation_space.contains(obs)
+    assert np.array_equal(obs[: base.shape[0]], base) and not obs[base.shape[0] :].any()  # nothing done yet
+    wait = 14  # WAIT: in this still world the view stops changing (after the first step's success flag)
+    stuck, before = 0, base
+    for _ in range(5):
+        obs, *_ = env.step(wait)
+        base, *_ = plain.step(wait)
+        tail = obs[base.shape[0] :]
+        stuck = stuck + 1 if np.array_equal(base, before) else 0
+        before = base
+        assert np.array_equal(obs[: base.shape[0]], base)
+        assert np.flatnonzero(tail[:GROUPS]).tolist() == [wait]
+        assert np.flatnonzero(tail[GROUPS:]).tolist() == ([min(stuck, 3) - 1] if stuck else [])
+    assert stuck >= 3  # the count saturates at "3 or more"
+    obs, *_ = env.step(0)  # a move: a new kind of action, and (here) a changed view
+    tail = obs[base.shape[0] :]
+    assert np.flatnonzero(tail[:GROUPS]).tolist() == [0]
+    check_env(env, skip_render_check=True)
+    with pytest.raises(ValueError, match="slots"):
+        from discoverylab.rl.features import ActionHistory
+
+        ActionHistory(1, 20, 12, 10)

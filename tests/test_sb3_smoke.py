@@ -161,3 +161,25 @@ def test_sweep_runs_tasks_as_pinned_processes(tmp_path: Path) -> None:
     assert [c["task"] for c in curves] == ["DialogTest", "PickAndPlaceTest"]
     assert all(c["total_steps"] >= 32 and c["settings"]["num_envs"] == 2 for c in curves)
     assert out.with_suffix(".png").exists() and "| PickAndPlaceTest |" in out.with_suffix(".md").read_text()
+
+
+def test_vec_adapter_history_matches_serial_envs_and_restarts_at_autoreset() -> None:
+    from discoverylab.rl.features import HISTORY
+
+    venv = SB3VecEnv("PickAndPlaceTest", num_envs=3, workers=1, seed=20, max_steps=4, history=True)
+    serial = [make_sb3_env("PickAndPlaceTest", max_steps=4, history=True) for _ in range(3)]
+    try:
+        obs = venv.reset()
+        assert np.array_equal(obs, np.stack([env.reset(seed=20 + i)[0] for i, env in enumerate(serial)]))
+        rng = np.random.default_rng(1)
+        for _ in range(4):
+            masks = venv.action_masks()
+            actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+            obs, _, dones, infos = venv.step(actions)
+            for i, env in enumerate(serial):
+                o, *_ = env.step(int(actions[i]))
+                assert np.array_equal(infos[i]["terminal_observation"] if dones[i] else obs[i], o)
+                assert o[-HISTORY:].any()  # the last action is named
+        assert dones.all() and not obs[:, -HISTORY:].any()  # each new episode starts with no history
+    finally:
+        venv.close()
