@@ -40,13 +40,13 @@ TRAINING = ("steps", "num_envs", "workers", "max_steps", "reward", "obs", "polic
 # Episode limits: 50 steps, 100 where the goal lies out of the first view (walking demonstrations of
 # these take 15-90 steps; teleports to things in view shorten that). `--max-steps N` sets one for all.
 MAX_STEPS = {"DoorsTest": 100, "DoorsWithKeysTest": 100, "SearchTest": 100, "NavigationHouseTest": 100, "MovingAgentsTest": 100}
-EVAL_RESERVE = 25.0  # seconds kept back from --time-limit for the final evaluation and writing
+EVAL_RESERVE = 30.0  # seconds kept back from --time-limit for the final greedy and sampled evaluations
 
 
 def evaluate(model: Any, task: str, episodes: int, max_steps: int, obs: str = "onehot", difficulty: str = "normal",
-             history: bool = False) -> float:  # fmt: skip
-    """Greedy success on `dev` levels 0..episodes-1 (never trained on: training draws `train`);
-    the episodes run side by side so that the policy acts on one batch per step."""
+             history: bool = False, greedy: bool = True) -> float:  # fmt: skip
+    """Greedy (or sampled) success on `dev` levels 0..episodes-1 (never trained on: training
+    draws `train`); the episodes run side by side so that the policy acts on one batch per step."""
     from gymnasium.wrappers import FlattenObservation
 
     from discoverylab.instances import make_instance
@@ -63,7 +63,7 @@ def evaluate(model: Any, task: str, episodes: int, max_steps: int, obs: str = "o
     wins = 0
     while live.any():
         rows = np.flatnonzero(live)
-        actions, _ = model.predict(current[rows], action_masks=masks[rows], deterministic=True)
+        actions, _ = model.predict(current[rows], action_masks=masks[rows], deterministic=greedy)
         for i, action in zip(rows, np.asarray(actions).reshape(-1), strict=True):
             o, _, term, trunc, info = envs[i].step(int(action))
             current[i], masks[i] = o, envs[i].get_wrapper_attr("action_masks")()
@@ -78,7 +78,7 @@ def evaluate(model: Any, task: str, episodes: int, max_steps: int, obs: str = "o
 def _write(path: Path | None, curve: dict[str, Any]) -> None:
     if path is not None:
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({k: v for k, v in curve.items() if k != "model"}, indent=1))
+        tmp.write_text(json.dumps({k: v for k, v in curve.items() if k not in ("model", "_start")}, indent=1))
         tmp.replace(path)  # a kill never leaves half a file
 
 
@@ -164,6 +164,10 @@ def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps
     venv.close()
     curve["final"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty, history) if eval_episodes else None
     curve["seconds_total"] = round(time.perf_counter() - start, 1)
+    _write(curve_path, curve)  # the greedy figure is safe should the sampled one be cut off
+    torch.manual_seed(seed + 1)  # sampled actions from torch's generator: seeded, so the figure repeats
+    curve["final_sampled"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty, history, greedy=False) \
+        if eval_episodes else None  # fmt: skip
     del curve["_start"]
     _write(curve_path, curve)
     curve["model"] = model
@@ -207,14 +211,16 @@ def plot(curves: list[dict[str, Any]], path: Path) -> None:
 
 def table(curves: list[dict[str, Any]]) -> str:
     """A markdown table: task, steps trained, final greedy held-out success, steps to 0.9, seconds."""
-    lines = ["| task | env steps | greedy held-out success | first >= 0.9 at | seconds | stopped by |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| task | env steps | greedy held-out success | sampled | first >= 0.9 at | seconds | stopped by |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
     for c in curves:
         final, reach = _best(c)
         steps = c.get("total_steps") or (c["eval"][-1]["steps"] if c.get("eval") else 0)
         seconds = c.get("seconds_total") or (c["eval"][-1]["seconds"] if c.get("eval") else "")
         stopped = c.get("stopped") or ("steps" if "final" in c else "killed (partial curve)")
+        sampled = c.get("final_sampled")
         lines.append(f"| {c['task']} | {steps:,} | {'' if final is None else f'{final:.2f}'} | "
+                     f"{'' if sampled is None else f'{sampled:.2f}'} | "
                      f"{'' if reach is None else f'{reach:,}'} | {seconds} | {stopped} |")  # fmt: skip
     hits = sum(1 for c in curves if (_best(c)[0] or 0) >= 0.9)
     lines.append(f"\n{hits} of {len(curves)} tasks at >= 0.9 greedy success on held-out dev levels.")
@@ -346,7 +352,10 @@ def main() -> None:
         sweep(args, tasks, forward)
         return
     if args.cpu is not None and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {args.cpu})
+        try:
+            os.sched_setaffinity(0, {args.cpu})
+        except OSError as exc:  # a core this container may not use: run unpinned rather than not at all
+            print(json.dumps({"task": args.tasks, "warning": f"cannot pin to core {args.cpu}: {exc}"}), flush=True)
     from discoverylab.rl import relax_gc
 
     relax_gc()

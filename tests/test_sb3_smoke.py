@@ -139,7 +139,7 @@ def test_sweep_outputs_merge_partial_curves_and_replot(tmp_path: Path) -> None:
     curves = sb3.write_outputs(out, ["DialogTest", "DoorsTest", "SearchTest"])  # SearchTest never started
     assert [c["task"] for c in curves] == ["DialogTest", "DoorsTest"]
     text = (tmp_path / "sweep.md").read_text()
-    assert "| DialogTest | 128 | 0.96 | 100 |" in text and "killed (partial curve)" in text and "1 of 2 tasks" in text
+    assert "| DialogTest | 128 | 0.96 |  | 100 |" in text and "killed (partial curve)" in text and "1 of 2 tasks" in text
     (tmp_path / "sweep.png").unlink()
     sb3.redraw(out)
     assert (tmp_path / "sweep.png").stat().st_size > 1000
