@@ -10,10 +10,10 @@ docs/rl.md ("Why flatten + MLP learns nothing").
     pip install -e '.[rl]'        # torch (CPU), stable-baselines3, sb3-contrib
     python benchmarks/sb3.py --tasks DialogTest --steps 50000 --out /tmp/dialog
     # the 10-task sweep: one process per task, each pinned to one core, all done within 460 s
-    python benchmarks/sb3.py --jobs 10 --cpus 0-13 --steps 300000 --time-limit 460 --out $OUT/sb3_curve
+    python benchmarks/sb3.py --jobs 10 --cpus 0-13 --steps 300000 --time-limit 460 --parts /tmp/sb3_parts --out $OUT/sb3_curve
     python benchmarks/sb3.py --plot-only --out $OUT/sb3_curve   # redraw .png and .md from .json
 
-Every task writes its curve to `<out>.parts/<task>.json` after each evaluation, so a run killed
+Every task writes its curve to `<parts>/<task>.json` (default `<out>.parts`) after each evaluation, so a run killed
 at a time limit still leaves its partial curves; the sweep merges them into `<out>.json`,
 `<out>.png` (greedy held-out success vs env steps) and `<out>.md` (a table).
 tests/test_sb3_smoke.py runs a few hundred steps of it.
@@ -229,10 +229,25 @@ def table(curves: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(out: Path, tasks: list[str]) -> list[dict[str, Any]]:
-    """Merge `<out>.parts/<task>.json` into `<out>.json`, `<out>.png` and `<out>.md`."""
-    parts = out.parent / (out.name + ".parts")
-    curves = [json.loads((parts / f"{t}.json").read_text()) for t in tasks if (parts / f"{t}.json").exists()]
+def parts_dir(out: Path, parts: str | None = None) -> Path:
+    return Path(parts) if parts else out.parent / (out.name + ".parts")
+
+
+def write_outputs(out: Path, tasks: list[str], parts: Path | None = None) -> list[dict[str, Any]]:
+    """Merge `<parts>/<task>.json` into `<out>.json` (with the end of each task's log, where
+    the sweep wrote one), `<out>.png` and `<out>.md`."""
+    parts = parts or parts_dir(out)
+    curves = []
+    for task in tasks:
+        log = parts / f"{task}.log"
+        if (parts / f"{task}.json").exists():
+            curves.append(json.loads((parts / f"{task}.json").read_text()))
+        elif log.exists():  # started, but died before its first evaluation: say so, with its log
+            curves.append({"task": task, "obs": "onehot", "policy": "?", "eval": [], "stopped": "no curve: see log_tail"})
+        else:
+            continue
+        if log.exists():
+            curves[-1]["log_tail"] = log.read_text(errors="replace").splitlines()[-12:]
     out.with_suffix(".json").write_text(json.dumps(curves, indent=1))
     return redraw(out, curves)
 
@@ -274,7 +289,7 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
     """Each task in its own process (at most `--jobs` at a time), pinned round-robin to `--cpus`;
     at `--time-limit` anything still running is stopped and the partial curves are merged."""
     out = Path(args.out)
-    parts = out.parent / (out.name + ".parts")
+    parts = parts_dir(out, args.parts)
     parts.mkdir(parents=True, exist_ok=True)
     cpus = parse_cpus(args.cpus) if args.cpus else []
     preflight()
@@ -284,7 +299,7 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
     def stop(signum: int, frame: Any) -> None:  # an outer `timeout`: stop the tasks, keep their partial curves
         for proc in running.values():
             proc.kill()
-        print(table(write_outputs(out, tasks)), flush=True)
+        print(table(write_outputs(out, tasks, parts)), flush=True)
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
@@ -292,7 +307,7 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
     while pending or running:
         while pending and len(running) < args.jobs:
             task = pending.pop(0)
-            cmd = [sys.executable, __file__, "--tasks", task, "--out", str(out), *forward]
+            cmd = [sys.executable, __file__, "--tasks", task, "--out", str(out), "--parts", str(parts), *forward]
             if cpus:
                 cmd += ["--cpu", str(cpus[tasks.index(task) % len(cpus)])]
             if args.time_limit:  # the child stops by the wall clock: its imports count too
@@ -309,7 +324,7 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
                 proc.kill()
             running.clear()
             pending.clear()
-    curves = write_outputs(out, tasks)
+    curves = write_outputs(out, tasks, parts)
     print(table(curves), flush=True)
 
 
@@ -341,6 +356,7 @@ def main() -> None:
     parser.add_argument("--until", type=float, default=None, help=argparse.SUPPRESS)  # set by --jobs: a time.time()
     parser.add_argument("--plot-only", action="store_true", help="redraw <out>.png and <out>.md from <out>.json")
     parser.add_argument("--out", default="docs/images/sb3_curve")
+    parser.add_argument("--parts", default=None, help="folder of the per-task curves and logs (default: <out>.parts)")
     args = parser.parse_args()
     out = Path(args.out)
     tasks = [t for t in args.tasks.split(",") if t]
@@ -361,7 +377,7 @@ def main() -> None:
     from discoverylab.rl import relax_gc
 
     relax_gc()
-    parts = out.parent / (out.name + ".parts")
+    parts = parts_dir(out, args.parts)
     parts.mkdir(parents=True, exist_ok=True)
     until = args.until if args.until is not None else None if args.time_limit is None else LAUNCHED[1] + args.time_limit
     for task in tasks:
@@ -375,7 +391,7 @@ def main() -> None:
         print(json.dumps({"task": task, "final": curve["final"], "steps": curve["total_steps"],
                           "seconds": curve["seconds_total"]}), flush=True)  # fmt: skip
     if args.cpu is None:  # a single run (not one task of a sweep) writes the merged outputs itself
-        write_outputs(out, tasks)
+        write_outputs(out, tasks, parts)
 
 
 if __name__ == "__main__":

@@ -136,10 +136,14 @@ def test_sweep_outputs_merge_partial_curves_and_replot(tmp_path: Path) -> None:
     killed = {"task": "DoorsTest", "obs": "onehot", "policy": "slot", "eval": [{"steps": 100, "success": 0.3, "seconds": 9.0}]}
     (parts / "DialogTest.json").write_text(json.dumps(done))
     (parts / "DoorsTest.json").write_text(json.dumps(killed))
-    curves = sb3.write_outputs(out, ["DialogTest", "DoorsTest", "SearchTest"])  # SearchTest never started
-    assert [c["task"] for c in curves] == ["DialogTest", "DoorsTest"]
+    (parts / "DoorsTest.log").write_text("step\n" * 20 + "the last line\n")
+    (parts / "MovingAgentsTest.log").write_text("Traceback ...\nImportError: no module named x\n")  # died early
+    curves = sb3.write_outputs(out, ["DialogTest", "DoorsTest", "MovingAgentsTest", "SearchTest"])  # Search never ran
+    assert [c["task"] for c in curves] == ["DialogTest", "DoorsTest", "MovingAgentsTest"]
+    assert curves[1]["log_tail"][-1] == "the last line" and len(curves[1]["log_tail"]) == 12
+    assert "ImportError" in curves[2]["log_tail"][-1] and "no curve" in curves[2]["stopped"]
     text = (tmp_path / "sweep.md").read_text()
-    assert "| DialogTest | 128 | 0.96 |  | 100 |" in text and "killed (partial curve)" in text and "1 of 2 tasks" in text
+    assert "| DialogTest | 128 | 0.96 |  | 100 |" in text and "killed (partial curve)" in text and "1 of 3 tasks" in text
     (tmp_path / "sweep.png").unlink()
     sb3.redraw(out)
     assert (tmp_path / "sweep.png").stat().st_size > 1000
