@@ -118,3 +118,27 @@ def test_action_history_names_the_last_action_and_counts_unchanged_steps() -> No
         from discoverylab.rl.features import ActionHistory
 
         ActionHistory(1, 20, 12, 10)
+
+
+def test_attack_history_features_carry_nothing_but_the_observations_and_own_actions() -> None:
+    """Were the history to read the env (a success flag, a hidden property), it would differ
+    from one rebuilt from the plain features and the actions alone: on a discovery task (hidden
+    answer) every step's history equals that rebuild."""
+    from discoverylab.rl.features import HISTORY, ActionHistory
+
+    env = make_sb3_env("Proteomics", history=True, max_steps=40)
+    plain = make_sb3_env("Proteomics", max_steps=40)
+    obs, _ = env.reset(seed=7)
+    base, _ = plain.reset(seed=7)
+    space = plain.unwrapped.observation_space
+    rebuild = ActionHistory(1, int(env.action_space.n), space["slots"].shape[0], space["dialog"].shape[0])
+    rebuild.reset(base[None])
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        action = int(rng.choice(np.flatnonzero(env.action_masks())))
+        obs, _, term, trunc, _ = env.step(action)
+        base, *_ = plain.step(action)
+        rebuild.step(np.asarray([action]), base[None])
+        assert np.array_equal(obs, np.concatenate([base, rebuild.vector()[0]])) and obs.shape[0] == base.shape[0] + HISTORY
+        if term or trunc:
+            break
