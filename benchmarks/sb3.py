@@ -198,7 +198,9 @@ def plot(curves: list[dict[str, Any]], path: Path) -> None:
         points = [(e["steps"], e["success"]) for e in c.get("eval", [])]
         if c.get("final") is not None and c.get("total_steps"):
             points.append((c["total_steps"], c["final"]))
-        label = f"{c['task']} ({c['obs']}, {c.get('policy', 'mlp')})"
+        extra = [c["obs"]] if c.get("obs") != "onehot" else []
+        extra += ["no history"] if c.get("settings", {}).get("history") is False else []
+        label = ", ".join([f"{c['task']} ({c.get('policy', 'mlp')}", *extra]) + ")"
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", ms=3, label=label)
     ax.set_xlabel("env steps")
     ax.set_ylabel("greedy success, held-out dev levels")
