@@ -292,7 +292,7 @@ def test_cli_bench_with_a_hosted_style_endpoint_then_judge(scripted_llm: Scripte
     runner = CliRunner()
     scripted_llm.push_text(*[_reply(thought="Hm.", action="WAIT", arg1=None, arg2=None)] * 20)
     out = tmp_path / "run"
-    result = runner.invoke(app, ["bench", "--agent", "react", "--suite", "unit", "--seeds", "0", "--workers", "1",
+    result = runner.invoke(app, ["bench", "--agent", "react", "--suite", "unit", "--difficulty", "normal", "--seeds", "0", "--workers", "1",
                                  "--max-steps", "2", "--base-url", scripted_llm.base_url, "--model", "gpt-4o",
                                  "--out", str(out), "--json"])  # fmt: skip
     assert result.exit_code == 0, result.output

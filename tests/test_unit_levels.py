@@ -161,3 +161,20 @@ def test_attack_replay_one_levels_winning_actions(task: str) -> None:
         actions = _winning_actions(task, seed)
         wins = sum(_replay(task, make_instance(task, "normal", "dev", i), actions) for i in range(12))
         assert wins <= 3, (task, seed, wins)
+
+
+@pytest.mark.parametrize(("task", "difficulty"), [("DialogTest", "challenge"), ("PickAndGiveTest", "normal"), ("PickAndGiveTest", "challenge")])
+def test_attack_talk_to_the_first_listed_character(task: str, difficulty: str) -> None:
+    """The character the task names is built first; an agent that always picks the first (or
+    any fixed) entry of `nearbyAgents` must not find it there on most levels."""
+    positions = []
+    for seed in range(30):
+        env = DiscoveryWorldEnv(task, difficulty)
+        _, info = env.reset(seed=seed)
+        sc: Any = env.scenario
+        target = sc.sally if task == "DialogTest" else sc.recipient
+        listed = list(info["observation"]["nearbyAgents"]["list_of_agents"])
+        key = next(k for k in listed if k.endswith(f" uuid {target.uuid}"))
+        positions.append(listed.index(key))
+    for index in set(positions):
+        assert positions.count(index) <= 20, positions  # no fixed index wins 2 levels in 3

@@ -36,13 +36,26 @@ def _lines(logs: Path, state: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (logs / state["log"]).read_text().splitlines()]
 
 
+def _person(game: dict[str, Any]) -> str:
+    """The character the Dialog task names (it varies per level)."""
+    return str(game["observation"]["taskProgress"][0]["description"].split("`")[1])
+
+
+def _option(state: dict[str, Any], right: bool) -> int:
+    """The number of the option the character asks for (or of a wrong one)."""
+    box = state["observation"]["dialog_box"]
+    wanted = box["dialogIn"].split("`")[1]
+    return next(int(k) for k, v in box["dialogOptions"].items() if (v == wanted) == right and v != "Exit")
+
+
 def _fail_dialog(client: TestClient) -> dict[str, Any]:
-    """DialogTest lost: the first option is a wrong answer (the task names 'apple', option 3)."""
+    """DialogTest lost: choose an option the character did not ask for."""
     game = _new(client)
-    _cmd(client, game["id"], "goto sally")
-    state = _cmd(client, game["id"], "talk Sally")
-    assert state["observation"]["dialog_box"]["dialogOptions"]["1"] == "lime"
-    return dict(client.post(f"/api/games/{game['id']}/step", json={"chosen_dialog_option_int": 1}).json())
+    person = _person(game)
+    _cmd(client, game["id"], f"goto {person.lower()}")
+    state = _cmd(client, game["id"], f"talk {person}")
+    wrong = _option(state, right=False)
+    return dict(client.post(f"/api/games/{game['id']}/step", json={"chosen_dialog_option_int": wrong}).json())
 
 
 def test_forty_new_games_with_max_games_4_never_lock_out(tmp_path: Path) -> None:
@@ -106,15 +119,17 @@ def test_attack_refreshing_the_scorecard_counts_one_view_per_step(tmp_path: Path
 def test_resume_after_a_server_restart_from_the_log(tmp_path: Path) -> None:
     client = _client(tmp_path)
     game = _new(client)
-    _cmd(client, game["id"], "goto sally")
-    before = _cmd(client, game["id"], "talk sally")
+    person = _person(game)
+    _cmd(client, game["id"], f"goto {person.lower()}")
+    before = _cmd(client, game["id"], f"talk {person.lower()}")
     client.get(f"/api/games/{game['id']}/scorecard")
     restarted = _client(tmp_path)
     again = restarted.get(f"/api/games/{game['id']}").json()
     assert again["step"] == 2 and again["observation"] == before["observation"] and again["log"] == before["log"]
+    uid = before["entry"]["label"].split("[")[1].rstrip("]")
     assert [h["label"] for h in restarted.get(f"/api/games/{game['id']}/history").json()["history"]][1:] == [
-        "TELEPORT_TO_OBJECT Sally [36001]", "TALK Sally [36001]"]  # fmt: skip
-    won = restarted.post(f"/api/games/{game['id']}/step", json={"chosen_dialog_option_int": 3}).json()
+        f"TELEPORT_TO_OBJECT {person} [{uid}]", f"TALK {person} [{uid}]"]  # fmt: skip
+    won = restarted.post(f"/api/games/{game['id']}/step", json={"chosen_dialog_option_int": _option(before, right=True)}).json()
     assert won["step"] == 3 and won["action_success"]
     done = restarted.post(f"/api/games/{game['id']}/report", json={"report": "apple"}).json()
     assert done["knowledge"]["scorecard_views"] == 1  # the view before the restart is kept

@@ -9,6 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from discoverylab.cli import app
+from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.ui.commands import parse_command
 from discoverylab.ui.leaderboard import leaderboard
 from discoverylab.ui.replay import Replay, load_log
@@ -21,13 +22,27 @@ def _play(tmp_path: Path, task: str, commands: list[str], *extra: str) -> tuple[
     return result.output, [json.loads(line) for line in log.read_text().splitlines()]
 
 
+def _wrong_option(seed: int = 0) -> tuple[str, int, int]:
+    """Seed `seed`'s Dialog character (name, UUID) and the number of an option it did not ask for."""
+    env = DiscoveryWorldEnv("DialogTest")
+    env.reset(seed=seed)
+    person = env.scenario.sally  # type: ignore[union-attr]
+    env.step({"action": "TELEPORT_TO_OBJECT", "arg1": person.uuid})
+    *_, info = env.step({"action": "TALK", "arg1": person.uuid})
+    box = info["observation"]["dialog_box"]
+    wanted = box["dialogIn"].split("`")[1]
+    wrong = next(int(k) for k, v in box["dialogOptions"].items() if v not in (wanted, "Exit"))
+    return person.name, person.uuid, wrong
+
+
 def test_terminal_play_is_logged_like_a_browser_game(tmp_path: Path) -> None:
-    out, lines = _play(tmp_path, "DialogTest", ["goto sally", "talk SALLY", "1", "Sally wanted the apple."])  # 1 is wrong
+    name, uuid, wrong = _wrong_option()
+    out, lines = _play(tmp_path, "DialogTest", [f"goto {name.lower()}", f"talk {name.upper()}", str(wrong), f"{name} wanted the apple."])
     assert [x["type"] for x in lines] == ["start", "step", "step", "step", "end", "end"]  # the outcome, then the report
     assert "Episode over: FAILURE." in out and lines[-1]["record"]["success"] is False
     assert lines[0]["agent"] == "human" and all("time" in x and "elapsed_s" in x for x in lines)
-    assert lines[1]["action"] == {"action": "TELEPORT_TO_OBJECT", "arg1": 36001}  # by name
-    assert lines[-1]["knowledge"]["report"] == "Sally wanted the apple."
+    assert lines[1]["action"] == {"action": "TELEPORT_TO_OBJECT", "arg1": uuid}  # by name
+    assert lines[-1]["knowledge"]["report"] == f"{name} wanted the apple."
     assert Replay.build(load_log(next(tmp_path.glob("*.jsonl")))).diverged_at is None
     assert leaderboard(tmp_path)["rows"][0]["cells"]["human"]["n"] == 1
     assert "Log:" in out

@@ -189,7 +189,8 @@ def _register_per_task() -> None:
 
     for cls in all_tasks().values():
         tid = cls.task_id
-        default = "easy" if "easy" in cls.difficulties else cls.difficulties[0]
+        # Unit tests default to Normal (the original's level; they gained Easy and Challenge later).
+        default = "normal" if cls.suite == "unit" else "easy" if "easy" in cls.difficulties else cls.difficulties[0]
 
         def make(split: str = "dev", indices: str = "0", difficulty: str = default, max_steps: int | None = None,
                  judge: bool = True, judge_model: str | None = None, _tid: str = tid) -> Task:  # fmt: skip

@@ -11,6 +11,7 @@ from discoverylab.scenarios.unit._levels import (
     GOALS,
     Cell,
     Rect,
+    draw_cell,
     free_cells,
     grow,
     spawn_goal,
@@ -37,9 +38,8 @@ def doors_site(sc: Scenario, width: int, height: int) -> tuple[int, int]:
 
 def scatter_distractors(sc: Scenario, rect: Rect, goals: list[tuple[str, str]], avoid: Cell) -> None:
     """Goal-pool objects (not the goal) on drawn free floor cells of `rect`."""
-    cells = [c for c in free_cells(sc.world, rect) if c != avoid]
     for goal in goals:
-        sc.world.place(spawn_goal(sc, goal), *sc.choice(cells))
+        sc.world.place(spawn_goal(sc, goal), *draw_cell(sc, rect, lambda c: c != avoid))
 
 
 def wall_row(scenario: Scenario, x0: int, y: int, width: int) -> None:
@@ -88,6 +88,7 @@ def solve_doors(obs: ot.Obs) -> OracleGen:
                 needs_key.add(door.uuid)
                 continue
             out_of_reach.clear()
+            needs_key.clear()  # a door that could not be reached before may be reachable now
             for _ in range(2):  # go through
                 yield from ex.act(ot.act("MOVE_FORWARD"))
             continue

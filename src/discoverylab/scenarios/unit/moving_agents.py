@@ -10,7 +10,7 @@ from discoverylab.scenarios import layout
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
-from discoverylab.scenarios.unit._levels import PEOPLE, free_cells, inside
+from discoverylab.scenarios.unit._levels import PEOPLE, draw_cell, inside
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC
 
@@ -83,7 +83,7 @@ class MovingAgentsTest(Scenario):
             (self.npcs if i < count else self.others).append(npc)
         self._village()
         homes = [(x, y, x + 3, y + 4) for x, y in lots[:3]]  # the houses and the tiles before their doors
-        start = self.choice([c for c in free_cells(world, VILLAGE) if not any(inside(h, *c) for h in homes)])
+        start = draw_cell(self, VILLAGE, lambda c: not any(inside(h, *c) for h in homes))
         world.teleports["initial location"] = start
         self.talk = self.scorecard.add(
             "Talk to the other characters", "The agent has talked to all other characters.", count

@@ -8,7 +8,7 @@ from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.explore import Explorer, Sighting, Tile
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._house import LOCATIONS, House, build_house, decorate, inside
-from discoverylab.scenarios.unit._levels import GOALS, free_cells, grow, spawn_goal
+from discoverylab.scenarios.unit._levels import GOALS, draw_cell, grow, spawn_goal
 from discoverylab.world.agent import Agent
 
 # What tells the locations apart (oracle knowledge, the way a person recognises rooms).
@@ -126,9 +126,8 @@ class NavigationHouseTest(Scenario):
         if self.difficulty == "easy":
             start = house.hall
         elif self.difficulty == "challenge":
-            outside = [c for c in free_cells(world, (0, 0, world.size - 1, world.size - 1))
-                       if not inside(grow(house.rect, 1), *c)]  # fmt: skip
-            start = self.choice(outside)
+            near = grow(house.rect, 1)
+            start = draw_cell(self, (0, 0, world.size - 1, world.size - 1), lambda c: not inside(near, *c))
         player = Agent(world, "agent", *start)
         player.add(self.flag)
         world.teleports["initial location"] = start

@@ -8,7 +8,7 @@ from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.explore import Explorer
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._house import House, build_house, decorate
-from discoverylab.scenarios.unit._levels import GOALS, free_cells, spawn_goal
+from discoverylab.scenarios.unit._levels import GOALS, draw_cell, spawn_goal
 from discoverylab.world.agent import Agent
 
 
@@ -53,12 +53,15 @@ class SearchTest(Scenario):
         allowed = ({"floor"},) if floor_only else ({"grass"}, {"floor"})
         area = house.area() if self.difficulty != "challenge" else (0, 0, world.size - 1, world.size - 1)
         goals = self.shuffled(GOALS)
-        cells = [c for c in free_cells(world, area) if {o.type for o in world.top_level_at(*c)} in allowed]
-        x, y = self.choice(cells)
+
+        def bare(cell: tuple[int, int]) -> bool:
+            return {o.type for o in world.top_level_at(*cell)} in allowed
+
+        x, y = draw_cell(self, area, bare)
         self.flag = world.place(spawn_goal(self, goals[0]), x, y)
         if self.difficulty == "challenge":  # distractors: other goal objects lying about
             for goal in goals[1:4]:
-                world.place(spawn_goal(self, goal), *self.choice([c for c in cells if c != (x, y)]))
+                world.place(spawn_goal(self, goal), *draw_cell(self, area, bare))
         self.inside_only = self.difficulty == "easy"
         start = house.front
         player = Agent(world, "agent", *start)
@@ -81,7 +84,7 @@ class SearchTest(Scenario):
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:
         (name,) = ot.quoted(ot.task_text(obs))
-        ex = Explorer(obs)
+        ex = Explorer(obs, max_hops=60)  # Challenge: the object may lie anywhere in the world
 
         def seen() -> bool:
             return bool(ex.map.named(name))
