@@ -279,9 +279,12 @@ def preflight() -> None:
     ten task logs with the same traceback)."""
     import importlib
 
-    for name in ("numpy", "gymnasium", "torch", "stable_baselines3", "sb3_contrib", "matplotlib", "discoverylab.rl.sb3"):
+    for name in ("numpy", "gymnasium", "torch", "stable_baselines3", "sb3_contrib", "matplotlib", "matplotlib.pyplot",
+                 "discoverylab.rl.sb3"):  # fmt: skip
         try:
             importlib.import_module(name)
+            if name == "matplotlib":
+                importlib.import_module(name).use("Agg")  # headless, before pyplot picks a backend
         except ImportError as exc:
             raise SystemExit(f"sb3 sweep: cannot import {name} ({exc}); install the `rl` extra "
                              "(torch, stable-baselines3, sb3-contrib) and discoverylab's dependencies.") from exc
@@ -294,11 +297,13 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
     parts = parts_dir(out, args.parts)
     parts.mkdir(parents=True, exist_ok=True)
     cpus = parse_cpus(args.cpus) if args.cpus else []
-    preflight()
+    preflight()  # (imports matplotlib too: the stop handler must not import it mid-signal)
     start, wall = LAUNCHED
     pending, running = list(tasks), {}
 
     def stop(signum: int, frame: Any) -> None:  # an outer `timeout`: stop the tasks, keep their partial curves
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # `timeout` signals the whole process group: once is enough
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         for proc in running.values():
             proc.kill()
         print(table(write_outputs(out, tasks, parts)), flush=True)

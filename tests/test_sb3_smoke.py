@@ -187,3 +187,28 @@ def test_vec_adapter_history_matches_serial_envs_and_restarts_at_autoreset() -> 
         assert dones.all() and not obs[:, -HISTORY:].any()  # each new episode starts with no history
     finally:
         venv.close()
+
+
+def test_sweep_stopped_by_sigterm_still_writes_the_partial_curves(tmp_path: Path) -> None:
+    """An outer `timeout` signals the driver (and, with GNU timeout, its whole process group):
+    the tasks stop and the curves up to their last evaluation are merged, plotted and tabled."""
+    import signal
+    import time
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "sb3.py"
+    out, parts = tmp_path / "s", tmp_path / "parts"
+    cmd = [sys.executable, str(script), "--jobs", "1", "--tasks", "DialogTest", "--steps", "10000000", "--num-envs", "2",
+           "--n-steps", "16", "--batch-size", "32", "--max-steps", "8", "--eval-every", "64", "--eval-episodes", "1",
+           "--parts", str(parts), "--out", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(script.parents[1] / "src")}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    deadline = time.monotonic() + 300
+    while not (parts / "DialogTest.json").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGTERM)  # twice, as a process-group signal can arrive
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, output
+    curves = json.loads(out.with_suffix(".json").read_text())
+    assert curves[0]["task"] == "DialogTest" and curves[0]["eval"] and "final" not in curves[0]
+    assert "killed (partial curve)" in out.with_suffix(".md").read_text() and out.with_suffix(".png").exists()
