@@ -33,8 +33,8 @@ TASKS = ("DialogTest", "PickAndPlaceTest", "PickAndGiveTest")
 SLOTS, DIALOG, LOCATIONS = 12, 10, 8
 
 
-def make_env(task: str, max_steps: int) -> DiscreteActions:
-    return make_rl_env(task, max_steps=max_steps, reward="procedure", object_slots=SLOTS)
+def make_env(task: str, max_steps: int, reward: str = "procedure") -> DiscreteActions:
+    return make_rl_env(task, max_steps=max_steps, reward=reward, object_slots=SLOTS)
 
 
 def to_tensors(obs: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
@@ -117,12 +117,12 @@ def lr_at(steps: int, total_steps: int, lr: float = 5e-4) -> float:
 
 def train(total_steps: int, minutes: float, envs_per_task: int = 3, rollout: int = 64, max_steps: int = 50,
           seed: int = 0, eval_every: int = 0, eval_episodes: int = 20, tasks: tuple[str, ...] = TASKS,
-          log: Any = None) -> dict[str, Any]:  # fmt: skip
+          log: Any = None, reward: str = "procedure") -> dict[str, Any]:  # fmt: skip
     """Train for `total_steps` env steps (the schedule's length); `minutes` is only a safety stop
     that cuts the run short. Returns the curve."""
     torch.manual_seed(seed)
     torch.set_num_threads(1)
-    fns = [(lambda t=t: make_env(t, max_steps)) for t in tasks for _ in range(envs_per_task)]
+    fns = [(lambda t=t: make_env(t, max_steps, reward)) for t in tasks for _ in range(envs_per_task)]
     envs = gymnasium.vector.SyncVectorEnv(fns, autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
     task_of = [t for t in tasks for _ in range(envs_per_task)]
     n = len(fns)
@@ -252,6 +252,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--envs-per-task", type=int, default=4)
     parser.add_argument("--max-steps", type=int, default=40)
+    parser.add_argument("--tasks", default=",".join(TASKS), help="one policy for all of them (comma-separated)")
+    parser.add_argument("--reward", default="procedure", choices=("success", "explore", "procedure"))
     parser.add_argument("--out", default="docs/images/ppo_curve")
     args = parser.parse_args()
     relax_gc()  # many resets of short episodes: see its docstring
@@ -263,7 +265,8 @@ def main() -> None:
         plot(curve, out.with_suffix(".png"))
 
     curve = train(args.steps, args.minutes, envs_per_task=args.envs_per_task, max_steps=args.max_steps,
-                  seed=args.seed, eval_every=args.eval_every, eval_episodes=args.eval_episodes, log=log)  # fmt: skip
+                  seed=args.seed, eval_every=args.eval_every, eval_episodes=args.eval_episodes, log=log,
+                  tasks=tuple(t for t in args.tasks.split(",") if t), reward=args.reward)  # fmt: skip
     torch.save(curve.pop("policy").state_dict(), out.with_suffix(".pt"))  # re-evaluate later without retraining
     out.with_suffix(".json").write_text(json.dumps(curve, indent=1))
     plot(curve, out.with_suffix(".png"))

@@ -1,6 +1,6 @@
 """sb3-contrib's MaskablePPO on DiscoveryWorld unit tests, as an RL researcher would call it.
 
-Trains one policy per task ("MlpPolicy" on `OneHotObservation` features through
+Trains one policy per task (`SlotPolicy` or "MlpPolicy" on `OneHotObservation` features through
 `discoverylab.rl.sb3.SB3VecEnv`, the batched env with masks) on the `train` split's levels, and
 evaluates greedy success on held-out `dev` levels every `--eval-every` steps.
 `--obs flatten` runs the naive route (Gymnasium's FlattenObservation of the raw uint8
@@ -8,8 +8,14 @@ symbolic observation, one env per process through SB3's DummyVecEnv) for the com
 docs/rl.md ("Why flatten + MLP learns nothing").
 
     pip install -e '.[rl]'        # torch (CPU), stable-baselines3, sb3-contrib
-    python benchmarks/sb3.py --tasks DialogTest,PickAndPlaceTest --steps 300000 --out docs/images/sb3_curve
+    python benchmarks/sb3.py --tasks DialogTest --steps 50000 --out /tmp/dialog
+    # the 10-task sweep: one process per task, each pinned to one core, all done within 460 s
+    python benchmarks/sb3.py --jobs 10 --cpus 0-13 --steps 300000 --time-limit 460 --parts /tmp/sb3_parts --out $OUT/sb3_curve
+    python benchmarks/sb3.py --plot-only --out $OUT/sb3_curve   # redraw .png and .md from .json
 
+Every task writes its curve to `<parts>/<task>.json` (default `<out>.parts`) after each evaluation, so a run killed
+at a time limit still leaves its partial curves; the sweep merges them into `<out>.json`,
+`<out>.png` (greedy held-out success vs env steps) and `<out>.md` (a table).
 tests/test_sb3_smoke.py runs a few hundred steps of it.
 """
 
@@ -17,147 +23,382 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
-from gymnasium.wrappers import FlattenObservation
-from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import DummyVecEnv
 
-from discoverylab.instances import make_instance
-from discoverylab.rl import make_rl_env, make_sb3_env, relax_gc
-from discoverylab.rl.sb3 import SB3VecEnv
-from discoverylab.rl.sb3_policy import SlotPolicy
-
+LAUNCHED = (time.monotonic(), time.time())  # --time-limit counts from here: the whole command's wall time
 UNIT = ("DialogTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsTest", "DoorsWithKeysTest", "SearchTest",
         "NavigationHouseTest", "MovingAgentsTest", "InstrumentMeasurementTest", "DiscoveryFeedTest")  # fmt: skip
+TRAINING = ("steps", "num_envs", "workers", "max_steps", "reward", "obs", "policy", "n_steps", "batch_size", "epochs",
+            "ent_coef", "lr", "num_levels", "eval_every", "eval_episodes", "seed", "history")  # what --jobs passes on  # fmt: skip
+# Episode limits: 50 steps, 100 where the goal lies out of the first view (walking demonstrations of
+# these take 15-90 steps; teleports to things in view shorten that). `--max-steps N` sets one for all.
+MAX_STEPS = {"DoorsTest": 100, "DoorsWithKeysTest": 100, "SearchTest": 100, "NavigationHouseTest": 100, "MovingAgentsTest": 100}
+EVAL_RESERVE = 30.0  # seconds kept back from --time-limit for the final greedy and sampled evaluations
 
 
-def evaluate(model: Any, task: str, episodes: int, max_steps: int, obs: str = "onehot", difficulty: str = "normal") -> float:
-    """Greedy success on `dev` levels 0..episodes-1 (never trained on: training draws `train`)."""
-    env: Any = make_sb3_env(task, difficulty, max_steps=max_steps) if obs == "onehot" else \
-        FlattenObservation(make_rl_env(task, difficulty, max_steps=max_steps))  # fmt: skip
+def evaluate(model: Any, task: str, episodes: int, max_steps: int, obs: str = "onehot", difficulty: str = "normal",
+             history: bool = False, greedy: bool = True) -> float:  # fmt: skip
+    """Greedy (or sampled) success on `dev` levels 0..episodes-1 (never trained on: training
+    draws `train`); the episodes run side by side so that the policy acts on one batch per step."""
+    from gymnasium.wrappers import FlattenObservation
+
+    from discoverylab.instances import make_instance
+    from discoverylab.rl import make_rl_env, make_sb3_env
+
+    if episodes < 1:
+        return 0.0
+    envs: list[Any] = [make_sb3_env(task, difficulty, max_steps=max_steps, history=history) if obs == "onehot" else
+                       FlattenObservation(make_rl_env(task, difficulty, max_steps=max_steps)) for _ in range(episodes)]  # fmt: skip
+    first = [env.reset(options={"instance": make_instance(task, difficulty, "dev", i)})[0] for i, env in enumerate(envs)]
+    current = np.stack(first)
+    masks = np.stack([env.get_wrapper_attr("action_masks")() for env in envs])
+    live = np.ones(episodes, dtype=bool)
     wins = 0
-    for i in range(episodes):
-        o, info = env.reset(options={"instance": make_instance(task, difficulty, "dev", i)})
-        done = False
-        while not done:
-            mask = env.get_wrapper_attr("action_masks")()
-            action, _ = model.predict(o, action_masks=mask, deterministic=True)
-            o, _, term, trunc, info = env.step(int(action))
-            done = term or trunc
-        wins += int(info["scorecard"]["completedSuccessfully"])
-    env.close()
+    while live.any():
+        rows = np.flatnonzero(live)
+        actions, _ = model.predict(current[rows], action_masks=masks[rows], deterministic=greedy)
+        for i, action in zip(rows, np.asarray(actions).reshape(-1), strict=True):
+            o, _, term, trunc, info = envs[i].step(int(action))
+            current[i], masks[i] = o, envs[i].get_wrapper_attr("action_masks")()
+            if term or trunc:
+                live[i] = False
+                wins += int(info["scorecard"]["completedSuccessfully"])
+    for env in envs:
+        env.close()
     return wins / episodes
 
 
-class _Curve(BaseCallback):  # type: ignore[misc]
-    """Training success per rollout and greedy held-out success every `every` steps."""
-
-    def __init__(self, task: str, every: int, episodes: int, max_steps: int, obs: str, difficulty: str) -> None:
-        super().__init__()
-        self.task, self.every, self.episodes, self.max_steps, self.obs, self.difficulty = task, every, episodes, max_steps, obs, difficulty
-        self.next = every
-        self.wins: list[int] = []
-        self.curve: dict[str, Any] = {"steps": [], "train_success": [], "eval": []}
-        self.start = time.perf_counter()
-
-    def _on_step(self) -> bool:
-        for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
-            if done and "is_success" in info:
-                self.wins.append(int(info["is_success"]))
-        if self.every and self.num_timesteps >= self.next:
-            self.next += self.every
-            score = evaluate(self.model, self.task, self.episodes, self.max_steps, self.obs, self.difficulty)
-            self.curve["eval"].append({"steps": self.num_timesteps, "success": score,
-                                       "seconds": round(time.perf_counter() - self.start, 1)})  # fmt: skip
-            print(json.dumps({"task": self.task, **self.curve["eval"][-1]}), flush=True)
-        return True
-
-    def _on_rollout_end(self) -> None:
-        self.curve["steps"].append(self.num_timesteps)
-        self.curve["train_success"].append(float(np.mean(self.wins[-50:])) if self.wins else 0.0)
+def _write(path: Path | None, curve: dict[str, Any]) -> None:
+    if path is not None:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({k: v for k, v in curve.items() if k not in ("model", "_start")}, indent=1))
+        tmp.replace(path)  # a kill never leaves half a file
 
 
-def train(task: str, steps: int, num_envs: int = 8, workers: int = 2, max_steps: int = 50, reward: str = "success",
+def _callback(task: str, every: int, episodes: int, max_steps: int, obs: str, difficulty: str, history: bool,
+              deadline: float | None, curve: dict[str, Any], path: Path | None) -> Any:  # fmt: skip
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Curve(BaseCallback):  # type: ignore[misc]
+        """Training success per rollout, greedy held-out success every `every` steps, and the
+        time limit (training stops cleanly at `deadline`, a `perf_counter` time)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.next, self.wins = every, []
+
+        def _on_step(self) -> bool:
+            for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
+                if done and "is_success" in info:
+                    self.wins.append(int(info["is_success"]))
+            if every and self.num_timesteps >= self.next:
+                self.next += every
+                score = evaluate(self.model, task, episodes, max_steps, obs, difficulty, history)
+                curve["eval"].append({"steps": self.num_timesteps, "success": score,
+                                      "seconds": round(time.perf_counter() - curve["_start"], 1)})  # fmt: skip
+                print(json.dumps({"task": task, **curve["eval"][-1]}), flush=True)
+                _write(path, curve)
+            if deadline is not None and time.perf_counter() >= deadline:
+                curve["stopped"] = "time_limit"
+                return False
+            return True
+
+        def _on_rollout_end(self) -> None:
+            curve["steps"].append(self.num_timesteps)
+            curve["train_success"].append(float(np.mean(self.wins[-50:])) if self.wins else 0.0)
+
+    return Curve()
+
+
+def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps: int = 50, reward: str = "explore",
           obs: str = "onehot", seed: int = 0, eval_every: int = 0, eval_episodes: int = 50, num_levels: int | None = None,
-          difficulty: str = "normal", n_steps: int = 256, ent_coef: float = 0.01, policy: str = "mlp") -> dict[str, Any]:  # fmt: skip
-    """Train MaskablePPO on `task` for `steps` env steps; returns the curve (and the model)."""
+          difficulty: str = "normal", n_steps: int = 128, ent_coef: float = 0.01, policy: str = "slot",
+          batch_size: int = 256, n_epochs: int = 4, learning_rate: float = 1e-3, time_limit: float | None = None,
+          curve_path: Path | None = None, history: bool = True) -> dict[str, Any]:  # fmt: skip
+    """Train MaskablePPO on `task` for `steps` env steps (or until `time_limit` seconds, keeping
+    `EVAL_RESERVE` for the final evaluation); returns the curve (and the model)."""
+    import torch
+    from gymnasium.wrappers import FlattenObservation
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from discoverylab.rl import make_rl_env
+    from discoverylab.rl.sb3 import SB3VecEnv
+    from discoverylab.rl.sb3_policy import SlotPolicy
+
+    start = time.perf_counter()
     torch.set_num_threads(1)  # more threads than cores slows every update tenfold on a shared box
     torch.manual_seed(seed)
+    if policy not in ("mlp", "slot"):
+        raise ValueError(f"policy must be 'mlp' or 'slot', not {policy!r}.")
     kwargs: dict[str, Any] = {"max_steps": max_steps, "reward": reward, "levels": "train", "num_levels": num_levels}
     if obs == "onehot":
-        venv: Any = SB3VecEnv(task, difficulty, num_envs=num_envs, workers=workers, seed=seed, **kwargs)
+        venv: Any = SB3VecEnv(task, difficulty, num_envs=num_envs, workers=workers, seed=seed, history=history, **kwargs)
     elif obs == "flatten":
+        history = False  # the naive route, as users first tried it
         venv = DummyVecEnv([lambda: FlattenObservation(make_rl_env(task, difficulty, **kwargs)) for _ in range(num_envs)])
         venv.seed(seed)
     else:
         raise ValueError(f"obs must be 'onehot' or 'flatten', not {obs!r}.")
-    if policy not in ("mlp", "slot"):
-        raise ValueError(f"policy must be 'mlp' or 'slot', not {policy!r}.")
-    model = MaskablePPO("MlpPolicy" if policy == "mlp" else SlotPolicy, venv, n_steps=n_steps, batch_size=64, n_epochs=10, learning_rate=3e-4,
-                        ent_coef=ent_coef, gamma=0.99, seed=seed, verbose=0, device="cpu")  # fmt: skip
-    callback = _Curve(task, eval_every, eval_episodes, max_steps, obs, difficulty)
+    curve: dict[str, Any] = {"task": task, "obs": obs, "reward": reward, "policy": policy, "steps": [],
+                             "train_success": [], "eval": [], "_start": start,
+                             "settings": {"num_envs": num_envs, "workers": workers, "max_steps": max_steps,
+                                          "n_steps": n_steps, "batch_size": batch_size, "n_epochs": n_epochs,
+                                          "ent_coef": ent_coef, "learning_rate": learning_rate, "seed": seed, "history": history,
+                                          "eval_episodes": eval_episodes, "target_steps": steps}}  # fmt: skip
+    model = MaskablePPO("MlpPolicy" if policy == "mlp" else SlotPolicy, venv, n_steps=n_steps, batch_size=batch_size,
+                        n_epochs=n_epochs, learning_rate=learning_rate, ent_coef=ent_coef, gamma=0.99, seed=seed,
+                        verbose=0, device="cpu")  # fmt: skip
+    deadline = None if time_limit is None else start + max(1.0, time_limit - EVAL_RESERVE)
+    callback = _callback(task, eval_every, eval_episodes, max_steps, obs, difficulty, history, deadline, curve, curve_path)
     model.learn(steps, callback=callback)
-    curve = callback.curve
-    curve["final"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty) if eval_episodes else None
-    curve.update(task=task, obs=obs, reward=reward, policy=policy, total_steps=int(model.num_timesteps),
-                 seconds_total=round(time.perf_counter() - callback.start, 1), model=model)  # fmt: skip
+    curve["train_seconds"] = round(time.perf_counter() - start, 1)
+    curve["total_steps"] = int(model.num_timesteps)
     venv.close()
+    curve["final"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty, history) if eval_episodes else None
+    curve["seconds_total"] = round(time.perf_counter() - start, 1)
+    _write(curve_path, curve)  # the greedy figure is safe should the sampled one be cut off
+    torch.manual_seed(seed + 1)  # sampled actions from torch's generator: seeded, so the figure repeats
+    curve["final_sampled"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty, history, greedy=False) \
+        if eval_episodes else None  # fmt: skip
+    del curve["_start"]
+    _write(curve_path, curve)
+    curve["model"] = model
     return curve
 
 
+def _best(curve: dict[str, Any]) -> tuple[float | None, int | None]:
+    """The final greedy success (or the last evaluation's) and the first step count >= 0.9."""
+    final = curve.get("final")
+    if final is None and curve.get("eval"):
+        final = curve["eval"][-1]["success"]
+    reach = next((e["steps"] for e in curve.get("eval", []) if e["success"] >= 0.9), None)
+    if reach is None and curve.get("final") is not None and curve["final"] >= 0.9:
+        reach = curve.get("total_steps")
+    return final, reach
+
+
 def plot(curves: list[dict[str, Any]], path: Path) -> None:
+    """Greedy held-out success vs env steps, one line per task (the final evaluation last)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
     for c in curves:
-        label = f"{c['task']} ({c['obs']}, {c.get('policy', 'mlp')})"
-        ax.plot([e["steps"] for e in c["eval"]], [e["success"] for e in c["eval"]], marker="o", label=label)
+        points = [(e["steps"], e["success"]) for e in c.get("eval", [])]
+        if c.get("final") is not None and c.get("total_steps"):
+            points.append((c["total_steps"], c["final"]))
+        extra = [c["obs"]] if c.get("obs") != "onehot" else []
+        extra += ["no history"] if c.get("settings", {}).get("history") is False else []
+        label = ", ".join([f"{c['task']} ({c.get('policy', 'mlp')}", *extra]) + ")"
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", ms=3, label=label)
     ax.set_xlabel("env steps")
     ax.set_ylabel("greedy success, held-out dev levels")
     ax.set_ylim(-0.05, 1.05)
-    ax.axhline(0.9, color="grey", lw=0.5, ls="--")
-    ax.legend(fontsize=7)
+    ax.axhline(0.9, color="grey", lw=0.7, ls="--")
+    ax.set_title("MaskablePPO per unit test: greedy success on held-out dev levels", fontsize=9)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=90, bbox_inches="tight")  # the legend sits right of the axes
     plt.close(fig)
+
+
+def table(curves: list[dict[str, Any]]) -> str:
+    """A markdown table: task, steps trained, final greedy held-out success, steps to 0.9, seconds."""
+    lines = ["| task | env steps | greedy held-out success | sampled | first >= 0.9 at | seconds | stopped by |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for c in curves:
+        final, reach = _best(c)
+        steps = c.get("total_steps") or (c["eval"][-1]["steps"] if c.get("eval") else 0)
+        seconds = c.get("seconds_total") or (c["eval"][-1]["seconds"] if c.get("eval") else "")
+        stopped = c.get("stopped") or ("steps" if "final" in c else "killed (partial curve)")
+        sampled = c.get("final_sampled")
+        lines.append(f"| {c['task']} | {steps:,} | {'' if final is None else f'{final:.2f}'} | "
+                     f"{'' if sampled is None else f'{sampled:.2f}'} | "
+                     f"{'' if reach is None else f'{reach:,}'} | {seconds} | {stopped} |")  # fmt: skip
+    hits = sum(1 for c in curves if (_best(c)[0] or 0) >= 0.9)
+    lines.append(f"\n{hits} of {len(curves)} tasks at >= 0.9 greedy success on held-out dev levels.")
+    return "\n".join(lines) + "\n"
+
+
+def parts_dir(out: Path, parts: str | None = None) -> Path:
+    return Path(parts) if parts else out.parent / (out.name + ".parts")
+
+
+def write_outputs(out: Path, tasks: list[str], parts: Path | None = None) -> list[dict[str, Any]]:
+    """Merge `<parts>/<task>.json` into `<out>.json` (with the end of each task's log, where
+    the sweep wrote one), `<out>.png` and `<out>.md`."""
+    parts = parts or parts_dir(out)
+    curves = []
+    for task in tasks:
+        log = parts / f"{task}.log"
+        if (parts / f"{task}.json").exists():
+            curves.append(json.loads((parts / f"{task}.json").read_text()))
+        elif log.exists():  # started, but died before its first evaluation: say so, with its log
+            curves.append({"task": task, "obs": "onehot", "policy": "?", "eval": [], "stopped": "no curve: see log_tail"})
+        else:
+            continue
+        if log.exists():
+            curves[-1]["log_tail"] = log.read_text(errors="replace").splitlines()[-12:]
+    out.with_suffix(".json").write_text(json.dumps(curves, indent=1))
+    return redraw(out, curves)
+
+
+def redraw(out: Path, curves: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """`<out>.png` and `<out>.md` from `<out>.json` (`--plot-only`)."""
+    if curves is None:
+        curves = json.loads(out.with_suffix(".json").read_text())
+    plot(curves, out.with_suffix(".png"))
+    out.with_suffix(".md").write_text(table(curves))
+    return curves
+
+
+def parse_cpus(text: str) -> list[int]:
+    """"0-13" or "0,2,4-6" -> [0, ..., 13]."""
+    cpus: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        if not lo.strip().isdigit() or (hi and not hi.strip().isdigit()):
+            raise SystemExit(f"--cpus: cannot read {text!r} (e.g. 0-13 or 0,2,4-6).")
+        cpus.extend(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def preflight() -> None:
+    """Fail at once, naming the module, where a package the tasks need is missing (rather than
+    ten task logs with the same traceback)."""
+    import importlib
+
+    for name in ("numpy", "gymnasium", "torch", "stable_baselines3", "sb3_contrib", "matplotlib", "matplotlib.pyplot",
+                 "discoverylab.rl.sb3"):  # fmt: skip
+        try:
+            importlib.import_module(name)
+            if name == "matplotlib":
+                importlib.import_module(name).use("Agg")  # headless, before pyplot picks a backend
+        except ImportError as exc:
+            raise SystemExit(f"sb3 sweep: cannot import {name} ({exc}); install the `rl` extra "
+                             "(torch, stable-baselines3, sb3-contrib) and discoverylab's dependencies.") from exc
+
+
+def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> None:
+    """Each task in its own process (at most `--jobs` at a time), pinned round-robin to `--cpus`;
+    at `--time-limit` anything still running is stopped and the partial curves are merged."""
+    out = Path(args.out)
+    parts = parts_dir(out, args.parts)
+    parts.mkdir(parents=True, exist_ok=True)
+    cpus = parse_cpus(args.cpus) if args.cpus else []
+    preflight()  # (imports matplotlib too: the stop handler must not import it mid-signal)
+    start, wall = LAUNCHED
+    pending, running = list(tasks), {}
+
+    def stop(signum: int, frame: Any) -> None:  # an outer `timeout`: stop the tasks, keep their partial curves
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # `timeout` signals the whole process group: once is enough
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for proc in running.values():
+            proc.kill()
+        print(table(write_outputs(out, tasks, parts)), flush=True)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    while pending or running:
+        while pending and len(running) < args.jobs:
+            task = pending.pop(0)
+            cmd = [sys.executable, __file__, "--tasks", task, "--out", str(out), "--parts", str(parts), *forward]
+            if cpus:
+                cmd += ["--cpu", str(cpus[tasks.index(task) % len(cpus)])]
+            if args.time_limit:  # the child stops by the wall clock: its imports count too
+                cmd += ["--until", f"{wall + args.time_limit - 5:.1f}"]
+            log = (parts / f"{task}.log").open("w")
+            running[task] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        time.sleep(0.5)
+        for task, proc in list(running.items()):
+            if proc.poll() is not None:
+                del running[task]
+                print(json.dumps({"task": task, "exit": proc.returncode, "seconds": round(time.monotonic() - start, 1)}), flush=True)
+        if args.time_limit and time.monotonic() - start > args.time_limit and running:
+            for proc in running.values():
+                proc.kill()
+            running.clear()
+            pending.clear()
+    curves = write_outputs(out, tasks, parts)
+    print(table(curves), flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default=",".join(UNIT))
     parser.add_argument("--steps", type=int, default=300_000)
-    parser.add_argument("--num-envs", type=int, default=8)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--max-steps", type=int, default=50)
-    parser.add_argument("--reward", default="success", choices=("success", "explore", "procedure"))
+    parser.add_argument("--num-envs", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=1, help="env processes (1: in the training process)")
+    parser.add_argument("--max-steps", type=int, default=None, help="episode limit (default: 50, or the task's MAX_STEPS)")
+    parser.add_argument("--reward", default="explore", choices=("success", "explore", "procedure"))
     parser.add_argument("--obs", default="onehot", choices=("onehot", "flatten"))
-    parser.add_argument("--policy", default="mlp", choices=("mlp", "slot"), help="slot: SlotPolicy's shared per-slot head")
+    parser.add_argument("--policy", default="slot", choices=("mlp", "slot"), help="slot: SlotPolicy's shared per-slot head")
+    parser.add_argument("--n-steps", type=int, default=128, help="rollout steps per env between updates")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--ent-coef", type=float, default=0.01)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--history", action=argparse.BooleanOptionalAction, default=True,
+                        help="append ActionHistory's features (last action's kind, steps unchanged)")
     parser.add_argument("--num-levels", type=int, default=None)
-    parser.add_argument("--eval-every", type=int, default=25_000)
+    parser.add_argument("--eval-every", type=int, default=30_000)
     parser.add_argument("--eval-episodes", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds for the whole run (each task stops in time)")
+    parser.add_argument("--jobs", type=int, default=0, help="run the tasks as this many parallel processes")
+    parser.add_argument("--cpus", default="", help="with --jobs: pin task processes to these cores, e.g. 0-13")
+    parser.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)  # set by --jobs
+    parser.add_argument("--until", type=float, default=None, help=argparse.SUPPRESS)  # set by --jobs: a time.time()
+    parser.add_argument("--plot-only", action="store_true", help="redraw <out>.png and <out>.md from <out>.json")
     parser.add_argument("--out", default="docs/images/sb3_curve")
+    parser.add_argument("--parts", default=None, help="folder of the per-task curves and logs (default: <out>.parts)")
     args = parser.parse_args()
-    relax_gc()
     out = Path(args.out)
-    curves: list[dict[str, Any]] = []
-    for task in args.tasks.split(","):
-        curve = train(task, args.steps, args.num_envs, args.workers, args.max_steps, args.reward, args.obs, args.seed,
-                      args.eval_every, args.eval_episodes, args.num_levels, policy=args.policy)  # fmt: skip
+    tasks = [t for t in args.tasks.split(",") if t]
+    if args.plot_only:
+        print(table(redraw(out)), end="")
+        return
+    if args.jobs:
+        forward = [(f"--{name}" if value else f"--no-{name}") if isinstance(value, bool) else f"--{name}={value}"
+                   for name, value in ((k.replace("_", "-"), v) for k, v in vars(args).items() if k in TRAINING)
+                   if value is not None]  # fmt: skip
+        sweep(args, tasks, forward)
+        return
+    if args.cpu is not None and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, {args.cpu})
+        except OSError as exc:  # a core this container may not use: run unpinned rather than not at all
+            print(json.dumps({"task": args.tasks, "warning": f"cannot pin to core {args.cpu}: {exc}"}), flush=True)
+    from discoverylab.rl import relax_gc
+
+    relax_gc()
+    parts = parts_dir(out, args.parts)
+    parts.mkdir(parents=True, exist_ok=True)
+    until = args.until if args.until is not None else None if args.time_limit is None else LAUNCHED[1] + args.time_limit
+    for task in tasks:
+        left = None if until is None else until - time.time()
+        max_steps = args.max_steps or MAX_STEPS.get(task, 50)
+        curve = train(task, args.steps, args.num_envs, args.workers, max_steps, args.reward, args.obs, args.seed,
+                      args.eval_every, args.eval_episodes, args.num_levels, n_steps=args.n_steps, ent_coef=args.ent_coef,
+                      policy=args.policy, batch_size=args.batch_size, n_epochs=args.epochs, learning_rate=args.lr,
+                      time_limit=left, curve_path=parts / f"{task}.json", history=args.history)  # fmt: skip
         curve.pop("model")
-        curves.append(curve)
-        out.with_suffix(".json").write_text(json.dumps(curves, indent=1))
-        plot(curves, out.with_suffix(".png"))
-        print(json.dumps({"task": task, "final": curve["final"], "steps": curve["total_steps"], "seconds": curve["seconds_total"]}))
+        print(json.dumps({"task": task, "final": curve["final"], "steps": curve["total_steps"],
+                          "seconds": curve["seconds_total"]}), flush=True)  # fmt: skip
+    if args.cpu is None:  # a single run (not one task of a sweep) writes the merged outputs itself
+        write_outputs(out, tasks, parts)
 
 
 if __name__ == "__main__":

@@ -85,3 +85,60 @@ def test_levels_bad_input_is_a_clear_error() -> None:
     env.reset(seed=0)
     public = env.unwrapped.instance
     assert public["split"] == "test" and "seed" not in public  # sealed: the seed stays private
+
+
+def test_action_history_names_the_last_action_and_counts_unchanged_steps() -> None:
+    """`history=True` appends the last action's kind and how long the observation has not
+    changed: what lets a greedy policy leave a loop of an action that changes nothing."""
+    from discoverylab.rl.features import GROUPS, HISTORY
+
+    env = make_sb3_env("PickAndPlaceTest", history=True, max_steps=20)
+    plain = make_sb3_env("PickAndPlaceTest", max_steps=20)
+    obs, _ = env.reset(seed=3)
+    base, _ = plain.reset(seed=3)
+    assert obs.shape == (base.shape[0] + HISTORY,) and env.observation_space.contains(obs)
+    assert np.array_equal(obs[: base.shape[0]], base) and not obs[base.shape[0] :].any()  # nothing done yet
+    wait = 14  # WAIT: in this still world the view stops changing (after the first step's success flag)
+    stuck, before = 0, base
+    for _ in range(5):
+        obs, *_ = env.step(wait)
+        base, *_ = plain.step(wait)
+        tail = obs[base.shape[0] :]
+        stuck = stuck + 1 if np.array_equal(base, before) else 0
+        before = base
+        assert np.array_equal(obs[: base.shape[0]], base)
+        assert np.flatnonzero(tail[:GROUPS]).tolist() == [wait]
+        assert np.flatnonzero(tail[GROUPS:]).tolist() == ([min(stuck, 3) - 1] if stuck else [])
+    assert stuck >= 3  # the count saturates at "3 or more"
+    obs, *_ = env.step(0)  # a move: a new kind of action, and (here) a changed view
+    tail = obs[base.shape[0] :]
+    assert np.flatnonzero(tail[:GROUPS]).tolist() == [0]
+    check_env(env, skip_render_check=True)
+    with pytest.raises(ValueError, match="slots"):
+        from discoverylab.rl.features import ActionHistory
+
+        ActionHistory(1, 20, 12, 10)
+
+
+def test_attack_history_features_carry_nothing_but_the_observations_and_own_actions() -> None:
+    """Were the history to read the env (a success flag, a hidden property), it would differ
+    from one rebuilt from the plain features and the actions alone: on a discovery task (hidden
+    answer) every step's history equals that rebuild."""
+    from discoverylab.rl.features import HISTORY, ActionHistory
+
+    env = make_sb3_env("Proteomics", history=True, max_steps=40)
+    plain = make_sb3_env("Proteomics", max_steps=40)
+    obs, _ = env.reset(seed=7)
+    base, _ = plain.reset(seed=7)
+    space = plain.unwrapped.observation_space
+    rebuild = ActionHistory(1, int(env.action_space.n), space["slots"].shape[0], space["dialog"].shape[0])
+    rebuild.reset(base[None])
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        action = int(rng.choice(np.flatnonzero(env.action_masks())))
+        obs, _, term, trunc, _ = env.step(action)
+        base, *_ = plain.step(action)
+        rebuild.step(np.asarray([action]), base[None])
+        assert np.array_equal(obs, np.concatenate([base, rebuild.vector()[0]])) and obs.shape[0] == base.shape[0] + HISTORY
+        if term or trunc:
+            break

@@ -4,6 +4,10 @@ the optional `rl` extra (torch, stable-baselines3, sb3-contrib) is absent."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -107,3 +111,104 @@ def test_slot_policy_scores_every_action_and_shares_slot_weights() -> None:
     assert torch.allclose(logits[0, pick0], other[0, pick1], atol=1e-5)
     with pytest.raises(ValueError, match="features"):
         SlotHead(100)
+
+
+def test_time_limit_stops_training_cleanly_and_the_curve_is_on_disk(tmp_path: Path) -> None:
+    sb3 = load_benchmark("sb3.py", "sb3_baseline")
+    sb3.EVAL_RESERVE = 0.0  # stop at the limit itself (the default keeps time for the final evaluation)
+    path = tmp_path / "DialogTest.json"
+    curve = sb3.train("DialogTest", 10**6, num_envs=2, max_steps=10, n_steps=16, batch_size=32, eval_episodes=1,
+                      time_limit=1.0, curve_path=path)  # fmt: skip
+    assert curve["stopped"] == "time_limit" and 0 < curve["total_steps"] < 10**6
+    on_disk = json.loads(path.read_text())
+    assert on_disk["total_steps"] == curve["total_steps"] and on_disk["final"] == curve["final"]
+
+
+def test_sweep_outputs_merge_partial_curves_and_replot(tmp_path: Path) -> None:
+    """A task killed at the time limit leaves its last evaluation: the table says so, the plot
+    and `--plot-only` still work."""
+    sb3 = load_benchmark("sb3.py", "sb3_baseline")
+    out = tmp_path / "sweep"
+    parts = tmp_path / "sweep.parts"
+    parts.mkdir()
+    done = {"task": "DialogTest", "obs": "onehot", "policy": "slot", "eval": [{"steps": 100, "success": 0.95, "seconds": 1.0}],
+            "final": 0.96, "total_steps": 128, "seconds_total": 2.0}  # fmt: skip
+    killed = {"task": "DoorsTest", "obs": "onehot", "policy": "slot", "eval": [{"steps": 100, "success": 0.3, "seconds": 9.0}]}
+    (parts / "DialogTest.json").write_text(json.dumps(done))
+    (parts / "DoorsTest.json").write_text(json.dumps(killed))
+    (parts / "DoorsTest.log").write_text("step\n" * 20 + "the last line\n")
+    (parts / "MovingAgentsTest.log").write_text("Traceback ...\nImportError: no module named x\n")  # died early
+    curves = sb3.write_outputs(out, ["DialogTest", "DoorsTest", "MovingAgentsTest", "SearchTest"])  # Search never ran
+    assert [c["task"] for c in curves] == ["DialogTest", "DoorsTest", "MovingAgentsTest"]
+    assert curves[1]["log_tail"][-1] == "the last line" and len(curves[1]["log_tail"]) == 12
+    assert "ImportError" in curves[2]["log_tail"][-1] and "no curve" in curves[2]["stopped"]
+    text = (tmp_path / "sweep.md").read_text()
+    assert "| DialogTest | 128 | 0.96 |  | 100 |" in text and "killed (partial curve)" in text and "1 of 3 tasks" in text
+    (tmp_path / "sweep.png").unlink()
+    sb3.redraw(out)
+    assert (tmp_path / "sweep.png").stat().st_size > 1000
+    assert sb3.parse_cpus("0-2,5") == [0, 1, 2, 5]
+    with pytest.raises(SystemExit, match="cpus"):
+        sb3.parse_cpus("a-b")
+
+
+def test_sweep_runs_tasks_as_pinned_processes(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "sb3.py"
+    out = tmp_path / "s"
+    cmd = [sys.executable, str(script), "--jobs", "2", "--cpus", "0", "--tasks", "DialogTest,PickAndPlaceTest",
+           "--steps", "32", "--num-envs", "2", "--n-steps", "16", "--batch-size", "32", "--max-steps", "8",
+           "--eval-every", "0", "--eval-episodes", "1", "--time-limit", "300", "--out", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(script.parents[1] / "src")}
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=400, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    curves = json.loads(out.with_suffix(".json").read_text())
+    assert [c["task"] for c in curves] == ["DialogTest", "PickAndPlaceTest"]
+    assert all(c["total_steps"] >= 32 and c["settings"]["num_envs"] == 2 for c in curves)
+    assert out.with_suffix(".png").exists() and "| PickAndPlaceTest |" in out.with_suffix(".md").read_text()
+
+
+def test_vec_adapter_history_matches_serial_envs_and_restarts_at_autoreset() -> None:
+    from discoverylab.rl.features import HISTORY
+
+    venv = SB3VecEnv("PickAndPlaceTest", num_envs=3, workers=1, seed=20, max_steps=4, history=True)
+    serial = [make_sb3_env("PickAndPlaceTest", max_steps=4, history=True) for _ in range(3)]
+    try:
+        obs = venv.reset()
+        assert np.array_equal(obs, np.stack([env.reset(seed=20 + i)[0] for i, env in enumerate(serial)]))
+        rng = np.random.default_rng(1)
+        for _ in range(4):
+            masks = venv.action_masks()
+            actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+            obs, _, dones, infos = venv.step(actions)
+            for i, env in enumerate(serial):
+                o, *_ = env.step(int(actions[i]))
+                assert np.array_equal(infos[i]["terminal_observation"] if dones[i] else obs[i], o)
+                assert o[-HISTORY:].any()  # the last action is named
+        assert dones.all() and not obs[:, -HISTORY:].any()  # each new episode starts with no history
+    finally:
+        venv.close()
+
+
+def test_sweep_stopped_by_sigterm_still_writes_the_partial_curves(tmp_path: Path) -> None:
+    """An outer `timeout` signals the driver (and, with GNU timeout, its whole process group):
+    the tasks stop and the curves up to their last evaluation are merged, plotted and tabled."""
+    import signal
+    import time
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "sb3.py"
+    out, parts = tmp_path / "s", tmp_path / "parts"
+    cmd = [sys.executable, str(script), "--jobs", "1", "--tasks", "DialogTest", "--steps", "10000000", "--num-envs", "2",
+           "--n-steps", "16", "--batch-size", "32", "--max-steps", "8", "--eval-every", "64", "--eval-episodes", "1",
+           "--parts", str(parts), "--out", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(script.parents[1] / "src")}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    deadline = time.monotonic() + 300
+    while not (parts / "DialogTest.json").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGTERM)  # twice, as a process-group signal can arrive
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, output
+    curves = json.loads(out.with_suffix(".json").read_text())
+    assert curves[0]["task"] == "DialogTest" and curves[0]["eval"] and "final" not in curves[0]
+    assert "killed (partial curve)" in out.with_suffix(".md").read_text() and out.with_suffix(".png").exists()

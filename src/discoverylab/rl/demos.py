@@ -6,16 +6,31 @@ parser action is the same right now (`DiscreteActions.packet`), and the step is 
 (symbolic observation, action index, action mask). An episode whose oracle needs an action the
 discrete layout cannot name (an object beyond the slots, a location beyond the list) is left
 out and counted, so the arrays hold only steps a policy over `Discrete(N)` can imitate.
+
+With `walk=True` (the default), a TELEPORT_TO_OBJECT the layout cannot name (the solver
+teleports to an object it saw earlier that is not in the 12 slots now: Doors, Navigation House,
+Moving Agents) is replaced by walking there: MOVE_DIRECTION steps along a shortest path over
+the tiles passable now (opening each closed door on the way: the teleport jumps over doors
+that are closed but not locked) to a tile beside the object, then ROTATE_DIRECTION to face it,
+as the teleport would leave the agent. The path is planned on the world (a teacher's privilege, as the
+solver's memory of where things are; never part of what a policy sees) and replanned every step,
+so a character that walks away is followed.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from discoverylab.rl.actions import DiscreteActions
+from discoverylab.rl.actions import FIXED, SINGLE, DiscreteActions
+
+_SIDES = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
+_MOVE = {d: FIXED.index({"action": "MOVE_DIRECTION", "arg1": d}) for d in _SIDES}
+_TURN = {d: FIXED.index({"action": "ROTATE_DIRECTION", "arg1": d}) for d in _SIDES}
+WALK_LIMIT = 80  # steps one walk may take before the episode is given up
 
 
 def _index_of(env: DiscreteActions, action: dict[str, Any], mask: np.ndarray) -> int | None:
@@ -24,6 +39,59 @@ def _index_of(env: DiscreteActions, action: dict[str, Any], mask: np.ndarray) ->
     for i in np.flatnonzero(mask):
         if env.packet(int(i)) == want:
             return int(i)
+    return None
+
+
+def _door(world: Any, x: int, y: int) -> Any:
+    """The closed door (no key needed) that alone blocks tile (x, y), or None."""
+    blocker = world.blocker_at(x, y)
+    if blocker is not None and blocker.is_passage and not blocker.is_open and not blocker.requires_key:
+        return blocker
+    return None
+
+
+def _first_step(world: Any, start: tuple[int, int], goals: set[tuple[int, int]]) -> str | None:
+    """The first direction of a shortest path from `start` to a goal over tiles passable now or
+    closed by a door the walker can open."""
+    seen = {start: ""}
+    queue = deque([start])
+    while queue:
+        x, y = queue.popleft()
+        if (x, y) in goals:
+            return seen[(x, y)] or None
+        for name, (dx, dy) in _SIDES.items():
+            nxt = (x + dx, y + dy)
+            if nxt not in seen and world.in_bounds(*nxt) and (world.is_passable(*nxt) or _door(world, *nxt)):
+                seen[nxt] = seen[(x, y)] or name
+                queue.append(nxt)
+    return None
+
+
+def _walk_step(env: DiscreteActions, base: Any, uuid: Any) -> int | None:
+    """The next discrete index of a walk to beside object `uuid`, facing it (opening the doors
+    on the way); -1 when there (nothing left to do); None when no path leads there."""
+    world, agent = base.world, base.scenario.player
+    obj = world.objects.get(uuid)
+    if obj is None:
+        return None
+    ox, oy = obj.location()
+    for name, (dx, dy) in _SIDES.items():
+        if (agent.x, agent.y) == (ox - dx, oy - dy):  # beside it, on the side opposite `name`
+            return -1 if agent.facing == name else _TURN[name]
+    goals = {(ox - dx, oy - dy) for dx, dy in _SIDES.values()}
+    goals = {g for g in goals if world.in_bounds(*g) and (world.is_passable(*g) or _door(world, *g))}
+    step = _first_step(world, (agent.x, agent.y), goals)
+    if step is None:
+        return None
+    dx, dy = _SIDES[step]
+    door = _door(world, agent.x + dx, agent.y + dy)
+    if door is None:
+        return _MOVE[step]
+    if agent.facing != step:
+        return _TURN[step]
+    for slot, data in enumerate(env.slot_data[: env.num_slots]):  # OPEN the door ahead (it is in reach)
+        if data[0].uuid == door.uuid:
+            return env.base_single + SINGLE.index("OPEN") * env.num_slots + slot
     return None
 
 
@@ -49,10 +117,11 @@ class _Solver:
 
 
 def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable[int] = range(10),
-                          max_steps: int | None = None, **options: Any) -> dict[str, Any]:  # fmt: skip
+                          max_steps: int | None = None, walk: bool = True, **options: Any) -> dict[str, Any]:  # fmt: skip
     """Arrays over every step of the solved episodes: `obs/<key>` (n, ...) uint8, `action` (n,)
     int64, `mask` (n, N) bool, `episode` (n,) (the seed); plus `episodes`, `skipped` (seeds whose
-    oracle left the discrete layout) and `failed` (seeds it did not solve)."""
+    oracle left the discrete layout), `failed` (seeds it did not solve) and `walked` (steps taken
+    walking in place of a teleport, `walk=True`)."""
     from discoverylab.rl import make_rl_env
 
     env = make_rl_env(task, difficulty, max_steps=max_steps, **options)
@@ -62,6 +131,7 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
     kept: list[int] = []
     skipped: list[int] = []
     failed: list[int] = []
+    walked = 0
     for seed in seeds:
         obs, info = env.reset(seed=int(seed))
         solver = _Solver(base.scenario_cls.oracle(base.observation_dict()))
@@ -73,13 +143,30 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
                 break
             mask = np.asarray(info["action_mask"], dtype=bool)
             index = _index_of(env, action, mask)
-            if index is None:
+            walking = index is None and walk and action.get("action") == "TELEPORT_TO_OBJECT"
+            if index is None and not walking:
                 outside = True
                 break
-            episode.append(({k: v.copy() for k, v in obs.items()}, index, mask.copy()))
-            obs, _, term, trunc, info = env.step(index)
-            done = term or trunc
-            success = bool(term and base.scenario.scorecard.success)
+            for _ in range(WALK_LIMIT if walking else 1):
+                if walking:
+                    index = _walk_step(env, base, action.get("arg1"))
+                    if index == -1:  # beside the object, facing it: the teleport's work is done
+                        break
+                if index is None or not mask[index]:
+                    outside = True
+                    break
+                episode.append(({k: v.copy() for k, v in obs.items()}, index, mask.copy()))
+                obs, _, term, trunc, info = env.step(index)
+                mask = np.asarray(info["action_mask"], dtype=bool)
+                walked += int(walking)
+                done = term or trunc
+                success = bool(term and base.scenario.scorecard.success)
+                if done:
+                    break
+            else:
+                outside = walking  # a walk that never arrived
+            if outside:
+                break
         if outside:
             skipped.append(int(seed))
             continue
@@ -99,7 +186,7 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
     out["action"] = np.asarray(rows["action"], dtype=np.int64)
     out["mask"] = np.stack(rows["mask"]) if rows["mask"] else np.zeros((0, n), dtype=bool)
     out["episode"] = np.asarray(rows["episode"], dtype=np.int64)
-    out.update(episodes=kept, skipped=skipped, failed=failed)
+    out.update(episodes=kept, skipped=skipped, failed=failed, walked=walked)
     return out
 
 

@@ -23,6 +23,9 @@ from discoverylab.rl.view import _catalog
 
 CATALOG = len(_catalog())  # catalog kinds keep their own bucket: 1..CATALOG
 BUCKETS = 64  # kind buckets: 0 unused (nothing), 1..CATALOG catalog kinds, the rest shared by hashed kinds
+GROUPS = 15 + 10 + 2 + 2  # the last action's kind: each argument-less action, each slot action, PUT/USE, location, dialog
+STUCK = 3  # "the observation did not change for 1, 2, 3+ steps"
+HISTORY = GROUPS + STUCK  # the length of `ActionHistory.vector`
 
 
 def _bucket_table(buckets: int) -> np.ndarray:
@@ -35,12 +38,67 @@ def _bucket_table(buckets: int) -> np.ndarray:
     return table
 
 
-def feature_size(space: spaces.Dict, buckets: int = BUCKETS) -> int:
-    """Length of the feature vector for a symbolic observation space."""
+def feature_size(space: spaces.Dict, buckets: int = BUCKETS, history: bool = False) -> int:
+    """Length of the feature vector for a symbolic observation space (`history`: with
+    `ActionHistory`'s features appended)."""
     w = space["tiles"].shape[0]  # type: ignore[index]
     k = space["slots"].shape[0]  # type: ignore[index]
     d = space["dialog"].shape[0]  # type: ignore[index]
-    return w * w * buckets + w * w * 4 + k * (buckets + 16) + d * 3 + 11
+    return w * w * buckets + w * w * 4 + k * (buckets + 16) + d * 3 + 11 + (HISTORY if history else 0)
+
+
+class ActionHistory:
+    """What a memoryless policy needs to leave a loop: the kind of its last action (one-hot over
+    `GROUPS`) and for how many steps the observation has not changed (1, 2, 3+).
+
+    A greedy policy that takes an action which changes nothing (PICKUP of an object it already
+    holds, a teleport to where it stands) sees the same observation again and repeats the same
+    action until the episode ends; sampling escapes after a step or two, so greedy success lagged
+    sampled success (docs/rl.md). Both features are the agent's own doings, the same whatever the
+    instance's answer. Kept per env over a batch: `reset` rows at an episode's start, `step` after
+    every action with that step's features.
+
+    Args:
+        num_actions, slots, dialog: the `DiscreteActions` layout (its size, object slots, dialog options).
+    """
+
+    def __init__(self, num_envs: int, num_actions: int, slots: int, dialog: int) -> None:
+        locations = num_actions - 15 - 10 * slots - 2 * slots * slots - dialog
+        if locations < 0:
+            raise ValueError(f"{num_actions} actions cannot hold {slots} slots and {dialog} dialog options.")
+        self.group = np.concatenate([np.arange(15), np.repeat(15 + np.arange(10), slots),
+                                     np.repeat(25 + np.arange(2), slots * slots), np.full(locations, 27),
+                                     np.full(dialog, 28)]).astype(np.int64)  # fmt: skip
+        self.last = np.full(num_envs, -1, np.int64)
+        self.stuck = np.zeros(num_envs, np.int64)
+        self.prev: np.ndarray | None = None
+
+    def reset(self, feats: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """Episodes start in `rows` (all when None), whose first features are `feats[rows]`."""
+        if self.prev is None or rows is None:
+            self.prev = feats.copy()
+            self.last[:], self.stuck[:] = -1, 0
+        else:
+            self.prev[rows] = feats[rows]
+            self.last[rows], self.stuck[rows] = -1, 0
+
+    def step(self, actions: np.ndarray, feats: np.ndarray) -> None:
+        """Every env took `actions` and now shows `feats`."""
+        assert self.prev is not None, "reset first"
+        same = (feats == self.prev).all(axis=1)
+        self.stuck = np.where(same, self.stuck + 1, 0)
+        self.last = self.group[np.asarray(actions, np.int64).reshape(-1)]
+        self.prev = feats.copy()
+
+    def vector(self) -> np.ndarray:
+        """(num_envs, HISTORY) float32."""
+        n = len(self.last)
+        out = np.zeros((n, HISTORY), np.float32)
+        rows = np.flatnonzero(self.last >= 0)
+        out[rows, self.last[rows]] = 1.0
+        stuck = np.flatnonzero(self.stuck > 0)
+        out[stuck, GROUPS + np.minimum(self.stuck[stuck], STUCK) - 1] = 1.0
+        return out
 
 
 def features(obs: dict[str, np.ndarray], buckets: int = BUCKETS, table: np.ndarray | None = None) -> np.ndarray:
@@ -85,28 +143,48 @@ class OneHotObservation(gym.ObservationWrapper[np.ndarray, Any, Any]):
     Args:
         env: an env with the symbolic observation (e.g. `make_rl_env(...)`).
         buckets: kind buckets per tile and slot (catalog kinds each have their own).
+        history: append `ActionHistory`'s features (the last action's kind, steps unchanged).
     """
 
-    def __init__(self, env: gym.Env[Any, Any], buckets: int = BUCKETS) -> None:
+    def __init__(self, env: gym.Env[Any, Any], buckets: int = BUCKETS, history: bool = False) -> None:
         super().__init__(env)
         space = env.observation_space
         if not isinstance(space, spaces.Dict) or "tiles" not in space.spaces:
             raise ValueError("OneHotObservation needs the symbolic observation (make_rl_env or observation='symbolic').")
         self.buckets = buckets
         self._table = _bucket_table(buckets)
-        self.observation_space = spaces.Box(0.0, 1.0, (feature_size(space, buckets),), np.float32)
+        self.observation_space = spaces.Box(0.0, 1.0, (feature_size(space, buckets, history),), np.float32)
+        self.history: ActionHistory | None = None
+        if history:
+            n = int(env.action_space.n)  # type: ignore[attr-defined]
+            self.history = ActionHistory(1, n, space["slots"].shape[0], space["dialog"].shape[0])  # type: ignore[index]
 
     def observation(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         batch = {key: value[None] for key, value in observation.items()}
         return features(batch, self.buckets, self._table)[0]
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        obs, info = super().reset(seed=seed, options=options)
+        if self.history is None:
+            return obs, info
+        self.history.reset(obs[None])
+        return np.concatenate([obs, self.history.vector()[0]]), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, Any, bool, bool, dict[str, Any]]:
+        obs, reward, term, trunc, info = super().step(action)
+        if self.history is None:
+            return obs, reward, term, trunc, info
+        self.history.step(np.asarray([action]), obs[None])
+        return np.concatenate([obs, self.history.vector()[0]]), reward, term, trunc, info
 
     def action_masks(self) -> np.ndarray:
         """The wrapped env's mask (sb3-contrib's MaskablePPO calls this)."""
         return np.asarray(self.env.get_wrapper_attr("action_masks")())
 
 
-def make_sb3_env(task: str, difficulty: str = "normal", buckets: int = BUCKETS, **options: Any) -> OneHotObservation:
+def make_sb3_env(task: str, difficulty: str = "normal", buckets: int = BUCKETS, history: bool = False,
+                 **options: Any) -> OneHotObservation:  # fmt: skip
     """`make_rl_env` with `OneHotObservation`: pass it to `MaskablePPO("MlpPolicy", env)`."""
     from discoverylab.rl import make_rl_env
 
-    return OneHotObservation(make_rl_env(task, difficulty, **options), buckets)
+    return OneHotObservation(make_rl_env(task, difficulty, **options), buckets, history)

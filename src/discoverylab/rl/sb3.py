@@ -22,7 +22,7 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from discoverylab.rl.features import BUCKETS, _bucket_table, feature_size, features
+from discoverylab.rl.features import BUCKETS, ActionHistory, _bucket_table, feature_size, features
 from discoverylab.rl.vector import BatchedVectorEnv
 
 
@@ -35,18 +35,21 @@ class SB3VecEnv(VecEnv):  # type: ignore[misc]  # untyped base where SB3's stubs
         seed: the first env's seed (env i gets seed + i) for the first reset; later resets
             draw from each env's own generator, or from `levels` when given.
         buckets: kind buckets of the features (`OneHotObservation`).
+        history: append `ActionHistory`'s features (as `OneHotObservation(history=True)`).
         **env_kwargs: any `make_rl_env` / `BatchedVectorEnv` keyword (`max_steps`, `reward`,
             `levels`, `num_levels`, `spin`, ...).
     """
 
     def __init__(self, task: str | list[str], difficulty: str = "normal", num_envs: int = 8, workers: int = 2, seed: int = 0,
-                 buckets: int = BUCKETS, **env_kwargs: Any) -> None:  # fmt: skip
+                 buckets: int = BUCKETS, history: bool = False, **env_kwargs: Any) -> None:  # fmt: skip
         self.venv = BatchedVectorEnv(task, difficulty, num_envs=num_envs, workers=workers, **env_kwargs)
         symbolic = self.venv.single_observation_space
         assert isinstance(symbolic, spaces.Dict)
         self.buckets = buckets
         self._table = _bucket_table(buckets)
-        space = spaces.Box(0.0, 1.0, (feature_size(symbolic, buckets),), np.float32)
+        space = spaces.Box(0.0, 1.0, (feature_size(symbolic, buckets, history),), np.float32)
+        self.history = None if not history else ActionHistory(
+            num_envs, self.venv.num_actions, symbolic["slots"].shape[0], symbolic["dialog"].shape[0])  # type: ignore[index]  # fmt: skip
         self.render_mode = None  # SB3 warns when a VecEnv lacks it
         super().__init__(num_envs, space, self.venv.single_action_space)
         self.task, self.difficulty = task, difficulty
@@ -59,7 +62,11 @@ class SB3VecEnv(VecEnv):  # type: ignore[misc]  # untyped base where SB3's stubs
         seed, self._seed = self._seed, None  # SB3's `seed()` sets the next reset's seed
         obs, info = self.venv.reset(seed=seed)
         self._masks = np.asarray(info["action_mask"], dtype=bool).copy()
-        return features(obs, self.buckets, self._table)
+        feats = features(obs, self.buckets, self._table)
+        if self.history is None:
+            return feats
+        self.history.reset(feats)
+        return np.concatenate([feats, self.history.vector()], axis=1)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions).reshape(self.num_envs)
@@ -67,10 +74,14 @@ class SB3VecEnv(VecEnv):  # type: ignore[misc]  # untyped base where SB3's stubs
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         if self._actions is None:
             raise RuntimeError("step_wait called before step_async.")
-        obs, rewards, terms, truncs, info = self.venv.step(self._actions)
-        self._actions = None
+        actions, self._actions = self._actions, None
+        obs, rewards, terms, truncs, info = self.venv.step(actions)
         dones = np.logical_or(terms, truncs)
         feats = features(obs, self.buckets, self._table)
+        history = self.history
+        if history is not None:
+            history.step(actions, feats)
+            feats = np.concatenate([feats, history.vector()], axis=1)
         masks = np.asarray(info["action_mask"], dtype=bool).copy()
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if dones.any():
@@ -84,6 +95,9 @@ class SB3VecEnv(VecEnv):  # type: ignore[misc]  # untyped base where SB3's stubs
             # SB3 autoresets on the step that ended: reset those envs now (their own generators).
             new_obs, new_info = self.venv.reset(options={"reset_mask": dones})
             fresh = features(new_obs, self.buckets, self._table)
+            if history is not None:
+                history.reset(fresh, ended)
+                fresh = np.concatenate([fresh, history.vector()], axis=1)
             feats[ended] = fresh[ended]
             masks[ended] = np.asarray(new_info["action_mask"], dtype=bool)[ended]
         self._masks = masks

@@ -20,7 +20,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
 from discoverylab.rl.actions import FIXED, PAIR, SINGLE
-from discoverylab.rl.features import BUCKETS
+from discoverylab.rl.features import BUCKETS, HISTORY
 
 
 class SlotHead(nn.Module):
@@ -32,11 +32,12 @@ class SlotHead(nn.Module):
         self.w2, self.k, self.d, self.b, self.h = window * window, slots, dialog, buckets, hidden
         self.slot_width = buckets + 16
         expected = self.w2 * buckets + self.w2 * 4 + slots * self.slot_width + dialog * 3 + 11
-        if size != expected:
+        if size not in (expected, expected + HISTORY):  # with or without `ActionHistory`'s features
             raise ValueError(f"SlotPolicy expects {expected} features (window {window}, {slots} slots, {dialog} "
-                             f"dialog options, {buckets} buckets), got {size}.")  # fmt: skip
+                             f"dialog options, {buckets} buckets), or {expected + HISTORY} with history, got {size}.")  # fmt: skip
+        facts = 11 + size - expected
         self.slot = nn.Sequential(nn.Linear(self.slot_width, hidden), nn.Tanh())
-        self.glob = nn.Sequential(nn.Linear(self.w2 * 4 + hidden + 2 + 11, hidden), nn.Tanh(),
+        self.glob = nn.Sequential(nn.Linear(self.w2 * 4 + hidden + 2 + facts, hidden), nn.Tanh(),
                                   nn.Linear(hidden, hidden), nn.Tanh())  # fmt: skip
         self.slot2 = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh())
         self.single = nn.Linear(hidden, len(SINGLE))
@@ -64,7 +65,9 @@ class SlotHead(nn.Module):
         return g, torch.cat([s.flatten(1), dialog.flatten(1)], 1)
 
     def forward_actor(self, x: torch.Tensor) -> torch.Tensor:
-        g, packed = self._context(x)
+        return self._actor(x, *self._context(x))
+
+    def _actor(self, x: torch.Tensor, g: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
         n, h, k = x.shape[0], self.h, self.k
         s = packed[:, : k * h].view(n, k, h)
         dialog = packed[:, k * h :].view(n, self.d, 3)
@@ -81,7 +84,8 @@ class SlotHead(nn.Module):
         return self._context(x)[0]
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.forward_actor(x), self.forward_critic(x)
+        g, packed = self._context(x)  # once for both heads (SB3 calls this in every update)
+        return self._actor(x, g, packed), g
 
 
 class SlotPolicy(MaskableActorCriticPolicy):  # type: ignore[misc]
