@@ -8,6 +8,7 @@ scripted way, then answers like a rule-following judge.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -166,6 +167,11 @@ def test_attack_breaking_the_judge_earns_nothing(scripted_llm: ScriptedLLMServer
     assert broken.exit_code == 0, broken.output
     a, b = _latest(tmp_path / "plain"), _latest(tmp_path / "broken")
     assert b.parts["judge"] == 0.0 and b.score <= a.score and b.status == "ok"
+    from discoverylab.llm.client import ENV_REQUEST_TIMEOUT
+
+    # `--request-timeout 1` held for that command only: later clients in this process (an
+    # in-process CLI, a notebook, the next test) must not inherit a 1-second deadline
+    assert os.environ.get(ENV_REQUEST_TIMEOUT) != "1"
 
 
 def test_attack_an_edited_transcript_is_not_judged(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ Shared options and the error exit live in `options`; `report` and `judge` (saved
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 from collections.abc import Iterable
@@ -170,7 +169,6 @@ def _resume_hint(out: Path | None) -> str:
 def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as_json: bool, title: str,
              config: dict[str, Any], episode_timeout: float | None = None, request_timeout: float | None = None,
              backend: str = "local", address: str | None = None, embedded: bool = False) -> None:
-    from discoverylab.llm.client import ENV_REQUEST_TIMEOUT
 
     if embedded and workers > 1:  # one embedded model per worker would fight over the same cores
         err.print("[dim]The embedded model serves one episode at a time: 1 worker (a --base-url server can take "
@@ -184,8 +182,6 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
             check_out(out)  # before the progress bar: a bad --out is a one-line error, nothing else
         except RunDirError as exc:
             fail(str(exc))
-    if request_timeout is not None:
-        os.environ[ENV_REQUEST_TIMEOUT] = str(request_timeout)  # workers inherit it
     progress = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[live]}"), console=err,
@@ -204,7 +200,10 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
         progress.update(bar, advance=1, live=board.describe())
 
     try:
-        with progress, board.refreshing(lambda text: progress.update(bar, live=text)):
+        from discoverylab.llm.deadline import request_timeout_env
+
+        # --request-timeout: an environment variable the workers inherit, restored after the run
+        with request_timeout_env(request_timeout), progress, board.refreshing(lambda t: progress.update(bar, live=t)):
             bar = progress.add_task(title, total=total, live="")
             outcome = run_bench(jobs, out, workers, total=total, config=config, on_done=done, on_resume=resumed,
                                 episode_timeout=episode_timeout, backend=backend, address=address)  # fmt: skip

@@ -78,3 +78,5 @@ def _parse_json_object(text: str | None, option: str) -> dict[str, Any]:
     return value
 
 
+
+

@@ -9,7 +9,6 @@ command again to retry them), 2 on bad usage.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -38,10 +37,8 @@ def judge(
     from discoverylab.instances import InstanceError, load_key
     from discoverylab.labs.judging import make_judge_client
     from discoverylab.labs.rejudge import rejudge_run
-    from discoverylab.llm.client import ENV_REQUEST_TIMEOUT
+    from discoverylab.llm.deadline import request_timeout_env
 
-    if request_timeout is not None:
-        os.environ[ENV_REQUEST_TIMEOUT] = str(request_timeout)
     specs: dict[str, Any] = {}
     if spec is not None:
         from discoverylab.labs.core.generator import read_suite
@@ -64,7 +61,8 @@ def judge(
         return clients[0]
 
     try:
-        done = rejudge_run(run_dir, factory, only_unjudged=unjudged_only, key=key, specs=specs)
+        with request_timeout_env(request_timeout):
+            done = rejudge_run(run_dir, factory, only_unjudged=unjudged_only, key=key, specs=specs)
     except FileNotFoundError as exc:
         _fail(str(exc))
     except (RunLocked, OSError) as exc:  # a run in progress there, or an unreadable directory

@@ -8,7 +8,6 @@ Exit codes: 0 all episodes ok, 1 some failed (error, llm_error, agent_error, tim
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -163,10 +162,7 @@ def run(
                         TimeElapsedColumn(), console=err, disable=as_json and not err.is_terminal)
     from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan, describe_io_error
     from discoverylab.bench.schema import status_line
-    from discoverylab.llm.client import ENV_REQUEST_TIMEOUT
-
-    if request_timeout is not None:
-        os.environ[ENV_REQUEST_TIMEOUT] = str(request_timeout)  # workers inherit it
+    from discoverylab.llm.deadline import request_timeout_env
 
     def resumed(scan: Scan[LabRecord]) -> None:
         if scan.bad and out is not None:
@@ -177,8 +173,9 @@ def run(
     try:
         with progress:
             bar = progress.add_task(f"{agent} on {label}", total=len(jobs))
-            outcome = run_lab(jobs, out, workers, on_done=lambda _r: progress.advance(bar), on_resume=resumed,
-                              retries=retries, plots=plots, episode_timeout=episode_timeout)
+            with request_timeout_env(request_timeout):  # workers inherit it; restored after the run
+                outcome = run_lab(jobs, out, workers, on_done=lambda _r: progress.advance(bar), on_resume=resumed,
+                                  retries=retries, plots=plots, episode_timeout=episode_timeout)
     except (RunConfigMismatch, RunDirError, RunLocked) as exc:
         _fail(str(exc))
     except KeyboardInterrupt as exc:

@@ -18,6 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 try:  # openai >= 3 talks through httpx2 (same API); older releases through httpx
@@ -195,3 +196,26 @@ class _CappedStream(httpx.SyncByteStream):
 
     def close(self) -> None:
         self._inner.close()
+
+
+@contextmanager
+def request_timeout_env(seconds: float | None) -> Iterator[None]:
+    """`--request-timeout` for the LLM clients made inside the block, in this process and in the
+    workers it spawns (an environment variable they inherit), restored afterwards, so a command
+    run in-process (tests, notebooks) leaves no 1-second deadline behind for later clients."""
+    import os
+
+    from discoverylab.llm.client import ENV_REQUEST_TIMEOUT  # deadline.py is imported by client.py
+
+    if seconds is None:
+        yield
+        return
+    old = os.environ.get(ENV_REQUEST_TIMEOUT)
+    os.environ[ENV_REQUEST_TIMEOUT] = str(seconds)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(ENV_REQUEST_TIMEOUT, None)
+        else:
+            os.environ[ENV_REQUEST_TIMEOUT] = old
