@@ -23,16 +23,30 @@ def build(task: str, difficulty: str, seed: int) -> Any:
     return all_tasks()[task](World(seed), difficulty)
 
 
-@pytest.mark.parametrize("task", UNIT)
-def test_normal_levels_vary_in_goal_and_start(task: str) -> None:
-    """Over seeds 0-299 at Normal: >= 20 distinct task descriptions and >= 50 start cells."""
+def _variety(task: str, seeds: int) -> tuple[int, int]:
     descriptions, starts = set(), set()
-    for seed in range(300):
+    for seed in range(seeds):
         sc = build(task, "normal", seed)
         descriptions.add(sc.scorecard.task_description)
         starts.add((sc.player.x, sc.player.y))
-    assert len(descriptions) >= MIN_DESCRIPTIONS, (task, len(descriptions))
-    assert len(starts) >= MIN_STARTS, (task, len(starts))
+    return len(descriptions), len(starts)
+
+
+@pytest.mark.parametrize("task", UNIT)
+def test_normal_levels_vary_in_goal_and_start(task: str) -> None:
+    """Over seeds 0-99 at Normal: >= 15 distinct task descriptions and >= 30 start cells (the
+    issue's measure, seeds 0-299, is the slow test below: 10 s per task)."""
+    descriptions, starts = _variety(task, 100)
+    assert descriptions >= 15 and starts >= 30, (task, descriptions, starts)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", UNIT)
+def test_normal_levels_vary_over_300_seeds(task: str) -> None:
+    """Over seeds 0-299 at Normal: >= 20 distinct task descriptions and >= 50 start cells."""
+    descriptions, starts = _variety(task, 300)
+    assert descriptions >= MIN_DESCRIPTIONS, (task, descriptions)
+    assert starts >= MIN_STARTS, (task, starts)
 
 
 @pytest.mark.parametrize("task", UNIT)
