@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from discoverylab.scenarios import layout
-from discoverylab.scenarios.base import Scenario
+from discoverylab.scenarios import oracle_tools as ot
+from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.explore import Explorer
 from discoverylab.scenarios.unit._levels import Cell, Rect, outdoor, start_in
 from discoverylab.scoring.scorecard import Scorecard, ScorecardItem
 from discoverylab.world.objects import WorldObject
@@ -107,3 +109,17 @@ def villa_objects_and_container(
     for unused in [*pool[objects:], *containers[keep:]]:
         unused.remove_from_world()
     return pool[:objects], containers[0]
+
+
+def put_named_in(ex: Explorer, item: str, container: str) -> OracleGen:
+    """The oracles' errand: look around the villa until both named objects are in sight (a start
+    cell may not see everything), take the item and PUT it in the container."""
+    for name in (item, container):
+        while not ex.map.named(name):
+            yield from ex.explore_frontier(lambda s: s.name == "floor")
+    thing = ex.map.named(item)[0].uuid
+    yield from ex.take(thing)
+    target = ex.map.named(container)[0].uuid
+    if not ex.reachable(target):
+        yield from ex.teleport(target)
+    yield from ex.checked(ot.act("PUT", thing, target))

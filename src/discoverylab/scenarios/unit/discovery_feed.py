@@ -11,6 +11,7 @@ from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._common import (
     VILLA_CENTRE,
     outdoor_around,
+    put_named_in,
     score_pick_and_place,
     start_inside,
     villa,
@@ -92,12 +93,4 @@ class DiscoveryFeedTest(Scenario):
         posts = {author: content for _, author, content in _POST.findall(feed["lastActionMessage"])}
         request = ot.need(_REQUEST.match(posts.get(poster, "")), f"a request posted by {poster}")
         item, container = request[1], request[2]
-        for name in (item, container):  # from a corner of the villa not everything is in view
-            while not ex.map.named(name):
-                yield from ex.explore_frontier(lambda s: s.name == "floor")
-        thing = ex.map.named(item)[0].uuid
-        yield from ex.take(thing)
-        target = ex.map.named(container)[0].uuid
-        if not ex.reachable(target):
-            yield from ex.teleport(target)
-        yield from ex.checked(ot.act("PUT", thing, target))
+        yield from put_named_in(ex, item, container)

@@ -9,6 +9,7 @@ from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._common import (
     VILLA_CENTRE,
     outdoor_around,
+    put_named_in,
     score_pick_and_place,
     start_inside,
     villa,
@@ -65,13 +66,4 @@ class PickAndPlaceTest(Scenario):
     @staticmethod
     def oracle(obs: ot.Obs) -> OracleGen:
         item, container = ot.quoted(ot.task_text(obs))
-        ex = Explorer(obs)
-        for name in (item, container):  # look around the villa until both are in sight
-            while not ex.map.named(name):
-                yield from ex.explore_frontier(lambda s: s.name == "floor")
-        thing = ex.map.named(item)[0].uuid
-        yield from ex.take(thing)
-        target = ex.map.named(container)[0].uuid
-        if not ex.reachable(target):
-            yield from ex.teleport(target)
-        yield from ex.checked(ot.act("PUT", thing, target))
+        yield from put_named_in(Explorer(obs), item, container)
