@@ -25,7 +25,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from discoverylab.labs.core.seeding import SeedStreams, stream
-from discoverylab.labs.protocol import Protocol, Reply, Score, register_protocol
+from discoverylab.labs.protocol import Reply, Score, register_protocol
 from discoverylab.labs.sequence.evolution import DirectedEvolution
 from discoverylab.labs.sequence.grading_dynamics import (
     DynamicsTruth,
@@ -53,6 +53,7 @@ from discoverylab.labs.sequence.parsing_dynamics import (
 )
 from discoverylab.labs.sequence.problems import draw_dynamics_problem, signature
 from discoverylab.labs.sequence.properties import decode, encode
+from discoverylab.labs.sequence.rounds import RoundsThenReport
 
 __all__ = ["MEASURABLE_TEXT", "UnknownDynamicsConfig", "UnknownDynamicsProtocol"]
 
@@ -123,10 +124,14 @@ class UnknownDynamicsConfig(BaseModel):
         return self.drivers is None
 
 
-class UnknownDynamicsProtocol(Protocol):
+class UnknownDynamicsProtocol(RoundsThenReport):
     """Protocol B; see the module docstring."""
 
     name = "sequence/unknown-dynamics"
+    experiment_type, report_type = ExperimentAction, ReportAction
+    final_round_note = ("This is the final round. If you run an experiment now, you will still be asked "
+                        "for a report afterwards.")
+    closed_error = "Experiments are closed; send your report."
 
     def __init__(self, judge: JudgeClient | None = None, **config: Any) -> None:
         super().__init__()
@@ -263,32 +268,6 @@ class UnknownDynamicsProtocol(Protocol):
         return parse_dynamics_message(message, length=self.config.length, max_steps=self.config.max_steps,
                                       measurables=list(self.order), start_ids=ids, list_axes=self.report_axes)
 
-    def _on_step(self, message: str) -> Reply:
-        action = self._parse(message)
-        if self.phase == "report":
-            return self._report_step(action)
-        cfg = self.config
-        info: dict[str, Any] = {"action": action.as_info()}
-        if isinstance(action, ReportAction):
-            self.draft = action
-            return self._enter_report("Report received.", info)
-        if isinstance(action, ParseFailure):
-            info["error"] = action.message
-            if cfg.invalid_consumes_round:
-                self.rounds_used += 1
-            payload: dict[str, Any] = {"type": "error", "round": self.rounds_used, "error": action.message,
-                                       "experiments_left": cfg.rounds - self.rounds_used}
-        else:
-            self.rounds_used += 1
-            payload = self._run(action)
-        info["round"] = self.rounds_used
-        if self.rounds_used >= cfg.rounds:
-            return self._enter_report(json.dumps(payload), info)
-        if self.rounds_used == cfg.rounds - 1:
-            payload["note"] = ("This is the final round. If you run an experiment now, you will still be asked "
-                               "for a report afterwards.")
-        return Reply(text=json.dumps(payload), info=info)
-
     def _run(self, action: ExperimentAction) -> dict[str, Any]:
         path = self.evolution.evolve(action.sequence, action.steps, self.streams["dynamics"])
         codes = encode(path)
@@ -301,6 +280,9 @@ class UnknownDynamicsProtocol(Protocol):
         if action.warnings:
             payload["warnings"] = action.warnings
         return payload
+
+    def _accept_report(self, action: ReportAction) -> ReportAction:
+        return _merge(self.draft, action)
 
     def _enter_report(self, prefix: str, info: dict[str, Any]) -> Reply:
         self.phase = "report"
@@ -316,22 +298,6 @@ class UnknownDynamicsProtocol(Protocol):
             "heldout_starts": starts,
         }
         return Reply(text=prefix + "\n" + json.dumps(request), info=info)
-
-    def _report_step(self, action: ExperimentAction | ReportAction | ParseFailure) -> Reply:
-        self.report_attempts += 1
-        info: dict[str, Any] = {"action": action.as_info()}
-        if isinstance(action, ReportAction):
-            self.report = _merge(self.draft, action)
-            notes = (" Notes: " + "; ".join(action.warnings)) if action.warnings else ""
-            return Reply(text="Report recorded." + notes, done=True, info=info)
-        error = ("Experiments are closed; send your report." if isinstance(action, ExperimentAction)
-                 else action.message)
-        info["error"] = error
-        if self.report_attempts <= self.config.final_retries:
-            return Reply(text=json.dumps({"type": "error", "error": error + " Please send the report again."}),
-                         info=info)
-        self.report = self.draft
-        return Reply(text="No valid report; the episode is over.", done=True, info=info)
 
     # ------------------------------------------------------------------ grading and truth
     def ground_truth(self) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from discoverylab.labs.core.seeding import SeedStreams
 from discoverylab.labs.core.spec import KindSpec
-from discoverylab.labs.protocol import Protocol, Reply, Score, register_protocol
+from discoverylab.labs.protocol import Reply, Score, register_protocol
 from discoverylab.labs.sequence.grading_population import (
     MIN_BASELINE,
     HeldOutPopulation,
@@ -58,6 +58,7 @@ from discoverylab.labs.sequence.population import (
 )
 from discoverylab.labs.sequence.population_batch import batch_supported, expected_means_batch
 from discoverylab.labs.sequence.problems import signature
+from discoverylab.labs.sequence.rounds import RoundsThenReport
 
 __all__ = ["PopulationConfig", "PopulationProtocol"]
 
@@ -115,10 +116,13 @@ class PopulationConfig(BaseModel):
         return self
 
 
-class PopulationProtocol(Protocol):
+class PopulationProtocol(RoundsThenReport):
     """See the module docstring."""
 
     name = "sequence/population-dynamics"
+    experiment_type, report_type = PopulationExperiment, PopulationReport
+    final_round_note = "This is the final round; after it you will be asked for the report."
+    closed_error = "Experiments are closed (held-out populations cannot be run); send your report."
 
     def __init__(self, **config: Any) -> None:
         super().__init__()
@@ -223,31 +227,6 @@ class PopulationProtocol(Protocol):
                                         max_generations=cfg.max_generations, measurables=list(self.order),
                                         targets=list(self.problem.targets), population_ids=ids)
 
-    def _on_step(self, message: str) -> Reply:
-        action = self._parse(message)
-        if self.phase == "report":
-            return self._report_step(action)
-        cfg = self.config
-        info: dict[str, Any] = {"action": action.as_info()}
-        if isinstance(action, PopulationReport):
-            self.draft = action
-            return self._enter_report("Report received.", info)
-        if isinstance(action, ParseFailure):
-            info["error"] = action.message
-            if cfg.invalid_consumes_round:
-                self.rounds_used += 1
-            payload: dict[str, Any] = {"type": "error", "round": self.rounds_used, "error": action.message,
-                                       "experiments_left": cfg.rounds - self.rounds_used}
-        else:
-            self.rounds_used += 1
-            payload = self._run(action)
-        info["round"] = self.rounds_used
-        if self.rounds_used >= cfg.rounds:
-            return self._enter_report(json.dumps(payload), info)
-        if self.rounds_used == cfg.rounds - 1:
-            payload["note"] = "This is the final round; after it you will be asked for the report."
-        return Reply(text=json.dumps(payload), info=info)
-
     def _run(self, action: PopulationExperiment) -> dict[str, Any]:
         runs = self.process.run(action.population, action.generations, self.streams["dynamics"])
         self.starts_seen.append(population_means(action.population, self.props))
@@ -268,6 +247,9 @@ class PopulationProtocol(Protocol):
             payload["warnings"] = action.warnings
         return payload
 
+    def _accept_report(self, action: PopulationReport) -> PopulationReport | None:
+        return action if not (self.draft and not action.predictions) else self.draft
+
     def _enter_report(self, prefix: str, info: dict[str, Any]) -> Reply:
         self.phase = "report"
         request = {
@@ -283,22 +265,6 @@ class PopulationProtocol(Protocol):
                                     for h in self.heldout},
         }
         return Reply(text=prefix + "\n" + json.dumps(request), info=info)
-
-    def _report_step(self, action: PopulationExperiment | PopulationReport | ParseFailure) -> Reply:
-        self.report_attempts += 1
-        info: dict[str, Any] = {"action": action.as_info()}
-        if isinstance(action, PopulationReport):
-            self.report = action if not (self.draft and not action.predictions) else self.draft
-            notes = (" Notes: " + "; ".join(action.warnings)) if action.warnings else ""
-            return Reply(text="Report recorded." + notes, done=True, info=info)
-        error = ("Experiments are closed (held-out populations cannot be run); send your report."
-                 if isinstance(action, PopulationExperiment) else action.message)
-        info["error"] = error
-        if self.report_attempts <= self.config.final_retries:
-            return Reply(text=json.dumps({"type": "error", "error": error + " Please send the report again."}),
-                         info=info)
-        self.report = self.draft
-        return Reply(text="No valid report; the episode is over.", done=True, info=info)
 
     # ------------------------------------------------------------------ grading and truth
     def ground_truth(self) -> dict[str, Any]:
