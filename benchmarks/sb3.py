@@ -37,7 +37,7 @@ LAUNCHED = (time.monotonic(), time.time())  # --time-limit counts from here: the
 UNIT = ("DialogTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsTest", "DoorsWithKeysTest", "SearchTest",
         "NavigationHouseTest", "MovingAgentsTest", "InstrumentMeasurementTest", "DiscoveryFeedTest")  # fmt: skip
 TRAINING = ("steps", "num_envs", "workers", "max_steps", "reward", "obs", "policy", "n_steps", "batch_size", "epochs",
-            "ent_coef", "lr", "num_levels", "eval_every", "eval_episodes", "seed", "history")  # what --jobs passes on  # fmt: skip
+            "ent_coef", "lr", "num_levels", "eval_every", "eval_episodes", "seed", "history", "notes")  # what --jobs passes on  # fmt: skip
 # Episode limits: 50 steps, 100 where the goal lies out of the first view (walking demonstrations of
 # these take 15-90 steps; teleports to things in view shorten that). `--max-steps N` sets one for all.
 MAX_STEPS = {"DoorsTest": 100, "DoorsWithKeysTest": 100, "SearchTest": 100, "NavigationHouseTest": 100, "MovingAgentsTest": 100}
@@ -45,7 +45,7 @@ EVAL_RESERVE = 30.0  # seconds kept back from --time-limit for the final greedy 
 
 
 def evaluate(model: Any, task: str, episodes: int, max_steps: int, obs: str = "onehot", difficulty: str = "normal",
-             history: bool = False, greedy: bool = True) -> float:  # fmt: skip
+             history: bool = False, greedy: bool = True, notes: bool = False) -> float:  # fmt: skip
     """Greedy (or sampled) success on `dev` levels 0..episodes-1 (never trained on: training
     draws `train`); the episodes run side by side so that the policy acts on one batch per step."""
     from gymnasium.wrappers import FlattenObservation
@@ -55,7 +55,7 @@ def evaluate(model: Any, task: str, episodes: int, max_steps: int, obs: str = "o
 
     if episodes < 1:
         return 0.0
-    envs: list[Any] = [make_sb3_env(task, difficulty, max_steps=max_steps, history=history) if obs == "onehot" else
+    envs: list[Any] = [make_sb3_env(task, difficulty, max_steps=max_steps, history=history, notes=notes) if obs == "onehot" else
                        FlattenObservation(make_rl_env(task, difficulty, max_steps=max_steps)) for _ in range(episodes)]  # fmt: skip
     first = [env.reset(options={"instance": make_instance(task, difficulty, "dev", i)})[0] for i, env in enumerate(envs)]
     current = np.stack(first)
@@ -84,7 +84,7 @@ def _write(path: Path | None, curve: dict[str, Any]) -> None:
 
 
 def _callback(task: str, every: int, episodes: int, max_steps: int, obs: str, difficulty: str, history: bool,
-              deadline: float | None, curve: dict[str, Any], path: Path | None) -> Any:  # fmt: skip
+              deadline: float | None, curve: dict[str, Any], path: Path | None, notes: bool = False) -> Any:  # fmt: skip
     from stable_baselines3.common.callbacks import BaseCallback
 
     class Curve(BaseCallback):  # type: ignore[misc]
@@ -101,7 +101,7 @@ def _callback(task: str, every: int, episodes: int, max_steps: int, obs: str, di
                     self.wins.append(int(info["is_success"]))
             if every and self.num_timesteps >= self.next:
                 self.next += every
-                score = evaluate(self.model, task, episodes, max_steps, obs, difficulty, history)
+                score = evaluate(self.model, task, episodes, max_steps, obs, difficulty, history, notes=notes)
                 curve["eval"].append({"steps": self.num_timesteps, "success": score,
                                       "seconds": round(time.perf_counter() - curve["_start"], 1)})  # fmt: skip
                 print(json.dumps({"task": task, **curve["eval"][-1]}), flush=True)
@@ -122,7 +122,7 @@ def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps
           obs: str = "onehot", seed: int = 0, eval_every: int = 0, eval_episodes: int = 50, num_levels: int | None = None,
           difficulty: str = "normal", n_steps: int = 128, ent_coef: float = 0.01, policy: str = "slot",
           batch_size: int = 256, n_epochs: int = 4, learning_rate: float = 1e-3, time_limit: float | None = None,
-          curve_path: Path | None = None, history: bool = True) -> dict[str, Any]:  # fmt: skip
+          curve_path: Path | None = None, history: bool = True, notes: bool = True) -> dict[str, Any]:  # fmt: skip
     """Train MaskablePPO on `task` for `steps` env steps (or until `time_limit` seconds, keeping
     `EVAL_RESERVE` for the final evaluation); returns the curve (and the model)."""
     import torch
@@ -141,9 +141,10 @@ def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps
         raise ValueError(f"policy must be 'mlp' or 'slot', not {policy!r}.")
     kwargs: dict[str, Any] = {"max_steps": max_steps, "reward": reward, "levels": "train", "num_levels": num_levels}
     if obs == "onehot":
+        kwargs["notes"] = notes
         venv: Any = SB3VecEnv(task, difficulty, num_envs=num_envs, workers=workers, seed=seed, history=history, **kwargs)
     elif obs == "flatten":
-        history = False  # the naive route, as users first tried it
+        history = notes = False  # the naive route, as users first tried it
         venv = DummyVecEnv([lambda: FlattenObservation(make_rl_env(task, difficulty, **kwargs)) for _ in range(num_envs)])
         venv.seed(seed)
     else:
@@ -152,22 +153,24 @@ def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps
                              "train_success": [], "eval": [], "_start": start,
                              "settings": {"num_envs": num_envs, "workers": workers, "max_steps": max_steps,
                                           "n_steps": n_steps, "batch_size": batch_size, "n_epochs": n_epochs,
-                                          "ent_coef": ent_coef, "learning_rate": learning_rate, "seed": seed, "history": history,
+                                          "ent_coef": ent_coef, "learning_rate": learning_rate, "seed": seed, "history": history, "notes": notes,
                                           "eval_episodes": eval_episodes, "target_steps": steps}}  # fmt: skip
     model = MaskablePPO("MlpPolicy" if policy == "mlp" else SlotPolicy, venv, n_steps=n_steps, batch_size=batch_size,
                         n_epochs=n_epochs, learning_rate=learning_rate, ent_coef=ent_coef, gamma=0.99, seed=seed,
                         verbose=0, device="cpu")  # fmt: skip
     deadline = None if time_limit is None else start + max(1.0, time_limit - EVAL_RESERVE)
-    callback = _callback(task, eval_every, eval_episodes, max_steps, obs, difficulty, history, deadline, curve, curve_path)
+    callback = _callback(task, eval_every, eval_episodes, max_steps, obs, difficulty, history, deadline, curve, curve_path,
+                         notes)
     model.learn(steps, callback=callback)
     curve["train_seconds"] = round(time.perf_counter() - start, 1)
     curve["total_steps"] = int(model.num_timesteps)
     venv.close()
-    curve["final"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty, history) if eval_episodes else None
+    curve["final"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty, history, notes=notes) \
+        if eval_episodes else None  # fmt: skip
     curve["seconds_total"] = round(time.perf_counter() - start, 1)
     _write(curve_path, curve)  # the greedy figure is safe should the sampled one be cut off
     torch.manual_seed(seed + 1)  # sampled actions from torch's generator: seeded, so the figure repeats
-    curve["final_sampled"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty, history, greedy=False) \
+    curve["final_sampled"] = evaluate(model, task, eval_episodes, max_steps, obs, difficulty, history, greedy=False, notes=notes) \
         if eval_episodes else None  # fmt: skip
     del curve["_start"]
     _write(curve_path, curve)
@@ -352,6 +355,8 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--history", action=argparse.BooleanOptionalAction, default=True,
                         help="append ActionHistory's features (last action's kind, steps unchanged)")
+    parser.add_argument("--notes", action=argparse.BooleanOptionalAction, default=True,
+                        help="the symbolic observation's notes (rl/notes.py: feed instructions, readings, visited tiles)")
     parser.add_argument("--num-levels", type=int, default=None)
     parser.add_argument("--eval-every", type=int, default=30_000)
     parser.add_argument("--eval-episodes", type=int, default=50)
@@ -393,7 +398,7 @@ def main() -> None:
         curve = train(task, args.steps, args.num_envs, args.workers, max_steps, args.reward, args.obs, args.seed,
                       args.eval_every, args.eval_episodes, args.num_levels, n_steps=args.n_steps, ent_coef=args.ent_coef,
                       policy=args.policy, batch_size=args.batch_size, n_epochs=args.epochs, learning_rate=args.lr,
-                      time_limit=left, curve_path=parts / f"{task}.json", history=args.history)  # fmt: skip
+                      time_limit=left, curve_path=parts / f"{task}.json", history=args.history, notes=args.notes)  # fmt: skip
         curve.pop("model")
         print(json.dumps({"task": task, "final": curve["final"], "steps": curve["total_steps"],
                           "seconds": curve["seconds_total"]}), flush=True)  # fmt: skip

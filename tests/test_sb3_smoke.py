@@ -46,7 +46,7 @@ def test_attack_raw_symbolic_obs_goes_to_an_image_extractor() -> None:
 
 def test_vec_adapter_matches_serial_envs_and_autoresets_as_sb3_does() -> None:
     venv = SB3VecEnv("PickAndPlaceTest", num_envs=3, workers=2, seed=10, max_steps=6, spin=0)
-    serial = [make_rl_env("PickAndPlaceTest", max_steps=6) for _ in range(3)]
+    serial = [make_rl_env("PickAndPlaceTest", max_steps=6, notes=True) for _ in range(3)]  # SB3VecEnv: notes by default
     try:
         obs = venv.reset()
         raw = [env.reset(seed=10 + i) for i, env in enumerate(serial)]
@@ -100,7 +100,7 @@ def test_slot_policy_scores_every_action_and_shares_slot_weights() -> None:
     assert logits.shape == (1, env.action_space.n) and torch.isfinite(logits).all()
     # Swapping two slots' rows swaps their actions' scores: one network scores every slot.
     w2, b, k = head.w2, head.b, head.k
-    at = w2 * b + w2 * 4
+    at = w2 * b + head.state_width  # after the kinds and the tile flags (with notes, the visited plane)
     rows = x[:, at : at + k * head.slot_width].view(1, k, -1).clone()
     swapped = x.clone()
     rows[:, [0, 1]] = rows[:, [1, 0]]

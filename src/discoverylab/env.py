@@ -89,6 +89,9 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
             window with object-kind ids, object slots, dialog options, agent state; see
             `discoverylab.rl.symbolic`); skips building the JSON text altogether.
         object_slots: number of object slots of the symbolic observation (default 12).
+        notes: add the `note_*` keys to the symbolic observation (`discoverylab.rl.notes`: what a
+            reader of the texts remembers: feed instructions, instrument readings, task lines,
+            where the agent has been).
         reward: "success" (default: 1.0 on the step the task completes successfully, else 0.0)
             or "procedure" (the change of the normalised procedural score each step, the
             original's shaped reward). "procedure" pays answer-specific choices (the right
@@ -121,6 +124,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         reward: str = "success",
         info: str = "full",
         object_slots: int = 12,
+        notes: bool = False,
     ) -> None:
         self.scenario_cls: type[Scenario] = get_task(task)
         self.difficulty = check_difficulty(self.scenario_cls, difficulty)
@@ -133,6 +137,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self.strict = strict
         if observation not in OBSERVATION_MODES:
             raise ValueError(f"Unknown observation mode {observation!r}; valid: {', '.join(OBSERVATION_MODES)}.")
+        if notes and observation != "symbolic":
+            raise ValueError("notes=True adds keys to the symbolic observation; pass observation='symbolic'.")
         if image_scale not in (1, 2):
             raise ValueError(f"image_scale must be 1 or 2, not {image_scale!r}.")
         if text_format not in TEXT_FORMATS:
@@ -155,7 +161,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         if observation == "symbolic":
             from discoverylab.rl.symbolic import SymbolicEncoder
 
-            self.symbolic = SymbolicEncoder(radius, object_slots)
+            self.symbolic = SymbolicEncoder(radius, object_slots, notes=notes)
             self.observation_space: spaces.Space[Any] = self.symbolic.space
         else:
             self.observation_space = {
@@ -260,7 +266,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         if self.symbolic is not None:
             assert self.scenario is not None
             card = self.scenario.scorecard
-            return self.symbolic.encode(self.scenario.player, card.task_description, self._success, card.completed)
+            return self.symbolic.encode(self.scenario.player, card.task_description, self._success, card.completed,
+                                        self._message[0])
         if self.observation_mode == "text":
             return self._text()
         if self.observation_mode == "image":

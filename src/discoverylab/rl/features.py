@@ -19,6 +19,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from discoverylab.rl.notes import LINES, MAP, TASK_WORDS
 from discoverylab.rl.view import _catalog
 
 CATALOG = len(_catalog())  # catalog kinds keep their own bucket: 1..CATALOG
@@ -26,6 +27,7 @@ BUCKETS = 64  # kind buckets: 0 unused (nothing), 1..CATALOG catalog kinds, the 
 GROUPS = 15 + 10 + 2 + 2  # the last action's kind: each argument-less action, each slot action, PUT/USE, location, dialog
 STUCK = 3  # "the observation did not change for 1, 2, 3+ steps"
 HISTORY = GROUPS + STUCK  # the length of `ActionHistory.vector`
+NOTE_SLOT_WIDTH = LINES + 3  # per slot with notes: the naming task line one-hot, three flags
 
 
 def _bucket_table(buckets: int) -> np.ndarray:
@@ -38,13 +40,22 @@ def _bucket_table(buckets: int) -> np.ndarray:
     return table
 
 
+def layout_size(w: int, k: int, d: int, buckets: int = BUCKETS, notes: bool = False, history: bool = False) -> int:
+    """Length of the feature vector: window W, K slots, D dialog options (`notes`: with the
+    `note_*` keys, `history`: with `ActionHistory`'s features appended)."""
+    size = w * w * buckets + w * w * 4 + k * (buckets + 16) + d * 3 + 11
+    if notes:  # the visited plane, per slot, per dialog row, then the lines and the task's words
+        size += w * w + k * NOTE_SLOT_WIDTH + d + LINES * 3 + TASK_WORDS + MAP * MAP
+    return size + (HISTORY if history else 0)
+
+
 def feature_size(space: spaces.Dict, buckets: int = BUCKETS, history: bool = False) -> int:
     """Length of the feature vector for a symbolic observation space (`history`: with
     `ActionHistory`'s features appended)."""
     w = space["tiles"].shape[0]  # type: ignore[index]
     k = space["slots"].shape[0]  # type: ignore[index]
     d = space["dialog"].shape[0]  # type: ignore[index]
-    return w * w * buckets + w * w * 4 + k * (buckets + 16) + d * 3 + 11 + (HISTORY if history else 0)
+    return layout_size(w, k, d, buckets, "note_slots" in space.spaces, history)
 
 
 class ActionHistory:
@@ -132,7 +143,21 @@ def features(obs: dict[str, np.ndarray], buckets: int = BUCKETS, table: np.ndarr
     facts = np.stack([np.minimum(agent[:, 0], 64) / 64, np.minimum(agent[:, 1], 64) / 64, agent[:, 3] > 0,
                       np.minimum(agent[:, 4], 4) / 4, agent[:, 5] > 0, np.minimum(agent[:, 6], 8) / 8,
                       agent[:, 7] > 0], axis=1).astype(np.float32)  # fmt: skip
-    return np.concatenate([hot.reshape(n, -1), state, slot_part, dialog.reshape(n, -1), facing, facts], axis=1)
+    if "note_slots" not in obs:
+        return np.concatenate([hot.reshape(n, -1), state, slot_part, dialog.reshape(n, -1), facing, facts], axis=1)
+    notes = np.asarray(obs["note_slots"])
+    line = np.zeros((n, k, LINES + 1), np.float32)
+    line[np.arange(n)[:, None], np.arange(k)[None, :], np.minimum(notes[:, :, 0], LINES)] = 1.0
+    slot_notes = np.concatenate([line[:, :, 1:], (notes[:, :, 1:4] > 0).astype(np.float32)], axis=2)
+    slot_part = np.concatenate([slot_part.reshape(n, k, -1), slot_notes], axis=2).reshape(n, -1)
+    dialog = np.concatenate([dialog, np.asarray(obs["note_dialog"], np.float32) / 255.0], axis=2)
+    state = np.concatenate([state, np.asarray(obs["note_visited"], np.float32).reshape(n, -1)], axis=1)
+    lines = np.asarray(obs["note_lines"], np.float32)
+    lines = np.stack([lines[:, :, 0] > 0, np.minimum(lines[:, :, 1], 3) / 3, lines[:, :, 2] > 0], axis=2)
+    task = np.asarray(obs["note_task"], np.float32)
+    seen = np.asarray(obs["note_map"], np.float32).reshape(n, -1) / 255.0
+    return np.concatenate([hot.reshape(n, -1), state, slot_part, dialog.reshape(n, -1), facing, facts,
+                           lines.reshape(n, -1).astype(np.float32), task, seen], axis=1)  # fmt: skip
 
 
 class OneHotObservation(gym.ObservationWrapper[np.ndarray, Any, Any]):
@@ -183,8 +208,10 @@ class OneHotObservation(gym.ObservationWrapper[np.ndarray, Any, Any]):
 
 
 def make_sb3_env(task: str, difficulty: str = "normal", buckets: int = BUCKETS, history: bool = False,
-                 **options: Any) -> OneHotObservation:  # fmt: skip
-    """`make_rl_env` with `OneHotObservation`: pass it to `MaskablePPO("MlpPolicy", env)`."""
+                 notes: bool = True, **options: Any) -> OneHotObservation:  # fmt: skip
+    """`make_rl_env` with `OneHotObservation`: pass it to `MaskablePPO("MlpPolicy", env)`.
+    `notes` (default on) adds the notes of `rl/notes.py` (feed instructions, instrument
+    readings, task words, where the agent has been) to the features."""
     from discoverylab.rl import make_rl_env
 
-    return OneHotObservation(make_rl_env(task, difficulty, **options), buckets, history)
+    return OneHotObservation(make_rl_env(task, difficulty, notes=notes, **options), buckets, history)

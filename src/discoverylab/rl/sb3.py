@@ -36,13 +36,15 @@ class SB3VecEnv(VecEnv):  # type: ignore[misc]  # untyped base where SB3's stubs
             draw from each env's own generator, or from `levels` when given.
         buckets: kind buckets of the features (`OneHotObservation`).
         history: append `ActionHistory`'s features (as `OneHotObservation(history=True)`).
+        notes: the symbolic observation's notes (`rl/notes.py`; default on: without them Discovery
+            Feed, Instrument Measurement and Navigation House cannot be learned).
         **env_kwargs: any `make_rl_env` / `BatchedVectorEnv` keyword (`max_steps`, `reward`,
             `levels`, `num_levels`, `spin`, ...).
     """
 
     def __init__(self, task: str | list[str], difficulty: str = "normal", num_envs: int = 8, workers: int = 2, seed: int = 0,
-                 buckets: int = BUCKETS, history: bool = False, **env_kwargs: Any) -> None:  # fmt: skip
-        self.venv = BatchedVectorEnv(task, difficulty, num_envs=num_envs, workers=workers, **env_kwargs)
+                 buckets: int = BUCKETS, history: bool = False, notes: bool = True, **env_kwargs: Any) -> None:  # fmt: skip
+        self.venv = BatchedVectorEnv(task, difficulty, num_envs=num_envs, workers=workers, notes=notes, **env_kwargs)
         symbolic = self.venv.single_observation_space
         assert isinstance(symbolic, spaces.Dict)
         self.buckets = buckets

@@ -20,7 +20,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
 from discoverylab.rl.actions import FIXED, PAIR, SINGLE
-from discoverylab.rl.features import BUCKETS, HISTORY
+from discoverylab.rl.features import BUCKETS, NOTE_SLOT_WIDTH, layout_size
 
 
 class SlotHead(nn.Module):
@@ -30,20 +30,26 @@ class SlotHead(nn.Module):
                  buckets: int = BUCKETS, hidden: int = 64) -> None:  # fmt: skip
         super().__init__()
         self.w2, self.k, self.d, self.b, self.h = window * window, slots, dialog, buckets, hidden
-        self.slot_width = buckets + 16
-        expected = self.w2 * buckets + self.w2 * 4 + slots * self.slot_width + dialog * 3 + 11
-        if size not in (expected, expected + HISTORY):  # with or without `ActionHistory`'s features
-            raise ValueError(f"SlotPolicy expects {expected} features (window {window}, {slots} slots, {dialog} "
-                             f"dialog options, {buckets} buckets), or {expected + HISTORY} with history, got {size}.")  # fmt: skip
-        facts = 11 + size - expected
+        sizes = {(notes, history): layout_size(window, slots, dialog, buckets, notes, history)
+                 for notes in (False, True) for history in (False, True)}  # fmt: skip
+        found = [key for key, value in sizes.items() if value == size]
+        if not found:
+            raise ValueError(f"SlotPolicy expects one of {sorted(sizes.values())} features (window {window}, {slots} "
+                             f"slots, {dialog} dialog options, {buckets} buckets; with or without notes and history), "
+                             f"got {size}.")  # fmt: skip
+        notes = found[0][0]
+        self.slot_width = buckets + 16 + (NOTE_SLOT_WIDTH if notes else 0)
+        self.state_width = self.w2 * (5 if notes else 4)  # the tile flags (and the visited plane)
+        self.dialog_width = 4 if notes else 3
+        facts = size - self.w2 * buckets - self.state_width - slots * self.slot_width - dialog * self.dialog_width
         self.slot = nn.Sequential(nn.Linear(self.slot_width, hidden), nn.Tanh())
-        self.glob = nn.Sequential(nn.Linear(self.w2 * 4 + hidden + 2 + facts, hidden), nn.Tanh(),
+        self.glob = nn.Sequential(nn.Linear(self.state_width + hidden + 2 + facts, hidden), nn.Tanh(),
                                   nn.Linear(hidden, hidden), nn.Tanh())  # fmt: skip
         self.slot2 = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh())
         self.single = nn.Linear(hidden, len(SINGLE))
         self.pair_a = nn.Linear(hidden, len(PAIR) * hidden)
         self.pair_b = nn.Linear(hidden, len(PAIR) * hidden)
-        self.choice = nn.Sequential(nn.Linear(3 + hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.choice = nn.Sequential(nn.Linear(self.dialog_width + hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         self.fixed = nn.Linear(hidden, len(FIXED) + locations)
         self.latent_dim_pi = len(FIXED) + (len(SINGLE) + len(PAIR) * slots) * slots + locations + dialog
         self.latent_dim_vf = hidden
@@ -51,12 +57,12 @@ class SlotHead(nn.Module):
     def _context(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         n = x.shape[0]
         at = self.w2 * self.b
-        state = x[:, at : at + self.w2 * 4]
-        at += self.w2 * 4
+        state = x[:, at : at + self.state_width]
+        at += self.state_width
         rows = x[:, at : at + self.k * self.slot_width].view(n, self.k, self.slot_width)
         at += self.k * self.slot_width
-        dialog = x[:, at : at + self.d * 3].view(n, self.d, 3)
-        facts = x[:, at + self.d * 3 :]
+        dialog = x[:, at : at + self.d * self.dialog_width].view(n, self.d, self.dialog_width)
+        facts = x[:, at + self.d * self.dialog_width :]
         present = rows[..., self.b : self.b + 1]  # the first flag: the slot holds an object
         s = self.slot(rows) * present
         pooled = s.sum(1) / present.sum(1).clamp(min=1)
@@ -70,7 +76,7 @@ class SlotHead(nn.Module):
     def _actor(self, x: torch.Tensor, g: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
         n, h, k = x.shape[0], self.h, self.k
         s = packed[:, : k * h].view(n, k, h)
-        dialog = packed[:, k * h :].view(n, self.d, 3)
+        dialog = packed[:, k * h :].view(n, self.d, self.dialog_width)
         e = self.slot2(torch.cat([s, g[:, None].expand(n, k, h)], -1))
         single = self.single(e).transpose(1, 2).reshape(n, -1)  # action-major, as the layout
         qa = self.pair_a(e).view(n, k, len(PAIR), h)

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from discoverylab.rl.notes import Notes
 from discoverylab.rl.scenery import SceneryMirror, tile_cell
 from discoverylab.rl.view import (
     BY_UUID,
@@ -69,7 +70,7 @@ def _static_features(o: WorldObject, task: str) -> tuple[str, tuple[int, int], b
 class SymbolicEncoder:
     """Builds the symbolic observation of one agent; `slots` holds the last slots built."""
 
-    def __init__(self, radius: int = 3, object_slots: int = 12, dialog_options: int = 10) -> None:
+    def __init__(self, radius: int = 3, object_slots: int = 12, dialog_options: int = 10, notes: bool = False) -> None:
         self.radius = radius
         self.num_slots = object_slots
         self.num_dialog = dialog_options
@@ -83,6 +84,9 @@ class SymbolicEncoder:
                 "agent": spaces.Box(0, 255, (AGENT_FEATURES,), np.uint8),
             }
         )
+        self.notes = Notes(radius, object_slots, dialog_options) if notes else None
+        if self.notes is not None:  # what a reader remembers (`rl/notes.py`), after the view's keys
+            self.space.spaces.update(self.notes.spaces)
         self.slot_data: list[SlotData] = []  # the last observation's slots, as plain tuples
         self._slots: list[Slot] | None = []
         self._row_bytes = object_slots * SLOT_FEATURES
@@ -105,7 +109,7 @@ class SymbolicEncoder:
             self._slots = [Slot(*data) for data in self.slot_data]
         return self._slots
 
-    def encode(self, agent: Agent, task: str, success: bool, completed: bool) -> dict[str, np.ndarray]:
+    def encode(self, agent: Agent, task: str, success: bool, completed: bool, message: str = "") -> dict[str, np.ndarray]:
         world = agent.world
         mirror = self._mirror
         if mirror is None or mirror.world is not world or mirror.viewer is not agent:
@@ -136,14 +140,20 @@ class SymbolicEncoder:
         dialog = bytearray(self.num_dialog * 3)
         partner = agent.dialog_partner
         in_dialog = partner is not None and partner.dialog_tree is not None
+        options: list[str] = []
         if in_dialog:
             assert partner is not None and partner.dialog_tree is not None
             tree = partner.dialog_tree
             line = tree.node().text.format(**partner.props)
             for i, opt in enumerate(tree.visible_options()[: self.num_dialog]):
                 dialog[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
+                options.append(opt.text)
         facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, inventory_size,
                            success, min(len(world.teleports), 255), completed))  # fmt: skip
+        noted: dict[str, bytes] = {}
+        if self.notes is not None:
+            self.notes.update(agent, task, message)
+            noted = self.notes.encode(agent, task, data, options)
         out = self.out
         if out is not None:  # a batched vector env's rows: write there, no arrays of our own
             out["tiles"][:] = tiles
@@ -151,15 +161,20 @@ class SymbolicEncoder:
             out["slots"][:] = rows
             out["dialog"][:] = dialog
             out["agent"][:] = facts
+            for name, value in noted.items():
+                out[name][:] = value
             return self.out_arrays
         shapes = self._shapes
-        return {
+        obs = {
             "tiles": _array(shapes[0], U8, bytearray(tiles)),
             "tile_state": _array(shapes[1], U8, bytearray(state)),
             "slots": _array(shapes[2], U8, bytearray(rows)),
             "dialog": _array(shapes[3], U8, dialog),
             "agent": _array(shapes[4], U8, facts),
         }
+        for name, value in noted.items():
+            obs[name] = _array(self.space.spaces[name].shape, U8, bytearray(value))  # type: ignore[arg-type]
+        return obs
 
     def _build(self, agent: Agent, mirror: SceneryMirror, task: str) -> tuple[bytes, bytes, bytes, list[SlotData], int]:
         """The window's tiles and states, the slots' rows, the slots and the inventory size;
