@@ -37,7 +37,7 @@ LAUNCHED = (time.monotonic(), time.time())  # --time-limit counts from here: the
 UNIT = ("DialogTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsTest", "DoorsWithKeysTest", "SearchTest",
         "NavigationHouseTest", "MovingAgentsTest", "InstrumentMeasurementTest", "DiscoveryFeedTest")  # fmt: skip
 TRAINING = ("steps", "num_envs", "workers", "max_steps", "reward", "obs", "policy", "n_steps", "batch_size", "epochs",
-            "ent_coef", "lr", "num_levels", "eval_every", "eval_episodes", "seed", "history", "notes")  # what --jobs passes on  # fmt: skip
+            "ent_coef", "lr", "num_levels", "eval_every", "eval_episodes", "seed", "history", "notes", "early_stop")  # what --jobs passes on  # fmt: skip
 # Episode limits: 50 steps, 100 where the goal lies out of the first view (walking demonstrations of
 # these take 15-90 steps; teleports to things in view shorten that). `--max-steps N` sets one for all.
 MAX_STEPS = {"DoorsTest": 100, "DoorsWithKeysTest": 100, "SearchTest": 100, "NavigationHouseTest": 100, "MovingAgentsTest": 100}
@@ -84,7 +84,8 @@ def _write(path: Path | None, curve: dict[str, Any]) -> None:
 
 
 def _callback(task: str, every: int, episodes: int, max_steps: int, obs: str, difficulty: str, history: bool,
-              deadline: float | None, curve: dict[str, Any], path: Path | None, notes: bool = False) -> Any:  # fmt: skip
+              deadline: float | None, curve: dict[str, Any], path: Path | None, notes: bool = False,
+              early_stop: float | None = None) -> Any:  # fmt: skip
     from stable_baselines3.common.callbacks import BaseCallback
 
     class Curve(BaseCallback):  # type: ignore[misc]
@@ -106,6 +107,10 @@ def _callback(task: str, every: int, episodes: int, max_steps: int, obs: str, di
                                       "seconds": round(time.perf_counter() - curve["_start"], 1)})  # fmt: skip
                 print(json.dumps({"task": task, **curve["eval"][-1]}), flush=True)
                 _write(path, curve)
+                last = [e["success"] for e in curve["eval"][-2:]]
+                if early_stop is not None and len(last) == 2 and min(last) >= early_stop:
+                    curve["stopped"] = "early_stop"  # two held-out evaluations in a row at the target
+                    return False
             if deadline is not None and time.perf_counter() >= deadline:
                 curve["stopped"] = "time_limit"
                 return False
@@ -122,7 +127,8 @@ def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps
           obs: str = "onehot", seed: int = 0, eval_every: int = 0, eval_episodes: int = 50, num_levels: int | None = None,
           difficulty: str = "normal", n_steps: int = 128, ent_coef: float = 0.01, policy: str = "slot",
           batch_size: int = 256, n_epochs: int = 4, learning_rate: float = 1e-3, time_limit: float | None = None,
-          curve_path: Path | None = None, history: bool = True, notes: bool = True) -> dict[str, Any]:  # fmt: skip
+          curve_path: Path | None = None, history: bool = True, notes: bool = True,
+          early_stop: float | None = None) -> dict[str, Any]:  # fmt: skip
     """Train MaskablePPO on `task` for `steps` env steps (or until `time_limit` seconds, keeping
     `EVAL_RESERVE` for the final evaluation); returns the curve (and the model)."""
     import torch
@@ -160,7 +166,7 @@ def train(task: str, steps: int, num_envs: int = 16, workers: int = 1, max_steps
                         verbose=0, device="cpu")  # fmt: skip
     deadline = None if time_limit is None else start + max(1.0, time_limit - EVAL_RESERVE)
     callback = _callback(task, eval_every, eval_episodes, max_steps, obs, difficulty, history, deadline, curve, curve_path,
-                         notes)
+                         notes, early_stop)
     model.learn(steps, callback=callback)
     curve["train_seconds"] = round(time.perf_counter() - start, 1)
     curve["total_steps"] = int(model.num_timesteps)
@@ -357,6 +363,8 @@ def main() -> None:
                         help="append ActionHistory's features (last action's kind, steps unchanged)")
     parser.add_argument("--notes", action=argparse.BooleanOptionalAction, default=True,
                         help="the symbolic observation's notes (rl/notes.py: feed instructions, readings, visited tiles)")
+    parser.add_argument("--early-stop", type=float, default=None, metavar="X",
+                        help="stop a task's training once two held-out evaluations in a row reach X (e.g. 0.95)")
     parser.add_argument("--num-levels", type=int, default=None)
     parser.add_argument("--eval-every", type=int, default=30_000)
     parser.add_argument("--eval-episodes", type=int, default=50)
@@ -398,7 +406,8 @@ def main() -> None:
         curve = train(task, args.steps, args.num_envs, args.workers, max_steps, args.reward, args.obs, args.seed,
                       args.eval_every, args.eval_episodes, args.num_levels, n_steps=args.n_steps, ent_coef=args.ent_coef,
                       policy=args.policy, batch_size=args.batch_size, n_epochs=args.epochs, learning_rate=args.lr,
-                      time_limit=left, curve_path=parts / f"{task}.json", history=args.history, notes=args.notes)  # fmt: skip
+                      time_limit=left, curve_path=parts / f"{task}.json", history=args.history, notes=args.notes,
+                      early_stop=args.early_stop)  # fmt: skip
         curve.pop("model")
         print(json.dumps({"task": task, "final": curve["final"], "steps": curve["total_steps"],
                           "seconds": curve["seconds_total"]}), flush=True)  # fmt: skip
