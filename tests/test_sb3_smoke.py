@@ -124,6 +124,16 @@ def test_time_limit_stops_training_cleanly_and_the_curve_is_on_disk(tmp_path: Pa
     assert on_disk["total_steps"] == curve["total_steps"] and on_disk["final"] == curve["final"]
 
 
+def test_early_stop_ends_training_after_two_evaluations_at_the_target() -> None:
+    sb3 = load_benchmark("sb3.py", "sb3_baseline")
+    curve = sb3.train("DialogTest", 10**6, num_envs=2, max_steps=10, n_steps=16, batch_size=32, eval_every=32,
+                      eval_episodes=1, early_stop=0.0)  # fmt: skip
+    assert curve["stopped"] == "early_stop" and len(curve["eval"]) == 2 and curve["total_steps"] < 200
+    late = sb3.train("DialogTest", 96, num_envs=2, max_steps=10, n_steps=16, batch_size=32, eval_every=32,
+                     eval_episodes=1, early_stop=1.01)  # fmt: skip  # an unreachable target: runs its steps
+    assert "stopped" not in late and late["total_steps"] >= 96
+
+
 def test_sweep_outputs_merge_partial_curves_and_replot(tmp_path: Path) -> None:
     """A task killed at the time limit leaves its last evaluation: the table says so, the plot
     and `--plot-only` still work."""

@@ -29,7 +29,7 @@ def _press(page, key: str) -> dict:  # type: ignore[no-untyped-def]
 
 
 def _pick_and_place_seed() -> int:
-    """A level whose target the page lists (it hides ground-like names such as "dirt")."""
+    """A level whose target the page lists (it hides ground-like names such as "grass")."""
     from discoverylab.env import DiscoveryWorldEnv
     from discoverylab.ui.games import GROUND
 

@@ -42,3 +42,29 @@ def test_replay_names_objects_and_shows_an_oracle_report(tmp_path: Path) -> None
     assert uses and all("meter [" in label for label in uses), uses
     knowledge = replay.summary()["knowledge"]
     assert knowledge and "outlier" in knowledge["report"]
+
+
+def test_ground_filter_never_hides_something_a_task_asks_for() -> None:
+    """The page folds ground-like names ("grass", "floor") out of the nearby list unless "show
+    all" is ticked; "dirt" was among them, so a Pick and Place level whose target was the dirt
+    showed no target. The page's filter and the server's are one list, and no unit test's goal
+    object or Pick and Place target is in it."""
+    import re
+    from pathlib import Path
+
+    from discoverylab.env import DiscoveryWorldEnv
+    from discoverylab.scenarios.unit._levels import GOALS
+    from discoverylab.ui import games
+
+    script = (Path(games.__file__).parent / "static" / "app.js").read_text()
+    page = re.search(r"^const GROUND = /(.+)/;$", script, re.M)
+    assert page is not None and page[1] == games.GROUND.pattern
+    assert games.GROUND.match("dirt") is None and games.GROUND.match("grass")
+    targets = set()
+    env = DiscoveryWorldEnv("PickAndPlaceTest")
+    for seed in range(60):
+        env.reset(seed=seed)
+        targets.add(env.scenario.target.name)  # type: ignore[union-attr]
+    assert "dirt" in targets or len(targets) >= 5
+    hidden = [name for name in (*targets, *(goal[1] for goal in GOALS)) if games.GROUND.match(name)]
+    assert not hidden, f"the nearby list would hide task targets: {hidden}"

@@ -46,7 +46,7 @@ MAX_SEED = 2**31 - 1
 MAX_REPORT_CHARS = 20_000
 
 
-GROUND = re.compile(r"^(grass|path|floor|wall|sand|dirt|soil|water|road|fence|sand path)$")
+GROUND = re.compile(r"^(grass|path|floor|wall|sand|soil|water|road|fence|sand path)$")  # dirt is carried (dug up, a Pick and Place target): listed
 PROGRESS_KEYS = ("taskName", "taskDescription", "completed", "completedSuccessfully")
 
 

@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
-const GROUND = /^(grass|path|floor|wall|sand|dirt|soil|water|road|fence|sand path)$/;
+const GROUND = /^(grass|path|floor|wall|sand|soil|water|road|fence|sand path)$/;
 const MANY = 3;  // more nearby objects of one name than this are listed once (the nearest)
 
 async function api(path, options) {
