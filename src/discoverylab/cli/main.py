@@ -46,7 +46,6 @@ from discoverylab.bench.runner import (
     parse_seed_ranges,
     run_bench,
     suite_tasks,
-    summarize,
 )
 from discoverylab.bench.schema import status_line
 from discoverylab.cli import audit as audit_cmd
@@ -83,6 +82,7 @@ from discoverylab.cli.options import (
     split_key,
     stored_config,
 )
+from discoverylab.cli.tables import print_scorecard, results_table
 from discoverylab.labs.cli import lab_app
 from discoverylab.server import cli as server_cli
 from discoverylab.ui import cli as ui_cli
@@ -124,40 +124,7 @@ def play(
         env = play_in_terminal(console, task, difficulty, seed, max_steps, logs).env
     except UIError as exc:
         fail(str(exc))
-    _print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
-
-
-def _print_scorecard(card: dict[str, object]) -> None:
-    table = Table(title=f"Scorecard: {card['taskName']}")
-    table.add_column("item")
-    table.add_column("score", justify="right")
-    for item in card["scoreCard"]:  # type: ignore[attr-defined]
-        table.add_row(item["name"], f"{item['score']}/{item['maxScore']}")
-    table.add_row("[bold]total[/bold]", f"{card['score']}/{card['maxScore']} ({card['scoreNormalized']:.2f})")
-    console.print(table)
-    console.print(f"completed: {card['completed']}  success: {card['completedSuccessfully']}")
-
-
-def _results_table(title: str, results: list[EpisodeRecord]) -> Table:
-    table = Table(title=title)
-    for col, just in (("task", "left"), ("difficulty", "left"), ("episodes", "right"), ("completion", "right"),
-                      ("procedure", "right"), ("steps", "right"), ("errors", "right")):  # fmt: skip
-        table.add_column(col, justify=just, no_wrap=col in ("task", "difficulty"))  # type: ignore[arg-type]
-    rows = summarize(results)
-    for row in rows:
-        table.add_row(
-            str(row["task"]), str(row["difficulty"]), str(row["episodes"]), f"{row['completion']:.2f}",
-            f"{row['procedure']:.2f}", f"{row['steps']:.1f}", str(row["errors"]),
-        )  # fmt: skip
-    if rows:
-        n = len(results)
-        table.add_row(
-            "[bold]all[/bold]", "", str(n), f"{sum(r.success for r in results) / n:.2f}",
-            f"{sum(r.procedure_score for r in results) / n:.2f}", f"{sum(r.steps for r in results) / n:.1f}",
-            str(sum(r.status != 'ok' for r in results)),
-        )  # fmt: skip
-    return table
-
+    print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
 
 
 def _resume_hint(out: Path | None) -> str:
@@ -224,7 +191,7 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=None))
     else:
-        console.print(_results_table(title, results))
+        console.print(results_table(title, results))
         if out is not None:
             console.print(f"Results: {out / 'results.jsonl'}  logs: {out / 'logs'}")
     statuses = [r.status for r in results] + ["interrupted"] * outcome.dropped
