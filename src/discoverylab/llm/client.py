@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -22,6 +22,7 @@ import openai
 
 from discoverylab.llm.deadline import DEFAULT_MAX_REPLY_BYTES, DeadlineTransport, make_http_client
 from discoverylab.llm.errors import LLMBadOutput, LLMDeadlineExceeded, LLMError, LLMUnavailable
+from discoverylab.llm.replies import Completion, StructuredCompletion, Usage
 from discoverylab.llm.retry import (
     MalformedResponse,
     backoff_delay,
@@ -32,6 +33,7 @@ from discoverylab.llm.retry import (
 from discoverylab.llm.schema import check_reply, with_schema_instructions
 
 logger = logging.getLogger(__name__)
+__all__ = ["Completion", "LLMClient", "StructuredCompletion", "Usage"]  # the reply types live in `replies`
 
 Message = Mapping[str, Any]
 JsonMode = Literal["json_schema", "json_object", "prompt"]
@@ -44,50 +46,6 @@ ENV_MAX_REPLY_BYTES = "DISCOVERYLAB_LLM_MAX_REPLY_BYTES"
 DEFAULT_REQUEST_TIMEOUT = 300.0
 # Local servers (llama.cpp, vLLM, ...) accept any key, but the openai package insists on one.
 PLACEHOLDER_API_KEY = "not-needed"
-
-
-@dataclass(frozen=True, slots=True)
-class Completion:
-    """One chat reply with what it cost."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency_s: float
-    model: str
-    finish_reason: str | None = None
-    attempts: int = 1
-
-    @property
-    def tokens_per_second(self) -> float:
-        """Generation speed including prompt processing and HTTP overhead (a lower bound)."""
-        return self.completion_tokens / self.latency_s if self.latency_s > 0 else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class StructuredCompletion:
-    """A validated JSON reply plus the raw completion that produced it (for transcripts)."""
-
-    data: dict[str, Any]
-    completion: Completion
-    rejected: tuple[str, ...] = ()  # raw texts of earlier replies that failed validation
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Cumulative accounting of one client (a snapshot; the client keeps counting)."""
-
-    requests: int = 0  # successful HTTP exchanges
-    attempts: int = 0  # HTTP attempts including retried ones
-    retries: int = 0
-    bad_outputs: int = 0  # replies rejected by schema validation
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
 
 
 class LLMClient:
