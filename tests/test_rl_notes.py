@@ -15,7 +15,7 @@ from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.rl import make_rl_env
 from discoverylab.rl.demos import oracle_demonstrations
 from discoverylab.rl.features import feature_size, features, make_sb3_env
-from discoverylab.rl.notes import LINES, MAP, NOTE_LINE, NOTE_SLOT, reading_value, task_notes
+from discoverylab.rl.notes import LINES, MAP, NOTE_LINE, VISITS, NOTE_SLOT, reading_value, task_notes
 from discoverylab.rl.view import mentioned
 from discoverylab.scenarios.registry import all_tasks
 
@@ -29,7 +29,7 @@ class TextReader:
 
     def __init__(self, radius: int, slots: int, dialog: int, size: int) -> None:
         self.r, self.k, self.d, self.size = radius, slots, dialog, size
-        self.visited: set[tuple[int, int]] = set()
+        self.visited: dict[tuple[int, int], int] = {}
         self.seen: set[tuple[int, int]] = set()
         self.talked: set[int] = set()
         self.reading = ""
@@ -54,7 +54,7 @@ class TextReader:
                         self.instructions += content + "\n"
         where = ob["agentLocation"]
         x, y = where["x"], where["y"]
-        self.visited.add((x, y))
+        self.visited[(x, y)] = min(VISITS, self.visited.get((x, y), 0) + 1)
         self.seen.update((x + dx, y + dy) for dx in range(-self.r, self.r + 1) for dy in range(-self.r, self.r + 1))
 
     def notes(self, info: dict[str, Any], slot_names: list[tuple[str, int]], task: str) -> dict[str, np.ndarray]:
@@ -81,9 +81,9 @@ class TextReader:
         w = 2 * self.r + 1
         x, y = ob["agentLocation"]["x"], ob["agentLocation"]["y"]
         visited = np.zeros((w, w), np.uint8)
-        for vx, vy in self.visited:
+        for (vx, vy), count in self.visited.items():
             if abs(vx - x) <= self.r and abs(vy - y) <= self.r:
-                visited[vy - y + self.r, vx - x + self.r] = 1
+                visited[vy - y + self.r, vx - x + self.r] = count
         size, block = self.size, -(-self.size // MAP)
         blocks = np.zeros((MAP, MAP), np.int64)
         for sx, sy in self.seen:
@@ -172,7 +172,7 @@ def test_notes_remember_who_was_talked_to_and_where_the_agent_walked() -> None:
     demos = oracle_demonstrations("MovingAgentsTest", seeds=range(1000, 1003), notes=True)
     assert demos["obs/note_slots"][:, :, 3].any(), "no character noted as talked to"
     visited = demos["obs/note_visited"]
-    assert (visited[:, 3, 3] == 1).all(), "the agent's own tile is not marked visited"
+    assert (visited[:, 3, 3] >= 1).all(), "the agent's own tile is not counted"
     rows = np.flatnonzero(demos["episode"] == demos["episodes"][0])
     assert visited[rows[-1]].sum() >= 2
 

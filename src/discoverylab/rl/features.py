@@ -19,7 +19,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from discoverylab.rl.notes import LINES, MAP, TASK_WORDS
+from discoverylab.rl.notes import LINES, MAP, TASK_WORDS, VISITS
 from discoverylab.rl.view import _catalog
 
 CATALOG = len(_catalog())  # catalog kinds keep their own bucket: 1..CATALOG
@@ -151,7 +151,7 @@ def features(obs: dict[str, np.ndarray], buckets: int = BUCKETS, table: np.ndarr
     slot_notes = np.concatenate([line[:, :, 1:], (notes[:, :, 1:4] > 0).astype(np.float32)], axis=2)
     slot_part = np.concatenate([slot_part.reshape(n, k, -1), slot_notes], axis=2).reshape(n, -1)
     dialog = np.concatenate([dialog, np.asarray(obs["note_dialog"], np.float32) / 255.0], axis=2)
-    state = np.concatenate([state, np.asarray(obs["note_visited"], np.float32).reshape(n, -1)], axis=1)
+    state = np.concatenate([state, np.asarray(obs["note_visited"], np.float32).reshape(n, -1) / VISITS], axis=1)
     lines = np.asarray(obs["note_lines"], np.float32)
     lines = np.stack([lines[:, :, 0] > 0, np.minimum(lines[:, :, 1], 3) / 3, lines[:, :, 2] > 0], axis=2)
     task = np.asarray(obs["note_task"], np.float32)

@@ -19,7 +19,9 @@ Keys added to the symbolic `Dict` (K slots, D dialog options, W window, L = `LIN
   other task line has.
 - `note_task` (TASK_WORDS,): multi-hot of the words of the task's first line and of its quoted
   terms (CRC32 buckets): which place, which property, which object the task asks about.
-- `note_visited` (W, W): the agent stood on that tile earlier in the episode (north up).
+- `note_visited` (W, W): on how many steps of the episode the agent stood on that tile (capped
+  at `VISITS`; north up, the agent at the centre): a greedy policy that walks in a circle sees
+  the counts grow, so its observations do not repeat.
 - `note_map` (MAP, MAP): the world in MAP x MAP blocks (north up, not centred): the share of
   each block's tiles that have been in the agent's view this episode, 0..255; with the
   agent's place (`agent`) that is where to look next.
@@ -44,6 +46,7 @@ NOTE_SLOT = 4
 NOTE_LINE = 3
 TASK_WORDS = 128
 MAP = 8
+VISITS = 9
 _WORD = re.compile(r"[a-z]{3,}")
 _TOKEN = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)")
@@ -94,7 +97,7 @@ class Notes:
             "note_dialog": spaces.Box(0, 255, (dialog, 1), np.uint8),
             "note_lines": spaces.Box(0, 255, (LINES, NOTE_LINE), np.uint8),
             "note_task": spaces.Box(0, 1, (TASK_WORDS,), np.uint8),
-            "note_visited": spaces.Box(0, 1, (w, w), np.uint8),
+            "note_visited": spaces.Box(0, VISITS, (w, w), np.uint8),
             "note_map": spaces.Box(0, 255, (MAP, MAP), np.uint8),
         }
         self.agent: Agent | None = None
@@ -156,12 +159,13 @@ class Notes:
                             self._versions[1] += 1
             self.read = len(history)
         place = (agent.x, agent.y)
+        x, y = place
+        r = self.radius
+        if 0 <= x < self.size and 0 <= y < self.size and self.visited[y + r, x + r] < VISITS:
+            self.visited[y + r, x + r] += 1  # every observation counts: standing still too
         if place != self._place:
             self._place = place
-            r = self.radius
-            x, y = place
             if 0 <= x < self.size and 0 <= y < self.size:
-                self.visited[y + r, x + r] = 1
                 view = self.seen[max(0, y - r) : min(y + r + 1, self.size), max(0, x - r) : min(x + r + 1, self.size)]
                 if not view.all():  # new tiles in view: the map changes
                     view[:] = 1
