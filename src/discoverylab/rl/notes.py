@@ -21,7 +21,7 @@ Keys added to the symbolic `Dict` (K slots, D dialog options, W window, L = `LIN
   terms (CRC32 buckets): which place, which property, which object the task asks about.
 - `note_visited` (W, W): on how many steps of the episode the agent stood on that tile (capped
   at `VISITS`; north up, the agent at the centre): a greedy policy that walks in a circle sees
-  the counts grow, so its observations do not repeat.
+  the counts grow, so its observations do not repeat (until the cap).
 - `note_map` (MAP, MAP): the world in MAP x MAP blocks (north up, not centred): the share of
   each block's tiles that have been in the agent's view this episode, 0..255; with the
   agent's place (`agent`) that is where to look next.
