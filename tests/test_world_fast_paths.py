@@ -98,6 +98,8 @@ def test_find_path_takes_the_same_path_as_the_plain_search() -> None:
             start = tuple(int(v) for v in rng.integers(0, 32, 2))
             goal = tuple(int(v) for v in rng.integers(0, 32, 2))
             assert find_path(world, start, goal) == _reference_path(world, start, goal)  # type: ignore[arg-type]
+        for start, goal in (((-1, 5), (3, 4)), ((3, 4), (-1, 5)), ((0, 0), (40, 40)), ((5, 5), (5, 5))):
+            assert find_path(world, start, goal) == _reference_path(world, start, goal)  # off the grid too
 
 
 @pytest.mark.parametrize("task", ["PickAndPlaceTest", "DoorsWithKeysTest", "PickAndGiveTest"])
