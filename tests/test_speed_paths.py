@@ -144,3 +144,14 @@ def test_material_copies_carry_every_field() -> None:
     assert all(getattr(copy, name) is mark for name, mark in marks.items())
     assert copy.extra == {"x": 1.5} and copy.extra is not original.extra
     assert material("soil_good") == material("soil_good") and material("soil_good") is not material("soil_good")
+
+
+def test_a_disposed_world_hands_out_no_more_uuids() -> None:
+    """`dispose` closes the UUID pool (its stream and drawn values): a later `register` is a
+    clear error, not a UUID drawn from a forgotten stream or an index error."""
+    world = World(5)
+    first = world.take_uuids(10)
+    world.dispose()
+    with pytest.raises(ValueError, match="disposed"):
+        world.next_uuid()
+    assert World(5).take_uuids(10) == first  # the same seed still draws the same UUIDs

@@ -202,7 +202,7 @@ def test_mushrooms_are_created_evenly_whatever_their_contamination(difficulty: s
     indices carry no trace of which ones are moldy (and uuids, drawn per episode, not even of the
     creation order)."""
     game = Game(difficulty, 4)
-    pool = [int(u) for u in game.sc.world._uuid_pool]
+    pool = game.sc.world._uuids  # the pool as drawn so far (creation order)
     foods = [o for o in game.sc.world.objects.values() if o.type == "mushroom"]
     order = sorted(pool.index(f.uuid) for f in foods)
     assert {b - a for a, b in zip(order, order[1:], strict=False)} == {2}

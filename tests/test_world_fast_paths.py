@@ -98,6 +98,8 @@ def test_find_path_takes_the_same_path_as_the_plain_search() -> None:
             start = tuple(int(v) for v in rng.integers(0, 32, 2))
             goal = tuple(int(v) for v in rng.integers(0, 32, 2))
             assert find_path(world, start, goal) == _reference_path(world, start, goal)  # type: ignore[arg-type]
+        for start, goal in (((-1, 5), (3, 4)), ((3, 4), (-1, 5)), ((0, 0), (40, 40)), ((5, 5), (5, 5))):
+            assert find_path(world, start, goal) == _reference_path(world, start, goal)  # off the grid too
 
 
 @pytest.mark.parametrize("task", ["PickAndPlaceTest", "DoorsWithKeysTest", "PickAndGiveTest"])
@@ -167,16 +169,30 @@ def test_all_completed() -> None:
     assert card.all_completed()
 
 
+def reference_uuids(seed: int) -> list[int]:
+    """The UUID order of world/uuids.py written the slow, plain way: first occurrences of uniform
+    draws from 1..65535 in blocks of 2,048, then the last 4,096 values by one permutation."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(5)[4])
+    order: dict[int, None] = {}
+    while 65535 - len(order) > 4096:
+        for value in rng.integers(1, 65536, 2048, dtype=np.uint16).tolist():
+            if value not in order:
+                order[value] = None
+    rest = np.array(sorted(set(range(1, 65536)) - set(order)), dtype=np.int64)
+    return [*order, *rng.permutation(rest).tolist()]
+
+
 def test_uuids_follow_the_seeded_pool_across_chunks_and_the_pool_ends_clearly() -> None:
-    """`register` reads the pool a slice at a time (session 7): UUIDs are still the pool's
-    entries in creation order, past every slice boundary, and the 65,536th object is refused."""
+    """`register` draws the pool a block at a time (session 10): UUIDs are the scheme's values in
+    creation order, past every block boundary and into the tail, and the 65,536th object is refused."""
     from discoverylab.world.catalog import spawn
     from discoverylab.world.world import UUID_LIMIT, WorldError
 
     world = World(11)
     uuids = [spawn(world, "grass").uuid for _ in range(UUID_LIMIT)]
-    assert uuids == [int(u) for u in world._uuid_pool]
+    assert uuids == reference_uuids(11)
     assert len(set(uuids)) == UUID_LIMIT and min(uuids) == 1 and max(uuids) == UUID_LIMIT
+    assert uuids[:2000] != reference_uuids(12)[:2000]
     with pytest.raises(WorldError, match="exhausted"):
         spawn(world, "grass")
 

@@ -74,10 +74,15 @@ def integers_in(obj: Any) -> set[int]:
 
 
 # ---- (a) uuid recomputation --------------------------------------------------------------------
-def uuid_pool(seed: int) -> np.ndarray:
-    """The public uuid scheme: the permutation a world of `seed` hands out in creation order."""
-    stream = np.random.SeedSequence(seed).spawn(5)[4]
-    return np.random.default_rng(stream).permutation(UUID_LIMIT) + 1
+def uuid_pool(seed: int, count: int = 6000) -> list[int]:
+    """The public uuid scheme (world/uuids.py, session 10), rebuilt here from its description: the
+    first `count` UUIDs a world of `seed` hands out in creation order, i.e. the first occurrences
+    of uniform draws from 1..65535 on the seed's fifth stream, in blocks of 2,048 draws."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(5)[4])
+    order: dict[int, None] = {}
+    while len(order) < count:  # `update` keeps a value where it first came
+        order.update(dict.fromkeys(rng.integers(1, UUID_LIMIT + 1, 2048, dtype=np.uint16).tolist()))
+    return list(order)[:count]
 
 
 def recovered_permutation(env: DiscoveryWorldEnv, info: dict[str, Any]) -> bool:
@@ -89,7 +94,7 @@ def recovered_permutation(env: DiscoveryWorldEnv, info: dict[str, Any]) -> bool:
     candidates = sorted(integers_in(info) | integers_in(env))
     candidates = [c for c in candidates if c < 2**64][:400]
     for c in candidates:
-        if shown <= set(uuid_pool(c)[:6000].tolist()):
+        if shown <= set(uuid_pool(c)):
             return True
     return False
 

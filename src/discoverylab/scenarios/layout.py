@@ -15,9 +15,16 @@ def clear_ground(world: World, x: int, y: int) -> None:
     """Remove grass under a floor, path or wall (the original's initial filter), and any plant
     scattered there earlier (a building laid over a meadow must not keep plants indoors)."""
     tile = world.tiles[x][y]
-    if tile[Layer.WORLD]:
-        for obj in [o for o in tile[Layer.WORLD] if o.type == "grass"]:
-            obj.remove_from_world()
+    terrain = tile[Layer.WORLD]
+    if terrain:
+        for obj in [o for o in terrain if o.type == "grass"]:
+            if world._watchers or obj.contents or obj.parts or obj.parent is not None or obj.needs_tick:
+                obj.remove_from_world()
+            else:  # `remove_from_world` of plain grass, inline: ~200 tiles per reset go under buildings
+                terrain.remove(obj)
+                world.stacks[x][y].remove(obj)
+                obj.layer, obj.alive = None, False
+                world.objects.pop(obj.uuid, None)
     if tile[Layer.OBJECTS]:
         for obj in [o for o in tile[Layer.OBJECTS] if o.type == "plant"]:
             obj.remove_from_world()

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from discoverylab.world.world import World
 
 _DIR_BY_DELTA = {delta: name for name, delta in DIRECTIONS.items()}
+_DIRECTION_NAMES = tuple(DIRECTIONS)
+_RUNNERS: dict[str, str] = {}  # task kind -> the NPC method that runs it ("_run_" + kind)
 _STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))  # the expansion order (ties between equal paths)
 _INF = float("inf")
 _UNKNOWN = -1.0  # `find_path`'s marker of a tile whose cost is not looked up yet
@@ -26,7 +28,80 @@ def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> li
     """Cheapest 4-connected path (excluding start). Closed, unlocked doors cost 20 (NPCs open
     them); locked or impassable tiles are blocked. None if the goal is unreachable. (NPCs walking
     somewhere re-plan every tick: a tile's cost is looked up once per search, not once per
-    neighbour expanded.)"""
+    neighbour expanded; tiles are numbered x * size + y, their neighbours listed once per size.
+    Ties go by push order, so the path is the one the plain search takes.)"""
+    size = world.size
+    sx, sy = start
+    gx, gy = goal
+    if not (0 <= sx < size and 0 <= sy < size):
+        return _find_path_off_grid(world, start, goal)
+    target = gx * size + gy if 0 <= gx < size and 0 <= gy < size else -1
+    origin = sx * size + sy
+    neighbours = _neighbours(size)
+    blocker_at = world.blocker_at
+    costs: dict[int, float] = {}  # 0: blocked (dicts: most searches touch a few dozen tiles)
+    best = {origin: 0.0}
+    came: dict[int, int] = {}
+    frontier: list[tuple[float, int, int]] = [(0.0, 0, origin)]
+    heappush, heappop = heapq.heappush, heapq.heappop
+    counter = 0
+    while frontier:
+        cur = heappop(frontier)[2]
+        if cur == target:
+            path = []
+            while cur != origin:
+                path.append(divmod(cur, size))
+                cur = came[cur]
+            return path[::-1]
+        here = best[cur]
+        around = neighbours[cur]
+        if around is None:
+            around = neighbours[cur] = _around(cur, size)
+        for tile, nx, ny in around:
+            step = costs.get(tile, -1.0)
+            if step < 0.0:
+                blocker = blocker_at(nx, ny)
+                if blocker is None:
+                    step = 1.0
+                elif blocker.is_passage and not blocker.requires_key:
+                    step = 20.0
+                else:
+                    step = 0.0
+                costs[tile] = step
+            if not step:
+                if tile != target:
+                    continue
+                step = 1.0  # an impassable goal is reached by standing beside it
+            new = here + step
+            if new < best.get(tile, _INF):
+                best[tile] = new
+                came[tile] = cur
+                counter += 1
+                heappush(frontier, (new + abs(gx - nx) + abs(gy - ny), counter, tile))
+    return None
+
+
+_Around = tuple[tuple[int, int, int], ...]
+_NEIGHBOURS: dict[int, list[_Around | None]] = {}
+
+
+def _neighbours(size: int) -> list[_Around | None]:
+    """Per tile number, its on-grid neighbours (`_around`), each filled in when first asked for."""
+    table = _NEIGHBOURS.get(size)
+    if table is None:
+        table = _NEIGHBOURS[size] = [None] * (size * size)
+    return table
+
+
+def _around(tile: int, size: int) -> _Around:
+    """The on-grid neighbours (number, x, y) of tile number `tile`, in `_STEPS` order."""
+    x, y = divmod(tile, size)
+    cells = ((x + dx, y + dy) for dx, dy in _STEPS)
+    return tuple((nx * size + ny, nx, ny) for nx, ny in cells if 0 <= nx < size and 0 <= ny < size)
+
+
+def _find_path_off_grid(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:
+    """`find_path` from a start off the grid (no NPC stands there; kept for callers that ask)."""
     costs: dict[tuple[int, int], float | None] = {}
     size = world.size
     gx, gy = goal
@@ -56,7 +131,7 @@ def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> li
             if step is None:
                 if tile != goal:
                     continue
-                step = 1.0  # an impassable goal is reached by standing beside it
+                step = 1.0
             new = here + step
             if new < best.get(tile, _INF):
                 best[tile] = new
@@ -76,13 +151,26 @@ def _step_cost(world: World, x: int, y: int) -> float | None:
     return None
 
 
-@dataclass(order=True)
+@dataclass
 class Task:
-    """An autopilot entry; higher priority runs first, ties in insertion order."""
+    """An autopilot entry; higher priority runs first, ties in insertion order (by `sort_key`;
+    the order is written out as `order=True` would make it, without a tuple per comparison)."""
 
     sort_key: tuple[int, int]
     kind: str = field(compare=False)
     args: dict[str, Any] = field(compare=False, default_factory=dict)
+
+    def __lt__(self, other: Task) -> bool:
+        return self.sort_key < other.sort_key
+
+    def __le__(self, other: Task) -> bool:
+        return self.sort_key <= other.sort_key
+
+    def __gt__(self, other: Task) -> bool:
+        return self.sort_key > other.sort_key
+
+    def __ge__(self, other: Task) -> bool:
+        return self.sort_key >= other.sort_key
 
     @property
     def priority(self) -> int:
@@ -123,7 +211,10 @@ class NPC(Agent):
         if self.dialog_partner is not None or not self.queue:
             return
         task = self.queue[0]
-        done = getattr(self, f"_run_{task.kind}")(**task.args)
+        name = _RUNNERS.get(task.kind)
+        if name is None:
+            name = _RUNNERS[task.kind] = "_run_" + task.kind
+        done = getattr(self, name)(**task.args)
         if done and self.queue and self.queue[0] is task:
             heapq.heappop(self.queue)
 
@@ -138,7 +229,7 @@ class NPC(Agent):
         if (self.x - x) ** 2 + (self.y - y) ** 2 > 16:
             self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
         elif rng.random() < probability:
-            direction = list(DIRECTIONS)[int(rng.integers(0, 4))]
+            direction = _DIRECTION_NAMES[int(rng.integers(0, 4))]
             self.enqueue("move", priority=1, direction=direction)
         return False
 

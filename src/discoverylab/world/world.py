@@ -17,6 +17,7 @@ import numpy as np
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.streams import opaque_rng
+from discoverylab.world.uuids import UUID_LIMIT, UuidPool
 from discoverylab.world.zones import label_zones
 
 if TYPE_CHECKING:
@@ -25,9 +26,6 @@ if TYPE_CHECKING:
 WORLD_SIZE = 32
 NUM_LAYERS = len(Layer)
 
-# UUIDs are 1..65535 in an order drawn per episode from its own stream, so a uuid tells nothing
-# about when (or as what) an object was created; the original numbered objects in creation order.
-UUID_LIMIT = 65535
 
 
 _RELEASING: dict[type, bool] = {}  # per object class: whether it overrides `WorldObject.release`
@@ -59,9 +57,9 @@ class World:
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
-        self._uuid_pool = np.random.default_rng(streams[4]).permutation(UUID_LIMIT) + 1
+        self._uuid_pool = UuidPool(opaque_rng(streams[4]))  # see world/uuids.py
         self._uuid_index = 0
-        self._uuids: list[int] = []  # the pool's first entries as ints, extended by `register` as needed
+        self._uuids = self._uuid_pool.drawn  # the pool's entries drawn so far, extended as needed
         self._passages: list[WorldObject] | None = None
         self._walls: set[tuple[int, int]] = set()
         self._zones: dict[tuple[bool, frozenset[tuple[int, int]]], list[list[int]]] = {}
@@ -105,10 +103,10 @@ class World:
     def next_uuid(self) -> int:
         """The pool's next UUID (`register` files the object under it)."""
         i = self._uuid_index
-        if i >= len(self._uuids):  # a slice of ints at a time: cheaper than a numpy scalar per object
+        if i >= len(self._uuids):  # a block of ints at a time: cheaper than a numpy scalar per object
             if i >= UUID_LIMIT:
                 raise WorldError(f"Too many objects: the UUID pool ({UUID_LIMIT}) is exhausted.")
-            self._uuids += self._uuid_pool[i : i + 2048].tolist()
+            self._uuid_pool.extend(i + 1)
         self._uuid_index = i + 1
         return self._uuids[i]
 
@@ -127,7 +125,7 @@ class World:
         if i + count > UUID_LIMIT:
             raise WorldError(f"Too many objects: the UUID pool ({UUID_LIMIT}) is exhausted.")
         if i + count > len(self._uuids):
-            self._uuids += self._uuid_pool[len(self._uuids) : i + count + 2048].tolist()
+            self._uuid_pool.extend(i + count)
         self._uuid_index = i + count
         return self._uuids[i : i + count]
 
@@ -333,7 +331,7 @@ class World:
                 for key in ("dialog_tree", "dialog_partner", "history"):
                     obj.__dict__.pop(key, None)
         self.objects, self.removed_holders, self.agents, self.on_tick = {}, [], [], []
-        self._uuid_pool, self._uuids = self._uuid_pool[:0], []  # 0.5 MB, in case a caller keeps the world
+        self._uuid_pool.close()
         self._passages, self._zones, self._tickers, self._ticking, self._watchers = None, {}, [], (), []
         self.caches, self.tiles, self.stacks = {}, [], []
 
