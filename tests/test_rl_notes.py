@@ -15,7 +15,7 @@ from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.rl import make_rl_env
 from discoverylab.rl.demos import oracle_demonstrations
 from discoverylab.rl.features import feature_size, features, make_sb3_env
-from discoverylab.rl.notes import LINES, MAP, NOTE_LINE, VISITS, NOTE_SLOT, reading_value, task_notes
+from discoverylab.rl.notes import LINES, MAP, NOTE_LINE, NOTE_SLOT, VISITS, reading_value, task_notes
 from discoverylab.rl.view import mentioned
 from discoverylab.scenarios.registry import all_tasks
 
