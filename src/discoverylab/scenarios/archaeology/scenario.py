@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from discoverylab.scenarios import layout
 from discoverylab.scenarios import oracle_tools as ot
+from discoverylab.scenarios.archaeology.knowledge import ask_channel_questions
 from discoverylab.scenarios.archaeology.oracle import solve
 from discoverylab.scenarios.archaeology.things import radioisotope_channels
 from discoverylab.scenarios.base import OracleGen, Scenario
@@ -295,38 +296,7 @@ class ArchaeologyDating(Scenario):
         c = self.channel
         values = {str(a.name): float(a.props["radioisotope_values"][c - 1]) for a in self.known}
         lowest = float(target.artifact.props["radioisotope_values"][c - 1])
-        card.critical_hypotheses.insert(
-            0, f"The lower a value an artifact has on Radioisotope Channel {c}, the older it is."
-        )
-        # Each question names this instance's dating channel: the eras and decay are common knowledge,
-        # the finding is which channel they validate (a report written before playing names none).
-        card.ask(
-            "Does it clearly make the realization (or assumption) that the known artifacts are from the `stone age`, "
-            "`bronze age`, and `iron age` (the stone artifact the oldest, the bronze artifact the middle, the iron "
-            f"artifact the youngest), and use that order to find that Radioisotope Channel {c} is the one that dates?",
-            "The stone hammer (stone age) is the oldest known artifact, the bronze chisel (bronze age) is in the "
-            f"middle and the iron tongs (iron age) are the youngest; only Radioisotope Channel {c} orders them so.",
-        )
-        card.ask(
-            "Does it clearly state that with radioisotope dating, artifacts that are younger should have higher "
-            f"radioisotope values, and/or older artifacts should have lower values, on Radioisotope Channel {c}?",
-            f"Radioactive decay: the older an artifact, the lower its value on Radioisotope Channel {c}, the dating "
-            "radioisotope.",
-        )
-        card.ask(
-            f"Does it clearly state that Radioisotope Channel {c} shows a pattern where the (1) stone artifact has the "
-            "lowest value, (2) bronze artifact has a medium value, and (3) iron artifact has the highest value, "
-            "making it likely useful for radioisotope dating?",
-            f"Radioisotope Channel {c}: stone hammer {values['ancient stone hammer']:.3f} < bronze chisel "
-            f"{values['ancient bronze chisel']:.3f} < iron tongs {values['ancient iron tongs']:.3f}; the other "
-            "channels show no such pattern.",
-        )
-        card.ask(
-            f"Does it clearly state that the artifact at Dig Site #{target.number} has the lowest Radioisotope "
-            f"Channel {c} value, signifying that it is the oldest of the 3 unknown artifacts?",
-            f"The unknown artifact at Dig Site #{target.number} reads {lowest:.3f} on Radioisotope Channel {c}, "
-            "the lowest of the three unknown artifacts, so it is the oldest.",
-        )
+        ask_channel_questions(card, c, values, target.number, lowest)
         self.uncovered = card.add("Uncover 3 unknown artifacts", "3 unknown artifacts have been uncovered", 3)
         self.dated_known = card.add(
             "Use radioisotope meter (seed)", "The radioisotope meter has been used on 3 seed artifacts", 3

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Generator
 from typing import Any
 
 import numpy as np
@@ -32,13 +31,11 @@ from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import KnowledgeReport
 from discoverylab.scenarios.explore import Explorer
 from discoverylab.scenarios.reactor_lab.oracle_model import (
-    HIGH,
-    LOW,
     Candidate,
     Reactor,
     Search,
-    plan_presses,
 )
+from discoverylab.scenarios.reactor_lab.oracle_panel import Gen, PanelOracle
 
 INSTRUMENTS = ("densitometer", "spectrometer", "microscope", "thermometer", "radiation meter")
 _NUM = r"(-?\d+(?:\.\d+)?)"
@@ -54,10 +51,9 @@ NAMES = {"density": ("density", "densitometer"), "temperature": ("temperature", 
          "quantum gap": ("quantum size", "microscope"), "radiation": ("radiation", "radiation meter"),
          **{f"channel {i}": (f"spectrum (Channel {i})", f"spectrometer (Channel {i})") for i in range(1, 6)}}  # fmt: skip
 EXTRA_REPEATS = {"easy": 4, "default": 6}  # after two passes, for instruments whose repeats differ
-Gen = Generator[ot.Action, ot.Obs, Any]
 
 
-class ReactorOracle:
+class ReactorOracle(PanelOracle):
     """State of the experiment; `run` is the action generator."""
 
     def __init__(self, obs: ot.Obs) -> None:
@@ -79,26 +75,6 @@ class ReactorOracle:
         self.alone = False  # radiation read with each crystal alone (no carried crystals near)
         self._note(obs)
 
-    # ---- observation bookkeeping ------------------------------------------------------------
-    def _note(self, obs: ot.Obs) -> None:
-        for _, entry in ot.nearby_entries(obs):
-            self.entries[entry["uuid"]] = entry
-        for entry in obs["inventoryObjects"]:
-            self.entries[entry["uuid"]] = entry
-
-    def act(self, action: ot.Action) -> Gen:
-        obs = yield from self.ex.checked(action)
-        self._note(obs)
-        return obs
-
-    def say(self, option: str) -> Gen:
-        box = self.ex.obs["dialog_box"]
-        obs = yield from self.ex.act(
-            {"chosen_dialog_option_int": ot.option_index(box["dialogOptions"], option)}
-        )
-        self._note(obs)
-        return obs
-
     def named(self, prefix: str) -> list[dict[str, Any]]:
         return sorted(
             (e for e in self.entries.values() if e["name"].startswith(prefix)), key=lambda e: e["uuid"]
@@ -106,18 +82,6 @@ class ReactorOracle:
 
     def inventory(self, prefix: str = "") -> list[dict[str, Any]]:
         return [e for e in self.ex.obs["inventoryObjects"] if e["name"].startswith(prefix)]
-
-    def reactor_state(self, uuid: int) -> str:
-        for _, entry in ot.nearby_entries(self.ex.obs):
-            if entry["uuid"] == uuid:
-                return str(entry["name"])
-        raise ot.OracleFailure(f"reactor {uuid} is out of view")
-
-    def setting(self) -> tuple[float, bool]:
-        """The panel's frequency and whether it is an exact crystal value (it has decimals)."""
-        text = self.ex.obs["dialog_box"].get("dialogIn", "")
-        match = ot.need(re.search(r"is: (\d+(?:\.\d+)?) Hertz", text), "the reactor's frequency")
-        return float(match[1]), "." in match[1]
 
     def go_to(self, uuid: int) -> Gen:
         if not self.ex.reachable(uuid):
@@ -382,51 +346,6 @@ class ReactorOracle:
             yield from self.say("Exit")
         return exact
 
-    def running(self, reactor: Reactor) -> bool:
-        return "(activated)" in self.reactor_state(reactor.uuid)
-
-    def press(self, step: int) -> Gen:
-        verb = "Increase" if step > 0 else "Decrease"
-        yield from self.say(f"{verb} frequency by {abs(step)} Hz")
-
-    def move_to(self, reactor: Reactor, target: int, watch: bool = True, search: Search | None = None) -> Gen:
-        """Press steps until the panel shows `target`; with `watch`, stop early if the reactor
-        runs. Every setting passed on the way is a check (recorded in `search`)."""
-        for _ in range(200):
-            value, _ = self.setting()
-            delta = target - round(value)
-            if delta == 0 or (watch and self.running(reactor)):
-                return
-            step = next((s for s in plan_presses(delta) if LOW <= value + s <= HIGH), None)
-            if step is None:
-                break
-            yield from self.press(step)
-            if search is not None:
-                search.visit(round(self.setting()[0]))
-        raise ot.OracleFailure(f"the reactor panel does not reach {target}")
-
-    def hunt(self, reactor: Reactor, search: Search) -> Gen:
-        """Check settings, most probable per press first; True once the reactor runs, False
-        when the predictions are exhausted."""
-        while not self.running(reactor):
-            target = search.next_setting(round(self.setting()[0]))
-            if target is None:
-                return False
-            yield from self.move_to(reactor, target, search=search)
-        return True
-
-    def snap(self, reactor: Reactor) -> Gen:
-        """The reactor runs at setting v, so the crystal lies in (v-2, v+2); the panel shows
-        the exact frequency once the integer parts match: try v+1, v-1, v-2."""
-        value, exact = self.setting()
-        for step in (1, -1, -1, -1):  # v+1, (v), v-1, v-2
-            if exact or self.ex.completed:
-                break
-            yield from self.press(step)
-            value, exact = self.setting()
-        if not exact:
-            raise ot.OracleFailure("the reactor never showed the crystal's exact frequency")
-        return value
 
 
 def _coefficient(value: float) -> float | int:

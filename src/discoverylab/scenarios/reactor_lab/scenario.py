@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from discoverylab.scenarios import layout
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
+from discoverylab.scenarios.reactor_lab.knowledge import declare_knowledge
 from discoverylab.scenarios.reactor_lab.oracle import solve
 from discoverylab.scenarios.reactor_lab.things import (
     DEFAULT_FREQUENCY,
@@ -313,52 +314,7 @@ class ReactorLab(Scenario):
             unknown,
         )
         self.on = card.add("Reactors On", "The reactors have been successfully activated (live).", n)
-        self._declare_knowledge()
-
-    def _declare_knowledge(self) -> None:
-        card, dim = self.scorecard, self.dimension
-        reading, inst = dim.reading, f"{dim.reading} reading"
-        card.ask(
-            f"Does it clearly state that the resonance frequency of the crystals is dependent upon the {reading} "
-            "reading?",
-            f"The resonance frequency of a quantum crystal depends on its {dim.words}, as read by the {reading}.",
-        )
-        if self.difficulty == "challenge":
-            a, b, c = self.coefficients
-            card.ask(
-                f"Does it clearly state that the relationship is quadratic, with the crystal resonance frequency = "
-                f"{a} * ({inst})^2 + {b} * ({inst}) + {c} (i.e. `y = a*x^2 + b*x + c`, with `a` = {a}, `b` = {b}, "
-                f"`c` = {c})?",
-                f"frequency = {a} * x^2 + {b} * x + {c}, where x is the {inst}",
-            )
-            formula = f"{a} * x^2 + {b} * x + {c}"
-        elif self.difficulty == "easy":
-            m, _ = self.coefficients
-            card.ask(
-                f"Does it clearly state that the relationship is linear, with the crystal resonance frequency = "
-                f"({m} * {inst}) (i.e. a slope of {m}, and no offset)?",
-                f"frequency = {m} * x, where x is the {inst} (slope {m}, no offset)",
-            )
-            formula = f"{m} * x"
-        else:
-            m, b = self.coefficients
-            card.ask(
-                f"Does it clearly state that the relationship is linear, with the crystal resonance frequency = "
-                f"({m} * {inst}) + {b} (i.e. a slope of {m} and an offset of {b})?",
-                f"frequency = {m} * x + {b}, where x is the {inst} (slope {m}, offset {b})",
-            )
-            formula = f"{m} * x + {b}"
-        card.critical_hypotheses = [
-            f"The resonance frequency of a quantum crystal is a function of the {inst}: frequency = {formula}."
-        ]
-        for crystal in self.crystals:
-            value = self.key_values[crystal.uuid]
-            card.critical_hypotheses.append(
-                f"A critical measurement for {crystal.name} is: {dim.words} of {value:.2f}."
-            )
-            card.critical_hypotheses.append(
-                f"The resonance frequency of {crystal.name} is {crystal.resonance_freq} Hz."
-            )
+        declare_knowledge(self)
 
     def description(self) -> str:
         n, known = len(self.crystals), NUM_KNOWN[self.difficulty]
