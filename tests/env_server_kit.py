@@ -4,40 +4,24 @@ that plays the oracle (the scripted OpenAI-compatible server answering with the 
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
-
 from discoverylab.bench.episode import run_episode
 from discoverylab.server.app import create_app
 from llm_scripted_server import Scripted, chat_reply
 from rubric_judge import judge_user_text, rubric_judge
+from uvicorn_kit import serve_in_thread
 
 
 @contextmanager
 def running_env_server(**options: Any) -> Iterator[tuple[str, Any]]:
     """An env server on a free port of 127.0.0.1; yields its base URL and the app."""
     app = create_app(**options)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the env server did not start")
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
+    with serve_in_thread(app, what="the env server") as port:
         yield f"http://127.0.0.1:{port}", app
-    finally:
-        server.should_exit = True
-        thread.join(10)
-
 
 
 def tool_call_reply(name: str, arguments: dict[str, Any], n: int) -> dict[str, Any]:

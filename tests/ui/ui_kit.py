@@ -11,19 +11,16 @@ import json
 import shutil
 import socket
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import uvicorn
 
 from discoverylab.bench.episode import run_episode
 from discoverylab.bench.records import write_jsonl
 from discoverylab.ui.games import StepRequest
 from discoverylab.ui.manager import GameManager
 from discoverylab.ui.server import create_app
+from uvicorn_kit import serve_in_thread
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -51,20 +48,8 @@ def free_port() -> int:
 @contextlib.contextmanager
 def live_server(logs: Path, port: int | None = None, **kwargs: Any) -> Iterator[str]:
     """The UI app served by uvicorn on 127.0.0.1 in a thread; yields its base URL."""
-    port = port or free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(logs, **kwargs), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the UI server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serve_in_thread(create_app(logs, **kwargs), port or free_port(), what="the UI server", timeout=15) as bound:
+        yield f"http://127.0.0.1:{bound}"
 
 
 @contextlib.contextmanager
