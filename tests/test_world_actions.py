@@ -402,3 +402,14 @@ def test_feed_post_by_id_and_articles(p: Player) -> None:
     articles = p.do("DISCOVERY_FEED_GET_ARTICLES").message
     assert articles.startswith("DiscoveryFeed (Scientific Articles)\nDiscoveryFeed contains 1 articles.\n")
     assert "Article 2: On mushrooms" in articles
+
+
+def test_read_posts_reads_back_what_post_render_writes() -> None:
+    """Readers of the feed's text (the unit oracle, the RL notes) parse it with `read_posts`,
+    kept beside the formatter: it returns every update's author and content, and no article."""
+    from discoverylab.world.feed import Post, read_posts
+
+    posts = [Post(3, 1, "Ada", "Please pick up the key and place it in the pot."), Post(4, 2, "Bo", "Hello there.")]
+    article = Post(5, 2, "Cy", "Body", kind="article", title="Title")
+    text = "".join(p.render() for p in (posts[0], article, posts[1]))
+    assert read_posts(text) == [(p.author, p.content) for p in posts]

@@ -40,6 +40,7 @@ from gymnasium import spaces
 
 from discoverylab.rl.view import mentioned
 from discoverylab.world.agent import Agent
+from discoverylab.world.feed import read_posts
 
 LINES = 8
 NOTE_SLOT = 4
@@ -51,7 +52,6 @@ _WORD = re.compile(r"[a-z]{3,}")
 _TOKEN = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)")
 _QUOTED = re.compile(r"`([^`]+)`")
-_POST = re.compile(r"Posted by (.+?) on Step \d+:\n(.*?)\n", re.S)
 
 
 @lru_cache(maxsize=256)
@@ -152,7 +152,7 @@ class Notes:
                 elif record.action == "USE":
                     self.reading, self._lines = record.message, b""
                 elif record.action == "DISCOVERY_FEED_GET_UPDATES":
-                    for author, content in _POST.findall(record.message):
+                    for author, content in read_posts(record.message):
                         if author.strip().lower() in quoted and content not in self.instructions:
                             self.instructions += content + "\n"
                             self._told.clear()

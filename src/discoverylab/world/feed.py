@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+POST_TEXT = re.compile(r"Post (\d+)\nPosted by (.+?) on Step \d+:\n(.*?)\n", re.S)  # `Post.render` of an update
+
+
+def read_posts(text: str) -> list[tuple[str, str]]:
+    """(author, content) of every update post as `Post.render` writes it into `text` (what a
+    reader of DISCOVERY_FEED_GET_UPDATES' message sees)."""
+    return [(author, content) for _, author, content in POST_TEXT.findall(text)]
 
 
 @dataclass(slots=True)

@@ -19,9 +19,9 @@ from discoverylab.scenarios.unit._common import (
 )
 from discoverylab.scenarios.unit._levels import PEOPLE
 from discoverylab.world.agent import Agent
+from discoverylab.world.feed import read_posts
 
 POSTERS = PEOPLE
-_POST = re.compile(r"Post (\d+)\nPosted by (.+?) on Step \d+:\n(.*?)\n", re.S)
 _REQUEST = re.compile(r"Please pick up the (.+) and place it in the (.+)\.$")
 
 
@@ -90,7 +90,7 @@ class DiscoveryFeedTest(Scenario):
         (poster,) = ot.quoted(ot.task_text(obs))
         ex = Explorer(obs)
         feed = yield from ex.checked(ot.act("DISCOVERY_FEED_GET_UPDATES"))
-        posts = {author: content for _, author, content in _POST.findall(feed["lastActionMessage"])}
+        posts = dict(read_posts(feed["lastActionMessage"]))
         request = ot.need(_REQUEST.match(posts.get(poster, "")), f"a request posted by {poster}")
         item, container = request[1], request[2]
         yield from put_named_in(ex, item, container)
