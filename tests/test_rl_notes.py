@@ -207,3 +207,29 @@ def test_notes_in_the_batched_env_equal_serial_envs() -> None:
             singles = [tuple(env.step(int(a))[::4]) for env, a in zip(serial, actions, strict=True)]
     finally:
         envs.close()
+
+
+def test_attack_read_the_pot_or_the_request_from_the_notes_before_the_discovery() -> None:
+    """A lazy agent reads the notes instead of doing the step that discovers the fact: before the
+    first successful USE, Instrument Measurement's line notes carry no comparison and no word
+    match (only "this line has numbers", which the task text shows), so the pot is not in them;
+    before DISCOVERY_FEED_GET_UPDATES, Discovery Feed flags no slot as requested. Checked on
+    random masked rollouts, where such steps come late or never."""
+    rng = np.random.default_rng(11)
+    for task, verb in (("InstrumentMeasurementTest", "USE"), ("DiscoveryFeedTest", "DISCOVERY_FEED_GET_UPDATES")):
+        env = make_rl_env(task, notes=True, max_steps=40, levels="train")
+        before = 0
+        for _ in range(6):
+            obs, info = env.reset()
+            history = env.unwrapped.scenario.player.history  # type: ignore[attr-defined]
+            while not any(r.action == verb and r.success for r in history):
+                before += 1
+                if verb == "USE":
+                    assert not obs["note_lines"][:, 1:].any(), "the reading's notes before any measurement"
+                else:
+                    assert not obs["note_slots"][:, 2].any(), "a requested object before the feed was read"
+                mask = info["action_mask"]
+                obs, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+                if term or trunc:
+                    break
+        assert before >= 40
