@@ -7,8 +7,6 @@ Shared options and the error exit live in `options`; `report` and `judge` (saved
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,7 +24,7 @@ from rich.progress import (
 from rich.table import Table
 
 from discoverylab.bench.episode import EpisodeRecord
-from discoverylab.bench.exits import EXIT_SIGINT, EXIT_SIGTERM, second_signal_code
+from discoverylab.bench.exits import EXIT_FAILED, outcome_code, redone_notice, stopped_code
 from discoverylab.bench.exits import exit_at_once_on_another_signal as _exit_at_once_on_another_signal
 from discoverylab.bench.live import LiveBoard
 from discoverylab.bench.presets import PRESETS, resolve
@@ -34,9 +32,7 @@ from discoverylab.bench.rundir import (
     RunConfigMismatch,
     RunDirError,
     RunLocked,
-    Scan,
     check_out,
-    describe_io_error,
 )
 from discoverylab.bench.runner import (
     BACKENDS,
@@ -89,8 +85,6 @@ from discoverylab.ui import cli as ui_cli
 
 app = typer.Typer(help="discoverylab: scientific-discovery environments for AI agents.", no_args_is_help=True)
 
-EXIT_FAILED = 1
-EXIT_IO = 74  # sysexits' EX_IOERR: a write failed (a full disk); finished episodes are recorded
 
 
 @app.command()
@@ -127,12 +121,6 @@ def play(
     print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
 
 
-def _resume_hint(out: Path | None) -> str:
-    if out is None:
-        return "nothing was recorded (no --out); give --out DIR to make a run resumable"
-    return escape("resume with: discoverylab " + shlex.join(sys.argv[1:]))
-
-
 def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as_json: bool, title: str,
              config: dict[str, Any], episode_timeout: float | None = None, request_timeout: float | None = None,
              backend: str = "local", address: str | None = None, embedded: bool = False) -> None:
@@ -155,11 +143,6 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
         disable=as_json and not err.is_terminal,
     )  # fmt: skip
 
-    def resumed(scan: Scan[EpisodeRecord]) -> None:
-        if scan.bad and out is not None:
-            err.print(f"[yellow]{out / 'results.jsonl'}: {escape(scan.describe_bad())}; "
-                      "those episodes are redone[/yellow]")  # fmt: skip
-
     board = LiveBoard()  # steps, requests, tokens and cost of this run so far, running episodes included
 
     def done(record: EpisodeRecord) -> None:
@@ -172,17 +155,12 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
         # --request-timeout: an environment variable the workers inherit, restored after the run
         with request_timeout_env(request_timeout), progress, board.refreshing(lambda t: progress.update(bar, live=t)):
             bar = progress.add_task(title, total=total, live="")
-            outcome = run_bench(jobs, out, workers, total=total, config=config, on_done=done, on_resume=resumed,
+            outcome = run_bench(jobs, out, workers, total=total, config=config, on_done=done, on_resume=redone_notice(err, out),
                                 episode_timeout=episode_timeout, backend=backend, address=address)  # fmt: skip
     except (RunDirError, RunLocked, RunConfigMismatch) as exc:
         fail(str(exc))
-    except KeyboardInterrupt as exc:
-        _exit_at_once_on_another_signal()
-        err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {_resume_hint(out)}", soft_wrap=True)
-        raise typer.Exit(second_signal_code(exc)) from None
-    except OSError as exc:  # e.g. the disk filled while the run directory was being read or locked
-        err.print(f"[red]Stopped:[/red] {escape(describe_io_error(exc))}; free space, then {_resume_hint(out)}", soft_wrap=True)
-        raise typer.Exit(EXIT_IO) from None
+    except (KeyboardInterrupt, OSError) as exc:  # a second signal; a failed read or lock (e.g. a full disk)
+        raise typer.Exit(stopped_code(err, exc, out)) from None
     finally:
         board.close()
     if outcome.interrupted:
@@ -196,21 +174,13 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
             console.print(f"Results: {out / 'results.jsonl'}  logs: {out / 'logs'}")
     statuses = [r.status for r in results] + ["interrupted"] * outcome.dropped
     err.print(status_line(statuses), soft_wrap=True)
-    if outcome.breaker_message:
-        not_run = total - len(results) - outcome.dropped
-        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)} ({not_run} not run)", soft_wrap=True)
     for rec in results:
         if rec.status != "ok":
             first = (rec.error or "").strip().splitlines()[:1]
             err.print(f"[red]{rec.status}[/red] {rec.task} {rec.difficulty} {rec.key[2]}: {escape(first[0] if first else '')}")
-    if outcome.io_error:
-        err.print(f"[red]Stopped:[/red] {escape(outcome.io_error)}; {len(results)} of {total} episodes recorded, "
-                  f"{outcome.dropped} dropped; free space, then {_resume_hint(out)}", soft_wrap=True)  # fmt: skip
-        raise typer.Exit(EXIT_IO)
-    if outcome.interrupted:
-        err.print(f"[yellow]Interrupted by {outcome.interrupted}[/yellow]: {len(results)} of {total} episodes done, "
-                  f"{outcome.dropped} in flight dropped; {_resume_hint(out)}", soft_wrap=True)  # fmt: skip
-        raise typer.Exit(EXIT_SIGINT if outcome.interrupted == "SIGINT" else EXIT_SIGTERM)
+    code = outcome_code(err, outcome, total, out)
+    if code:
+        raise typer.Exit(code)
     if any(r.status != "ok" for r in results):
         raise typer.Exit(EXIT_FAILED)
 

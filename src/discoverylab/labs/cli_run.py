@@ -8,8 +8,6 @@ Exit codes: 0 all episodes ok, 1 some failed (error, llm_error, agent_error, tim
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -19,10 +17,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from discoverylab.bench.exits import (
-    EXIT_SIGINT,
-    EXIT_SIGTERM,
+    EXIT_FAILED,
     exit_at_once_on_another_signal,
-    second_signal_code,
+    outcome_code,
+    redone_notice,
+    stopped_code,
 )
 from discoverylab.labs.agents import UnknownAgentError
 from discoverylab.labs.cli_common import (
@@ -160,31 +159,20 @@ def run(
         _fail("nothing to run: give at least one agent")
     progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, disable=as_json and not err.is_terminal)
-    from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked, Scan, describe_io_error
+    from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked
     from discoverylab.bench.schema import status_line
     from discoverylab.llm.deadline import request_timeout_env
 
-    def resumed(scan: Scan[LabRecord]) -> None:
-        if scan.bad and out is not None:
-            err.print(f"[yellow]{out / 'results.jsonl'}: {escape(scan.describe_bad())}; those episodes are redone[/yellow]")
-
-    hint = ("resume with: discoverylab " + shlex.join(sys.argv[1:])) if out is not None else \
-        "nothing was recorded (no --out); give --out DIR to make a run resumable"
     try:
         with progress:
             bar = progress.add_task(f"{agent} on {label}", total=len(jobs))
             with request_timeout_env(request_timeout):  # workers inherit it; restored after the run
-                outcome = run_lab(jobs, out, workers, on_done=lambda _r: progress.advance(bar), on_resume=resumed,
+                outcome = run_lab(jobs, out, workers, on_done=lambda _r: progress.advance(bar), on_resume=redone_notice(err, out),
                                   retries=retries, plots=plots, episode_timeout=episode_timeout)
     except (RunConfigMismatch, RunDirError, RunLocked) as exc:
         _fail(str(exc))
-    except KeyboardInterrupt as exc:
-        exit_at_once_on_another_signal()
-        err.print(f"[red]Stopped at once (second signal).[/red] Finished episodes are recorded; {escape(hint)}", soft_wrap=True)
-        raise typer.Exit(second_signal_code(exc)) from None
-    except OSError as exc:  # e.g. the disk filled while the run directory was being read or locked
-        err.print(f"[red]Stopped:[/red] {escape(describe_io_error(exc))}; free space, then {escape(hint)}", soft_wrap=True)
-        raise typer.Exit(74) from None
+    except (KeyboardInterrupt, OSError) as exc:  # a second signal; a failed read or lock (e.g. a full disk)
+        raise typer.Exit(stopped_code(err, exc, out)) from None
     if outcome.interrupted:  # a late or second signal from here on exits at once, with the stop's code
         exit_at_once_on_another_signal()
     results = outcome.results
@@ -199,19 +187,11 @@ def run(
                   "leave the judge out and the means marked * are not final; grade them with "
                   f"`discoverylab lab judge {escape(str(out))} --unjudged-only`[/yellow]", soft_wrap=True)
     err.print(status_line([r.status for r in results] + ["interrupted"] * outcome.dropped), soft_wrap=True)
-    if outcome.breaker_message:
-        not_run = len(jobs) - len(results) - outcome.dropped
-        err.print(f"[red]Circuit breaker:[/red] {escape(outcome.breaker_message)} ({not_run} not run)", soft_wrap=True)
-    if outcome.io_error:  # a full disk: exit 74 (EX_IOERR), like `discoverylab bench`
-        err.print(f"[red]Stopped:[/red] {escape(outcome.io_error)}; {len(results)} of {len(jobs)} episodes recorded, "
-                  f"{outcome.dropped} dropped; free space, then {escape(hint)}", soft_wrap=True)
-        raise typer.Exit(74)
-    if outcome.interrupted:
-        err.print(f"[yellow]Interrupted by {outcome.interrupted}[/yellow]: {len(results)} of {len(jobs)} episodes done, "
-                  f"{outcome.dropped} in flight dropped; {escape(hint)}", soft_wrap=True)
-        raise typer.Exit(EXIT_SIGINT if outcome.interrupted == "SIGINT" else EXIT_SIGTERM)
+    code = outcome_code(err, outcome, len(jobs), out)  # breaker, full disk (74, as `discoverylab bench`), signal
+    if code:
+        raise typer.Exit(code)
     if failed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
 
 def _print_run(results: list[LabRecord], out: Path | None, plots: bool) -> None:
