@@ -15,11 +15,10 @@ from discoverylab.world.world import World, WorldError
 
 
 def _snapshot(world: World) -> list[tuple[object, ...]]:
-    """Everything `place` leaves behind: registry order, attributes in order, tiles, stacks."""
+    """Everything `place` leaves behind: registry order, attributes in order, stacks."""
     objects = [(uuid, type(o).__name__, repr(tuple(vars(o).items())[1:])) for uuid, o in world.objects.items()]  # skip `world`
-    tiles = [[[[o.uuid for o in cell] for cell in tile] for tile in column] for column in world.tiles]
     stacks = [[[o.uuid for o in stack] for stack in column] for column in world.stacks]
-    return [tuple(objects), repr(tiles), repr(stacks)]
+    return [tuple(objects), repr(stacks)]
 
 
 def _general(world: World, kind: str, x: int, y: int) -> None:

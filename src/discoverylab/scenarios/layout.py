@@ -14,19 +14,16 @@ def fill_grass(world: World) -> None:
 def clear_ground(world: World, x: int, y: int) -> None:
     """Remove grass under a floor, path or wall (the original's initial filter), and any plant
     scattered there earlier (a building laid over a meadow must not keep plants indoors)."""
-    tile = world.tiles[x][y]
-    terrain = tile[Layer.WORLD]
-    if terrain:
-        for obj in [o for o in terrain if o.type == "grass"]:
-            if world._watchers or obj.contents or obj.parts or obj.parent is not None or obj.needs_tick:
-                obj.remove_from_world()
-            else:  # `remove_from_world` of plain grass, inline: ~200 tiles per reset go under buildings
-                terrain.remove(obj)
-                world.stacks[x][y].remove(obj)
-                obj.layer, obj.alive = None, False
-                world.objects.pop(obj.uuid, None)
-    if tile[Layer.OBJECTS]:
-        for obj in [o for o in tile[Layer.OBJECTS] if o.type == "plant"]:
+    stack = world.stacks[x][y]
+    for obj in [o for o in stack if o.type == "grass" and o.layer == Layer.WORLD]:
+        if world._watchers or obj.contents or obj.parts or obj.parent is not None or obj.needs_tick:
+            obj.remove_from_world()
+        else:  # `remove_from_world` of plain grass, inline: ~200 tiles per reset go under buildings
+            stack.remove(obj)
+            obj.layer, obj.alive = None, False
+            world.objects.pop(obj.uuid, None)
+    if stack:
+        for obj in [o for o in stack if o.type == "plant" and o.layer == Layer.OBJECTS]:
             obj.remove_from_world()
 
 
@@ -48,7 +45,7 @@ def building(
     front = None
     if door:
         dx, dy = x + w // 2, y + h - 1
-        for wall in [o for o in world.tiles[dx][dy][Layer.BUILDING] if o.type == "wall"]:
+        for wall in [o for o in world.layer_at(dx, dy, Layer.BUILDING) if o.type == "wall"]:
             wall.remove_from_world()
         front = place(world, "door", dx, dy, requires_key=key_id)
     place(world, "sign", x + w // 2 - 1, y + h - 1, document=name)
@@ -62,7 +59,7 @@ def wall_segment(world: World, x: int, y: int) -> None:
 
 def door_at(world: World, x: int, y: int, key_id: int = 0) -> WorldObject:
     """Replace a wall segment by a door."""
-    for wall in [o for o in world.tiles[x][y][Layer.BUILDING] if o.type == "wall"]:
+    for wall in [o for o in world.layer_at(x, y, Layer.BUILDING) if o.type == "wall"]:
         wall.remove_from_world()
     return place(world, "door", x, y, requires_key=key_id)
 

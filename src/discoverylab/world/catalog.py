@@ -83,9 +83,11 @@ def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
 def _inline_layer(kind: str) -> Layer | None:
     """The layer an object of `kind` goes on when it is plain scenery that `place` and
     `place_each` may build inline (shared materials, no props, parts or tick, the base
-    constructor), else None."""
+    constructor, nothing `World.dispose` must untie: it never visits them), else None."""
     cls, _, _, attrs, shared, _, props = _plan(kind)
     if shared is None or props or kind == "soil" or cls.needs_tick or cls.__init__ is not WorldObject.__init__:
+        return None
+    if cls.release is not WorldObject.release or attrs.get("is_agent") or attrs.get("dialogable"):
         return None
     hint = attrs.get("layer_hint", cls.layer_hint)
     return Layer(hint if hint is not None else cls.default_layer)
@@ -103,7 +105,6 @@ def _put(world: World, kind: str, layer: Layer, x: int, y: int, uuid: int) -> Wo
         for key, value in attrs.items():
             setattr(obj, key, value)
     obj.uuid = uuid
-    world.tiles[x][y][layer].append(obj)
     stack = world.stacks[x][y]
     if stack:
         stack_insert(stack, obj, layer)
@@ -143,7 +144,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]]) -> Non
         return
     cls, name, type_, attrs, shared, _, _ = _plan(kind)
     assert shared is not None  # `_inline_layer`: shared materials
-    tiles, stacks, new = world.tiles, world.stacks, object.__new__
+    stacks, new = world.stacks, object.__new__
     uuids = world.take_uuids(len(cells))
     objs = []
     for (x, y), uuid in zip(cells, uuids, strict=True):  # as `_put`
@@ -155,7 +156,6 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]]) -> Non
             for key, value in attrs.items():
                 setattr(obj, key, value)
         obj.uuid = uuid
-        tiles[x][y][layer].append(obj)
         stack = stacks[x][y]
         if stack:
             stack_insert(stack, obj, layer)
