@@ -11,6 +11,7 @@ import pytest
 from discoverylab.rl import make_rl_env
 from discoverylab.world import catalog
 from discoverylab.world.streams import opaque_rng
+from discoverylab.world.uuids import UuidPool
 from discoverylab.world.world import World, WorldError
 
 
@@ -101,6 +102,30 @@ def test_opaque_streams_equal_their_seed_sequence_and_do_not_keep_it() -> None:
     assert children != [g.random() for g in opaque_rng(np.random.SeedSequence([123456789, 4243])).spawn(2)]
     clone = pickle.loads(pickle.dumps(opaque))
     assert clone.random() == opaque.random()
+
+
+def test_lazy_world_streams_are_the_seed_sequence_children_whenever_first_read() -> None:
+    """A world's streams are made on first read: each equals child i of
+    `SeedSequence(seed).spawn(5)` (as all were made up front before), in any reading order,
+    after a pickle round trip, and the UUID pool (child 4) is unchanged; a replaced stream stays."""
+    seed = 2**40 + 17  # a sealed seed: not readable from the world
+    children = np.random.SeedSequence(seed).spawn(5)
+    expected = [np.random.Generator(np.random.PCG64(c)).integers(0, 2**62, 8).tolist() for c in children]
+    names = ["rng_build", "rng_npc", "rng_noise", "rng_objects"]
+    for order in (names, names[::-1]):
+        world = World(seed)
+        for name in order:
+            assert getattr(world, name).integers(0, 2**62, 8).tolist() == expected[names.index(name)]
+    world = World(seed)
+    world.rng_noise.random()
+    clone = pickle.loads(pickle.dumps(world))
+    assert clone.rng_noise.random() == world.rng_noise.random()
+    assert clone.rng_npc.integers(0, 2**62, 8).tolist() == expected[1]
+    pool = UuidPool(np.random.Generator(np.random.PCG64(children[4])))
+    pool.extend(100)
+    assert World(seed).take_uuids(100) == pool.drawn[:100]
+    world.reseed_build("x")
+    assert world.rng_build is world.rng_build and world.rng_build.integers(0, 2**62, 8).tolist() != expected[0]
 
 
 def test_a_reset_computes_only_the_tiles_in_view() -> None:

@@ -83,9 +83,9 @@ def scatter_plants(world: World, count: int = 15, kind: str = "plant_generic") -
     placed, tries = 0, 0
     while placed < count and tries < 2000:
         tries += 1
-        x, y = (int(v) for v in world.rng_build.integers(0, world.size, size=2))
-        objs = [o for o in world.top_level_at(x, y)]
-        if objs and all(o.type == "grass" for o in objs):
+        x, y = world.rng_build.integers(0, world.size, size=2).tolist()
+        stack = world.stacks[x][y]
+        if stack and all(o.type == "grass" for o in stack):
             place(world, kind, x, y)
             placed += 1
 

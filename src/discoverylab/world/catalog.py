@@ -79,18 +79,22 @@ def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
     return obj
 
 
+Inline = tuple[Layer, type[WorldObject], str, str, tuple[Any, ...], dict[str, Any]]
+"""What `_plain` needs of a kind of plain scenery: (layer, class, name, type, shared materials, attributes)."""
+
+
 @cache
-def _inline_layer(kind: str) -> Layer | None:
-    """The layer an object of `kind` goes on when it is plain scenery that `place` and
-    `place_each` may build inline (shared materials, no props, parts or tick, the base
-    constructor, nothing `World.dispose` must untie: it never visits them), else None."""
-    cls, _, _, attrs, shared, _, props = _plan(kind)
+def _inline(kind: str) -> Inline | None:
+    """How `place` and `place_each` build an object of `kind` inline when it is plain scenery
+    (shared materials, no props, parts or tick, the base constructor, nothing `World.dispose`
+    must untie: it never visits them), else None."""
+    cls, name, type_, attrs, shared, _, props = _plan(kind)
     if shared is None or props or kind == "soil" or cls.needs_tick or cls.__init__ is not WorldObject.__init__:
         return None
     if cls.release is not WorldObject.release or attrs.get("is_agent") or attrs.get("dialogable"):
         return None
     hint = attrs.get("layer_hint", cls.layer_hint)
-    return Layer(hint if hint is not None else cls.default_layer)
+    return Layer(hint if hint is not None else cls.default_layer), cls, name, type_, shared, attrs
 
 
 def _plain(
@@ -120,27 +124,19 @@ def _plain(
     return obj
 
 
-def _put(world: World, kind: str, layer: Layer, x: int, y: int, uuid: int) -> WorldObject:
-    """A plain scenery object of `kind` on tile (x, y), built inline (`_plain`), on the stack
-    as `World.place` puts it (nobody watches)."""
-    cls, name, type_, attrs, shared, _, _ = _plan(kind)
-    assert shared is not None  # `_inline_layer`: shared materials
-    obj = _plain(world, cls, name, type_, shared, attrs, x, y, layer, uuid)
-    stack = world.stacks[x][y]
-    if stack:
-        stack_insert(stack, obj, layer)
-    else:
-        stack.append(obj)
-    return obj
-
-
 def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObject:
     """Spawn and put on the grid on the template's layer."""
     if not overrides and not world._watchers and 0 <= x < world.size and 0 <= y < world.size:
-        layer = _inline_layer(kind)
-        if layer is not None:  # plain scenery (most objects of a map): a third of the time
+        plan = _inline(kind)
+        if plan is not None:  # plain scenery (most objects of a map), built inline: a third of the time
+            layer, cls, name, type_, shared, attrs = plan
             uuid = world.next_uuid()
-            obj = world.objects[uuid] = _put(world, kind, layer, x, y, uuid)
+            obj = world.objects[uuid] = _plain(world, cls, name, type_, shared, attrs, x, y, layer, uuid)
+            stack = world.stacks[x][y]  # as `World.place` puts it (nobody watches)
+            if stack:
+                stack_insert(stack, obj, layer)
+            else:
+                stack.append(obj)
             return obj
     return world.place(spawn(world, kind, **overrides), x, y)
 
@@ -153,22 +149,21 @@ def all_cells(size: int) -> list[tuple[int, int]]:
 
 def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]]) -> None:
     """`place(world, kind, x, y)` for every cell in order, the template looked up once: a map
-    of grass is a thousand objects per reset (`_put`'s work, inline in one loop)."""
-    layer = _inline_layer(kind)
+    of grass is a thousand objects per reset (`place`'s inline work in one loop)."""
+    plan = _inline(kind)
     cells = cells if isinstance(cells, list) else list(cells)
     size = world.size
-    if layer is None or world._watchers or (
+    if plan is None or world._watchers or (
         cells is not all_cells(size) and not all(0 <= x < size and 0 <= y < size for x, y in cells)
     ):  # fmt: skip
         for x, y in cells:  # the general path (it also raises the clear errors)
             place(world, kind, x, y)
         return
-    cls, name, type_, attrs, shared, _, _ = _plan(kind)
-    assert shared is not None  # `_inline_layer`: shared materials
+    layer, cls, name, type_, shared, attrs = plan
     stacks, plain = world.stacks, _plain
     uuids = world.take_uuids(len(cells))
     objs = []
-    for (x, y), uuid in zip(cells, uuids, strict=True):  # as `_put`
+    for (x, y), uuid in zip(cells, uuids, strict=True):  # as `place`
         obj = plain(world, cls, name, type_, shared, attrs, x, y, layer, uuid)
         stack = stacks[x][y]
         if stack:

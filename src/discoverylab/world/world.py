@@ -46,17 +46,37 @@ class TileWatch(set[tuple[int, int]]):
     mover: WorldObject | None = None
 
 
+class _Stream:
+    """A world's named random stream: child `index` of `SeedSequence(seed)` (what its
+    `spawn(5)[index]` is), made on first read and then kept on the world, where later reads
+    find it without this descriptor. A unit test's reset reads one or two of the four (the
+    build stream is replaced by `reseed_build` at once); each costs ~7 us to make."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.attr = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attr = name
+
+    def __get__(self, world: World, owner: type | None = None) -> np.random.Generator:
+        rng = opaque_rng(np.random.SeedSequence(world._seed, spawn_key=(self.index,)))
+        world.__dict__[self.attr] = rng
+        return rng
+
+
 class World:
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
+
+    rng_build = _Stream(0)  # the layout (replaced per task and difficulty: `reseed_build`)
+    rng_npc = _Stream(1)
+    rng_noise = _Stream(2)
+    rng_objects = _Stream(3)
+    # child 4: the UUID pool's
 
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self._seed = int(seed)
         self.size = size
-        streams = np.random.SeedSequence(self._seed).spawn(5)
-        self.rng_build = opaque_rng(streams[0])
-        self.rng_npc = opaque_rng(streams[1])
-        self.rng_noise = opaque_rng(streams[2])
-        self.rng_objects = opaque_rng(streams[3])
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
@@ -65,7 +85,7 @@ class World:
         # every object that was ever given contents or parts (`WorldObject.add`, `add_part`).
         self._built: dict[int, WorldObject] = {}
         self.holders: dict[WorldObject, None] = {}
-        self._uuid_pool = UuidPool(opaque_rng(streams[4]))  # see world/uuids.py
+        self._uuid_pool = UuidPool(opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(4,))))  # see world/uuids.py
         self._uuid_index = 0
         self._uuids = self._uuid_pool.drawn  # the pool's entries drawn so far, extended as needed
         self._passages: list[WorldObject] | None = None
