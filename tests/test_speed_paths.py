@@ -69,6 +69,25 @@ def test_watched_worlds_take_the_general_path_and_report_every_tile() -> None:
     assert watch == {(1, 1), (2, 2), (4, 4)}
 
 
+def test_a_building_over_a_meadow_equals_the_watched_general_path() -> None:
+    """`layout.clear_ground`'s inline removal of plain grass (and `place`'s inline floors and
+    walls) leave what `remove_from_world` and `spawn` + `World.place` leave (a watched world
+    takes those): registry order, attributes, stacks; plants, a grass holding a flag and a
+    second grass on one tile are removed as before."""
+    from discoverylab.scenarios import layout
+
+    worlds = [World(9), World(9)]
+    worlds[1].watch_tiles()
+    for world in worlds:
+        catalog.place_each(world, "grass", catalog.all_cells(world.size))
+        catalog.place(world, "plant_generic", 6, 6)
+        catalog.place(world, "grass", 7, 7)
+        world.stacks[8][8][0].add(catalog.spawn(world, "flag"))
+        layout.building(world, 5, 5, 6, 5, "lab")
+        assert not any(o.type in ("grass", "plant") for x in range(5, 11) for y in range(5, 10) for o in world.stacks[x][y])
+    assert _snapshot(worlds[0]) == _snapshot(worlds[1])
+
+
 def test_take_uuids_hands_out_what_register_would() -> None:
     a, b = World(11), World(11)
     taken = a.take_uuids(3000)  # past the first slice of the pool

@@ -11,20 +11,39 @@ def fill_grass(world: World) -> None:
     place_each(world, "grass", all_cells(world.size))
 
 
+_WORLD = Layer.WORLD
+
+
 def clear_ground(world: World, x: int, y: int) -> None:
     """Remove grass under a floor, path or wall (the original's initial filter), and any plant
     scattered there earlier (a building laid over a meadow must not keep plants indoors)."""
     stack = world.stacks[x][y]
-    for obj in [o for o in stack if o.type == "grass" and o.layer == Layer.WORLD]:
-        if world._watchers or obj.contents or obj.parts or obj.parent is not None or obj.needs_tick:
+    if len(stack) == 1 and not world._watchers:  # most calls: a tile of the grass fill alone
+        obj = stack[0]
+        if obj.type == "grass" and obj.layer == _WORLD and _plain(obj):
+            _drop(world, stack, obj)
+            return
+    for obj in [o for o in stack if o.type == "grass" and o.layer == _WORLD]:
+        if world._watchers or not _plain(obj):
             obj.remove_from_world()
-        else:  # `remove_from_world` of plain grass, inline: ~200 tiles per reset go under buildings
-            stack.remove(obj)
-            obj.layer, obj.alive = None, False
-            world.objects.pop(obj.uuid, None)
+        else:
+            _drop(world, stack, obj)
     if stack:
         for obj in [o for o in stack if o.type == "plant" and o.layer == Layer.OBJECTS]:
             obj.remove_from_world()
+
+
+def _plain(obj: WorldObject) -> bool:
+    """Whether removing `obj` is only taking it off its tile and out of the registry."""
+    return not (obj.contents or obj.parts or obj.parent is not None or obj.needs_tick)
+
+
+def _drop(world: World, stack: list[WorldObject], obj: WorldObject) -> None:
+    """`obj.remove_from_world()` of plain grass (`_plain`) while nobody watches, inline: ~200
+    tiles per reset go under buildings."""
+    stack.remove(obj)
+    obj.layer, obj.alive = None, False
+    world.objects.pop(obj.uuid, None)
 
 
 def ground(world: World, kind: str, x: int, y: int) -> WorldObject:
