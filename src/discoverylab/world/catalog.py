@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
@@ -99,12 +99,13 @@ def _inline(kind: str) -> Inline | None:
 
 def _plain(
     world: World, cls: type[WorldObject], name: str, type_: str, shared: tuple[Any, ...], attrs: dict[str, Any],
-    x: int, y: int, layer: Layer, uuid: int,
+    x: int, y: int, layer: Layer, uuid: int, new: Callable[[type], Any] = object.__new__,
 ) -> WorldObject:  # fmt: skip
     """A plain scenery object built inline, off the grid: what `spawn` + `World.place` build,
     attributes in the order `WorldObject.__init__` sets them (so instances share one key
-    table), one statement each (tuple assignments cost a fifth more of a grass fill)."""
-    obj = object.__new__(cls)
+    table), one statement each (tuple assignments cost a fifth more of a grass fill; `new`
+    bound once saves another 5%)."""
+    obj: WorldObject = new(cls)
     obj.world = world
     obj.name = name
     obj.type = type_

@@ -159,7 +159,8 @@ class World:
 
     def unregister(self, obj: WorldObject) -> None:
         self.objects.pop(obj.uuid, None)
-        self._built.pop(obj.uuid, None)
+        self._built.pop(obj.uuid, None)  # a destroyed holder is in `removed_holders`: `dispose` still unties it
+        self.holders.pop(obj, None)
         if obj.needs_tick:
             self._tickers_dirty = True  # `tick` drops the dead ones once
 
