@@ -88,6 +88,25 @@ def test_a_building_over_a_meadow_equals_the_watched_general_path() -> None:
     assert _snapshot(worlds[0]) == _snapshot(worlds[1])
 
 
+def test_stack_insert_without_the_scan_equals_a_stable_sort_by_layer() -> None:
+    """`stack_insert` appends without scanning when the stack ends on the object's layer or
+    higher: the stack stays what a stable sort of the arrivals by layer, top first, gives."""
+    from discoverylab.world.objects import Layer
+    from discoverylab.world.world import stack_insert
+
+    rng = np.random.default_rng(4)
+    world = World(3)
+    for _ in range(200):
+        stack: list[object] = []
+        arrivals = []
+        for _ in range(int(rng.integers(1, 7))):
+            obj = catalog.spawn(world, "flag")
+            obj.layer = Layer(int(rng.integers(0, len(Layer))))
+            arrivals.append(obj)
+            stack_insert(stack, obj, obj.layer)  # type: ignore[arg-type]
+        assert stack == sorted(arrivals, key=lambda o: -o.layer)  # sorted() is stable
+
+
 def test_take_uuids_hands_out_what_register_would() -> None:
     a, b = World(11), World(11)
     taken = a.take_uuids(3000)  # past the first slice of the pool

@@ -134,7 +134,7 @@ def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObj
             uuid = world.next_uuid()
             obj = world.objects[uuid] = _plain(world, cls, name, type_, shared, attrs, x, y, layer, uuid)
             stack = world.stacks[x][y]  # as `World.place` puts it (nobody watches)
-            if stack:
+            if stack and stack[-1].layer < layer:  # type: ignore[operator]  # else last: `stack_insert` without the call
                 stack_insert(stack, obj, layer)
             else:
                 stack.append(obj)
@@ -167,7 +167,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]]) -> Non
     for (x, y), uuid in zip(cells, uuids, strict=True):  # as `place`
         obj = plain(world, cls, name, type_, shared, attrs, x, y, layer, uuid)
         stack = stacks[x][y]
-        if stack:
+        if stack and stack[-1].layer < layer:  # as in `place`
             stack_insert(stack, obj, layer)
         else:
             stack.append(obj)

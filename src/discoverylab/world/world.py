@@ -211,10 +211,7 @@ class World:
             layer = obj.layer_hint if obj.layer_hint is not None else obj.default_layer
         obj.x, obj.y, obj.layer = x, y, layer
         stack = self.stacks[x][y]
-        if stack:
-            stack_insert(stack, obj, layer)
-        else:
-            stack.append(obj)
+        stack_insert(stack, obj, layer)
         if self._watchers:
             self._moved(obj, x, y)
         return obj
@@ -390,7 +387,12 @@ class World:
 
 
 def stack_insert(stack: list[WorldObject], obj: WorldObject, layer: Layer) -> None:
-    """Insert `obj` into a tile's stack after everything on the same or a higher layer."""
+    """Insert `obj` into a tile's stack after everything on the same or a higher layer. The
+    stack runs top layer first, so when its last object lies on `layer` or higher (or it is
+    empty: most placements) `obj` goes last, without the scan."""
+    if not stack or stack[-1].layer >= layer:  # type: ignore[operator]  # on a stack: never None
+        stack.append(obj)
+        return
     for i, other in enumerate(stack):
         if other.layer is not None and other.layer < layer:
             stack.insert(i, obj)
