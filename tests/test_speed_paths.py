@@ -26,11 +26,11 @@ def _general(world: World, kind: str, x: int, y: int) -> None:
     world.place(catalog.spawn(world, kind), x, y)
 
 
-@pytest.mark.parametrize("kind", ["grass", "floor", "wall", "path", "tree_trunk", "table", "door", "soil"])
+@pytest.mark.parametrize("kind", sorted(catalog.templates()))
 def test_inline_placement_equals_spawn_and_place(kind: str) -> None:
-    """`catalog.place` / `place_each` build plain scenery inline: the same objects (attributes
+    """`catalog.place` / `place_each` build plain kinds inline: the same objects (attributes
     in the same order), UUIDs, registry order, tiles and stacks as `spawn` + `World.place`, on
-    an empty map and over grass; other kinds take the general path unchanged."""
+    an empty map and over grass, for every template; other kinds take the general path."""
     cells = [(3, 4), (3, 5), (31, 0), (0, 31)]
     worlds = [World(7), World(7), World(7)]
     for world in worlds:
@@ -41,6 +41,16 @@ def test_inline_placement_equals_spawn_and_place(kind: str) -> None:
     catalog.place_each(worlds[2], kind, cells)
     reference = _snapshot(worlds[0])
     assert _snapshot(worlds[1]) == reference and _snapshot(worlds[2]) == reference
+
+
+def test_inline_objects_with_their_own_materials_get_copies() -> None:
+    """A plain kind that is not scenery (a tree, a jar) is built inline with copies of its
+    materials, as `spawn` makes them: changing one object's never changes another's."""
+    world = World(4)
+    first, second = catalog.place(world, "tree_trunk", 1, 1), catalog.place(world, "tree_trunk", 2, 2)
+    assert catalog._inline("tree_trunk") is not None and first.uuid not in world._built
+    first.materials[0].ph = 1.5
+    assert second.materials[0].ph != 1.5 and catalog.spawn(world, "tree_trunk").materials[0].ph != 1.5
 
 
 def test_inline_grass_equals_the_general_path_on_an_empty_world() -> None:

@@ -79,27 +79,34 @@ def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
     return obj
 
 
-Inline = tuple[Layer, type[WorldObject], str, str, tuple[Any, ...], dict[str, Any]]
-"""What `_plain` needs of a kind of plain scenery: (layer, class, name, type, shared materials, attributes)."""
+Inline = tuple[Layer, type[WorldObject], str, str, tuple[Any, ...], bool, dict[str, Any]]
+"""What `_plain` needs of a plain kind: (layer, class, name, type, materials, whether each
+object gets copies of them (`spawn`'s `material`) rather than the shared ones, attributes)."""
 
 
 @cache
 def _inline(kind: str) -> Inline | None:
-    """How `place` and `place_each` build an object of `kind` inline when it is plain scenery
-    (shared materials, no props, parts or tick, the base constructor, nothing `World.dispose`
-    must untie: it never visits them), else None."""
-    cls, name, type_, attrs, shared, _, props = _plan(kind)
-    if shared is None or props or kind == "soil" or cls.needs_tick or cls.__init__ is not WorldObject.__init__:
+    """How `place` and `place_each` build an object of `kind` inline when it is plain (no
+    props, parts or tick, the base constructor, template attributes its class declares,
+    nothing `World.dispose` must untie: it never visits objects that are not registered),
+    else None: grass, floors and walls, and also trees, plants and tables (~40 per reset)."""
+    cls, name, type_, attrs, shared, keys, props = _plan(kind)
+    if props or kind == "soil" or cls.needs_tick or cls.__init__ is not WorldObject.__init__:
         return None
     if cls.release is not WorldObject.release or attrs.get("is_agent") or attrs.get("dialogable"):
         return None
+    if not all(hasattr(cls, key) for key in attrs):  # `WorldObject.__init__` raises the clear error
+        return None
     hint = attrs.get("layer_hint", cls.layer_hint)
-    return Layer(hint if hint is not None else cls.default_layer), cls, name, type_, shared, attrs
+    layer = Layer(hint if hint is not None else cls.default_layer)
+    if shared is None:  # the table's own materials, copied per object as `spawn` does
+        return layer, cls, name, type_, tuple(shared_material(m) for m in keys), True, attrs
+    return layer, cls, name, type_, shared, False, attrs
 
 
 def _plain(
-    world: World, cls: type[WorldObject], name: str, type_: str, shared: tuple[Any, ...], attrs: dict[str, Any],
-    x: int, y: int, layer: Layer, uuid: int, new: Callable[[type], Any] = object.__new__,
+    world: World, cls: type[WorldObject], name: str, type_: str, materials: tuple[Any, ...], fresh: bool,
+    attrs: dict[str, Any], x: int, y: int, layer: Layer, uuid: int, new: Callable[[type], Any] = object.__new__,
 ) -> WorldObject:  # fmt: skip
     """A plain scenery object built inline, off the grid: what `spawn` + `World.place` build,
     attributes in the order `WorldObject.__init__` sets them (so instances share one key
@@ -109,7 +116,7 @@ def _plain(
     obj.world = world
     obj.name = name
     obj.type = type_
-    obj.materials = [*shared]
+    obj.materials = [m.copy() for m in materials] if fresh else [*materials]
     obj.contents = []
     obj.parts = []
     obj.parent = None
@@ -130,9 +137,9 @@ def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObj
     if not overrides and not world._watchers and 0 <= x < world.size and 0 <= y < world.size:
         plan = _inline(kind)
         if plan is not None:  # plain scenery (most objects of a map), built inline: a third of the time
-            layer, cls, name, type_, shared, attrs = plan
+            layer, cls, name, type_, materials, fresh, attrs = plan
             uuid = world.next_uuid()
-            obj = world.objects[uuid] = _plain(world, cls, name, type_, shared, attrs, x, y, layer, uuid)
+            obj = world.objects[uuid] = _plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
             stack = world.stacks[x][y]  # as `World.place` puts it (nobody watches)
             if stack and stack[-1].layer < layer:  # type: ignore[operator]  # else last: `stack_insert` without the call
                 stack_insert(stack, obj, layer)
@@ -160,12 +167,12 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]]) -> Non
         for x, y in cells:  # the general path (it also raises the clear errors)
             place(world, kind, x, y)
         return
-    layer, cls, name, type_, shared, attrs = plan
+    layer, cls, name, type_, materials, fresh, attrs = plan
     stacks, plain = world.stacks, _plain
     uuids = world.take_uuids(len(cells))
     objs = []
     for (x, y), uuid in zip(cells, uuids, strict=True):  # as `place`
-        obj = plain(world, cls, name, type_, shared, attrs, x, y, layer, uuid)
+        obj = plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
         stack = stacks[x][y]
         if stack and stack[-1].layer < layer:  # as in `place`
             stack_insert(stack, obj, layer)
