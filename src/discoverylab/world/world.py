@@ -20,7 +20,7 @@ import numpy as np
 
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject
-from discoverylab.world.streams import opaque_rng
+from discoverylab.world.streams import LazyStream, opaque_rng
 from discoverylab.world.uuids import UUID_LIMIT, UuidPool
 from discoverylab.world.zones import label_zones
 
@@ -46,33 +46,14 @@ class TileWatch(set[tuple[int, int]]):
     mover: WorldObject | None = None
 
 
-class _Stream:
-    """A world's named random stream: child `index` of `SeedSequence(seed)` (what its
-    `spawn(5)[index]` is), made on first read and then kept on the world, where later reads
-    find it without this descriptor. A unit test's reset reads one or two of the four (the
-    build stream is replaced by `reseed_build` at once); each costs ~7 us to make."""
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.attr = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.attr = name
-
-    def __get__(self, world: World, owner: type | None = None) -> np.random.Generator:
-        rng = opaque_rng(np.random.SeedSequence(world._seed, spawn_key=(self.index,)))
-        world.__dict__[self.attr] = rng
-        return rng
-
-
 class World:
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
 
-    rng_build = _Stream(0)  # the layout (replaced per task and difficulty: `reseed_build`)
-    rng_npc = _Stream(1)
-    rng_noise = _Stream(2)
-    rng_objects = _Stream(3)
-    # child 4: the UUID pool's
+    # The seed's child streams, made on first read (`streams.LazyStream`); child 4: the UUID pool's.
+    rng_build = LazyStream(0)  # the layout (replaced per task and difficulty: `reseed_build`)
+    rng_npc = LazyStream(1)
+    rng_noise = LazyStream(2)
+    rng_objects = LazyStream(3)
 
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self._seed = int(seed)
