@@ -53,6 +53,24 @@ def test_inline_objects_with_their_own_materials_get_copies() -> None:
     assert second.materials[0].ph != 1.5 and catalog.spawn(world, "tree_trunk").materials[0].ph != 1.5
 
 
+@pytest.mark.parametrize("attr", ["needs_tick", "is_agent", "dialogable"])
+def test_a_template_that_ticks_or_talks_takes_the_general_path(monkeypatch: pytest.MonkeyPatch, attr: str) -> None:
+    """A kind whose template makes its objects tick, or characters or dialog partners, is never
+    built inline (inline objects are not registered: no ticker, nothing `dispose` unties)."""
+    own = {**catalog.templates(), "odd": {"class": "WorldObject", "name": "odd", "type": "odd", "attrs": {attr: True}}}
+    monkeypatch.setattr(catalog, "templates", lambda: own)
+    catalog._plan.cache_clear()
+    catalog._inline.cache_clear()
+    try:
+        assert catalog._inline("odd") is None and catalog._inline("table") is not None
+        world = World(6)
+        obj = catalog.place(world, "odd", 2, 2)
+        assert obj.uuid in world._built and (obj in world._tickers) == (attr == "needs_tick")
+    finally:
+        catalog._plan.cache_clear()
+        catalog._inline.cache_clear()
+
+
 def test_inline_grass_equals_the_general_path_on_an_empty_world() -> None:
     a, b = World(3), World(3)
     for x in range(32):

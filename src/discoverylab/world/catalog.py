@@ -93,7 +93,7 @@ def _inline(kind: str) -> Inline | None:
     cls, name, type_, attrs, shared, keys, props = _plan(kind)
     if props or kind == "soil" or cls.needs_tick or cls.__init__ is not WorldObject.__init__:
         return None
-    if cls.release is not WorldObject.release or attrs.get("is_agent") or attrs.get("dialogable"):
+    if cls.release is not WorldObject.release or any(attrs.get(key) for key in ("needs_tick", "is_agent", "dialogable")):
         return None
     if not all(hasattr(cls, key) for key in attrs):  # `WorldObject.__init__` raises the clear error
         return None
