@@ -182,8 +182,12 @@ def test_lazy_world_streams_are_the_seed_sequence_children_whenever_first_read()
         world = World(seed)
         for name in order:
             assert getattr(world, name).integers(0, 2**62, 8).tolist() == expected[names.index(name)]
+    assert not any(name in vars(World) for name in names)  # no class-level descriptor: plain attributes once made
     world = World(seed)
     world.rng_noise.random()
+    assert "rng_noise" in vars(world) and "rng_npc" not in vars(world)
+    with pytest.raises(AttributeError, match="rng_nosie"):
+        world.rng_nosie  # noqa: B018
     clone = pickle.loads(pickle.dumps(world))
     assert clone.rng_noise.random() == world.rng_noise.random()
     assert clone.rng_npc.integers(0, 2**62, 8).tolist() == expected[1]
