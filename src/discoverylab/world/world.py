@@ -20,7 +20,7 @@ import numpy as np
 
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject
-from discoverylab.world.streams import opaque_rng
+from discoverylab.world.streams import LazyStream, opaque_rng
 from discoverylab.world.uuids import UUID_LIMIT, UuidPool
 from discoverylab.world.zones import label_zones
 
@@ -32,7 +32,6 @@ NUM_LAYERS = len(Layer)
 
 
 
-STREAMS = {"rng_build": 0, "rng_npc": 1, "rng_noise": 2, "rng_objects": 3}  # a world's streams: child index
 _RELEASING: dict[type, bool] = {}  # per object class: whether it overrides `WorldObject.release`
 
 
@@ -50,28 +49,18 @@ class TileWatch(set[tuple[int, int]]):
 class World:
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
 
-    # The seed's child streams, made on first read (`__getattr__`); child 4 is the UUID pool's.
-    rng_build: np.random.Generator  # the layout (replaced per task and difficulty: `reseed_build`)
-    rng_npc: np.random.Generator
-    rng_noise: np.random.Generator
-    rng_objects: np.random.Generator
-
-    if not TYPE_CHECKING:  # hidden from mypy, which would then accept any attribute of a world
-
-        def __getattr__(self, name: str) -> np.random.Generator:
-            """A stream (`STREAMS`) on first read: child i of `SeedSequence(seed)` (`spawn(5)[i]`),
-            then a plain attribute. A reset reads one or two of the four (~7 us each to make).
-            Not a descriptor: CPython 3.11 does not specialise reads it shadows (+0.8% per step)."""
-            index = STREAMS.get(name)
-            seed = self.__dict__.get("_seed")
-            if index is None or seed is None:
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            rng = self.__dict__[name] = opaque_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
-            return rng
+    # The layout stream, child 0 of `SeedSequence(seed)`, is made on first read: a scenario
+    # replaces it at once (`reseed_build`). Only this one: CPython 3.11 does not specialise reads
+    # of an attribute a class-level descriptor shadows, and NPCs read `rng_npc` every tick.
+    rng_build = LazyStream(0)
 
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self._seed = int(seed)
         self.size = size
+        # Children 1-4 of `SeedSequence(seed)` (what its `spawn(5)` gave), without the parent's spawn.
+        self.rng_npc = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(1,)))
+        self.rng_noise = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(2,)))
+        self.rng_objects = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(3,)))
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
