@@ -57,7 +57,7 @@ class World:
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self._seed = int(seed)
         self.size = size
-        # Children 1-4 of `SeedSequence(seed)` (what its `spawn(5)` gave), without the parent's spawn.
+        # Children 1-3 of `SeedSequence(seed)` (what its `spawn(5)` gave; 4 is the UUID pool's), without the spawn.
         self.rng_npc = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(1,)))
         self.rng_noise = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(2,)))
         self.rng_objects = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(3,)))
@@ -65,8 +65,8 @@ class World:
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
         # What `dispose` unties: objects built by a constructor (`register`: characters, devices,
-        # containers, custom releasers; plain scenery is built inline and never registered) and
-        # every object that was ever given contents or parts (`WorldObject.add`, `add_part`).
+        # custom releasers, whatever `spawn` makes; plain kinds that `catalog.place` builds inline
+        # are never registered) and every object ever given contents or parts (`add`, `add_part`).
         self._built: dict[int, WorldObject] = {}
         self.holders: dict[WorldObject, None] = {}
         self._uuid_pool = UuidPool(opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(4,))))  # see world/uuids.py
