@@ -11,26 +11,26 @@ import pytest
 from discoverylab.rl import make_rl_env
 from discoverylab.world import catalog
 from discoverylab.world.streams import opaque_rng
+from discoverylab.world.uuids import UuidPool
 from discoverylab.world.world import World, WorldError
 
 
 def _snapshot(world: World) -> list[tuple[object, ...]]:
-    """Everything `place` leaves behind: registry order, attributes in order, tiles, stacks."""
+    """Everything `place` leaves behind: registry order, attributes in order, stacks."""
     objects = [(uuid, type(o).__name__, repr(tuple(vars(o).items())[1:])) for uuid, o in world.objects.items()]  # skip `world`
-    tiles = [[[[o.uuid for o in cell] for cell in tile] for tile in column] for column in world.tiles]
     stacks = [[[o.uuid for o in stack] for stack in column] for column in world.stacks]
-    return [tuple(objects), repr(tiles), repr(stacks)]
+    return [tuple(objects), repr(stacks)]
 
 
 def _general(world: World, kind: str, x: int, y: int) -> None:
     world.place(catalog.spawn(world, kind), x, y)
 
 
-@pytest.mark.parametrize("kind", ["grass", "floor", "wall", "path", "tree_trunk", "table", "door", "soil"])
+@pytest.mark.parametrize("kind", sorted(catalog.templates()))
 def test_inline_placement_equals_spawn_and_place(kind: str) -> None:
-    """`catalog.place` / `place_each` build plain scenery inline: the same objects (attributes
+    """`catalog.place` / `place_each` build plain kinds inline: the same objects (attributes
     in the same order), UUIDs, registry order, tiles and stacks as `spawn` + `World.place`, on
-    an empty map and over grass; other kinds take the general path unchanged."""
+    an empty map and over grass, for every template; other kinds take the general path."""
     cells = [(3, 4), (3, 5), (31, 0), (0, 31)]
     worlds = [World(7), World(7), World(7)]
     for world in worlds:
@@ -41,6 +41,34 @@ def test_inline_placement_equals_spawn_and_place(kind: str) -> None:
     catalog.place_each(worlds[2], kind, cells)
     reference = _snapshot(worlds[0])
     assert _snapshot(worlds[1]) == reference and _snapshot(worlds[2]) == reference
+
+
+def test_inline_objects_with_their_own_materials_get_copies() -> None:
+    """A plain kind that is not scenery (a tree, a jar) is built inline with copies of its
+    materials, as `spawn` makes them: changing one object's never changes another's."""
+    world = World(4)
+    first, second = catalog.place(world, "tree_trunk", 1, 1), catalog.place(world, "tree_trunk", 2, 2)
+    assert catalog._inline("tree_trunk") is not None and first.uuid not in world._built
+    first.materials[0].ph = 1.5
+    assert second.materials[0].ph != 1.5 and catalog.spawn(world, "tree_trunk").materials[0].ph != 1.5
+
+
+@pytest.mark.parametrize("attr", ["needs_tick", "is_agent", "dialogable"])
+def test_a_template_that_ticks_or_talks_takes_the_general_path(monkeypatch: pytest.MonkeyPatch, attr: str) -> None:
+    """A kind whose template makes its objects tick, or characters or dialog partners, is never
+    built inline (inline objects are not registered: no ticker, nothing `dispose` unties)."""
+    own = {**catalog.templates(), "odd": {"class": "WorldObject", "name": "odd", "type": "odd", "attrs": {attr: True}}}
+    monkeypatch.setattr(catalog, "templates", lambda: own)
+    catalog._plan.cache_clear()
+    catalog._inline.cache_clear()
+    try:
+        assert catalog._inline("odd") is None and catalog._inline("table") is not None
+        world = World(6)
+        obj = catalog.place(world, "odd", 2, 2)
+        assert obj.uuid in world._built and (obj in world._tickers) == (attr == "needs_tick")
+    finally:
+        catalog._plan.cache_clear()
+        catalog._inline.cache_clear()
 
 
 def test_inline_grass_equals_the_general_path_on_an_empty_world() -> None:
@@ -67,6 +95,44 @@ def test_watched_worlds_take_the_general_path_and_report_every_tile() -> None:
     catalog.place_each(world, "grass", [(1, 1), (2, 2)])
     catalog.place(world, "floor", 4, 4)
     assert watch == {(1, 1), (2, 2), (4, 4)}
+
+
+def test_a_building_over_a_meadow_equals_the_watched_general_path() -> None:
+    """`layout.clear_ground`'s inline removal of plain grass (and `place`'s inline floors and
+    walls) leave what `remove_from_world` and `spawn` + `World.place` leave (a watched world
+    takes those): registry order, attributes, stacks; plants, a grass holding a flag and a
+    second grass on one tile are removed as before."""
+    from discoverylab.scenarios import layout
+
+    worlds = [World(9), World(9)]
+    worlds[1].watch_tiles()
+    for world in worlds:
+        catalog.place_each(world, "grass", catalog.all_cells(world.size))
+        catalog.place(world, "plant_generic", 6, 6)
+        catalog.place(world, "grass", 7, 7)
+        world.stacks[8][8][0].add(catalog.spawn(world, "flag"))
+        layout.building(world, 5, 5, 6, 5, "lab")
+        assert not any(o.type in ("grass", "plant") for x in range(5, 11) for y in range(5, 10) for o in world.stacks[x][y])
+    assert _snapshot(worlds[0]) == _snapshot(worlds[1])
+
+
+def test_stack_insert_without_the_scan_equals_a_stable_sort_by_layer() -> None:
+    """`stack_insert` appends without scanning when the stack ends on the object's layer or
+    higher: the stack stays what a stable sort of the arrivals by layer, top first, gives."""
+    from discoverylab.world.objects import Layer
+    from discoverylab.world.world import stack_insert
+
+    rng = np.random.default_rng(4)
+    world = World(3)
+    for _ in range(200):
+        stack: list[object] = []
+        arrivals = []
+        for _ in range(int(rng.integers(1, 7))):
+            obj = catalog.spawn(world, "flag")
+            obj.layer = Layer(int(rng.integers(0, len(Layer))))
+            arrivals.append(obj)
+            stack_insert(stack, obj, obj.layer)  # type: ignore[arg-type]
+        assert stack == sorted(arrivals, key=lambda o: -o.layer)  # sorted() is stable
 
 
 def test_take_uuids_hands_out_what_register_would() -> None:
@@ -102,6 +168,33 @@ def test_opaque_streams_equal_their_seed_sequence_and_do_not_keep_it() -> None:
     assert children != [g.random() for g in opaque_rng(np.random.SeedSequence([123456789, 4243])).spawn(2)]
     clone = pickle.loads(pickle.dumps(opaque))
     assert clone.random() == opaque.random()
+
+
+def test_world_streams_are_the_seed_sequence_children_whenever_first_read() -> None:
+    """A world's streams (the layout's made on first read, the others up front without the
+    parent's spawn) each equal child i of `SeedSequence(seed).spawn(5)`, as before, in any
+    reading order, after a pickle round trip; the UUID pool (child 4) is unchanged; a replaced
+    stream stays."""
+    seed = 2**40 + 17  # a sealed seed: not readable from the world
+    children = np.random.SeedSequence(seed).spawn(5)
+    expected = [np.random.Generator(np.random.PCG64(c)).integers(0, 2**62, 8).tolist() for c in children]
+    names = ["rng_build", "rng_npc", "rng_noise", "rng_objects"]
+    for order in (names, names[::-1]):
+        world = World(seed)
+        for name in order:
+            assert getattr(world, name).integers(0, 2**62, 8).tolist() == expected[names.index(name)]
+    assert [name in vars(World) for name in names] == [True, False, False, False]  # per-step streams: plain attributes
+    world = World(seed)
+    world.rng_noise.random()
+    assert "rng_build" not in vars(world)
+    clone = pickle.loads(pickle.dumps(world))
+    assert clone.rng_noise.random() == world.rng_noise.random()
+    assert clone.rng_npc.integers(0, 2**62, 8).tolist() == expected[1]
+    pool = UuidPool(np.random.Generator(np.random.PCG64(children[4])))
+    pool.extend(100)
+    assert World(seed).take_uuids(100) == pool.drawn[:100]
+    world.reseed_build("x")
+    assert world.rng_build is world.rng_build and world.rng_build.integers(0, 2**62, 8).tolist() != expected[0]
 
 
 def test_a_reset_computes_only_the_tiles_in_view() -> None:

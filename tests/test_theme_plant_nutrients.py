@@ -26,7 +26,7 @@ def _step(env: DiscoveryWorldEnv, action: dict[str, Any]) -> tuple[dict[str, Any
 
 
 def _grown(sc: PlantNutrients, tile: Any) -> bool:
-    return any(o.type == "mushroom" for o in sc.world.tiles[tile.x][tile.y][Layer.OBJECTS])
+    return any(o.type == "mushroom" for o in sc.world.layer_at(tile.x, tile.y, Layer.OBJECTS))
 
 
 @pytest.mark.parametrize("difficulty", ["normal", "challenge"])

@@ -50,8 +50,8 @@ def test_doors_layout_is_a_chain_of_seven_interior_doors(seed: int) -> None:
     assert len({(door.x, door.y) for door in doors}) == 7
     for door in doors:
         assert x0 < door.x < x1 and y0 < door.y < y1
-        tile = d.env.world.tiles[door.x][door.y]  # type: ignore[union-attr]
-        assert not any(o.type == "wall" for o in tile[Layer.BUILDING])
+        walls = d.env.world.layer_at(door.x, door.y, Layer.BUILDING)  # type: ignore[union-attr]
+        assert not any(o.type == "wall" for o in walls)
 
 
 def test_locked_door_needs_its_key_and_keys_score_when_held() -> None:
@@ -116,7 +116,7 @@ def test_rooms_hold_their_furniture(seed: int) -> None:
         for y in range(y0, y1 - 1):
             assert {o.type for o in world.top_level_at(x, y)} <= {"floor", "wall"}, (x, y)
     for chair in world.find(lambda o: o.type == "chair"):
-        assert not any(o.type == "wall" for o in world.tiles[chair.x][chair.y][Layer.BUILDING])
+        assert not any(o.type == "wall" for o in world.layer_at(chair.x, chair.y, Layer.BUILDING))
 
 
 # ---- search -------------------------------------------------------------------------------
@@ -127,7 +127,7 @@ def test_search_flag_tile_rule(seed: int) -> None:
     flag, house = d.scenario.flag, d.scenario.house
     assert house.x - 4 <= flag.x <= house.x + 16 and house.y - 3 <= flag.y <= house.y + 17
     assert d.card["criticalHypotheses"] == [f"The {flag.name} is located at ({flag.x}, {flag.y})."]
-    ground = {o.type for o in d.env.world.tiles[flag.x][flag.y][Layer.WORLD]}  # type: ignore[union-attr]
+    ground = {o.type for o in d.env.world.layer_at(flag.x, flag.y, Layer.WORLD)}  # type: ignore[union-attr]
     if int(d.env.world.child_rng("SearchTest/floor-only").integers(0, 2)) == 0:  # type: ignore[union-attr]
         assert ground == {"floor"}
     else:

@@ -62,7 +62,7 @@ def test_drop(p: Player) -> None:
     p.agent.add(jar)
     jar.add(flag)
     assert p.do("DROP", flag).message == "I dropped the flag."  # from inside a carried jar
-    assert flag in p.world.tiles[5][5][Layer.OBJECTS] and flag.parent is None
+    assert flag in p.world.layer_at(5, 5, Layer.OBJECTS) and flag.parent is None
 
 
 # ---- PUT ------------------------------------------------------------------------------

@@ -80,7 +80,9 @@ def _check_tree(world: World) -> None:
         assert obj.alive and obj.uuid == uuid
         if obj.parent is None:
             assert obj.layer is not None, f"{obj} is neither on the grid nor held"
-            assert obj in world.tiles[obj.x][obj.y][obj.layer] and obj in world.stacks[obj.x][obj.y]
+            stack = world.stacks[obj.x][obj.y]
+            assert obj in world.layer_at(obj.x, obj.y, obj.layer) and obj in stack
+            assert [o.layer for o in stack] == sorted((o.layer for o in stack), reverse=True)  # top layer first
         else:
             assert obj.layer is None and obj.parent.alive
             assert (obj in obj.parent.contents) != (obj in obj.parent.parts)

@@ -15,7 +15,7 @@ def test_add_moves_an_object_from_the_grid_into_a_container_and_back() -> None:
     world = meadow()
     flag = place(world, "flag", 3, 3)
     table = place(world, "table", 4, 4)
-    assert flag in world.tiles[3][3][Layer.OBJECTS]
+    assert flag in world.layer_at(3, 3, Layer.OBJECTS)
     table.add(flag)
     assert flag not in world.top_level_at(3, 3)
     assert flag.parent is table and flag.layer is None

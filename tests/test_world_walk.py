@@ -25,9 +25,9 @@ def _scene() -> tuple[World, NPC, set[tuple[int, int]]]:
 
 
 def _grid(world: World) -> list[list[list[int]]]:
-    """Every tile's stack and layer lists as uuids."""
+    """Every tile's stack (and each object's layer) as uuids."""
     return [
-        [[o.uuid for o in world.stacks[x][y]] + [-1] + [o.uuid for cell in world.tiles[x][y] for o in cell]
+        [[o.uuid for o in world.stacks[x][y]] + [-1] + [int(o.layer) for o in world.stacks[x][y]]
          for y in range(world.size)]
         for x in range(world.size)
     ]  # fmt: skip
@@ -50,8 +50,8 @@ def test_walk_hands_unusual_cases_to_place() -> None:
     world, npc, seen = _scene()
     world.place(npc, 5, 5, Layer.OBJECTS)  # a one-off layer: a step puts it back on its own
     world.walk(npc, 5, 6)
-    assert npc.layer == Layer.AGENT and npc in world.tiles[5][6][Layer.AGENT]
-    assert npc not in world.stacks[5][5] and npc not in world.tiles[5][5][Layer.OBJECTS]
+    assert npc.layer == Layer.AGENT and npc in world.layer_at(5, 6, Layer.AGENT)
+    assert npc not in world.stacks[5][5] and npc not in world.layer_at(5, 5, Layer.OBJECTS)
     item = spawn(world, "mushroom")
     npc.add(item)  # held: walking it onto the grid takes it out of the hands
     world.walk(item, 7, 7)

@@ -57,7 +57,7 @@ def _has_at(obj: WorldObject, dx: int, dy: int, types: tuple[str, ...]) -> bool:
     x, y, world = obj.x + dx, obj.y + dy, obj.world
     if not world.in_bounds(x, y):
         return False
-    return any(o.type in types for o in world.tiles[x][y][Layer.BUILDING])
+    return any(o.type in types for o in world.layer_at(x, y, Layer.BUILDING))
 
 
 def _grass(obj: WorldObject) -> str:

@@ -79,7 +79,7 @@ def signed_table(world: World, x: int, y: int, text: str, *items: WorldObject) -
 def _paths(world: World, x: int, y: int, dx: int, dy: int, length: int) -> None:
     for i in range(length):
         tx, ty = x + dx * i, y + dy * i
-        if not any(o.type == "path" for o in world.tiles[tx][ty][Layer.WORLD]):
+        if not any(o.type == "path" for o in world.layer_at(tx, ty, Layer.WORLD)):
             layout.ground(world, "path", tx, ty)
 
 

@@ -181,6 +181,7 @@ class WorldObject:
         obj.detach()
         self.contents.append(obj)
         obj.parent = self
+        self.world.holders[self] = None  # `World.dispose` unties it
         if self.world._watchers:
             self._touch_root()
 
@@ -188,6 +189,7 @@ class WorldObject:
         obj.detach()
         self.parts.append(obj)
         obj.parent = self
+        self.world.holders[self] = None  # `World.dispose` unties it
         if self.world._watchers:
             self._touch_root()
 
@@ -256,7 +258,8 @@ class WorldObject:
 
     def release(self) -> None:
         """Drop links a subclass keeps to other objects or to its scenario when the world is
-        disposed (`World.dispose` calls it on every object), where they would keep a cycle, and
+        disposed (`World.dispose` calls it on every object built by a constructor: a class that
+        overrides it must not be built inline, see `catalog._inline`), where they would keep a cycle, and
         so the whole world, alive until the garbage collector's next full pass."""
 
     def react_to_temperature(self) -> None:

@@ -1,5 +1,9 @@
 """The world: a 32x32 grid of 6-layer tiles, the object registry, time and randomness.
 
+Each tile is one list, `stacks[x][y]`: its top-level objects sorted by layer, top layer first,
+in arrival order within a layer (`layer_at` reads one layer of it). One structure, not a
+second per-layer grid beside it: a reset builds (and frees) 1,024 lists instead of 7,168.
+
 All randomness of an episode comes from one seed split into named child streams, so a
 scenario's layout, NPC wandering and instrument noise never perturb each other. The seed itself
 stays private (`_seed`, and the streams are rebuilt without their `SeedSequence`): a sealed
@@ -16,7 +20,7 @@ import numpy as np
 
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject
-from discoverylab.world.streams import opaque_rng
+from discoverylab.world.streams import LazyStream, opaque_rng
 from discoverylab.world.uuids import UUID_LIMIT, UuidPool
 from discoverylab.world.zones import label_zones
 
@@ -45,19 +49,27 @@ class TileWatch(set[tuple[int, int]]):
 class World:
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
 
+    # The layout stream, child 0 of `SeedSequence(seed)`, is made on first read: a scenario
+    # replaces it at once (`reseed_build`). Only this one: CPython 3.11 does not specialise reads
+    # of an attribute a class-level descriptor shadows, and NPCs read `rng_npc` every tick.
+    rng_build = LazyStream(0)
+
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self._seed = int(seed)
         self.size = size
-        streams = np.random.SeedSequence(self._seed).spawn(5)
-        self.rng_build = opaque_rng(streams[0])
-        self.rng_npc = opaque_rng(streams[1])
-        self.rng_noise = opaque_rng(streams[2])
-        self.rng_objects = opaque_rng(streams[3])
-        self.tiles: list[list[list[list[WorldObject]]]] = _empty_tiles(size)
+        # Children 1-3 of `SeedSequence(seed)` (what its `spawn(5)` gave; 4 is the UUID pool's), without the spawn.
+        self.rng_npc = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(1,)))
+        self.rng_noise = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(2,)))
+        self.rng_objects = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(3,)))
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
-        self._uuid_pool = UuidPool(opaque_rng(streams[4]))  # see world/uuids.py
+        # What `dispose` unties: objects built by a constructor (`register`: characters, devices,
+        # custom releasers, whatever `spawn` makes; plain kinds that `catalog.place` builds inline
+        # are never registered) and every object ever given contents or parts (`add`, `add_part`).
+        self._built: dict[int, WorldObject] = {}
+        self.holders: dict[WorldObject, None] = {}
+        self._uuid_pool = UuidPool(opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(4,))))  # see world/uuids.py
         self._uuid_index = 0
         self._uuids = self._uuid_pool.drawn  # the pool's entries drawn so far, extended as needed
         self._passages: list[WorldObject] | None = None
@@ -112,7 +124,7 @@ class World:
 
     def register(self, obj: WorldObject) -> int:
         uuid = self.next_uuid()
-        self.objects[uuid] = obj
+        self.objects[uuid] = self._built[uuid] = obj
         if obj.needs_tick:
             self._tickers.append(obj)
             self._tickers_dirty = True  # joins `tick`'s snapshot from the next tick on
@@ -131,6 +143,8 @@ class World:
 
     def unregister(self, obj: WorldObject) -> None:
         self.objects.pop(obj.uuid, None)
+        self._built.pop(obj.uuid, None)  # a destroyed holder is in `removed_holders`: `dispose` still unties it
+        self.holders.pop(obj, None)
         if obj.needs_tick:
             self._tickers_dirty = True  # `tick` drops the dead ones once
 
@@ -179,13 +193,9 @@ class World:
             obj.detach()
         if layer is None:
             layer = obj.layer_hint if obj.layer_hint is not None else obj.default_layer
-        self.tiles[x][y][layer].append(obj)
         obj.x, obj.y, obj.layer = x, y, layer
         stack = self.stacks[x][y]
-        if stack:
-            stack_insert(stack, obj, layer)
-        else:
-            stack.append(obj)
+        stack_insert(stack, obj, layer)
         if self._watchers:
             self._moved(obj, x, y)
         return obj
@@ -203,14 +213,12 @@ class World:
             return
         ox, oy = obj.x, obj.y
         try:
-            self.tiles[ox][oy][layer].remove(obj)
+            self.stacks[ox][oy].remove(obj)
         except ValueError:  # not where it claims to be: `place` copes
             self.place(obj, x, y)
             return
-        self.stacks[ox][oy].remove(obj)
         if self._watchers:
             self._moved(obj, ox, oy)
-        self.tiles[x][y][layer].append(obj)
         obj.x, obj.y = x, y
         stack_insert(self.stacks[x][y], obj, layer)
         if self._watchers:
@@ -219,13 +227,16 @@ class World:
     def grid_remove(self, obj: WorldObject) -> None:
         if obj.layer is None:
             return
-        cell = self.tiles[obj.x][obj.y][obj.layer]
-        if obj in cell:
-            cell.remove(obj)
-            self.stacks[obj.x][obj.y].remove(obj)
+        stack = self.stacks[obj.x][obj.y]
+        if obj in stack:
+            stack.remove(obj)
             if self._watchers:
                 self._moved(obj, obj.x, obj.y)
         obj.layer = None
+
+    def layer_at(self, x: int, y: int, layer: Layer) -> list[WorldObject]:
+        """The top-level objects on one layer of tile (x, y), in arrival order (a new list)."""
+        return [obj for obj in self.stacks[x][y] if obj.layer == layer]
 
     def top_level_at(self, x: int, y: int) -> list[WorldObject]:
         """Top-level objects on a tile, top layer first (a copy: safe to mutate the tile)."""
@@ -307,14 +318,16 @@ class World:
 
     def dispose(self) -> None:
         """Break the object graph's reference cycles so a finished world is freed at once by
-        reference counting instead of waiting for (and slowing) the cyclic garbage collector."""
+        reference counting instead of waiting for (and slowing) the cyclic garbage collector.
+        Only what can be in a cycle is visited: registered objects (`_built`) and holders, live
+        or destroyed; plain objects built inline (a thousand grass tiles) are freed without a visit."""
         destroyed, pending = [], list(self.removed_holders)  # destroyed subtrees are no longer in `objects`
         while pending:
             obj = pending.pop()
             destroyed.append(obj)
             pending += obj.contents + obj.parts
         releasing = _RELEASING
-        for obj in (*self.objects.values(), *destroyed):
+        for obj in (*self._built.values(), *self.holders, *destroyed):
             cls = type(obj)
             custom = releasing.get(cls)
             if custom is None:
@@ -331,9 +344,10 @@ class World:
                 for key in ("dialog_tree", "dialog_partner", "history"):
                     obj.__dict__.pop(key, None)
         self.objects, self.removed_holders, self.agents, self.on_tick = {}, [], [], []
+        self._built, self.holders = {}, {}
         self._uuid_pool.close()
         self._passages, self._zones, self._tickers, self._ticking, self._watchers = None, {}, [], (), []
-        self.caches, self.tiles, self.stacks = {}, [], []
+        self.caches, self.stacks = {}, []
 
     # ---- time -------------------------------------------------------------------------
     def tick(self) -> None:
@@ -353,16 +367,13 @@ class World:
         self.step += 1
 
 
-def _empty_tiles(size: int) -> list[list[list[list[WorldObject]]]]:
-    """size x size tiles of NUM_LAYERS empty lists; a literal of six lists builds them in half
-    the time of a nested comprehension (~0.3 of 0.6 ms per reset)."""
-    if NUM_LAYERS == 6:
-        return [[[[], [], [], [], [], []] for _ in range(size)] for _ in range(size)]
-    return [[[[] for _ in range(NUM_LAYERS)] for _ in range(size)] for _ in range(size)]
-
-
 def stack_insert(stack: list[WorldObject], obj: WorldObject, layer: Layer) -> None:
-    """Insert `obj` into a tile's stack after everything on the same or a higher layer."""
+    """Insert `obj` into a tile's stack after everything on the same or a higher layer. The
+    stack runs top layer first, so when its last object lies on `layer` or higher (or it is
+    empty: most placements) `obj` goes last, without the scan."""
+    if not stack or stack[-1].layer >= layer:  # type: ignore[operator]  # on a stack: never None
+        stack.append(obj)
+        return
     for i, other in enumerate(stack):
         if other.layer is not None and other.layer < layer:
             stack.insert(i, obj)

@@ -327,7 +327,7 @@ class PlantNutrients(Scenario):
                 seeds = [o.uuid for o in tile.contents if o.type == "seed" and o.uuid not in self.pilot_seeds]
                 if seeds:
                     self.planted.add_distinct(seeds)
-                for obj in self.world.tiles[tile.x][tile.y][Layer.OBJECTS]:
+                for obj in self.world.layer_at(tile.x, tile.y, Layer.OBJECTS):
                     if obj.type == "mushroom" and obj.uuid not in self.old_mushrooms:
                         if tuple(obj.props.get("locationGrown", ())) in self.field_spots:
                             self.grown.add_distinct([obj.uuid])

@@ -20,7 +20,7 @@ import numpy as np
 from discoverylab.world.devices import Device
 from discoverylab.world.instruments import Instrument
 from discoverylab.world.materials import material
-from discoverylab.world.objects import ActionResult, Container, WorldObject, text_state
+from discoverylab.world.objects import ActionResult, Container, Layer, WorldObject, text_state
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import Agent
@@ -124,8 +124,8 @@ class SpeedSquare(Instrument):
 
     def use_with(self, agent: Agent, target: WorldObject) -> ActionResult:
         x, y = self.location()
-        for layer in self.world.tiles[x][y]:
-            for obj in layer:
+        for layer in Layer:  # bottom layer first
+            for obj in self.world.layer_at(x, y, layer):
                 if LIGHT_ANGLE in obj.props:
                     value = obj.props[LIGHT_ANGLE]
                     self.readings.add(value)

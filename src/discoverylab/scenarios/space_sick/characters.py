@@ -294,7 +294,7 @@ class Chef(ColonyNPC):
         found = [
             o
             for x, y in self.colony.field_tiles
-            for o in self.world.tiles[x][y][Layer.OBJECTS]
+            for o in self.world.layer_at(x, y, Layer.OBJECTS)
             if "mushroom" in o.type
         ]
         if not found:
@@ -384,7 +384,7 @@ class Farmer(ColonyNPC):
     def _blank(self, tile: SoilTile) -> bool:
         holds_dirt = any(o.type == "dirt" for o in tile.contents)
         has_seed = any(o.type == "seed" for o in tile.contents)
-        return holds_dirt and not has_seed and not self.world.tiles[tile.x][tile.y][Layer.OBJECTS]
+        return holds_dirt and not has_seed and not self.world.layer_at(tile.x, tile.y, Layer.OBJECTS)
 
     def _put_back(self) -> bool:
         shovel = self.colony.shovel

@@ -50,7 +50,7 @@ def wall_row(scenario: Scenario, x0: int, y: int, width: int) -> None:
 
 def add_wall(scenario: Scenario, x: int, y: int) -> None:
     """A wall segment on the floor of a building, unless a wall is already there."""
-    if not any(o.type == "wall" for o in scenario.world.tiles[x][y][Layer.BUILDING]):
+    if not any(o.type == "wall" for o in scenario.world.layer_at(x, y, Layer.BUILDING)):
         layout.place(scenario.world, "wall", x, y)
 
 
