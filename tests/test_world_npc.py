@@ -241,3 +241,24 @@ def test_nearby_agents_show_recent_history() -> None:
     assert list(agents) == [f"bob uuid {other.agent.uuid}"]
     (entry,) = agents[f"bob uuid {other.agent.uuid}"]  # only actions of the last 3 steps
     assert entry == {"actionType": "WAIT", "success": True, "message": "I waited.", "step": 3}
+
+
+def test_wander_draws_are_the_generator_s_draws() -> None:
+    """`wander_draws` calls the NPC stream's bit generator directly (session 11): the same values
+    as `rng_npc.random()` / `rng_npc.integers(0, 4)` and the same state afterwards, interleaved
+    with other draws of the stream (the poison clock's `integers(-20, -1)`, batches)."""
+    from discoverylab.world.npc import wander_draws
+
+    ours, plain = World(3), World(3)
+    next_double, next_uint32, state = wander_draws(ours)
+    rng = plain.rng_npc
+    for i in range(30000):
+        assert next_double(state) == rng.random()
+        if i % 3 == 0:
+            assert next_uint32(state) >> 30 == int(rng.integers(0, 4))
+        if i % 11 == 0:
+            assert int(ours.rng_npc.integers(-20, -1)) == int(rng.integers(-20, -1))
+        if i % 997 == 0:
+            assert ours.rng_npc.random(5).tolist() == rng.random(5).tolist()
+    assert ours.rng_npc.bit_generator.state == rng.bit_generator.state
+    assert wander_draws(ours)[2] is state  # one interface per world
