@@ -6,9 +6,10 @@ Path finding (`find_path`) lives in world/paths.py.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.dialog import DialogTree
@@ -20,23 +21,18 @@ if TYPE_CHECKING:
 _DIR_BY_DELTA = {delta: name for name, delta in DIRECTIONS.items()}
 _DIRECTION_NAMES = tuple(DIRECTIONS)
 _RUNNERS: dict[str, str] = {}  # task kind -> the NPC method that runs it ("_run_" + kind)
-__all__ = ["NPC", "Task", "find_path", "wander_draws"]
+__all__ = ["NPC", "Task", "draw_quarter", "find_path"]
 
 
-def wander_draws(world: World) -> tuple[Callable[[Any], float], Callable[[Any], int], Any]:
-    """(next_double, next_uint32, state) of the world's NPC stream, called straight through the
-    bit generator's ctypes interface: `next_double(state)` is `rng_npc.random()` and
-    `next_uint32(state) >> 30` is `rng_npc.integers(0, 4)` (Lemire's method on a range of 4 keeps
-    the top two bits of one 32-bit draw and never rejects), the same values from the same state,
-    advanced the same way, at a fifth of the cost (ten animals wander every tick;
-    tests/test_world_npc.py compares both ways, interleaved with other draws). Per world, for
-    the generator it holds now."""
-    rng = world.rng_npc
-    cached = world.caches.get("npc_draws")
-    if not (isinstance(cached, tuple) and cached[0] is rng):
-        face = rng.bit_generator.ctypes
-        cached = world.caches["npc_draws"] = (rng, face.next_double, face.next_uint32, face.state)
-    return cached[1], cached[2], cached[3]
+def draw_quarter(rng: np.random.Generator) -> int:
+    """`int(rng.integers(0, 4))`, the same value from the same draw, at a fifth of the cost (a
+    wandering animal's direction; ten wander every tick): Lemire's method on a range of 4 keeps
+    the top two bits of one 32-bit draw and never rejects, and the bit generator's ctypes
+    interface draws it without the generator's argument handling. Read from the generator at
+    each call (an interface kept elsewhere would not pickle or copy with the world);
+    tests/test_world_npc.py compares both ways, interleaved with other draws."""
+    face = rng.bit_generator.ctypes
+    return int(face.next_uint32(face.state)) >> 30
 
 
 @dataclass
@@ -117,9 +113,9 @@ class NPC(Agent):
         if (self.x - x) ** 2 + (self.y - y) ** 2 > 16:
             self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
             return False
-        next_double, next_uint32, state = wander_draws(self.world)  # rng_npc.random(), .integers(0, 4)
-        if next_double(state) < probability:
-            self.enqueue("move", priority=1, direction=_DIRECTION_NAMES[next_uint32(state) >> 30])
+        rng = self.world.rng_npc
+        if rng.random() < probability:
+            self.enqueue("move", priority=1, direction=_DIRECTION_NAMES[draw_quarter(rng)])
         return False
 
     def _run_move(self, direction: str) -> bool:
