@@ -180,6 +180,7 @@ class GeneratorPart(WorldObject):
         super().__init__(world, "generator", "generator", [material("metal")], sprite=sprite)
         self.core = core
         self.reactors = list(reactors)
+        self._shown: tuple[int, str] | None = None  # (running reactors, the name that gives) once ticked
         self.tick()
 
     def tick(self) -> None:
@@ -188,7 +189,10 @@ class GeneratorPart(WorldObject):
             for reactor in self.reactors:  # a loop, not sum() over a generator: every tick
                 if reactor.activated:
                     running += 1
+            if (running, self.name) == self._shown:  # the name this count gives, as last tick
+                return
             name = f"generator core ({round(100 * running / len(self.reactors))}% activated)"
+            self._shown = (running, name)
             if name != self.name:
                 self.name = name
                 self.text_changed()
