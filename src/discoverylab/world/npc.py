@@ -35,7 +35,7 @@ def draw_quarter(rng: np.random.Generator) -> int:
     return int(face.next_uint32(face.state)) >> 30
 
 
-@dataclass
+@dataclass(slots=True)
 class Task:
     """An autopilot entry; higher priority runs first, ties in insertion order (by `sort_key`;
     the order is written out as `order=True` would make it, without a tuple per comparison)."""
@@ -110,7 +110,8 @@ class NPC(Agent):
         of it, and it stays idle while they are pending (so it never floods the queue)."""
         if len(self.queue) > 1:
             return False
-        if (self.x - x) ** 2 + (self.y - y) ** 2 > 16:
+        dx, dy = self.x - x, self.y - y
+        if dx * dx + dy * dy > 16:
             self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
             return False
         rng = self.world.rng_npc
@@ -122,8 +123,9 @@ class NPC(Agent):
         dx, dy = DIRECTIONS[direction]
         nx, ny = self.x + dx, self.y + dy
         self.facing = direction
-        if self.world.is_passable(nx, ny):
-            self.world.walk(self, nx, ny)
+        world = self.world  # `world.is_passable(nx, ny)`, written out (ten animals step often)
+        if 0 <= nx < world.size and 0 <= ny < world.size and world.blocker_at(nx, ny) is None:
+            world.walk(self, nx, ny)
         return True
 
     def _close_door_behind(self) -> bool:
