@@ -179,3 +179,39 @@ def test_easy_statue_teleports_name_the_real_species_and_land_west_of_them() -> 
         assert location == statue.name[0].upper() + statue.name[1:]
         msg = d.do("TELEPORT_TO_LOCATION", location)
         assert msg.startswith(f"I teleported to {location} at {statue.x - 1}, {statue.y}")
+
+
+def test_remembered_statue_beside_the_flag_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scorer keeps the statue beside each flag tile (statues never move; session 11): the
+    oracle's episodes (the flag carried and planted) and random flag drops score as when every
+    tick asks afresh."""
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.scenarios.proteomics.scenario import Proteomics
+
+    def logs() -> list[object]:
+        out: list[object] = []
+        for difficulty in ("easy", "normal", "challenge"):
+            _, log = run_episode("Proteomics", difficulty, 3, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+        driver = EnvDriver("Proteomics", "normal", seed=4)
+        scenario = driver.scenario
+        rng = np.random.default_rng(4)
+        for _ in range(300):  # the flag dropped all over the map, statues asked each time
+            x, y = (int(v) for v in rng.integers(0, 32, 2))
+            driver.world.place(scenario.flag, x, y)
+            statue = scenario._statue_beside_flag()
+            out.append(None if statue is None else statue.uuid)
+        return out
+
+    remembering = logs()
+    monkeypatch.setattr(Proteomics, "_statue_beside_flag", lambda self: plain(self))
+    original = Proteomics._statue_near
+
+    def plain(self: Proteomics) -> object:
+        flag = self.flag
+        if flag.parent is not None or flag.layer is None:
+            return None
+        return original(self, flag.x, flag.y)
+
+    assert logs() == remembering
+    assert any(u is not None for u in remembering[-300:])

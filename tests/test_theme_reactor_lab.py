@@ -290,3 +290,33 @@ def test_the_easy_oracle_reports_no_offset(seed: int) -> None:
     record, _ = run_episode("ReactorLab", "easy", seed, "oracle", keep_log=False)
     assert record.success and record.knowledge_report is not None
     assert "no offset" in record.knowledge_report["text"] and len(record.knowledge_report["facts"]["coefficients"]) == 1
+
+
+def test_a_settled_reactor_skipping_its_tick_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reactor's tick runs `on_change` only when something it reads or writes changed, and a
+    generator core renames itself only when the count of running reactors changed (session 11):
+    the oracle's episodes (crystals installed, reactors tuned, the generator's share going up)
+    give the same observations and scorecards as with `on_change` on every tick."""
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.scenarios.reactor_lab.things import CrystalReactor, GeneratorPart
+
+    def logs() -> list[object]:
+        out: list[object] = []
+        for difficulty in ("easy", "normal", "challenge"):
+            _, log = run_episode("ReactorLab", difficulty, 1, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+        return out
+
+    def plain_generator_tick(self: GeneratorPart) -> None:  # the generator part's tick before session 11
+        if self.core:
+            running = sum(1 for r in self.reactors if r.activated)
+            name = f"generator core ({round(100 * running / len(self.reactors))}% activated)"
+            if name != self.name:
+                self.name = name
+                self.text_changed()
+
+    skipping = logs()
+    monkeypatch.setattr(CrystalReactor, "tick", lambda self: self.on_change())
+    monkeypatch.setattr(GeneratorPart, "tick", plain_generator_tick)
+    assert logs() == skipping
+    assert len(skipping) > 100

@@ -211,3 +211,26 @@ def test_feed_signals_become_agent_states_at_their_step() -> None:
         "postID": 2,
         "type": "update",
     } in posts
+
+
+def test_no_task_builds_food_that_a_tick_would_cook() -> None:
+    """Food is not ticked (session 11): temperatures change only in appliances, which apply the
+    cooking threshold themselves. That holds only while no world is built with food at 100 C or
+    more, uncooked (its first tick would have cooked it): every task and difficulty, two seeds."""
+    from discoverylab.env import DiscoveryWorldEnv
+    from discoverylab.scenarios.registry import all_tasks
+    from discoverylab.world.things import Food
+
+    foods = 0
+    for task, config in all_tasks().items():
+        for difficulty in config.difficulties:
+            for seed in (0, 1):
+                env = DiscoveryWorldEnv(task, difficulty)
+                env.reset(seed=seed)
+                assert env.world is not None
+                for obj in env.world.objects.values():
+                    if isinstance(obj, Food):
+                        foods += 1
+                        assert obj.temperature_c < 100 or obj.cooked, (task, difficulty, obj)
+                        assert not obj.needs_tick
+    assert foods > 50

@@ -102,6 +102,75 @@ def test_find_path_takes_the_same_path_as_the_plain_search() -> None:
             assert find_path(world, start, goal) == _reference_path(world, start, goal)  # off the grid too
 
 
+def test_remembered_paths_follow_doors_walls_and_held_things() -> None:
+    """`find_path` remembers results per world (session 11): after every kind of change a path
+    depends on (a door opened, closed or locked, a wall placed or removed, a blocking thing carried
+    onto a tile by a character, a character stepping) it still answers what the plain search does,
+    and hands out a new list each time (callers consume it)."""
+    from discoverylab.world.agent import Agent
+
+    rng = np.random.default_rng(4)
+    for seed in range(3):
+        world = World(seed)
+        doors = []
+        for _ in range(220):
+            x, y = (int(v) for v in rng.integers(0, 32, 2))
+            if not world.stacks[x][y]:
+                kind = "door" if rng.random() < 0.2 else "wall"
+                (doors if kind == "door" else []).append(place(world, kind, x, y))
+        walker = Agent(world, "walker", 0, 0)
+        crate = place(world, "wall", 31, 31)  # something impassable to carry around
+        pairs = [tuple(tuple(int(v) for v in rng.integers(0, 32, 2)) for _ in range(2)) for _ in range(12)]
+        for _ in range(60):
+            for start, goal in pairs:
+                found = find_path(world, start, goal)  # type: ignore[arg-type]
+                assert found == _reference_path(world, start, goal)  # type: ignore[arg-type]
+                if found:
+                    found.pop()  # a caller consuming its copy changes nothing remembered
+            change = int(rng.integers(0, 5))
+            door = doors[int(rng.integers(0, len(doors)))]
+            if change == 0:
+                door.is_open = not door.is_open
+                door.text_changed()
+            elif change == 1:
+                door.requires_key = 0 if door.requires_key else 3
+                door.text_changed()
+            elif change == 2:
+                x, y = (int(v) for v in rng.integers(0, 32, 2))
+                wall = place(world, "wall", x, y)
+                if rng.random() < 0.5:
+                    wall.remove_from_world()
+            elif change == 3:  # the walker carries the impassable thing (closed contents block too)
+                walker.add(crate) if crate.parent is None else world.place(crate, walker.x, walker.y)
+            x, y = (int(v) for v in rng.integers(0, 32, 2))
+            world.walk(walker, x, y)
+
+
+def test_npc_walks_plan_the_plain_search_s_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rollouts with walking characters (fetching dog, wandering animals and villagers): every
+    path an NPC plans through the remembered results is the plain search's path."""
+    import discoverylab.world.npc as npc_module
+
+    remembered = npc_module.find_path
+    calls = []
+
+    def checked(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:
+        path = remembered(world, start, goal)
+        assert path == _reference_path(world, start, goal)
+        calls.append(start)
+        return path
+
+    monkeypatch.setattr(npc_module, "find_path", checked)
+    for task in ("LostInTranslation", "Proteomics", "MovingAgentsTest"):
+        env = DiscoveryWorldEnv(task, "normal", max_steps=10**6)
+        env.reset(seed=2)
+        rng = np.random.default_rng(2)
+        actions = ["MOVE_FORWARD", "ROTATE_CW", "ROTATE_CCW", "MOVE_BACKWARD"]
+        for _ in range(400):
+            env.step({"action": actions[int(rng.integers(0, 4))]})
+    assert len(calls) > 300
+
+
 @pytest.mark.parametrize("task", ["PickAndPlaceTest", "DoorsWithKeysTest", "PickAndGiveTest"])
 def test_accessible_object_agrees_with_the_accessible_dict(task: str) -> None:
     env = DiscoveryWorldEnv(task, "normal", max_steps=10**6)

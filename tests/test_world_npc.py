@@ -241,3 +241,33 @@ def test_nearby_agents_show_recent_history() -> None:
     assert list(agents) == [f"bob uuid {other.agent.uuid}"]
     (entry,) = agents[f"bob uuid {other.agent.uuid}"]  # only actions of the last 3 steps
     assert entry == {"actionType": "WAIT", "success": True, "message": "I waited.", "step": 3}
+
+
+def test_draw_quarter_is_the_generator_s_integers_0_4() -> None:
+    """`draw_quarter` draws through the bit generator's ctypes interface (session 11): the same
+    values as `rng.integers(0, 4)` and the same state afterwards, interleaved with the other draws
+    of the NPC stream (`random()`, the poison clock's `integers(-20, -1)`, batches), and a world
+    with wandering NPCs still pickles and copies (tests/test_env_vector.py plays the clones)."""
+    import copy
+    import pickle
+
+    from discoverylab.world.npc import draw_quarter
+
+    ours, plain = World(3).rng_npc, World(3).rng_npc
+    for i in range(30000):
+        assert draw_quarter(ours) == int(plain.integers(0, 4))
+        if i % 2 == 0:
+            assert ours.random() == plain.random()
+        if i % 11 == 0:
+            assert int(ours.integers(-20, -1)) == int(plain.integers(-20, -1))
+        if i % 997 == 0:
+            assert ours.random(5).tolist() == plain.random(5).tolist()
+    assert ours.bit_generator.state == plain.bit_generator.state
+    world = World(4)
+    npc = NPC(world, "bob", 5, 5)
+    npc.enqueue("wander", x=5, y=5)
+    for _ in range(20):
+        world.tick()
+    clone, twin = pickle.loads(pickle.dumps(world)), copy.deepcopy(world)
+    draws = [draw_quarter(w.rng_npc) for w in (world, clone, twin) for _ in range(3)]
+    assert draws[:3] == draws[3:6] == draws[6:]

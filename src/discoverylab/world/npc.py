@@ -1,7 +1,6 @@
 """Non-player characters: dialog trees plus an autopilot queue of small goal-directed actions.
 
-Path finding is a plain A* on the 32x32 grid (4-connected); at this size it costs tens of
-microseconds, cheaper than building a graph with a general library every tick.
+Path finding (`find_path`) lives in world/paths.py.
 """
 
 from __future__ import annotations
@@ -10,8 +9,11 @@ import heapq
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.dialog import DialogTree
+from discoverylab.world.paths import find_path
 
 if TYPE_CHECKING:
     from discoverylab.world.world import World
@@ -19,139 +21,21 @@ if TYPE_CHECKING:
 _DIR_BY_DELTA = {delta: name for name, delta in DIRECTIONS.items()}
 _DIRECTION_NAMES = tuple(DIRECTIONS)
 _RUNNERS: dict[str, str] = {}  # task kind -> the NPC method that runs it ("_run_" + kind)
-_STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))  # the expansion order (ties between equal paths)
-_INF = float("inf")
-_UNKNOWN = -1.0  # `find_path`'s marker of a tile whose cost is not looked up yet
+__all__ = ["NPC", "Task", "draw_quarter", "find_path"]
 
 
-def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:
-    """Cheapest 4-connected path (excluding start). Closed, unlocked doors cost 20 (NPCs open
-    them); locked or impassable tiles are blocked. None if the goal is unreachable. (NPCs walking
-    somewhere re-plan every tick: a tile's cost is looked up once per search, not once per
-    neighbour expanded; tiles are numbered x * size + y, their neighbours listed once per size.
-    Ties go by push order, so the path is the one the plain search takes.)"""
-    size = world.size
-    sx, sy = start
-    gx, gy = goal
-    if not (0 <= sx < size and 0 <= sy < size):
-        return _find_path_off_grid(world, start, goal)
-    target = gx * size + gy if 0 <= gx < size and 0 <= gy < size else -1
-    origin = sx * size + sy
-    neighbours = _neighbours(size)
-    blocker_at = world.blocker_at
-    costs: dict[int, float] = {}  # 0: blocked (dicts: most searches touch a few dozen tiles)
-    best = {origin: 0.0}
-    came: dict[int, int] = {}
-    frontier: list[tuple[float, int, int]] = [(0.0, 0, origin)]
-    heappush, heappop = heapq.heappush, heapq.heappop
-    counter = 0
-    while frontier:
-        cur = heappop(frontier)[2]
-        if cur == target:
-            path = []
-            while cur != origin:
-                path.append(divmod(cur, size))
-                cur = came[cur]
-            return path[::-1]
-        here = best[cur]
-        around = neighbours[cur]
-        if around is None:
-            around = neighbours[cur] = _around(cur, size)
-        for tile, nx, ny in around:
-            step = costs.get(tile, -1.0)
-            if step < 0.0:
-                blocker = blocker_at(nx, ny)
-                if blocker is None:
-                    step = 1.0
-                elif blocker.is_passage and not blocker.requires_key:
-                    step = 20.0
-                else:
-                    step = 0.0
-                costs[tile] = step
-            if not step:
-                if tile != target:
-                    continue
-                step = 1.0  # an impassable goal is reached by standing beside it
-            new = here + step
-            if new < best.get(tile, _INF):
-                best[tile] = new
-                came[tile] = cur
-                counter += 1
-                heappush(frontier, (new + abs(gx - nx) + abs(gy - ny), counter, tile))
-    return None
+def draw_quarter(rng: np.random.Generator) -> int:
+    """`int(rng.integers(0, 4))`, the same value from the same draw, at a fifth of the cost (a
+    wandering animal's direction; ten wander every tick): Lemire's method on a range of 4 keeps
+    the top two bits of one 32-bit draw and never rejects, and the bit generator's ctypes
+    interface draws it without the generator's argument handling. Read from the generator at
+    each call (an interface kept elsewhere would not pickle or copy with the world);
+    tests/test_world_npc.py compares both ways, interleaved with other draws."""
+    face = rng.bit_generator.ctypes
+    return int(face.next_uint32(face.state)) >> 30
 
 
-_Around = tuple[tuple[int, int, int], ...]
-_NEIGHBOURS: dict[int, list[_Around | None]] = {}
-
-
-def _neighbours(size: int) -> list[_Around | None]:
-    """Per tile number, its on-grid neighbours (`_around`), each filled in when first asked for."""
-    table = _NEIGHBOURS.get(size)
-    if table is None:
-        table = _NEIGHBOURS[size] = [None] * (size * size)
-    return table
-
-
-def _around(tile: int, size: int) -> _Around:
-    """The on-grid neighbours (number, x, y) of tile number `tile`, in `_STEPS` order."""
-    x, y = divmod(tile, size)
-    cells = ((x + dx, y + dy) for dx, dy in _STEPS)
-    return tuple((nx * size + ny, nx, ny) for nx, ny in cells if 0 <= nx < size and 0 <= ny < size)
-
-
-def _find_path_off_grid(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:
-    """`find_path` from a start off the grid (no NPC stands there; kept for callers that ask)."""
-    costs: dict[tuple[int, int], float | None] = {}
-    size = world.size
-    gx, gy = goal
-    frontier: list[tuple[float, int, tuple[int, int]]] = [(0.0, 0, start)]
-    came: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
-    best: dict[tuple[int, int], float] = {start: 0.0}
-    counter = 0
-    while frontier:
-        _, _, cur = heapq.heappop(frontier)
-        if cur == goal:
-            path = []
-            node: tuple[int, int] | None = cur
-            while node is not None and node != start:
-                path.append(node)
-                node = came[node]
-            return path[::-1]
-        cx, cy = cur
-        here = best[cur]
-        for dx, dy in _STEPS:
-            nx, ny = cx + dx, cy + dy
-            if not (0 <= nx < size and 0 <= ny < size):
-                continue
-            tile = (nx, ny)
-            step = costs.get(tile, _UNKNOWN)
-            if step is _UNKNOWN:
-                step = costs[tile] = _step_cost(world, nx, ny)
-            if step is None:
-                if tile != goal:
-                    continue
-                step = 1.0
-            new = here + step
-            if new < best.get(tile, _INF):
-                best[tile] = new
-                came[tile] = cur
-                counter += 1
-                heapq.heappush(frontier, (new + abs(gx - nx) + abs(gy - ny), counter, tile))
-    return None
-
-
-def _step_cost(world: World, x: int, y: int) -> float | None:
-    """The cost of stepping onto a tile: 1, 20 through a closed unlocked door, None if blocked."""
-    blocker = world.blocker_at(x, y)
-    if blocker is None:
-        return 1.0
-    if blocker.is_passage and not blocker.requires_key:
-        return 20.0
-    return None
-
-
-@dataclass
+@dataclass(slots=True)
 class Task:
     """An autopilot entry; higher priority runs first, ties in insertion order (by `sort_key`;
     the order is written out as `order=True` would make it, without a tuple per comparison)."""
@@ -207,7 +91,8 @@ class NPC(Agent):
         return any(task.priority > 1 for task in self.queue)
 
     def tick(self) -> None:
-        super().tick()
+        if self.poison_counter < 0 or self.poisoned:  # else `Agent.tick` (the poison clock) does nothing
+            super().tick()
         if self.dialog_partner is not None or not self.queue:
             return
         task = self.queue[0]
@@ -225,20 +110,22 @@ class NPC(Agent):
         of it, and it stays idle while they are pending (so it never floods the queue)."""
         if len(self.queue) > 1:
             return False
-        rng = self.world.rng_npc
-        if (self.x - x) ** 2 + (self.y - y) ** 2 > 16:
+        dx, dy = self.x - x, self.y - y
+        if dx * dx + dy * dy > 16:
             self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
-        elif rng.random() < probability:
-            direction = _DIRECTION_NAMES[int(rng.integers(0, 4))]
-            self.enqueue("move", priority=1, direction=direction)
+            return False
+        rng = self.world.rng_npc
+        if rng.random() < probability:
+            self.enqueue("move", priority=1, direction=_DIRECTION_NAMES[draw_quarter(rng)])
         return False
 
     def _run_move(self, direction: str) -> bool:
         dx, dy = DIRECTIONS[direction]
         nx, ny = self.x + dx, self.y + dy
         self.facing = direction
-        if self.world.is_passable(nx, ny):
-            self.world.walk(self, nx, ny)
+        world = self.world  # `world.is_passable(nx, ny)`, written out (ten animals step often)
+        if 0 <= nx < world.size and 0 <= ny < world.size and world.blocker_at(nx, ny) is None:
+            world.walk(self, nx, ny)
         return True
 
     def _close_door_behind(self) -> bool:

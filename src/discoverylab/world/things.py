@@ -99,14 +99,15 @@ class Appliance(Container):
 
 
 class Food(WorldObject):
-    """Edible things (mushrooms): cooked at >= 100 C, poisonous if they or their parts are."""
+    """Edible things (mushrooms): cooked at >= 100 C, poisonous if they or their parts are.
 
-    needs_tick = True
+    Not ticked: a temperature changes only inside an activated appliance, which calls
+    `react_to_temperature` right after, and no food is built at 100 C or more
+    (tests/test_world_things.py checks every task's built world), so a per-tick check never
+    found anything to do (a village holds dozens of foods)."""
+
     edible = True
     color: str = ""
-
-    def tick(self) -> None:
-        self.react_to_temperature()
 
     def react_to_temperature(self) -> None:
         if self.temperature_c >= 100 and not self.cooked:
@@ -125,7 +126,8 @@ class Mold(WorldObject):
     needs_tick = True
 
     def tick(self) -> None:
-        self.react_to_temperature()
+        if self.poisonous:  # a dead mold stays dead: nothing to check
+            self.react_to_temperature()
 
     def react_to_temperature(self) -> None:
         for mat in self.materials:
@@ -160,6 +162,10 @@ class SoilTile(Container):
         return "hole" if self.has_hole() else self.name
 
     def tick(self) -> None:
+        if not self.is_open:  # covered and still holding its dirt (`has_hole` False): nothing to do
+            for obj in self.contents:  # (the usual state of every soil tile, every tick)
+                if obj.type == "dirt":
+                    return
         if self.is_open != self.has_hole():
             self.is_open = not self.is_open
             self.text_changed()

@@ -240,6 +240,8 @@ class LostInTranslation(Scenario):
             self.talk.set(1)
         challenge = self.difficulty == "challenge"
         for item, things in ((self.collect, self.player.inventory()), (self.give, self.elder.contents)):
+            if not things:  # (most ticks: empty hands, nothing given) nothing found, nothing to set
+                continue
             found = [o for o in things if self.wanted(o)]
             if found and not item.completed:
                 item.associated_uuids = sorted(o.uuid for o in found)
@@ -250,7 +252,7 @@ class LostInTranslation(Scenario):
         if challenge:
             self._update_learning()
         given = self.elder.contents
-        if any(not self.wanted(o) for o in given):
+        if given and any(not self.wanted(o) for o in given):
             self.scorecard.finish(False)  # handing over what was not asked for fails (no trying them all)
         elif challenge and given and len(given) != self.count:
             # The Challenge elder judges one offering: he counts it, and the wrong number (too many

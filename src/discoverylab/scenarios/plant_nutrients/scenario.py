@@ -305,11 +305,13 @@ class PlantNutrients(Scenario):
         player = self.player
         if self.meter.parent is player:
             self.meter_item.set(1)
-        pilot = {t.uuid for t in self.pilot}
-        for record in self.new_actions():
-            if record.action == "USE" and record.arg1 is self.meter and record.arg2 is not None:
-                if record.arg2.uuid in pilot:
-                    self.used.add_distinct([record.arg2.uuid])
+        records = self.new_actions()
+        if records:  # (most ticks: none new)
+            pilot = {t.uuid for t in self.pilot}
+            for record in records:
+                if record.action == "USE" and record.arg1 is self.meter and record.arg2 is not None:
+                    if record.arg2.uuid in pilot:
+                        self.used.add_distinct([record.arg2.uuid])
         if self.difficulty == "easy":
             chosen = self.controller.selected()
             if chosen:
@@ -324,9 +326,10 @@ class PlantNutrients(Scenario):
             for tile in tiles:
                 if tile.has_hole():
                     continue
-                seeds = [o.uuid for o in tile.contents if o.type == "seed" and o.uuid not in self.pilot_seeds]
-                if seeds:
-                    self.planted.add_distinct(seeds)
+                if len(tile.contents) > 1:  # more than its dirt: maybe a seed
+                    seeds = [o.uuid for o in tile.contents if o.type == "seed" and o.uuid not in self.pilot_seeds]
+                    if seeds:
+                        self.planted.add_distinct(seeds)
                 for obj in self.world.layer_at(tile.x, tile.y, Layer.OBJECTS):
                     if obj.type == "mushroom" and obj.uuid not in self.old_mushrooms:
                         if tuple(obj.props.get("locationGrown", ())) in self.field_spots:

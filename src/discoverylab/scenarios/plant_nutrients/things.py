@@ -90,11 +90,22 @@ class Rule:
     v2: int = 0
 
     def holds(self, levels: Mapping[str, int]) -> bool:
+        """(Buried seeds ask every tick: one branch per kind, no table of every kind's answer.)"""
         level1, level2 = levels.get(self.n1, 0), levels.get(self.n2, 0) if self.n2 else 0
-        a, b = level1 == self.v1, bool(self.n2) and level2 == self.v2
+        a, kind = level1 == self.v1, self.kind
+        if kind == "is":
+            return a
+        b = bool(self.n2) and level2 == self.v2
+        if kind == "and":
+            return a and b
         both = level1 > 0 and level2 > 0
-        return {"is": a, "and": a and b, "or": both and (a or b), "xor": both and a != b,
-                "not": a and level2 > 0 and not b}[self.kind]  # fmt: skip
+        if kind == "or":
+            return both and (a or b)
+        if kind == "xor":
+            return both and a != b
+        if kind == "not":
+            return a and level2 > 0 and not b
+        raise KeyError(kind)
 
     def sentence(self) -> str:
         one, two = f"{self.n1} is present at a {LEVELS[self.v1]} level", ""
@@ -133,7 +144,8 @@ class NutrientSeed(WorldObject):
         tile = self.parent
         if not isinstance(tile, SoilTile) or tile.has_hole() or self.cooked:
             return
-        if not self.rule.holds(levels_of(tile)):
+        levels = tile.props.get(KEY)  # `levels_of` without its copy: `holds` only reads
+        if not self.rule.holds(levels if isinstance(levels, dict) else {}):
             return
         if self.timer is None:
             self.timer = int(self.world.rng_noise.integers(3, 7))
@@ -159,8 +171,12 @@ class SeedJar(Jar):
         self.refill = refill
 
     def tick(self) -> None:
-        if self.refill and not any(o.type == "seed" for o in self.contents):
-            self.add(NutrientSeed(self.world, self.rule))
+        if not self.refill:
+            return
+        for obj in self.contents:  # a loop, not any() over a generator: every tick
+            if obj.type == "seed":
+                return
+        self.add(NutrientSeed(self.world, self.rule))
 
 
 class SoilController(Device):

@@ -241,6 +241,7 @@ class Proteomics(Scenario):
             "The other species all have protein values within about 0.1 of that centre, so they cluster together.",
         )
         self.measured: dict[str, int] = {}  # species -> uuid of the first individual measured
+        self._beside: dict[tuple[int, int], Statue | None] = {}  # `_statue_beside_flag` per flag tile
 
     def description(self) -> str:
         text = TASK_TEXT["easy" if self.difficulty == "easy" else "normal"]
@@ -278,6 +279,13 @@ class Proteomics(Scenario):
         if flag.parent is not None or flag.layer is None:
             return None
         fx, fy = flag.x, flag.y
+        # Statues never move: the answer per flag tile is kept (the flag mostly lies still).
+        beside = self._beside
+        if (fx, fy) not in beside:
+            beside[(fx, fy)] = self._statue_near(fx, fy)
+        return beside[(fx, fy)]
+
+    def _statue_near(self, fx: int, fy: int) -> Statue | None:
         for species in self.species:
             statue = self.statues[species.name]
             if self.difficulty == "easy":

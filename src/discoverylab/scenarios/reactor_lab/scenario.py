@@ -343,7 +343,8 @@ class ReactorLab(Scenario):
     # ---- scoring ------------------------------------------------------------------------
     def update(self) -> None:
         player = self.player
-        self.taken.add_distinct(c.uuid for c in self.crystals if c.parent is player)
+        # (list comprehensions and plain loops below: this runs every tick)
+        self.taken.add_distinct([c.uuid for c in self.crystals if c.parent is player])
         for record in self.new_actions():
             tool, target = record.arg1, record.arg2
             if record.action != "USE" or not record.success or not isinstance(target, QuantumCrystal):
@@ -355,12 +356,21 @@ class ReactorLab(Scenario):
                 self.examined.add_distinct([target.uuid])
             if tool is self.critical:
                 self.critical_item.add_distinct([target.uuid])
-        self.changed.add_distinct(r.uuid for r in self.unknown_reactors if r.frequency != DEFAULT_FREQUENCY)
-        _set_live(self.set_, sum(r.activated for r in self.unknown_reactors))
-        _set_live(self.on, sum(r.activated for r in self.reactors))
-        if any(r.burnt_out for r in self.reactors):
+        self.changed.add_distinct([r.uuid for r in self.unknown_reactors if r.frequency != DEFAULT_FREQUENCY])
+        unknown = self.unknown_reactors
+        on = set_ = burnt = 0
+        for reactor in self.reactors:
+            if reactor.activated:
+                on += 1
+                if reactor in unknown:
+                    set_ += 1
+            if reactor.burnt_out:
+                burnt += 1
+        _set_live(self.set_, set_)
+        _set_live(self.on, on)
+        if burnt:
             self.scorecard.finish(False)
-        elif all(r.activated for r in self.reactors):
+        elif on == len(self.reactors):
             self.scorecard.finish(True)
 
     @staticmethod

@@ -103,6 +103,7 @@ class CrystalReactor(Device):
         self.number = number
         self.tolerance = tolerance
         self.burnt_out = False
+        self._settled: tuple[object, ...] = ()  # `_state()` after the last tick's `on_change`
         self.add_node("root", REACTOR_TEXT)
         for sign, verb in ((1, "Increase"), (-1, "Decrease")):
             for step in STEPS:
@@ -117,7 +118,17 @@ class CrystalReactor(Device):
         return float(self.props[FREQ])
 
     def crystal(self) -> QuantumCrystal | None:
-        return next((obj for obj in self.contents if isinstance(obj, QuantumCrystal)), None)
+        for obj in self.contents:  # a loop, not next() over a generator: every tick
+            if isinstance(obj, QuantumCrystal):
+                return obj
+        return None
+
+    def _state(self) -> tuple[object, ...]:
+        """What `on_change` reads and writes (the setting with its type: 5000.0 shows otherwise than 5000)."""
+        crystal = self.crystal()
+        setting = self.props[FREQ]
+        return (self.burnt_out, crystal, crystal and crystal.resonance_freq, setting, type(setting),
+                self.name, self.activated, self.tolerance)  # fmt: skip
 
     def adjust(self, steps: Mapping[str, float], clamp: tuple[float, float] | None = None) -> None:
         """A frequency button press: it uses one press, or burns the reactor out if none is left."""
@@ -148,7 +159,13 @@ class CrystalReactor(Device):
         self.name = "crystal reactor (activated)" if self.activated else "crystal reactor (uncalibrated)"
 
     def tick(self) -> None:
-        self.on_change()
+        """`on_change`, unless nothing it reads or writes changed since it last ran: then it would
+        write the same values again and only report its tile to the watchers (which would
+        describe and encode the same tile again, every tick, for every reactor)."""
+        state = self._state()
+        if state != self._settled:
+            self.on_change()
+            self._settled = self._state()
 
 
 class GeneratorPart(WorldObject):
@@ -163,12 +180,19 @@ class GeneratorPart(WorldObject):
         super().__init__(world, "generator", "generator", [material("metal")], sprite=sprite)
         self.core = core
         self.reactors = list(reactors)
+        self._shown: tuple[int, str] | None = None  # (running reactors, the name that gives) once ticked
         self.tick()
 
     def tick(self) -> None:
         if self.core:
-            running = sum(1 for r in self.reactors if r.activated)
+            running = 0
+            for reactor in self.reactors:  # a loop, not sum() over a generator: every tick
+                if reactor.activated:
+                    running += 1
+            if (running, self.name) == self._shown:  # the name this count gives, as last tick
+                return
             name = f"generator core ({round(100 * running / len(self.reactors))}% activated)"
+            self._shown = (running, name)
             if name != self.name:
                 self.name = name
                 self.text_changed()

@@ -1,0 +1,210 @@
+"""NPC path finding: a plain A* on the 32x32 grid (4-connected); at this size it costs tens of
+microseconds, cheaper than building a graph with a general library every tick. Results are
+remembered per world while the tiles they depend on stay the same (`_PathCache`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from discoverylab.world.world import World
+
+_STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))  # the expansion order (ties between equal paths)
+_INF = float("inf")
+_UNKNOWN = -1.0  # `_find_path_off_grid`'s marker of a tile whose cost is not looked up yet
+
+
+def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:
+    """Cheapest 4-connected path (excluding start). Closed, unlocked doors cost 20 (NPCs open
+    them); locked or impassable tiles are blocked. None if the goal is unreachable. A new list
+    each call (callers may consume it); the search itself is `_search`, remembered per world by
+    `_PathCache` while the costs of the tiles it looked at stay the same."""
+    size = world.size
+    if not (0 <= start[0] < size and 0 <= start[1] < size):
+        return _find_path_off_grid(world, start, goal)
+    cache = world.caches.get("npc_paths")
+    if cache is None:
+        cache = world.caches["npc_paths"] = _PathCache(world)
+    assert isinstance(cache, _PathCache)
+    return cache.path(start, goal)
+
+
+class _PathCache:
+    """Per world (`world.caches["npc_paths"]`): each tile's step cost once looked up, and each
+    search's result by (start, goal). NPCs walking somewhere re-plan every tick, mostly between
+    the same few places (a dog fetching, animals going home), and nearly every tick nothing that
+    a path depends on changes: characters do not block, so their steps change no cost. A search
+    reads only the costs of the tiles it looks up (`costs` holds every tile any search looked
+    up), so its result stands while none of those costs changes. `World.watch_tiles` reports
+    every tile whose objects change (placed, taken, opened: the passability the observation
+    shows, `objects.TEXT_ATTRS`); `_sync` recomputes the cost of each reported tile a search
+    looked up and forgets all results when one differs. Same paths as the plain search
+    (tests/test_world_fast_paths.py compares them after doors and walls change)."""
+
+    LIMIT = 4096  # results kept at most (then forgotten all at once)
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.changed = world.watch_tiles()
+        self.costs: dict[int, float] = {}  # tile number -> 1, 20 (closed door), 0 (blocked)
+        self.paths: dict[tuple[tuple[int, int], tuple[int, int]], tuple[tuple[int, int], ...] | None] = {}
+
+    def path(self, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:
+        if self.changed:
+            self._sync()
+        key = (start, goal)
+        paths = self.paths
+        if key in paths:
+            found = paths[key]
+            return None if found is None else list(found)
+        path = _search(self.world, start, goal, self.costs)
+        if len(paths) >= self.LIMIT:
+            paths.clear()
+        paths[key] = None if path is None else tuple(path)
+        return path
+
+    def _sync(self) -> None:
+        """Catch up with the reported tiles: new costs for those looked up, results forgotten
+        if any of them changed."""
+        costs, size, world = self.costs, self.world.size, self.world
+        stale = False
+        for x, y in self.changed:
+            tile = x * size + y
+            old = costs.get(tile)
+            if old is not None:
+                new = _tile_cost(world, x, y)
+                if new != old:
+                    costs[tile] = new
+                    stale = True
+        self.changed.clear()
+        if stale:
+            self.paths.clear()
+
+
+def _tile_cost(world: World, x: int, y: int) -> float:
+    """The cost of stepping onto an on-grid tile: 1, 20 through a closed unlocked door, 0 if blocked."""
+    blocker = world.blocker_at(x, y)
+    if blocker is None:
+        return 1.0
+    if blocker.is_passage and not blocker.requires_key:
+        return 20.0
+    return 0.0
+
+
+def _search(
+    world: World, start: tuple[int, int], goal: tuple[int, int], costs: dict[int, float]
+) -> list[tuple[int, int]] | None:
+    """A* from an on-grid start. A tile's cost is looked up once (`costs`, shared by the
+    searches of a world while it is current: see `_PathCache`), not once per neighbour
+    expanded; tiles are numbered x * size + y, their neighbours listed once per size. Ties go
+    by push order, so the path is the one the plain search takes."""
+    size = world.size
+    sx, sy = start
+    gx, gy = goal
+    target = gx * size + gy if 0 <= gx < size and 0 <= gy < size else -1
+    origin = sx * size + sy
+    neighbours = _neighbours(size)
+    best = {origin: 0.0}
+    came: dict[int, int] = {}
+    frontier: list[tuple[float, int, int]] = [(0.0, 0, origin)]
+    heappush, heappop = heapq.heappush, heapq.heappop
+    counter = 0
+    while frontier:
+        cur = heappop(frontier)[2]
+        if cur == target:
+            path = []
+            while cur != origin:
+                path.append(divmod(cur, size))
+                cur = came[cur]
+            return path[::-1]
+        here = best[cur]
+        around = neighbours[cur]
+        if around is None:
+            around = neighbours[cur] = _around(cur, size)
+        for tile, nx, ny in around:
+            step = costs.get(tile, -1.0)
+            if step < 0.0:
+                step = costs[tile] = _tile_cost(world, nx, ny)
+            if not step:
+                if tile != target:
+                    continue
+                step = 1.0  # an impassable goal is reached by standing beside it
+            new = here + step
+            if new < best.get(tile, _INF):
+                best[tile] = new
+                came[tile] = cur
+                counter += 1
+                heappush(frontier, (new + abs(gx - nx) + abs(gy - ny), counter, tile))
+    return None
+
+
+_Around = tuple[tuple[int, int, int], ...]
+_NEIGHBOURS: dict[int, list[_Around | None]] = {}
+
+
+def _neighbours(size: int) -> list[_Around | None]:
+    """Per tile number, its on-grid neighbours (`_around`), each filled in when first asked for."""
+    table = _NEIGHBOURS.get(size)
+    if table is None:
+        table = _NEIGHBOURS[size] = [None] * (size * size)
+    return table
+
+
+def _around(tile: int, size: int) -> _Around:
+    """The on-grid neighbours (number, x, y) of tile number `tile`, in `_STEPS` order."""
+    x, y = divmod(tile, size)
+    cells = ((x + dx, y + dy) for dx, dy in _STEPS)
+    return tuple((nx * size + ny, nx, ny) for nx, ny in cells if 0 <= nx < size and 0 <= ny < size)
+
+
+def _find_path_off_grid(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:
+    """`find_path` from a start off the grid (no NPC stands there; kept for callers that ask)."""
+    costs: dict[tuple[int, int], float | None] = {}
+    size = world.size
+    gx, gy = goal
+    frontier: list[tuple[float, int, tuple[int, int]]] = [(0.0, 0, start)]
+    came: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
+    best: dict[tuple[int, int], float] = {start: 0.0}
+    counter = 0
+    while frontier:
+        _, _, cur = heapq.heappop(frontier)
+        if cur == goal:
+            path = []
+            node: tuple[int, int] | None = cur
+            while node is not None and node != start:
+                path.append(node)
+                node = came[node]
+            return path[::-1]
+        cx, cy = cur
+        here = best[cur]
+        for dx, dy in _STEPS:
+            nx, ny = cx + dx, cy + dy
+            if not (0 <= nx < size and 0 <= ny < size):
+                continue
+            tile = (nx, ny)
+            step = costs.get(tile, _UNKNOWN)
+            if step is _UNKNOWN:
+                step = costs[tile] = _step_cost(world, nx, ny)
+            if step is None:
+                if tile != goal:
+                    continue
+                step = 1.0
+            new = here + step
+            if new < best.get(tile, _INF):
+                best[tile] = new
+                came[tile] = cur
+                counter += 1
+                heapq.heappush(frontier, (new + abs(gx - nx) + abs(gy - ny), counter, tile))
+    return None
+
+
+def _step_cost(world: World, x: int, y: int) -> float | None:
+    """The cost of stepping onto a tile: 1, 20 through a closed unlocked door, None if blocked."""
+    blocker = world.blocker_at(x, y)
+    if blocker is None:
+        return 1.0
+    if blocker.is_passage and not blocker.requires_key:
+        return 20.0
+    return None
