@@ -93,6 +93,7 @@ class SymbolicEncoder:
         self._built: dict[tuple[int, int, str], tuple[bytes, bytes, bytes, list[SlotData], int]] = {}  # `_build` per place and facing
         self._version = -1  # the mirror version `_built` was filled at
         self._task = ""  # the task `_built` and `mirror.statics` were filled for
+        self._live = False  # whether a view in `_built` read the agent's own tile live (`_build`)
         self._shapes: list[tuple[int, ...]] = [
             (w, w, DEPTH), (w, w, 4), (object_slots, SLOT_FEATURES), (dialog_options, 3), (AGENT_FEATURES,),
         ]  # fmt: skip
@@ -117,13 +118,18 @@ class SymbolicEncoder:
                 mirror.close()
             mirror = self._mirror = SceneryMirror(world, self.radius, DEPTH, agent)
             self._built.clear()
+            self._live = False
         if mirror.changed or mirror.waiting:
-            mirror.refresh(agent.x, agent.y)
+            # A kept view that read the agent's own tile live (`_build`) changes with tiles the
+            # mirror holds no different: then every reported tile counts (`refresh`'s strict).
+            live = self._live or bool(agent.contents) or agent.obscures_below or not agent.is_passable_now()
+            mirror.refresh(agent.x, agent.y, live)
         # Tiles, slots and their rows follow from the agent's place and facing, the task and
         # the world's tiles, which report every change of what they show (`mirror.version`):
         # kept per place and facing until one of the others changes.
         if mirror.version != self._version or task != self._task:
             self._built.clear()
+            self._live = False
             self._version = mirror.version
             if task != self._task:
                 self._task = task
@@ -133,6 +139,7 @@ class SymbolicEncoder:
         if built is None:
             if len(self._built) >= 1024:  # bound the memory of a long walk through a still world
                 self._built.clear()
+                self._live = False
             built = self._built[key] = self._build(agent, mirror, task)
         tiles, state, rows, data, inventory_size = built
         if data is not self.slot_data:
@@ -197,6 +204,7 @@ class SymbolicEncoder:
         if agent.contents or agent.obscures_below or not agent.is_passable_now():
             # The mirror keeps the agent's tile as if the agent were elsewhere: that differs
             # from the view (which lists what the agent holds) only here.
+            self._live = True  # this view follows more than the mirror (`encode`)
             inventory = sorted(agent.inventory(), key=BY_UUID)
             inv_ids = {o.uuid for o in inventory}
             own = [o for o in world.objects_at(ax, ay) if o is not agent]
