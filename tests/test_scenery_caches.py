@@ -60,6 +60,7 @@ def _uncached(base, obs, info, fresh: bool) -> None:  # type: ignore[no-untyped-
     encoder = SymbolicEncoder(base.radius, base.symbolic.num_slots) if fresh else base.symbolic
     if not fresh:
         encoder._built.clear()  # rebuild from the mirror
+        encoder._places.clear()
     again = encoder.encode(agent, card.task_description, bool(obs["agent"][5]), bool(obs["agent"][7]))
     if fresh:
         encoder._mirror.close()  # stop its watcher
@@ -356,3 +357,32 @@ def test_a_change_inside_the_inventory_rebuilds_the_view() -> None:
     base.world.touch(agent.x, agent.y)
     obs = _fresh_equal(env)
     assert not obs["slots"][:, 2].any()
+
+
+def test_the_four_facings_of_a_place_share_its_slot_candidates() -> None:
+    """`SymbolicEncoder._place` gathers and sorts a place's candidates once for its four
+    facings; each facing's slots (the faced tile's within reach, first) and rows still equal
+    the tile-by-tile reference, with and without something in the inventory."""
+    env = make_rl_env("PickAndPlaceTest", max_steps=10**9)
+    env.reset(seed=0)
+    base = env.unwrapped
+    world, agent, encoder = base.world, base.scenario.player, base.symbolic
+    table = base.scenario.container
+    tx, ty = table.location()
+    world.place(agent, tx, ty + 1)
+    for holding in (False, True):
+        if holding:
+            agent.add(base.scenario.target)
+        before = set(encoder._places)  # the start position's, from the reset
+        seen_places = set()
+        for action in (4, 5, 6, 7, 4):  # ROTATE_DIRECTION north, east, south, west, north
+            obs, *_ = env.step(action)
+            task = base.scenario.scorecard.task_description
+            assert np.array_equal(obs["slots"], reference_rows(agent, base.radius, encoder.num_slots, task))
+            expected = object_slots(agent, base.radius, encoder.num_slots)
+            assert [(s.obj.uuid, s.accessible, s.dx, s.dy) for s in encoder.slots] == [
+                (s.obj.uuid, s.accessible, s.dx, s.dy) for s in expected
+            ]
+            seen_places.update(encoder._places)
+        assert seen_places - before == {(agent.x, agent.y, holding)}
+        assert encoder._places[(agent.x, agent.y, holding)][3]  # a neighbour holds candidates (the table)
