@@ -87,8 +87,10 @@ class SymbolicEncoder:
             }
         )
         self.notes = Notes(radius, object_slots, dialog_options) if notes else None
+        self._note_shapes: dict[str, tuple[int, ...]] = {}
         if self.notes is not None:  # what a reader remembers (`rl/notes.py`), after the view's keys
             self.space.spaces.update(self.notes.spaces)
+            self._note_shapes = {name: box.shape for name, box in self.notes.spaces.items()}
         self.slot_data: list[SlotData] = []  # the last observation's slots, as plain tuples
         self._slots: list[Slot] | None = []
         self._row_bytes = object_slots * SLOT_FEATURES
@@ -186,7 +188,7 @@ class SymbolicEncoder:
             "agent": _array(shapes[4], U8, facts),
         }
         for name, value in noted.items():
-            obs[name] = _array(self.space.spaces[name].shape, U8, bytearray(value))  # type: ignore[arg-type]
+            obs[name] = _array(self._note_shapes[name], U8, bytearray(value))
         return obs
 
     def _build(self, agent: Agent, mirror: SceneryMirror, task: str) -> tuple[bytes, bytes, bytes, list[SlotData], int]:
