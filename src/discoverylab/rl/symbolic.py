@@ -87,10 +87,17 @@ class SymbolicEncoder:
             }
         )
         self.notes = Notes(radius, object_slots, dialog_options) if notes else None
-        self._note_shapes: dict[str, tuple[int, ...]] = {}
         if self.notes is not None:  # what a reader remembers (`rl/notes.py`), after the view's keys
             self.space.spaces.update(self.notes.spaces)
-            self._note_shapes = {name: box.shape for name, box in self.notes.spaces.items()}
+        # (key, shape, offset) in `encode`'s buffer: the view's keys in this order, then the notes'.
+        self._layout: list[tuple[str, tuple[int, ...], int]] = []
+        self._note_names = list(self.notes.spaces) if self.notes is not None else []
+        offset = 0
+        for name in ["tiles", "tile_state", "slots", "dialog", "agent", *self._note_names]:
+            shape = self.space.spaces[name].shape
+            assert shape is not None
+            self._layout.append((name, shape, offset))
+            offset += int(np.prod(shape))
         self.slot_data: list[SlotData] = []  # the last observation's slots, as plain tuples
         self._slots: list[Slot] | None = []
         self._row_bytes = object_slots * SLOT_FEATURES
@@ -99,9 +106,7 @@ class SymbolicEncoder:
         self._task = ""  # the task `_built` and `mirror.statics` were filled for
         self._live = False  # whether a view in `_built` read the agent's own tile live (`_build`)
         self._places: dict[tuple[int, int, bool], _Place] = {}  # `_place` per place, kept and emptied with `_built`
-        self._shapes: list[tuple[int, ...]] = [
-            (w, w, DEPTH), (w, w, 4), (object_slots, SLOT_FEATURES), (dialog_options, 3), (AGENT_FEATURES,),
-        ]  # fmt: skip
+        self._no_dialog = bytes(dialog_options * 3)
         self._mirror: SceneryMirror | None = None
         # Set by `BatchedVectorEnv` in its workers (`write_into`): the observation is written
         # into these shared rows (flat byte views per key) and `out_arrays` is returned.
@@ -152,12 +157,13 @@ class SymbolicEncoder:
         tiles, state, rows, data, inventory_size = built
         if data is not self.slot_data:
             self.slot_data, self._slots = data, None
-        dialog = bytearray(self.num_dialog * 3)
         partner = agent.dialog_partner
         in_dialog = partner is not None and partner.dialog_tree is not None
         options: list[str] = []
+        dialog = self._no_dialog
         if in_dialog:
             assert partner is not None and partner.dialog_tree is not None
+            dialog = bytearray(self.num_dialog * 3)
             tree = partner.dialog_tree
             line = tree.node().text.format(**partner.props)
             for i, opt in enumerate(tree.visible_options()[: self.num_dialog]):
@@ -179,16 +185,18 @@ class SymbolicEncoder:
             for name, value in noted.items():
                 out[name][:] = value
             return self.out_arrays
-        shapes = self._shapes
-        obs = {
-            "tiles": _array(shapes[0], U8, bytearray(tiles)),
-            "tile_state": _array(shapes[1], U8, bytearray(state)),
-            "slots": _array(shapes[2], U8, bytearray(rows)),
-            "dialog": _array(shapes[3], U8, dialog),
-            "agent": _array(shapes[4], U8, facts),
-        }
-        for name, value in noted.items():
-            obs[name] = _array(self._note_shapes[name], U8, bytearray(value))
+        # One new buffer per step holds every key's bytes (one copy instead of one per key); each
+        # array views its own part of it, writable, as if it owned it.
+        buffer = bytearray(tiles)
+        buffer += state
+        buffer += rows
+        buffer += dialog
+        buffer += facts
+        for name in self._note_names:
+            buffer += noted[name]
+        obs = {}
+        for name, shape, offset in self._layout:
+            obs[name] = _array(shape, U8, buffer, offset)
         return obs
 
     def _build(self, agent: Agent, mirror: SceneryMirror, task: str) -> tuple[bytes, bytes, bytes, list[SlotData], int]:
