@@ -226,7 +226,7 @@ class SceneryMirror:
         row, col = y + self.radius, x + self.radius
         looks = self._looks
         assert looks is not None
-        visible, look = self.visible[x][y], looks.get((x, y))
+        visible, look = (None, None) if first else (self.visible[x][y], looks.get((x, y)))
         kinds, state, flag = self._cell(x, y)
         at = row * self._side + col
         kinds_at, state_at = at * self.depth, at * 4

@@ -160,14 +160,14 @@ class SymbolicEncoder:
         partner = agent.dialog_partner
         in_dialog = partner is not None and partner.dialog_tree is not None
         options: list[str] = []
-        dialog = self._no_dialog
+        dialog: bytes | bytearray = self._no_dialog
         if in_dialog:
             assert partner is not None and partner.dialog_tree is not None
-            dialog = bytearray(self.num_dialog * 3)
+            dialog = shown = bytearray(self.num_dialog * 3)
             tree = partner.dialog_tree
             line = tree.node().text.format(**partner.props)
             for i, opt in enumerate(tree.visible_options()[: self.num_dialog]):
-                dialog[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
+                shown[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
                 options.append(opt.text)
         facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, inventory_size,
                            success, min(len(world.teleports), 255), completed))  # fmt: skip
