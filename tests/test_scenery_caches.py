@@ -304,7 +304,8 @@ def test_a_tile_reported_without_a_change_keeps_the_views() -> None:
     rx, ry = reactor.location()
     world.place(agent, rx, ry + 1)
     agent.facing = "north"
-    _fresh_equal(env)
+    for _ in range(2):  # a tile's first recompute after a change looks closer once (`SceneryMirror._tile`)
+        _fresh_equal(env)
     mirror = base.symbolic._mirror
     built = base.symbolic._built[(agent.x, agent.y, agent.facing)]
     version = mirror.version

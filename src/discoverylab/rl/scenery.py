@@ -75,7 +75,7 @@ class SceneryMirror:
     change no tile (the world does not even report them), and the encoder reads the tile it
     stands on itself. `version` counts the refreshes that changed what tiles show."""
 
-    _looks: dict[tuple[int, int], tuple[tuple[str, bool, bool, int], ...]] | None = None  # per tile with candidates (`_look`)
+    _looks: dict[tuple[int, int], tuple[tuple[str, bool, bool, int], ...] | None] | None = None  # per tile with candidates (`_look`)
 
     def __init__(self, world: World, radius: int, depth: int, viewer: WorldObject | None = None) -> None:
         self.world = world
@@ -232,12 +232,14 @@ class SceneryMirror:
         kinds_at, state_at = at * self.depth, at * 4
         differs = (first or flag != self.flags[x][y] or kinds != self._kinds_view[kinds_at : kinds_at + self.depth]
                    or state != self._state_view[state_at : state_at + 4] or visible != self.visible[x][y])  # fmt: skip
-        if flag:
+        if not flag:
+            looks.pop((x, y), None)
+        elif differs:  # shown different anyway (a character came or went): no need to look closer
+            looks[(x, y)] = None  # unknown, so the tile's next recompute counts as a change
+        else:
             new_look = _look(self.candidates[x][y])
-            differs = differs or new_look != look
+            differs = new_look != look  # None (unknown) differs from any look
             looks[(x, y)] = new_look
-        elif look is not None:
-            del looks[(x, y)]
         if flag != self.flags[x][y]:
             self.flags[x][y] = flag
             self.has_candidates[row, col] = flag
