@@ -166,35 +166,55 @@ class SceneryMirror:
         encoder's views. The encoder asks for `strict` whenever a view it keeps reads what
         the mirror does not hold (the agent's own tile and inventory)."""
         pending = self.pending
+        r, reach = self.radius, max(self.radius, 1)
         if self.changed:
-            r = self.radius
+            # Nothing was pending near (ax, ay) before these reports (`_checked`): then the
+            # reported tiles within reach are all there is to do here, without scanning the
+            # window (a character stepping in view while the agent turns or waits).
+            direct: list[tuple[int, int, bool]] | None = [] if self._checked == (ax, ay) else None
+            unseen = self.unseen
             for x, y in self.changed:
-                pending[y + r, x + r] = True
+                if direct is not None and -reach <= x - ax <= reach and -reach <= y - ay <= reach:
+                    direct.append((x, y, bool(unseen[y + r, x + r])))
+                    unseen[y + r, x + r] = False
+                else:
+                    pending[y + r, x + r] = True
+                    self.waiting = True
             self.changed.clear()
-            self.waiting = True
-            self._checked = None
+            if direct is None:
+                self._checked = None
+            elif direct:
+                self._recompute(direct, strict)
         if self.waiting and self._checked != (ax, ay):
-            r, reach = self.radius, max(self.radius, 1)
             top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
             near = pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
             cells = near.ravel().nonzero()[0].tolist()
             if cells:
-                if self._looks is None:  # made here, not by the constructor: a reset needs none
-                    self._looks = {}
                 width = near.shape[1]
                 unseen = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
                 first = unseen.ravel().tolist()
-                changed = False
+                tiles = []
                 for cell in cells:
                     dy, dx = divmod(cell, width)
-                    differs = self._tile(left + dx - r, top + dy - r, first[cell])
-                    changed = changed or (not first[cell] and (strict or differs))
+                    tiles.append((left + dx - r, top + dy - r, first[cell]))
                 near[...] = False  # views: write through to `pending` and `unseen`
                 unseen[...] = False
-                if changed:  # a tile computed for the first time lies in no window built before
-                    self.version += 1
+                self._recompute(tiles, strict)
                 self.waiting = bool(pending.any())
             self._checked = (ax, ay)  # nothing pending near here until a change or a move
+
+    def _recompute(self, tiles: list[tuple[int, int, bool]], strict: bool) -> None:
+        """Recompute `tiles` ((x, y, never computed before)); count a change (`version`) if one
+        computed before shows something new (any, when `strict`). A tile computed for the first
+        time lies in no window built before."""
+        if self._looks is None:  # made here, not by the constructor: a reset needs none
+            self._looks = {}
+        changed = False
+        for x, y, first in tiles:
+            differs = self._tile(x, y, first)
+            changed = changed or (not first and (strict or differs))
+        if changed:
+            self.version += 1
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
         """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text
