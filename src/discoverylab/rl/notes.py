@@ -48,7 +48,7 @@ NOTE_LINE = 3
 TASK_WORDS = 128
 MAP = 8
 VISITS = 9
-_Rows = tuple[object, int, int, bytes, list[tuple[int, str]], list[tuple[Any, Any]]]
+_Rows = tuple[object, int, int, bytes, list[tuple[int, str, str]], list[tuple[Any, Any]]]
 _WORD = re.compile(r"[a-z]{3,}")
 _TOKEN = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)")
@@ -126,7 +126,7 @@ class Notes:
         self._lines = b""
         self._map = b""
         self._place: tuple[int, int] | None = None
-        self._rows: _Rows | None = None  # (slots, told, talked, rows with "said" 0, (slot, name) per named slot, (object, name) per slot)
+        self._rows: _Rows | None = None  # (slots, told, talked, rows with "said" 0, (slot, name, lowercase) per named slot, (object, name) per slot)
         self._said_rows: tuple[bytes, int, bytes] | None = None  # (`_rows`'s rows then, the message's version, rows)
         self._versions = [0, 0]  # the message's and the instructions' changes
 
@@ -190,7 +190,7 @@ class Notes:
         the message (most) is not named in it, and skips the whole-word match."""
         rows = kept[3]
         text = self.message.lower()
-        hits = [slot for slot, name in kept[4] if name.strip().lower() in text and self._said_of(name)]
+        hits = [slot for slot, name, low in kept[4] if low in text and self._said_of(name)]
         if hits:
             out = bytearray(rows)
             for slot in hits:
@@ -230,7 +230,7 @@ class Notes:
             rows = b"".join([self._slot_row(slot[0], lines) for slot in shown])
             rows += bytes(self.num_slots * NOTE_SLOT - len(rows))
             objects = [(slot[0], getattr(slot[0], "name", "")) for slot in shown]
-            names = [(i, name) for i, (_, name) in enumerate(objects) if isinstance(name, str) and name]
+            names = [(i, name, name.strip().lower()) for i, (_, name) in enumerate(objects) if isinstance(name, str) and name]
             kept = self._rows = (slots, told, len(self.talked), rows, names, objects)
         said_rows = self._said_rows
         if said_rows is None or said_rows[0] is not kept[3] or said_rows[1] != said:
