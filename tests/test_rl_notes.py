@@ -233,3 +233,30 @@ def test_attack_read_the_pot_or_the_request_from_the_notes_before_the_discovery(
                 if term or trunc:
                     break
         assert before >= 40
+
+
+def test_notes_rows_kept_across_slot_lists_follow_a_rename() -> None:
+    """`Notes.encode` reuses a slot list's rows for another list holding the same objects (the
+    encoder keeps one list per place and facing); a renamed object is not the same: its row
+    follows the new name (the task line naming it), and the message's column follows the message."""
+    from types import SimpleNamespace
+
+    from discoverylab.rl.notes import Notes
+
+    notes = Notes(radius=1, slots=3, dialog=2)
+    agent = SimpleNamespace(world=SimpleNamespace(size=8), history=[], x=2, y=2)
+    task = "Find the red key.\nBring the blue key to the door."
+    key = SimpleNamespace(name="red key", uuid=7)
+    notes.update(agent, task, "")  # type: ignore[arg-type]
+    first = notes.encode(agent, task, [(key, False, True, 0, 0)], [])  # type: ignore[arg-type]
+    assert first["note_slots"][:4] == bytes((1, 0, 0, 0))
+    again = notes.encode(agent, task, [(key, False, False, 1, 0)], [])  # type: ignore[arg-type]
+    assert again["note_slots"] is first["note_slots"]  # same object, same name: the same rows
+    key.name = "blue key"
+    renamed = notes.encode(agent, task, [(key, False, True, 0, 0)], [])  # type: ignore[arg-type]
+    assert renamed["note_slots"][:4] == bytes((2, 0, 0, 0))
+    notes.update(agent, task, "You see the blue key.")  # type: ignore[arg-type]
+    said = notes.encode(agent, task, [(key, False, True, 0, 0)], [])  # type: ignore[arg-type]
+    assert said["note_slots"][:4] == bytes((2, 1, 0, 0))
+    notes.update(agent, task, "You see the blue keys.")  # type: ignore[arg-type]  (a substring, not the whole word)
+    assert notes.encode(agent, task, [(key, False, True, 0, 0)], [])["note_slots"][:4] == bytes((2, 0, 0, 0))  # type: ignore[arg-type]

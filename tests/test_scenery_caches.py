@@ -60,6 +60,7 @@ def _uncached(base, obs, info, fresh: bool) -> None:  # type: ignore[no-untyped-
     encoder = SymbolicEncoder(base.radius, base.symbolic.num_slots) if fresh else base.symbolic
     if not fresh:
         encoder._built.clear()  # rebuild from the mirror
+        encoder._places.clear()
     again = encoder.encode(agent, card.task_description, bool(obs["agent"][5]), bool(obs["agent"][7]))
     if fresh:
         encoder._mirror.close()  # stop its watcher
@@ -275,3 +276,114 @@ def test_fixed_slot_features_follow_the_object() -> None:
         statics = base.symbolic._mirror.statics
         for slot in base.symbolic.slots:
             assert statics[slot.obj.uuid] == _static_features(slot.obj, task)
+
+
+# ---- session 11: reported tiles that show nothing new keep the encoder's views ----------------
+
+
+def _fresh_equal(env) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    """The current observation (a WAIT step) equals a new encoder's and the reference rows."""
+    obs, *_ = env.step(14)
+    base = env.unwrapped
+    agent, card = base.scenario.player, base.scenario.scorecard
+    rows = reference_rows(agent, base.radius, base.symbolic.num_slots, card.task_description)
+    assert np.array_equal(obs["slots"], rows)
+    _uncached(base, obs, {}, fresh=True)
+    return obs  # type: ignore[no-any-return]
+
+
+def test_a_tile_reported_without_a_change_keeps_the_views() -> None:
+    """Reactor Lab's reactors report their tile every tick (they redescribe themselves); a
+    reported tile that shows the same cell, objects and slot features keeps the encoder's
+    per-place views (`SceneryMirror.refresh`, not strict), and the observation stays exact."""
+    env = make_rl_env("ReactorLab", max_steps=10**9)
+    env.reset(seed=0)
+    base = env.unwrapped
+    world, agent = base.world, base.scenario.player
+    reactor = next(o for o in world.objects.values() if type(o).__name__ == "CrystalReactor")
+    rx, ry = reactor.location()
+    world.place(agent, rx, ry + 1)
+    agent.facing = "north"
+    for _ in range(2):  # a tile's first recompute after a change looks closer once (`SceneryMirror._tile`)
+        _fresh_equal(env)
+    mirror = base.symbolic._mirror
+    built = base.symbolic._built[(agent.x, agent.y, agent.facing)]
+    version = mirror.version
+    for _ in range(5):
+        _fresh_equal(env)
+    assert mirror.version == version  # reported every tick, never shown different
+    assert base.symbolic._built[(agent.x, agent.y, agent.facing)] is built
+
+
+def test_a_reported_change_of_a_slot_feature_rebuilds_the_view() -> None:
+    """A change the cell does not show (a faced object's name, activation, lid) still rebuilds
+    the slots: the mirror compares what the slot rows read (`_look`), not only the cell."""
+    env = make_rl_env("PickAndPlaceTest", max_steps=10**9)
+    env.reset(seed=0)
+    base = env.unwrapped
+    world, agent = base.world, base.scenario.player
+    item = base.scenario.target
+    x, y = agent.facing_tile()
+    world.place(item, x, y)
+    _fresh_equal(env)
+    for change in ("activated", "is_open", "name"):
+        if change == "name":
+            item.name = item.name + " (renamed)"
+        else:
+            setattr(item, change, not getattr(item, change))
+        item.text_changed()  # what the engine does on every such change
+        obs = _fresh_equal(env)
+        slot = next(i for i, s in enumerate(base.symbolic.slots) if s.obj is item)
+        assert obs["slots"][slot, 6] == item.is_open and obs["slots"][slot, 7] == item.activated
+
+
+def test_a_change_inside_the_inventory_rebuilds_the_view() -> None:
+    """What the agent holds is read live, beside the mirror, which keeps the agent's tile as if
+    the agent stood elsewhere: a reported change there (same tile, same cell) must still
+    rebuild every kept view (`refresh`'s strict), or the inventory's rows would go stale."""
+    env = make_rl_env("PickAndPlaceTest", max_steps=10**9)
+    env.reset(seed=0)
+    base = env.unwrapped
+    agent = base.scenario.player
+    item = base.scenario.target
+    agent.add(item)
+    _fresh_equal(env)
+    for _ in range(2):
+        item.is_open = not item.is_open
+        item.text_changed()
+        obs = _fresh_equal(env)
+        assert obs["slots"][0, 6] == item.is_open  # the inventory comes first
+    agent.contents.remove(item)  # gone without a report: the next reported change still rebuilds
+    item.parent = None
+    base.world.touch(agent.x, agent.y)
+    obs = _fresh_equal(env)
+    assert not obs["slots"][:, 2].any()
+
+
+def test_the_four_facings_of_a_place_share_its_slot_candidates() -> None:
+    """`SymbolicEncoder._place` gathers and sorts a place's candidates once for its four
+    facings; each facing's slots (the faced tile's within reach, first) and rows still equal
+    the tile-by-tile reference, with and without something in the inventory."""
+    env = make_rl_env("PickAndPlaceTest", max_steps=10**9)
+    env.reset(seed=0)
+    base = env.unwrapped
+    world, agent, encoder = base.world, base.scenario.player, base.symbolic
+    table = base.scenario.container
+    tx, ty = table.location()
+    world.place(agent, tx, ty + 1)
+    for holding in (False, True):
+        if holding:
+            agent.add(base.scenario.target)
+        before = set(encoder._places)  # the start position's, from the reset
+        seen_places = set()
+        for action in (4, 5, 6, 7, 4):  # ROTATE_DIRECTION north, east, south, west, north
+            obs, *_ = env.step(action)
+            task = base.scenario.scorecard.task_description
+            assert np.array_equal(obs["slots"], reference_rows(agent, base.radius, encoder.num_slots, task))
+            expected = object_slots(agent, base.radius, encoder.num_slots)
+            assert [(s.obj.uuid, s.accessible, s.dx, s.dy) for s in encoder.slots] == [
+                (s.obj.uuid, s.accessible, s.dx, s.dy) for s in expected
+            ]
+            seen_places.update(encoder._places)
+        assert seen_places - before == {(agent.x, agent.y, holding)}
+        assert encoder._places[(agent.x, agent.y, holding)][3]  # a neighbour holds candidates (the table)

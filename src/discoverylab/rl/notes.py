@@ -48,6 +48,7 @@ NOTE_LINE = 3
 TASK_WORDS = 128
 MAP = 8
 VISITS = 9
+_Rows = tuple[object, int, int, bytes, list[tuple[int, str, str]], list[tuple[Any, Any]]]
 _WORD = re.compile(r"[a-z]{3,}")
 _TOKEN = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)")
@@ -125,7 +126,8 @@ class Notes:
         self._lines = b""
         self._map = b""
         self._place: tuple[int, int] | None = None
-        self._rows: tuple[object, int, int, int, bytes] | None = None  # (slots, said, told, talked, rows)
+        self._rows: _Rows | None = None  # (slots, told, talked, rows with "said" 0, (slot, name, lowercase) per named slot, (object, name) per slot)
+        self._said_rows: tuple[bytes, int, bytes] | None = None  # (`_rows`'s rows then, the message's version, rows)
         self._versions = [0, 0]  # the message's and the instructions' changes
 
     def update(self, agent: Agent, task: str, message: str) -> None:
@@ -172,17 +174,35 @@ class Notes:
                     self._map = b""
 
     def _slot_row(self, o: object, lines: tuple[str, ...]) -> bytes:
+        """A slot's notes with "named in the last message" left 0 (`_said_column` sets it)."""
         name = getattr(o, "name", "")
         line = self._line.get(name)
         if line is None:
             line = self._line[name] = next((j + 1 for j, text in enumerate(lines) if mentioned(name, text)), 0)
-        said = self._said.get(name)
-        if said is None:
-            said = self._said[name] = mentioned(name, self.message)
         told = self._told.get(name)
         if told is None:
             told = self._told[name] = bool(self.instructions) and mentioned(name, self.instructions)
-        return bytes((line, said, told, getattr(o, "uuid", None) in self.talked))
+        return bytes((line, 0, told, getattr(o, "uuid", None) in self.talked))
+
+    def _said_column(self, kept: _Rows) -> bytes:
+        """`kept`'s rows with "named in the last message" set. The message changes with almost
+        every action while the slots' other notes stay: a name that is not even a substring of
+        the message (most) is not named in it, and skips the whole-word match."""
+        rows = kept[3]
+        text = self.message.lower()
+        hits = [slot for slot, name, low in kept[4] if low in text and self._said_of(name)]
+        if hits:
+            out = bytearray(rows)
+            for slot in hits:
+                out[slot * NOTE_SLOT + 1] = 1
+            rows = bytes(out)
+        return rows
+
+    def _said_of(self, name: str) -> bool:
+        said = self._said.get(name)
+        if said is None:
+            said = self._said[name] = mentioned(name, self.message)
+        return said
 
     def _line_notes(self, lines: tuple[str, ...], own: tuple[frozenset[str], ...], numbers: tuple[tuple[float, ...], ...]) -> bytes:
         out = bytearray(LINES * NOTE_LINE)
@@ -198,13 +218,24 @@ class Notes:
         `slot_data`) and the dialog options shown."""
         lines, own, numbers, hot, _ = task_notes(task)
         said, told = self._versions
-        kept = self._rows  # the encoder keeps one slot list per view: the rows repeat until a note changes
-        if kept is not None and kept[0] is slots and kept[1:4] == (said, told, len(self.talked)):
-            rows = kept[4]
-        else:
-            rows = b"".join([self._slot_row(slot[0], lines) for slot in slots[: self.num_slots]])
+        # The rows follow the slots' objects and names (not their reach or place): they repeat
+        # over the encoder's slot lists (one per place and facing) until a note changes.
+        kept = self._rows
+        shown = slots[: self.num_slots]
+        if kept is not None and kept[0] is not slots and kept[1:3] == (told, len(self.talked)):
+            objects = [(slot[0], getattr(slot[0], "name", "")) for slot in shown]
+            if objects == kept[5]:  # the same objects under the same names (compared by identity, then name)
+                kept = self._rows = (slots, *kept[1:])
+        if kept is None or kept[0] is not slots or kept[1] != told or kept[2] != len(self.talked):
+            rows = b"".join([self._slot_row(slot[0], lines) for slot in shown])
             rows += bytes(self.num_slots * NOTE_SLOT - len(rows))
-            self._rows = (slots, said, told, len(self.talked), rows)
+            objects = [(slot[0], getattr(slot[0], "name", "")) for slot in shown]
+            names = [(i, name, name.strip().lower()) for i, (_, name) in enumerate(objects) if isinstance(name, str) and name]
+            kept = self._rows = (slots, told, len(self.talked), rows, names, objects)
+        said_rows = self._said_rows
+        if said_rows is None or said_rows[0] is not kept[3] or said_rows[1] != said:
+            said_rows = self._said_rows = (kept[3], said, self._said_column(kept))
+        rows = said_rows[2]
         dialog = bytearray(self.num_dialog)
         if options:
             task_words = set(_WORD.findall(task.lower()))

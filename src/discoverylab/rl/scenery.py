@@ -53,6 +53,13 @@ Candidate = tuple[int, WorldObject]
 """(UUID, object) of a visible object that may fill an object slot (anything but ground)."""
 
 
+def _look(candidates: tuple[Candidate, ...]) -> tuple[tuple[str, bool, bool, int], ...]:
+    """What a slot row reads of each candidate that can change while it stays on its tile (the
+    name its static features follow, open, activated, the number of contents); kept per tile to
+    tell a reported tile that changed from one that did not (`SceneryMirror._tile`)."""
+    return tuple([(o.name, o.is_open, o.activated, len(o.contents)) for _, o in candidates])
+
+
 def _plain(obj: WorldObject) -> bool:
     """Whether a tile holding only `obj` (nothing inside) looks like any other tile holding only
     an object of its class, type and passability: not a character or a passage, and passable
@@ -66,7 +73,9 @@ class SceneryMirror:
 
     Every tile is kept as if `viewer` (the observing agent) stood elsewhere: its own moves
     change no tile (the world does not even report them), and the encoder reads the tile it
-    stands on itself. `version` counts the refreshes that recomputed tiles."""
+    stands on itself. `version` counts the refreshes that changed what tiles show."""
+
+    _looks: dict[tuple[int, int], tuple[tuple[str, bool, bool, int], ...] | None] | None = None  # per tile with candidates (`_look`)
 
     def __init__(self, world: World, radius: int, depth: int, viewer: WorldObject | None = None) -> None:
         self.world = world
@@ -146,20 +155,37 @@ class SceneryMirror:
             self._candidate_tiles[(ax, ay)] = tiles
         return tiles
 
-    def refresh(self, ax: int, ay: int) -> None:
+    def refresh(self, ax: int, ay: int, strict: bool = True) -> None:
         """Bring the tiles around (ax, ay) up to date: those the world reported changed and
         that lie within the view radius (at least 1, for the faced tile). The others wait in
-        `pending` until a view reaches them: characters walking far away cost nothing here."""
+        `pending` until a view reaches them: characters walking far away cost nothing here.
+
+        `strict`: every recomputed tile counts as a change (`version`). Otherwise only a tile
+        that shows something else than before does (`_tile`): a world whose ticks report
+        tiles that did not change (a reactor redescribing itself each tick) keeps the
+        encoder's views. The encoder asks for `strict` whenever a view it keeps reads what
+        the mirror does not hold (the agent's own tile and inventory)."""
         pending = self.pending
+        r, reach = self.radius, max(self.radius, 1)
         if self.changed:
-            r = self.radius
+            # Nothing was pending near (ax, ay) before these reports (`_checked`): then the
+            # reported tiles within reach are all there is to do here, without scanning the
+            # window (a character stepping in view while the agent turns or waits).
+            direct: list[tuple[int, int, bool]] | None = [] if self._checked == (ax, ay) else None
+            unseen = self.unseen
             for x, y in self.changed:
-                pending[y + r, x + r] = True
+                if direct is not None and -reach <= x - ax <= reach and -reach <= y - ay <= reach:
+                    direct.append((x, y, bool(unseen[y + r, x + r])))
+                    unseen[y + r, x + r] = False
+                else:
+                    pending[y + r, x + r] = True
+                    self.waiting = True
             self.changed.clear()
-            self.waiting = True
-            self._checked = None
+            if direct is None:
+                self._checked = None
+            elif direct:
+                self._recompute(direct, strict)
         if self.waiting and self._checked != (ax, ay):
-            r, reach = self.radius, max(self.radius, 1)
             top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
             near = pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
             cells = near.ravel().nonzero()[0].tolist()
@@ -167,17 +193,28 @@ class SceneryMirror:
                 width = near.shape[1]
                 unseen = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
                 first = unseen.ravel().tolist()
-                changed = False
+                tiles = []
                 for cell in cells:
                     dy, dx = divmod(cell, width)
-                    self._tile(left + dx - r, top + dy - r, first[cell])
-                    changed = changed or not first[cell]
+                    tiles.append((left + dx - r, top + dy - r, first[cell]))
                 near[...] = False  # views: write through to `pending` and `unseen`
                 unseen[...] = False
-                if changed:  # a tile computed for the first time lies in no window built before
-                    self.version += 1
+                self._recompute(tiles, strict)
                 self.waiting = bool(pending.any())
             self._checked = (ax, ay)  # nothing pending near here until a change or a move
+
+    def _recompute(self, tiles: list[tuple[int, int, bool]], strict: bool) -> None:
+        """Recompute `tiles` ((x, y, never computed before)); count a change (`version`) if one
+        computed before shows something new (any, when `strict`). A tile computed for the first
+        time lies in no window built before."""
+        if self._looks is None:  # made here, not by the constructor: a reset needs none
+            self._looks = {}
+        changed = False
+        for x, y, first in tiles:
+            differs = self._tile(x, y, first)
+            changed = changed or (not first and (strict or differs))
+        if changed:
+            self.version += 1
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
         """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text
@@ -199,19 +236,37 @@ class SceneryMirror:
         done[...] = True  # a view: writes through to `marked`
         self.marked_windows.add((x0, y0))
 
-    def _tile(self, x: int, y: int, first: bool = False) -> None:
-        """Recompute tile (x, y). `first`: never computed before, so it lies in no window the
-        caches (candidate tiles, marked windows) were filled for."""
+    def _tile(self, x: int, y: int, first: bool = False) -> bool:
+        """Recompute tile (x, y); whether it shows anything else than before. `first`: never
+        computed before, so it lies in no window the caches (candidate tiles, marked windows)
+        were filled for.
+
+        "Shows" is all a view built from the mirror reads of the tile: its cell, its visible
+        objects, and of its slot candidates what the slot rows read that can change (`_look`)."""
         row, col = y + self.radius, x + self.radius
+        looks = self._looks
+        assert looks is not None
+        visible, look = (None, None) if first else (self.visible[x][y], looks.get((x, y)))
         kinds, state, flag = self._cell(x, y)
+        at = row * self._side + col
+        kinds_at, state_at = at * self.depth, at * 4
+        differs = (first or flag != self.flags[x][y] or kinds != self._kinds_view[kinds_at : kinds_at + self.depth]
+                   or state != self._state_view[state_at : state_at + 4] or visible != self.visible[x][y])  # fmt: skip
+        if not flag:
+            looks.pop((x, y), None)
+        elif differs:  # shown different anyway (a character came or went): no need to look closer
+            looks[(x, y)] = None  # unknown, so the tile's next recompute counts as a change
+        else:
+            new_look = _look(self.candidates[x][y])
+            differs = new_look != look  # None (unknown) differs from any look
+            looks[(x, y)] = new_look
         if flag != self.flags[x][y]:
             self.flags[x][y] = flag
             self.has_candidates[row, col] = flag
             if not first:
                 self._candidate_tiles.clear()
-        at = row * self._side + col
-        self._kinds_view[at * self.depth : (at + 1) * self.depth] = kinds
-        self._state_view[at * 4 : at * 4 + 4] = state
+        self._kinds_view[kinds_at : kinds_at + self.depth] = kinds
+        self._state_view[state_at : state_at + 4] = state
         seen = getattr(self.marker, "seen", None)
         if seen is not None and all(o.uuid in seen for o in self.visible[x][y]):
             self.marked[row, col] = True  # nothing new to mark (e.g. the floor a character left)
@@ -219,6 +274,7 @@ class SceneryMirror:
             self.marked[row, col] = False
             if not first:
                 self.marked_windows.clear()
+        return differs
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)

@@ -25,6 +25,7 @@ seen as the text observation does, so actions parse identically in every observa
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -36,9 +37,7 @@ from discoverylab.rl.view import (
     BY_UUID,
     NUM_KINDS,
     Slot,
-    SlotCandidate,
     SlotData,
-    assemble_slots,
     kind_id,
     mentioned,
     text_id,
@@ -53,6 +52,9 @@ AGENT_FEATURES = 8
 U8 = np.dtype(np.uint8)
 _array = np.ndarray  # a writable array over the step's own buffer (cheaper than frombuffer + reshape)
 FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
+_FIRST = itemgetter(0)  # a candidate's UUID
+_DIST_UUID = itemgetter(0, 1)  # distance, then UUID (unique: objects are never compared)
+_Place = tuple[bytes, bytes, list[SlotData], dict[tuple[int, int], list[SlotData]], list[SlotData], list[int], int]
 
 
 def _fixed_features(o: WorldObject) -> bytes:
@@ -87,15 +89,24 @@ class SymbolicEncoder:
         self.notes = Notes(radius, object_slots, dialog_options) if notes else None
         if self.notes is not None:  # what a reader remembers (`rl/notes.py`), after the view's keys
             self.space.spaces.update(self.notes.spaces)
+        # (key, shape, offset) in `encode`'s buffer: the view's keys in this order, then the notes'.
+        self._layout: list[tuple[str, tuple[int, ...], int]] = []
+        self._note_names = list(self.notes.spaces) if self.notes is not None else []
+        offset = 0
+        for name in ["tiles", "tile_state", "slots", "dialog", "agent", *self._note_names]:
+            shape = self.space.spaces[name].shape
+            assert shape is not None
+            self._layout.append((name, shape, offset))
+            offset += int(np.prod(shape))
         self.slot_data: list[SlotData] = []  # the last observation's slots, as plain tuples
         self._slots: list[Slot] | None = []
         self._row_bytes = object_slots * SLOT_FEATURES
         self._built: dict[tuple[int, int, str], tuple[bytes, bytes, bytes, list[SlotData], int]] = {}  # `_build` per place and facing
         self._version = -1  # the mirror version `_built` was filled at
         self._task = ""  # the task `_built` and `mirror.statics` were filled for
-        self._shapes: list[tuple[int, ...]] = [
-            (w, w, DEPTH), (w, w, 4), (object_slots, SLOT_FEATURES), (dialog_options, 3), (AGENT_FEATURES,),
-        ]  # fmt: skip
+        self._live = False  # whether a view in `_built` read the agent's own tile live (`_build`)
+        self._places: dict[tuple[int, int, bool], _Place] = {}  # `_place` per place, kept and emptied with `_built`
+        self._no_dialog = bytes(dialog_options * 3)
         self._mirror: SceneryMirror | None = None
         # Set by `BatchedVectorEnv` in its workers (`write_into`): the observation is written
         # into these shared rows (flat byte views per key) and `out_arrays` is returned.
@@ -117,13 +128,20 @@ class SymbolicEncoder:
                 mirror.close()
             mirror = self._mirror = SceneryMirror(world, self.radius, DEPTH, agent)
             self._built.clear()
+            self._places.clear()
+            self._live = False
         if mirror.changed or mirror.waiting:
-            mirror.refresh(agent.x, agent.y)
+            # A kept view that read the agent's own tile live (`_build`) changes with tiles the
+            # mirror holds no different: then every reported tile counts (`refresh`'s strict).
+            live = self._live or bool(agent.contents) or agent.obscures_below or not agent.is_passable_now()
+            mirror.refresh(agent.x, agent.y, live)
         # Tiles, slots and their rows follow from the agent's place and facing, the task and
         # the world's tiles, which report every change of what they show (`mirror.version`):
         # kept per place and facing until one of the others changes.
         if mirror.version != self._version or task != self._task:
             self._built.clear()
+            self._places.clear()
+            self._live = False
             self._version = mirror.version
             if task != self._task:
                 self._task = task
@@ -133,20 +151,23 @@ class SymbolicEncoder:
         if built is None:
             if len(self._built) >= 1024:  # bound the memory of a long walk through a still world
                 self._built.clear()
+                self._places.clear()
+                self._live = False
             built = self._built[key] = self._build(agent, mirror, task)
         tiles, state, rows, data, inventory_size = built
         if data is not self.slot_data:
             self.slot_data, self._slots = data, None
-        dialog = bytearray(self.num_dialog * 3)
         partner = agent.dialog_partner
         in_dialog = partner is not None and partner.dialog_tree is not None
         options: list[str] = []
+        dialog: bytes | bytearray = self._no_dialog
         if in_dialog:
             assert partner is not None and partner.dialog_tree is not None
+            dialog = shown = bytearray(self.num_dialog * 3)
             tree = partner.dialog_tree
             line = tree.node().text.format(**partner.props)
             for i, opt in enumerate(tree.visible_options()[: self.num_dialog]):
-                dialog[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
+                shown[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
                 options.append(opt.text)
         facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, inventory_size,
                            success, min(len(world.teleports), 255), completed))  # fmt: skip
@@ -164,69 +185,114 @@ class SymbolicEncoder:
             for name, value in noted.items():
                 out[name][:] = value
             return self.out_arrays
-        shapes = self._shapes
-        obs = {
-            "tiles": _array(shapes[0], U8, bytearray(tiles)),
-            "tile_state": _array(shapes[1], U8, bytearray(state)),
-            "slots": _array(shapes[2], U8, bytearray(rows)),
-            "dialog": _array(shapes[3], U8, dialog),
-            "agent": _array(shapes[4], U8, facts),
-        }
-        for name, value in noted.items():
-            obs[name] = _array(self.space.spaces[name].shape, U8, bytearray(value))  # type: ignore[arg-type]
+        # One new buffer per step holds every key's bytes (one copy instead of one per key); each
+        # array views its own part of it, writable, as if it owned it.
+        buffer = bytearray(tiles)
+        buffer += state
+        buffer += rows
+        buffer += dialog
+        buffer += facts
+        for name in self._note_names:
+            buffer += noted[name]
+        obs = {}
+        for name, shape, offset in self._layout:
+            obs[name] = _array(shape, U8, buffer, offset)
         return obs
 
     def _build(self, agent: Agent, mirror: SceneryMirror, task: str) -> tuple[bytes, bytes, bytes, list[SlotData], int]:
         """The window's tiles and states, the slots' rows, the slots and the inventory size;
         marks what the agent sees."""
         r = self.radius
-        w = 2 * r + 1
         world = agent.world
         ax, ay = agent.x, agent.y  # the window's corner in the padded arrays
-        tiles = mirror.kinds[ay : ay + w, ax : ax + w].tobytes()
-        state = mirror.state[ay : ay + w, ax : ax + w].tobytes()
-        mirror.mark_seen(agent, ax, ay, w)  # the own and faced tiles too
+        mirror.mark_seen(agent, ax, ay, 2 * r + 1)  # the own and faced tiles too
         seen = agent.seen
         seen.add(agent.uuid)
         fdx, fdy = DIRECTIONS[agent.facing]
         fx, fy = ax + fdx, ay + fdy
         if not r and 0 <= fx < world.size and 0 <= fy < world.size:  # the faced tile lies outside a 1x1 window
             seen.update([o.uuid for o in mirror.visible[fx][fy]])
+        # The mirror keeps the agent's tile as if the agent were elsewhere: that differs from
+        # the view (which lists what the agent holds) only when `live`.
+        live = bool(agent.contents) or agent.obscures_below or not agent.is_passable_now()
+        if live:
+            self._live = True  # this view follows more than the mirror (`encode`)
+        # All but the faced tile's reach is the same for the four facings of a place.
+        place = self._places.get((ax, ay, live))
+        if place is None:
+            place = self._places[(ax, ay, live)] = self._place(agent, mirror, live)
+        tiles, state, first, neighbours, far, own, inventory_size = place
+        if own:
+            seen.update(own)
+        slots = first + neighbours.get((fdx, fdy), [])
+        need = self.num_slots - len(slots)
+        if need > 0:
+            slots += [s for s in far if s[3] != fdx or s[4] != fdy][:need]  # the faced tile's are in `neighbours`
+        else:
+            del slots[self.num_slots :]
+        return tiles, state, self._rows(slots, mirror, task), slots, inventory_size
+
+    def _place(self, agent: Agent, mirror: SceneryMirror, live: bool) -> _Place:
+        """What `_build` needs of the agent's place whatever its facing: the window's tiles and
+        states; the inventory's slots (by UUID) and the own tile's (by UUID, within reach); per
+        neighbour holding candidates, its slots as the faced tile's (by UUID, within reach); all
+        other tiles' slots, out of reach, by distance then UUID (in that order, the faced
+        neighbour's left out of the last, they are `assemble_slots`'s order); the UUIDs on the
+        own tile to mark seen; the inventory size. `live`: the own tile and the inventory are
+        read from the world (the mirror keeps that tile without the agent)."""
+        r = self.radius
+        w = 2 * r + 1
+        world = agent.world
+        ax, ay = agent.x, agent.y
+        tiles = mirror.kinds[ay : ay + w, ax : ax + w].tobytes()
+        state = mirror.state[ay : ay + w, ax : ax + w].tobytes()
         candidates = mirror.candidates
-        near: list[SlotCandidate] = []
-        if agent.contents or agent.obscures_below or not agent.is_passable_now():
-            # The mirror keeps the agent's tile as if the agent were elsewhere: that differs
-            # from the view (which lists what the agent holds) only here.
+        seen_own: list[int] = []
+        if live:
             inventory = sorted(agent.inventory(), key=BY_UUID)
             inv_ids = {o.uuid for o in inventory}
-            own = [o for o in world.objects_at(ax, ay) if o is not agent]
-            seen.update([o.uuid for o in own])
+            objs = [o for o in world.objects_at(ax, ay) if o is not agent]
+            seen_own = [o.uuid for o in objs]
             centre = r * w + r
-            kinds, cell = tile_cell(own, world.blocker_at(ax, ay) is None, DEPTH)
+            kinds, cell = tile_cell(objs, world.blocker_at(ax, ay) is None, DEPTH)
             tiles = tiles[: centre * DEPTH] + kinds + tiles[(centre + 1) * DEPTH :]
             state = state[: centre * 4] + cell + state[centre * 4 + 4 :]
-            near += [(False, 0, o.uuid, o, False, True, 0, 0) for o in own if o.uuid not in inv_ids and not isinstance(o, Terrain)]
+            own = sorted([o for o in objs if o.uuid not in inv_ids and not isinstance(o, Terrain)], key=BY_UUID)
+            first: list[SlotData] = [(o, True, True, 0, 0) for o in inventory[: self.num_slots]]
+            first += [(o, False, True, 0, 0) for o in own]
         else:
             inventory = []
-            near += [(False, 0, uuid, o, False, True, 0, 0) for uuid, o in candidates[ax][ay]]
-        # Slot candidates: the own tile's (within reach), then those of the other tiles that
-        # hold any, of which only the faced tile's are within reach (`accessible_objects`).
+            first = [(o, False, True, 0, 0) for _, o in sorted(candidates[ax][ay], key=_FIRST)]
+        neighbours: dict[tuple[int, int], list[SlotData]] = {}
+        far: list[tuple[int, int, WorldObject, int, int]] = []
         for x, y, dist, dx, dy in mirror.candidate_tiles(ax, ay):
-            ok = x == fx and y == fy
-            near += [(not ok, dist, uuid, o, False, ok, dx, dy) for uuid, o in candidates[x][y]]
-        slots = assemble_slots(inventory, near, self.num_slots)
+            if dist == 1:
+                neighbours[(dx, dy)] = [(o, False, True, dx, dy) for _, o in sorted(candidates[x][y], key=_FIRST)]
+            far += [(dist, uuid, o, dx, dy) for uuid, o in candidates[x][y]]
+        far.sort(key=_DIST_UUID)
+        rest: list[SlotData] = [(o, False, False, dx, dy) for _, _, o, dx, dy in far]
+        return tiles, state, first, neighbours, rest, seen_own, min(len(inventory), 255)
+
+    def _rows(self, slots: list[SlotData], mirror: SceneryMirror, task: str) -> bytes:
+        """The `slots` array's bytes: per slot its static features (kept per object while its
+        name stays, `mirror.statics`) around what can change (reach, place, lid, activation,
+        visible contents), zero rows after the last slot."""
+        r = self.radius
         statics = mirror.statics
         values: list[int] = []
+        extend = values.extend
         for o, in_inventory, accessible, dx, dy in slots:
             static = statics.get(o.uuid)
             if static is None or static[0] is not o.name:
                 static = statics[o.uuid] = _static_features(o, task)
-            values += static[1]
-            values += (in_inventory, accessible, dx + r, dy + r, o.is_open, o.activated)
-            values += static[2]
-            values.append(min(len(o.contents), 255) if o.is_open else 0)  # as the text lists them
+            is_open = o.is_open
+            count = len(o.contents) if is_open else 0  # as the text lists them
+            extend(static[1])
+            extend((in_inventory, accessible, dx + r, dy + r, is_open, o.activated))
+            extend(static[2])
+            values.append(count if count < 255 else 255)
         rows = bytes(values)
-        return tiles, state, rows + bytes(self._row_bytes - len(rows)), slots, min(len(inventory), 255)
+        return rows + bytes(self._row_bytes - len(rows))
 
     def write_into(self, rows: dict[str, np.ndarray]) -> None:
         """Write every later observation into `rows` (one writable C-contiguous uint8 array per
