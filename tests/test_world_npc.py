@@ -271,3 +271,39 @@ def test_draw_quarter_is_the_generator_s_integers_0_4() -> None:
     clone, twin = pickle.loads(pickle.dumps(world)), copy.deepcopy(world)
     draws = [draw_quarter(w.rng_npc) for w in (world, clone, twin) for _ in range(3)]
     assert draws[:3] == draws[3:6] == draws[6:]
+
+
+class _PlainRunnerNPC(NPC):
+    """Overrides the two runners `NPC.tick` writes out, with the same bodies: its ticks take
+    the generic path (`run(self, **args)`, `heappush`/`heappop`), the reference for the inline one."""
+
+    def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
+        return NPC._run_wander(self, x, y, probability)
+
+    def _run_move(self, direction: str) -> bool:
+        return NPC._run_move(self, direction)
+
+
+def _wander_states(cls: type[NPC], seed: int, ticks: int) -> list[tuple[object, ...]]:
+    """Per tick, every wanderer's place, facing and queue, and the NPC stream's next draw."""
+    world = World(seed)
+    npcs = [cls(world, f"bob{i}", 4 + 6 * i, 6 + 3 * i) for i in range(4)]
+    for i, npc in enumerate(npcs):
+        npc.enqueue("wander", priority=0, x=4 + 6 * i + (12 if i == 3 else 0), y=6 + 3 * i, probability=0.3 + 0.2 * i)
+    npcs[2].enqueue("wait_here", priority=0)  # not a lone wander: the generic path, every tick
+    npcs[2].clear_queue("wait_here")
+    states: list[tuple[object, ...]] = []
+    for _ in range(ticks):
+        world.tick()
+        queues = tuple(tuple((t.sort_key, t.kind, tuple(sorted(t.args.items()))) for t in n.queue) for n in npcs)
+        states.append((tuple((n.x, n.y, n.facing) for n in npcs), queues, world.rng_npc.bit_generator.state["state"]["state"]))
+    return states
+
+
+def test_the_inline_wander_and_move_equal_the_generic_runners() -> None:
+    """`NPC.tick` runs a lone wander and a one-tile move inline (session 11, round 2): the same
+    draws in the same order, the same queue (a move ahead of the wander, as `heappush` puts
+    it), the same steps as the runners called through the generic path. One wanderer starts
+    far from its point (a goto, then back to wandering)."""
+    for seed in (0, 7):
+        assert _wander_states(NPC, seed, 300) == _wander_states(_PlainRunnerNPC, seed, 300)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 _DIR_BY_DELTA = {delta: name for name, delta in DIRECTIONS.items()}
 _DIRECTION_NAMES = tuple(DIRECTIONS)
-_RUNNERS: dict[str, str] = {}  # task kind -> the NPC method that runs it ("_run_" + kind)
+_RUNNERS: dict[tuple[type, str], Any] = {}  # (NPC class, task kind) -> its method "_run_" + kind
 __all__ = ["NPC", "Task", "draw_quarter", "find_path"]
 
 
@@ -93,15 +93,35 @@ class NPC(Agent):
     def tick(self) -> None:
         if self.poison_counter < 0 or self.poisoned:  # else `Agent.tick` (the poison clock) does nothing
             super().tick()
-        if self.dialog_partner is not None or not self.queue:
+        queue = self.queue
+        if self.dialog_partner is not None or not queue:
             return
-        task = self.queue[0]
-        name = _RUNNERS.get(task.kind)
-        if name is None:
-            name = _RUNNERS[task.kind] = "_run_" + task.kind
-        done = getattr(self, name)(**task.args)
-        if done and self.queue and self.queue[0] is task:
-            heapq.heappop(self.queue)
+        task = queue[0]
+        run = _RUNNERS.get((type(self), task.kind))
+        if run is None:
+            run = _RUNNERS[(type(self), task.kind)] = getattr(type(self), "_run_" + task.kind)
+        if run is _WANDER and len(queue) == 1:
+            # `_run_wander`, written out (ten animals wander every tick): the same draws, in order.
+            args = task.args
+            dx, dy = self.x - args["x"], self.y - args["y"]
+            if dx * dx + dy * dy > 16:
+                self.enqueue("goto", priority=1, x=args["x"], y=args["y"], give_up=40)
+                return
+            rng = self.world.rng_npc
+            if rng.random() < args.get("probability", 0.5):
+                # `enqueue` of a one-tile move onto a queue holding only the wander (priority
+                # 0): the heap puts it first, as `heappush` would.
+                self._counter += 1
+                direction = _DIRECTION_NAMES[draw_quarter(rng)]
+                queue.insert(0, Task((-1, self._counter), "move", {"direction": direction}))
+            return
+        if run is _MOVE:
+            done = self._run_move(task.args["direction"])
+        else:
+            done = run(self, **task.args)
+        queue = self.queue  # (a runner may have replaced it: `clear_queue`)
+        if done and queue and queue[0] is task:
+            heapq.heappop(queue)
 
     def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
         """Drift around (x, y): go back if further than 4 tiles, else maybe step randomly.
@@ -178,3 +198,7 @@ class NPC(Agent):
             return "blocked"
         self.world.walk(self, nx, ny)
         return "moved"
+
+
+_WANDER = NPC._run_wander  # `NPC.tick` runs these two inline when a class does not override them
+_MOVE = NPC._run_move
