@@ -100,9 +100,12 @@ def table_with(world: World, x: int, y: int, *items: WorldObject, kind: str = "t
 def scatter_plants(world: World, count: int = 15, kind: str = "plant_generic") -> None:
     """Plants on tiles holding nothing but grass, drawn from the build stream."""
     placed, tries = 0, 0
+    draw, size = world.rng_build.integers, world.size
     while placed < count and tries < 2000:
         tries += 1
-        x, y = world.rng_build.integers(0, world.size, size=2).tolist()
+        # Two scalar draws are the same values and stream state as one `size=2` draw (tested),
+        # in under half the time: numpy's `size` handling costs more than the draws.
+        x, y = int(draw(0, size)), int(draw(0, size))
         stack = world.stacks[x][y]
         if stack and all(o.type == "grass" for o in stack):
             place(world, kind, x, y)
