@@ -3,8 +3,11 @@ fails when its fast path takes other draws or builds other objects than the plai
 
 from __future__ import annotations
 
+import pytest
+
+from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios import layout
-from discoverylab.world.catalog import place
+from discoverylab.world.catalog import all_cells, place, place_each
 from discoverylab.world.world import World
 
 
@@ -38,3 +41,60 @@ def test_scatter_plants_draws_what_one_size_two_draw_per_try_draws() -> None:
         assert spots == [(o.uuid, o.x, o.y, o.type) for o in plain.objects.values()]
         assert fast.rng_build.bit_generator.state == plain.rng_build.bit_generator.state
         assert int(fast.rng_build.integers(1 << 30)) == int(plain.rng_build.integers(1 << 30))
+
+
+UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTest", "SearchTest",
+              "InstrumentMeasurementTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsWithKeysTest",
+              "DiscoveryFeedTest")  # fmt: skip
+
+
+def _built(task: str, difficulty: str, seed: int) -> tuple[list[tuple[object, ...]], list[list[int]], object]:
+    """What a reset builds: every object in registry order, every tile's stack, the streams."""
+    env = DiscoveryWorldEnv(task, difficulty)
+    env.reset(seed=seed)
+    world = env.world
+    assert world is not None
+    objs = [(u, o.uuid, o.name, o.type, o.x, o.y, o.layer, o.alive, len(o.contents)) for u, o in world.objects.items()]
+    stacks = [[o.uuid for o in world.stacks[x][y]] for x in range(world.size) for y in range(world.size)]
+    return objs, stacks, (world._uuid_index, world.rng_build.bit_generator.state)
+
+
+@pytest.mark.parametrize("task", UNIT_TESTS)
+def test_grass_left_bare_under_buildings_builds_the_full_fill_s_world(task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The holes `fill_grass(under=...)` leaves give the world the full fill and the buildings'
+    `clear_ground` give: same objects, UUIDs, registry order, stacks and draws (so a scenario
+    that reads a tile before its building covers it fails here)."""
+    cases = [(d, s) for d in ("easy", "normal", "challenge") for s in (0, 7)]
+    fast = [_built(task, d, s) for d, s in cases]
+    full = layout.fill_grass
+    monkeypatch.setattr(layout, "fill_grass", lambda world, under=(): full(world))
+    assert [_built(task, d, s) for d, s in cases] == fast
+
+
+def test_holes_take_their_uuids_on_the_general_path_too() -> None:
+    """`place_each` with holes: the inline loop and the general one (a kind built by `spawn`,
+    or a watched world) build the same objects with the same UUIDs; bad holes are refused."""
+    holes = ((3, 4, 5, 2), (20, 0, 2, 32), (4, 4, 1, 1))  # overlapping and edge holes
+    made = []
+    for watch in (False, True):
+        world = World(5)
+        if watch:
+            world.watch_tiles()
+        place_each(world, "grass", all_cells(world.size), holes=holes)
+        place(world, "tree_trunk", 4, 5)  # the UUID after the fill
+        made.append([(u, o.x, o.y) for u, o in world.objects.items()])
+    assert made[0] == made[1]
+    assert len(made[0]) == 1024 - 5 * 2 - 2 * 32 + 1
+    bare = {(x, y) for x in range(3, 8) for y in range(4, 6)} | {(x, y) for x in (20, 21) for y in range(32)}
+    assert not [c for c in made[0][:-1] if c[1:] in bare]
+    plain = World(5)
+    place_each(plain, "grass", all_cells(plain.size))
+    place(plain, "tree_trunk", 4, 5)
+    assert made[0][-1][0] == list(plain.objects)[-1]  # the same next UUID as the full fill's
+    kept = {u: c for u, c in zip(plain.objects, all_cells(32), strict=False)}
+    assert all(kept[u] == (x, y) for u, x, y in made[0][:-1])  # each tile its full-fill UUID
+    world = World(5)
+    with pytest.raises(ValueError, match="leaves"):
+        place_each(world, "grass", all_cells(32), holes=((30, 30, 3, 1),))
+    with pytest.raises(ValueError, match="all_cells"):
+        place_each(world, "grass", [(0, 0)], holes=((0, 0, 1, 1),))

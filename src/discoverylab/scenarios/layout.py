@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from discoverylab.world.catalog import all_cells, place, place_each, spawn
+from discoverylab.world.catalog import Rect, all_cells, place, place_each, spawn
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
 
 
-def fill_grass(world: World) -> None:
-    place_each(world, "grass", all_cells(world.size))
+def fill_grass(world: World, under: tuple[Rect, ...] = ()) -> None:
+    """Grass on every tile but those of `under`: the rects (x, y, w, h) of the buildings the
+    caller lays next (`building` clears the grass under its floor: that grass is not built at
+    all). Their grass UUIDs are taken all the same, so every UUID is the one the full fill
+    gives. Nothing may read those tiles before the buildings cover them."""
+    place_each(world, "grass", all_cells(world.size), holes=under)
 
 
 _WORLD = Layer.WORLD
@@ -18,6 +22,8 @@ def clear_ground(world: World, x: int, y: int) -> None:
     """Remove grass under a floor, path or wall (the original's initial filter), and any plant
     scattered there earlier (a building laid over a meadow must not keep plants indoors)."""
     stack = world.stacks[x][y]
+    if not stack:  # a tile `fill_grass` left bare for this building: nothing to clear
+        return
     if len(stack) == 1 and not world._watchers:  # most calls: a tile of the grass fill alone
         obj = stack[0]
         if obj.type == "grass" and obj.layer == _WORLD and _plain(obj):
