@@ -98,3 +98,22 @@ def test_holes_take_their_uuids_on_the_general_path_too() -> None:
         place_each(world, "grass", all_cells(32), holes=((30, 30, 3, 1),))
     with pytest.raises(ValueError, match="all_cells"):
         place_each(world, "grass", [(0, 0)], holes=((0, 0, 1, 1),))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 4), (3, 1), (2, 2), (5, 7)])
+def test_a_building_on_bare_tiles_lays_what_it_lays_over_grass(shape: tuple[int, int]) -> None:
+    """`layout.building` inline on the tiles `fill_grass` left bare, against its loop of
+    `ground` and `place` over grass: objects, UUIDs (also the next one), order and stacks."""
+    w, h = shape
+    worlds = []
+    for under in (((6, 9, w, h),), ()):
+        world = World(11)
+        layout.fill_grass(world, under=under)
+        layout.building(world, 6, 9, w, h, "Hut", door=w > 2 and h > 1)
+        place(world, "tree_trunk", 0, 0)
+        worlds.append(world)
+    fast, plain = ([(u, o.type, o.x, o.y, o.layer) for u, o in w_.objects.items()] for w_ in worlds)
+    assert fast == plain
+    assert [[[o.uuid for o in s] for s in col] for col in worlds[0].stacks] == [
+        [[o.uuid for o in s] for s in col] for col in worlds[1].stacks
+    ]
