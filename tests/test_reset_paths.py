@@ -7,6 +7,7 @@ import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios import layout
+from discoverylab.world import catalog
 from discoverylab.world.catalog import all_cells, place, place_each
 from discoverylab.world.world import World
 
@@ -117,3 +118,37 @@ def test_a_building_on_bare_tiles_lays_what_it_lays_over_grass(shape: tuple[int,
     assert [[[o.uuid for o in s] for s in col] for col in worlds[0].stacks] == [
         [[o.uuid for o in s] for s in col] for col in worlds[1].stacks
     ]
+
+
+def _snapshot(world: World) -> list[object]:
+    """Registry order, every attribute in order (but `world`), stacks."""
+    objects = [(u, type(o).__name__, repr(tuple(vars(o).items())[1:])) for u, o in world.objects.items()]
+    return [objects, repr([[[o.uuid for o in s] for s in col] for col in world.stacks])]
+
+
+@pytest.mark.parametrize("kind", sorted(k for k in catalog.templates() if catalog._inline(k) is not None))
+def test_inline_placement_with_overrides_equals_spawn_and_place(kind: str) -> None:
+    """`place` with overrides of class attributes (a door's key, a sign's text, a template's own
+    attribute) builds inline what `spawn(**overrides)` + `World.place` build: attributes in
+    the same order and values, UUIDs, registry order, stacks."""
+    cls, _, _, attrs, *_ = catalog._plan(kind)
+    overrides: dict[str, object] = {"requires_key": 5, "document": "Hut", "density": 2.5}
+    overrides.update({key: value for key, value in list(attrs.items())[:1] if key != "layer_hint"})
+    worlds = [World(7), World(7)]
+    for world in worlds:
+        layout.fill_grass(world)
+    for x, y in [(3, 4), (31, 0)]:
+        worlds[0].place(catalog.spawn(worlds[0], kind, **overrides), x, y)
+        catalog.place(worlds[1], kind, x, y, **overrides)
+    assert _snapshot(worlds[1]) == _snapshot(worlds[0])
+    last = list(worlds[1].objects.values())[-1]
+    assert last.requires_key == 5 and last.uuid not in worlds[1]._built  # built inline
+
+
+def test_overrides_that_are_not_plain_attributes_take_the_general_path() -> None:
+    """A new name, props, a layer or an attribute the class lacks: `spawn`'s path, its errors."""
+    world = World(3)
+    sign = catalog.place(world, "sign", 2, 2, name="notice", props={"ink": 1})
+    assert (sign.name, sign.props, sign.uuid in world._built) == ("notice", {"ink": 1}, True)
+    with pytest.raises(AttributeError, match="no attribute 'colour'"):
+        catalog.place(world, "sign", 2, 3, colour="red")
