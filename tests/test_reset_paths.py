@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.rl.scenery import SceneryMirror
+from discoverylab.rl.symbolic import DEPTH
 from discoverylab.scenarios import layout
 from discoverylab.world import catalog
 from discoverylab.world.catalog import all_cells, place, place_each
@@ -152,3 +154,34 @@ def test_overrides_that_are_not_plain_attributes_take_the_general_path() -> None
     assert (sign.name, sign.props, sign.uuid in world._built) == ("notice", {"ink": 1}, True)
     with pytest.raises(AttributeError, match="no attribute 'colour'"):
         catalog.place(world, "sign", 2, 3, colour="red")
+
+
+def _mirror_state(mirror: SceneryMirror) -> tuple[object, ...]:
+    return (mirror.kinds.tobytes(), mirror.state.tobytes(), mirror.has_candidates.tobytes(), mirror.marked.tobytes(),
+            mirror.flags, [[[o.uuid for o in v] for v in col] for col in mirror.visible],
+            [[[u for u, _ in c] for c in col] for col in mirror.candidates], mirror._looks, mirror.version,
+            mirror.pending.tobytes(), mirror.unseen.tobytes())  # fmt: skip
+
+
+@pytest.mark.parametrize("task", ["NavigationHouseTest", "MovingAgentsTest", "DoorsWithKeysTest", "ReactorLab"])
+def test_the_first_fill_of_the_mirror_equals_tile_by_tile(task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`SceneryMirror._fill_first` (tiles never computed) writes what `_tile(x, y, first=True)`
+    per tile writes: cells, flags, looks, marks (with a marker that has seen some objects),
+    at the reset's view and further views that reach unseen tiles."""
+    states = []
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(SceneryMirror, "_fill_first", lambda self, tiles: [self._tile(x, y, True) for x, y, _ in tiles])
+        env = DiscoveryWorldEnv(task, "normal")
+        env.reset(seed=3)
+        world, agent = env.world, env.scenario.player  # type: ignore[union-attr]
+        assert world is not None
+        mirror = SceneryMirror(world, 3, DEPTH, agent)
+        mirror.marker = agent
+        agent.seen.update(list(world.objects)[::3])
+        trail = []
+        for x, y in [(agent.x, agent.y), (5, 5), (6, 5), (20, 27), (31, 0), (agent.x, agent.y)]:
+            mirror.refresh(x, y)
+            trail.append(_mirror_state(mirror))
+        states.append(trail)
+    assert states[0] == states[1]
