@@ -114,7 +114,8 @@ def _plain(
     """A plain scenery object built inline, off the grid: what `spawn` + `World.place` build,
     attributes in the order `WorldObject.__init__` sets them (so instances share one key
     table), one statement each (tuple assignments cost a fifth more of a grass fill; `new`
-    bound once saves another 5%)."""
+    bound once saves another 5%). `place_each` repeats this body in its loop: keep both the
+    same (`tests/test_speed_paths.py` compares each with `spawn` for every template)."""
     obj: WorldObject = new(cls)
     obj.world = world
     obj.name = name
@@ -193,7 +194,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
                 place(world, kind, x, y)
         return
     layer, cls, name, type_, materials, fresh, attrs = plan
-    stacks, plain = world.stacks, _plain
+    stacks = world.stacks
     uuids = world.take_uuids(len(cells))
     if skipped:  # the kept runs between the holes' column runs, by slicing
         kept_cells: list[tuple[int, int]] = []
@@ -206,8 +207,27 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
             start = i + 1
         cells, uuids = kept_cells + cells[start:], kept_uuids + uuids[start:]
     objs = []
+    new = object.__new__
     for (x, y), uuid in zip(cells, uuids, strict=True):  # as `place`
-        obj = plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
+        # `_plain`'s body, inline: the call with its twelve arguments cost ~1,000 instructions
+        # per object, ~1M per grass fill (`tests/test_speed_paths.py` compares every template).
+        obj = new(cls)
+        obj.world = world
+        obj.name = name
+        obj.type = type_
+        obj.materials = [m.copy() for m in materials] if fresh else [*materials]
+        obj.contents = []
+        obj.parts = []
+        obj.parent = None
+        obj.x = x
+        obj.y = y
+        obj.layer = layer
+        obj.alive = True
+        obj.props = {}
+        if attrs:
+            for key, value in attrs.items():
+                setattr(obj, key, value)
+        obj.uuid = uuid
         stack = stacks[x][y]
         if stack and stack[-1].layer < layer:  # as in `place`
             stack_insert(stack, obj, layer)
