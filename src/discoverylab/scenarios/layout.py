@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from discoverylab.world.catalog import Rect, _inline, all_cells, place, place_each, plain_run, spawn
+from discoverylab.world.catalog import Rect, _inline, all_cells, place, place_each, spawn
+from discoverylab.world.catalog import _plain as make
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
 
@@ -89,24 +90,22 @@ def _bare_shell(world: World, x: int, y: int, w: int, h: int) -> bool:
         return False
     if x < 0 or y < 0 or x + w > size or y + h > size or any(any(col[y : y + h]) for col in stacks[x : x + w]):
         return False
-    right, bottom = x + w - 1, y + h - 1
-    cells = [(i, j) for i in range(x, x + w) for j in range(y, y + h)]  # the loop's order
-    border = [i == x or i == right or j == y or j == bottom for i, j in cells]
-    uuids = world.take_uuids(len(cells) + sum(border))  # a floor's, then its wall's if any
-    order = iter(uuids)
-    floor_uuids, wall_uuids = [], []
-    for edge in border:
-        floor_uuids.append(next(order))
-        if edge:
-            wall_uuids.append(next(order))
-    floors = iter(plain_run(world, floor, cells, floor_uuids))  # each floor first on its bare tile
-    walls = iter(plain_run(world, wall, [c for c, edge in zip(cells, border, strict=True) if edge], wall_uuids))
-    objs = []  # registry order: as the loop files them
-    for edge in border:
-        objs.append(next(floors))
-        if edge:
-            objs.append(next(walls))
-    world.objects.update(zip(uuids, objs, strict=True))
+    f_layer, f_cls, f_name, f_type, f_materials, f_fresh, f_attrs = floor
+    w_layer, w_cls, w_name, w_type, w_materials, w_fresh, w_attrs = wall
+    wall_on_top = w_layer > f_layer  # `stack_insert`: the wall before the floor iff its layer is higher
+    uuids = iter(world.take_uuids(2 * (w + h) - 4 + w * h if w > 1 and h > 1 else w * h * 2))
+    objects, right, bottom = world.objects, x + w - 1, y + h - 1
+    for i in range(x, x + w):
+        column, edge = stacks[i], i == x or i == right
+        for j in range(y, y + h):
+            uuid = next(uuids)
+            f = objects[uuid] = make(world, f_cls, f_name, f_type, f_materials, f_fresh, f_attrs, i, j, f_layer, uuid)
+            if edge or j == y or j == bottom:
+                uuid = next(uuids)
+                b = objects[uuid] = make(world, w_cls, w_name, w_type, w_materials, w_fresh, w_attrs, i, j, w_layer, uuid)
+                column[j] += (b, f) if wall_on_top else (f, b)
+            else:
+                column[j].append(f)
     return True
 
 

@@ -193,6 +193,8 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
             else:
                 place(world, kind, x, y)
         return
+    layer, cls, name, type_, materials, fresh, attrs = plan
+    stacks = world.stacks
     uuids = world.take_uuids(len(cells))
     if skipped:  # the kept runs between the holes' column runs, by slicing
         kept_cells: list[tuple[int, int]] = []
@@ -204,15 +206,6 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
                 kept_uuids += uuids[start:i]
             start = i + 1
         cells, uuids = kept_cells + cells[start:], kept_uuids + uuids[start:]
-    world.objects.update(zip(uuids, plain_run(world, plan, cells, uuids), strict=True))
-
-
-def plain_run(world: World, plan: Inline, cells: list[tuple[int, int]], uuids: list[int]) -> list[WorldObject]:
-    """Objects of one plain kind (`_inline`'s plan) on `cells` with `uuids`, put on their
-    stacks as `place` puts them but not filed in `world.objects` (the caller does, in its
-    order): `place_each`'s grass, `layout.building`'s floors and walls."""
-    layer, cls, name, type_, materials, fresh, attrs = plan
-    stacks = world.stacks
     objs = []
     new = object.__new__
     for (x, y), uuid in zip(cells, uuids, strict=True):  # as `place`
@@ -236,12 +229,12 @@ def plain_run(world: World, plan: Inline, cells: list[tuple[int, int]], uuids: l
                 setattr(obj, key, value)
         obj.uuid = uuid
         stack = stacks[x][y]
-        if stack and stack[-1].layer < layer:  # type: ignore[operator]  # as in `place`
+        if stack and stack[-1].layer < layer:  # as in `place`
             stack_insert(stack, obj, layer)
         else:
             stack.append(obj)
         objs.append(obj)
-    return objs
+    world.objects.update(zip(uuids, objs, strict=True))
 
 
 def _hole_indices(cells: list[tuple[int, int]], size: int, holes: Iterable[Rect]) -> list[int]:
