@@ -209,12 +209,39 @@ class SceneryMirror:
         time lies in no window built before."""
         if self._looks is None:  # made here, not by the constructor: a reset needs none
             self._looks = {}
+        if all(first for _, _, first in tiles):  # a reset's first view, a walk into unseen land
+            self._fill_first(tiles)
+            return
         changed = False
         for x, y, first in tiles:
             differs = self._tile(x, y, first)
             changed = changed or (not first and (strict or differs))
         if changed:
             self.version += 1
+
+    def _fill_first(self, tiles: list[tuple[int, int, bool]]) -> None:
+        """`_tile(x, y, first=True)` for tiles never computed (the ~49 of a reset's first view),
+        in one loop: such a tile lies in no window the caches were filled for and counts as no
+        change, so nothing but its cell, flags, looks and mark is written."""
+        looks, flags, visible, cell_of = self._looks, self.flags, self.visible, self._cell
+        assert looks is not None
+        kinds_view, state_view, depth, side, r = self._kinds_view, self._state_view, self.depth, self._side, self.radius
+        marked, has_candidates = self.marked, self.has_candidates
+        seen = getattr(self.marker, "seen", None)
+        for x, y, _ in tiles:
+            kinds, state, flag = cell_of(x, y)
+            row, col = y + r, x + r
+            at = row * side + col
+            if flag:
+                looks[(x, y)] = None  # unknown: the tile's next recompute counts as a change
+            else:
+                looks.pop((x, y), None)
+            if flag != flags[x][y]:
+                flags[x][y] = flag
+                has_candidates[row, col] = flag
+            kinds_view[at * depth : at * depth + depth] = kinds
+            state_view[at * 4 : at * 4 + 4] = state
+            marked[row, col] = seen is not None and all(o.uuid in seen for o in visible[x][y])
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
         """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text

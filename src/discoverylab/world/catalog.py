@@ -13,6 +13,9 @@ from discoverylab.world.materials import material, shared_material
 from discoverylab.world.objects import Container, Layer, WorldObject
 from discoverylab.world.world import World, stack_insert
 
+Rect = tuple[int, int, int, int]
+"""A rectangle of cells: (x, y, width, height)."""
+
 CLASSES: dict[str, type[WorldObject]] = {
     "WorldObject": WorldObject,
     "Container": Container,
@@ -111,7 +114,8 @@ def _plain(
     """A plain scenery object built inline, off the grid: what `spawn` + `World.place` build,
     attributes in the order `WorldObject.__init__` sets them (so instances share one key
     table), one statement each (tuple assignments cost a fifth more of a grass fill; `new`
-    bound once saves another 5%)."""
+    bound once saves another 5%). `place_each` repeats this body in its loop: keep both the
+    same (`tests/test_speed_paths.py` compares each with `spawn` for every template)."""
     obj: WorldObject = new(cls)
     obj.world = world
     obj.name = name
@@ -132,10 +136,22 @@ def _plain(
     return obj
 
 
+# Overrides `place` never builds inline: what `_plain` sets itself, what changes the name, type,
+# props or layer, and what makes an object tick, talk or act (`_inline`'s exclusions).
+_NOT_INLINE = frozenset({"world", "name", "type", "type_", "materials", "contents", "parts", "parent", "x", "y",
+                         "layer", "alive", "props", "uuid", "layer_hint", "needs_tick", "is_agent", "dialogable"})  # fmt: skip
+
+
 def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObject:
     """Spawn and put on the grid on the template's layer."""
-    if not overrides and not world._watchers and 0 <= x < world.size and 0 <= y < world.size:
+    if not world._watchers and 0 <= x < world.size and 0 <= y < world.size:
         plan = _inline(kind)
+        if plan is not None and overrides:  # e.g. a door's key, a sign's text: ~10 per reset
+            cls = plan[1]
+            if _NOT_INLINE.isdisjoint(overrides) and all(hasattr(cls, key) for key in overrides):
+                plan = (*plan[:6], {**plan[6], **overrides})  # in `spawn`'s order
+            else:
+                plan = None  # the general path (and its clear errors)
         if plan is not None:  # plain scenery (most objects of a map), built inline: a third of the time
             layer, cls, name, type_, materials, fresh, attrs = plan
             uuid = world.next_uuid()
@@ -155,24 +171,63 @@ def all_cells(size: int) -> list[tuple[int, int]]:
     return [(x, y) for x in range(size) for y in range(size)]
 
 
-def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]]) -> None:
+def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes: Iterable[Rect] = ()) -> None:
     """`place(world, kind, x, y)` for every cell in order, the template looked up once: a map
-    of grass is a thousand objects per reset (`place`'s inline work in one loop)."""
+    of grass is a thousand objects per reset (`place`'s inline work in one loop).
+
+    `holes` (rects (x, y, w, h), only with `all_cells`): cells left bare whose UUIDs are taken
+    all the same, in order, so every later object gets the UUID it gets without holes. For
+    ground a building covers at once (`layout.fill_grass`): the grass there would only be
+    removed again (~200 of 1,024 objects per unit-test reset)."""
     plan = _inline(kind)
     cells = cells if isinstance(cells, list) else list(cells)
     size = world.size
+    skipped = _hole_indices(cells, size, holes) if holes else []
     if plan is None or world._watchers or (
         cells is not all_cells(size) and not all(0 <= x < size and 0 <= y < size for x, y in cells)
     ):  # fmt: skip
-        for x, y in cells:  # the general path (it also raises the clear errors)
-            place(world, kind, x, y)
+        bare = set(skipped)
+        for i, (x, y) in enumerate(cells):  # the general path (it also raises the clear errors)
+            if i in bare:
+                world.take_uuids(1)
+            else:
+                place(world, kind, x, y)
         return
     layer, cls, name, type_, materials, fresh, attrs = plan
-    stacks, plain = world.stacks, _plain
+    stacks = world.stacks
     uuids = world.take_uuids(len(cells))
+    if skipped:  # the kept runs between the holes' column runs, by slicing
+        kept_cells: list[tuple[int, int]] = []
+        kept_uuids: list[int] = []
+        start = 0
+        for i in skipped:
+            if i > start:
+                kept_cells += cells[start:i]
+                kept_uuids += uuids[start:i]
+            start = i + 1
+        cells, uuids = kept_cells + cells[start:], kept_uuids + uuids[start:]
     objs = []
+    new = object.__new__
     for (x, y), uuid in zip(cells, uuids, strict=True):  # as `place`
-        obj = plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
+        # `_plain`'s body, inline: the call with its twelve arguments cost ~1,000 instructions
+        # per object, ~1M per grass fill (`tests/test_speed_paths.py` compares every template).
+        obj = new(cls)
+        obj.world = world
+        obj.name = name
+        obj.type = type_
+        obj.materials = [m.copy() for m in materials] if fresh else [*materials]
+        obj.contents = []
+        obj.parts = []
+        obj.parent = None
+        obj.x = x
+        obj.y = y
+        obj.layer = layer
+        obj.alive = True
+        obj.props = {}
+        if attrs:
+            for key, value in attrs.items():
+                setattr(obj, key, value)
+        obj.uuid = uuid
         stack = stacks[x][y]
         if stack and stack[-1].layer < layer:  # as in `place`
             stack_insert(stack, obj, layer)
@@ -180,3 +235,16 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]]) -> Non
             stack.append(obj)
         objs.append(obj)
     world.objects.update(zip(uuids, objs, strict=True))
+
+
+def _hole_indices(cells: list[tuple[int, int]], size: int, holes: Iterable[Rect]) -> list[int]:
+    """Indices into `all_cells(size)` (x-major) of the cells of `holes`, sorted, each once."""
+    if cells is not all_cells(size):
+        raise ValueError("place_each: holes are only for a fill of all_cells(world.size).")
+    found: set[int] = set()
+    for x0, y0, w, h in holes:
+        if w < 1 or h < 1 or x0 < 0 or y0 < 0 or x0 + w > size or y0 + h > size:
+            raise ValueError(f"place_each: hole {(x0, y0, w, h)} is empty or leaves the {size}x{size} map.")
+        for x in range(x0, x0 + w):
+            found.update(range(x * size + y0, x * size + y0 + h))
+    return sorted(found)

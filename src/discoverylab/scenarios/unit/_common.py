@@ -55,8 +55,8 @@ class Site:
 def villa(sc: Scenario, name: str = "Pick and Place Villa") -> Site:
     """A meadow and the locked 7x6 villa at a drawn site; its door needs key 123, which does
     not exist."""
-    layout.fill_grass(sc.world)
     site = Site(sc, VILLA_W, VILLA_H)
+    layout.fill_grass(sc.world, under=((site.x, site.y, VILLA_W, VILLA_H),))
     layout.building(sc.world, site.x, site.y, VILLA_W, VILLA_H, name, key_id=123)
     return site
 

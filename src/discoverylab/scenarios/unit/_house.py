@@ -30,6 +30,11 @@ class House:
         self.y = sc.randint(7, sc.world.size - 2 - HOUSE_H)
 
     @property
+    def site(self) -> tuple[int, int, int, int]:
+        """(x, y, w, h) of the house's walls and floor (`layout.fill_grass`'s `under`)."""
+        return self.x, self.y, HOUSE_W, HOUSE_H
+
+    @property
     def front(self) -> Cell:
         """The tile just outside the front door (the original's start)."""
         return self.x + HOUSE_W // 2, self.y + HOUSE_H

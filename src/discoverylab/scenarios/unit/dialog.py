@@ -61,8 +61,8 @@ class DialogTest(Scenario):
         self.burn()
         hard = self.difficulty == "challenge"
         w, h = (6, 5) if hard else (4, 4)
-        layout.fill_grass(world)
         site = Site(self, w, h)
+        layout.fill_grass(world, under=((site.x, site.y, w, h),))
         layout.building(world, site.x, site.y, w, h, "Talking Hut", key_id=123)
         cells = self.shuffled(free_cells(world, site.interior))
         layout.table_with(world, *cells[0], layout.spawn(world, "key", key_id=123))

@@ -153,12 +153,12 @@ class DoorsTest(Scenario):
     def build(self) -> Agent:
         world = self.world
         self.burn()
-        layout.fill_grass(world)
         goals = self.shuffled(GOALS)
         if self.difficulty == "easy":
             return self._build_easy(goals[0])
         width, height = 14, 14
         x0, y0 = doors_site(self, width, height)
+        layout.fill_grass(world, under=((x0, y0, width, height),))  # the draws above read no tile
         layout.building(world, x0, y0, width, height, "Door Dilemma")
         rows = [self.randint(3, 4), self.randint(6, 7), self.randint(9, 10)]
         for row in rows:
@@ -186,6 +186,7 @@ class DoorsTest(Scenario):
         world = self.world
         width, height = 8, 10
         x0, y0 = doors_site(self, width, height)
+        layout.fill_grass(world, under=((x0, y0, width, height),))
         layout.building(world, x0, y0, width, height, "Door Dilemma")
         rows = [self.randint(3, 4), self.randint(6, 7)]
         for row in rows:

@@ -84,8 +84,8 @@ class InstrumentMeasurementTest(Scenario):
     def build(self) -> Agent:
         world = self.world
         self.burn()
-        layout.fill_grass(world)
         site = Site(self, 9, 6)
+        layout.fill_grass(world, under=((site.x, site.y, 9, 6),))
         layout.building(world, site.x, site.y, 9, 6, "Ministry of Measurement", key_id=123)
         self.property = self.choice(list(PROPERTIES))
         kinds = list(INSTRUMENTS)

@@ -64,9 +64,9 @@ class MovingAgentsTest(Scenario):
     def build(self) -> Agent:
         world = self.world
         self.burn()
-        layout.fill_grass(world)
         lots = self.shuffled(LOTS)
         count = 2 if self.difficulty == "easy" else 3
+        layout.fill_grass(world, under=tuple((x, y, 4, 4) for x, y in lots[:3]))
         for i, (x, y) in enumerate(lots[:3]):
             layout.building(world, x, y, 4, 4, f"House {i}")
         names = self.shuffled(NAMES)

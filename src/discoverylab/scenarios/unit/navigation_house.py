@@ -114,8 +114,8 @@ class NavigationHouseTest(Scenario):
     def build(self) -> Agent:
         world = self.world
         self.burn()
-        layout.fill_grass(world)
         self.house = house = House(self)
+        layout.fill_grass(world, under=(house.site,))  # `build_house` lays the house first
         self.regions, self.target = build_house(self, house)
         if self.difficulty == "easy" and self.target in ("empty room", "soil plot"):
             self.target = self.choice(LOCATIONS[:3])

@@ -41,8 +41,8 @@ class SearchTest(Scenario):
 
     def build(self) -> Agent:
         world = self.world
-        layout.fill_grass(world)
         self.house = house = House(self)
+        layout.fill_grass(world, under=(house.site,))  # `build_house` lays the house first
         build_house(self, house)  # the location draws happen (as in the original) but are unused
         # Floor tiles for half the instances; the others accept grass or floor (the original
         # checked before clearing the grass under floors, so its floors still counted as grass;

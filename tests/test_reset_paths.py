@@ -1,0 +1,187 @@
+"""Reset fast paths (session 11, round 2) against the plain code they replace: each test
+fails when its fast path takes other draws or builds other objects than the plain one."""
+
+from __future__ import annotations
+
+import pytest
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.rl.scenery import SceneryMirror
+from discoverylab.rl.symbolic import DEPTH
+from discoverylab.scenarios import layout
+from discoverylab.world import catalog
+from discoverylab.world.catalog import all_cells, place, place_each
+from discoverylab.world.world import World
+
+
+def _plain_scatter(world: World, count: int = 15, kind: str = "plant_generic") -> None:
+    """`layout.scatter_plants` as it was: one `size=2` draw per try."""
+    placed, tries = 0, 0
+    while placed < count and tries < 2000:
+        tries += 1
+        x, y = world.rng_build.integers(0, world.size, size=2).tolist()
+        stack = world.stacks[x][y]
+        if stack and all(o.type == "grass" for o in stack):
+            place(world, kind, x, y)
+            placed += 1
+
+
+def _meadow(seed: int) -> World:
+    world = World(seed)
+    world.reseed_build("meadow")
+    layout.fill_grass(world)
+    for x in range(3, 20):  # tiles the plants must skip
+        layout.ground(world, "path", x, 7)
+    return world
+
+
+def test_scatter_plants_draws_what_one_size_two_draw_per_try_draws() -> None:
+    for seed in range(6):
+        fast, plain = _meadow(seed), _meadow(seed)
+        layout.scatter_plants(fast, count=25)
+        _plain_scatter(plain, count=25)
+        spots = [(o.uuid, o.x, o.y, o.type) for o in fast.objects.values()]
+        assert spots == [(o.uuid, o.x, o.y, o.type) for o in plain.objects.values()]
+        assert fast.rng_build.bit_generator.state == plain.rng_build.bit_generator.state
+        assert int(fast.rng_build.integers(1 << 30)) == int(plain.rng_build.integers(1 << 30))
+
+
+UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTest", "SearchTest",
+              "InstrumentMeasurementTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsWithKeysTest",
+              "DiscoveryFeedTest")  # fmt: skip
+
+
+def _built(task: str, difficulty: str, seed: int) -> tuple[list[tuple[object, ...]], list[list[int]], object]:
+    """What a reset builds: every object in registry order, every tile's stack, the streams."""
+    env = DiscoveryWorldEnv(task, difficulty)
+    env.reset(seed=seed)
+    world = env.world
+    assert world is not None
+    objs = [(u, o.uuid, o.name, o.type, o.x, o.y, o.layer, o.alive, len(o.contents)) for u, o in world.objects.items()]
+    stacks = [[o.uuid for o in world.stacks[x][y]] for x in range(world.size) for y in range(world.size)]
+    return objs, stacks, (world._uuid_index, world.rng_build.bit_generator.state)
+
+
+@pytest.mark.parametrize("task", UNIT_TESTS)
+def test_grass_left_bare_under_buildings_builds_the_full_fill_s_world(task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The holes `fill_grass(under=...)` leaves give the world the full fill and the buildings'
+    `clear_ground` give: same objects, UUIDs, registry order, stacks and draws (so a scenario
+    that reads a tile before its building covers it fails here)."""
+    cases = [(d, s) for d in ("easy", "normal", "challenge") for s in (0, 7)]
+    fast = [_built(task, d, s) for d, s in cases]
+    full = layout.fill_grass
+    monkeypatch.setattr(layout, "fill_grass", lambda world, under=(): full(world))
+    assert [_built(task, d, s) for d, s in cases] == fast
+
+
+def test_holes_take_their_uuids_on_the_general_path_too() -> None:
+    """`place_each` with holes: the inline loop and the general one (a kind built by `spawn`,
+    or a watched world) build the same objects with the same UUIDs; bad holes are refused."""
+    holes = ((3, 4, 5, 2), (20, 0, 2, 32), (4, 4, 1, 1))  # overlapping and edge holes
+    made = []
+    for watch in (False, True):
+        world = World(5)
+        if watch:
+            world.watch_tiles()
+        place_each(world, "grass", all_cells(world.size), holes=holes)
+        place(world, "tree_trunk", 4, 5)  # the UUID after the fill
+        made.append([(u, o.x, o.y) for u, o in world.objects.items()])
+    assert made[0] == made[1]
+    assert len(made[0]) == 1024 - 5 * 2 - 2 * 32 + 1
+    bare = {(x, y) for x in range(3, 8) for y in range(4, 6)} | {(x, y) for x in (20, 21) for y in range(32)}
+    assert not [c for c in made[0][:-1] if c[1:] in bare]
+    plain = World(5)
+    place_each(plain, "grass", all_cells(plain.size))
+    place(plain, "tree_trunk", 4, 5)
+    assert made[0][-1][0] == list(plain.objects)[-1]  # the same next UUID as the full fill's
+    kept = {u: c for u, c in zip(plain.objects, all_cells(32), strict=False)}
+    assert all(kept[u] == (x, y) for u, x, y in made[0][:-1])  # each tile its full-fill UUID
+    world = World(5)
+    with pytest.raises(ValueError, match="leaves"):
+        place_each(world, "grass", all_cells(32), holes=((30, 30, 3, 1),))
+    with pytest.raises(ValueError, match="all_cells"):
+        place_each(world, "grass", [(0, 0)], holes=((0, 0, 1, 1),))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 4), (3, 1), (2, 2), (5, 7)])
+def test_a_building_on_bare_tiles_lays_what_it_lays_over_grass(shape: tuple[int, int]) -> None:
+    """`layout.building` inline on the tiles `fill_grass` left bare, against its loop of
+    `ground` and `place` over grass: objects, UUIDs (also the next one), order and stacks."""
+    w, h = shape
+    worlds = []
+    for under in (((6, 9, w, h),), ()):
+        world = World(11)
+        layout.fill_grass(world, under=under)
+        layout.building(world, 6, 9, w, h, "Hut", door=w > 2 and h > 1)
+        place(world, "tree_trunk", 0, 0)
+        worlds.append(world)
+    fast, plain = ([(u, o.type, o.x, o.y, o.layer) for u, o in w_.objects.items()] for w_ in worlds)
+    assert fast == plain
+    assert [[[o.uuid for o in s] for s in col] for col in worlds[0].stacks] == [
+        [[o.uuid for o in s] for s in col] for col in worlds[1].stacks
+    ]
+
+
+def _snapshot(world: World) -> list[object]:
+    """Registry order, every attribute in order (but `world`), stacks."""
+    objects = [(u, type(o).__name__, repr(tuple(vars(o).items())[1:])) for u, o in world.objects.items()]
+    return [objects, repr([[[o.uuid for o in s] for s in col] for col in world.stacks])]
+
+
+@pytest.mark.parametrize("kind", sorted(k for k in catalog.templates() if catalog._inline(k) is not None))
+def test_inline_placement_with_overrides_equals_spawn_and_place(kind: str) -> None:
+    """`place` with overrides of class attributes (a door's key, a sign's text, a template's own
+    attribute) builds inline what `spawn(**overrides)` + `World.place` build: attributes in
+    the same order and values, UUIDs, registry order, stacks."""
+    cls, _, _, attrs, *_ = catalog._plan(kind)
+    overrides: dict[str, object] = {"requires_key": 5, "document": "Hut", "density": 2.5}
+    overrides.update({key: value for key, value in list(attrs.items())[:1] if key != "layer_hint"})
+    worlds = [World(7), World(7)]
+    for world in worlds:
+        layout.fill_grass(world)
+    for x, y in [(3, 4), (31, 0)]:
+        worlds[0].place(catalog.spawn(worlds[0], kind, **overrides), x, y)
+        catalog.place(worlds[1], kind, x, y, **overrides)
+    assert _snapshot(worlds[1]) == _snapshot(worlds[0])
+    last = list(worlds[1].objects.values())[-1]
+    assert last.requires_key == 5 and last.uuid not in worlds[1]._built  # built inline
+
+
+def test_overrides_that_are_not_plain_attributes_take_the_general_path() -> None:
+    """A new name, props, a layer or an attribute the class lacks: `spawn`'s path, its errors."""
+    world = World(3)
+    sign = catalog.place(world, "sign", 2, 2, name="notice", props={"ink": 1})
+    assert (sign.name, sign.props, sign.uuid in world._built) == ("notice", {"ink": 1}, True)
+    with pytest.raises(AttributeError, match="no attribute 'colour'"):
+        catalog.place(world, "sign", 2, 3, colour="red")
+
+
+def _mirror_state(mirror: SceneryMirror) -> tuple[object, ...]:
+    return (mirror.kinds.tobytes(), mirror.state.tobytes(), mirror.has_candidates.tobytes(), mirror.marked.tobytes(),
+            mirror.flags, [[[o.uuid for o in v] for v in col] for col in mirror.visible],
+            [[[u for u, _ in c] for c in col] for col in mirror.candidates], mirror._looks, mirror.version,
+            mirror.pending.tobytes(), mirror.unseen.tobytes())  # fmt: skip
+
+
+@pytest.mark.parametrize("task", ["NavigationHouseTest", "MovingAgentsTest", "DoorsWithKeysTest", "ReactorLab"])
+def test_the_first_fill_of_the_mirror_equals_tile_by_tile(task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`SceneryMirror._fill_first` (tiles never computed) writes what `_tile(x, y, first=True)`
+    per tile writes: cells, flags, looks, marks (with a marker that has seen some objects),
+    at the reset's view and further views that reach unseen tiles."""
+    states = []
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(SceneryMirror, "_fill_first", lambda self, tiles: [self._tile(x, y, True) for x, y, _ in tiles])
+        env = DiscoveryWorldEnv(task, "normal")
+        env.reset(seed=3)
+        world, agent = env.world, env.scenario.player  # type: ignore[union-attr]
+        assert world is not None
+        mirror = SceneryMirror(world, 3, DEPTH, agent)
+        mirror.marker = agent
+        agent.seen.update(list(world.objects)[::3])
+        trail = []
+        for x, y in [(agent.x, agent.y), (5, 5), (6, 5), (20, 27), (31, 0), (agent.x, agent.y)]:
+            mirror.refresh(x, y)
+            trail.append(_mirror_state(mirror))
+        states.append(trail)
+    assert states[0] == states[1]
