@@ -400,7 +400,9 @@ def test_batched_env_is_not_slower_than_one_env_on_a_loaded_machine() -> None:
             rng = np.random.default_rng(0)
             for _ in range(60):  # the balancer's first windows
                 _, *_, info = batched.step(_actions(rng, info["action_mask"]))
-            assert batched.balancer is not None and batched._adopted, "did not adopt under load"
+            # Adopted within its first windows (it may already have handed the envs back for a
+            # probe when a heavily loaded CI machine took over 2 s for these rounds).
+            assert batched.balancer is not None and batched.balancer.switches >= 1, "did not adopt under load"
             _, info1 = single.reset(seed=0)
             paces: dict[str, list[float]] = {"batched": [], "one": [], "batched_cpu": [], "one_cpu": []}
             for _ in range(3):  # interleaved, best of three: the hogs and other jobs come and go
