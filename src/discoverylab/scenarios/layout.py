@@ -27,11 +27,11 @@ def clear_ground(world: World, x: int, y: int) -> None:
         return
     if len(stack) == 1 and not world._watchers:  # most calls: a tile of the grass fill alone
         obj = stack[0]
-        if obj.type == "grass" and obj.layer == _WORLD and _plain(obj):
+        if obj.type == "grass" and obj.layer == _WORLD and _unattached(obj):
             _drop(world, stack, obj)
             return
     for obj in [o for o in stack if o.type == "grass" and o.layer == _WORLD]:
-        if world._watchers or not _plain(obj):
+        if world._watchers or not _unattached(obj):
             obj.remove_from_world()
         else:
             _drop(world, stack, obj)
@@ -40,13 +40,13 @@ def clear_ground(world: World, x: int, y: int) -> None:
             obj.remove_from_world()
 
 
-def _plain(obj: WorldObject) -> bool:
+def _unattached(obj: WorldObject) -> bool:
     """Whether removing `obj` is only taking it off its tile and out of the registry."""
     return not (obj.contents or obj.parts or obj.parent is not None or obj.needs_tick)
 
 
 def _drop(world: World, stack: list[WorldObject], obj: WorldObject) -> None:
-    """`obj.remove_from_world()` of plain grass (`_plain`) while nobody watches, inline: ~200
+    """`obj.remove_from_world()` of plain grass (`_unattached`) while nobody watches, inline: ~200
     tiles per reset go under buildings."""
     stack.remove(obj)
     obj.layer, obj.alive = None, False

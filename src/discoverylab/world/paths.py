@@ -201,10 +201,5 @@ def _find_path_off_grid(world: World, start: tuple[int, int], goal: tuple[int, i
 
 
 def _step_cost(world: World, x: int, y: int) -> float | None:
-    """The cost of stepping onto a tile: 1, 20 through a closed unlocked door, None if blocked."""
-    blocker = world.blocker_at(x, y)
-    if blocker is None:
-        return 1.0
-    if blocker.is_passage and not blocker.requires_key:
-        return 20.0
-    return None
+    """`_tile_cost` with None for a blocked tile (`_find_path_off_grid`'s marker)."""
+    return _tile_cost(world, x, y) or None

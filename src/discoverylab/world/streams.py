@@ -43,7 +43,6 @@ def opaque_rng(seq: np.random.SeedSequence) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(cast(Any, _SpentWords(seq.generate_state(4, np.uint64)))))
 
 
-
 class LazyStream:
     """A world's stream made on first read: child `index` of `SeedSequence(world._seed)` (what
     its `spawn(5)[index]` is), then kept on the world, where later reads find it without this

@@ -28,10 +28,6 @@ if TYPE_CHECKING:
     from discoverylab.world.agent import Agent
 
 WORLD_SIZE = 32
-NUM_LAYERS = len(Layer)
-
-
-
 _RELEASING: dict[type, bool] = {}  # per object class: whether it overrides `WorldObject.release`
 
 
