@@ -59,8 +59,7 @@ def _uncached(base, obs, info, fresh: bool) -> None:  # type: ignore[no-untyped-
     agent, card = base.scenario.player, base.scenario.scorecard
     encoder = SymbolicEncoder(base.radius, base.symbolic.num_slots) if fresh else base.symbolic
     if not fresh:
-        encoder._built.clear()  # rebuild from the mirror
-        encoder._places.clear()
+        encoder.clear_views()  # rebuild from the mirror
     again = encoder.encode(agent, card.task_description, bool(obs["agent"][5]), bool(obs["agent"][7]))
     if fresh:
         encoder._mirror.close()  # stop its watcher

@@ -222,6 +222,7 @@ class Notes:
         # over the encoder's slot lists (one per place and facing) until a note changes.
         kept = self._rows
         shown = slots[: self.num_slots]
+        objects = None
         if kept is not None and kept[0] is not slots and kept[1:3] == (told, len(self.talked)):
             objects = [(slot[0], getattr(slot[0], "name", "")) for slot in shown]
             if objects == kept[5]:  # the same objects under the same names (compared by identity, then name)
@@ -229,7 +230,8 @@ class Notes:
         if kept is None or kept[0] is not slots or kept[1] != told or kept[2] != len(self.talked):
             rows = b"".join([self._slot_row(slot[0], lines) for slot in shown])
             rows += bytes(self.num_slots * NOTE_SLOT - len(rows))
-            objects = [(slot[0], getattr(slot[0], "name", "")) for slot in shown]
+            if objects is None:
+                objects = [(slot[0], getattr(slot[0], "name", "")) for slot in shown]
             names = [(i, name, name.strip().lower()) for i, (_, name) in enumerate(objects) if isinstance(name, str) and name]
             kept = self._rows = (slots, told, len(self.talked), rows, names, objects)
         said_rows = self._said_rows

@@ -75,8 +75,6 @@ class SceneryMirror:
     change no tile (the world does not even report them), and the encoder reads the tile it
     stands on itself. `version` counts the refreshes that changed what tiles show."""
 
-    _looks: dict[tuple[int, int], tuple[tuple[str, bool, bool, int], ...] | None] | None = None  # per tile with candidates (`_look`)
-
     def __init__(self, world: World, radius: int, depth: int, viewer: WorldObject | None = None) -> None:
         self.world = world
         self.viewer = viewer
@@ -95,6 +93,8 @@ class SceneryMirror:
         self.statics: dict[int, tuple[str, tuple[int, int], bytes]] = {}  # per UUID, the encoder's slot features that follow the name
         self.marked_windows: set[tuple[int, int]] = set()  # corners whose whole window is marked
         self._candidate_tiles: dict[tuple[int, int], list[tuple[int, int, int, int, int]]] = {}
+        # Per tile with candidates, what slot rows read of them (`_look`; None: unknown).
+        self._looks: dict[tuple[int, int], tuple[tuple[str, bool, bool, int], ...] | None] = {}
         self._side = side
         self.version = 0
         self.pending = np.zeros((side, side), bool)  # reported tiles not recomputed yet (`refresh`)
@@ -207,8 +207,6 @@ class SceneryMirror:
         """Recompute `tiles` ((x, y, never computed before)); count a change (`version`) if one
         computed before shows something new (any, when `strict`). A tile computed for the first
         time lies in no window built before."""
-        if self._looks is None:  # made here, not by the constructor: a reset needs none
-            self._looks = {}
         if all(first for _, _, first in tiles):  # a reset's first view, a walk into unseen land
             self._fill_first(tiles)
             return
@@ -224,7 +222,6 @@ class SceneryMirror:
         in one loop: such a tile lies in no window the caches were filled for and counts as no
         change, so nothing but its cell, flags, looks and mark is written."""
         looks, flags, visible, cell_of = self._looks, self.flags, self.visible, self._cell
-        assert looks is not None
         kinds_view, state_view, depth, side, r = self._kinds_view, self._state_view, self.depth, self._side, self.radius
         marked, has_candidates = self.marked, self.has_candidates
         seen = getattr(self.marker, "seen", None)
@@ -272,7 +269,6 @@ class SceneryMirror:
         objects, and of its slot candidates what the slot rows read that can change (`_look`)."""
         row, col = y + self.radius, x + self.radius
         looks = self._looks
-        assert looks is not None
         visible, look = (None, None) if first else (self.visible[x][y], looks.get((x, y)))
         kinds, state, flag = self._cell(x, y)
         at = row * self._side + col

@@ -57,6 +57,13 @@ _DIST_UUID = itemgetter(0, 1)  # distance, then UUID (unique: objects are never 
 _Place = tuple[bytes, bytes, list[SlotData], dict[tuple[int, int], list[SlotData]], list[SlotData], list[int], int]
 
 
+def _reads_own_tile(agent: Agent) -> bool:
+    """Whether a view must read the agent's own tile and inventory from the world: the mirror
+    keeps that tile as if the agent stood elsewhere, which differs from the view only when
+    the agent holds something, obscures what is below or blocks its tile."""
+    return bool(agent.contents) or agent.obscures_below or not agent.is_passable_now()
+
+
 def _fixed_features(o: WorldObject) -> bytes:
     """Slot features that never change for an object (class or constructor attributes):
     container, openable, activatable, edible, readable, can talk, movable."""
@@ -127,21 +134,17 @@ class SymbolicEncoder:
             if mirror is not None:
                 mirror.close()
             mirror = self._mirror = SceneryMirror(world, self.radius, DEPTH, agent)
-            self._built.clear()
-            self._places.clear()
-            self._live = False
+            self.clear_views()
         if mirror.changed or mirror.waiting:
             # A kept view that read the agent's own tile live (`_build`) changes with tiles the
             # mirror holds no different: then every reported tile counts (`refresh`'s strict).
-            live = self._live or bool(agent.contents) or agent.obscures_below or not agent.is_passable_now()
+            live = self._live or _reads_own_tile(agent)
             mirror.refresh(agent.x, agent.y, live)
         # Tiles, slots and their rows follow from the agent's place and facing, the task and
         # the world's tiles, which report every change of what they show (`mirror.version`):
         # kept per place and facing until one of the others changes.
         if mirror.version != self._version or task != self._task:
-            self._built.clear()
-            self._places.clear()
-            self._live = False
+            self.clear_views()
             self._version = mirror.version
             if task != self._task:
                 self._task = task
@@ -150,9 +153,7 @@ class SymbolicEncoder:
         built = self._built.get(key)
         if built is None:
             if len(self._built) >= 1024:  # bound the memory of a long walk through a still world
-                self._built.clear()
-                self._places.clear()
-                self._live = False
+                self.clear_views()
             built = self._built[key] = self._build(agent, mirror, task)
         tiles, state, rows, data, inventory_size = built
         if data is not self.slot_data:
@@ -199,6 +200,12 @@ class SymbolicEncoder:
             obs[name] = _array(shape, U8, buffer, offset)
         return obs
 
+    def clear_views(self) -> None:
+        """Forget every kept view and place (the next observation is built from the mirror)."""
+        self._built.clear()
+        self._places.clear()
+        self._live = False
+
     def _build(self, agent: Agent, mirror: SceneryMirror, task: str) -> tuple[bytes, bytes, bytes, list[SlotData], int]:
         """The window's tiles and states, the slots' rows, the slots and the inventory size;
         marks what the agent sees."""
@@ -214,7 +221,7 @@ class SymbolicEncoder:
             seen.update([o.uuid for o in mirror.visible[fx][fy]])
         # The mirror keeps the agent's tile as if the agent were elsewhere: that differs from
         # the view (which lists what the agent holds) only when `live`.
-        live = bool(agent.contents) or agent.obscures_below or not agent.is_passable_now()
+        live = _reads_own_tile(agent)
         if live:
             self._live = True  # this view follows more than the mirror (`encode`)
         # All but the faced tile's reach is the same for the four facings of a place.
