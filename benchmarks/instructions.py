@@ -2,14 +2,16 @@
 machines whose clock drifts. A benchmark, not a test:
 
     .venv/bin/python benchmarks/instructions.py [--task SpaceSick] [--difficulty normal]
-        [--mode text|symbolic|reset] [--steps 500] [--src other/checkout/src]
+        [--mode text|symbolic|episodes|reset] [--steps 500] [--src other/checkout/src]
 
 Runs the same rollout twice under `valgrind --tool=callgrind` (0 steps, then `--steps`), with
 `PYTHONHASHSEED=0` and pinned to one CPU when `taskset` exists, and prints the difference per
 step: imports, world building and the first reset cancel out. Text mode plays the random agent
 (`RandomAgent(seed=0)`) on the text env; symbolic mode plays the RL env (`make_rl_env`) with a
 seeded random masked policy (moves and turns on two steps of three, as `rl_speed.py`). Episodes
-that end are reset. Reset mode counts instructions per `reset` of the RL env instead (`--steps`
+that end are reset. Episodes mode plays the same policy on the task's own episodes (its step
+limit: 100 steps for a unit test), each ended one reset on a new seed, as `rl_speed.py --suite`'s
+"steps/s with resets": resets and the cold first views of each new world count. Reset mode counts instructions per `reset` of the RL env instead (`--steps`
 resets: dispose, world building, the tile mirror, the first observation). `--src` measures another checkout (e.g. a `git worktree` of the base
 commit) with this script. Needs valgrind (`apt-get install valgrind`); ~50x slower than a
 plain run, so a few hundred steps are enough (the count is exact).
@@ -37,12 +39,13 @@ def rollout(task: str, difficulty: str, mode: str, steps: int) -> None:
         for seed in range(2 + steps):
             rl_env.reset(seed=seed)
         return
-    if mode == "symbolic":
+    if mode in ("symbolic", "episodes"):
         import numpy as np
 
         from discoverylab.rl import make_rl_env
 
-        env = make_rl_env(task, difficulty, max_steps=10**9)
+        limit = {"max_steps": 10**9} if mode == "symbolic" else {}  # episodes: the task's own limit
+        env = make_rl_env(task, difficulty, **limit)
         _, info = env.reset(seed=0)
         rng = np.random.default_rng(0)
         for i in range(steps):
@@ -85,7 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="SpaceSick")
     parser.add_argument("--difficulty", default="normal")
-    parser.add_argument("--mode", choices=("text", "symbolic", "reset"), default="text")
+    parser.add_argument("--mode", choices=("text", "symbolic", "episodes", "reset"), default="text")
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--src", help="measure this source tree instead of the installed package")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
