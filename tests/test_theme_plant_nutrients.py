@@ -168,3 +168,77 @@ def test_challenge_draws_two_nutrient_rules_and_says_so() -> None:
         if len(kinds) == 4:
             break
     assert kinds == {"and", "or", "xor", "not"}
+
+
+def _plain_field_scan(self: PlantNutrients) -> None:
+    """`PlantNutrients.update` before session 12: every test-field tile read every tick."""
+    player = self.player
+    if self.meter.parent is player:
+        self.meter_item.set(1)
+    records = self.new_actions()
+    if records:
+        pilot = {t.uuid for t in self.pilot}
+        for record in records:
+            if record.action == "USE" and record.arg1 is self.meter and record.arg2 is not None:
+                if record.arg2.uuid in pilot:
+                    self.used.add_distinct([record.arg2.uuid])
+    if self.difficulty == "easy":
+        chosen = self.controller.selected()
+        if chosen:
+            self.select.set(1 if self.positive in chosen else 0, completed=True)
+            self.scorecard.finish(self.positive in chosen)
+        return
+    if self.shovel.parent is player:
+        self.shovel_item.set(1)
+    if self.jar.parent is player:
+        self.jar_item.set(1)
+    for tiles in self.fields:
+        for tile in tiles:
+            self._scan(tile)
+    if self.grown.score >= 2:
+        self.scorecard.finish(True)
+
+
+def test_the_watched_field_scan_equals_reading_every_tile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`update` reads only the test-field tiles reported changed since its last scan (session
+    12). The oracle's episodes (seeds buried, plants grown), and seeds buried, dug up, moved and
+    covered by hand on every field tile over many ticks, give the same scorecards every step as
+    reading every tile each tick."""
+    from discoverylab.bench.episode import run_episode
+
+    def play() -> list[object]:
+        out: list[object] = []
+        for difficulty, seed in (("normal", 1), ("challenge", 2)):
+            _, log = run_episode("PlantNutrients", difficulty, seed, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+        for seed in (0, 3):
+            env, sc, _ = _env("normal", seed)
+            rule = sc.rule
+            for controller in sc.controllers:  # every field grows plants
+                controller.states.add(f"{rule.n1}_{rule.v1}")
+                controller._imprint()
+            tiles = [t for field in sc.fields for t in field]
+            for i, tile in enumerate(tiles):
+                if i % 3 == 0:  # a hole: the tile's dirt leaves, a seed drops in, the dirt comes back
+                    dirt = next(o for o in tile.contents if o.type == "dirt")
+                    sc.player.add(dirt)
+                    out.append(_step(env, {"action": "WAIT"})[1])
+                    _bury(sc, tile)
+                    tile.add(dirt)
+                elif i % 3 == 1:
+                    _bury(sc, tile)
+                else:  # a seed buried in another tile, then moved here
+                    seed_obj = NutrientSeed(sc.world, sc.rule)
+                    tiles[0].add(seed_obj)
+                    out.append(_step(env, {"action": "WAIT"})[1])
+                    tile.add(seed_obj)
+                for _ in range(2):
+                    out.append(_step(env, {"action": "WAIT"})[1])
+            for _ in range(8):
+                out.append(_step(env, {"action": "WAIT"})[1])
+        return out
+
+    watched = play()
+    monkeypatch.setattr(PlantNutrients, "update", _plain_field_scan)
+    assert play() == watched
+    assert len(watched) > 100
