@@ -6,6 +6,7 @@ import pytest
 
 from discoverylab.scenarios import layout
 from discoverylab.world.actions import ActionExecutor
+from discoverylab.world.agent import DIRECTIONS
 from discoverylab.world.catalog import place
 from discoverylab.world.npc import NPC, find_path
 from discoverylab.world.observation import build_observation
@@ -251,13 +252,15 @@ def test_draw_quarter_is_the_generator_s_integers_0_4() -> None:
     import copy
     import pickle
 
-    from discoverylab.world.npc import draw_quarter
+    from discoverylab.world.npc import draw_quarter, draw_unit
 
     ours, plain = World(3).rng_npc, World(3).rng_npc
     for i in range(30000):
         assert draw_quarter(ours) == int(plain.integers(0, 4))
         if i % 2 == 0:
             assert ours.random() == plain.random()
+        if i % 3 == 0:  # `draw_unit` (session 12), between two 32-bit halves of a word too
+            assert draw_unit(ours) == plain.random()
         if i % 11 == 0:
             assert int(ours.integers(-20, -1)) == int(plain.integers(-20, -1))
         if i % 997 == 0:
@@ -274,11 +277,21 @@ def test_draw_quarter_is_the_generator_s_integers_0_4() -> None:
 
 
 class _PlainRunnerNPC(NPC):
-    """Overrides the two runners `NPC.tick` writes out, with the same bodies: its ticks take
-    the generic path (`run(self, **args)`, `heappush`/`heappop`), the reference for the inline one."""
+    """Overrides the two runners `NPC.tick` writes out, with their bodies before sessions 11-12
+    (`rng.random()`, `rng.integers(0, 4)`): its ticks take the generic path (`run(self, **args)`,
+    `heappush`/`heappop`), the reference for the inline one."""
 
     def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
-        return NPC._run_wander(self, x, y, probability)
+        if len(self.queue) > 1:
+            return False
+        dx, dy = self.x - x, self.y - y
+        if dx * dx + dy * dy > 16:
+            self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
+            return False
+        rng = self.world.rng_npc
+        if rng.random() < probability:
+            self.enqueue("move", priority=1, direction=tuple(DIRECTIONS)[int(rng.integers(0, 4))])
+        return False
 
     def _run_move(self, direction: str) -> bool:
         return NPC._run_move(self, direction)

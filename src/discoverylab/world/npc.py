@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 _DIR_BY_DELTA = {delta: name for name, delta in DIRECTIONS.items()}
 _DIRECTION_NAMES = tuple(DIRECTIONS)
 _RUNNERS: dict[tuple[type, str], Any] = {}  # (NPC class, task kind) -> its method "_run_" + kind
-__all__ = ["NPC", "Task", "draw_quarter", "find_path"]
+_TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
+__all__ = ["NPC", "Task", "draw_quarter", "draw_unit", "find_path"]
 
 
 def draw_quarter(rng: np.random.Generator) -> int:
@@ -33,6 +34,14 @@ def draw_quarter(rng: np.random.Generator) -> int:
     tests/test_world_npc.py compares both ways, interleaved with other draws."""
     face = rng.bit_generator.ctypes
     return int(face.next_uint32(face.state)) >> 30
+
+
+def draw_unit(rng: np.random.Generator) -> float:
+    """`rng.random()`, the same value from the same draw, for a fifth less: the world's streams
+    are PCG64 (`streams.opaque_rng`), whose `random()` is the top 53 bits of one 64-bit draw
+    times 2**-53, and `random_raw()` draws that word without the generator's argument handling.
+    tests/test_world_npc.py compares both ways, interleaved with the stream's other draws."""
+    return (rng.bit_generator.random_raw() >> 11) * _TWO_TO_MINUS_53
 
 
 @dataclass(slots=True)
@@ -66,6 +75,11 @@ class NPC(Agent):
 
     is_npc = True
     is_open = False
+    _inline = True  # whether `tick` may run `_run_wander` / `_run_move` written out (`__init_subclass__`)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._inline = cls._run_wander is _WANDER and cls._run_move is _MOVE
 
     def __init__(self, world: World, name: str, x: int, y: int, facing: str = "south", **attrs: Any) -> None:
         super().__init__(world, name, x, y, facing, **attrs)
@@ -97,31 +111,45 @@ class NPC(Agent):
         if self.dialog_partner is not None or not queue:
             return
         task = queue[0]
-        run = _RUNNERS.get((type(self), task.kind))
-        if run is None:
-            run = _RUNNERS[(type(self), task.kind)] = getattr(type(self), "_run_" + task.kind)
-        if run is _WANDER and len(queue) == 1:
-            # `_run_wander`, written out (ten animals wander every tick): the same draws, in order.
-            args = task.args
-            dx, dy = self.x - args["x"], self.y - args["y"]
-            if dx * dx + dy * dy > 16:
-                self.enqueue("goto", priority=1, x=args["x"], y=args["y"], give_up=40)
+        kind = task.kind
+        if self._inline:  # `_run_wander` and `_run_move`, written out (ten animals wander every tick)
+            if kind == "wander":
+                if len(queue) == 1:  # (else the wander waits: `_run_wander` returns False)
+                    self._wander(queue, task.args)
                 return
-            rng = self.world.rng_npc
-            if rng.random() < args.get("probability", 0.5):
-                # `enqueue` of a one-tile move onto a queue holding only the wander (priority
-                # 0): the heap puts it first, as `heappush` would.
-                self._counter += 1
-                direction = _DIRECTION_NAMES[draw_quarter(rng)]
-                queue.insert(0, Task((-1, self._counter), "move", {"direction": direction}))
-            return
-        if run is _MOVE:
-            done = self._run_move(task.args["direction"])
-        else:
-            done = run(self, **task.args)
+            if kind == "move":
+                direction = task.args["direction"]
+                dx, dy = DIRECTIONS[direction]
+                nx, ny = self.x + dx, self.y + dy
+                self.facing = direction
+                world = self.world  # `world.is_passable(nx, ny)`, written out
+                if 0 <= nx < world.size and 0 <= ny < world.size and world.blocker_at(nx, ny) is None:
+                    world.walk(self, nx, ny)
+                if len(queue) < 3:  # `heappop` of a heap of one or two: the other one is left
+                    del queue[0]
+                else:
+                    heapq.heappop(queue)
+                return
+        run = _RUNNERS.get((type(self), kind))
+        if run is None:
+            run = _RUNNERS[(type(self), kind)] = getattr(type(self), "_run_" + kind)
+        done = run(self, **task.args)
         queue = self.queue  # (a runner may have replaced it: `clear_queue`)
         if done and queue and queue[0] is task:
             heapq.heappop(queue)
+
+    def _wander(self, queue: list[Task], args: dict[str, Any]) -> None:
+        """`_run_wander` on a queue holding only the wander: the same draws, in order."""
+        dx, dy = self.x - args["x"], self.y - args["y"]
+        if dx * dx + dy * dy > 16:
+            self.enqueue("goto", priority=1, x=args["x"], y=args["y"], give_up=40)
+            return
+        rng = self.world.rng_npc
+        if draw_unit(rng) < args.get("probability", 0.5):
+            # `enqueue` of a one-tile move onto a queue holding only the wander (priority
+            # 0): the heap puts it first, as `heappush` would.
+            self._counter += 1
+            queue.insert(0, Task((-1, self._counter), "move", {"direction": _DIRECTION_NAMES[draw_quarter(rng)]}))
 
     def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
         """Drift around (x, y): go back if further than 4 tiles, else maybe step randomly.
@@ -135,7 +163,7 @@ class NPC(Agent):
             self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
             return False
         rng = self.world.rng_npc
-        if rng.random() < probability:
+        if draw_unit(rng) < probability:
             self.enqueue("move", priority=1, direction=_DIRECTION_NAMES[draw_quarter(rng)])
         return False
 
