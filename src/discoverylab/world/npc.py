@@ -114,8 +114,21 @@ class NPC(Agent):
         kind = task.kind
         if self._inline:  # `_run_wander` and `_run_move`, written out (ten animals wander every tick)
             if kind == "wander":
-                if len(queue) == 1:  # (else the wander waits: `_run_wander` returns False)
-                    self._wander(queue, task.args)
+                if len(queue) != 1:  # the wander waits (`_run_wander` returns False)
+                    return
+                args = task.args
+                dx, dy = self.x - args["x"], self.y - args["y"]
+                if dx * dx + dy * dy > 16:
+                    self.enqueue("goto", priority=1, x=args["x"], y=args["y"], give_up=40)
+                    return
+                rng = self.world.rng_npc  # `draw_unit(rng)`, written out: the same draw
+                if (rng.bit_generator.random_raw() >> 11) * _TWO_TO_MINUS_53 < args.get("probability", 0.5):
+                    # `enqueue` of a one-tile move onto a queue holding only the wander
+                    # (priority 0): the heap puts it first, as `heappush` would.
+                    self._counter += 1
+                    face = rng.bit_generator.ctypes  # `draw_quarter(rng)`, written out
+                    direction = _DIRECTION_NAMES[int(face.next_uint32(face.state)) >> 30]
+                    queue.insert(0, Task((-1, self._counter), "move", {"direction": direction}))
                 return
             if kind == "move":
                 direction = task.args["direction"]
@@ -137,19 +150,6 @@ class NPC(Agent):
         queue = self.queue  # (a runner may have replaced it: `clear_queue`)
         if done and queue and queue[0] is task:
             heapq.heappop(queue)
-
-    def _wander(self, queue: list[Task], args: dict[str, Any]) -> None:
-        """`_run_wander` on a queue holding only the wander: the same draws, in order."""
-        dx, dy = self.x - args["x"], self.y - args["y"]
-        if dx * dx + dy * dy > 16:
-            self.enqueue("goto", priority=1, x=args["x"], y=args["y"], give_up=40)
-            return
-        rng = self.world.rng_npc
-        if draw_unit(rng) < args.get("probability", 0.5):
-            # `enqueue` of a one-tile move onto a queue holding only the wander (priority
-            # 0): the heap puts it first, as `heappush` would.
-            self._counter += 1
-            queue.insert(0, Task((-1, self._counter), "move", {"direction": _DIRECTION_NAMES[draw_quarter(rng)]}))
 
     def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
         """Drift around (x, y): go back if further than 4 tiles, else maybe step randomly.
