@@ -215,3 +215,41 @@ def test_remembered_statue_beside_the_flag_changes_nothing(monkeypatch: pytest.M
 
     assert logs() == remembering
     assert any(u is not None for u in remembering[-300:])
+
+
+def test_the_meter_item_set_only_after_new_actions_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scorer updates "use the meter" only on ticks with new player actions (session 12;
+    the animals measured change only then): the oracle's episodes, and random masked RL
+    episodes, score as when every tick sets it."""
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.rl import make_rl_env
+    from discoverylab.scenarios.proteomics.scenario import Proteomics
+
+    def logs() -> list[object]:
+        out: list[object] = []
+        for difficulty in ("easy", "normal", "challenge"):
+            _, log = run_episode("Proteomics", difficulty, 2, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+        env = make_rl_env("Proteomics", "normal", max_steps=400)
+        _, info = env.reset(seed=5)
+        rng = np.random.default_rng(5)
+        for _ in range(400):
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            _, reward, term, trunc, info = env.step(action)
+            out.append((action, reward))
+            if term or trunc:
+                break
+        out.append(env.unwrapped.scenario.scorecard.to_dict())
+        return out
+
+    skipping = logs()
+    plain_update = Proteomics.update
+
+    def every_tick(self: Proteomics) -> None:
+        plain_update(self)
+        self.use_meter.set(len(self.measured))  # what every tick did before
+        self.use_meter.associated_uuids = sorted(self.measured.values())
+
+    monkeypatch.setattr(Proteomics, "update", every_tick)
+    assert logs() == skipping
+    assert any(isinstance(e, dict) and "'Use" in str(e) for e in skipping)

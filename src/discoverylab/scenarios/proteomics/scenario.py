@@ -252,18 +252,20 @@ class Proteomics(Scenario):
             self.take_meter.set(1)
         if self.flag.parent is self.player:
             self.take_flag.set(1)
-        for record in self.new_actions():
-            target = record.arg2
-            if (
-                record.action == "USE"
-                and record.success
-                and record.arg1 is self.meter
-                and target in self.animals
-            ):
-                assert isinstance(target, WorldObject)
-                self.measured.setdefault(target.name, target.uuid)
-        self.use_meter.set(len(self.measured))
-        self.use_meter.associated_uuids = sorted(self.measured.values())
+        records = self.new_actions()
+        if records:  # (`measured` changes only here: on other ticks the item would be set equal)
+            for record in records:
+                target = record.arg2
+                if (
+                    record.action == "USE"
+                    and record.success
+                    and record.arg1 is self.meter
+                    and target in self.animals
+                ):
+                    assert isinstance(target, WorldObject)
+                    self.measured.setdefault(target.name, target.uuid)
+            self.use_meter.set(len(self.measured))
+            self.use_meter.associated_uuids = sorted(self.measured.values())
         statue = self._statue_beside_flag()
         if statue is not None:
             right = statue is self.statues[self.answer.name]
