@@ -209,3 +209,40 @@ def test_challenge_questions_name_the_instance_dating_channel() -> None:
             assert f"Radioisotope Channel {sc.channel}" in question["goldFacts"][0], question
         channels.add(sc.channel)
     assert len(channels) > 1
+
+
+def test_dating_items_read_only_on_ticks_with_new_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scorer reads the meter's uses only on ticks with new player actions (session 12):
+    the oracle's episodes on every difficulty, and random masked RL episodes, score every step
+    as when every tick adds the (empty) set of artifacts measured."""
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.rl import make_rl_env
+
+    def logs() -> list[object]:
+        out: list[object] = []
+        for difficulty in ("easy", "normal", "challenge"):
+            _, log = run_episode("ArchaeologyDating", difficulty, 1, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+            env = make_rl_env("ArchaeologyDating", difficulty, max_steps=300)
+            _, info = env.reset(seed=6)
+            rng = np.random.default_rng(6)
+            for _ in range(300):
+                action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+                _, reward, term, trunc, info = env.step(action)
+                out.append((action, reward, env.unwrapped.scenario.scorecard.to_dict()))
+                if term or trunc:
+                    break
+        return out
+
+    skipping = logs()
+    new_actions = ArchaeologyDating.new_actions
+
+    class Always(list):  # type: ignore[type-arg]
+        def __bool__(self) -> bool:  # every tick takes the path of a tick with new actions
+            return True
+
+    monkeypatch.setattr(ArchaeologyDating, "new_actions", lambda self: Always(new_actions(self)))
+    assert logs() == skipping
+    dated = [i["score"] for e in skipping if isinstance(e, dict) and "scoreCard" in e for i in e["scoreCard"]
+             if "dated" in i["name"]]  # fmt: skip
+    assert dated and max(dated) > 0

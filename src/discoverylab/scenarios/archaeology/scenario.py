@@ -320,21 +320,26 @@ class ArchaeologyDating(Scenario):
             if not item.completed and obj.held_by_agent:
                 item.set(1, note=f"The {obj.name} has been in the agent's inventory.")
                 item.associated_uuids = [obj.uuid]
+        # Artifacts dated: only on ticks with new player actions (most have none, and adding no
+        # uuid leaves an item as it was).
+        records = self.new_actions()
         measured = {
             record.arg2.uuid
-            for record in self.new_actions()
+            for record in records
             if record.action == "USE"
             and record.success
             and record.arg1 is self.meter
             and record.arg2 is not None
-        }
+        } if records else None  # fmt: skip
         if self.difficulty == "easy":
-            self.dated.add_distinct(a.uuid for a in self.artifacts if a.uuid in measured)
+            if measured:
+                self.dated.add_distinct(a.uuid for a in self.artifacts if a.uuid in measured)
             self._score_easy_flag()
             return
-        self.dated.add_distinct(a.uuid for a in self.unknown if a.uuid in measured)
-        if self.difficulty == "challenge":
-            self.dated_known.add_distinct(a.uuid for a in self.known if a.uuid in measured)
+        if measured:
+            self.dated.add_distinct(a.uuid for a in self.unknown if a.uuid in measured)
+            if self.difficulty == "challenge":
+                self.dated_known.add_distinct(a.uuid for a in self.known if a.uuid in measured)
         self.uncovered.add_distinct(a.uuid for a in self.unknown if _uncovered(a))
         if not self._flag_placed():
             return
