@@ -3,6 +3,8 @@ key) and the scorecard. The oracle test (test_discovery_tasks.py) shows it is so
 
 from __future__ import annotations
 
+import pytest
+
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.village import build_village
 from discoverylab.world.objects import WorldObject
@@ -132,3 +134,75 @@ def test_village_keeps_its_paint_shop_by_default() -> None:
     assert env.world is not None
     assert build_village.__defaults__ == (True,)
     assert any("paint" in o.name for o in env.world.objects.values())
+
+
+def test_the_elder_without_a_meal_skipping_its_state_update_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The elder's states are rebuilt only while it holds more than its key (session 12): the
+    oracle's episodes (a meal handed over, handed back cold or accepted warm) give the same logs
+    as rebuilding them every tick."""
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.scenarios.tutorial.scenario import HouseElder
+
+    def logs() -> list[object]:
+        out: list[object] = []
+        for seed in (0, 1, 2):
+            _, log = run_episode("Tutorial", "normal", seed, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+        return out
+
+    def plain_states(self: HouseElder) -> None:  # `_update_states` before session 12
+        held = [o for top in self.meal() for o in (top, *top.all_contents())]
+        self.states.discard("hasMeal")
+        self.states.discard("mealWarm")
+        if held:
+            self.states.add("hasMeal")
+        if any(o.cooked and o.temperature_c >= 50 for o in held):
+            self.states.add("mealWarm")
+
+    skipping = logs()
+    monkeypatch.setattr(HouseElder, "_update_states", plain_states)
+    assert logs() == skipping
+    assert any("hasMeal" in str(e) or "meal" in str(e) for e in skipping)
+
+
+def test_the_elder_s_quick_state_update_equals_the_full_one() -> None:
+    """The same elder states from the quick path (no meal: the key alone or nothing) as from
+    the full rebuild, whatever the elder holds and whichever states it had, over random gifts,
+    take-backs, heating and the key coming and going (session 12)."""
+    import numpy as np
+
+    from discoverylab.scenarios.tutorial.scenario import HouseElder
+    from discoverylab.world.catalog import spawn
+
+    env = DiscoveryWorldEnv("Tutorial", "normal")
+    env.reset(seed=0)
+    world = env.world
+    elder = next(o for o in world.objects.values() if isinstance(o, HouseElder))
+    foods = [spawn(world, "mushroom") for _ in range(3)]
+    rng = np.random.default_rng(0)
+    kinds = set()
+    for _ in range(400):
+        op = int(rng.integers(5))
+        thing = foods[int(rng.integers(3))]
+        if op == 0:
+            elder.add(thing)
+        elif op == 1:
+            world.place(thing, 5, 5)
+        elif op == 2:
+            thing.temperature_c, thing.cooked = float(rng.choice([20.0, 60.0, 120.0])), bool(rng.integers(2))
+        elif op == 3:
+            world.place(elder.key, 6, 6) if elder.key.parent is elder else elder.add(elder.key)
+        start = {s for s in ("hasMeal", "mealWarm", "other") if rng.integers(2)}
+        elder.states = set(start)
+        elder._update_states()
+        quick = set(elder.states)
+        elder.states = set(start)
+        held = [o for top in elder.meal() for o in (top, *top.all_contents())]
+        elder.states.difference_update(("hasMeal", "mealWarm"))
+        if held:
+            elder.states.add("hasMeal")
+        if any(o.cooked and o.temperature_c >= 50 for o in held):
+            elder.states.add("mealWarm")
+        assert quick == elder.states
+        kinds.add((len(elder.contents), frozenset(start), frozenset(quick)))
+    assert len(kinds) > 20

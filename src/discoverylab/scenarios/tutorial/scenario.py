@@ -52,6 +52,12 @@ class HouseElder(NPC):
         self._update_states()
 
     def _update_states(self) -> None:
+        contents = self.contents
+        if not contents or (len(contents) == 1 and contents[0] is self.key):  # no meal (most ticks)
+            states = self.states
+            if "hasMeal" in states or "mealWarm" in states:
+                states.difference_update(("hasMeal", "mealWarm"))
+            return
         held = [o for top in self.meal() for o in (top, *top.all_contents())]
         self.states.discard("hasMeal")
         self.states.discard("mealWarm")
