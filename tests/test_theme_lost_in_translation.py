@@ -323,3 +323,46 @@ def test_vocabulary_is_drawn_from_the_instance(difficulty: str) -> None:
 
     assert words(3) == words(3)
     assert not set(words(3)) & set(words(4))
+
+
+def test_the_trainer_with_empty_hands_skipping_its_stick_scan_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trainer looks for the stick only while it holds something (session 12): 600 ticks
+    of the fetch game (thrown, fetched, brought back, thrown again), and the oracle's episodes,
+    go as with the scan every tick."""
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.scenarios.lost_in_translation.things import Dog, Trainer
+    from discoverylab.world.npc import NPC
+    from discoverylab.world.objects import Layer
+
+    def plain_tick(self: Trainer) -> None:  # `Trainer.tick` before session 12
+        NPC.tick(self)
+        sticks = [o for o in self.contents if o.type == "stick"]
+        if not sticks:
+            self._held_for = 0
+            return
+        if self._held_for < 1:
+            self._held_for += 1
+            return
+        self._held_for = 0
+        self.world.place(sticks[0], *self.throw_to, Layer.OBJECTS)
+        if self.dog is not None:
+            self.dog.fetch(*self.throw_to)
+
+    def play() -> list[object]:
+        out: list[object] = []
+        for seed in (0, 1):
+            driver = EnvDriver("LostInTranslation", "normal", seed=seed)
+            world = driver.world
+            dog = next(o for o in world.objects.values() if isinstance(o, Dog))
+            trainer = next(o for o in world.objects.values() if isinstance(o, Trainer))
+            for _ in range(600):
+                world.tick()
+                stick = next(o for o in world.objects.values() if o.type == "stick")
+                out.append((dog.x, dog.y, dog.mode, trainer._held_for, stick.location(), stick.parent is trainer))
+        _, log = run_episode("LostInTranslation", "normal", 2, "oracle")
+        return [*out, *log[:-1], log[-1]["scorecard"]]
+
+    skipping = play()
+    monkeypatch.setattr(Trainer, "tick", plain_tick)
+    assert play() == skipping
+    assert sum(1 for e in skipping if isinstance(e, tuple) and e[-1]) > 10  # the trainer held the stick often

@@ -143,6 +143,9 @@ class Trainer(NPC):
 
     def tick(self) -> None:
         super().tick()
+        if not self.contents:  # (most ticks: the dog has the stick) no stick held
+            self._held_for = 0
+            return
         sticks = [o for o in self.contents if o.type == "stick"]
         if not sticks:
             self._held_for = 0
