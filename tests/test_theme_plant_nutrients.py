@@ -199,46 +199,70 @@ def _plain_field_scan(self: PlantNutrients) -> None:
         self.scorecard.finish(True)
 
 
+def _field_play() -> list[object]:
+    """Scorecards of oracle episodes and of seeds buried, dug up, moved and covered by hand on
+    every test-field tile over many ticks (the field-scan and seed-tick equality tests)."""
+    from discoverylab.bench.episode import run_episode
+
+    out: list[object] = []
+    for difficulty, seed in (("normal", 1), ("challenge", 2)):
+        _, log = run_episode("PlantNutrients", difficulty, seed, "oracle")
+        out += [*log[:-1], log[-1]["scorecard"]]
+    for seed in (0, 3):
+        env, sc, _ = _env("normal", seed)
+        rule = sc.rule
+        for controller in sc.controllers:  # every field grows plants
+            controller.states.add(f"{rule.n1}_{rule.v1}")
+            controller._imprint()
+        tiles = [t for field in sc.fields for t in field]
+        for i, tile in enumerate(tiles):
+            if i % 3 == 0:  # a hole: the tile's dirt leaves, a seed drops in, the dirt comes back
+                dirt = next(o for o in tile.contents if o.type == "dirt")
+                sc.player.add(dirt)
+                out.append(_step(env, {"action": "WAIT"})[1])
+                _bury(sc, tile)
+                for _ in range(i % 4):  # the seed ticks in the open hole (it must not grow there)
+                    out.append(_step(env, {"action": "WAIT"})[1])
+                tile.add(dirt)
+            elif i % 3 == 1:
+                _bury(sc, tile)
+            else:  # a seed buried in another tile, then moved here
+                seed_obj = NutrientSeed(sc.world, sc.rule)
+                tiles[0].add(seed_obj)
+                out.append(_step(env, {"action": "WAIT"})[1])
+                tile.add(seed_obj)
+            for _ in range(2):
+                out.append(_step(env, {"action": "WAIT"})[1])
+        for _ in range(8):
+            out.append(_step(env, {"action": "WAIT"})[1])
+    return out
+
+
 def test_the_watched_field_scan_equals_reading_every_tile(monkeypatch: pytest.MonkeyPatch) -> None:
     """`update` reads only the test-field tiles reported changed since its last scan (session
     12). The oracle's episodes (seeds buried, plants grown), and seeds buried, dug up, moved and
     covered by hand on every field tile over many ticks, give the same scorecards every step as
     reading every tile each tick."""
-    from discoverylab.bench.episode import run_episode
-
-    def play() -> list[object]:
-        out: list[object] = []
-        for difficulty, seed in (("normal", 1), ("challenge", 2)):
-            _, log = run_episode("PlantNutrients", difficulty, seed, "oracle")
-            out += [*log[:-1], log[-1]["scorecard"]]
-        for seed in (0, 3):
-            env, sc, _ = _env("normal", seed)
-            rule = sc.rule
-            for controller in sc.controllers:  # every field grows plants
-                controller.states.add(f"{rule.n1}_{rule.v1}")
-                controller._imprint()
-            tiles = [t for field in sc.fields for t in field]
-            for i, tile in enumerate(tiles):
-                if i % 3 == 0:  # a hole: the tile's dirt leaves, a seed drops in, the dirt comes back
-                    dirt = next(o for o in tile.contents if o.type == "dirt")
-                    sc.player.add(dirt)
-                    out.append(_step(env, {"action": "WAIT"})[1])
-                    _bury(sc, tile)
-                    tile.add(dirt)
-                elif i % 3 == 1:
-                    _bury(sc, tile)
-                else:  # a seed buried in another tile, then moved here
-                    seed_obj = NutrientSeed(sc.world, sc.rule)
-                    tiles[0].add(seed_obj)
-                    out.append(_step(env, {"action": "WAIT"})[1])
-                    tile.add(seed_obj)
-                for _ in range(2):
-                    out.append(_step(env, {"action": "WAIT"})[1])
-            for _ in range(8):
-                out.append(_step(env, {"action": "WAIT"})[1])
-        return out
-
-    watched = play()
+    watched = _field_play()
     monkeypatch.setattr(PlantNutrients, "update", _plain_field_scan)
-    assert play() == watched
+    assert _field_play() == watched
     assert len(watched) > 100
+
+
+def test_a_seed_s_written_out_hole_check_equals_has_hole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A buried seed checks its nutrient soil's dirt itself instead of calling `has_hole`
+    (session 12): the same episodes as with the check through `has_hole`."""
+    from discoverylab.world.things import SoilTile
+
+    def plain_tick(self: NutrientSeed, tick: Any = NutrientSeed.tick) -> None:
+        tile = self.parent
+        if isinstance(tile, SoilTile) and tile.has_hole():  # the check as before session 12
+            return
+        tick(self)
+
+    fast = _field_play()
+    monkeypatch.setattr(NutrientSeed, "tick", plain_tick)
+    assert _field_play() == fast
+    grown = [i["score"] for e in fast if isinstance(e, dict) and "scoreCard" in e for i in e["scoreCard"]
+             if i["name"] == "At Least Two New Plants"]  # fmt: skip
+    assert grown and max(grown) == 2

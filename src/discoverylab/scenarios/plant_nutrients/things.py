@@ -142,7 +142,15 @@ class NutrientSeed(WorldObject):
 
     def tick(self) -> None:
         tile = self.parent
-        if not isinstance(tile, SoilTile) or tile.has_hole() or self.cooked:
+        if not isinstance(tile, SoilTile) or self.cooked:
+            return
+        if type(tile) is NutrientSoil:  # `tile.has_hole()` written out (seeds ask every tick)
+            for obj in tile.contents:
+                if obj.type == "dirt":
+                    break
+            else:
+                return
+        elif tile.has_hole():
             return
         levels = tile.props.get(KEY)  # `levels_of` without its copy: `holds` only reads
         if not self.rule.holds(levels if isinstance(levels, dict) else {}):
