@@ -217,10 +217,9 @@ def test_remembered_statue_beside_the_flag_changes_nothing(monkeypatch: pytest.M
     assert any(u is not None for u in remembering[-300:])
 
 
-def test_the_meter_item_set_only_after_new_actions_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The scorer updates "use the meter" only on ticks with new player actions (session 12;
-    the animals measured change only then): the oracle's episodes, and random masked RL
-    episodes, score as when every tick sets it."""
+def test_the_meter_item_set_only_when_the_animals_measured_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scorer updates "use the meter" only when a new action measured a new animal (session
+    12): the oracle's episodes, and random masked RL episodes, score as when every tick sets it."""
     from discoverylab.bench.episode import run_episode
     from discoverylab.rl import make_rl_env
     from discoverylab.scenarios.proteomics.scenario import Proteomics

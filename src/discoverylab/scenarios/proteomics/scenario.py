@@ -253,7 +253,8 @@ class Proteomics(Scenario):
         if self.flag.parent is self.player:
             self.take_flag.set(1)
         records = self.new_actions()
-        if records:  # (`measured` changes only here: on other ticks the item would be set equal)
+        if records:  # (an RL step brings one; `measured` only grows, so an equal count is an equal item)
+            known = len(self.measured)
             for record in records:
                 target = record.arg2
                 if (
@@ -264,8 +265,9 @@ class Proteomics(Scenario):
                 ):
                     assert isinstance(target, WorldObject)
                     self.measured.setdefault(target.name, target.uuid)
-            self.use_meter.set(len(self.measured))
-            self.use_meter.associated_uuids = sorted(self.measured.values())
+            if len(self.measured) != known:
+                self.use_meter.set(len(self.measured))
+                self.use_meter.associated_uuids = sorted(self.measured.values())
         statue = self._statue_beside_flag()
         if statue is not None:
             right = statue is self.statues[self.answer.name]
