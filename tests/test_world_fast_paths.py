@@ -102,12 +102,16 @@ def test_find_path_takes_the_same_path_as_the_plain_search() -> None:
             assert find_path(world, start, goal) == _reference_path(world, start, goal)  # off the grid too
 
 
-def test_remembered_paths_follow_doors_walls_and_held_things() -> None:
+@pytest.mark.parametrize("unheard", [False, True])
+def test_remembered_paths_follow_doors_walls_and_held_things(unheard: bool) -> None:
     """`find_path` remembers results per world (session 11): after every kind of change a path
     depends on (a door opened, closed or locked, a wall placed or removed, a blocking thing carried
     onto a tile by a character, a character stepping) it still answers what the plain search does,
-    and hands out a new list each time (callers consume it)."""
+    and hands out a new list each time (callers consume it). Characters' steps through
+    `walk_unheard` (session 12: not reported to the cache while the walker is passable and
+    carries nothing) too, with the walker made impassable now and then."""
     from discoverylab.world.agent import Agent
+    from discoverylab.world.paths import walk_unheard
 
     rng = np.random.default_rng(4)
     for seed in range(3):
@@ -142,8 +146,11 @@ def test_remembered_paths_follow_doors_walls_and_held_things() -> None:
                     wall.remove_from_world()
             elif change == 3:  # the walker carries the impassable thing (closed contents block too)
                 walker.add(crate) if crate.parent is None else world.place(crate, walker.x, walker.y)
+            elif change == 4 and unheard:  # an impassable walker blocks where it stands
+                walker.passable = not walker.passable
+                world.touch(walker.x, walker.y)
             x, y = (int(v) for v in rng.integers(0, 32, 2))
-            world.walk(walker, x, y)
+            (walk_unheard if unheard else World.walk)(world, walker, x, y)
 
 
 def test_npc_walks_plan_the_plain_search_s_paths(monkeypatch: pytest.MonkeyPatch) -> None:

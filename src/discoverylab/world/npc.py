@@ -13,7 +13,7 @@ import numpy as np
 
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.dialog import DialogTree
-from discoverylab.world.paths import find_path
+from discoverylab.world.paths import find_path, walk_unheard
 
 if TYPE_CHECKING:
     from discoverylab.world.world import World
@@ -137,7 +137,7 @@ class NPC(Agent):
                 self.facing = direction
                 world = self.world  # `world.is_passable(nx, ny)`, written out
                 if 0 <= nx < world.size and 0 <= ny < world.size and world.blocker_at(nx, ny) is None:
-                    world.walk(self, nx, ny)
+                    walk_unheard(world, self, nx, ny)
                 if len(queue) < 3:  # `heappop` of a heap of one or two: the other one is left
                     del queue[0]
                 else:
@@ -173,7 +173,7 @@ class NPC(Agent):
         self.facing = direction
         world = self.world  # `world.is_passable(nx, ny)`, written out (ten animals step often)
         if 0 <= nx < world.size and 0 <= ny < world.size and world.blocker_at(nx, ny) is None:
-            world.walk(self, nx, ny)
+            walk_unheard(world, self, nx, ny)
         return True
 
     def _close_door_behind(self) -> bool:
@@ -192,9 +192,9 @@ class NPC(Agent):
     def _run_goto(self, x: int, y: int, give_up: int = 200) -> bool:
         """One tick of walking towards (x, y): turn, open a door, close it behind, or step.
         An impassable goal (a table, a locked door) is reached by standing beside it, facing it."""
-        if self._close_door_behind():
-            return (self.x, self.y) == (x, y)
-        if (self.x, self.y) == (x, y):
+        if self._door_to_close is not None and self._close_door_behind():  # (no call without a door)
+            return self.x == x and self.y == y
+        if self.x == x and self.y == y:
             return True
         path = find_path(self.world, (self.x, self.y), (x, y))
         if not path:
@@ -224,7 +224,7 @@ class NPC(Agent):
                 self._door_to_close = (blocker, (self.x, self.y))
                 return "opened"
             return "blocked"
-        self.world.walk(self, nx, ny)
+        walk_unheard(self.world, self, nx, ny)
         return "moved"
 
 

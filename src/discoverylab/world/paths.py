@@ -9,6 +9,7 @@ import heapq
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from discoverylab.world.objects import WorldObject
     from discoverylab.world.world import World
 
 _STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))  # the expansion order (ties between equal paths)
@@ -31,6 +32,26 @@ def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> li
     return cache.path(start, goal)
 
 
+def walk_unheard(world: World, mover: WorldObject, x: int, y: int) -> None:
+    """`world.walk(mover, x, y)` for a character's step. A passable mover carrying nothing
+    changes no tile's step cost by stepping (`_tile_cost` reads the first impassable thing on a
+    tile, closed contents included), so the world's path cache, if any, is not told of the step
+    (its watcher's `mover`, for the walk): `_sync` does not re-cost both tiles afterwards.
+    tests/test_world_fast_paths.py checks the paths against the plain search while characters
+    walk, carry walls and open doors."""
+    cache = world.caches.get("npc_paths")
+    if cache is None or mover.contents or not mover.is_passable_now():
+        world.walk(mover, x, y)
+        return
+    assert isinstance(cache, _PathCache)
+    changed = cache.changed
+    changed.mover = mover
+    try:
+        world.walk(mover, x, y)
+    finally:
+        changed.mover = None
+
+
 class _PathCache:
     """Per world (`world.caches["npc_paths"]`): each tile's step cost once looked up, and each
     search's result by (start, goal). NPCs walking somewhere re-plan every tick, mostly between
@@ -47,7 +68,7 @@ class _PathCache:
 
     def __init__(self, world: World) -> None:
         self.world = world
-        self.changed = world.watch_tiles()
+        self.changed = world.watch_tiles()  # (its `mover` is set only during `walk_unheard`)
         self.costs: dict[int, float] = {}  # tile number -> 1, 20 (closed door), 0 (blocked)
         self.paths: dict[tuple[tuple[int, int], tuple[int, int]], tuple[tuple[int, int], ...] | None] = {}
 

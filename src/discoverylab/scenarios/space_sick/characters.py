@@ -114,7 +114,7 @@ class ColonyNPC(NPC):
         return partial(self._walk_to, x, y)
 
     def _walk_to(self, x: int, y: int) -> bool:
-        if self._close_door_behind():
+        if self._door_to_close is not None and self._close_door_behind():  # (no call without a door)
             return (self.x, self.y) == (x, y)
         if (self.x, self.y) == (x, y):
             self._path = []
