@@ -118,11 +118,14 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         return obs, info
 
     def step(self, action: int) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
-        packet = self.packet(int(action))
+        index = int(action)
+        # A move, turn, wait or feed action is one of `FIXED`'s packets itself, not a copy: the
+        # executor only reads a packet (`parse_action` copies one only to convert its values).
+        packet = FIXED[index] if 0 <= index < self.base_single else self.packet(index)
         if self.shaping is None:
             obs, reward, terminated, truncated, info = self.env.step(packet)
         else:
-            allowed = 0 <= int(action) < self.n and bool(self._mask[int(action)])
+            allowed = 0 <= index < self.n and bool(self._mask[index])
             obs, reward, terminated, truncated, info = self.env.step(packet)
             reward = float(reward) + self.shaping.step(self._base, packet, allowed)
         self._refresh(info)
@@ -154,7 +157,13 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
                     if len(self._by_slots) >= 1024:
                         self._by_slots.clear()
                     known = self._by_slots[id(data)] = (data, teleports, self._world_mask(agent, data, True))
-                self._publish(known[2], info)
+                mask = self._mask = known[2]  # `_publish` inline (every step comes here)
+                out = self.mask_out
+                if out is None:
+                    info["action_mask"] = mask.copy()
+                else:
+                    out[:] = mask
+                    info["action_mask"] = out
                 return
         else:
             self.slot_data, self._slots = slot_data(agent, base.radius, self.num_slots), None  # type: ignore[attr-defined]

@@ -291,12 +291,13 @@ class World:
                 if o.type == "wall" and o.layer is not None:
                     walls.add((o.x, o.y))
             self._passages, self._walls = passages, walls
-        doors = frozenset(
-            (o.x, o.y) for o in self._passages
-            if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only)
-        )  # fmt: skip
-        if not doors:
+        closed: list[tuple[int, int]] = []  # a loop, not a generator: every teleport to an object asks
+        for o in self._passages:
+            if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only):
+                closed.append((o.x, o.y))
+        if not closed:
             return None
+        doors = frozenset(closed)
         key = (locked_only, doors)
         zones = self._zones.get(key)
         if zones is None:
@@ -357,9 +358,11 @@ class World:
                 obj.tick()
         for callback in self.on_tick:
             callback()
-        for signal in self.feed.signals_at(self.step):
-            for agent in self.agents:
-                agent.states.add(signal)
+        signals = self.feed.signals.get(self.step)  # `signals_at` without its call: mostly none
+        if signals:
+            for signal in signals:
+                for agent in self.agents:
+                    agent.states.add(signal)
         self.step += 1
 
 
