@@ -208,12 +208,15 @@ def test_teleports_and_door_zones_follow_the_plain_rule(task: str) -> None:
 @pytest.mark.parametrize(("observation", "info"), [("symbolic", "lean"), ("symbolic", "full"), ("text", "full"), ("text", "lean")])
 def test_env_step_gives_what_its_helpers_give(observation: str, info: str) -> None:
     """`DiscoveryWorldEnv.step` builds its observation and info inline: they equal what the
-    plain helpers (`_output`, `_info`) give for the same step, ends of episodes included."""
+    plain helpers (`_output`, `_info`) give for the same step, ends of episodes (completed and
+    truncated) included."""
     env = DiscoveryWorldEnv("DoorsTest", observation=observation, info=info, max_steps=30)
     rng = np.random.default_rng(2)
     env.reset(seed=4)
     ends = 0
-    for _ in range(120):
+    for i in range(120):
+        if i % 25 == 24:  # a task decided (as if it were done): the next step ends it as completed
+            env.scenario.scorecard.finish(True)
         action = dict(FIXED[int(rng.integers(len(FIXED)))])
         obs, _, term, trunc, got = env.step(action)
         again = env._output()
@@ -226,4 +229,4 @@ def test_env_step_gives_what_its_helpers_give(observation: str, info: str) -> No
             ends += 1
             assert "scorecard" in got
             env.reset(seed=ends)
-    assert ends >= 3
+    assert ends >= 4
