@@ -65,6 +65,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         encoder = getattr(self._base, "symbolic", None)  # the symbolic encoder builds the same slots
         self._encoder = encoder if encoder is not None and encoder.num_slots == object_slots else None
         self._by_slots: dict[int, tuple[list[SlotData], int, np.ndarray]] = {}  # id(slot data) -> (it, locations, mask)
+        self._layouts = tuple(self.layout(i) for i in range(self.n))  # `layout` per index, for `packet`
 
     # ---- the layout -------------------------------------------------------------------
     def layout(self, index: int) -> tuple[str, tuple[int, ...]]:
@@ -89,16 +90,19 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         index = int(index)
         if 0 <= index < self.base_single:
             return dict(FIXED[index])
-        name, args = self.layout(index)
+        name, args = self._layouts[index] if 0 <= index < self.n else self.layout(index)  # (which raises)
         if name == "DIALOG":
             return {"chosen_dialog_option_int": args[0] + 1}
         if name == "TELEPORT_TO_LOCATION":
             names = self._locations()
             return {"action": name, "arg1": names[args[0]] if args[0] < len(names) else ""}
-        packet: dict[str, Any] = {"action": name}
         slots = self.slot_data
-        for i, slot in enumerate(args):
-            packet[f"arg{i + 1}"] = slots[slot][0].uuid if slot < len(slots) else ""
+        count = len(slots)
+        first = args[0]
+        packet: dict[str, Any] = {"action": name, "arg1": slots[first][0].uuid if first < count else ""}
+        if len(args) == 2:
+            second = args[1]
+            packet["arg2"] = slots[second][0].uuid if second < count else ""
         return packet
 
     @property
@@ -118,11 +122,14 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         return obs, info
 
     def step(self, action: int) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
-        packet = self.packet(int(action))
+        index = int(action)
+        # A move, turn, wait or feed action is one of `FIXED`'s packets itself, not a copy: the
+        # executor only reads a packet (`parse_action` copies one only to convert its values).
+        packet = FIXED[index] if 0 <= index < self.base_single else self.packet(index)
         if self.shaping is None:
             obs, reward, terminated, truncated, info = self.env.step(packet)
         else:
-            allowed = 0 <= int(action) < self.n and bool(self._mask[int(action)])
+            allowed = 0 <= index < self.n and bool(self._mask[index])
             obs, reward, terminated, truncated, info = self.env.step(packet)
             reward = float(reward) + self.shaping.step(self._base, packet, allowed)
         self._refresh(info)
@@ -154,7 +161,13 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
                     if len(self._by_slots) >= 1024:
                         self._by_slots.clear()
                     known = self._by_slots[id(data)] = (data, teleports, self._world_mask(agent, data, True))
-                self._publish(known[2], info)
+                mask = self._mask = known[2]  # `_publish` inline (every step comes here)
+                out = self.mask_out
+                if out is None:
+                    info["action_mask"] = mask.copy()
+                else:
+                    out[:] = mask
+                    info["action_mask"] = out
                 return
         else:
             self.slot_data, self._slots = slot_data(agent, base.radius, self.num_slots), None  # type: ignore[attr-defined]

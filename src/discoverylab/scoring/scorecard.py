@@ -46,10 +46,15 @@ class ScorecardItem:
         stored = self.associated_uuids
         if stored is self._distinct and self.score == len(stored) < self.max_score:
             # Still the sorted list stored last, scored as then: unless a uuid is new, the
-            # update below would store an equal list, score and completion.
-            uuids = [uuid for uuid in uuids if uuid not in stored]
-            if not uuids:
+            # update below would store an equal list, score and completion. (A loop, not a
+            # comprehension: scorers call this every tick, mostly with nothing new or nothing.)
+            fresh: list[int] = []
+            for uuid in uuids:
+                if uuid not in stored:
+                    fresh.append(uuid)
+            if not fresh:
                 return
+            uuids = fresh
         known = set(stored)
         known.update(uuids)
         self.associated_uuids = self._distinct = sorted(known)

@@ -17,6 +17,7 @@ MAX_ERROR_CHARS = 2_000  # cap on any failure message (the echo bound above keep
 MAX_ARRAY_ITEMS = 64  # a numpy array argument longer than this is echoed by its shape, never listed
 MAX_INT = 2**63  # larger integers are never UUIDs, post IDs or options (and would not fit int64)
 ACTION_KEYS = frozenset({"action", "arg1", "arg2"})
+_PLAIN_TYPES = frozenset({str, int, float, bool, type(None)})  # values `_plain` leaves as they are
 DIALOG_KEY = "chosen_dialog_option_int"
 
 
@@ -52,7 +53,10 @@ def _key_list(keys: Any) -> str:
 def parse_action(raw: Any) -> dict[str, Any]:
     """Turn whatever was sent into a dict, or raise ActionError saying what is wrong."""
     if type(raw) is dict:  # the usual case (RL and scripted agents): skip the checks below
-        return _plain(dict(raw))
+        for value in raw.values():
+            if type(value) not in _PLAIN_TYPES:
+                return _plain(dict(raw))
+        return raw  # nothing to convert: no copy (the executor only reads the packet)
     if isinstance(raw, (str, bytes, bytearray)):
         if len(raw) > MAX_ACTION_CHARS:
             raise ActionError(

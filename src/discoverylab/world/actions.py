@@ -20,14 +20,15 @@ from discoverylab.world.action_input import (
     parse_action,
 )
 from discoverylab.world.action_specs import ACTION_SPECS, DIRECTION, LOCATION, POST_ID
-from discoverylab.world.agent import DIRECTIONS, Agent
+from discoverylab.world.agent import DIRECTIONS, ActionRecord, Agent
 from discoverylab.world.devices import Device
 from discoverylab.world.movement import MovementActions
 from discoverylab.world.objects import ActionResult, WorldObject
 from discoverylab.world.reach import accessible_object
 
 ARG_KEYS = ("arg1", "arg2")
-_HANDLERS = {name: f"_do_{name.lower()}" for name in ACTION_SPECS}  # action name -> executor method
+# action name -> (executor method, argument kinds, needs teleport): one lookup per action
+_ROUTES = {name: (f"_do_{name.lower()}", spec.args, spec.teleport) for name, spec in ACTION_SPECS.items()}
 _LABELS = {
     "PICKUP": "pick up object",
     "DROP": "drop item",
@@ -79,25 +80,31 @@ class ActionExecutor(MovementActions):
                 '{"action": "MOVE_DIRECTION", "arg1": "north"}.'
             )
         name = packet["action"]
-        if not isinstance(name, str):
-            raise ActionError(f"'action' must be a string naming an action, not {type(name).__name__}.")
-        spec = ACTION_SPECS.get(name) if type(name) is str else None  # the usual exact spelling: one lookup
-        if spec is None:
+        route = _ROUTES.get(name) if type(name) is str else None  # the usual exact spelling: one lookup
+        if route is None:
+            if not isinstance(name, str):
+                raise ActionError(f"'action' must be a string naming an action, not {type(name).__name__}.")
             name = name.strip().upper()
-            spec = ACTION_SPECS.get(name)
-        if spec is None:
-            known = ", ".join(s.name for s in ACTION_SPECS.values() if s.advertised)
-            raise ActionError(f"Unknown action {brief(packet['action'])}. Known actions: {known}.")
-        if spec.teleport and not self.teleport:
+            route = _ROUTES.get(name)
+            if route is None:
+                known = ", ".join(s.name for s in ACTION_SPECS.values() if s.advertised)
+                raise ActionError(f"Unknown action {brief(packet['action'])}. Known actions: {known}.")
+        method, kinds, teleport = route
+        if teleport and not self.teleport:
             raise ActionError(f"The action {name} is disabled in this environment (teleport handicap off).")
-        if self.strict:
+        handler = getattr(self, method)
+        if not self.strict:
+            if not kinds:  # moves, turns, waits: nothing to resolve
+                return handler()
+            if len(kinds) == 1:  # one argument: most actions (a canonical direction needs no resolving)
+                value = packet.get("arg1")
+                if kinds[0] is DIRECTION and type(value) is str and value in DIRECTIONS:
+                    return handler(value)
+                return handler(self._resolve(name, "arg1", kinds[0], value))
+        else:
             extra = set(packet) - ACTION_KEYS
             if extra:
                 raise ActionError(f"Unexpected key(s) {_key_list(extra)}. An action has only 'action', 'arg1' and 'arg2'.")
-        kinds = spec.args
-        handler = getattr(self, _HANDLERS[name])
-        if not kinds and not self.strict:  # moves, turns, waits: nothing to resolve
-            return handler()
         if name in ("PUT", "USE"):
             missing = [key for key in ARG_KEYS if packet.get(key) in (None, "")]
             if missing:
@@ -335,7 +342,8 @@ class ActionExecutor(MovementActions):
 
     # ---- helpers ----------------------------------------------------------------------
     def _done(self, action: str, arg1: Any, arg2: Any, success: bool, message: str, important: bool = False) -> ActionResult:
-        self.agent.record(action, arg1, arg2, success, message)
+        # `Agent.record` inline (once per step): the same record.
+        self.agent.history.append(ActionRecord(action, arg1, arg2, success, message, self.world.step))
         return ActionResult(success, message, important)
 
 

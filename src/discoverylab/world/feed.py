@@ -48,14 +48,14 @@ class DiscoveryFeed:
 
     def __init__(self) -> None:
         self.posts: list[Post] = []
-        self._signals: dict[int, tuple[str, ...]] = {}  # step -> its posts' signals, in post order
+        self.signals: dict[int, tuple[str, ...]] = {}  # step -> its posts' signals, in post order (read-only)
         self._next_id = 1
         self.add_update(0, "Colony Founder", "Welcome to Discovery World!")
 
     def _add(self, post: Post) -> Post:
         self.posts.append(post)
         if post.signals:
-            self._signals[post.step] = self._signals.get(post.step, ()) + tuple(post.signals)
+            self.signals[post.step] = self.signals.get(post.step, ()) + tuple(post.signals)
         self._next_id += 1
         return post
 
@@ -80,8 +80,8 @@ class DiscoveryFeed:
         return None
 
     def signals_at(self, step: int) -> tuple[str, ...]:
-        """The signals posted for `step` (the world asks every tick: an index, not a scan)."""
-        return self._signals.get(step, ())
+        """The signals posted for `step` (an index, not a scan; `World.tick` reads `signals` itself)."""
+        return self.signals.get(step, ())
 
     def recent_updates(self, step: int, window: int = 3) -> list[dict[str, object]]:
         return [p.public() for p in self.posts if p.kind == "update" and step - window <= p.step <= step]

@@ -70,7 +70,7 @@ class World:
         self._uuids = self._uuid_pool.drawn  # the pool's entries drawn so far, extended as needed
         self._passages: list[WorldObject] | None = None
         self._walls: set[tuple[int, int]] = set()
-        self._zones: dict[tuple[bool, frozenset[tuple[int, int]]], list[list[int]]] = {}
+        self._zones: dict[tuple[bool, tuple[tuple[int, int], ...]], list[list[int]]] = {}
         self._tickers: list[WorldObject] = []
         self.removed_holders: list[WorldObject] = []  # destroyed objects that held others (see `dispose`)
         self._ticking: tuple[WorldObject, ...] = ()  # `tick`'s snapshot of the live tickers
@@ -213,12 +213,15 @@ class World:
         except ValueError:  # not where it claims to be: `place` copes
             self.place(obj, x, y)
             return
-        if self._watchers:
-            self._moved(obj, ox, oy)
+        watchers = self._watchers
+        for watcher in watchers:  # `_moved` inline, twice: the world's most frequent change
+            if watcher.mover is not obj:
+                watcher.add((ox, oy))
         obj.x, obj.y = x, y
         stack_insert(self.stacks[x][y], obj, layer)
-        if self._watchers:
-            self._moved(obj, x, y)
+        for watcher in watchers:
+            if watcher.mover is not obj:
+                watcher.add((x, y))
 
     def grid_remove(self, obj: WorldObject) -> None:
         if obj.layer is None:
@@ -291,16 +294,18 @@ class World:
                 if o.type == "wall" and o.layer is not None:
                     walls.add((o.x, o.y))
             self._passages, self._walls = passages, walls
-        doors = frozenset(
-            (o.x, o.y) for o in self._passages
-            if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only)
-        )  # fmt: skip
-        if not doors:
+        closed: list[tuple[int, int]] = []  # a loop, not a generator: every teleport to an object asks
+        for o in self._passages:
+            if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only):
+                closed.append((o.x, o.y))
+        if not closed:
             return None
-        key = (locked_only, doors)
+        # Keyed by the doors in `_passages`' fixed order: the same closed doors, the same key (a
+        # tuple hashes and compares at a fraction of a frozenset's cost).
+        key = (locked_only, tuple(closed))
         zones = self._zones.get(key)
         if zones is None:
-            zones = self._label_zones(self._walls | doors)
+            zones = self._label_zones(self._walls.union(closed))
             self._zones[key] = zones
         return zones
 
@@ -357,9 +362,11 @@ class World:
                 obj.tick()
         for callback in self.on_tick:
             callback()
-        for signal in self.feed.signals_at(self.step):
-            for agent in self.agents:
-                agent.states.add(signal)
+        signals = self.feed.signals.get(self.step)  # `signals_at` without its call: mostly none
+        if signals:
+            for signal in signals:
+                for agent in self.agents:
+                    agent.states.add(signal)
         self.step += 1
 
 

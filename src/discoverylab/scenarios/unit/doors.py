@@ -207,7 +207,11 @@ class DoorsTest(Scenario):
     def update(self) -> None:
         if self.flag.held_by_agent:
             self.pick.set(1)
-        self.open_all.add_distinct([door.uuid for door in self.doors if door.is_open])
+        opened: list[int] = []  # a loop, not a comprehension: this runs every tick
+        for door in self.doors:
+            if door.is_open:
+                opened.append(door.uuid)
+        self.open_all.add_distinct(opened)
         if self.pick.completed and self.open_all.completed:
             self.scorecard.finish(True)
 

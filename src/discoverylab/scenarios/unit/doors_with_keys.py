@@ -81,9 +81,17 @@ class DoorsWithKeysTest(Scenario):
     def update(self) -> None:
         if self.flag.held_by_agent:
             self.pick.set(1)
-        self.open_all.add_distinct([door.uuid for door in self.doors if door.is_open])
-        self.collect.add_distinct([key.uuid for key in self.keys if key.held_by_agent])
-        if all(item.completed for item in (self.pick, self.open_all, self.collect)):
+        opened: list[int] = []  # loops, not comprehensions and generators: this runs every tick
+        for door in self.doors:
+            if door.is_open:
+                opened.append(door.uuid)
+        self.open_all.add_distinct(opened)
+        held: list[int] = []
+        for key in self.keys:
+            if key.held_by_agent:
+                held.append(key.uuid)
+        self.collect.add_distinct(held)
+        if self.pick.completed and self.open_all.completed and self.collect.completed:
             self.scorecard.finish(True)
 
     @staticmethod
