@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from discoverylab.world import spares
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.streams import LazyStream, opaque_rng
@@ -49,6 +50,7 @@ class World:
     # replaces it at once (`reseed_build`). Only this one: CPython 3.11 does not specialise reads
     # of an attribute a class-level descriptor shadows, and NPCs read `rng_npc` every tick.
     rng_build = LazyStream(0)
+    _fills: list[spares.Fill] | None = None  # `record_fill`'s, for the next world (`dispose`)
 
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self._seed = int(seed)
@@ -136,6 +138,13 @@ class World:
             self._uuid_pool.extend(i + count)
         self._uuid_index = i + count
         return self._uuids[i : i + count]
+
+    def record_fill(self, kind: str, objs: list[WorldObject], uuids: list[int]) -> None:
+        """Note plain objects built in one go (`catalog.place_each`): once this world is
+        disposed, the next world's fill of `kind` may reuse those left untouched (`world/spares.py`)."""
+        if self._fills is None:
+            self._fills = []
+        self._fills.append((kind, objs, uuids))
 
     def unregister(self, obj: WorldObject) -> None:
         self.objects.pop(obj.uuid, None)
@@ -344,6 +353,9 @@ class World:
         self._uuid_pool.close()
         self._passages, self._zones, self._tickers, self._ticking, self._watchers = None, {}, [], (), []
         self.caches, self.stacks = {}, []
+        if self._fills:  # last: nothing of this world holds them any more
+            spares.offer(self, self._fills)
+            self._fills = None
 
     # ---- time -------------------------------------------------------------------------
     def tick(self) -> None:
