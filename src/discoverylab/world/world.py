@@ -325,7 +325,9 @@ class World:
         """Break the object graph's reference cycles so a finished world is freed at once by
         reference counting instead of waiting for (and slowing) the cyclic garbage collector.
         Only what can be in a cycle is visited: registered objects (`_built`) and holders, live
-        or destroyed; plain objects built inline (a thousand grass tiles) are freed without a visit."""
+        or destroyed; plain objects built inline (a thousand grass tiles) are freed without a visit.
+        Last, the fills it recorded (`record_fill`) go to `world/spares.py`: the next fill of
+        their kind reuses the untouched ones (they keep this emptied world alive until then)."""
         destroyed, pending = [], list(self.removed_holders)  # destroyed subtrees are no longer in `objects`
         while pending:
             obj = pending.pop()
