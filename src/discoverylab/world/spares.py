@@ -30,6 +30,7 @@ import gc
 import sys
 from collections.abc import Iterable
 from itertools import compress
+from operator import is_, ne, or_
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -60,9 +61,15 @@ def _sole_refs() -> tuple[int, int]:
 _ONCE, _SOLE = _sole_refs()
 
 
-def offer(world: World, fills: Iterable[Fill]) -> None:
-    """Keep a disposed world's fills for the next world's (`World.dispose`)."""
+def offer(world: World, fills: Iterable[Fill], registered: dict[int, WorldObject]) -> None:
+    """Keep a disposed world's fills for the next world's (`World.dispose`), without the objects
+    no longer in its registry `registered` (grass under a path: Dialog's build removes some every
+    reset, and each would cost `take` a comparison per column)."""
     for kind, objs, uuids in fills:
+        found = list(map(registered.get, uuids))
+        if found != objs:  # objects compare by identity
+            keep = list(map(is_, found, objs))
+            objs, uuids = list(compress(objs, keep)), list(compress(uuids, keep))
         _SPARE[kind] = (world, objs, uuids)
 
 
@@ -114,7 +121,8 @@ def _pristine(objs: list[WorldObject], uuids: list[int], row: list[Any]) -> bool
 def _mismatches(refs: list[Any], n: int, uuids: list[int], row: list[Any]) -> list[bool] | None:
     """Per object, whether its referents differ from `row` (with its own UUID, any tile); None
     when none does. `refs`: the objects' referents, `len(row)` each. One comparison of the whole
-    list (mostly identities) in the usual case."""
+    list (mostly identities) in the usual case; else one per column (slicing per object cost
+    twice as much: Dialog's build removes some grass every reset)."""
     width = len(row)
     expected = row * n
     expected[_X::width] = refs[_X::width]
@@ -122,7 +130,13 @@ def _mismatches(refs: list[Any], n: int, uuids: list[int], row: list[Any]) -> li
     expected[width - 2 :: width] = uuids
     if refs == expected:
         return None
-    return [refs[i : i + width] != expected[i : i + width] for i in range(0, n * width, width)]
+    bad: list[bool] | None = None  # some object differs (e.g. grass the build removed): per column
+    for slot in range(width):
+        column, want = refs[slot::width], expected[slot::width]
+        if column != want:
+            found = list(map(ne, column, want))
+            bad = found if bad is None else list(map(or_, bad, found))
+    return bad
 
 
 def containers_held_elsewhere(objs: list[WorldObject]) -> list[WorldObject]:

@@ -350,14 +350,14 @@ class World:
             if obj.is_agent or obj.dialogable:  # characters and devices: partners point at each other, trees and records at them
                 for key in ("dialog_tree", "dialog_partner", "history"):
                     obj.__dict__.pop(key, None)
+        if self._fills:  # what is still registered: the next world's fill may reuse it
+            spares.offer(self, self._fills, self.objects)
+            self._fills = None
         self.objects, self.removed_holders, self.agents, self.on_tick = {}, [], [], []
         self._built, self.holders = {}, {}
         self._uuid_pool.close()
         self._passages, self._zones, self._tickers, self._ticking, self._watchers = None, {}, [], (), []
         self.caches, self.stacks = {}, []
-        if self._fills:  # last: nothing of this world holds them any more
-            spares.offer(self, self._fills)
-            self._fills = None
 
     # ---- time -------------------------------------------------------------------------
     def tick(self) -> None:
