@@ -8,7 +8,7 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
-from discoverylab.world import instruments, things
+from discoverylab.world import instruments, spares, things
 from discoverylab.world.materials import material, shared_material
 from discoverylab.world.objects import Container, Layer, WorldObject
 from discoverylab.world.world import World, stack_insert
@@ -178,7 +178,10 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     `holes` (rects (x, y, w, h), only with `all_cells`): cells left bare whose UUIDs are taken
     all the same, in order, so every later object gets the UUID it gets without holes. For
     ground a building covers at once (`layout.fill_grass`): the grass there would only be
-    removed again (~200 of 1,024 objects per unit-test reset)."""
+    removed again (~200 of 1,024 objects per unit-test reset).
+
+    The objects are recorded on the world (`World.record_fill`): the next fill of `kind` after
+    it is disposed reuses those left untouched (`world/spares.py`) before building new ones."""
     plan = _inline(kind)
     cells = cells if isinstance(cells, list) else list(cells)
     size = world.size
@@ -206,9 +209,24 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
                 kept_uuids += uuids[start:i]
             start = i + 1
         cells, uuids = kept_cells + cells[start:], kept_uuids + uuids[start:]
-    objs = []
+    objs: list[WorldObject] = []
+    pairs = zip(cells, uuids, strict=True)
+    # The last disposed world's untouched objects of this kind first (`world/spares.py`): only
+    # their world, tile and UUID differ from a new object's. `spare` first: zip stops on it
+    # without taking a cell.
+    for obj, ((x, y), uuid) in zip(spares.take(kind, cls, name, type_, materials, layer, attrs), pairs, strict=False):
+        obj.world = world
+        obj.x = x
+        obj.y = y
+        obj.uuid = uuid
+        stack = stacks[x][y]
+        if stack and stack[-1].layer < layer:  # as in `place`
+            stack_insert(stack, obj, layer)
+        else:
+            stack.append(obj)
+        objs.append(obj)
     new = object.__new__
-    for (x, y), uuid in zip(cells, uuids, strict=True):  # as `place`
+    for (x, y), uuid in pairs:  # as `place`
         # `_plain`'s body, inline: the call with its twelve arguments cost ~1,000 instructions
         # per object, ~1M per grass fill (`tests/test_speed_paths.py` compares every template).
         obj = new(cls)
@@ -235,6 +253,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
             stack.append(obj)
         objs.append(obj)
     world.objects.update(zip(uuids, objs, strict=True))
+    world.record_fill(kind, objs, uuids)
 
 
 def _hole_indices(cells: list[tuple[int, int]], size: int, holes: Iterable[Rect]) -> list[int]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from discoverylab.world import spares
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.streams import LazyStream, opaque_rng
@@ -49,6 +50,7 @@ class World:
     # replaces it at once (`reseed_build`). Only this one: CPython 3.11 does not specialise reads
     # of an attribute a class-level descriptor shadows, and NPCs read `rng_npc` every tick.
     rng_build = LazyStream(0)
+    _fills: list[spares.Fill] | None = None  # `record_fill`'s, for the next world (`dispose`)
 
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self._seed = int(seed)
@@ -136,6 +138,13 @@ class World:
             self._uuid_pool.extend(i + count)
         self._uuid_index = i + count
         return self._uuids[i : i + count]
+
+    def record_fill(self, kind: str, objs: list[WorldObject], uuids: list[int]) -> None:
+        """Note plain objects built in one go (`catalog.place_each`): once this world is
+        disposed, the next world's fill of `kind` may reuse those left untouched (`world/spares.py`)."""
+        if self._fills is None:
+            self._fills = []
+        self._fills.append((kind, objs, uuids))
 
     def unregister(self, obj: WorldObject) -> None:
         self.objects.pop(obj.uuid, None)
@@ -321,7 +330,9 @@ class World:
         """Break the object graph's reference cycles so a finished world is freed at once by
         reference counting instead of waiting for (and slowing) the cyclic garbage collector.
         Only what can be in a cycle is visited: registered objects (`_built`) and holders, live
-        or destroyed; plain objects built inline (a thousand grass tiles) are freed without a visit."""
+        or destroyed; plain objects built inline (a thousand grass tiles) are freed without a visit.
+        Last, the fills it recorded (`record_fill`) go to `world/spares.py`: the next fill of
+        their kind reuses the untouched ones (they keep this emptied world alive until then)."""
         destroyed, pending = [], list(self.removed_holders)  # destroyed subtrees are no longer in `objects`
         while pending:
             obj = pending.pop()
@@ -344,6 +355,9 @@ class World:
             if obj.is_agent or obj.dialogable:  # characters and devices: partners point at each other, trees and records at them
                 for key in ("dialog_tree", "dialog_partner", "history"):
                     obj.__dict__.pop(key, None)
+        if self._fills:  # what is still registered: the next world's fill may reuse it
+            spares.offer(self, self._fills, self.objects)
+            self._fills = None
         self.objects, self.removed_holders, self.agents, self.on_tick = {}, [], [], []
         self._built, self.holders = {}, {}
         self._uuid_pool.close()

@@ -1,0 +1,197 @@
+"""Grass recycled from a disposed world (`world/spares.py`) against grass built anew: a world
+built from spares must equal, attribute by attribute, the world built without them, and an
+object the episode touched (or that someone still holds) must never be reused."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.rl import make_rl_env
+from discoverylab.scenarios import layout
+from discoverylab.world import spares
+from discoverylab.world.catalog import spawn
+from discoverylab.world.materials import Material
+from discoverylab.world.objects import WorldObject
+from discoverylab.world.world import World
+
+UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTest", "SearchTest",
+              "InstrumentMeasurementTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsWithKeysTest",
+              "DiscoveryFeedTest")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _no_spares() -> Iterator[None]:
+    spares.clear()
+    yield
+    spares.clear()
+
+
+def _norm(value: Any) -> Any:
+    """A comparable form of an attribute value: objects by UUID, the world by a tag."""
+    if isinstance(value, WorldObject):
+        return ("obj", value.uuid)
+    if isinstance(value, World):
+        return "world"
+    if isinstance(value, list | tuple):
+        return [_norm(v) for v in value]
+    if isinstance(value, dict):
+        return [(k, _norm(v)) for k, v in value.items()]
+    if isinstance(value, Material):
+        return repr(value)
+    if isinstance(value, int | float | str | bool | type(None)):
+        return value
+    return type(value).__name__  # callbacks, generators: their kind only
+
+
+def _state(world: World) -> tuple[Any, ...]:
+    """Every object (registry order, class, each attribute in its `__dict__` order) and stack."""
+    objects = [(u, type(o).__name__, [(k, _norm(v)) for k, v in vars(o).items()]) for u, o in world.objects.items()]
+    stacks = [[[o.uuid for o in stack] for stack in column] for column in world.stacks]
+    return objects, stacks
+
+
+def _play(env: Any, steps: int, seed: int) -> None:
+    """Random masked steps (moves and turns two steps of three, as `rl_speed.py`)."""
+    _, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for i in range(steps):
+        mask = info["action_mask"]
+        allowed = np.flatnonzero(mask if i % 3 == 0 or not mask[:15].any() else mask[:15])
+        *_, term, trunc, info = env.step(int(allowed[int(rng.integers(len(allowed)))]))
+        if term or trunc:
+            _, info = env.reset(seed=seed + 1 + i)
+
+
+def _fill_ids(world: World) -> set[int]:
+    return {id(obj) for _, objs, _ in world._fills or () for obj in objs}
+
+
+@pytest.mark.parametrize("task", UNIT_TESTS)
+def test_a_world_built_from_spares_equals_one_built_anew(task: str) -> None:
+    played = make_rl_env(task)
+    _play(played, 60, seed=3)
+    before = _fill_ids(played.unwrapped.world)
+    played.reset(seed=11)  # disposes the played world: its untouched grass is reused
+    world = played.unwrapped.world
+    reused = sum(id(o) in before for o in world.objects.values())
+    assert reused > 500  # the fast path ran (not silently off)
+    spares.clear()
+    fresh = DiscoveryWorldEnv(task)
+    fresh.reset(seed=11)
+    assert fresh.world is not None
+    assert _state(world) == _state(fresh.world)
+
+
+def test_spares_of_another_task_build_the_same_world() -> None:
+    played = make_rl_env("MovingAgentsTest")
+    _play(played, 80, seed=5)
+    played.unwrapped.world.dispose()
+    env = DiscoveryWorldEnv("DoorsTest")
+    env.reset(seed=2)
+    spares.clear()
+    fresh = DiscoveryWorldEnv("DoorsTest")
+    fresh.reset(seed=2)
+    assert env.world is not None and fresh.world is not None
+    assert _state(env.world) == _state(fresh.world)
+
+
+def _meadow(seed: int) -> World:
+    world = World(seed)
+    layout.fill_grass(world)
+    return world
+
+
+def _touch(world: World) -> tuple[dict[str, weakref.ref[WorldObject]], list[WorldObject]]:
+    """Touch grass in every way the engine allows: which one each way touched (weakly: a
+    reference would keep it from reuse by itself), and the one a caller still holds."""
+    grass = [world.stacks[x][0][0] for x in range(15)]
+    ways = ("contents", "part", "props", "added", "name", "materials", "material", "removed", "parent", "layer",
+            "alive", "world", "moved")  # fmt: skip
+    touched = dict(zip(ways, grass, strict=False))
+    touched["contents"].add(spawn(world, "coin"))
+    touched["part"].add_part(spawn(world, "coin"))
+    touched["props"].props["wet"] = True
+    touched["added"].temperature_c += 5.0  # a new instance attribute (what a heater does to its target)
+    touched["name"].name = "lawn"
+    touched["materials"].materials.append(touched["materials"].materials[0])
+    touched["material"].materials[0] = touched["material"].materials[0].copy()
+    touched["material"].materials[0].ph = 3.0
+    touched["removed"].remove_from_world()
+    touched["parent"].parent = spawn(world, "table")  # the attribute alone, without `add`
+    touched["layer"].layer = None
+    touched["alive"].alive = False
+    touched["world"].world = World(99)
+    world.place(touched["moved"], 20, 20)  # moved, otherwise as new: may be reused
+    return {how: weakref.ref(obj) for how, obj in touched.items()}, [grass[-1]]
+
+
+def test_touched_or_held_grass_is_never_reused() -> None:
+    world = _meadow(4)
+    touched, held = _touch(world)
+    untouched = [weakref.ref(world.stacks[x][5][0]) for x in range(32)]
+    world.dispose()
+    again = _meadow(6)
+    live = {id(o) for o in again.objects.values()}
+    assert all(id(ref()) in live for ref in untouched)  # the rest is reused
+    for how, ref in touched.items():
+        if how not in ("contents", "part", "moved"):  # emptied by `dispose`, or only elsewhere: as new
+            assert ref() is None or id(ref()) not in live, how
+    assert id(held[0]) not in live
+    assert _state(again) == _state(_rebuilt(6))
+
+
+def _rebuilt(seed: int) -> World:
+    spares.clear()
+    return _meadow(seed)
+
+
+def test_an_attribute_deleted_or_added_is_seen_one_object_at_a_time() -> None:
+    world = _meadow(1)
+    extra, gone = world.stacks[3][3][0], world.stacks[4][4][0]
+    extra.sprite = "lawn"  # one value more than the others: `take` checks each object alone
+    del gone.props  # and one less, made up by another: the values after it shift
+    gone.quirk = {}
+    changed = [weakref.ref(extra), weakref.ref(gone)]
+    untouched = [weakref.ref(world.stacks[x][9][0]) for x in range(32)]
+    del extra, gone
+    world.dispose()
+    again = _meadow(2)
+    live = {id(o) for o in again.objects.values()}
+    assert all(ref() is None or id(ref()) not in live for ref in changed)
+    assert all(id(ref()) in live for ref in untouched)
+    assert _state(again) == _state(_rebuilt(2))
+
+
+@pytest.mark.parametrize("task", UNIT_TESTS)
+def test_no_container_of_a_reused_object_is_held_elsewhere(task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`take` does not count the containers' references (see `world/spares.py`): no code path
+    of a played unit test may keep one."""
+    taken: list[WorldObject] = []
+    plain_take = spares.take
+
+    def take(*args: Any) -> list[WorldObject]:
+        objs = plain_take(*args)
+        assert spares.containers_held_elsewhere(objs) == []
+        taken.extend(objs)
+        return objs
+
+    monkeypatch.setattr(spares, "take", take)
+    env = make_rl_env(task)
+    _play(env, 150, seed=8)
+    env.reset(seed=9)
+    assert taken
+
+
+def test_a_container_held_elsewhere_is_found() -> None:
+    world = _meadow(3)
+    grass = world.stacks[2][2][0]
+    kept = grass.contents
+    assert spares.containers_held_elsewhere([grass]) == [grass]
+    assert spares.containers_held_elsewhere([world.stacks[2][3][0]]) == []
+    assert kept == []
