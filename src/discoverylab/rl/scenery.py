@@ -67,6 +67,24 @@ def _plain(obj: WorldObject) -> bool:
     return not obj.is_agent and not obj.is_passage and type(obj).is_passable_now is WorldObject.is_passable_now
 
 
+_STACK_CELLS: dict[tuple[object, ...], tuple[bytes, bytes, bool, int, tuple[int, ...]]] = {}
+"""`_full_cell` of a tile of several plain objects (`_stack_key`), with how many of its stack
+it shows and the indexes of its slot candidates among them."""
+
+
+def _stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int) -> tuple[object, ...] | None:
+    """What a tile's cell follows from when its objects are all plain (`_plain`, nothing inside,
+    not the viewer): per object its class, type, passability, layer and whether it hides what
+    lies below (`objects_at` shows a prefix of the stack that these decide, `blocker_at` finds
+    the first impassable one); None for any other tile."""
+    key: list[object] = [depth]
+    for o in stack:
+        if o.contents or o is viewer or not _plain(o):
+            return None
+        key.append((type(o), o.type, o.passable, o.layer, o.obscures_below))
+    return tuple(key)
+
+
 class SceneryMirror:
     """Kind ids and tile states of every tile of one world, its visible objects (`visible`,
     `candidates`, indexed [x][y] in world coordinates) and which tiles hold slot candidates.
@@ -112,18 +130,34 @@ class SceneryMirror:
     def _cell(self, x: int, y: int) -> tuple[bytes, bytes, bool]:
         """Kind ids (padded to `depth`), tile state and whether it holds slot candidates; keeps
         the tile's visible objects and candidates. A tile holding one plain object (grass, a
-        floor, a wall: most tiles) reuses the cell of its class, type and passability."""
+        floor: most tiles) reuses the cell of its class, type and passability; a tile of several
+        plain objects (a wall on its floor, a tree on grass) that of the same stack (`_stack_key`)."""
         world, viewer = self.world, self.viewer
         stack = world.stacks[x][y]
-        obj = stack[0] if len(stack) == 1 else None
-        if obj is not None and not obj.contents and obj is not viewer and _plain(obj):
-            key = (type(obj), obj.type, obj.passable, self.depth)
-            cell = _PLAIN_CELLS.get(key)
+        if len(stack) != 1:
+            key = _stack_key(stack, viewer, self.depth)
+            if key is None:
+                return self._full_cell(x, y)
+            found = _STACK_CELLS.get(key)
+            if found is None:
+                kinds, state, flag = self._full_cell(x, y)
+                shown = self.visible[x][y]
+                picks = tuple([i for i, o in enumerate(shown) if not isinstance(o, Terrain)])
+                _STACK_CELLS[key] = (kinds, state, flag, len(shown), picks)
+                return kinds, state, flag
+            kinds, state, flag, count, picks = found
+            shown = self.visible[x][y] = stack[:count]
+            self.candidates[x][y] = tuple([(shown[i].uuid, shown[i]) for i in picks])
+            return kinds, state, flag
+        obj = stack[0]
+        if not obj.contents and obj is not viewer and _plain(obj):
+            plain = (type(obj), obj.type, obj.passable, self.depth)
+            cell = _PLAIN_CELLS.get(plain)
             if cell is not None:
                 self.visible[x][y] = [obj]
                 self.candidates[x][y] = ((obj.uuid, obj),) if cell[2] else ()
                 return cell
-            cell = _PLAIN_CELLS[key] = self._full_cell(x, y)
+            cell = _PLAIN_CELLS[plain] = self._full_cell(x, y)
             return cell
         return self._full_cell(x, y)
 
@@ -220,25 +254,36 @@ class SceneryMirror:
     def _fill_first(self, tiles: list[tuple[int, int, bool]]) -> None:
         """`_tile(x, y, first=True)` for tiles never computed (the ~49 of a reset's first view),
         in one loop: such a tile lies in no window the caches were filled for and counts as no
-        change, so nothing but its cell, flags, looks and mark is written."""
-        looks, flags, visible, cell_of = self._looks, self.flags, self.visible, self._cell
+        change, so nothing but its cell, flags, looks and mark is written. Its flags, looks and
+        mark are unset already (no view reached it), so only set ones are written. A tile of one
+        plain object (`_cell`'s last branch, most tiles of a view) takes its cell inline."""
+        looks, flags, visible, candidates = self._looks, self.flags, self.visible, self.candidates
         kinds_view, state_view, depth, side, r = self._kinds_view, self._state_view, self.depth, self._side, self.radius
-        marked, has_candidates = self.marked, self.has_candidates
+        marked, has_candidates, stacks, viewer = self.marked, self.has_candidates, self.world.stacks, self.viewer
         seen = getattr(self.marker, "seen", None)
+        plain_cells = _PLAIN_CELLS
         for x, y, _ in tiles:
-            kinds, state, flag = cell_of(x, y)
-            row, col = y + r, x + r
-            at = row * side + col
+            stack = stacks[x][y]
+            cell = None
+            if len(stack) == 1:
+                obj = stack[0]
+                if not obj.contents and obj is not viewer and _plain(obj):
+                    cell = plain_cells.get((type(obj), obj.type, obj.passable, depth))
+            if cell is None:
+                kinds, state, flag = self._cell(x, y)
+            else:
+                kinds, state, flag = cell
+                visible[x][y] = [obj]
+                candidates[x][y] = ((obj.uuid, obj),) if flag else ()
             if flag:
                 looks[(x, y)] = None  # unknown: the tile's next recompute counts as a change
-            else:
-                looks.pop((x, y), None)
-            if flag != flags[x][y]:
-                flags[x][y] = flag
-                has_candidates[row, col] = flag
+                flags[x][y] = True
+                has_candidates[y + r, x + r] = True
+            at = (y + r) * side + x + r
             kinds_view[at * depth : at * depth + depth] = kinds
             state_view[at * 4 : at * 4 + 4] = state
-            marked[row, col] = seen is not None and all(o.uuid in seen for o in visible[x][y])
+            if seen is not None and all(o.uuid in seen for o in visible[x][y]):
+                marked[y + r, x + r] = True
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
         """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text

@@ -1,0 +1,137 @@
+"""The symbolic encoder's cold paths (a new world's first views) against their plain versions:
+the tile mirror's shared cells of plain stacks (`_STACK_CELLS`, `_PLAIN_CELLS`) and its
+inline first fill. Each test fails when its fast path goes stale."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from discoverylab.rl import make_rl_env, scenery
+from discoverylab.rl.scenery import SceneryMirror
+from discoverylab.rl.symbolic import DEPTH
+from discoverylab.world import catalog
+from discoverylab.world.objects import Layer
+from discoverylab.world.world import World
+
+TASKS = ["DoorsTest", "NavigationHouseTest", "MovingAgentsTest", "SearchTest", "DialogTest", "ReactorLab", "Proteomics"]
+
+
+def _cells(mirror: SceneryMirror, x: int, y: int, full: bool) -> tuple[object, ...]:
+    kinds, state, flag = mirror._full_cell(x, y) if full else mirror._cell(x, y)
+    shown = mirror.visible[x][y]
+    return kinds, state, flag, [id(o) for o in shown], [(u, id(o)) for u, o in mirror.candidates[x][y]]
+
+
+def _check_every_tile(world: World, viewer: object) -> int:
+    """Every tile's cell twice from the shared cells (the second read hits them) and once from
+    its objects; how many tiles took a shared cell of several objects."""
+    mirror = SceneryMirror(world, 3, DEPTH, viewer)  # type: ignore[arg-type]
+    shared = 0
+    for rnd in range(2):
+        for x in range(world.size):
+            for y in range(world.size):
+                fast = _cells(mirror, x, y, full=False)
+                assert fast == _cells(mirror, x, y, full=True), (x, y, world.stacks[x][y])
+                stack = world.stacks[x][y]
+                shared += rnd == 1 and len(stack) > 1 and scenery._stack_key(stack, mirror.viewer, DEPTH) is not None
+    mirror.close()
+    return shared
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_shared_cells_of_plain_stacks_equal_each_tile_s_own(task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a reset and after 150 random steps (characters walked, doors opened, things taken)."""
+    monkeypatch.setattr(scenery, "_STACK_CELLS", {})
+    monkeypatch.setattr(scenery, "_PLAIN_CELLS", {})
+    env = make_rl_env(task, max_steps=10**6)
+    _, info = env.reset(seed=5)
+    base = env.unwrapped
+    assert _check_every_tile(base.world, base.scenario.player) > 0  # walls on floors, trees on grass
+    rng = np.random.default_rng(1)
+    for _ in range(150):
+        *_, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+    _check_every_tile(base.world, base.scenario.player)
+
+
+def _stacks_apart() -> tuple[World, object]:
+    """A row of tiles whose stacks differ in one part of `_stack_key` each, and a viewer."""
+    world = World(1)
+    world.place(catalog.spawn(world, "sign", obscures_below=True), 8, 0, layer=Layer.WORLD)  # over grass, on its layer
+    for x, ground in enumerate(["grass"] * 7 + ["floor", "grass"]):
+        catalog.place(world, ground, x, 0)
+    catalog.place(world, "sign", 0, 0)
+    catalog.place(world, "sign", 1, 0, passable=True)  # signs block by default
+    catalog.place(world, "sign", 2, 0, obscures_below=True)
+    world.place(catalog.spawn(world, "sign", obscures_below=True), 3, 0, layer=Layer.WORLD)  # under grass, on its layer
+    catalog.place(world, "wall", 4, 0)
+    catalog.place(world, "fence", 5, 0)  # a wall that hides nothing
+    catalog.place(world, "sign", 7, 0)  # on a floor
+    catalog.place(world, "sign", 9, 0)  # alone: a plain object with candidates
+    catalog.place(world, "grass", 10, 0)
+    return world, catalog.place(world, "sign", 6, 0)
+
+
+def test_each_part_of_a_stack_s_key_tells_its_cells_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stacks that differ in one object's type, passability, layer or hiding what is below (and
+    the viewer standing in one) each get their own cell: a key that forgot one would hand the
+    first stack's cell to another."""
+    monkeypatch.setattr(scenery, "_STACK_CELLS", {})
+    world, viewer = _stacks_apart()
+    mirror = SceneryMirror(world, 3, DEPTH, viewer)  # type: ignore[arg-type]
+    for x in range(11):
+        assert _cells(mirror, x, 0, full=False) == _cells(mirror, x, 0, full=True), x
+    assert len(scenery._STACK_CELLS) == 8  # the viewer's tile and the lone ones take other paths
+    assert [len(mirror.visible[x][0]) for x in range(11)] == [2, 2, 1, 2, 1, 2, 1, 2, 2, 1, 1]
+
+
+def test_first_fill_of_lone_objects_and_stacks_equals_tile_by_tile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_fill_first` on the row of `_stacks_apart` (plain cells inline, shared cells of stacks,
+    full cells) leaves what `_tile(x, y, first=True)` per tile leaves, cells shared or not."""
+    states = []
+    for fast in (True, True, False):
+        world, viewer = _stacks_apart()
+        mirror = SceneryMirror(world, 3, DEPTH, viewer)  # type: ignore[arg-type]
+        mirror.marker = viewer
+        viewer.seen = {o.uuid for o in world.stacks[4][0]}  # type: ignore[attr-defined]
+        tiles = [(x, 0, True) for x in range(11)]
+        if fast:
+            mirror._fill_first(tiles)
+        else:
+            for x, y, _ in tiles:
+                mirror._tile(x, y, True)
+        states.append((mirror.kinds.tobytes(), mirror.state.tobytes(), mirror.has_candidates.tobytes(),
+                       mirror.marked.tobytes(), mirror.flags, dict(mirror._looks),
+                       [[[o.uuid for o in v] for v in col] for col in mirror.visible],
+                       [[[u for u, _ in c] for c in col] for col in mirror.candidates]))  # fmt: skip
+    assert states[0] == states[2] and states[1] == states[2]
+    assert states[0][3] != bytes(len(states[0][3]))  # the wall's tile was marked
+
+
+@pytest.mark.parametrize("task", ["DoorsTest", "MovingAgentsTest", "SearchTest"])
+def test_first_fill_equals_tile_by_tile_with_shared_cells(task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_fill_first` (inline plain cells, only set flags, looks and marks written) leaves the
+    mirror as `_tile(x, y, first=True)` per tile does, the shared cells filled or not."""
+    states = []
+    for fast, fresh in [(True, True), (True, False), (False, True)]:
+        if fresh:
+            monkeypatch.setattr(scenery, "_STACK_CELLS", {})
+            monkeypatch.setattr(scenery, "_PLAIN_CELLS", {})
+        if not fast:
+            monkeypatch.setattr(SceneryMirror, "_fill_first", lambda self, tiles: [self._tile(x, y, True) for x, y, _ in tiles])
+        env = make_rl_env(task)
+        env.reset(seed=2)
+        base = env.unwrapped
+        agent = base.scenario.player
+        mirror = SceneryMirror(base.world, 3, DEPTH, agent)
+        mirror.marker = agent
+        agent.seen.update(list(base.world.objects)[::2])
+        trail = []
+        for x, y in [(agent.x, agent.y), (4, 4), (5, 4), (16, 20), (31, 31)]:
+            mirror.refresh(x, y)
+            trail.append((mirror.kinds.tobytes(), mirror.state.tobytes(), mirror.has_candidates.tobytes(),
+                          mirror.marked.tobytes(), mirror.flags, dict(mirror._looks),
+                          [[[o.uuid for o in v] for v in col] for col in mirror.visible],
+                          [[[u for u, _ in c] for c in col] for col in mirror.candidates]))  # fmt: skip
+        states.append(trail)
+    assert states[0] == states[2] and states[1] == states[2]
