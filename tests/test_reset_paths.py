@@ -128,7 +128,7 @@ def _snapshot(world: World) -> list[object]:
     return [objects, repr([[[o.uuid for o in s] for s in col] for col in world.stacks])]
 
 
-@pytest.mark.parametrize("kind", sorted(k for k in catalog.templates() if catalog._inline(k) is not None))
+@pytest.mark.parametrize("kind", sorted(k for k in catalog.templates() if catalog.inline_plan(k) is not None))
 def test_inline_placement_with_overrides_equals_spawn_and_place(kind: str) -> None:
     """`place` with overrides of class attributes (a door's key, a sign's text, a template's own
     attribute) builds inline what `spawn(**overrides)` + `World.place` build: attributes in

@@ -48,7 +48,7 @@ def test_inline_objects_with_their_own_materials_get_copies() -> None:
     materials, as `spawn` makes them: changing one object's never changes another's."""
     world = World(4)
     first, second = catalog.place(world, "tree_trunk", 1, 1), catalog.place(world, "tree_trunk", 2, 2)
-    assert catalog._inline("tree_trunk") is not None and first.uuid not in world._built
+    assert catalog.inline_plan("tree_trunk") is not None and first.uuid not in world._built
     first.materials[0].ph = 1.5
     assert second.materials[0].ph != 1.5 and catalog.spawn(world, "tree_trunk").materials[0].ph != 1.5
 
@@ -60,15 +60,15 @@ def test_a_template_that_ticks_or_talks_takes_the_general_path(monkeypatch: pyte
     own = {**catalog.templates(), "odd": {"class": "WorldObject", "name": "odd", "type": "odd", "attrs": {attr: True}}}
     monkeypatch.setattr(catalog, "templates", lambda: own)
     catalog._plan.cache_clear()
-    catalog._inline.cache_clear()
+    catalog.inline_plan.cache_clear()
     try:
-        assert catalog._inline("odd") is None and catalog._inline("table") is not None
+        assert catalog.inline_plan("odd") is None and catalog.inline_plan("table") is not None
         world = World(6)
         obj = catalog.place(world, "odd", 2, 2)
         assert obj.uuid in world._built and (obj in world._tickers) == (attr == "needs_tick")
     finally:
         catalog._plan.cache_clear()
-        catalog._inline.cache_clear()
+        catalog.inline_plan.cache_clear()
 
 
 def test_inline_grass_equals_the_general_path_on_an_empty_world() -> None:

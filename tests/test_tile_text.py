@@ -249,8 +249,8 @@ UNREPORTED = {
     ("scenarios/tutorial/scenario.py", "Tutorial._build_house"): "world building",
     ("scenarios/unit/instrument_measurement.py", "InstrumentMeasurementTest._randomise"): "world building",
     ("scenarios/explore.py", "WorldMap.update"): "a map record, not a world object",
-    ("world/catalog.py", "_plain"): "a new object (WorldObject.__init__'s inline twin), placed while nobody watches",
-    ("world/catalog.py", "place_each"): "new objects (`_plain`'s body inline), placed while nobody watches",
+    ("world/catalog.py", "build_plain"): "a new object (WorldObject.__init__'s inline twin), placed while nobody watches",
+    ("world/catalog.py", "place_each"): "new objects (`build_plain`'s body inline), placed while nobody watches",
     ("scenarios/combinatorial_chemistry/things.py", "RustedKey.tick"): "every branch ends in _rename(), which reports",
     ("labs/sequence/protocol_population.py", "PopulationProtocol._on_reset"): "a Tiny Labs protocol, no world object",
 }

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from discoverylab.world.catalog import Rect, _inline, all_cells, place, place_each, spawn
-from discoverylab.world.catalog import _plain as make
+from discoverylab.world.catalog import Rect, all_cells, build_plain, inline_plan, place, place_each, spawn
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
 
@@ -84,7 +83,7 @@ def _bare_shell(world: World, x: int, y: int, w: int, h: int) -> bool:
     them so) and nobody watches: the objects, UUIDs, registry order and stacks of its loop of
     `ground` and `place` (floor, then the wall on a border tile), without ~250 calls. Whether
     it did; else the caller's loop does the work (and raises the clear errors)."""
-    floor, wall = _inline("floor"), _inline("wall")
+    floor, wall = inline_plan("floor"), inline_plan("wall")
     size, stacks = world.size, world.stacks
     if floor is None or wall is None or world._watchers or w < 1 or h < 1:
         return False
@@ -99,10 +98,10 @@ def _bare_shell(world: World, x: int, y: int, w: int, h: int) -> bool:
         column, edge = stacks[i], i == x or i == right
         for j in range(y, y + h):
             uuid = next(uuids)
-            f = objects[uuid] = make(world, f_cls, f_name, f_type, f_materials, f_fresh, f_attrs, i, j, f_layer, uuid)
+            f = objects[uuid] = build_plain(world, f_cls, f_name, f_type, f_materials, f_fresh, f_attrs, i, j, f_layer, uuid)
             if edge or j == y or j == bottom:
                 uuid = next(uuids)
-                b = objects[uuid] = make(world, w_cls, w_name, w_type, w_materials, w_fresh, w_attrs, i, j, w_layer, uuid)
+                b = objects[uuid] = build_plain(world, w_cls, w_name, w_type, w_materials, w_fresh, w_attrs, i, j, w_layer, uuid)
                 column[j] += (b, f) if wall_on_top else (f, b)
             else:
                 column[j].append(f)

@@ -83,12 +83,12 @@ def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
 
 
 Inline = tuple[Layer, type[WorldObject], str, str, tuple[Any, ...], bool, dict[str, Any]]
-"""What `_plain` needs of a plain kind: (layer, class, name, type, materials, whether each
+"""What `build_plain` needs of a plain kind: (layer, class, name, type, materials, whether each
 object gets copies of them (`spawn`'s `material`) rather than the shared ones, attributes)."""
 
 
 @cache
-def _inline(kind: str) -> Inline | None:
+def inline_plan(kind: str) -> Inline | None:
     """How `place` and `place_each` build an object of `kind` inline when it is plain (no
     props, parts or tick, the base constructor, template attributes its class declares,
     nothing `World.dispose` must untie: it never visits objects that are not registered),
@@ -107,7 +107,7 @@ def _inline(kind: str) -> Inline | None:
     return layer, cls, name, type_, shared, False, attrs
 
 
-def _plain(
+def build_plain(
     world: World, cls: type[WorldObject], name: str, type_: str, materials: tuple[Any, ...], fresh: bool,
     attrs: dict[str, Any], x: int, y: int, layer: Layer, uuid: int, new: Callable[[type], Any] = object.__new__,
 ) -> WorldObject:  # fmt: skip
@@ -136,8 +136,8 @@ def _plain(
     return obj
 
 
-# Overrides `place` never builds inline: what `_plain` sets itself, what changes the name, type,
-# props or layer, and what makes an object tick, talk or act (`_inline`'s exclusions).
+# Overrides `place` never builds inline: what `build_plain` sets itself, what changes the name, type,
+# props or layer, and what makes an object tick, talk or act (`inline_plan`'s exclusions).
 _NOT_INLINE = frozenset({"world", "name", "type", "type_", "materials", "contents", "parts", "parent", "x", "y",
                          "layer", "alive", "props", "uuid", "layer_hint", "needs_tick", "is_agent", "dialogable"})  # fmt: skip
 
@@ -145,7 +145,7 @@ _NOT_INLINE = frozenset({"world", "name", "type", "type_", "materials", "content
 def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObject:
     """Spawn and put on the grid on the template's layer."""
     if not world._watchers and 0 <= x < world.size and 0 <= y < world.size:
-        plan = _inline(kind)
+        plan = inline_plan(kind)
         if plan is not None and overrides:  # e.g. a door's key, a sign's text: ~10 per reset
             cls = plan[1]
             if _NOT_INLINE.isdisjoint(overrides) and all(hasattr(cls, key) for key in overrides):
@@ -155,7 +155,7 @@ def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObj
         if plan is not None:  # plain scenery (most objects of a map), built inline: a third of the time
             layer, cls, name, type_, materials, fresh, attrs = plan
             uuid = world.next_uuid()
-            obj = world.objects[uuid] = _plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
+            obj = world.objects[uuid] = build_plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
             stack = world.stacks[x][y]  # as `World.place` puts it (nobody watches)
             if stack and stack[-1].layer < layer:  # type: ignore[operator]  # else last: `stack_insert` without the call
                 stack_insert(stack, obj, layer)
@@ -182,7 +182,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
 
     The objects are recorded on the world (`World.record_fill`): the next fill of `kind` after
     it is disposed reuses those left untouched (`world/spares.py`) before building new ones."""
-    plan = _inline(kind)
+    plan = inline_plan(kind)
     cells = cells if isinstance(cells, list) else list(cells)
     size = world.size
     skipped = _hole_indices(cells, size, holes) if holes else []
@@ -227,7 +227,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
         objs.append(obj)
     new = object.__new__
     for (x, y), uuid in pairs:  # as `place`
-        # `_plain`'s body, inline: the call with its twelve arguments cost ~1,000 instructions
+        # `build_plain`'s body, inline: the call with its twelve arguments cost ~1,000 instructions
         # per object, ~1M per grass fill (`tests/test_speed_paths.py` compares every template).
         obj = new(cls)
         obj.world = world

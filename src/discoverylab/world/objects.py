@@ -259,7 +259,7 @@ class WorldObject:
     def release(self) -> None:
         """Drop links a subclass keeps to other objects or to its scenario when the world is
         disposed (`World.dispose` calls it on every object built by a constructor: a class that
-        overrides it must not be built inline, see `catalog._inline`), where they would keep a cycle, and
+        overrides it must not be built inline, see `catalog.inline_plan`), where they would keep a cycle, and
         so the whole world, alive until the garbage collector's next full pass."""
 
     def react_to_temperature(self) -> None:

@@ -80,7 +80,7 @@ def clear() -> None:
 
 def _row(world: World, cls: type, name: str, type_: str, materials: list[Any], layer: Layer,
          attrs: dict[str, Any], uuid: Any) -> list[Any]:  # fmt: skip
-    """An untouched fill object's referents, in the order `catalog._plain` stores its attributes."""
+    """An untouched fill object's referents, in the order `catalog.build_plain` stores its attributes."""
     return [world, name, type_, materials, [], [], None, None, None, layer, True, {}, *attrs.values(), uuid, cls]
 
 
@@ -88,7 +88,7 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
          attrs: dict[str, Any]) -> list[WorldObject]:  # fmt: skip
     """The last disposed fill's objects of `kind` that can be reused as new ones (see the module
     docstring), in no particular order; [] when there are none. `materials` etc.: the kind's
-    plan (`catalog._inline`), as the fill builds its objects."""
+    plan (`catalog.inline_plan`), as the fill builds its objects."""
     entry = _SPARE.pop(kind, None)
     if entry is None:
         return []
@@ -155,7 +155,7 @@ def containers_held_elsewhere(objs: list[WorldObject]) -> list[WorldObject]:
 def _layout_known(world: World, cls: type, name: str, type_: str, materials: list[Any], layer: Layer,
                   attrs: dict[str, Any]) -> bool:  # fmt: skip
     """Whether objects of `cls` list their referents in `_row`'s order on this Python (checked
-    once per class and template attributes, on a probe built as `catalog._plain` builds); if
+    once per class and template attributes, on a probe built as `catalog.build_plain` builds); if
     not, nothing of the kind is reused."""
     key = (cls, tuple(attrs))
     known = _layouts.get(key)
