@@ -2,7 +2,7 @@
 machines whose clock drifts. A benchmark, not a test:
 
     .venv/bin/python benchmarks/instructions.py [--task SpaceSick] [--difficulty normal]
-        [--mode text|symbolic|episodes|reset] [--steps 500] [--src other/checkout/src]
+        [--mode text|symbolic|episodes|reset] [--steps 500] [--src other/checkout/src] [--fast]
 
 Runs the same rollout twice under `valgrind --tool=callgrind` (0 steps, then `--steps`), with
 `PYTHONHASHSEED=0` and pinned to one CPU when `taskset` exists, and prints the difference per
@@ -15,6 +15,12 @@ limit: 100 steps for a unit test), each ended one reset on a new seed, as `rl_sp
 resets: dispose, world building, the tile mirror, the first observation). `--src` measures another checkout (e.g. a `git worktree` of the base
 commit) with this script. Needs valgrind (`apt-get install valgrind`); ~50x slower than a
 plain run, so a few hundred steps are enough (the count is exact).
+
+`--fast` (for a loaded machine): callgrind starts with instrumentation off (`--instr-atstart=no`)
+and the process switches it on itself (`callgrind_control -i on`) once the env is built and first
+reset, so imports and world building run uninstrumented: a minute per task instead of ~20 at load
+8-10. Not exact: the same tree measured twice differed by up to ~0.5% (about 2.6k instructions per
+step on Space Sick), so compare differences above that.
 """
 
 from __future__ import annotations
@@ -29,14 +35,24 @@ import sys
 MOVES = 15  # argument-less actions come first in the discrete layout
 
 
-def rollout(task: str, difficulty: str, mode: str, steps: int) -> None:
+def _instrument() -> None:
+    """Switch callgrind's instrumentation on for this process (`--fast`)."""
+    subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True)
+
+
+def rollout(task: str, difficulty: str, mode: str, steps: int, fast: bool = False) -> None:
     """Play `steps` steps (the measured work); in reset mode, `steps` resets of the RL env
-    (seeds 2, 3, ... after two first resets that fill the process's caches)."""
+    (seeds 2, 3, ... after two first resets that fill the process's caches). `fast`: switch
+    instrumentation on after the first reset (after both first resets in reset mode)."""
+    started = _instrument if fast else lambda: None
     if mode == "reset":
         from discoverylab.rl import make_rl_env
 
         rl_env = make_rl_env(task, difficulty)
-        for seed in range(2 + steps):
+        for seed in range(2):
+            rl_env.reset(seed=seed)
+        started()
+        for seed in range(2, 2 + steps):
             rl_env.reset(seed=seed)
         return
     if mode in ("symbolic", "episodes"):
@@ -48,6 +64,7 @@ def rollout(task: str, difficulty: str, mode: str, steps: int) -> None:
         env = make_rl_env(task, difficulty, **limit)
         _, info = env.reset(seed=0)
         rng = np.random.default_rng(0)
+        started()
         for i in range(steps):
             mask = info["action_mask"]
             allowed = np.flatnonzero(mask if i % 3 == 0 or not mask[:MOVES].any() else mask[:MOVES])
@@ -61,6 +78,7 @@ def rollout(task: str, difficulty: str, mode: str, steps: int) -> None:
     text_env = DiscoveryWorldEnv(task, difficulty, max_steps=10**9)
     _, info = text_env.reset(seed=0)
     agent = RandomAgent(seed=0)
+    started()
     for i in range(steps):
         *_, term, trunc, info = text_env.step(agent.act(info["observation"]))
         if term or trunc:
@@ -72,9 +90,10 @@ def count(args: argparse.Namespace, steps: int) -> int:
     env = dict(os.environ, PYTHONHASHSEED="0")
     if args.src:
         env["PYTHONPATH"] = os.path.abspath(args.src)
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__,
+    fast = ["--instr-atstart=no"] if args.fast else []
+    command = ["valgrind", "--tool=callgrind", *fast, "--callgrind-out-file=/dev/null", sys.executable, __file__,
                "--inner", "--task", args.task, "--difficulty", args.difficulty, "--mode", args.mode,
-               "--steps", str(steps)]  # fmt: skip
+               "--steps", str(steps), *(["--fast"] if args.fast else [])]  # fmt: skip
     if shutil.which("taskset"):
         command = ["taskset", "-c", "0", *command]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
@@ -91,16 +110,17 @@ def main() -> None:
     parser.add_argument("--mode", choices=("text", "symbolic", "episodes", "reset"), default="text")
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--src", help="measure this source tree instead of the installed package")
+    parser.add_argument("--fast", action="store_true", help="instrument only after the first reset (see above)")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner:
-        rollout(args.task, args.difficulty, args.mode, args.steps)
+        rollout(args.task, args.difficulty, args.mode, args.steps, args.fast)
         return
-    if shutil.which("valgrind") is None:
+    if shutil.which("valgrind") is None or (args.fast and shutil.which("callgrind_control") is None):
         raise SystemExit("valgrind not found: install it (apt-get install valgrind) to count instructions.")
     base, run = count(args, 0), count(args, args.steps)
     per_step = (run - base) / args.steps
-    where = args.src or "installed package"
+    where = (args.src or "installed package") + ("; measured part instrumented only" if args.fast else "")
     unit = "reset" if args.mode == "reset" else "step"
     print(f"{args.task} {args.difficulty} {args.mode}: {per_step:,.0f} instructions per {unit} ({args.steps} {unit}s, {where})")
 

@@ -4,8 +4,11 @@ clear message. The callgrind runs themselves are a benchmark (too slow for the s
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -58,3 +61,49 @@ def test_reset_mode_resets_the_rl_env_with_fresh_seeds(monkeypatch: pytest.Monke
     monkeypatch.setattr(DiscoveryWorldEnv, "reset", counting)
     bench.rollout("DoorsTest", "normal", "reset", 3)
     assert seeds == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("mode", ["symbolic", "episodes", "reset", "text"])
+def test_fast_plays_the_same_rollout_with_instrumentation_switched_on_after_the_first_reset(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = _module()
+    from discoverylab.env import DiscoveryWorldEnv
+
+    events: list[str] = []
+    step, reset = DiscoveryWorldEnv.step, DiscoveryWorldEnv.reset
+
+    def stepping(self, action):  # type: ignore[no-untyped-def]
+        events.append(repr(action))
+        return step(self, action)
+
+    def resetting(self, *, seed=None, options=None):  # type: ignore[no-untyped-def]
+        events.append(f"reset {seed}")
+        return reset(self, seed=seed, options=options)
+
+    def control(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        events.append(" ".join(command))
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(DiscoveryWorldEnv, "step", stepping)
+    monkeypatch.setattr(DiscoveryWorldEnv, "reset", resetting)
+    monkeypatch.setattr(bench.subprocess, "run", control)
+    count = 3 if mode == "reset" else 150
+    bench.rollout("DoorsTest", "normal", mode, count, fast=True)
+    fast = list(events)
+    events.clear()
+    bench.rollout("DoorsTest", "normal", mode, count)
+    switch = f"callgrind_control -i on {os.getpid()}"
+    warm = ["reset 0", "reset 1"] if mode == "reset" else ["reset 0"]
+    assert fast.count(switch) == 1 and fast[: len(warm) + 1] == [*warm, switch]
+    assert [e for e in fast if e != switch] == events
+    if mode == "episodes":
+        assert sum(1 for e in events if e.startswith("reset")) > 1  # the task's own episodes end and reset
+
+
+def test_fast_without_callgrind_control_the_message_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = _module()
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == "callgrind_control" else "/usr/bin/" + name)
+    monkeypatch.setattr(sys, "argv", ["instructions.py", "--steps", "5", "--fast"])
+    with pytest.raises(SystemExit, match="apt-get install valgrind"):
+        bench.main()

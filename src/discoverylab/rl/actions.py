@@ -161,13 +161,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
                     if len(self._by_slots) >= 1024:
                         self._by_slots.clear()
                     known = self._by_slots[id(data)] = (data, teleports, self._world_mask(agent, data, True))
-                mask = self._mask = known[2]  # `_publish` inline (every step comes here)
-                out = self.mask_out
-                if out is None:
-                    info["action_mask"] = mask.copy()
-                else:
-                    out[:] = mask
-                    info["action_mask"] = out
+                self._publish(known[2], info)
                 return
         else:
             self.slot_data, self._slots = slot_data(agent, base.radius, self.num_slots), None  # type: ignore[attr-defined]
