@@ -260,3 +260,42 @@ def test_default_limits_are_fair_for_a_32k_model() -> None:
     assert sent["params"] == {"g0": 0.3, "tau0": 0.1}
     agent = LLMLabAgent(macro, limits={"macro_max_edges": 12})
     assert agent.limits.macro_max_edges == 12 and agent.history_turns >= 6 and agent.max_message_chars >= 8000
+
+
+def test_population_experiment_then_report_keyed_by_held_out_ids(scripted_llm: ScriptedLLMServer) -> None:
+    protocol = make_protocol("sequence/population-dynamics", rounds=1, size=3, length=6, n_heldout=3,
+                             max_generations=4, replicates=8)
+    agent = LLMLabAgent(protocol, client_for(scripted_llm))
+    experiment = {"reasoning": "start all alike", "population": ["AAAAAA", "AAAAAA", "GCGCGC"], "generations": 3,
+                  "measurables": ["gc_content"]}
+    push_json(scripted_llm, experiment)
+    agent.reset(0)
+    reply = protocol.step(agent.act(protocol.reset(0)))
+    assert "error" not in reply.info and protocol.phase == "report"
+    targets = list(protocol.problem.targets)
+    report = {"hypothesis": "h", "evidence": "e", "predictions": [{t: v for t in targets} for v in ("0.1", "0.5", "1.0")]}
+    push_json(scripted_llm, report)
+    protocol.step(agent.act(reply.text))
+
+    schemas = sent_schemas(scripted_llm)
+    assert validate(experiment, schemas[0]) == [] and validate(report, schemas[1]) == []
+    assert schemas[0]["properties"]["population"]["minItems"] == 3
+    assert validate(experiment | {"population": ["AAAAAA", "AAAAAA"]}, schemas[0])  # P sequences exactly
+    assert validate(experiment | {"population": ["AAAAA", "AAAAAA", "GCGCGC"]}, schemas[0])  # L letters
+    assert [t.format for t in agent.turns] == ["experiment", "report"] and lab_errors(protocol) == []
+    assert protocol.done and protocol.report is not None and not protocol.report.warnings
+    ids = [h.pid for h in protocol.heldout]
+    assert protocol.report.predictions == {pid: {t: v for t in targets} for pid, v in zip(ids, (0.1, 0.5, 1.0), strict=True)}
+
+
+def test_population_report_retry_keeps_the_held_out_ids(scripted_llm: ScriptedLLMServer) -> None:
+    from discoverylab.labs.llm_formats import population_format
+
+    protocol = make_protocol("sequence/population-dynamics", rounds=1, size=3, length=6, n_heldout=4, replicates=8)
+    protocol.reset(2)
+    protocol.step(json.dumps({"type": "experiment", "population": ["ACGTAC"] * 3, "generations": 2,
+                              "measurables": ["gc_content"]}))
+    assert protocol.phase == "report"
+    retry = population_format(protocol, "Your report could not be parsed: `predictions` is missing.")
+    assert retry.name == "report" and retry.schema["properties"]["predictions"]["minItems"] == 4
+    assert "P1, P2, P3, P4" in retry.instructions

@@ -7,8 +7,8 @@ the lab accepts. If a protocol changes its public attributes, the agent falls ba
 free-text format rather than failing.
 
 This module holds the registry, the generic format and the sequence lab's formats; the macro
-lab's are in `llm_formats_macro` and the parts both build on in `llm_format_base` (re-exported
-here, where the agent and callers import them from).
+lab's are in `llm_formats_macro`, the population lab's in `llm_formats_population` and the parts
+they build on in `llm_format_base` (re-exported here, where the agent and callers import them from).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from discoverylab.labs.llm_format_base import (
     unit_number,
 )
 from discoverylab.labs.llm_formats_macro import macro_format
+from discoverylab.labs.llm_formats_population import population_format
 from discoverylab.labs.protocol import Protocol
 from discoverylab.labs.sequence.sandbox_policy import PROGRAM_RULES
 
@@ -45,6 +46,7 @@ __all__ = [
     "generic_format",
     "hidden_property_format",
     "macro_format",
+    "population_format",
     "reasoning_field",
     "register_action_format",
     "unknown_dynamics_format",
@@ -234,3 +236,4 @@ def _heldout_ids(message: str) -> list[str]:
 register_action_format("sequence/hidden-property", hidden_property_format)
 register_action_format("sequence/unknown-dynamics", unknown_dynamics_format)
 register_action_format("macro/causal-discovery", macro_format)
+register_action_format("sequence/population-dynamics", population_format)
