@@ -21,6 +21,7 @@ from discoverylab.llm import EmbeddedModelServer
 SHORT_CONFIGS: dict[str, dict[str, Any]] = {
     "sequence/hidden-property": {"rounds": 1, "n_predictions": 3, "length": 8, "batch": 4},
     "sequence/unknown-dynamics": {"rounds": 1, "n_heldout": 2, "length": 12, "max_steps": 4},
+    "sequence/population-dynamics": {"rounds": 1, "size": 4, "length": 8, "n_heldout": 3, "replicates": 16},
     "macro/causal-discovery": {
         "budget": 1, "held_out": 1, "max_turns": 3,
         "ground_truth": {"replicates": 2, "steps": 40, "short_window": (1, 10), "long_window": (21, 40)},
