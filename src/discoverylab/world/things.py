@@ -165,6 +165,8 @@ class SoilTile(Container):
         if not self.is_open:  # covered and still holding its dirt (`has_hole` False): nothing to do
             for obj in self.contents:  # (the usual state of every soil tile, every tick)
                 if obj.type == "dirt":
+                    # Nor until its lid or contents change, which its tile reports: asleep till then.
+                    self.world.pause_tick_until_touched(self)
                     return
         if self.is_open != self.has_hole():
             self.is_open = not self.is_open
