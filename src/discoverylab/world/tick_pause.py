@@ -27,6 +27,7 @@ class TickPause:
     def __init__(self, world: World) -> None:
         self.wake: TileWatch = world.watch_tiles()
         self.at: dict[tuple[int, int], list[WorldObject]] = {}
+        self.tiles: set[tuple[int, int]] = set()  # the keys of `at`: `wake.isdisjoint` in C
         self.paused: set[WorldObject] = set()
         self.order: tuple[WorldObject, ...] | None = None  # the world's snapshot `active` was made from
         self.active: tuple[WorldObject, ...] = ()
@@ -38,6 +39,7 @@ class TickPause:
             return
         self.paused.add(obj)
         self.at.setdefault((obj.x, obj.y), []).append(obj)
+        self.tiles.add((obj.x, obj.y))
         self.order = None
 
     def woken(self) -> bool:
@@ -46,6 +48,7 @@ class TickPause:
         for tile in self.wake:
             objs = at.pop(tile, None)
             if objs:
+                self.tiles.discard(tile)
                 self.paused.difference_update(objs)
                 woke = True
         self.wake.clear()
@@ -57,7 +60,7 @@ class TickPause:
         """`World.tick`'s loop over its snapshot (`_ticking`) without the paused objects; after
         each tick, reported tiles wake theirs, and the rest of the loop is taken from the
         snapshot again (a woken object ranked later ticks in this loop, as it would have)."""
-        wake = self.wake
+        wake, tiles = self.wake, self.tiles
         if wake:
             self.woken()
         order = world._ticking
@@ -71,10 +74,13 @@ class TickPause:
             for obj in todo:
                 if obj.alive:
                     obj.tick()
-                if wake and self.woken():
-                    paused = self.paused
-                    rest = tuple([o for o in order[order.index(obj) + 1 :] if o not in paused])
-                    break
+                if wake:  # (a character's step: no sleeper there, mostly)
+                    if wake.isdisjoint(tiles):
+                        wake.clear()
+                    elif self.woken():
+                        paused = self.paused
+                        rest = tuple([o for o in order[order.index(obj) + 1 :] if o not in paused])
+                        break
             todo = rest
 
 
