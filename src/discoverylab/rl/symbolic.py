@@ -56,8 +56,6 @@ FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
 _FIRST = itemgetter(0)  # a candidate's UUID
 _DIST_UUID = itemgetter(0, 1)  # distance, then UUID (unique: objects are never compared)
 _Place = tuple[bytes, bytes, list[SlotData], dict[tuple[int, int], list[SlotData]], list[SlotData], list[int], int]
-_STALE_PLACES = 32  # places kept across tile changes (`_forget`), the oldest dropped first
-_STALE_TILES = 48  # changed tiles a kept place may wait for, else it is dropped
 
 
 def _reads_own_tile(agent: Agent) -> bool:
@@ -149,7 +147,7 @@ class SymbolicEncoder:
         if mirror.version != self._version or task != self._task:
             touched = mirror.take_touched()
             if task == self._task and self.radius:
-                self._forget(touched)
+                self._forget(touched, agent, mirror, _reads_own_tile(agent))
             else:
                 self.clear_views()
             self._version = mirror.version
@@ -161,8 +159,6 @@ class SymbolicEncoder:
         if built is None:
             if len(self._built) >= 1024:  # bound the memory of a long walk through a still world
                 self.clear_views()
-            if self._stale:
-                self._revive(agent, mirror)
             built = self._built[key] = self._build(agent, mirror, task)
         tiles, state, rows, data, inventory_size = built
         if data is not self.slot_data:
@@ -209,44 +205,23 @@ class SymbolicEncoder:
             obs[name] = _array(shape, U8, buffer, offset)
         return obs
 
-    _stale: dict[tuple[int, int, bool], tuple[_Place, list[tuple[int, int]]]] | None = None
-    """Places kept across tile changes, each with the tiles changed since it was made (`_forget`)."""
-
     def clear_views(self) -> None:
         """Forget every kept view and place (the next observation is built from the mirror)."""
         self._built.clear()
         self._places.clear()
         self._live = False
-        self._stale = None
 
-    def _forget(self, touched: list[tuple[int, int]]) -> None:
-        """Forget the kept views after tiles changed (`touched`, the mirror's report), but keep
-        the places (a window's bytes and sorted slot candidates: `_place`) with the tiles
-        changed since they were made: a place the agent comes back to is patched rather than
-        rebuilt (`_revive`). A character stepping in view changes two tiles of a window."""
-        stale = self._stale
-        if stale is None:
-            stale = self._stale = {}
-        for key in [key for key, (_, since) in stale.items() if len(since) > _STALE_TILES]:
-            del stale[key]  # (rebuilding it costs less than patching this many tiles)
-        for _, since in stale.values():
-            since += touched
-        for key, place in self._places.items():
-            stale[key] = (place, list(touched))
-        while len(stale) > _STALE_PLACES:
-            del stale[next(iter(stale))]  # the oldest
-        self._built.clear()
-        self._places.clear()
-        self._live = False
-
-    def _revive(self, agent: Agent, mirror: SceneryMirror) -> None:
-        """Make the agent's place from the one kept for it across tile changes, if any, patched
-        with the tiles changed since (`patch_place`: the same as `_place` would make)."""
-        live = _reads_own_tile(agent)
-        key = (agent.x, agent.y, live)
-        kept = self._stale.pop(key, None) if self._stale else None
-        if kept is not None and key not in self._places:
-            self._places[key] = patch_place(kept[0], agent, mirror, live, kept[1], self.num_slots)
+    def _forget(self, touched: list[tuple[int, int]], agent: Agent, mirror: SceneryMirror, live: bool) -> None:
+        """Forget the kept views after tiles changed (`touched`, the mirror's report), but patch
+        the agent's own place rather than rebuild it (a character stepping in view changes two
+        of its tiles: `patch_place`). Other kept views are dropped: where characters walk, a
+        view whose window they miss is seldom revisited before they change it too (keeping
+        those measured no fewer builds)."""
+        ax, ay = agent.x, agent.y
+        here = self._places.get((ax, ay, live))
+        self.clear_views()
+        if here is not None:
+            self._places[(ax, ay, live)] = patch_place(here, agent, mirror, live, touched, self.num_slots)
 
     def _build(self, agent: Agent, mirror: SceneryMirror, task: str) -> tuple[bytes, bytes, bytes, list[SlotData], int]:
         """The window's tiles and states, the slots' rows, the slots and the inventory size;
