@@ -120,3 +120,59 @@ def test_rollouts_with_sleeping_soil_equal_the_plain_loop(task: str, monkeypatch
     plain, none = play()
     assert slept == plain
     assert asleep > 0 and none == 0
+
+
+@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
+def test_plant_nutrients_oracle_with_sleeping_seeds_equals_the_plain_loop(difficulty: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeds asleep in soil with a hole or levels their rule rejects (`NutrientSeed.tick`) wake
+    when a controller imprints their field (`_imprint` reports the tiles) or the soil changes:
+    the oracle (imprinting fields, burying seeds, growing mushrooms) plays the same episodes,
+    step for step, as with every seed ticking."""
+    from discoverylab.bench.episode import run_episode
+
+    def play() -> list[object]:
+        out: list[object] = []
+        for seed in (1, 2):
+            _, log = run_episode("PlantNutrients", difficulty, seed, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+        return out
+
+    slept = play()
+    monkeypatch.setattr(World, "pause_tick_until_touched", lambda self, obj: None)
+    assert play() == slept
+
+
+def _bury_then_imprint(pausing: bool) -> list[object]:
+    """A seed buried in an unset test field (levels 0: its rule rejects them) sleeps; the field's
+    controller then imprints the rule's level: the seed must wake and grow as in the plain loop."""
+    from discoverylab.env import DiscoveryWorldEnv
+    from discoverylab.scenarios.plant_nutrients.things import NutrientSeed, _Select
+
+    env = DiscoveryWorldEnv("PlantNutrients", "normal")
+    env.reset(seed=4)
+    scenario, world = env.scenario, env.world
+    if not pausing:
+        world.pause_tick_until_touched = lambda obj: None  # type: ignore[method-assign]
+    soil, controller = scenario.fields[0][1], scenario.controllers[0]
+    dirt = next(o for o in soil.contents if o.type == "dirt")
+    seed = NutrientSeed(world, scenario.rule)
+    world.place(dirt, soil.x, soil.y + 2)  # dug out
+    soil.add(seed)
+    soil.add(dirt)  # and covered again
+    states: list[object] = []
+    for step in range(40):
+        if step == 12:
+            _Select(controller, scenario.rule.n1, scenario.rule.v1)()
+            controller._imprint()
+        world.tick()
+        grown = [o.props.get("locationGrown") for o in world.objects.values() if o.type == "mushroom"]
+        states.append((seed.alive, seed.timer, seed.parent is soil, sorted(map(str, grown))))
+    return states
+
+
+def test_a_sleeping_seed_wakes_when_its_field_is_imprinted() -> None:
+    """`SoilController._imprint` reports its field's tiles (levels are not shown, so nothing
+    else would): the seed buried before it grows as without sleep."""
+    slept = _bury_then_imprint(True)
+    assert slept == _bury_then_imprint(False)
+    assert slept[-1][0] is False  # it grew

@@ -33,13 +33,16 @@ class TickPause:
         self.active: tuple[WorldObject, ...] = ()
 
     def pause(self, obj: WorldObject) -> None:
-        """Leave `obj` out of the tick loop until its tile is reported (only an object on the grid,
-        whose tile is reported, and a ticker: anything else is left as it is)."""
-        if obj.parent is not None or obj.layer is None or not obj.needs_tick or obj in self.paused:
+        """Leave `obj` out of the tick loop until its tile (its outermost holder's) is reported;
+        only a ticker on the grid or in something on it, whose changes that tile reports
+        (anything else is left as it is)."""
+        root = obj.root()
+        if root.layer is None or not obj.needs_tick or obj in self.paused:
             return
+        tile = (root.x, root.y)
         self.paused.add(obj)
-        self.at.setdefault((obj.x, obj.y), []).append(obj)
-        self.tiles.add((obj.x, obj.y))
+        self.at.setdefault(tile, []).append(obj)
+        self.tiles.add(tile)
         self.order = None
 
     def woken(self) -> bool:

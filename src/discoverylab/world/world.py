@@ -368,9 +368,9 @@ class World:
 
     # ---- time -------------------------------------------------------------------------
     def pause_tick_until_touched(self, obj: WorldObject) -> None:
-        """Leave the ticker `obj` (on the grid) out of `tick`'s loop until its tile is reported
-        changed (`watch_tiles`), for an object whose tick does nothing until then (covered soil):
-        it ticks again in its place in the order (world/tick_pause.py)."""
+        """Leave the ticker `obj` (on the grid, or in something on it) out of `tick`'s loop until
+        its tile is reported changed (`watch_tiles`), for an object whose tick does nothing until
+        then (covered soil): it ticks again in its place in the order (world/tick_pause.py)."""
         pause_tick(self, obj)
 
     def tick(self) -> None:
