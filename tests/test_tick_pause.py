@@ -176,3 +176,55 @@ def test_a_sleeping_seed_wakes_when_its_field_is_imprinted() -> None:
     slept = _bury_then_imprint(True)
     assert slept == _bury_then_imprint(False)
     assert slept[-1][0] is False  # it grew
+
+
+def _bags(pausing: bool) -> list[object]:
+    """Two fertilizer bags (asleep when full), one ranked before a hand and one after it, whose
+    pellets are taken between ticks and by hands mid-loop; a stove switched on and off beside."""
+    world = World(5, 10)
+    if not pausing:
+        world.pause_tick_until_touched = lambda obj: None  # type: ignore[method-assign]
+    log: list[object] = []
+    script: dict[int, list[Callable[[], None]]] = {}
+    first = spawn(world, "fertilizer_bag")  # ranks first: emptied between ticks, it refills in the next loop
+    world.place(first, 6, 6)
+    stove = spawn(world, "stove")
+    world.place(stove, 2, 2)
+    pot = spawn(world, "pot")
+    stove.add(pot)
+    _Hand(world, script, log)
+    second = spawn(world, "fertilizer_bag")  # after the first hand: emptied by it, it refills in that loop
+    world.place(second, 6, 7)
+    late = _Hand(world, {}, log)  # after both bags: they refill next tick
+    box = Container(world, "box", "box")
+    world.place(box, 8, 8)
+
+    def switch(on: bool) -> Callable[[], None]:
+        def flip() -> None:
+            stove.activated = on
+            stove.text_changed()  # as the ACTIVATE action does
+
+        return flip
+
+    def take(bag: WorldObject, count: int) -> Callable[[], None]:
+        return lambda: [box.add(p) for p in bag.contents[:count]]  # type: ignore[func-returns-value]
+
+    between = {4: switch(True), 9: switch(False), 12: take(first, 1), 13: take(second, 3)}
+    script.update({6: [take(second, 2), take(first, 1)], 14: [switch(True)]})
+    late.script = {16: [take(first, 3), take(second, 1)], 18: [switch(False)]}
+    states: list[object] = []
+    for _ in range(22):
+        if world.step in between:
+            between[world.step]()
+        world.tick()
+        states.append((stove.activated, pot.temperature_c, len(first.contents), len(second.contents), len(box.contents)))
+    return [states, log]
+
+
+def test_full_bags_sleep_as_if_ticking() -> None:
+    """A full fertilizer bag sleeps (world/things.py): taking pellets (between ticks, mid-loop
+    before and after it ticks) refills it on the same ticks as in the plain loop, beside a stove
+    switched on and off (which does not sleep: tests switch it without reporting its tile)."""
+    slept = _bags(True)
+    assert slept == _bags(False)
+    assert slept[0][-1][1] != 20.0  # the pot was heated
