@@ -1,10 +1,9 @@
-"""Kept symbolic views across tile changes: which kept places a change reaches, and the
-agent's own place patched instead of rebuilt.
+"""The agent's own place patched instead of rebuilt when tiles change (`SymbolicEncoder._forget`).
 
 A step in which a character walks in view changes two tiles of the window; rebuilding the
-agent's place (`SymbolicEncoder._place`: every candidate tile of the window sorted again) and
-dropping every other kept view cost more than the change. Only the places whose window holds
-a changed tile go, and the own place keeps the slots of the tiles that did not change.
+agent's place (`SymbolicEncoder._place`: every candidate tile of the window sorted again) costs
+more than the change. The patched place keeps the slots of the tiles that did not change and
+equals what `_place` would build (tests/test_scenery_caches.py compares every step).
 """
 
 from __future__ import annotations
