@@ -394,12 +394,12 @@ def test_the_four_facings_of_a_place_share_its_slot_candidates() -> None:
 def test_views_kept_and_patched_across_tile_changes_equal_fresh_ones(
     task: str, seed: int, walkers: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """When tiles change, the encoder keeps the views whose window holds none of them and
-    patches the agent's own place (`SymbolicEncoder._forget`, `kept_views.patch_place`;
-    session 11 round 2, ported in session 13). Over a random walk with the caches never
-    cleared, every observation equals one from a new encoder with a new mirror. Where
-    characters walk in view, the patch is used and views are kept across a change (on Space
-    Sick the agent holds tools: its own place, patched with its own part read again)."""
+    """When tiles change, the encoder drops its kept views but patches the agent's own place
+    with the changed tiles (`SymbolicEncoder._forget`, `kept_views.patch_place`; session 11
+    round 2, redone in session 13). Over a random walk with the caches never cleared, every
+    observation equals one from a new encoder with a new mirror. Where characters walk in
+    view, the patch is used and the place kept across a change (on Space Sick the agent holds
+    tools: its own part is read again)."""
     from discoverylab.rl import symbolic
 
     env = make_rl_env(task, "normal", max_steps=10**9)

@@ -259,8 +259,8 @@ class SceneryMirror:
             self.version += 1
 
     def take_touched(self) -> list[tuple[int, int]]:
-        """The tiles that counted as changes (`version`) since the last call: a kept view whose
-        window holds none of them still shows the same (`SymbolicEncoder._forget`)."""
+        """The tiles that counted as changes (`version`) since the last call: the encoder patches
+        the agent's place with them instead of rebuilding it (`SymbolicEncoder._forget`)."""
         touched = self._touched or []
         self._touched = []
         return touched
