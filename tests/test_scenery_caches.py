@@ -386,3 +386,45 @@ def test_the_four_facings_of_a_place_share_its_slot_candidates() -> None:
             seen_places.update(encoder._places)
         assert seen_places - before == {(agent.x, agent.y, holding)}
         assert encoder._places[(agent.x, agent.y, holding)][3]  # a neighbour holds candidates (the table)
+
+
+@pytest.mark.parametrize(("task", "seed", "walkers"), [("MovingAgentsTest", 4, True), ("LostInTranslation", 4, False),
+                                                   ("PickAndGiveTest", 1, False), ("SpaceSick", 0, True),
+                                                   ("Proteomics", 2, True)])  # fmt: skip
+def test_views_kept_and_patched_across_tile_changes_equal_fresh_ones(
+    task: str, seed: int, walkers: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When tiles change, the encoder drops its kept views but patches the agent's own place
+    with the changed tiles (`SymbolicEncoder._forget`, `kept_views.patch_place`; session 11
+    round 2, redone in session 13). Over a random walk with the caches never cleared, every
+    observation equals one from a new encoder with a new mirror. Where characters walk in
+    view, the patch is used and the place kept across a change (on Space Sick the agent holds
+    tools: its own part is read again)."""
+    from discoverylab.rl import symbolic
+
+    env = make_rl_env(task, "normal", max_steps=10**9)
+    obs, info = env.reset(seed=seed)
+    base = env.unwrapped
+    encoder = base.symbolic
+    counts = {"patched": 0, "kept": 0}
+    patch, forget = symbolic.patch_place, encoder._forget
+
+    def counted_patch(*args):  # type: ignore[no-untyped-def]
+        counts["patched"] += 1
+        return patch(*args)
+
+    def counted_forget(*args):  # type: ignore[no-untyped-def]
+        forget(*args)
+        counts["kept"] += bool(encoder._built or encoder._places)
+
+    monkeypatch.setattr(symbolic, "patch_place", counted_patch)
+    monkeypatch.setattr(encoder, "_forget", counted_forget)
+    rng = np.random.default_rng(seed)
+    for i in range(300):
+        _uncached(base, obs, info, fresh=True)
+        mask = info["action_mask"]
+        allowed = np.flatnonzero(mask if i % 3 == 0 else mask[:15]) if mask[:15].any() else np.flatnonzero(mask)
+        obs, _, term, trunc, info = env.step(int(rng.choice(allowed)))
+        if term or trunc:
+            obs, info = env.reset(seed=seed + 1000 + i)
+    assert not walkers or (counts["patched"] > 5 and counts["kept"] > 5), counts

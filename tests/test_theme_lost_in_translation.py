@@ -366,3 +366,59 @@ def test_the_trainer_with_empty_hands_skipping_its_stick_scan_changes_nothing(mo
     monkeypatch.setattr(Trainer, "tick", plain_tick)
     assert play() == skipping
     assert sum(1 for e in skipping if isinstance(e, tuple) and e[-1]) > 10  # the trainer held the stick often
+
+
+def test_the_village_scorer_skipping_empty_hands_and_done_items_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_update_village` looks for wanted objects only in hands that hold something and for
+    items not yet completed (session 13): the oracle's episodes (Normal, Challenge) and random
+    RL rollouts (pick-ups, gifts) score step by step as with the scan every tick."""
+    import numpy as np
+
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.rl import make_rl_env
+    from discoverylab.scenarios.lost_in_translation.scenario import LostInTranslation
+
+    def plain_update(self: LostInTranslation) -> None:  # the items' scan before session 13
+        if "taskGiven" in self.elder.states:
+            self.talk.set(1)
+        challenge = self.difficulty == "challenge"
+        for item, things in ((self.collect, self.player.inventory()), (self.give, self.elder.contents)):
+            if not things:
+                continue
+            found = [o for o in things if self.wanted(o)]
+            if found and not item.completed:
+                item.associated_uuids = sorted(o.uuid for o in found)
+                enough = len(found) == self.count if challenge and item is self.give else len(found) >= self.count
+                item.set(2 if enough else 1)
+        if challenge:
+            self._update_learning()
+        given = self.elder.contents
+        if given and any(not self.wanted(o) for o in given):
+            self.scorecard.finish(False)
+        elif challenge and given and len(given) != self.count:
+            self.elder.record("TALK", self.player, None, True, WRONG_COUNT)
+            self.scorecard.finish(False)
+        elif self.give.completed:
+            self.scorecard.finish(True)
+
+    def play() -> list[object]:
+        out: list[object] = []
+        for difficulty in ("normal", "challenge"):
+            _, log = run_episode("LostInTranslation", difficulty, 2, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+            env = make_rl_env("LostInTranslation", difficulty, max_steps=10**9)
+            _, info = env.reset(seed=3)
+            rng = np.random.default_rng(3)
+            for i in range(300):
+                mask = info["action_mask"]
+                allowed = np.flatnonzero(mask if i % 2 else mask[:15]) if mask[:15].any() else np.flatnonzero(mask)
+                _, reward, term, trunc, info = env.step(int(rng.choice(allowed)))
+                card = env.unwrapped.scenario.scorecard
+                out.append((reward, [(it.score, it.completed, it.associated_uuids) for it in card.items]))
+                if term or trunc:
+                    _, info = env.reset(seed=50 + i)
+        return out
+
+    skipping = play()
+    monkeypatch.setattr(LostInTranslation, "_update_village", plain_update)
+    assert play() == skipping

@@ -206,3 +206,46 @@ def test_the_elder_s_quick_state_update_equals_the_full_one() -> None:
         assert quick == elder.states
         kinds.add((len(elder.contents), frozenset(start), frozenset(quick)))
     assert len(kinds) > 20
+
+
+def test_the_key_check_skipping_empty_hands_and_a_done_item_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Tutorial.update` looks for the key only in hands that hold something and while "collect"
+    is not done (session 13): the oracle's episodes and random RL episodes (pick-ups, the key
+    taken) score step by step as with the inventory scanned every tick."""
+    import numpy as np
+
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.rl import make_rl_env
+    from discoverylab.scenarios.tutorial.scenario import Tutorial, _inside
+
+    def plain_update(self: Tutorial) -> None:  # before session 13
+        if "taskAccepted" in self.elder.states:
+            self.talk.set(1)
+        if any(o.type == "key" for o in self.player.inventory()):
+            self.collect.set(1)
+        self.door_opened = self.door_opened or self.front_door.is_open
+        if self.door_opened and not _inside(self.player.x, self.player.y):
+            self.exit.set(1)
+            self.scorecard.finish(True)
+
+    def play() -> list[object]:
+        out: list[object] = []
+        for seed in (1, 2):
+            _, log = run_episode("Tutorial", "normal", seed, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+        env = make_rl_env("Tutorial", "normal", max_steps=10**9)
+        _, info = env.reset(seed=3)
+        rng = np.random.default_rng(3)
+        for i in range(400):
+            mask = info["action_mask"]
+            allowed = np.flatnonzero(mask if i % 2 else mask[:15]) if mask[:15].any() else np.flatnonzero(mask)
+            _, reward, term, trunc, info = env.step(int(rng.choice(allowed)))
+            card = env.unwrapped.scenario.scorecard
+            out.append((reward, [(it.score, it.completed) for it in card.items]))
+            if term or trunc:
+                _, info = env.reset(seed=50 + i)
+        return out
+
+    skipping = play()
+    monkeypatch.setattr(Tutorial, "update", plain_update)
+    assert play() == skipping

@@ -93,6 +93,8 @@ class SceneryMirror:
     change no tile (the world does not even report them), and the encoder reads the tile it
     stands on itself. `version` counts the refreshes that changed what tiles show."""
 
+    _touched: list[tuple[int, int]] | None = None  # the tiles counted as changes since `take_touched` (`_recompute`)
+
     def __init__(self, world: World, radius: int, depth: int, viewer: WorldObject | None = None) -> None:
         self.world = world
         self.viewer = viewer
@@ -244,12 +246,24 @@ class SceneryMirror:
         if all(first for _, _, first in tiles):  # a reset's first view, a walk into unseen land
             self._fill_first(tiles)
             return
+        touched = self._touched
+        if touched is None:
+            touched = self._touched = []
         changed = False
         for x, y, first in tiles:
-            differs = self._tile(x, y, first)
-            changed = changed or (not first and (strict or differs))
+            if self._tile(x, y, first) or strict:
+                if not first:
+                    changed = True
+                    touched.append((x, y))
         if changed:
             self.version += 1
+
+    def take_touched(self) -> list[tuple[int, int]]:
+        """The tiles that counted as changes (`version`) since the last call: the encoder patches
+        the agent's place with them instead of rebuilding it (`SymbolicEncoder._forget`)."""
+        touched = self._touched or []
+        self._touched = []
+        return touched
 
     def _fill_first(self, tiles: list[tuple[int, int, bool]]) -> None:
         """`_tile(x, y, first=True)` for tiles never computed (the ~49 of a reset's first view),

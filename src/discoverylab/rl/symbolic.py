@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from discoverylab.rl.kept_views import patch_place
 from discoverylab.rl.notes import Notes
 from discoverylab.rl.scenery import SceneryMirror, tile_cell
 from discoverylab.rl.view import (
@@ -144,7 +145,11 @@ class SymbolicEncoder:
         # the world's tiles, which report every change of what they show (`mirror.version`):
         # kept per place and facing until one of the others changes.
         if mirror.version != self._version or task != self._task:
-            self.clear_views()
+            touched = mirror.take_touched()
+            if task == self._task and self.radius:
+                self._forget(touched, agent, mirror, _reads_own_tile(agent))
+            else:
+                self.clear_views()
             self._version = mirror.version
             if task != self._task:
                 self._task = task
@@ -205,6 +210,18 @@ class SymbolicEncoder:
         self._built.clear()
         self._places.clear()
         self._live = False
+
+    def _forget(self, touched: list[tuple[int, int]], agent: Agent, mirror: SceneryMirror, live: bool) -> None:
+        """Forget the kept views after tiles changed (`touched`, the mirror's report), but patch
+        the agent's own place rather than rebuild it (a character stepping in view changes two
+        of its tiles: `patch_place`). Other kept views are dropped: where characters walk, a
+        view whose window they miss is seldom revisited before they change it too (keeping
+        those measured no fewer builds)."""
+        ax, ay = agent.x, agent.y
+        here = self._places.get((ax, ay, live))
+        self.clear_views()
+        if here is not None:
+            self._places[(ax, ay, live)] = patch_place(here, agent, mirror, live, touched, self.num_slots)
 
     def _build(self, agent: Agent, mirror: SceneryMirror, task: str) -> tuple[bytes, bytes, bytes, list[SlotData], int]:
         """The window's tiles and states, the slots' rows, the slots and the inventory size;

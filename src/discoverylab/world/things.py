@@ -85,7 +85,7 @@ class Appliance(Container):
         return " ".join(w for w in words if w)
 
     def tick(self) -> None:
-        if not self.activated:
+        if not self.activated:  # (not asleep: code may switch it on without reporting its tile)
             return
         changed = False
         for obj in [*self.all_contents()]:
@@ -165,6 +165,8 @@ class SoilTile(Container):
         if not self.is_open:  # covered and still holding its dirt (`has_hole` False): nothing to do
             for obj in self.contents:  # (the usual state of every soil tile, every tick)
                 if obj.type == "dirt":
+                    # Nor until its lid or contents change, which its tile reports: asleep till then.
+                    self.world.pause_tick_until_touched(self)
                     return
         if self.is_open != self.has_hole():
             self.is_open = not self.is_open
@@ -200,6 +202,10 @@ class FertilizerBag(Container):
     needs_tick = True
 
     def tick(self) -> None:
+        self.refill()
+        self.world.pause_tick_until_touched(self)  # full: asleep until its contents change (reported)
+
+    def refill(self) -> None:
         from discoverylab.world.catalog import spawn
 
         while self._pellets() < 3:

@@ -22,6 +22,8 @@ from discoverylab.world import spares
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.streams import LazyStream, opaque_rng
+from discoverylab.world.tick_pause import KEY as TICK_PAUSE
+from discoverylab.world.tick_pause import pause_tick
 from discoverylab.world.uuids import UUID_LIMIT, UuidPool
 from discoverylab.world.zones import label_zones
 
@@ -365,15 +367,25 @@ class World:
         self.caches, self.stacks = {}, []
 
     # ---- time -------------------------------------------------------------------------
+    def pause_tick_until_touched(self, obj: WorldObject) -> None:
+        """Leave the ticker `obj` (on the grid, or in something on it) out of `tick`'s loop until
+        its tile is reported changed (`watch_tiles`), for an object whose tick does nothing until
+        then (covered soil): it ticks again in its place in the order (world/tick_pause.py)."""
+        pause_tick(self, obj)
+
     def tick(self) -> None:
         """Advance one step: object behaviours, then scorers and observers, then feed signals."""
         if self._tickers_dirty:  # objects created or destroyed since: a new snapshot
             self._tickers = [obj for obj in self._tickers if obj.alive]
             self._ticking = tuple(self._tickers)
             self._tickers_dirty = False
-        for obj in self._ticking:  # one created during this loop first ticks next step
-            if obj.alive:
-                obj.tick()
+        pause = self.caches.get(TICK_PAUSE)
+        if pause is None:
+            for obj in self._ticking:  # one created during this loop first ticks next step
+                if obj.alive:
+                    obj.tick()
+        else:  # the same loop without the objects asleep (`pause_tick_until_touched`)
+            pause.tick(self)  # type: ignore[attr-defined]
         for callback in self.on_tick:
             callback()
         signals = self.feed.signals.get(self.step)  # `signals_at` without its call: mostly none

@@ -28,6 +28,7 @@ from discoverylab.scenarios.village import (
     scatter_outskirts,
 )
 from discoverylab.scenarios.village_things import COLORS, stick
+from discoverylab.scoring.scorecard import ScorecardItem
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC
 from discoverylab.world.objects import WorldObject
@@ -239,16 +240,11 @@ class LostInTranslation(Scenario):
         if "taskGiven" in self.elder.states:
             self.talk.set(1)
         challenge = self.difficulty == "challenge"
-        for item, things in ((self.collect, self.player.inventory()), (self.give, self.elder.contents)):
-            if not things:  # (most ticks: empty hands, nothing given) nothing found, nothing to set
-                continue
-            found = [o for o in things if self.wanted(o)]
-            if found and not item.completed:
-                item.associated_uuids = sorted(o.uuid for o in found)
-                enough = (
-                    len(found) == self.count if challenge and item is self.give else len(found) >= self.count
-                )
-                item.set(2 if enough else 1)
+        # (Most ticks: empty hands, nothing given, or the item done: nothing to look for.)
+        if not self.collect.completed and self.player.contents:
+            self._found(self.collect, self.player.inventory(), challenge)
+        if not self.give.completed and self.elder.contents:
+            self._found(self.give, self.elder.contents, challenge)
         if challenge:
             self._update_learning()
         given = self.elder.contents
@@ -261,6 +257,15 @@ class LostInTranslation(Scenario):
             self.scorecard.finish(False)
         elif self.give.completed:
             self.scorecard.finish(True)
+
+    def _found(self, item: ScorecardItem, things: list[WorldObject], challenge: bool) -> None:
+        """Score `item` by the wanted objects among `things` (the agent's inventory, or what the
+        elder was given): 1 for some, 2 for enough."""
+        found = [o for o in things if self.wanted(o)]
+        if found:
+            item.associated_uuids = sorted(o.uuid for o in found)
+            enough = len(found) == self.count if challenge and item is self.give else len(found) >= self.count
+            item.set(2 if enough else 1)
 
     def _update_learning(self) -> None:
         x, y = self.player.x, self.player.y

@@ -331,10 +331,11 @@ class PlantNutrients(Scenario):
                 for tile in tiles:
                     self._scan(tile)
         elif changed:
-            for tiles in self.fields:
-                for tile in tiles:
-                    if (tile.x, tile.y) in changed:
-                        self._scan(tile)
+            if not changed.isdisjoint(self.field_spots):  # (mostly the agent's steps elsewhere)
+                for tiles in self.fields:
+                    for tile in tiles:
+                        if (tile.x, tile.y) in changed:
+                            self._scan(tile)
             changed.clear()
         if self.grown.score >= 2:
             self.scorecard.finish(True)

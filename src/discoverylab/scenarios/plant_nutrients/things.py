@@ -144,16 +144,21 @@ class NutrientSeed(WorldObject):
         tile = self.parent
         if not isinstance(tile, SoilTile) or self.cooked:
             return
+        # In soil, with a hole or levels its rule rejects, a seed waits for the soil's contents
+        # or levels to change, which its tile reports (`_imprint` too): asleep till then.
         if type(tile) is NutrientSoil:  # `tile.has_hole()` written out (seeds ask every tick)
             for obj in tile.contents:
                 if obj.type == "dirt":
                     break
             else:
+                self.world.pause_tick_until_touched(self)
                 return
         elif tile.has_hole():
+            self.world.pause_tick_until_touched(self)
             return
         levels = tile.props.get(KEY)  # `levels_of` without its copy: `holds` only reads
         if not self.rule.holds(levels if isinstance(levels, dict) else {}):
+            self.world.pause_tick_until_touched(self)
             return
         if self.timer is None:
             self.timer = int(self.world.rng_noise.integers(3, 7))
@@ -250,6 +255,7 @@ class SoilController(Device):
         self.imprinted = chosen
         for tile in self.field:
             tile.props[KEY] = {n: chosen.get(n, 0) for n in NUTRIENTS}
+            self.world.touch(tile.x, tile.y)  # wakes the seeds asleep in it (`NutrientSeed.tick`)
         k = self.number
         listing = "".join(f"- {n}: {LEVELS[chosen[n]] if n in chosen else 'unknown'}\n" for n in NUTRIENTS)
         self.add_node("done", f"Hello, I am the soil nutrient controller for Field #{k}. The nutrient levels in the "

@@ -211,7 +211,7 @@ class ColonyFertilizerBag(FertilizerBag):
         held = self.contents
         if len(held) == 3 and held[0].type == held[1].type == held[2].type == "fertilizer pellet":
             return
-        super().tick()
+        self.refill()  # (never asleep: the colony's characters walk every tick, each step a wake-up call)
 
 
 def _gone(x: int, y: int) -> WorldObject:

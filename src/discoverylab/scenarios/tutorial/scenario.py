@@ -207,8 +207,11 @@ class Tutorial(Scenario):
     def update(self) -> None:
         if "taskAccepted" in self.elder.states:
             self.talk.set(1)
-        if any(o.type == "key" for o in self.player.inventory()):
-            self.collect.set(1)
+        if not self.collect.completed and self.player.contents:  # (most ticks: empty hands, or done)
+            for obj in self.player.inventory():
+                if obj.type == "key":
+                    self.collect.set(1)
+                    break
         # Leaving counts only through the opened front door: TELEPORT_TO_OBJECT on something
         # beyond the walls could otherwise put the agent outside the locked house.
         self.door_opened = self.door_opened or self.front_door.is_open
