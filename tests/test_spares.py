@@ -69,7 +69,7 @@ def _play(env: Any, steps: int, seed: int) -> None:
 
 
 def _fill_ids(world: World) -> set[int]:
-    return {id(obj) for _, objs, _ in world._fills or () for obj in objs}
+    return {id(obj) for objs, _ in (world._fills or {}).values() for obj in objs}
 
 
 @pytest.mark.parametrize("task", UNIT_TESTS)

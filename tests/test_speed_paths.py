@@ -119,8 +119,7 @@ def test_a_building_over_a_meadow_equals_the_watched_general_path() -> None:
 def test_stack_insert_without_the_scan_equals_a_stable_sort_by_layer() -> None:
     """`stack_insert` appends without scanning when the stack ends on the object's layer or
     higher: the stack stays what a stable sort of the arrivals by layer, top first, gives."""
-    from discoverylab.world.objects import Layer
-    from discoverylab.world.world import stack_insert
+    from discoverylab.world.objects import Layer, stack_insert
 
     rng = np.random.default_rng(4)
     world = World(3)

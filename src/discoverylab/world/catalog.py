@@ -10,8 +10,8 @@ from typing import Any
 
 from discoverylab.world import instruments, spares, things
 from discoverylab.world.materials import material, shared_material
-from discoverylab.world.objects import Container, Layer, WorldObject
-from discoverylab.world.world import World, stack_insert
+from discoverylab.world.objects import Container, Layer, WorldObject, stack_insert
+from discoverylab.world.world import World
 
 Rect = tuple[int, int, int, int]
 """A rectangle of cells: (x, y, width, height)."""
@@ -155,7 +155,26 @@ def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObj
         if plan is not None:  # plain scenery (most objects of a map), built inline: a third of the time
             layer, cls, name, type_, materials, fresh, attrs = plan
             uuid = world.next_uuid()
-            obj = world.objects[uuid] = build_plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
+            if fresh or overrides:  # own material copies, or attributes of its own: never recycled
+                obj = build_plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
+            else:  # shared scenery (paths, fences, walls): a disposed world's untouched one first
+                spare = spares.ready(kind, cls, name, type_, materials, layer, attrs)
+                if spare:
+                    obj = spare.pop()
+                    obj.world = world
+                    obj.x = x
+                    obj.y = y
+                    obj.uuid = uuid
+                else:
+                    obj = build_plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
+                fills = world._fills  # `record_fill`, without two new lists per object
+                known = fills.get(kind) if fills is not None else None
+                if known is None:
+                    world.record_fill(kind, [obj], [uuid])
+                else:
+                    known[0].append(obj)
+                    known[1].append(uuid)
+            world.objects[uuid] = obj
             stack = world.stacks[x][y]  # as `World.place` puts it (nobody watches)
             if stack and stack[-1].layer < layer:  # type: ignore[operator]  # else last: `stack_insert` without the call
                 stack_insert(stack, obj, layer)
@@ -180,8 +199,9 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     ground a building covers at once (`layout.fill_grass`): the grass there would only be
     removed again (~200 of 1,024 objects per unit-test reset).
 
-    The objects are recorded on the world (`World.record_fill`): the next fill of `kind` after
-    it is disposed reuses those left untouched (`world/spares.py`) before building new ones."""
+    The objects of a kind with shared materials are recorded on the world (`World.record_fill`):
+    the next world's builds of `kind` reuse those left untouched (`world/spares.py`) before
+    building new ones; so does `place`."""
     plan = inline_plan(kind)
     cells = cells if isinstance(cells, list) else list(cells)
     size = world.size
@@ -212,9 +232,12 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     objs: list[WorldObject] = []
     pairs = zip(cells, uuids, strict=True)
     # The last disposed world's untouched objects of this kind first (`world/spares.py`): only
-    # their world, tile and UUID differ from a new object's. `spare` first: zip stops on it
+    # their world, tile and UUID differ from a new object's. `reused` first: zip stops on it
     # without taking a cell.
-    for obj, ((x, y), uuid) in zip(spares.take(kind, cls, name, type_, materials, layer, attrs), pairs, strict=False):
+    spare = spares.ready(kind, cls, name, type_, materials, layer, attrs) if not fresh else []
+    reused = spare[: len(cells)]
+    del spare[: len(cells)]
+    for obj, ((x, y), uuid) in zip(reused, pairs, strict=False):
         obj.world = world
         obj.x = x
         obj.y = y
@@ -253,7 +276,8 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
             stack.append(obj)
         objs.append(obj)
     world.objects.update(zip(uuids, objs, strict=True))
-    world.record_fill(kind, objs, uuids)
+    if not fresh:  # own material copies: never recycled
+        world.record_fill(kind, objs, uuids)
 
 
 def _hole_indices(cells: list[tuple[int, int]], size: int, holes: Iterable[Rect]) -> list[int]:

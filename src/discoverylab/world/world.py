@@ -20,7 +20,7 @@ import numpy as np
 
 from discoverylab.world import spares
 from discoverylab.world.feed import DiscoveryFeed
-from discoverylab.world.objects import Layer, WorldObject
+from discoverylab.world.objects import Layer, WorldObject, stack_insert, visible_into
 from discoverylab.world.streams import LazyStream, opaque_rng
 from discoverylab.world.uuids import UUID_LIMIT, UuidPool
 from discoverylab.world.zones import label_zones
@@ -50,7 +50,7 @@ class World:
     # replaces it at once (`reseed_build`). Only this one: CPython 3.11 does not specialise reads
     # of an attribute a class-level descriptor shadows, and NPCs read `rng_npc` every tick.
     rng_build = LazyStream(0)
-    _fills: list[spares.Fill] | None = None  # `record_fill`'s, for the next world (`dispose`)
+    _fills: spares.Fills | None = None  # `record_fill`'s, for the next world (`dispose`)
 
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self._seed = int(seed)
@@ -140,11 +140,18 @@ class World:
         return self._uuids[i : i + count]
 
     def record_fill(self, kind: str, objs: list[WorldObject], uuids: list[int]) -> None:
-        """Note plain objects built in one go (`catalog.place_each`): once this world is
-        disposed, the next world's fill of `kind` may reuse those left untouched (`world/spares.py`)."""
-        if self._fills is None:
-            self._fills = []
-        self._fills.append((kind, objs, uuids))
+        """Note plain objects of `kind` built as `catalog.build_plain` builds them (the grass
+        fill, a building's floors and walls, `catalog.place`'s shared scenery): once this world
+        is disposed, the next world's builds of `kind` may reuse those left untouched (`world/spares.py`)."""
+        fills = self._fills
+        if fills is None:
+            fills = self._fills = {}
+        known = fills.get(kind)
+        if known is None:
+            fills[kind] = (objs, uuids)
+        else:
+            known[0].extend(objs)
+            known[1].extend(uuids)
 
     def unregister(self, obj: WorldObject) -> None:
         self.objects.pop(obj.uuid, None)
@@ -266,7 +273,7 @@ class World:
             out.append(obj)
             if obj.obscures_below:
                 obscured = True
-            if obj.contents and obj.is_open and _visible_into(obj.contents, out):
+            if obj.contents and obj.is_open and visible_into(obj.contents, out):
                 obscured = True
         return out
 
@@ -383,30 +390,3 @@ class World:
                     agent.states.add(signal)
         self.step += 1
 
-
-def stack_insert(stack: list[WorldObject], obj: WorldObject, layer: Layer) -> None:
-    """Insert `obj` into a tile's stack after everything on the same or a higher layer. The
-    stack runs top layer first, so when its last object lies on `layer` or higher (or it is
-    empty: most placements) `obj` goes last, without the scan."""
-    if not stack or stack[-1].layer >= layer:  # type: ignore[operator]  # on a stack: never None
-        stack.append(obj)
-        return
-    for i, other in enumerate(stack):
-        if other.layer is not None and other.layer < layer:
-            stack.insert(i, obj)
-            return
-    stack.append(obj)
-
-
-def _visible_into(contents: list[WorldObject], out: list[WorldObject]) -> bool:
-    """Append the visible contents, recursively (`WorldObject.visible_tree` without a generator
-    per object: the observation asks for it on every furniture tile every step); whether any
-    of them obscures what lies below."""
-    obscures = False
-    for child in contents:
-        out.append(child)
-        if child.obscures_below:
-            obscures = True
-        if child.contents and child.is_open and _visible_into(child.contents, out):
-            obscures = True
-    return obscures

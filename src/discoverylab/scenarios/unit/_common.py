@@ -6,7 +6,7 @@ from discoverylab.scenarios import layout
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.explore import Explorer
-from discoverylab.scenarios.unit._levels import Cell, Rect, outdoor, start_in
+from discoverylab.scenarios.unit._levels import Cell, Rect, outdoor, path_holes, start_in
 from discoverylab.scoring.scorecard import Scorecard, ScorecardItem
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.world import World
@@ -52,11 +52,17 @@ class Site:
         return self.x, self.y, self.x + self.w - 1, self.y + self.h
 
 
+def bare_site(site: Site) -> tuple[tuple[int, int, int, int], ...]:
+    """`layout.fill_grass`'s holes for a level laid round `site`: the building's tiles and
+    those of the path `outdoor_around` lays (each covered before anything reads it)."""
+    return ((site.x, site.y, site.w, site.h), *path_holes([site.footprint]))
+
+
 def villa(sc: Scenario, name: str = "Pick and Place Villa") -> Site:
     """A meadow and the locked 7x6 villa at a drawn site; its door needs key 123, which does
     not exist."""
     site = Site(sc, VILLA_W, VILLA_H)
-    layout.fill_grass(sc.world, under=((site.x, site.y, VILLA_W, VILLA_H),))
+    layout.fill_grass(sc.world, under=bare_site(site))
     layout.building(sc.world, site.x, site.y, VILLA_W, VILLA_H, name, key_id=123)
     return site
 

@@ -9,7 +9,7 @@ from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.explore import Explorer
 from discoverylab.scenarios.registry import register
-from discoverylab.scenarios.unit._common import Site, outdoor_around, spawn_pool, start_inside
+from discoverylab.scenarios.unit._common import Site, bare_site, outdoor_around, spawn_pool, start_inside
 from discoverylab.world.agent import Agent
 from discoverylab.world.materials import Material
 from discoverylab.world.objects import WorldObject
@@ -85,7 +85,7 @@ class InstrumentMeasurementTest(Scenario):
         world = self.world
         self.burn()
         site = Site(self, 9, 6)
-        layout.fill_grass(world, under=((site.x, site.y, 9, 6),))
+        layout.fill_grass(world, under=bare_site(site))
         layout.building(world, site.x, site.y, 9, 6, "Ministry of Measurement", key_id=123)
         self.property = self.choice(list(PROPERTIES))
         kinds = list(INSTRUMENTS)

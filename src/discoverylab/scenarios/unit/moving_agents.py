@@ -32,6 +32,9 @@ WARNED = ("completed0", "completed1", "completed2")  # the state a warned charac
 # A serpentine over the fenced village: 7x7 views centred here cover every lot.
 SWEEP = ((13, 12), (13, 5), (21, 5), (21, 12), (21, 19), (13, 19), (13, 26), (21, 26))
 VILLAGE = (10, 3, 24, 27)  # inside the fence
+# The village's paths (x, y, w, h): `fill_grass` leaves them bare (`_village` lays them before
+# anything reads those tiles), as the grass there would only be removed again.
+PATHS = ((17, 2, 1, 28), (2, 17, 28, 1), (13, 9, 9, 1), (13, 24, 9, 1))
 
 
 @register
@@ -66,7 +69,7 @@ class MovingAgentsTest(Scenario):
         self.burn()
         lots = self.shuffled(LOTS)
         count = 2 if self.difficulty == "easy" else 3
-        layout.fill_grass(world, under=tuple((x, y, 4, 4) for x, y in lots[:3]))
+        layout.fill_grass(world, under=(*((x, y, 4, 4) for x, y in lots[:3]), *PATHS))
         for i, (x, y) in enumerate(lots[:3]):
             layout.building(world, x, y, 4, 4, f"House {i}")
         names = self.shuffled(NAMES)
@@ -112,7 +115,7 @@ class MovingAgentsTest(Scenario):
     def _village(self) -> None:
         """Paths, a fence with four gaps, trees (jittered by the seed) and plants."""
         world = self.world
-        for i in range(28):
+        for i in range(28):  # the tiles of `PATHS`, in this order
             layout.ground(world, "path", 17, 2 + i)
             layout.ground(world, "path", 2 + i, 17)
         for i in range(9):
