@@ -229,15 +229,14 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
                 kept_uuids += uuids[start:i]
             start = i + 1
         cells, uuids = kept_cells + cells[start:], kept_uuids + uuids[start:]
-    objs: list[WorldObject] = []
     pairs = zip(cells, uuids, strict=True)
     # The last disposed world's untouched objects of this kind first (`world/spares.py`): only
-    # their world, tile and UUID differ from a new object's. `reused` first: zip stops on it
+    # their world, tile and UUID differ from a new object's. `objs` first: zip stops on it
     # without taking a cell.
     spare = spares.ready(kind, cls, name, type_, materials, layer, attrs) if not fresh else []
-    reused = spare[: len(cells)]
+    objs: list[WorldObject] = spare[: len(cells)]  # the first cells' objects, then the new ones
     del spare[: len(cells)]
-    for obj, ((x, y), uuid) in zip(reused, pairs, strict=False):
+    for obj, ((x, y), uuid) in zip(objs, pairs, strict=False):
         obj.world = world
         obj.x = x
         obj.y = y
@@ -247,7 +246,6 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
             stack_insert(stack, obj, layer)
         else:
             stack.append(obj)
-        objs.append(obj)
     new = object.__new__
     for (x, y), uuid in pairs:  # as `place`
         # `build_plain`'s body, inline: the call with its twelve arguments cost ~1,000 instructions

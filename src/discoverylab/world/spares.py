@@ -130,9 +130,11 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
     if layout is None:
         return []
     order, *slots = layout
-    if objs and max(map(sys.getrefcount, objs)) > _ONCE:  # held elsewhere (a scenario's list, a cache)
-        keep = [count <= _ONCE for count in map(sys.getrefcount, objs)]
+    counts = list(map(sys.getrefcount, objs))
+    if counts and max(counts) > _ONCE:  # held elsewhere (the old tile mirror, a scenario's list)
+        keep = list(map(_ONCE.__ge__, counts))
         objs, uuids = list(compress(objs, keep)), list(compress(uuids, keep))
+    del counts
     row = _row(old, cls, name, type_, list(materials), layer, attrs, order)
     refs = gc.get_referents(*objs)
     if len(refs) != len(row) * len(objs):  # some object gained or lost an attribute: one at a time

@@ -46,19 +46,21 @@ class TileWatch(set[tuple[int, int]]):
 class World:
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
 
-    # The layout stream, child 0 of `SeedSequence(seed)`, is made on first read: a scenario
-    # replaces it at once (`reseed_build`). Only this one: CPython 3.11 does not specialise reads
-    # of an attribute a class-level descriptor shadows, and NPCs read `rng_npc` every tick.
+    # Streams made on first read (children 0, 2 and 3 of `SeedSequence(seed)`): the layout's,
+    # which a scenario replaces at once (`reseed_build`), and the two that few tasks read (an
+    # instrument's noise, a theme's objects): two streams less per reset. Not `rng_npc`: CPython
+    # 3.11 does not specialise reads of an attribute a class-level descriptor shadows, and NPCs
+    # read it every tick.
     rng_build = LazyStream(0)
+    rng_noise = LazyStream(2)
+    rng_objects = LazyStream(3)
     _fills: spares.Fills | None = None  # `record_fill`'s, for the next world (`dispose`)
 
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self._seed = int(seed)
         self.size = size
-        # Children 1-3 of `SeedSequence(seed)` (what its `spawn(5)` gave; 4 is the UUID pool's), without the spawn.
+        # Child 1 of `SeedSequence(seed)` (what its `spawn(5)` gave; 4 is the UUID pool's), without the spawn.
         self.rng_npc = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(1,)))
-        self.rng_noise = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(2,)))
-        self.rng_objects = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(3,)))
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
