@@ -35,6 +35,17 @@ VILLAGE = (10, 3, 24, 27)  # inside the fence
 # The village's paths (x, y, w, h): `fill_grass` leaves them bare (`_village` lays them before
 # anything reads those tiles), as the grass there would only be removed again.
 PATHS = ((17, 2, 1, 28), (2, 17, 28, 1), (13, 9, 9, 1), (13, 24, 9, 1))
+# The fence's top and bottom rows (laid first: the sides skip their corners).
+FENCE_ROWS = frozenset((x0 + i, y) for x0 in (9, 19) for i in range(7) for y in (2, 28))
+# Trees (x, its jitter, y, its jitter: 0 for none), in drawing order, each drawn x then y: beside
+# the houses, near the fence gaps, below the village, outside the fence.
+TREES = (
+    *((x, 1, y, 1) for x in (10, 23) for y in (10, 4, 22)),
+    *((x, 1, 3, 0) for x in (13, 19)),
+    *((x, 1, 29, 1) for x in (13, 19)),
+    *((x, 2, y, 2) for x in (2, 28) for y in (2, 12, 22)),
+)
+TREE_BOUNDS = [j + 1 for _, jx, _, jy in TREES for j in (jx, jy) if j]  # `integers(0, bound)` per jitter
 
 
 @register
@@ -127,22 +138,14 @@ class MovingAgentsTest(Scenario):
                 layout.place(world, "fence", x0 + i, 28)
         for x in (9, 25):
             for y in [*range(2, 15), *range(19, 28)]:
-                if not any(o.type == "fence" for o in world.top_level_at(x, y)):
+                if (x, y) not in FENCE_ROWS:  # the only fences laid so far
                     layout.place(world, "fence", x, y)
-
-        def jitter(n: int) -> int:
-            return int(world.rng_build.integers(0, n + 1))
-
-        for x in (10, 23):  # beside the houses
-            for y in (10, 4, 22):
-                layout.tree(world, x + jitter(1), y + jitter(1))
-        for x in (13, 19):  # near the fence gaps
-            layout.tree(world, x + jitter(1), 3)
-        for x in (13, 19):
-            layout.tree(world, x + jitter(1), 29 + jitter(1))
-        for x in (2, 28):  # outside the fence
-            for y in (2, 12, 22):
-                layout.tree(world, x + jitter(2), y + jitter(2))
+        # Every tree's jitter in one draw: an array of bounds gives the values and stream state
+        # of one scalar draw per bound (tests/test_reset_paths.py), at the cost of about one.
+        draws = iter(world.rng_build.integers(0, TREE_BOUNDS).tolist())
+        for x, _, y, jy in TREES:
+            dx = next(draws)
+            layout.tree(world, x + dx, y + (next(draws) if jy else 0))
         layout.place(world, "plant_generic", 15, 1)
         layout.scatter_plants(world)
 
