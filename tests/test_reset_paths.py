@@ -13,7 +13,7 @@ from discoverylab.rl.scenery import SceneryMirror
 from discoverylab.rl.symbolic import DEPTH
 from discoverylab.scenarios import layout
 from discoverylab.scenarios.base import Scenario
-from discoverylab.scenarios.unit import _house
+from discoverylab.scenarios.unit import _common, _house, instrument_measurement, pick_and_give
 from discoverylab.scenarios.unit.moving_agents import MovingAgentsTest
 from discoverylab.world import catalog
 from discoverylab.world.catalog import all_cells, place, place_each
@@ -184,6 +184,43 @@ def test_the_house_with_batched_draws_builds_what_draws_per_tile_build(task: str
     monkeypatch.setattr(_house, "_soil_plot", _plain_soil_plot)
     monkeypatch.setattr(_house, "_table_and_chairs", _plain_table_and_chairs)
     assert [_built(task, d, s) for d, s in cases] == fast
+
+
+def _plain_shuffled_kept(sc: Scenario, kinds: tuple[str, ...], count: int) -> list[WorldObject]:
+    """`_common.shuffled_kept` as the builds did it: spawn every object, shuffle, remove the rest."""
+    objects = sc.shuffled(_common.spawn_pool(sc.world, kinds))
+    for unused in objects[count:]:
+        unused.remove_from_world()
+    return objects[:count]
+
+
+@pytest.mark.parametrize("task", ["PickAndPlaceTest", "PickAndGiveTest", "DiscoveryFeedTest", "InstrumentMeasurementTest"])
+def test_pools_spawning_only_what_they_keep_build_what_the_whole_pool_builds(task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The object pools built without the objects a level drops: the same objects, UUIDs,
+    registry order, stacks and draws as spawning the whole pool and removing the rest."""
+    cases = [(d, s) for d in ("easy", "normal", "challenge") for s in (0, 2, 8)]
+    fast = [_built(task, d, s) for d, s in cases]
+    for module in (_common, pick_and_give, instrument_measurement):
+        monkeypatch.setattr(module, "shuffled_kept", _plain_shuffled_kept)
+    assert [_built(task, d, s) for d, s in cases] == fast
+
+
+def test_spawn_some_gives_the_kept_objects_the_whole_list_s_uuids() -> None:
+    kinds = ["coin", "seed", "jar", "key", "coin"]
+    whole = World(3)
+    made = [catalog.spawn(whole, k) for k in kinds]
+    for obj in (made[0], made[2], made[4]):
+        obj.remove_from_world()
+    left = [(u, o.type) for u, o in whole.objects.items()]
+    after = place(whole, "tree_trunk", 1, 1).uuid
+    some = World(3)
+    kept = catalog.spawn_some(some, kinds, [3, 1, 3])
+    assert sorted(kept) == [1, 3]
+    assert [(u, o.type) for u, o in some.objects.items()] == left
+    assert place(some, "tree_trunk", 1, 1).uuid == after  # the index continues after the block
+    with pytest.raises(ValueError, match="more than one UUID"):
+        catalog.spawn_some(some, ["coin", "soil"], [1])
+    assert some._uuid_index == len(kinds) + 1 + 2  # restored after the error
 
 
 class _OneByOne:

@@ -82,6 +82,27 @@ def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
     return obj
 
 
+def spawn_some(world: World, kinds: tuple[str, ...] | list[str], keep: list[int]) -> dict[int, WorldObject]:
+    """What `[spawn(world, k) for k in kinds]` then `remove_from_world` of all but the indexes
+    `keep` leaves, without building the others: the kept objects by index, made in index order
+    (the registry's) with the UUIDs the full list gives them. A pool of which a level keeps a
+    few (5 of 16 objects) costs a spawn and a removal per object it drops otherwise. Each kind
+    must take exactly one UUID (a template's object holds nothing new: not "soil")."""
+    start = world._uuid_index
+    world.take_uuids(len(kinds))  # the whole block, as the full list takes it
+    end = world._uuid_index
+    kept: dict[int, WorldObject] = {}
+    try:
+        for i in sorted(set(keep)):
+            world._uuid_index = start + i
+            kept[i] = spawn(world, kinds[i])
+            if world._uuid_index != start + i + 1:
+                raise ValueError(f"spawn_some: a {kinds[i]!r} takes more than one UUID; spawn the list.")
+    finally:
+        world._uuid_index = end
+    return kept
+
+
 Inline = tuple[Layer, type[WorldObject], str, str, tuple[Any, ...], bool, dict[str, Any]]
 """What `build_plain` needs of a plain kind: (layer, class, name, type, materials, whether each
 object gets copies of them (`spawn`'s `material`) rather than the shared ones, attributes)."""

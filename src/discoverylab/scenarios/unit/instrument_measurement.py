@@ -9,7 +9,14 @@ from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.explore import Explorer
 from discoverylab.scenarios.registry import register
-from discoverylab.scenarios.unit._common import Site, bare_site, outdoor_around, spawn_pool, start_inside
+from discoverylab.scenarios.unit._common import (
+    Site,
+    bare_site,
+    outdoor_around,
+    shuffled_kept,
+    spawn_pool,
+    start_inside,
+)
 from discoverylab.world.agent import Agent
 from discoverylab.world.materials import Material
 from discoverylab.world.objects import WorldObject
@@ -96,13 +103,11 @@ class InstrumentMeasurementTest(Scenario):
         for obj, (x, y) in zip(self.shuffled(list(instruments.values())), self.shuffled(INSTRUMENT_SPOTS), strict=False):
             layout.table_with(world, *site.at(x, y), obj)
         count = 2 if self.difficulty == "easy" else 4
-        objects = self.shuffled(spawn_pool(world, OBJECTS))
+        objects = shuffled_kept(self, OBJECTS, count)
         surfaces = list(SURFACES)
-        for obj, (x, y) in zip(objects[:count], self.shuffled(OBJECT_SPOTS), strict=False):
+        for obj, (x, y) in zip(objects, self.shuffled(OBJECT_SPOTS), strict=False):
             layout.table_with(world, *site.at(x, y), obj)
             self._randomise(obj, surfaces)
-        for unused in objects[count:]:
-            unused.remove_from_world()
         self.target = objects[0]
         self.pots = [layout.spawn(world, "pot", name=f"pot {letter}") for letter in "ABCD"]
         pot_spots = self.shuffled(POT_SPOTS) if self.difficulty == "challenge" else POT_SPOTS
