@@ -14,9 +14,11 @@ from discoverylab.rl.symbolic import DEPTH
 from discoverylab.scenarios import layout
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.unit import _common, _house, instrument_measurement, pick_and_give
+from discoverylab.scenarios.unit.instrument_measurement import InstrumentMeasurementTest
 from discoverylab.scenarios.unit.moving_agents import MovingAgentsTest
 from discoverylab.world import catalog
 from discoverylab.world.catalog import all_cells, place, place_each
+from discoverylab.world.materials import Material
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.world import World
 
@@ -223,12 +225,46 @@ def test_spawn_some_gives_the_kept_objects_the_whole_list_s_uuids() -> None:
     assert some._uuid_index == len(kinds) + 1 + 2  # restored after the error
 
 
+def _plain_randomise(self: InstrumentMeasurementTest, obj: WorldObject, surfaces: list[str]) -> None:
+    """`InstrumentMeasurementTest._randomise` as it was: one `_uniform` draw per value."""
+    obj.density = self._uniform()
+    ph = self._uniform()
+    obj.temperature_c = self._uniform()
+    spectrum = tuple(self._uniform() for _ in range(5))
+    surface = self.choice(surfaces)
+    surfaces.remove(surface)
+    obj.materials = [Material(key="generated", name="material", microscope=f"a {surface} surface", spectrum=spectrum, ph=ph)]
+
+
+def test_measured_objects_drawn_in_one_call_are_drawn_as_one_draw_per_value_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Instrument Measurement's eight values per object in one draw against one scalar draw
+    each: the same objects (their values and materials), world and stream state."""
+
+    def measured(d: str, s: int) -> tuple[object, ...]:
+        env = DiscoveryWorldEnv("InstrumentMeasurementTest", d)
+        env.reset(seed=s)
+        sc = env.scenario
+        assert isinstance(sc, InstrumentMeasurementTest)
+        values = (sc.target.density, sc.target.temperature_c, repr(sc.target.materials), sc.pot.name)
+        return values, _built("InstrumentMeasurementTest", d, s)
+
+    cases = [(d, s) for d in ("easy", "normal", "challenge") for s in (0, 3, 7)]
+    fast = [measured(d, s) for d, s in cases]
+    monkeypatch.setattr(InstrumentMeasurementTest, "_randomise", _plain_randomise)
+    assert [measured(d, s) for d, s in cases] == fast
+
+
 class _OneByOne:
     """A build stream that makes every array draw of `integers` one scalar draw per value (the
     plain path of the builders' batched draws); everything else is the stream's own."""
 
     def __init__(self, rng: np.random.Generator) -> None:
         self.rng = rng
+
+    def uniform(self, low: float, high: float, size: int | None = None) -> Any:
+        if size is None:
+            return self.rng.uniform(low, high)
+        return np.array([self.rng.uniform(low, high) for _ in range(size)])
 
     def integers(self, low: Any, high: Any = None, size: Any = None, **kw: Any) -> Any:
         if size is None and np.ndim(high) == 0:

@@ -130,10 +130,13 @@ class InstrumentMeasurementTest(Scenario):
 
     def _randomise(self, obj: WorldObject, surfaces: list[str]) -> None:
         """Give the object one generated material, so every instrument reads the drawn values."""
-        obj.density = self._uniform()
-        ph = self._uniform()
-        obj.temperature_c = self._uniform()
-        spectrum = tuple(self._uniform() for _ in range(5))
+        # Its eight `_uniform` values in one draw: the values and stream state of eight scalar
+        # draws (tests/test_reset_paths.py), at the cost of about one.
+        drawn = [round(value, 1) for value in self.world.rng_build.uniform(1.0, 10.0, size=8).tolist()]
+        obj.density = drawn[0]
+        ph = drawn[1]
+        obj.temperature_c = drawn[2]
+        spectrum = tuple(drawn[3:])
         surface = self.choice(surfaces)
         surfaces.remove(surface)
         obj.materials = [
