@@ -46,6 +46,34 @@ def test_scatter_plants_draws_what_one_size_two_draw_per_try_draws() -> None:
         assert int(fast.rng_build.integers(1 << 30)) == int(plain.rng_build.integers(1 << 30))
 
 
+def _crowded(seed: int) -> World:
+    """A meadow with paths over three rows in four: most tries of `scatter_plants` miss."""
+    world = World(seed)
+    world.reseed_build("crowded")
+    layout.fill_grass(world)
+    for y in range(32):
+        if y % 4:
+            for x in range(32):
+                layout.ground(world, "path", x, y)
+    return world
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, 15, 40])
+def test_scatter_plants_in_batches_draws_what_draws_per_try_draw(count: int) -> None:
+    """The batched draws (several batches when most tries miss, the unused draws given back)
+    place the plants and leave the stream as one draw per coordinate does; so does the
+    one-by-one path of a kind built by its constructor."""
+    for seed in range(5):
+        for world_of in (_meadow, _crowded):
+            for kind in ("plant_generic", "soil"):
+                fast, plain = world_of(seed), world_of(seed)
+                layout.scatter_plants(fast, count=count, kind=kind)
+                _plain_scatter(plain, count=count, kind=kind)
+                spots = [(o.uuid, o.x, o.y, o.type) for o in fast.objects.values()]
+                assert spots == [(o.uuid, o.x, o.y, o.type) for o in plain.objects.values()]
+                assert fast.rng_build.bit_generator.state == plain.rng_build.bit_generator.state
+
+
 UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTest", "SearchTest",
               "InstrumentMeasurementTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsWithKeysTest",
               "DiscoveryFeedTest")  # fmt: skip

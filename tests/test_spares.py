@@ -17,7 +17,7 @@ from discoverylab.scenarios import layout
 from discoverylab.world import spares
 from discoverylab.world.catalog import spawn
 from discoverylab.world.materials import Material
-from discoverylab.world.objects import WorldObject
+from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
 
 UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTest", "SearchTest",
@@ -69,7 +69,61 @@ def _play(env: Any, steps: int, seed: int) -> None:
 
 
 def _fill_ids(world: World) -> set[int]:
-    return {id(obj) for _, objs, _ in world._fills or () for obj in objs}
+    return {id(obj) for objs, _ in (world._fills or {}).values() for obj in objs}
+
+
+def _village(seed: int, huts: tuple[tuple[int, int, int, int], ...]) -> World:
+    """Grass with holes for `huts` (x, y, w, h), the huts, a path and a fence laid by `place`."""
+    world = World(seed)
+    layout.fill_grass(world, under=huts)
+    for x, y, w, h in huts:
+        layout.building(world, x, y, w, h, "Hut")
+    for i in range(20):
+        layout.ground(world, "path", 2 + i, 30)
+        layout.place(world, "fence", 2 + i, 31)
+    layout.place(world, "wall", 30, 2)
+    return world
+
+
+def test_leftover_spares_serve_the_next_builds_and_build_the_same_world() -> None:
+    """A disposed world's floors and walls serve the next world's buildings one after another
+    (what the first does not use stays ready for the second and for walls `place` lays), and
+    the world equals one built without spares."""
+    first = _village(1, ((3, 3, 9, 8),))
+    old = _fill_ids(first)
+    first.dispose()
+    huts = ((2, 2, 4, 4), (10, 12, 5, 6), (20, 3, 3, 5))
+    again = _village(2, huts)
+    reused = {kind: sum(id(o) in old for o in objs) for kind, (objs, _) in (again._fills or {}).items()}
+    assert reused["floor"] == 16 + 30 + 15  # every hut's floors: the second and third from what was left
+    assert reused["wall"] == 29 + 1  # all of the first: 30 walls round 9x8, one gave way to the door; `place`'s
+    assert reused["path"] == 20 and reused["fence"] == 20
+    assert _state(again) == _state(_rebuilt_village(2, huts))
+
+
+def _rebuilt_village(seed: int, huts: tuple[tuple[int, int, int, int], ...]) -> World:
+    spares.clear()
+    return _village(seed, huts)
+
+
+def test_touched_or_held_floors_walls_paths_and_fences_are_never_reused() -> None:
+    """`take`'s check on the kinds `place` and `layout.building` recycle: a changed or held
+    object is built anew, the world equals one built without spares."""
+    world = _village(3, ((4, 4, 6, 6),))
+    floor, wall = world.layer_at(6, 6, Layer.WORLD)[0], world.layer_at(4, 5, Layer.BUILDING)[0]
+    path, fence = world.layer_at(5, 30, Layer.WORLD)[0], world.layer_at(5, 31, Layer.BUILDING)[0]
+    floor.props["wet"] = True
+    wall.obscures_below = False
+    path.name = "track"
+    touched = [weakref.ref(o) for o in (floor, wall, path)]
+    held = [fence]
+    del floor, wall, path, fence
+    world.dispose()
+    again = _village(4, ((4, 4, 6, 6),))
+    live = {id(o) for o in again.objects.values()}
+    assert all(ref() is None or id(ref()) not in live for ref in touched)
+    assert id(held[0]) not in live
+    assert _state(again) == _state(_rebuilt_village(4, ((4, 4, 6, 6),)))
 
 
 @pytest.mark.parametrize("task", UNIT_TESTS)
@@ -77,10 +131,12 @@ def test_a_world_built_from_spares_equals_one_built_anew(task: str) -> None:
     played = make_rl_env(task)
     _play(played, 60, seed=3)
     before = _fill_ids(played.unwrapped.world)
-    played.reset(seed=11)  # disposes the played world: its untouched grass is reused
+    played.reset(seed=11)  # disposes the played world: its untouched scenery is reused
     world = played.unwrapped.world
-    reused = sum(id(o) in before for o in world.objects.values())
-    assert reused > 500  # the fast path ran (not silently off)
+    reused = {kind: sum(id(o) in before for o in objs) for kind, (objs, _) in world._fills.items()}
+    assert reused["grass"] > 500 and reused["floor"] > 10  # the fast paths ran (not silently off)
+    if task == "MovingAgentsTest":  # `place`'s: walls, paths and fences
+        assert min(reused["wall"], reused["path"], reused["fence"]) > 10
     spares.clear()
     fresh = DiscoveryWorldEnv(task)
     fresh.reset(seed=11)

@@ -119,8 +119,7 @@ def test_a_building_over_a_meadow_equals_the_watched_general_path() -> None:
 def test_stack_insert_without_the_scan_equals_a_stable_sort_by_layer() -> None:
     """`stack_insert` appends without scanning when the stack ends on the object's layer or
     higher: the stack stays what a stable sort of the arrivals by layer, top first, gives."""
-    from discoverylab.world.objects import Layer
-    from discoverylab.world.world import stack_insert
+    from discoverylab.world.objects import Layer, stack_insert
 
     rng = np.random.default_rng(4)
     world = World(3)
@@ -171,8 +170,8 @@ def test_opaque_streams_equal_their_seed_sequence_and_do_not_keep_it() -> None:
 
 
 def test_world_streams_are_the_seed_sequence_children_whenever_first_read() -> None:
-    """A world's streams (the layout's made on first read, the others up front without the
-    parent's spawn) each equal child i of `SeedSequence(seed).spawn(5)`, as before, in any
+    """A world's streams (the layout's, the noise's and the objects' made on first read, the
+    NPCs' up front without the parent's spawn) each equal child i of `SeedSequence(seed).spawn(5)`, as before, in any
     reading order, after a pickle round trip; the UUID pool (child 4) is unchanged; a replaced
     stream stays."""
     seed = 2**40 + 17  # a sealed seed: not readable from the world
@@ -183,13 +182,14 @@ def test_world_streams_are_the_seed_sequence_children_whenever_first_read() -> N
         world = World(seed)
         for name in order:
             assert getattr(world, name).integers(0, 2**62, 8).tolist() == expected[names.index(name)]
-    assert [name in vars(World) for name in names] == [True, False, False, False]  # per-step streams: plain attributes
+    assert [name in vars(World) for name in names] == [True, False, True, True]  # the NPCs' per-tick stream: plain
     world = World(seed)
     world.rng_noise.random()
     assert "rng_build" not in vars(world)
     clone = pickle.loads(pickle.dumps(world))
     assert clone.rng_noise.random() == world.rng_noise.random()
     assert clone.rng_npc.integers(0, 2**62, 8).tolist() == expected[1]
+    assert clone.rng_objects.integers(0, 2**62, 8).tolist() == expected[3]  # never read before the pickle
     pool = UuidPool(np.random.Generator(np.random.PCG64(children[4])))
     pool.extend(100)
     assert World(seed).take_uuids(100) == pool.drawn[:100]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from discoverylab.world import spares
 from discoverylab.world.catalog import Rect, all_cells, build_plain, inline_plan, place, place_each, spawn
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
@@ -92,19 +93,48 @@ def _bare_shell(world: World, x: int, y: int, w: int, h: int) -> bool:
     f_layer, f_cls, f_name, f_type, f_materials, f_fresh, f_attrs = floor
     w_layer, w_cls, w_name, w_type, w_materials, w_fresh, w_attrs = wall
     wall_on_top = w_layer > f_layer  # `stack_insert`: the wall before the floor iff its layer is higher
-    uuids = iter(world.take_uuids(2 * (w + h) - 4 + w * h if w > 1 and h > 1 else w * h * 2))
+    # A disposed world's untouched floors and walls first (`world/spares.py`, as `place_each`'s
+    # grass): only their world, tile and UUID are set again.
+    f_spare = [] if f_fresh else spares.ready("floor", f_cls, f_name, f_type, f_materials, f_layer, f_attrs)
+    w_spare = [] if w_fresh else spares.ready("wall", w_cls, w_name, w_type, w_materials, w_layer, w_attrs)
+    all_uuids = world.take_uuids(2 * (w + h) - 4 + w * h if w > 1 and h > 1 else w * h * 2)
+    uuids = iter(all_uuids)
     objects, right, bottom = world.objects, x + w - 1, y + h - 1
+    floors: list[WorldObject] = []
+    walls: list[WorldObject] = []
     for i in range(x, x + w):
         column, edge = stacks[i], i == x or i == right
         for j in range(y, y + h):
             uuid = next(uuids)
-            f = objects[uuid] = build_plain(world, f_cls, f_name, f_type, f_materials, f_fresh, f_attrs, i, j, f_layer, uuid)
+            if f_spare:
+                f = f_spare.pop()
+                f.world = world
+                f.x = i
+                f.y = j
+                f.uuid = uuid
+            else:
+                f = build_plain(world, f_cls, f_name, f_type, f_materials, f_fresh, f_attrs, i, j, f_layer, uuid)
+            objects[uuid] = f
+            floors.append(f)
             if edge or j == y or j == bottom:
                 uuid = next(uuids)
-                b = objects[uuid] = build_plain(world, w_cls, w_name, w_type, w_materials, w_fresh, w_attrs, i, j, w_layer, uuid)
+                if w_spare:
+                    b = w_spare.pop()
+                    b.world = world
+                    b.x = i
+                    b.y = j
+                    b.uuid = uuid
+                else:
+                    b = build_plain(world, w_cls, w_name, w_type, w_materials, w_fresh, w_attrs, i, j, w_layer, uuid)
+                objects[uuid] = b
+                walls.append(b)
                 column[j] += (b, f) if wall_on_top else (f, b)
             else:
                 column[j].append(f)
+    if not f_fresh:
+        world.record_fill("floor", floors, [f.uuid for f in floors])
+    if not w_fresh:
+        world.record_fill("wall", walls, [b.uuid for b in walls])
     return True
 
 
@@ -136,12 +166,38 @@ def table_with(world: World, x: int, y: int, *items: WorldObject, kind: str = "t
 
 def scatter_plants(world: World, count: int = 15, kind: str = "plant_generic") -> None:
     """Plants on tiles holding nothing but grass, drawn from the build stream."""
+    if inline_plan(kind) is None:  # a constructor might draw from the build stream between the tries
+        _scatter_one_by_one(world, count, kind)
+        return
+    # The tries' coordinates in batches: `integers(0, size, size=n)` gives the values and stream
+    # state of n scalar draws (tested), and a scalar draw costs about as much as a batch of 40.
+    # The draws of a batch left unused are given back: the stream is left where the scalar
+    # draws of the tries made leave it.
+    placed, tries, used, batch = 0, 0, 0, 2 * (count + 8)
+    rng, size, stacks = world.rng_build, world.size, world.stacks
+    bitgen, start = rng.bit_generator, None
+    while placed < count and tries < 2000:
+        start, values, used = bitgen.state, rng.integers(0, size, size=batch).tolist(), 0
+        while used < batch and placed < count and tries < 2000:
+            tries += 1
+            x, y = values[used], values[used + 1]
+            used += 2
+            stack = stacks[x][y]
+            if stack and all(o.type == "grass" for o in stack):
+                place(world, kind, x, y)
+                placed += 1
+    if start is not None and used < batch:
+        bitgen.state = start
+        rng.integers(0, size, size=used)
+
+
+def _scatter_one_by_one(world: World, count: int, kind: str) -> None:
+    """`scatter_plants` drawing each try's two coordinates when it makes it."""
     placed, tries = 0, 0
     draw, size = world.rng_build.integers, world.size
     while placed < count and tries < 2000:
         tries += 1
-        # Two scalar draws are the same values and stream state as one `size=2` draw (tested),
-        # in under half the time: numpy's `size` handling costs more than the draws.
+        # Two scalar draws are the same values and stream state as one `size=2` draw (tested).
         x, y = int(draw(0, size)), int(draw(0, size))
         stack = world.stacks[x][y]
         if stack and all(o.type == "grass" for o in stack):

@@ -10,8 +10,8 @@ from typing import Any
 
 from discoverylab.world import instruments, spares, things
 from discoverylab.world.materials import material, shared_material
-from discoverylab.world.objects import Container, Layer, WorldObject
-from discoverylab.world.world import World, stack_insert
+from discoverylab.world.objects import Container, Layer, WorldObject, stack_insert
+from discoverylab.world.world import World
 
 Rect = tuple[int, int, int, int]
 """A rectangle of cells: (x, y, width, height)."""
@@ -80,6 +80,27 @@ def spawn(world: World, kind: str, **overrides: Any) -> WorldObject:
     if kind == "soil":
         obj.add(spawn(world, "dirt"))
     return obj
+
+
+def spawn_some(world: World, kinds: tuple[str, ...] | list[str], keep: list[int]) -> dict[int, WorldObject]:
+    """What `[spawn(world, k) for k in kinds]` then `remove_from_world` of all but the indexes
+    `keep` leaves, without building the others: the kept objects by index, made in index order
+    (the registry's) with the UUIDs the full list gives them. A pool of which a level keeps a
+    few (5 of 16 objects) costs a spawn and a removal per object it drops otherwise. Each kind
+    must take exactly one UUID (a template's object holds nothing new: not "soil")."""
+    start = world._uuid_index
+    world.take_uuids(len(kinds))  # the whole block, as the full list takes it
+    end = world._uuid_index
+    kept: dict[int, WorldObject] = {}
+    try:
+        for i in sorted(set(keep)):
+            world._uuid_index = start + i
+            kept[i] = spawn(world, kinds[i])
+            if world._uuid_index != start + i + 1:
+                raise ValueError(f"spawn_some: a {kinds[i]!r} takes more than one UUID; spawn the list.")
+    finally:
+        world._uuid_index = end
+    return kept
 
 
 Inline = tuple[Layer, type[WorldObject], str, str, tuple[Any, ...], bool, dict[str, Any]]
@@ -155,7 +176,26 @@ def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObj
         if plan is not None:  # plain scenery (most objects of a map), built inline: a third of the time
             layer, cls, name, type_, materials, fresh, attrs = plan
             uuid = world.next_uuid()
-            obj = world.objects[uuid] = build_plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
+            if fresh or overrides:  # own material copies, or attributes of its own: never recycled
+                obj = build_plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
+            else:  # shared scenery (paths, fences, walls): a disposed world's untouched one first
+                spare = spares.ready(kind, cls, name, type_, materials, layer, attrs)
+                if spare:
+                    obj = spare.pop()
+                    obj.world = world
+                    obj.x = x
+                    obj.y = y
+                    obj.uuid = uuid
+                else:
+                    obj = build_plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
+                fills = world._fills  # `record_fill`, without two new lists per object
+                known = fills.get(kind) if fills is not None else None
+                if known is None:
+                    world.record_fill(kind, [obj], [uuid])
+                else:
+                    known[0].append(obj)
+                    known[1].append(uuid)
+            world.objects[uuid] = obj
             stack = world.stacks[x][y]  # as `World.place` puts it (nobody watches)
             if stack and stack[-1].layer < layer:  # type: ignore[operator]  # else last: `stack_insert` without the call
                 stack_insert(stack, obj, layer)
@@ -180,8 +220,9 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     ground a building covers at once (`layout.fill_grass`): the grass there would only be
     removed again (~200 of 1,024 objects per unit-test reset).
 
-    The objects are recorded on the world (`World.record_fill`): the next fill of `kind` after
-    it is disposed reuses those left untouched (`world/spares.py`) before building new ones."""
+    The objects of a kind with shared materials are recorded on the world (`World.record_fill`):
+    the next world's builds of `kind` reuse those left untouched (`world/spares.py`) before
+    building new ones; so does `place`."""
     plan = inline_plan(kind)
     cells = cells if isinstance(cells, list) else list(cells)
     size = world.size
@@ -209,12 +250,14 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
                 kept_uuids += uuids[start:i]
             start = i + 1
         cells, uuids = kept_cells + cells[start:], kept_uuids + uuids[start:]
-    objs: list[WorldObject] = []
     pairs = zip(cells, uuids, strict=True)
     # The last disposed world's untouched objects of this kind first (`world/spares.py`): only
-    # their world, tile and UUID differ from a new object's. `spare` first: zip stops on it
+    # their world, tile and UUID differ from a new object's. `objs` first: zip stops on it
     # without taking a cell.
-    for obj, ((x, y), uuid) in zip(spares.take(kind, cls, name, type_, materials, layer, attrs), pairs, strict=False):
+    spare = spares.ready(kind, cls, name, type_, materials, layer, attrs) if not fresh else []
+    objs: list[WorldObject] = spare[: len(cells)]  # the first cells' objects, then the new ones
+    del spare[: len(cells)]
+    for obj, ((x, y), uuid) in zip(objs, pairs, strict=False):
         obj.world = world
         obj.x = x
         obj.y = y
@@ -224,7 +267,6 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
             stack_insert(stack, obj, layer)
         else:
             stack.append(obj)
-        objs.append(obj)
     new = object.__new__
     for (x, y), uuid in pairs:  # as `place`
         # `build_plain`'s body, inline: the call with its twelve arguments cost ~1,000 instructions
@@ -253,7 +295,8 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
             stack.append(obj)
         objs.append(obj)
     world.objects.update(zip(uuids, objs, strict=True))
-    world.record_fill(kind, objs, uuids)
+    if not fresh:  # own material copies: never recycled
+        world.record_fill(kind, objs, uuids)
 
 
 def _hole_indices(cells: list[tuple[int, int]], size: int, holes: Iterable[Rect]) -> list[int]:

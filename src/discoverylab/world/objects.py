@@ -287,3 +287,31 @@ class Container(WorldObject):
         if self.activatable:  # e.g. a sink
             words.append("activated" if self.activated else "inactive")
         return " ".join([*words, self.name])
+
+
+def stack_insert(stack: list[WorldObject], obj: WorldObject, layer: Layer) -> None:
+    """Insert `obj` into a tile's stack after everything on the same or a higher layer. The
+    stack runs top layer first, so when its last object lies on `layer` or higher (or it is
+    empty: most placements) `obj` goes last, without the scan."""
+    if not stack or stack[-1].layer >= layer:  # type: ignore[operator]  # on a stack: never None
+        stack.append(obj)
+        return
+    for i, other in enumerate(stack):
+        if other.layer is not None and other.layer < layer:
+            stack.insert(i, obj)
+            return
+    stack.append(obj)
+
+
+def visible_into(contents: list[WorldObject], out: list[WorldObject]) -> bool:
+    """Append the visible contents, recursively (`WorldObject.visible_tree` without a generator
+    per object: the observation asks for it on every furniture tile every step); whether any
+    of them obscures what lies below."""
+    obscures = False
+    for child in contents:
+        out.append(child)
+        if child.obscures_below:
+            obscures = True
+        if child.contents and child.is_open and visible_into(child.contents, out):
+            obscures = True
+    return obscures

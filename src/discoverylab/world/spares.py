@@ -20,15 +20,15 @@ counted (a third of what reuse saves): no code keeps another object's lists, and
 `tests/test_spares.py` plays every unit test to check that (`containers_held_elsewhere`).
 Whatever fails is left to the garbage collector and built anew.
 
-One entry per kind, the last disposed world's (a later disposal replaces it), taken whole by
-the next fill of that kind; an entry nobody takes keeps one disposed world's fill alive.
+One entry per kind, the last disposed world's (a later disposal replaces it), checked whole by
+the next build of that kind (`ready`); what that build does not use stays ready for later
+builds of the kind (a second building's floors, a wall placed alone) until a world is disposed. An entry nobody takes keeps one disposed world's objects alive.
 """
 
 from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Iterable
 from itertools import compress
 from operator import is_, ne, or_
 from typing import TYPE_CHECKING, Any
@@ -37,14 +37,15 @@ if TYPE_CHECKING:
     from discoverylab.world.objects import Layer, WorldObject
     from discoverylab.world.world import World
 
-Fill = tuple[str, list["WorldObject"], list[int]]
-"""What a world records of a fill (`World.record_fill`): the kind, its objects and their UUIDs."""
+Fills = dict[str, tuple[list["WorldObject"], list[int]]]
+"""What a world records of its plain objects (`World.record_fill`): per kind, the objects and their UUIDs."""
 
 _SPARE: dict[str, tuple[World, list[WorldObject], list[int]]] = {}
-_CONTAINERS = (3, 4, 5, 11)  # materials, contents, parts, props in `_row`'s order
-_X, _Y = 7, 8  # overwritten on reuse: not compared
-# Per class and template attributes: whether `_row` is its objects' layout (`_layout_known`).
-_layouts: dict[tuple[type, tuple[str, ...]], bool] = {}
+# Per kind, the spares `take` accepted since the last disposal and no build has used yet (`ready`).
+_READY: dict[str, list[WorldObject]] = {}
+# Per class and template attribute names: the attribute names in the order `gc.get_referents`
+# lists an object's values (`_layout`), with the slots of x, y and the UUID; None: never reused.
+_layouts: dict[tuple[type, tuple[str, ...]], tuple[tuple[str, ...], int, int, int] | None] = {}
 
 
 def _sole_refs() -> tuple[int, int]:
@@ -52,20 +53,35 @@ def _sole_refs() -> tuple[int, int]:
     only and for a container held by one object only (measured, not assumed: it differs across
     Python versions)."""
     once = max(map(sys.getrefcount, [[]]))
-    holder: list[list[Any]] = [[]]
-    refs = gc.get_referents(holder)  # kept, as `containers_held_elsewhere`'s `refs` is
-    sole = max(map(sys.getrefcount, refs[0::1]))
-    return once, sole
+    holder = _Holder()
+    holder.materials, holder.contents, holder.parts, holder.props = [], [], [], {}
+    return once, _container_refs(holder)
+
+
+class _Holder:
+    """A stand-in object with the four containers (`_sole_refs`)."""
+
+    materials: list[Any]
+    contents: list[Any]
+    parts: list[Any]
+    props: dict[str, Any]
+
+
+def _container_refs(obj: Any) -> int:
+    """The highest reference count among `obj`'s materials, contents, parts and props."""
+    return max(sys.getrefcount(obj.materials), sys.getrefcount(obj.contents), sys.getrefcount(obj.parts),
+               sys.getrefcount(obj.props))  # fmt: skip
 
 
 _ONCE, _SOLE = _sole_refs()
 
 
-def offer(world: World, fills: Iterable[Fill], registered: dict[int, WorldObject]) -> None:
-    """Keep a disposed world's fills for the next world's (`World.dispose`), without the objects
-    no longer in its registry `registered` (grass under a path: Dialog's build removes some every
-    reset, and each would cost `take` a comparison per column)."""
-    for kind, objs, uuids in fills:
+def offer(world: World, fills: Fills, registered: dict[int, WorldObject]) -> None:
+    """Keep a disposed world's plain objects for the next world's (`World.dispose`), without
+    those no longer in its registry `registered` (walls a door replaced, grass under a path:
+    each would cost `take` a comparison per column). Spares still ready (`ready`) are dropped."""
+    _READY.clear()
+    for kind, (objs, uuids) in fills.items():
         found = list(map(registered.get, uuids))
         if found != objs:  # objects compare by identity
             keep = list(map(is_, found, objs))
@@ -76,58 +92,78 @@ def offer(world: World, fills: Iterable[Fill], registered: dict[int, WorldObject
 def clear() -> None:
     """Forget every kept fill (tests; a process that wants the memory back)."""
     _SPARE.clear()
+    _READY.clear()
+
+
+def ready(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...], layer: Layer,
+          attrs: dict[str, Any]) -> list[WorldObject]:  # fmt: skip
+    """The spares of `kind` that builders may reuse as new (they pop what they use): `take`'s
+    on the first call after a disposal, what is left of them on later calls (a second
+    building's floors, a wall placed alone). Arguments as for `take`; a kind's plan never
+    changes, so what `take` accepted stays good for any world until it is used."""
+    objs = _READY.get(kind)
+    if objs is None:
+        objs = _READY[kind] = take(kind, cls, name, type_, materials, layer, attrs)
+    return objs
 
 
 def _row(world: World, cls: type, name: str, type_: str, materials: list[Any], layer: Layer,
-         attrs: dict[str, Any], uuid: Any) -> list[Any]:  # fmt: skip
-    """An untouched fill object's referents, in the order `catalog.build_plain` stores its attributes."""
-    return [world, name, type_, materials, [], [], None, None, None, layer, True, {}, *attrs.values(), uuid, cls]
+         attrs: dict[str, Any], order: tuple[str, ...]) -> list[Any]:  # fmt: skip
+    """An untouched object's referents in `order` (`_layout`), then its class; its tile and
+    UUID (each object's own) as None."""
+    values = {"world": world, "name": name, "type": type_, "materials": materials, "contents": [], "parts": [],
+              "parent": None, "x": None, "y": None, "layer": layer, "alive": True, "props": {}, **attrs, "uuid": None}  # fmt: skip
+    return [*(values[key] for key in order), cls]
 
 
 def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...], layer: Layer,
          attrs: dict[str, Any]) -> list[WorldObject]:  # fmt: skip
-    """The last disposed fill's objects of `kind` that can be reused as new ones (see the module
-    docstring), in no particular order; [] when there are none. `materials` etc.: the kind's
-    plan (`catalog.inline_plan`), as the fill builds its objects."""
+    """The last disposed world's objects of `kind` that can be reused as new ones (see the
+    module docstring), in no particular order; [] when there are none. `materials` etc.: the
+    kind's plan (`catalog.inline_plan`), as its builders build its objects."""
     entry = _SPARE.pop(kind, None)
     if entry is None:
         return []
     old, objs, uuids = entry
     del entry
-    mats = list(materials)
-    if not _layout_known(old, cls, name, type_, mats, layer, attrs):
+    layout = _layout(cls, attrs)
+    if layout is None:
         return []
-    if objs and max(map(sys.getrefcount, objs)) > _ONCE:  # held elsewhere (a scenario's list, a cache)
-        keep = [count <= _ONCE for count in map(sys.getrefcount, objs)]
+    order, *slots = layout
+    counts = list(map(sys.getrefcount, objs))
+    if counts and max(counts) > _ONCE:  # held elsewhere (the old tile mirror, a scenario's list)
+        keep = list(map(_ONCE.__ge__, counts))
         objs, uuids = list(compress(objs, keep)), list(compress(uuids, keep))
-    row = _row(old, cls, name, type_, mats, layer, attrs, None)
+    del counts
+    row = _row(old, cls, name, type_, list(materials), layer, attrs, order)
     refs = gc.get_referents(*objs)
     if len(refs) != len(row) * len(objs):  # some object gained or lost an attribute: one at a time
         del refs
-        return [obj for obj, uuid in zip(objs, uuids, strict=True) if _pristine([obj], [uuid], row)]
-    bad = _mismatches(refs, len(objs), uuids, row)
+        return [obj for obj, uuid in zip(objs, uuids, strict=True) if _pristine([obj], [uuid], row, slots)]
+    bad = _mismatches(refs, len(objs), uuids, row, slots)
     del refs
     return objs if bad is None else list(compress(objs, [not b for b in bad]))
 
 
-def _pristine(objs: list[WorldObject], uuids: list[int], row: list[Any]) -> bool:
+def _pristine(objs: list[WorldObject], uuids: list[int], row: list[Any], slots: list[int]) -> bool:
     """Whether every one of `objs` (few) is untouched: `take`'s check, for a list it cannot do at once."""
     refs = gc.get_referents(*objs)
     if len(refs) != len(row) * len(objs):
         return False
-    return _mismatches(refs, len(objs), uuids, row) is None
+    return _mismatches(refs, len(objs), uuids, row, slots) is None
 
 
-def _mismatches(refs: list[Any], n: int, uuids: list[int], row: list[Any]) -> list[bool] | None:
+def _mismatches(refs: list[Any], n: int, uuids: list[int], row: list[Any], slots: list[int]) -> list[bool] | None:
     """Per object, whether its referents differ from `row` (with its own UUID, any tile); None
-    when none does. `refs`: the objects' referents, `len(row)` each. One comparison of the whole
-    list (mostly identities) in the usual case; else one per column (slicing per object cost
-    twice as much: Dialog's build removes some grass every reset)."""
+    when none does. `refs`: the objects' referents, `len(row)` each; `slots`: those of x, y and
+    the UUID. One comparison of the whole list (mostly identities) in the usual case; else one
+    per column (slicing per object cost twice as much)."""
     width = len(row)
+    sx, sy, su = slots
     expected = row * n
-    expected[_X::width] = refs[_X::width]
-    expected[_Y::width] = refs[_Y::width]
-    expected[width - 2 :: width] = uuids
+    expected[sx::width] = refs[sx::width]
+    expected[sy::width] = refs[sy::width]
+    expected[su::width] = uuids
     if refs == expected:
         return None
     bad: list[bool] | None = None  # some object differs (e.g. grass the build removed): per column
@@ -144,32 +180,31 @@ def containers_held_elsewhere(objs: list[WorldObject]) -> list[WorldObject]:
     than the object holds. `take` does not check this (it would cost a third of what reuse saves):
     no code keeps another object's containers, and `tests/test_spares.py` plays every unit test
     to check that none of the objects `take` accepts has one."""
-    out = []
-    for obj in objs:
-        refs = gc.get_referents(obj)
-        if max(map(sys.getrefcount, [refs[slot] for slot in _CONTAINERS])) > _SOLE:  # as `_sole_refs` counts
-            out.append(obj)
-    return out
+    return [obj for obj in objs if _container_refs(obj) > _SOLE]
 
 
-def _layout_known(world: World, cls: type, name: str, type_: str, materials: list[Any], layer: Layer,
-                  attrs: dict[str, Any]) -> bool:  # fmt: skip
-    """Whether objects of `cls` list their referents in `_row`'s order on this Python (checked
-    once per class and template attributes, on a probe built as `catalog.build_plain` builds); if
-    not, nothing of the kind is reused."""
+def _layout(cls: type, attrs: dict[str, Any]) -> tuple[tuple[str, ...], int, int, int] | None:
+    """The attribute names of an object of `cls` built as `catalog.build_plain` builds it (with
+    `attrs`), in the order `gc.get_referents` lists their values, and the slots of x, y and the
+    UUID in it; found once per class and attribute names on a probe whose every value is a
+    marker of its own (the order is the class's shared key table's: it depends on which objects
+    this process built first, and never changes once set). None when the probe's referents are
+    not exactly its values then its class: nothing of the kind is reused."""
     key = (cls, tuple(attrs))
-    known = _layouts.get(key)
-    if known is None:
-        probe: Any = object.__new__(cls)
-        values: tuple[Any, ...] = (world, name, type_, [*materials], [], [], None, 3, 4, layer, True, {})
-        for attr, value in zip(_FIELDS, values, strict=True):
-            setattr(probe, attr, value)
-        for attr, value in attrs.items():
-            setattr(probe, attr, value)
-        probe.uuid = 12345
-        want = _row(world, cls, name, type_, materials, layer, attrs, 12345)
-        want[_X], want[_Y] = 3, 4
-        known = _layouts[key] = gc.get_referents(probe) == want
+    if key in _layouts:
+        return _layouts[key]
+    names = (*_FIELDS, *attrs, "uuid")
+    marks = {name: object() for name in names}
+    probe: Any = object.__new__(cls)
+    for name in names:
+        setattr(probe, name, marks[name])
+    refs = gc.get_referents(probe)
+    found = {id(mark): name for name, mark in marks.items()}
+    order = tuple(found.get(id(ref), "") for ref in refs[:-1])
+    known = None
+    if len(marks) == len(names) and refs[-1:] == [cls] and sorted(order) == sorted(names):
+        known = (order, order.index("x"), order.index("y"), order.index("uuid"))
+    _layouts[key] = known
     return known
 
 

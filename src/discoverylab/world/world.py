@@ -20,7 +20,7 @@ import numpy as np
 
 from discoverylab.world import spares
 from discoverylab.world.feed import DiscoveryFeed
-from discoverylab.world.objects import Layer, WorldObject
+from discoverylab.world.objects import Layer, WorldObject, stack_insert, visible_into
 from discoverylab.world.streams import LazyStream, opaque_rng
 from discoverylab.world.tick_pause import KEY as TICK_PAUSE
 from discoverylab.world.tick_pause import pause_tick
@@ -48,19 +48,21 @@ class TileWatch(set[tuple[int, int]]):
 class World:
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
 
-    # The layout stream, child 0 of `SeedSequence(seed)`, is made on first read: a scenario
-    # replaces it at once (`reseed_build`). Only this one: CPython 3.11 does not specialise reads
-    # of an attribute a class-level descriptor shadows, and NPCs read `rng_npc` every tick.
+    # Streams made on first read (children 0, 2 and 3 of `SeedSequence(seed)`): the layout's,
+    # which a scenario replaces at once (`reseed_build`), and the two that few tasks read (an
+    # instrument's noise, a theme's objects): two streams less per reset. Not `rng_npc`: CPython
+    # 3.11 does not specialise reads of an attribute a class-level descriptor shadows, and NPCs
+    # read it every tick.
     rng_build = LazyStream(0)
-    _fills: list[spares.Fill] | None = None  # `record_fill`'s, for the next world (`dispose`)
+    rng_noise = LazyStream(2)
+    rng_objects = LazyStream(3)
+    _fills: spares.Fills | None = None  # `record_fill`'s, for the next world (`dispose`)
 
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
         self._seed = int(seed)
         self.size = size
-        # Children 1-3 of `SeedSequence(seed)` (what its `spawn(5)` gave; 4 is the UUID pool's), without the spawn.
+        # Child 1 of `SeedSequence(seed)` (what its `spawn(5)` gave; 4 is the UUID pool's), without the spawn.
         self.rng_npc = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(1,)))
-        self.rng_noise = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(2,)))
-        self.rng_objects = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(3,)))
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
@@ -142,11 +144,18 @@ class World:
         return self._uuids[i : i + count]
 
     def record_fill(self, kind: str, objs: list[WorldObject], uuids: list[int]) -> None:
-        """Note plain objects built in one go (`catalog.place_each`): once this world is
-        disposed, the next world's fill of `kind` may reuse those left untouched (`world/spares.py`)."""
-        if self._fills is None:
-            self._fills = []
-        self._fills.append((kind, objs, uuids))
+        """Note plain objects of `kind` built as `catalog.build_plain` builds them (the grass
+        fill, a building's floors and walls, `catalog.place`'s shared scenery): once this world
+        is disposed, the next world's builds of `kind` may reuse those left untouched (`world/spares.py`)."""
+        fills = self._fills
+        if fills is None:
+            fills = self._fills = {}
+        known = fills.get(kind)
+        if known is None:
+            fills[kind] = (objs, uuids)
+        else:
+            known[0].extend(objs)
+            known[1].extend(uuids)
 
     def unregister(self, obj: WorldObject) -> None:
         self.objects.pop(obj.uuid, None)
@@ -268,7 +277,7 @@ class World:
             out.append(obj)
             if obj.obscures_below:
                 obscured = True
-            if obj.contents and obj.is_open and _visible_into(obj.contents, out):
+            if obj.contents and obj.is_open and visible_into(obj.contents, out):
                 obscured = True
         return out
 
@@ -395,30 +404,3 @@ class World:
                     agent.states.add(signal)
         self.step += 1
 
-
-def stack_insert(stack: list[WorldObject], obj: WorldObject, layer: Layer) -> None:
-    """Insert `obj` into a tile's stack after everything on the same or a higher layer. The
-    stack runs top layer first, so when its last object lies on `layer` or higher (or it is
-    empty: most placements) `obj` goes last, without the scan."""
-    if not stack or stack[-1].layer >= layer:  # type: ignore[operator]  # on a stack: never None
-        stack.append(obj)
-        return
-    for i, other in enumerate(stack):
-        if other.layer is not None and other.layer < layer:
-            stack.insert(i, obj)
-            return
-    stack.append(obj)
-
-
-def _visible_into(contents: list[WorldObject], out: list[WorldObject]) -> bool:
-    """Append the visible contents, recursively (`WorldObject.visible_tree` without a generator
-    per object: the observation asks for it on every furniture tile every step); whether any
-    of them obscures what lies below."""
-    obscures = False
-    for child in contents:
-        out.append(child)
-        if child.obscures_below:
-            obscures = True
-        if child.contents and child.is_open and _visible_into(child.contents, out):
-            obscures = True
-    return obscures

@@ -6,8 +6,9 @@ from discoverylab.scenarios import layout
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.explore import Explorer
-from discoverylab.scenarios.unit._levels import Cell, Rect, outdoor, start_in
+from discoverylab.scenarios.unit._levels import Cell, Rect, outdoor, path_holes, start_in
 from discoverylab.scoring.scorecard import Scorecard, ScorecardItem
+from discoverylab.world.catalog import spawn_some
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.world import World
 
@@ -52,11 +53,17 @@ class Site:
         return self.x, self.y, self.x + self.w - 1, self.y + self.h
 
 
+def bare_site(site: Site) -> tuple[tuple[int, int, int, int], ...]:
+    """`layout.fill_grass`'s holes for a level laid round `site`: the building's tiles and
+    those of the path `outdoor_around` lays (each covered before anything reads it)."""
+    return ((site.x, site.y, site.w, site.h), *path_holes([site.footprint]))
+
+
 def villa(sc: Scenario, name: str = "Pick and Place Villa") -> Site:
     """A meadow and the locked 7x6 villa at a drawn site; its door needs key 123, which does
     not exist."""
     site = Site(sc, VILLA_W, VILLA_H)
-    layout.fill_grass(sc.world, under=((site.x, site.y, VILLA_W, VILLA_H),))
+    layout.fill_grass(sc.world, under=bare_site(site))
     layout.building(sc.world, site.x, site.y, VILLA_W, VILLA_H, name, key_id=123)
     return site
 
@@ -99,16 +106,23 @@ def villa_objects_and_container(
     target; the container)."""
     world = scenario.world
     spots = [site.at(*s) for s in scenario.shuffled(VILLA_TABLE_SPOTS)]
-    pool = scenario.shuffled(spawn_pool(world, OBJECT_POOL))
-    containers = scenario.shuffled(spawn_pool(world, ["pot", "jar"]))
+    pool = shuffled_kept(scenario, OBJECT_POOL, objects)
     keep = 2 if both_containers else 1
-    for obj, (x, y) in zip(pool[:objects], spots[:objects], strict=True):
+    containers = shuffled_kept(scenario, ("pot", "jar"), keep)
+    for obj, (x, y) in zip(pool, spots[:objects], strict=True):
         layout.table_with(world, x, y, obj)
     for i in range(keep):
         layout.table_with(world, *spots[objects + i], containers[i])
-    for unused in [*pool[objects:], *containers[keep:]]:
-        unused.remove_from_world()
-    return pool[:objects], containers[0]
+    return pool, containers[0]
+
+
+def shuffled_kept(sc: Scenario, kinds: tuple[str, ...], count: int) -> list[WorldObject]:
+    """The first `count` objects of `sc.shuffled(spawn_pool(world, kinds))`, the others removed
+    from the world: the same draw, objects and UUIDs, without building the others
+    (`catalog.spawn_some`; spawning draws nothing, so drawing the order first is the same)."""
+    order: list[int] = sc.shuffled(list(range(len(kinds))))
+    kept = spawn_some(sc.world, kinds, order[:count])
+    return [kept[i] for i in order[:count]]
 
 
 def put_named_in(ex: Explorer, item: str, container: str) -> OracleGen:

@@ -62,7 +62,9 @@ def _maybe_loose_object(sc: Scenario, holder: WorldObject) -> None:
 
 def _table_and_chairs(sc: Scenario, x: int, y: int) -> WorldObject:
     """A table with a chair on each side with probability 1/2 (drawn n, s, e, w)."""
-    sides = [side for side in "nsew" if sc.randint(0, 1) == 0]
+    # One draw of four: the values and stream state of `sc.randint(0, 1)` per side (tested).
+    heads = sc.world.rng_build.integers(0, 2, size=4).tolist()
+    sides = [side for side, head in zip("nsew", heads, strict=True) if head == 0]
     table = layout.place(sc.world, "table", x, y)
     offsets = {"n": (0, -1), "s": (0, 1), "w": (-1, 0), "e": (1, 0)}
     for side in "nswe":
@@ -101,6 +103,17 @@ def _science_lab(sc: Scenario, x: int, y: int) -> None:
     _maybe_loose_object(sc, _table_and_chairs(sc, x + 2, y + 3))
 
 
+def _soil_plot(sc: Scenario, fx: int, fy: int) -> None:
+    """A 3x3 soil plot at (fx, fy), a plant on each tile with probability 1/3."""
+    world = sc.world
+    plants = iter(world.rng_build.integers(0, 3, size=9).tolist())  # `sc.randint(0, 2)` per tile, in one draw
+    for i in range(3):
+        for j in range(3):
+            layout.ground(world, "soil", fx + i, fy + j)
+            if next(plants) == 0:
+                layout.place(world, "plant_generic", fx + i, fy + j)
+
+
 def build_house(sc: Scenario, house: House) -> tuple[dict[str, Rect], str]:
     """Build the house, its rooms and the soil plot. Returns each location's region (one tile
     larger than the room, as the original scores it) and a randomly chosen target location."""
@@ -115,11 +128,7 @@ def build_house(sc: Scenario, house: House) -> tuple[dict[str, Rect], str]:
     _science_lab(sc, *rooms[2])
     fx = hx + sc.randint(0, HOUSE_W - 2)
     fy = hy - sc.randint(5, 7)
-    for i in range(3):
-        for j in range(3):
-            layout.ground(world, "soil", fx + i, fy + j)
-            if sc.randint(0, 2) == 0:
-                layout.place(world, "plant_generic", fx + i, fy + j)
+    _soil_plot(sc, fx, fy)
     regions: dict[str, Rect] = {
         name: (x, y, x + 5, y + 5) for name, (x, y) in zip(LOCATIONS[:4], rooms, strict=True)
     }

@@ -64,12 +64,23 @@ def trees_clear_of(world: World, clear: list[Rect], spots: tuple[Cell, ...] = TR
             layout.tree(world, x, y)
 
 
+def _path_cells(clear: list[Rect], path_y: int) -> list[int]:
+    """The x of each tile of `outdoor`'s path: row `path_y` from x = 17 on, outside `clear`."""
+    return [x for x in range(17, 32) if not any(inside(r, x, path_y) for r in clear)]
+
+
+def path_holes(clear: list[Rect], path_y: int = 17) -> tuple[tuple[int, int, int, int], ...]:
+    """`outdoor`'s path tiles as `layout.fill_grass` holes (x, y, w, h), one per tile: the
+    grass there would only be removed again. Only for a scenario that reads none of those
+    tiles between the fill and `outdoor` (tests/test_reset_paths.py checks every unit test)."""
+    return tuple((x, path_y, 1, 1) for x in _path_cells(clear, path_y))
+
+
 def outdoor(world: World, clear: list[Rect], path_y: int = 17) -> None:
     """The meadow of the villa-style maps (grass, a path, trees, plants), built after the
     buildings so it keeps clear of them: `clear` are the buildings' rects (and their fronts)."""
-    for x in range(17, 32):
-        if not any(inside(r, x, path_y) for r in clear):
-            layout.ground(world, "path", x, path_y)
+    for x in _path_cells(clear, path_y):
+        layout.ground(world, "path", x, path_y)
     trees_clear_of(world, [grow(r, 1) for r in clear])
     layout.scatter_plants(world)
 

@@ -8,7 +8,7 @@ from discoverylab.scenarios import layout
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
-from discoverylab.scenarios.unit._common import Site, outdoor_around
+from discoverylab.scenarios.unit._common import Site, bare_site, outdoor_around
 from discoverylab.scenarios.unit._levels import PEOPLE, free_cells
 from discoverylab.world.agent import Agent
 from discoverylab.world.dialog import DialogTree
@@ -62,7 +62,7 @@ class DialogTest(Scenario):
         hard = self.difficulty == "challenge"
         w, h = (6, 5) if hard else (4, 4)
         site = Site(self, w, h)
-        layout.fill_grass(world, under=((site.x, site.y, w, h),))
+        layout.fill_grass(world, under=bare_site(site))
         layout.building(world, site.x, site.y, w, h, "Talking Hut", key_id=123)
         cells = self.shuffled(free_cells(world, site.interior))
         layout.table_with(world, *cells[0], layout.spawn(world, "key", key_id=123))

@@ -9,7 +9,14 @@ from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.explore import Explorer
 from discoverylab.scenarios.registry import register
-from discoverylab.scenarios.unit._common import Site, outdoor_around, spawn_pool, start_inside
+from discoverylab.scenarios.unit._common import (
+    Site,
+    bare_site,
+    outdoor_around,
+    shuffled_kept,
+    spawn_pool,
+    start_inside,
+)
 from discoverylab.world.agent import Agent
 from discoverylab.world.materials import Material
 from discoverylab.world.objects import WorldObject
@@ -85,7 +92,7 @@ class InstrumentMeasurementTest(Scenario):
         world = self.world
         self.burn()
         site = Site(self, 9, 6)
-        layout.fill_grass(world, under=((site.x, site.y, 9, 6),))
+        layout.fill_grass(world, under=bare_site(site))
         layout.building(world, site.x, site.y, 9, 6, "Ministry of Measurement", key_id=123)
         self.property = self.choice(list(PROPERTIES))
         kinds = list(INSTRUMENTS)
@@ -96,13 +103,11 @@ class InstrumentMeasurementTest(Scenario):
         for obj, (x, y) in zip(self.shuffled(list(instruments.values())), self.shuffled(INSTRUMENT_SPOTS), strict=False):
             layout.table_with(world, *site.at(x, y), obj)
         count = 2 if self.difficulty == "easy" else 4
-        objects = self.shuffled(spawn_pool(world, OBJECTS))
+        objects = shuffled_kept(self, OBJECTS, count)
         surfaces = list(SURFACES)
-        for obj, (x, y) in zip(objects[:count], self.shuffled(OBJECT_SPOTS), strict=False):
+        for obj, (x, y) in zip(objects, self.shuffled(OBJECT_SPOTS), strict=False):
             layout.table_with(world, *site.at(x, y), obj)
             self._randomise(obj, surfaces)
-        for unused in objects[count:]:
-            unused.remove_from_world()
         self.target = objects[0]
         self.pots = [layout.spawn(world, "pot", name=f"pot {letter}") for letter in "ABCD"]
         pot_spots = self.shuffled(POT_SPOTS) if self.difficulty == "challenge" else POT_SPOTS
@@ -125,10 +130,13 @@ class InstrumentMeasurementTest(Scenario):
 
     def _randomise(self, obj: WorldObject, surfaces: list[str]) -> None:
         """Give the object one generated material, so every instrument reads the drawn values."""
-        obj.density = self._uniform()
-        ph = self._uniform()
-        obj.temperature_c = self._uniform()
-        spectrum = tuple(self._uniform() for _ in range(5))
+        # Its eight `_uniform` values in one draw: the values and stream state of eight scalar
+        # draws (tests/test_reset_paths.py), at the cost of about one.
+        drawn = [round(value, 1) for value in self.world.rng_build.uniform(1.0, 10.0, size=8).tolist()]
+        obj.density = drawn[0]
+        ph = drawn[1]
+        obj.temperature_c = drawn[2]
+        spectrum = tuple(drawn[3:])
         surface = self.choice(surfaces)
         surfaces.remove(surface)
         obj.materials = [

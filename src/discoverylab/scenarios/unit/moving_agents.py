@@ -32,6 +32,20 @@ WARNED = ("completed0", "completed1", "completed2")  # the state a warned charac
 # A serpentine over the fenced village: 7x7 views centred here cover every lot.
 SWEEP = ((13, 12), (13, 5), (21, 5), (21, 12), (21, 19), (13, 19), (13, 26), (21, 26))
 VILLAGE = (10, 3, 24, 27)  # inside the fence
+# The village's paths (x, y, w, h): `fill_grass` leaves them bare (`_village` lays them before
+# anything reads those tiles), as the grass there would only be removed again.
+PATHS = ((17, 2, 1, 28), (2, 17, 28, 1), (13, 9, 9, 1), (13, 24, 9, 1))
+# The fence's top and bottom rows (laid first: the sides skip their corners).
+FENCE_ROWS = frozenset((x0 + i, y) for x0 in (9, 19) for i in range(7) for y in (2, 28))
+# Trees (x, its jitter, y, its jitter: 0 for none), in drawing order, each drawn x then y: beside
+# the houses, near the fence gaps, below the village, outside the fence.
+TREES = (
+    *((x, 1, y, 1) for x in (10, 23) for y in (10, 4, 22)),
+    *((x, 1, 3, 0) for x in (13, 19)),
+    *((x, 1, 29, 1) for x in (13, 19)),
+    *((x, 2, y, 2) for x in (2, 28) for y in (2, 12, 22)),
+)
+TREE_BOUNDS = [j + 1 for _, jx, _, jy in TREES for j in (jx, jy) if j]  # `integers(0, bound)` per jitter
 
 
 @register
@@ -66,7 +80,7 @@ class MovingAgentsTest(Scenario):
         self.burn()
         lots = self.shuffled(LOTS)
         count = 2 if self.difficulty == "easy" else 3
-        layout.fill_grass(world, under=tuple((x, y, 4, 4) for x, y in lots[:3]))
+        layout.fill_grass(world, under=(*((x, y, 4, 4) for x, y in lots[:3]), *PATHS))
         for i, (x, y) in enumerate(lots[:3]):
             layout.building(world, x, y, 4, 4, f"House {i}")
         names = self.shuffled(NAMES)
@@ -112,7 +126,7 @@ class MovingAgentsTest(Scenario):
     def _village(self) -> None:
         """Paths, a fence with four gaps, trees (jittered by the seed) and plants."""
         world = self.world
-        for i in range(28):
+        for i in range(28):  # the tiles of `PATHS`, in this order
             layout.ground(world, "path", 17, 2 + i)
             layout.ground(world, "path", 2 + i, 17)
         for i in range(9):
@@ -124,22 +138,14 @@ class MovingAgentsTest(Scenario):
                 layout.place(world, "fence", x0 + i, 28)
         for x in (9, 25):
             for y in [*range(2, 15), *range(19, 28)]:
-                if not any(o.type == "fence" for o in world.top_level_at(x, y)):
+                if (x, y) not in FENCE_ROWS:  # the only fences laid so far
                     layout.place(world, "fence", x, y)
-
-        def jitter(n: int) -> int:
-            return int(world.rng_build.integers(0, n + 1))
-
-        for x in (10, 23):  # beside the houses
-            for y in (10, 4, 22):
-                layout.tree(world, x + jitter(1), y + jitter(1))
-        for x in (13, 19):  # near the fence gaps
-            layout.tree(world, x + jitter(1), 3)
-        for x in (13, 19):
-            layout.tree(world, x + jitter(1), 29 + jitter(1))
-        for x in (2, 28):  # outside the fence
-            for y in (2, 12, 22):
-                layout.tree(world, x + jitter(2), y + jitter(2))
+        # Every tree's jitter in one draw: an array of bounds gives the values and stream state
+        # of one scalar draw per bound (tests/test_reset_paths.py), at the cost of about one.
+        draws = iter(world.rng_build.integers(0, TREE_BOUNDS).tolist())
+        for x, _, y, jy in TREES:
+            dx = next(draws)
+            layout.tree(world, x + dx, y + (next(draws) if jy else 0))
         layout.place(world, "plant_generic", 15, 1)
         layout.scatter_plants(world)
 

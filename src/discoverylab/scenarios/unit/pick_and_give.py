@@ -10,7 +10,7 @@ from discoverylab.scenarios.unit._common import (
     OBJECT_POOL,
     VILLA_TABLE_SPOTS,
     outdoor_around,
-    spawn_pool,
+    shuffled_kept,
     villa,
 )
 from discoverylab.scenarios.unit._levels import PEOPLE
@@ -54,11 +54,9 @@ class PickAndGiveTest(Scenario):
         site = villa(self)
         count, people = {"easy": (3, 2), "normal": (5, 3), "challenge": (7, 4)}[self.difficulty]
         spots = [site.at(*s) for s in self.shuffled(VILLA_TABLE_SPOTS)]
-        objects = self.shuffled(spawn_pool(world, OBJECT_POOL))
-        for obj, (x, y) in zip(objects[:count], spots[:count], strict=True):
+        objects = shuffled_kept(self, OBJECT_POOL, count)
+        for obj, (x, y) in zip(objects, spots[:count], strict=True):
             layout.table_with(world, x, y, obj)
-        for unused in objects[count:]:
-            unused.remove_from_world()
         self.target = objects[0]
         names = self.shuffled(NPC_NAMES)[:people]
         standing = self.shuffled([*(site.at(*s) for s in STANDING_SPOTS), *spots[count:]])
