@@ -25,7 +25,7 @@ from discoverylab.world.streams import LazyStream, opaque_rng
 from discoverylab.world.tick_pause import KEY as TICK_PAUSE
 from discoverylab.world.tick_pause import pause_tick
 from discoverylab.world.uuids import UUID_LIMIT, UuidPool
-from discoverylab.world.zones import label_zones
+from discoverylab.world.zones import door_zones, label_zones
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import Agent
@@ -305,29 +305,8 @@ class World:
     def door_zones(self, locked_only: bool) -> list[list[int]] | None:
         """Per tile, the number of its zone: the tiles connected without crossing a wall or a
         closed door (only a locked one if `locked_only`). None when no such door exists. Cached
-        until a door opens or closes (walls never move once built)."""
-        if self._passages is None:  # built lazily, after the scenario's builder ran: one pass
-            passages, walls = [], set()
-            for o in self.objects.values():
-                if o.is_passage:
-                    passages.append(o)
-                if o.type == "wall" and o.layer is not None:
-                    walls.add((o.x, o.y))
-            self._passages, self._walls = passages, walls
-        closed: list[tuple[int, int]] = []  # a loop, not a generator: every teleport to an object asks
-        for o in self._passages:
-            if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only):
-                closed.append((o.x, o.y))
-        if not closed:
-            return None
-        # Keyed by the doors in `_passages`' fixed order: the same closed doors, the same key (a
-        # tuple hashes and compares at a fraction of a frozenset's cost).
-        key = (locked_only, tuple(closed))
-        zones = self._zones.get(key)
-        if zones is None:
-            zones = self._label_zones(self._walls.union(closed))
-            self._zones[key] = zones
-        return zones
+        until a door opens or closes (walls never move once built): `zones.door_zones`."""
+        return door_zones(self, locked_only)
 
     def _label_zones(self, barrier: set[tuple[int, int]]) -> list[list[int]]:
         """Zone numbers per tile, [x][y] (`zones.label_zones`)."""

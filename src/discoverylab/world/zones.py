@@ -4,6 +4,12 @@ opens or closes, so this must be cheap)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from discoverylab.world.objects import WorldObject
+    from discoverylab.world.world import World
+
 
 def label_zones(size: int, barrier: set[tuple[int, int]]) -> list[list[int]]:
     """Label the 4-connected non-barrier regions, numbered in x-major scan order of their
@@ -63,3 +69,32 @@ def _join_runs(parent: list[int], left: list[tuple[int, int]], left_first: int, 
             i += 1
         else:
             j += 1
+
+
+def door_zones(world: World, locked_only: bool) -> list[list[int]] | None:
+    """`World.door_zones`: per tile its zone number between walls and closed doors (locked ones
+    only if `locked_only`), None when no such door exists; kept per set of closed doors on the
+    world (`_zones`; walls never move once built, so they are read once)."""
+    if world._passages is None:  # built lazily, after the scenario's builder ran: one pass
+        passages: list[WorldObject] = []
+        walls: set[tuple[int, int]] = set()
+        for o in world.objects.values():
+            if o.is_passage:
+                passages.append(o)
+            if o.type == "wall" and o.layer is not None:
+                walls.add((o.x, o.y))
+        world._passages, world._walls = passages, walls
+    closed: list[tuple[int, int]] = []  # a loop, not a generator: every teleport to an object asks
+    for o in world._passages:
+        if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only):
+            closed.append((o.x, o.y))
+    if not closed:
+        return None
+    # Keyed by the doors in `_passages`' fixed order: the same closed doors, the same key (a
+    # tuple hashes and compares at a fraction of a frozenset's cost).
+    key = (locked_only, tuple(closed))
+    zones = world._zones.get(key)
+    if zones is None:
+        zones = world._label_zones(world._walls.union(closed))
+        world._zones[key] = zones
+    return zones
