@@ -14,6 +14,7 @@ Everything here uses only the observation, like any agent could.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -284,3 +285,25 @@ class Explorer:
 
     def holding(self, uuid: int) -> bool:
         return any(e["uuid"] == uuid for e in self.obs["inventoryObjects"])
+
+
+def grid_path(start: Tile, goal: Tile, tolerance: int, solid: set[Tile], size: int = 32) -> list[Tile] | None:
+    """The shortest 4-connected path (excluding `start`) to a tile within `tolerance` of `goal`
+    that avoids `solid`, breadth-first, or None: for an oracle walking by what it has seen."""
+    came: dict[Tile, Tile | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        cur = queue.popleft()
+        if manhattan(cur, goal) <= tolerance and cur != start:
+            path = []
+            node: Tile | None = cur
+            while node is not None and node != start:
+                path.append(node)
+                node = came[node]
+            return path[::-1]
+        x, y = cur
+        for nxt in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)):
+            if 0 <= nxt[0] < size and 0 <= nxt[1] < size and nxt not in came and nxt not in solid:
+                came[nxt] = cur
+                queue.append(nxt)
+    return None

@@ -17,8 +17,17 @@ from collections.abc import Generator
 from typing import Any
 
 from discoverylab.scenarios.base import KnowledgeReport
-from discoverylab.scenarios.explore import Explorer, Tile, manhattan
-from discoverylab.scenarios.oracle_tools import Action, Obs, OracleFailure, act, need, quoted, task_text
+from discoverylab.scenarios.explore import Explorer, Tile, grid_path, manhattan
+from discoverylab.scenarios.oracle_tools import (
+    Action,
+    Obs,
+    OracleFailure,
+    act,
+    nearby_entries,
+    need,
+    quoted,
+    task_text,
+)
 
 Steps = Generator[Action, Obs, Any]
 
@@ -115,7 +124,7 @@ class Solver:
         for _ in range(200):
             if manhattan(self.ex.here, goal) <= tolerance:
                 return self.ex.obs
-            path = _bfs(self.ex.here, goal, tolerance, self.solid())
+            path = grid_path(self.ex.here, goal, tolerance, self.solid())
             if not path:
                 raise OracleFailure(f"no known way from {self.ex.here} to {goal}")
             nxt = path[0]
@@ -150,7 +159,7 @@ class Solver:
             if not frontier:
                 return self.ex.obs
             # Within two tiles of a frontier tile its unseen neighbours come into view.
-            if _bfs(self.ex.here, frontier[0], 2, self.solid()) is None:
+            if grid_path(self.ex.here, frontier[0], 2, self.solid()) is None:
                 self.unreachable.add(frontier[0])
                 continue
             yield from self.walk(frontier[0], tolerance=2)
@@ -241,7 +250,7 @@ class Solver:
                 return fetched
             # Lying on the ground: a top-level entry, whose description has no "(held by ...)".
             on_ground = any(
-                e["uuid"] == fetched and "(" not in e["description"] for _, e in _entries(self.ex.obs)
+                e["uuid"] == fetched and "(" not in e["description"] for _, e in nearby_entries(self.ex.obs)
             )
             if on_ground and self.accessible(fetched):
                 yield from self.ex.act(act("PICKUP", fetched))
@@ -283,10 +292,10 @@ class Solver:
             elif tour:
                 tour.sort(key=lambda t: manhattan(t, self.ex.here))
                 goal = tour.pop(0)
-                if _bfs(self.ex.here, goal, 1, self.solid()) is None:
+                if grid_path(self.ex.here, goal, 1, self.solid()) is None:
                     # Indoors (doors are never walked): step outside by teleport first.
                     yield from self.ex.checked(act("TELEPORT_TO_LOCATION", "town square"))
-                if _bfs(self.ex.here, goal, 1, self.solid()) is not None:
+                if grid_path(self.ex.here, goal, 1, self.solid()) is not None:
                     yield from self.walk(goal, tolerance=1)
             else:
                 raise OracleFailure(f"could not find {count} x {wanted}")
@@ -295,30 +304,6 @@ class Solver:
 
 def _first(items: list[Any]) -> Any:
     return items[0] if items else None
-
-
-def _entries(obs: Obs) -> list[tuple[str, dict[str, Any]]]:
-    return [(g, e) for g, entries in obs["nearbyObjects"]["objects"].items() for e in entries]
-
-
-def _bfs(start: Tile, goal: Tile, tolerance: int, solid: set[Tile]) -> list[Tile] | None:
-    came: dict[Tile, Tile | None] = {start: None}
-    queue = deque([start])
-    while queue:
-        cur = queue.popleft()
-        if manhattan(cur, goal) <= tolerance and cur != start:
-            path = []
-            node: Tile | None = cur
-            while node is not None and node != start:
-                path.append(node)
-                node = came[node]
-            return path[::-1]
-        x, y = cur
-        for nxt in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)):
-            if 0 <= nxt[0] < 32 and 0 <= nxt[1] < 32 and nxt not in came and nxt not in solid:
-                came[nxt] = cur
-                queue.append(nxt)
-    return None
 
 
 def solve(obs: Obs) -> Generator[Action, Obs, KnowledgeReport | None]:
