@@ -44,6 +44,7 @@ from discoverylab.rl.vector_worker import (
     TAKE,
     Block,
     await_message,
+    await_release,
     serve,
     shared_layout,
     shared_views,
@@ -350,22 +351,6 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             raise VectorEnvError(f"BatchedVectorEnv: the worker for envs {self._remote[i][0]}..{self._remote[i][1] - 1} failed during {what}: {detail}")
         return reply[1:]
 
-    def _stepped(self, i: int) -> str:
-        """Wait for worker `i` to release `done`: "ok", "died" or "hung" (past `timeout`)."""
-        done = self._done[i]
-        clock = time.perf_counter
-        deadline = clock() + self.spin
-        while clock() < deadline:
-            if done.acquire(False):
-                return "ok"
-        limit = None if self.timeout is None else clock() + self.timeout
-        while not done.acquire(timeout=0.01):
-            if not self._workers[i].is_alive():
-                return "died"
-            if limit is not None and clock() > limit:
-                return "hung"
-        return "ok"
-
     def _receive(self, indices: Any, what: str, stepping: bool = False) -> dict[int, dict[str, Any]]:
         """Wait for one reply from each worker in `indices` (`stepping`: the release of its
         `done`, then a pipe message only if it has something to say); on an error or a death,
@@ -378,7 +363,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             name = f"worker for envs {self._remote[i][0]}..{self._remote[i][1] - 1} (pid {proc.pid})"
             try:
                 if stepping:
-                    state = self._stepped(i)
+                    state = await_release(self._done[i], proc, self.spin, self.timeout)
                     if state == "died":
                         raise EOFError
                     answered = state == "ok"

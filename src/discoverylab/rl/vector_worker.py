@@ -163,6 +163,23 @@ def await_message(conn: Connection, spin: float) -> None:
             pass
 
 
+def await_release(done: Any, proc: Any, spin: float, timeout: float | None) -> str:
+    """Wait for a worker (process `proc`) to release its `done` semaphore: "ok", "died" or
+    "hung" (past `timeout`). Polls for `spin` seconds first, as `await_message` does."""
+    clock = time.perf_counter
+    deadline = clock() + spin
+    while clock() < deadline:
+        if done.acquire(False):
+            return "ok"
+    limit = None if timeout is None else clock() + timeout
+    while not done.acquire(timeout=0.01):
+        if not proc.is_alive():
+            return "died"
+        if limit is not None and clock() > limit:
+            return "hung"
+    return "ok"
+
+
 def next_command(go: Any, conn: Connection, spin: float) -> bytes | None:
     """The worker's next command: `STEP` when the driver released `go` (a semaphore: a
     round trip costs well under a microsecond, a pipe's ~25 us here), else a message from the
