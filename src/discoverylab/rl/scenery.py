@@ -14,6 +14,7 @@ them: a reset builds none, and a short episode computes only the part of the map
 
 from __future__ import annotations
 
+from functools import cache
 from operator import attrgetter
 
 import numpy as np
@@ -28,6 +29,7 @@ _UUID = attrgetter("uuid")
 # A tile holding one plain object shows the same cell as any other holding one of its class,
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
 _PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
+_FEW = 8  # `_fill_first` writes up to this many cells slice by slice, more with one numpy assignment
 _KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
 
 
@@ -85,6 +87,14 @@ def _stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int)
     return tuple(key)
 
 
+@cache
+def _offsets(radius: int) -> tuple[tuple[int, int, int] | None, ...]:
+    """Per cell of a (2 * radius + 1)-wide window, row by row: (dx, dy, distance) from its
+    centre; None for the centre itself (`candidate_tiles` leaves the own tile out)."""
+    r = radius
+    return tuple([(dx, dy, abs(dx) + abs(dy)) if dx or dy else None for dy in range(-r, r + 1) for dx in range(-r, r + 1)])
+
+
 class SceneryMirror:
     """Kind ids and tile states of every tile of one world, its visible objects (`visible`,
     `candidates`, indexed [x][y] in world coordinates) and which tiles hold slot candidates.
@@ -108,9 +118,10 @@ class SceneryMirror:
         self.visible: list[list[list[WorldObject]]] = [[[]] * size for _ in range(size)]
         self.candidates: list[list[tuple[Candidate, ...]]] = [[()] * size for _ in range(size)]
         self.marker: object = None
-        self.statics: dict[int, tuple[str, tuple[int, int], bytes]] = {}  # per UUID, the encoder's slot features that follow the name
+        self.statics: dict[int, tuple[str, bytes, bytes]] = {}  # per UUID, the encoder's slot features that follow the name
         self.marked_windows: set[tuple[int, int]] = set()  # corners whose whole window is marked
         self._candidate_tiles: dict[tuple[int, int], list[tuple[int, int, int, int, int]]] = {}
+        self._offsets = _offsets(radius)  # (dx, dy, distance) per window cell (`candidate_tiles`)
         # Per tile with candidates, what slot rows read of them (`_look`; None: unknown).
         self._looks: dict[tuple[int, int], tuple[tuple[str, bool, bool, int], ...] | None] = {}
         self._side = side
@@ -178,14 +189,14 @@ class SceneryMirror:
         until a tile's candidate flag changes."""
         tiles = self._candidate_tiles.get((ax, ay))
         if tiles is None:
-            r, w = self.radius, 2 * self.radius + 1
+            w = 2 * self.radius + 1
+            offsets = self._offsets
             tiles = []
             for cell in self.has_candidates[ay : ay + w, ax : ax + w].ravel().nonzero()[0].tolist():
-                dy, dx = divmod(cell, w)
-                dx -= r
-                dy -= r
-                if dx or dy:
-                    tiles.append((ax + dx, ay + dy, abs(dx) + abs(dy), dx, dy))
+                offset = offsets[cell]
+                if offset is not None:
+                    dx, dy, dist = offset
+                    tiles.append((ax + dx, ay + dy, dist, dx, dy))
             self._candidate_tiles[(ax, ay)] = tiles
         return tiles
 
@@ -256,34 +267,59 @@ class SceneryMirror:
         in one loop: such a tile lies in no window the caches were filled for and counts as no
         change, so nothing but its cell, flags, looks and mark is written. Its flags, looks and
         mark are unset already (no view reached it), so only set ones are written. A tile of one
-        plain object (`_cell`'s last branch, most tiles of a view) takes its cell inline."""
+        plain object (`_cell`'s last branch, most tiles of a view) takes its cell inline (`_plain`
+        inline too). The cells are written at the end: one numpy assignment per array for a
+        whole view's tiles, slice by slice for a few (each memoryview write costs ~1.3k
+        instructions, a numpy assignment ~5k whatever its size)."""
         looks, flags, visible, candidates = self._looks, self.flags, self.visible, self.candidates
-        kinds_view, state_view, depth, side, r = self._kinds_view, self._state_view, self.depth, self._side, self.radius
-        marked, has_candidates, stacks, viewer = self.marked, self.has_candidates, self.world.stacks, self.viewer
+        depth, side, r = self.depth, self._side, self.radius
+        stacks, viewer = self.world.stacks, self.viewer
         seen = getattr(self.marker, "seen", None)
         plain_cells = _PLAIN_CELLS
+        engine_rule = WorldObject.is_passable_now
+        ats: list[int] = []
+        kinds_parts: list[bytes] = []
+        state_parts: list[bytes] = []
+        flagged: list[int] = []
+        marks: list[int] = []
         for x, y, _ in tiles:
             stack = stacks[x][y]
             cell = None
             if len(stack) == 1:
                 obj = stack[0]
-                if not obj.contents and obj is not viewer and _plain(obj):
+                if (not obj.contents and obj is not viewer and not obj.is_agent and not obj.is_passage
+                        and type(obj).is_passable_now is engine_rule):  # fmt: skip
                     cell = plain_cells.get((type(obj), obj.type, obj.passable, depth))
+            at = (y + r) * side + x + r
             if cell is None:
                 kinds, state, flag = self._cell(x, y)
+                if seen is not None and all(o.uuid in seen for o in visible[x][y]):
+                    marks.append(at)
             else:
                 kinds, state, flag = cell
                 visible[x][y] = [obj]
                 candidates[x][y] = ((obj.uuid, obj),) if flag else ()
+                if seen is not None and obj.uuid in seen:
+                    marks.append(at)
             if flag:
                 looks[(x, y)] = None  # unknown: the tile's next recompute counts as a change
                 flags[x][y] = True
-                has_candidates[y + r, x + r] = True
-            at = (y + r) * side + x + r
-            kinds_view[at * depth : at * depth + depth] = kinds
-            state_view[at * 4 : at * 4 + 4] = state
-            if seen is not None and all(o.uuid in seen for o in visible[x][y]):
-                marked[y + r, x + r] = True
+                flagged.append(at)
+            ats.append(at)
+            kinds_parts.append(kinds)
+            state_parts.append(state)
+        if len(ats) > _FEW:
+            self._kinds_rows[ats] = np.frombuffer(b"".join(kinds_parts), np.uint8).reshape(-1, depth)
+            self._state_rows[ats] = np.frombuffer(b"".join(state_parts), np.uint8).reshape(-1, 4)
+        else:
+            kinds_view, state_view = self._kinds_view, self._state_view
+            for at, kinds, state in zip(ats, kinds_parts, state_parts, strict=True):
+                kinds_view[at * depth : at * depth + depth] = kinds
+                state_view[at * 4 : at * 4 + 4] = state
+        if flagged:
+            self._candidates_flat[flagged] = True
+        if marks:
+            self._marked_flat[marks] = True
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
         """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text
@@ -346,7 +382,8 @@ class SceneryMirror:
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
-        del state["_kinds_view"], state["_state_view"]  # memoryviews do not pickle: rebuilt below
+        for name in ("_kinds_view", "_state_view", "_kinds_rows", "_state_rows", "_candidates_flat", "_marked_flat"):
+            del state[name]  # views of the arrays (memoryviews do not pickle): rebuilt below
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -357,6 +394,11 @@ class SceneryMirror:
         """Flat byte views of `kinds` and `state`: a tile's cell is written as one bytes slice."""
         self._kinds_view = memoryview(self.kinds.data).cast("B")
         self._state_view = memoryview(self.state.data).cast("B")
+        # Flat views of the same arrays, a row per tile, for `_fill_first`'s batched writes.
+        self._kinds_rows = self.kinds.reshape(-1, self.depth)
+        self._state_rows = self.state.reshape(-1, 4)
+        self._candidates_flat = self.has_candidates.reshape(-1)
+        self._marked_flat = self.marked.reshape(-1)
 
     def close(self) -> None:
         self.world.unwatch_tiles(self.changed)
