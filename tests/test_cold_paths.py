@@ -195,3 +195,32 @@ def test_kept_slot_rows_equal_rows_built_afresh() -> None:
             if term or trunc:
                 _, info = env.reset(seed=100 + i)
         assert hits > 100, task  # the kept rows were used
+
+
+@pytest.mark.parametrize("task", ["DoorsTest", "NavigationHouseTest", "MovingAgentsTest"])
+def test_mark_seen_adds_exactly_the_window_s_objects(task: str) -> None:
+    """`SceneryMirror.mark_seen` (one `update` per window, lone objects without a `map`, bounds
+    checked only at the world's edge) adds exactly the UUIDs the window's tiles show, at the
+    corners and edges of the world as inside it, and nothing for tiles already marked."""
+    env = make_rl_env(task)
+    env.reset(seed=6)
+    base = env.unwrapped
+    world, agent = base.world, base.scenario.player
+    mirror = SceneryMirror(world, 3, DEPTH, agent)
+    last = world.size - 1
+    places = [(0, 0), (last, last), (0, last), (last, 0), (1, 5), (5, 1), (2, 2), (10, 12), (11, 12), (last - 2, 7)]
+    for x0, y0 in places:
+        mirror.refresh(x0, y0)
+        agent.seen = set()
+        mirror.marked[:] = False
+        mirror.marked_windows.clear()
+        mirror.mark_seen(agent, x0, y0, 7)
+        expected = {o.uuid for y in range(y0 - 3, y0 + 4) for x in range(x0 - 3, x0 + 4)
+                    if 0 <= x < world.size and 0 <= y < world.size for o in mirror.visible[x][y]}  # fmt: skip
+        assert agent.seen == expected, (x0, y0)
+    mirror.mark_seen(agent, 11, 12, 7)
+    mirror.refresh(12, 12)
+    agent.seen = set()
+    mirror.mark_seen(agent, 12, 12, 7)  # next to (11, 12)'s window: only its new column is added
+    assert agent.seen == {o.uuid for y in range(9, 16) for o in mirror.visible[15][y]}
+    mirror.close()

@@ -88,6 +88,12 @@ def _stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int)
 
 
 @cache
+def _steps(w: int) -> tuple[tuple[int, int], ...]:
+    """(dx, dy) of each cell of a w-wide window from its corner, row by row (`mark_seen`)."""
+    return tuple([(dx, dy) for dy in range(w) for dx in range(w)])
+
+
+@cache
 def _offsets(radius: int) -> tuple[tuple[int, int, int] | None, ...]:
     """Per cell of a (2 * radius + 1)-wide window, row by row: (dx, dy, distance) from its
     centre; None for the centre itself (`candidate_tiles` leaves the own tile out)."""
@@ -113,10 +119,14 @@ class SceneryMirror:
         self.kinds = np.zeros((side, side, depth), np.uint8)
         self.state = np.zeros((side, side, 4), np.uint8)
         self.has_candidates = np.zeros((side, side), bool)  # padded, for window slices
-        self.flags: list[list[bool]] = [[False] * size for _ in range(size)]  # the same, [x][y]: cheap to read
+        # Lists of lists, [x][y]: each column a copy of one row (`list.copy` per column is cheaper
+        # than a comprehension); their entries are replaced, never changed in place.
+        self.flags: list[list[bool]] = list(map(list.copy, [[False] * size] * size))  # `has_candidates`, cheap to read
         self.marked = np.zeros((side, side), bool)  # visible UUIDs already added to `marker.seen`
-        self.visible: list[list[list[WorldObject]]] = [[[]] * size for _ in range(size)]
-        self.candidates: list[list[tuple[Candidate, ...]]] = [[()] * size for _ in range(size)]
+        nothing: list[list[WorldObject]] = [[]] * size
+        no_candidates: list[tuple[Candidate, ...]] = [()] * size
+        self.visible: list[list[list[WorldObject]]] = list(map(list.copy, [nothing] * size))
+        self.candidates: list[list[tuple[Candidate, ...]]] = list(map(list.copy, [no_candidates] * size))
         self.marker: object = None
         self.statics: dict[int, tuple[str, bytes, bytes]] = {}  # per UUID, the encoder's slot features that follow the name
         self.marked_windows: set[tuple[int, int]] = set()  # corners whose whole window is marked
@@ -308,18 +318,18 @@ class SceneryMirror:
             ats.append(at)
             kinds_parts.append(kinds)
             state_parts.append(state)
-        if len(ats) > _FEW:
-            self._kinds_rows[ats] = np.frombuffer(b"".join(kinds_parts), np.uint8).reshape(-1, depth)
-            self._state_rows[ats] = np.frombuffer(b"".join(state_parts), np.uint8).reshape(-1, 4)
+        if len(ats) > _FEW:  # flat views, a row per tile (the arrays are C-contiguous: views, not copies)
+            self.kinds.reshape(-1, depth)[ats] = np.frombuffer(b"".join(kinds_parts), np.uint8).reshape(-1, depth)
+            self.state.reshape(-1, 4)[ats] = np.frombuffer(b"".join(state_parts), np.uint8).reshape(-1, 4)
         else:
             kinds_view, state_view = self._kinds_view, self._state_view
             for at, kinds, state in zip(ats, kinds_parts, state_parts, strict=True):
                 kinds_view[at * depth : at * depth + depth] = kinds
                 state_view[at * 4 : at * 4 + 4] = state
         if flagged:
-            self._candidates_flat[flagged] = True
+            self.has_candidates.reshape(-1)[flagged] = True
         if marks:
-            self._marked_flat[marks] = True
+            self.marked.reshape(-1)[marks] = True
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
         """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text
@@ -332,12 +342,24 @@ class SceneryMirror:
             return
         done = self.marked[y0 : y0 + w, x0 : x0 + w]
         r, size, visible = self.radius, self.world.size, self.visible
-        update = agent.seen.update
-        for cell in (~done).ravel().nonzero()[0].tolist():
-            dy, dx = divmod(cell, w)
-            x, y = x0 + dx - r, y0 + dy - r
-            if 0 <= x < size and 0 <= y < size:
-                update(map(_UUID, visible[x][y]))
+        cells = (~done).ravel().nonzero()[0].tolist()
+        if cells:
+            # One `update` for the window (a new place's ~7 new tiles, a reset's 49), a tile of
+            # one object (most) without a `map`; bounds checked only at the world's edge.
+            uuids: list[int] = []
+            append, extend = uuids.append, uuids.extend
+            inside = r <= x0 and x0 + r < size and r <= y0 and y0 + r < size  # padded corner: the window's centre
+            steps = _steps(w)
+            for cell in cells:
+                dx, dy = steps[cell]
+                x, y = x0 + dx - r, y0 + dy - r
+                if inside or (0 <= x < size and 0 <= y < size):
+                    objs = visible[x][y]
+                    if len(objs) == 1:
+                        append(objs[0].uuid)
+                    else:
+                        extend(map(_UUID, objs))
+            agent.seen.update(uuids)
         done[...] = True  # a view: writes through to `marked`
         self.marked_windows.add((x0, y0))
 
@@ -382,8 +404,7 @@ class SceneryMirror:
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
-        for name in ("_kinds_view", "_state_view", "_kinds_rows", "_state_rows", "_candidates_flat", "_marked_flat"):
-            del state[name]  # views of the arrays (memoryviews do not pickle): rebuilt below
+        del state["_kinds_view"], state["_state_view"]  # memoryviews do not pickle: rebuilt below
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -394,11 +415,6 @@ class SceneryMirror:
         """Flat byte views of `kinds` and `state`: a tile's cell is written as one bytes slice."""
         self._kinds_view = memoryview(self.kinds.data).cast("B")
         self._state_view = memoryview(self.state.data).cast("B")
-        # Flat views of the same arrays, a row per tile, for `_fill_first`'s batched writes.
-        self._kinds_rows = self.kinds.reshape(-1, self.depth)
-        self._state_rows = self.state.reshape(-1, 4)
-        self._candidates_flat = self.has_candidates.reshape(-1)
-        self._marked_flat = self.marked.reshape(-1)
 
     def close(self) -> None:
         self.world.unwatch_tiles(self.changed)
