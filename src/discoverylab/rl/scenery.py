@@ -14,12 +14,11 @@ them: a reset builds none, and a short episode computes only the part of the map
 
 from __future__ import annotations
 
-from functools import cache
 from operator import attrgetter
 
 import numpy as np
 
-from discoverylab.rl.view import kind_id
+from discoverylab.rl.cells import tile_cell, window_offsets, window_steps
 from discoverylab.world.agent import Agent
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
@@ -30,25 +29,6 @@ _UUID = attrgetter("uuid")
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
 _PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
 _FEW = 8  # `_fill_first` writes up to this many cells slice by slice, more with one numpy assignment
-_KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
-
-
-def kind_bytes(objs: list[WorldObject], depth: int) -> bytes:
-    """Kind ids of the first `depth` objects, zero-padded to `depth`: a tile's symbolic cell."""
-    kinds = _KINDS
-    return bytes([kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in objs[:depth]]).ljust(depth, b"\0")
-
-
-def tile_cell(objs: list[WorldObject], passable: bool, depth: int) -> tuple[bytes, bytes]:
-    """A tile's symbolic cell from what it shows: the kind ids of its top `depth` objects, and
-    its state (inside the world, passable, holds a character, holds an open door)."""
-    character = door = 0
-    for o in objs:
-        if o.is_agent:
-            character = 1
-        if o.is_passage and o.is_open:
-            door = 1
-    return kind_bytes(objs, depth), bytes((1, passable, character, door))
 
 
 Candidate = tuple[int, WorldObject]
@@ -87,20 +67,6 @@ def _stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int)
     return tuple(key)
 
 
-@cache
-def _steps(w: int) -> tuple[tuple[int, int], ...]:
-    """(dx, dy) of each cell of a w-wide window from its corner, row by row (`mark_seen`)."""
-    return tuple([(dx, dy) for dy in range(w) for dx in range(w)])
-
-
-@cache
-def _offsets(radius: int) -> tuple[tuple[int, int, int] | None, ...]:
-    """Per cell of a (2 * radius + 1)-wide window, row by row: (dx, dy, distance) from its
-    centre; None for the centre itself (`candidate_tiles` leaves the own tile out)."""
-    r = radius
-    return tuple([(dx, dy, abs(dx) + abs(dy)) if dx or dy else None for dy in range(-r, r + 1) for dx in range(-r, r + 1)])
-
-
 class SceneryMirror:
     """Kind ids and tile states of every tile of one world, its visible objects (`visible`,
     `candidates`, indexed [x][y] in world coordinates) and which tiles hold slot candidates.
@@ -131,7 +97,7 @@ class SceneryMirror:
         self.statics: dict[int, tuple[str, bytes, bytes]] = {}  # per UUID, the encoder's slot features that follow the name
         self.marked_windows: set[tuple[int, int]] = set()  # corners whose whole window is marked
         self._candidate_tiles: dict[tuple[int, int], list[tuple[int, int, int, int, int]]] = {}
-        self._offsets = _offsets(radius)  # (dx, dy, distance) per window cell (`candidate_tiles`)
+        self._offsets = window_offsets(radius)  # (dx, dy, distance) per window cell (`candidate_tiles`)
         # Per tile with candidates, what slot rows read of them (`_look`; None: unknown).
         self._looks: dict[tuple[int, int], tuple[tuple[str, bool, bool, int], ...] | None] = {}
         self._side = side
@@ -349,7 +315,7 @@ class SceneryMirror:
             uuids: list[int] = []
             append, extend = uuids.append, uuids.extend
             inside = r <= x0 and x0 + r < size and r <= y0 and y0 + r < size  # padded corner: the window's centre
-            steps = _steps(w)
+            steps = window_steps(w)
             for cell in cells:
                 dx, dy = steps[cell]
                 x, y = x0 + dx - r, y0 + dy - r
