@@ -135,3 +135,92 @@ def test_first_fill_equals_tile_by_tile_with_shared_cells(task: str, monkeypatch
                           [[[u for u, _ in c] for c in col] for col in mirror.candidates]))  # fmt: skip
         states.append(trail)
     assert states[0] == states[2] and states[1] == states[2]
+
+
+def _encoder_on_a_table(seed: int = 0) -> tuple[object, object, object, object]:
+    """A Pick and Place world with the agent beside the table (slots with rows to keep)."""
+    env = make_rl_env("PickAndPlaceTest", max_steps=10**9)
+    env.reset(seed=seed)
+    base = env.unwrapped
+    agent, table = base.scenario.player, base.scenario.container
+    tx, ty = table.location()
+    base.world.place(agent, tx, ty + 1)
+    env.step(14)  # WAIT: encode the new place
+    return env, base, base.symbolic, table
+
+
+def test_slot_rows_kept_per_slot_follow_the_mirror_version_and_the_task() -> None:
+    """`SymbolicEncoder._rows` keeps a row per slot tuple only while the mirror version, the
+    mirror and the task stay: a row read again after any of them changed is built anew (the
+    table's lid is flipped unreported, to tell a kept row from a new one)."""
+    env, base, encoder, table = _encoder_on_a_table()
+    mirror, task = encoder._mirror, base.scenario.scorecard.task_description
+    slots = list(encoder.slot_data)
+    lid = 17 * next(i for i, s in enumerate(slots) if s[0] is table) + 6
+    other = SceneryMirror(base.world, 3, DEPTH, base.scenario.player)
+    for change in ("version", "task", "mirror"):
+        kept = encoder._rows(slots, mirror, task)[lid]
+        table.is_open = not table.is_open  # unreported
+        assert encoder._rows(slots, mirror, task)[lid] == kept  # the kept row: stale on purpose
+        if change == "version":
+            mirror.version += 1
+        elif change == "task":
+            assert encoder._rows(slots, mirror, task + " (reworded)")[lid] == table.is_open
+        else:
+            encoder._rows(slots, other, task)
+        assert encoder._rows(slots, mirror, task)[lid] == table.is_open, change
+    other.close()
+
+
+def test_kept_slot_rows_equal_rows_built_afresh() -> None:
+    """Rows read from `_rows`' kept rows (the four facings of a place share slot tuples) equal
+    rows built with nothing kept, at every step of random rollouts on five tasks."""
+    for task in ["DoorsTest", "NavigationHouseTest", "PickAndPlaceTest", "MovingAgentsTest", "SearchTest"]:
+        env = make_rl_env(task)
+        _, info = env.reset(seed=4)
+        base = env.unwrapped
+        encoder = base.symbolic
+        rng = np.random.default_rng(2)
+        hits = 0
+        for i in range(250):
+            mask = info["action_mask"]
+            before = set(encoder._row_of) if encoder._rows_version == encoder._mirror.version else set()
+            obs, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask if i % 3 else mask[:15]))))
+            kept = dict(encoder._row_of)
+            hits += sum(id(s) in before for s in encoder.slot_data)  # rows kept from an earlier step
+            encoder._row_of = {}
+            again = encoder._rows(list(encoder.slot_data), encoder._mirror, base.scenario.scorecard.task_description)
+            assert again == obs["slots"].tobytes(), (task, i)
+            encoder._row_of = kept
+            if term or trunc:
+                _, info = env.reset(seed=100 + i)
+        assert hits > 100, task  # the kept rows were used
+
+
+@pytest.mark.parametrize("task", ["DoorsTest", "NavigationHouseTest", "MovingAgentsTest"])
+def test_mark_seen_adds_exactly_the_window_s_objects(task: str) -> None:
+    """`SceneryMirror.mark_seen` (one `update` per window, lone objects without a `map`, bounds
+    checked only at the world's edge) adds exactly the UUIDs the window's tiles show, at the
+    corners and edges of the world as inside it, and nothing for tiles already marked."""
+    env = make_rl_env(task)
+    env.reset(seed=6)
+    base = env.unwrapped
+    world, agent = base.world, base.scenario.player
+    mirror = SceneryMirror(world, 3, DEPTH, agent)
+    last = world.size - 1
+    places = [(0, 0), (last, last), (0, last), (last, 0), (1, 5), (5, 1), (2, 2), (10, 12), (11, 12), (last - 2, 7)]
+    for x0, y0 in places:
+        mirror.refresh(x0, y0)
+        agent.seen = set()
+        mirror.marked[:] = False
+        mirror.marked_windows.clear()
+        mirror.mark_seen(agent, x0, y0, 7)
+        expected = {o.uuid for y in range(y0 - 3, y0 + 4) for x in range(x0 - 3, x0 + 4)
+                    if 0 <= x < world.size and 0 <= y < world.size for o in mirror.visible[x][y]}  # fmt: skip
+        assert agent.seen == expected, (x0, y0)
+    mirror.mark_seen(agent, 11, 12, 7)
+    mirror.refresh(12, 12)
+    agent.seen = set()
+    mirror.mark_seen(agent, 12, 12, 7)  # next to (11, 12)'s window: only its new column is added
+    assert agent.seen == {o.uuid for y in range(9, 16) for o in mirror.visible[15][y]}
+    mirror.close()

@@ -10,6 +10,7 @@ actions the parser accepts right now; a masked-out action still runs and fails p
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 import gymnasium as gym
@@ -31,6 +32,7 @@ FIXED: tuple[dict[str, Any], ...] = (
 )
 SINGLE = ("PICKUP", "DROP", "OPEN", "CLOSE", "ACTIVATE", "DEACTIVATE", "TALK", "EAT", "READ", "TELEPORT_TO_OBJECT")
 PAIR = ("PUT", "USE")
+_REACH = itemgetter(2)  # a slot's "within reach" (`SlotData`)
 
 
 class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
@@ -194,7 +196,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
             locations = min(len(world.teleports), self.num_locations)
         else:
             teleportable, locations = (), -1
-        return self._cached_mask((tuple([s[2] for s in slots]), teleportable, locations))
+        return self._cached_mask((tuple(map(_REACH, slots)), teleportable, locations))
 
     def _cached_mask(self, key: tuple[Any, ...]) -> np.ndarray:
         mask = self._masks.get(key)

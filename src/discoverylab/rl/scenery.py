@@ -18,7 +18,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from discoverylab.rl.view import kind_id
+from discoverylab.rl.cells import tile_cell, window_offsets, window_steps
 from discoverylab.world.agent import Agent
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
@@ -28,25 +28,7 @@ _UUID = attrgetter("uuid")
 # A tile holding one plain object shows the same cell as any other holding one of its class,
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
 _PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
-_KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
-
-
-def kind_bytes(objs: list[WorldObject], depth: int) -> bytes:
-    """Kind ids of the first `depth` objects, zero-padded to `depth`: a tile's symbolic cell."""
-    kinds = _KINDS
-    return bytes([kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in objs[:depth]]).ljust(depth, b"\0")
-
-
-def tile_cell(objs: list[WorldObject], passable: bool, depth: int) -> tuple[bytes, bytes]:
-    """A tile's symbolic cell from what it shows: the kind ids of its top `depth` objects, and
-    its state (inside the world, passable, holds a character, holds an open door)."""
-    character = door = 0
-    for o in objs:
-        if o.is_agent:
-            character = 1
-        if o.is_passage and o.is_open:
-            door = 1
-    return kind_bytes(objs, depth), bytes((1, passable, character, door))
+_FEW = 8  # `_fill_first` writes up to this many cells slice by slice, more with one numpy assignment
 
 
 Candidate = tuple[int, WorldObject]
@@ -105,14 +87,19 @@ class SceneryMirror:
         self.kinds = np.zeros((side, side, depth), np.uint8)
         self.state = np.zeros((side, side, 4), np.uint8)
         self.has_candidates = np.zeros((side, side), bool)  # padded, for window slices
-        self.flags: list[list[bool]] = [[False] * size for _ in range(size)]  # the same, [x][y]: cheap to read
+        # Lists of lists, [x][y]: each column a copy of one row (`list.copy` per column is cheaper
+        # than a comprehension); their entries are replaced, never changed in place.
+        self.flags: list[list[bool]] = list(map(list.copy, [[False] * size] * size))  # `has_candidates`, cheap to read
         self.marked = np.zeros((side, side), bool)  # visible UUIDs already added to `marker.seen`
-        self.visible: list[list[list[WorldObject]]] = [[[]] * size for _ in range(size)]
-        self.candidates: list[list[tuple[Candidate, ...]]] = [[()] * size for _ in range(size)]
+        nothing: list[list[WorldObject]] = [[]] * size
+        no_candidates: list[tuple[Candidate, ...]] = [()] * size
+        self.visible: list[list[list[WorldObject]]] = list(map(list.copy, [nothing] * size))
+        self.candidates: list[list[tuple[Candidate, ...]]] = list(map(list.copy, [no_candidates] * size))
         self.marker: object = None
-        self.statics: dict[int, tuple[str, tuple[int, int], bytes]] = {}  # per UUID, the encoder's slot features that follow the name
+        self.statics: dict[int, tuple[str, bytes, bytes]] = {}  # per UUID, the encoder's slot features that follow the name
         self.marked_windows: set[tuple[int, int]] = set()  # corners whose whole window is marked
         self._candidate_tiles: dict[tuple[int, int], list[tuple[int, int, int, int, int]]] = {}
+        self._offsets = window_offsets(radius)  # (dx, dy, distance) per window cell (`candidate_tiles`)
         # Per tile with candidates, what slot rows read of them (`_look`; None: unknown).
         self._looks: dict[tuple[int, int], tuple[tuple[str, bool, bool, int], ...] | None] = {}
         self._side = side
@@ -180,14 +167,14 @@ class SceneryMirror:
         until a tile's candidate flag changes."""
         tiles = self._candidate_tiles.get((ax, ay))
         if tiles is None:
-            r, w = self.radius, 2 * self.radius + 1
+            w = 2 * self.radius + 1
+            offsets = self._offsets
             tiles = []
             for cell in self.has_candidates[ay : ay + w, ax : ax + w].ravel().nonzero()[0].tolist():
-                dy, dx = divmod(cell, w)
-                dx -= r
-                dy -= r
-                if dx or dy:
-                    tiles.append((ax + dx, ay + dy, abs(dx) + abs(dy), dx, dy))
+                offset = offsets[cell]
+                if offset is not None:
+                    dx, dy, dist = offset
+                    tiles.append((ax + dx, ay + dy, dist, dx, dy))
             self._candidate_tiles[(ax, ay)] = tiles
         return tiles
 
@@ -270,34 +257,59 @@ class SceneryMirror:
         in one loop: such a tile lies in no window the caches were filled for and counts as no
         change, so nothing but its cell, flags, looks and mark is written. Its flags, looks and
         mark are unset already (no view reached it), so only set ones are written. A tile of one
-        plain object (`_cell`'s last branch, most tiles of a view) takes its cell inline."""
+        plain object (`_cell`'s last branch, most tiles of a view) takes its cell inline (`_plain`
+        inline too). The cells are written at the end: one numpy assignment per array for a
+        whole view's tiles, slice by slice for a few (each memoryview write costs ~1.3k
+        instructions, a numpy assignment ~5k whatever its size)."""
         looks, flags, visible, candidates = self._looks, self.flags, self.visible, self.candidates
-        kinds_view, state_view, depth, side, r = self._kinds_view, self._state_view, self.depth, self._side, self.radius
-        marked, has_candidates, stacks, viewer = self.marked, self.has_candidates, self.world.stacks, self.viewer
+        depth, side, r = self.depth, self._side, self.radius
+        stacks, viewer = self.world.stacks, self.viewer
         seen = getattr(self.marker, "seen", None)
         plain_cells = _PLAIN_CELLS
+        engine_rule = WorldObject.is_passable_now
+        ats: list[int] = []
+        kinds_parts: list[bytes] = []
+        state_parts: list[bytes] = []
+        flagged: list[int] = []
+        marks: list[int] = []
         for x, y, _ in tiles:
             stack = stacks[x][y]
             cell = None
             if len(stack) == 1:
                 obj = stack[0]
-                if not obj.contents and obj is not viewer and _plain(obj):
+                if (not obj.contents and obj is not viewer and not obj.is_agent and not obj.is_passage
+                        and type(obj).is_passable_now is engine_rule):  # fmt: skip
                     cell = plain_cells.get((type(obj), obj.type, obj.passable, depth))
+            at = (y + r) * side + x + r
             if cell is None:
                 kinds, state, flag = self._cell(x, y)
+                if seen is not None and all(o.uuid in seen for o in visible[x][y]):
+                    marks.append(at)
             else:
                 kinds, state, flag = cell
                 visible[x][y] = [obj]
                 candidates[x][y] = ((obj.uuid, obj),) if flag else ()
+                if seen is not None and obj.uuid in seen:
+                    marks.append(at)
             if flag:
                 looks[(x, y)] = None  # unknown: the tile's next recompute counts as a change
                 flags[x][y] = True
-                has_candidates[y + r, x + r] = True
-            at = (y + r) * side + x + r
-            kinds_view[at * depth : at * depth + depth] = kinds
-            state_view[at * 4 : at * 4 + 4] = state
-            if seen is not None and all(o.uuid in seen for o in visible[x][y]):
-                marked[y + r, x + r] = True
+                flagged.append(at)
+            ats.append(at)
+            kinds_parts.append(kinds)
+            state_parts.append(state)
+        if len(ats) > _FEW:  # flat views, a row per tile (the arrays are C-contiguous: views, not copies)
+            self.kinds.reshape(-1, depth)[ats] = np.frombuffer(b"".join(kinds_parts), np.uint8).reshape(-1, depth)
+            self.state.reshape(-1, 4)[ats] = np.frombuffer(b"".join(state_parts), np.uint8).reshape(-1, 4)
+        else:
+            kinds_view, state_view = self._kinds_view, self._state_view
+            for at, kinds, state in zip(ats, kinds_parts, state_parts, strict=True):
+                kinds_view[at * depth : at * depth + depth] = kinds
+                state_view[at * 4 : at * 4 + 4] = state
+        if flagged:
+            self.has_candidates.reshape(-1)[flagged] = True
+        if marks:
+            self.marked.reshape(-1)[marks] = True
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
         """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text
@@ -310,12 +322,24 @@ class SceneryMirror:
             return
         done = self.marked[y0 : y0 + w, x0 : x0 + w]
         r, size, visible = self.radius, self.world.size, self.visible
-        update = agent.seen.update
-        for cell in (~done).ravel().nonzero()[0].tolist():
-            dy, dx = divmod(cell, w)
-            x, y = x0 + dx - r, y0 + dy - r
-            if 0 <= x < size and 0 <= y < size:
-                update(map(_UUID, visible[x][y]))
+        cells = (~done).ravel().nonzero()[0].tolist()
+        if cells:
+            # One `update` for the window (a new place's ~7 new tiles, a reset's 49), a tile of
+            # one object (most) without a `map`; bounds checked only at the world's edge.
+            uuids: list[int] = []
+            append, extend = uuids.append, uuids.extend
+            inside = r <= x0 and x0 + r < size and r <= y0 and y0 + r < size  # padded corner: the window's centre
+            steps = window_steps(w)
+            for cell in cells:
+                dx, dy = steps[cell]
+                x, y = x0 + dx - r, y0 + dy - r
+                if inside or (0 <= x < size and 0 <= y < size):
+                    objs = visible[x][y]
+                    if len(objs) == 1:
+                        append(objs[0].uuid)
+                    else:
+                        extend(map(_UUID, objs))
+            agent.seen.update(uuids)
         done[...] = True  # a view: writes through to `marked`
         self.marked_windows.add((x0, y0))
 

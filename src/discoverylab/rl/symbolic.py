@@ -55,6 +55,7 @@ _array = np.ndarray  # a writable array over the step's own buffer (cheaper than
 FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
 _FIRST = itemgetter(0)  # a candidate's UUID
 _DIST_UUID = itemgetter(0, 1)  # distance, then UUID (unique: objects are never compared)
+_COUNTS = [bytes((n,)) for n in range(256)]  # a slot row's last byte (visible contents), made once
 _Place = tuple[bytes, bytes, list[SlotData], dict[tuple[int, int], list[SlotData]], list[SlotData], list[int], int]
 
 
@@ -71,10 +72,10 @@ def _fixed_features(o: WorldObject) -> bytes:
     return bytes((o.is_container, o.openable, o.activatable, o.edible, o.readable, o.dialogable or o.is_npc, o.movable))
 
 
-def _static_features(o: WorldObject, task: str) -> tuple[str, tuple[int, int], bytes]:
+def _static_features(o: WorldObject, task: str) -> tuple[str, bytes, bytes]:
     """An object's slot features that change only with its name: (the name they were built
     for, (present, kind id), the fixed features then "named in the task")."""
-    return o.name, (1, kind_id(o.type)), _fixed_features(o) + bytes((mentioned(o.name, task),))
+    return o.name, bytes((1, kind_id(o.type))), _fixed_features(o) + bytes((mentioned(o.name, task),))
 
 
 class SymbolicEncoder:
@@ -109,6 +110,11 @@ class SymbolicEncoder:
         self.slot_data: list[SlotData] = []  # the last observation's slots, as plain tuples
         self._slots: list[Slot] | None = []
         self._row_bytes = object_slots * SLOT_FEATURES
+        self._zero_rows = bytes(self._row_bytes)
+        self._row_of: dict[int, tuple[SlotData, bytes]] = {}  # `_rows` per slot tuple (`_kept_rows`)
+        self._rows_mirror: SceneryMirror | None = None  # the mirror, version and task `_row_of` holds rows for
+        self._rows_version = -1
+        self._rows_task = ""
         self._built: dict[tuple[int, int, str], tuple[bytes, bytes, bytes, list[SlotData], int]] = {}  # `_build` per place and facing
         self._version = -1  # the mirror version `_built` was filled at
         self._task = ""  # the task `_built` and `mirror.statics` were filled for
@@ -289,10 +295,18 @@ class SymbolicEncoder:
             first = [(o, False, True, 0, 0) for _, o in sorted(candidates[ax][ay], key=_FIRST)]
         neighbours: dict[tuple[int, int], list[SlotData]] = {}
         far: list[tuple[int, int, WorldObject, int, int]] = []
+        append = far.append
         for x, y, dist, dx, dy in mirror.candidate_tiles(ax, ay):
+            cands = candidates[x][y]
+            if len(cands) == 1:  # most tiles: no comprehension, no sort
+                uuid, o = cands[0]
+                if dist == 1:
+                    neighbours[(dx, dy)] = [(o, False, True, dx, dy)]
+                append((dist, uuid, o, dx, dy))
+                continue
             if dist == 1:
-                neighbours[(dx, dy)] = [(o, False, True, dx, dy) for _, o in sorted(candidates[x][y], key=_FIRST)]
-            far += [(dist, uuid, o, dx, dy) for uuid, o in candidates[x][y]]
+                neighbours[(dx, dy)] = [(o, False, True, dx, dy) for _, o in sorted(cands, key=_FIRST)]
+            far += [(dist, uuid, o, dx, dy) for uuid, o in cands]
         far.sort(key=_DIST_UUID)
         rest: list[SlotData] = [(o, False, False, dx, dy) for _, _, o, dx, dy in far]
         return tiles, state, first, neighbours, rest, seen_own, min(len(inventory), 255)
@@ -300,23 +314,42 @@ class SymbolicEncoder:
     def _rows(self, slots: list[SlotData], mirror: SceneryMirror, task: str) -> bytes:
         """The `slots` array's bytes: per slot its static features (kept per object while its
         name stays, `mirror.statics`) around what can change (reach, place, lid, activation,
-        visible contents), zero rows after the last slot."""
+        visible contents), zero rows after the last slot.
+
+        A slot's row is kept per slot tuple (`_place` hands the four facings of a place the same
+        tuples) for as long as views are (`_kept_rows`): what it reads can change only with a
+        reported tile, which moves `mirror.version` on, or with the task."""
         r = self.radius
         statics = mirror.statics
-        values: list[int] = []
-        extend = values.extend
-        for o, in_inventory, accessible, dx, dy in slots:
+        kept = self._kept_rows(mirror, task)
+        parts: list[bytes] = []
+        for slot in slots:
+            row = kept.get(id(slot))
+            if row is not None and row[0] is slot:
+                parts.append(row[1])
+                continue
+            o, in_inventory, accessible, dx, dy = slot
             static = statics.get(o.uuid)
             if static is None or static[0] is not o.name:
                 static = statics[o.uuid] = _static_features(o, task)
             is_open = o.is_open
             count = len(o.contents) if is_open else 0  # as the text lists them
-            extend(static[1])
-            extend((in_inventory, accessible, dx + r, dy + r, is_open, o.activated))
-            extend(static[2])
-            values.append(count if count < 255 else 255)
-        rows = bytes(values)
-        return rows + bytes(self._row_bytes - len(rows))
+            row_bytes = static[1] + bytes((in_inventory, accessible, dx + r, dy + r, is_open, o.activated)) + static[2]
+            row_bytes += _COUNTS[count if count < 255 else 255]
+            kept[id(slot)] = (slot, row_bytes)  # the slot kept with its row: its id stays its own
+            parts.append(row_bytes)
+        rows = b"".join(parts)
+        return rows + self._zero_rows[len(rows) :]
+
+    def _kept_rows(self, mirror: SceneryMirror, task: str) -> dict[int, tuple[SlotData, bytes]]:
+        """`_rows`' rows per slot (by id), emptied whenever the views they were built for may
+        show something else: another mirror (a new world), a mirror version or a task."""
+        if mirror is not self._rows_mirror or mirror.version != self._rows_version or task != self._rows_task:
+            self._row_of = {}
+            self._rows_mirror, self._rows_version, self._rows_task = mirror, mirror.version, task
+        elif len(self._row_of) >= 4096:  # a long walk through a still world
+            self._row_of = {}
+        return self._row_of
 
     def write_into(self, rows: dict[str, np.ndarray]) -> None:
         """Write every later observation into `rows` (one writable C-contiguous uint8 array per
