@@ -31,11 +31,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from discoverylab.rl.kept_views import patch_place
+from discoverylab.rl.kept_views import own_part, patch_place
 from discoverylab.rl.notes import Notes
-from discoverylab.rl.scenery import SceneryMirror, tile_cell
+from discoverylab.rl.scenery import SceneryMirror
 from discoverylab.rl.view import (
-    BY_UUID,
     NUM_KINDS,
     Slot,
     SlotData,
@@ -45,7 +44,6 @@ from discoverylab.rl.view import (
 )
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import WorldObject
-from discoverylab.world.things import Terrain
 
 DEPTH = 4
 SLOT_FEATURES = 17
@@ -270,29 +268,12 @@ class SymbolicEncoder:
         neighbour's left out of the last, they are `assemble_slots`'s order); the UUIDs on the
         own tile to mark seen; the inventory size. `live`: the own tile and the inventory are
         read from the world (the mirror keeps that tile without the agent)."""
-        r = self.radius
-        w = 2 * r + 1
-        world = agent.world
+        w = 2 * self.radius + 1
         ax, ay = agent.x, agent.y
         tiles = mirror.kinds[ay : ay + w, ax : ax + w].tobytes()
         state = mirror.state[ay : ay + w, ax : ax + w].tobytes()
+        tiles, state, first, seen_own, inventory_size = own_part(agent, mirror, live, tiles, state, self.num_slots)
         candidates = mirror.candidates
-        seen_own: list[int] = []
-        if live:
-            inventory = sorted(agent.inventory(), key=BY_UUID)
-            inv_ids = {o.uuid for o in inventory}
-            objs = [o for o in world.objects_at(ax, ay) if o is not agent]
-            seen_own = [o.uuid for o in objs]
-            centre = r * w + r
-            kinds, cell = tile_cell(objs, world.blocker_at(ax, ay) is None, DEPTH)
-            tiles = tiles[: centre * DEPTH] + kinds + tiles[(centre + 1) * DEPTH :]
-            state = state[: centre * 4] + cell + state[centre * 4 + 4 :]
-            own = sorted([o for o in objs if o.uuid not in inv_ids and not isinstance(o, Terrain)], key=BY_UUID)
-            first: list[SlotData] = [(o, True, True, 0, 0) for o in inventory[: self.num_slots]]
-            first += [(o, False, True, 0, 0) for o in own]
-        else:
-            inventory = []
-            first = [(o, False, True, 0, 0) for _, o in sorted(candidates[ax][ay], key=_FIRST)]
         neighbours: dict[tuple[int, int], list[SlotData]] = {}
         far: list[tuple[int, int, WorldObject, int, int]] = []
         append = far.append
@@ -309,7 +290,7 @@ class SymbolicEncoder:
             far += [(dist, uuid, o, dx, dy) for uuid, o in cands]
         far.sort(key=_DIST_UUID)
         rest: list[SlotData] = [(o, False, False, dx, dy) for _, _, o, dx, dy in far]
-        return tiles, state, first, neighbours, rest, seen_own, min(len(inventory), 255)
+        return tiles, state, first, neighbours, rest, seen_own, inventory_size
 
     def _rows(self, slots: list[SlotData], mirror: SceneryMirror, task: str) -> bytes:
         """The `slots` array's bytes: per slot its static features (kept per object while its
