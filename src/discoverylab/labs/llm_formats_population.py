@@ -26,6 +26,7 @@ from discoverylab.labs.llm_format_base import (
     unit_number,
 )
 from discoverylab.labs.protocol import Protocol
+from discoverylab.labs.sequence.agents_dynamics import _payloads
 
 
 def population_format(protocol: Protocol | None, message: str, limits: FormatLimits = DEFAULT_LIMITS) -> ActionFormat:
@@ -102,14 +103,8 @@ def _report(protocol: Protocol | None, message: str) -> ActionFormat:
 def _listed(message: str, key: str) -> list[str]:
     """The keys (a dict) or items (a list) of `key` in the last JSON line of a lab message that has
     it, or [] (the report request follows the last round's text on its own line)."""
-    for line in reversed(message.splitlines()):
-        if not line.lstrip().startswith("{"):
-            continue
-        try:
-            payload = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        value = payload.get(key) if isinstance(payload, dict) else None
+    for payload in reversed(_payloads(message)):
+        value = payload.get(key)
         if isinstance(value, dict | list):
             return [str(k) for k in value]
     return []

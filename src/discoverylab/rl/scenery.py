@@ -257,16 +257,15 @@ class SceneryMirror:
         in one loop: such a tile lies in no window the caches were filled for and counts as no
         change, so nothing but its cell, flags, looks and mark is written. Its flags, looks and
         mark are unset already (no view reached it), so only set ones are written. A tile of one
-        plain object (`_cell`'s last branch, most tiles of a view) takes its cell inline (`_plain`
-        inline too). The cells are written at the end: one numpy assignment per array for a
-        whole view's tiles, slice by slice for a few (each memoryview write costs ~1.3k
-        instructions, a numpy assignment ~5k whatever its size)."""
+        plain object (`_cell`'s last branch, most tiles of a view) takes its cell inline. The
+        cells are written at the end: one numpy assignment per array for a whole view's tiles,
+        slice by slice for a few (each memoryview write costs ~1.3k instructions, a numpy
+        assignment ~5k whatever its size)."""
         looks, flags, visible, candidates = self._looks, self.flags, self.visible, self.candidates
         depth, side, r = self.depth, self._side, self.radius
         stacks, viewer = self.world.stacks, self.viewer
         seen = getattr(self.marker, "seen", None)
         plain_cells = _PLAIN_CELLS
-        engine_rule = WorldObject.is_passable_now
         ats: list[int] = []
         kinds_parts: list[bytes] = []
         state_parts: list[bytes] = []
@@ -277,8 +276,7 @@ class SceneryMirror:
             cell = None
             if len(stack) == 1:
                 obj = stack[0]
-                if (not obj.contents and obj is not viewer and not obj.is_agent and not obj.is_passage
-                        and type(obj).is_passable_now is engine_rule):  # fmt: skip
+                if not obj.contents and obj is not viewer and _plain(obj):
                     cell = plain_cells.get((type(obj), obj.type, obj.passable, depth))
             at = (y + r) * side + x + r
             if cell is None:

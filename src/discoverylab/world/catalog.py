@@ -188,13 +188,7 @@ def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObj
                     obj.uuid = uuid
                 else:
                     obj = build_plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
-                fills = world._fills  # `record_fill`, without two new lists per object
-                known = fills.get(kind) if fills is not None else None
-                if known is None:
-                    world.record_fill(kind, [obj], [uuid])
-                else:
-                    known[0].append(obj)
-                    known[1].append(uuid)
+                world.record_fill(kind, [obj], [uuid])
             world.objects[uuid] = obj
             stack = world.stacks[x][y]  # as `World.place` puts it (nobody watches)
             if stack and stack[-1].layer < layer:  # type: ignore[operator]  # else last: `stack_insert` without the call

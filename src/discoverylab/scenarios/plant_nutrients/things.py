@@ -146,14 +146,7 @@ class NutrientSeed(WorldObject):
             return
         # In soil, with a hole or levels its rule rejects, a seed waits for the soil's contents
         # or levels to change, which its tile reports (`_imprint` too): asleep till then.
-        if type(tile) is NutrientSoil:  # `tile.has_hole()` written out (seeds ask every tick)
-            for obj in tile.contents:
-                if obj.type == "dirt":
-                    break
-            else:
-                self.world.pause_tick_until_touched(self)
-                return
-        elif tile.has_hole():
+        if tile.has_hole():
             self.world.pause_tick_until_touched(self)
             return
         levels = tile.props.get(KEY)  # `levels_of` without its copy: `holds` only reads

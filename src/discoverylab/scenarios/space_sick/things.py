@@ -150,12 +150,6 @@ class FieldSoil(SoilTile):
     needs_tick = False
     keeper: FieldKeeper | None = None
 
-    def has_hole(self) -> bool:  # a plain loop: every observation asks each soil tile in view
-        for obj in self.contents:
-            if obj.type == "dirt":
-                return False
-        return True
-
     def add(self, obj: WorldObject) -> None:
         super().add(obj)
         self._wake()
