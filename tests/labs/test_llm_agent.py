@@ -299,3 +299,23 @@ def test_population_report_retry_keeps_the_held_out_ids(scripted_llm: ScriptedLL
     retry = population_format(protocol, "Your report could not be parsed: `predictions` is missing.")
     assert retry.name == "report" and retry.schema["properties"]["predictions"]["minItems"] == 4
     assert "P1, P2, P3, P4" in retry.instructions
+
+
+@pytest.mark.parametrize("seed", [0, 2, 5])
+def test_attack_population_format_carries_no_hidden_truth(seed: int) -> None:
+    """A format is built from the protocol object, which holds the truth: nothing of it (the
+    hidden operators, the held-out truths) may reach the schema or the instructions the model sees."""
+    from discoverylab.labs.llm_formats import population_format
+
+    protocol = make_protocol("sequence/population-dynamics", rounds=1, size=3, length=6, n_heldout=4, replicates=8)
+    intro = protocol.reset(seed)
+    reply = protocol.step(json.dumps({"type": "experiment", "population": ["ACGTAC"] * 3, "generations": 2,
+                                      "measurables": ["gc_content"]}))
+    shown = ""
+    for message in (intro, reply.text, "Your report could not be parsed."):
+        action_format = population_format(protocol, message)
+        shown += json.dumps(action_format.schema) + action_format.instructions
+    hidden = [protocol.problem.compose.kind] + ([protocol.problem.evolve.kind] if protocol.problem.evolve else [])
+    assert not [name for name in hidden if name in shown]
+    truths = {f"{v:.3f}"[:5] for h in protocol.heldout for v in h.truth.values()} - {"0.000", "1.000", "0.500"}
+    assert not [t for t in truths if t in shown]
