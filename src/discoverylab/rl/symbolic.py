@@ -110,8 +110,7 @@ class SymbolicEncoder:
         self._row_bytes = object_slots * SLOT_FEATURES
         self._zero_rows = bytes(self._row_bytes)
         self._row_of: dict[int, tuple[SlotData, bytes]] = {}  # `_rows` per slot tuple (`_kept_rows`)
-        self._rows_mirror: SceneryMirror | None = None  # the mirror, version and task `_row_of` holds rows for
-        self._rows_version = -1
+        self._rows_mirror: SceneryMirror | None = None  # the mirror and task `_row_of` holds rows for
         self._rows_task = ""
         self._built: dict[tuple[int, int, str], tuple[bytes, bytes, bytes, list[SlotData], int]] = {}  # `_build` per place and facing
         self._version = -1  # the mirror version `_built` was filled at
@@ -298,8 +297,10 @@ class SymbolicEncoder:
         visible contents), zero rows after the last slot.
 
         A slot's row is kept per slot tuple (`_place` hands the four facings of a place the same
-        tuples) for as long as views are (`_kept_rows`): what it reads can change only with a
-        reported tile, which moves `mirror.version` on, or with the task."""
+        tuples; `patch_place` keeps the tuples of the tiles that did not change) until the task
+        or the mirror changes (`_kept_rows`): what it reads (`scenery._look`) can change only
+        with a reported tile that counts as changed, whose slots `patch_place` replaces with new
+        tuples, so a kept tuple's row stays true across mirror versions."""
         r = self.radius
         statics = mirror.statics
         kept = self._kept_rows(mirror, task)
@@ -323,11 +324,13 @@ class SymbolicEncoder:
         return rows + self._zero_rows[len(rows) :]
 
     def _kept_rows(self, mirror: SceneryMirror, task: str) -> dict[int, tuple[SlotData, bytes]]:
-        """`_rows`' rows per slot (by id), emptied whenever the views they were built for may
-        show something else: another mirror (a new world), a mirror version or a task."""
-        if mirror is not self._rows_mirror or mirror.version != self._rows_version or task != self._rows_task:
+        """`_rows`' rows per slot (by id), emptied whenever the slots they were built for may
+        read something else: another mirror (a new world) or a task. A mirror version does not
+        empty them (`_rows`): a character stepping in view changes two tiles of a place, and
+        the place's other slots keep their rows."""
+        if mirror is not self._rows_mirror or task != self._rows_task:
             self._row_of = {}
-            self._rows_mirror, self._rows_version, self._rows_task = mirror, mirror.version, task
+            self._rows_mirror, self._rows_task = mirror, task
         elif len(self._row_of) >= 4096:  # a long walk through a still world
             self._row_of = {}
         return self._row_of
