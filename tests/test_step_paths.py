@@ -230,3 +230,45 @@ def test_env_step_gives_what_its_helpers_give(observation: str, info: str) -> No
             assert "scorecard" in got
             env.reset(seed=ends)
     assert ends >= 4
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"notes": True}, {"object_slots": 0}, {"radius": 0}])
+def test_encode_s_field_views_equal_one_array_per_key(kwargs: dict[str, Any]) -> None:
+    """`SymbolicEncoder.encode` hands out each key as a field view of one structured array over
+    its step buffer (`_record_of`), or one array per key where a key has no elements: every key
+    is a C-contiguous, writable uint8 array of its space's shape holding the bytes a plain
+    array per key over the same buffer holds, a write to one changes no other key, and an
+    earlier step's arrays keep their values. Fails when a field's offset or shape goes stale."""
+    from discoverylab.rl.symbolic import U8, SymbolicEncoder
+
+    encoder = SymbolicEncoder(**kwargs)
+    env = make_rl_env("MovingAgentsTest")
+    env.reset(seed=3)
+    base = env.unwrapped
+    agent, task = base.scenario.player, base.scenario.scorecard.task_description
+    assert (encoder._record is None) == ("object_slots" in kwargs)
+    earlier: list[tuple[dict[str, np.ndarray], dict[str, bytes]]] = []
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        env.step(int(rng.integers(15)))
+        obs = encoder.encode(agent, task, True, False)
+        buffer = obs["tiles"].base
+        while isinstance(buffer, np.ndarray):  # the step's own buffer, under the record if any
+            buffer = buffer.base
+        assert isinstance(buffer, bytearray)
+        assert tuple(obs["agent"][:2]) == (agent.x, agent.y)
+        for name, shape, offset in encoder._layout:
+            plain = np.ndarray(shape, U8, buffer, offset)
+            array = obs[name]
+            assert type(array) is np.ndarray and array.dtype == U8 and array.shape == shape == encoder.space[name].shape
+            assert array.flags.c_contiguous and array.flags.writeable
+            assert array.tobytes() == plain.tobytes()
+        assert encoder.space.contains(obs)
+        earlier.append((obs, {name: array.tobytes() for name, array in obs.items()}))
+    obs, kept = earlier[-1]
+    for name in obs:
+        if obs[name].size:
+            obs[name].flat[0] ^= 1
+            assert all(obs[other].tobytes() == kept[other] for other in obs if other != name)
+            obs[name].flat[0] ^= 1
+    assert all({name: array.tobytes() for name, array in old.items()} == values for old, values in earlier)

@@ -57,6 +57,18 @@ _COUNTS = [bytes((n,)) for n in range(256)]  # a slot row's last byte (visible c
 _Place = tuple[bytes, bytes, list[SlotData], dict[tuple[int, int], list[SlotData]], list[SlotData], list[int], int]
 
 
+def _record_of(layout: list[tuple[str, tuple[int, ...], int]]) -> np.dtype[np.void] | None:
+    """A structured dtype laying `encode`'s keys out as its buffer does (a uint8 subarray field
+    per key at its offset): one array over the buffer and a field view per key cost ~0.7 µs
+    a step, one `np.ndarray` per key ~1.9 µs. The field views are plain C-contiguous, writable
+    uint8 arrays of the key's shape over the same bytes. None (one array per key) when a key's
+    shape is empty or has no elements: such a field would read as a scalar or not at all."""
+    if any(not shape or 0 in shape for _, shape, _ in layout):
+        return None
+    return np.dtype({"names": [name for name, _, _ in layout], "formats": [(U8, shape) for _, shape, _ in layout],
+                     "offsets": [offset for _, _, offset in layout]})  # fmt: skip
+
+
 def _reads_own_tile(agent: Agent) -> bool:
     """Whether a view must read the agent's own tile and inventory from the world: the mirror
     keeps that tile as if the agent stood elsewhere, which differs from the view only when
@@ -105,6 +117,8 @@ class SymbolicEncoder:
             assert shape is not None
             self._layout.append((name, shape, offset))
             offset += int(np.prod(shape))
+        self._record = _record_of(self._layout)
+        self._names = [name for name, _, _ in self._layout]
         self.slot_data: list[SlotData] = []  # the last observation's slots, as plain tuples
         self._slots: list[Slot] | None = []
         self._row_bytes = object_slots * SLOT_FEATURES
@@ -203,6 +217,10 @@ class SymbolicEncoder:
         buffer += facts
         for name in self._note_names:
             buffer += noted[name]
+        record = self._record
+        if record is not None:  # one structured array, each key a field view (`_record_of`)
+            whole = _array((), record, buffer)
+            return {name: whole[name] for name in self._names}
         obs = {}
         for name, shape, offset in self._layout:
             obs[name] = _array(shape, U8, buffer, offset)
