@@ -11,6 +11,8 @@ from discoverylab.rl import make_rl_env, scenery
 from discoverylab.rl.scenery import SceneryMirror
 from discoverylab.rl.symbolic import DEPTH
 from discoverylab.world import catalog
+from discoverylab.world.agent import Agent
+from discoverylab.world.npc import NPC
 from discoverylab.world.objects import Layer
 from discoverylab.world.world import World
 
@@ -83,6 +85,32 @@ def test_each_part_of_a_stack_s_key_tells_its_cells_apart(monkeypatch: pytest.Mo
         assert _cells(mirror, x, 0, full=False) == _cells(mirror, x, 0, full=True), x
     assert len(scenery._STACK_CELLS) == 8  # the viewer's tile and the lone ones take other paths
     assert [len(mirror.visible[x][0]) for x in range(11)] == [2, 2, 1, 2, 1, 2, 1, 2, 2, 1, 1]
+
+
+def test_characters_share_cells_only_while_they_carry_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A character other than the viewer on a plain stack takes the shared cell of its stack
+    (`_stack_key`), one per class and ground; one carrying something (a wall: the tile turns
+    impassable, though the closed inventory shows nothing) and the viewer itself take their
+    own. Fails when the key lets a carrying character or the viewer share a cell."""
+    monkeypatch.setattr(scenery, "_STACK_CELLS", {})
+    world = World(1)
+    for x in range(7):
+        catalog.place(world, "floor" if x == 2 else "grass", x, 0)
+    people = [NPC(world, f"npc{x}", x, 0) for x in range(5)]
+    viewer = Agent(world, "agent", 6, 0)
+    people[4].add(catalog.spawn(world, "wall"))
+    people[3].add(catalog.spawn(world, "sign", passable=True))
+    catalog.place(world, "sign", 5, 0, passable=True)
+    mirror = SceneryMirror(world, 3, DEPTH, viewer)
+    for _ in range(2):
+        for x in range(7):
+            assert _cells(mirror, x, 0, full=False) == _cells(mirror, x, 0, full=True), x
+    assert list(mirror._cell(4, 0)[1]) == [1, 0, 1, 0]  # carrying a wall: impassable, a character
+    assert list(mirror._cell(0, 0)[1]) == [1, 1, 1, 0]
+    assert len(scenery._STACK_CELLS) == 3  # npc on grass (twice), on the floor; a sign on grass
+    assert [scenery._stack_key(world.stacks[x][0], viewer, DEPTH) is None for x in range(7)] == [
+        False, False, False, True, True, False, True]  # fmt: skip
+    mirror.close()
 
 
 def test_first_fill_of_lone_objects_and_stacks_equals_tile_by_tile(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -54,17 +54,27 @@ _STACK_CELLS: dict[tuple[object, ...], tuple[bytes, bytes, bool, int, tuple[int,
 it shows and the indexes of its slot candidates among them."""
 
 
+_PASSABLE_NOW = WorldObject.is_passable_now  # the engine's own passability rule (`_plain`)
+
+
 def _stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int) -> tuple[object, ...] | None:
     """What a tile's cell follows from when its objects are all plain (`_plain`, nothing inside,
-    not the viewer): per object its class, type, passability, layer and whether it hides what
-    lies below (`objects_at` shows a prefix of the stack that these decide, `blocker_at` finds
-    the first impassable one); None for any other tile."""
+    not the viewer) or characters other than the viewer carrying nothing: per object its class,
+    type, passability, layer and whether it hides what lies below (`objects_at` shows a prefix
+    of the stack that these decide, `blocker_at` finds the first impassable one; a character
+    marks the tile's "character" state, written in its entry); None for any other tile. A
+    character stepping in view (most reported tiles where characters wander) so reuses the
+    cell of a tile it stood on before."""
     key: list[object] = [depth]
     for o in stack:
-        if o.contents or o is viewer or not _plain(o):
+        if o.contents or o is viewer or o.is_passage or type(o).is_passable_now is not _PASSABLE_NOW:
             return None
-        key.append((type(o), o.type, o.passable, o.layer, o.obscures_below))
+        if o.is_agent:
+            key.append((type(o), o.type, o.passable, o.layer, o.obscures_below, True))
+        else:
+            key.append((type(o), o.type, o.passable, o.layer, o.obscures_below))
     return tuple(key)
+
 
 
 class SceneryMirror:
