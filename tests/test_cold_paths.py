@@ -91,7 +91,8 @@ def test_characters_share_cells_only_while_they_carry_nothing(monkeypatch: pytes
     """A character other than the viewer on a plain stack takes the shared cell of its stack
     (`_stack_key`), one per class and ground; one carrying something (a wall: the tile turns
     impassable, though the closed inventory shows nothing) and the viewer itself take their
-    own. Fails when the key lets a carrying character or the viewer share a cell."""
+    own. Fails when the key lets a carrying character or the viewer share a cell, or forgets
+    whether an object is a character."""
     monkeypatch.setattr(scenery, "_STACK_CELLS", {})
     world = World(1)
     for x in range(7):
@@ -101,13 +102,16 @@ def test_characters_share_cells_only_while_they_carry_nothing(monkeypatch: pytes
     people[4].add(catalog.spawn(world, "wall"))
     people[3].add(catalog.spawn(world, "sign", passable=True))
     catalog.place(world, "sign", 5, 0, passable=True)
+    catalog.place(world, "grass", 7, 0)
+    catalog.place(world, "sign", 7, 0, passable=True).is_agent = True  # a character by its flag alone
     mirror = SceneryMirror(world, 3, DEPTH, viewer)
     for _ in range(2):
-        for x in range(7):
+        for x in range(8):
             assert _cells(mirror, x, 0, full=False) == _cells(mirror, x, 0, full=True), x
     assert list(mirror._cell(4, 0)[1]) == [1, 0, 1, 0]  # carrying a wall: impassable, a character
     assert list(mirror._cell(0, 0)[1]) == [1, 1, 1, 0]
-    assert len(scenery._STACK_CELLS) == 3  # npc on grass (twice), on the floor; a sign on grass
+    assert list(mirror._cell(7, 0)[1]) == [1, 1, 1, 0]
+    assert len(scenery._STACK_CELLS) == 4  # npc on grass (twice), on the floor; a sign on grass, as a character
     assert [scenery._stack_key(world.stacks[x][0], viewer, DEPTH) is None for x in range(7)] == [
         False, False, False, True, True, False, True]  # fmt: skip
     mirror.close()

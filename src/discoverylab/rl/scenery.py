@@ -58,23 +58,17 @@ _PASSABLE_NOW = WorldObject.is_passable_now  # the engine's own passability rule
 
 
 def _stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int) -> tuple[object, ...] | None:
-    """What a tile's cell follows from when its objects are all plain (`_plain`, nothing inside,
-    not the viewer) or characters other than the viewer carrying nothing: per object its class,
-    type, passability, layer and whether it hides what lies below (`objects_at` shows a prefix
-    of the stack that these decide, `blocker_at` finds the first impassable one; a character
-    marks the tile's "character" state, written in its entry); None for any other tile. A
-    character stepping in view (most reported tiles where characters wander) so reuses the
-    cell of a tile it stood on before."""
+    """What a tile's cell follows from when its objects are all plain (`_plain`) or characters
+    (a character stepping in view: most reported tiles where characters wander), none holding
+    anything nor the viewer: per object its class, type, passability, layer, whether it hides
+    what lies below (`objects_at` shows a prefix of the stack that these decide, `blocker_at`
+    finds the first impassable one) and is a character; None for any other tile."""
     key: list[object] = [depth]
     for o in stack:
         if o.contents or o is viewer or o.is_passage or type(o).is_passable_now is not _PASSABLE_NOW:
             return None
-        if o.is_agent:
-            key.append((type(o), o.type, o.passable, o.layer, o.obscures_below, True))
-        else:
-            key.append((type(o), o.type, o.passable, o.layer, o.obscures_below))
+        key.append((type(o), o.type, o.passable, o.layer, o.obscures_below, o.is_agent))
     return tuple(key)
-
 
 
 class SceneryMirror:
