@@ -14,7 +14,7 @@ them: a reset builds none, and a short episode computes only the part of the map
 
 from __future__ import annotations
 
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from discoverylab.world.things import Terrain
 from discoverylab.world.world import World
 
 _UUID = attrgetter("uuid")
+_THIRD = itemgetter(2)  # whether a tile to recompute was never computed (`_recompute`)
 # A tile holding one plain object shows the same cell as any other holding one of its class,
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
 _PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
@@ -234,7 +235,7 @@ class SceneryMirror:
         """Recompute `tiles` ((x, y, never computed before)); count a change (`version`) if one
         computed before shows something new (any, when `strict`). A tile computed for the first
         time lies in no window built before."""
-        if all(first for _, _, first in tiles):  # a reset's first view, a walk into unseen land
+        if all(map(_THIRD, tiles)):  # all first: a reset's first view, a walk into unseen land
             self._fill_first(tiles)
             return
         touched = self._touched
@@ -376,7 +377,7 @@ class SceneryMirror:
         self._kinds_view[kinds_at : kinds_at + self.depth] = kinds
         self._state_view[state_at : state_at + 4] = state
         seen = getattr(self.marker, "seen", None)
-        if seen is not None and all(o.uuid in seen for o in self.visible[x][y]):
+        if seen is not None and seen.issuperset(map(_UUID, self.visible[x][y])):  # (in C: no generator)
             self.marked[row, col] = True  # nothing new to mark (e.g. the floor a character left)
         else:
             self.marked[row, col] = False
