@@ -153,18 +153,18 @@ class SymbolicEncoder:
                 mirror.close()
             mirror = self._mirror = SceneryMirror(world, self.radius, DEPTH, agent)
             self.clear_views()
+        reads_own = _reads_own_tile(agent)  # (nothing below changes the agent: asked once)
         if mirror.changed or mirror.waiting:
             # A kept view that read the agent's own tile live (`_build`) changes with tiles the
             # mirror holds no different: then every reported tile counts (`refresh`'s strict).
-            live = self._live or _reads_own_tile(agent)
-            mirror.refresh(agent.x, agent.y, live)
+            mirror.refresh(agent.x, agent.y, self._live or reads_own)
         # Tiles, slots and their rows follow from the agent's place and facing, the task and
         # the world's tiles, which report every change of what they show (`mirror.version`):
         # kept per place and facing until one of the others changes.
         if mirror.version != self._version or task != self._task:
             touched = mirror.take_touched()
             if task == self._task and self.radius:
-                self._forget(touched, agent, mirror, _reads_own_tile(agent))
+                self._forget(touched, agent, mirror, reads_own)
             else:
                 self.clear_views()
             self._version = mirror.version
@@ -176,7 +176,7 @@ class SymbolicEncoder:
         if built is None:
             if len(self._built) >= 1024:  # bound the memory of a long walk through a still world
                 self.clear_views()
-            built = self._built[key] = self._build(agent, mirror, task)
+            built = self._built[key] = self._build(agent, mirror, task, reads_own)
         tiles, state, rows, data, inventory_size = built
         if data is not self.slot_data:
             self.slot_data, self._slots = data, None
@@ -244,9 +244,10 @@ class SymbolicEncoder:
         if here is not None:
             self._places[(ax, ay, live)] = patch_place(here, agent, mirror, live, touched, self.num_slots)
 
-    def _build(self, agent: Agent, mirror: SceneryMirror, task: str) -> tuple[bytes, bytes, bytes, list[SlotData], int]:
+    def _build(self, agent: Agent, mirror: SceneryMirror, task: str, live: bool
+               ) -> tuple[bytes, bytes, bytes, list[SlotData], int]:  # fmt: skip
         """The window's tiles and states, the slots' rows, the slots and the inventory size;
-        marks what the agent sees."""
+        marks what the agent sees. `live`: `_reads_own_tile(agent)`."""
         r = self.radius
         world = agent.world
         ax, ay = agent.x, agent.y  # the window's corner in the padded arrays
@@ -259,7 +260,6 @@ class SymbolicEncoder:
             seen.update([o.uuid for o in mirror.visible[fx][fy]])
         # The mirror keeps the agent's tile as if the agent were elsewhere: that differs from
         # the view (which lists what the agent holds) only when `live`.
-        live = _reads_own_tile(agent)
         if live:
             self._live = True  # this view follows more than the mirror (`encode`)
         # All but the faced tile's reach is the same for the four facings of a place.
