@@ -272,3 +272,41 @@ def test_encode_s_field_views_equal_one_array_per_key(kwargs: dict[str, Any]) ->
             assert all(obs[other].tobytes() == kept[other] for other in obs if other != name)
             obs[name].flat[0] ^= 1
     assert all({name: array.tobytes() for name, array in old.items()} == values for old, values in earlier)
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])
+def test_moving_agents_scorer_skipping_an_equal_count_changes_nothing(difficulty: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`MovingAgentsTest.update` sets the talk item only when the warned count differs from its
+    score: oracle episodes (every character warned, one by one) give the same scorecard at every
+    step as the scorer that set it every tick. Fails when the skip keeps a count that changed."""
+    from discoverylab.agents import OracleAgent
+    from discoverylab.scenarios.unit import moving_agents
+    from discoverylab.scenarios.unit.moving_agents import WARNED, MovingAgentsTest
+
+    def plain(self: MovingAgentsTest) -> None:  # the scorer before session 14
+        warned = sum(WARNED[i] in npc.states for i, npc in enumerate(self.npcs))
+        for i, other in enumerate(self.others, start=len(self.npcs)):
+            if (WARNED[i] if i < len(WARNED) else f"completed{i}") in other.states:
+                self.scorecard.finish(False)
+                return
+        self.talk.set(warned)
+        if self.talk.completed:
+            self.scorecard.finish(True)
+
+    def play() -> list[Any]:
+        env = DiscoveryWorldEnv("MovingAgentsTest", difficulty)
+        _, info = env.reset(seed=7)
+        oracle, cards = OracleAgent("MovingAgentsTest"), []
+        for _ in range(100):
+            action = oracle.act(info["observation"]) if not oracle.finished else {"action": "WAIT"}
+            *_, term, trunc, info = env.step(action)
+            cards.append(env.scenario.scorecard.to_dict())
+            if term or trunc:
+                break
+        return cards
+
+    fast = play()
+    monkeypatch.setattr(moving_agents.MovingAgentsTest, "update", plain)
+    assert play() == fast
+    assert fast[-1]["completedSuccessfully"] and fast[-1]["score"] == fast[-1]["maxScore"] >= 2
+    assert sorted({card["score"] for card in fast}) == list(range(fast[-1]["maxScore"] + 1))  # one by one
