@@ -11,6 +11,8 @@ from discoverylab.rl import make_rl_env, scenery
 from discoverylab.rl.scenery import SceneryMirror
 from discoverylab.rl.symbolic import DEPTH
 from discoverylab.world import catalog
+from discoverylab.world.agent import Agent
+from discoverylab.world.npc import NPC
 from discoverylab.world.objects import Layer
 from discoverylab.world.world import World
 
@@ -85,6 +87,36 @@ def test_each_part_of_a_stack_s_key_tells_its_cells_apart(monkeypatch: pytest.Mo
     assert [len(mirror.visible[x][0]) for x in range(11)] == [2, 2, 1, 2, 1, 2, 1, 2, 2, 1, 1]
 
 
+def test_characters_share_cells_only_while_they_carry_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A character other than the viewer on a plain stack takes the shared cell of its stack
+    (`_stack_key`), one per class and ground; one carrying something (a wall: the tile turns
+    impassable, though the closed inventory shows nothing) and the viewer itself take their
+    own. Fails when the key lets a carrying character or the viewer share a cell, or forgets
+    whether an object is a character."""
+    monkeypatch.setattr(scenery, "_STACK_CELLS", {})
+    world = World(1)
+    for x in range(7):
+        catalog.place(world, "floor" if x == 2 else "grass", x, 0)
+    people = [NPC(world, f"npc{x}", x, 0) for x in range(5)]
+    viewer = Agent(world, "agent", 6, 0)
+    people[4].add(catalog.spawn(world, "wall"))
+    people[3].add(catalog.spawn(world, "sign", passable=True))
+    catalog.place(world, "sign", 5, 0, passable=True)
+    catalog.place(world, "grass", 7, 0)
+    catalog.place(world, "sign", 7, 0, passable=True).is_agent = True  # a character by its flag alone
+    mirror = SceneryMirror(world, 3, DEPTH, viewer)
+    for _ in range(2):
+        for x in range(8):
+            assert _cells(mirror, x, 0, full=False) == _cells(mirror, x, 0, full=True), x
+    assert list(mirror._cell(4, 0)[1]) == [1, 0, 1, 0]  # carrying a wall: impassable, a character
+    assert list(mirror._cell(0, 0)[1]) == [1, 1, 1, 0]
+    assert list(mirror._cell(7, 0)[1]) == [1, 1, 1, 0]
+    assert len(scenery._STACK_CELLS) == 4  # npc on grass (twice), on the floor; a sign on grass, as a character
+    assert [scenery._stack_key(world.stacks[x][0], viewer, DEPTH) is None for x in range(7)] == [
+        False, False, False, True, True, False, True]  # fmt: skip
+    mirror.close()
+
+
 def test_first_fill_of_lone_objects_and_stacks_equals_tile_by_tile(monkeypatch: pytest.MonkeyPatch) -> None:
     """`_fill_first` on the row of `_stacks_apart` (plain cells inline, shared cells of stacks,
     full cells) leaves what `_tile(x, y, first=True)` per tile leaves, cells shared or not."""
@@ -149,10 +181,11 @@ def _encoder_on_a_table(seed: int = 0) -> tuple[object, object, object, object]:
     return env, base, base.symbolic, table
 
 
-def test_slot_rows_kept_per_slot_follow_the_mirror_version_and_the_task() -> None:
-    """`SymbolicEncoder._rows` keeps a row per slot tuple only while the mirror version, the
-    mirror and the task stay: a row read again after any of them changed is built anew (the
-    table's lid is flipped unreported, to tell a kept row from a new one)."""
+def test_slot_rows_kept_per_slot_follow_the_mirror_and_the_task() -> None:
+    """`SymbolicEncoder._rows` keeps a row per slot tuple while the mirror and the task stay,
+    across mirror versions (a changed tile's slots are new tuples: `patch_place`): a row read
+    again after the task or the mirror changed is built anew (the table's lid is flipped
+    unreported, to tell a kept row from a new one)."""
     env, base, encoder, table = _encoder_on_a_table()
     mirror, task = encoder._mirror, base.scenario.scorecard.task_description
     slots = list(encoder.slot_data)
@@ -164,12 +197,35 @@ def test_slot_rows_kept_per_slot_follow_the_mirror_version_and_the_task() -> Non
         assert encoder._rows(slots, mirror, task)[lid] == kept  # the kept row: stale on purpose
         if change == "version":
             mirror.version += 1
-        elif change == "task":
+            assert encoder._rows(slots, mirror, task)[lid] == kept  # still kept: the same tuple
+            table.is_open = not table.is_open
+            continue
+        if change == "task":
             assert encoder._rows(slots, mirror, task + " (reworded)")[lid] == table.is_open
         else:
             encoder._rows(slots, other, task)
         assert encoder._rows(slots, mirror, task)[lid] == table.is_open, change
     other.close()
+
+
+def test_a_reported_change_in_a_kept_place_gives_its_tile_new_rows() -> None:
+    """Across a mirror version the agent's patched place keeps the rows of the tiles that did
+    not change and builds the changed tile's anew: the table's lid flipped and reported shows
+    in the next observation while the other slots keep their kept rows (same tuples)."""
+    env, base, encoder, table = _encoder_on_a_table()
+    for _ in range(2):
+        before = {id(s): s for s in encoder.slot_data}
+        version = encoder._mirror.version
+        table.is_open = not table.is_open
+        table.text_changed()
+        obs = env.step(14)[0]  # WAIT
+        assert encoder._mirror.version > version
+        slots = encoder.slot_data
+        at = next(i for i, s in enumerate(slots) if s[0] is table)
+        assert obs["slots"][at, 6] == table.is_open
+        assert id(slots[at]) not in before  # the changed tile's slot is a new tuple
+        assert any(before.get(id(s)) is s for s in slots)  # the others kept theirs
+        assert any(id(s) in encoder._row_of for s in slots if before.get(id(s)) is s)
 
 
 def test_kept_slot_rows_equal_rows_built_afresh() -> None:
@@ -184,7 +240,7 @@ def test_kept_slot_rows_equal_rows_built_afresh() -> None:
         hits = 0
         for i in range(250):
             mask = info["action_mask"]
-            before = set(encoder._row_of) if encoder._rows_version == encoder._mirror.version else set()
+            before = set(encoder._row_of)
             obs, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask if i % 3 else mask[:15]))))
             kept = dict(encoder._row_of)
             hits += sum(id(s) in before for s in encoder.slot_data)  # rows kept from an earlier step

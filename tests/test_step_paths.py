@@ -230,3 +230,83 @@ def test_env_step_gives_what_its_helpers_give(observation: str, info: str) -> No
             assert "scorecard" in got
             env.reset(seed=ends)
     assert ends >= 4
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"notes": True}, {"object_slots": 0}, {"radius": 0}])
+def test_encode_s_field_views_equal_one_array_per_key(kwargs: dict[str, Any]) -> None:
+    """`SymbolicEncoder.encode` hands out each key as a field view of one structured array over
+    its step buffer (`_record_of`), or one array per key where a key has no elements: every key
+    is a C-contiguous, writable uint8 array of its space's shape holding the bytes a plain
+    array per key over the same buffer holds, a write to one changes no other key, and an
+    earlier step's arrays keep their values. Fails when a field's offset or shape goes stale."""
+    from discoverylab.rl.symbolic import U8, SymbolicEncoder
+
+    encoder = SymbolicEncoder(**kwargs)
+    env = make_rl_env("MovingAgentsTest")
+    env.reset(seed=3)
+    base = env.unwrapped
+    agent, task = base.scenario.player, base.scenario.scorecard.task_description
+    assert (encoder._record is None) == ("object_slots" in kwargs)
+    earlier: list[tuple[dict[str, np.ndarray], dict[str, bytes]]] = []
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        env.step(int(rng.integers(15)))
+        obs = encoder.encode(agent, task, True, False)
+        buffer = obs["tiles"].base
+        while isinstance(buffer, np.ndarray):  # the step's own buffer, under the record if any
+            buffer = buffer.base
+        assert isinstance(buffer, bytearray)
+        assert tuple(obs["agent"][:2]) == (agent.x, agent.y)
+        for name, shape, offset in encoder._layout:
+            plain = np.ndarray(shape, U8, buffer, offset)
+            array = obs[name]
+            assert type(array) is np.ndarray and array.dtype == U8 and array.shape == shape == encoder.space[name].shape
+            assert array.flags.c_contiguous and array.flags.writeable
+            assert array.tobytes() == plain.tobytes()
+        assert encoder.space.contains(obs)
+        earlier.append((obs, {name: array.tobytes() for name, array in obs.items()}))
+    obs, kept = earlier[-1]
+    for name in obs:
+        if obs[name].size:
+            obs[name].flat[0] ^= 1
+            assert all(obs[other].tobytes() == kept[other] for other in obs if other != name)
+            obs[name].flat[0] ^= 1
+    assert all({name: array.tobytes() for name, array in old.items()} == values for old, values in earlier)
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])
+def test_moving_agents_scorer_skipping_an_equal_count_changes_nothing(difficulty: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`MovingAgentsTest.update` sets the talk item only when the warned count differs from its
+    score: oracle episodes (every character warned, one by one) give the same scorecard at every
+    step as the scorer that set it every tick. Fails when the skip keeps a count that changed."""
+    from discoverylab.agents import OracleAgent
+    from discoverylab.scenarios.unit import moving_agents
+    from discoverylab.scenarios.unit.moving_agents import WARNED, MovingAgentsTest
+
+    def plain(self: MovingAgentsTest) -> None:  # the scorer before session 14
+        warned = sum(WARNED[i] in npc.states for i, npc in enumerate(self.npcs))
+        for i, other in enumerate(self.others, start=len(self.npcs)):
+            if (WARNED[i] if i < len(WARNED) else f"completed{i}") in other.states:
+                self.scorecard.finish(False)
+                return
+        self.talk.set(warned)
+        if self.talk.completed:
+            self.scorecard.finish(True)
+
+    def play() -> list[Any]:
+        env = DiscoveryWorldEnv("MovingAgentsTest", difficulty)
+        _, info = env.reset(seed=7)
+        oracle, cards = OracleAgent("MovingAgentsTest"), []
+        for _ in range(100):
+            action = oracle.act(info["observation"]) if not oracle.finished else {"action": "WAIT"}
+            *_, term, trunc, info = env.step(action)
+            cards.append(env.scenario.scorecard.to_dict())
+            if term or trunc:
+                break
+        return cards
+
+    fast = play()
+    monkeypatch.setattr(moving_agents.MovingAgentsTest, "update", plain)
+    assert play() == fast
+    assert fast[-1]["completedSuccessfully"] and fast[-1]["score"] == fast[-1]["maxScore"] >= 2
+    assert sorted({card["score"] for card in fast}) == list(range(fast[-1]["maxScore"] + 1))  # one by one

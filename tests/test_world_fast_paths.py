@@ -102,6 +102,58 @@ def test_find_path_takes_the_same_path_as_the_plain_search() -> None:
             assert find_path(world, start, goal) == _reference_path(world, start, goal)  # off the grid too
 
 
+def test_paths_read_off_open_rectangles_are_the_plain_search_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`paths._open_rectangle` (session 14: a character re-planning its way home from each tile
+    it steps on, across open ground) gives the plain search's path for start and goal pairs up
+    to 8 tiles apart in every direction, on sparse worlds of walls and open, closed and locked
+    doors (inside the rectangle, on its edge, on the goal), goals on walls and doors included,
+    with one `costs` table shared by the searches as `_PathCache` shares it; and, in every
+    direction, one wall or door (closed, locked, open) on each tile of a rectangle in turn.
+    Fails when the rule for the leading direction goes stale or a door on the path is let through."""
+    from discoverylab.world import paths
+
+    used = [0, 0]
+    rectangle = paths._open_rectangle
+
+    def counted(*args: object) -> list[tuple[int, int]] | None:
+        path = rectangle(*args)  # type: ignore[arg-type]
+        used[path is None] += 1
+        return path
+
+    monkeypatch.setattr(paths, "_open_rectangle", counted)
+    for gx, gy in ((13, 12), (13, 8), (7, 12), (7, 8), (10, 13), (13, 10)):
+        for x in range(min(gx, 10), max(gx, 10) + 1):
+            for y in range(min(gy, 10), max(gy, 10) + 1):
+                for kind, is_open, key in (("wall", False, 0), ("door", False, 0), ("door", False, 7), ("door", True, 0)):
+                    world = World(0)
+                    if (x, y) != (10, 10):
+                        thing = place(world, kind, x, y)
+                        thing.is_open, thing.requires_key = is_open, key
+                    assert paths._search(world, (10, 10), (gx, gy), {}) == _reference_path(world, (10, 10), (gx, gy))
+    rng = np.random.default_rng(14)
+    for seed in range(4):
+        world = World(seed)
+        blocked = []
+        for _ in range(int(rng.integers(10, 50))):
+            x, y = (int(v) for v in rng.integers(0, 32, 2))
+            if not world.stacks[x][y]:
+                kind = ("door", "wall", "wall")[int(rng.integers(0, 3))]
+                thing = place(world, kind, x, y)
+                thing.is_open = kind == "door" and rng.random() < 0.3
+                thing.requires_key = 7 if kind == "door" and rng.random() < 0.3 else 0
+                blocked.append((x, y))
+        costs: dict[int, float] = {}
+        for i in range(1500):
+            start = tuple(int(v) for v in rng.integers(0, 32, 2))
+            if i % 3:
+                goal = tuple(min(max(v + int(rng.integers(-8, 9)), 0), 31) for v in start)
+            else:
+                goal = blocked[int(rng.integers(0, len(blocked)))]
+            path = paths._search(world, start, goal, costs)  # type: ignore[arg-type]
+            assert path == _reference_path(world, start, goal), (start, goal)  # type: ignore[arg-type]
+    assert used[0] > 2000 and used[1] > 1000  # read off open rectangles, and searched
+
+
 @pytest.mark.parametrize("unheard", [False, True])
 def test_remembered_paths_follow_doors_walls_and_held_things(unheard: bool) -> None:
     """`find_path` remembers results per world (session 11): after every kind of change a path

@@ -14,7 +14,7 @@ them: a reset builds none, and a short episode computes only the part of the map
 
 from __future__ import annotations
 
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from discoverylab.world.things import Terrain
 from discoverylab.world.world import World
 
 _UUID = attrgetter("uuid")
+_THIRD = itemgetter(2)  # whether a tile to recompute was never computed (`_recompute`)
 # A tile holding one plain object shows the same cell as any other holding one of its class,
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
 _PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
@@ -54,16 +55,20 @@ _STACK_CELLS: dict[tuple[object, ...], tuple[bytes, bytes, bool, int, tuple[int,
 it shows and the indexes of its slot candidates among them."""
 
 
+_PASSABLE_NOW = WorldObject.is_passable_now  # the engine's own passability rule (`_plain`)
+
+
 def _stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int) -> tuple[object, ...] | None:
-    """What a tile's cell follows from when its objects are all plain (`_plain`, nothing inside,
-    not the viewer): per object its class, type, passability, layer and whether it hides what
-    lies below (`objects_at` shows a prefix of the stack that these decide, `blocker_at` finds
-    the first impassable one); None for any other tile."""
+    """What a tile's cell follows from when its objects are all plain (`_plain`) or characters
+    (a character stepping in view: most reported tiles where characters wander), none holding
+    anything nor the viewer: per object its class, type, passability, layer, whether it hides
+    what lies below (`objects_at` shows a prefix of the stack that these decide, `blocker_at`
+    finds the first impassable one) and is a character; None for any other tile."""
     key: list[object] = [depth]
     for o in stack:
-        if o.contents or o is viewer or not _plain(o):
+        if o.contents or o is viewer or o.is_passage or type(o).is_passable_now is not _PASSABLE_NOW:
             return None
-        key.append((type(o), o.type, o.passable, o.layer, o.obscures_below))
+        key.append((type(o), o.type, o.passable, o.layer, o.obscures_below, o.is_agent))
     return tuple(key)
 
 
@@ -230,7 +235,7 @@ class SceneryMirror:
         """Recompute `tiles` ((x, y, never computed before)); count a change (`version`) if one
         computed before shows something new (any, when `strict`). A tile computed for the first
         time lies in no window built before."""
-        if all(first for _, _, first in tiles):  # a reset's first view, a walk into unseen land
+        if all(map(_THIRD, tiles)):  # all first: a reset's first view, a walk into unseen land
             self._fill_first(tiles)
             return
         touched = self._touched
@@ -372,7 +377,7 @@ class SceneryMirror:
         self._kinds_view[kinds_at : kinds_at + self.depth] = kinds
         self._state_view[state_at : state_at + 4] = state
         seen = getattr(self.marker, "seen", None)
-        if seen is not None and all(o.uuid in seen for o in self.visible[x][y]):
+        if seen is not None and seen.issuperset(map(_UUID, self.visible[x][y])):  # (in C: no generator)
             self.marked[row, col] = True  # nothing new to mark (e.g. the floor a character left)
         else:
             self.marked[row, col] = False

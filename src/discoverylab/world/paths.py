@@ -117,6 +117,58 @@ def _tile_cost(world: World, x: int, y: int) -> float:
 def _search(
     world: World, start: tuple[int, int], goal: tuple[int, int], costs: dict[int, float]
 ) -> list[tuple[int, int]] | None:
+    """A* from an on-grid start (`_astar`), or its path read off an open rectangle
+    (`_open_rectangle`): a character walking home re-plans from each tile it steps on, a
+    new start each time, and most of those searches cross open ground."""
+    sx, sy = start
+    gx, gy = goal
+    size = world.size
+    if 0 <= gx < size and 0 <= gy < size and (sx != gx or sy != gy):
+        path = _open_rectangle(world, sx, sy, gx, gy, costs)
+        if path is not None:
+            return path
+    return _astar(world, start, goal, costs)
+
+
+_RECTANGLE = 64  # `_open_rectangle` looks at rectangles of at most this many tiles
+
+
+def _open_rectangle(world: World, sx: int, sy: int, gx: int, gy: int, costs: dict[int, float]) -> list[tuple[int, int]] | None:
+    """`_astar`'s path when every tile of the rectangle spanned by start and goal but those two
+    costs 1 (None otherwise, or for a rectangle over `_RECTANGLE` tiles). Then every rectangle
+    tile has f = g + h = d (the distance) and every other tile f >= d + 2, so the search pops
+    the rectangle's tiles in push order (ties go by the counter) and reaches the goal through
+    them: each tile's parent is the one of its two rectangle predecessors pushed first, which
+    makes the path run fully along the direction `_STEPS` lists first (north, east, south,
+    west) among the two that lead to the goal, then along the other. The goal's own cost
+    changes nothing (an impassable goal counts 1, a closed door 20 from any side), nor the
+    start's. The result depends only on the costs looked up here (all stored in `costs`, as
+    `_astar` stores its own), so `_PathCache` keeps it while they stay; the look-up stops at
+    the first tile that does not cost 1. tests/test_world_fast_paths.py compares it with the
+    plain search."""
+    if (abs(gx - sx) + 1) * (abs(gy - sy) + 1) > _RECTANGLE:
+        return None
+    size = world.size
+    get = costs.get
+    for x in range(min(sx, gx), max(sx, gx) + 1):
+        for y in range(min(sy, gy), max(sy, gy) + 1):
+            tile = x * size + y
+            step = get(tile)
+            if step is None:
+                step = costs[tile] = _tile_cost(world, x, y)
+            if step != 1.0 and (x != gx or y != gy) and (x != sx or y != sy):
+                return None
+    ux = 1 if gx > sx else -1
+    uy = 1 if gy > sy else -1
+    if gx > sx and gy > sy:  # east before south: along x first
+        return [(x, sy) for x in range(sx + ux, gx + ux, ux)] + [(gx, y) for y in range(sy + uy, gy + uy, uy)]
+    # north before east and west, south before west: along y first
+    return [(sx, y) for y in range(sy + uy, gy + uy, uy)] + [(x, gy) for x in range(sx + ux, gx + ux, ux)]
+
+
+def _astar(
+    world: World, start: tuple[int, int], goal: tuple[int, int], costs: dict[int, float]
+) -> list[tuple[int, int]] | None:
     """A* from an on-grid start. A tile's cost is looked up once (`costs`, shared by the
     searches of a world while it is current: see `_PathCache`), not once per neighbour
     expanded; tiles are numbered x * size + y, their neighbours listed once per size. Ties go

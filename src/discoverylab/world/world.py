@@ -233,14 +233,15 @@ class World:
         except ValueError:  # not where it claims to be: `place` copes
             self.place(obj, x, y)
             return
-        watchers = self._watchers
-        for watcher in watchers:  # `_moved` inline, twice: the world's most frequent change
-            if watcher.mover is not obj:
-                watcher.add((ox, oy))
         obj.x, obj.y = x, y
-        stack_insert(self.stacks[x][y], obj, layer)
-        for watcher in watchers:
-            if watcher.mover is not obj:
+        stack = self.stacks[x][y]
+        if stack and stack[-1].layer < layer and (top := stack[0].layer) is not None and top < layer:  # type: ignore[operator]
+            stack.insert(0, obj)  # where `stack_insert`'s scan stops at once (a character onto grass)
+        else:
+            stack_insert(stack, obj, layer)
+        for watcher in self._watchers:  # `_moved` inline, twice: the world's most frequent change
+            if watcher.mover is not obj:  # (each watcher is a set of its own: one loop for both tiles)
+                watcher.add((ox, oy))
                 watcher.add((x, y))
 
     def grid_remove(self, obj: WorldObject) -> None:
