@@ -253,7 +253,8 @@ def _show(task: str, row: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int)
-    parser.add_argument("--task", default="DoorsTest")
+    parser.add_argument("--task", help="the task (default DoorsTest); with --suite, only these of the suite's "
+                        "tasks (comma-separated)")
     parser.add_argument("--batched", default="4,8,16", help="envs per worker of the batched rows (2 workers)")
     parser.add_argument("--repeat", type=int, default=1, help="measure each batched/serial/single trio this often")
     parser.add_argument("--only-batched", action="store_true", help="skip the text and Gymnasium vector rows")
@@ -278,6 +279,12 @@ def main() -> None:
         from discoverylab.scenarios.registry import all_tasks
 
         chosen = [tid for tid, cls in all_tasks().items() if "normal" in cls.difficulties and (args.suite == "normal" or cls.suite == "unit")]
+        if args.task:
+            wanted = [t.strip() for t in args.task.split(",") if t.strip()]
+            unknown = [t for t in wanted if t not in chosen]
+            if unknown:
+                parser.error(f"not in --suite {args.suite}: {', '.join(unknown)} (its tasks: {', '.join(chosen)})")
+            chosen = [t for t in chosen if t in wanted]
         started = time.perf_counter()
         rows = suite(chosen, args.steps, args.resets)
         report = {"suite": args.suite, "steps": args.steps, "resets": args.resets, "gc": "default" if args.default_gc else "relax_gc()",
@@ -287,6 +294,7 @@ def main() -> None:
             with open(args.json, "w") as fh:
                 json.dump(report, fh, indent=1)
         return
+    args.task = args.task or "DoorsTest"
     base = single(args.task, args.steps, True)
     rows = [base]
     if not args.only_batched:

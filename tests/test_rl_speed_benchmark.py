@@ -35,3 +35,17 @@ def test_unit_suite_writes_a_row_per_unit_test_and_the_machine(tmp_path: Path, m
     assert report["suite"] == "unit" and report["steps"] == 30 and report["gc"] == "default" and report["cpus"] >= 1 and report["seconds"] > 0
     table = capsys.readouterr().out
     assert "steps/s with resets" in table and all(task in table for task in units)
+
+
+def test_suite_runs_only_the_tasks_named_and_refuses_one_outside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    out = tmp_path / "two.json"
+    argv = ["rl_speed.py", "--suite", "unit", "--task", "SearchTest,DialogTest", "--steps", "30", "--resets", "2",
+            "--default-gc", "--out", str(out)]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    rl_speed.main()
+    assert [row["task"] for row in json.loads(out.read_text())["rows"]] == ["DialogTest", "SearchTest"]
+    monkeypatch.setattr(sys, "argv", ["rl_speed.py", "--suite", "unit", "--task", "Proteomics"])
+    with pytest.raises(SystemExit) as exit_info:
+        rl_speed.main()
+    assert exit_info.value.code == 2 and "not in --suite unit: Proteomics" in capsys.readouterr().err
