@@ -154,16 +154,18 @@ def test_paths_read_off_open_rectangles_are_the_plain_search_s(monkeypatch: pyte
     assert used[0] > 2000 and used[1] > 1000  # read off open rectangles, and searched
 
 
-@pytest.mark.parametrize("unheard", [False, True])
-def test_remembered_paths_follow_doors_walls_and_held_things(unheard: bool) -> None:
+@pytest.mark.parametrize("unheard", [False, True, "if_free"])
+def test_remembered_paths_follow_doors_walls_and_held_things(unheard: bool | str) -> None:
     """`find_path` remembers results per world (session 11): after every kind of change a path
     depends on (a door opened, closed or locked, a wall placed or removed, a blocking thing carried
     onto a tile by a character, a character stepping) it still answers what the plain search does,
     and hands out a new list each time (callers consume it). Characters' steps through
     `walk_unheard` (session 12: not reported to the cache while the walker is passable and
-    carries nothing) too, with the walker made impassable now and then."""
+    carries nothing) too, with the walker made impassable now and then; and (session 14) while
+    it carries a passable thing that holds nothing (still unheard) or holds the impassable one
+    (heard), and through `walk_if_free` (a step only onto a free tile)."""
     from discoverylab.world.agent import Agent
-    from discoverylab.world.paths import walk_unheard
+    from discoverylab.world.paths import walk_if_free, walk_unheard
 
     rng = np.random.default_rng(4)
     for seed in range(3):
@@ -176,6 +178,7 @@ def test_remembered_paths_follow_doors_walls_and_held_things(unheard: bool) -> N
                 (doors if kind == "door" else []).append(place(world, kind, x, y))
         walker = Agent(world, "walker", 0, 0)
         crate = place(world, "wall", 31, 31)  # something impassable to carry around
+        bag = place(world, "wall", 30, 31, passable=True)  # passable: carried unheard, unless it holds the crate
         pairs = [tuple(tuple(int(v) for v in rng.integers(0, 32, 2)) for _ in range(2)) for _ in range(12)]
         for _ in range(60):
             for start, goal in pairs:
@@ -183,7 +186,7 @@ def test_remembered_paths_follow_doors_walls_and_held_things(unheard: bool) -> N
                 assert found == _reference_path(world, start, goal)  # type: ignore[arg-type]
                 if found:
                     found.pop()  # a caller consuming its copy changes nothing remembered
-            change = int(rng.integers(0, 5))
+            change = int(rng.integers(0, 7))
             door = doors[int(rng.integers(0, len(doors)))]
             if change == 0:
                 door.is_open = not door.is_open
@@ -201,8 +204,56 @@ def test_remembered_paths_follow_doors_walls_and_held_things(unheard: bool) -> N
             elif change == 4 and unheard:  # an impassable walker blocks where it stands
                 walker.passable = not walker.passable
                 world.touch(walker.x, walker.y)
+            elif change == 5:  # the walker carries the passable bag, or puts it down
+                walker.add(bag) if bag.parent is not walker else world.place(bag, walker.x, walker.y)
+            elif change == 6 and crate.parent is None:  # the crate into the bag (a blocking content)
+                bag.add(crate)
             x, y = (int(v) for v in rng.integers(0, 32, 2))
-            (walk_unheard if unheard else World.walk)(world, walker, x, y)
+            if unheard == "if_free":
+                walk_if_free(world, walker, x, y)
+            else:
+                (walk_unheard if unheard else World.walk)(world, walker, x, y)
+
+
+def test_walk_if_free_walks_exactly_where_blocker_at_finds_nothing() -> None:
+    """`paths.walk_if_free` (session 14: a wandering character's step reads the tile's stack in
+    place) walks onto a tile exactly when `blocker_at` finds nothing there, on tiles of every
+    kind: empty, grass, walls, doors open, closed and locked (their own passability rule), a
+    passable holder with an impassable thing inside, another character; the walker ends where
+    the plain calls would leave it."""
+    from discoverylab.world.agent import Agent
+    from discoverylab.world.paths import walk_if_free
+
+    rng = np.random.default_rng(14)
+    for seed in range(3):
+        world = World(seed)
+        for _ in range(300):
+            x, y = (int(v) for v in rng.integers(0, 32, 2))
+            kind = int(rng.integers(0, 6))
+            if kind == 0:
+                place(world, "wall", x, y)
+            elif kind == 1:
+                door = place(world, "door", x, y)
+                door.is_open = bool(rng.random() < 0.5)
+                door.requires_key = 3 if rng.random() < 0.3 else 0
+            elif kind == 2:
+                holder = place(world, "wall", x, y, passable=True)
+                if rng.random() < 0.5:
+                    holder.add(place(world, "wall", 0, 0))  # an impassable thing held
+            elif kind == 3:
+                place(world, "grass", x, y)
+            elif kind == 4:
+                Agent(world, "other", x, y).passable = bool(rng.random() < 0.5)
+        walker = Agent(world, "walker", 0, 0)
+        kinds = set()
+        for x in range(32):
+            for y in range(32):
+                free = world.blocker_at(x, y) is None
+                before = (walker.x, walker.y)
+                assert walk_if_free(world, walker, x, y) is free, (x, y)
+                assert (walker.x, walker.y) == ((x, y) if free else before)
+                kinds.add(free)
+        assert kinds == {True, False}
 
 
 def test_npc_walks_plan_the_plain_search_s_paths(monkeypatch: pytest.MonkeyPatch) -> None:

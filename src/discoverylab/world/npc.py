@@ -13,7 +13,7 @@ import numpy as np
 
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.dialog import DialogTree
-from discoverylab.world.paths import find_path, walk_unheard
+from discoverylab.world.paths import find_path, walk_if_free, walk_unheard
 
 if TYPE_CHECKING:
     from discoverylab.world.world import World
@@ -135,9 +135,9 @@ class NPC(Agent):
                 dx, dy = DIRECTIONS[direction]
                 nx, ny = self.x + dx, self.y + dy
                 self.facing = direction
-                world = self.world  # `world.is_passable(nx, ny)`, written out
-                if 0 <= nx < world.size and 0 <= ny < world.size and world.blocker_at(nx, ny) is None:
-                    walk_unheard(world, self, nx, ny)
+                world = self.world  # `world.is_passable(nx, ny)` and the walk in one call
+                if 0 <= nx < world.size and 0 <= ny < world.size:
+                    walk_if_free(world, self, nx, ny)
                 if len(queue) < 3:  # `heappop` of a heap of one or two: the other one is left
                     del queue[0]
                 else:
@@ -171,9 +171,9 @@ class NPC(Agent):
         dx, dy = DIRECTIONS[direction]
         nx, ny = self.x + dx, self.y + dy
         self.facing = direction
-        world = self.world  # `world.is_passable(nx, ny)`, written out (ten animals step often)
-        if 0 <= nx < world.size and 0 <= ny < world.size and world.blocker_at(nx, ny) is None:
-            walk_unheard(world, self, nx, ny)
+        world = self.world  # `world.is_passable(nx, ny)` and the walk in one call (ten animals step often)
+        if 0 <= nx < world.size and 0 <= ny < world.size:
+            walk_if_free(world, self, nx, ny)
         return True
 
     def _close_door_behind(self) -> bool:

@@ -8,12 +8,14 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING
 
+from discoverylab.world.objects import WorldObject
+
 if TYPE_CHECKING:
-    from discoverylab.world.objects import WorldObject
     from discoverylab.world.world import World
 
 _STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))  # the expansion order (ties between equal paths)
 _INF = float("inf")
+_PASSABLE_NOW = WorldObject.is_passable_now  # the engine's own rule: `passable` (`walk_if_free`)
 _UNKNOWN = -1.0  # `_find_path_off_grid`'s marker of a tile whose cost is not looked up yet
 
 
@@ -33,14 +35,15 @@ def find_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> li
 
 
 def walk_unheard(world: World, mover: WorldObject, x: int, y: int) -> None:
-    """`world.walk(mover, x, y)` for a character's step. A passable mover carrying nothing
-    changes no tile's step cost by stepping (`_tile_cost` reads the first impassable thing on a
-    tile, closed contents included), so the world's path cache, if any, is not told of the step
-    (its watcher's `mover`, for the walk): `_sync` does not re-cost both tiles afterwards.
-    tests/test_world_fast_paths.py checks the paths against the plain search while characters
-    walk, carry walls and open doors."""
+    """`world.walk(mover, x, y)` for a character's step. A passable mover carrying only passable
+    things that hold nothing (a dog with its stick) changes no tile's step cost by stepping
+    (`_tile_cost` reads the first impassable thing on a tile, closed contents included, and
+    none of those is one), so the world's path cache, if any, is not told of the step (its
+    watcher's `mover`, for the walk): `_sync` does not re-cost both tiles afterwards. Anything
+    carried that holds something goes the plain way. tests/test_world_fast_paths.py checks the
+    paths against the plain search while characters walk, carry walls and open doors."""
     cache = world.caches.get("npc_paths")
-    if cache is None or mover.contents or not mover.is_passable_now():
+    if cache is None or not mover.is_passable_now() or (mover.contents and not _light(mover.contents)):
         world.walk(mover, x, y)
         return
     assert isinstance(cache, _PathCache)
@@ -50,6 +53,42 @@ def walk_unheard(world: World, mover: WorldObject, x: int, y: int) -> None:
         world.walk(mover, x, y)
     finally:
         changed.mover = None
+
+
+def _light(carried: list[WorldObject]) -> bool:
+    """Whether everything a character carries is passable and holds nothing (`walk_unheard`)."""
+    for child in carried:
+        if child.contents or not child.is_passable_now():
+            return False
+    return True
+
+
+def walk_if_free(world: World, mover: WorldObject, x: int, y: int) -> bool:
+    """`world.blocker_at(x, y) is None` and then `walk_unheard(world, mover, x, y)` for an
+    on-grid tile, in one call (a wandering character's step, several every tick): the tile's
+    objects are read in place while each holds nothing and follows the engine's own
+    passability rule (`passable`), in `blocker_at`'s order; any other object sends the tile to
+    `blocker_at`. Whether it walked. tests/test_world_fast_paths.py compares it with the plain
+    calls on tiles of every kind."""
+    for obj in world.stacks[x][y]:
+        if obj.contents or type(obj).is_passable_now is not _PASSABLE_NOW:
+            if world.blocker_at(x, y) is not None:
+                return False
+            break
+        if not obj.passable:
+            return False
+    cache = world.caches.get("npc_paths")  # `walk_unheard`, written out (a call less per step)
+    if cache is None or not mover.is_passable_now() or (mover.contents and not _light(mover.contents)):
+        world.walk(mover, x, y)
+        return True
+    assert isinstance(cache, _PathCache)
+    changed = cache.changed
+    changed.mover = mover
+    try:
+        world.walk(mover, x, y)
+    finally:
+        changed.mover = None
+    return True
 
 
 class _PathCache:
