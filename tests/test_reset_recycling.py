@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 
 from discoverylab.rl import make_rl_env
+from discoverylab.scenarios import layout
 from discoverylab.world import spares
+from discoverylab.world.catalog import inline_plan
+from discoverylab.world.objects import Layer
 from discoverylab.world.world import World
 
 UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTest", "SearchTest",
@@ -116,7 +119,7 @@ def test_the_rl_side_releases_the_old_world_so_all_its_untouched_scenery_is_recy
 
     def counted(kind: str, *args: Any) -> Any:
         entry = spares._SPARE.get(kind)
-        offered[kind] += len(entry[1]) if entry else 0
+        offered[kind] += sum(o.alive and o.layer is not None for o in entry[1]) if entry else 0  # not removed
         found = take(kind, *args)
         taken[kind] += len(found)
         return found
@@ -169,3 +172,51 @@ def test_spares_a_build_did_not_use_keep_no_disposed_world_alive() -> None:
         assert all(obj.world is None for obj in ready)
         leftovers += len(ready)
     assert leftovers > 0  # the case arose
+
+
+def _fill_then(changes: dict[tuple[int, int], Any]) -> tuple[set[int], set[int]]:
+    """A grass fill with `changes` applied per tile (a callable on the world and the tile's
+    grass), disposed: (ids of the grass left as new, ids of the changed grass)."""
+    world = World(1)
+    layout.fill_grass(world)
+    changed = set()
+    for (x, y), change in changes.items():
+        grass = world.stacks[x][y][0]
+        changed.add(id(grass))
+        change(world, grass)
+        del grass
+    untouched = {id(obj) for obj in world._fills["grass"][0]} - changed  # type: ignore[index]
+    world.dispose()
+    del world
+    plan = inline_plan("grass")
+    assert plan is not None
+    layer, cls, name, type_, materials, _, attrs = plan
+    taken = spares.take("grass", cls, name, type_, materials, layer, attrs)
+    return {id(obj) for obj in taken}, untouched
+
+
+def _set(attr: str, value: Any) -> Any:
+    return lambda world, obj: setattr(obj, attr, value)
+
+
+def test_removed_grass_is_refused_by_its_layer_and_alive_and_only_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`take` finds removed objects by position in the layer and `alive` columns (`_removed`):
+    removals as `clear_ground` and `remove_from_world` make them, each other odd value of those
+    columns, and an `alive` False and a layer None on two different objects (equal counts,
+    other positions: the index path must give up)."""
+    cases: list[dict[tuple[int, int], Any]] = [
+        {(1, 1): lambda w, o: layout.clear_ground(w, o.x, o.y), (30, 2): lambda w, o: o.remove_from_world()},
+        {(0, 0): lambda w, o: o.remove_from_world(), (31, 31): lambda w, o: o.remove_from_world()},
+        {(3, 3): _set("alive", False), (4, 4): _set("layer", None)},
+        {(5, 5): _set("alive", 0), (6, 6): _set("alive", None), (7, 7): _set("layer", Layer.OBJECTS)},
+        {(8, 8): _set("alive", False), (9, 9): lambda w, o: o.remove_from_world(), (10, 1): _set("layer", None)},
+    ]
+    compared: list[int] = []
+    eq = spares.eq
+    monkeypatch.setattr(spares, "eq", lambda a, b: compared.append(1) or eq(a, b))  # the general path's
+    for i, changes in enumerate(cases):
+        compared.clear()
+        taken, untouched = _fill_then(changes)
+        assert taken == untouched and len(untouched) == 1024 - len(changes)
+        assert bool(compared) == (i >= 2)  # plain removals take the index path (not silently off)
+        spares.clear()

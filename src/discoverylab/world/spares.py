@@ -31,8 +31,8 @@ import gc
 import sys
 from collections import deque
 from functools import cache
-from itertools import chain, compress
-from operator import is_, ne, or_
+from itertools import chain, compress, repeat
+from operator import and_, eq, ne, not_, or_
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -46,8 +46,9 @@ _SPARE: dict[str, tuple[World, list[WorldObject], list[int]]] = {}
 # Per kind, the spares `take` accepted since the last disposal and no build has used yet (`ready`).
 _READY: dict[str, list[WorldObject]] = {}
 # Per class and template attribute names: the attribute names in the order `gc.get_referents`
-# lists an object's values (`_layout`), with the slots of x, y and the UUID; None: never reused.
-_layouts: dict[tuple[type, tuple[str, ...]], tuple[tuple[str, ...], int, int, int] | None] = {}
+# lists an object's values (`_layout`), with the slots of x, y, the UUID, the layer and `alive`;
+# None: never reused.
+_layouts: dict[tuple[type, tuple[str, ...]], tuple[tuple[str, ...], int, int, int, int, int] | None] = {}
 
 
 def _sole_refs() -> tuple[int, int]:
@@ -124,16 +125,13 @@ def take_stacks(size: int) -> list[list[list[WorldObject]]] | None:
     return None
 
 
-def offer(world: World, fills: Fills, registered: dict[int, WorldObject]) -> None:
-    """Keep a disposed world's plain objects for the next world's (`World.dispose`), without
-    those no longer in its registry `registered` (walls a door replaced, grass under a path:
-    each would cost `take` a comparison per column). Spares still ready (`ready`) are dropped."""
+def offer(world: World, fills: Fills) -> None:
+    """Keep a disposed world's plain objects for the next world's (`World.dispose`). Those it
+    removed (walls a door replaced, grass under a soil plot) differ only in their layer and
+    `alive`, which `take` reads apart (no registry look-up per object here: that cost ~300
+    instructions each). Spares still ready (`ready`) are dropped."""
     _READY.clear()
     for kind, (objs, uuids) in fills.items():
-        found = list(map(registered.get, uuids))
-        if found != objs:  # objects compare by identity
-            keep = list(map(is_, found, objs))
-            objs, uuids = list(compress(objs, keep)), list(compress(uuids, keep))
         _SPARE[kind] = (world, objs, uuids)
 
 
@@ -190,7 +188,7 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
         return []
     order, *slots = layout
     counts = list(map(sys.getrefcount, objs))
-    if counts and max(counts) > _ONCE:  # held elsewhere (the old tile mirror, a scenario's list)
+    if counts.count(_ONCE) != len(counts):  # held elsewhere (a caller, a scenario's list); `count`: no comparisons
         keep = list(map(_ONCE.__ge__, counts))
         objs, uuids = list(compress(objs, keep)), list(compress(uuids, keep))
     del counts
@@ -199,9 +197,9 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
     if len(refs) != len(row) * len(objs):  # some object gained or lost an attribute: one at a time
         del refs
         return [obj for obj, uuid in zip(objs, uuids, strict=True) if _pristine([obj], [uuid], row, slots)]
-    bad = _mismatches(refs, len(objs), uuids, row, slots)
+    passed = _passing(refs, len(objs), uuids, row, slots)
     del refs
-    return objs if bad is None else list(compress(objs, [not b for b in bad]))
+    return objs if passed is None else list(compress(objs, passed))
 
 
 def _pristine(objs: list[WorldObject], uuids: list[int], row: list[Any], slots: list[int]) -> bool:
@@ -209,29 +207,62 @@ def _pristine(objs: list[WorldObject], uuids: list[int], row: list[Any], slots: 
     refs = gc.get_referents(*objs)
     if len(refs) != len(row) * len(objs):
         return False
-    return _mismatches(refs, len(objs), uuids, row, slots) is None
+    return _passing(refs, len(objs), uuids, row, slots) is None
 
 
-def _mismatches(refs: list[Any], n: int, uuids: list[int], row: list[Any], slots: list[int]) -> list[bool] | None:
-    """Per object, whether its referents differ from `row` (with its own UUID, any tile); None
-    when none does. `refs`: the objects' referents, `len(row)` each; `slots`: those of x, y and
-    the UUID. One comparison of the whole list (mostly identities) in the usual case; else one
-    per column (slicing per object cost twice as much)."""
+def _passing(refs: list[Any], n: int, uuids: list[int], row: list[Any], slots: list[int]) -> list[bool] | None:
+    """Per object, whether its referents equal `row` (with its own UUID, any tile): a keep
+    mask; None when all do. `refs`: the objects' referents, `len(row)` each; `slots`: those of
+    x, y, the UUID, the layer and `alive`. The layer and `alive` columns are read apart: an
+    object its world removed (a door's wall, grass under soil) has layer None and `alive`
+    False, found by position in C (`_removed`); the rest in one comparison of the whole list
+    (mostly identities) in the usual case; else one per column (slicing per object cost twice
+    as much)."""
     width = len(row)
-    sx, sy, su = slots
+    sx, sy, su, sl, sa = slots
+    layers, alive = refs[sl::width], refs[sa::width]
+    keep = _removed(layers, alive, row[sl], row[sa], n)
     expected = row * n
     expected[sx::width] = refs[sx::width]
     expected[sy::width] = refs[sy::width]
     expected[su::width] = uuids
+    expected[sl::width] = layers
+    expected[sa::width] = alive
     if refs == expected:
-        return None
-    bad: list[bool] | None = None  # some object differs (e.g. grass the build removed): per column
+        return keep
+    bad = None if keep is None else list(map(not_, keep))  # some object differs in another way: per column
     for slot in range(width):
+        if slot in (sl, sa):
+            continue
         column, want = refs[slot::width], expected[slot::width]
         if column != want:
             found = list(map(ne, column, want))
             bad = found if bad is None else list(map(or_, bad, found))
-    return bad
+    return None if bad is None else list(map(not_, bad))
+
+
+def _removed(layers: list[Any], alive: list[Any], layer: Any, live: Any, n: int) -> list[bool] | None:
+    """The keep mask of the layer and `alive` columns (`==` the fill's `layer` and `live`), None
+    when every object passes. Removed objects (a few per reset: `alive` False, another layer)
+    are found by `list.index` up to the last one; `count` and `index` compare by identity
+    first, so only the odd entries cost a comparison (counting None among 800 layers cost
+    ~150 instructions an entry). Other values: one comparison per object."""
+    odd_layers, odd_alive = n - layers.count(layer), n - alive.count(live)
+    if not odd_layers and not odd_alive:
+        return None
+    if live is True and odd_alive == odd_layers:
+        keep = [True] * n
+        at = -1
+        try:
+            for _ in range(odd_alive):
+                at = alive.index(False, at + 1)
+                if layers[at] == layer:  # then the odd layers are elsewhere
+                    raise ValueError
+                keep[at] = False
+            return keep
+        except ValueError:
+            pass
+    return list(map(and_, map(eq, layers, repeat(layer)), map(eq, alive, repeat(live))))
 
 
 def containers_held_elsewhere(objs: list[WorldObject]) -> list[WorldObject]:
@@ -242,10 +273,10 @@ def containers_held_elsewhere(objs: list[WorldObject]) -> list[WorldObject]:
     return [obj for obj in objs if _container_refs(obj) > _SOLE]
 
 
-def _layout(cls: type, attrs: dict[str, Any]) -> tuple[tuple[str, ...], int, int, int] | None:
+def _layout(cls: type, attrs: dict[str, Any]) -> tuple[tuple[str, ...], int, int, int, int, int] | None:
     """The attribute names of an object of `cls` built as `catalog.build_plain` builds it (with
-    `attrs`), in the order `gc.get_referents` lists their values, and the slots of x, y and the
-    UUID in it; found once per class and attribute names on a probe whose every value is a
+    `attrs`), in the order `gc.get_referents` lists their values, and the slots of x, y, the
+    UUID, the layer and `alive` in it; found once per class and attribute names on a probe whose every value is a
     marker of its own (the order is the class's shared key table's: it depends on which objects
     this process built first, and never changes once set). None when the probe's referents are
     not exactly its values then its class: nothing of the kind is reused."""
@@ -262,7 +293,7 @@ def _layout(cls: type, attrs: dict[str, Any]) -> tuple[tuple[str, ...], int, int
     order = tuple(found.get(id(ref), "") for ref in refs[:-1])
     known = None
     if len(marks) == len(names) and refs[-1:] == [cls] and sorted(order) == sorted(names):
-        known = (order, order.index("x"), order.index("y"), order.index("uuid"))
+        known = (order, order.index("x"), order.index("y"), order.index("uuid"), order.index("layer"), order.index("alive"))
     _layouts[key] = known
     return known
 

@@ -346,8 +346,8 @@ class World:
             if obj.is_agent or obj.dialogable:  # characters and devices: partners point at each other, trees and records at them
                 for key in ("dialog_tree", "dialog_partner", "history"):
                     obj.__dict__.pop(key, None)
-        if self._fills:  # what is still registered: the next world's fill may reuse it
-            spares.offer(self, self._fills, self.objects)
+        if self._fills:  # the plain objects it built: the next world's builds may reuse the untouched ones
+            spares.offer(self, self._fills)
             self._fills = None
         self.objects, self.removed_holders, self.agents, self.on_tick = {}, [], [], []
         self._built, self.holders = {}, {}
