@@ -220,3 +220,26 @@ def test_removed_grass_is_refused_by_its_layer_and_alive_and_only_it(monkeypatch
         assert taken == untouched and len(untouched) == 1024 - len(changes)
         assert bool(compared) == (i >= 2)  # plain removals take the index path (not silently off)
         spares.clear()
+
+
+def test_uuids_made_ints_a_chunk_at_a_time_are_the_pool_s_order() -> None:
+    """`UuidPool` turns a drawn block into Python ints only as far as asked (`CHUNK` or more at a
+    time): any sequence of `extend`s gives the plain order (`reference_uuids`: first
+    occurrences of each block, then the tail), across block boundaries and into the tail, and
+    a reset's ~1,200 UUIDs leave part of the first block unconverted (the fast path runs)."""
+    from discoverylab.world.uuids import UUID_LIMIT, UuidPool
+    from test_world_fast_paths import reference_uuids
+
+    for seed, steps in ((11, (1, 255, 256, 257, 1500, 2017, 2018, 2019, 5000, 61000, UUID_LIMIT)),
+                        (12, (1024, 1100, 1300, 3000, UUID_LIMIT)), (13, (UUID_LIMIT,))):  # fmt: skip
+        pool = UuidPool(np.random.default_rng(np.random.SeedSequence(seed).spawn(5)[4]))
+        for needed in steps:
+            pool.extend(needed)
+            assert needed <= len(pool.drawn)
+        assert pool.drawn == reference_uuids(seed)
+    world = World(5)
+    world.take_uuids(1024)
+    for _ in range(180):
+        world.next_uuid()
+    assert len(world._uuids) < 1500  # of ~2,020 drawn
+    assert world._uuids == reference_uuids(5)[: len(world._uuids)]
