@@ -23,6 +23,9 @@ Whatever fails is left to the garbage collector and built anew.
 One entry per kind, the last disposed world's (a later disposal replaces it), checked whole by
 the next build of that kind (`ready`); what that build does not use stays ready for later
 builds of the kind (a second building's floors, a wall placed alone) until a world is disposed. An entry nobody takes keeps one disposed world's objects alive.
+
+The grid's 1,056 tile lists are recycled too (`offer_stacks`, `take_stacks`): emptied, when
+nothing else holds them, for the next world of the same size.
 """
 
 from __future__ import annotations
