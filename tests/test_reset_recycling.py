@@ -52,12 +52,11 @@ def _play(env: Any, steps: int, seed: int) -> None:
 
 def test_a_disposed_world_s_tile_lists_serve_the_next_world_empty() -> None:
     world = _built(3)
-    grid, column, tile_id = id(world.stacks), id(world.stacks[5]), id(world.stacks[5][7])
+    grid, column_id, tile_id = id(world.stacks), id(world.stacks[5]), id(world.stacks[5][7])
     assert all(all(column) for column in world.stacks)  # grass everywhere: the lists held objects
-    del column
     world.dispose()
     again = World(4)
-    assert id(again.stacks) == grid and id(again.stacks[5]) != 0 and id(again.stacks[5][7]) == tile_id
+    assert (id(again.stacks), id(again.stacks[5]), id(again.stacks[5][7])) == (grid, column_id, tile_id)
     assert not any(any(column) for column in again.stacks)  # emptied: nothing of the old world shows
     assert len(again.stacks) == 32 and {len(column) for column in again.stacks} == {32}
     assert World(4).stacks is not again.stacks  # one grid kept, handed out once
