@@ -30,6 +30,7 @@ from discoverylab.env_spaces import ActionText, ObservationText
 from discoverylab.instances import Instance, InstanceError, from_seed
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.registry import check_difficulty, get_task
+from discoverylab.world import spares
 from discoverylab.world.actions import ActionExecutor
 from discoverylab.world.observation import build_observation
 from discoverylab.world.world import World
@@ -187,12 +188,15 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         super().reset(seed=seed)  # None for an instance: a sealed seed never reaches np_random
         _freeze_startup_objects()
         if self.world is not None:
+            if self.symbolic is not None:  # its mirror and views would keep objects out of the recycling
+                self.symbolic.release()
             self.world.dispose()
         if inst is None:
             inst = from_seed(self.scenario_cls.task_id, self.difficulty, int(self.np_random.integers(0, 2**31 - 1)))
         self.instance = inst.public()
         self.world = World(inst.seed)
         self.scenario = self.scenario_cls(self.world, self.difficulty)
+        spares.settle()  # recycled scenery the build did not use no longer keeps the old world
         self.executor = ActionExecutor(self.scenario.player, teleport=self.teleport, strict=self.strict)
         self._limit = self.max_steps if self.max_steps is not None else self.scenario.default_step_limit()
         self._steps = 0

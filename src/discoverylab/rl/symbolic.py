@@ -226,6 +226,20 @@ class SymbolicEncoder:
             obs[name] = _array(shape, U8, buffer, offset)
         return obs
 
+    def release(self) -> None:
+        """Drop everything that holds the current world's objects (the mirror, kept views, places,
+        slot rows and slots) before that world is disposed (`DiscoveryWorldEnv.reset`): what
+        nothing else holds is recycled into the next world (`world/spares.py`; the mirror held
+        every wall and floor of a villa the agent starts in, and ~30 grass tiles). The next
+        `encode` starts from a new mirror, as it does for a new world anyway."""
+        if self._mirror is not None:
+            self._mirror.close()
+            self._mirror = None
+        self.clear_views()
+        self._row_of.clear()
+        self._rows_mirror = None
+        self.slot_data, self._slots = [], []
+
     def clear_views(self) -> None:
         """Forget every kept view and place (the next observation is built from the mirror)."""
         self._built.clear()

@@ -23,14 +23,19 @@ Whatever fails is left to the garbage collector and built anew.
 One entry per kind, the last disposed world's (a later disposal replaces it), checked whole by
 the next build of that kind (`ready`); what that build does not use stays ready for later
 builds of the kind (a second building's floors, a wall placed alone) until a world is disposed. An entry nobody takes keeps one disposed world's objects alive.
+
+The grid's 1,056 tile lists are recycled too (`offer_stacks`, `take_stacks`): emptied, when
+nothing else holds them, for the next world of the same size.
 """
 
 from __future__ import annotations
 
 import gc
 import sys
-from itertools import compress
-from operator import is_, ne, or_
+from collections import deque
+from functools import cache
+from itertools import chain, compress, repeat
+from operator import and_, eq, ne, not_, or_
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -44,8 +49,9 @@ _SPARE: dict[str, tuple[World, list[WorldObject], list[int]]] = {}
 # Per kind, the spares `take` accepted since the last disposal and no build has used yet (`ready`).
 _READY: dict[str, list[WorldObject]] = {}
 # Per class and template attribute names: the attribute names in the order `gc.get_referents`
-# lists an object's values (`_layout`), with the slots of x, y and the UUID; None: never reused.
-_layouts: dict[tuple[type, tuple[str, ...]], tuple[tuple[str, ...], int, int, int] | None] = {}
+# lists an object's values (`_layout`), with the slots of x, y, the UUID, the layer and `alive`;
+# None: never reused.
+_layouts: dict[tuple[type, tuple[str, ...]], tuple[tuple[str, ...], int, int, int, int, int] | None] = {}
 
 
 def _sole_refs() -> tuple[int, int]:
@@ -75,24 +81,78 @@ def _container_refs(obj: Any) -> int:
 
 _ONCE, _SOLE = _sole_refs()
 
+# A disposed world's tile lists, emptied, for the next `World` of the same size (`stacks`).
+_STACKS: list[list[list[list[WorldObject]]]] = []
 
-def offer(world: World, fills: Fills, registered: dict[int, WorldObject]) -> None:
-    """Keep a disposed world's plain objects for the next world's (`World.dispose`), without
-    those no longer in its registry `registered` (walls a door replaced, grass under a path:
-    each would cost `take` a comparison per column). Spares still ready (`ready`) are dropped."""
+
+def _held_once(holder: list[Any]) -> int:
+    """What `sys.getrefcount` reports, in `offer_stacks`' expressions, for a list one list holds."""
+    return max(map(sys.getrefcount, holder))
+
+
+_IN_ONE = _held_once([[]])
+_STACK_REFS = 3  # `World.dispose`'s local, `offer_stacks`' argument and `getrefcount`'s own
+
+
+def offer_stacks(stacks: list[list[list[WorldObject]]], size: int) -> None:
+    """Keep a disposed world's tile lists (`World.dispose`, after it dropped them) for the next
+    world's `stacks`: making and freeing its 1,056 lists cost ~0.77M instructions per reset,
+    checking and emptying them ~0.45M. Kept only when nothing else holds the grid, a column or
+    a tile (a caller's `world.stacks[x][y]` keeps its objects: it must not see the next world's)
+    and the grid is `size` x `size` lists; emptied here, so the objects on it are freed (or
+    recycled, `take`) as before. One grid at most (a process builds one world at a time per env)."""
+    if sys.getrefcount(stacks) > _STACK_REFS or type(stacks) is not list or len(stacks) != size:
+        return
+    if set(map(type, stacks)) != {list} or max(map(sys.getrefcount, stacks)) > _IN_ONE or set(map(len, stacks)) != {size}:
+        return
+    tiles = list(chain.from_iterable(stacks))
+    if list(map(sys.getrefcount, tiles)) != _sole_tiles(size):  # each tile held by its column (and `tiles`) alone
+        return
+    try:
+        deque(map(list.clear, tiles), 0)  # a tile that is no list raises: the grid is not kept
+    except TypeError:
+        return
+    _STACKS[:] = [stacks]
+
+
+@cache
+def _sole_tiles(size: int) -> list[int]:
+    """`offer_stacks`' reference counts of a grid's tiles that nothing else holds."""
+    return [_IN_ONE + 1] * (size * size)
+
+
+def take_stacks(size: int) -> list[list[list[WorldObject]]] | None:
+    """The grid `offer_stacks` kept, if it is `size` x `size` (then no longer kept): empty tile lists."""
+    if _STACKS and len(_STACKS[0]) == size:
+        return _STACKS.pop()
+    return None
+
+
+def offer(world: World, fills: Fills) -> None:
+    """Keep a disposed world's plain objects for the next world's (`World.dispose`). Those it
+    removed (walls a door replaced, grass under a soil plot) differ only in their layer and
+    `alive`, which `take` reads apart (no registry look-up per object here: that cost ~300
+    instructions each). Spares still ready (`ready`) are dropped."""
     _READY.clear()
     for kind, (objs, uuids) in fills.items():
-        found = list(map(registered.get, uuids))
-        if found != objs:  # objects compare by identity
-            keep = list(map(is_, found, objs))
-            objs, uuids = list(compress(objs, keep)), list(compress(uuids, keep))
         _SPARE[kind] = (world, objs, uuids)
 
 
+def settle() -> None:
+    """Untie the spares still ready after a world's build (`DiscoveryWorldEnv.reset`) from the
+    disposed world: a build that used fewer than it was offered (a level with more grass
+    under its buildings than the last one) would keep that world alive through them until the
+    next disposal. Builders set the world of what they reuse."""
+    for objs in _READY.values():
+        for obj in objs:
+            obj.world = None  # type: ignore[assignment]
+
+
 def clear() -> None:
-    """Forget every kept fill (tests; a process that wants the memory back)."""
+    """Forget every kept fill and grid (tests; a process that wants the memory back)."""
     _SPARE.clear()
     _READY.clear()
+    _STACKS.clear()
 
 
 def ready(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...], layer: Layer,
@@ -131,7 +191,7 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
         return []
     order, *slots = layout
     counts = list(map(sys.getrefcount, objs))
-    if counts and max(counts) > _ONCE:  # held elsewhere (the old tile mirror, a scenario's list)
+    if counts.count(_ONCE) != len(counts):  # held elsewhere (a caller, a scenario's list); `count`: no comparisons
         keep = list(map(_ONCE.__ge__, counts))
         objs, uuids = list(compress(objs, keep)), list(compress(uuids, keep))
     del counts
@@ -140,9 +200,9 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
     if len(refs) != len(row) * len(objs):  # some object gained or lost an attribute: one at a time
         del refs
         return [obj for obj, uuid in zip(objs, uuids, strict=True) if _pristine([obj], [uuid], row, slots)]
-    bad = _mismatches(refs, len(objs), uuids, row, slots)
+    passed = _passing(refs, len(objs), uuids, row, slots)
     del refs
-    return objs if bad is None else list(compress(objs, [not b for b in bad]))
+    return objs if passed is None else list(compress(objs, passed))
 
 
 def _pristine(objs: list[WorldObject], uuids: list[int], row: list[Any], slots: list[int]) -> bool:
@@ -150,29 +210,62 @@ def _pristine(objs: list[WorldObject], uuids: list[int], row: list[Any], slots: 
     refs = gc.get_referents(*objs)
     if len(refs) != len(row) * len(objs):
         return False
-    return _mismatches(refs, len(objs), uuids, row, slots) is None
+    return _passing(refs, len(objs), uuids, row, slots) is None
 
 
-def _mismatches(refs: list[Any], n: int, uuids: list[int], row: list[Any], slots: list[int]) -> list[bool] | None:
-    """Per object, whether its referents differ from `row` (with its own UUID, any tile); None
-    when none does. `refs`: the objects' referents, `len(row)` each; `slots`: those of x, y and
-    the UUID. One comparison of the whole list (mostly identities) in the usual case; else one
-    per column (slicing per object cost twice as much)."""
+def _passing(refs: list[Any], n: int, uuids: list[int], row: list[Any], slots: list[int]) -> list[bool] | None:
+    """Per object, whether its referents equal `row` (with its own UUID, any tile): a keep
+    mask; None when all do. `refs`: the objects' referents, `len(row)` each; `slots`: those of
+    x, y, the UUID, the layer and `alive`. The layer and `alive` columns are read apart: an
+    object its world removed (a door's wall, grass under soil) has layer None and `alive`
+    False, found by position in C (`_removed`); the rest in one comparison of the whole list
+    (mostly identities) in the usual case; else one per column (slicing per object cost twice
+    as much)."""
     width = len(row)
-    sx, sy, su = slots
+    sx, sy, su, sl, sa = slots
+    layers, alive = refs[sl::width], refs[sa::width]
+    keep = _removed(layers, alive, row[sl], row[sa], n)
     expected = row * n
     expected[sx::width] = refs[sx::width]
     expected[sy::width] = refs[sy::width]
     expected[su::width] = uuids
+    expected[sl::width] = layers
+    expected[sa::width] = alive
     if refs == expected:
-        return None
-    bad: list[bool] | None = None  # some object differs (e.g. grass the build removed): per column
+        return keep
+    bad = None if keep is None else list(map(not_, keep))  # some object differs in another way: per column
     for slot in range(width):
+        if slot in (sl, sa):
+            continue
         column, want = refs[slot::width], expected[slot::width]
         if column != want:
             found = list(map(ne, column, want))
             bad = found if bad is None else list(map(or_, bad, found))
-    return bad
+    return None if bad is None else list(map(not_, bad))
+
+
+def _removed(layers: list[Any], alive: list[Any], layer: Any, live: Any, n: int) -> list[bool] | None:
+    """The keep mask of the layer and `alive` columns (`==` the fill's `layer` and `live`), None
+    when every object passes. Removed objects (a few per reset: `alive` False, another layer)
+    are found by `list.index` up to the last one; `count` and `index` compare by identity
+    first, so only the odd entries cost a comparison (counting None among 800 layers cost
+    ~150 instructions an entry). Other values: one comparison per object."""
+    odd_layers, odd_alive = n - layers.count(layer), n - alive.count(live)
+    if not odd_layers and not odd_alive:
+        return None
+    if live is True and odd_alive == odd_layers:
+        keep = [True] * n
+        at = -1
+        try:
+            for _ in range(odd_alive):
+                at = alive.index(False, at + 1)
+                if layers[at] == layer:  # then the odd layers are elsewhere
+                    raise ValueError
+                keep[at] = False
+            return keep
+        except ValueError:
+            pass
+    return list(map(and_, map(eq, layers, repeat(layer)), map(eq, alive, repeat(live))))
 
 
 def containers_held_elsewhere(objs: list[WorldObject]) -> list[WorldObject]:
@@ -183,10 +276,10 @@ def containers_held_elsewhere(objs: list[WorldObject]) -> list[WorldObject]:
     return [obj for obj in objs if _container_refs(obj) > _SOLE]
 
 
-def _layout(cls: type, attrs: dict[str, Any]) -> tuple[tuple[str, ...], int, int, int] | None:
+def _layout(cls: type, attrs: dict[str, Any]) -> tuple[tuple[str, ...], int, int, int, int, int] | None:
     """The attribute names of an object of `cls` built as `catalog.build_plain` builds it (with
-    `attrs`), in the order `gc.get_referents` lists their values, and the slots of x, y and the
-    UUID in it; found once per class and attribute names on a probe whose every value is a
+    `attrs`), in the order `gc.get_referents` lists their values, and the slots of x, y, the
+    UUID, the layer and `alive` in it; found once per class and attribute names on a probe whose every value is a
     marker of its own (the order is the class's shared key table's: it depends on which objects
     this process built first, and never changes once set). None when the probe's referents are
     not exactly its values then its class: nothing of the kind is reused."""
@@ -203,7 +296,7 @@ def _layout(cls: type, attrs: dict[str, Any]) -> tuple[tuple[str, ...], int, int
     order = tuple(found.get(id(ref), "") for ref in refs[:-1])
     known = None
     if len(marks) == len(names) and refs[-1:] == [cls] and sorted(order) == sorted(names):
-        known = (order, order.index("x"), order.index("y"), order.index("uuid"))
+        known = (order, order.index("x"), order.index("y"), order.index("uuid"), order.index("layer"), order.index("alive"))
     _layouts[key] = known
     return known
 

@@ -64,7 +64,8 @@ class World:
         # Child 1 of `SeedSequence(seed)` (what its `spawn(5)` gave; 4 is the UUID pool's), without the spawn.
         self.rng_npc = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(1,)))
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
-        self.stacks: list[list[list[WorldObject]]] = [[[] for _ in range(size)] for _ in range(size)]
+        # A disposed world's emptied lists when one is kept (`spares.take_stacks`).
+        self.stacks: list[list[list[WorldObject]]] = spares.take_stacks(size) or [[[] for _ in range(size)] for _ in range(size)]
         self.objects: dict[int, WorldObject] = {}
         # What `dispose` unties: objects built by a constructor (`register`: characters, devices,
         # custom releasers, whatever `spawn` makes; plain kinds that `catalog.place` builds inline
@@ -346,14 +347,15 @@ class World:
             if obj.is_agent or obj.dialogable:  # characters and devices: partners point at each other, trees and records at them
                 for key in ("dialog_tree", "dialog_partner", "history"):
                     obj.__dict__.pop(key, None)
-        if self._fills:  # what is still registered: the next world's fill may reuse it
-            spares.offer(self, self._fills, self.objects)
+        if self._fills:  # the plain objects it built: the next world's builds may reuse the untouched ones
+            spares.offer(self, self._fills)
             self._fills = None
         self.objects, self.removed_holders, self.agents, self.on_tick = {}, [], [], []
         self._built, self.holders = {}, {}
         self._uuid_pool.close()
         self._passages, self._zones, self._tickers, self._ticking, self._watchers = None, {}, [], (), []
-        self.caches, self.stacks = {}, []
+        stacks, self.caches, self.stacks = self.stacks, {}, []
+        spares.offer_stacks(stacks, self.size)  # emptied for the next world's, when nothing else holds them
 
     # ---- time -------------------------------------------------------------------------
     def pause_tick_until_touched(self, obj: WorldObject) -> None:
