@@ -561,33 +561,3 @@ def test_the_mold_colonises_its_hosts_and_its_spores_reach_other_colours() -> No
                 spread += parts == ["mold spores"]
                 assert parts in ([], ["mold spores"]) and poisonous_food(food) == bool(parts)
     assert 0.2 < spread / other < 0.5, (spread, other)
-
-
-def test_a_characters_step_goes_exactly_where_blocker_at_finds_nothing() -> None:
-    """`ColonyNPC._try_step` (session 14: the tile is read in place by `paths.walk_if_free`)
-    steps onto a neighbour exactly when `blocker_at` finds nothing there, and faces that way,
-    for every character of the colony and every direction, next to an impassable wall and a
-    passable holder with a wall inside. Fails when the in-place read lets a blocker through."""
-    from discoverylab.scenarios.space_sick.characters import _STEPS, ColonyNPC
-    from discoverylab.world.catalog import place
-
-    game = Game("normal", 0)
-    world = game.env.unwrapped.world
-    people = [obj for obj in world.objects.values() if isinstance(obj, ColonyNPC)]
-    assert len(people) == 7
-    first = people[0]
-    place(world, "wall", first.x + 1, first.y)
-    holder = place(world, "wall", first.x, first.y + 1, passable=True)
-    holder.add(place(world, "wall", 0, 0))
-    outcomes = Counter()
-    for person in people:
-        for sx, sy, facing in _STEPS:
-            x, y = person.x, person.y
-            nx, ny = x + sx, y + sy
-            free = world.in_bounds(nx, ny) and world.blocker_at(nx, ny) is None
-            assert person._try_step(sx, sy, facing) is free
-            assert (person.x, person.y) == ((nx, ny) if free else (x, y)) and person.facing == facing
-            outcomes[free] += 1
-            if free:
-                world.walk(person, x, y)
-    assert outcomes[True] and outcomes[False] >= 2

@@ -18,7 +18,6 @@ from discoverylab.scenarios.space_sick.things import poisonous_food
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC, find_path
 from discoverylab.world.objects import Layer, WorldObject
-from discoverylab.world.paths import walk_if_free
 from discoverylab.world.things import SoilTile
 
 if TYPE_CHECKING:
@@ -101,14 +100,14 @@ class ColonyNPC(NPC):
             self._walk_to(x, y)
 
     def _try_step(self, sx: int, sy: int, facing: str) -> bool:
-        """One tile onto a free tile: `paths.walk_if_free` reads the tile in place and walks
-        unheard by the path cache when the step changes no cost (`blocker_at` and `walk`'s
-        result, with less work)."""
         self.facing = facing
         nx, ny = self.x + sx, self.y + sy
         world = self.world
         size = world.size
-        return 0 <= nx < size and 0 <= ny < size and walk_if_free(world, self, nx, ny)
+        if 0 <= nx < size and 0 <= ny < size and world.blocker_at(nx, ny) is None:
+            world.walk(self, nx, ny)
+            return True
+        return False
 
     # ---- steps --------------------------------------------------------------------------
     def walk(self, x: int, y: int) -> Step:
