@@ -215,6 +215,60 @@ def test_remembered_paths_follow_doors_walls_and_held_things(unheard: bool | str
                 (walk_unheard if unheard else World.walk)(world, walker, x, y)
 
 
+def test_remembered_paths_follow_the_players_moves_and_teleports() -> None:
+    """The player's own moves and teleports (session 14: `world/movement.py` walks it through
+    `paths.walk_unheard`, so a passable player carrying only passable things that hold nothing
+    is not reported to the path cache: checked) leave every remembered path equal to the plain search's,
+    while the player carries an impassable crate, a passable bag (empty, or holding the crate),
+    or is made impassable itself. Fails when a step that changes a tile's cost goes unheard."""
+    from tests.world_kit import Player
+
+    rng = np.random.default_rng(16)
+    heard_steps = unheard_steps = 0
+    for seed in range(3):
+        world = World(seed)
+        doors = []
+        for _ in range(60):
+            x, y = (int(v) for v in rng.integers(0, 16, 2))
+            if not world.stacks[x][y] and (x, y) != (8, 8):
+                kind = "door" if rng.random() < 0.3 else "wall"
+                (doors if kind == "door" else []).append(place(world, kind, x, y))
+        player = Player(world, 8, 8)
+        agent = player.agent
+        world.teleports = {"corner": (2, 2), "middle": (8, 9), "edge": (15, 3)}
+        crate = place(world, "wall", 20, 20)  # impassable: heard wherever the player takes it
+        bag = place(world, "wall", 21, 20, passable=True)
+        pairs = [tuple(tuple(int(v) for v in rng.integers(0, 16, 2)) for _ in range(2)) for _ in range(16)]
+        for _ in range(250):
+            for start, goal in pairs:
+                assert find_path(world, start, goal) == _reference_path(world, start, goal)  # type: ignore[arg-type]
+            change = int(rng.integers(0, 8))
+            if change == 0:
+                agent.add(crate) if crate.parent is None else world.place(crate, 20, 20)
+            elif change == 1:
+                agent.add(bag) if bag.parent is not agent else world.place(bag, 21, 20)
+            elif change == 2 and crate.parent is None:
+                bag.add(crate)
+            elif change == 3:
+                agent.passable = not agent.passable
+                world.touch(agent.x, agent.y)
+            before, quiet = (agent.x, agent.y), not world.caches["npc_paths"].changed  # type: ignore[attr-defined]
+            action = int(rng.integers(0, 6))
+            if action < 4:
+                player.do("MOVE_DIRECTION", ("north", "east", "south", "west")[action])
+            elif action == 4:
+                player.do("TELEPORT_TO_LOCATION", ("corner", "middle", "edge")[int(rng.integers(0, 3))])
+            elif doors:
+                player.do("TELEPORT_TO_OBJECT", doors[int(rng.integers(0, len(doors)))])
+            if (agent.x, agent.y) != before:
+                light = agent.passable and all(not c.contents and c.passable for c in agent.contents)
+                heard_steps += not light
+                unheard_steps += light
+                if light and quiet:  # the skipped work: a light step reports no tile
+                    assert not world.caches["npc_paths"].changed  # type: ignore[attr-defined]
+    assert heard_steps > 100 and unheard_steps > 100  # both kinds of step were checked
+
+
 def test_walk_if_free_walks_exactly_where_blocker_at_finds_nothing() -> None:
     """`paths.walk_if_free` (session 14: a wandering character's step reads the tile's stack in
     place) walks onto a tile exactly when `blocker_at` finds nothing there, on tiles of every

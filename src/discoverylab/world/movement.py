@@ -10,6 +10,7 @@ from typing import Any
 from discoverylab.world.action_input import MAX_ECHO_CHARS
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import ActionResult, WorldObject
+from discoverylab.world.paths import walk_unheard
 from discoverylab.world.world import World
 
 _CLOCKWISE = ["north", "east", "south", "west"]
@@ -41,7 +42,10 @@ class MovementActions:
         if blocker is not None:
             msg = f"I can't move there. There is something in the way ({blocker.name})."
             return self._done("MOVE_DIRECTION", direction, None, False, msg)
-        world.walk(agent, nx, ny)
+        if "npc_paths" in world.caches:  # characters plan paths: a light player's step changes no cost
+            walk_unheard(world, agent, nx, ny)
+        else:
+            world.walk(agent, nx, ny)
         if face:
             agent.facing = direction
         return self._done("MOVE_DIRECTION", direction, None, True, f"I moved to ({nx}, {ny}).")
@@ -77,7 +81,7 @@ class MovementActions:
             return self._done("TELEPORT_TO_LOCATION", shown, None, False, msg)
         tx, ty = self.world.teleports[name]
         x, y = _nearest_passable(self.world, tx, ty)
-        self.world.walk(self.agent, x, y)  # `place` for a character already on the grid
+        _walk(self.world, self.agent, x, y)  # `place` for a character already on the grid
         return self._done("TELEPORT_TO_LOCATION", name, None, True, f"I teleported to {name} at {x}, {y}.")
 
     def _do_teleport_to_object(self, obj: WorldObject) -> ActionResult:
@@ -107,7 +111,7 @@ class MovementActions:
                         break
             if found is not None:
                 facing, x, y = found
-                world.walk(self.agent, x, y)
+                _walk(world, self.agent, x, y)
                 self.agent.facing = _OPPOSITE[facing]
                 msg = f"I teleported to the object with UUID {obj.uuid} ({obj.name}) at ({x}, {y})."
                 return self._done("TELEPORT_TO_OBJECT", obj, None, True, msg)
@@ -122,6 +126,15 @@ class MovementActions:
             return {zones[x][y]}
         near = ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
         return {zones[a][b] for a, b in near if self.world.in_bounds(a, b) and zones[a][b] >= 0}
+
+
+def _walk(world: World, agent: Agent, x: int, y: int) -> None:
+    """`world.walk(agent, x, y)`, unheard by the path cache when that changes no step cost
+    (`paths.walk_unheard`): characters re-plan from the cache, and a re-sync costs two tiles."""
+    if "npc_paths" in world.caches:
+        walk_unheard(world, agent, x, y)
+    else:
+        world.walk(agent, x, y)
 
 
 def _nearest_passable(world: Any, x: int, y: int) -> tuple[int, int]:
