@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from discoverylab.world import spares
 from discoverylab.world.actions import ActionExecutor
 from discoverylab.world.agent import Agent
-from discoverylab.world.catalog import place
+from discoverylab.world.catalog import inline_plan, place
 from discoverylab.world.objects import ActionResult, WorldObject
 from discoverylab.world.observation import build_observation
 from discoverylab.world.world import World
@@ -61,3 +62,18 @@ class Player:
     @property
     def history(self) -> list[Any]:
         return self.agent.history
+
+
+def readable_kinds(*kinds: str) -> list[str]:
+    """Those of `kinds` whose objects `spares.take` can read in this process. CPython shares one
+    key table among a class's instance dicts; a process that filled a class's table otherwise
+    (here: earlier tests' Space Sick worlds, for walls with `obscures_below`) gives its objects
+    dicts of their own, which `take` does not read: that kind is built anew (slower, never
+    wrong). Counts of reuse in a test process hold for these kinds; a fresh process reads all
+    (`test_a_fresh_process_recycles_every_plain_kind_of_the_unit_tests`)."""
+    found = []
+    for kind in kinds:
+        plan = inline_plan(kind)
+        if plan is not None and spares._layout(plan[1], plan[6]) is not None:
+            found.append(kind)
+    return found
