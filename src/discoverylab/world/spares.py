@@ -18,7 +18,10 @@ material is as good as the same one). An object is reused only if the spare list
 it (`sys.getrefcount`): no caller can see an object change worlds. Its containers are not
 counted (a third of what reuse saves): no code keeps another object's lists, and
 `tests/test_spares.py` plays every unit test to check that (`containers_held_elsewhere`).
-Whatever fails is left to the garbage collector and built anew.
+Whatever fails is left to the garbage collector and built anew. That includes every object of
+a kind whose instance dicts stopped sharing CPython's per-class key table (seen in a process
+that built Space Sick's worlds first: a unit test's fences, walls with `obscures_below`, then get
+dicts of their own): `gc.get_referents` lists one dict, and `_layout` gives None.
 
 One entry per kind, the last disposed world's (a later disposal replaces it), checked whole by
 the next build of that kind (`ready`); what that build does not use stays ready for later
