@@ -214,9 +214,9 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     ground a building covers at once (`layout.fill_grass`): the grass there would only be
     removed again (~200 of 1,024 objects per unit-test reset).
 
-    The objects of a kind with shared materials are recorded on the world (`World.record_fill`):
-    the next world's builds of `kind` reuse those left untouched (`world/spares.py`) before
-    building new ones; so does `place`."""
+    The objects are recorded on the world (`World.record_fill`): the next world's builds of
+    `kind` reuse those left untouched (`world/spares.py`; with their material copies, for a
+    fresh kind) before building new ones; so does `place` (not with overrides)."""
     plan = inline_plan(kind)
     cells = cells if isinstance(cells, list) else list(cells)
     size = world.size

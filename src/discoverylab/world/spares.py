@@ -61,6 +61,11 @@ _READY: dict[str, list[WorldObject]] = {}
 _layouts: dict[tuple[type, tuple[str, ...]], tuple[tuple[str, ...], int, int, int, int, int] | None] = {}
 
 
+FRESH_MIN = 8
+"""The fewest objects of a fresh kind `take` checks: its fixed work (~55k instructions a kind)
+costs more than reusing fewer saves (~7k an object with its copies; Search has five or fewer
+tables, chairs, beds and bedside tables per reset, Instrument Measurement 13 of each kind)."""
+
 # Per kind, `take`'s row and slots for its plan (`_kind_row`); another plan for the kind (a
 # test's, an `attrs` changed in place) makes them anew.
 _KINDS: dict[str, tuple[tuple[Any, ...], list[Any] | None, int, list[int]]] = {}
@@ -200,6 +205,8 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
         return []
     old, objs, uuids = entry
     del entry
+    if fresh and len(objs) < FRESH_MIN:  # too few to pay for the check: built anew
+        return []
     plan = (cls, name, type_, materials, layer, attrs, fresh)
     known = _KINDS.get(kind)
     if known is None or known[0] != plan:  # mostly the very same objects: an identity test each
