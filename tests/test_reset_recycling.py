@@ -122,8 +122,6 @@ def test_the_rl_side_releases_the_old_world_so_all_its_untouched_scenery_is_recy
 
     def counted(kind: str, *args: Any) -> Any:
         entry = spares._SPARE.get(kind)
-        if entry and args[6:7] == (True,) and len(entry[1]) < spares.FRESH_MIN:
-            entry = None  # a fresh kind's few objects are built anew
         offered[kind] += sum(o.alive and o.layer is not None for o in entry[1]) if entry else 0  # not removed
         found = take(kind, *args)
         taken[kind] += len(found)

@@ -16,7 +16,7 @@ from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.rl import make_rl_env
 from discoverylab.scenarios import layout
 from discoverylab.world import spares
-from discoverylab.world.catalog import inline_plan, place, spawn, templates
+from discoverylab.world.catalog import spawn
 from discoverylab.world.materials import Material
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
@@ -253,110 +253,3 @@ def test_a_container_held_elsewhere_is_found() -> None:
     assert spares.containers_held_elsewhere([grass]) == [grass]
     assert spares.containers_held_elsewhere([world.stacks[2][3][0]]) == []
     assert kept == []
-
-
-def _paths(seed: int) -> World:
-    """Ten paths laid by `place` (recorded for the next world), the world disposed."""
-    world = World(seed)
-    for i in range(10):
-        place(world, "path", 2 + i, 5)
-    world.dispose()
-    return world
-
-
-def test_take_checks_each_plan_afresh_not_the_row_kept_for_the_last() -> None:
-    """`take` keeps a kind's row per plan (`_KINDS`); a plan changed in place (the same dict)
-    or another plan for the kind is checked as such: objects built otherwise are not reused."""
-    layer, cls, name, type_, materials, _, attrs = inline_plan("path")  # type: ignore[misc]
-    mine = dict(attrs)
-    _paths(1)
-    assert len(spares.take("path", cls, name, type_, materials, layer, mine)) == 10  # the row is kept
-    _paths(2)
-    mine["obscures_below"] = not attrs["obscures_below"]  # the same dict, changed
-    assert spares.take("path", cls, name, type_, materials, layer, mine) == []
-    _paths(3)
-    assert spares.take("path", cls, name, "track", materials, layer, attrs) == []  # another type
-    _paths(4)
-    assert len(spares.take("path", cls, name, type_, materials, layer, attrs)) == 10
-
-
-def test_the_row_kept_per_kind_is_the_plain_row_of_its_plan_for_every_template() -> None:
-    world = World(1)
-    for kind in templates():
-        plan = inline_plan(kind)
-        if plan is None:
-            continue
-        layer, cls, name, type_, materials, fresh, attrs = plan
-        key, template, world_slot, slots = spares._kind_row((cls, name, type_, materials, layer, attrs, fresh))
-        layout_ = spares._layout(cls, attrs)
-        if layout_ is None:
-            assert template is None, kind
-            continue
-        order, *plain_slots = layout_
-        row = [*template]  # type: ignore[misc]
-        row[world_slot] = world
-        assert row == spares._row(world, cls, name, type_, list(materials), layer, attrs, order), kind
-        assert slots == plain_slots + ([order.index("materials")] if fresh else []), kind
-        assert key == (cls, name, type_, materials, layer, attrs, fresh), kind
-
-
-def _grove(seed: int) -> World:
-    """Trees, plants and tables (objects with material copies of their own), laid by `place`."""
-    world = World(seed)
-    for i in range(spares.FRESH_MIN + 2):
-        layout.tree(world, 1 + 3 * i, 6)
-        place(world, "plant_generic", 1 + 3 * i, 10)
-        layout.table_with(world, 1 + 3 * i, 14, *([spawn(world, "jar")] if i % 2 else []))
-    return world
-
-
-def test_trees_plants_and_tables_with_touched_or_held_material_copies_are_never_reused() -> None:
-    """A fresh kind's object is reused only with copies equal to the template's, with an empty
-    `extra` of their own, that nothing else holds; a table that held a jar is reused emptied."""
-    world = _grove(1)
-    count = spares.FRESH_MIN + 2
-    trunks = [world.layer_at(1 + 3 * i, 6, Layer.OBJECTS)[0] for i in range(count)]
-    plants = [world.layer_at(1 + 3 * i, 10, Layer.OBJECTS)[0] for i in range(count)]
-    tables = [world.layer_at(1 + 3 * i, 14, Layer.FURNITURE)[0] for i in range(count)]
-    trunks[0].materials[0].ph = 7.5  # a copy tuned
-    trunks[1].materials[0].extra["lignin"] = 0.3
-    plants[0].materials.append(plants[0].materials[0].copy())  # one copy more
-    plants[1].materials[0] = Material(**{**vars_of(plants[1].materials[0]), "color": "red"})
-    held = [tables[0].materials[0], tables[2].materials[0].extra]  # a copy and an `extra` kept elsewhere
-    touched = [weakref.ref(o) for o in (trunks[0], trunks[1], plants[0], plants[1], tables[0], tables[2])]
-    untouched = [weakref.ref(o) for o in (*trunks[2:], *plants[2:], tables[1], *tables[3:])]
-    del trunks, plants, tables
-    world.dispose()
-    again = _grove(2)
-    live = {id(o) for o in again.objects.values()}
-    assert all(ref() is None or id(ref()) not in live for ref in touched)
-    assert all(id(ref()) in live for ref in untouched)  # every other table held a jar
-    assert held and _state(again) == _state(_rebuilt_grove(2))
-
-
-def vars_of(material: Material) -> dict[str, Any]:
-    return {name: getattr(material, name) for name in Material.__dataclass_fields__}
-
-
-def _rebuilt_grove(seed: int) -> World:
-    spares.clear()
-    return _grove(seed)
-
-
-def test_too_few_objects_of_a_fresh_kind_are_not_checked_but_built_anew() -> None:
-    """`FRESH_MIN`: below it `take` returns none of a fresh kind (the check would cost more
-    than the reuse saves); a shared kind's few objects are still reused."""
-    world = World(1)
-    for i in range(spares.FRESH_MIN - 1):
-        place(world, "plant_generic", 2 + i, 4)
-        place(world, "path", 2 + i, 8)
-    plants = [weakref.ref(world.layer_at(2 + i, 4, Layer.OBJECTS)[0]) for i in range(spares.FRESH_MIN - 1)]
-    paths = [weakref.ref(world.layer_at(2 + i, 8, Layer.WORLD)[0]) for i in range(spares.FRESH_MIN - 1)]
-    world.dispose()
-    again = World(2)
-    for i in range(spares.FRESH_MIN - 1):
-        place(again, "plant_generic", 2 + i, 4)
-        place(again, "path", 2 + i, 8)
-    live = {id(o) for o in again.objects.values()}
-    assert all(ref() is None or id(ref()) not in live for ref in plants)
-    assert all(id(ref()) in live for ref in paths)

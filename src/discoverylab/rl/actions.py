@@ -116,11 +116,8 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
 
     # ---- gymnasium API ----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        # The last episode's slots go first: they would keep its objects (and world) alive, and
-        # objects held while the next world is built are not recycled (`world/spares.py`).
-        self._by_slots.clear()
-        self.slot_data, self._slots = [], None
         obs, info = self.env.reset(seed=seed, options=options)
+        self._by_slots.clear()  # the last episode's slots: they would keep its objects (and world) alive
         self._refresh(info)
         if self.shaping is not None:
             self.shaping.reset(self._base)

@@ -176,10 +176,10 @@ def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObj
         if plan is not None:  # plain scenery (most objects of a map), built inline: a third of the time
             layer, cls, name, type_, materials, fresh, attrs = plan
             uuid = world.next_uuid()
-            if overrides:  # attributes of its own: never recycled
+            if fresh or overrides:  # own material copies, or attributes of its own: never recycled
                 obj = build_plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuid)
-            else:  # scenery (paths, fences, walls, trees, tables): a disposed world's untouched one first
-                spare = spares.ready(kind, cls, name, type_, materials, layer, attrs, fresh)
+            else:  # shared scenery (paths, fences, walls): a disposed world's untouched one first
+                spare = spares.ready(kind, cls, name, type_, materials, layer, attrs)
                 if spare:
                     obj = spare.pop()
                     obj.world = world
@@ -214,9 +214,9 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     ground a building covers at once (`layout.fill_grass`): the grass there would only be
     removed again (~200 of 1,024 objects per unit-test reset).
 
-    The objects are recorded on the world (`World.record_fill`): the next world's builds of
-    `kind` reuse those left untouched (`world/spares.py`; with their material copies, for a
-    fresh kind) before building new ones; so does `place` (not with overrides)."""
+    The objects of a kind with shared materials are recorded on the world (`World.record_fill`):
+    the next world's builds of `kind` reuse those left untouched (`world/spares.py`) before
+    building new ones; so does `place`."""
     plan = inline_plan(kind)
     cells = cells if isinstance(cells, list) else list(cells)
     size = world.size
@@ -248,7 +248,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     # The last disposed world's untouched objects of this kind first (`world/spares.py`): only
     # their world, tile and UUID differ from a new object's. `objs` first: zip stops on it
     # without taking a cell.
-    spare = spares.ready(kind, cls, name, type_, materials, layer, attrs, fresh)
+    spare = spares.ready(kind, cls, name, type_, materials, layer, attrs) if not fresh else []
     objs: list[WorldObject] = spare[: len(cells)]  # the first cells' objects, then the new ones
     del spare[: len(cells)]
     for obj, ((x, y), uuid) in zip(objs, pairs, strict=False):
@@ -289,7 +289,8 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
             stack.append(obj)
         objs.append(obj)
     world.objects.update(zip(uuids, objs, strict=True))
-    world.record_fill(kind, objs, uuids)
+    if not fresh:  # own material copies: never recycled
+        world.record_fill(kind, objs, uuids)
 
 
 def _hole_indices(cells: list[tuple[int, int]], size: int, holes: Iterable[Rect]) -> list[int]:

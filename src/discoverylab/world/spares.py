@@ -24,11 +24,6 @@ One entry per kind, the last disposed world's (a later disposal replaces it), ch
 the next build of that kind (`ready`); what that build does not use stays ready for later
 builds of the kind (a second building's floors, a wall placed alone) until a world is disposed. An entry nobody takes keeps one disposed world's objects alive.
 
-Kinds whose objects each hold their own copies of the template's materials (trees, plants,
-tables: `catalog.inline_plan`'s "fresh") are recycled too when those copies are untouched and
-held by nothing else (`_copies_kept`): making and freeing an object and its copies cost more
-than checking them (Instrument Measurement: ~53 such objects per reset).
-
 The grid's 1,056 tile lists are recycled too (`offer_stacks`, `take_stacks`): emptied, when
 nothing else holds them, for the next world of the same size.
 """
@@ -42,8 +37,6 @@ from functools import cache
 from itertools import chain, compress, repeat
 from operator import and_, eq, ne, not_, or_
 from typing import TYPE_CHECKING, Any
-
-from discoverylab.world.materials import Material
 
 if TYPE_CHECKING:
     from discoverylab.world.objects import Layer, WorldObject
@@ -59,16 +52,6 @@ _READY: dict[str, list[WorldObject]] = {}
 # lists an object's values (`_layout`), with the slots of x, y, the UUID, the layer and `alive`;
 # None: never reused.
 _layouts: dict[tuple[type, tuple[str, ...]], tuple[tuple[str, ...], int, int, int, int, int] | None] = {}
-
-
-FRESH_MIN = 8
-"""The fewest objects of a fresh kind `take` checks: its fixed work (~55k instructions a kind)
-costs more than reusing fewer saves (~7k an object with its copies; Search has five or fewer
-tables, chairs, beds and bedside tables per reset, Instrument Measurement 13 of each kind)."""
-
-# Per kind, `take`'s row and slots for its plan (`_kind_row`); another plan for the kind (a
-# test's, an `attrs` changed in place) makes them anew.
-_KINDS: dict[str, tuple[tuple[Any, ...], list[Any] | None, int, list[int]]] = {}
 
 
 def _sole_refs() -> tuple[int, int]:
@@ -173,14 +156,14 @@ def clear() -> None:
 
 
 def ready(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...], layer: Layer,
-          attrs: dict[str, Any], fresh: bool = False) -> list[WorldObject]:  # fmt: skip
+          attrs: dict[str, Any]) -> list[WorldObject]:  # fmt: skip
     """The spares of `kind` that builders may reuse as new (they pop what they use): `take`'s
     on the first call after a disposal, what is left of them on later calls (a second
     building's floors, a wall placed alone). Arguments as for `take`; a kind's plan never
     changes, so what `take` accepted stays good for any world until it is used."""
     objs = _READY.get(kind)
     if objs is None:
-        objs = _READY[kind] = take(kind, cls, name, type_, materials, layer, attrs, fresh)
+        objs = _READY[kind] = take(kind, cls, name, type_, materials, layer, attrs)
     return objs
 
 
@@ -194,68 +177,40 @@ def _row(world: World, cls: type, name: str, type_: str, materials: list[Any], l
 
 
 def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...], layer: Layer,
-         attrs: dict[str, Any], fresh: bool = False) -> list[WorldObject]:  # fmt: skip
+         attrs: dict[str, Any]) -> list[WorldObject]:  # fmt: skip
     """The last disposed world's objects of `kind` that can be reused as new ones (see the
     module docstring), in no particular order; [] when there are none. `materials` etc.: the
-    kind's plan (`catalog.inline_plan`), as its builders build its objects; `fresh`: each object
-    holds its own copies of `materials` (trees, plants, tables), which must be untouched too
-    (`_copies_kept`)."""
+    kind's plan (`catalog.inline_plan`), as its builders build its objects."""
     entry = _SPARE.pop(kind, None)
     if entry is None:
         return []
     old, objs, uuids = entry
     del entry
-    if fresh and len(objs) < FRESH_MIN:  # too few to pay for the check: built anew
+    layout = _layout(cls, attrs)
+    if layout is None:
         return []
-    plan = (cls, name, type_, materials, layer, attrs, fresh)
-    known = _KINDS.get(kind)
-    if known is None or known[0] != plan:  # mostly the very same objects: an identity test each
-        known = _KINDS[kind] = _kind_row(plan)
-    _, template, sw, slots = known
-    if template is None:
-        return []
+    order, *slots = layout
     counts = list(map(sys.getrefcount, objs))
     if counts.count(_ONCE) != len(counts):  # held elsewhere (a caller, a scenario's list); `count`: no comparisons
         keep = list(map(_ONCE.__ge__, counts))
         objs, uuids = list(compress(objs, keep)), list(compress(uuids, keep))
     del counts
-    row = template.copy()
-    row[sw] = old
+    row = _row(old, cls, name, type_, list(materials), layer, attrs, order)
     refs = gc.get_referents(*objs)
     if len(refs) != len(row) * len(objs):  # some object gained or lost an attribute: one at a time
         del refs
         return [obj for obj, uuid in zip(objs, uuids, strict=True) if _pristine([obj], [uuid], row, slots)]
     passed = _passing(refs, len(objs), uuids, row, slots)
-    if fresh:
-        copies = _copies_kept(refs[slots[-1] :: len(row)], materials)
-        if copies is not None:
-            passed = copies if passed is None else list(map(and_, passed, copies))
     del refs
     return objs if passed is None else list(compress(objs, passed))
-
-
-def _kind_row(plan: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[Any] | None, int, list[int]]:
-    """What `take` checks a kind's objects against, made once per kind and plan rather than per
-    call (eight kinds per unit-test reset): (the plan, its `attrs` copied; `_row` with the
-    world's slot None, or None when the kind is never reused (`_layout`); the world's slot; the
-    slots of x, y, the UUID, the layer, `alive`, and a fresh kind's materials)."""
-    cls, name, type_, materials, layer, attrs, fresh = plan
-    plan = (cls, name, type_, materials, layer, dict(attrs), fresh)  # an `attrs` changed in place is another plan
-    layout = _layout(cls, attrs)
-    if layout is None:
-        return plan, None, 0, []
-    order, *slots = layout
-    if fresh:  # the materials column is checked apart, copy by copy
-        slots.append(order.index("materials"))
-    return plan, _row(None, cls, name, type_, list(materials), layer, attrs, order), order.index("world"), slots  # type: ignore[arg-type]
 
 
 def _pristine(objs: list[WorldObject], uuids: list[int], row: list[Any], slots: list[int]) -> bool:
     """Whether every one of `objs` (few) is untouched: `take`'s check, for a list it cannot do at once."""
     refs = gc.get_referents(*objs)
-    if len(refs) != len(row) * len(objs) or _passing(refs, len(objs), uuids, row, slots) is not None:
+    if len(refs) != len(row) * len(objs):
         return False
-    return len(slots) == 5 or _copies_kept(refs[slots[-1] :: len(row)], tuple(row[slots[-1]])) is None
+    return _passing(refs, len(objs), uuids, row, slots) is None
 
 
 def _passing(refs: list[Any], n: int, uuids: list[int], row: list[Any], slots: list[int]) -> list[bool] | None:
@@ -265,9 +220,9 @@ def _passing(refs: list[Any], n: int, uuids: list[int], row: list[Any], slots: l
     object its world removed (a door's wall, grass under soil) has layer None and `alive`
     False, found by position in C (`_removed`); the rest in one comparison of the whole list
     (mostly identities) in the usual case; else one per column (slicing per object cost twice
-    as much). A sixth slot (a fresh kind's materials) is taken as it is: `_copies_kept` checks it."""
+    as much)."""
     width = len(row)
-    sx, sy, su, sl, sa = slots[:5]
+    sx, sy, su, sl, sa = slots
     layers, alive = refs[sl::width], refs[sa::width]
     keep = _removed(layers, alive, row[sl], row[sa], n)
     expected = row * n
@@ -276,13 +231,11 @@ def _passing(refs: list[Any], n: int, uuids: list[int], row: list[Any], slots: l
     expected[su::width] = uuids
     expected[sl::width] = layers
     expected[sa::width] = alive
-    for slot in slots[5:]:
-        expected[slot::width] = refs[slot::width]
     if refs == expected:
         return keep
     bad = None if keep is None else list(map(not_, keep))  # some object differs in another way: per column
     for slot in range(width):
-        if slot in (sl, sa) or slot in slots[5:]:
+        if slot in (sl, sa):
             continue
         column, want = refs[slot::width], expected[slot::width]
         if column != want:
@@ -313,61 +266,6 @@ def _removed(layers: list[Any], alive: list[Any], layer: Any, live: Any, n: int)
         except ValueError:
             pass
     return list(map(and_, map(eq, layers, repeat(layer)), map(eq, alive, repeat(live))))
-
-
-def _copies_kept(lists: list[Any], originals: tuple[Any, ...]) -> list[bool] | None:
-    """Per object of a fresh kind (its materials list in `lists`), whether it holds untouched
-    copies of `originals` that nothing else holds (a scenario may keep and tune a copy: soil
-    nutrients); None when all do. Untouched: every field equal to the original's (by `==`, as
-    `take` compares every value; an identity test per field cost three times the whole check)
-    and an empty `extra` dict of its own."""
-    k, n = len(originals), len(lists)
-    if not n:
-        return None
-    if set(map(type, lists)) != {list} or set(map(len, lists)) != {k}:
-        return [False] if n == 1 else [_copies_kept([one], originals) is None for one in lists]
-    if _all_copies_kept(lists, originals, n):
-        return None
-    return [False] if n == 1 else [_all_copies_kept([one], originals, 1) for one in lists]
-
-
-def _all_copies_kept(lists: list[list[Any]], originals: tuple[Any, ...], n: int) -> bool:
-    """`_copies_kept`'s check of `n` lists of as many copies as `originals` at once (its locals
-    hold the `extra` dicts: a second check must not run while they live)."""
-    counts, refs, extra_counts = _copy_census(lists)
-    expected = gc.get_referents(*originals) * n
-    if len(refs) != len(expected):
-        return False
-    expected[_EXTRA::_WIDTH] = extras = refs[_EXTRA::_WIDTH]
-    return (
-        counts.count(_COPY_ONCE) == len(counts) and extra_counts.count(_EXTRA_ONCE) == len(counts)
-        and refs == expected and set(map(type, extras)) == {dict} and not any(extras)
-    )  # fmt: skip
-
-
-def _copy_census(lists: list[Any]) -> tuple[list[int], list[Any], list[int]]:
-    """The reference counts of the copies in `lists`, their referents, and the counts of their
-    `extra` dicts, as `_copies_kept` reads them (the probe below measures the sole-holder counts
-    with this very code)."""
-    flat = list(chain.from_iterable(lists))
-    counts = list(map(sys.getrefcount, flat))
-    refs = gc.get_referents(*flat)
-    extras = refs[_EXTRA::_WIDTH]
-    return counts, refs, list(map(sys.getrefcount, extras))
-
-
-def _copy_layout() -> tuple[int, int]:
-    """Where a material's `extra` is among its referents (slots are listed in the type's own
-    order, not the fields'), and how many referents it has (its fields, then its class)."""
-    probe = Material("key", "name")
-    refs = gc.get_referents(probe)
-    return [id(ref) for ref in refs].index(id(probe.extra)), len(refs)
-
-
-_EXTRA, _WIDTH = _copy_layout()
-_census = _copy_census([[Material("key", "name")]])  # a copy held by its list alone, its `extra` by it alone
-_COPY_ONCE, _EXTRA_ONCE = _census[0][0], _census[2][0]
-del _census
 
 
 def containers_held_elsewhere(objs: list[WorldObject]) -> list[WorldObject]:
