@@ -4,6 +4,7 @@ fails when its fast path takes other draws or builds other objects than the plai
 from __future__ import annotations
 
 import pytest
+from tests.world_kit import UNIT_TESTS
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.rl.scenery import SceneryMirror
@@ -73,10 +74,6 @@ def test_scatter_plants_in_batches_draws_what_draws_per_try_draw(count: int) -> 
                 assert spots == [(o.uuid, o.x, o.y, o.type) for o in plain.objects.values()]
                 assert fast.rng_build.bit_generator.state == plain.rng_build.bit_generator.state
 
-
-UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTest", "SearchTest",
-              "InstrumentMeasurementTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsWithKeysTest",
-              "DiscoveryFeedTest")  # fmt: skip
 
 
 def _built(task: str, difficulty: str, seed: int) -> tuple[list[tuple[object, ...]], list[list[int]], object]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tests.world_kit import readable_kinds
+from tests.world_kit import UNIT_TESTS, readable_kinds
 
 from discoverylab.rl import make_rl_env
 from discoverylab.scenarios import layout
@@ -22,10 +22,6 @@ from discoverylab.world import spares
 from discoverylab.world.catalog import inline_plan
 from discoverylab.world.objects import Layer
 from discoverylab.world.world import World
-
-UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTest", "SearchTest",
-              "InstrumentMeasurementTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsWithKeysTest",
-              "DiscoveryFeedTest")  # fmt: skip
 
 
 @pytest.fixture(autouse=True)

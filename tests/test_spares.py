@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tests.world_kit import readable_kinds
+from tests.world_kit import UNIT_TESTS, readable_kinds
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.rl import make_rl_env
@@ -20,10 +20,6 @@ from discoverylab.world.catalog import spawn
 from discoverylab.world.materials import Material
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
-
-UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTest", "SearchTest",
-              "InstrumentMeasurementTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsWithKeysTest",
-              "DiscoveryFeedTest")  # fmt: skip
 
 
 @pytest.fixture(autouse=True)

@@ -64,6 +64,12 @@ class Player:
         return self.agent.history
 
 
+# The ten unit tests, the order the recycling tests play them in.
+UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTest", "SearchTest",
+              "InstrumentMeasurementTest", "PickAndPlaceTest", "PickAndGiveTest", "DoorsWithKeysTest",
+              "DiscoveryFeedTest")  # fmt: skip
+
+
 def readable_kinds(*kinds: str) -> list[str]:
     """Those of `kinds` whose objects `spares.take` can read in this process. CPython shares one
     key table among a class's instance dicts; a process that filled a class's table otherwise
