@@ -398,10 +398,14 @@ def test_batched_env_is_not_slower_than_one_env_on_a_loaded_machine() -> None:
             _, info = batched.reset(seed=0)
             single.reset(seed=0)
             rng = np.random.default_rng(0)
-            for _ in range(60):  # the balancer's first windows
+            for _ in range(312):  # up to 12 windows; most adopt in the first (26 rounds)
                 _, *_, info = batched.step(_actions(rng, info["action_mask"]))
+                if batched.balancer is not None and batched.balancer.switches >= 1:
+                    break
             # Adopted within its first windows (it may already have handed the envs back for a
-            # probe when a heavily loaded CI machine took over 2 s for these rounds).
+            # probe when a heavily loaded CI machine took over 2 s for these rounds). A window
+            # where the hogs and the other test worker happened to leave both cores to the
+            # workers is rightly not adopted: CI saw 60 rounds (two windows) pass so.
             assert batched.balancer is not None and batched.balancer.switches >= 1, "did not adopt under load"
             _, info1 = single.reset(seed=0)
             paces: dict[str, list[float]] = {"batched": [], "one": [], "batched_cpu": [], "one_cpu": []}
