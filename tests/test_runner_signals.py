@@ -218,3 +218,24 @@ def test_workers_ignore_sigterm_and_sigint_themselves(tmp_path: Path) -> None:
     assert proc.returncode == 130
     assert {str(r["status"]) for r in _lines(tmp_path)} == {"ok"}
     _assert_no_orphans(proc.pid)
+
+
+_GAP = """
+import os, signal, sys
+from discoverylab.bench.runs import _Stop
+stop = _Stop(lambda: None)
+with stop:
+    os.kill(os.getpid(), signal.{sig})  # the first signal asks the run to stop
+assert stop.signal == "{sig}"
+os.kill(os.getpid(), signal.{sig})  # a second one, after the run ended, before the command's own handler
+sys.exit(0)
+"""
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_second_signal_just_after_a_stopped_run_exits_with_the_stop_s_code(sig: str, code: int) -> None:
+    """The run's handlers are replaced by the exit-at-once ones as a stopped run ends (before,
+    `_Stop` restored Python's default: a second group SIGTERM in that window killed the command by
+    signal, -15, seen in CI on `lab run`)."""
+    done = subprocess.run([sys.executable, "-c", _GAP.format(sig=sig)], env=_env(), capture_output=True, timeout=60)
+    assert done.returncode == code, done.stderr.decode()[-800:]

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import atexit
-import os
 import shlex
 import signal
 import sys
@@ -16,7 +15,7 @@ from typing import Any, Protocol
 from rich.markup import escape
 
 from discoverylab.bench.rundir import Scan, describe_io_error
-from discoverylab.bench.runs import Outcome
+from discoverylab.bench.runs import Outcome, exit_on_signal
 
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 
@@ -28,17 +27,11 @@ def exit_at_once_on_another_signal() -> None:
     during interpreter shutdown (handlers back at SIG_DFL) a late signal turned the exit into
     death by SIGINT (-2) instead of 130; from the exit handlers on, late signals are ignored."""
 
-    def now(signum: int, _frame: object) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM)
-
     def ignore() -> None:  # Python's shutdown resets handlers it set to SIG_DFL, never SIG_IGN
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, now)
+    exit_on_signal()
     atexit.register(ignore)  # runs first at exit: the code is decided, a late signal must not change it
 
 

@@ -22,7 +22,9 @@ and why, finished episodes stay recorded and the ones in flight are redone on re
 from __future__ import annotations
 
 import itertools
+import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable
@@ -78,8 +80,26 @@ class _Stop:
         raise KeyboardInterrupt(f"second {signal.Signals(signum).name}: stopped at once")
 
     def __exit__(self, *exc: object) -> None:
+        if self.signal is not None and self._previous:  # stopped: the command is on its way out
+            exit_on_signal()  # no gap where SIGTERM's default would kill it (-15, not 143)
+            return
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
+
+
+def exit_on_signal() -> None:
+    """From now on SIGINT / SIGTERM end the process at once with 130 / 143 (`bench.exits`'
+    `exit_at_once_on_another_signal`, which also ignores signals from the exit handlers on).
+    `_Stop` installs it as the run it stopped ends: restoring Python's default for SIGTERM there
+    left a window in which a second group SIGTERM killed the command by signal."""
+
+    def now(signum: int, _frame: object) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130 if signum == signal.SIGINT else 143)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, now)
 
 
 def execute(
