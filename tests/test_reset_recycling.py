@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tests.world_kit import UNIT_TESTS, readable_kinds
+from tests.world_kit import UNIT_TESTS, play_masked, readable_kinds
 
 from discoverylab.rl import make_rl_env
 from discoverylab.scenarios import layout
@@ -38,18 +38,6 @@ def _built(seed: int) -> World:
     return world.world
 
 
-def _play(env: Any, steps: int, seed: int) -> None:
-    """Random masked steps (moves and turns two steps of three, as `rl_speed.py`)."""
-    _, info = env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for i in range(steps):
-        mask = info["action_mask"]
-        allowed = np.flatnonzero(mask if i % 3 == 0 or not mask[:15].any() else mask[:15])
-        *_, term, trunc, info = env.step(int(allowed[int(rng.integers(len(allowed)))]))
-        if term or trunc:
-            _, info = env.reset(seed=seed + 1 + i)
-
-
 def test_a_disposed_world_s_tile_lists_serve_the_next_world_empty() -> None:
     world = _built(3)
     grid, column_id, tile_id = id(world.stacks), id(world.stacks[5]), id(world.stacks[5][7])
@@ -64,7 +52,7 @@ def test_a_disposed_world_s_tile_lists_serve_the_next_world_empty() -> None:
 
 def test_a_world_on_a_recycled_grid_plays_as_one_on_new_lists() -> None:
     recycled = make_rl_env("NavigationHouseTest")
-    _play(recycled, 40, seed=2)
+    play_masked(recycled, 40, seed=2)
     grid = id(recycled.unwrapped.world.stacks)
     obs, info = recycled.reset(seed=9)
     assert id(recycled.unwrapped.world.stacks) == grid  # the fast path ran
@@ -126,7 +114,7 @@ def test_the_rl_side_releases_the_old_world_so_all_its_untouched_scenery_is_recy
     monkeypatch.setattr(spares, "take", counted)
     env = make_rl_env(task)
     for seed in range(3):
-        _play(env, 0 if seed == 0 else 25, seed=seed)
+        play_masked(env, 0 if seed == 0 else 25, seed=seed)
     assert offered["grass"] > 1000 and offered["floor"] > 20
     kinds = readable_kinds(*offered)
     assert {"grass", "floor"} <= set(kinds)
@@ -166,7 +154,7 @@ def test_a_fresh_process_recycles_every_plain_kind_of_the_unit_tests() -> None:
 @pytest.mark.parametrize("task", UNIT_TESTS)
 def test_an_env_reset_after_release_observes_what_a_new_env_observes(task: str) -> None:
     played = make_rl_env(task)
-    _play(played, 30, seed=1)
+    play_masked(played, 30, seed=1)
     obs, info = played.reset(seed=21)
     first = played.step(0)
     spares.clear()

@@ -8,9 +8,8 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import pytest
-from tests.world_kit import UNIT_TESTS, readable_kinds
+from tests.world_kit import UNIT_TESTS, play_masked, readable_kinds
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.rl import make_rl_env
@@ -51,18 +50,6 @@ def _state(world: World) -> tuple[Any, ...]:
     objects = [(u, type(o).__name__, [(k, _norm(v)) for k, v in vars(o).items()]) for u, o in world.objects.items()]
     stacks = [[[o.uuid for o in stack] for stack in column] for column in world.stacks]
     return objects, stacks
-
-
-def _play(env: Any, steps: int, seed: int) -> None:
-    """Random masked steps (moves and turns two steps of three, as `rl_speed.py`)."""
-    _, info = env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for i in range(steps):
-        mask = info["action_mask"]
-        allowed = np.flatnonzero(mask if i % 3 == 0 or not mask[:15].any() else mask[:15])
-        *_, term, trunc, info = env.step(int(allowed[int(rng.integers(len(allowed)))]))
-        if term or trunc:
-            _, info = env.reset(seed=seed + 1 + i)
 
 
 def _fill_ids(world: World) -> set[int]:
@@ -126,7 +113,7 @@ def test_touched_or_held_floors_walls_paths_and_fences_are_never_reused() -> Non
 @pytest.mark.parametrize("task", UNIT_TESTS)
 def test_a_world_built_from_spares_equals_one_built_anew(task: str) -> None:
     played = make_rl_env(task)
-    _play(played, 60, seed=3)
+    play_masked(played, 60, seed=3)
     before = _fill_ids(played.unwrapped.world)
     played.reset(seed=11)  # disposes the played world: its untouched scenery is reused
     world = played.unwrapped.world
@@ -144,7 +131,7 @@ def test_a_world_built_from_spares_equals_one_built_anew(task: str) -> None:
 
 def test_spares_of_another_task_build_the_same_world() -> None:
     played = make_rl_env("MovingAgentsTest")
-    _play(played, 80, seed=5)
+    play_masked(played, 80, seed=5)
     played.unwrapped.world.dispose()
     env = DiscoveryWorldEnv("DoorsTest")
     env.reset(seed=2)
@@ -237,7 +224,7 @@ def test_no_container_of_a_reused_object_is_held_elsewhere(task: str, monkeypatc
 
     monkeypatch.setattr(spares, "take", take)
     env = make_rl_env(task)
-    _play(env, 150, seed=8)
+    play_masked(env, 150, seed=8)
     env.reset(seed=9)
     assert taken
 

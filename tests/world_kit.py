@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from discoverylab.world import spares
 from discoverylab.world.actions import ActionExecutor
 from discoverylab.world.agent import Agent
@@ -83,3 +85,15 @@ def readable_kinds(*kinds: str) -> list[str]:
         if plan is not None and spares._layout(plan[1], plan[6]) is not None:
             found.append(kind)
     return found
+
+
+def play_masked(env: Any, steps: int, seed: int) -> None:
+    """Random masked steps (moves and turns two steps of three, as `rl_speed.py`)."""
+    _, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for i in range(steps):
+        mask = info["action_mask"]
+        allowed = np.flatnonzero(mask if i % 3 == 0 or not mask[:15].any() else mask[:15])
+        *_, term, trunc, info = env.step(int(allowed[int(rng.integers(len(allowed)))]))
+        if term or trunc:
+            _, info = env.reset(seed=seed + 1 + i)

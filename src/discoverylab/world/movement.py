@@ -42,10 +42,7 @@ class MovementActions:
         if blocker is not None:
             msg = f"I can't move there. There is something in the way ({blocker.name})."
             return self._done("MOVE_DIRECTION", direction, None, False, msg)
-        if "npc_paths" in world.caches:  # characters plan paths: a light player's step changes no cost
-            walk_unheard(world, agent, nx, ny)
-        else:
-            world.walk(agent, nx, ny)
+        walk_unheard(world, agent, nx, ny)  # characters planning paths: a light player's step changes no cost
         if face:
             agent.facing = direction
         return self._done("MOVE_DIRECTION", direction, None, True, f"I moved to ({nx}, {ny}).")
@@ -81,7 +78,7 @@ class MovementActions:
             return self._done("TELEPORT_TO_LOCATION", shown, None, False, msg)
         tx, ty = self.world.teleports[name]
         x, y = _nearest_passable(self.world, tx, ty)
-        _walk(self.world, self.agent, x, y)  # `place` for a character already on the grid
+        walk_unheard(self.world, self.agent, x, y)  # `place` for a character already on the grid
         return self._done("TELEPORT_TO_LOCATION", name, None, True, f"I teleported to {name} at {x}, {y}.")
 
     def _do_teleport_to_object(self, obj: WorldObject) -> ActionResult:
@@ -111,7 +108,7 @@ class MovementActions:
                         break
             if found is not None:
                 facing, x, y = found
-                _walk(world, self.agent, x, y)
+                walk_unheard(world, self.agent, x, y)
                 self.agent.facing = _OPPOSITE[facing]
                 msg = f"I teleported to the object with UUID {obj.uuid} ({obj.name}) at ({x}, {y})."
                 return self._done("TELEPORT_TO_OBJECT", obj, None, True, msg)
@@ -126,15 +123,6 @@ class MovementActions:
             return {zones[x][y]}
         near = ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
         return {zones[a][b] for a, b in near if self.world.in_bounds(a, b) and zones[a][b] >= 0}
-
-
-def _walk(world: World, agent: Agent, x: int, y: int) -> None:
-    """`world.walk(agent, x, y)`, unheard by the path cache when that changes no step cost
-    (`paths.walk_unheard`): characters re-plan from the cache, and a re-sync costs two tiles."""
-    if "npc_paths" in world.caches:
-        walk_unheard(world, agent, x, y)
-    else:
-        world.walk(agent, x, y)
 
 
 def _nearest_passable(world: Any, x: int, y: int) -> tuple[int, int]:

@@ -77,17 +77,7 @@ def walk_if_free(world: World, mover: WorldObject, x: int, y: int) -> bool:
             break
         if not obj.passable:
             return False
-    cache = world.caches.get("npc_paths")  # `walk_unheard`, written out (a call less per step)
-    if cache is None or not mover.is_passable_now() or (mover.contents and not _light(mover.contents)):
-        world.walk(mover, x, y)
-        return True
-    assert isinstance(cache, _PathCache)
-    changed = cache.changed
-    changed.mover = mover
-    try:
-        world.walk(mover, x, y)
-    finally:
-        changed.mover = None
+    walk_unheard(world, mover, x, y)
     return True
 
 
