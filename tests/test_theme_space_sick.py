@@ -1,113 +1,22 @@
 """Space Sick: the oracle and its knowledge report, the colony's rules, the scorer fixes, the
-honesty of the generated answers, and lazy strategies that must fail (played through
-`discoverylab.make`)."""
+honesty of the generated answers (played through
+`discoverylab.make`; lazy strategies: test_theme_space_sick_attacks.py)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-import discoverylab
-from discoverylab.scenarios.base import KnowledgeReport
-from discoverylab.scenarios.space_sick.oracle import SpaceSickOracle
-from discoverylab.scenarios.space_sick.scenario import SpaceSick
 from discoverylab.scenarios.space_sick.things import GlowingRock, poisonous_food
 from discoverylab.scoring.knowledge import missing_gold_facts
 from discoverylab.world.instruments import READERS
 from discoverylab.world.objects import Layer, WorldObject
+from space_sick_kit import Game, colonists, run_oracle
 from stats_kit import looks_uniform, shares
 
 Obs = dict[str, Any]
-
-
-class Game:
-    """One episode through the public API, with the scenario at hand for assertions."""
-
-    def __init__(self, difficulty: str, seed: int = 0, max_steps: int | None = None) -> None:
-        self.env = discoverylab.make("SpaceSick", difficulty=difficulty, max_steps=max_steps)
-        _, info = self.env.reset(seed=seed)
-        self.obs: Obs = info["observation"]
-        self.card: dict[str, Any] = self.env.unwrapped.scorecard(reveal=True)  # the test looks at every item
-        self.over = False
-        sc = self.env.unwrapped.scenario
-        assert isinstance(sc, SpaceSick)
-        self.sc = sc
-
-    def step(self, action: dict[str, Any]) -> Obs:
-        _, _, terminated, truncated, info = self.env.step(action)
-        self.obs, self.card = info["observation"], self.env.unwrapped.scorecard(reveal=True)
-        self.over = bool(terminated or truncated)
-        return self.obs
-
-    def act(self, action: str, arg1: Any = None, arg2: Any = None) -> Obs:
-        packet: dict[str, Any] = {"action": action}
-        if arg1 is not None:
-            packet["arg1"] = arg1
-        if arg2 is not None:
-            packet["arg2"] = arg2
-        return self.step(packet)
-
-    def wait(self, steps: int) -> None:
-        for _ in range(steps):
-            if self.over:
-                return
-            self.act("WAIT")
-
-    def nearby(self, name: str) -> list[dict[str, Any]]:
-        return [e for group in self.obs["nearbyObjects"]["objects"].values() for e in group if e["name"] == name]
-
-    def held(self, name: str) -> list[int]:
-        return [e["uuid"] for e in self.obs["inventoryObjects"] if e["name"] == name]
-
-    def grab_all(self, place: str, name: str = "mushroom") -> None:
-        self.act("TELEPORT_TO_LOCATION", place)
-        for entry in self.nearby(name):
-            self.act("TELEPORT_TO_OBJECT", entry["uuid"])
-            self.act("PICKUP", entry["uuid"])
-
-    def give(self, food: int, colonist: WorldObject) -> None:
-        for _ in range(30):
-            self.act("TELEPORT_TO_OBJECT", colonist.uuid)
-            if any(e["uuid"] == colonist.uuid for e in self.obs["accessibleEnvironmentObjects"]):
-                break
-        self.act("PUT", food, colonist.uuid)
-
-    def talk(self, npc: WorldObject, *choices: str) -> None:
-        for _ in range(30):
-            self.act("TELEPORT_TO_OBJECT", npc.uuid)
-            self.act("TALK", npc.uuid)
-            if self.obs["dialog_box"].get("is_in_dialog"):
-                break
-        for text in choices:
-            options = self.obs["dialog_box"]["dialogOptions"]
-            self.step({"chosen_dialog_option_int": int(next(k for k, v in options.items() if v == text))})
-
-
-def run_oracle(difficulty: str, seed: int) -> tuple[Game, dict[str, Any]]:
-    game = Game(difficulty, seed)
-    oracle = SpaceSickOracle(game.obs)
-    announced: list[KnowledgeReport] = []
-    action = next(oracle)
-    while not game.over:
-        game.step(action)
-        if game.over:
-            break
-        try:
-            action = oracle.send(game.obs)
-            while isinstance(action, KnowledgeReport):  # announced once, before the next action
-                announced.append(action)
-                action = oracle.send(game.obs)
-        except StopIteration:
-            game.wait(2000)
-    assert len(announced) == 1 and announced[0].to_dict() == oracle.report
-    return game, oracle.report
-
-
-def colonists(game: Game) -> list[Any]:
-    return list(game.sc.colony.colonists)
 
 
 # ---- the oracle and its knowledge report -----------------------------------------------------
@@ -399,132 +308,6 @@ def test_success_is_latched() -> None:
     for _ in range(80):
         game.sc.world.tick()
     assert game.sc.scorecard.success and game.sc.scorecard.completed
-
-
-# ---- lazy strategies that must fail --------------------------------------------------------------
-def _strategy_runs(difficulty: str, seeds: Iterator[int], play: Callable[[Game], None], steps: int) -> list[bool]:
-    results = []
-    for seed in seeds:
-        game = Game(difficulty, seed, max_steps=steps)
-        play(game)
-        game.wait(steps)
-        results.append(bool(game.card["completedSuccessfully"]))
-    return results
-
-
-def _give_everything(game: Game) -> None:
-    game.grab_all("cafeteria")
-    game.grab_all("farm field")
-    people = colonists(game)
-    for i, food in enumerate(game.held("mushroom")):
-        if i == len(people):
-            game.wait(52)
-        game.give(food, people[i % len(people)])
-
-
-def _cook_everything(game: Game) -> None:
-    game.grab_all("cafeteria")
-    game.grab_all("farm field")
-    game.act("TELEPORT_TO_LOCATION", "cafeteria")
-    stove = game.nearby("stove")[0]["uuid"]
-    game.act("TELEPORT_TO_OBJECT", stove)
-    game.act("OPEN", stove)
-    foods = game.held("mushroom")
-    for food in foods:
-        game.act("PUT", food, stove)
-    game.act("ACTIVATE", stove)
-    game.wait(8)
-    game.act("DEACTIVATE", stove)
-    for food in foods:
-        game.act("PICKUP", food)
-    _give_everything(game)
-
-
-def _warm_everything(game: Game) -> None:
-    """Normal's cure applied blindly in the Challenge: just past 60 C, not cooked."""
-    game.grab_all("cafeteria")
-    game.grab_all("farm field")
-    game.act("TELEPORT_TO_LOCATION", "cafeteria")
-    stove = game.nearby("stove")[0]["uuid"]
-    game.act("TELEPORT_TO_OBJECT", stove)
-    game.act("OPEN", stove)
-    foods = game.held("mushroom")
-    for food in foods:
-        game.act("PUT", food, stove)
-    game.act("ACTIVATE", stove)
-    game.act("WAIT")
-    game.act("DEACTIVATE", stove)
-    for food in foods:
-        game.act("PICKUP", food)
-    _give_everything(game)
-
-
-def _chef_feeds_the_colony(game: Game) -> None:
-    chef = next(a for a in game.sc.world.agents if a.name == "Chef")
-    game.act("TELEPORT_TO_LOCATION", "cafeteria")
-    game.talk(chef, "Can you call the colonists for a meal?", "OK")
-    game.wait(60)
-    game.talk(chef, "Can you collect food from the farm and place it in the pot?", "OK")
-    game.wait(100)
-    game.talk(chef, "Can you serve the food in the pot onto the buffet so it's available for meals?", "OK")
-    game.wait(40)
-    game.talk(chef, "Can you call the colonists for a meal?", "OK")
-
-
-def _do_nothing(game: Game) -> None:
-    return None
-
-
-@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
-def test_attack_doing_nothing_fails(difficulty: str) -> None:
-    assert not any(_strategy_runs(difficulty, iter(range(2)), _do_nothing, 300))
-
-
-@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
-def test_attack_giving_the_colonists_every_mushroom_fails(difficulty: str) -> None:
-    assert not any(_strategy_runs(difficulty, iter(range(3)), _give_everything, 400))
-
-
-@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
-def test_attack_cooking_everything_fails(difficulty: str) -> None:
-    assert not any(_strategy_runs(difficulty, iter(range(3)), _cook_everything, 400))
-
-
-@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
-def test_attack_warming_everything_fails(difficulty: str) -> None:
-    """Warming every mushroom just past 60 C used to cure Normal on every seed: the mold's toxin
-    is heat-stable now (the full 0-49 sweep is tests/attacks/test_attacks_space_sick.py)."""
-    assert not any(_strategy_runs(difficulty, iter(range(3)), _warm_everything, 400))
-
-
-@pytest.mark.parametrize("difficulty", ["normal", "challenge"])
-def test_attack_letting_the_chef_feed_everyone_fails(difficulty: str) -> None:
-    assert not any(_strategy_runs(difficulty, iter(range(2)), _chef_feeds_the_colony, 400))
-
-
-def test_attack_jarring_the_first_mushroom_seen_is_no_better_than_chance() -> None:
-    wins = 0
-    for seed in range(15):
-        game = Game("easy", seed)
-        first = game.nearby("mushroom")[0]["uuid"]
-        jar = game.nearby("jar")[0]["uuid"]
-        game.act("TELEPORT_TO_OBJECT", first)
-        game.act("PICKUP", first)
-        game.act("TELEPORT_TO_OBJECT", jar)
-        game.act("PUT", first, jar)
-        assert game.card["completed"]
-        wins += bool(game.card["completedSuccessfully"])
-    assert wins <= 9  # chance is 5 of 15
-
-
-def test_attack_reporting_every_instrument_is_not_the_gold_answer() -> None:
-    """Using every instrument on every mushroom earns the procedure points, but the gold fact
-    names one instrument: a report listing all five names states no single detector."""
-    game = Game("easy", 0)
-    gold = game.card["knowledgeQuestions"][1]["goldFacts"][0]
-    others = [n for n in ("densitometer", "spectrometer", "PH meter", "microscope", "radiation meter")
-              if n != game.sc.instrument_name]  # fmt: skip
-    assert game.sc.instrument_name in gold and not any(f"The {n} detects" in gold for n in others)
 
 
 def test_illness_starts_26_to_44_steps_after_a_bad_meal_and_lasts_101() -> None:
