@@ -151,6 +151,45 @@ def test_a_fresh_process_recycles_every_plain_kind_of_the_unit_tests() -> None:
     assert report["unread"] == []
 
 
+_AFTER_THEMES = """
+import json
+from discoverylab.rl import make_rl_env
+from discoverylab.scenarios.registry import all_tasks
+from discoverylab.world import spares
+units = {tasks!r}
+for task in ["SpaceSick", *all_tasks()]:  # Space Sick first: its walls filled `Wall`'s key table
+    if task not in units:
+        make_rl_env(task).reset(seed=1)
+offered, taken = {{}}, {{}}
+take = spares.take
+def counted(kind, *args):
+    entry = spares._SPARE.get(kind)
+    got = take(kind, *args)
+    if entry is not None:
+        offered[kind] = offered.get(kind, 0) + len(entry[1])
+        taken[kind] = taken.get(kind, 0) + len(got)
+    return got
+spares.take = counted
+for task in units:
+    env = make_rl_env(task)
+    env.reset(seed=1)
+    env.reset(seed=2)
+print(json.dumps({{"offered": offered, "taken": taken}}))
+"""
+
+
+def test_a_process_that_built_every_theme_first_still_recycles_the_unit_tests_plain_kinds() -> None:
+    """A task-mixing process (a vector env's worker) builds the themes' worlds before a unit
+    test's: every plain kind a unit test's reset offers is still reused. Without
+    `catalog._share_key_tables`, Space Sick's walls left no room in `Wall`'s key table for a
+    fence's `obscures_below`: fences (and trees, tables) got dicts of their own and none was reused."""
+    done = subprocess.run([sys.executable, "-c", _AFTER_THEMES.format(tasks=UNIT_TESTS)], capture_output=True,
+                          text=True, timeout=300, check=True)  # fmt: skip
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {"grass", "floor", "wall", "fence"} <= set(report["offered"])
+    assert {kind for kind, n in report["taken"].items() if n == 0} == set(), report
+
+
 @pytest.mark.parametrize("task", UNIT_TESTS)
 def test_an_env_reset_after_release_observes_what_a_new_env_observes(task: str) -> None:
     played = make_rl_env(task)

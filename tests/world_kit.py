@@ -74,11 +74,10 @@ UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTes
 
 def readable_kinds(*kinds: str) -> list[str]:
     """Those of `kinds` whose objects `spares.take` can read in this process. CPython shares one
-    key table among a class's instance dicts; a process that filled a class's table otherwise
-    (here: earlier tests' Space Sick worlds, for walls with `obscures_below`) gives its objects
-    dicts of their own, which `take` does not read: that kind is built anew (slower, never
-    wrong). Counts of reuse in a test process hold for these kinds; a fresh process reads all
-    (`test_a_fresh_process_recycles_every_plain_kind_of_the_unit_tests`)."""
+    key table among a class's instance dicts and stops adding names to it after many instances;
+    `catalog._share_key_tables` fills the tables at import, so today every plain kind is
+    readable in any process (`test_a_process_that_built_every_theme_first_still_recycles_...`);
+    counts of reuse in a test process hold for these kinds should a class ever add a name late."""
     found = []
     for kind in kinds:
         plan = inline_plan(kind)
