@@ -259,7 +259,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
         obj.y = y
         obj.uuid = uuid
         stack = stacks[x][y]
-        if stack and stack[-1].layer < layer:  # as in `place`
+        if stack and stack[-1].layer < layer:  # type: ignore[operator]  # as in `place`
             stack_insert(stack, obj, layer)
         else:
             stack.append(obj)
@@ -285,7 +285,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
                 setattr(obj, key, value)
         obj.uuid = uuid
         stack = stacks[x][y]
-        if stack and stack[-1].layer < layer:  # as in `place`
+        if stack and stack[-1].layer < layer:  # type: ignore[operator]  # as in `place`
             stack_insert(stack, obj, layer)
         else:
             stack.append(obj)
