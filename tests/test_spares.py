@@ -236,3 +236,23 @@ def test_a_container_held_elsewhere_is_found() -> None:
     assert spares.containers_held_elsewhere([grass]) == [grass]
     assert spares.containers_held_elsewhere([world.stacks[2][3][0]]) == []
     assert kept == []
+
+
+@pytest.mark.parametrize("held", [0, 1, 200, 1024])
+def test_a_fill_with_fewer_spares_than_tiles_equals_one_without_spares(held: int) -> None:
+    """`place_each` takes the spares' tiles and UUIDs from the same iterators as the new
+    objects' (one flat zip): with no spare, some, or all of them, the next tile and UUID go
+    to the first new object. Holes make the fill shorter than the spare list."""
+    world = _meadow(7)
+    kept = [tile[0] for column in world.stacks for tile in column][:held]  # held: never reused
+    world.dispose()
+    holes = ((5, 5, 4, 3), (20, 1, 2, 9))
+    again = World(8)
+    layout.fill_grass(again, under=holes)
+    live = {id(o) for o in again.objects.values()}
+    assert not any(id(obj) in live for obj in kept)
+    assert len(again.objects) == 1024 - 12 - 18
+    spares.clear()
+    fresh = World(8)
+    layout.fill_grass(fresh, under=holes)
+    assert _state(again) == _state(fresh)
