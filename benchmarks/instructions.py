@@ -2,7 +2,7 @@
 machines whose clock drifts. A benchmark, not a test:
 
     .venv/bin/python benchmarks/instructions.py [--task SpaceSick] [--difficulty normal]
-        [--mode text|symbolic|episodes|reset] [--steps 500] [--src other/checkout/src] [--fast]
+        [--mode text|symbolic|episodes|reset] [--steps 500] [--src other/checkout/src] [--fast] [--default-gc]
 
 Runs the same rollout twice under `valgrind --tool=callgrind` (0 steps, then `--steps`), with
 `PYTHONHASHSEED=0` and pinned to one CPU when `taskset` exists, and prints the difference per
@@ -40,11 +40,18 @@ def _instrument() -> None:
     subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True)
 
 
-def rollout(task: str, difficulty: str, mode: str, steps: int, fast: bool = False) -> None:
+def rollout(task: str, difficulty: str, mode: str, steps: int, fast: bool = False, default_gc: bool = False) -> None:
     """Play `steps` steps (the measured work); in reset mode, `steps` resets of the RL env
     (seeds 2, 3, ... after two first resets that fill the process's caches). `fast`: switch
-    instrumentation on after the first reset (after both first resets in reset mode)."""
+    instrumentation on after the first reset (after both first resets in reset mode). The RL
+    modes run under `relax_gc()`, as `rl_speed.py` and the batched env's workers do, unless
+    `default_gc`: with Python's default thresholds a change of a few allocations moves the
+    collector's passes and reads ±0.7% per reset (session 15)."""
     started = _instrument if fast else lambda: None
+    if mode != "text" and not default_gc:
+        from discoverylab.rl import relax_gc
+
+        relax_gc()
     if mode == "reset":
         from discoverylab.rl import make_rl_env
 
@@ -93,7 +100,8 @@ def count(args: argparse.Namespace, steps: int) -> int:
     fast = ["--instr-atstart=no"] if args.fast else []
     command = ["valgrind", "--tool=callgrind", *fast, "--callgrind-out-file=/dev/null", sys.executable, __file__,
                "--inner", "--task", args.task, "--difficulty", args.difficulty, "--mode", args.mode,
-               "--steps", str(steps), *(["--fast"] if args.fast else [])]  # fmt: skip
+               "--steps", str(steps), *(["--fast"] if args.fast else []),
+               *(["--default-gc"] if args.default_gc else [])]  # fmt: skip
     if shutil.which("taskset"):
         command = ["taskset", "-c", "0", *command]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
@@ -111,16 +119,19 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--src", help="measure this source tree instead of the installed package")
     parser.add_argument("--fast", action="store_true", help="instrument only after the first reset (see above)")
+    parser.add_argument("--default-gc", action="store_true",
+                        help="RL modes: keep Python's default collector thresholds (by default `relax_gc()`, as rl_speed.py)")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner:
-        rollout(args.task, args.difficulty, args.mode, args.steps, args.fast)
+        rollout(args.task, args.difficulty, args.mode, args.steps, args.fast, args.default_gc)
         return
     if shutil.which("valgrind") is None or (args.fast and shutil.which("callgrind_control") is None):
         raise SystemExit("valgrind not found: install it (apt-get install valgrind) to count instructions.")
     base, run = count(args, 0), count(args, args.steps)
     per_step = (run - base) / args.steps
     where = (args.src or "installed package") + ("; measured part instrumented only" if args.fast else "")
+    where += "; default gc" if args.default_gc or args.mode == "text" else "; relax_gc"
     unit = "reset" if args.mode == "reset" else "step"
     print(f"{args.task} {args.difficulty} {args.mode}: {per_step:,.0f} instructions per {unit} ({args.steps} {unit}s, {where})")
 

@@ -4,6 +4,7 @@ clear message. The callgrind runs themselves are a benchmark (too slow for the s
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
@@ -17,6 +18,28 @@ from bench_loader import load_benchmark
 
 def _module():  # type: ignore[no-untyped-def]
     return load_benchmark("instructions.py", "instructions_benchmark")
+
+
+@pytest.fixture(autouse=True)
+def _keep_gc_thresholds():  # type: ignore[no-untyped-def]
+    """The RL rollouts relax this process's collector (as their callgrind child would): undo it."""
+    old = gc.get_threshold()
+    yield
+    gc.set_threshold(*old)
+
+
+@pytest.mark.parametrize(("mode", "default_gc", "relaxed"),
+                         [("reset", False, True), ("episodes", False, True), ("reset", True, False), ("text", False, False)])  # fmt: skip
+def test_rl_modes_count_under_the_collector_rl_speed_uses(mode: str, default_gc: bool, relaxed: bool) -> None:
+    """Counts compare with rl_speed.py's clocks: the RL modes run under `relax_gc()` unless
+    `--default-gc` (with the default thresholds a change of a few allocations moved a reset's
+    count by ±0.7%); the text mode keeps the defaults."""
+    from discoverylab.rl.vector_worker import GC_THRESHOLD
+
+    bench = _module()
+    gc.set_threshold(700, 10, 10)
+    bench.rollout("DialogTest", "normal", mode, 2, default_gc=default_gc)
+    assert (gc.get_threshold()[0] == GC_THRESHOLD) is relaxed
 
 
 @pytest.mark.parametrize(("task", "mode"), [("SpaceSick", "text"), ("DoorsTest", "symbolic")])
