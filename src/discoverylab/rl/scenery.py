@@ -18,7 +18,7 @@ from operator import attrgetter, itemgetter
 
 import numpy as np
 
-from discoverylab.rl.cells import tile_cell, window_offsets, window_steps
+from discoverylab.rl.cells import entering_edges, tile_cell, window_offsets, window_steps
 from discoverylab.world.agent import Agent
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
@@ -30,6 +30,8 @@ _THIRD = itemgetter(2)  # whether a tile to recompute was never computed (`_reco
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
 _PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
 _FEW = 8  # `_fill_first` writes up to this many cells slice by slice, more with one numpy assignment
+_VIEWS = ("_kinds_view", "_state_view", "_pending_view", "_unseen_view", "_marked_view", "_flag_view")  # `_views`
+_ROW_MAJOR = itemgetter(1, 0)  # a tile's (x, y, ...) in a window scan's order: by row, then column
 
 
 Candidate = tuple[int, WorldObject]
@@ -112,7 +114,6 @@ class SceneryMirror:
         self.pending = np.zeros((side, side), bool)  # reported tiles not recomputed yet (`refresh`)
         self.waiting = False  # any pending?
         self.changed = world.watch_tiles(mover=viewer)
-        self._views()
         # No tile is computed up front: all wait in `pending` until a view reaches them (an
         # episode of a hundred steps sees a fraction of the map; building all 1,024 tiles
         # cost ~2 ms per reset). Plain tiles share their cell per class, type and passability.
@@ -120,6 +121,10 @@ class SceneryMirror:
         self.pending[radius : radius + size, radius : radius + size] = True
         self.unseen = self.pending.copy()  # tiles never computed yet (`refresh`)
         self.waiting = True
+        self._last_marked: tuple[int, int] | None = None  # the corner `mark_seen` last marked
+        self._marks = entering_edges(radius)  # one step's new window tiles (`mark_seen`)
+        self._edges = self._marks if radius else {}  # and within reach (`refresh`: reach 1 > radius 0 reads all)
+        self._views()
 
     def _cell(self, x: int, y: int) -> tuple[bytes, bytes, bool]:
         """Kind ids (padded to `depth`), tile state and whether it holds slot candidates; keeps
@@ -193,43 +198,88 @@ class SceneryMirror:
         tiles that did not change (a reactor redescribing itself each tick) keeps the
         encoder's views. The encoder asks for `strict` whenever a view it keeps reads what
         the mirror does not hold (the agent's own tile and inventory)."""
-        pending = self.pending
-        r, reach = self.radius, max(self.radius, 1)
+        r, reach, side = self.radius, max(self.radius, 1), self._side
+        last = self._checked  # nothing was pending within reach of it (None: unknown)
+        here = (ax, ay)
+        # One step from `last`: only the entering row or column, and tiles reported now, can
+        # be pending within reach (`_refresh_edge`).
+        edge = None if last is None or last == here else self._edges.get((ax - last[0], ay - last[1]))
+        reported: list[tuple[int, int]] = []
         if self.changed:
             # Nothing was pending near (ax, ay) before these reports (`_checked`): then the
             # reported tiles within reach are all there is to do here, without scanning the
             # window (a character stepping in view while the agent turns or waits).
-            direct: list[tuple[int, int, bool]] | None = [] if self._checked == (ax, ay) else None
-            unseen = self.unseen
+            direct: list[tuple[int, int, bool]] | None = [] if last == here else None
+            pending, unseen = self._pending_view, self._unseen_view  # (flat: no numpy scalar per report)
             for x, y in self.changed:
-                if direct is not None and -reach <= x - ax <= reach and -reach <= y - ay <= reach:
-                    direct.append((x, y, bool(unseen[y + r, x + r])))
-                    unseen[y + r, x + r] = False
-                else:
-                    pending[y + r, x + r] = True
-                    self.waiting = True
+                at = (y + r) * side + x + r
+                if -reach <= x - ax <= reach and -reach <= y - ay <= reach:
+                    if direct is not None:
+                        direct.append((x, y, bool(unseen[at])))
+                        unseen[at] = 0
+                        continue
+                    if edge is not None:
+                        reported.append((x, y))
+                pending[at] = 1
+                self.waiting = True
             self.changed.clear()
             if direct is None:
                 self._checked = None
             elif direct:
                 self._recompute(direct, strict)
         if self.waiting and self._checked != (ax, ay):
+            if edge is not None:
+                self._refresh_edge(ax, ay, edge, reported, strict)
+                self._checked = (ax, ay)
+                return
             top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
-            near = pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
+            near = self.pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
             cells = near.ravel().nonzero()[0].tolist()
             if cells:
                 width = near.shape[1]
-                unseen = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
-                first = unseen.ravel().tolist()
+                new = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
+                first = new.ravel().tolist()
                 tiles = []
                 for cell in cells:
                     dy, dx = divmod(cell, width)
                     tiles.append((left + dx - r, top + dy - r, first[cell]))
                 near[...] = False  # views: write through to `pending` and `unseen`
-                unseen[...] = False
+                new[...] = False
                 self._recompute(tiles, strict)
-                self.waiting = bool(pending.any())
+                self.waiting = self._pending_view.tobytes().find(1) >= 0  # (cheaper than `pending.any()`)
             self._checked = (ax, ay)  # nothing pending near here until a change or a move
+
+    def _refresh_edge(self, ax: int, ay: int, edge: tuple[int, int, bool], reported: list[tuple[int, int]],
+                      strict: bool) -> None:  # fmt: skip
+        """`refresh`'s window scan one step from the place it last left with nothing pending
+        within reach: only the entering row or column (`edge`, `entering_edges`) and the tiles
+        reported in this refresh can be pending, so only they are read (one byte slice for the
+        edge): the same tiles, in the same row-major order, as the whole window's scan finds."""
+        r, side = self.radius, self._side
+        pending, unseen = self._pending_view, self._unseen_view
+        x0, y0, along_x = ax + edge[0], ay + edge[1], edge[2]
+        step = 1 if along_x else side
+        start = (y0 + r) * side + x0 + r  # (r >= reach: the edge lies inside the padded arrays)
+        strip = pending[start : start + step * 2 * r + 1 : step].tobytes()
+        tiles: list[tuple[int, int, bool]] = []
+        i = strip.find(1)
+        while i >= 0:
+            at = start + i * step
+            pending[at] = 0
+            tiles.append((x0 + i, y0, bool(unseen[at])) if along_x else (x0, y0 + i, bool(unseen[at])))
+            unseen[at] = 0
+            i = strip.find(1, i + 1)
+        for x, y in reported:  # (the set of reports holds each tile once)
+            at = (y + r) * side + x + r
+            if pending[at]:
+                pending[at] = 0
+                tiles.append((x, y, bool(unseen[at])))
+                unseen[at] = 0
+        if tiles:
+            if reported:
+                tiles.sort(key=_ROW_MAJOR)
+            self._recompute(tiles, strict)
+            self.waiting = pending.tobytes().find(1) >= 0
 
     def _recompute(self, tiles: list[tuple[int, int, bool]], strict: bool) -> None:
         """Recompute `tiles` ((x, y, never computed before)); count a change (`version`) if one
@@ -321,10 +371,18 @@ class SceneryMirror:
             self.marker = agent
             self.marked[:] = False
             self.marked_windows.clear()
-        if (x0, y0) in self.marked_windows:
+        windows = self.marked_windows
+        last, self._last_marked = self._last_marked, (x0, y0)
+        if (x0, y0) in windows:
             return
-        done = self.marked[y0 : y0 + w, x0 : x0 + w]
         r, size, visible = self.radius, self.world.size, self.visible
+        if last is not None and w == 2 * r + 1 and last in windows:
+            edge = self._marks.get((x0 - last[0], y0 - last[1]))
+            if edge is not None:
+                self._mark_edge(agent, x0, y0, edge)
+                windows.add((x0, y0))
+                return
+        done = self.marked[y0 : y0 + w, x0 : x0 + w]
         cells = (~done).ravel().nonzero()[0].tolist()
         if cells:
             # One `update` for the window (a new place's ~7 new tiles, a reset's 49), a tile of
@@ -344,7 +402,29 @@ class SceneryMirror:
                         extend(map(_UUID, objs))
             agent.seen.update(uuids)
         done[...] = True  # a view: writes through to `marked`
-        self.marked_windows.add((x0, y0))
+        windows.add((x0, y0))
+
+    def _mark_edge(self, agent: Agent, x0: int, y0: int, edge: tuple[int, int, bool]) -> None:
+        """`mark_seen` one step from a window marked whole (`marked_windows`): only the entering
+        row or column (`edge`, `entering_edges`) can hold unmarked tiles, so only they are read
+        (one byte slice), in the window scan's order (its UUIDs in the same order)."""
+        r, size, side, visible = self.radius, self.world.size, self._side, self.visible
+        marked = self._marked_view
+        x1, y1, along_x = x0 + edge[0], y0 + edge[1], edge[2]
+        step = 1 if along_x else side
+        start = (y1 + r) * side + x1 + r
+        strip = marked[start : start + step * 2 * r + 1 : step].tobytes()
+        i = strip.find(0)
+        if i < 0:
+            return
+        uuids: list[int] = []
+        while i >= 0:
+            marked[start + i * step] = 1
+            x, y = (x1 + i, y1) if along_x else (x1, y1 + i)
+            if 0 <= x < size and 0 <= y < size:
+                uuids += map(_UUID, visible[x][y])
+            i = strip.find(0, i + 1)
+        agent.seen.update(uuids)
 
     def _tile(self, x: int, y: int, first: bool = False) -> bool:
         """Recompute tile (x, y); whether it shows anything else than before. `first`: never
@@ -371,23 +451,24 @@ class SceneryMirror:
             looks[(x, y)] = new_look
         if flag != self.flags[x][y]:
             self.flags[x][y] = flag
-            self.has_candidates[row, col] = flag
+            self._flag_view[at] = flag
             if not first:
                 self._candidate_tiles.clear()
         self._kinds_view[kinds_at : kinds_at + self.depth] = kinds
         self._state_view[state_at : state_at + 4] = state
         seen = getattr(self.marker, "seen", None)
         if seen is not None and seen.issuperset(map(_UUID, self.visible[x][y])):  # (in C: no generator)
-            self.marked[row, col] = True  # nothing new to mark (e.g. the floor a character left)
+            self._marked_view[at] = True  # nothing new to mark (e.g. the floor a character left)
         else:
-            self.marked[row, col] = False
+            self._marked_view[at] = False
             if not first:
                 self.marked_windows.clear()
         return differs
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
-        del state["_kinds_view"], state["_state_view"]  # memoryviews do not pickle: rebuilt below
+        for name in _VIEWS:  # memoryviews do not pickle: rebuilt below
+            del state[name]
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -395,9 +476,14 @@ class SceneryMirror:
         self._views()
 
     def _views(self) -> None:
-        """Flat byte views of `kinds` and `state`: a tile's cell is written as one bytes slice."""
+        """Flat byte views of `kinds` and `state` (a tile's cell is written as one bytes slice)
+        and of the per-tile flags (a flag read or written without a numpy scalar)."""
         self._kinds_view = memoryview(self.kinds.data).cast("B")
         self._state_view = memoryview(self.state.data).cast("B")
+        self._pending_view = memoryview(self.pending.data).cast("B")
+        self._unseen_view = memoryview(self.unseen.data).cast("B")
+        self._marked_view = memoryview(self.marked.data).cast("B")
+        self._flag_view = memoryview(self.has_candidates.data).cast("B")
 
     def close(self) -> None:
         self.world.unwatch_tiles(self.changed)
