@@ -146,7 +146,11 @@ class SceneryMirror:
                 return kinds, state, flag
             kinds, state, flag, count, picks = found
             shown = self.visible[x][y] = stack[:count]
-            self.candidates[x][y] = tuple([(shown[i].uuid, shown[i]) for i in picks])
+            if len(picks) == 1:  # a character on its floor: no comprehension
+                o = shown[picks[0]]
+                self.candidates[x][y] = ((o.uuid, o),)
+            else:
+                self.candidates[x][y] = tuple([(shown[i].uuid, shown[i]) for i in picks])
             return kinds, state, flag
         obj = stack[0]
         if not obj.contents and obj is not viewer and _plain(obj):
@@ -336,7 +340,7 @@ class SceneryMirror:
             at = (y + r) * side + x + r
             if cell is None:
                 kinds, state, flag = self._cell(x, y)
-                if seen is not None and all(o.uuid in seen for o in visible[x][y]):
+                if seen is not None and seen.issuperset(map(_UUID, visible[x][y])):  # (in C: no generator)
                     marks.append(at)
             else:
                 kinds, state, flag = cell
