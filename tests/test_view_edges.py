@@ -1,4 +1,4 @@
-"""The mirror's one-step window reads (`SceneryMirror._refresh_edge`, `_mark_edge`; session 15)
+"""The mirror's one-step window reads (`rl/window_reads.py`: `_refresh_edge`, `_mark_edge`; session 15)
 against the whole-window scans they stand in for. After a one-tile move from a place left with
 nothing pending (or a window marked whole), only the entering row or column can hold pending
 (or unmarked) tiles; a random walk with the edge reads must leave the mirror, the agent's seen
@@ -25,9 +25,9 @@ def _walk(task: str, seed: int, radius: int, steps: int) -> tuple[list[Any], dic
     mirror_type = scenery.SceneryMirror
     refresh_edge, mark_edge = mirror_type._refresh_edge, mirror_type._mark_edge
 
-    def counted_refresh(self: Any, *args: Any) -> None:
+    def counted_refresh(self: Any, *args: Any) -> Any:
         counts["refresh"] += 1
-        refresh_edge(self, *args)
+        return refresh_edge(self, *args)
 
     def counted_mark(self: Any, *args: Any) -> None:
         counts["mark"] += 1
