@@ -328,31 +328,36 @@ class SceneryMirror(WindowReads):
 
         "Shows" is all a view built from the mirror reads of the tile: its cell, its visible
         objects, and of its slot candidates what the slot rows read that can change (`_look`)."""
-        row, col = y + self.radius, x + self.radius
-        looks = self._looks
-        visible, look = (None, None) if first else (self.visible[x][y], looks.get((x, y)))
+        key = (x, y)
+        looks, flags, column = self._looks, self.flags[x], self.visible[x]
+        visible, look = (None, None) if first else (column[y], looks.get(key))
+        old_flag = flags[y]
         kinds, state, flag = self._cell(x, y)
-        at = row * self._side + col
-        kinds_at, state_at = at * self.depth, at * 4
-        differs = (first or flag != self.flags[x][y] or kinds != self._kinds_view[kinds_at : kinds_at + self.depth]
-                   or state != self._state_view[state_at : state_at + 4] or visible != self.visible[x][y])  # fmt: skip
+        shown = column[y]
+        at = (y + self.radius) * self._side + x + self.radius
+        depth = self.depth
+        kinds_at, state_at = at * depth, at * 4
+        kinds_view, state_view = self._kinds_view, self._state_view
+        differs = (first or flag != old_flag or kinds != kinds_view[kinds_at : kinds_at + depth]
+                   or state != state_view[state_at : state_at + 4] or visible != shown)  # fmt: skip
+        if differs:  # (else the cell is the same bytes: nothing to write)
+            kinds_view[kinds_at : kinds_at + depth] = kinds
+            state_view[state_at : state_at + 4] = state
         if not flag:
-            looks.pop((x, y), None)
+            looks.pop(key, None)
         elif differs:  # shown different anyway (a character came or went): no need to look closer
-            looks[(x, y)] = None  # unknown, so the tile's next recompute counts as a change
+            looks[key] = None  # unknown, so the tile's next recompute counts as a change
         else:
             new_look = _look(self.candidates[x][y])
             differs = new_look != look  # None (unknown) differs from any look
-            looks[(x, y)] = new_look
-        if flag != self.flags[x][y]:
-            self.flags[x][y] = flag
+            looks[key] = new_look
+        if flag != old_flag:
+            flags[y] = flag
             self._flag_view[at] = flag
             if not first:
                 self._candidate_tiles.clear()
-        self._kinds_view[kinds_at : kinds_at + self.depth] = kinds
-        self._state_view[state_at : state_at + 4] = state
         seen = getattr(self.marker, "seen", None)
-        if seen is not None and seen.issuperset(map(_UUID, self.visible[x][y])):  # (in C: no generator)
+        if seen is not None and seen.issuperset(map(_UUID, shown)):  # (in C: no generator)
             self._marked_view[at] = True  # nothing new to mark (e.g. the floor a character left)
         else:
             self._marked_view[at] = False
