@@ -67,6 +67,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
         encoder = getattr(self._base, "symbolic", None)  # the symbolic encoder builds the same slots
         self._encoder = encoder if encoder is not None and encoder.num_slots == object_slots else None
         self._by_slots: dict[int, tuple[list[SlotData], int, np.ndarray]] = {}  # id(slot data) -> (it, locations, mask)
+        self._by_counts: dict[tuple[int, int, int], np.ndarray] = {}  # (slots, within reach, locations) -> mask
         self._layouts = tuple(self.layout(i) for i in range(self.n))  # `layout` per index, for `packet`
 
     # ---- the layout -------------------------------------------------------------------
@@ -162,7 +163,15 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
                 if known is None or known[0] is not data or known[1] != teleports:
                     if len(self._by_slots) >= 1024:
                         self._by_slots.clear()
-                    known = self._by_slots[id(data)] = (data, teleports, self._world_mask(agent, data, True))
+                    # New slots: their mask follows from how many there are and how many (the
+                    # first ones) lie within reach (`SymbolicEncoder.slot_reach`), and the locations.
+                    counts = (len(data), encoder.slot_reach, teleports)
+                    mask = self._by_counts.get(counts)
+                    if mask is None:
+                        mask = self._world_mask(agent, data, True)
+                        if len(self._by_counts) < 4096:
+                            self._by_counts[counts] = mask
+                    known = self._by_slots[id(data)] = (data, teleports, mask)
                 self._publish(known[2], info)
                 return
         else:

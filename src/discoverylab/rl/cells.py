@@ -41,3 +41,14 @@ def window_offsets(radius: int) -> tuple[tuple[int, int, int] | None, ...]:
     centre; None for the centre itself (`candidate_tiles` leaves the own tile out)."""
     r = radius
     return tuple([(dx, dy, abs(dx) + abs(dy)) if dx or dy else None for dy in range(-r, r + 1) for dx in range(-r, r + 1)])
+
+
+@cache
+def entering_edges(reach: int) -> dict[tuple[int, int], tuple[int, int, bool]]:
+    """Per one-tile step (dx, dy), the tiles within `reach` of the new centre that were not
+    within reach of the old one (the window's entering row or column): the offset of its
+    first tile from the new centre and whether it runs along x (a row) or along y (a column),
+    its 2 * reach + 1 tiles in row-major order, as a window scan lists them (`SceneryMirror.refresh`,
+    `mark_seen`)."""
+    return {(1, 0): (reach, -reach, False), (-1, 0): (-reach, -reach, False),
+            (0, 1): (-reach, reach, True), (0, -1): (-reach, -reach, True)}  # fmt: skip

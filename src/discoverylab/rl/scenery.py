@@ -18,8 +18,8 @@ from operator import attrgetter, itemgetter
 
 import numpy as np
 
-from discoverylab.rl.cells import tile_cell, window_offsets, window_steps
-from discoverylab.world.agent import Agent
+from discoverylab.rl.cells import entering_edges, tile_cell, window_offsets
+from discoverylab.rl.window_reads import WindowReads
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
 from discoverylab.world.world import World
@@ -30,6 +30,7 @@ _THIRD = itemgetter(2)  # whether a tile to recompute was never computed (`_reco
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
 _PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
 _FEW = 8  # `_fill_first` writes up to this many cells slice by slice, more with one numpy assignment
+_VIEWS = ("_kinds_view", "_state_view", "_pending_view", "_unseen_view", "_marked_view", "_flag_view")  # `_views`
 
 
 Candidate = tuple[int, WorldObject]
@@ -72,7 +73,7 @@ def _stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int)
     return tuple(key)
 
 
-class SceneryMirror:
+class SceneryMirror(WindowReads):
     """Kind ids and tile states of every tile of one world, its visible objects (`visible`,
     `candidates`, indexed [x][y] in world coordinates) and which tiles hold slot candidates.
 
@@ -112,7 +113,6 @@ class SceneryMirror:
         self.pending = np.zeros((side, side), bool)  # reported tiles not recomputed yet (`refresh`)
         self.waiting = False  # any pending?
         self.changed = world.watch_tiles(mover=viewer)
-        self._views()
         # No tile is computed up front: all wait in `pending` until a view reaches them (an
         # episode of a hundred steps sees a fraction of the map; building all 1,024 tiles
         # cost ~2 ms per reset). Plain tiles share their cell per class, type and passability.
@@ -120,6 +120,10 @@ class SceneryMirror:
         self.pending[radius : radius + size, radius : radius + size] = True
         self.unseen = self.pending.copy()  # tiles never computed yet (`refresh`)
         self.waiting = True
+        self._last_marked: tuple[int, int] | None = None  # the corner `mark_seen` last marked
+        self._marks = entering_edges(radius)  # one step's new window tiles (`mark_seen`)
+        self._edges = self._marks if radius else {}  # and within reach (`refresh`: reach 1 > radius 0 reads all)
+        self._views()
 
     def _cell(self, x: int, y: int) -> tuple[bytes, bytes, bool]:
         """Kind ids (padded to `depth`), tile state and whether it holds slot candidates; keeps
@@ -141,7 +145,11 @@ class SceneryMirror:
                 return kinds, state, flag
             kinds, state, flag, count, picks = found
             shown = self.visible[x][y] = stack[:count]
-            self.candidates[x][y] = tuple([(shown[i].uuid, shown[i]) for i in picks])
+            if len(picks) == 1:  # a character on its floor: no comprehension
+                o = shown[picks[0]]
+                self.candidates[x][y] = ((o.uuid, o),)
+            else:
+                self.candidates[x][y] = tuple([(shown[i].uuid, shown[i]) for i in picks])
             return kinds, state, flag
         obj = stack[0]
         if not obj.contents and obj is not viewer and _plain(obj):
@@ -166,23 +174,6 @@ class SceneryMirror:
         kinds, state = tile_cell(objs, world.blocker_at(x, y, skip=viewer) is None, self.depth)
         return kinds, state, bool(cands)
 
-    def candidate_tiles(self, ax: int, ay: int) -> list[tuple[int, int, int, int, int]]:
-        """(x, y, distance, dx, dy) of the tiles around the agent at (ax, ay) that hold slot
-        candidates, its own tile left out (the encoder reads that one live); per position,
-        until a tile's candidate flag changes."""
-        tiles = self._candidate_tiles.get((ax, ay))
-        if tiles is None:
-            w = 2 * self.radius + 1
-            offsets = self._offsets
-            tiles = []
-            for cell in self.has_candidates[ay : ay + w, ax : ax + w].ravel().nonzero()[0].tolist():
-                offset = offsets[cell]
-                if offset is not None:
-                    dx, dy, dist = offset
-                    tiles.append((ax + dx, ay + dy, dist, dx, dy))
-            self._candidate_tiles[(ax, ay)] = tiles
-        return tiles
-
     def refresh(self, ax: int, ay: int, strict: bool = True) -> None:
         """Bring the tiles around (ax, ay) up to date: those the world reported changed and
         that lie within the view radius (at least 1, for the faced tile). The others wait in
@@ -193,42 +184,58 @@ class SceneryMirror:
         tiles that did not change (a reactor redescribing itself each tick) keeps the
         encoder's views. The encoder asks for `strict` whenever a view it keeps reads what
         the mirror does not hold (the agent's own tile and inventory)."""
-        pending = self.pending
-        r, reach = self.radius, max(self.radius, 1)
+        r, reach, side = self.radius, max(self.radius, 1), self._side
+        last = self._checked  # nothing was pending within reach of it (None: unknown)
+        here = (ax, ay)
+        # One step from `last`: only the entering row or column, and tiles reported now, can
+        # be pending within reach (`_refresh_edge`).
+        edge = None if last is None or last == here else self._edges.get((ax - last[0], ay - last[1]))
+        reported: list[tuple[int, int]] = []
         if self.changed:
             # Nothing was pending near (ax, ay) before these reports (`_checked`): then the
             # reported tiles within reach are all there is to do here, without scanning the
             # window (a character stepping in view while the agent turns or waits).
-            direct: list[tuple[int, int, bool]] | None = [] if self._checked == (ax, ay) else None
-            unseen = self.unseen
+            direct: list[tuple[int, int, bool]] | None = [] if last == here else None
+            pending, unseen = self._pending_view, self._unseen_view  # (flat: no numpy scalar per report)
             for x, y in self.changed:
-                if direct is not None and -reach <= x - ax <= reach and -reach <= y - ay <= reach:
-                    direct.append((x, y, bool(unseen[y + r, x + r])))
-                    unseen[y + r, x + r] = False
-                else:
-                    pending[y + r, x + r] = True
-                    self.waiting = True
+                at = (y + r) * side + x + r
+                if -reach <= x - ax <= reach and -reach <= y - ay <= reach:
+                    if direct is not None:
+                        direct.append((x, y, bool(unseen[at])))
+                        unseen[at] = 0
+                        continue
+                    if edge is not None:
+                        reported.append((x, y))
+                pending[at] = 1
+                self.waiting = True
             self.changed.clear()
             if direct is None:
                 self._checked = None
             elif direct:
                 self._recompute(direct, strict)
         if self.waiting and self._checked != (ax, ay):
+            if edge is not None:
+                found = self._refresh_edge(ax, ay, edge, reported)
+                if found:
+                    self._recompute(found, strict)
+                    self.waiting = self._pending_view.tobytes().find(1) >= 0
+                self._checked = (ax, ay)
+                return
             top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
-            near = pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
+            near = self.pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
             cells = near.ravel().nonzero()[0].tolist()
             if cells:
                 width = near.shape[1]
-                unseen = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
-                first = unseen.ravel().tolist()
+                new = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
+                first = new.ravel().tolist()
                 tiles = []
                 for cell in cells:
                     dy, dx = divmod(cell, width)
                     tiles.append((left + dx - r, top + dy - r, first[cell]))
                 near[...] = False  # views: write through to `pending` and `unseen`
-                unseen[...] = False
+                new[...] = False
                 self._recompute(tiles, strict)
-                self.waiting = bool(pending.any())
+                self.waiting = self._pending_view.tobytes().find(1) >= 0  # (cheaper than `pending.any()`)
             self._checked = (ax, ay)  # nothing pending near here until a change or a move
 
     def _recompute(self, tiles: list[tuple[int, int, bool]], strict: bool) -> None:
@@ -286,7 +293,7 @@ class SceneryMirror:
             at = (y + r) * side + x + r
             if cell is None:
                 kinds, state, flag = self._cell(x, y)
-                if seen is not None and all(o.uuid in seen for o in visible[x][y]):
+                if seen is not None and seen.issuperset(map(_UUID, visible[x][y])):  # (in C: no generator)
                     marks.append(at)
             else:
                 kinds, state, flag = cell
@@ -314,38 +321,6 @@ class SceneryMirror:
         if marks:
             self.marked.reshape(-1)[marks] = True
 
-    def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
-        """Add the visible UUIDs of the window with corner (x0, y0) to `agent.seen` (as the text
-        observation does), skipping tiles already added for this agent (`seen` only grows)."""
-        if self.marker is not agent:
-            self.marker = agent
-            self.marked[:] = False
-            self.marked_windows.clear()
-        if (x0, y0) in self.marked_windows:
-            return
-        done = self.marked[y0 : y0 + w, x0 : x0 + w]
-        r, size, visible = self.radius, self.world.size, self.visible
-        cells = (~done).ravel().nonzero()[0].tolist()
-        if cells:
-            # One `update` for the window (a new place's ~7 new tiles, a reset's 49), a tile of
-            # one object (most) without a `map`; bounds checked only at the world's edge.
-            uuids: list[int] = []
-            append, extend = uuids.append, uuids.extend
-            inside = r <= x0 and x0 + r < size and r <= y0 and y0 + r < size  # padded corner: the window's centre
-            steps = window_steps(w)
-            for cell in cells:
-                dx, dy = steps[cell]
-                x, y = x0 + dx - r, y0 + dy - r
-                if inside or (0 <= x < size and 0 <= y < size):
-                    objs = visible[x][y]
-                    if len(objs) == 1:
-                        append(objs[0].uuid)
-                    else:
-                        extend(map(_UUID, objs))
-            agent.seen.update(uuids)
-        done[...] = True  # a view: writes through to `marked`
-        self.marked_windows.add((x0, y0))
-
     def _tile(self, x: int, y: int, first: bool = False) -> bool:
         """Recompute tile (x, y); whether it shows anything else than before. `first`: never
         computed before, so it lies in no window the caches (candidate tiles, marked windows)
@@ -353,41 +328,47 @@ class SceneryMirror:
 
         "Shows" is all a view built from the mirror reads of the tile: its cell, its visible
         objects, and of its slot candidates what the slot rows read that can change (`_look`)."""
-        row, col = y + self.radius, x + self.radius
-        looks = self._looks
-        visible, look = (None, None) if first else (self.visible[x][y], looks.get((x, y)))
+        key = (x, y)
+        looks, flags, column = self._looks, self.flags[x], self.visible[x]
+        visible, look = (None, None) if first else (column[y], looks.get(key))
+        old_flag = flags[y]
         kinds, state, flag = self._cell(x, y)
-        at = row * self._side + col
-        kinds_at, state_at = at * self.depth, at * 4
-        differs = (first or flag != self.flags[x][y] or kinds != self._kinds_view[kinds_at : kinds_at + self.depth]
-                   or state != self._state_view[state_at : state_at + 4] or visible != self.visible[x][y])  # fmt: skip
+        shown = column[y]
+        at = (y + self.radius) * self._side + x + self.radius
+        depth = self.depth
+        kinds_at, state_at = at * depth, at * 4
+        kinds_view, state_view = self._kinds_view, self._state_view
+        differs = (first or flag != old_flag or kinds != kinds_view[kinds_at : kinds_at + depth]
+                   or state != state_view[state_at : state_at + 4] or visible != shown)  # fmt: skip
+        if differs:  # (else the cell is the same bytes: nothing to write)
+            kinds_view[kinds_at : kinds_at + depth] = kinds
+            state_view[state_at : state_at + 4] = state
         if not flag:
-            looks.pop((x, y), None)
+            looks.pop(key, None)
         elif differs:  # shown different anyway (a character came or went): no need to look closer
-            looks[(x, y)] = None  # unknown, so the tile's next recompute counts as a change
+            looks[key] = None  # unknown, so the tile's next recompute counts as a change
         else:
             new_look = _look(self.candidates[x][y])
             differs = new_look != look  # None (unknown) differs from any look
-            looks[(x, y)] = new_look
-        if flag != self.flags[x][y]:
-            self.flags[x][y] = flag
-            self.has_candidates[row, col] = flag
+            looks[key] = new_look
+        if flag != old_flag:
+            flags[y] = flag
+            self._flag_view[at] = flag
             if not first:
                 self._candidate_tiles.clear()
-        self._kinds_view[kinds_at : kinds_at + self.depth] = kinds
-        self._state_view[state_at : state_at + 4] = state
         seen = getattr(self.marker, "seen", None)
-        if seen is not None and seen.issuperset(map(_UUID, self.visible[x][y])):  # (in C: no generator)
-            self.marked[row, col] = True  # nothing new to mark (e.g. the floor a character left)
+        if seen is not None and seen.issuperset(map(_UUID, shown)):  # (in C: no generator)
+            self._marked_view[at] = True  # nothing new to mark (e.g. the floor a character left)
         else:
-            self.marked[row, col] = False
+            self._marked_view[at] = False
             if not first:
                 self.marked_windows.clear()
         return differs
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
-        del state["_kinds_view"], state["_state_view"]  # memoryviews do not pickle: rebuilt below
+        for name in _VIEWS:  # memoryviews do not pickle: rebuilt below
+            del state[name]
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -395,9 +376,14 @@ class SceneryMirror:
         self._views()
 
     def _views(self) -> None:
-        """Flat byte views of `kinds` and `state`: a tile's cell is written as one bytes slice."""
+        """Flat byte views of `kinds` and `state` (a tile's cell is written as one bytes slice)
+        and of the per-tile flags (a flag read or written without a numpy scalar)."""
         self._kinds_view = memoryview(self.kinds.data).cast("B")
         self._state_view = memoryview(self.state.data).cast("B")
+        self._pending_view = memoryview(self.pending.data).cast("B")
+        self._unseen_view = memoryview(self.unseen.data).cast("B")
+        self._marked_view = memoryview(self.marked.data).cast("B")
+        self._flag_view = memoryview(self.has_candidates.data).cast("B")
 
     def close(self) -> None:
         self.world.unwatch_tiles(self.changed)

@@ -55,6 +55,7 @@ _FIRST = itemgetter(0)  # a candidate's UUID
 _DIST_UUID = itemgetter(0, 1)  # distance, then UUID (unique: objects are never compared)
 _COUNTS = [bytes((n,)) for n in range(256)]  # a slot row's last byte (visible contents), made once
 _Place = tuple[bytes, bytes, list[SlotData], dict[tuple[int, int], list[SlotData]], list[SlotData], list[int], int]
+_View = tuple[bytes, bytes, bytes, list[SlotData], int, int]  # `_build`: tiles, states, rows, slots, inventory size, reach
 
 
 def _record_of(layout: list[tuple[str, tuple[int, ...], int]]) -> np.dtype[np.void] | None:
@@ -120,13 +121,14 @@ class SymbolicEncoder:
         self._record = _record_of(self._layout)
         self._names = [name for name, _, _ in self._layout]
         self.slot_data: list[SlotData] = []  # the last observation's slots, as plain tuples
+        self.slot_reach = 0  # how many of them (the first ones) lie within reach (`_build`)
         self._slots: list[Slot] | None = []
         self._row_bytes = object_slots * SLOT_FEATURES
         self._zero_rows = bytes(self._row_bytes)
         self._row_of: dict[int, tuple[SlotData, bytes]] = {}  # `_rows` per slot tuple (`_kept_rows`)
         self._rows_mirror: SceneryMirror | None = None  # the mirror and task `_row_of` holds rows for
         self._rows_task = ""
-        self._built: dict[tuple[int, int, str], tuple[bytes, bytes, bytes, list[SlotData], int]] = {}  # `_build` per place and facing
+        self._built: dict[tuple[int, int, str], _View] = {}  # `_build` per place and facing
         self._version = -1  # the mirror version `_built` was filled at
         self._task = ""  # the task `_built` and `mirror.statics` were filled for
         self._live = False  # whether a view in `_built` read the agent's own tile live (`_build`)
@@ -177,9 +179,9 @@ class SymbolicEncoder:
             if len(self._built) >= 1024:  # bound the memory of a long walk through a still world
                 self.clear_views()
             built = self._built[key] = self._build(agent, mirror, task, reads_own)
-        tiles, state, rows, data, inventory_size = built
+        tiles, state, rows, data, inventory_size, reach = built
         if data is not self.slot_data:
-            self.slot_data, self._slots = data, None
+            self.slot_data, self._slots, self.slot_reach = data, None, reach
         partner = agent.dialog_partner
         in_dialog = partner is not None and partner.dialog_tree is not None
         options: list[str] = []
@@ -238,7 +240,7 @@ class SymbolicEncoder:
         self.clear_views()
         self._row_of.clear()
         self._rows_mirror = None
-        self.slot_data, self._slots = [], []
+        self.slot_data, self._slots, self.slot_reach = [], [], 0
 
     def clear_views(self) -> None:
         """Forget every kept view and place (the next observation is built from the mirror)."""
@@ -258,9 +260,10 @@ class SymbolicEncoder:
         if here is not None:
             self._places[(ax, ay, live)] = patch_place(here, agent, mirror, live, touched, self.num_slots)
 
-    def _build(self, agent: Agent, mirror: SceneryMirror, task: str, live: bool
-               ) -> tuple[bytes, bytes, bytes, list[SlotData], int]:  # fmt: skip
-        """The window's tiles and states, the slots' rows, the slots and the inventory size;
+    def _build(self, agent: Agent, mirror: SceneryMirror, task: str, live: bool) -> _View:
+        """The window's tiles and states, the slots' rows, the slots, the inventory size and how
+        many slots lie within reach (the inventory's, the own tile's and the faced tile's come
+        first: the action mask follows from that count, `actions.DiscreteActions._refresh`);
         marks what the agent sees. `live`: `_reads_own_tile(agent)`."""
         r = self.radius
         world = agent.world
@@ -284,12 +287,14 @@ class SymbolicEncoder:
         if own:
             seen.update(own)
         slots = first + neighbours.get((fdx, fdy), [])
-        need = self.num_slots - len(slots)
+        reach = len(slots)
+        need = self.num_slots - reach
         if need > 0:
             slots += [s for s in far if s[3] != fdx or s[4] != fdy][:need]  # the faced tile's are in `neighbours`
         else:
             del slots[self.num_slots :]
-        return tiles, state, self._rows(slots, mirror, task), slots, inventory_size
+            reach = self.num_slots
+        return tiles, state, self._rows(slots, mirror, task), slots, inventory_size, reach
 
     def _place(self, agent: Agent, mirror: SceneryMirror, live: bool) -> _Place:
         """What `_build` needs of the agent's place whatever its facing: the window's tiles and
