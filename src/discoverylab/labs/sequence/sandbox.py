@@ -4,7 +4,7 @@ Untrusted code never runs in this process. Two independent layers (docs/tinylabs
 1. Language (`sandbox_policy`): the program is compiled with RestrictedPython under our policy, and runs
    against guarded attribute/item/write hooks, a short list of pure builtins and read-only proxies of the
    allowed modules, so no module, frame or function globals of the host is reachable from it.
-2. Process (`sandbox_child.harden`): a fresh `python -I` child in its own session that, before compiling
+2. Process (`sandbox_child.harden`): a fresh `python -s -P` child (no environment but a fixed hash seed) in its own session that, before compiling
    the program, enters a new network namespace, chroots into an empty directory, closes every other fd,
    sets CPU, memory, file-size (0), open-file (0) and core limits, drops to a uid of its own when started
    as root and sets RLIMIT_NPROC = 0 (no fork). Results come back over a dedicated pipe; the child's
@@ -48,6 +48,9 @@ logger = logging.getLogger(__name__)
 
 _CHILD = Path(__file__).with_name("sandbox_child.py")
 _UID_BASE = 2_000_000_000  # keep equal to sandbox_child.UID_BASE
+# Same program and inputs => same values: `hash(s)` and the order of a set of strings follow the
+# hash seed (`-I` would ignore this variable, and the child's env is otherwise empty).
+_CHILD_ENV = {"PYTHONHASHSEED": "0"}
 _RECORD_BYTES = 128  # a result line is ~20 bytes; anything beyond the cap is dropped unread
 
 
@@ -118,9 +121,9 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
             stdin.write(json.dumps(payload).encode())
             stdin.seek(0)
             try:
-                proc = subprocess.Popen(
-                    [sys.executable, "-I", str(_CHILD)], stdin=stdin, stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL, env={}, cwd=root_dir, start_new_session=True,
+                proc = subprocess.Popen(  # -s -P with no other variable: -I, but with a fixed str hash
+                    [sys.executable, "-s", "-P", str(_CHILD)], stdin=stdin, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL, env=_CHILD_ENV, cwd=root_dir, start_new_session=True,
                     close_fds=True, pass_fds=(write_fd,),
                 )
             except OSError as exc:
@@ -195,20 +198,31 @@ def _sweep(session: int, uid: int) -> int:
     return found
 
 
+def _number(v: object) -> float | None:
+    """A value as the child sends it, a finite JSON number; anything else (true, 1e999, NaN, a
+    400-digit int) counts as missing, so a forged record never earns what a float could not."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    try:
+        x = float(v)
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None
+
+
 def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> SandboxResult:
     values: list[float | None] = []
     call_errors = 0
     error: str | None = None
     status: dict[str, object] = {}
     first_call_error: str | None = None
-    for line in text.splitlines()[: n + 2]:
-        try:
+    for position, line in enumerate(text.splitlines()[: n + 2]):
+        try:  # a child that lost its language layer could write anything: deep nesting, 5000-digit ints
             record = json.loads(line)
-        except json.JSONDecodeError:
-            error = "malformed output from the sandbox"
-            break
-        if not isinstance(record, dict):
-            error = "malformed output from the sandbox"
+        except (ValueError, RecursionError):
+            record = None
+        if not isinstance(record, dict) or ("ready" in record) != (position == 0):
+            error = "malformed output from the sandbox"  # the status comes first, before any program code
             break
         if "ready" in record:
             status = record
@@ -220,8 +234,7 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
             first_call_error = first_call_error or str(record["e"])[:300]
             values.append(None)
         else:
-            v = record.get("v")
-            values.append(float(v) if isinstance(v, int | float) else None)
+            values.append(_number(record.get("v")))
     if len(values) < n and error is None:
         if timed_out:
             error = f"timed out after {len(values)} of {n} inputs"

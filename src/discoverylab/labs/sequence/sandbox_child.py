@@ -1,6 +1,6 @@
 """The sandbox child: seal this process, then run one predictor program on a batch of inputs.
 
-Started by `sandbox.run_predictor` as `python -I sandbox_child.py` with the payload (JSON) on stdin and
+Started by `sandbox.run_predictor` as `python -s -P sandbox_child.py` (hash seed 0) with the payload (JSON) on stdin and
 a dedicated result pipe; stdout and stderr go to /dev/null, so nothing the program could ever write
 there reaches the grader. Standard library only (plus the policy file beside it, loaded by path), so
 the child never imports a `discoverylab` that might come from another checkout.
@@ -37,6 +37,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
+ADDR_NO_RANDOMIZE = 0x0040000
 CAPABILITY_VERSION_3 = 0x20080522
 LAST_CAPABILITY = 63  # every capability number the kernel could know; unknown ones are skipped
 UID_BASE = 2_000_000_000  # the sandbox runs as UID_BASE + its pid: a uid no account or other child has
@@ -195,8 +196,22 @@ def _value(v: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _restart_without_aslr() -> None:
+    """Start again with address randomisation off, where the kernel allows personality(2): `hash(f)`
+    and the order of a set of functions follow addresses, so a program could otherwise score
+    differently on every run. Best effort: a container's seccomp filter may refuse it."""
+    libc = _libc()
+    persona = libc.personality(0xFFFFFFFF)
+    if persona < 0 or persona & ADDR_NO_RANDOMIZE:
+        return
+    if libc.personality(persona | ADDR_NO_RANDOMIZE) < 0 or not libc.personality(0xFFFFFFFF) & ADDR_NO_RANDOMIZE:
+        return
+    os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])  # stdin is not read yet
+
+
 def main() -> None:
     """Read the payload, seal, compile, then stream one record per input to the result fd."""
+    _restart_without_aslr()
     payload = json.loads(sys.stdin.buffer.read())
     out = int(payload["result_fd"])
     policy = _load_policy()
