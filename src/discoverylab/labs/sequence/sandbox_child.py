@@ -10,7 +10,8 @@ program may use is imported and before the program is compiled:
   no new privileges -> own network namespace (a grader that is not root: inside user, mount and
   PID namespaces of its own, forking once so the program runs as PID 1 there) -> chroot into an empty directory -> close every other fd -> CPU / memory /
   file-size / open-file / core limits -> drop to an unprivileged uid of its own (root) or drop every
-  capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent.
+  capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent. Not root, the
+  empty root is a read-only tmpfs of the child's own mount namespace, so nothing can be created in it.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
 ADDR_NO_RANDOMIZE = 0x0040000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 CAPABILITY_VERSION_3 = 0x20080522
 LAST_CAPABILITY = 63  # every capability number the kernel could know; unknown ones are skipped
 UID_BASE = 2_000_000_000  # the sandbox runs as UID_BASE + its pid: a uid no account or other child has
@@ -127,6 +129,11 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     chrooted = False
+    # Not root: the namespace's root owns root_dir, so it could fill it (a directory 3000 deep once
+    # crashed the grader's clean-up); an empty read-only tmpfs of this mount namespace covers it.
+    read_only_root = not is_root and network_isolated and libc.mount(
+        b"none", root_dir.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        b"size=4k,nr_inodes=2,mode=0555") == 0
     os.chdir(root_dir)
     if is_root or network_isolated:  # not root: allowed inside the user namespace just entered
         try:  # a container may withhold CAP_SYS_CHROOT; the uid drop below still guards the files
@@ -169,7 +176,7 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     elif os.getppid() != parent:  # the grader died before the death signal was armed
         os._exit(1)
     return {"network_isolated": network_isolated, "privileges_dropped": privileges_dropped,
-            "chrooted": chrooted, "uid": uid}
+            "chrooted": chrooted, "read_only_root": read_only_root, "uid": uid}
 
 
 def _load_policy() -> types.ModuleType:
