@@ -428,3 +428,70 @@ def test_parent_removes_a_tree_deeper_than_the_recursion_limit(tmp_path: Path) -
     assert not root.exists()
 
 
+
+
+# ---- the process layer's network and kernel surface, with some files allowed (max_files=8) ----------
+_HARDENED_MORE = r"""
+import ctypes, fcntl, importlib.util, json, os, socket, struct, sys
+spec = importlib.util.spec_from_file_location("child", sys.argv[1])
+child = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(child)
+root, out = sys.argv[2], int(sys.argv[5])
+libc = ctypes.CDLL(None, use_errno=True)
+status = child.harden(cpu_seconds=5, memory_bytes=512 << 20, root_dir=root, keep_fds=(out,), max_files=8)
+outcomes = {}
+def attempt(name, fn):
+    try:
+        fn()
+        outcomes[name] = "ESCAPED"
+    except BaseException as exc:
+        outcomes[name] = f"{type(exc).__name__}:{getattr(exc, 'errno', '')}"
+def check(result):
+    if result != 0:
+        raise OSError(ctypes.get_errno(), "refused")
+def unix_abstract():
+    socket.socket(socket.AF_UNIX).connect(LISTENER)
+def loopback_up():  # SIOCSIFFLAGS with IFF_UP on lo
+    fcntl.ioctl(socket.socket(socket.AF_INET, socket.SOCK_DGRAM), 0x8914, struct.pack("16sH14s", b"lo", 1, b""))
+def udp_out():
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("192.0.2.1", 53))
+attempt("unix_abstract_socket", unix_abstract)
+attempt("loopback_up", loopback_up)
+attempt("udp_out", udp_out)
+attempt("packet_socket", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))
+attempt("ptrace_parent", lambda: check(libc.ptrace(16, os.getppid(), 0, 0)))
+attempt("new_user_namespace", lambda: check(libc.unshare(0x10000000)))
+attempt("new_network_namespace", lambda: check(libc.unshare(0x40000000)))
+attempt("mount_proc", lambda: check(libc.mount(b"proc", b"/", b"proc", 0, None)))
+attempt("list_proc", lambda: os.listdir("/proc"))
+os.write(out, json.dumps({"status": status, "outcomes": outcomes}).encode())
+"""
+
+
+@pytest.mark.parametrize("as_user", [False, True], ids=["root_grader", "non_root_grader"])
+def test_hardened_process_network_and_kernel_surface(as_user: bool, canary: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An abstract unix socket the grader listens on, raising the loopback, a packet socket, ptrace, new
+    user or network namespaces (the classic way back out of a chroot), mounting /proc: all refused."""
+    import socket
+
+    import test_sandbox_escapes
+
+    if not IS_ROOT or (as_user and not _user_namespaces()):
+        pytest.skip("needs root (as in CI), and user namespaces for the non-root emulation")
+    name = f"\0discoverylab-escape-{os.getpid()}"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(name)
+    listener.listen()
+    monkeypatch.setattr(test_sandbox_escapes, "_HARDENED_ATTACKS", _HARDENED_MORE.replace("LISTENER", repr(name)))
+    try:
+        report, _ = test_sandbox_escapes._run_hardened_attacks(canary, tmp_path / "empty-root", as_user=as_user)
+    finally:
+        listener.close()
+    outcomes = report["outcomes"]
+    assert len(outcomes) == 9 and "ESCAPED" not in outcomes.values(), outcomes
+    assert outcomes["unix_abstract_socket"].startswith("ConnectionRefusedError")  # another netns
+    assert report["status"]["chrooted"] and outcomes["new_user_namespace"] == "PermissionError:1"  # EPERM in a chroot
+    assert outcomes["list_proc"] in ("FileNotFoundError:2", "PermissionError:13")  # root: cannot even list /
+    assert report["status"]["read_only_root"] is as_user
+    assert canary.read_text() == SECRET
