@@ -85,6 +85,10 @@ REFUSED = {
     "builtin_type_patch": "def f(s):\n    str.upper = len\n    return 1.0",
     "allowed_class_patch": "import collections\ndef f(s):\n    collections.Counter.most_common = len\n    return 1.0",
     "function_attribute_set": "def f(s):\n    f.x = 1\n    return 1.0",
+    "unicode_lookalike_dunder": "def f(s):\n    return 1.0 if s.\ufe33\ufe33class\ufe33\ufe33 else 0.0",
+    "default_argument_walk_in_lambda": "g = lambda x='{0.__globals__}'.format(len): x\ndef f(s):\n    return 1.0",
+    "generator_frame_in_generator_expression": "def f(s):\n"
+        "    return 1.0 if next('{0.gi_frame}'.format(g) for g in [(x for x in s)]) else 0.0",
 }
 # ---- the language layer: runs, but the trick yields nothing (no guard needed) -------------------------
 HARMLESS = {
@@ -98,6 +102,8 @@ HARMLESS = {
     "print_to_a_deque": "import collections\ndef f(s):\n    print('x', file=collections.deque())\n    return 1.0",
     "keyword_argument_dunder_field": "def f(s):\n"
         "    return 1.0 if '{__globals__}'.format(__globals__=f) != str(f) else 0.0",
+    "unicode_lookalike_dunder_in_format": "def f(s):\n    return 1.0 if '{0.\uff3f\uff3fclass\uff3f\uff3f}'.format(s) else 0.0",
+    "annotations_are_never_evaluated": "def f(s) -> '{0.__globals__}'.format(len):\n    return 0.25",
     "rebind_float_for_the_grader": "float = lambda x: 1.0\ndef f(s):\n    return 'nan'",
 }
 LANGUAGE_ATTACKS = {**REFUSED, **HARMLESS}
@@ -329,6 +335,9 @@ RAW_ATTACKS = {
     "memfd_for_exec": "def f(s):\n    os.memfd_create('x')\n    return 1.0",
     "unix_socket": "def f(s):\n    socket.socket(socket.AF_UNIX).connect('\\0discoverylab-esc18')\n    return 1.0",
     "netlink_socket": "def f(s):\n    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)\n    return 1.0",
+    "chmod_dev_null": "def f(s):\n    os.fchmod(1, 0o777)\n    return 1.0",
+    "clear_death_signal_and_sleep": "def f(s):\n    libc.prctl(1, 0, 0, 0, 0)\n    time.sleep(60)\n    return 1.0",
+    "signal_own_process_group": "def f(s):\n    os.kill(0, signal.SIGKILL)\n    return 1.0",
     "payload_holds_no_answers": "def f(s):\n    return 1.0 if set(payload) - " + _KNOWN_PAYLOAD
         + " or not all(isinstance(x, str) for x in payload['inputs']) else 0.0",
 }
@@ -495,3 +504,24 @@ def test_hardened_process_network_and_kernel_surface(as_user: bool, canary: Path
     assert outcomes["list_proc"] in ("FileNotFoundError:2", "PermissionError:13")  # root: cannot even list /
     assert report["status"]["read_only_root"] is as_user
     assert canary.read_text() == SECRET
+
+
+@pytest.mark.parametrize(("name", "code"), [
+    ("attribute_chain", "def f(s):\n    return s" + ".upper()" * 900),
+    ("addition_chain", "def f(s):\n    return 1" + "+1" * 30000),
+    ("nested_lambdas", "f = " + "lambda s: " * 9000 + "0.5"),
+    ("unary_chain", "def f(s):\n    return " + "-" * 90000 + "1"),
+    ("many_item_updates", "d = {1: 0}\n" + "d[1] += 1\n" * 9000 + "def f(s):\n    return 0.5"),
+    ("many_functions", "".join(f"def g{i}(s):\n    return s[0]\n" for i in range(2700)) + "def f(s):\n    return 0.5"),
+    ("int_literal_over_the_digit_limit", "def f(s):\n    return " + "9" * 5000),
+    ("over_the_length_limit", "def f(s):\n    return 0.5\n" + "#" * 100_001),
+])
+def test_hostile_source_is_checked_quickly_in_the_grader(name: str, code: str) -> None:
+    """The compile check runs in the grader's own process (no limits): deep, long or huge sources must
+    be accepted or rejected with a clear reason within a bounded time, never crash it."""
+    start = time.monotonic()
+    try:
+        sandbox.check_program(code)
+    except sandbox.ProgramRejected as exc:
+        assert str(exc)
+    assert time.monotonic() - start < 5.0
