@@ -157,24 +157,47 @@ def test_parent_reader_survives_hostile_records(name: str, line: str) -> None:
     assert forged.values == [None] and forged.network_isolated in (None, True) and forged.error
 
 
+def _as_non_root_grader(tmp_path: Path, code: str) -> tuple[list[float | None], dict[str, str], int, list[int]]:
+    """`run_predictor` with the raw child, from a grader that sees itself as uid 1000 (emulated with
+    `unshare --user`); returns values, details, reported survivors and any raw child still alive."""
+    script = tmp_path / "raw_child.py"
+    script.write_text(_RAW_CHILD.replace("CHILD_PATH", repr(sandbox_child.__file__)))
+    driver = ("import json, os, pathlib, sys, time\nfrom discoverylab.labs.sequence import sandbox\n"
+              f"sandbox._CHILD = pathlib.Path({str(script)!r})\nsandbox.check_program = lambda code, function='f': 'f'\n"
+              "r = sandbox.run_predictor(sys.argv[1], ['A'], min_seconds=1.0)\ntime.sleep(0.3)\nalive = []\n"
+              "for e in pathlib.Path('/proc').iterdir():\n    try:\n"
+              f"        if e.name.isdigit() and e.name != str(os.getpid()) and {str(script).encode()!r} in (e / 'cmdline').read_bytes()"
+              " and (e / 'stat').read_text().rsplit(') ', 1)[1][0] != 'Z':\n"
+              "            alive.append(int(e.name))\n            os.kill(int(e.name), 9)\n    except OSError:\n        pass\n"
+              "print(json.dumps([r.values, r.details, r.survivors, alive]))")
+    src = str(Path(sandbox_child.__file__).resolve().parents[3])
+    done = subprocess.run(["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-c", driver,
+                           code], capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": src})
+    assert done.returncode == 0, done.stderr[-2000:]
+    values, details, survivors, alive = json.loads(done.stdout)
+    return values, details, survivors, alive
+
+
 @pytest.mark.skipif(not _user_namespaces(), reason="needs util-linux unshare and user namespaces")
 def test_non_root_child_cannot_fill_its_root(tmp_path: Path) -> None:
     """A grader that is not root: the child is its namespace's root and owns the chroot directory. A
     3000-deep tree there once crashed the grader's clean-up (RecursionError) and stayed on disk; the root
     is now a read-only tmpfs of the child's mount namespace."""
-    script = tmp_path / "raw_child.py"
-    script.write_text(_RAW_CHILD.replace("CHILD_PATH", repr(sandbox_child.__file__)))
-    driver = ("import json, pathlib, sys\nfrom discoverylab.labs.sequence import sandbox\n"
-              f"sandbox._CHILD = pathlib.Path({str(script)!r})\nsandbox.check_program = lambda code, function='f': 'f'\n"
-              "r = sandbox.run_predictor(sys.argv[1], ['A'])\nprint(json.dumps([r.values, r.details]))")
     code = ("def f(s):\n    n = 0\n    try:\n        while n < 3000:\n            os.mkdir('d')\n            os.chdir('d')\n"
             "            n += 1\n    except OSError:\n        pass\n    return 0.5 if n == 0 else 1.0")
-    src = str(Path(sandbox_child.__file__).resolve().parents[3])
-    done = subprocess.run(["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-c", driver,
-                           code], capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": src})
-    assert done.returncode == 0, done.stderr[-2000:]
-    values, details = json.loads(done.stdout)
-    assert values == [0.5] and "leftover_files" not in details
+    values, details, _, alive = _as_non_root_grader(tmp_path, code)
+    assert values == [0.5] and "leftover_files" not in details and alive == []
+
+
+@pytest.mark.skipif(not _user_namespaces(), reason="needs util-linux unshare and user namespaces")
+def test_non_root_child_cannot_outlive_the_grader_by_leaving_its_session(tmp_path: Path) -> None:
+    """Not root, the program runs as PID 1 of its own PID namespace, forked from the go-between, so
+    `setsid` works: it once left the process group and session the grader kills and sweeps, cleared
+    its parent-death signal and slept on (reported as 0 survivors). The grader now also kills the
+    namespace's PID 1, whose pid the child reports before any program code runs."""
+    code = "def f(s):\n    libc.prctl(1, 0, 0, 0, 0)\n    os.setsid()\n    time.sleep(30)\n    return 1.0"
+    values, _, survivors, alive = _as_non_root_grader(tmp_path, code)
+    assert values == [None] and alive == [] and survivors == 1  # found, killed and reported truthfully
 
 
 def test_parent_removes_a_tree_deeper_than_the_recursion_limit(tmp_path: Path) -> None:

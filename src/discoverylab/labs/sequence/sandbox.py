@@ -135,7 +135,7 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # the pid is not reaped yet, so it cannot be reused
         returncode = proc.wait()
-        survivors = _sweep(proc.pid, _UID_BASE + proc.pid)
+        survivors = _sweep(proc.pid, _UID_BASE + proc.pid, _namespace_init(data))
         leftovers = os.listdir(root_dir)
     finally:
         if proc is not None and proc.returncode is None:  # interrupted while the child ran
@@ -184,8 +184,20 @@ def _read_results(fd: int, *, deadline: float, cap: int) -> tuple[bytes, bool]:
     return b"".join(chunks), False
 
 
-def _sweep(session: int, uid: int) -> int:
-    """Kill and count processes left in the child's session or running as its uid (expected: none)."""
+def _namespace_init(data: bytes) -> int | None:
+    """The not-root child's pid (PID 1 of its own PID namespace), from its status line, which was
+    written before any program code ran."""
+    try:
+        record = json.loads(data.split(b"\n", 1)[0])
+    except (ValueError, RecursionError):
+        return None
+    pid = record.get("init_pid") if isinstance(record, dict) and "ready" in record else None
+    return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1 else None
+
+
+def _sweep(session: int, uid: int, init: int | None = None) -> int:
+    """Kill and count processes left in the child's session, running as its uid or (not root: a
+    program could leave the session with setsid) being its namespace's PID 1 (expected: none)."""
     found = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -199,7 +211,9 @@ def _sweep(session: int, uid: int) -> int:
         uids = next((line.split()[1:] for line in status.splitlines() if line.startswith("Uid:")), [])
         if fields[0] == "Z":
             continue
-        if int(fields[3]) == session or str(uid) in uids:
+        nspid = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
+        is_init = entry.name == str(init) and len(nspid) >= 2 and nspid[-1] == "1"  # killing it ends its namespace
+        if int(fields[3]) == session or str(uid) in uids or is_init:
             found += 1
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(entry.name), signal.SIGKILL)

@@ -125,6 +125,11 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     uid = os.getuid()  # as the rest of the system sees this process (kept unless root drops below)
     network_isolated = _isolate_network(libc)
     watch = _fork_into_pid_namespace(libc, parent) if network_isolated and not is_root else -1
+    init_pid = None  # not root: our pid as the grader numbers it; killing this PID 1 ends the namespace
+    if watch >= 0:  # (the program could leave the grader's process group and session with setsid)
+        with contextlib.suppress(OSError, ValueError), open("/proc/self/status") as fh:
+            nspid = next((line.split()[1:] for line in fh if line.startswith("NSpid:")), [])
+            init_pid = int(nspid[0]) if len(nspid) >= 2 and nspid[-1] == "1" else None
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
@@ -176,7 +181,8 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     elif os.getppid() != parent:  # the grader died before the death signal was armed
         os._exit(1)
     return {"network_isolated": network_isolated, "privileges_dropped": privileges_dropped,
-            "chrooted": chrooted, "read_only_root": read_only_root, "uid": uid}
+            "chrooted": chrooted, "read_only_root": read_only_root, "uid": uid,
+            "init_pid": init_pid}
 
 
 def _load_policy() -> types.ModuleType:
