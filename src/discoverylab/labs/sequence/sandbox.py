@@ -4,13 +4,15 @@ Untrusted code never runs in this process. Two independent layers (docs/tinylabs
 1. Language (`sandbox_policy`): the program is compiled with RestrictedPython under our policy, and runs
    against guarded attribute/item/write hooks, a short list of pure builtins and read-only proxies of the
    allowed modules, so no module, frame or function globals of the host is reachable from it.
-2. Process (`sandbox_child.harden`): a fresh `python -s -P` child (no environment but a fixed hash seed) in its own session that, before compiling
-   the program, enters a new network namespace, chroots into an empty directory, closes every other fd,
-   sets CPU, memory, file-size (0), open-file (0) and core limits, drops to a uid of its own when started
-   as root and sets RLIMIT_NPROC = 0 (no fork). Results come back over a dedicated pipe; the child's
-   stdout/stderr go to /dev/null, so printed text can never pose as a result.
+2. Process (`sandbox_child.harden`): a fresh `python -s -P` child (no environment but a fixed hash
+   seed) in its own session that, before compiling the program, enters a new network namespace,
+   chroots into an empty directory, closes every other fd, sets CPU, memory, file-size (0), open-file
+   (0) and core limits, drops to a uid of its own when started as root and sets RLIMIT_NPROC = 0 (no
+   fork). Results come back over a dedicated pipe; the child's stdout/stderr go to /dev/null, so
+   printed text can never pose as a result.
 The parent enforces a wall-clock timeout (2 s per 100 calls by default), then kills the child's process
-group and sweeps /proc for anything left in its session or running as its uid.
+group and sweeps /proc for anything left in its session, running as its uid or (not root) being its
+PID namespace's PID 1.
 The child streams one record per input, so a program that hangs on input 57 still gets credit for 1-56.
 """
 
@@ -212,7 +214,7 @@ def _sweep(session: int, uid: int, init: int | None = None) -> int:
         if fields[0] == "Z":
             continue
         nspid = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
-        is_init = entry.name == str(init) and len(nspid) >= 2 and nspid[-1] == "1"  # killing it ends its namespace
+        is_init = entry.name == str(init) and len(nspid) >= 2 and nspid[-1] == "1"  # its namespace ends too
         if int(fields[3]) == session or str(uid) in uids or is_init:
             found += 1
             with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -1,9 +1,9 @@
 """The sandbox child: seal this process, then run one predictor program on a batch of inputs.
 
-Started by `sandbox.run_predictor` as `python -s -P sandbox_child.py` (hash seed 0) with the payload (JSON) on stdin and
-a dedicated result pipe; stdout and stderr go to /dev/null, so nothing the program could ever write
-there reaches the grader. Standard library only (plus the policy file beside it, loaded by path), so
-the child never imports a `discoverylab` that might come from another checkout.
+Started by `sandbox.run_predictor` as `python -s -P sandbox_child.py` (hash seed 0) with the payload
+(JSON) on stdin and a dedicated result pipe; stdout and stderr go to /dev/null, so nothing the program
+could ever write there reaches the grader. Standard library only (plus the policy file beside it,
+loaded by path), so the child never imports a `discoverylab` that might come from another checkout.
 
 `harden` is the process layer (docs/tinylabs.md, "Predictor sandbox"), applied after everything the
 program may use is imported and before the program is compiled:
@@ -217,7 +217,8 @@ def _restart_without_aslr() -> None:
     persona = libc.personality(0xFFFFFFFF)
     if persona < 0 or persona & ADDR_NO_RANDOMIZE:
         return
-    if libc.personality(persona | ADDR_NO_RANDOMIZE) < 0 or not libc.personality(0xFFFFFFFF) & ADDR_NO_RANDOMIZE:
+    libc.personality(persona | ADDR_NO_RANDOMIZE)
+    if not libc.personality(0xFFFFFFFF) & ADDR_NO_RANDOMIZE:
         return
     os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])  # stdin is not read yet
 
