@@ -46,6 +46,7 @@ REFUSED = {
     "format_through_lru_cache": "import functools\ndef f(s):\n"
         "    return 1.0 if functools.lru_cache()(str.format)('{0.__globals__}', f) else 0.0",
     "format_bound_method_kept": "def f(s):\n    m = '{0.__globals__}'.format\n    return 1.0 if m(f) else 0.0",
+    "format_map_empty_field_name": "def f(s):\n    return 1.0 if '{.__class__}'.format_map({'': s}) else 0.0",
     "format_star_args": "def f(s):\n    return 1.0 if '{0.__class__}'.format(*[s]) else 0.0",
     "format_star_kwargs": "def f(s):\n    return 1.0 if '{x.__class__}'.format(**{'x': s}) else 0.0",
     "format_gi_yieldfrom": "def f(s):\n    g = (x for x in [1])\n    return 1.0 if '{0.gi_yieldfrom}'.format(g) else 0.0",
@@ -92,6 +93,7 @@ REFUSED = {
 HARMLESS = {
     "percent_mapping_repr": "def f(s):\n    return 1.0 if 'globals' in ('%(k)r' % {'k': f}) else 0.0",
     "format_builtin_spec_fields": "def f(s):\n    return 1.0 if 'str' in format(s, '{0.__class__}') else 0.0",
+    "format_auto_field_attribute": "def f(s):\n    return 1.0 if 'str' in '{.__class__}'.format(s) else 0.0",
     "format_item_dunder_key": "def f(s):\n    return 1.0 if '{0[__globals__]}'.format(f) else 0.0",
     "format_spec_nested_too_deep": "def f(s):\n    return 1.0 if '{0:{1:{2}}}'.format(1, 2, 3) else 0.0",
     "re_expand_template_fields": "import re\ndef f(s):\n"
