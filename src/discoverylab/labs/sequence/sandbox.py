@@ -4,13 +4,15 @@ Untrusted code never runs in this process. Two independent layers (docs/tinylabs
 1. Language (`sandbox_policy`): the program is compiled with RestrictedPython under our policy, and runs
    against guarded attribute/item/write hooks, a short list of pure builtins and read-only proxies of the
    allowed modules, so no module, frame or function globals of the host is reachable from it.
-2. Process (`sandbox_child.harden`): a fresh `python -I` child in its own session that, before compiling
-   the program, enters a new network namespace, chroots into an empty directory, closes every other fd,
-   sets CPU, memory, file-size (0), open-file (0) and core limits, drops to a uid of its own when started
-   as root and sets RLIMIT_NPROC = 0 (no fork). Results come back over a dedicated pipe; the child's
-   stdout/stderr go to /dev/null, so printed text can never pose as a result.
+2. Process (`sandbox_child.harden`): a fresh `python -s -P` child (no environment but a fixed hash
+   seed) in its own session that, before compiling the program, enters a new network namespace,
+   chroots into an empty directory, closes every other fd, sets CPU, memory, file-size (0), open-file
+   (0) and core limits, drops to a uid of its own when started as root and sets RLIMIT_NPROC = 0 (no
+   fork). Results come back over a dedicated pipe; the child's stdout/stderr go to /dev/null, so
+   printed text can never pose as a result.
 The parent enforces a wall-clock timeout (2 s per 100 calls by default), then kills the child's process
-group and sweeps /proc for anything left in its session or running as its uid.
+group and sweeps /proc for anything left in its session, running as its uid or (not root) being its
+PID namespace's PID 1.
 The child streams one record per input, so a program that hangs on input 57 still gets credit for 1-56.
 """
 
@@ -48,6 +50,9 @@ logger = logging.getLogger(__name__)
 
 _CHILD = Path(__file__).with_name("sandbox_child.py")
 _UID_BASE = 2_000_000_000  # keep equal to sandbox_child.UID_BASE
+# Same program and inputs => same values: `hash(s)` and the order of a set of strings follow the
+# hash seed (`-I` would ignore this variable, and the child's env is otherwise empty).
+_CHILD_ENV = {"PYTHONHASHSEED": "0"}
 _RECORD_BYTES = 128  # a result line is ~20 bytes; anything beyond the cap is dropped unread
 
 
@@ -118,9 +123,9 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
             stdin.write(json.dumps(payload).encode())
             stdin.seek(0)
             try:
-                proc = subprocess.Popen(
-                    [sys.executable, "-I", str(_CHILD)], stdin=stdin, stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL, env={}, cwd=root_dir, start_new_session=True,
+                proc = subprocess.Popen(  # -s -P with no other variable: -I, but with a fixed str hash
+                    [sys.executable, "-s", "-P", str(_CHILD)], stdin=stdin, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL, env=_CHILD_ENV, cwd=root_dir, start_new_session=True,
                     close_fds=True, pass_fds=(write_fd,),
                 )
             except OSError as exc:
@@ -132,7 +137,7 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # the pid is not reaped yet, so it cannot be reused
         returncode = proc.wait()
-        survivors = _sweep(proc.pid, _UID_BASE + proc.pid)
+        survivors = _sweep(proc.pid, _UID_BASE + proc.pid, _namespace_init(data))
         leftovers = os.listdir(root_dir)
     finally:
         if proc is not None and proc.returncode is None:  # interrupted while the child ran
@@ -142,13 +147,23 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
         os.close(read_fd)
         if write_fd >= 0:
             os.close(write_fd)
-        shutil.rmtree(root_dir, ignore_errors=True)
+        _remove_tree(root_dir)
     result = _collect(data.decode("utf-8", "replace"), n, timed_out, returncode)
     result.survivors = survivors
     result.details["child_pid"] = str(proc.pid)
     if leftovers:
         result.details["leftover_files"] = str(len(leftovers))
     return result
+
+
+def _remove_tree(path: str) -> None:
+    """rmtree recurses once per level: a tree deeper than the recursion limit (which a child with
+    full powers could make where its root is writable) falls back to `rm -rf`, never a crash."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:
+        subprocess.run(["rm", "-rf", "--", path], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False, timeout=60)
 
 
 def _read_results(fd: int, *, deadline: float, cap: int) -> tuple[bytes, bool]:
@@ -171,8 +186,20 @@ def _read_results(fd: int, *, deadline: float, cap: int) -> tuple[bytes, bool]:
     return b"".join(chunks), False
 
 
-def _sweep(session: int, uid: int) -> int:
-    """Kill and count processes left in the child's session or running as its uid (expected: none)."""
+def _namespace_init(data: bytes) -> int | None:
+    """The not-root child's pid (PID 1 of its own PID namespace), from its status line, which was
+    written before any program code ran."""
+    try:
+        record = json.loads(data.split(b"\n", 1)[0])
+    except (ValueError, RecursionError):
+        return None
+    pid = record.get("init_pid") if isinstance(record, dict) and "ready" in record else None
+    return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1 else None
+
+
+def _sweep(session: int, uid: int, init: int | None = None) -> int:
+    """Kill and count processes left in the child's session, running as its uid or (not root: a
+    program could leave the session with setsid) being its namespace's PID 1 (expected: none)."""
     found = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -186,7 +213,9 @@ def _sweep(session: int, uid: int) -> int:
         uids = next((line.split()[1:] for line in status.splitlines() if line.startswith("Uid:")), [])
         if fields[0] == "Z":
             continue
-        if int(fields[3]) == session or str(uid) in uids:
+        nspid = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
+        is_init = entry.name == str(init) and len(nspid) >= 2 and nspid[-1] == "1"  # its namespace ends too
+        if int(fields[3]) == session or str(uid) in uids or is_init:
             found += 1
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(entry.name), signal.SIGKILL)
@@ -195,20 +224,31 @@ def _sweep(session: int, uid: int) -> int:
     return found
 
 
+def _number(v: object) -> float | None:
+    """A value as the child sends it, a finite JSON number; anything else (true, 1e999, NaN, a
+    400-digit int) counts as missing, so a forged record never earns what a float could not."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    try:
+        x = float(v)
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None
+
+
 def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> SandboxResult:
     values: list[float | None] = []
     call_errors = 0
     error: str | None = None
     status: dict[str, object] = {}
     first_call_error: str | None = None
-    for line in text.splitlines()[: n + 2]:
-        try:
+    for position, line in enumerate(text.splitlines()[: n + 2]):
+        try:  # a child that lost its language layer could write anything: deep nesting, 5000-digit ints
             record = json.loads(line)
-        except json.JSONDecodeError:
-            error = "malformed output from the sandbox"
-            break
-        if not isinstance(record, dict):
-            error = "malformed output from the sandbox"
+        except (ValueError, RecursionError):
+            record = None
+        if not isinstance(record, dict) or ("ready" in record) != (position == 0):
+            error = "malformed output from the sandbox"  # the status comes first, before any program code
             break
         if "ready" in record:
             status = record
@@ -220,8 +260,7 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
             first_call_error = first_call_error or str(record["e"])[:300]
             values.append(None)
         else:
-            v = record.get("v")
-            values.append(float(v) if isinstance(v, int | float) else None)
+            values.append(_number(record.get("v")))
     if len(values) < n and error is None:
         if timed_out:
             error = f"timed out after {len(values)} of {n} inputs"

@@ -1,16 +1,17 @@
 """The sandbox child: seal this process, then run one predictor program on a batch of inputs.
 
-Started by `sandbox.run_predictor` as `python -I sandbox_child.py` with the payload (JSON) on stdin and
-a dedicated result pipe; stdout and stderr go to /dev/null, so nothing the program could ever write
-there reaches the grader. Standard library only (plus the policy file beside it, loaded by path), so
-the child never imports a `discoverylab` that might come from another checkout.
+Started by `sandbox.run_predictor` as `python -s -P sandbox_child.py` (hash seed 0) with the payload
+(JSON) on stdin and a dedicated result pipe; stdout and stderr go to /dev/null, so nothing the program
+could ever write there reaches the grader. Standard library only (plus the policy file beside it,
+loaded by path), so the child never imports a `discoverylab` that might come from another checkout.
 
 `harden` is the process layer (docs/tinylabs.md, "Predictor sandbox"), applied after everything the
 program may use is imported and before the program is compiled:
   no new privileges -> own network namespace (a grader that is not root: inside user, mount and
   PID namespaces of its own, forking once so the program runs as PID 1 there) -> chroot into an empty directory -> close every other fd -> CPU / memory /
   file-size / open-file / core limits -> drop to an unprivileged uid of its own (root) or drop every
-  capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent.
+  capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent. Not root, the
+  empty root is a read-only tmpfs of the child's own mount namespace, so nothing can be created in it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
+ADDR_NO_RANDOMIZE = 0x0040000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 CAPABILITY_VERSION_3 = 0x20080522
 LAST_CAPABILITY = 63  # every capability number the kernel could know; unknown ones are skipped
 UID_BASE = 2_000_000_000  # the sandbox runs as UID_BASE + its pid: a uid no account or other child has
@@ -122,10 +125,20 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     uid = os.getuid()  # as the rest of the system sees this process (kept unless root drops below)
     network_isolated = _isolate_network(libc)
     watch = _fork_into_pid_namespace(libc, parent) if network_isolated and not is_root else -1
+    init_pid = None  # not root: our pid as the grader numbers it; killing this PID 1 ends the namespace
+    if watch >= 0:  # (the program could leave the grader's process group and session with setsid)
+        with contextlib.suppress(OSError, ValueError), open("/proc/self/status") as fh:
+            nspid = next((line.split()[1:] for line in fh if line.startswith("NSpid:")), [])
+            init_pid = int(nspid[0]) if len(nspid) >= 2 and nspid[-1] == "1" else None
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     chrooted = False
+    # Not root: the namespace's root owns root_dir, so it could fill it (a directory 3000 deep once
+    # crashed the grader's clean-up); an empty read-only tmpfs of this mount namespace covers it.
+    read_only_root = not is_root and network_isolated and libc.mount(
+        b"none", root_dir.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        b"size=4k,nr_inodes=2,mode=0555") == 0
     os.chdir(root_dir)
     if is_root or network_isolated:  # not root: allowed inside the user namespace just entered
         try:  # a container may withhold CAP_SYS_CHROOT; the uid drop below still guards the files
@@ -168,7 +181,8 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     elif os.getppid() != parent:  # the grader died before the death signal was armed
         os._exit(1)
     return {"network_isolated": network_isolated, "privileges_dropped": privileges_dropped,
-            "chrooted": chrooted, "uid": uid}
+            "chrooted": chrooted, "read_only_root": read_only_root, "uid": uid,
+            "init_pid": init_pid}
 
 
 def _load_policy() -> types.ModuleType:
@@ -195,8 +209,23 @@ def _value(v: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _restart_without_aslr() -> None:
+    """Start again with address randomisation off, where the kernel allows personality(2): `hash(f)`
+    and the order of a set of functions follow addresses, so a program could otherwise score
+    differently on every run. Best effort: a container's seccomp filter may refuse it."""
+    libc = _libc()
+    persona = libc.personality(0xFFFFFFFF)
+    if persona < 0 or persona & ADDR_NO_RANDOMIZE:
+        return
+    libc.personality(persona | ADDR_NO_RANDOMIZE)
+    if not libc.personality(0xFFFFFFFF) & ADDR_NO_RANDOMIZE:
+        return
+    os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])  # stdin is not read yet
+
+
 def main() -> None:
     """Read the payload, seal, compile, then stream one record per input to the result fd."""
+    _restart_without_aslr()
     payload = json.loads(sys.stdin.buffer.read())
     out = int(payload["result_fd"])
     policy = _load_policy()

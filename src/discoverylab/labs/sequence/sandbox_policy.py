@@ -136,6 +136,12 @@ class _Policy(RestrictingNodeTransformer):
             self.check_name(node, name)
         return node
 
+    def visit_Global(self, node: ast.Global) -> Any:
+        """`global _getattr_` could only precede a rebinding (refused anyway): refuse the name here too."""
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
     def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
         """`x: T = v` runs as `x = v` (annotations are dropped, never evaluated)."""
         if not isinstance(node.target, ast.Name):
