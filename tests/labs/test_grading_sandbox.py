@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
 import pytest
 
 from discoverylab.labs.sequence.sandbox import ProgramRejected, check_program, run_predictor
@@ -87,3 +95,36 @@ def test_the_rules_prompts_state_are_the_rules_the_sandbox_keeps() -> None:
             check_program(code + "def f(s):\n    return 0.5\n")
     fmt = hidden_property_format(None, '{"hypotheses": []}', DEFAULT_LIMITS)  # the final-answer format
     assert PROGRAM_RULES in fmt.instructions
+
+
+_KILLED_GRADER = """
+import sys
+from discoverylab.labs.sequence.sandbox import run_predictor
+run_predictor("def f(s):\\n    while True:\\n        pass", ["A"], min_seconds=60)
+"""
+
+
+def test_the_root_of_a_killed_grader_is_removed_by_the_next_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grader SIGKILLed mid-run never removes its child's root (the runner's kill tests left one
+    or two per suite run in /tmp); the next `run_predictor` does, once it is a minute old. A live
+    grader's root and a dead one's fresh root stay."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    grader = subprocess.Popen([sys.executable, "-c", _KILLED_GRADER], env=env, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not list(tmp_path.glob(f"discoverylab-sandbox-{grader.pid}-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (killed_root,) = tmp_path.glob(f"discoverylab-sandbox-{grader.pid}-*")
+    os.killpg(grader.pid, signal.SIGKILL)  # the grader and its child
+    grader.wait()
+    live_root = tmp_path / f"discoverylab-sandbox-{os.getppid()}-live"  # a process that exists
+    fresh_root = tmp_path / f"discoverylab-sandbox-{grader.pid}-fresh"  # dead, but under a minute old
+    live_root.mkdir()
+    fresh_root.mkdir()
+    old = time.time() - 120
+    for path in (killed_root, live_root):
+        os.utime(path, (old, old))
+    assert run_predictor(GC, ["GGCC"]).values == [1.0]
+    assert not killed_root.exists() and live_root.exists() and fresh_root.exists()
+    assert not list(tmp_path.glob(f"discoverylab-sandbox-{os.getpid()}-*"))  # and its own root went as before

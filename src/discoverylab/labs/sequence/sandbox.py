@@ -112,7 +112,8 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
         return SandboxResult(values=[None] * len(inputs), error=f"rejected: {exc}", rejected=True)
     n = len(inputs)
     timeout = max(min_seconds, seconds_per_100 * n / 100.0)
-    root_dir = tempfile.mkdtemp(prefix="discoverylab-sandbox-")
+    _remove_stale_roots()
+    root_dir = tempfile.mkdtemp(prefix=f"{_ROOT_PREFIX}{os.getpid()}-")
     read_fd, write_fd = os.pipe()
     proc: subprocess.Popen[bytes] | None = None
     try:
@@ -154,6 +155,42 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
     if leftovers:
         result.details["leftover_files"] = str(len(leftovers))
     return result
+
+
+_ROOT_PREFIX = "discoverylab-sandbox-"
+_STALE_AFTER_S = 60.0  # a root is used from its mkdtemp to the child's chroot (well under a second), then only held
+
+
+def _remove_stale_roots() -> None:
+    """Remove the roots (`<prefix><pid>-*`, empty) of graders that died without cleaning up: a
+    SIGKILLed grader never reaches its `finally` (the runner's kill tests left one or two per
+    suite run). Only a root whose grader pid no longer exists and that is older than a minute:
+    a live grader's root (any user's: `kill(pid, 0)` then raises PermissionError) is never touched."""
+    try:
+        entries = os.scandir(tempfile.gettempdir())
+    except OSError:
+        return
+    now = time.time()
+    with entries:
+        for entry in entries:
+            pid_text, _, rest = entry.name.removeprefix(_ROOT_PREFIX).partition("-")
+            if not entry.name.startswith(_ROOT_PREFIX) or not rest or not pid_text.isdigit():
+                continue
+            pid = int(pid_text)
+            if pid == os.getpid():
+                continue
+            try:
+                os.kill(pid, 0)
+                continue  # alive
+            except PermissionError:
+                continue  # alive, another user's
+            except ProcessLookupError:
+                pass
+            except OSError:
+                continue
+            with contextlib.suppress(OSError):
+                if now - entry.stat(follow_symlinks=False).st_mtime > _STALE_AFTER_S and entry.is_dir(follow_symlinks=False):
+                    _remove_tree(entry.path)
 
 
 def _remove_tree(path: str) -> None:
