@@ -181,7 +181,7 @@ print(json.dumps({{"offered": offered, "taken": taken}}))
 def test_a_process_that_built_every_theme_first_still_recycles_the_unit_tests_plain_kinds() -> None:
     """A task-mixing process (a vector env's worker) builds the themes' worlds before a unit
     test's: every plain kind a unit test's reset offers is still reused. Without
-    `catalog._share_key_tables`, Space Sick's walls left no room in `Wall`'s key table for a
+    `spares.share_key_tables`, Space Sick's walls left no room in `Wall`'s key table for a
     fence's `obscures_below`: fences (and trees, tables) got dicts of their own and none was reused."""
     done = subprocess.run([sys.executable, "-c", _AFTER_THEMES.format(tasks=UNIT_TESTS)], capture_output=True,
                           text=True, timeout=300, check=True)  # fmt: skip

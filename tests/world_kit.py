@@ -75,7 +75,7 @@ UNIT_TESTS = ("DoorsTest", "DialogTest", "NavigationHouseTest", "MovingAgentsTes
 def readable_kinds(*kinds: str) -> list[str]:
     """Those of `kinds` whose objects `spares.take` can read in this process. CPython shares one
     key table among a class's instance dicts and stops adding names to it after many instances;
-    `catalog._share_key_tables` fills the tables at import, so today every plain kind is
+    `spares.share_key_tables` fills the tables at import, so today every plain kind is
     readable in any process (`test_a_process_that_built_every_theme_first_still_recycles_...`);
     counts of reuse in a test process hold for these kinds should a class ever add a name late."""
     found = []

@@ -308,24 +308,6 @@ def _hole_indices(cells: list[tuple[int, int]], size: int, holes: Iterable[Rect]
     return sorted(found)
 
 
-def _share_key_tables() -> None:
-    """Put every attribute name the plain kinds' objects get (`build_plain`) into their classes'
-    shared key tables now, before any object of theirs exists. CPython 3.11 stops adding names
-    to a class's table once it has made many instances: a process that first built a theme's
-    plain walls (Space Sick) then gave a unit test's fences (`obscures_below`), trees and tables
-    dicts of their own, which `spares.take` cannot read, so each of their resets built those
-    anew (+0.55M instructions per Moving Agents reset, +4.6%). One probe per class takes the
-    names; the layouts `spares.take` reads are then found once, here (`spares._layout`)."""
-    plans = [plan for plan in map(inline_plan, templates()) if plan is not None]
-    names: dict[type, dict[str, None]] = {}
-    for plan in plans:
-        names.setdefault(plan[1], {}).update(dict.fromkeys((*spares._FIELDS, *plan[6], "uuid")))
-    for cls, keys in names.items():
-        probe: Any = object.__new__(cls)
-        for name in keys:
-            setattr(probe, name, None)
-    for plan in plans:
-        spares._layout(plan[1], plan[6])
 
-
-_share_key_tables()
+# Every plain kind's names in its class's shared key table before any object exists (`spares.share_key_tables`).
+spares.share_key_tables((plan[1], plan[6]) for plan in map(inline_plan, templates()) if plan is not None)

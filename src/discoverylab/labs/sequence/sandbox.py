@@ -173,8 +173,10 @@ def _remove_stale_roots() -> None:
     now = time.time()
     with entries:
         for entry in entries:
+            if not entry.name.startswith(_ROOT_PREFIX):
+                continue
             pid_text, _, rest = entry.name.removeprefix(_ROOT_PREFIX).partition("-")
-            if not entry.name.startswith(_ROOT_PREFIX) or not rest or not pid_text.isdigit():
+            if not rest or not pid_text.isdigit():  # (an older grader's root, named without its pid)
                 continue
             pid = int(pid_text)
             if pid == os.getpid():
