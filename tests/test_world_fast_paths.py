@@ -14,6 +14,7 @@ from discoverylab.world.catalog import place
 from discoverylab.world.npc import find_path
 from discoverylab.world.reach import accessible_object, accessible_objects
 from discoverylab.world.world import World
+from discoverylab.world.zones import reach_mask, tile_bit
 
 
 def _reference_zones(size: int, barrier: set[tuple[int, int]]) -> list[list[int]]:
@@ -44,6 +45,25 @@ def test_door_zones_label_like_a_flood_fill() -> None:
         cases.append({(int(x), int(y)) for x, y in rng.integers(-1, 33, size=(count, 2))})
     for barrier in cases:
         assert world._label_zones(barrier) == _reference_zones(32, barrier)
+
+
+def test_a_zone_mask_holds_exactly_the_tiles_the_flood_fill_joins_to_its_seeds() -> None:
+    """`zones.reach_mask` (column runs grown by additions, bits reversed for the way down) against
+    the plain flood fill: for random barriers (off-map tiles too) and seeds, the mask's tiles
+    are those whose reference zone is a seed's zone, on sizes whose masks do and do not fill
+    whole bytes."""
+    rng = np.random.default_rng(7)
+    for size in (32, 7, 13):
+        tiles = [(x, y) for x in range(size) for y in range(size)]
+        for _ in range(40):
+            count = int(size * size * 1.1 * rng.random() ** 2)
+            barrier = {(int(x), int(y)) for x, y in rng.integers(-1, size + 1, size=(count, 2))}
+            zones = _reference_zones(size, barrier)
+            free = sum(tile_bit(size, x, y) for x, y in tiles if zones[x][y] >= 0)
+            seeds = [tiles[int(i)] for i in rng.integers(len(tiles), size=int(rng.integers(1, 4)))]
+            mask = reach_mask(size, free, sum(tile_bit(size, x, y) for x, y in set(seeds)))
+            wanted = {zones[x][y] for x, y in seeds} - {-1}
+            assert {t for t in tiles if mask & tile_bit(size, *t)} == {t for t in tiles if zones[t[0]][t[1]] in wanted}
 
 
 def _reference_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:

@@ -95,15 +95,15 @@ class MovementActions:
             x, y = ox + side[1], oy + side[2]
             if world.is_passable(x, y):
                 free.append((side[0], x, y))
+        agent, stride = self.agent, world.size + 1
         for locked_only in (False, True):
             if not free:
                 break
-            zones = world.door_zones(locked_only)
-            found = free[0] if zones is None else None
-            if zones is not None:
-                here = self._zones_here(zones)
+            reach = world.door_reach(locked_only, agent.x, agent.y)  # the agent's zone, as a mask
+            found = free[0] if reach is None else None
+            if reach is not None:
                 for candidate in free:
-                    if zones[candidate[1]][candidate[2]] in here:
+                    if reach >> (candidate[1] * stride + candidate[2]) & 1:  # `zones.tile_bit`
                         found = candidate
                         break
             if found is not None:
@@ -114,15 +114,6 @@ class MovementActions:
                 return self._done("TELEPORT_TO_OBJECT", obj, None, True, msg)
         msg = f"I couldn't find a valid location beside the object ({obj.name}, uuid: {obj.uuid}) to teleport to."
         return self._done("TELEPORT_TO_OBJECT", obj, None, False, msg)
-
-    def _zones_here(self, zones: list[list[int]]) -> set[int]:
-        """The agent's door zone (on a barrier tile, where only a scripted placement puts it,
-        the zones of the tiles beside it)."""
-        x, y = self.agent.x, self.agent.y
-        if zones[x][y] >= 0:
-            return {zones[x][y]}
-        near = ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
-        return {zones[a][b] for a, b in near if self.world.in_bounds(a, b) and zones[a][b] >= 0}
 
 
 def _nearest_passable(world: Any, x: int, y: int) -> tuple[int, int]:

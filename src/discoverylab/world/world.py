@@ -25,7 +25,7 @@ from discoverylab.world.streams import LazyStream, opaque_rng
 from discoverylab.world.tick_pause import KEY as TICK_PAUSE
 from discoverylab.world.tick_pause import pause_tick
 from discoverylab.world.uuids import UUID_LIMIT, UuidPool
-from discoverylab.world.zones import door_zones, label_zones
+from discoverylab.world.zones import ReachPlan, door_reach, door_zones, label_zones
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import Agent
@@ -78,6 +78,8 @@ class World:
         self._passages: list[WorldObject] | None = None
         self._walls: set[tuple[int, int]] = set()
         self._zones: dict[tuple[bool, tuple[tuple[int, int], ...]], list[list[int]]] = {}
+        self._reach: dict[tuple[bool, tuple[tuple[int, int], ...]], tuple[ReachPlan, list[int]]] = {}  # zones.door_reach
+        self._wall_free: int | None = None  # every tile but the walls, as a zone mask (zones.door_reach)
         self._tickers: list[WorldObject] = []
         self.removed_holders: list[WorldObject] = []  # destroyed objects that held others (see `dispose`)
         self._ticking: tuple[WorldObject, ...] = ()  # `tick`'s snapshot of the live tickers
@@ -310,6 +312,11 @@ class World:
         until a door opens or closes (walls never move once built): `zones.door_zones`."""
         return door_zones(self, locked_only)
 
+    def door_reach(self, locked_only: bool, x: int, y: int) -> int | None:
+        """The tiles of (x, y)'s door zone as a bit mask (`zones.tile_bit`), None when no closed
+        (locked) door exists: what teleports ask (`zones.door_reach`)."""
+        return door_reach(self, locked_only, x, y)
+
     def _label_zones(self, barrier: set[tuple[int, int]]) -> list[list[int]]:
         """Zone numbers per tile, [x][y] (`zones.label_zones`)."""
         return label_zones(self.size, barrier)
@@ -353,7 +360,8 @@ class World:
         self.objects, self.removed_holders, self.agents, self.on_tick = {}, [], [], []
         self._built, self.holders = {}, {}
         self._uuid_pool.close()
-        self._passages, self._zones, self._tickers, self._ticking, self._watchers = None, {}, [], (), []
+        self._passages, self._zones, self._reach, self._wall_free = None, {}, {}, None
+        self._tickers, self._ticking, self._watchers = [], (), []
         stacks, self.caches, self.stacks = self.stacks, {}, []
         spares.offer_stacks(stacks, self.size)  # emptied for the next world's, when nothing else holds them
 

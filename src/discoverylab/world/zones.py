@@ -1,9 +1,12 @@
 """Door zones: the 4-connected regions of the grid between walls and closed doors, labelled on
-runs of free tiles per column joined by a union-find (teleports ask again whenever a door
-opens or closes, so this must be cheap)."""
+runs of free tiles per column joined by a union-find (`label_zones`, `door_zones`), and, for
+teleports, which ask on nearly every episode's first door-crossing teleport, the region of the
+agent's tile alone as a bit mask grown by whole column runs at once (`door_reach`: ~40 us
+against ~250 us for a labelling of a 32x32 map)."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -71,11 +74,11 @@ def _join_runs(parent: list[int], left: list[tuple[int, int]], left_first: int, 
             j += 1
 
 
-def door_zones(world: World, locked_only: bool) -> list[list[int]] | None:
-    """`World.door_zones`: per tile its zone number between walls and closed doors (locked ones
-    only if `locked_only`), None when no such door exists; kept per set of closed doors on the
-    world (`_zones`; walls never move once built, so they are read once)."""
-    if world._passages is None:  # built lazily, after the scenario's builder ran: one pass
+def _closed_doors(world: World, locked_only: bool) -> list[tuple[int, int]]:
+    """The tiles of the closed doors (locked ones only if `locked_only`), in `_passages`' fixed
+    order; builds the world's passages and walls on first use (after the scenario's builder
+    ran: one pass; walls never move once built, so they are read once)."""
+    if world._passages is None:
         passages: list[WorldObject] = []
         walls: set[tuple[int, int]] = set()
         for o in world.objects.values():
@@ -88,6 +91,14 @@ def door_zones(world: World, locked_only: bool) -> list[list[int]] | None:
     for o in world._passages:
         if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only):
             closed.append((o.x, o.y))
+    return closed
+
+
+def door_zones(world: World, locked_only: bool) -> list[list[int]] | None:
+    """`World.door_zones`: per tile its zone number between walls and closed doors (locked ones
+    only if `locked_only`), None when no such door exists; kept per set of closed doors on the
+    world (`_zones`)."""
+    closed = _closed_doors(world, locked_only)
     if not closed:
         return None
     # Keyed by the doors in `_passages`' fixed order: the same closed doors, the same key (a
@@ -98,3 +109,128 @@ def door_zones(world: World, locked_only: bool) -> list[list[int]] | None:
         zones = world._label_zones(world._walls.union(closed))
         world._zones[key] = zones
     return zones
+
+
+# ---- one zone as a bit mask (teleports) ----------------------------------------------------------
+# Tile (x, y) is bit x * (size + 1) + y: each column a run of `size` bits with a guard bit above it
+# that is never free, so an addition's carry stops at the column's end. Growing a set R of free
+# tiles (R within the free mask F) to the top of each free run it touches is one addition:
+# ((F + R) ^ F) & F | R (the carry runs up through the run and dies at its first barrier); to the
+# bottom of each run the same in the bit-reversed masks (`_reverse`). Across columns, along each
+# row, it grows by doubling shifts (a Kogge-Stone fill: shifts by 1, 2, 4, ... columns, each
+# through the tiles whose whole span back is free). Repeated until nothing changes: one round per
+# turn between a column and a row that the zone's paths need.
+
+# Each byte's bits in reverse order: a mask's bits reversed as a whole are its bytes reversed in
+# order (`to_bytes` big-endian, read back little-endian) and each byte translated through this.
+_REVERSED_BYTE = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
+
+# (free, free reversed, width in bytes, per doubling (shift, tiles free that far east, that far west))
+ReachPlan = tuple[int, int, int, tuple[tuple[int, int, int], ...]]
+
+
+def tile_bit(size: int, x: int, y: int) -> int:
+    """The bit of tile (x, y) (on the map) in a zone mask."""
+    return 1 << (x * (size + 1) + y)
+
+
+def _reverse(mask: int, width: int) -> int:
+    """`mask`'s bits in reverse order over `width` bytes (an involution for masks that fit)."""
+    return int.from_bytes(mask.to_bytes(width, "big").translate(_REVERSED_BYTE), "little")
+
+
+def _plan(size: int, free: int) -> ReachPlan:
+    """What growing zones within `free` reuses (`ReachPlan`)."""
+    stride, width = size + 1, (size * (size + 1) + 7) // 8
+    steps, east, west, shift = [], free, free, stride
+    while True:
+        steps.append((shift, east, west))
+        if shift >= size * stride:  # 1 + 2 + ... + shift // stride >= size - 1 columns
+            break
+        east, west = east & (east << shift), west & (west >> shift)
+        shift *= 2
+    return free, _reverse(free, width), width, tuple(steps)
+
+
+def _grow(plan: ReachPlan, seeds: int) -> int:
+    """The tiles of the plan's free mask joined to a tile of `seeds`."""
+    free, free_back, width, steps = plan
+    reach = seeds & free
+    while True:
+        last = reach
+        reach |= ((free + reach) ^ free) & free  # up every touched column run
+        back = _reverse(reach, width)
+        back |= ((free_back + back) ^ free_back) & free_back  # and down
+        reach = east = west = _reverse(back, width)
+        for shift, east_free, west_free in steps:  # along every touched row run
+            east |= east_free & (east << shift)
+            west |= west_free & (west >> shift)
+        reach = east | west
+        if reach == last:
+            return reach
+
+
+def reach_mask(size: int, free: int, seeds: int) -> int:
+    """The tiles of `free` 4-connected within `free` to a tile of `seeds` (both masks)."""
+    return _grow(_plan(size, free), seeds)
+
+
+@cache
+def _full_mask(size: int) -> int:
+    """Every tile of the map."""
+    stride = size + 1
+    column = (1 << size) - 1
+    return sum(column << (x * stride) for x in range(size))
+
+
+def _mask_of(size: int, tiles: set[tuple[int, int]]) -> int:
+    """The tiles on the map among `tiles`, as a mask (set in bytes: a shift and an `or` of the
+    whole mask per tile cost twice as much)."""
+    stride = size + 1
+    bits = bytearray((size * stride + 7) // 8)
+    for x, y in tiles:
+        if 0 <= x < size and 0 <= y < size:
+            i = x * stride + y
+            bits[i >> 3] |= 1 << (i & 7)
+    return int.from_bytes(bits, "little")
+
+
+def door_reach(world: World, locked_only: bool, x: int, y: int) -> int | None:
+    """The tiles joined to (x, y) without crossing a wall or a closed door (locked ones only if
+    `locked_only`), as a mask (`tile_bit`); from a barrier tile (where only a scripted placement
+    puts the agent), the tiles joined to its free neighbours. None when no such door exists,
+    as `door_zones`. The same tiles as the zones of `door_zones` that hold (x, y) (or its
+    neighbours); each zone found is kept per set of closed doors (`_reach`), the walls' mask per
+    world (walls never move once built)."""
+    closed = _closed_doors(world, locked_only)
+    if not closed:
+        return None
+    size = world.size
+    key = (locked_only, tuple(closed))
+    known = world._reach.get(key)
+    if known is None:
+        if world._wall_free is None:
+            world._wall_free = _full_mask(size) & ~_mask_of(size, world._walls)
+        free = world._wall_free
+        for bx, by in closed:
+            if 0 <= bx < size and 0 <= by < size:
+                free &= ~tile_bit(size, bx, by)
+        known = world._reach[key] = (_plan(size, free), [])
+    plan, zones = known
+    free = plan[0]
+    seeds = tile_bit(size, x, y) & free if 0 <= x < size and 0 <= y < size else 0
+    if not seeds:
+        for a, b in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            if 0 <= a < size and 0 <= b < size:
+                seeds |= tile_bit(size, a, b) & free
+    reach = 0
+    for zone in zones:
+        if zone & seeds:
+            reach |= zone
+    seeds &= ~reach
+    while seeds:  # a zone not met yet: grown from its lowest seed, then kept
+        zone = _grow(plan, seeds & -seeds)
+        zones.append(zone)
+        reach |= zone
+        seeds &= ~zone
+    return reach
