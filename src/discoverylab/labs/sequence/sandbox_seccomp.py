@@ -21,7 +21,10 @@ from collections.abc import Iterable
 from typing import Any
 
 ACT_ALLOW = 0x7FFF0000
-CMP_NE, CMP_EQ, CMP_MASKED_EQ = 1, 4, 7
+ACT_KILL_PROCESS = 0x80000000
+ATTR_ACT_BADARCH = 2
+CMP_NE, CMP_MASKED_EQ = 1, 7
+LOW_32 = 0xFFFFFFFF
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
 # Namespace flags that clone(2) takes in its first argument (CLONE_NEWTIME only through clone3/unshare).
 CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
@@ -36,11 +39,12 @@ DENIED = (
     # the file system's shape and the way out of a chroot
     "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
     "fsmount", "fspick", "mount_setattr", "unshare", "setns", "open_by_handle_at", "name_to_handle_at",
-    # files reachable by path without an open fd (a grader that is not root and has no chroot)
+    # changing files, by path (no open fd needed: a grader that is not root may have no chroot) or fd
     "unlink", "unlinkat", "rename", "renameat", "renameat2", "rmdir", "mkdir", "mkdirat", "link",
     "linkat", "symlink", "symlinkat", "mknod", "mknodat", "chmod", "fchmod", "fchmodat", "fchmodat2",
-    "chown", "fchown", "lchown", "fchownat", "truncate", "utime", "utimes", "utimensat", "futimesat",
-    "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+    "chown", "fchown", "lchown", "fchownat", "truncate", "ftruncate", "fallocate", "utime", "utimes",
+    "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
+    "fremovexattr",
     # kernel surface
     "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "kexec_load",
     "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "acct", "swapon",
@@ -72,6 +76,8 @@ def load_library() -> Any | None:
         return None
     lib.seccomp_init.argtypes = (ctypes.c_uint32,)
     lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_attr_set.argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32)
+    lib.seccomp_attr_set.restype = ctypes.c_int
     lib.seccomp_release.argtypes = (ctypes.c_void_p,)
     lib.seccomp_release.restype = None
     lib.seccomp_load.argtypes = (ctypes.c_void_p,)
@@ -93,9 +99,15 @@ def sandbox_rules(pid: int) -> list[Rule]:
     rules: list[Rule] = [(eperm, name, ()) for name in DENIED]
     rules.append((action_errno(errno.ENOSYS), "clone3", ()))
     rules += [(eperm, "clone", ((0, CMP_MASKED_EQ, flag, flag),)) for flag in CLONE_NAMESPACES]
+    # Another process (a pid argument that is not this one, or 0 for "myself"): any bits above the
+    # 32 the kernel reads make the comparison unequal, so they are refused too.
     rules += [(eperm, name, ((0, CMP_NE, pid, 0),)) for name in ("kill", "tkill", "tgkill")]
-    rules.append((eperm, "prlimit64", ((0, CMP_NE, 0, 0),)))
-    rules += [(eperm, "prctl", ((0, CMP_EQ, option, 0),)) for option in (PR_SET_PDEATHSIG, PR_SET_DUMPABLE)]
+    rules += [(eperm, name, ((0, CMP_NE, 0, 0),)) for name in (
+        "prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
+        "migrate_pages", "move_pages")]
+    rules += [(eperm, name, ((1, CMP_NE, 0, 0),)) for name in ("setpriority", "ioprio_set")]
+    # prctl's option is an int: match its low 32 bits only, or 0x1_00000001 would pass as option 1.
+    rules += [(eperm, "prctl", ((0, CMP_MASKED_EQ, LOW_32, option),)) for option in (PR_SET_PDEATHSIG, PR_SET_DUMPABLE)]
     return rules
 
 
@@ -106,7 +118,9 @@ def load_filter(lib: Any, rules: Iterable[Rule]) -> bool:
     ctx = lib.seccomp_init(ACT_ALLOW)
     if not ctx:
         return False
-    try:
+    try:  # a call of another ABI (x32, i386 `int 0x80`) kills the whole process, not just its thread
+        if lib.seccomp_attr_set(ctx, ATTR_ACT_BADARCH, ACT_KILL_PROCESS) != 0:
+            return False
         for action, name, conditions in rules:
             number = lib.seccomp_syscall_resolve_name(name.encode())
             if number == -1:  # __NR_SCMP_ERROR
