@@ -2,7 +2,7 @@
 
 Started by `sandbox.run_predictor` as `python -s -P sandbox_child.py` (hash seed 0) with the payload
 (JSON) on stdin and a dedicated result pipe; stdout and stderr go to /dev/null, so nothing the program
-could ever write there reaches the grader. Standard library only (plus the policy file beside it,
+could ever write there reaches the grader. Standard library only (plus the policy and seccomp files beside it,
 loaded by path), so the child never imports a `discoverylab` that might come from another checkout.
 
 `harden` is the process layer (docs/tinylabs.md, "Predictor sandbox"), applied after everything the

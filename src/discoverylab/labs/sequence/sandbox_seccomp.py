@@ -119,8 +119,7 @@ def load_filter(lib: Any, rules: Iterable[Rule]) -> bool:
     if not ctx:
         return False
     try:  # a call of another ABI (x32, i386 `int 0x80`) kills the whole process, not just its thread
-        if lib.seccomp_attr_set(ctx, ATTR_ACT_BADARCH, ACT_KILL_PROCESS) != 0:
-            return False
+        lib.seccomp_attr_set(ctx, ATTR_ACT_BADARCH, ACT_KILL_PROCESS)  # (before Linux 4.14: the thread)
         for action, name, conditions in rules:
             number = lib.seccomp_syscall_resolve_name(name.encode())
             if number == -1:  # __NR_SCMP_ERROR
