@@ -178,7 +178,8 @@ spec = importlib.util.spec_from_file_location("child", sys.argv[1])
 child = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(child)
 root, canary, port, out = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-status = child.harden(cpu_seconds=5, memory_bytes=512 << 20, root_dir=root, keep_fds=(out,), max_files=8)
+status = child.harden(cpu_seconds=5, memory_bytes=512 << 20, root_dir=root, keep_fds=(out,), max_files=8,
+                      filter_syscalls=False)  # the mechanisms behind the seccomp filter, alone
 outcomes = {}
 def attempt(name, fn):
     try:

@@ -75,7 +75,8 @@ RAW_ATTACKS = {
         "        pass\n    for i in range(64):\n        os.chdir('..')\n    try:\n        os.chroot('.')\n"
         "    except OSError:\n        pass\n    return 1.0 if os.path.exists('/etc') else 0.0",
     "create_in_own_root": "def f(s):\n    os.mkdir('/made-here')\n    return 1.0",
-    "signal_every_process": "def f(s):\n    os.kill(-1, signal.SIGKILL)\n    return 0.5",
+    "signal_every_process": "def f(s):\n    try:\n        os.kill(-1, signal.SIGKILL)\n    except OSError:\n"
+        "        pass\n    return 0.5",  # (refused with EPERM by the seccomp filter; without it, kills nothing)
     "signal_the_grader": "def f(s):\n    os.kill(GRADER, 0)\n    return 1.0",
     "ptrace_the_grader": "def f(s):\n    return 1.0 if libc.ptrace(16, GRADER, 0, 0) == 0 else 0.0",
     "read_the_graders_limits": "def f(s):\n    resource.prlimit(GRADER, resource.RLIMIT_NOFILE)\n    return 1.0",
@@ -157,11 +158,14 @@ def test_parent_reader_survives_hostile_records(name: str, line: str) -> None:
     assert forged.values == [None] and forged.network_isolated in (None, True) and forged.error
 
 
-def _as_non_root_grader(tmp_path: Path, code: str) -> tuple[list[float | None], dict[str, str], int, list[int]]:
+def _as_non_root_grader(tmp_path: Path, code: str, *, filter_syscalls: bool = True,
+                        ) -> tuple[list[float | None], dict[str, str], int, list[int]]:
     """`run_predictor` with the raw child, from a grader that sees itself as uid 1000 (emulated with
-    `unshare --user`); returns values, details, reported survivors and any raw child still alive."""
+    `unshare --user`); returns values, details, reported survivors and any raw child still alive.
+    `filter_syscalls=False`: without the seccomp filter, to test the mechanisms behind it alone."""
     script = tmp_path / "raw_child.py"
-    script.write_text(_RAW_CHILD.replace("CHILD_PATH", repr(sandbox_child.__file__)))
+    raw = _RAW_CHILD.replace("CHILD_PATH", repr(sandbox_child.__file__))
+    script.write_text(raw if filter_syscalls else raw.replace("keep_fds=(out,))", "keep_fds=(out,), filter_syscalls=False)"))
     driver = ("import json, os, pathlib, sys, time\nfrom discoverylab.labs.sequence import sandbox\n"
               f"sandbox._CHILD = pathlib.Path({str(script)!r})\nsandbox.check_program = lambda code, function='f': 'f'\n"
               "r = sandbox.run_predictor(sys.argv[1], ['A'], min_seconds=1.0)\ntime.sleep(0.3)\nalive = []\n"
@@ -194,9 +198,10 @@ def test_non_root_child_cannot_outlive_the_grader_by_leaving_its_session(tmp_pat
     """Not root, the program runs as PID 1 of its own PID namespace, forked from the go-between, so
     `setsid` works: it once left the process group and session the grader kills and sweeps, cleared
     its parent-death signal and slept on (reported as 0 survivors). The grader now also kills the
-    namespace's PID 1, whose pid the child reports before any program code runs."""
+    namespace's PID 1, whose pid the child reports before any program code runs. (The seccomp filter
+    now refuses both calls; this checks the sweep behind it, without the filter.)"""
     code = "def f(s):\n    libc.prctl(1, 0, 0, 0, 0)\n    os.setsid()\n    time.sleep(30)\n    return 1.0"
-    values, _, survivors, alive = _as_non_root_grader(tmp_path, code)
+    values, _, survivors, alive = _as_non_root_grader(tmp_path, code, filter_syscalls=False)
     assert values == [None] and alive == [] and survivors == 1  # found, killed and reported truthfully
 
 
@@ -223,7 +228,8 @@ child = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(child)
 root, out = sys.argv[2], int(sys.argv[5])
 libc = ctypes.CDLL(None, use_errno=True)
-status = child.harden(cpu_seconds=5, memory_bytes=512 << 20, root_dir=root, keep_fds=(out,), max_files=8)
+status = child.harden(cpu_seconds=5, memory_bytes=512 << 20, root_dir=root, keep_fds=(out,), max_files=8,
+                      filter_syscalls=False)  # the mechanisms behind the seccomp filter, alone
 outcomes = {}
 def attempt(name, fn):
     try:

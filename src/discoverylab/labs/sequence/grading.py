@@ -275,7 +275,7 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
             metrics = prediction_metrics(result.values, heldout.values, tol)
             entry.update(program=metrics.as_dict(), program_label=metrics.label, program_error=result.error,
                          program_call_error=result.details.get("call_error"),
-                         program_network_isolated=result.network_isolated)
+                         program_network_isolated=result.network_isolated, program_seccomp=result.seccomp)
             program_labels.append(metrics.label)
             value = discount * _component(metrics, base_all, chance_all)
             if value > best_value:

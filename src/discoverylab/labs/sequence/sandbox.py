@@ -7,8 +7,9 @@ Untrusted code never runs in this process. Two independent layers (docs/tinylabs
 2. Process (`sandbox_child.harden`): a fresh `python -s -P` child (no environment but a fixed hash
    seed) in its own session that, before compiling the program, enters a new network namespace,
    chroots into an empty directory, closes every other fd, sets CPU, memory, file-size (0), open-file
-   (0) and core limits, drops to a uid of its own when started as root and sets RLIMIT_NPROC = 0 (no
-   fork). Results come back over a dedicated pipe; the child's stdout/stderr go to /dev/null, so
+   (0) and core limits, drops to a uid of its own when started as root, sets RLIMIT_NPROC = 0 (no
+   fork) and, last, loads a seccomp filter (`sandbox_seccomp`: sockets, ptrace, mount, namespaces,
+   exec, file changes, signals to others, ... fail with EPERM). Results come back over a dedicated pipe; the child's stdout/stderr go to /dev/null, so
    printed text can never pose as a result.
 The parent enforces a wall-clock timeout (2 s per 100 calls by default), then kills the child's process
 group and sweeps /proc for anything left in its session, running as its uid or (not root) being its
@@ -71,6 +72,7 @@ class SandboxResult:
     call_errors: int = 0
     network_isolated: bool | None = None  # None = the child never reported (rejected or crashed early)
     privileges_dropped: bool | None = None
+    seccomp: bool | None = None  # the child's syscall filter was loaded (False: no libseccomp or kernel support)
     survivors: int = 0  # processes of the sandbox found alive after it ended (killed; should be 0)
     details: dict[str, str] = field(default_factory=dict)
 
@@ -317,5 +319,6 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
         values=values[:n], error=error, timed_out=timed_out, call_errors=call_errors,
         network_isolated=bool(status["network_isolated"]) if "network_isolated" in status else None,
         privileges_dropped=bool(status["privileges_dropped"]) if "privileges_dropped" in status else None,
+        seccomp=bool(status["seccomp"]) if "seccomp" in status else None,
         details=details,
     )

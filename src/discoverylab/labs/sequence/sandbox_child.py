@@ -2,7 +2,7 @@
 
 Started by `sandbox.run_predictor` as `python -s -P sandbox_child.py` (hash seed 0) with the payload
 (JSON) on stdin and a dedicated result pipe; stdout and stderr go to /dev/null, so nothing the program
-could ever write there reaches the grader. Standard library only (plus the policy file beside it,
+could ever write there reaches the grader. Standard library only (plus the policy and seccomp files beside it,
 loaded by path), so the child never imports a `discoverylab` that might come from another checkout.
 
 `harden` is the process layer (docs/tinylabs.md, "Predictor sandbox"), applied after everything the
@@ -10,8 +10,10 @@ program may use is imported and before the program is compiled:
   no new privileges -> own network namespace (a grader that is not root: inside user, mount and
   PID namespaces of its own, forking once so the program runs as PID 1 there) -> chroot into an empty directory -> close every other fd -> CPU / memory /
   file-size / open-file / core limits -> drop to an unprivileged uid of its own (root) or drop every
-  capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent. Not root, the
-  empty root is a read-only tmpfs of the child's own mount namespace, so nothing can be created in it.
+  capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent -> a seccomp
+  filter (`sandbox_seccomp.py`, beside this file) that makes the calls a program could reach out with
+  fail with EPERM. Not root, the empty root is a read-only tmpfs of the child's own mount namespace, so
+  nothing can be created in it.
 """
 
 from __future__ import annotations
@@ -116,9 +118,12 @@ def _drop_capabilities(libc: Any) -> bool:
 
 
 def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tuple[int, ...] = (),
-           max_files: int = 0) -> dict[str, Any]:
-    """Seal the current process; return what could be sealed (network isolation needs kernel support)."""
+           max_files: int = 0, filter_syscalls: bool = True) -> dict[str, Any]:
+    """Seal the current process; return what could be sealed (network isolation needs kernel support,
+    the seccomp filter libseccomp). `filter_syscalls=False` only for tests of the other mechanisms alone."""
     libc = _libc()
+    seccomp_module = _load_beside("sandbox_seccomp.py") if filter_syscalls else None
+    seccomp_lib = seccomp_module.load_library() if seccomp_module else None  # before the chroot: dlopen
     parent = os.getppid()
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     is_root = os.geteuid() == 0
@@ -180,14 +185,18 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
             os._exit(1)
     elif os.getppid() != parent:  # the grader died before the death signal was armed
         os._exit(1)
+    # Last, since harden itself needs those calls; the pid as this process sees it (1, not root). True
+    # only when the kernel took our filter (a container's own filter would also show as `Seccomp: 2`).
+    seccomp = bool(seccomp_module and seccomp_lib and seccomp_module.install(seccomp_lib, os.getpid()))
     return {"network_isolated": network_isolated, "privileges_dropped": privileges_dropped,
             "chrooted": chrooted, "read_only_root": read_only_root, "uid": uid,
-            "init_pid": init_pid}
+            "init_pid": init_pid, "seccomp": seccomp}
 
 
-def _load_policy() -> types.ModuleType:
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_policy.py")
-    spec = importlib.util.spec_from_file_location("_predictor_policy", path)
+def _load_beside(filename: str) -> types.ModuleType:
+    """A module file next to this one, loaded by path (never an installed `discoverylab`)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), filename)
+    spec = importlib.util.spec_from_file_location(f"_predictor_{filename.removesuffix('.py')}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -228,7 +237,7 @@ def main() -> None:
     _restart_without_aslr()
     payload = json.loads(sys.stdin.buffer.read())
     out = int(payload["result_fd"])
-    policy = _load_policy()
+    policy = _load_beside("sandbox_policy.py")
     namespace = policy.build_namespace()
     for name in policy.ALLOWED_MODULES:  # build every module proxy before the file system goes away
         namespace["__builtins__"]["__import__"](name)
