@@ -1,7 +1,7 @@
 """The Tutorial's kitchen fridge: the engine's appliance, asleep while its contents are settled.
 
 The fridge is switched on from the start and holds the meal at its set point (-4 C): every
-tick it walked the pot and mushrooms to add 0 C to each, ~15% of a Tutorial step. Once a tick
+tick it walked the pot and mushrooms to add 0 C to each, ~10% of a Tutorial step. Once a tick
 changed no temperature (`Appliance.heat`), the next changes none either until something on its
 tile changes (a pot put in or taken out, the door opened), which `World.watch_tiles` reports:
 only appliances change temperatures in the Tutorial, and its builder sets them before the
