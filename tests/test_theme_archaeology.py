@@ -246,3 +246,98 @@ def test_dating_items_read_only_on_ticks_with_new_actions(monkeypatch: pytest.Mo
     dated = [i["score"] for e in skipping if isinstance(e, dict) and "scoreCard" in e for i in e["scoreCard"]
              if "dated" in i["name"]]  # fmt: skip
     assert dated and max(dated) > 0
+
+
+def test_the_scorer_s_lean_take_and_uncover_checks_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`update` keeps only the "Take" items not yet completed and calls `add_distinct` for
+    uncovered artifacts only when some are (session 16). Played against the previous update:
+    scripted episodes (meter, flag and shovel picked up in different orders, dropped and taken
+    again, artifacts dug out and carried off), the oracle's, and random RL episodes, on every
+    difficulty; every step's scorecard must match, and the scripted runs must score the items."""
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.rl import make_rl_env
+    from discoverylab.scenarios.archaeology import scenario as module
+
+    def old_update(self: ArchaeologyDating) -> None:  # before session 16
+        card = self.scorecard
+        takes = [(self.take_meter, self.meter), (self.take_flag, self.flag)]
+        if self.difficulty != "easy":
+            takes.append((self.take_shovel, self.shovel))
+        for item, obj in takes:
+            if not item.completed and obj.held_by_agent:
+                item.set(1, note=f"The {obj.name} has been in the agent's inventory.")
+                item.associated_uuids = [obj.uuid]
+        records = self.new_actions()
+        measured = {
+            r.arg2.uuid for r in records if r.action == "USE" and r.success and r.arg1 is self.meter and r.arg2 is not None
+        } if records else None  # fmt: skip
+        if self.difficulty == "easy":
+            if measured:
+                self.dated.add_distinct(a.uuid for a in self.artifacts if a.uuid in measured)
+            self._score_easy_flag()
+            return
+        if measured:
+            self.dated.add_distinct(a.uuid for a in self.unknown if a.uuid in measured)
+            if self.difficulty == "challenge":
+                self.dated_known.add_distinct(a.uuid for a in self.known if a.uuid in measured)
+        self.uncovered.add_distinct(a.uuid for a in self.unknown if module._uncovered(a))
+        if not self._flag_placed():
+            return
+        fx, fy = self.flag.location()
+        for site in self.sites:
+            if math.hypot(site.x - fx, site.y - fy) <= module.FLAG_REACH:
+                right = site is self.target_site
+                note = f"The flag was placed beside the sign of Dig Site {site.number}."
+                self.placed.set(1 if right else 0, completed=True, note=note)
+                self.placed.associated_uuids = [self.flag.uuid, site.sign.uuid]
+                card.finish(right)
+                return
+
+    def card(env: DiscoveryWorldEnv) -> object:
+        return env.scorecard(reveal=True)
+
+    def scripted(difficulty: str, order: tuple[str, ...]) -> list[object]:
+        env, sc = _env(difficulty, 3)
+        out: list[object] = [card(env)]
+        tools = {"meter": sc.meter, "flag": sc.flag, "shovel": getattr(sc, "shovel", None)}
+        for name in order:
+            tool = tools[name]
+            if tool is None:
+                continue
+            sc.player.seen.add(tool.uuid)  # (the test knows where things are)
+            _do(env, "TELEPORT_TO_OBJECT", tool)
+            out += [_do(env, "PICKUP", tool)["observation"]["lastActionMessage"], card(env)]
+            if name == "flag":  # dropped and taken again
+                out += [_do(env, "DROP", tool)["observation"]["lastActionMessage"], card(env)]
+                out += [_do(env, "PICKUP", tool)["observation"]["lastActionMessage"], card(env)]
+        if difficulty != "easy":
+            for artifact in sc.unknown[:2]:
+                sc.player.seen.add(artifact.parent.uuid)
+                out += [_dig_out(env, sc, artifact)["observation"]["lastActionMessage"], card(env)]
+                out += [_do(env, "PICKUP", artifact)["observation"]["lastActionMessage"], card(env)]
+                out += [_do(env, "USE", sc.meter, artifact)["observation"]["lastActionMessage"], card(env)]
+        return out
+
+    def play() -> list[object]:
+        out: list[object] = []
+        for difficulty in ("easy", "normal", "challenge"):
+            for order in (("meter", "flag", "shovel"), ("shovel", "flag", "meter")):
+                out += scripted(difficulty, order)
+            _, log = run_episode(TASK, difficulty, 2, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+            env = make_rl_env(TASK, difficulty, max_steps=300)
+            _, info = env.reset(seed=8)
+            rng = np.random.default_rng(8)
+            for _ in range(300):
+                action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+                _, reward, term, trunc, info = env.step(action)
+                out.append((action, reward, env.unwrapped.scenario.scorecard.to_dict()))
+                if term or trunc:
+                    break
+        return out
+
+    lean = play()
+    monkeypatch.setattr(ArchaeologyDating, "update", old_update)
+    assert play() == lean
+    scored = {i["name"] for e in lean if isinstance(e, dict) and "scoreCard" in e for i in e["scoreCard"] if i["score"]}
+    assert {"Take flag", "Take shovel", "Artifacts uncovered", "Uncover 3 unknown artifacts"} <= scored

@@ -378,3 +378,85 @@ def test_the_key_reacts_to_the_generated_remedy_only(difficulty: str, seed: int)
     assert d.clean() == "You clean the jar of all substances."
     d.take_key_out_and(*letters)
     assert d.dip() == "key (no rust)" and not d.scenario.key.props["rusted"]
+
+
+def test_measures_skipping_react_with_fewer_than_two_neighbours_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A substance's tick calls `react` only when its holder holds two things or more, and the
+    scorer stops searching the jar for a mixture once "Mix" is completed (session 16). Played
+    against the previous tick and update: scripted mixing (one measure, two, a mixture, the
+    cleaner, the key dipped), a second measure put into a dispenser by other code (it must
+    react there), the oracle's episodes and random RL episodes at Normal and Challenge; every
+    step's observation and scorecard must match."""
+    import numpy as np
+
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.rl import make_rl_env
+    from discoverylab.scenarios.combinatorial_chemistry import things
+
+    def old_tick(self: Substance) -> None:  # before session 16
+        if self.parent is not None:
+            things.react(self.parent)
+
+    def old_update(self: CombinatorialChemistry) -> None:  # before session 16
+        jar, key = self.jar, self.key
+        if key.held_by_agent:
+            self.take_key.set(1)
+        if jar.held_by_agent:
+            self.take_jar.set(1)
+        for record in self.new_actions():
+            if record.action != "USE" or not record.success or record.arg2 is not jar:
+                continue
+            if record.arg1 in self.dispensers:
+                self.use_dispensers.add_distinct([record.arg1.uuid])
+            elif record.arg1 is self.cleaner:
+                self.use_cleaner.set(1)
+        if self.mix is not None and any(isinstance(o, Substance) and len(o.recipe) > 1 for o in jar.contents):
+            self.mix.set(1)
+        if key.parent is jar:
+            self.key_in_jar.set(1)
+        self.not_rusted.set(3 - key.rust_level)
+        self.door_opened = self.door_opened or self.door.is_open
+        if self.door_opened and not self._inside_shed():
+            self.outside.set(1)
+        if self.not_rusted.completed and self.outside.completed:
+            self.scorecard.finish(True)
+        elif key.ruined:
+            self.scorecard.finish(False)
+
+    def play() -> list[object]:
+        d = Driver("normal", 2, max_steps=400)
+        out: list[object] = []
+        d.take_key_and_jar()
+        for letters in (("A",), ("B",), ("A", "C"), ("C",)):
+            d.take_key_out_and(*letters)
+            out += [d.obs, d.scores()]
+            if d.scenario.key.parent is not d.scenario.jar:
+                d.do("PUT", d.scenario.key, d.scenario.jar)
+            out += [d.obs, d.scores()]
+        out += [d.clean(), d.obs, d.scores()]
+        dispenser = d.dispenser("B")
+        dispenser.add(Substance(d.world, "Substance B"))  # other code: two measures in a dispenser
+        out += [d.do("WAIT"), d.obs, d.scores(), [s.name for s in dispenser.contents]]
+        out += [d.do("WAIT"), d.obs, d.scores()]
+        for difficulty in ("normal", "challenge"):
+            _, log = run_episode(TASK, difficulty, 1, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+            env = make_rl_env(TASK, difficulty, max_steps=400, info="full")
+            _, info = env.reset(seed=4)
+            rng = np.random.default_rng(4)
+            for i in range(400):
+                mask = info["action_mask"]
+                allowed = np.flatnonzero(mask if i % 2 else mask[:15]) if mask[:15].any() else np.flatnonzero(mask)
+                obs, reward, term, trunc, info = env.step(int(rng.choice(allowed)))
+                out.append((reward, {k: v.tobytes() for k, v in obs.items()}, info["observation"],
+                            env.unwrapped.scenario.scorecard.to_dict()))  # fmt: skip
+                if term or trunc:
+                    break
+        return out
+
+    lean = play()
+    monkeypatch.setattr(Substance, "tick", old_tick)
+    monkeypatch.setattr(CombinatorialChemistry, "update", old_update)
+    assert play() == lean
+    assert any(isinstance(e, list) and e and e[0].startswith("Substance B (2") for e in lean)  # the dispenser's pair reacted
+    assert any(isinstance(e, dict) and e.get("Mix chemicals in jar") == 1 for e in lean)

@@ -145,3 +145,69 @@ def test_challenge_wrong_fuel_fails_even_with_the_right_speed() -> None:
     assert card["completed"] is True and card["completedSuccessfully"] is False
     assert _item(card, "Enter correct orbit velocity") == 1
     assert _item(card, "Enter correct fuel type and amount") == 0
+
+
+def test_the_pendulum_at_rest_skipping_its_text_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An off pendulum at rest returns at once instead of writing its resting text again
+    (session 16). Played against the plain tick: the pendulum switched on and off and read in
+    between, its document set by other code while off, its count set while off; the oracle's
+    episodes; random RL episodes at Normal and Challenge. Every step's text, observation and
+    scorecard must match, and the quick return must have been taken."""
+    import numpy as np
+
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.rl import make_rl_env
+    from discoverylab.scenarios.rocket_science.things import Pendulum
+
+    quick = Pendulum.tick
+
+    def plain_tick(self: Pendulum) -> None:  # before session 16
+        self.ticks = self.ticks + 1 if self.activated else 0
+        document = f"{round(self.ticks / self.period, 3)} oscillations in {self.ticks} ticks."
+        if document != self.document:
+            self.document = document
+            self.text_changed()
+
+    rests: list[bool] = []
+
+    def counted(self: Pendulum) -> None:
+        rests.append(not self.activated and self.ticks == 0 and self.document is self._resting)
+        quick(self)
+
+    def play() -> list[object]:
+        env, sc = _env("normal", 2)
+        pendulum = sc.pendulum.uuid
+        out: list[object] = []
+        _step(env, {"action": "TELEPORT_TO_LOCATION", "arg1": "control room"})
+        _step(env, {"action": "TELEPORT_TO_OBJECT", "arg1": pendulum})
+        for turn in range(4):
+            for action in ("READ", "ACTIVATE", "READ", "READ", "DEACTIVATE", "READ", "READ"):
+                out.append(_step(env, {"action": action, "arg1": pendulum}))
+            if turn == 1:
+                sc.pendulum.document = "a note"  # other code writes its text while it is off
+            if turn == 2:
+                sc.pendulum.ticks = 5  # or its count
+            out.append(_step(env, {"action": "READ", "arg1": pendulum}))
+            out.append(sc.pendulum.describe())
+        assert "a note" in str(out) and "oscillations in 1 ticks" in str(out)  # (the pendulum was reached)
+        for seed in (1, 2):
+            _, log = run_episode("RocketScience", "normal", seed, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+        for difficulty in ("normal", "challenge"):
+            rl = make_rl_env("RocketScience", difficulty, max_steps=10**9, info="full")
+            _, info = rl.reset(seed=3)
+            rng = np.random.default_rng(3)
+            for i in range(300):
+                mask = info["action_mask"]
+                allowed = np.flatnonzero(mask if i % 2 else mask[:15]) if mask[:15].any() else np.flatnonzero(mask)
+                obs, reward, term, trunc, info = rl.step(int(rng.choice(allowed)))
+                out.append((reward, {k: v.tobytes() for k, v in obs.items()}, info["observation"]))
+                if term or trunc:
+                    _, info = rl.reset(seed=50 + i)
+        return out
+
+    monkeypatch.setattr(Pendulum, "tick", counted)
+    resting = play()
+    assert any(rests)
+    monkeypatch.setattr(Pendulum, "tick", plain_tick)
+    assert play() == resting

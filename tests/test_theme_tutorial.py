@@ -249,3 +249,115 @@ def test_the_key_check_skipping_empty_hands_and_a_done_item_changes_nothing(monk
     skipping = play()
     monkeypatch.setattr(Tutorial, "update", plain_update)
     assert play() == skipping
+
+
+def test_the_kitchen_fridge_is_the_template_s_fridge() -> None:
+    """`make_fridge` builds what `catalog.spawn(world, "fridge")` builds (name, type, materials,
+    attributes, one UUID), as a `KitchenFridge`: fails when the template and the class drift."""
+    from discoverylab.scenarios.tutorial.things import KitchenFridge, make_fridge
+    from discoverylab.world.catalog import spawn
+    from discoverylab.world.world import World
+
+    def state(obj: WorldObject) -> dict[str, object]:
+        return {k: v for k, v in vars(obj).items() if k != "world"}  # (materials: dataclasses, compared by value)
+
+    plain_world, world = World(5), World(5)
+    plain, fridge = spawn(plain_world, "fridge"), make_fridge(world)
+    assert type(fridge) is KitchenFridge and state(fridge) == state(plain)
+    assert spawn(plain_world, "pot").uuid == spawn(world, "pot").uuid
+
+
+def test_the_fridge_asleep_while_settled_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Tutorial's fridge leaves the tick loop after a tick that changed no temperature, until
+    its tile is reported (session 16). Played against the engine's plain appliance tick: a hot
+    cooked pot and a half-warmed one put back into the fridge, a mushroom taken out and put in
+    alone, the fridge switched off and on, the door opened and closed, with waits between; the
+    oracle's episodes; random RL episodes. Every step's temperatures, texts, observation and
+    scorecard must match, and the fridge must have slept (else the test proves nothing)."""
+    import numpy as np
+
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.rl import make_rl_env
+    from discoverylab.scenarios.tutorial.things import KitchenFridge
+    from discoverylab.world.things import Appliance
+    from discoverylab.world.tick_pause import KEY
+
+    slept: list[bool] = []
+
+    def scripted() -> list[object]:
+        d = Driver(seed=4)
+        fridge, stove = d.obj_at(19, 21, "fridge"), d.obj_at(21, 21, "stove")
+        out: list[object] = []
+
+        def log(message: str) -> None:
+            pause = d.world.caches.get(KEY)
+            slept.append(pause is not None and fridge in pause.paused)
+            things = [fridge, *fridge.all_contents(), stove, *stove.all_contents()]
+            out.append((message, [(o.uuid, o.temperature_c, o.cooked, o.describe()) for o in things], d.obs))
+
+        def wait(n: int) -> None:
+            for _ in range(n):
+                log(d.do("WAIT"))
+
+        wait(3)
+        pot = d.fetch_pot()
+        wait(2)
+        d.do("TELEPORT_TO_OBJECT", stove)
+        log(d.do("OPEN", stove))
+        log(d.do("PUT", pot, stove))
+        log(d.do("ACTIVATE", stove))
+        wait(4)  # half warmed
+        log(d.do("PICKUP", pot))
+        d.do("TELEPORT_TO_OBJECT", fridge)
+        log(d.do("PUT", pot, fridge))
+        wait(12)
+        log(d.do("PICKUP", pot))
+        d.do("TELEPORT_TO_OBJECT", stove)
+        log(d.do("PUT", pot, stove))
+        wait(20)  # hot and cooked
+        log(d.do("PICKUP", pot))
+        d.do("TELEPORT_TO_OBJECT", fridge)
+        log(d.do("PUT", pot, fridge))
+        wait(25)
+        mushroom = pot.contents[0]
+        log(d.do("PICKUP", mushroom))
+        wait(2)
+        log(d.do("PUT", mushroom, stove))
+        wait(3)
+        log(d.do("PICKUP", mushroom))
+        log(d.do("PUT", mushroom, fridge))
+        wait(4)
+        log(d.do("DEACTIVATE", fridge))
+        wait(2)
+        log(d.do("ACTIVATE", fridge))
+        wait(3)
+        log(d.do("CLOSE", fridge))
+        wait(2)
+        log(d.do("OPEN", fridge))
+        wait(15)
+        out.append(d.scenario.scorecard.to_dict())
+        return out
+
+    def play() -> list[object]:
+        out = scripted()
+        for seed in (1, 2):
+            _, log = run_episode("Tutorial", "normal", seed, "oracle")
+            out += [*log[:-1], log[-1]["scorecard"]]
+        env = make_rl_env("Tutorial", "normal", max_steps=10**9, info="full")
+        _, info = env.reset(seed=3)
+        rng = np.random.default_rng(3)
+        for i in range(300):
+            mask = info["action_mask"]
+            allowed = np.flatnonzero(mask if i % 2 else mask[:15]) if mask[:15].any() else np.flatnonzero(mask)
+            obs, reward, term, trunc, info = env.step(int(rng.choice(allowed)))
+            out.append((reward, {k: v.tobytes() for k, v in obs.items()}, info["observation"]))
+            if term or trunc:
+                _, info = env.reset(seed=50 + i)
+        return out
+
+    asleep = play()
+    slept_then = [*slept]
+    monkeypatch.setattr(KitchenFridge, "tick", Appliance.tick)
+    slept.clear()
+    assert play() == asleep
+    assert any(slept_then) and not all(slept_then) and not any(slept)

@@ -85,8 +85,14 @@ class Appliance(Container):
         return " ".join(w for w in words if w)
 
     def tick(self) -> None:
-        if not self.activated:  # (not asleep: code may switch it on without reporting its tile)
-            return
+        if self.activated:  # (not asleep: code may switch it on without reporting its tile)
+            self.heat()
+
+    def heat(self) -> bool:
+        """One activated tick: whether any temperature changed. After a tick that changed none,
+        the next changes none either (every target at the set point, `react_to_temperature`
+        already applied there) until something is put in or taken out or a temperature is set
+        by other code: the Tutorial's fridge sleeps on that (`scenarios/tutorial/things.py`)."""
         changed = False
         for obj in [*self.all_contents()]:
             for target in (obj, *obj.parts):
@@ -96,6 +102,7 @@ class Appliance(Container):
                 target.react_to_temperature()
         if changed:  # a pot's warmth shows; everything heated is on this tile
             self.text_changed()
+        return changed
 
 
 class Food(WorldObject):

@@ -12,6 +12,7 @@ from discoverylab.scenarios.archaeology.oracle import solve
 from discoverylab.scenarios.archaeology.things import radioisotope_channels
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
+from discoverylab.scoring.scorecard import ScorecardItem
 from discoverylab.world.agent import Agent
 from discoverylab.world.instruments import Instrument
 from discoverylab.world.materials import material
@@ -311,15 +312,21 @@ class ArchaeologyDating(Scenario):
         )
 
     # ---- scoring --------------------------------------------------------------------------------
+    _takes_left: list[tuple[ScorecardItem, WorldObject]] | None = None  # the "Take" items not yet completed
+
     def update(self) -> None:
         card = self.scorecard
-        takes = [(self.take_meter, self.meter), (self.take_flag, self.flag)]
-        if self.difficulty != "easy":
-            takes.append((self.take_shovel, self.shovel))
-        for item, obj in takes:
-            if not item.completed and obj.held_by_agent:
-                item.set(1, note=f"The {obj.name} has been in the agent's inventory.")
-                item.associated_uuids = [obj.uuid]
+        takes = self._takes_left
+        if takes is None:  # (the first tick) the items in their order; completed ones leave the list
+            takes = self._takes_left = [(self.take_meter, self.meter), (self.take_flag, self.flag)]
+            if self.difficulty != "easy":
+                takes.append((self.take_shovel, self.shovel))
+        if takes:
+            for item, obj in takes:
+                if not item.completed and obj.held_by_agent:
+                    item.set(1, note=f"The {obj.name} has been in the agent's inventory.")
+                    item.associated_uuids = [obj.uuid]
+                    self._takes_left = [pair for pair in takes if not pair[0].completed]
         # Artifacts dated: only on ticks with new player actions (most have none, and adding no
         # uuid leaves an item as it was).
         records = self.new_actions()
@@ -340,7 +347,11 @@ class ArchaeologyDating(Scenario):
             self.dated.add_distinct(a.uuid for a in self.unknown if a.uuid in measured)
             if self.difficulty == "challenge":
                 self.dated_known.add_distinct(a.uuid for a in self.known if a.uuid in measured)
-        self.uncovered.add_distinct(a.uuid for a in self.unknown if _uncovered(a))
+        uncovered = self.uncovered
+        if not uncovered.completed:  # (`add_distinct` of none adds nothing: called only with some)
+            found = [a.uuid for a in self.unknown if _uncovered(a)]
+            if found:
+                uncovered.add_distinct(found)
         if not self._flag_placed():
             return
         fx, fy = self.flag.location()

@@ -244,8 +244,9 @@ class CombinatorialChemistry(Scenario):
                 self.use_dispensers.add_distinct([record.arg1.uuid])
             elif record.arg1 is self.cleaner:
                 self.use_cleaner.set(1)
-        if self.mix is not None and any(isinstance(o, Substance) and len(o.recipe) > 1 for o in jar.contents):
-            self.mix.set(1)
+        mix = self.mix  # (once completed, `set` changes nothing: the jar is not searched again)
+        if mix is not None and not mix.completed and any(isinstance(o, Substance) and len(o.recipe) > 1 for o in jar.contents):
+            mix.set(1)
         if key.parent is jar:
             self.key_in_jar.set(1)
         self.not_rusted.set(3 - key.rust_level)

@@ -136,8 +136,9 @@ class Substance(WorldObject):
         self.text_changed()
 
     def tick(self) -> None:
-        if self.parent is not None:
-            react(self.parent)
+        parent = self.parent
+        if parent is not None and len(parent.contents) > 1:  # `react` merges two or more: with fewer it does nothing
+            react(parent)  # (each measure waiting in its dispenser ticks alone there, every step)
 
 
 def react(container: WorldObject) -> Substance | None:

@@ -152,14 +152,18 @@ class Pendulum(WorldObject):
         super().__init__(world, "1-meter pendulum", "pendulum", [material("metal")], sprite="pendulum")
         self.period = period
         self.ticks = 0
+        self._resting: str | None = None  # the document an off tick left, while it stands
         self.tick()
 
     def tick(self) -> None:
+        if not self.activated and self.ticks == 0 and self.document is self._resting:
+            return  # off and at rest (most ticks): the text it would write is the one it shows
         self.ticks = self.ticks + 1 if self.activated else 0
         document = f"{round(self.ticks / self.period, 3)} oscillations in {self.ticks} ticks."
         if document != self.document:
             self.document = document
             self.text_changed()
+        self._resting = None if self.activated else self.document
 
     @text_state("activated", "document")
     def describe_state(self) -> str:

@@ -9,6 +9,7 @@ from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.tutorial.oracle import solve
+from discoverylab.scenarios.tutorial.things import make_fridge
 from discoverylab.scenarios.village import build_village
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC
@@ -177,7 +178,7 @@ class Tutorial(Scenario):
         layout.place(world, "sign", 21, 23, document="Kitchen")
         layout.place(world, "sign", 24, 23, document="Bedroom")
         # Kitchen: fridge (with the meal), table, stove, sink.
-        fridge = layout.place(world, "fridge", 19, 21)
+        fridge = world.place(make_fridge(world), 19, 21)  # `layout.place(world, "fridge", ...)`, asleep when settled
         pot = layout.spawn(world, "pot")
         for _ in range(2):
             mushroom = layout.spawn(world, "mushroom")
