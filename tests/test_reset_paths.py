@@ -210,3 +210,60 @@ def test_the_first_fill_of_the_mirror_equals_tile_by_tile(task: str, monkeypatch
             trail.append(_mirror_state(mirror))
         states.append(trail)
     assert states[0] == states[1]
+
+
+# ---- session 16: gymnasium's generator made on first read -------------------------------------
+
+_ASSIGN = "assign"  # an event of the tests below: `env.np_random = np.random.default_rng(5)`
+
+
+def _eager_draws(events: list[int | str | None]) -> list[int]:
+    """The instance seeds `reset()` without a seed draws, for `events` (a seed: `reset(seed=k)`;
+    None: `reset()`; `_ASSIGN`), with gymnasium's generator made at once by each `reset(seed=k)`
+    (the plain code)."""
+    import numpy as np
+    from gymnasium.utils import seeding
+
+    rng, drawn = None, []
+    for event in events:
+        if isinstance(event, int):
+            rng = seeding.np_random(event)[0]
+        elif event is None:
+            assert rng is not None
+            drawn.append(int(rng.integers(0, 2**31 - 1)))
+        else:
+            rng = np.random.default_rng(5)
+    return drawn
+
+
+def test_the_generator_made_on_first_read_is_the_one_reset_made_at_once() -> None:
+    """`reset(seed=k)` only notes k: the generator read later, the seeds `reset()` draws and
+    `np_random_seed` are those of gymnasium's reset; an assigned generator replaces a noted seed."""
+    import numpy as np
+    from gymnasium.utils import seeding
+
+    env = DiscoveryWorldEnv("DoorsTest", info="lean")
+    env.reset(seed=7)
+    assert env.np_random_seed == 7
+    assert env.np_random.bit_generator.state == seeding.np_random(7)[0].bit_generator.state
+    events: list[int | str | None] = [3, None, None, 9, 9, None, 13, _ASSIGN, None, None, 11, None]
+    drawn = []
+    for event in events:
+        if isinstance(event, int):
+            env.reset(seed=event)
+        elif event is None:
+            env.reset()
+            drawn.append(env.instance["seed"])
+        else:
+            env.np_random = np.random.default_rng(5)
+            assert env.np_random_seed == -1
+    assert drawn == _eager_draws(events)
+
+
+def test_a_seed_gymnasium_refuses_is_still_refused_at_reset() -> None:
+    import numpy as np
+    from gymnasium.error import Error
+
+    env = DiscoveryWorldEnv("DoorsTest", info="lean")
+    with pytest.raises(Error, match="python integer"):
+        env.reset(seed=np.int64(3))
