@@ -3,6 +3,8 @@ fails when its fast path takes other draws or builds other objects than the plai
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from tests.world_kit import UNIT_TESTS
 
@@ -210,3 +212,169 @@ def test_the_first_fill_of_the_mirror_equals_tile_by_tile(task: str, monkeypatch
             trail.append(_mirror_state(mirror))
         states.append(trail)
     assert states[0] == states[1]
+
+
+# ---- session 16: gymnasium's generator made on first read -------------------------------------
+
+_ASSIGN = "assign"  # an event of the tests below: `env.np_random = np.random.default_rng(5)`
+
+
+def _eager_draws(events: list[int | str | None]) -> list[int]:
+    """The instance seeds `reset()` without a seed draws, for `events` (a seed: `reset(seed=k)`;
+    None: `reset()`; `_ASSIGN`), with gymnasium's generator made at once by each `reset(seed=k)`
+    (the plain code)."""
+    import numpy as np
+    from gymnasium.utils import seeding
+
+    rng, drawn = None, []
+    for event in events:
+        if isinstance(event, int):
+            rng = seeding.np_random(event)[0]
+        elif event is None:
+            assert rng is not None
+            drawn.append(int(rng.integers(0, 2**31 - 1)))
+        else:
+            rng = np.random.default_rng(5)
+    return drawn
+
+
+def test_the_generator_made_on_first_read_is_the_one_reset_made_at_once() -> None:
+    """`reset(seed=k)` only notes k: the generator read later, the seeds `reset()` draws and
+    `np_random_seed` are those of gymnasium's reset; an assigned generator replaces a noted seed."""
+    import numpy as np
+    from gymnasium.utils import seeding
+
+    env = DiscoveryWorldEnv("DoorsTest", info="lean")
+    env.reset(seed=7)
+    assert env.np_random_seed == 7
+    assert env.np_random.bit_generator.state == seeding.np_random(7)[0].bit_generator.state
+    events: list[int | str | None] = [3, None, None, 9, 9, None, 13, _ASSIGN, None, None, 11, None]
+    drawn = []
+    for event in events:
+        if isinstance(event, int):
+            env.reset(seed=event)
+        elif event is None:
+            env.reset()
+            drawn.append(env.instance["seed"])
+        else:
+            env.np_random = np.random.default_rng(5)
+            assert env.np_random_seed == -1
+    assert drawn == _eager_draws(events)
+
+
+def test_a_seed_gymnasium_refuses_is_still_refused_at_reset() -> None:
+    import numpy as np
+    from gymnasium.error import Error
+
+    env = DiscoveryWorldEnv("DoorsTest", info="lean")
+    with pytest.raises(Error, match="python integer"):
+        env.reset(seed=np.int64(3))
+
+
+# ---- session 16: runs of scenery laid in one `place_each` ----------------------------------------
+
+
+def _one_by_one(world: World, kind: str, cells: list[tuple[int, int]], holes: tuple[object, ...] = ()) -> None:
+    """`place_each` as a `place` per cell (what the builders called before)."""
+    assert not holes
+    for x, y in cells:
+        place(world, kind, x, y)
+
+
+@pytest.mark.parametrize("task", UNIT_TESTS)
+def test_scenery_laid_in_runs_builds_what_one_call_per_tile_builds(task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paths (`layout.ground_each`), Doors' wall rows and columns, Moving Agents' fences and
+    `scatter_plants`' plants are laid in one `place_each` each: the same objects, UUIDs,
+    registry order, stacks and draws as a `ground` or `place` per tile of the same cells (a
+    plant laid twice on a tile fails this; the runs' cells are checked against the builds as
+    they were by `test_doors_walls_in_runs_build_what_a_place_per_wall_builds` and
+    `tests/test_build_draws.py`'s plain village)."""
+    from discoverylab.scenarios.unit import doors, moving_agents
+
+    cases = [(d, s) for d in ("easy", "normal", "challenge") for s in (0, 7)]
+    fast = [_built(task, d, s) for d, s in cases]
+    full = layout.place_each
+    monkeypatch.setattr(layout, "place_each", lambda world, kind, cells, holes=(): (_one_by_one if not holes and cells is not all_cells(world.size) else full)(world, kind, cells, holes))
+    monkeypatch.setattr(doors, "place_each", _one_by_one)
+    monkeypatch.setattr(moving_agents, "place_each", _one_by_one)
+    monkeypatch.setattr(layout, "ground_each", lambda world, kind, cells: [layout.ground(world, kind, x, y) for x, y in cells])
+    assert [_built(task, d, s) for d, s in cases] == fast
+
+
+def test_ground_each_equals_ground_per_cell_over_grass_plants_and_repeats() -> None:
+    """`ground_each` clears every cell before laying the run: the same as `ground` per cell when
+    the kind is not what clearing removes; a plant run (clearing would remove its own) and a
+    watched world take the per-cell path."""
+    cells = [(3, 3), (4, 3), (4, 3), (5, 3), (9, 9), (4, 3)]
+    for kind in ("path", "floor", "wall", "plant_generic", "tree_trunk"):
+        worlds = [_meadow(5), _meadow(5)]
+        for world in worlds:
+            layout.place(world, "plant_generic", 5, 3)  # a plant the clearing removes
+        layout.ground_each(worlds[0], kind, cells)
+        for x, y in cells:
+            layout.ground(worlds[1], kind, x, y)
+        snap = [[[(o.uuid, o.type, o.layer) for o in world.stacks[x][y]] for x in range(12) for y in range(12)] for world in worlds]
+        assert snap[0] == snap[1] and list(worlds[0].objects) == list(worlds[1].objects), kind
+
+
+def _plain_doors_build(self: Any) -> Any:
+    """`DoorsTest.build` (Normal and Challenge) as it was: a `place` per wall tile."""
+    from discoverylab.scenarios.unit import doors
+    from discoverylab.world.objects import Layer
+
+    world = self.world
+
+    def add_wall(x: int, y: int) -> None:
+        if not any(o.type == "wall" for o in world.layer_at(x, y, Layer.BUILDING)):
+            place(world, "wall", x, y)
+
+    self.burn()
+    goals = self.shuffled(doors.GOALS)
+    if self.difficulty == "easy":
+        width, height = 8, 10
+        x0, y0 = doors.doors_site(self, width, height)
+        layout.fill_grass(world, under=((x0, y0, width, height),))
+        layout.building(world, x0, y0, width, height, "Door Dilemma")
+        rows = [self.randint(3, 4), self.randint(6, 7)]
+        for row in rows:
+            for i in range(1, width - 1):
+                place(world, "wall", x0 + i, y0 + row)
+        self.doors = [layout.door_at(world, x0 + self.randint(1, width - 2), y0 + row) for row in rows]
+        self.flag = world.place(doors.spawn_goal(self, goals[0]), x0 + width - 2, y0 + 1)
+        return self._finish(x0, y0, width, height)
+    width, height = 14, 14
+    x0, y0 = doors.doors_site(self, width, height)
+    layout.fill_grass(world, under=((x0, y0, width, height),))
+    layout.building(world, x0, y0, width, height, "Door Dilemma")
+    rows = [self.randint(3, 4), self.randint(6, 7), self.randint(9, 10)]
+    for row in rows:
+        for i in range(1, width - 1):
+            place(world, "wall", x0 + i, y0 + row)
+    col1 = self.randint(3, 5)
+    for j in range(rows[0], rows[2]):
+        add_wall(x0 + col1, y0 + j)
+    spots = [(x0 + self.randint(1, col1 - 1), y0 + row) for row in rows]
+    col2 = self.randint(8, 9)
+    for j in range(1, rows[1]):
+        add_wall(x0 + col2, y0 + j)
+    spots += [(x0 + self.randint(col1 + 1, col2 - 1), y0 + row) for row in rows[:2]]
+    spots += [(x0 + self.randint(col2 + 1, width - 2), y0 + row) for row in rows[:2]]
+    self.doors = [layout.door_at(world, x, y) for x, y in spots]
+    goal_cell = (x0 + width - 2, y0 + 1)
+    if self.difficulty == "challenge":
+        goal_cell = self.choice(doors.free_cells(world, (x0 + col2 + 1, y0 + 1, x0 + width - 2, y0 + rows[0] - 1)))
+    self.flag = world.place(doors.spawn_goal(self, goals[0]), *goal_cell)
+    if self.difficulty == "challenge":
+        doors.scatter_distractors(self, (x0 + 1, y0 + 1, x0 + width - 2, y0 + height - 2), goals[1:4], goal_cell)
+    return self._finish(x0, y0, width, height)
+
+
+def test_doors_walls_in_runs_build_what_a_place_per_wall_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Doors' wall rows and columns laid in one `place_each` each (`wall_row`, `add_walls`)
+    against the build as it was: a cell left out, added or laid in another order fails this."""
+    from discoverylab.scenarios.unit.doors import DoorsTest
+
+    cases = [(d, s) for d in ("easy", "normal", "challenge") for s in (0, 3, 8, 11)]
+    fast = [_built("DoorsTest", d, s) for d, s in cases]
+    monkeypatch.setattr(DoorsTest, "build", _plain_doors_build)
+    assert [_built("DoorsTest", d, s) for d, s in cases] == fast

@@ -240,7 +240,7 @@ FIXED_SLOT_FEATURES = ("is_container", "openable", "activatable", "edible", "rea
 def test_fixed_slot_features_are_never_assigned_after_construction() -> None:
     """The encoder caches these per object (`SceneryMirror.fixed_features`): they must only be
     class attributes or constructor arguments. Fails on any `x.<feature> = ...` in the
-    package outside `WorldObject.__init__` and `catalog.build_plain` and `place_each`, its inline twins (they set `type`)."""
+    package outside `WorldObject.__init__` and `catalog.build_plain` and `place_each` and `place`, its inline twins (they set `type`)."""
     import ast
     from pathlib import Path
 
@@ -255,7 +255,7 @@ def test_fixed_slot_features_are_never_assigned_after_construction() -> None:
                 for target in targets:
                     for item in target.elts if isinstance(target, ast.Tuple) else [target]:
                         if isinstance(item, ast.Attribute) and item.attr in FIXED_SLOT_FEATURES:
-                            constructor = (path.name, fn.name) in {("objects.py", "__init__"), ("catalog.py", "build_plain"), ("catalog.py", "place_each")}  # plain scenery built inline
+                            constructor = (path.name, fn.name) in {("objects.py", "__init__"), ("catalog.py", "build_plain"), ("catalog.py", "place_each"), ("catalog.py", "place")}  # plain scenery built inline
                             if not (constructor and item.attr == "type"):
                                 offenders.append(f"{path.name}:{node.lineno} {fn.name} sets .{item.attr}")
     assert not offenders, offenders

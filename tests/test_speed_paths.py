@@ -248,3 +248,15 @@ def test_a_disposed_world_hands_out_no_more_uuids() -> None:
     with pytest.raises(ValueError, match="disposed"):
         world.next_uuid()
     assert World(5).take_uuids(10) == first  # the same seed still draws the same UUIDs
+
+
+def test_place_hands_out_the_uuids_next_uuid_would_across_the_pool_s_chunks() -> None:
+    """`catalog.place` reads the pool's drawn UUIDs inline and asks `next_uuid` only when it
+    must draw more: the same UUIDs in the same order as `next_uuid` one by one, past several
+    chunks, for recycled-kind and own-material kinds alike."""
+    world, other = World(9), World(9)
+    kinds = ["tree_trunk", "wall", "plant_generic", "path"]
+    placed = [catalog.place(world, kinds[i % 4], i % 32, (i // 32) % 32) for i in range(1300)]
+    expected = [other.next_uuid() for _ in range(1300)]
+    assert [obj.uuid for obj in placed] == expected == list(world.objects)
+    assert world.next_uuid() == other.next_uuid()

@@ -25,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 import orjson
 from gymnasium import spaces
+from gymnasium.utils import seeding
 
 from discoverylab.env_spaces import ActionText, ObservationText
 from discoverylab.instances import Instance, InstanceError, from_seed
@@ -183,9 +184,28 @@ class DiscoveryWorldEnv(gym.Env[Any, Any]):
         self.instance: dict[str, Any] = {}  # the current instance's public part (never a sealed seed)
 
     # ---- gymnasium API ----------------------------------------------------------------
+    _np_seed_pending: int | None = None  # `reset(seed=k)`'s k until the generator is first read
+    _np_rng: np.random.Generator | None = None
+
+    @property
+    def _np_random(self) -> np.random.Generator | None:  # type: ignore[override]
+        """Gymnasium's generator slot (read by its `np_random`, `check_env`), made on first read after
+        `reset(seed=k)` as gymnasium's `reset` makes it: unread then, it cost ~75k instructions a reset."""
+        pending, self._np_seed_pending = self._np_seed_pending, None
+        if pending is not None:
+            self._np_rng = seeding.np_random(pending)[0]
+        return self._np_rng
+
+    @_np_random.setter
+    def _np_random(self, value: np.random.Generator | None) -> None:
+        self._np_seed_pending, self._np_rng = None, value
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         inst = self._instance(seed, options)
-        super().reset(seed=seed)  # None for an instance: a sealed seed never reaches np_random
+        if type(seed) is int:  # a public seed `_instance` accepted: gymnasium's generator made when first read
+            self._np_rng, self._np_seed_pending, self._np_random_seed = None, seed, seed
+        else:
+            super().reset(seed=seed)  # None for an instance: a sealed seed never reaches np_random
         _freeze_startup_objects()
         if self.world is not None:
             if self.symbolic is not None:  # its mirror and views would keep objects out of the recycling

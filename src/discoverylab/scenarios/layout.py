@@ -58,6 +58,21 @@ def ground(world: World, kind: str, x: int, y: int) -> WorldObject:
     return place(world, kind, x, y)
 
 
+def ground_each(world: World, kind: str, cells: list[tuple[int, int]]) -> None:
+    """`ground(world, kind, x, y)` for each cell in order (paths: ~15-74 tiles per reset), as
+    one `place_each`: a `place` call cost ~4,000 instructions more per object. Clearing every
+    cell first is the same as clearing each just before its object when clearing takes no UUID
+    and never removes what `kind` builds (grass, plants) and nobody watches the tiles."""
+    plan = inline_plan(kind)
+    if plan is None or plan[3] in ("grass", "plant") or world._watchers:
+        for x, y in cells:
+            ground(world, kind, x, y)
+        return
+    for x, y in cells:
+        clear_ground(world, x, y)
+    place_each(world, kind, cells)
+
+
 def building(
     world: World, x: int, y: int, w: int, h: int, name: str, key_id: int = 0, door: bool = True
 ) -> WorldObject | None:
@@ -176,6 +191,8 @@ def scatter_plants(world: World, count: int = 15, kind: str = "plant_generic") -
     placed, tries, used, batch = 0, 0, 0, 2 * (count + 8)
     rng, size, stacks = world.rng_build, world.size, world.stacks
     bitgen, start = rng.bit_generator, None
+    cells: list[tuple[int, int]] = []  # placed at the end in one `place_each`: the same UUIDs, in order
+    taken: set[tuple[int, int]] = set()  # a tile given a plant holds more than grass from then on
     while placed < count and tries < 2000:
         start, values, used = bitgen.state, rng.integers(0, size, size=batch).tolist(), 0
         while used < batch and placed < count and tries < 2000:
@@ -183,12 +200,14 @@ def scatter_plants(world: World, count: int = 15, kind: str = "plant_generic") -
             x, y = values[used], values[used + 1]
             used += 2
             stack = stacks[x][y]
-            if stack and all(o.type == "grass" for o in stack):
-                place(world, kind, x, y)
+            if stack and (x, y) not in taken and all(o.type == "grass" for o in stack):
+                cells.append((x, y))
+                taken.add((x, y))
                 placed += 1
     if start is not None and used < batch:
         bitgen.state = start
         rng.integers(0, size, size=used)
+    place_each(world, kind, cells)
 
 
 def _scatter_one_by_one(world: World, count: int, kind: str) -> None:
@@ -211,6 +230,7 @@ __all__ = [
     "door_at",
     "fill_grass",
     "ground",
+    "ground_each",
     "place",
     "scatter_plants",
     "spawn",

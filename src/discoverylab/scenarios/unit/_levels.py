@@ -79,8 +79,7 @@ def path_holes(clear: list[Rect], path_y: int = 17) -> tuple[tuple[int, int, int
 def outdoor(world: World, clear: list[Rect], path_y: int = 17) -> None:
     """The meadow of the villa-style maps (grass, a path, trees, plants), built after the
     buildings so it keeps clear of them: `clear` are the buildings' rects (and their fronts)."""
-    for x in _path_cells(clear, path_y):
-        layout.ground(world, "path", x, path_y)
+    layout.ground_each(world, "path", [(x, path_y) for x in _path_cells(clear, path_y)])
     trees_clear_of(world, [grow(r, 1) for r in clear])
     layout.scatter_plants(world)
 

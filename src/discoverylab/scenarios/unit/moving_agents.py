@@ -12,6 +12,7 @@ from discoverylab.scenarios.base import OracleGen, Scenario
 from discoverylab.scenarios.registry import register
 from discoverylab.scenarios.unit._levels import PEOPLE, draw_cell, inside
 from discoverylab.world.agent import Agent
+from discoverylab.world.catalog import place_each
 from discoverylab.world.npc import NPC
 
 LOTS = ((12, 5), (19, 5), (12, 12), (19, 12), (12, 20), (19, 20))  # top-left corners of 4x4 lots
@@ -37,6 +38,11 @@ VILLAGE = (10, 3, 24, 27)  # inside the fence
 PATHS = ((17, 2, 1, 28), (2, 17, 28, 1), (13, 9, 9, 1), (13, 24, 9, 1))
 # The fence's top and bottom rows (laid first: the sides skip their corners).
 FENCE_ROWS = frozenset((x0 + i, y) for x0 in (9, 19) for i in range(7) for y in (2, 28))
+# The village's path tiles and fence posts in the order they are laid (each list one `place_each`).
+PATH_TILES = [*(c for i in range(28) for c in ((17, 2 + i), (2 + i, 17))),
+              *(c for i in range(9) for c in ((13 + i, 9), (13 + i, 24)))]  # fmt: skip
+FENCE_TILES = [*(c for x0 in (9, 19) for i in range(7) for c in ((x0 + i, 2), (x0 + i, 28))),
+               *((x, y) for x in (9, 25) for y in [*range(2, 15), *range(19, 28)] if (x, y) not in FENCE_ROWS)]  # fmt: skip
 # Trees (x, its jitter, y, its jitter: 0 for none), in drawing order, each drawn x then y: beside
 # the houses, near the fence gaps, below the village, outside the fence.
 TREES = (
@@ -126,20 +132,8 @@ class MovingAgentsTest(Scenario):
     def _village(self) -> None:
         """Paths, a fence with four gaps, trees (jittered by the seed) and plants."""
         world = self.world
-        for i in range(28):  # the tiles of `PATHS`, in this order
-            layout.ground(world, "path", 17, 2 + i)
-            layout.ground(world, "path", 2 + i, 17)
-        for i in range(9):
-            layout.ground(world, "path", 13 + i, 9)
-            layout.ground(world, "path", 13 + i, 24)
-        for x0 in (9, 19):
-            for i in range(7):
-                layout.place(world, "fence", x0 + i, 2)
-                layout.place(world, "fence", x0 + i, 28)
-        for x in (9, 25):
-            for y in [*range(2, 15), *range(19, 28)]:
-                if (x, y) not in FENCE_ROWS:  # the only fences laid so far
-                    layout.place(world, "fence", x, y)
+        layout.ground_each(world, "path", PATH_TILES)
+        place_each(world, "fence", FENCE_TILES)
         # Every tree's jitter in one draw: an array of bounds gives the values and stream state
         # of one scalar draw per bound (tests/test_reset_paths.py), at the cost of about one.
         draws = iter(world.rng_build.integers(0, TREE_BOUNDS).tolist())
