@@ -1,0 +1,55 @@
+"""The first steps of an episode (session 16): work each new world used to redo, now done more
+cheaply or carried across resets by content. Each test compares the fast path with the plain
+one and fails when the fast path goes stale."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+
+from discoverylab.rl import make_rl_env
+from discoverylab.rl.scenery import SceneryMirror
+from discoverylab.rl.symbolic import DEPTH
+
+
+def _far_corner(mirror: SceneryMirror, x: int, y: int) -> tuple[int, int]:
+    """A place whose whole window was never computed (the far side of the world from (x, y))."""
+    size, r = mirror.world.size, mirror.radius
+    fx = size - 1 - r if x < size // 2 else r
+    fy = size - 1 - r if y < size // 2 else r
+    assert mirror.unseen[fy : fy + 2 * r + 1, fx : fx + 2 * r + 1].all()
+    return fx, fy
+
+
+def _tile_by_tile(mirror: SceneryMirror, x: int, y: int) -> tuple[bytes, bytes]:
+    """The window at (x, y) computed by `_tile` per tile on a new mirror of the same world."""
+    fresh = SceneryMirror(mirror.world, mirror.radius, DEPTH, mirror.viewer)
+    fresh._fill_first = lambda tiles: [fresh._tile(tx, ty, True) for tx, ty, _ in tiles]  # type: ignore[method-assign]
+    fresh.refresh(x, y)
+    w = 2 * mirror.radius + 1
+    window = fresh.kinds[y : y + w, x : x + w].tobytes(), fresh.state[y : y + w, x : x + w].tobytes()
+    fresh.close()
+    return window
+
+
+def test_a_cloned_mirror_fills_its_own_arrays() -> None:
+    """`_fill_first` writes a whole view through flat item views of `kinds` and `state`
+    (`_cells_views`); a copied or unpickled mirror must write into its own arrays, not into
+    copies of the views it was cloned with (fails if `__getstate__` keeps `_cell_items`)."""
+    env = make_rl_env("DoorsTest", max_steps=10**9)
+    env.reset(seed=1)
+    mirror = env.unwrapped.symbolic._mirror
+    assert mirror._cell_items is not None  # the reset's first view was written in one batch
+    agent = env.unwrapped.scenario.player
+    w = 2 * mirror.radius + 1
+    for clone in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        cloned = clone.unwrapped.symbolic._mirror
+        before = mirror.kinds.copy()
+        fx, fy = _far_corner(cloned, agent.x, agent.y)
+        cloned.refresh(fx, fy)
+        window = cloned.kinds[fy : fy + w, fx : fx + w].tobytes(), cloned.state[fy : fy + w, fx : fx + w].tobytes()
+        assert any(window[1])  # filled (every tile inside the world has a state)
+        assert window == _tile_by_tile(cloned, fx, fy)
+        assert np.array_equal(mirror.kinds, before)  # the original's arrays untouched
