@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import copy
 import pickle
+import re
 
 import numpy as np
 
 from discoverylab.rl import make_rl_env
 from discoverylab.rl.scenery import SceneryMirror
 from discoverylab.rl.symbolic import DEPTH
+from discoverylab.rl.view import mentioned
 
 
 def _far_corner(mirror: SceneryMirror, x: int, y: int) -> tuple[int, int]:
@@ -53,3 +55,32 @@ def test_a_cloned_mirror_fills_its_own_arrays() -> None:
         assert any(window[1])  # filled (every tile inside the world has a state)
         assert window == _tile_by_tile(cloned, fx, fy)
         assert np.array_equal(mirror.kinds, before)  # the original's arrays untouched
+
+
+def _mentioned_by_regex(word: str, text: str) -> bool:
+    """The plain definition `mentioned` must keep: a whole-word regular expression."""
+    word = word.strip().lower()
+    return bool(word) and re.search(r"(?<![a-z0-9])" + re.escape(word) + r"(?![a-z0-9])", text.lower()) is not None
+
+
+def test_mentioned_agrees_with_the_whole_word_regular_expression() -> None:
+    """`mentioned` finds words with `str.find` and checks the characters around each occurrence
+    (a miss per object name and new task text is the common case); it must say exactly what
+    the regular expression says: at the text's ends, next to digits, punctuation, non-ASCII
+    letters, repeated and overlapping occurrences, upper case, blank words."""
+    cases = [
+        ("jar", "Put it in the `jar`."), ("jar", "jars"), ("jar", "ajar"), ("jar", "jar"), ("jar", "Jar 2"),
+        ("jar", "jar2 jar"), ("jar", "2jar"), ("jar", "jar_"), ("jar", "éjar"), ("jar", "jaré"), ("aa", "aaa aa"),
+        ("aa", "aaa"), ("red ball", "the Red Ball!"), ("red ball", "red  ball"), ("  Coin ", "a coin."),
+        ("", "anything"), ("   ", "   "), ("x", ""), ("İ", "i̇"), ("1", "a1 1"), ("a.b", "a.b"), ("a.b", "axb"),
+        ("quantum crystal", "Your task is to pick up the `quantum crystal` and place it in the `jar`.\n"),
+    ]  # fmt: skip
+    rng = np.random.default_rng(0)
+    alphabet = list("ab1 _.-éA")
+    for _ in range(3000):
+        word = "".join(rng.choice(alphabet, int(rng.integers(0, 4))))
+        text = "".join(rng.choice(alphabet, int(rng.integers(0, 12))))
+        cases.append((word, text))
+    mentioned.cache_clear()
+    for word, text in cases:
+        assert mentioned(word, text) == _mentioned_by_regex(word, text), (word, text)

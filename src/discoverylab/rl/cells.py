@@ -66,9 +66,10 @@ def tile_cell(objs: list[WorldObject], passable: bool, depth: int) -> tuple[byte
 
 
 @cache
-def window_steps(w: int) -> tuple[tuple[int, int], ...]:
-    """(dx, dy) of each cell of a w-wide window from its corner, row by row (`mark_seen`)."""
-    return tuple([(dx, dy) for dy in range(w) for dx in range(w)])
+def grid_steps(width: int, height: int) -> tuple[tuple[int, int], ...]:
+    """(dx, dy) of each cell of a width x height block from its corner, row by row (the order of
+    a raveled numpy slice's cell indexes: `refresh`, `mark_seen`)."""
+    return tuple([(dx, dy) for dy in range(height) for dx in range(width)])
 
 
 @cache

@@ -19,7 +19,7 @@ from operator import attrgetter, itemgetter
 import numpy as np
 
 from discoverylab.rl.cells import PASSABLE_NOW as _PASSABLE_NOW
-from discoverylab.rl.cells import Candidate, entering_edges, tile_cell, window_offsets
+from discoverylab.rl.cells import Candidate, entering_edges, grid_steps, tile_cell, window_offsets
 from discoverylab.rl.cells import candidate_look as _look
 from discoverylab.rl.cells import is_plain as _plain
 from discoverylab.rl.cells import stack_key as _stack_key
@@ -196,13 +196,14 @@ class SceneryMirror(WindowReads):
             near = self.pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
             cells = near.ravel().nonzero()[0].tolist()
             if cells:
-                width = near.shape[1]
+                height, width = near.shape
                 new = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
                 first = new.ravel().tolist()
+                steps, x0, y0 = grid_steps(width, height), left - r, top - r  # (a table: no divmod per tile)
                 tiles = []
                 for cell in cells:
-                    dy, dx = divmod(cell, width)
-                    tiles.append((left + dx - r, top + dy - r, first[cell]))
+                    dx, dy = steps[cell]
+                    tiles.append((x0 + dx, y0 + dy, first[cell]))
                 near[...] = False  # views: write through to `pending` and `unseen`
                 new[...] = False
                 self._recompute(tiles, strict)

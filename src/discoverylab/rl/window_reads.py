@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from discoverylab.rl.cells import window_steps
+from discoverylab.rl.cells import grid_steps
 from discoverylab.world.agent import Agent
 from discoverylab.world.objects import WorldObject
 
@@ -114,7 +114,7 @@ class WindowReads:
             uuids: list[int] = []
             append, extend = uuids.append, uuids.extend
             inside = r <= x0 and x0 + r < size and r <= y0 and y0 + r < size  # padded corner: the window's centre
-            steps = window_steps(w)
+            steps = grid_steps(w, w)
             for cell in cells:
                 dx, dy = steps[cell]
                 x, y = x0 + dx - r, y0 + dy - r
