@@ -84,3 +84,46 @@ def test_mentioned_agrees_with_the_whole_word_regular_expression() -> None:
     mentioned.cache_clear()
     for word, text in cases:
         assert mentioned(word, text) == _mentioned_by_regex(word, text), (word, text)
+
+
+class _Recorder:
+    """A marker whose `seen` records each `update`'s UUIDs in order (`mark_seen`)."""
+
+    def __init__(self) -> None:
+        self.updates: list[list[int]] = []
+        recorder = self
+
+        class _Seen(set):  # type: ignore[type-arg]
+            def update(self, *others: object) -> None:
+                recorder.updates.append(list(others[0]))  # type: ignore[call-overload]
+                super().update(*others)
+
+        self.seen = _Seen()
+
+
+def test_mark_seen_of_a_whole_new_window_runs_row_by_row() -> None:
+    """`mark_seen` reads a new place's whole window column list by column list (no cell table);
+    it must add the same UUIDs in the same order as the cell-by-cell scan (row by row): a set's
+    iteration order can follow its insertion order. Also with one tile marked (the cell path)."""
+    for task in ("DoorsTest", "PickAndPlaceTest", "MovingAgentsTest"):
+        env = make_rl_env(task, max_steps=10**9)
+        env.reset(seed=4)
+        world = env.unwrapped.world
+        mirror = SceneryMirror(world, 3, DEPTH, None)
+        r, w = mirror.radius, 2 * mirror.radius + 1
+        rng = np.random.default_rng(0)
+        for _ in range(12):
+            x, y = (int(v) for v in rng.integers(r, world.size - r, 2))
+            mirror.refresh(x, y)
+            for skip in (None, (x + 1, y - 2)):
+                marker = _Recorder()
+                mirror.marker = marker
+                mirror.marked[:] = False
+                mirror.marked_windows.clear()
+                if skip is not None:
+                    mirror.marked[skip[1] + r, skip[0] + r] = True
+                mirror._last_marked = None
+                mirror.mark_seen(marker, x, y, w)  # type: ignore[arg-type]
+                rows = [(tx, ty) for ty in range(y - r, y + r + 1) for tx in range(x - r, x + r + 1) if (tx, ty) != skip]
+                assert marker.updates == [[o.uuid for tx, ty in rows for o in mirror.visible[tx][ty]]]
+        mirror.close()
