@@ -1,5 +1,6 @@
 """A tile's symbolic cell and window geometry, shared by every tile mirror (`rl/scenery.py`)
-and the encoder (`rl/symbolic.py`, which reads the agent's own tile live)."""
+and the encoder (`rl/symbolic.py`, which reads the agent's own tile live); what decides
+whether tiles share a cell (`is_plain`, `stack_key`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,41 @@ from functools import cache
 
 from discoverylab.rl.view import kind_id
 from discoverylab.world.objects import WorldObject
+
+Candidate = tuple[int, WorldObject]
+"""(UUID, object) of a visible object that may fill an object slot (anything but ground)."""
+
+
+def candidate_look(candidates: tuple[Candidate, ...]) -> tuple[tuple[str, bool, bool, int], ...]:
+    """What a slot row reads of each candidate that can change while it stays on its tile (the
+    name its static features follow, open, activated, the number of contents); kept per tile to
+    tell a reported tile that changed from one that did not (`SceneryMirror._tile`)."""
+    return tuple([(o.name, o.is_open, o.activated, len(o.contents)) for _, o in candidates])
+
+
+def is_plain(obj: WorldObject) -> bool:
+    """Whether a tile holding only `obj` (nothing inside) looks like any other tile holding only
+    an object of its class, type and passability: not a character or a passage, and passable
+    by the engine's own rule."""
+    return not obj.is_agent and not obj.is_passage and type(obj).is_passable_now is WorldObject.is_passable_now
+
+
+PASSABLE_NOW = WorldObject.is_passable_now  # the engine's own passability rule (`is_plain`)
+
+
+def stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int) -> tuple[object, ...] | None:
+    """What a tile's cell follows from when its objects are all plain (`is_plain`) or characters
+    (a character stepping in view: most reported tiles where characters wander), none holding
+    anything nor the viewer: per object its class, type, passability, layer, whether it hides
+    what lies below (`objects_at` shows a prefix of the stack that these decide, `blocker_at`
+    finds the first impassable one) and is a character; None for any other tile."""
+    key: list[object] = [depth]
+    for o in stack:
+        if o.contents or o is viewer or o.is_passage or type(o).is_passable_now is not PASSABLE_NOW:
+            return None
+        key.append((type(o), o.type, o.passable, o.layer, o.obscures_below, o.is_agent))
+    return tuple(key)
+
 
 _KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
 
@@ -30,9 +66,10 @@ def tile_cell(objs: list[WorldObject], passable: bool, depth: int) -> tuple[byte
 
 
 @cache
-def window_steps(w: int) -> tuple[tuple[int, int], ...]:
-    """(dx, dy) of each cell of a w-wide window from its corner, row by row (`mark_seen`)."""
-    return tuple([(dx, dy) for dy in range(w) for dx in range(w)])
+def grid_steps(width: int, height: int) -> tuple[tuple[int, int], ...]:
+    """(dx, dy) of each cell of a width x height block from its corner, row by row (the order of
+    a raveled numpy slice's cell indexes: `refresh`, `mark_seen`)."""
+    return tuple([(dx, dy) for dy in range(height) for dx in range(width)])
 
 
 @cache

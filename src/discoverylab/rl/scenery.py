@@ -18,7 +18,11 @@ from operator import attrgetter, itemgetter
 
 import numpy as np
 
-from discoverylab.rl.cells import entering_edges, tile_cell, window_offsets
+from discoverylab.rl.cells import PASSABLE_NOW as _PASSABLE_NOW
+from discoverylab.rl.cells import Candidate, entering_edges, grid_steps, tile_cell, window_offsets
+from discoverylab.rl.cells import candidate_look as _look
+from discoverylab.rl.cells import is_plain as _plain
+from discoverylab.rl.cells import stack_key as _stack_key
 from discoverylab.rl.window_reads import WindowReads
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
@@ -26,6 +30,7 @@ from discoverylab.world.world import World
 
 _UUID = attrgetter("uuid")
 _THIRD = itemgetter(2)  # whether a tile to recompute was never computed (`_recompute`)
+_NOTHING_SEEN: frozenset[int] = frozenset()  # `_fill_first` without a marker
 # A tile holding one plain object shows the same cell as any other holding one of its class,
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
 _PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
@@ -33,44 +38,9 @@ _FEW = 8  # `_fill_first` writes up to this many cells slice by slice, more with
 _VIEWS = ("_kinds_view", "_state_view", "_pending_view", "_unseen_view", "_marked_view", "_flag_view")  # `_views`
 
 
-Candidate = tuple[int, WorldObject]
-"""(UUID, object) of a visible object that may fill an object slot (anything but ground)."""
-
-
-def _look(candidates: tuple[Candidate, ...]) -> tuple[tuple[str, bool, bool, int], ...]:
-    """What a slot row reads of each candidate that can change while it stays on its tile (the
-    name its static features follow, open, activated, the number of contents); kept per tile to
-    tell a reported tile that changed from one that did not (`SceneryMirror._tile`)."""
-    return tuple([(o.name, o.is_open, o.activated, len(o.contents)) for _, o in candidates])
-
-
-def _plain(obj: WorldObject) -> bool:
-    """Whether a tile holding only `obj` (nothing inside) looks like any other tile holding only
-    an object of its class, type and passability: not a character or a passage, and passable
-    by the engine's own rule."""
-    return not obj.is_agent and not obj.is_passage and type(obj).is_passable_now is WorldObject.is_passable_now
-
-
 _STACK_CELLS: dict[tuple[object, ...], tuple[bytes, bytes, bool, int, tuple[int, ...]]] = {}
 """`_full_cell` of a tile of several plain objects (`_stack_key`), with how many of its stack
 it shows and the indexes of its slot candidates among them."""
-
-
-_PASSABLE_NOW = WorldObject.is_passable_now  # the engine's own passability rule (`_plain`)
-
-
-def _stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int) -> tuple[object, ...] | None:
-    """What a tile's cell follows from when its objects are all plain (`_plain`) or characters
-    (a character stepping in view: most reported tiles where characters wander), none holding
-    anything nor the viewer: per object its class, type, passability, layer, whether it hides
-    what lies below (`objects_at` shows a prefix of the stack that these decide, `blocker_at`
-    finds the first impassable one) and is a character; None for any other tile."""
-    key: list[object] = [depth]
-    for o in stack:
-        if o.contents or o is viewer or o.is_passage or type(o).is_passable_now is not _PASSABLE_NOW:
-            return None
-        key.append((type(o), o.type, o.passable, o.layer, o.obscures_below, o.is_agent))
-    return tuple(key)
 
 
 class SceneryMirror(WindowReads):
@@ -82,6 +52,7 @@ class SceneryMirror(WindowReads):
     stands on itself. `version` counts the refreshes that changed what tiles show."""
 
     _touched: list[tuple[int, int]] | None = None  # the tiles counted as changes since `take_touched` (`_recompute`)
+    _cell_items: tuple[np.ndarray, np.ndarray] | None = None  # `_cells_views`
 
     def __init__(self, world: World, radius: int, depth: int, viewer: WorldObject | None = None) -> None:
         self.world = world
@@ -225,13 +196,14 @@ class SceneryMirror(WindowReads):
             near = self.pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
             cells = near.ravel().nonzero()[0].tolist()
             if cells:
-                width = near.shape[1]
+                height, width = near.shape
                 new = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
                 first = new.ravel().tolist()
+                steps, x0, y0 = grid_steps(width, height), left - r, top - r  # (a table: no divmod per tile)
                 tiles = []
                 for cell in cells:
-                    dy, dx = divmod(cell, width)
-                    tiles.append((left + dx - r, top + dy - r, first[cell]))
+                    dx, dy = steps[cell]
+                    tiles.append((x0 + dx, y0 + dy, first[cell]))
                 near[...] = False  # views: write through to `pending` and `unseen`
                 new[...] = False
                 self._recompute(tiles, strict)
@@ -268,58 +240,74 @@ class SceneryMirror(WindowReads):
         """`_tile(x, y, first=True)` for tiles never computed (the ~49 of a reset's first view),
         in one loop: such a tile lies in no window the caches were filled for and counts as no
         change, so nothing but its cell, flags, looks and mark is written. Its flags, looks and
-        mark are unset already (no view reached it), so only set ones are written. A tile of one
-        plain object (`_cell`'s last branch, most tiles of a view) takes its cell inline. The
-        cells are written at the end: one numpy assignment per array for a whole view's tiles,
-        slice by slice for a few (each memoryview write costs ~1.3k instructions, a numpy
-        assignment ~5k whatever its size)."""
+        mark are unset already (no view reached it), so only set ones are written (one byte
+        each). A tile of one plain object (`_cell`'s last branch, most tiles of a view) takes
+        its cell inline, `_plain` without its call. The cells are written at the end: for a
+        whole view's tiles one numpy assignment per array, each tile's cell one item of a flat
+        view (`_cells_views`: an item per tile, an index array made once; ~6x cheaper than rows
+        indexed by a list), slice by slice for a few (each memoryview write ~1.3k instructions)."""
         looks, flags, visible, candidates = self._looks, self.flags, self.visible, self.candidates
         depth, side, r = self.depth, self._side, self.radius
+        corner = r * side + r  # tile (x, y) at flat index y * side + x + corner of the padded arrays
         stacks, viewer = self.world.stacks, self.viewer
-        seen = getattr(self.marker, "seen", None)
-        plain_cells = _PLAIN_CELLS
+        marker_seen = getattr(self.marker, "seen", None)
+        seen = _NOTHING_SEEN if marker_seen is None else marker_seen
+        plain_cells, passable_now = _PLAIN_CELLS, _PASSABLE_NOW
+        flag_view, marked_view = self._flag_view, self._marked_view
         ats: list[int] = []
         kinds_parts: list[bytes] = []
         state_parts: list[bytes] = []
-        flagged: list[int] = []
-        marks: list[int] = []
         for x, y, _ in tiles:
             stack = stacks[x][y]
-            cell = None
+            at = y * side + x + corner
             if len(stack) == 1:
                 obj = stack[0]
-                if not obj.contents and obj is not viewer and _plain(obj):
+                if (not obj.contents and obj is not viewer and not obj.is_agent and not obj.is_passage
+                        and type(obj).is_passable_now is passable_now):  # fmt: skip
                     cell = plain_cells.get((type(obj), obj.type, obj.passable, depth))
-            at = (y + r) * side + x + r
-            if cell is None:
-                kinds, state, flag = self._cell(x, y)
-                if seen is not None and seen.issuperset(map(_UUID, visible[x][y])):  # (in C: no generator)
-                    marks.append(at)
-            else:
-                kinds, state, flag = cell
-                visible[x][y] = [obj]
-                candidates[x][y] = ((obj.uuid, obj),) if flag else ()
-                if seen is not None and obj.uuid in seen:
-                    marks.append(at)
+                    if cell is not None:
+                        kinds, state, flag = cell
+                        visible[x][y] = [obj]
+                        if obj.uuid in seen:
+                            marked_view[at] = 1
+                        if flag:  # (else its candidates stay the `()` every tile starts with)
+                            candidates[x][y] = ((obj.uuid, obj),)
+                            looks[(x, y)] = None  # unknown: the tile's next recompute counts as a change
+                            flags[x][y] = True
+                            flag_view[at] = 1
+                        ats.append(at)
+                        kinds_parts.append(kinds)
+                        state_parts.append(state)
+                        continue
+            kinds, state, flag = self._cell(x, y)
+            if marker_seen is not None and marker_seen.issuperset(map(_UUID, visible[x][y])):  # (in C: no generator)
+                marked_view[at] = 1
             if flag:
-                looks[(x, y)] = None  # unknown: the tile's next recompute counts as a change
+                looks[(x, y)] = None
                 flags[x][y] = True
-                flagged.append(at)
+                flag_view[at] = 1
             ats.append(at)
             kinds_parts.append(kinds)
             state_parts.append(state)
-        if len(ats) > _FEW:  # flat views, a row per tile (the arrays are C-contiguous: views, not copies)
-            self.kinds.reshape(-1, depth)[ats] = np.frombuffer(b"".join(kinds_parts), np.uint8).reshape(-1, depth)
-            self.state.reshape(-1, 4)[ats] = np.frombuffer(b"".join(state_parts), np.uint8).reshape(-1, 4)
+        if len(ats) > _FEW:
+            kinds_cells, state_cells = self._cells_views()
+            at_index = np.array(ats, np.intp)
+            kinds_cells[at_index] = np.frombuffer(b"".join(kinds_parts), kinds_cells.dtype)
+            state_cells[at_index] = np.frombuffer(b"".join(state_parts), state_cells.dtype)
         else:
             kinds_view, state_view = self._kinds_view, self._state_view
             for at, kinds, state in zip(ats, kinds_parts, state_parts, strict=True):
                 kinds_view[at * depth : at * depth + depth] = kinds
                 state_view[at * 4 : at * 4 + 4] = state
-        if flagged:
-            self.has_candidates.reshape(-1)[flagged] = True
-        if marks:
-            self.marked.reshape(-1)[marks] = True
+
+    def _cells_views(self) -> tuple[np.ndarray, np.ndarray]:
+        """Flat views of `kinds` and `state` with one item per tile (a void item of the cell's
+        bytes), made when `_fill_first` first batches (a mirror built and dropped unused pays
+        nothing)."""
+        views = self._cell_items
+        if views is None:
+            views = self._cell_items = (self.kinds.reshape(-1).view(f"V{self.depth}"), self.state.reshape(-1).view("V4"))
+        return views
 
     def _tile(self, x: int, y: int, first: bool = False) -> bool:
         """Recompute tile (x, y); whether it shows anything else than before. `first`: never
@@ -369,6 +357,7 @@ class SceneryMirror(WindowReads):
         state = dict(self.__dict__)
         for name in _VIEWS:  # memoryviews do not pickle: rebuilt below
             del state[name]
+        state.pop("_cell_items", None)  # views of `kinds` and `state`: a pickled copy would write elsewhere
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:

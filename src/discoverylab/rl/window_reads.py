@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from discoverylab.rl.cells import window_steps
+from discoverylab.rl.cells import grid_steps
 from discoverylab.world.agent import Agent
 from discoverylab.world.objects import WorldObject
 
@@ -114,7 +114,17 @@ class WindowReads:
             uuids: list[int] = []
             append, extend = uuids.append, uuids.extend
             inside = r <= x0 and x0 + r < size and r <= y0 and y0 + r < size  # padded corner: the window's centre
-            steps = window_steps(w)
+            if inside and len(cells) == w * w and w == 2 * r + 1:  # a new place's whole window (a first view)
+                columns = visible[x0 - r : x0 + r + 1]
+                for y in range(y0 - r, y0 + r + 1):  # row by row, as the cells run
+                    for column in columns:
+                        objs = column[y]
+                        if len(objs) == 1:
+                            append(objs[0].uuid)
+                        else:
+                            extend(map(_UUID, objs))
+                cells = []
+            steps = grid_steps(w, w)
             for cell in cells:
                 dx, dy = steps[cell]
                 x, y = x0 + dx - r, y0 + dy - r
