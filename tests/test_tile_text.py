@@ -251,6 +251,8 @@ UNREPORTED = {
     ("scenarios/explore.py", "WorldMap.update"): "a map record, not a world object",
     ("world/catalog.py", "build_plain"): "a new object (WorldObject.__init__'s inline twin), placed while nobody watches",
     ("world/catalog.py", "place_each"): "new objects (`build_plain`'s body inline), placed while nobody watches",
+    ("world/catalog.py", "place"): "a new object (`build_plain`'s body inline), placed while nobody watches",
+    ("world/materials.py", "Material.copy"): "a new material (the copy), held by no object yet",
     ("world/spares.py", "_sole_refs"): "a stand-in for reference counts, never in a world",
     ("scenarios/combinatorial_chemistry/things.py", "RustedKey.tick"): "every branch ends in _rename(), which reports",
     ("labs/sequence/protocol_population.py", "PopulationProtocol._on_reset"): "a Tiny Labs protocol, no world object",
