@@ -260,30 +260,25 @@ class SceneryMirror(WindowReads):
         for x, y, _ in tiles:
             stack = stacks[x][y]
             at = y * side + x + corner
+            cell = None
             if len(stack) == 1:
                 obj = stack[0]
                 if (not obj.contents and obj is not viewer and not obj.is_agent and not obj.is_passage
                         and type(obj).is_passable_now is passable_now):  # fmt: skip
                     cell = plain_cells.get((type(obj), obj.type, obj.passable, depth))
-                    if cell is not None:
-                        kinds, state, flag = cell
-                        visible[x][y] = [obj]
-                        if obj.uuid in seen:
-                            marked_view[at] = 1
-                        if flag:  # (else its candidates stay the `()` every tile starts with)
-                            candidates[x][y] = ((obj.uuid, obj),)
-                            looks[(x, y)] = None  # unknown: the tile's next recompute counts as a change
-                            flags[x][y] = True
-                            flag_view[at] = 1
-                        ats.append(at)
-                        kinds_parts.append(kinds)
-                        state_parts.append(state)
-                        continue
-            kinds, state, flag = self._cell(x, y)
-            if marker_seen is not None and marker_seen.issuperset(map(_UUID, visible[x][y])):  # (in C: no generator)
-                marked_view[at] = 1
+            if cell is not None:
+                kinds, state, flag = cell
+                visible[x][y] = [obj]
+                if obj.uuid in seen:
+                    marked_view[at] = 1
+                if flag:  # (else its candidates stay the `()` every tile starts with)
+                    candidates[x][y] = ((obj.uuid, obj),)
+            else:
+                kinds, state, flag = self._cell(x, y)
+                if marker_seen is not None and marker_seen.issuperset(map(_UUID, visible[x][y])):  # (in C: no generator)
+                    marked_view[at] = 1
             if flag:
-                looks[(x, y)] = None
+                looks[(x, y)] = None  # unknown: the tile's next recompute counts as a change
                 flags[x][y] = True
                 flag_view[at] = 1
             ats.append(at)

@@ -135,8 +135,8 @@ def build_plain(
     """A plain scenery object built inline, off the grid: what `spawn` + `World.place` build,
     attributes in the order `WorldObject.__init__` sets them (so instances share one key
     table), one statement each (tuple assignments cost a fifth more of a grass fill; `new`
-    bound once saves another 5%). `place_each` repeats this body in its loop: keep both the
-    same (`tests/test_speed_paths.py` compares each with `spawn` for every template)."""
+    bound once saves another 5%). `place` repeats this body, and `place_each` in its loop: keep
+    all three the same (`tests/test_speed_paths.py` compares each with `spawn` for every template)."""
     obj: WorldObject = new(cls)
     obj.world = world
     obj.name = name
@@ -178,12 +178,7 @@ def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObj
                 plan = None  # the general path (and its clear errors)
         if plan is not None:  # plain scenery (most objects of a map), built inline: a third of the time
             layer, cls, name, type_, materials, fresh, attrs = plan
-            i, drawn = world._uuid_index, world._uuids  # `world.next_uuid()` inline while the pool has one drawn
-            if i < len(drawn):
-                world._uuid_index = i + 1
-                uuid = drawn[i]
-            else:
-                uuid = world.next_uuid()
+            uuid = world.next_uuid()
             spare = None if fresh or overrides else spares.ready(kind, cls, name, type_, materials, layer, attrs)
             if spare:  # shared scenery (paths, fences, walls): a disposed world's untouched one first
                 obj = spare.pop()

@@ -12,6 +12,7 @@ from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import ActionResult, WorldObject
 from discoverylab.world.paths import walk_unheard
 from discoverylab.world.world import World
+from discoverylab.world.zones import tile_bit
 
 _CLOCKWISE = ["north", "east", "south", "west"]
 _CW = {d: _CLOCKWISE[(i + 1) % 4] for i, d in enumerate(_CLOCKWISE)}  # facing -> facing after a turn
@@ -95,7 +96,7 @@ class MovementActions:
             x, y = ox + side[1], oy + side[2]
             if world.is_passable(x, y):
                 free.append((side[0], x, y))
-        agent, stride = self.agent, world.size + 1
+        agent = self.agent
         for locked_only in (False, True):
             if not free:
                 break
@@ -103,7 +104,7 @@ class MovementActions:
             found = free[0] if reach is None else None
             if reach is not None:
                 for candidate in free:
-                    if reach >> (candidate[1] * stride + candidate[2]) & 1:  # `zones.tile_bit`
+                    if reach & tile_bit(world.size, candidate[1], candidate[2]):
                         found = candidate
                         break
             if found is not None:
