@@ -55,6 +55,12 @@ class VectorEnvError(RuntimeError):
     """A worker of a `BatchedVectorEnv` failed or died; the vector env is closed."""
 
 
+# Rounds after new envs that the balancer does not count: an episode's first steps fill caches
+# (~5x a warm step's time in the first few, ~1.5x up to the 50th: `benchmarks/episode_steps.py`)
+# at uneven paces on the two sides.
+_WARMUP_ROUNDS = 50
+
+
 class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
     """`num_envs` DiscoveryWorld RL envs (`make_rl_env`) stepped in `workers` processes.
 
@@ -154,7 +160,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self._make = (task, difficulty, env_kwargs)
         self._adopted: dict[int, Block] = {}  # worker index -> its envs, stepped here (`balance`)
         self._active = list(range(len(self._workers)))  # the workers stepping their own envs
-        self.balancer = Balancer() if balance and in_driver and self._remote else None
+        self.balancer = Balancer(warmup=_WARMUP_ROUNDS) if balance and in_driver and self._remote else None
         if in_driver:
             self._local = self._run_local("start", lambda: Block(*self.blocks[0], task, difficulty, env_kwargs, views))
         self._receive(range(len(self._workers)), "start")
@@ -191,6 +197,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                 work = functools.partial(block.reset, seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)
                 self._run_local("reset", work, chosen)
             extras.update(self._receive(chosen, "reset"))
+        if self.balancer is not None and mask.all():
+            self.balancer.restart(_WARMUP_ROUNDS)
         return self._observations(), self._infos(extras, mask)
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:

@@ -4,11 +4,20 @@ On an idle machine the driver and its workers step their blocks side by side. On
 (other jobs on the cores) a worker may wait a whole scheduler slice before it runs, and each
 hand-over costs more than the steps it saves: the batched env then ran at a tenth of one env.
 The driver measures every round: the time it stepped its own block and the time it then waited
-for the workers. When a window of rounds took longer than its own envs' pace says stepping
-every env here would, it adopts the workers' envs (they travel pickled, once) and steps them
-all itself: one env's speed at worst. From time to time it hands them back to measure again
-(at growing intervals while the machine stays loaded). Only wall-clock pace decides where
-envs are stepped, never what they compute: their observations do not depend on it.
+for the workers. When two windows in a row (each at least 50 ms of rounds) took over 1.25x what
+its own envs' pace says stepping every env here would, it adopts the workers' envs (they travel
+pickled, once) and steps them all itself: one env's speed at worst. From time to time it hands
+them back to measure again (at growing intervals while the machine stays loaded). Only
+wall-clock pace decides where envs are stepped, never what they compute: their observations do
+not depend on it.
+
+Windows of time, not of 24 rounds: on an idle VM a round now and then takes 5-30x its usual
+time (an episode's first steps fill caches; a vCPU stalls), and 24 rounds of small blocks (under
+a millisecond) holding a few such made the driver adopt on an idle 2-core VM, halving the
+batched env's pace (session 17: 2 x 2 envs of DoorsTest ran 0.8x one env instead of 1.3x).
+Measured there, 50 ms windows read 0.53-0.80 idle, and 1.1-29 (median 4-6) with a busy process
+on a worker's CPU. Load shows as a tail of rounds that wait a scheduler slice, so sums, not
+medians, weigh it.
 """
 
 from __future__ import annotations
@@ -23,23 +32,32 @@ class Balancer:
     """Decides, round by round, where the envs are stepped (`record` -> ADOPT / RELEASE / None).
 
     Args:
-        window: rounds measured before a decision (the first `skip` of a window are not
+        window, span: a decision follows a window of at least `window` counted rounds lasting
+            at least `span` seconds together (the first `skip` rounds of a window are not
             counted: the first hand-over after a change wakes sleeping workers).
-        margin: spread out only while it is at least this much faster than all in the driver.
+        margin: a window is lost when its rounds spread out took over 1/margin times what all
+            its envs here would have (0.8: 25% longer).
+        patience: consecutive lost windows before adopting (a probe that loses re-adopts at
+            once): a wrong adoption on an idle machine halves the pace until the next probe.
         probe: seconds stepping all envs in the driver before handing them back to measure
             again; doubled after each probe that lost, up to `max_probe`, reset by a win.
+        warmup: rounds not counted at all after the envs were built (their first steps fill
+            caches at uneven paces on the two sides).
     """
 
-    def __init__(self, window: int = 24, margin: float = 1.1, probe: float = 2.0, max_probe: float = 60.0,
-                 skip: int = 2, clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
-        self.window, self.margin, self.skip = window, margin, skip
+    def __init__(self, window: int = 24, margin: float = 0.8, probe: float = 2.0, max_probe: float = 60.0,
+                 skip: int = 2, clock: Callable[[], float] = time.monotonic, warmup: int = 0,
+                 patience: int = 2, span: float = 0.05) -> None:  # fmt: skip
+        self.window, self.margin, self.skip, self.patience, self.span = window, margin, skip, patience, span
+        self._lost = 0  # consecutive lost windows
         self.base_probe, self.max_probe = probe, max_probe
         self.probe = probe
         self.clock = clock
         self.mode = SPREAD
         self.adopted_at = 0.0
         self.switches = 0  # how often the envs moved (either way): for tests and benchmarks
-        self._rounds = 0
+        self._rounds = -warmup
+        self._counted = 0  # rounds counted in this window
         self._spread = 0.0  # seconds the counted rounds took, spread out
         self._alone = 0.0  # what they would have taken in the driver alone (its pace per env)
         self._probing = False  # the current spread window follows a hand-back
@@ -55,17 +73,19 @@ class Balancer:
                 return RELEASE
             return None
         self._rounds += 1
-        if self._rounds <= self.skip or local_envs <= 0:
+        if self._rounds <= self.skip or local_envs <= 0 or local_s <= 0.0:
             return None
         self._spread += local_s + wait_s
         self._alone += local_s * all_envs / local_envs
-        counted = self._rounds - self.skip
-        clearly = self._probing and counted >= 4 and self._spread > 2 * self._alone  # a probe cut short
-        if counted < self.window and not clearly:
-            return None
+        self._counted += 1
+        if self._counted < self.window or self._spread < self.span:
+            if not self._probing or self._counted < 4 or self._spread * self.margin <= 2 * self._alone:
+                return None  # else a probe cut short: spreading loses twice over
         lost = self._spread * self.margin > self._alone
         self._reset_window()
-        if lost:
+        self._lost = self._lost + 1 if lost else 0
+        if lost and (self._probing or self._lost >= self.patience):
+            self._lost = 0
             if self._probing:  # handed back, lost again: wait longer before the next probe
                 self.probe = min(self.probe * 2, self.max_probe)
             self.mode, self.adopted_at, self._probing = ADOPT, self.clock(), False
@@ -75,5 +95,11 @@ class Balancer:
             self.probe, self._probing = self.base_probe, False
         return None
 
+    def restart(self, warmup: int) -> None:
+        """New envs (a reset): a new window, its first `warmup` rounds not counted."""
+        if self.mode == SPREAD:
+            self._reset_window()
+            self._rounds = -warmup
+
     def _reset_window(self) -> None:
-        self._rounds, self._spread, self._alone = 0, 0.0, 0.0
+        self._rounds, self._counted, self._spread, self._alone = 0, 0, 0.0, 0.0
