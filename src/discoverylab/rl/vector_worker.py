@@ -32,7 +32,8 @@ def relax_gc(threshold: int = GC_THRESHOLD) -> tuple[int, int, int]:
     tracks (world objects, their lists, the tile lists). With the default first threshold (700)
     its full passes then come every few resets and walk every world the process holds; worlds
     free themselves by reference counting (`World.dispose`), so the passes find little. 16 envs
-    in one process with 100-step episodes: ~350 -> ~170 us per step (docs/performance.md)."""
+    in one process with 100-step episodes: ~350 -> ~170 us per step
+    (docs/performance-history.md, "session 7")."""
     old = gc.get_threshold()
     gc.set_threshold(threshold, old[1], old[2])
     return old
