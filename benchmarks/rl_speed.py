@@ -3,7 +3,7 @@ env for comparison, Gymnasium's vector envs, and the batched vector env (`Batche
 2 workers x k envs) against one env. A benchmark, not a test:
 
     .venv/bin/python benchmarks/rl_speed.py [--steps 5000] [--task DoorsTest] [--batched 4,8,16]
-        [--repeat 1] [--warmup 500] [--max-steps N] [--default-gc] [--wait-idle] [--only-batched] [--json out.json]
+        [--repeat 1] [--warmup 500] [--max-steps N] [--default-gc] [--wait-idle] [--only-batched] [--busy N] [--json out.json]
         [--suite unit|normal [--resets 30] [--out rows.json]]
 
 Steps/s count `env.step` plus picking a random masked action; `env_steps_per_s` counts the time
@@ -216,9 +216,10 @@ def batched(task: str, steps: int, workers: int, per_worker: int, warmup: int = 
 
     rounds = max(1, steps // num_envs)
     wall, in_env = _timed(rounds, lambda: latest[0]["action_mask"], step, warmup)
+    switches = None if envs.balancer is None else envs.balancer.switches  # how often its envs moved (`Balancer`)
     envs.close()
     return {"mode": f"batched {workers}x{per_worker}", "steps_per_s": rounds * num_envs / wall,
-            "env_steps_per_s": rounds * num_envs / in_env}  # fmt: skip
+            "env_steps_per_s": rounds * num_envs / in_env, "switches": switches}  # fmt: skip
 
 
 def _machine_busy(seconds: float = 0.4) -> float:
@@ -269,6 +270,9 @@ def main() -> None:
                         "test's default: resets, which cost ~400 steps each, then weigh in)")
     parser.add_argument("--default-gc", action="store_true", help="keep Python's collector thresholds in this "
                         "process (by default `relax_gc()`, as the batched env's workers do, for every row)")
+    parser.add_argument("--busy", type=int, default=0, help="this many busy-looping processes run during the batched "
+                        "trios (a loaded machine; use long rows, e.g. --steps 400000: the balancer decides over "
+                        "50 ms windows and probes every 2 s and more)")
     args = parser.parse_args()
     if args.steps is None:
         args.steps = 4000 if args.suite else 5000
@@ -304,6 +308,35 @@ def main() -> None:
         if row is not base:
             row["ratio"] = row["steps_per_s"] / base["steps_per_s"]
         _show(args.task, row)
+    hogs = _busy(args.busy)
+    try:
+        _trios(args, rows)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.join()
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+
+
+def _busy(count: int) -> list[Any]:
+    """`count` processes that loop forever (killed by the caller)."""
+    import multiprocessing as mp
+
+    hogs = [mp.get_context("fork").Process(target=_spin, daemon=True) for _ in range(count)]
+    for hog in hogs:
+        hog.start()
+    return hogs
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def _trios(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
+    """The batched rows, each measured next to one env and its serial twin (`--repeat` times)."""
     for k in (int(k) for k in args.batched.split(",") if k):
         ratios: list[tuple[float, float, float]] = []
         for r in range(args.repeat):  # back to back, order alternating, so a busy spell hits all rows
@@ -325,9 +358,6 @@ def main() -> None:
             summary = {name: [round(float(np.median(col)), 2), round(min(col), 2), round(max(col), 2)]
                        for name, col in zip(("ratio", "env_ratio", "ratio_to_serial"), zip(*ratios, strict=True), strict=True)}  # fmt: skip
             print(json.dumps({"task": args.task, "mode": f"batched 2x{k}", "median_min_max": summary}), flush=True)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
 
 
 if __name__ == "__main__":
