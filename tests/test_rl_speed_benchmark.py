@@ -49,3 +49,28 @@ def test_suite_runs_only_the_tasks_named_and_refuses_one_outside_it(tmp_path: Pa
     with pytest.raises(SystemExit) as exit_info:
         rl_speed.main()
     assert exit_info.value.code == 2 and "not in --suite unit: Proteomics" in capsys.readouterr().err
+
+
+def test_busy_processes_run_during_the_batched_trios_and_are_gone_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--busy N` loads the machine for the batched rows only, and never leaves a busy process
+    behind; every batched row says how often its balancer moved the envs."""
+    import multiprocessing as mp
+
+    seen: list[int] = []
+    trios = rl_speed._trios
+
+    def counting(args: object, rows: list[dict[str, object]]) -> None:
+        seen.append(sum(1 for child in mp.active_children() if child.is_alive()))
+        trios(args, rows)
+
+    monkeypatch.setattr(rl_speed, "_trios", counting)
+    out = tmp_path / "rows.json"
+    argv = ["rl_speed.py", "--only-batched", "--batched", "1", "--steps", "40", "--warmup", "0", "--busy", "2",
+            "--default-gc", "--out", str(out)]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    rl_speed.main()
+    assert seen == [2]  # the two busy processes, before the batched env's worker starts
+    assert not [child for child in mp.active_children() if child.is_alive()]
+    rows = json.loads(out.read_text())
+    batched = [row for row in rows if row["mode"].startswith("batched")]
+    assert len(batched) == 1 and isinstance(batched[0]["switches"], int)
