@@ -422,6 +422,27 @@ def test_balancer_is_not_fooled_by_an_idle_machine_s_stray_rounds() -> None:
     assert lost > 0
 
 
+def test_balancer_keeps_spreading_when_adopting_measured_slower() -> None:
+    """Under load the driver is slowed too, and its own block's pace promises more than
+    adopting gives: a probe that finds spreading faster than the measured pace of all envs in
+    the driver keeps the envs spread, until that measurement is `memory` seconds old."""
+    from discoverylab.rl.vector_balance import ADOPT, RELEASE, SPREAD, Balancer
+
+    now = [0.0]
+    bal = Balancer(window=4, skip=1, probe=1.0, span=0.0, memory=10.0, clock=lambda: now[0])
+    loaded = (0.001, 0.004, 2, 4)  # 5 ms spread out; the estimate says 2 ms all here
+    moves = [bal.record(*loaded) for _ in range(10)]
+    assert moves[-1] == ADOPT
+    for _ in range(8):
+        assert bal.record(0.008, 0.0, 4, 4) is None  # all here it takes 8 ms a round, not 2
+    now[0] = 1.0
+    assert bal.record(0.008, 0.0, 4, 4) == RELEASE and bal.held_pace == pytest.approx(0.008)
+    assert [bal.record(*loaded) for _ in range(30)] == [None] * 30 and bal.mode == SPREAD  # 5 ms < 8 ms
+    assert bal.probe == 1.0  # the probe won
+    now[0] = 11.5  # the measurement is stale: back to the estimate, which adopts
+    assert ADOPT in [bal.record(*loaded) for _ in range(10)]
+
+
 def test_balancer_waits_out_the_first_rounds_of_new_envs() -> None:
     from discoverylab.rl.vector_balance import ADOPT, Balancer
 
@@ -433,67 +454,60 @@ def test_balancer_waits_out_the_first_rounds_of_new_envs() -> None:
     assert [bal.record(0.001, 0.004, 2, 4) for _ in range(14)] == [None] * 14
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to pin the driver and the worker apart")
-def test_batched_env_is_not_slower_than_one_env_on_a_loaded_machine() -> None:
-    """A busy process on the worker's CPU (the driver's CPU free): spreading then ran at a
-    tenth of one env, and the batched env adopts its worker's envs, so its pace stays within
-    reach of one env's. (With a busy process on *every* CPU, spreading still wins on two cores,
-    36.8k against one env's 32.8k steps/s in session 17: adopting is not asked for there.)"""
-    import multiprocessing as mp
+def test_batched_env_is_not_slower_than_one_env_on_a_loaded_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that answers late, as when a busy process shares its CPU and it waits a
+    scheduler slice (2 ms a round here, patched into the forked worker only): spreading then ran
+    at a tenth of one env, and the batched env adopts its worker's envs, so its pace stays within
+    reach of one env's. A real busy process makes this depend on what else the machine runs (CI
+    runs two test processes: with the driver's CPU shared too, adopting gains nothing and is
+    rightly not done); `benchmarks/rl_speed.py --busy N` measures real load. (With a busy process
+    on *every* CPU spreading still wins on two cores, 36.8k against one env's 32.8k steps/s in
+    session 17.)"""
+    driver = os.getpid()
+    step = vector_worker.Block.step
 
-    def spin_forever() -> None:
-        while True:
-            pass
+    def late(self: vector_worker.Block, extras: dict[int, dict[str, object]]) -> None:
+        step(self, extras)
+        if os.getpid() != driver:
+            time.sleep(0.002)
 
-    cpus = sorted(os.sched_getaffinity(0))
-    mine = os.sched_getaffinity(0)
-    hog = mp.get_context("fork").Process(target=spin_forever, daemon=True)
-    hog.start()
+    monkeypatch.setattr(vector_worker.Block, "step", late)
+    batched = BatchedVectorEnv("DoorsTest", num_envs=8, workers=2, max_steps=10**9, context="fork")
+    single = make_rl_env("DoorsTest", max_steps=10**9)
     try:
-        os.sched_setaffinity(hog.pid, {cpus[1]})  # type: ignore[arg-type]
-        os.sched_setaffinity(0, {cpus[0]})  # the driver (forked workers inherit it: re-pinned below)
-        batched = BatchedVectorEnv("DoorsTest", num_envs=8, workers=2, max_steps=10**9)
-        for proc in batched._workers:
-            os.sched_setaffinity(proc.pid, {cpus[1]})  # the worker shares its CPU with the hog
-        single = make_rl_env("DoorsTest", max_steps=10**9)
-        try:
-            _, info = batched.reset(seed=0)
-            single.reset(seed=0)
-            rng = np.random.default_rng(0)
-            start, rounds = time.perf_counter(), 0
-            while time.perf_counter() - start < 4.0:  # the warm-up (50 rounds), then two lost windows of 50 ms
+        _, info = batched.reset(seed=0)
+        single.reset(seed=0)
+        rng = np.random.default_rng(0)
+        start, rounds = time.perf_counter(), 0
+        while time.perf_counter() - start < 4.0:  # the warm-up (50 rounds), then two lost windows of 50 ms
+            _, *_, info = batched.step(_actions(rng, info["action_mask"]))
+            rounds += 1
+            if batched.balancer is not None and batched.balancer.switches >= 1:
+                break
+        # Adopted within its first windows (it may already have handed the envs back for a
+        # probe when a heavily loaded CI machine took over 2 s for these rounds).
+        assert batched.balancer is not None and batched.balancer.switches >= 1, f"did not adopt in {rounds} rounds"
+        _, info1 = single.reset(seed=0)
+        paces: dict[str, list[float]] = {"batched": [], "one": [], "batched_cpu": [], "one_cpu": []}
+        for _ in range(3):  # interleaved, best of three: other jobs come and go
+            start, cpu = time.perf_counter(), time.process_time()
+            for _ in range(25):
                 _, *_, info = batched.step(_actions(rng, info["action_mask"]))
-                rounds += 1
-                if batched.balancer is not None and batched.balancer.switches >= 1:
-                    break
-            # Adopted within its first windows (it may already have handed the envs back for a
-            # probe when a heavily loaded CI machine took over 2 s for these rounds).
-            assert batched.balancer is not None and batched.balancer.switches >= 1, f"did not adopt under load in {rounds} rounds"
-            _, info1 = single.reset(seed=0)
-            paces: dict[str, list[float]] = {"batched": [], "one": [], "batched_cpu": [], "one_cpu": []}
-            for _ in range(3):  # interleaved, best of three: the hogs and other jobs come and go
-                start, cpu = time.perf_counter(), time.process_time()
-                for _ in range(25):
-                    _, *_, info = batched.step(_actions(rng, info["action_mask"]))
-                paces["batched"].append((time.perf_counter() - start) / 200)
-                paces["batched_cpu"].append((time.process_time() - cpu) / 200)
-                start, cpu = time.perf_counter(), time.process_time()
-                for _ in range(200):
-                    _, *_, info1 = single.step(int(_actions(rng, info1["action_mask"][None])[0]))
-                paces["one"].append((time.perf_counter() - start) / 200)
-                paces["one_cpu"].append((time.process_time() - cpu) / 200)
-            best = {key: min(values) for key, values in paces.items()}
-            # wall clock: unbalanced it took 5-10x one env's time here; CPU: adopting costs little.
-            # A timing bound, so only where nothing else shares the machine (CI runs tests in
-            # parallel: there the pace of either side depends on what the other worker runs).
-            if os.environ.get("DISCOVERYLAB_TIMING_TESTS") == "1":
-                assert best["batched"] < 3 * best["one"] and best["batched_cpu"] < 1.5 * best["one_cpu"], paces
-        finally:
-            batched.close()
+            paces["batched"].append((time.perf_counter() - start) / 200)
+            paces["batched_cpu"].append((time.process_time() - cpu) / 200)
+            start, cpu = time.perf_counter(), time.process_time()
+            for _ in range(200):
+                _, *_, info1 = single.step(int(_actions(rng, info1["action_mask"][None])[0]))
+            paces["one"].append((time.perf_counter() - start) / 200)
+            paces["one_cpu"].append((time.process_time() - cpu) / 200)
+        best = {key: min(values) for key, values in paces.items()}
+        # wall clock: unbalanced it took 5-10x one env's time here; CPU: adopting costs little.
+        # A timing bound, so only where nothing else shares the machine (CI runs tests in
+        # parallel: there the pace of either side depends on what the other worker runs).
+        if os.environ.get("DISCOVERYLAB_TIMING_TESTS") == "1":
+            assert best["batched"] < 3 * best["one"] and best["batched_cpu"] < 1.5 * best["one_cpu"], paces
     finally:
-        os.sched_setaffinity(0, mine)
-        hog.kill()
-        hog.join()
+        batched.close()
 
 
 def test_envs_that_do_not_pickle_stay_with_their_worker(monkeypatch: pytest.MonkeyPatch) -> None:
