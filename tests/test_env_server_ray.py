@@ -8,7 +8,9 @@ from discoverylab.agents.oracle import OracleAgent
 from discoverylab.server.session import EpisodeSession, ResetRequest
 
 ray = pytest.importorskip("ray", reason="the ray scale-out is optional: pip install 'discoverylab[ray]'")
-pytestmark = pytest.mark.slow  # starting a local Ray takes 10-20 s on a small machine
+# One test worker runs the Ray tests one after another (`--dist loadgroup`): each starts a local
+# Ray, 10-20 s on a small machine, and two at once on two cores would only slow both.
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 def test_sessions_spread_over_actors_and_match_in_process_play():

@@ -11,7 +11,9 @@ import pytest
 from discoverylab.bench.runner import make_jobs, run_bench, run_config, suite_tasks
 
 ray = pytest.importorskip("ray", reason="the ray backend is optional: pip install 'discoverylab[ray]'")
-pytestmark = pytest.mark.slow  # starting a local Ray takes 10-20 s on a small machine
+# One test worker runs the Ray tests one after another (`--dist loadgroup`): each starts a local
+# Ray, 10-20 s on a small machine, and two at once on two cores would only slow both.
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 @pytest.fixture(scope="module")

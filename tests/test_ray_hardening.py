@@ -1,7 +1,7 @@
 """Issue 23.6: Ray deadlines count from the start of the work; no Ray process outlives the runner.
 
-Real Ray clusters, real processes and real signals. Ray start-up takes 10-30 s on a small
-machine, so these are `slow` (like tests/test_ray_backend.py).
+Real Ray clusters, real processes and real signals (`make test` installs Ray). Ray start-up
+takes 10-30 s on a small machine: one test worker runs the Ray tests in turn.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from discoverylab.bench.pool import RayPool
 from discoverylab.bench.runs import execute
 
 ray = pytest.importorskip("ray", reason="the ray backend is optional: pip install 'discoverylab[ray]'")
-pytestmark = pytest.mark.slow
+# One test worker runs the Ray tests one after another (`--dist loadgroup`): each starts a local
+# Ray, 10-20 s on a small machine, and two at once on two cores would only slow both.
+pytestmark = pytest.mark.xdist_group("ray")
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 LOAD_S = 6.0  # how long a worker takes to load the work (a slow import), far past the deadline
