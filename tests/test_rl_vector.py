@@ -460,9 +460,7 @@ def test_batched_env_is_not_slower_than_one_env_on_a_loaded_machine(monkeypatch:
     at a tenth of one env, and the batched env adopts its worker's envs, so its pace stays within
     reach of one env's. A real busy process makes this depend on what else the machine runs (CI
     runs two test processes: with the driver's CPU shared too, adopting gains nothing and is
-    rightly not done); `benchmarks/rl_speed.py --busy N` measures real load. (With a busy process
-    on *every* CPU spreading still wins on two cores, 36.8k against one env's 32.8k steps/s in
-    session 17.)"""
+    rightly not done); `benchmarks/rl_speed.py --busy N` measures real load."""
     driver = os.getpid()
     step = vector_worker.Block.step
 

@@ -44,9 +44,8 @@ class Balancer:
         warmup: rounds not counted at all after the envs were built (their first steps fill
             caches at uneven paces on the two sides).
         memory: seconds a measured pace of all envs here (while adopted) stands in for the
-            estimate from the driver's own block. Under load the driver is slowed too, and
-            the estimate then promises more than adopting gives (two busy processes on two
-            cores: spreading 36.8k steps/s, adopted 22k): a probe that finds spreading faster
+            estimate from the driver's own block. Under load the driver is slowed too, and the
+            estimate can promise more than adopting gives: a probe that finds spreading faster
             than the measured pace keeps the envs spread.
     """
 
@@ -56,7 +55,7 @@ class Balancer:
         self.window, self.margin, self.skip, self.patience, self.span = window, margin, skip, patience, span
         self._lost = 0  # consecutive lost windows
         self.memory = memory
-        self._held = [0, 0.0]  # rounds and seconds stepping all envs here, this adoption (after `skip`)
+        self._held_rounds, self._held_s = 0, 0.0  # rounds and seconds with all envs here, this adoption (after `skip`)
         self.held_pace: float | None = None  # seconds a round took with all envs here, measured
         self._held_at = 0.0  # when `held_pace` was measured
         self.base_probe, self.max_probe = probe, max_probe
@@ -75,14 +74,14 @@ class Balancer:
         """One round: `local_s` stepping the driver's envs, `wait_s` waiting for the workers
         afterwards. Returns ADOPT or RELEASE when the envs should move now, else None."""
         if self.mode != SPREAD:
-            held = self._held
-            held[0] += 1
-            if held[0] > self.skip:
-                held[1] += local_s + wait_s
+            self._held_rounds += 1
+            if self._held_rounds > self.skip:
+                self._held_s += local_s + wait_s
             now = self.clock()
             if now - self.adopted_at >= self.probe:
-                if held[0] - self.skip >= self.window:
-                    self.held_pace, self._held_at = held[1] / (held[0] - self.skip), now
+                counted = self._held_rounds - self.skip
+                if counted >= self.window:
+                    self.held_pace, self._held_at = self._held_s / counted, now
                 self.mode, self._probing = SPREAD, True
                 self._reset_window()
                 self.switches += 1
@@ -109,7 +108,7 @@ class Balancer:
             if self._probing:  # handed back, lost again: wait longer before the next probe
                 self.probe = min(self.probe * 2, self.max_probe)
             self.mode, self.adopted_at, self._probing = ADOPT, self.clock(), False
-            self._held = [0, 0.0]
+            self._held_rounds, self._held_s = 0, 0.0
             self.switches += 1
             return ADOPT
         if self._probing:
