@@ -13,6 +13,7 @@ route (offline); the one-time instructions are reported separately.
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import urllib.request
@@ -65,4 +66,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # No options; a parser all the same, so `--help` explains instead of running the whole benchmark.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -11,6 +11,7 @@ SmolLM2 tokenizer through llama.cpp's /tokenize route (what `TokenCounter` uses 
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from discoverylab.agents.random_agent import RandomAgent
@@ -56,4 +57,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # No options; a parser all the same, so `--help` explains instead of running the whole benchmark.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()
