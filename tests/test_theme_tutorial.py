@@ -9,6 +9,7 @@ from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.village import build_village
 from discoverylab.world.objects import WorldObject
 from env_driver import EnvDriver
+from world_kit import moves_first
 
 ACCEPT = "Of course. What can I do?"
 REFUSE = "No. I need to leave."
@@ -237,9 +238,7 @@ def test_the_key_check_skipping_empty_hands_and_a_done_item_changes_nothing(monk
         _, info = env.reset(seed=3)
         rng = np.random.default_rng(3)
         for i in range(400):
-            mask = info["action_mask"]
-            allowed = np.flatnonzero(mask if i % 2 else mask[:15]) if mask[:15].any() else np.flatnonzero(mask)
-            _, reward, term, trunc, info = env.step(int(rng.choice(allowed)))
+            _, reward, term, trunc, info = env.step(moves_first(rng, info["action_mask"], i))
             card = env.unwrapped.scenario.scorecard
             out.append((reward, [(it.score, it.completed) for it in card.items]))
             if term or trunc:
@@ -347,9 +346,7 @@ def test_the_fridge_asleep_while_settled_changes_nothing(monkeypatch: pytest.Mon
         _, info = env.reset(seed=3)
         rng = np.random.default_rng(3)
         for i in range(300):
-            mask = info["action_mask"]
-            allowed = np.flatnonzero(mask if i % 2 else mask[:15]) if mask[:15].any() else np.flatnonzero(mask)
-            obs, reward, term, trunc, info = env.step(int(rng.choice(allowed)))
+            obs, reward, term, trunc, info = env.step(moves_first(rng, info["action_mask"], i))
             out.append((reward, {k: v.tobytes() for k, v in obs.items()}, info["observation"]))
             if term or trunc:
                 _, info = env.reset(seed=50 + i)

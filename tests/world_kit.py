@@ -86,6 +86,13 @@ def readable_kinds(*kinds: str) -> list[str]:
     return found
 
 
+def moves_first(rng: np.random.Generator, mask: np.ndarray, i: int) -> int:
+    """A random masked action, a move or turn on even steps when one is allowed (the themes'
+    old-against-new episodes: they walk more than a uniform choice would)."""
+    allowed = np.flatnonzero(mask if i % 2 else mask[:15]) if mask[:15].any() else np.flatnonzero(mask)
+    return int(rng.choice(allowed))
+
+
 def play_masked(env: Any, steps: int, seed: int) -> None:
     """Random masked steps (moves and turns two steps of three, as `rl_speed.py`)."""
     _, info = env.reset(seed=seed)
