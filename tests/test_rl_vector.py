@@ -443,6 +443,54 @@ def test_balancer_keeps_spreading_when_adopting_measured_slower() -> None:
     assert ADOPT in [bal.record(*loaded) for _ in range(10)]
 
 
+def test_balancer_puts_off_probes_while_every_cpu_is_busy() -> None:
+    """A probe that loses moves the envs both ways (~0.1-0.8 s under load): while the system
+    says no CPU sat idle since the adoption (or the last look), a due probe waits another
+    interval; once half a CPU per worker is free, it probes as before."""
+    from discoverylab.rl.vector_balance import ADOPT, RELEASE, SPREAD, Balancer
+
+    now, idle, asked = [0.0], [0.05], [0]
+
+    def idle_cpus() -> float | None:
+        asked[0] += 1
+        return idle[0]
+
+    bal = Balancer(window=4, skip=1, probe=1.0, span=0.0, clock=lambda: now[0], idle=idle_cpus, free=0.5)
+    assert [bal.record(0.001, 0.004, 2, 4) for _ in range(10)][-1] == ADOPT
+    assert asked[0] == 1  # the adoption starts the count of idle time
+    for t in (1.5, 3.0, 4.5):  # loaded: every due probe is put off, none moves the envs
+        now[0] = t
+        assert bal.record(0.004, 0.0, 4, 4) is None and bal.mode != SPREAD
+    assert (bal.postponed, bal.switches, bal.probe) == (3, 1, 1.0)
+    now[0] = 5.0
+    assert bal.record(0.004, 0.0, 4, 4) is None  # not due yet: 0.5 s since the last look
+    assert asked[0] == 4
+    idle[0] = 1.0  # the load went away
+    now[0] = 5.6
+    assert bal.record(0.004, 0.0, 4, 4) == RELEASE and bal.mode == SPREAD
+    idle[0] = None  # unknown (no /proc/stat): probes as without the gate
+    assert [bal.record(0.001, 0.009, 2, 4) for _ in range(5)][-1] == ADOPT  # the probe lost
+    now[0] = 8.0
+    assert bal.record(0.004, 0.0, 4, 4) == RELEASE
+
+
+def test_idle_cpus_reads_idle_and_iowait_time_of_every_cpu(tmp_path: Path) -> None:
+    from discoverylab.rl.vector_balance import IdleCpus
+
+    stat = tmp_path / "stat"
+    cpus = "cpu0 1 0 0 0 0 0 0 0 0 0\ncpu1 1 0 0 0 0 0 0 0 0 0\nintr 5\n"
+    stat.write_text("cpu  100 0 100 700 100 0 0 0 0 0\n" + cpus)
+    idle = IdleCpus(str(stat))
+    assert idle() is None and idle.cpus == 2  # the first look only starts the count
+    # 400 more jiffies: 100 user, 200 idle, 100 iowait (guest time is inside user: not added)
+    stat.write_text("cpu  200 0 100 900 200 0 0 0 50 0\n" + cpus)
+    assert idle() == pytest.approx(2 * 300 / 400)
+    assert idle() is None  # no time passed
+    stat.write_text("garbage")
+    assert idle() is None
+    assert IdleCpus(str(tmp_path / "missing"))() is None
+
+
 def test_balancer_waits_out_the_first_rounds_of_new_envs() -> None:
     from discoverylab.rl.vector_balance import ADOPT, Balancer
 

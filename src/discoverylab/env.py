@@ -34,6 +34,7 @@ from discoverylab.scenarios.registry import check_difficulty, get_task
 from discoverylab.world import spares
 from discoverylab.world.actions import ActionExecutor
 from discoverylab.world.observation import build_observation
+from discoverylab.world.unpickle import FastState
 from discoverylab.world.world import World
 
 MAX_OBS_CHARS = 1_000_000
@@ -63,7 +64,7 @@ PROCEDURE_KEYS = ("score", "maxScore", "scoreNormalized", "scoreCard")
 VIEW_TILES = (24, 16)  # viewport width x height in tiles, 32 px each at scale 1
 
 
-class DiscoveryWorldEnv(gym.Env[Any, Any]):
+class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
     """A DiscoveryWorld task as a Gymnasium env (text and/or image observations, JSON-or-dict actions).
 
     Args:

@@ -18,6 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from discoverylab.rl.view import Slot, SlotData, slot_data
+from discoverylab.world.unpickle import FastState
 
 FIXED: tuple[dict[str, Any], ...] = (
     *({"action": "MOVE_DIRECTION", "arg1": d} for d in ("north", "east", "south", "west")),
@@ -30,12 +31,13 @@ FIXED: tuple[dict[str, Any], ...] = (
     {"action": "DISCOVERY_FEED_GET_UPDATES"},
     {"action": "DISCOVERY_FEED_GET_ARTICLES"},
 )
+
 SINGLE = ("PICKUP", "DROP", "OPEN", "CLOSE", "ACTIVATE", "DEACTIVATE", "TALK", "EAT", "READ", "TELEPORT_TO_OBJECT")
 PAIR = ("PUT", "USE")
 _REACH = itemgetter(2)  # a slot's "within reach" (`SlotData`)
 
 
-class DiscreteActions(gym.Wrapper[Any, Any, Any, Any]):
+class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
     """Map `Discrete(N)` to parser actions over object slots, with exact action masks.
 
     Args:

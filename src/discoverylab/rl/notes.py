@@ -41,6 +41,7 @@ from gymnasium import spaces
 from discoverylab.rl.view import mentioned
 from discoverylab.world.agent import Agent
 from discoverylab.world.feed import read_posts
+from discoverylab.world.unpickle import FastState
 
 LINES = 8
 NOTE_SLOT = 4
@@ -87,7 +88,7 @@ def reading_value(message: str, task_line: str) -> float | None:
     return None if best is None else best[1]
 
 
-class Notes:
+class Notes(FastState):
     """One agent's notes over an episode; `encode` returns the `note_*` arrays' bytes."""
 
     def __init__(self, radius: int, slots: int, dialog: int) -> None:

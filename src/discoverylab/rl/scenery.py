@@ -26,6 +26,7 @@ from discoverylab.rl.cells import stack_key as _stack_key
 from discoverylab.rl.window_reads import WindowReads
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
+from discoverylab.world.unpickle import restore
 from discoverylab.world.world import World
 
 _UUID = attrgetter("uuid")
@@ -356,7 +357,7 @@ class SceneryMirror(WindowReads):
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
+        restore(self, state)  # (`world/unpickle.py`)
         self._views()
 
     def _views(self) -> None:

@@ -44,6 +44,7 @@ from discoverylab.rl.view import (
 )
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import WorldObject
+from discoverylab.world.unpickle import FastState
 
 DEPTH = 4
 SLOT_FEATURES = 17
@@ -89,7 +90,7 @@ def _static_features(o: WorldObject, task: str) -> tuple[str, bytes, bytes]:
     return o.name, bytes((1, kind_id(o.type))), _fixed_features(o) + bytes((mentioned(o.name, task),))
 
 
-class SymbolicEncoder:
+class SymbolicEncoder(FastState):
     """Builds the symbolic observation of one agent; `slots` holds the last slots built."""
 
     def __init__(self, radius: int = 3, object_slots: int = 12, dialog_options: int = 10, notes: bool = False) -> None:

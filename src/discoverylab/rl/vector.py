@@ -33,7 +33,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from discoverylab.rl.vector_balance import ADOPT, RELEASE, Balancer
+from discoverylab.rl.vector_balance import ADOPT, RELEASE, Balancer, IdleCpus
 from discoverylab.rl.vector_worker import (
     CLOSE,
     ERROR,
@@ -160,7 +160,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self._make = (task, difficulty, env_kwargs)
         self._adopted: dict[int, Block] = {}  # worker index -> its envs, stepped here (`balance`)
         self._active = list(range(len(self._workers)))  # the workers stepping their own envs
-        self.balancer = Balancer(warmup=_WARMUP_ROUNDS) if balance and in_driver and self._remote else None
+        self.balancer = (Balancer(warmup=_WARMUP_ROUNDS, idle=IdleCpus(), free=0.5 * len(self._remote))
+                         if balance and in_driver and self._remote else None)  # fmt: skip
         if in_driver:
             self._local = self._run_local("start", lambda: Block(*self.blocks[0], task, difficulty, env_kwargs, views))
         self._receive(range(len(self._workers)), "start")

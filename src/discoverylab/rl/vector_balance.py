@@ -18,14 +18,46 @@ batched env's pace (session 17: 2 x 2 envs of DoorsTest ran 0.8x one env instead
 Measured there, 50 ms windows read 0.53-0.80 idle, and 1.1-29 (median 4-6) with a busy process
 on a worker's CPU. Load shows as a tail of rounds that wait a scheduler slice, so sums, not
 medians, weigh it.
+
+A probe that loses costs more than its rounds: the envs travel pickled both ways (~0.1-0.8 s for
+4 envs under load). Where the system reports idle CPU time (Linux `/proc/stat`, `IdleCpus`), a
+probe waits until, over the last interval, at least half a CPU per worker sat idle: a machine
+whose every CPU is busy keeps the envs here without paying for probes (session 18: 2 x 4 envs
+of DoorsTest with a busy process spent 2.7 s of 8.4 s in probes that lost).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 SPREAD, ADOPT, RELEASE = "spread", "adopt", "release"
+
+
+class IdleCpus:
+    """How many CPUs sat idle, on average, since the last call (Linux `/proc/stat`: idle and
+    iowait time over all time counted); None on the first call and where the file cannot be
+    read. Whole-machine figures: in a container with a CPU quota they promise more than it
+    gets, and a probe then decides as it would without them."""
+
+    def __init__(self, path: str = "/proc/stat") -> None:
+        self.path = Path(path)
+        self._last: tuple[int, int] | None = None
+        self.cpus = 0
+
+    def __call__(self) -> float | None:
+        try:
+            lines = self.path.read_bytes().splitlines()
+            fields = [int(v) for v in lines[0].split()[1:9]]  # user nice system idle iowait irq softirq steal
+            now = (sum(fields), fields[3] + fields[4])
+            self.cpus = sum(1 for line in lines[1:] if line[:3] == b"cpu") or 1
+        except (OSError, ValueError, IndexError):
+            return None
+        last, self._last = self._last, now
+        if last is None or now[0] <= last[0]:
+            return None
+        return self.cpus * (now[1] - last[1]) / (now[0] - last[0])
 
 
 class Balancer:
@@ -47,12 +79,18 @@ class Balancer:
             estimate from the driver's own block. Under load the driver is slowed too, and the
             estimate can promise more than adopting gives: a probe that finds spreading faster
             than the measured pace keeps the envs spread.
+        idle, free: `idle()` says how many CPUs sat idle since its last call (`IdleCpus`, None
+            when unknown); a due probe waits another `probe` seconds while that is under
+            `free` (the batched env: half a CPU per worker). None: probe whenever due.
     """
 
     def __init__(self, window: int = 24, margin: float = 0.8, probe: float = 2.0, max_probe: float = 60.0,
                  skip: int = 2, clock: Callable[[], float] = time.monotonic, warmup: int = 0,
-                 patience: int = 2, span: float = 0.05, memory: float = 30.0) -> None:  # fmt: skip
+                 patience: int = 2, span: float = 0.05, memory: float = 30.0,
+                 idle: Callable[[], float | None] | None = None, free: float = 0.5) -> None:  # fmt: skip
         self.window, self.margin, self.skip, self.patience, self.span = window, margin, skip, patience, span
+        self.idle, self.free = idle, free
+        self.postponed = 0  # probes put off because no CPU was free: for tests and benchmarks
         self._lost = 0  # consecutive lost windows
         self.memory = memory
         self._held_rounds, self._held_s = 0, 0.0  # rounds and seconds with all envs here, this adoption (after `skip`)
@@ -79,6 +117,11 @@ class Balancer:
                 self._held_s += local_s + wait_s
             now = self.clock()
             if now - self.adopted_at >= self.probe:
+                idle = self.idle() if self.idle is not None else None
+                if idle is not None and idle < self.free:  # every CPU busy: spreading cannot win now
+                    self.adopted_at = now
+                    self.postponed += 1
+                    return None
                 counted = self._held_rounds - self.skip
                 if counted >= self.window:
                     self.held_pace, self._held_at = self._held_s / counted, now
@@ -108,6 +151,8 @@ class Balancer:
             if self._probing:  # handed back, lost again: wait longer before the next probe
                 self.probe = min(self.probe * 2, self.max_probe)
             self.mode, self.adopted_at, self._probing = ADOPT, self.clock(), False
+            if self.idle is not None:
+                self.idle()  # idle time counts from here
             self._held_rounds, self._held_s = 0, 0.0
             self.switches += 1
             return ADOPT

@@ -13,6 +13,7 @@ import numpy as np
 from discoverylab.rl.cells import grid_steps
 from discoverylab.world.agent import Agent
 from discoverylab.world.objects import WorldObject
+from discoverylab.world.unpickle import FastState
 
 if TYPE_CHECKING:
     from discoverylab.world.world import World
@@ -21,7 +22,7 @@ _UUID = attrgetter("uuid")
 _ROW_MAJOR = itemgetter(1, 0)  # a tile's (x, y, ...) in a window scan's order: by row, then column
 
 
-class WindowReads:
+class WindowReads(FastState):
     """Window reads of `SceneryMirror` (see there for the attributes)."""
 
     world: World

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, TypeVar
 
 from discoverylab.scoring.scorecard import Scorecard
 from discoverylab.world.agent import ActionRecord, Agent
+from discoverylab.world.unpickle import FastState
 from discoverylab.world.world import World
 
 Observation = dict[str, Any]
@@ -43,7 +44,7 @@ OracleGen = Generator[Action | KnowledgeReport, Observation, Any]  # returns a K
 DIFFICULTIES = ("easy", "normal", "challenge")
 
 
-class Scenario:
+class Scenario(FastState):
     """Base class. Subclasses set the class attributes and implement `build` and `update`."""
 
     task_id: ClassVar[str]  # e.g. "DialogTest"; Gymnasium id discoverylab/<task_id>-<Difficulty>-v0

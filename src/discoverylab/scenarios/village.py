@@ -23,6 +23,7 @@ from discoverylab.scenarios.village_things import (
 )
 from discoverylab.world.materials import material
 from discoverylab.world.objects import Layer, WorldObject
+from discoverylab.world.unpickle import FastState
 from discoverylab.world.world import World
 
 COLOR_CODES = {"r": "red", "g": "green", "b": "blue", "y": "yellow", "p": "pink", "w": "white", "o": "orange"}
@@ -59,7 +60,7 @@ TELEPORTS = {"key shop": (12, 24), "paint shop": (22, 24), "town square": (16, 1
 
 
 @dataclass
-class Village:
+class Village(FastState):
     """The objects the scorer and the characters need."""
 
     paint_signs: dict[str, WorldObject] = field(default_factory=dict)

@@ -13,6 +13,8 @@ from functools import cache
 from operator import attrgetter
 from typing import Any
 
+from discoverylab.world.unpickle import FastState
+
 _ITEM_SCORE = attrgetter("score")  # (C-level getters: the sums below run every step)
 _ITEM_MAX = attrgetter("max_score")
 
@@ -84,7 +86,7 @@ class KnowledgeQuestion:
 
 
 @dataclass(slots=True)
-class Scorecard:
+class Scorecard(FastState):
     task_name: str
     task_description: str
     items: list[ScorecardItem] = field(default_factory=list)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from discoverylab.world.unpickle import FastState
+
 
 @dataclass(slots=True)
 class DialogOption:
@@ -24,7 +26,7 @@ class DialogNode:
     states_to_remove: tuple[str, ...] = ()
 
 
-class DialogTree:
+class DialogTree(FastState):
     """A conversation graph. Entering a node updates the owner's states; options can require or
     forbid owner states, which is how menus change over the conversation."""
 

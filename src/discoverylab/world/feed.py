@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from discoverylab.world.unpickle import FastState
+
 POST_TEXT = re.compile(r"Post (\d+)\nPosted by (.+?) on Step \d+:\n(.*?)\n", re.S)  # `Post.render` of an update
 
 
@@ -43,7 +45,7 @@ class Post:
         return f"Post {self.post_id}\nPosted by {self.author} on Step {self.step}:\n{self.content}\n"
 
 
-class DiscoveryFeed:
+class DiscoveryFeed(FastState):
     """Update posts and articles share one post-id counter; the welcome post is id 1."""
 
     def __init__(self) -> None:

@@ -11,6 +11,7 @@ from discoverylab.world.action_input import MAX_ECHO_CHARS
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import ActionResult, WorldObject
 from discoverylab.world.paths import walk_unheard
+from discoverylab.world.unpickle import FastState
 from discoverylab.world.world import World
 from discoverylab.world.zones import tile_bit
 
@@ -22,7 +23,7 @@ _SIDES = tuple((d, *DIRECTIONS[d]) for d in _CLOCKWISE)  # (facing, dx, dy): nev
 _ROTATED = {d: f"I rotated to face {d}." for d in _CLOCKWISE}  # a turn's message (one per step: no f-string)
 
 
-class MovementActions:
+class MovementActions(FastState):
     """The `_do_move_*`, `_do_rotate_*` and `_do_teleport_*` handlers; `ActionExecutor` provides
     `agent`, `world` and `_done` (which records the action)."""
 

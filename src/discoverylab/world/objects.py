@@ -14,6 +14,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from discoverylab.world.materials import Material
+from discoverylab.world.unpickle import FastState
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import Agent
@@ -68,7 +69,7 @@ class ActionResult:
     important: bool = False
 
 
-class WorldObject:
+class WorldObject(FastState):
     """Base object. Subclasses override `tick`, `describe_state` and `use_with` as needed."""
 
     needs_tick: ClassVar[bool] = False

@@ -9,6 +9,7 @@ import heapq
 from typing import TYPE_CHECKING
 
 from discoverylab.world.objects import WorldObject
+from discoverylab.world.unpickle import FastState
 
 if TYPE_CHECKING:
     from discoverylab.world.world import World
@@ -81,7 +82,7 @@ def walk_if_free(world: World, mover: WorldObject, x: int, y: int) -> bool:
     return True
 
 
-class _PathCache:
+class _PathCache(FastState):
     """Per world (`world.caches["npc_paths"]`): each tile's step cost once looked up, and each
     search's result by (start, goal). NPCs walking somewhere re-plan every tick, mostly between
     the same few places (a dog fetching, animals going home), and nearly every tick nothing that

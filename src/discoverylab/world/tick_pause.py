@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from discoverylab.world.unpickle import FastState
+
 if TYPE_CHECKING:
     from discoverylab.world.objects import WorldObject
     from discoverylab.world.world import TileWatch, World
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
 KEY = "tick_pause"  # its entry in `World.caches` (emptied by `dispose`: no cycle outlives the world)
 
 
-class TickPause:
+class TickPause(FastState):
     """Per world: the paused tickers by the tile they were paused on, the tile watcher that
     wakes them, and the live snapshot minus the paused ones (`active`, made when needed)."""
 

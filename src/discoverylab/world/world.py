@@ -24,6 +24,7 @@ from discoverylab.world.objects import Layer, WorldObject, stack_insert, visible
 from discoverylab.world.streams import LazyStream, opaque_rng
 from discoverylab.world.tick_pause import KEY as TICK_PAUSE
 from discoverylab.world.tick_pause import pause_tick
+from discoverylab.world.unpickle import FastState
 from discoverylab.world.uuids import UUID_LIMIT, UuidPool
 from discoverylab.world.zones import ReachPlan, door_reach, door_zones, label_zones
 
@@ -38,14 +39,14 @@ class WorldError(RuntimeError):
     """A programming error while building or changing the world (not an agent mistake)."""
 
 
-class TileWatch(set[tuple[int, int]]):
+class TileWatch(set[tuple[int, int]], FastState):
     """The tiles reported to one watcher (`World.watch_tiles`); moves of `mover` itself (placing
     it on the grid, walking it, taking it off) are not recorded."""
 
     mover: WorldObject | None = None
 
 
-class World:
+class World(FastState):
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
 
     # Streams made on first read (children 0, 2 and 3 of `SeedSequence(seed)`): the layout's,

@@ -7,6 +7,7 @@ from discoverylab.scenarios import layout
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.unit._levels import Cell, Rect, inside
 from discoverylab.world.objects import WorldObject
+from discoverylab.world.unpickle import FastState
 
 HOUSE_W, HOUSE_H = 13, 15
 # Room origins (their walls' top-left corner) relative to the house's corner: top-left,
@@ -21,7 +22,7 @@ LOCATIONS = ("kitchen", "bedroom", "science lab", "empty room", "soil plot")
 __all__ = ["HOUSE_H", "HOUSE_W", "LOCATIONS", "House", "Rect", "decorate", "inside"]
 
 
-class House:
+class House(FastState):
     """Where the house stands: its corner is drawn from the build stream wherever the house,
     the soil plot behind it (5-7 tiles north) and the tile before its front door fit."""
 
