@@ -216,10 +216,11 @@ def batched(task: str, steps: int, workers: int, per_worker: int, warmup: int = 
 
     rounds = max(1, steps // num_envs)
     wall, in_env = _timed(rounds, lambda: latest[0]["action_mask"], step, warmup)
-    switches = None if envs.balancer is None else envs.balancer.switches  # how often its envs moved (`Balancer`)
+    balancer = envs.balancer  # how often its envs moved, and probes put off while no CPU was idle (`Balancer`)
+    switches, postponed = (None, None) if balancer is None else (balancer.switches, balancer.postponed)
     envs.close()
     return {"mode": f"batched {workers}x{per_worker}", "steps_per_s": rounds * num_envs / wall,
-            "env_steps_per_s": rounds * num_envs / in_env, "switches": switches}  # fmt: skip
+            "env_steps_per_s": rounds * num_envs / in_env, "switches": switches, "postponed": postponed}  # fmt: skip
 
 
 def _machine_busy(seconds: float = 0.4) -> float:

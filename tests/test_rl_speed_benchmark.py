@@ -53,7 +53,7 @@ def test_suite_runs_only_the_tasks_named_and_refuses_one_outside_it(tmp_path: Pa
 
 def test_busy_processes_run_during_the_batched_trios_and_are_gone_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--busy N` loads the machine for the batched rows only, and never leaves a busy process
-    behind; every batched row says how often its balancer moved the envs."""
+    behind; every batched row says how often its balancer moved the envs and put off a probe."""
     import multiprocessing as mp
 
     seen: list[int] = []
@@ -73,4 +73,4 @@ def test_busy_processes_run_during_the_batched_trios_and_are_gone_after(tmp_path
     assert not [child for child in mp.active_children() if child.is_alive()]
     rows = json.loads(out.read_text())
     batched = [row for row in rows if row["mode"].startswith("batched")]
-    assert len(batched) == 1 and isinstance(batched[0]["switches"], int)
+    assert len(batched) == 1 and isinstance(batched[0]["switches"], int) and isinstance(batched[0]["postponed"], int)
