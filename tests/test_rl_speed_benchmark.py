@@ -74,3 +74,19 @@ def test_busy_processes_run_during_the_batched_trios_and_are_gone_after(tmp_path
     rows = json.loads(out.read_text())
     batched = [row for row in rows if row["mode"].startswith("batched")]
     assert len(batched) == 1 and isinstance(batched[0]["switches"], int) and isinstance(batched[0]["postponed"], int)
+
+
+def test_envs_per_process_measures_each_count_and_writes_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    per_process = load_benchmark("envs_per_process.py", "envs_per_process_bench")
+    out = tmp_path / "rows.json"
+    monkeypatch.setattr(sys, "argv", ["envs_per_process.py", "--envs", "1,3", "--steps", "30", "--repeat", "2", "--json", str(out)])
+    per_process.main()
+    rows = json.loads(out.read_text())
+    assert [row["envs"] for row in rows] == [1, 3] and rows[0]["x_first"] == 1.0
+    assert all(len(row["runs"]) == 2 and row["steps_per_s"] > 0 for row in rows)
+    assert "envs in the process" in capsys.readouterr().out
+    monkeypatch.setattr(sys, "argv", ["envs_per_process.py", "--envs", "0,x"])
+    with pytest.raises(SystemExit) as exit_info:
+        per_process.main()
+    assert exit_info.value.code == 2 and "--envs takes counts" in capsys.readouterr().err
