@@ -50,7 +50,8 @@ def _materialised(obj: object) -> bool:
 
 def _detects_materialised_dicts() -> bool:
     """The check above works on this Python: a default-unpickled object reads as materialised,
-    a built one does not (CPython 3.11, our interpreter; later versions keep inline values)."""
+    a built one does not (CPython 3.11, our interpreter; where a later version keeps inline values
+    or shows them otherwise, the tests that need this check skip)."""
     return _materialised(pickle.loads(pickle.dumps(_Plain()))) and not _materialised(_Plain())
 
 
