@@ -1,0 +1,80 @@
+"""Every `discoverylab ...` command line in README.md and docs/ (shell blocks and inline code)
+names a real command and only options that command has: a renamed or removed option shows
+here, not in a user's terminal."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from discoverylab.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+_FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```", re.S | re.M)
+_INLINE = re.compile(r"`([^`\n]+)`")
+_CALL = re.compile(r"(?:^|[\s(/])discoverylab((?: [^|;&>#`]*)?)")  # up to a pipe, ;, &&, > or a comment
+_SHELL = {"", "bash", "sh", "console", "shell", "text"}
+
+
+def command_lines() -> Iterator[tuple[str, str]]:
+    """(where, the words after `discoverylab`) for each call in shell code of the docs."""
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        spans = [body for lang, body in _FENCE.findall(text) if lang in _SHELL]
+        prose = _FENCE.sub("", text)
+        spans += _INLINE.findall(prose)
+        for span in spans:
+            for line in span.replace("\\\n", " ").splitlines():
+                for match in _CALL.finditer(line):
+                    words = match.group(1).strip()
+                    if words and re.match(r"[a-z]", words):
+                        yield f"{path.relative_to(ROOT).as_posix()}: {line.strip()}", words
+
+
+def _options(command: Any) -> set[str]:
+    names = {"--help"}
+    for param in command.params:
+        names.update(param.opts)
+        names.update(param.secondary_opts)
+    return names
+
+
+def test_the_docs_name_commands_at_all() -> None:
+    found = list(command_lines())
+    assert len(found) > 50, "the extraction found few commands: the docs' format changed?"
+    assert {words.split()[0] for _, words in found} >= {"bench", "run", "lab", "env-serve", "report"}
+
+
+def test_every_documented_command_and_option_exists() -> None:
+    root = typer.main.get_command(app)
+    problems = []
+    for where, words in command_lines():
+        try:
+            tokens = shlex.split(words)
+        except ValueError:
+            tokens = words.split()
+        command: Any = root  # (typer's click: duck-typed, a group has `commands`)
+        path = ["discoverylab"]
+        while hasattr(command, "commands") and tokens and not tokens[0].startswith("-"):
+            sub = command.commands.get(tokens[0])
+            if sub is None:
+                break
+            command, path = sub, [*path, tokens.pop(0)]
+        if command is root:
+            if not all(part in root.commands for part in tokens[0].split("/")):  # `run/bench`: either
+                problems.append(f"{where}\n    no command {tokens[0]!r}")
+            continue
+        if hasattr(command, "commands"):
+            continue  # e.g. `discoverylab lab` on its own, or a group named before its subcommand in prose
+        known = _options(command)
+        for token in tokens:
+            if token.startswith("--") or re.fullmatch(r"-[A-Za-z]", token):
+                option = token.split("=", 1)[0].rstrip("]),.:")  # `[--flag]`, `(--flag)` in a usage line
+                if option not in known:
+                    problems.append(f"{where}\n    {' '.join(path)} has no option {option}")
+    assert not problems, "\n".join(problems)
