@@ -1,6 +1,7 @@
 """Every `discoverylab ...` command line in README.md and docs/ (shell blocks and inline code)
-names a real command and only options that command has: a renamed or removed option shows
-here, not in a user's terminal."""
+names a real command and only options that command has, and every `benchmarks/X.py ...` line a
+script that exists and declares its options: a renamed or removed option shows here, not in a
+user's terminal."""
 
 from __future__ import annotations
 
@@ -77,4 +78,33 @@ def test_every_documented_command_and_option_exists() -> None:
                 option = token.split("=", 1)[0].rstrip("]),.:")  # `[--flag]`, `(--flag)` in a usage line
                 if option not in known:
                     problems.append(f"{where}\n    {' '.join(path)} has no option {option}")
+    assert not problems, "\n".join(problems)
+
+
+_SCRIPT = re.compile(r"(benchmarks/[a-z_0-9]+\.py)((?: [^|;&>#`]*)?)")
+
+
+def test_every_documented_benchmark_and_option_exists() -> None:
+    """`benchmarks/X.py --option` in the docs' code: the script exists and declares the option
+    (`add_argument("--option"`, read from its source: running 20 scripts' --help would cost
+    seconds of imports)."""
+    problems, seen = [], 0
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        spans = [body for lang, body in _FENCE.findall(text) if lang in _SHELL] + _INLINE.findall(_FENCE.sub("", text))
+        for span in spans:
+            for line in span.replace("\\\n", " ").splitlines():
+                for match in _SCRIPT.finditer(line):
+                    seen += 1
+                    script = ROOT / match.group(1)
+                    where = f"{path.relative_to(ROOT).as_posix()}: {line.strip()}"
+                    if not script.is_file():
+                        problems.append(f"{where}\n    no {match.group(1)}")
+                        continue
+                    source = script.read_text(encoding="utf-8")
+                    for token in match.group(2).split():
+                        option = token.split("=", 1)[0].rstrip("]),.:")
+                        if option.startswith("--") and option != "--help" and f'"{option}"' not in source:
+                            problems.append(f"{where}\n    {match.group(1)} declares no {option}")
+    assert seen > 20, "the extraction found few benchmark lines: the docs' format changed?"
     assert not problems, "\n".join(problems)
