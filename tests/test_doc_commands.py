@@ -108,3 +108,18 @@ def test_every_documented_benchmark_and_option_exists() -> None:
                             problems.append(f"{where}\n    {match.group(1)} declares no {option}")
     assert seen > 20, "the extraction found few benchmark lines: the docs' format changed?"
     assert not problems, "\n".join(problems)
+
+
+def test_every_documented_make_target_exists() -> None:
+    targets = set(re.findall(r"^([a-zA-Z][\w.-]*):", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M))
+    problems, seen = [], 0
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        spans = [body for lang, body in _FENCE.findall(text) if lang in _SHELL] + _INLINE.findall(_FENCE.sub("", text))
+        for span in spans:
+            for match in re.finditer(r"(?:^|[\s;&(])make ((?:[a-z][\w.-]* ?)+)", span, re.M):
+                for target in match.group(1).split():
+                    seen += 1
+                    if target not in targets:
+                        problems.append(f"{path.relative_to(ROOT).as_posix()}: make {target}")
+    assert seen >= 5 and not problems, problems
