@@ -1,5 +1,6 @@
-"""Every relative link in README.md, CHANGELOG.md and docs/ reaches a file of the repository, and
-every `#anchor` on a Markdown page a heading of that page (GitHub's heading ids)."""
+"""Every relative link in README.md, CHANGELOG.md and docs/ reaches a file of the repository (not
+one beside it: a clone lacks those), and every `#anchor` on a Markdown page a heading of that page
+(GitHub's heading ids)."""
 
 from __future__ import annotations
 
@@ -61,7 +62,9 @@ def test_every_relative_link_reaches_a_file_and_heading() -> None:
         where = f"{page.relative_to(ROOT).as_posix()}: ({target})"
         path, _, anchor = target.partition("#")
         destination = (page.parent / path).resolve() if path else page
-        if not destination.exists():
+        if not destination.is_relative_to(ROOT):
+            problems.append(f"{where}: leaves the repository (broken in a clone or on GitHub)")
+        elif not destination.exists():
             problems.append(f"{where}: no such file")
         elif anchor and destination.suffix == ".md" and anchor not in anchors(destination):
             problems.append(f"{where}: no heading with id {anchor!r} in {destination.relative_to(ROOT).as_posix()}")
