@@ -491,6 +491,43 @@ def test_idle_cpus_reads_idle_and_iowait_time_of_every_cpu(tmp_path: Path) -> No
     assert IdleCpus(str(tmp_path / "missing"))() is None
 
 
+def test_usable_cpus_follow_a_container_s_quota(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container limited to 1.5 CPUs of a bigger host: 2 workers by default, not one per host
+    CPU (which `os.cpu_count()` gave: they waited for each other's scheduler slices)."""
+    from discoverylab.rl import vector
+    from discoverylab.rl.vector_balance import cgroup_quota, usable_cpus
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    v2 = tmp_path / "v2"
+    (v2 / "job").mkdir(parents=True)
+    proc = tmp_path / "cgroup"
+    proc.write_text("0::/job\n")
+    (v2 / "job" / "cpu.max").write_text("150000 100000\n")
+    assert cgroup_quota(v2, proc) == 1.5 and usable_cpus(str(v2), str(proc)) == 2
+    (v2 / "job" / "cpu.max").write_text("max 100000\n")
+    assert cgroup_quota(v2, proc) is None and usable_cpus(str(v2), str(proc)) == 64
+    proc.write_text("0::/\n")  # inside the container: its own files at the root
+    (v2 / "cpu.max").write_text("50000 100000\n")
+    assert usable_cpus(str(v2), str(proc)) == 1  # half a CPU: one worker, never none
+    v1 = tmp_path / "v1"
+    (v1 / "cpu,cpuacct" / "docker" / "abc").mkdir(parents=True)
+    proc.write_text("4:memory:/docker/abc\n2:cpu,cpuacct:/docker/abc\n")
+    (v1 / "cpu,cpuacct" / "docker" / "abc" / "cpu.cfs_quota_us").write_text("300000\n")
+    (v1 / "cpu,cpuacct" / "docker" / "abc" / "cpu.cfs_period_us").write_text("100000\n")
+    assert cgroup_quota(v1, proc) == 3.0 and usable_cpus(str(v1), str(proc)) == 3
+    (v1 / "cpu,cpuacct" / "docker" / "abc" / "cpu.cfs_quota_us").write_text("-1\n")
+    assert cgroup_quota(v1, proc) is None
+    (v1 / "cpu,cpuacct" / "docker" / "abc" / "cpu.cfs_quota_us").write_text("garbage\n")
+    assert cgroup_quota(v1, proc) is None
+    assert cgroup_quota(v1, tmp_path / "missing") is None
+    monkeypatch.setattr(vector, "usable_cpus", lambda: 1)
+    batched = BatchedVectorEnv(TASK, num_envs=4)  # the default worker count follows it
+    try:
+        assert batched.blocks == [(0, 4)] and batched.balancer is None
+    finally:
+        batched.close()
+
+
 def test_balancer_waits_out_the_first_rounds_of_new_envs() -> None:
     from discoverylab.rl.vector_balance import ADOPT, Balancer
 

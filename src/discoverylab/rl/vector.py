@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import multiprocessing as mp
-import os
 import pickle
 import time
 import traceback
@@ -33,7 +32,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from discoverylab.rl.vector_balance import ADOPT, RELEASE, Balancer, IdleCpus
+from discoverylab.rl.vector_balance import ADOPT, RELEASE, Balancer, IdleCpus, usable_cpus
 from discoverylab.rl.vector_worker import (
     CLOSE,
     ERROR,
@@ -69,7 +68,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             A list of tasks mixes them: env i plays `task[i % len(task)]` (every task shares
             the symbolic spaces and the action layout, so one policy serves all).
         num_envs: number of envs, split into contiguous blocks, one per worker (`blocks`).
-        workers: processes stepping envs (default: `os.cpu_count()`, at most `num_envs`).
+        workers: processes stepping envs (default: the CPUs this process may use, its affinity
+            capped by a container's CPU quota: `vector_balance.usable_cpus`; at most `num_envs`).
         in_driver: the calling process is one of the workers and steps the first block itself
             while the others step theirs (default: it would otherwise sit idle, and on a small
             machine the wake-ups cost more than a step); False: `workers` child processes.
@@ -138,7 +138,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self._masks, self._success, self._steps = views["action_mask"], views["success"], views["step"]
         self._said = views["said"]
         self._all = np.ones(num_envs, dtype=bool)
-        count = max(1, min(num_envs, workers or os.cpu_count() or 2))
+        count = max(1, min(num_envs, workers or usable_cpus()))
         self.blocks = [(int(b[0]), int(b[-1]) + 1) for b in np.array_split(np.arange(num_envs), count)]
         self._remote = self.blocks[1:] if in_driver else list(self.blocks)
         self._go: list[Any] = []  # per worker: "step now" (released by the driver)

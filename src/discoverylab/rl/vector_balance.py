@@ -28,11 +28,56 @@ of DoorsTest with a busy process spent 2.7 s of 8.4 s in probes that lost).
 
 from __future__ import annotations
 
+import math
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 SPREAD, ADOPT, RELEASE = "spread", "adopt", "release"
+
+
+def usable_cpus(root: str = "/sys/fs/cgroup", cgroup: str = "/proc/self/cgroup") -> int:
+    """CPUs this process may use: its affinity mask (a cpuset), capped by its cgroup's CPU quota
+    rounded up (a container limited to 2 CPUs of a 64-core host: 2, where `os.cpu_count()` says
+    64 and as many workers would wait for each other's scheduler slices); at least 1."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        count = os.cpu_count() or 1
+    quota = cgroup_quota(Path(root), Path(cgroup))
+    if quota is not None:
+        count = min(count, math.ceil(quota))
+    return max(1, count)
+
+
+def cgroup_quota(root: Path, cgroup: Path) -> float | None:
+    """The CPU quota (in CPUs) of this process's cgroup: v2 `cpu.max` ("200000 100000"; "max ..."
+    is none), v1 `cpu.cfs_quota_us` over `cpu.cfs_period_us` (-1 is none); None where there is no
+    quota or it cannot be read. Inside a container the cgroup's own files sit at `root` itself."""
+    try:
+        lines = cgroup.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        hierarchy, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        rel = path.strip().lstrip("/")
+        try:
+            if hierarchy == "0" and not controllers:  # v2, unified
+                for base in (root / rel, root):
+                    if (base / "cpu.max").is_file():
+                        quota, period = (base / "cpu.max").read_text().split()[:2]
+                        return None if quota == "max" else int(quota) / int(period)
+            elif "cpu" in controllers.split(","):  # v1
+                for base in (root / controllers / rel, root / "cpu" / rel, root / "cpu,cpuacct" / rel, root / "cpu"):
+                    if (base / "cpu.cfs_quota_us").is_file():
+                        quota_us = int((base / "cpu.cfs_quota_us").read_text())
+                        period_us = int((base / "cpu.cfs_period_us").read_text())
+                        return None if quota_us <= 0 or period_us <= 0 else quota_us / period_us
+        except (OSError, ValueError):
+            return None
+    return None
 
 
 class IdleCpus:
