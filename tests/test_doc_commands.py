@@ -8,28 +8,20 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import typer
 
 from discoverylab.cli import app
+from doc_kit import ROOT, doc_pages, shell_code
 
-ROOT = Path(__file__).resolve().parents[1]
-_FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```", re.S | re.M)
-_INLINE = re.compile(r"`([^`\n]+)`")
 _CALL = re.compile(r"(?:^|[\s(/])discoverylab((?: [^|;&>#`]*)?)")  # up to a pipe, ;, &&, > or a comment
-_SHELL = {"", "bash", "sh", "console", "shell", "text"}
 
 
 def command_lines() -> Iterator[tuple[str, str]]:
     """(where, the words after `discoverylab`) for each call in shell code of the docs."""
-    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        text = path.read_text(encoding="utf-8")
-        spans = [body for lang, body in _FENCE.findall(text) if lang in _SHELL]
-        prose = _FENCE.sub("", text)
-        spans += _INLINE.findall(prose)
-        for span in spans:
+    for path in doc_pages():
+        for span in shell_code(path):
             for line in span.replace("\\\n", " ").splitlines():
                 for match in _CALL.finditer(line):
                     words = match.group(1).strip()
@@ -89,10 +81,8 @@ def test_every_documented_benchmark_and_option_exists() -> None:
     (`add_argument("--option"`, read from its source: running 20 scripts' --help would cost
     seconds of imports)."""
     problems, seen = [], 0
-    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        text = path.read_text(encoding="utf-8")
-        spans = [body for lang, body in _FENCE.findall(text) if lang in _SHELL] + _INLINE.findall(_FENCE.sub("", text))
-        for span in spans:
+    for path in doc_pages():
+        for span in shell_code(path):
             for line in span.replace("\\\n", " ").splitlines():
                 for match in _SCRIPT.finditer(line):
                     seen += 1
@@ -113,10 +103,8 @@ def test_every_documented_benchmark_and_option_exists() -> None:
 def test_every_documented_make_target_exists() -> None:
     targets = set(re.findall(r"^([a-zA-Z][\w.-]*):", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M))
     problems, seen = [], 0
-    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        text = path.read_text(encoding="utf-8")
-        spans = [body for lang, body in _FENCE.findall(text) if lang in _SHELL] + _INLINE.findall(_FENCE.sub("", text))
-        for span in spans:
+    for path in doc_pages():
+        for span in shell_code(path):
             for match in re.finditer(r"(?:^|[\s;&(])make ((?:[a-z][\w.-]* ?)+)", span, re.M):
                 for target in match.group(1).split():
                     seen += 1

@@ -9,14 +9,10 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+from doc_kit import ROOT, doc_pages, prose
+
 _LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(([^)\s]+)\)|!\[[^\]\n]*\]\(([^)\s]+)\)")
 _HEADING = re.compile(r"^#{1,6} +(.+?) *#*$", re.M)
-
-
-def pages() -> list[Path]:
-    return [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def slug(heading: str) -> str:
@@ -33,7 +29,7 @@ def anchors(page: Path) -> frozenset[str]:
     """The ids of a page's headings; a repeated heading gets -1, -2, ... as on GitHub."""
     seen: dict[str, int] = {}
     ids = set()
-    for heading in _HEADING.findall(_FENCE.sub("", page.read_text(encoding="utf-8"))):
+    for heading in _HEADING.findall(prose(page)):
         base = slug(heading)
         count = seen.get(base, 0)
         ids.add(base if count == 0 else f"{base}-{count}")
@@ -42,9 +38,8 @@ def anchors(page: Path) -> frozenset[str]:
 
 
 def links() -> Iterator[tuple[Path, str]]:
-    for page in pages():
-        text = _FENCE.sub("", page.read_text(encoding="utf-8"))
-        for match in _LINK.finditer(text):
+    for page in doc_pages(changelog=True):
+        for match in _LINK.finditer(prose(page)):
             target = match.group(1) or match.group(2)
             if not re.match(r"[a-z][a-z0-9+.-]*:", target):  # http:, mailto: ... are not checked here
                 yield page, target

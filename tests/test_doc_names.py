@@ -10,22 +10,14 @@ import re
 from functools import cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+from doc_kit import ROOT, doc_pages, inline_code
+
 _DOTTED = re.compile(r"`(discoverylab(?:\.[A-Za-z_]\w*)+)")
 _PATH = re.compile(r"(?<![\w/.-])([\w./-]+\.py)(?:::([\w\[\]-]+))?")
 # Files of the original DiscoveryWorld code that the docs cite (not ours), and generic names
 # standing for "each theme's scenario.py".
 THEIRS = {"agents/RandomAgent.py", "agents/HypothesizerAgent.py", "react_controller.py", "plan_and_execute.py",
           "scenario.py", "script.py"}  # fmt: skip
-
-
-def current_pages() -> list[Path]:
-    return [ROOT / "README.md", *(p for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "performance-history.md")]
-
-
-def inline_code(page: Path) -> list[str]:
-    return re.findall(r"`([^`\n]+)`", _FENCE.sub("", page.read_text(encoding="utf-8")))
 
 
 def _defined_in_source(dotted: str) -> bool:
@@ -78,14 +70,14 @@ def _python_files() -> tuple[Path, ...]:
 
 
 def test_every_dotted_name_resolves() -> None:
-    names = {name for page in current_pages() for span in inline_code(page) for name in _DOTTED.findall(f"`{span}")}
+    names = {name for page in doc_pages(history=False) for span in inline_code(page) for name in _DOTTED.findall(f"`{span}")}
     assert len(names) > 20, "few names found: the extraction broke?"
     assert not [name for name in sorted(names) if not resolves(name)]
 
 
 def test_every_named_file_and_test_exists() -> None:
     problems, files, tests = [], 0, 0
-    for page in current_pages():
+    for page in doc_pages(history=False):
         for span in inline_code(page):
             for path, name in _PATH.findall(span):
                 files += 1

@@ -40,10 +40,11 @@ class _ReadOnly(FastState):
         return "property"
 
 
-def _materialised(obj: object) -> bool:
+def _materialised(obj: object, refs: list[object] | None = None) -> bool:
     """Whether `obj` keeps its attributes in a dict of its own: the garbage collector then sees
-    that dict among its referents, where an object with inline values shows the values."""
-    refs = gc.get_referents(obj)
+    that dict among its referents (`refs`, read before this call looks at `vars`), where an
+    object with inline values shows the values."""
+    refs = gc.get_referents(obj) if refs is None else refs
     own = vars(obj)  # (materialises it now, after the look)
     return any(ref is own for ref in refs)
 
@@ -68,10 +69,8 @@ def _ours_materialised(root: object) -> collections.Counter[str]:
         refs = gc.get_referents(obj)
         kind = type(obj)
         ours = kind.__module__.startswith("discoverylab")
-        if ours and kind.__dictoffset__ and not isinstance(obj, Enum):
-            own = vars(obj)
-            if any(ref is own for ref in refs):
-                found[kind.__qualname__] += 1
+        if ours and kind.__dictoffset__ and not isinstance(obj, Enum) and _materialised(obj, refs):
+            found[kind.__qualname__] += 1
         stack += [r for r in refs if type(r) in _CONTAINERS or (type(r).__module__.startswith("discoverylab") and not isinstance(r, type))]
     return found
 

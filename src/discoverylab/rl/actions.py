@@ -31,7 +31,6 @@ FIXED: tuple[dict[str, Any], ...] = (
     {"action": "DISCOVERY_FEED_GET_UPDATES"},
     {"action": "DISCOVERY_FEED_GET_ARTICLES"},
 )
-
 SINGLE = ("PICKUP", "DROP", "OPEN", "CLOSE", "ACTIVATE", "DEACTIVATE", "TALK", "EAT", "READ", "TELEPORT_TO_OBJECT")
 PAIR = ("PUT", "USE")
 _REACH = itemgetter(2)  # a slot's "within reach" (`SlotData`)

@@ -13,8 +13,6 @@ from functools import cache
 from operator import attrgetter
 from typing import Any
 
-from discoverylab.world.unpickle import FastState
-
 _ITEM_SCORE = attrgetter("score")  # (C-level getters: the sums below run every step)
 _ITEM_MAX = attrgetter("max_score")
 
@@ -86,7 +84,7 @@ class KnowledgeQuestion:
 
 
 @dataclass(slots=True)
-class Scorecard(FastState):
+class Scorecard:
     task_name: str
     task_description: str
     items: list[ScorecardItem] = field(default_factory=list)
