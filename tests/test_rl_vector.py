@@ -130,6 +130,16 @@ def test_reset_mask_resets_only_the_chosen_envs() -> None:
         envs.close()
 
 
+def test_a_numpy_seed_array_resets_like_a_list_of_ints() -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=1)
+    try:
+        obs, _ = envs.reset(seed=np.arange(3, 5))
+        want, _ = envs.reset(seed=[3, 4])
+        _same(obs, want)
+    finally:
+        envs.close()
+
+
 def test_bad_actions_raise_clearly_and_leave_the_env_usable() -> None:
     envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=1)
     try:

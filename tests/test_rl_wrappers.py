@@ -133,6 +133,15 @@ def test_symbolic_observations_are_deterministic_and_pickle() -> None:
     assert all(np.array_equal(x, y) for x, y in zip(clone.step(10)[0].values(), a.step(10)[0].values(), strict=True))
 
 
+def test_numpy_integer_seeds_reset_like_python_ints() -> None:
+    """A seed taken from a numpy array (a vector env's seeds, `rng.integers`) plays the same level."""
+    env, want = make_rl_env("DoorsTest"), make_rl_env("DoorsTest").reset(seed=7)[0]
+    for seed in (np.int64(7), np.uint32(7)):
+        obs, _ = env.reset(seed=seed)
+        assert all(obs[k].tobytes() == want[k].tobytes() for k in want)
+        assert env.unwrapped.np_random_seed == 7
+
+
 @pytest.mark.parametrize("mode", ["async", "sync"])
 def test_vector_env_of_rl_envs_carries_masks(mode: str) -> None:
     envs = gymnasium.make_vec("discoverylab/PickAndPlaceTest-Normal-v0", num_envs=2, vectorization_mode=mode,

@@ -202,6 +202,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
         self._np_seed_pending, self._np_rng = None, value
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        if isinstance(seed, np.integer):  # e.g. from a vector env's seed array: gymnasium's seeding takes ints only
+            seed = int(seed)
         inst = self._instance(seed, options)
         if type(seed) is int:  # a public seed `_instance` accepted: gymnasium's generator made when first read
             self._np_rng, self._np_seed_pending, self._np_random_seed = None, seed, seed
@@ -232,8 +234,6 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
         inst = (options or {}).get("instance")
         task = self.scenario_cls.task_id
         if inst is None:
-            if isinstance(seed, np.integer):  # e.g. from a vector env's seed array
-                seed = int(seed)
             return None if seed is None else from_seed(task, self.difficulty, seed)
         if seed is not None:
             raise ValueError("reset takes a seed or options['instance'], not both.")
