@@ -125,6 +125,10 @@ def test_reset_mask_resets_only_the_chosen_envs() -> None:
             envs.reset(options={"reset_mask": np.array([1, 0])})
         with pytest.raises(ValueError, match="one seed per env"):
             envs.reset(seed=[1, 2, 3])
+        for bad in ([0, -1], [0, "1"], [0, 1.0], 2**32 - 1):  # refused before any worker sees them
+            with pytest.raises(ValueError, match="whole numbers"):
+                envs.reset(seed=bad)
+        envs.step(np.array([12, 12]))  # still open
         assert obs0 in envs.observation_space
     finally:
         envs.close()

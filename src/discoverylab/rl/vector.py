@@ -178,6 +178,10 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             seeds = list(seed)
             if len(seeds) != self.num_envs:
                 raise ValueError(f"Pass one seed per env: num_envs={self.num_envs}, got {len(seeds)} seeds.")
+        # Checked here: a seed a worker's env refused would close the whole vector env.
+        bad = [s for s in seeds if s is not None and (isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < 2**32)]
+        if bad:
+            raise ValueError(f"Seeds are whole numbers in 0..{2**32 - 1} or None, got {bad[0]!r}.")
         options = dict(options or {})
         mask = np.asarray(options.pop("reset_mask", np.ones(self.num_envs, dtype=bool)))
         if mask.shape != (self.num_envs,) or mask.dtype != np.bool_ or not mask.any():
