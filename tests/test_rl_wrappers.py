@@ -78,6 +78,11 @@ def test_layout_covers_every_index_and_bad_indices_are_rejected() -> None:
                                                      "arg2": env.slots[2].obj.uuid}  # fmt: skip
     with pytest.raises(ValueError, match="outside"):
         env.layout(env.n)
+    for bad in (env.n, -1, 3.7, np.float32(1.0), "3", None, np.array([3])):  # never truncated, never parsed
+        with pytest.raises(ValueError, match="outside|whole number"):
+            env.step(bad)  # type: ignore[arg-type]
+    for fine in (np.int64(12), np.array(12), 12):  # WAIT, whichever integer type
+        assert env.step(fine)[4]["observation"]["lastActionMessage"] == "I waited."  # type: ignore[arg-type]
 
 
 def test_symbolic_observation_fits_its_space_and_check_env_passes() -> None:

@@ -10,6 +10,7 @@ actions the parser accepts right now; a masked-out action still runs and fails p
 
 from __future__ import annotations
 
+from operator import index as _as_index
 from operator import itemgetter
 from typing import Any
 
@@ -126,7 +127,10 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
         return obs, info
 
     def step(self, action: int) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
-        index = int(action)
+        try:  # `operator.index`, not `int`: 3.7 or "3" would silently become action 3
+            index = _as_index(action)
+        except TypeError:
+            raise ValueError(f"A discrete action is a whole number in 0..{self.n - 1}, not {action!r}.") from None
         # A move, turn, wait or feed action is one of `FIXED`'s packets itself, not a copy: the
         # executor only reads a packet (`parse_action` copies one only to convert its values).
         packet = FIXED[index] if 0 <= index < self.base_single else self.packet(index)
