@@ -33,6 +33,17 @@ def test_demonstrations_replay_to_the_same_observations_and_obey_masks(tmp_path:
     assert np.array_equal(loaded["action"], demos["action"]) and list(loaded["episodes"]) == demos["episodes"]
 
 
+def test_no_kept_episode_still_gives_every_key_with_no_rows() -> None:
+    """Every episode skipped (or no seeds): the same keys and shapes as a kept one, zero rows."""
+    kept = oracle_demonstrations("DialogTest", seeds=[1000])
+    for seeds in ([], [1]):
+        demos = oracle_demonstrations("Proteomics" if seeds else "DialogTest", seeds=seeds)  # Proteomics: skipped
+        assert demos["episodes"] == [] and demos.keys() == kept.keys()
+        for key, rows in kept.items():
+            if isinstance(rows, np.ndarray):
+                assert demos[key].shape == (0, *rows.shape[1:]) and demos[key].dtype == rows.dtype, key
+
+
 def test_behaviour_cloning_learns_dialog_from_the_demonstrations() -> None:
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)

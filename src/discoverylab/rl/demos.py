@@ -183,6 +183,8 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
     env.close()
     n = env.n
     out: dict[str, Any] = {f"obs/{k}": np.stack(v) for k, v in obs_rows.items()}
+    if not obs_rows:  # no episode kept: the same keys, with no rows (`demos["obs/tiles"]` still works)
+        out = {f"obs/{k}": np.zeros((0, *s.shape), s.dtype) for k, s in env.observation_space.items()}  # type: ignore[attr-defined]
     out["action"] = np.asarray(rows["action"], dtype=np.int64)
     out["mask"] = np.stack(rows["mask"]) if rows["mask"] else np.zeros((0, n), dtype=bool)
     out["episode"] = np.asarray(rows["episode"], dtype=np.int64)
