@@ -80,6 +80,12 @@ def test_levels_bad_input_is_a_clear_error() -> None:
         make_rl_env("DialogTest", levels="validation")
     with pytest.raises(InstanceError, match="sealed"):
         make_rl_env("DialogTest", levels="test")
+    assert make_rl_env("DialogTest", levels="dev", num_levels=np.int64(3)).env.num_levels == 3
+    env = make_rl_env("DialogTest", levels="dev")
+    for bad in (-1, 3.7, "3", True):  # never truncated or parsed into a level order
+        with pytest.raises(InstanceError, match="whole number"):
+            env.reset(seed=bad)  # type: ignore[arg-type]
+    env.reset(seed=np.uint32(3))
     key = b"k" * 32
     env = make_rl_env("DialogTest", levels="test", level_key=key, num_levels=4)
     env.reset(seed=0)

@@ -35,6 +35,8 @@ class Levels(gym.Wrapper[Any, Any, Any, Any]):
         if split not in PUBLIC_SPLITS and split != SEALED_SPLIT:
             raise InstanceError(f"Unknown split {split!r}; choose one of {', '.join([*PUBLIC_SPLITS, SEALED_SPLIT])}.")
         size = PUBLIC_SPLITS[split][1] if split in PUBLIC_SPLITS else 2**31
+        if isinstance(num_levels, np.integer):  # e.g. read from a numpy config array
+            num_levels = int(num_levels)
         if num_levels is not None and (isinstance(num_levels, bool) or not isinstance(num_levels, int) or not 1 <= num_levels <= size):
             raise InstanceError(f"num_levels must be a whole number in 1..{size} for the {split} split, not {num_levels!r}.")
         if split == SEALED_SPLIT and key is None:
@@ -46,7 +48,9 @@ class Levels(gym.Wrapper[Any, Any, Any, Any]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         if options and "instance" in options:
             return self.env.reset(seed=seed, options=options)
-        if seed is not None:
+        if seed is not None:  # checked: int() would play seed 3.7 as 3 and "3" as 3
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise InstanceError(f"A seed is a whole number from 0, not {seed!r}.")
             self._rng = np.random.default_rng(int(seed))
         base: Any = self.env.unwrapped
         self.level = int(self._rng.integers(0, self.num_levels))
