@@ -138,6 +138,16 @@ def test_symbolic_observations_are_deterministic_and_pickle() -> None:
     assert all(np.array_equal(x, y) for x, y in zip(clone.step(10)[0].values(), a.step(10)[0].values(), strict=True))
 
 
+def test_make_rl_env_bad_reward_or_observation_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="valid: success, procedure, explore"):
+        make_rl_env("DoorsTest", reward="shaped")
+    with pytest.raises(ValueError, match="symbolic observation only"):
+        make_rl_env("DoorsTest", observation="text")
+    with pytest.raises(ValueError, match="make_rl_env"):  # the registered ids have no explore reward
+        gymnasium.make("discoverylab/DoorsTest-Normal-v0", reward="explore")
+    assert make_rl_env("DoorsTest", observation="symbolic").observation_space == make_rl_env("DoorsTest").observation_space
+
+
 def test_numpy_integer_seeds_reset_like_python_ints() -> None:
     """A seed taken from a numpy array (a vector env's seeds, `rng.integers`) plays the same level."""
     env, want = make_rl_env("DoorsTest"), make_rl_env("DoorsTest").reset(seed=7)[0]

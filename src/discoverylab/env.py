@@ -149,7 +149,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
         self.text_format = text_format
 
         if reward not in REWARD_MODES:
-            raise ValueError(f"Unknown reward mode {reward!r}; valid: {', '.join(REWARD_MODES)}.")
+            more = " (reward='explore' comes with discoverylab.rl.make_rl_env and the envs built on it)" if reward == "explore" else ""
+            raise ValueError(f"Unknown reward mode {reward!r}; valid: {', '.join(REWARD_MODES)}{more}.")
         if info not in INFO_MODES:
             raise ValueError(f"Unknown info mode {info!r}; valid: {', '.join(INFO_MODES)}.")
         self.reward_mode = reward

@@ -23,6 +23,11 @@ def make_rl_env(task: str, difficulty: str = "normal", object_slots: int = 12, l
     from discoverylab.env import DiscoveryWorldEnv
 
     options.setdefault("info", "lean")
+    if options.get("reward", "success") not in ("success", "procedure", "explore"):
+        raise ValueError(f"Unknown reward mode {options['reward']!r}; valid: success, procedure, explore.")
+    if options.get("observation", "symbolic") != "symbolic":  # else Python's "multiple values for keyword"
+        raise ValueError("make_rl_env serves the symbolic observation only; for others use discoverylab.make or gymnasium.make.")
+    options.pop("observation", None)
     shaping = None
     if options.get("reward") == "explore":
         options["reward"] = "success"
