@@ -148,6 +148,14 @@ def test_make_rl_env_bad_reward_or_observation_is_a_clear_error() -> None:
     assert make_rl_env("DoorsTest", observation="symbolic").observation_space == make_rl_env("DoorsTest").observation_space
 
 
+def test_bad_radius_or_slot_count_is_a_clear_error() -> None:
+    for bad in ({"radius": -1}, {"radius": 3.5}, {"object_slots": -1}, {"object_slots": 2.0}):
+        with pytest.raises(ValueError, match="whole number from 0"):
+            make_rl_env("DoorsTest", **bad)  # type: ignore[arg-type]
+    obs, _ = make_rl_env("DoorsTest", radius=0, object_slots=0).reset(seed=0)  # the edge still works
+    assert obs["tiles"].shape == (1, 1, 4) and obs["slots"].shape == (0, 17)
+
+
 def test_numpy_integer_seeds_reset_like_python_ints() -> None:
     """A seed taken from a numpy array (a vector env's seeds, `rng.integers`) plays the same level."""
     env, want = make_rl_env("DoorsTest"), make_rl_env("DoorsTest").reset(seed=7)[0]
