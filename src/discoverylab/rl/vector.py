@@ -95,8 +95,11 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                  copy: bool = True, balance: bool = True, **env_kwargs: Any) -> None:  # fmt: skip
         from discoverylab.rl import make_rl_env
 
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}.")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a whole number from 1, got {num_envs!r}.")
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1):
+            raise ValueError(f"workers must be a whole number from 1 (or None: the usable CPUs), got {workers!r}.")
+        num_envs = int(num_envs)
         if env_kwargs.get("info", "lean") != "lean":
             raise ValueError("BatchedVectorEnv serves lean info only; for info='full' pass "
                              "vectorization_mode='sync' or 'async' to gymnasium.make_vec.")  # fmt: skip
