@@ -3,8 +3,10 @@ Gymnasium's vector API and spaces, clear errors for bad input, failing and kille
 
 from __future__ import annotations
 
+import copy
 import gc
 import os
+import pickle
 import signal
 import time
 from pathlib import Path
@@ -130,6 +132,17 @@ def test_reset_mask_resets_only_the_chosen_envs() -> None:
                 envs.reset(seed=bad)
         envs.step(np.array([12, 12]))  # still open
         assert obs0 in envs.observation_space
+    finally:
+        envs.close()
+
+
+def test_pickling_or_copying_says_why_it_cannot() -> None:
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2)
+    try:
+        for clone in (pickle.dumps, copy.deepcopy, copy.copy):
+            with pytest.raises(TypeError, match="cannot be pickled or copied"):
+                clone(envs)
+        envs.reset(seed=0)  # untouched
     finally:
         envs.close()
 

@@ -272,6 +272,12 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             conn.close()
         self._workers, self._conns = [], []
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Refused clearly: the processes, pipes and shared memory cannot travel (pickle failed
+        on a process's authentication key), while each env pickles on its own."""
+        raise TypeError("A BatchedVectorEnv holds worker processes and shared memory and cannot be pickled or copied; "
+                        "make one in each process, or pickle make_rl_env envs (they pickle and deep-copy).")  # fmt: skip
+
     def __del__(self) -> None:
         try:
             if not self.closed and (getattr(self, "_workers", None) or getattr(self, "_local", None)):
