@@ -28,6 +28,7 @@ from torch import nn
 
 from discoverylab.rl import DiscreteActions, make_rl_env, relax_gc
 from discoverylab.rl.view import NUM_KINDS
+from discoverylab.scenarios.registry import get_task
 
 TASKS = ("DialogTest", "PickAndPlaceTest", "PickAndGiveTest")
 SLOTS, DIALOG, LOCATIONS = 12, 10, 8
@@ -256,6 +257,13 @@ def main() -> None:
     parser.add_argument("--reward", default="procedure", choices=("success", "explore", "procedure"))
     parser.add_argument("--out", default="docs/images/ppo_curve")
     args = parser.parse_args()
+    tasks = tuple(t for t in args.tasks.split(",") if t)
+    try:  # a wrong name or count: a usage error now, not a traceback from inside the first env
+        [get_task(t) for t in tasks]
+    except ValueError as exc:
+        parser.error(str(exc))
+    if not tasks or args.envs_per_task < 1:
+        parser.error("--tasks needs a task and --envs-per-task at least 1.")
     relax_gc()  # many resets of short episodes: see its docstring
     out = Path(args.out)
 
@@ -266,7 +274,7 @@ def main() -> None:
 
     curve = train(args.steps, args.minutes, envs_per_task=args.envs_per_task, max_steps=args.max_steps,
                   seed=args.seed, eval_every=args.eval_every, eval_episodes=args.eval_episodes, log=log,
-                  tasks=tuple(t for t in args.tasks.split(",") if t), reward=args.reward)  # fmt: skip
+                  tasks=tasks, reward=args.reward)  # fmt: skip
     torch.save(curve.pop("policy").state_dict(), out.with_suffix(".pt"))  # re-evaluate later without retraining
     out.with_suffix(".json").write_text(json.dumps(curve, indent=1))
     plot(curve, out.with_suffix(".png"))

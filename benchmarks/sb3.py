@@ -383,6 +383,12 @@ def main() -> None:
     if args.plot_only:
         print(table(redraw(out)), end="")
         return
+    from discoverylab.scenarios.registry import get_task
+
+    try:  # a wrong name: a usage error now, not a traceback (or, with --jobs, a sweep of failing processes)
+        [get_task(t) for t in tasks]
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.jobs:
         forward = [(f"--{name}" if value else f"--no-{name}") if isinstance(value, bool) else f"--{name}={value}"
                    for name, value in ((k.replace("_", "-"), v) for k, v in vars(args).items() if k in TRAINING)

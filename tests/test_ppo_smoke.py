@@ -42,3 +42,13 @@ def test_ppo_schedule_is_by_steps_not_wall_clock(monkeypatch: pytest.MonkeyPatch
     busy = ppo.train(120, 600, envs_per_task=1, rollout=20, max_steps=10, eval_episodes=0, tasks=("DialogTest",))
     for a, b in zip(quiet["policy"].parameters(), busy["policy"].parameters(), strict=True):
         assert torch.equal(a, b)
+
+
+def test_ppo_main_refuses_a_wrong_task_or_count_as_a_usage_error(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    ppo = _ppo()
+    for argv, says in ((["--tasks", "DialogTest,Nope"], "Unknown task 'Nope'"), (["--envs-per-task", "0"], "envs-per-task")):
+        monkeypatch.setattr("sys.argv", ["ppo.py", *argv, "--steps", "50", "--out", "/nonexistent/x"])
+        with pytest.raises(SystemExit) as stop:  # before: ValueError / IndexError tracebacks from the first env
+            ppo.main()
+        assert stop.value.code == 2 and says in capsys.readouterr().err

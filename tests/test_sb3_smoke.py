@@ -222,3 +222,15 @@ def test_sweep_stopped_by_sigterm_still_writes_the_partial_curves(tmp_path: Path
     curves = json.loads(out.with_suffix(".json").read_text())
     assert curves[0]["task"] == "DialogTest" and curves[0]["eval"] and "final" not in curves[0]
     assert "killed (partial curve)" in out.with_suffix(".md").read_text() and out.with_suffix(".png").exists()
+
+
+def test_sb3_main_refuses_a_wrong_task_before_any_training(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:  # fmt: skip
+    sb3 = load_benchmark("sb3.py", "sb3_baseline")
+    for jobs in ([], ["--jobs", "2"]):  # with --jobs: not a sweep of processes that each fail
+        monkeypatch.setattr("sys.argv", ["sb3.py", "--tasks", "DialogTest,Nope", "--steps", "64", *jobs,
+                                         "--out", str(tmp_path / "x")])  # fmt: skip
+        with pytest.raises(SystemExit) as stop:
+            sb3.main()
+        assert stop.value.code == 2 and "Unknown task 'Nope'" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
