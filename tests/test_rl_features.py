@@ -39,6 +39,8 @@ def test_features_batch_equals_one_at_a_time() -> None:
     batch = {k: np.stack([r[k] for r in rows]) for k in rows[0]}
     one = np.stack([features({k: v[None] for k, v in r.items()})[0] for r in rows])
     assert np.array_equal(features(batch), one)
+    with pytest.raises(ValueError, match="takes a batch"):  # one observation, no batch axis
+        features(rows[0])
 
 
 def test_one_hot_wrapper_refuses_a_text_env_and_passes_masks() -> None:

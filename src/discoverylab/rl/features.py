@@ -117,6 +117,9 @@ def features(obs: dict[str, np.ndarray], buckets: int = BUCKETS, table: np.ndarr
     leading batch axis)."""
     table = _bucket_table(buckets) if table is None else table
     tiles = np.asarray(obs["tiles"])
+    if tiles.ndim != 4:  # one observation read as a batch failed in a reshape, naming nothing
+        raise ValueError(f"features takes a batch (obs['tiles'] of shape (n, W, W, 4), got {tiles.shape}); "
+                         "for one observation pass {key: value[None]} or wrap the env in OneHotObservation.")  # fmt: skip
     n, w = tiles.shape[0], tiles.shape[1]
     r = (w - 1) / 2
     hot = np.zeros((n, w * w, buckets), np.float32)
