@@ -17,6 +17,7 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 import discoverylab  # noqa: F401  (registers the ids)
+from discoverylab.instances import make_instance
 from discoverylab.rl import make_rl_env, relax_gc, vector_worker
 from discoverylab.rl.vector import BatchedVectorEnv, VectorEnvError
 
@@ -153,6 +154,23 @@ def test_a_numpy_seed_array_resets_like_a_list_of_ints() -> None:
         obs, _ = envs.reset(seed=np.arange(3, 5))
         want, _ = envs.reset(seed=[3, 4])
         _same(obs, want)
+    finally:
+        envs.close()
+
+
+def test_a_bad_instance_option_is_refused_before_any_worker_sees_it() -> None:
+    """A worker's env refusing `options["instance"]` would close the whole vector env."""
+    envs = BatchedVectorEnv(["DoorsTest", "DialogTest"], num_envs=2, workers=2)
+    try:
+        envs.reset(seed=0)
+        doors = make_instance("DoorsTest", "normal", "dev", 3)
+        for seed, options in ((None, {"instance": doors}), (None, {"instance": 3}), (0, {"instance": doors}),
+                              (None, {"instance": make_instance("DoorsTest", "easy", "dev", 3)})):  # fmt: skip
+            with pytest.raises(ValueError, match="instance"):
+                envs.reset(seed=seed, options=options)
+        obs, _ = envs.reset(options={"instance": doors, "reset_mask": np.array([True, False])})  # env 0 plays Doors
+        want, _ = make_rl_env("DoorsTest").reset(options={"instance": doors})
+        assert all(obs[k][0].tobytes() == want[k].tobytes() for k in want)
     finally:
         envs.close()
 

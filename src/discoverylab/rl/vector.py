@@ -32,6 +32,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from discoverylab.instances import Instance
 from discoverylab.rl.vector_balance import ADOPT, RELEASE, Balancer, IdleCpus, usable_cpus
 from discoverylab.rl.vector_worker import (
     CLOSE,
@@ -114,10 +115,14 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             task = list(task)
             if not task or not all(isinstance(t, str) for t in task):
                 raise ValueError(f"task must be a task id or a non-empty list of task ids, got {task!r}.")
-            for other in task[1:]:
-                make_rl_env(other, difficulty, **env_kwargs).close()  # validate each before any fork
+        plays: dict[str, tuple[str, str]] = {}  # task name -> (task id, difficulty) its envs play
+        for name in [task] if isinstance(task, str) else task:  # validates each before any fork
+            env: Any = make_rl_env(name, difficulty, **env_kwargs)
+            plays[name] = (env.unwrapped.scenario_cls.task_id, env.unwrapped.difficulty)
+            env.close()
         self.tasks = [task] if isinstance(task, str) else task
-        probe = make_rl_env(self.tasks[0], difficulty, **env_kwargs)  # validates the arguments before any fork
+        self._plays = [plays[self.tasks[i % len(self.tasks)]] for i in range(int(num_envs))]
+        probe = make_rl_env(self.tasks[0], difficulty, **env_kwargs)
         self.num_envs = num_envs
         self.single_observation_space = probe.observation_space
         self.single_action_space = probe.action_space
@@ -189,6 +194,14 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         mask = np.asarray(options.pop("reset_mask", np.ones(self.num_envs, dtype=bool)))
         if mask.shape != (self.num_envs,) or mask.dtype != np.bool_ or not mask.any():
             raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with a True value.")
+        inst = options.get("instance")
+        if inst is not None:  # checked here: an env refusing it would close the whole vector env
+            reset = np.flatnonzero(mask)
+            if any(seeds[i] is not None for i in reset):
+                raise ValueError("reset takes a seed or options['instance'], not both.")
+            if not isinstance(inst, Instance) or any((inst.task, inst.difficulty) != self._plays[i] for i in reset):
+                raise ValueError(f"options['instance'] must be a discoverylab.instances.Instance of the task every reset "
+                                 f"env plays ({sorted({self._plays[i] for i in reset})}), got {inst!r}.")  # fmt: skip
         chosen = [i for i in self._active if mask[self._remote[i][0] : self._remote[i][1]].any()]
         extras: dict[int, dict[str, Any]] = {}
         local = self._local
