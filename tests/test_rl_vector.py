@@ -168,6 +168,8 @@ def test_a_bad_instance_option_is_refused_before_any_worker_sees_it() -> None:
                               (None, {"instance": make_instance("DoorsTest", "easy", "dev", 3)})):  # fmt: skip
             with pytest.raises(ValueError, match="instance"):
                 envs.reset(seed=seed, options=options)
+        with pytest.raises(TypeError, match="options must be a dict"):
+            envs.reset(options="reset_mask")  # type: ignore[arg-type]
         obs, _ = envs.reset(options={"instance": doors, "reset_mask": np.array([True, False])})  # env 0 plays Doors
         want, _ = make_rl_env("DoorsTest").reset(options={"instance": doors})
         assert all(obs[k][0].tobytes() == want[k].tobytes() for k in want)

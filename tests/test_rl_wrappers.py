@@ -163,6 +163,8 @@ def test_numpy_integer_seeds_reset_like_python_ints() -> None:
         obs, _ = env.reset(seed=seed)
         assert all(obs[k].tobytes() == want[k].tobytes() for k in want)
         assert env.unwrapped.np_random_seed == 7
+    with pytest.raises(TypeError, match="options must be a dict"):
+        env.reset(seed=7, options=["instance"])  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("mode", ["async", "sync"])

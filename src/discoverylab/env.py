@@ -232,6 +232,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
 
     def _instance(self, seed: int | None, options: dict[str, Any] | None) -> Instance | None:
         """The instance `reset` plays: `options["instance"]`, else the raw seed (None: draw one)."""
+        if options is not None and not isinstance(options, dict):  # else "'str' object has no attribute 'get'"
+            raise TypeError(f"reset's options must be a dict or None, not {type(options).__name__}.")
         inst = (options or {}).get("instance")
         task = self.scenario_cls.task_id
         if inst is None:

@@ -190,6 +190,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         bad = [s for s in seeds if s is not None and (isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < 2**32)]
         if bad:
             raise ValueError(f"Seeds are whole numbers in 0..{2**32 - 1} or None, got {bad[0]!r}.")
+        if options is not None and not isinstance(options, dict):  # else dict()'s "update sequence element"
+            raise TypeError(f"reset's options must be a dict or None, not {type(options).__name__}.")
         options = dict(options or {})
         mask = np.asarray(options.pop("reset_mask", np.ones(self.num_envs, dtype=bool)))
         if mask.shape != (self.num_envs,) or mask.dtype != np.bool_ or not mask.any():
