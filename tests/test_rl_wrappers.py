@@ -81,6 +81,10 @@ def test_layout_covers_every_index_and_bad_indices_are_rejected() -> None:
     for bad in (env.n, -1, 3.7, np.float32(1.0), "3", None, np.array([3])):  # never truncated, never parsed
         with pytest.raises(ValueError, match="outside|whole number"):
             env.step(bad)  # type: ignore[arg-type]
+        for name_it in (env.layout, env.packet):
+            with pytest.raises(ValueError, match="outside|whole number"):
+                name_it(bad)  # type: ignore[arg-type]
+    assert env.layout(np.int64(env.base_pair)) == ("PUT", (0, 0)) and env.packet(np.int64(12)) == {"action": "WAIT"}
     for fine in (np.int64(12), np.array(12), 12):  # WAIT, whichever integer type
         assert env.step(fine)[4]["observation"]["lastActionMessage"] == "I waited."  # type: ignore[arg-type]
 

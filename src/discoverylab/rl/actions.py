@@ -75,6 +75,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
     # ---- the layout -------------------------------------------------------------------
     def layout(self, index: int) -> tuple[str, tuple[int, ...]]:
         """(action name, slot indices) of a discrete action, e.g. ("PUT", (0, 3))."""
+        index = self._index(index)
         if not 0 <= index < self.n:
             raise ValueError(f"Action index {index} outside 0..{self.n - 1}.")
         if index < self.base_single:
@@ -92,7 +93,10 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
     def packet(self, index: int) -> dict[str, Any]:
         """The parser action (a dict) that discrete action `index` stands for right now; an
         empty slot gives an action naming no object (it fails to parse)."""
-        index = int(index)
+        try:  # inline, not `_index`: `step` comes here for every object action
+            index = _as_index(index)
+        except TypeError:
+            raise self._not_an_action(index) from None
         if 0 <= index < self.base_single:
             return dict(FIXED[index])
         name, args = self._layouts[index] if 0 <= index < self.n else self.layout(index)  # (which raises)
@@ -109,6 +113,17 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
             second = args[1]
             packet["arg2"] = slots[second][0].uuid if second < count else ""
         return packet
+
+    def _index(self, action: Any) -> int:
+        """`action` as an int: `operator.index`, not `int`, which made 3.7 or "3" action 3."""
+        try:
+            return _as_index(action)
+        except TypeError:
+            raise self._not_an_action(action) from None
+
+    def _not_an_action(self, action: Any) -> ValueError:
+        """The one error for a non-integer action, whether stepped, laid out or made a packet."""
+        return ValueError(f"A discrete action is a whole number in 0..{self.n - 1}, not {action!r}.")
 
     @property
     def slots(self) -> list[Slot]:
@@ -130,7 +145,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
         try:  # `operator.index`, not `int`: 3.7 or "3" would silently become action 3
             index = _as_index(action)
         except TypeError:
-            raise ValueError(f"A discrete action is a whole number in 0..{self.n - 1}, not {action!r}.") from None
+            raise self._not_an_action(action) from None
         # A move, turn, wait or feed action is one of `FIXED`'s packets itself, not a copy: the
         # executor only reads a packet (`parse_action` copies one only to convert its values).
         packet = FIXED[index] if 0 <= index < self.base_single else self.packet(index)
