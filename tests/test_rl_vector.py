@@ -203,6 +203,9 @@ def test_bad_task_and_modes_raise_before_any_worker_starts() -> None:
     for bad in ({"num_envs": 0}, {"num_envs": 2.0}, {"num_envs": "2"}, {"workers": 0}, {"workers": -1}):
         with pytest.raises(ValueError, match="whole number from 1"):  # workers=0 once meant "the CPUs", -1 one worker
             BatchedVectorEnv("DoorsTest", **{"num_envs": 2, **bad})
+    for bad in ({"spin": None}, {"spin": -1}, {"timeout": -1}, {"timeout": 0}, {"timeout": "5"}):
+        with pytest.raises(ValueError, match="seconds"):  # spin=None once killed the worker with a TypeError
+            BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, **bad)
 
 
 @pytest.mark.parametrize("in_driver", [True, False])

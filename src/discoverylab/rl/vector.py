@@ -101,6 +101,10 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1):
             raise ValueError(f"workers must be a whole number from 1 (or None: the usable CPUs), got {workers!r}.")
         num_envs = int(num_envs)
+        if isinstance(spin, bool) or not isinstance(spin, (int, float)) or spin < 0:  # else a worker dies at its first wait
+            raise ValueError(f"spin must be seconds from 0, got {spin!r}.")
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+            raise ValueError(f"timeout must be seconds above 0 (or None: wait forever), got {timeout!r}.")
         if env_kwargs.get("info", "lean") != "lean":
             raise ValueError("BatchedVectorEnv serves lean info only; for info='full' pass "
                              "vectorization_mode='sync' or 'async' to gymnasium.make_vec.")  # fmt: skip
