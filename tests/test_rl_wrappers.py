@@ -156,6 +156,9 @@ def test_bad_radius_or_slot_count_is_a_clear_error() -> None:
     for bad in ({"radius": -1}, {"radius": 3.5}, {"object_slots": -1}, {"object_slots": 2.0}):
         with pytest.raises(ValueError, match="whole number from 0"):
             make_rl_env("DoorsTest", **bad)  # type: ignore[arg-type]
+    for bad in ({"locations": -2}, {"dialog_options": -1}, {"object_slots": -1}, {"object_slots": 2.5}):
+        with pytest.raises(ValueError, match="whole number from 0"):  # locations=-2 once overlapped dialog and teleports
+            DiscreteActions(DiscoveryWorldEnv("DoorsTest"), **bad)  # type: ignore[arg-type]
     obs, _ = make_rl_env("DoorsTest", radius=0, object_slots=0).reset(seed=0)  # the edge still works
     assert obs["tiles"].shape == (1, 1, 4) and obs["slots"].shape == (0, 17)
 

@@ -49,6 +49,9 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
 
     def __init__(self, env: gym.Env[Any, Any], object_slots: int = 12, locations: int = 8, dialog_options: int = 10,
                  shaping: Any = None) -> None:  # fmt: skip
+        for name, value in (("object_slots", object_slots), ("locations", locations), ("dialog_options", dialog_options)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # a negative count overlapped sections
+                raise ValueError(f"{name} must be a whole number from 0, not {value!r}.")
         super().__init__(env)
         self.shaping = shaping  # an `ExploreShaping` (reward="explore"), or None
         self.num_slots = object_slots
