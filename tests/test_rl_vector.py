@@ -148,6 +148,23 @@ def test_pickling_or_copying_says_why_it_cannot() -> None:
         envs.close()
 
 
+def test_step_before_reset_is_refused_and_leaves_the_env_usable() -> None:
+    """It once reached the envs, whose "Call reset() before step()" closed the whole vector env."""
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2)
+    try:
+        with pytest.raises(RuntimeError, match=r"reset\(\) before step\(\): envs \[0, 1\]"):
+            envs.step(np.array([12, 12]))
+        envs.reset(seed=0, options={"reset_mask": np.array([False, True])})
+        with pytest.raises(RuntimeError, match=r"envs \[0\] were never reset"):
+            envs.step(np.array([12, 12]))
+        envs.reset(seed=0)
+        assert envs.step(np.array([12, 12]))[4]["step"].tolist() == [1, 1]
+    finally:
+        envs.close()
+    with pytest.raises(VectorEnvError, match="closed"):
+        envs.step(np.array([12, 12]))
+
+
 def test_a_numpy_seed_array_resets_like_a_list_of_ints() -> None:
     envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=1)
     try:

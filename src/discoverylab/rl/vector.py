@@ -150,6 +150,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self._masks, self._success, self._steps = views["action_mask"], views["success"], views["step"]
         self._said = views["said"]
         self._all = np.ones(num_envs, dtype=bool)
+        self._was_reset = np.zeros(num_envs, dtype=bool)
+        self._ready = False  # open and every env reset once: `step`'s one check
         count = max(1, min(num_envs, workers or usable_cpus()))
         self.blocks = [(int(b[0]), int(b[-1]) + 1) for b in np.array_split(np.arange(num_envs), count)]
         self._remote = self.blocks[1:] if in_driver else list(self.blocks)
@@ -226,11 +228,15 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             extras.update(self._receive(chosen, "reset"))
         if self.balancer is not None and mask.all():
             self.balancer.restart(_WARMUP_ROUNDS)
+        self._was_reset |= mask
+        self._ready = bool(self._was_reset.all())
         return self._observations(), self._infos(extras, mask)
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every env (an env that ended last step is reset instead: next-step autoreset)."""
-        self._check_open()
+        if not self._ready:  # closed, or an env never reset (its env would raise and close everything)
+            self._check_open()
+            raise RuntimeError(f"Call reset() before step(): envs {np.flatnonzero(~self._was_reset).tolist()} were never reset.")
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,) or acts.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), got {acts.dtype} {acts.shape}.")
@@ -268,6 +274,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
 
     def close_extras(self, **kwargs: Any) -> None:
         """Ask each worker to stop, then terminate whatever is still running."""
+        self._ready = False
         for conn, proc in zip(self._conns, self._workers, strict=True):
             if proc.is_alive():
                 try:
