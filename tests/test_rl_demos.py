@@ -31,6 +31,8 @@ def test_demonstrations_replay_to_the_same_observations_and_obey_masks(tmp_path:
     save_demonstrations(str(tmp_path / "d.npz"), demos)
     loaded = np.load(tmp_path / "d.npz")
     assert np.array_equal(loaded["action"], demos["action"]) and list(loaded["episodes"]) == demos["episodes"]
+    with pytest.raises(TypeError, match=r"takes \(path, demos\)"):  # the other order names the right one
+        save_demonstrations(demos, str(tmp_path / "e.npz"))  # type: ignore[arg-type]
 
 
 def test_no_kept_episode_still_gives_every_key_with_no_rows() -> None:

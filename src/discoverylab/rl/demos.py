@@ -194,5 +194,7 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
 
 def save_demonstrations(path: str, demos: dict[str, Any]) -> None:
     """Write `oracle_demonstrations` output to one `.npz` (lists as int arrays)."""
+    if not isinstance(demos, dict):  # (demos, path), the other natural order, failed on str.items
+        raise TypeError(f"save_demonstrations takes (path, demos), the dict oracle_demonstrations returns; got {type(demos).__name__} for demos.")
     arrays: dict[str, Any] = {k: np.asarray(v) for k, v in demos.items()}
     np.savez_compressed(path, **arrays)
