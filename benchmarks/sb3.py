@@ -381,6 +381,8 @@ def main() -> None:
     out = Path(args.out)
     tasks = [t for t in args.tasks.split(",") if t]
     if args.plot_only:
+        if not out.with_suffix(".json").is_file():  # a usage error, not a FileNotFoundError traceback
+            parser.error(f"--plot-only redraws from {out.with_suffix('.json')}, which does not exist (check --out).")
         print(table(redraw(out)), end="")
         return
     from discoverylab.scenarios.registry import get_task

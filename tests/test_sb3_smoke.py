@@ -234,3 +234,7 @@ def test_sb3_main_refuses_a_wrong_task_before_any_training(monkeypatch: pytest.M
             sb3.main()
         assert stop.value.code == 2 and "Unknown task 'Nope'" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
+    monkeypatch.setattr("sys.argv", ["sb3.py", "--plot-only", "--out", str(tmp_path / "x")])
+    with pytest.raises(SystemExit) as stop:  # nothing to redraw: a usage error naming the file
+        sb3.main()
+    assert stop.value.code == 2 and "x.json, which does not exist" in capsys.readouterr().err
