@@ -118,6 +118,9 @@ def test_bad_requests_get_4xx_with_a_clear_message(server):
         assert both.status_code == 400 and "not both" in both.json()["detail"]
         huge = http.post(f"/sessions/{sid}/step", content=b"x" * 200_000, headers={"content-type": "application/json"})
         assert huge.status_code == 413 and "limit" in huge.json()["detail"]
+        chunked = http.post(f"/sessions/{sid}/step", content=iter([b"x" * 40_000] * 5),
+                            headers={"content-type": "application/json"})  # no length: streamed in chunks
+        assert chunked.status_code == 413 and "limit" in chunked.json()["detail"]
         gone = http.post("/sessions/nope/step", json={"action": "{}"})
         assert gone.status_code == 404 and "POST /sessions" in gone.json()["detail"]
         assert http.delete(f"/sessions/{sid}").status_code == 200

@@ -27,6 +27,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException
 
 from discoverylab.server.session import EpisodeSession, ResetRequest, SealedLedger, SessionError, StepResult
 
@@ -150,7 +151,7 @@ class BodyLimit:
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > self.limit:
-                raise _TooLarge
+                raise _TooLarge(413, _too_large_text(self.limit))
             return message
 
         try:
@@ -159,14 +160,19 @@ class BodyLimit:
             await self._refuse(send)
 
     async def _refuse(self, send: Any) -> None:
-        body = json.dumps({"detail": f"Request body over the server's limit of {self.limit} bytes."}).encode()
+        body = json.dumps({"detail": _too_large_text(self.limit)}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(HTTPException):
+    """A streamed (chunked) body over the limit: FastAPI's body reader passes an HTTPException on
+    (any other error there becomes 400 "error parsing the body"), so it gets 413 like a declared one."""
+
+
+def _too_large_text(limit: int) -> str:
+    return f"Request body over the server's limit of {limit} bytes."
 
 
 def _validation_text(errors: list[Any]) -> str:
