@@ -106,6 +106,7 @@ def test_bad_requests_get_4xx_with_a_clear_message(server):
         sid = http.post("/sessions").json()["session_id"]
         bad_json = http.post(f"/sessions/{sid}/reset", content=b"{not json", headers={"content-type": "application/json"})
         assert bad_json.status_code == 422 and "JSON decode error" in bad_json.json()["detail"]
+        assert "body (not JSON at character 1)" in bad_json.json()["detail"]  # not "1: ...", as if a field
         missing = http.post(f"/sessions/{sid}/reset", json={"difficulty": "normal"})
         assert missing.status_code == 422 and "task: Field required" in missing.json()["detail"]
         extra = http.post(f"/sessions/{sid}/reset", json={"task": "PickAndPlaceTest", "seed": 0, "reward": "procedure"})

@@ -178,6 +178,11 @@ def _too_large_text(limit: int) -> str:
 def _validation_text(errors: list[Any]) -> str:
     parts = []
     for err in errors[:5]:
+        if err.get("type") == "json_invalid":  # its loc is ("body", character offset), not a field
+            reason = (err.get("ctx") or {}).get("error", "")
+            where = f"body (not JSON at character {err.get('loc', ('', '?'))[-1]})"
+            parts.append(f"{where}: {err.get('msg', 'JSON decode error')}" + (f": {reason}" if reason else ""))
+            continue
         where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
         parts.append(f"{where}: {err.get('msg', 'invalid')}")
     return "Bad request body - " + "; ".join(parts)
