@@ -72,6 +72,24 @@ def test_tiny_labs_protocol_plays_through_the_server(server):
         assert result.done and result.scorecard is not None and 0.0 <= result.scorecard["score"] <= 1.0
 
 
+def test_finished_lab_is_graded_once_not_on_every_state_call(server):
+    """Grading a hidden-property answer runs the agent's program in the sandbox (seconds for one
+    that loops): the end step grades once and `state()` after the end serves that grade again."""
+    url, app = server
+    answer = json.dumps({"hypotheses": [{"rank": 1, "description": "GC content",
+                                         "python": "def f(s):\n    return (s.count('G') + s.count('C')) / len(s)"}]})
+    with EnvServerClient(url) as env:
+        result = env.reset("sequence/hidden-property", seed=0)
+        protocol = app.state.pool.slots[env.session_id].session.env.protocol
+        grade, runs = protocol.grade, []
+        protocol.grade = lambda: runs.append(1) or grade()  # counts the grader's runs
+        while not result.done:
+            result = env.step(answer if "final" in result.observation.lower() else "SAMPLE 0.5")
+        cards = [env.state()["scorecard"] for _ in range(3)]
+    assert result.scorecard is not None and result.scorecard["parts"]["program_missing"] == 0
+    assert len(runs) == 1 and all(card == result.scorecard for card in cards)
+
+
 def test_attack_sealed_seed_never_reaches_the_client(server):
     """Reset, steps and state of a sealed instance carry its index and commitment, never its seed."""
     inst = make_instance("PickAndPlaceTest", "normal", "test", 3, KEY)
