@@ -22,6 +22,7 @@ from discoverylab.agents.react import ReActAgent
 from discoverylab.env import GOLD_KEYS
 from discoverylab.instances import make_instance
 from discoverylab.server.client import EnvServerClient, EnvServerError
+from discoverylab.server.session import MAX_ACTION_CHARS
 from env_server_kit import running_env_server
 from llm_scripted_server import ScriptedLLMServer
 from rubric_judge import OracleReplay, oracle_actions
@@ -88,6 +89,17 @@ def test_finished_lab_is_graded_once_not_on_every_state_call(server):
         cards = [env.state()["scorecard"] for _ in range(3)]
     assert result.scorecard is not None and result.scorecard["parts"]["program_missing"] == 0
     assert len(runs) == 1 and all(card == result.scorecard for card in cards)
+
+
+def test_lab_message_over_the_action_limit_is_refused_in_either_form(server):
+    """A Tiny Labs message is at most MAX_ACTION_CHARS, as a bare string or as {"message": ...}."""
+    with EnvServerClient(server[0]) as env:
+        env.reset("sequence/hidden-property", seed=0)
+        for action in ("A" * (MAX_ACTION_CHARS + 1), {"message": "A" * (MAX_ACTION_CHARS + 1)}):
+            with pytest.raises(EnvServerError) as refused:
+                env.step(action)
+            assert refused.value.status == 400 and "at most" in str(refused.value)
+        assert env.state()["step_count"] == 0  # refused messages use no round
 
 
 def test_attack_sealed_seed_never_reaches_the_client(server):

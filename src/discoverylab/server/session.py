@@ -167,6 +167,8 @@ class EpisodeSession:
             message = action.get("message") if isinstance(action, dict) else action
             if not isinstance(message, str):
                 raise SessionError('A Tiny Labs action is a message: a string or {"message": "..."}.')
+            if len(message) > MAX_ACTION_CHARS:  # {"message": ...} is bounded like a bare string
+                raise SessionError(f"An action is at most {MAX_ACTION_CHARS} characters.")
             text, reward, terminated, truncated, info = self.env.step(message)
             self.lab_grade = info.get("score", self.lab_grade)
             ok = True
