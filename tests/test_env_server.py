@@ -231,6 +231,19 @@ def test_openenv_generic_client_connects_without_glue(server):
         assert env.state()["done"] is True
 
 
+def test_openenv_socket_answers_a_malformed_reset_with_an_error_and_stays_open(server):
+    """A reset whose data is not an object gets an error message; the socket and its session go on."""
+    websockets = pytest.importorskip("websockets.sync.client", reason="the websockets package is not installed")
+    ws_url = server[0].replace("http://", "ws://") + "/ws"
+    with websockets.connect(ws_url) as ws:
+        for data in ("abc", [1, 2], 7):
+            ws.send(json.dumps({"type": "reset", "data": data}))
+            answer = json.loads(ws.recv(timeout=30))
+            assert answer["type"] == "error" and answer["data"]["code"] == "VALIDATION_ERROR", answer
+        ws.send(json.dumps({"type": "reset", "data": {"task": "sequence/hidden-property", "seed": 0}}))
+        assert json.loads(ws.recv(timeout=30))["type"] == "observation"
+
+
 def test_attack_answer_sheet_is_graded_once_after_the_end(server):
     """The answer sheet: refused before the end, graded once, a second hand-in (probing the gold
     field by field) refused; the oracle's sheet scores 1."""

@@ -307,7 +307,7 @@ def _ws_answer(pool: SessionPool, sid: str, raw: str) -> tuple[str, bool]:
     kind, data = message.get("type"), message.get("data") or {}
     try:
         if kind == "reset":
-            req = ResetRequest(**data)
+            req = ResetRequest.model_validate(data)  # not **data: a list or string is a validation error
             return json.dumps({"type": "observation", "data": _openenv_observation(pool.run(sid, lambda s: s.reset(req)))}), False
         if kind == "step":
             result = pool.run(sid, lambda s: s.step(data))  # OpenEnv sends the action itself as data
