@@ -231,8 +231,9 @@ def test_openenv_generic_client_connects_without_glue(server):
         assert env.state()["done"] is True
 
 
-def test_openenv_socket_answers_a_malformed_reset_with_an_error_and_stays_open(server):
-    """A reset whose data is not an object gets an error message; the socket and its session go on."""
+def test_openenv_socket_answers_a_malformed_reset_or_binary_frame_with_an_error_and_stays_open(server):
+    """A reset whose data is not an object, or a binary frame, gets an error message (a binary frame
+    holding a message is read as its UTF-8 text); the socket and its session go on."""
     websockets = pytest.importorskip("websockets.sync.client", reason="the websockets package is not installed")
     ws_url = server[0].replace("http://", "ws://") + "/ws"
     with websockets.connect(ws_url) as ws:
@@ -240,7 +241,9 @@ def test_openenv_socket_answers_a_malformed_reset_with_an_error_and_stays_open(s
             ws.send(json.dumps({"type": "reset", "data": data}))
             answer = json.loads(ws.recv(timeout=30))
             assert answer["type"] == "error" and answer["data"]["code"] == "VALIDATION_ERROR", answer
-        ws.send(json.dumps({"type": "reset", "data": {"task": "sequence/hidden-property", "seed": 0}}))
+        ws.send(b"\xff not JSON")  # a binary frame: an error message, not a dropped socket
+        assert json.loads(ws.recv(timeout=30))["data"]["code"] == "INVALID_JSON"
+        ws.send(json.dumps({"type": "reset", "data": {"task": "sequence/hidden-property", "seed": 0}}).encode())
         assert json.loads(ws.recv(timeout=30))["type"] == "observation"
 
 

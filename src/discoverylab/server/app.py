@@ -274,7 +274,12 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
             return
         try:
             while True:
-                raw = await ws.receive_text()
+                frame = await ws.receive()
+                if frame["type"] == "websocket.disconnect":
+                    break
+                raw = frame.get("text")
+                if raw is None:  # a binary frame: OpenEnv's messages are text; decode it, never crash on it
+                    raw = (frame.get("bytes") or b"").decode("utf-8", errors="replace")
                 answer, closing = await run_in_threadpool(_ws_answer, pool, sid, raw)
                 if closing:
                     break
