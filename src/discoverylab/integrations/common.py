@@ -78,10 +78,13 @@ def act(session: EpisodeSession, action: str | None = None, arg1: Any = None, ar
 
 
 def say(session: EpisodeSession, message: str) -> str:
-    """One say-tool call to a Tiny Lab: the lab's reply."""
+    """One say-tool call to a Tiny Lab: the lab's reply (a refused message as an error text, as in `act`)."""
     if session.done:
         return ENDED
-    result = session.step(message)
+    try:
+        result = session.step(message)
+    except SessionError as exc:
+        return f"Error: {exc}"
     return result.observation + (f"\n\n{ENDED}" if result.done else "")
 
 
