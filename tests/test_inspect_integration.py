@@ -14,7 +14,7 @@ pytest.importorskip("inspect_ai", reason="the inspect-ai package (dev extra) is 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.model import get_model  # noqa: E402
 
-from discoverylab.integrations import inspect_tasks  # noqa: E402
+from discoverylab.integrations import common, inspect_tasks  # noqa: E402
 from env_server_kit import ToolOracleReplay, oracle_episode  # noqa: E402
 from llm_scripted_server import ScriptedLLMServer  # noqa: E402
 
@@ -167,3 +167,14 @@ def test_tiny_lab_message_the_lab_refuses_is_an_error_the_model_reads(tmp_path):
         llm.stop()
     assert tool_texts[0].startswith("Error:") and "at most" in tool_texts[0]
     assert log.samples[0].scores["episode_scorer"].value["completed"] == 1.0
+
+
+def test_tiny_lab_with_an_unknown_protocol_names_the_protocols():
+    """A misspelt protocol (or a DiscoveryWorld task) is refused with the list of protocols, not of tasks."""
+    for name in ("sequence/hiden-property", "ArchaeologyDating"):
+        with pytest.raises(ValueError, match="sequence/hidden-property") as refused:
+            inspect_tasks.tiny_lab(protocol=name)
+        assert "Unknown Tiny Labs protocol" in str(refused.value)
+    # the shared rows (verifiers' `task_name` too): a typo's error names both kinds of task
+    with pytest.raises(ValueError, match="Valid tasks: .*ArchaeologyDating.*Tiny Labs protocols: .*sequence/hidden-property"):
+        common.rows("sequence/hiden-property")

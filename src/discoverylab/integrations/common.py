@@ -43,7 +43,10 @@ def rows(task: str | None = None, suite: str = "discovery", difficulty: str | No
     if task is not None:
         from discoverylab.scenarios.registry import get_task
 
-        task_id = get_task(task).task_id
+        try:
+            task_id = get_task(task).task_id
+        except ValueError as exc:  # name the labs too: `task` may be a DiscoveryWorld task or a protocol
+            raise ValueError(f"{exc} Tiny Labs protocols: {', '.join(protocol_names())}.") from None
         pairs = [(t, d) for t, d in pairs if t == task_id]
     if not pairs:
         raise ValueError(f"No tasks for task={task!r} suite={suite!r} difficulty={difficulty!r}.")
