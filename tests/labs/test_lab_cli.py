@@ -183,3 +183,18 @@ def test_config_accepts_a_preset_name() -> None:
     assert _json_out(result.output)[0]["config"] == {"preset": "paper"}
     result = runner.invoke(app, ["lab", "run", HIDDEN, "--agent", "oracle", "--config", "nosuch"])
     assert result.exit_code == 2 and "no preset 'nosuch'" in result.output
+
+
+def test_generate_with_an_unknown_lab_lists_the_families(tmp_path: Path) -> None:
+    """A fresh process (no family loaded yet) told `--lab sequnce` names sequence, population and
+    macro, not "known: (none)"."""
+    import subprocess
+    import sys
+
+    code = "import sys; from discoverylab.cli import app; sys.argv[0] = 'discoverylab'; app()"
+    done = subprocess.run([sys.executable, "-c", code, "lab", "generate", "--complexity", "easy", "--n", "1",
+                           "--out", str(tmp_path / "s.yaml"), "--lab", "sequnce"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "'sequnce'" in done.stderr and all(name in done.stderr for name in ("macro", "population", "sequence"))
+    assert not (tmp_path / "s.yaml").exists()

@@ -98,8 +98,9 @@ def generate_suite(n: int, complexity: str | Complexity = "medium", seed: int = 
                    protocol_check: bool = True) -> list[tuple[LabSpec, VerificationReport]]:
     """``n`` verified specs with their reports; raises ``GenerationError`` if attempts run out."""
     knobs = _complexity(complexity)
-    if lab not in SPEC_SAMPLERS and lab in SPEC_SAMPLER_MODULES:
-        importlib.import_module(SPEC_SAMPLER_MODULES[lab])
+    if lab not in SPEC_SAMPLERS:  # an unknown `lab` loads every family, so its error lists them all
+        for module in [SPEC_SAMPLER_MODULES[lab]] if lab in SPEC_SAMPLER_MODULES else SPEC_SAMPLER_MODULES.values():
+            importlib.import_module(module)
     sampler = SPEC_SAMPLERS.get(lab)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x6E4]))
     kept: list[tuple[LabSpec, VerificationReport]] = []
