@@ -135,6 +135,16 @@ def test_play_handles_end_of_input_and_bad_messages() -> None:
     assert "0.000" in result.output
 
 
+def test_play_refuses_an_out_that_is_a_file_before_the_episode(tmp_path: Path) -> None:
+    """`--out FILE` is refused at once with the reason, not with a traceback after the player's episode."""
+    taken = tmp_path / "taken"
+    taken.write_text("mine", encoding="utf-8")
+    result = runner.invoke(app, ["lab", "play", HIDDEN, "--config", json.dumps(SMALL_A), "--out", str(taken)],
+                           input="SAMPLE 0.5\n\n")  # fmt: skip
+    assert result.exit_code == 2 and "is a file, not a directory" in result.output
+    assert "Round 1" not in result.output and taken.read_text(encoding="utf-8") == "mine"
+
+
 def test_user_guide_covers_every_protocol_and_gym_id() -> None:
     guide = (Path(__file__).resolve().parents[2] / "docs" / "tinylabs.md").read_text(encoding="utf-8")
     for name in protocol_names():

@@ -106,6 +106,13 @@ def play(
         lab = make_protocol(protocol, **options)
     except (ProtocolError, KeyError, ValueError, TypeError) as exc:
         _fail(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
+    if out is not None:  # before the episode: a bad --out must not lose what the player typed
+        from discoverylab.bench.rundir import RunDirError, check_out
+
+        try:
+            check_out(out)
+        except RunDirError as exc:
+            _fail(str(exc))
     console.print(f"[bold]{escape(protocol)}[/bold], seed {seed}. {PLAY_HELP}\n")
     console.print(escape(lab.reset(seed)))
     while not lab.done:
