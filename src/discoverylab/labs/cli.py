@@ -143,7 +143,7 @@ def play(
 
 @lab_app.command()
 def generate(
-    out: Annotated[Path, typer.Option("--out", "-o", help="suite file: .yaml (a list of specs) or .jsonl")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="suite file: .yaml or .json (a list of specs) or .jsonl")],
     complexity: Annotated[str, typer.Option("--complexity", "-c", help="easy, medium or hard")] = "medium",
     n: Annotated[int, typer.Option("--n", "-n", min=1, help="number of verified labs")] = 10,
     seed: Annotated[int, typer.Option("--seed", "-s", min=0)] = 0,
