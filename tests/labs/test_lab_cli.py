@@ -167,6 +167,13 @@ def test_generate_a_suite_and_run_it_by_spec(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "majority_update" in result.output
 
 
+def test_generate_refuses_a_directory_as_the_suite_file(tmp_path: Path) -> None:
+    """`--out DIR` is refused with the reason (it was an IsADirectoryError traceback after generating)."""
+    result = runner.invoke(app, ["lab", "generate", "--complexity", "easy", "--n", "1", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "is a directory" in result.output and "suite.yaml" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_run_exits_non_zero_when_episodes_error(tmp_path: Path) -> None:
     """An unreachable LLM endpoint makes every llm episode an error: the run says so in its exit code."""
     import os

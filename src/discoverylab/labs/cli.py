@@ -154,11 +154,16 @@ def generate(
     from discoverylab.labs.core.errors import LabError
     from discoverylab.labs.core.generator import generate_suite, write_suite
 
+    if out.is_dir():  # checked before generating (minutes for macro labs), not found when writing
+        _fail(f"--out {out} is a directory; give a suite file, e.g. {out / 'suite.yaml'}")
     try:
         kept = generate_suite(n, complexity, seed, lab=lab)
     except (LabError, KeyError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
-    write_suite(out, [spec for spec, _ in kept])
+    try:
+        write_suite(out, [spec for spec, _ in kept])
+    except OSError as exc:
+        _fail(f"cannot write the suite to {out}: {exc.strerror or exc}")
     table = Table(title=f"{len(kept)} verified {complexity} labs")
     for col in ("name", "protocol", "length", "verify s"):
         table.add_column(col)
