@@ -102,6 +102,20 @@ def test_lab_message_over_the_action_limit_is_refused_in_either_form(server):
         assert env.state()["step_count"] == 0  # refused messages use no round
 
 
+def test_refused_reset_leaves_the_running_episode_playable(server):
+    """A reset the server refuses (a misspelt task, a bad split) keeps the episode in play: its
+    state and its next step go on from where they were, instead of 'Call reset before step'."""
+    with EnvServerClient(server[0]) as env:
+        env.reset("sequence/hidden-property", seed=3)
+        env.step("SAMPLE 0.5")
+        for bad in ({"task": "sequence/hiden-property", "seed": 3}, {"task": "PickAndPlaceTest", "split": "nope", "index": 0}):
+            with pytest.raises(EnvServerError) as refused:
+                env.reset(**bad)
+            assert refused.value.status == 400
+        assert env.state()["task"] == "sequence/hidden-property" and env.state()["step_count"] == 1
+        assert env.step("SAMPLE 0.5").step == 2
+
+
 def test_attack_sealed_seed_never_reaches_the_client(server):
     """Reset, steps and state of a sealed instance carry its index and commitment, never its seed."""
     inst = make_instance("PickAndPlaceTest", "normal", "test", 3, KEY)

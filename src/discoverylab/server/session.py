@@ -130,26 +130,31 @@ class EpisodeSession:
         self.lab_grade: dict[str, Any] | None = None  # graded once: grading runs the agent's programs
 
     def reset(self, req: ResetRequest) -> StepResult:
-        if self.env is not None:
-            self.close()
+        """Start the named episode; a refused reset (bad task or instance, 409) leaves the running one as it was."""
+        env: Any
         if req.task in lab_names():
             from discoverylab.labs.gym_text import TinyLabTextEnv
 
             inst = resolve_instance(req, self.key, req.task, LAB_DIFFICULTY)
             if inst.sealed:
                 self.ledger.claim(inst)
-            self.env, self.kind, self.task, self.difficulty = TinyLabTextEnv(req.task), "lab", req.task, LAB_DIFFICULTY
-            text, _ = self.env.reset(options={"instance": inst})
+            env, kind, task, difficulty = TinyLabTextEnv(req.task), "lab", req.task, LAB_DIFFICULTY
         else:
             try:
                 env = DiscoveryWorldEnv(req.task, req.difficulty, max_steps=req.max_steps, text_format=req.text_format)
             except ValueError as exc:
                 raise SessionError(f"{exc} Tiny Labs protocols: {', '.join(lab_names())}.") from None
-            inst = resolve_instance(req, self.key, env.scenario_cls.task_id, env.difficulty)
-            if inst.sealed:
-                self.ledger.claim(inst)
-            self.env, self.kind, self.task, self.difficulty = env, "dw", env.scenario_cls.task_id, env.difficulty
-            text, _ = env.reset(options={"instance": inst})  # the seed goes no further than the world
+            try:
+                inst = resolve_instance(req, self.key, env.scenario_cls.task_id, env.difficulty)
+                if inst.sealed:
+                    self.ledger.claim(inst)
+            except SessionError:
+                env.close()
+                raise
+            kind, task, difficulty = "dw", env.scenario_cls.task_id, env.difficulty
+        self.close()  # only now: the new episode is sure to start
+        self.env, self.kind, self.task, self.difficulty = env, kind, task, difficulty
+        text, _ = env.reset(options={"instance": inst})  # the seed goes no further than the world
         self.instance, self.steps, self.done, self.reward_total = inst, 0, False, 0.0
         self.handed_in, self.lab_grade = None, None
         self.structured = req.structured
