@@ -96,6 +96,8 @@ def test_bad_names_and_options_give_clear_errors() -> None:
     assert result.exit_code == 2 and "JSON object" in result.output
     result = runner.invoke(app, ["lab", "run", HIDDEN, "--config", '{"rounds": 0}'])
     assert result.exit_code == 2 and "bad config" in result.output
+    result = runner.invoke(app, ["lab", "play", HIDDEN, "--seed", "-1"], input=":quit\n")  # was a ValueError traceback
+    assert result.exit_code == 2 and "--seed" in result.output and "Traceback" not in result.output
     result = runner.invoke(app, ["lab", "play", "sequence/nope"])
     assert result.exit_code == 2 and "unknown protocol" in result.output
 

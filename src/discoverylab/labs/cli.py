@@ -96,7 +96,7 @@ def _print_score(title: str, score: Score) -> None:
 @lab_app.command()
 def play(
     protocol: Annotated[str, typer.Argument(help="protocol name, e.g. sequence/hidden-property")],
-    seed: Annotated[int, typer.Option("--seed", "-s")] = 0,
+    seed: Annotated[int, typer.Option("--seed", "-s", min=0)] = 0,
     config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object, or a preset name (paper)")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="save transcript and score here")] = None,
 ) -> None:
