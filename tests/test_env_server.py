@@ -22,6 +22,7 @@ from discoverylab.agents.react import ReActAgent
 from discoverylab.env import GOLD_KEYS
 from discoverylab.instances import make_instance
 from discoverylab.server.client import EnvServerClient, EnvServerError
+from discoverylab.server.session import MAX_ACTION_CHARS
 from env_server_kit import running_env_server
 from llm_scripted_server import ScriptedLLMServer
 from rubric_judge import OracleReplay, oracle_actions
@@ -72,6 +73,49 @@ def test_tiny_labs_protocol_plays_through_the_server(server):
         assert result.done and result.scorecard is not None and 0.0 <= result.scorecard["score"] <= 1.0
 
 
+def test_finished_lab_is_graded_once_not_on_every_state_call(server):
+    """Grading a hidden-property answer runs the agent's program in the sandbox (seconds for one
+    that loops): the end step grades once and `state()` after the end serves that grade again."""
+    url, app = server
+    answer = json.dumps({"hypotheses": [{"rank": 1, "description": "GC content",
+                                         "python": "def f(s):\n    return (s.count('G') + s.count('C')) / len(s)"}]})
+    with EnvServerClient(url) as env:
+        result = env.reset("sequence/hidden-property", seed=0)
+        protocol = app.state.pool.slots[env.session_id].session.env.protocol
+        grade, runs = protocol.grade, []
+        protocol.grade = lambda: runs.append(1) or grade()  # counts the grader's runs
+        while not result.done:
+            result = env.step(answer if "final" in result.observation.lower() else "SAMPLE 0.5")
+        cards = [env.state()["scorecard"] for _ in range(3)]
+    assert result.scorecard is not None and result.scorecard["parts"]["program_missing"] == 0
+    assert len(runs) == 1 and all(card == result.scorecard for card in cards)
+
+
+def test_lab_message_over_the_action_limit_is_refused_in_either_form(server):
+    """A Tiny Labs message is at most MAX_ACTION_CHARS, as a bare string or as {"message": ...}."""
+    with EnvServerClient(server[0]) as env:
+        env.reset("sequence/hidden-property", seed=0)
+        for action in ("A" * (MAX_ACTION_CHARS + 1), {"message": "A" * (MAX_ACTION_CHARS + 1)}):
+            with pytest.raises(EnvServerError) as refused:
+                env.step(action)
+            assert refused.value.status == 400 and "at most" in str(refused.value)
+        assert env.state()["step_count"] == 0  # refused messages use no round
+
+
+def test_refused_reset_leaves_the_running_episode_playable(server):
+    """A reset the server refuses (a misspelt task, a bad split) keeps the episode in play: its
+    state and its next step go on from where they were, instead of 'Call reset before step'."""
+    with EnvServerClient(server[0]) as env:
+        env.reset("sequence/hidden-property", seed=3)
+        env.step("SAMPLE 0.5")
+        for bad in ({"task": "sequence/hiden-property", "seed": 3}, {"task": "PickAndPlaceTest", "split": "nope", "index": 0}):
+            with pytest.raises(EnvServerError) as refused:
+                env.reset(**bad)
+            assert refused.value.status == 400
+        assert env.state()["task"] == "sequence/hidden-property" and env.state()["step_count"] == 1
+        assert env.step("SAMPLE 0.5").step == 2
+
+
 def test_attack_sealed_seed_never_reaches_the_client(server):
     """Reset, steps and state of a sealed instance carry its index and commitment, never its seed."""
     inst = make_instance("PickAndPlaceTest", "normal", "test", 3, KEY)
@@ -106,6 +150,7 @@ def test_bad_requests_get_4xx_with_a_clear_message(server):
         sid = http.post("/sessions").json()["session_id"]
         bad_json = http.post(f"/sessions/{sid}/reset", content=b"{not json", headers={"content-type": "application/json"})
         assert bad_json.status_code == 422 and "JSON decode error" in bad_json.json()["detail"]
+        assert "body (not JSON at character 1)" in bad_json.json()["detail"]  # not "1: ...", as if a field
         missing = http.post(f"/sessions/{sid}/reset", json={"difficulty": "normal"})
         assert missing.status_code == 422 and "task: Field required" in missing.json()["detail"]
         extra = http.post(f"/sessions/{sid}/reset", json={"task": "PickAndPlaceTest", "seed": 0, "reward": "procedure"})
@@ -118,6 +163,9 @@ def test_bad_requests_get_4xx_with_a_clear_message(server):
         assert both.status_code == 400 and "not both" in both.json()["detail"]
         huge = http.post(f"/sessions/{sid}/step", content=b"x" * 200_000, headers={"content-type": "application/json"})
         assert huge.status_code == 413 and "limit" in huge.json()["detail"]
+        chunked = http.post(f"/sessions/{sid}/step", content=iter([b"x" * 40_000] * 5),
+                            headers={"content-type": "application/json"})  # no length: streamed in chunks
+        assert chunked.status_code == 413 and "limit" in chunked.json()["detail"]
         gone = http.post("/sessions/nope/step", json={"action": "{}"})
         assert gone.status_code == 404 and "POST /sessions" in gone.json()["detail"]
         assert http.delete(f"/sessions/{sid}").status_code == 200
@@ -195,6 +243,22 @@ def test_openenv_generic_client_connects_without_glue(server):
             result = env.step(agent.act(result.observation["structured"]))
         assert result.reward == 1.0 and result.observation["scorecard"]["completedSuccessfully"]
         assert env.state()["done"] is True
+
+
+def test_openenv_socket_answers_a_malformed_reset_or_binary_frame_with_an_error_and_stays_open(server):
+    """A reset whose data is not an object, or a binary frame, gets an error message (a binary frame
+    holding a message is read as its UTF-8 text); the socket and its session go on."""
+    websockets = pytest.importorskip("websockets.sync.client", reason="the websockets package is not installed")
+    ws_url = server[0].replace("http://", "ws://") + "/ws"
+    with websockets.connect(ws_url) as ws:
+        for data in ("abc", [1, 2], 7):
+            ws.send(json.dumps({"type": "reset", "data": data}))
+            answer = json.loads(ws.recv(timeout=30))
+            assert answer["type"] == "error" and answer["data"]["code"] == "VALIDATION_ERROR", answer
+        ws.send(b"\xff not JSON")  # a binary frame: an error message, not a dropped socket
+        assert json.loads(ws.recv(timeout=30))["data"]["code"] == "INVALID_JSON"
+        ws.send(json.dumps({"type": "reset", "data": {"task": "sequence/hidden-property", "seed": 0}}).encode())
+        assert json.loads(ws.recv(timeout=30))["type"] == "observation"
 
 
 def test_attack_answer_sheet_is_graded_once_after_the_end(server):

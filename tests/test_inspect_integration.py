@@ -14,7 +14,7 @@ pytest.importorskip("inspect_ai", reason="the inspect-ai package (dev extra) is 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.model import get_model  # noqa: E402
 
-from discoverylab.integrations import inspect_tasks  # noqa: E402
+from discoverylab.integrations import common, inspect_tasks  # noqa: E402
 from env_server_kit import ToolOracleReplay, oracle_episode  # noqa: E402
 from llm_scripted_server import ScriptedLLMServer  # noqa: E402
 
@@ -138,3 +138,43 @@ def test_tiny_lab_task_plays_a_protocol_to_its_end(tmp_path):
         llm.stop()
     score = log.samples[0].scores["episode_scorer"]
     assert score.value["completed"] == 1.0 and score.value["success"] == 0.0 and score.metadata["steps"] >= 1
+
+
+def test_tiny_lab_message_the_lab_refuses_is_an_error_the_model_reads(tmp_path):
+    """A `say` message the session refuses (over the action limit) comes back to the model as an
+    error text, as the `act` tool's refusals do; the sample goes on to the protocol's end."""
+    from discoverylab.server.session import MAX_ACTION_CHARS
+    from env_server_kit import tool_call_reply
+    from llm_scripted_server import Scripted
+
+    calls, tool_texts = [], []
+
+    def responder(request):
+        calls.append(request)
+        last = request["messages"][-1]
+        if last.get("role") == "tool":
+            tool_texts.append(str(last.get("content") or ""))
+        if "episode has ended" in str(last.get("content") or ""):
+            return Scripted(body=tool_call_reply("submit", {"answer": "no idea"}, len(calls)))
+        message = "A" * (MAX_ACTION_CHARS + 1) if len(calls) == 1 else "SAMPLE 0.5"
+        return Scripted(body=tool_call_reply("say", {"message": message}, len(calls)))
+
+    llm = ScriptedLLMServer().start()
+    llm.responder = responder
+    try:
+        log = _run(inspect_tasks.tiny_lab(protocol="sequence/hidden-property", split="dev", indices="0"), llm, tmp_path)
+    finally:
+        llm.stop()
+    assert tool_texts[0].startswith("Error:") and "at most" in tool_texts[0]
+    assert log.samples[0].scores["episode_scorer"].value["completed"] == 1.0
+
+
+def test_tiny_lab_with_an_unknown_protocol_names_the_protocols():
+    """A misspelt protocol (or a DiscoveryWorld task) is refused with the list of protocols, not of tasks."""
+    for name in ("sequence/hiden-property", "ArchaeologyDating"):
+        with pytest.raises(ValueError, match="sequence/hidden-property") as refused:
+            inspect_tasks.tiny_lab(protocol=name)
+        assert "Unknown Tiny Labs protocol" in str(refused.value)
+    # the shared rows (verifiers' `task_name` too): a typo's error names both kinds of task
+    with pytest.raises(ValueError, match="Valid tasks: .*ArchaeologyDating.*Tiny Labs protocols: .*sequence/hidden-property"):
+        common.rows("sequence/hiden-property")

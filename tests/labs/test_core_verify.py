@@ -79,8 +79,9 @@ def test_generated_labs_verify_and_round_trip(tmp_path: Path) -> None:
     for spec in specs:
         lab = build_lab(spec)
         assert lab.measure_batch(lab.space.random_batch(np.random.default_rng(0), 3))
-    write_suite(tmp_path / "suite.jsonl", specs)
-    assert read_suite(tmp_path / "suite.jsonl") == specs
+    for name in ("suite.jsonl", "suite.json", "suite.yaml"):  # each suffix reads back (.json once wrote JSONL)
+        write_suite(tmp_path / name, specs)
+        assert read_suite(tmp_path / name) == specs
     assert generate_specs(2, "medium", seed=3) == specs[:2]  # deterministic
 
 

@@ -107,3 +107,12 @@ def test_bad_arguments_are_rejected() -> None:
         TinyLabTextEnv(HIDDEN, render_mode="human")
     with pytest.raises(ValueError, match="not both"):
         TinyLabTextEnv(_OddProtocol(), {"rounds": 2})
+
+
+def test_config_may_name_a_preset_as_on_the_command_line() -> None:
+    """`config="paper"` builds the preset (as `--config paper`); an unknown name says which exist."""
+    env = gymnasium.make(lab_gym_id(HIDDEN), config="paper")
+    obs, _ = env.reset(seed=1)
+    assert obs == make_protocol(HIDDEN, preset="paper").reset(1)
+    with pytest.raises(ValueError, match="no preset 'papr'; presets: paper"):
+        TinyLabTextEnv(HIDDEN, "papr")

@@ -96,6 +96,8 @@ def test_bad_names_and_options_give_clear_errors() -> None:
     assert result.exit_code == 2 and "JSON object" in result.output
     result = runner.invoke(app, ["lab", "run", HIDDEN, "--config", '{"rounds": 0}'])
     assert result.exit_code == 2 and "bad config" in result.output
+    result = runner.invoke(app, ["lab", "play", HIDDEN, "--seed", "-1"], input=":quit\n")  # was a ValueError traceback
+    assert result.exit_code == 2 and "--seed" in result.output and "Traceback" not in result.output
     result = runner.invoke(app, ["lab", "play", "sequence/nope"])
     assert result.exit_code == 2 and "unknown protocol" in result.output
 
@@ -135,6 +137,16 @@ def test_play_handles_end_of_input_and_bad_messages() -> None:
     assert "0.000" in result.output
 
 
+def test_play_refuses_an_out_that_is_a_file_before_the_episode(tmp_path: Path) -> None:
+    """`--out FILE` is refused at once with the reason, not with a traceback after the player's episode."""
+    taken = tmp_path / "taken"
+    taken.write_text("mine", encoding="utf-8")
+    result = runner.invoke(app, ["lab", "play", HIDDEN, "--config", json.dumps(SMALL_A), "--out", str(taken)],
+                           input="SAMPLE 0.5\n\n")  # fmt: skip
+    assert result.exit_code == 2 and "is a file, not a directory" in result.output
+    assert "Round 1" not in result.output and taken.read_text(encoding="utf-8") == "mine"
+
+
 def test_user_guide_covers_every_protocol_and_gym_id() -> None:
     guide = (Path(__file__).resolve().parents[2] / "docs" / "tinylabs.md").read_text(encoding="utf-8")
     for name in protocol_names():
@@ -155,6 +167,13 @@ def test_generate_a_suite_and_run_it_by_spec(tmp_path: Path) -> None:
                    "protocol: {kind: sequence/unknown-dynamics}\n", encoding="utf-8")
     result = runner.invoke(app, ["lab", "run", "--spec", str(bad), "--agent", "oracle"])
     assert result.exit_code == 2 and "majority_update" in result.output
+
+
+def test_generate_refuses_a_directory_as_the_suite_file(tmp_path: Path) -> None:
+    """`--out DIR` is refused with the reason (it was an IsADirectoryError traceback after generating)."""
+    result = runner.invoke(app, ["lab", "generate", "--complexity", "easy", "--n", "1", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "is a directory" in result.output and "suite.yaml" in result.output
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_run_exits_non_zero_when_episodes_error(tmp_path: Path) -> None:
@@ -183,3 +202,18 @@ def test_config_accepts_a_preset_name() -> None:
     assert _json_out(result.output)[0]["config"] == {"preset": "paper"}
     result = runner.invoke(app, ["lab", "run", HIDDEN, "--agent", "oracle", "--config", "nosuch"])
     assert result.exit_code == 2 and "no preset 'nosuch'" in result.output
+
+
+def test_generate_with_an_unknown_lab_lists_the_families(tmp_path: Path) -> None:
+    """A fresh process (no family loaded yet) told `--lab sequnce` names sequence, population and
+    macro, not "known: (none)"."""
+    import subprocess
+    import sys
+
+    code = "import sys; from discoverylab.cli import app; sys.argv[0] = 'discoverylab'; app()"
+    done = subprocess.run([sys.executable, "-c", code, "lab", "generate", "--complexity", "easy", "--n", "1",
+                           "--out", str(tmp_path / "s.yaml"), "--lab", "sequnce"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "'sequnce'" in done.stderr and all(name in done.stderr for name in ("macro", "population", "sequence"))
+    assert not (tmp_path / "s.yaml").exists()

@@ -214,3 +214,23 @@ def test_paper_format_needs_both_named_axes() -> None:
     assert isinstance(report, ReportAction)
     assert [a.coords for a in report.attractors] == [{"gc_content": 0.5, "palindrome_score": 0.1}]
     assert report.as_info()["attractors"][0] == {"gc": 0.5, "pal": 0.1, "type": "other"}
+
+
+@pytest.mark.parametrize(("protocol", "options", "before"), [
+    ("sequence/hidden-property", {"rounds": 1}, ["SAMPLE 0.5"]),
+    ("sequence/unknown-dynamics", {}, []),
+    ("sequence/population-dynamics", {}, []),
+    ("macro/causal-discovery", {"budget": 2}, []),
+])  # fmt: skip
+def test_json_nested_past_the_recursion_limit_is_an_error_reply_not_a_crash(protocol, options, before) -> None:
+    """A message nested deeper than Python's recursion limit (a few KB of brackets) raised
+    RecursionError out of `step`: a 500 from env-serve, an errored episode. Now it is a message
+    with no usable JSON, answered like any other, and the episode goes on."""
+    from discoverylab.labs.protocol import make_protocol
+
+    lab = make_protocol(protocol, **options)
+    lab.reset(seed=0)
+    for message in before:
+        lab.step(message)
+    reply = lab.step('{"type": "report", "hypotheses": ' + "[" * 5000 + "]" * 5000 + "}")
+    assert not reply.done and "json" in reply.text.lower()

@@ -43,7 +43,10 @@ def rows(task: str | None = None, suite: str = "discovery", difficulty: str | No
     if task is not None:
         from discoverylab.scenarios.registry import get_task
 
-        task_id = get_task(task).task_id
+        try:
+            task_id = get_task(task).task_id
+        except ValueError as exc:  # name the labs too: `task` may be a DiscoveryWorld task or a protocol
+            raise ValueError(f"{exc} Tiny Labs protocols: {', '.join(protocol_names())}.") from None
         pairs = [(t, d) for t, d in pairs if t == task_id]
     if not pairs:
         raise ValueError(f"No tasks for task={task!r} suite={suite!r} difficulty={difficulty!r}.")
@@ -78,10 +81,13 @@ def act(session: EpisodeSession, action: str | None = None, arg1: Any = None, ar
 
 
 def say(session: EpisodeSession, message: str) -> str:
-    """One say-tool call to a Tiny Lab: the lab's reply."""
+    """One say-tool call to a Tiny Lab: the lab's reply (a refused message as an error text, as in `act`)."""
     if session.done:
         return ENDED
-    result = session.step(message)
+    try:
+        result = session.step(message)
+    except SessionError as exc:
+        return f"Error: {exc}"
     return result.observation + (f"\n\n{ENDED}" if result.done else "")
 
 

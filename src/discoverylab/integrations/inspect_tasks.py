@@ -176,6 +176,10 @@ def discoverylab(suite: str = "discovery", task: str | None = None, difficulty: 
 @task
 def tiny_lab(protocol: str = "sequence/hidden-property", split: str = "dev", indices: str = "0") -> Task:
     """A Tiny Labs protocol: one sample per instance index of `split` (scored by the protocol's grade as success)."""
+    from discoverylab.labs.protocol import protocol_names
+
+    if protocol not in protocol_names():  # else a typo fell through to the DiscoveryWorld task names
+        raise ValueError(f"Unknown Tiny Labs protocol {protocol!r}; protocols: {', '.join(protocol_names())}.")
     return _task(common.rows(protocol, split=split, indices=indices), None, False, None)
 
 

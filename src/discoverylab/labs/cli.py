@@ -96,7 +96,7 @@ def _print_score(title: str, score: Score) -> None:
 @lab_app.command()
 def play(
     protocol: Annotated[str, typer.Argument(help="protocol name, e.g. sequence/hidden-property")],
-    seed: Annotated[int, typer.Option("--seed", "-s")] = 0,
+    seed: Annotated[int, typer.Option("--seed", "-s", min=0)] = 0,
     config: Annotated[str | None, typer.Option("--config", help="protocol options as a JSON object, or a preset name (paper)")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="save transcript and score here")] = None,
 ) -> None:
@@ -106,6 +106,13 @@ def play(
         lab = make_protocol(protocol, **options)
     except (ProtocolError, KeyError, ValueError, TypeError) as exc:
         _fail(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
+    if out is not None:  # before the episode: a bad --out must not lose what the player typed
+        from discoverylab.bench.rundir import RunDirError, check_out
+
+        try:
+            check_out(out)
+        except RunDirError as exc:
+            _fail(str(exc))
     console.print(f"[bold]{escape(protocol)}[/bold], seed {seed}. {PLAY_HELP}\n")
     console.print(escape(lab.reset(seed)))
     while not lab.done:
@@ -136,7 +143,7 @@ def play(
 
 @lab_app.command()
 def generate(
-    out: Annotated[Path, typer.Option("--out", "-o", help="suite file: .yaml (a list of specs) or .jsonl")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="suite file: .yaml or .json (a list of specs) or .jsonl")],
     complexity: Annotated[str, typer.Option("--complexity", "-c", help="easy, medium or hard")] = "medium",
     n: Annotated[int, typer.Option("--n", "-n", min=1, help="number of verified labs")] = 10,
     seed: Annotated[int, typer.Option("--seed", "-s", min=0)] = 0,
@@ -147,11 +154,16 @@ def generate(
     from discoverylab.labs.core.errors import LabError
     from discoverylab.labs.core.generator import generate_suite, write_suite
 
+    if out.is_dir():  # checked before generating (minutes for macro labs), not found when writing
+        _fail(f"--out {out} is a directory; give a suite file, e.g. {out / 'suite.yaml'}")
     try:
         kept = generate_suite(n, complexity, seed, lab=lab)
     except (LabError, KeyError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
-    write_suite(out, [spec for spec, _ in kept])
+    try:
+        write_suite(out, [spec for spec, _ in kept])
+    except OSError as exc:
+        _fail(f"cannot write the suite to {out}: {exc.strerror or exc}")
     table = Table(title=f"{len(kept)} verified {complexity} labs")
     for col in ("name", "protocol", "length", "verify s"):
         table.add_column(col)

@@ -52,7 +52,8 @@ class TinyLabTextEnv(gymnasium.Env[str, str]):
 
     Args:
         protocol: a registered protocol name (built with `config`) or a `Protocol` instance.
-        config: keyword options for the protocol's factory (e.g. `{"rounds": 6}`).
+        config: keyword options for the protocol's factory (e.g. `{"rounds": 6}`), or a preset's
+            name (`"paper"`, as `--config paper` on the command line).
         max_length: longest observation; longer lab messages are cut (full text in `info["text"]`).
         action_max_length: longest action string the action space describes.
         render_mode: "ansi" returns the last lab message from `render()`.
@@ -60,7 +61,7 @@ class TinyLabTextEnv(gymnasium.Env[str, str]):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
-    def __init__(self, protocol: str | Protocol, config: dict[str, Any] | None = None, *,
+    def __init__(self, protocol: str | Protocol, config: dict[str, Any] | str | None = None, *,
                  max_length: int = OBSERVATION_MAX_LENGTH, action_max_length: int = ACTION_MAX_LENGTH,
                  render_mode: str | None = None) -> None:
         if isinstance(protocol, Protocol):
@@ -68,7 +69,8 @@ class TinyLabTextEnv(gymnasium.Env[str, str]):
                 raise ValueError("pass either a Protocol instance or a protocol name with config, not both")
             self.protocol = protocol
         else:
-            self.protocol = make_protocol(protocol, **(config or {}))
+            options = {"preset": config} if isinstance(config, str) else dict(config or {})
+            self.protocol = make_protocol(protocol, **options)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.render_mode = render_mode

@@ -27,6 +27,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException
 
 from discoverylab.server.session import EpisodeSession, ResetRequest, SealedLedger, SessionError, StepResult
 
@@ -150,7 +151,7 @@ class BodyLimit:
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > self.limit:
-                raise _TooLarge
+                raise _TooLarge(413, _too_large_text(self.limit))
             return message
 
         try:
@@ -159,19 +160,29 @@ class BodyLimit:
             await self._refuse(send)
 
     async def _refuse(self, send: Any) -> None:
-        body = json.dumps({"detail": f"Request body over the server's limit of {self.limit} bytes."}).encode()
+        body = json.dumps({"detail": _too_large_text(self.limit)}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(HTTPException):
+    """A streamed (chunked) body over the limit: FastAPI's body reader passes an HTTPException on
+    (any other error there becomes 400 "error parsing the body"), so it gets 413 like a declared one."""
+
+
+def _too_large_text(limit: int) -> str:
+    return f"Request body over the server's limit of {limit} bytes."
 
 
 def _validation_text(errors: list[Any]) -> str:
     parts = []
     for err in errors[:5]:
+        if err.get("type") == "json_invalid":  # its loc is ("body", character offset), not a field
+            reason = (err.get("ctx") or {}).get("error", "")
+            where = f"body (not JSON at character {err.get('loc', ('', '?'))[-1]})"
+            parts.append(f"{where}: {err.get('msg', 'JSON decode error')}" + (f": {reason}" if reason else ""))
+            continue
         where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
         parts.append(f"{where}: {err.get('msg', 'invalid')}")
     return "Bad request body - " + "; ".join(parts)
@@ -263,7 +274,12 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
             return
         try:
             while True:
-                raw = await ws.receive_text()
+                frame = await ws.receive()
+                if frame["type"] == "websocket.disconnect":
+                    break
+                raw = frame.get("text")
+                if raw is None:  # a binary frame: OpenEnv's messages are text; decode it, never crash on it
+                    raw = (frame.get("bytes") or b"").decode("utf-8", errors="replace")
                 answer, closing = await run_in_threadpool(_ws_answer, pool, sid, raw)
                 if closing:
                     break
@@ -296,7 +312,7 @@ def _ws_answer(pool: SessionPool, sid: str, raw: str) -> tuple[str, bool]:
     kind, data = message.get("type"), message.get("data") or {}
     try:
         if kind == "reset":
-            req = ResetRequest(**data)
+            req = ResetRequest.model_validate(data)  # not **data: a list or string is a validation error
             return json.dumps({"type": "observation", "data": _openenv_observation(pool.run(sid, lambda s: s.reset(req)))}), False
         if kind == "step":
             result = pool.run(sid, lambda s: s.step(data))  # OpenEnv sends the action itself as data

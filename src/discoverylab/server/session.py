@@ -127,30 +127,36 @@ class EpisodeSession:
         self.structured = False
         self.last: StepResult | None = None
         self.handed_in: dict[str, Any] | None = None
+        self.lab_grade: dict[str, Any] | None = None  # graded once: grading runs the agent's programs
 
     def reset(self, req: ResetRequest) -> StepResult:
-        if self.env is not None:
-            self.close()
+        """Start the named episode; a refused reset (bad task or instance, 409) leaves the running one as it was."""
+        env: Any
         if req.task in lab_names():
             from discoverylab.labs.gym_text import TinyLabTextEnv
 
             inst = resolve_instance(req, self.key, req.task, LAB_DIFFICULTY)
             if inst.sealed:
                 self.ledger.claim(inst)
-            self.env, self.kind, self.task, self.difficulty = TinyLabTextEnv(req.task), "lab", req.task, LAB_DIFFICULTY
-            text, _ = self.env.reset(options={"instance": inst})
+            env, kind, task, difficulty = TinyLabTextEnv(req.task), "lab", req.task, LAB_DIFFICULTY
         else:
             try:
                 env = DiscoveryWorldEnv(req.task, req.difficulty, max_steps=req.max_steps, text_format=req.text_format)
             except ValueError as exc:
                 raise SessionError(f"{exc} Tiny Labs protocols: {', '.join(lab_names())}.") from None
-            inst = resolve_instance(req, self.key, env.scenario_cls.task_id, env.difficulty)
-            if inst.sealed:
-                self.ledger.claim(inst)
-            self.env, self.kind, self.task, self.difficulty = env, "dw", env.scenario_cls.task_id, env.difficulty
-            text, _ = env.reset(options={"instance": inst})  # the seed goes no further than the world
+            try:
+                inst = resolve_instance(req, self.key, env.scenario_cls.task_id, env.difficulty)
+                if inst.sealed:
+                    self.ledger.claim(inst)
+            except SessionError:
+                env.close()
+                raise
+            kind, task, difficulty = "dw", env.scenario_cls.task_id, env.difficulty
+        self.close()  # only now: the new episode is sure to start
+        self.env, self.kind, self.task, self.difficulty = env, kind, task, difficulty
+        text, _ = env.reset(options={"instance": inst})  # the seed goes no further than the world
         self.instance, self.steps, self.done, self.reward_total = inst, 0, False, 0.0
-        self.handed_in = None
+        self.handed_in, self.lab_grade = None, None
         self.structured = req.structured
         self.last = self._result(text, 0.0, False, False, True)
         return self.last
@@ -166,7 +172,10 @@ class EpisodeSession:
             message = action.get("message") if isinstance(action, dict) else action
             if not isinstance(message, str):
                 raise SessionError('A Tiny Labs action is a message: a string or {"message": "..."}.')
-            text, reward, terminated, truncated, _ = self.env.step(message)
+            if len(message) > MAX_ACTION_CHARS:  # {"message": ...} is bounded like a bare string
+                raise SessionError(f"An action is at most {MAX_ACTION_CHARS} characters.")
+            text, reward, terminated, truncated, info = self.env.step(message)
+            self.lab_grade = info.get("score", self.lab_grade)
             ok = True
         else:
             if not isinstance(action, dict | str):
@@ -192,8 +201,10 @@ class EpisodeSession:
     def final_card(self) -> dict[str, Any]:
         """The episode's scorecard (DiscoveryWorld: gold included; Tiny Labs: the protocol's grade)."""
         if self.kind == "lab":
-            score = self.env.protocol.grade()
-            return {"completed": self.done, "completedSuccessfully": score.score >= 1.0, **score.model_dump(mode="json")}
+            if self.lab_grade is None:  # ended early (`finish`): grade once, not on every state() call
+                self.lab_grade = self.env.protocol.grade().model_dump(mode="json")
+            score = self.lab_grade
+            return {"completed": self.done, "completedSuccessfully": score["score"] >= 1.0, **score}
         return dict(self.env.scorecard(reveal=True))
 
     def finish(self) -> None:

@@ -10,6 +10,7 @@ scaling study is a loop over presets. ``write_suite``/``read_suite`` store suite
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -98,8 +99,9 @@ def generate_suite(n: int, complexity: str | Complexity = "medium", seed: int = 
                    protocol_check: bool = True) -> list[tuple[LabSpec, VerificationReport]]:
     """``n`` verified specs with their reports; raises ``GenerationError`` if attempts run out."""
     knobs = _complexity(complexity)
-    if lab not in SPEC_SAMPLERS and lab in SPEC_SAMPLER_MODULES:
-        importlib.import_module(SPEC_SAMPLER_MODULES[lab])
+    if lab not in SPEC_SAMPLERS:  # an unknown `lab` loads every family, so its error lists them all
+        for module in [SPEC_SAMPLER_MODULES[lab]] if lab in SPEC_SAMPLER_MODULES else SPEC_SAMPLER_MODULES.values():
+            importlib.import_module(module)
     sampler = SPEC_SAMPLERS.get(lab)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x6E4]))
     kept: list[tuple[LabSpec, VerificationReport]] = []
@@ -127,12 +129,14 @@ def generate_specs(n: int, complexity: str | Complexity = "medium", seed: int = 
 
 
 def write_suite(path: str | Path, specs: Sequence[LabSpec]) -> None:
-    """Write specs: a YAML list for `.yaml`/`.yml`, else JSONL (one spec per line, atomic)."""
+    """Write specs: a YAML list for `.yaml`/`.yml`, a JSON list for `.json` (what `read_suite` reads
+    there: JSONL would not parse once it has two lines), else JSONL (one spec per line, atomic)."""
     path = Path(path)
-    if path.suffix in (".yaml", ".yml"):
+    if path.suffix in (".yaml", ".yml", ".json"):
         data = [spec.model_dump(mode="json", exclude_none=True) for spec in specs]
+        text = json.dumps(data, indent=1) if path.suffix == ".json" else yaml.safe_dump(data, sort_keys=False)
         with atomic_file(path) as fh:  # a failed write leaves neither a partial suite nor a temp file
-            fh.write(yaml.safe_dump(data, sort_keys=False))
+            fh.write(text)
         return
     write_jsonl(path, specs)
 

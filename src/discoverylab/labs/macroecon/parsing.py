@@ -112,6 +112,8 @@ def extract_json_objects(text: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             pos = text.find("{", pos + 1)
             continue
+        except RecursionError:  # nested deeper than the interpreter's limit: no usable object, not a crash
+            break
         if isinstance(obj, dict):
             found.append(obj)
         pos = text.find("{", end)

@@ -143,6 +143,8 @@ def extract_json_object(text: str) -> dict[str, Any] | None:
         except json.JSONDecodeError:
             start = body.find("{", start + 1)
             continue
+        except RecursionError:  # nested deeper than the interpreter's limit: no usable answer, not a crash
+            return None
         if isinstance(obj, dict):
             return obj
         start = body.find("{", start + 1)
