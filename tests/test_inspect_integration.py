@@ -178,3 +178,22 @@ def test_tiny_lab_with_an_unknown_protocol_names_the_protocols():
     # the shared rows (verifiers' `task_name` too): a typo's error names both kinds of task
     with pytest.raises(ValueError, match="Valid tasks: .*ArchaeologyDating.*Tiny Labs protocols: .*sequence/hidden-property"):
         common.rows("sequence/hiden-property")
+
+
+def test_a_lab_s_reward_is_its_grade_as_env_serve_pays_it():
+    """Every integration pays what the env pays (integrations.md): for a Tiny Lab the protocol's
+    grade in 0..1 (env-serve and the Gym env sum to it), not "success" (a perfect grade), which
+    a near-perfect heuristic misses; a lab has no procedure score."""
+    from discoverylab.labs.agents import make_agent
+    from discoverylab.server.session import LAB_DIFFICULTY
+
+    session, message = common.start({"task": "sequence/hidden-property", "difficulty": LAB_DIFFICULTY, "split": "dev", "index": 0})
+    agent = make_agent("sequence/hidden-property", "heuristic", session.env.protocol)
+    agent.reset(0)
+    paid = 0.0
+    while not session.done:
+        step = session.step(agent.act(message))
+        paid, message = paid + step.reward, step.observation
+    res = common.results(session, "", None)
+    assert 0.5 < res["reward"] < 1.0 and res["reward"] == pytest.approx(paid) == pytest.approx(res["scorecard"]["score"])
+    assert res["success"] is False and res["procedure"] == 0.0

@@ -107,13 +107,20 @@ def parse_answers(text: str) -> dict[str, Any]:
 
 
 def results(session: EpisodeSession, report: str | None, answers: dict[str, Any] | None) -> dict[str, Any]:
-    """The episode's end: success, completion, the answer sheet's grade, the (reporting-only)
-    procedure score, the report and the scorecard (gold included: the episode is over)."""
+    """The episode's end: success, completion, the env's reward over the episode (`reward`: 1.0
+    for a DiscoveryWorld success, a Tiny Lab's grade in 0..1, as env-serve and the Gym envs pay
+    it; "success" of a lab is a perfect grade), the answer sheet's grade, the (reporting-only)
+    procedure score (DiscoveryWorld only; 0 for a lab), the report and the scorecard (gold
+    included: the episode is over)."""
     session.finish()
     card = session.final_card()
     grade = session.hand_in(answers or {}) if session.answer_sheet() is not None else None
+    success = bool(card.get("completedSuccessfully"))
+    lab = session.kind == "lab"
+    reward = float(card.get("score", 0.0) or 0.0) if lab else float(success)
+    procedure = 0.0 if lab else float(card.get("scoreNormalized", card.get("score", 0.0)) or 0.0)
     return {"task": session.task, "difficulty": session.difficulty, "instance": session.instance.public() if session.instance else None,
-            "steps": session.steps, "completed": bool(card.get("completed")), "success": bool(card.get("completedSuccessfully")),
-            "procedure": float(card.get("scoreNormalized", card.get("score", 0.0)) or 0.0),
+            "steps": session.steps, "completed": bool(card.get("completed")), "success": success, "reward": reward,
+            "procedure": procedure,
             "answers_score": None if grade is None else grade["score"], "answers_grade": grade,
             "knowledge": report or "", "scorecard": card}  # fmt: skip

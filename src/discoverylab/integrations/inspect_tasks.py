@@ -98,16 +98,17 @@ def _budget(max_messages: int) -> Any:
     return keep_going
 
 
-@scorer(metrics={"success": [mean()], "completed": [mean()], "answers": [mean()], "procedure": [mean()]})
+@scorer(metrics={"success": [mean()], "completed": [mean()], "reward": [mean()], "answers": [mean()], "procedure": [mean()]})
 def episode_scorer() -> Any:
-    """Success, completion and the answer sheet's exact grade (0 when the task has none handed in);
-    the procedure score is for reporting (it rewards answer-specific choices)."""
+    """Success, completion, the env's reward (a DiscoveryWorld success, a Tiny Lab's grade) and the
+    answer sheet's exact grade (0 when the task has none handed in); the procedure score is for
+    reporting (it rewards answer-specific choices)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         res = state.store.get(STORE_KEY) or {}
         answers = res.get("answers_score")
         return Score(value={"success": float(res.get("success", False)), "completed": float(res.get("completed", False)),
-                            "answers": float(answers or 0.0), "procedure": float(res.get("procedure", 0.0))},
+                            "reward": float(res.get("reward", 0.0)), "answers": float(answers or 0.0), "procedure": float(res.get("procedure", 0.0))},
                      answer=(res.get("knowledge") or "")[:2000],
                      metadata={"steps": res.get("steps"), "instance": res.get("instance"),
                                "answers_grade": res.get("answers_grade"), "has_answer_sheet": answers is not None})  # fmt: skip

@@ -12,8 +12,9 @@ instructions). Each assistant reply is parsed as a ReAct JSON action (`{"thought
 "arg2"}` or `{"chosen_dialog_option_int"}`; Tiny Labs: the reply itself) and stepped; the next user
 turn is only the new observation (what ReAct's trimmed history keeps per step: the conversation
 itself is the harness's, which trims it by its token limits). When the episode ends, the model gets
-the answer sheet and its reply is graded. Rewards: `success` (weight 1) and `answers` (the answer
-sheet's exact grade, weight 1; discovery tasks only). The procedure score is recorded in the trace's
+the answer sheet and its reply is graded. Rewards: `success` (weight 1; a Tiny Lab pays `grade`,
+its protocol grade in 0..1, instead) and `answers` (the answer sheet's exact grade, weight 1;
+discovery tasks only). The procedure score is recorded in the trace's
 info for analysis, never as a reward: it pays answer-specific choices and so reveals the answer.
 """
 
@@ -106,10 +107,13 @@ class DiscoveryLabEnv(vf.Env[DiscoveryLabEnvConfig]):
         finally:
             session.close()
         trace = interaction.trace
-        trace.record_reward("success", float(res["success"]), 1.0)
+        if session.kind == "lab":  # a lab pays its grade (0..1), as env-serve and the Gym env do
+            trace.record_reward("grade", res["reward"], 1.0)
+        else:
+            trace.record_reward("success", float(res["success"]), 1.0)
         if res["answers_score"] is not None:
             trace.record_reward("answers", float(res["answers_score"]), 1.0)
-        trace.info["discoverylab"] = {k: res[k] for k in ("task", "difficulty", "instance", "steps", "completed", "procedure")}
+        trace.info["discoverylab"] = {k: res[k] for k in ("task", "difficulty", "instance", "steps", "completed", "success", "procedure")}
 
 
 class DiscoveryLabTaskset(vf.Taskset[DiscoveryLabTask, DiscoveryLabConfig]):
