@@ -337,3 +337,51 @@ def test_attack_sealed_instance_cannot_be_replayed_for_its_gold(server):
             other.reset(task, difficulty, split="test", index=7)
         assert elsewhere.value.status == 409
         assert other.reset(task, difficulty, split="test", index=8).instance["index"] == 8  # other instances play
+
+
+def test_requests_piling_on_a_busy_session_get_429_and_stall_no_other_client(server):
+    """Attack: 45 requests at once to one session whose work takes a while (grading a looping
+    program takes seconds). Session work runs in the server's shared pool of 40 threads: queued
+    on the session's lock they would hold every thread, and /health and another client's
+    POST /sessions would wait for them. Past MAX_QUEUED waiting, the session answers 429 at once."""
+    from discoverylab.server.app import MAX_QUEUED
+
+    url, app = server
+    with EnvServerClient(url) as env:
+        env.reset("PickAndPlaceTest", "normal", seed=0)
+        session = app.state.pool.slots[env.session_id].session
+        release, entered = threading.Event(), threading.Event()
+        state = session.state
+
+        def slow_state() -> dict:
+            entered.set()
+            release.wait(30)
+            return state()
+
+        session.state = slow_state
+        codes: list[int] = []
+
+        def get_state() -> None:
+            codes.append(httpx.get(f"{url}/sessions/{env.session_id}/state", timeout=60).status_code)
+
+        threads = [threading.Thread(target=get_state) for _ in range(45)]
+        try:
+            for thread in threads:
+                thread.start()
+            assert entered.wait(10)
+            deadline = time.monotonic() + 20
+            while len(codes) < 45 - (MAX_QUEUED + 1) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert codes.count(429) == 45 - (MAX_QUEUED + 1), codes  # refused at once, the rest wait
+            assert httpx.get(f"{url}/health", timeout=5).status_code == 200  # others go on meanwhile
+            other = httpx.post(f"{url}/sessions", timeout=5)
+            assert other.status_code == 201
+            httpx.delete(f"{url}/sessions/{other.json()['session_id']}", timeout=5)
+            busy = httpx.get(f"{url}/sessions/{env.session_id}/state", timeout=5)
+            assert busy.status_code == 429 and "busy" in busy.json()["detail"]
+        finally:
+            release.set()
+            for thread in threads:
+                thread.join(60)
+        assert sorted(codes) == [200] * (MAX_QUEUED + 1) + [429] * (45 - MAX_QUEUED - 1)
+        assert env.state()["step_count"] == 0  # the session serves again once it is free

@@ -34,6 +34,10 @@ from discoverylab.server.session import EpisodeSession, ResetRequest, SealedLedg
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_TTL_S = 600.0
 DEFAULT_MAX_BODY = 64 * 1024
+# Requests one session may have waiting behind the one it runs: HTTP routes run in a shared pool
+# of threads (40), and a client sending many at once to a busy session (grading a looping program
+# takes seconds) would hold them all, stalling every other client's requests.
+MAX_QUEUED = 4
 
 
 class StepRequest(BaseModel):
@@ -67,11 +71,16 @@ class NoSession(SessionError):
     status = 404
 
 
+class SessionBusy(SessionError):
+    status = 429
+
+
 @dataclass
 class Slot:
     session: EpisodeSession
     lock: threading.Lock = field(default_factory=threading.Lock)
     used: float = field(default_factory=time.monotonic)
+    waiting: int = 0  # requests running or waiting for `lock` (`SessionPool.run`, under the pool's lock)
 
 
 class SessionPool:
@@ -97,17 +106,26 @@ class SessionPool:
             return sid
 
     def run(self, sid: str, work: Callable[[EpisodeSession], Any]) -> Any:
+        """`work` on the session, one request at a time; beyond `MAX_QUEUED` waiting, 429 at once."""
         with self._lock:
             slot = self.slots.get(sid)
-        if slot is None:
-            raise NoSession(f"No session {sid[:40]!r}: it was closed, expired after {self.ttl_s:g} s idle, "
-                            "or never existed; POST /sessions makes a new one.")
-        with slot.lock:
-            slot.used = time.monotonic()
-            try:
-                return work(slot.session)
-            finally:
+            if slot is None:
+                raise NoSession(f"No session {sid[:40]!r}: it was closed, expired after {self.ttl_s:g} s idle, "
+                                "or never existed; POST /sessions makes a new one.")
+            if slot.waiting > MAX_QUEUED:
+                raise SessionBusy(f"Session {sid[:40]!r} is busy: one request runs and {slot.waiting - 1} wait for it "
+                                  "(a session answers one at a time); send the next once an answer came.")
+            slot.waiting += 1
+        try:
+            with slot.lock:
                 slot.used = time.monotonic()
+                try:
+                    return work(slot.session)
+                finally:
+                    slot.used = time.monotonic()
+        finally:
+            with self._lock:
+                slot.waiting -= 1
 
     def close(self, sid: str) -> bool:
         with self._lock:
@@ -217,18 +235,20 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
     async def bad_body(_: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"detail": _validation_text(list(exc.errors()))}, status_code=422)
 
+    # The read-only routes are coroutines: they answer on the event loop, never waiting for a
+    # thread of the pool that session work runs in.
     @app.get("/health")
-    def health() -> dict[str, Any]:
+    async def health() -> dict[str, Any]:
         return {"status": "healthy", "sessions": len(pool.slots), "max_sessions": pool.max_sessions,
                 "expired": pool.expired}  # fmt: skip
 
     @app.get("/metadata")
-    def metadata() -> dict[str, Any]:
+    async def metadata() -> dict[str, Any]:
         return {"name": "discoverylab", "description": "DiscoveryWorld tasks and Tiny Labs protocols: "
                 "scientific-discovery episodes for agents.", "version": "0.1.0"}  # fmt: skip
 
     @app.get("/schema")
-    def schema() -> dict[str, Any]:
+    async def schema() -> dict[str, Any]:
         """OpenEnv's schema route: `action` is what a WebSocket step's data is (the action itself)."""
         return {"action": ACTION_SCHEMA, "observation": StepResult.model_json_schema(),
                 "state": {"type": "object"}, "reset": ResetRequest.model_json_schema()}  # fmt: skip
