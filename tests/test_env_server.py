@@ -385,3 +385,17 @@ def test_requests_piling_on_a_busy_session_get_429_and_stall_no_other_client(ser
                 thread.join(60)
         assert sorted(codes) == [200] * (MAX_QUEUED + 1) + [429] * (45 - MAX_QUEUED - 1)
         assert env.state()["step_count"] == 0  # the session serves again once it is free
+
+
+@pytest.mark.parametrize(("options", "named"), [({"max_steps": 2}, "max_steps"), ({"difficulty": "hard"}, "difficulty='hard'"),
+                                                ({"structured": True}, "structured"), ({"text_format": "json"}, "text_format")])
+def test_a_lab_reset_with_discoveryworld_options_is_refused_not_played_without_them(server, options, named):
+    """A Tiny Lab has no difficulty, step limit, structured observation or text format of
+    DiscoveryWorld's: a reset asking for one is a 400 naming it (it used to play the protocol's
+    defaults), and a plain lab reset still plays."""
+    with EnvServerClient(server[0]) as env:
+        kwargs = {"difficulty": "normal", **options}
+        with pytest.raises(EnvServerError, match=f"Tiny Labs protocol.*{named}") as refused:
+            env.reset("sequence/hidden-property", seed=0, **kwargs)
+        assert refused.value.status == 400
+        assert "round" in env.reset("sequence/hidden-property", seed=0).observation.lower()

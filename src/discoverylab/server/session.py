@@ -110,6 +110,20 @@ def resolve_instance(req: ResetRequest, key: bytes | None, task: str, difficulty
         raise SessionError(str(exc)) from None
 
 
+def _refuse_dw_options(req: ResetRequest) -> None:
+    """A Tiny Lab's reset with DiscoveryWorld's options is refused, not played without them: a
+    client asking for `max_steps=2` or a "hard" lab would otherwise get the protocol's defaults."""
+    wrong = [f"difficulty={req.difficulty!r} (labs have no difficulty levels)"] if req.difficulty not in ("normal", LAB_DIFFICULTY) else []
+    if req.max_steps is not None:
+        wrong.append("max_steps (the protocol's own turn limit holds)")
+    if req.structured:
+        wrong.append("structured (a lab's observation is its text)")
+    if req.text_format != "lm":
+        wrong.append(f"text_format={req.text_format!r} (a lab speaks its own text)")
+    if wrong:
+        raise SessionError(f"{req.task} is a Tiny Labs protocol; these options are DiscoveryWorld's: {'; '.join(wrong)}.")
+
+
 class EpisodeSession:
     """A client's env: reset builds one instance's world, step plays one action."""
 
@@ -135,6 +149,7 @@ class EpisodeSession:
         if req.task in lab_names():
             from discoverylab.labs.gym_text import TinyLabTextEnv
 
+            _refuse_dw_options(req)
             inst = resolve_instance(req, self.key, req.task, LAB_DIFFICULTY)
             if inst.sealed:
                 self.ledger.claim(inst)
