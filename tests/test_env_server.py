@@ -261,6 +261,24 @@ def test_openenv_socket_answers_a_malformed_reset_or_binary_frame_with_an_error_
         assert json.loads(ws.recv(timeout=30))["type"] == "observation"
 
 
+def test_openenv_socket_message_over_the_body_limit_is_refused_as_http_s_413(server):
+    """--max-body bounds a WebSocket message as it does an HTTP body (uvicorn alone would take 16
+    MB): a bigger message is answered MESSAGE_TOO_LARGE before it is parsed; the socket goes on."""
+    from discoverylab.server.app import DEFAULT_MAX_BODY
+
+    websockets = pytest.importorskip("websockets.sync.client", reason="the websockets package is not installed")
+    ws_url = server[0].replace("http://", "ws://") + "/ws"
+    with websockets.connect(ws_url, max_size=None) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"task": "sequence/hidden-property", "seed": 0}}))
+        assert json.loads(ws.recv(timeout=30))["type"] == "observation"
+        for big in ("x" * (DEFAULT_MAX_BODY + 1), "é" * (DEFAULT_MAX_BODY // 2 + 1)):  # bytes count, not characters
+            ws.send(json.dumps({"type": "step", "data": {"message": big}}))
+            answer = json.loads(ws.recv(timeout=30))
+            assert answer["type"] == "error" and answer["data"]["code"] == "MESSAGE_TOO_LARGE", answer["data"]
+        ws.send(json.dumps({"type": "state"}))
+        assert json.loads(ws.recv(timeout=30))["data"]["step_count"] == 0
+
+
 def test_attack_answer_sheet_is_graded_once_after_the_end(server):
     """The answer sheet: refused before the end, graded once, a second hand-in (probing the gold
     field by field) refused; the oracle's sheet scores 1."""

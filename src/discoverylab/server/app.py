@@ -300,6 +300,10 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
                 raw = frame.get("text")
                 if raw is None:  # a binary frame: OpenEnv's messages are text; decode it, never crash on it
                     raw = (frame.get("bytes") or b"").decode("utf-8", errors="replace")
+                if len(raw) > max_body or len(raw.encode("utf-8", errors="replace")) > max_body:  # as HTTP's 413
+                    await ws.send_text(_ws_error(f"A message is at most {max_body} bytes (--max-body); this one "
+                                                 f"has {len(raw.encode('utf-8', errors='replace'))}.", "MESSAGE_TOO_LARGE"))
+                    continue
                 answer, closing = await run_in_threadpool(_ws_answer, pool, sid, raw)
                 if closing:
                     break
@@ -351,4 +355,7 @@ def _ws_answer(pool: SessionPool, sid: str, raw: str) -> tuple[str, bool]:
 def serve(host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
     import uvicorn
 
-    uvicorn.run(create_app(**options), host=host, port=port, log_level="warning")
+    # The WebSocket's frames are bounded near the HTTP body limit too (uvicorn's default is 16 MB);
+    # the app answers a message over `max_body` with an error, the transport drops far larger ones.
+    ws_max = 2 * options.get("max_body", DEFAULT_MAX_BODY) + 4096
+    uvicorn.run(create_app(**options), host=host, port=port, log_level="warning", ws_max_size=ws_max)
