@@ -189,3 +189,18 @@ def test_length_1000_without_a_long_sampler_is_refused_with_the_reason(hidden: s
 
     with pytest.raises(ValueError, match="meets its tolerance on long sequences"):
         make_protocol("sequence/hidden-property", hidden=hidden, length=1000)
+
+
+def test_a_program_s_outputs_are_clamped_into_0_1_as_stated_predictions_are() -> None:
+    """A predictor returning 5 for every sequence is graded as one returning 1.0 (the property
+    lies in [0, 1], as stated predictions are clamped): its MAE part stays in 0..1."""
+    parts = []
+    for value in ("5", "1.0"):
+        proto = _proto(hidden="gc_content", rounds=1, n_predictions=5)
+        proto.reset(1)
+        _play_rounds(proto, 1)
+        answer = {"hypotheses": [{"rank": 1, "description": "always high", "python": f"def f(s):\n    return {value}"}]}
+        assert proto.step(json.dumps(answer)).done
+        parts.append(proto.grade().parts)
+    assert 0.0 <= parts[0]["program_mae"] <= 1.0
+    assert {k: v for k, v in parts[0].items() if k.startswith("program")} == {k: v for k, v in parts[1].items() if k.startswith("program")}

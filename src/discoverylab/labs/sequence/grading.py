@@ -272,7 +272,10 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
         entry: dict[str, Any] = {"rank": hyp.rank, "description": hyp.description[:500]}
         if hyp.python:
             result = run_predictor(hyp.python, heldout.sequences, seconds_per_100=seconds_per_100)
-            metrics = prediction_metrics(result.values, heldout.values, tol)
+            # Clamped into [0, 1] as stated predictions are (`parsing.as_probability`): the property
+            # lies there, so a clamp never adds error, and the MAE part stays in 0..1.
+            outputs = [None if v is None else min(1.0, max(0.0, v)) for v in result.values]
+            metrics = prediction_metrics(outputs, heldout.values, tol)
             entry.update(program=metrics.as_dict(), program_label=metrics.label, program_error=result.error,
                          program_call_error=result.details.get("call_error"),
                          program_network_isolated=result.network_isolated, program_seccomp=result.seccomp)
