@@ -7,6 +7,7 @@ import base64
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 
 from discoverylab.agents.oracle import OracleAgent
@@ -75,6 +76,10 @@ def test_queries_match_the_original_shapes() -> None:
     assert not api.loadScenario("Nope", "Normal") and not api.loadScenario("Proteomics", "Impossible")
     assert not api.loadScenario("Proteomics", "Normal", numUserAgents=2)
     assert api.getAgentObservation(0)["errors"] and api.performAgentAction(0, {})["success"] is False
+    for bad in (1.5, -1, None, "abc", True, 2**32):  # never silently another seed, never an error deep in the env
+        with pytest.raises(ValueError, match="randomSeed must be a whole number"):
+            api.loadScenario("Reactor Lab", "Normal", randomSeed=bad)
+    assert api.loadScenario("Reactor Lab", "Normal", randomSeed=np.int64(2)) and api.loadScenario("Reactor Lab", "Normal", randomSeed=" 2")
     assert api.loadScenario("Reactor Lab", "Normal", randomSeed=2)
     actions = api.listKnownActions()
     assert actions["PUT"] == {"args": ["arg1", "arg2"], "desc": actions["PUT"]["desc"]} and "WAIT" in actions

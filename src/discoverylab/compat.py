@@ -23,6 +23,7 @@ which lets an agent that calls it read the answer.
 from __future__ import annotations
 
 import base64
+import operator
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,18 @@ def _scenario_table() -> dict[str, tuple[str, tuple[str, ...]]]:
 
 
 SCENARIO_NAMES = list(_scenario_table())
+
+
+def _seed(value: Any) -> int:
+    """`loadScenario`'s seed: an integer (numpy's too) or a digit string from a script's argv; 1.5
+    was once silently seed 1, and None, "abc" or -1 failed deep in the env."""
+    try:
+        seed = int(value.strip()) if isinstance(value, str) else operator.index(value)
+    except (TypeError, ValueError):
+        seed = -1
+    if isinstance(value, bool) or not 0 <= seed < 2**32:
+        raise ValueError(f"loadScenario: randomSeed must be a whole number in 0..2**32-1, not {value!r}.")
+    return seed
 
 
 class DiscoveryWorldAPI(OriginalMembers):
@@ -84,14 +97,16 @@ class DiscoveryWorldAPI(OriginalMembers):
 
     def loadScenario(self, scenarioName: str, difficultyStr: str, randomSeed: int = 0, numUserAgents: int = 1) -> bool:  # noqa: N802, N803
         """Build the scenario and tick once, as the original does. False for unknown names or
-        difficulties, or more than one user agent (not supported here)."""
+        difficulties, or more than one user agent (not supported here); a seed that is no whole
+        number from 0 (a digit string is one) raises ValueError before anything is built."""
+        seed = _seed(randomSeed)
         table = _scenario_table()
         entry = table.get(scenarioName)
         difficulty = str(difficultyStr).strip().lower()
         if entry is None or difficulty not in entry[1] or numUserAgents != 1:
             return False
         self.env = DiscoveryWorldEnv(entry[0], difficulty, max_steps=10**9)
-        self.env.reset(seed=int(randomSeed))
+        self.env.reset(seed=seed)
         assert self.env.world is not None
         self._attach_original(self.env)  # THREAD_ID, ui, world: see OriginalMembers
         self.env.world.tick()
