@@ -355,6 +355,9 @@ def test_attack_sealed_instance_cannot_be_replayed_for_its_gold(server):
             other.reset(task, difficulty, split="test", index=7)
         assert elsewhere.value.status == 409
         assert other.reset(task, difficulty, split="test", index=8).instance["index"] == 8  # other instances play
+        other.reset("sequence/hidden-property", split="test", index=7, difficulty="")  # a lab: no difficulty
+        with pytest.raises(EnvServerError, match=r"409: sequence/hidden-property test#7 was already played"):
+            other.reset("sequence/hidden-property", split="test", index=7, difficulty="")
 
 
 def test_requests_piling_on_a_busy_session_get_429_and_stall_no_other_client(server):

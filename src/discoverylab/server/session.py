@@ -43,7 +43,7 @@ class SealedLedger:
 
     def claim(self, inst: Instance) -> None:
         if not self.claim_name(inst.task, inst.difficulty or "", inst.index):
-            raise AlreadyPlayed(f"{inst.task} {inst.difficulty or ''} test#{inst.index} was already played on this "
+            raise AlreadyPlayed(f"{' '.join(filter(None, (inst.task, inst.difficulty)))} test#{inst.index} was already played on this "
                                 "server: each sealed instance plays once (its end reveals the gold).")
 
     def claim_name(self, task: str, difficulty: str, index: int) -> bool:
