@@ -217,6 +217,8 @@ def test_bad_task_and_modes_raise_before_any_worker_starts() -> None:
         BatchedVectorEnv("DoorsTest", num_envs=2, observation="text")
     with pytest.raises(ValueError, match="lean"):
         BatchedVectorEnv("DoorsTest", num_envs=2, info="full")
+    with pytest.raises(ValueError, match="does not render"):  # render() would only raise NotImplementedError later
+        gymnasium.make_vec("discoverylab/DoorsTest-Normal-v0", 2, vectorization_mode="vector_entry_point", render_mode="rgb_array")
     for bad in ({"num_envs": 0}, {"num_envs": 2.0}, {"num_envs": "2"}, {"workers": 0}, {"workers": -1}):
         with pytest.raises(ValueError, match="whole number from 1"):  # workers=0 once meant "the CPUs", -1 one worker
             BatchedVectorEnv("DoorsTest", **{"num_envs": 2, **bad})

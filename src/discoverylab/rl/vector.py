@@ -111,6 +111,9 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         if env_kwargs.get("observation", "symbolic") != "symbolic":
             raise ValueError("BatchedVectorEnv serves the symbolic observation only; for other observations pass "
                              "vectorization_mode='sync' or 'async' to gymnasium.make_vec.")  # fmt: skip
+        if env_kwargs.get("render_mode") is not None:  # its envs live in other processes: nothing to draw here
+            raise ValueError("BatchedVectorEnv does not render; for render_mode pass vectorization_mode='sync' or "
+                             "'async' to gymnasium.make_vec, or render one env of make_rl_env.")  # fmt: skip
         env_kwargs.pop("observation", None)
         self._workers: list[Any] = []  # child processes, one per block of `_remote`
         self._conns: list[Connection] = []
