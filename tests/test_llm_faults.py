@@ -7,6 +7,7 @@ dead server (circuit breaker) and always move on to the next episode.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -91,6 +92,20 @@ def test_500_then_recovery_is_retried_and_counted(scripted_llm: ScriptedLLMServe
     completion = client.complete([{"role": "user", "content": "x"}])
     assert completion.text == "back" and completion.attempts == 3
     assert client.usage.retries == 2 and client.usage.total_tokens == 14
+
+
+@pytest.mark.parametrize("usage", ['{"prompt_tokens": NaN, "completion_tokens": 1e999}',
+                                   '{"prompt_tokens": "lots", "completion_tokens": -5}'])
+def test_unusable_token_counts_count_zero_and_keep_the_reply(scripted_llm: ScriptedLLMServer, usage: str) -> None:
+    """Before: `int(NaN)` raised a ValueError the retry policy does not know, so the episode
+    ended `error` (a crash of ours) although the reply itself was usable."""
+    body = json.dumps(chat_reply("fine"))
+    body = body[: body.index('"usage"')] + f'"usage": {usage}}}'
+    scripted_llm.push(Scripted(body=body))
+    client = _client(scripted_llm)
+    completion = client.complete([{"role": "user", "content": "x"}])
+    assert completion.text == "fine" and completion.prompt_tokens == 0 and completion.completion_tokens == 0
+    assert client.usage.requests == 1 and client.usage.total_tokens == 0
 
 
 def test_429_waits_for_retry_after(scripted_llm: ScriptedLLMServer) -> None:

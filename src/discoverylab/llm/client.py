@@ -332,8 +332,8 @@ class LLMClient:
         usage = getattr(response, "usage", None)
         return Completion(
             text=message.content or "",
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            prompt_tokens=_token_count(getattr(usage, "prompt_tokens", 0)),
+            completion_tokens=_token_count(getattr(usage, "completion_tokens", 0)),
             latency_s=latency,
             model=str(getattr(response, "model", None) or self.model),
             finish_reason=choices[0].finish_reason,
@@ -350,6 +350,17 @@ class LLMClient:
             self._usage = replace(
                 current, **{key: getattr(current, key) + value for key, value in increments.items()}
             )
+
+
+def _token_count(value: Any) -> int:
+    """A reply's token count, or 0 when the server sent none we can use (null, NaN, a word, a
+    negative number): the accounting is the server's, and a bad count must not sink a usable reply
+    (before, `int(NaN)` raised and the episode ended `error`)."""
+    try:
+        count = int(float(value or 0))
+    except (TypeError, ValueError, OverflowError):
+        return 0
+    return max(count, 0)
 
 
 def _env_seconds(name: str, default: float, unit: str = "seconds") -> float:
