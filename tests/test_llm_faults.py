@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -221,3 +222,24 @@ def test_lab_run_reports_the_breaker_and_exits_nonzero(tmp_path: Path, llm_env: 
     recorded, statuses = int(summary.group(1)), summary.group(2)
     assert 3 <= recorded <= 4 and recorded + int(not_run.group(1)) == 10, result.output
     assert "llm_error" in statuses and " ok" not in statuses, result.output
+
+
+def test_bench_breaker_names_the_last_failure_in_one_line(tmp_path: Path) -> None:
+    """Before: an endpoint refusing connections left a traceback in the records' `error`, and the
+    breaker quoted its first 300 characters: `(last: ... Traceback (most recent call last): File
+    ".../httpx/_transports/default.py", line 95, in ma); the remaining ...`."""
+    from typer.testing import CliRunner
+
+    from discoverylab.cli import app
+
+    with socket.socket() as probe:  # a port nothing listens on: connections are refused
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    result = CliRunner().invoke(app, ["bench", "--agent", "react", "--task", "DialogTest", "--seeds", "0-5",
+                                      "--workers", "1", "--max-steps", "2", "--no-judge", "--base-url", dead,
+                                      "--out", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 1, result.output
+    breaker = re.search(r"Circuit breaker: (.*)", result.output)
+    assert breaker and "Connection refused" in breaker.group(1), result.output
+    assert "run the same command again to resume" in breaker.group(1), result.output
+    assert "Traceback" not in result.output, result.output

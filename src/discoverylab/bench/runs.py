@@ -148,7 +148,8 @@ def execute(
             finished[job_key_] = rec
         if status == "llm_error":
             llm_failures += 1
-            last_llm_error = str(getattr(rec, "error", "") or "")[:300]
+            # first line only: a worker's error may carry a traceback, which would cut the message
+            last_llm_error = (str(getattr(rec, "error", "") or "").strip().splitlines() or [""])[0][:300]
         elif status in ("ok", "agent_error"):  # the endpoint answered (agent_error: with garbage)
             llm_failures = 0
         if on_done is not None:
