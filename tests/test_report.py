@@ -95,3 +95,19 @@ def test_report_takes_knowledge_scores_from_a_later_judge_pass(tmp_path: Path) -
     records.write_jsonl(tmp_path / "knowledge.jsonl", rows)
     easy = next(r for r in load_report(tmp_path).tables[0].rows if r.label == "Reactor Lab" and r.difficulty == "easy")
     assert easy.cells["random"].knowledge == 0.5
+
+
+@pytest.mark.parametrize("score", ["high", True, 7, -0.5])
+def test_a_knowledge_row_that_is_no_grade_is_skipped_and_named(tmp_path: Path, score: object) -> None:
+    """Before: a row with `knowledge_score: "high"` was copied into the records unchecked and the
+    report died in the mean with a TypeError traceback (7 or -0.5 gave a knowledge mean out of 0..1)."""
+    _run(tmp_path)
+    rows = [{"task": "ReactorLab", "difficulty": "easy", "seed": 0, "agent": "random", "knowledge_score": score},
+            {"task": "ReactorLab", "difficulty": "easy", "seed": 1, "agent": "random", "knowledge_score": 1.0}]
+    records.write_jsonl(tmp_path / "knowledge.jsonl", rows)
+    rep = load_report(tmp_path)
+    easy = next(r for r in rep.tables[0].rows if r.label == "Reactor Lab" and r.difficulty == "easy")
+    assert rep.bad_grades == 1 and easy.cells["random"].knowledge == 1.0  # only the valid grade counts
+    result = cli.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert "1 row(s) of" in result.output and "knowledge_score is not a number in 0..1" in result.output

@@ -47,6 +47,9 @@ def report(
         fail(str(exc))
     if rep.bad_lines:
         err.print(f"[yellow]{len(rep.bad_lines)} bad line(s) in {run_dir / 'results.jsonl'} skipped[/yellow]", soft_wrap=True)
+    if rep.bad_grades:
+        err.print(f"[yellow]{rep.bad_grades} row(s) of {run_dir / 'knowledge.jsonl'} skipped: their knowledge_score "
+                  "is not a number in 0..1[/yellow]", soft_wrap=True)
     if markdown:
         typer.echo(to_markdown(rep), nl=False)
     else:
