@@ -70,6 +70,7 @@ from discoverylab.cli.options import (
     WorkersOpt,
     any_embedded,
     check_indices,
+    check_llm_env,
     console,
     err,
     fail,
@@ -226,6 +227,8 @@ def run(
     check_indices(cls.task_id, diff, split, key, seed_list)
     pairs = [(cls.task_id, diff)]
     llm = llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode, vision, end_action)
+    if llm is not None:
+        check_llm_env(request_timeout)
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
     jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
     _execute(jobs, len(seed_list), out, workers, as_json,
@@ -291,6 +294,8 @@ def bench(
     check_indices(*pairs[0], split, key, seed_list)
     llm = llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode, opts["vision"],
                        opts["end_action"])  # fmt: skip
+    if llm is not None:
+        check_llm_env(request_timeout)
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
     jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
     title = f"{agent} agent, " + (f"task {pairs[0][0]}" if task is not None else f"suite {suite}")

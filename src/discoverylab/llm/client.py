@@ -371,6 +371,6 @@ def _env_seconds(name: str, default: float, unit: str = "seconds") -> float:
         value = float(text)
     except ValueError:
         raise ValueError(f"${name} must be a number of {unit}, got {text!r}") from None
-    if value <= 0:
+    if not value > 0:  # NaN too: no deadline or cap compares with it
         raise ValueError(f"${name} must be > 0, got {text!r}")
     return value
