@@ -215,6 +215,19 @@ def test_resume_with_another_config_is_refused(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- 12: usage in records
 
 
+def test_bench_refuses_a_tiny_labs_run_directory(tmp_path: Path) -> None:
+    """Before: the lab records were all skipped as "bad lines ... those episodes are redone", and
+    bench wrote its DiscoveryWorld records and its run.json into the lab run's results.jsonl."""
+    result = cli.invoke(app, ["lab", "run", "sequence/hidden-property", "--agent", "random", "--seeds", "0",
+                              "--no-plots", "--out", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    before = (tmp_path / "results.jsonl").read_bytes()
+    result = cli.invoke(app, [*RUN, "--seeds", "0", "--out", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert "holds results but no run.json" in result.output and "redone" not in result.output
+    assert (tmp_path / "results.jsonl").read_bytes() == before and not (tmp_path / "run.json").exists()
+
+
 def test_records_carry_wall_time_and_exact_config(tmp_path: Path) -> None:
     assert cli.invoke(app, [*RUN, "--seeds", "0", "--max-steps", "50", "--out", str(tmp_path)]).exit_code in (0, 1)
     (rec,) = _lines(tmp_path)
