@@ -87,6 +87,21 @@ def test_report_on_a_missing_or_empty_run_is_a_clear_error(tmp_path: Path) -> No
     assert result.exit_code == 2 and "holds no DiscoveryWorld episode records" in result.output
 
 
+def test_figure_says_where_it_went_and_refuses_what_it_cannot_write(tmp_path: Path) -> None:
+    """Before: `--figure NAME` wrote NAME.png and printed `figure: NAME`, and `--figure fig.txt` (or a
+    folder) ended in a ValueError traceback after the tables."""
+    out = tmp_path / "run"
+    run_jobs(make_jobs([("PickAndPlaceTest", "normal")], [0], "oracle", 20), out)
+    result = cli.invoke(app, ["report", str(out), "--figure", str(tmp_path / "chart")])
+    assert result.exit_code == 0, result.output
+    assert f"figure: {tmp_path / 'chart.png'}" in result.output and (tmp_path / "chart.png").is_file()
+    for bad, message in ((tmp_path / "fig.txt", "cannot write '.txt' files"), (out, "is a folder")):
+        result = cli.invoke(app, ["report", str(out), "--figure", str(bad)])
+        assert result.exit_code == 2 and message in result.output, result.output
+        assert "Traceback" not in result.output and "Unit tests" not in result.output  # refused before the tables
+    assert not (tmp_path / "fig.txt").exists()
+
+
 def test_report_takes_knowledge_scores_from_a_later_judge_pass(tmp_path: Path) -> None:
     """`discoverylab judge` writes knowledge.jsonl beside results.jsonl; the report reads it."""
     _run(tmp_path)

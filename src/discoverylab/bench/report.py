@@ -263,8 +263,25 @@ def cost_markdown(rows: list[CostRow]) -> list[str]:
     return [*out, ""]
 
 
+def figure_path(path: Path) -> Path:
+    """The file `plot_report` writes for `path`: a name without a suffix gets `.png`, as matplotlib
+    adds it (before, `--figure out` wrote out.png and said `figure: out`); a folder or an image
+    format matplotlib cannot write is a ReportError (before, a traceback after the tables)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    if path.is_dir():
+        raise ReportError(f"--figure {path} is a folder; give a file name such as {path / 'report.png'}")
+    path = path if path.suffix else path.with_suffix(".png")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if path.suffix[1:].lower() not in formats:
+        raise ReportError(f"--figure {path}: matplotlib cannot write {path.suffix!r} files; "
+                          f"use one of {', '.join(sorted(formats))}")
+    return path
+
+
 def plot_report(report: Report, path: Path) -> Path:
     """One panel per suite: grouped bars of each metric per task row, one colour per agent x metric."""
+    path = figure_path(path)
     import matplotlib
 
     matplotlib.use("Agg")

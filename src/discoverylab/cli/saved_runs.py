@@ -39,9 +39,19 @@ def report(
 ) -> None:
     """The paper's Table 4/5 layout for a finished or partial run: procedure, completion, knowledge (and the
     answer sheet's exact score on discovery tasks)."""
-    from discoverylab.bench.report import ReportError, fmt, load_report, metrics, plot_report, to_markdown
+    from discoverylab.bench.report import (
+        ReportError,
+        figure_path,
+        fmt,
+        load_report,
+        metrics,
+        plot_report,
+        to_markdown,
+    )
 
     try:
+        if figure is not None:
+            figure = figure_path(figure)  # checked before any output
         rep = load_report(run_dir)
     except ReportError as exc:
         fail(str(exc))
