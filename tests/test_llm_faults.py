@@ -243,3 +243,20 @@ def test_bench_breaker_names_the_last_failure_in_one_line(tmp_path: Path) -> Non
     assert breaker and "Connection refused" in breaker.group(1), result.output
     assert "run the same command again to resume" in breaker.group(1), result.output
     assert "Traceback" not in result.output, result.output
+
+
+def test_breaker_without_out_promises_no_resume(tmp_path: Path) -> None:
+    """Before: without --out (nothing recorded) the breaker still said `run the same command again
+    to resume`, which would rerun every episode."""
+    from typer.testing import CliRunner
+
+    from discoverylab.cli import app
+
+    with socket.socket() as probe:  # a port nothing listens on: connections are refused
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    result = CliRunner().invoke(app, ["bench", "--agent", "react", "--task", "DialogTest", "--seeds", "0-5",
+                                      "--workers", "1", "--max-steps", "1", "--no-judge", "--base-url", dead])  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "Circuit breaker:" in result.output and "again to resume" not in result.output, result.output
+    assert "nothing was recorded to resume from: give --out DIR" in result.output

@@ -167,8 +167,9 @@ def execute(
                     if breaker and llm_failures >= breaker:
                         outcome.breaker_message = (
                             f"the LLM endpoint failed {llm_failures} episodes in a row (last: {last_llm_error}); "
-                            "the remaining episodes were not run: fix the endpoint and run the same command "
-                            "again to resume")
+                            "the remaining episodes were not run: fix the endpoint and "
+                            + ("run the same command again to resume" if results_path is not None else
+                               "run again (nothing was recorded to resume from: give --out DIR)"))
                         exhausted = True  # stop pulling jobs; the ones in flight still finish
                         break
                     try:
