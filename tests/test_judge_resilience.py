@@ -172,6 +172,25 @@ def test_judge_command_reports_what_it_could_not_grade_and_exits_1(scripted_llm:
     assert [(r["seed"], r["judge"], r["knowledge_score"]) for r in rows] == [(0, "new", 1.0), (1, "ok", 1.0)]
 
 
+def test_judge_command_names_sealed_episodes_by_instance(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
+    """Before: a sealed record has no seed, so the table and the `unjudged` lines showed every test
+    episode as `seed None` and they could not be told apart."""
+    replay = _replay(scripted_llm, rubric_judge)
+    settings = LLMSettings(base_url=scripted_llm.base_url, model="m")
+    solved, _ = run_episode(TASK, DIFFICULTY, SEED, "react", max_steps=len(replay.actions), llm=settings, judge=settings)
+    for index in (0, 1):
+        records.append_jsonl(tmp_path / "results.jsonl",
+                             solved.model_copy(update={"seed": None, "split": "test", "index": index}))
+    result = CliRunner().invoke(app, ["judge", str(tmp_path), "--base-url", scripted_llm.base_url, "--model", "ok"])
+    assert result.exit_code == 0 and "test#0" in result.output and "test#1" in result.output, result.output
+    assert "None" not in result.output, result.output
+    scripted_llm.responder = lambda request: Scripted(status=400, body=error_body("refused"))
+    result = CliRunner().invoke(app, ["judge", str(tmp_path), "--base-url", scripted_llm.base_url, "--model", "no"])
+    assert result.exit_code == 1, result.output
+    assert sorted(line.split(":")[0] for line in result.output.splitlines() if line.startswith("unjudged ")) == [
+        f"unjudged {TASK} {DIFFICULTY} test#0 react", f"unjudged {TASK} {DIFFICULTY} test#1 react"], result.output
+
+
 def test_attack_judge_failure_does_not_drop_a_wrong_report_from_the_mean(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
     """A report that makes the judge fail is not left out of the knowledge mean (which would lift
     the agent's score): its cell shows – until `judge` grades it, then the wrong report counts 0."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -140,18 +140,26 @@ def judge_cmd(
         typer.echo(json.dumps(outcome.rows))
     else:
         table = Table(title=f"Knowledge of {run_dir}")
-        for col in ("task", "difficulty", "seed", "agent", "questions", "knowledge"):
+        for col in ("task", "difficulty", "instance", "agent", "questions", "knowledge"):
             table.add_column(col)
         for row in outcome.rows:
             score = row["knowledge_score"]
-            table.add_row(str(row["task"]), str(row["difficulty"]), str(row["seed"]), str(row["agent"]),
+            table.add_row(str(row["task"]), str(row["difficulty"]), _instance(row), str(row["agent"]),
                           str(len(row["knowledge_verdicts"])), "n/a" if score is None else f"{score:.2f}")  # fmt: skip
         console.print(table)
         console.print(f"Verdicts: {run_dir / KNOWLEDGE_FILE}")
     for row, error in outcome.failed:
-        err.print(f"[red]unjudged[/red] {row['task']} {row['difficulty']} seed {row['seed']} {row['agent']}: "
+        err.print(f"[red]unjudged[/red] {row['task']} {row['difficulty']} {_instance(row)} {row['agent']}: "
                   f"{escape(error.splitlines()[0] if error else '')}", soft_wrap=True)  # fmt: skip
     err.print(f"{len(outcome.rows)} graded, {len(outcome.failed)} could not be graded, {outcome.skipped} skipped",
               soft_wrap=True)  # fmt: skip
     if outcome.failed:
         raise typer.Exit(EXIT_UNGRADED)
+
+
+def _instance(row: dict[str, Any]) -> str:
+    """`seed 3` for raw seeds, `test#3` for a split's instance: a sealed record has no seed (before,
+    every sealed episode showed as `None`, so they could not be told apart)."""
+    if row.get("split") in (None, "seed"):
+        return f"seed {row.get('seed')}"
+    return f"{row.get('split')}#{row.get('index')}"
