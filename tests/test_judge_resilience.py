@@ -86,6 +86,19 @@ def test_solved_episode_stays_solved_and_logged_when_the_judge_fails(
     assert report.exit_code == 0 and "1.00" in report.output
 
 
+def test_run_says_when_knowledge_is_left_unjudged(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
+    """Before: a run whose judge failed ended `1 episode: 1 ok`, exit 0, and nothing said that its
+    knowledge was not graded until `report` was run."""
+    replay = _replay(scripted_llm, FAILURES["http_400"])
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", "--agent", "react", "--task", TASK, "--difficulty", DIFFICULTY,
+                                      "--seeds", str(SEED), "--max-steps", str(len(replay.actions)),
+                                      "--base-url", scripted_llm.base_url, "--model", "m", "--out", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "1 ok episode(s) with unjudged knowledge" in result.output, result.output
+    assert f"discoverylab judge {out} --unjudged-only" in result.output
+
+
 def test_the_judge_inherits_json_mode_and_grades_against_a_server_without_json_schema(
     scripted_llm: ScriptedLLMServer, tmp_path: Path
 ) -> None:
