@@ -121,21 +121,31 @@ def judge_cmd(
     some (one line each on stderr; they stay unjudged, run the command again to retry them);
     2 on a usage error.
     """
+    from discoverylab.bench.exits import EXIT_IO
     from discoverylab.bench.judging import KNOWLEDGE_FILE, judge_run, make_judge
+    from discoverylab.bench.rundir import describe_io_error
     from discoverylab.llm.errors import LLMError
 
     if not (run_dir / "results.jsonl").is_file():
         fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
     if json_mode not in JSON_MODES:
         fail(f"Unknown --json-mode {json_mode!r}. Valid: {', '.join(JSON_MODES)}.")
+    verdicts = run_dir / KNOWLEDGE_FILE
+    if verdicts.exists() and not verdicts.is_file():  # before: an IsADirectoryError traceback
+        fail(f"{verdicts} is not a file; move it away so that judge can write its verdicts there.")
     settings = LLMSettings(model=model, base_url=base_url, json_mode=json_mode)
     try:
         judge = make_judge(settings, request_timeout=request_timeout, context_tokens=context_tokens)
     except (LLMError, ValueError) as exc:
         err.print(f"[red]Error:[/red] could not start the judge: {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_UNGRADED) from None
-    outcome = judge_run(run_dir, judge, judge_name=model or settings.describe()["base_url"] or "",
-                        only_unjudged=unjudged_only)  # fmt: skip
+    try:
+        outcome = judge_run(run_dir, judge, judge_name=model or settings.describe()["base_url"] or "",
+                            only_unjudged=unjudged_only)  # fmt: skip
+    except OSError as exc:  # e.g. a full disk: the rows already appended are kept
+        err.print(f"[red]Stopped:[/red] {escape(describe_io_error(exc))}; the episodes graded so far are in "
+                  f"{escape(str(verdicts))}; free space, then run the command again", soft_wrap=True)  # fmt: skip
+        raise typer.Exit(EXIT_IO) from None
     if as_json:
         typer.echo(json.dumps(outcome.rows))
     else:
