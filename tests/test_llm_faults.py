@@ -109,6 +109,22 @@ def test_unusable_token_counts_count_zero_and_keep_the_reply(scripted_llm: Scrip
     assert client.usage.requests == 1 and client.usage.total_tokens == 0
 
 
+@pytest.mark.parametrize("answer", [
+    Scripted(body="<html><body>Open WebUI</body></html>", content_type="text/html"),
+    Scripted(body={"object": "list", "data": [{"object": "model"}]}),
+])  # fmt: skip
+def test_a_models_route_that_lists_no_models_is_a_server_failure(scripted_llm: ScriptedLLMServer,
+                                                                   answer: Scripted) -> None:
+    """No model named, and /models answers a web page (a base URL without /v1) or a model without an
+    id. Before: an AttributeError from inside the openai package, so the episode ended `error` (a crash
+    of ours) instead of `llm_error`."""
+    scripted_llm.models_answer = answer
+    client = LLMClient(base_url=scripted_llm.base_url, timeout=5.0, backoff_base=0.01)
+    with pytest.raises(LLMBadResponse, match="model"):
+        client.complete([{"role": "user", "content": "x"}])
+    assert not scripted_llm.requests  # nothing was sent to a model that was never found
+
+
 def test_429_waits_for_retry_after(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.push(Scripted(status=429, body=error_body("slow down"), headers={"retry-after": "0.4"}),
                       Scripted(body=chat_reply("ok")))

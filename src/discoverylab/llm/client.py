@@ -21,7 +21,13 @@ import numpy as np
 import openai
 
 from discoverylab.llm.deadline import DEFAULT_MAX_REPLY_BYTES, DeadlineTransport, make_http_client
-from discoverylab.llm.errors import LLMBadOutput, LLMDeadlineExceeded, LLMError, LLMUnavailable
+from discoverylab.llm.errors import (
+    LLMBadOutput,
+    LLMBadResponse,
+    LLMDeadlineExceeded,
+    LLMError,
+    LLMUnavailable,
+)
 from discoverylab.llm.replies import Completion, StructuredCompletion, Usage
 from discoverylab.llm.retry import (
     MalformedResponse,
@@ -157,11 +163,19 @@ class LLMClient:
                 f"could not list models at {self.base_url} to pick one ({failure_summary(exc)}); "
                 f"pass model= or set {ENV_MODEL}"
             ) from exc
+        except (AttributeError, TypeError, ValueError, KeyError) as exc:  # a page that is no model list
+            raise LLMBadResponse(
+                f"{self.base_url}/models did not answer with a model list (an HTML page?); "
+                f"check the URL (it ends in /v1), or pass model= or set {ENV_MODEL}"
+            ) from exc
         finally:
             self._transport.set_deadline(None)
         if not models:
             raise LLMError(f"the endpoint {self.base_url} lists no models; pass model= or set {ENV_MODEL}")
-        self._model = str(models[0].id)
+        name = getattr(models[0], "id", None)
+        if not isinstance(name, str) or not name:
+            raise LLMBadResponse(f"{self.base_url}/models lists a model without an id; pass model= or set {ENV_MODEL}")
+        self._model = name
         return self._model
 
     def _deadline_error(self, started: float, attempts: int, exc: BaseException) -> LLMDeadlineExceeded:
