@@ -172,6 +172,27 @@ def test_bad_llm_settings_are_refused_before_any_episode(tmp_path: Path, scripte
     assert not (tmp_path / "results.jsonl").exists() and not scripted_llm.requests
 
 
+@pytest.mark.parametrize(("env", "args", "message"), [
+    ({}, ["--base-url", "127.0.0.1:8080/v1"], "--base-url '127.0.0.1:8080/v1' is not an http://"),
+    ({}, ["--judge-base-url", "localhost:8000/v1"], "--judge-base-url 'localhost:8000/v1' is not an http://"),
+    ({"DISCOVERYLAB_LLM_BASE_URL": "127.0.0.1:8080/v1"}, [], "$DISCOVERYLAB_LLM_BASE_URL '127.0.0.1:8080/v1' is not"),
+])  # fmt: skip
+def test_an_endpoint_without_a_scheme_is_refused_before_any_episode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    env: dict[str, str], args: list[str],
+                                                                    message: str) -> None:
+    """Before: every episode tried the URL and ended `llm_error` (UnsupportedProtocol: Request URL is
+    missing an 'http://' or 'https://' protocol) until the circuit breaker stopped the run, exit 1."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = cli.invoke(app, ["bench", "--agent", "react", "--task", "DialogTest", "--seeds", "0-1", "--max-steps", "1",
+                              "--model", "m", *args, "--out", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert not (tmp_path / "results.jsonl").exists()
+    (tmp_path / "results.jsonl").write_text("")
+    judged = cli.invoke(app, ["judge", str(tmp_path), "--base-url", "x/v1"])
+    assert judged.exit_code == 2 and "--base-url 'x/v1' is not an http://" in judged.output, judged.output
+
+
 def test_a_request_timeout_option_replaces_a_bad_variable(tmp_path: Path, scripted_llm: Any,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DISCOVERYLAB_LLM_REQUEST_TIMEOUT", "abc")

@@ -26,6 +26,7 @@ from discoverylab.cli.options import (
     ModelOpt,
     RequestTimeoutOpt,
     UnjudgedOnlyOpt,
+    check_base_url,
     console,
     err,
     fail,
@@ -133,6 +134,7 @@ def judge_cmd(
     verdicts = run_dir / KNOWLEDGE_FILE
     if verdicts.exists() and not verdicts.is_file():  # before: an IsADirectoryError traceback
         fail(f"{verdicts} is not a file; move it away so that judge can write its verdicts there.")
+    check_base_url(base_url, "--base-url")
     settings = LLMSettings(model=model, base_url=base_url, json_mode=json_mode)
     try:
         judge = make_judge(settings, request_timeout=request_timeout, context_tokens=context_tokens)
