@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,3 +122,30 @@ def test_temp_files_are_cleaned_when_the_lock_is_taken_and_released(tmp_path: Pa
     late.write_text("{")
     lock.release()
     assert not late.exists() and all(p.exists() for p in keep)
+
+
+def test_judge_on_a_full_disk_is_one_line_and_exit_74(small_disk: Path, scripted_llm: Any) -> None:
+    """`discoverylab judge` appends each verdict row as it comes. Before: on a full disk (or with a
+    folder in the way of knowledge.jsonl) it ended in an OSError traceback."""
+    from typer.testing import CliRunner
+
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.cli import app
+    from rubric_judge import rubric_judge
+
+    scripted_llm.responder = rubric_judge
+    out = small_disk / "run"
+    out.mkdir()
+    record, _ = run_episode("Proteomics", "easy", 0, "oracle")
+    for seed in range(3):
+        records.append_jsonl(out / "results.jsonl", record.model_copy(update={"seed": seed}))
+    args = ["judge", str(out), "--base-url", scripted_llm.base_url, "--model", "j"]
+    (out / "knowledge.jsonl").mkdir()
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "knowledge.jsonl is not a file" in result.output, result.output
+    (out / "knowledge.jsonl").rmdir()
+    free = shutil.disk_usage(small_disk).free
+    (out / "filler").write_bytes(b"\0" * free)  # nothing left for a verdict row
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 74, result.output
+    assert "No space left on device (ENOSPC)" in result.output and "Traceback" not in result.output, result.output

@@ -61,3 +61,18 @@ def test_raw_seeds_stay_public() -> None:
     assert a.public()["seed"] == 42 and a.label == "s42" and not a.sealed
     with pytest.raises(inst.InstanceError):
         inst.from_seed("t", "easy", -1)
+
+
+def test_a_revealed_key_as_text_derives_the_same_seeds(tmp_path) -> None:
+    """The protocol's reveal step: anyone derives the seeds with make_instance(..., key).seed from the
+    published key. Before: the key as text (what is published, and what a key file holds) raised
+    `TypeError: key: expected bytes or bytearray, but got 'str'`."""
+    text = inst.new_key()
+    path = tmp_path / "eval.key"
+    path.write_text(text + "\n")
+    from_file = inst.make_instance("t", "easy", "test", 3, inst.load_key(path))
+    from_text = inst.make_instance("t", "easy", "test", 3, text + "\n")
+    assert from_text.seed == from_file.seed and from_text.commitment == from_file.commitment
+    assert inst.verify(from_file.public(), "t", "easy", text)
+    with pytest.raises(inst.InstanceError, match="too short"):
+        inst.make_instance("t", "easy", "test", 0, "short")

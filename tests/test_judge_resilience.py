@@ -86,6 +86,19 @@ def test_solved_episode_stays_solved_and_logged_when_the_judge_fails(
     assert report.exit_code == 0 and "1.00" in report.output
 
 
+def test_run_says_when_knowledge_is_left_unjudged(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
+    """Before: a run whose judge failed ended `1 episode: 1 ok`, exit 0, and nothing said that its
+    knowledge was not graded until `report` was run."""
+    replay = _replay(scripted_llm, FAILURES["http_400"])
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", "--agent", "react", "--task", TASK, "--difficulty", DIFFICULTY,
+                                      "--seeds", str(SEED), "--max-steps", str(len(replay.actions)),
+                                      "--base-url", scripted_llm.base_url, "--model", "m", "--out", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "1 ok episode(s) with unjudged knowledge" in result.output, result.output
+    assert f"discoverylab judge {out} --unjudged-only" in result.output
+
+
 def test_the_judge_inherits_json_mode_and_grades_against_a_server_without_json_schema(
     scripted_llm: ScriptedLLMServer, tmp_path: Path
 ) -> None:
@@ -170,6 +183,25 @@ def test_judge_command_reports_what_it_could_not_grade_and_exits_1(scripted_llm:
         "unjudged LostInTranslation easy seed 1 react"]
     rows = list(records.read_jsonl(tmp_path / "knowledge.jsonl"))
     assert [(r["seed"], r["judge"], r["knowledge_score"]) for r in rows] == [(0, "new", 1.0), (1, "ok", 1.0)]
+
+
+def test_judge_command_names_sealed_episodes_by_instance(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
+    """Before: a sealed record has no seed, so the table and the `unjudged` lines showed every test
+    episode as `seed None` and they could not be told apart."""
+    replay = _replay(scripted_llm, rubric_judge)
+    settings = LLMSettings(base_url=scripted_llm.base_url, model="m")
+    solved, _ = run_episode(TASK, DIFFICULTY, SEED, "react", max_steps=len(replay.actions), llm=settings, judge=settings)
+    for index in (0, 1):
+        records.append_jsonl(tmp_path / "results.jsonl",
+                             solved.model_copy(update={"seed": None, "split": "test", "index": index}))
+    result = CliRunner().invoke(app, ["judge", str(tmp_path), "--base-url", scripted_llm.base_url, "--model", "ok"])
+    assert result.exit_code == 0 and "test#0" in result.output and "test#1" in result.output, result.output
+    assert "None" not in result.output, result.output
+    scripted_llm.responder = lambda request: Scripted(status=400, body=error_body("refused"))
+    result = CliRunner().invoke(app, ["judge", str(tmp_path), "--base-url", scripted_llm.base_url, "--model", "no"])
+    assert result.exit_code == 1, result.output
+    assert sorted(line.split(":")[0] for line in result.output.splitlines() if line.startswith("unjudged ")) == [
+        f"unjudged {TASK} {DIFFICULTY} test#0 react", f"unjudged {TASK} {DIFFICULTY} test#1 react"], result.output
 
 
 def test_attack_judge_failure_does_not_drop_a_wrong_report_from_the_mean(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ dead server (circuit breaker) and always move on to the next episode.
 
 from __future__ import annotations
 
+import json
 import re
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -91,6 +93,36 @@ def test_500_then_recovery_is_retried_and_counted(scripted_llm: ScriptedLLMServe
     completion = client.complete([{"role": "user", "content": "x"}])
     assert completion.text == "back" and completion.attempts == 3
     assert client.usage.retries == 2 and client.usage.total_tokens == 14
+
+
+@pytest.mark.parametrize("usage", ['{"prompt_tokens": NaN, "completion_tokens": 1e999}',
+                                   '{"prompt_tokens": "lots", "completion_tokens": -5}'])
+def test_unusable_token_counts_count_zero_and_keep_the_reply(scripted_llm: ScriptedLLMServer, usage: str) -> None:
+    """Before: `int(NaN)` raised a ValueError the retry policy does not know, so the episode
+    ended `error` (a crash of ours) although the reply itself was usable."""
+    body = json.dumps(chat_reply("fine"))
+    body = body[: body.index('"usage"')] + f'"usage": {usage}}}'
+    scripted_llm.push(Scripted(body=body))
+    client = _client(scripted_llm)
+    completion = client.complete([{"role": "user", "content": "x"}])
+    assert completion.text == "fine" and completion.prompt_tokens == 0 and completion.completion_tokens == 0
+    assert client.usage.requests == 1 and client.usage.total_tokens == 0
+
+
+@pytest.mark.parametrize("answer", [
+    Scripted(body="<html><body>Open WebUI</body></html>", content_type="text/html"),
+    Scripted(body={"object": "list", "data": [{"object": "model"}]}),
+])  # fmt: skip
+def test_a_models_route_that_lists_no_models_is_a_server_failure(scripted_llm: ScriptedLLMServer,
+                                                                   answer: Scripted) -> None:
+    """No model named, and /models answers a web page (a base URL without /v1) or a model without an
+    id. Before: an AttributeError from inside the openai package, so the episode ended `error` (a crash
+    of ours) instead of `llm_error`."""
+    scripted_llm.models_answer = answer
+    client = LLMClient(base_url=scripted_llm.base_url, timeout=5.0, backoff_base=0.01)
+    with pytest.raises(LLMBadResponse, match="model"):
+        client.complete([{"role": "user", "content": "x"}])
+    assert not scripted_llm.requests  # nothing was sent to a model that was never found
 
 
 def test_429_waits_for_retry_after(scripted_llm: ScriptedLLMServer) -> None:
@@ -206,3 +238,41 @@ def test_lab_run_reports_the_breaker_and_exits_nonzero(tmp_path: Path, llm_env: 
     recorded, statuses = int(summary.group(1)), summary.group(2)
     assert 3 <= recorded <= 4 and recorded + int(not_run.group(1)) == 10, result.output
     assert "llm_error" in statuses and " ok" not in statuses, result.output
+
+
+def test_bench_breaker_names_the_last_failure_in_one_line(tmp_path: Path) -> None:
+    """Before: an endpoint refusing connections left a traceback in the records' `error`, and the
+    breaker quoted its first 300 characters: `(last: ... Traceback (most recent call last): File
+    ".../httpx/_transports/default.py", line 95, in ma); the remaining ...`."""
+    from typer.testing import CliRunner
+
+    from discoverylab.cli import app
+
+    with socket.socket() as probe:  # a port nothing listens on: connections are refused
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    result = CliRunner().invoke(app, ["bench", "--agent", "react", "--task", "DialogTest", "--seeds", "0-5",
+                                      "--workers", "1", "--max-steps", "2", "--no-judge", "--base-url", dead,
+                                      "--out", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 1, result.output
+    breaker = re.search(r"Circuit breaker: (.*)", result.output)
+    assert breaker and "Connection refused" in breaker.group(1), result.output
+    assert "run the same command again to resume" in breaker.group(1), result.output
+    assert "Traceback" not in result.output, result.output
+
+
+def test_breaker_without_out_promises_no_resume(tmp_path: Path) -> None:
+    """Before: without --out (nothing recorded) the breaker still said `run the same command again
+    to resume`, which would rerun every episode."""
+    from typer.testing import CliRunner
+
+    from discoverylab.cli import app
+
+    with socket.socket() as probe:  # a port nothing listens on: connections are refused
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    result = CliRunner().invoke(app, ["bench", "--agent", "react", "--task", "DialogTest", "--seeds", "0-5",
+                                      "--workers", "1", "--max-steps", "1", "--no-judge", "--base-url", dead])  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "Circuit breaker:" in result.output and "again to resume" not in result.output, result.output
+    assert "nothing was recorded to resume from: give --out DIR" in result.output

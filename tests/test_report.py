@@ -87,6 +87,21 @@ def test_report_on_a_missing_or_empty_run_is_a_clear_error(tmp_path: Path) -> No
     assert result.exit_code == 2 and "holds no DiscoveryWorld episode records" in result.output
 
 
+def test_figure_says_where_it_went_and_refuses_what_it_cannot_write(tmp_path: Path) -> None:
+    """Before: `--figure NAME` wrote NAME.png and printed `figure: NAME`, and `--figure fig.txt` (or a
+    folder) ended in a ValueError traceback after the tables."""
+    out = tmp_path / "run"
+    run_jobs(make_jobs([("PickAndPlaceTest", "normal")], [0], "oracle", 20), out)
+    result = cli.invoke(app, ["report", str(out), "--figure", str(tmp_path / "chart")])
+    assert result.exit_code == 0, result.output
+    assert f"figure: {tmp_path / 'chart.png'}" in result.output and (tmp_path / "chart.png").is_file()
+    for bad, message in ((tmp_path / "fig.txt", "cannot write '.txt' files"), (out, "is a folder")):
+        result = cli.invoke(app, ["report", str(out), "--figure", str(bad)])
+        assert result.exit_code == 2 and message in result.output, result.output
+        assert "Traceback" not in result.output and "Unit tests" not in result.output  # refused before the tables
+    assert not (tmp_path / "fig.txt").exists()
+
+
 def test_report_takes_knowledge_scores_from_a_later_judge_pass(tmp_path: Path) -> None:
     """`discoverylab judge` writes knowledge.jsonl beside results.jsonl; the report reads it."""
     _run(tmp_path)
@@ -95,3 +110,19 @@ def test_report_takes_knowledge_scores_from_a_later_judge_pass(tmp_path: Path) -
     records.write_jsonl(tmp_path / "knowledge.jsonl", rows)
     easy = next(r for r in load_report(tmp_path).tables[0].rows if r.label == "Reactor Lab" and r.difficulty == "easy")
     assert easy.cells["random"].knowledge == 0.5
+
+
+@pytest.mark.parametrize("score", ["high", True, 7, -0.5])
+def test_a_knowledge_row_that_is_no_grade_is_skipped_and_named(tmp_path: Path, score: object) -> None:
+    """Before: a row with `knowledge_score: "high"` was copied into the records unchecked and the
+    report died in the mean with a TypeError traceback (7 or -0.5 gave a knowledge mean out of 0..1)."""
+    _run(tmp_path)
+    rows = [{"task": "ReactorLab", "difficulty": "easy", "seed": 0, "agent": "random", "knowledge_score": score},
+            {"task": "ReactorLab", "difficulty": "easy", "seed": 1, "agent": "random", "knowledge_score": 1.0}]
+    records.write_jsonl(tmp_path / "knowledge.jsonl", rows)
+    rep = load_report(tmp_path)
+    easy = next(r for r in rep.tables[0].rows if r.label == "Reactor Lab" and r.difficulty == "easy")
+    assert rep.bad_grades == 1 and easy.cells["random"].knowledge == 1.0  # only the valid grade counts
+    result = cli.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert "1 row(s) of" in result.output and "knowledge_score is not a number in 0..1" in result.output

@@ -148,6 +148,61 @@ def test_bad_bench_input_is_refused_clearly(args: list[str], message: str) -> No
     assert message in result.output and "invalid literal" not in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(("env", "args", "message"), [
+    ({"DISCOVERYLAB_LLM_REQUEST_TIMEOUT": "abc"}, [], "$DISCOVERYLAB_LLM_REQUEST_TIMEOUT must be a number"),
+    ({"DISCOVERYLAB_LLM_REQUEST_TIMEOUT": "nan"}, [], "$DISCOVERYLAB_LLM_REQUEST_TIMEOUT must be > 0"),
+    ({"DISCOVERYLAB_LLM_MAX_REPLY_BYTES": "8MB"}, [], "$DISCOVERYLAB_LLM_MAX_REPLY_BYTES must be a number"),
+    ({"DISCOVERYLAB_LLM_PRICE": "cheap"}, [], "$DISCOVERYLAB_LLM_PRICE must be"),
+    ({}, ["--temperature", "nan"], "--temperature must be a number >= 0"),
+    ({}, ["--temperature", "-1"], "--temperature must be a number >= 0"),
+    ({}, ["--max-cost", "-5"], "--max-cost must be a number of USD >= 0"),
+])  # fmt: skip
+def test_bad_llm_settings_are_refused_before_any_episode(tmp_path: Path, scripted_llm: Any,
+                                                        monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
+                                                        args: list[str], message: str) -> None:
+    """Before: each worker read the bad value, so every episode ended `error` with the same
+    ValueError (or, for a price, the cost was silently unknown) and the run exited 1."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = cli.invoke(app, ["bench", "--agent", "react", "--task", "DialogTest", "--seeds", "0-1",
+                              "--max-steps", "2", "--no-judge", "--model", "m", "--base-url", scripted_llm.base_url,
+                              *args, "--out", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output, result.output
+    assert not (tmp_path / "results.jsonl").exists() and not scripted_llm.requests
+
+
+@pytest.mark.parametrize(("env", "args", "message"), [
+    ({}, ["--base-url", "127.0.0.1:8080/v1"], "--base-url '127.0.0.1:8080/v1' is not an http://"),
+    ({}, ["--judge-base-url", "localhost:8000/v1"], "--judge-base-url 'localhost:8000/v1' is not an http://"),
+    ({"DISCOVERYLAB_LLM_BASE_URL": "127.0.0.1:8080/v1"}, [], "$DISCOVERYLAB_LLM_BASE_URL '127.0.0.1:8080/v1' is not"),
+])  # fmt: skip
+def test_an_endpoint_without_a_scheme_is_refused_before_any_episode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    env: dict[str, str], args: list[str],
+                                                                    message: str) -> None:
+    """Before: every episode tried the URL and ended `llm_error` (UnsupportedProtocol: Request URL is
+    missing an 'http://' or 'https://' protocol) until the circuit breaker stopped the run, exit 1."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = cli.invoke(app, ["bench", "--agent", "react", "--task", "DialogTest", "--seeds", "0-1", "--max-steps", "1",
+                              "--model", "m", *args, "--out", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert not (tmp_path / "results.jsonl").exists()
+    (tmp_path / "results.jsonl").write_text("")
+    judged = cli.invoke(app, ["judge", str(tmp_path), "--base-url", "x/v1"])
+    assert judged.exit_code == 2 and "--base-url 'x/v1' is not an http://" in judged.output, judged.output
+
+
+def test_a_request_timeout_option_replaces_a_bad_variable(tmp_path: Path, scripted_llm: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DISCOVERYLAB_LLM_REQUEST_TIMEOUT", "abc")
+    result = cli.invoke(app, ["bench", "--agent", "react", "--task", "DialogTest", "--seeds", "0", "--max-steps", "1",
+                              "--no-judge", "--model", "m", "--base-url", scripted_llm.base_url,
+                              "--request-timeout", "5", "--out", str(tmp_path)])  # fmt: skip
+    assert result.exit_code != 2, result.output
+    assert [r["status"] for r in _lines(tmp_path)] != ["error"]
+
+
 def test_workers_are_capped_at_the_job_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sizes: list[int] = []
     real = bench_runner.LocalPool
@@ -179,6 +234,19 @@ def test_resume_with_another_config_is_refused(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- 12: usage in records
+
+
+def test_bench_refuses_a_tiny_labs_run_directory(tmp_path: Path) -> None:
+    """Before: the lab records were all skipped as "bad lines ... those episodes are redone", and
+    bench wrote its DiscoveryWorld records and its run.json into the lab run's results.jsonl."""
+    result = cli.invoke(app, ["lab", "run", "sequence/hidden-property", "--agent", "random", "--seeds", "0",
+                              "--no-plots", "--out", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    before = (tmp_path / "results.jsonl").read_bytes()
+    result = cli.invoke(app, [*RUN, "--seeds", "0", "--out", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert "holds results but no run.json" in result.output and "redone" not in result.output
+    assert (tmp_path / "results.jsonl").read_bytes() == before and not (tmp_path / "run.json").exists()
 
 
 def test_records_carry_wall_time_and_exact_config(tmp_path: Path) -> None:

@@ -87,8 +87,9 @@ def from_seed(task: str, difficulty: str, seed: int) -> Instance:
     return Instance(task, difficulty, SEED_SPLIT, seed, seed)
 
 
-def make_instance(task: str, difficulty: str, split: str, index: int, key: bytes | None = None) -> Instance:
-    """The instance `index` of `split`. The test split needs the evaluator's key."""
+def make_instance(task: str, difficulty: str, split: str, index: int, key: bytes | str | None = None) -> Instance:
+    """The instance `index` of `split`. The test split needs the evaluator's key: bytes as
+    `load_key` returns them, or the key file's text (a published key is text)."""
     if isinstance(index, bool) or not isinstance(index, int) or index < 0:
         raise InstanceError(f"An instance index is a whole number >= 0, not {index!r}.")
     if split in PUBLIC_SPLITS:
@@ -105,8 +106,10 @@ def make_instance(task: str, difficulty: str, split: str, index: int, key: bytes
     raise InstanceError(f"Unknown split {split!r}; choose one of {', '.join(SPLITS)}.")
 
 
-def sealed_seed(key: bytes, task: str, difficulty: str, index: int) -> int:
+def sealed_seed(key: bytes | str, task: str, difficulty: str, index: int) -> int:
     """The keyed seed of a test instance: 63 bits of HMAC-SHA256, lifted to >= 2**32."""
+    if isinstance(key, str):  # the same bytes `load_key` reads from a file holding this text
+        key = key.strip().encode()
     if len(key) < MIN_KEY_BYTES:
         raise InstanceError(f"The evaluation key is too short ({len(key)} bytes); use at least {MIN_KEY_BYTES}.")
     digest = hmac.new(key, f"{task}/{difficulty}/{index}".encode(), hashlib.sha256).digest()
@@ -148,7 +151,7 @@ def new_key() -> str:
     return os.urandom(32).hex()
 
 
-def verify(public: dict[str, Any], task: str, difficulty: str, key: bytes) -> bool:
+def verify(public: dict[str, Any], task: str, difficulty: str, key: bytes | str) -> bool:
     """Does a record's public instance part match what `key` derives? (The key holder's audit.)"""
     try:
         inst = make_instance(task, difficulty, str(public["split"]), int(public["index"]), key)

@@ -74,6 +74,7 @@ class Report:
     bad_lines: list[BadLine] = field(default_factory=list)
     unjudged: int = 0  # ok episodes whose knowledge the judge could not grade (their cells show –)
     costs: list[CostRow] = field(default_factory=list)  # LLM agents only (paper App. C.4)
+    bad_grades: int = 0  # knowledge.jsonl rows whose score is no grade (not a number in 0..1): skipped
 
 
 @dataclass(slots=True)
@@ -139,21 +140,27 @@ def _cell(records: list[EpisodeRecord]) -> Cell:
     )
 
 
-def _with_rejudged(run_dir: Path, records: list[EpisodeRecord]) -> list[EpisodeRecord]:
-    """Records with the knowledge scores of a later `discoverylab judge` pass, when there is one."""
+def _with_rejudged(run_dir: Path, records: list[EpisodeRecord]) -> tuple[list[EpisodeRecord], int]:
+    """Records with the knowledge scores of a later `discoverylab judge` pass, when there is one,
+    and the number of its rows skipped because their score is no grade (an edited or foreign file:
+    copied in unchecked, a score of "high" crashed the means)."""
     from discoverylab.bench.judging import KNOWLEDGE_FILE
     from discoverylab.bench.records import read_jsonl
 
     path = run_dir / KNOWLEDGE_FILE
     if not path.is_file():
-        return records
-    scores = {}
+        return records, 0
+    scores, bad = {}, 0
     for row in read_jsonl(path):  # `judge` writes only graded rows: each settles its episode
         if isinstance(row, dict):
             score = row.get("knowledge_score")
+            if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)
+                                      or not 0.0 <= score <= 1.0):
+                bad += 1
+                continue
             key = episode_key(*(row.get(k) for k in ("task", "difficulty", "agent", "split", "index", "seed")))  # type: ignore[arg-type]
             scores[key] = {"knowledge_score": score, "knowledge_status": "judged" if score is not None else None}
-    return [r.model_copy(update=scores[r.key]) if r.key in scores else r for r in records]
+    return [r.model_copy(update=scores[r.key]) if r.key in scores else r for r in records], bad
 
 
 def load_report(run_dir: Path) -> Report:
@@ -164,7 +171,7 @@ def load_report(run_dir: Path) -> Report:
     if not path.is_file():
         raise ReportError(f"no {RESULTS} in {run_dir}; give the --out directory of a bench or run command")
     scan = scan_results(path, EpisodeRecord, lambda r: r.key)
-    records = _with_rejudged(run_dir, list(scan.latest.values()))
+    records, bad_grades = _with_rejudged(run_dir, list(scan.latest.values()))
     if not records:
         raise ReportError(f"{path} holds no DiscoveryWorld episode records"
                           + (f" ({scan.describe_bad()})" if scan.bad else ""))
@@ -202,7 +209,8 @@ def load_report(run_dir: Path) -> Report:
     for a in agents:
         found = _costs("All", "", a, [r for r in records if r.agent == a])
         costs += [found] if found is not None else []
-    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad, unjudged, costs)
+    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad, unjudged, costs,
+                  bad_grades)
 
 
 def _difficulty_rank(difficulty: str) -> int:
@@ -255,8 +263,25 @@ def cost_markdown(rows: list[CostRow]) -> list[str]:
     return [*out, ""]
 
 
+def figure_path(path: Path) -> Path:
+    """The file `plot_report` writes for `path`: a name without a suffix gets `.png`, as matplotlib
+    adds it (before, `--figure out` wrote out.png and said `figure: out`); a folder or an image
+    format matplotlib cannot write is a ReportError (before, a traceback after the tables)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    if path.is_dir():
+        raise ReportError(f"--figure {path} is a folder; give a file name such as {path / 'report.png'}")
+    path = path if path.suffix else path.with_suffix(".png")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if path.suffix[1:].lower() not in formats:
+        raise ReportError(f"--figure {path}: matplotlib cannot write {path.suffix!r} files; "
+                          f"use one of {', '.join(sorted(formats))}")
+    return path
+
+
 def plot_report(report: Report, path: Path) -> Path:
     """One panel per suite: grouped bars of each metric per task row, one colour per agent x metric."""
+    path = figure_path(path)
     import matplotlib
 
     matplotlib.use("Agg")

@@ -165,6 +165,7 @@ class Scan(Generic[R]):
 
     latest: dict[Hashable, R] = field(default_factory=dict)
     bad: list[BadLine] = field(default_factory=list)
+    objects: int = 0  # lines that are JSON objects, valid records or not (e.g. another runner's)
 
     def finished(self) -> dict[Hashable, R]:
         """Records with status ok: the episodes a resume does not redo."""
@@ -205,6 +206,7 @@ def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable], *,
         if not isinstance(obj, dict):
             scan.bad.append(BadLine(number, f"not a JSON object ({type(obj).__name__})"))
             continue
+        scan.objects += 1
         try:
             record = model.model_validate(obj)
         except ValidationError as exc:

@@ -223,7 +223,9 @@ def run_bench(
     try:
         if out_dir is not None and results_path is not None:
             scan = scan_results(results_path, EpisodeRecord, _record_key, config_hash=config_hash(config))
-            check_config(out_dir, "discoveryworld", config, has_records=bool(scan.latest))
+            # records that are not ours (a Tiny Labs run's) count too: before, they were all "bad
+            # lines" and the run wrote its own records and run.json into the other runner's folder
+            check_config(out_dir, "discoveryworld", config, has_records=bool(scan.latest) or scan.objects > 0)
             finished = dict(scan.finished())
             if on_resume is not None:
                 on_resume(scan)

@@ -148,7 +148,8 @@ def execute(
             finished[job_key_] = rec
         if status == "llm_error":
             llm_failures += 1
-            last_llm_error = str(getattr(rec, "error", "") or "")[:300]
+            # first line only: a worker's error may carry a traceback, which would cut the message
+            last_llm_error = (str(getattr(rec, "error", "") or "").strip().splitlines() or [""])[0][:300]
         elif status in ("ok", "agent_error"):  # the endpoint answered (agent_error: with garbage)
             llm_failures = 0
         if on_done is not None:
@@ -166,8 +167,9 @@ def execute(
                     if breaker and llm_failures >= breaker:
                         outcome.breaker_message = (
                             f"the LLM endpoint failed {llm_failures} episodes in a row (last: {last_llm_error}); "
-                            "the remaining episodes were not run: fix the endpoint and run the same command "
-                            "again to resume")
+                            "the remaining episodes were not run: fix the endpoint and "
+                            + ("run the same command again to resume" if results_path is not None else
+                               "run again (nothing was recorded to resume from: give --out DIR)"))
                         exhausted = True  # stop pulling jobs; the ones in flight still finish
                         break
                     try:

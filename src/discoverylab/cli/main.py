@@ -70,6 +70,7 @@ from discoverylab.cli.options import (
     WorkersOpt,
     any_embedded,
     check_indices,
+    check_llm_env,
     console,
     err,
     fail,
@@ -178,6 +179,11 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
         if rec.status != "ok":
             first = (rec.error or "").strip().splitlines()[:1]
             err.print(f"[red]{rec.status}[/red] {rec.task} {rec.difficulty} {rec.key[2]}: {escape(first[0] if first else '')}")
+    unjudged = sum(r.status == "ok" and r.knowledge_status == "unjudged" for r in results)
+    if unjudged:  # the episodes are ok (exit 0) but their knowledge is not graded: say so, as `report` does
+        how = f"`discoverylab judge {escape(str(out))} --unjudged-only`" if out is not None else "`discoverylab judge` on a run saved with --out"
+        err.print(f"[yellow]{unjudged} ok episode(s) with unjudged knowledge (the judge failed; see knowledge_error): "
+                  f"grade them with {how}[/yellow]", soft_wrap=True)  # fmt: skip
     code = outcome_code(err, outcome, total, out)
     if code:
         raise typer.Exit(code)
@@ -226,6 +232,8 @@ def run(
     check_indices(cls.task_id, diff, split, key, seed_list)
     pairs = [(cls.task_id, diff)]
     llm = llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode, vision, end_action)
+    if llm is not None:
+        check_llm_env(request_timeout)
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
     jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
     _execute(jobs, len(seed_list), out, workers, as_json,
@@ -291,6 +299,8 @@ def bench(
     check_indices(*pairs[0], split, key, seed_list)
     llm = llm_settings(agent, model, base_url, temperature, opts["max_cost"], prices, json_mode, opts["vision"],
                        opts["end_action"])  # fmt: skip
+    if llm is not None:
+        check_llm_env(request_timeout)
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
     jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
     title = f"{agent} agent, " + (f"task {pairs[0][0]}" if task is not None else f"suite {suite}")

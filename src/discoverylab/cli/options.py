@@ -8,6 +8,8 @@ combinations with a one-line error before any episode starts.
 
 from __future__ import annotations
 
+import math
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -108,6 +110,11 @@ def llm_settings(agent: str, model: str | None, base_url: str | None, temperatur
         return None
     if json_mode not in JSON_MODES:
         fail(f"Unknown --json-mode {json_mode!r}. Valid: {', '.join(JSON_MODES)}.")
+    check_base_url(base_url, "--base-url")
+    if not math.isfinite(temperature) or temperature < 0:  # NaN is no JSON: every request failed
+        fail(f"--temperature must be a number >= 0, not {temperature}.")
+    if max_cost is not None and not max_cost >= 0:
+        fail(f"--max-cost must be a number of USD >= 0, not {max_cost}.")
     from discoverylab.agents.pricing import PriceError, load_prices, price_of
 
     settings = LLMSettings(model=model, base_url=base_url, temperature=temperature, max_cost=max_cost,
@@ -120,6 +127,37 @@ def llm_settings(agent: str, model: str | None, base_url: str | None, temperatur
     if max_cost is not None and not settings.embedded and (model is None or price_of(model, table) is None):
         fail(f"--max-cost needs the price of the model {model!r}: pass --model and add it with --prices FILE.")
     return settings
+
+
+def check_base_url(url: str | None, option: str) -> None:
+    """An endpoint without http:// or https:// is a one-line error now: before, every episode tried
+    it and ended `llm_error` (UnsupportedProtocol) until the circuit breaker stopped the run."""
+    if url is not None and not url.lower().startswith(("http://", "https://")):
+        fail(f"{option} {url!r} is not an http:// or https:// URL (e.g. http://127.0.0.1:8080/v1).")
+
+
+def check_llm_env(request_timeout: float | None) -> None:
+    """Fail now on a malformed LLM setting in the environment: read in each worker, it ended every
+    episode `error` with the same ValueError (and a bad price was silently ignored: cost unknown)."""
+    from discoverylab.bench.schema import ENV_PRICE, _price
+    from discoverylab.llm.client import (
+        DEFAULT_MAX_REPLY_BYTES,
+        DEFAULT_REQUEST_TIMEOUT,
+        ENV_BASE_URL,
+        ENV_MAX_REPLY_BYTES,
+        ENV_REQUEST_TIMEOUT,
+        _env_seconds,
+    )
+
+    try:
+        if request_timeout is None:  # --request-timeout replaces the variable
+            _env_seconds(ENV_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT)
+        _env_seconds(ENV_MAX_REPLY_BYTES, DEFAULT_MAX_REPLY_BYTES, unit="bytes")
+    except ValueError as exc:
+        fail(str(exc))
+    check_base_url(os.environ.get(ENV_BASE_URL) or None, f"${ENV_BASE_URL}")
+    if os.environ.get(ENV_PRICE, "").strip() and _price() is None:
+        fail(f'${ENV_PRICE} must be "PROMPT,COMPLETION" in USD per million tokens, got {os.environ[ENV_PRICE]!r}.')
 
 
 def stored_config(max_steps: int | None, llm: LLMSettings | None, judge: LLMSettings | None,
@@ -153,6 +191,7 @@ def judge_settings(llm: LLMSettings | None, judge: bool, model: str | None, base
     """
     if llm is None or not judge:
         return None
+    check_base_url(base_url, "--judge-base-url")
     if model is None and base_url is None:
         return LLMSettings(model=llm.model, base_url=llm.base_url, api_key=llm.api_key, json_mode=llm.json_mode)
     same = base_url is None or base_url == llm.base_url

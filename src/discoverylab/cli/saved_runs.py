@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -26,6 +26,7 @@ from discoverylab.cli.options import (
     ModelOpt,
     RequestTimeoutOpt,
     UnjudgedOnlyOpt,
+    check_base_url,
     console,
     err,
     fail,
@@ -39,14 +40,27 @@ def report(
 ) -> None:
     """The paper's Table 4/5 layout for a finished or partial run: procedure, completion, knowledge (and the
     answer sheet's exact score on discovery tasks)."""
-    from discoverylab.bench.report import ReportError, fmt, load_report, metrics, plot_report, to_markdown
+    from discoverylab.bench.report import (
+        ReportError,
+        figure_path,
+        fmt,
+        load_report,
+        metrics,
+        plot_report,
+        to_markdown,
+    )
 
     try:
+        if figure is not None:
+            figure = figure_path(figure)  # checked before any output
         rep = load_report(run_dir)
     except ReportError as exc:
         fail(str(exc))
     if rep.bad_lines:
         err.print(f"[yellow]{len(rep.bad_lines)} bad line(s) in {run_dir / 'results.jsonl'} skipped[/yellow]", soft_wrap=True)
+    if rep.bad_grades:
+        err.print(f"[yellow]{rep.bad_grades} row(s) of {run_dir / 'knowledge.jsonl'} skipped: their knowledge_score "
+                  "is not a number in 0..1[/yellow]", soft_wrap=True)
     if markdown:
         typer.echo(to_markdown(rep), nl=False)
     else:
@@ -108,37 +122,56 @@ def judge_cmd(
     some (one line each on stderr; they stay unjudged, run the command again to retry them);
     2 on a usage error.
     """
+    from discoverylab.bench.exits import EXIT_IO
     from discoverylab.bench.judging import KNOWLEDGE_FILE, judge_run, make_judge
+    from discoverylab.bench.rundir import describe_io_error
     from discoverylab.llm.errors import LLMError
 
     if not (run_dir / "results.jsonl").is_file():
         fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
     if json_mode not in JSON_MODES:
         fail(f"Unknown --json-mode {json_mode!r}. Valid: {', '.join(JSON_MODES)}.")
+    verdicts = run_dir / KNOWLEDGE_FILE
+    if verdicts.exists() and not verdicts.is_file():  # before: an IsADirectoryError traceback
+        fail(f"{verdicts} is not a file; move it away so that judge can write its verdicts there.")
+    check_base_url(base_url, "--base-url")
     settings = LLMSettings(model=model, base_url=base_url, json_mode=json_mode)
     try:
         judge = make_judge(settings, request_timeout=request_timeout, context_tokens=context_tokens)
     except (LLMError, ValueError) as exc:
         err.print(f"[red]Error:[/red] could not start the judge: {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_UNGRADED) from None
-    outcome = judge_run(run_dir, judge, judge_name=model or settings.describe()["base_url"] or "",
-                        only_unjudged=unjudged_only)  # fmt: skip
+    try:
+        outcome = judge_run(run_dir, judge, judge_name=model or settings.describe()["base_url"] or "",
+                            only_unjudged=unjudged_only)  # fmt: skip
+    except OSError as exc:  # e.g. a full disk: the rows already appended are kept
+        err.print(f"[red]Stopped:[/red] {escape(describe_io_error(exc))}; the episodes graded so far are in "
+                  f"{escape(str(verdicts))}; free space, then run the command again", soft_wrap=True)  # fmt: skip
+        raise typer.Exit(EXIT_IO) from None
     if as_json:
         typer.echo(json.dumps(outcome.rows))
     else:
         table = Table(title=f"Knowledge of {run_dir}")
-        for col in ("task", "difficulty", "seed", "agent", "questions", "knowledge"):
+        for col in ("task", "difficulty", "instance", "agent", "questions", "knowledge"):
             table.add_column(col)
         for row in outcome.rows:
             score = row["knowledge_score"]
-            table.add_row(str(row["task"]), str(row["difficulty"]), str(row["seed"]), str(row["agent"]),
+            table.add_row(str(row["task"]), str(row["difficulty"]), _instance(row), str(row["agent"]),
                           str(len(row["knowledge_verdicts"])), "n/a" if score is None else f"{score:.2f}")  # fmt: skip
         console.print(table)
         console.print(f"Verdicts: {run_dir / KNOWLEDGE_FILE}")
     for row, error in outcome.failed:
-        err.print(f"[red]unjudged[/red] {row['task']} {row['difficulty']} seed {row['seed']} {row['agent']}: "
+        err.print(f"[red]unjudged[/red] {row['task']} {row['difficulty']} {_instance(row)} {row['agent']}: "
                   f"{escape(error.splitlines()[0] if error else '')}", soft_wrap=True)  # fmt: skip
     err.print(f"{len(outcome.rows)} graded, {len(outcome.failed)} could not be graded, {outcome.skipped} skipped",
               soft_wrap=True)  # fmt: skip
     if outcome.failed:
         raise typer.Exit(EXIT_UNGRADED)
+
+
+def _instance(row: dict[str, Any]) -> str:
+    """`seed 3` for raw seeds, `test#3` for a split's instance: a sealed record has no seed (before,
+    every sealed episode showed as `None`, so they could not be told apart)."""
+    if row.get("split") in (None, "seed"):
+        return f"seed {row.get('seed')}"
+    return f"{row.get('split')}#{row.get('index')}"

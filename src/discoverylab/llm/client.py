@@ -21,7 +21,13 @@ import numpy as np
 import openai
 
 from discoverylab.llm.deadline import DEFAULT_MAX_REPLY_BYTES, DeadlineTransport, make_http_client
-from discoverylab.llm.errors import LLMBadOutput, LLMDeadlineExceeded, LLMError, LLMUnavailable
+from discoverylab.llm.errors import (
+    LLMBadOutput,
+    LLMBadResponse,
+    LLMDeadlineExceeded,
+    LLMError,
+    LLMUnavailable,
+)
 from discoverylab.llm.replies import Completion, StructuredCompletion, Usage
 from discoverylab.llm.retry import (
     MalformedResponse,
@@ -157,11 +163,19 @@ class LLMClient:
                 f"could not list models at {self.base_url} to pick one ({failure_summary(exc)}); "
                 f"pass model= or set {ENV_MODEL}"
             ) from exc
+        except (AttributeError, TypeError, ValueError, KeyError) as exc:  # a page that is no model list
+            raise LLMBadResponse(
+                f"{self.base_url}/models did not answer with a model list (an HTML page?); "
+                f"check the URL (it ends in /v1), or pass model= or set {ENV_MODEL}"
+            ) from exc
         finally:
             self._transport.set_deadline(None)
         if not models:
             raise LLMError(f"the endpoint {self.base_url} lists no models; pass model= or set {ENV_MODEL}")
-        self._model = str(models[0].id)
+        name = getattr(models[0], "id", None)
+        if not isinstance(name, str) or not name:
+            raise LLMBadResponse(f"{self.base_url}/models lists a model without an id; pass model= or set {ENV_MODEL}")
+        self._model = name
         return self._model
 
     def _deadline_error(self, started: float, attempts: int, exc: BaseException) -> LLMDeadlineExceeded:
@@ -332,8 +346,8 @@ class LLMClient:
         usage = getattr(response, "usage", None)
         return Completion(
             text=message.content or "",
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            prompt_tokens=_token_count(getattr(usage, "prompt_tokens", 0)),
+            completion_tokens=_token_count(getattr(usage, "completion_tokens", 0)),
             latency_s=latency,
             model=str(getattr(response, "model", None) or self.model),
             finish_reason=choices[0].finish_reason,
@@ -352,6 +366,17 @@ class LLMClient:
             )
 
 
+def _token_count(value: Any) -> int:
+    """A reply's token count, or 0 when the server sent none we can use (null, NaN, a word, a
+    negative number): the accounting is the server's, and a bad count must not sink a usable reply
+    (before, `int(NaN)` raised and the episode ended `error`)."""
+    try:
+        count = int(float(value or 0))
+    except (TypeError, ValueError, OverflowError):
+        return 0
+    return max(count, 0)
+
+
 def _env_seconds(name: str, default: float, unit: str = "seconds") -> float:
     text = os.environ.get(name, "").strip()
     if not text:
@@ -360,6 +385,6 @@ def _env_seconds(name: str, default: float, unit: str = "seconds") -> float:
         value = float(text)
     except ValueError:
         raise ValueError(f"${name} must be a number of {unit}, got {text!r}") from None
-    if value <= 0:
+    if not value > 0:  # NaN too: no deadline or cap compares with it
         raise ValueError(f"${name} must be > 0, got {text!r}")
     return value
