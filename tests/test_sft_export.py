@@ -76,6 +76,33 @@ def test_cli_writes_jsonl(tmp_path):
     assert [json.loads(line)["metadata"]["instance"]["index"] for line in lines] == [0, 1]
 
 
+def test_cli_refuses_a_bad_agent_or_out_up_front_and_never_leaves_half_a_file(tmp_path, monkeypatch):
+    """A misspelt agent or an --out that is a folder or lies in a missing one is a usage error
+    before any episode (they were tracebacks, the agent's after --out was emptied); an export that
+    fails midway leaves an earlier file of that name as it was, and no partial file beside it."""
+    import discoverylab.bench.sft_export as sft
+
+    out = tmp_path / "sft.jsonl"
+    out.write_text("OLD\n")
+    base = ["export-sft", "--task", "PickAndPlaceTest", "--split", "dev", "--seeds", "0-1"]
+    for extra, says in ((["--agent", "oracel", "-o", str(out)], "Valid agents: random, oracle"),
+                        (["-o", str(tmp_path)], "must name a file"), (["-o", str(tmp_path / "no" / "x.jsonl")], "must name a file")):
+        result = CliRunner().invoke(app, [*base, *extra])
+        assert result.exit_code == 2 and says in result.output, result.output
+    calls = []
+
+    def failing(inst, agent="oracle"):
+        calls.append(inst)
+        if len(calls) == 2:
+            raise RuntimeError("the second episode crashed")
+        return episode_conversation(inst, agent)
+
+    monkeypatch.setattr(sft, "episode_conversation", failing)
+    result = CliRunner().invoke(app, [*base, "-o", str(out)])
+    assert isinstance(result.exception, RuntimeError) and len(calls) == 2
+    assert out.read_text() == "OLD\n" and sorted(p.name for p in tmp_path.iterdir()) == ["sft.jsonl"]
+
+
 @pytest.mark.parametrize(("task", "difficulty", "turns"), [("ArchaeologyDating", "easy", 5), ("PickAndPlaceTest", "normal", 1)])
 def test_windows_keep_every_turn_in_order_and_validate(task, difficulty, turns):
     example = episode_conversation(make_instance(task, difficulty, "train", 0))

@@ -48,12 +48,19 @@ def export_sft(
 ) -> None:
     """Write expert trajectories for supervised fine-tuning: chat `messages` JSONL (see docs/integrations.md)."""
     import json
+    import os
 
+    from discoverylab.agents import AGENT_NAMES
+    from discoverylab.bench.exits import EXIT_IO
     from discoverylab.bench.runner import parse_seeds, suite_tasks
     from discoverylab.bench.sft_export import episode_conversation, instances, tokens, windows
     from discoverylab.instances import InstanceError
 
     try:
+        if agent not in AGENT_NAMES:
+            raise ValueError(f"Unknown agent {agent!r}. Valid agents: {', '.join(AGENT_NAMES)}.")
+        if out.is_dir() or not out.parent.is_dir():  # found before the episodes, not when writing their first line
+            raise ValueError(f"--out {out} must name a file in an existing folder.")
         pairs = suite_tasks(suite, difficulty)
         if task is not None:
             from discoverylab.scenarios.registry import get_task
@@ -68,14 +75,24 @@ def export_sft(
         err.print("[red]Error:[/red] no instances: check --suite, --task and --difficulty.")
         raise typer.Exit(2)
     kept = total_tokens = 0
-    with out.open("w", encoding="utf-8") as f:
-        for inst in todo:
-            example = episode_conversation(inst, agent)
-            if only_success and not example["metadata"]["success"]:
-                err.print(f"skipped {inst.task}/{inst.difficulty}/{inst.label}: not solved")
-                continue
-            for piece in windows(example, max_turns) if max_turns else [example]:
-                f.write(json.dumps(piece, ensure_ascii=False) + "\n")
-                kept += 1
-                total_tokens += tokens(piece)
+    # Written beside `out` and moved over it at the end: a failed or interrupted export leaves an
+    # earlier file of that name as it was, never half of a new one.
+    part = out.with_name(f".{out.name}.part-{os.getpid()}")
+    try:
+        with part.open("w", encoding="utf-8") as f:
+            for inst in todo:
+                example = episode_conversation(inst, agent)
+                if only_success and not example["metadata"]["success"]:
+                    err.print(f"skipped {inst.task}/{inst.difficulty}/{inst.label}: not solved")
+                    continue
+                for piece in windows(example, max_turns) if max_turns else [example]:
+                    f.write(json.dumps(piece, ensure_ascii=False) + "\n")
+                    kept += 1
+                    total_tokens += tokens(piece)
+        os.replace(part, out)
+    except OSError as exc:
+        err.print(f"[red]Error:[/red] writing {out} failed: {exc.strerror or exc}; nothing was written there.", soft_wrap=True)
+        raise typer.Exit(EXIT_IO) from None
+    finally:
+        part.unlink(missing_ok=True)
     err.print(f"wrote {kept} conversations (~{total_tokens} tokens) to {out}")
