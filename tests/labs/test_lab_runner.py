@@ -101,6 +101,19 @@ def test_a_changed_config_is_refused_on_resume(tmp_path: Path) -> None:
         run_lab_jobs(_jobs([0], ["random"], {**SMALL_A, "n_predictions": 6}), tmp_path, plots=False)
 
 
+def test_a_discoveryworld_run_folder_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    """`lab run --out` naming a DiscoveryWorld run (its run.json) appended lab records to its
+    results, which `report` then counted as bad lines; it is refused before anything is written."""
+    from discoverylab.bench.runner import make_jobs as bench_jobs
+    from discoverylab.bench.runner import run_bench, run_config
+
+    run_bench(bench_jobs([("DialogTest", "normal")], [0], "oracle", 3), tmp_path, 1, total=1, config=run_config(3))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    with pytest.raises(RunConfigMismatch, match="holds a DiscoveryWorld run"):
+        run_lab_jobs(_jobs([0], ["random"]), tmp_path, plots=False)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+
+
 class _FailingAgent:
     """Raises `error` at the first message of its kind's first `failures` episodes, then plays randomly."""
 

@@ -31,8 +31,8 @@ from typing import Any
 
 from discoverylab.bench import records
 from discoverylab.bench.pool import LocalPool
+from discoverylab.bench.rundir import RUN_FILE, RunLock, Scan, check_out, scan_results
 from discoverylab.bench.rundir import RunConfigMismatch as RunDirConfigMismatch
-from discoverylab.bench.rundir import RunLock, Scan, check_out, scan_results
 from discoverylab.bench.runs import BREAKER_DEFAULT, Outcome, execute
 from discoverylab.bench.schema import classify, usage_of, usage_snapshot
 from discoverylab.instances import Instance
@@ -316,6 +316,9 @@ def run_lab(jobs: Sequence[LabJob], out: str | Path | None = None, workers: int 
     finished: dict[Any, LabRecord] = {}
     if out_dir is not None:
         results_path = check_out(out_dir)
+        if (out_dir / RUN_FILE).exists():  # only DiscoveryWorld's runner writes one: its records are no lab's
+            raise RunConfigMismatch(f"{out_dir} holds a DiscoveryWorld run ({RUN_FILE}); a lab run goes in a "
+                                    "folder of its own: use another --out")
         lock = RunLock(out_dir).acquire()
     try:
         if results_path is not None:
