@@ -233,6 +233,27 @@ def test_resume_with_another_config_is_refused(tmp_path: Path) -> None:
     assert again.exit_code in (0, 1) and len(_lines(tmp_path)) == 2
 
 
+def test_a_resume_under_another_endpoint_from_the_environment_is_refused(tmp_path: Path, scripted_llm: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The endpoint and model taken from $DISCOVERYLAB_LLM_BASE_URL / _MODEL were stored as null:
+    a resume without them played the rest of the run with the embedded model, mixing two models
+    in one run. They are stored when used, and a resume under other ones is refused."""
+    monkeypatch.setenv("DISCOVERYLAB_LLM_BASE_URL", scripted_llm.base_url)
+    monkeypatch.setenv("DISCOVERYLAB_LLM_MODEL", "scripted-model")
+    command = ["bench", "--agent", "react", "--task", "DialogTest", "--max-steps", "1", "--no-judge", "--out", str(tmp_path)]
+    assert cli.invoke(app, [*command, "--seeds", "0"]).exit_code in (0, 1)
+    stored = json.loads((tmp_path / "run.json").read_text())["config"]
+    assert stored["endpoint_from_env"] == {"llm": {"base_url": scripted_llm.base_url, "model": "scripted-model"}}
+    before = (tmp_path / "results.jsonl").read_text()
+    monkeypatch.delenv("DISCOVERYLAB_LLM_BASE_URL")
+    monkeypatch.delenv("DISCOVERYLAB_LLM_MODEL")
+    result = cli.invoke(app, [*command, "--seeds", "0-1"])
+    assert result.exit_code == 2 and "another --out" in result.output
+    assert (tmp_path / "results.jsonl").read_text() == before
+    explicit = cli.invoke(app, [*command, "--seeds", "0-1", "--base-url", scripted_llm.base_url, "--model", "scripted-model"])
+    assert explicit.exit_code == 2  # the same endpoint given as options is another config: no silent mix either
+
+
 # --------------------------------------------------------------------------- 12: usage in records
 
 

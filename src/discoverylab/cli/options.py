@@ -173,6 +173,12 @@ def stored_config(max_steps: int | None, llm: LLMSettings | None, judge: LLMSett
     if llm is not None:
         options["llm"] = settings(llm)
         options["judge"] = settings(judge)
+        # An endpoint or model taken from the environment is part of the settings too: stored (only
+        # then, so other runs keep their config), a resume under another $DISCOVERYLAB_LLM_BASE_URL
+        # is refused instead of playing the rest of the run with another model.
+        from_env = {name: found for name, value in (("llm", llm), ("judge", judge)) if (found := _env_endpoint(value))}
+        if from_env:
+            options["endpoint_from_env"] = from_env
     if split is not None:  # raw-seed runs keep the config (and hash) they had before splits
         from discoverylab.instances import key_id
 
@@ -180,6 +186,21 @@ def stored_config(max_steps: int | None, llm: LLMSettings | None, judge: LLMSett
         if key is not None:
             options["eval_key_id"] = key_id(key)
     return run_config(max_steps, **options)
+
+
+def _env_endpoint(value: LLMSettings | None) -> dict[str, str]:
+    """What the LLM client would take from the environment for `value`: the base URL and the model
+    it leaves unset (`LLMClient`'s lookup)."""
+    from discoverylab.llm.client import ENV_BASE_URL, ENV_MODEL
+
+    if value is None:
+        return {}
+    found = {}
+    if value.base_url is None and (url := os.environ.get(ENV_BASE_URL) or os.environ.get("OPENAI_BASE_URL")):
+        found["base_url"] = url
+    if value.model is None and (model := os.environ.get(ENV_MODEL)):
+        found["model"] = model
+    return found
 
 
 def judge_settings(llm: LLMSettings | None, judge: bool, model: str | None, base_url: str | None) -> LLMSettings | None:
