@@ -117,6 +117,18 @@ HOSTILE: list[tuple[Any, str]] = [
 ]
 
 
+@pytest.mark.parametrize("name", ["\ud800", "\x1b[2J", "moon\x00", "\u202eevil"])
+def test_unknown_teleport_location_is_echoed_escaped(name: str) -> None:
+    """Other echoes go through `brief`; this one quoted the raw name, so a lone surrogate made the
+    message unencodable (print, UTF-8 logs) and terminal escapes reached `play`'s screen."""
+    env, _ = _fresh()
+    _, _, _, _, info = env.step({"action": "TELEPORT_TO_LOCATION", "arg1": name})
+    message = info["observation"]["lastActionMessage"]
+    assert info["success"] is False and "not a known teleport location" in message
+    assert message.isprintable() and repr(name)[1:-1] in message
+    message.encode("utf-8")
+
+
 def _nested(depth: int) -> Any:
     value: Any = 1
     for _ in range(depth):
