@@ -30,12 +30,13 @@ from gymnasium.utils import seeding
 from discoverylab.env_spaces import ActionText, ObservationText
 from discoverylab.instances import Instance, InstanceError, from_seed
 from discoverylab.scenarios.base import Scenario
-from discoverylab.scenarios.registry import check_difficulty, get_task
+from discoverylab.scenarios.registry import all_tasks, check_difficulty, get_task
 from discoverylab.world import spares
+from discoverylab.world.action_input import MAX_ECHO_CHARS, brief
 from discoverylab.world.actions import ActionExecutor
 from discoverylab.world.observation import build_observation
 from discoverylab.world.unpickle import FastState
-from discoverylab.world.world import World
+from discoverylab.world.world import WORLD_SIZE, World
 
 MAX_OBS_CHARS = 1_000_000
 _PRINTABLE = frozenset(string.printable)
@@ -64,14 +65,38 @@ PROCEDURE_KEYS = ("score", "maxScore", "scoreNormalized", "scoreCard")
 VIEW_TILES = (24, 16)  # viewport width x height in tiles, 32 px each at scale 1
 
 
+def _task_and_difficulty(task: Any, difficulty: Any) -> tuple[type[Scenario], str]:
+    """The task class and difficulty, or the ValueError listing the valid ones that a misspelt
+    name gets: a non-string (None, a number) raised an AttributeError from inside the lookup, and
+    a megabyte name was quoted whole."""
+    if not isinstance(task, str) or len(task) > MAX_ECHO_CHARS:
+        raise ValueError(f"Unknown task {brief(task)}. Valid tasks: {', '.join(all_tasks())}.")
+    cls = get_task(task)
+    if not isinstance(difficulty, str) or len(difficulty) > MAX_ECHO_CHARS:
+        raise ValueError(f"Unknown difficulty {brief(difficulty)} for task {cls.task_id}. "
+                         f"Valid difficulties: {', '.join(cls.difficulties)}.")
+    return cls, check_difficulty(cls, difficulty)
+
+
+def _whole(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """An integer option in low..high, else a ValueError naming it: a string or a float failed
+    only later (a TypeError at reset or mid-step), and a huge radius looped over its window's
+    (2r+1)**2 tiles at reset, for ever."""
+    if (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low
+            or (high is not None and value > high)):
+        bound = f"from {low} to {high}" if high is not None else f"from {low}"  # SymbolicEncoder's wording
+        raise ValueError(f"{name} must be a whole number {bound}, not {brief(value)}.")
+    return int(value)
+
+
 class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
     """A DiscoveryWorld task as a Gymnasium env (text and/or image observations, JSON-or-dict actions).
 
     Args:
         task: task id, title or loose spelling (see `discoverylab.tasks()`).
-        difficulty: "easy", "normal" or "challenge" (unit tests: "normal" only).
+        difficulty: "easy", "normal" or "challenge" (the Tutorial: "normal" only).
         max_steps: step limit (default 100 for Easy and unit tests, 1000 otherwise).
-        radius: radius of the nearby-objects window (default 3, as in the original).
+        radius: radius of the nearby-objects window (default 3, as in the original; 0..32).
         teleport: enable the two teleport actions (the paper's teleport handicap).
         render_mode: None, "ansi" (a compact text view) or "rgb_array" (the agent's view).
         observation: "text" (default: compact JSON text), "image" (the agent's 24x16-tile view
@@ -129,21 +154,22 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
         object_slots: int = 12,
         notes: bool = False,
     ) -> None:
-        self.scenario_cls: type[Scenario] = get_task(task)
-        self.difficulty = check_difficulty(self.scenario_cls, difficulty)
+        self.scenario_cls: type[Scenario]
+        self.scenario_cls, self.difficulty = _task_and_difficulty(task, difficulty)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"Unsupported render_mode {render_mode!r}; valid: {self.metadata['render_modes']}.")
         self.render_mode = render_mode
-        self.max_steps = max_steps
-        self.radius = radius
+        self.max_steps = None if max_steps is None else _whole("max_steps", max_steps, 0)
+        self.radius = radius = _whole("radius", radius, 0, WORLD_SIZE)
         self.teleport = teleport
         self.strict = strict
         if observation not in OBSERVATION_MODES:
             raise ValueError(f"Unknown observation mode {observation!r}; valid: {', '.join(OBSERVATION_MODES)}.")
         if notes and observation != "symbolic":
             raise ValueError("notes=True adds keys to the symbolic observation; pass observation='symbolic'.")
-        if image_scale not in (1, 2):
-            raise ValueError(f"image_scale must be 1 or 2, not {image_scale!r}.")
+        if isinstance(image_scale, bool) or not isinstance(image_scale, (int, np.integer)) or image_scale not in (1, 2):
+            raise ValueError(f"image_scale must be 1 or 2, not {brief(image_scale)}.")
+        image_scale = int(image_scale)
         if text_format not in TEXT_FORMATS:
             raise ValueError(f"Unknown text_format {text_format!r}; valid: {', '.join(TEXT_FORMATS)}.")
         self.text_format = text_format
