@@ -145,6 +145,14 @@ def test_step_before_reset_is_an_error() -> None:
         DiscoveryWorldEnv("PickAndPlaceTest").step({"action": "WAIT"})
 
 
+def test_accessors_before_reset_say_to_reset() -> None:
+    """They failed with a bare AssertionError (no message), step and scorecard with this one."""
+    env = DiscoveryWorldEnv("PickAndPlaceTest")
+    for read in (env.image, env.observation_dict, lambda: env.task_description):
+        with pytest.raises(RuntimeError, match=r"Call reset\(\) before"):
+            read()
+
+
 def test_vector_env_runs() -> None:
     envs = gymnasium.vector.SyncVectorEnv([lambda: DiscoveryWorldEnv("PickAndPlaceTest") for _ in range(2)])
     obs, _ = envs.reset(seed=[0, 1])

@@ -324,7 +324,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
         """The agent's current view as an RGB array (rendered on demand, never cached to disk)."""
         from discoverylab.render.renderer import view_array
 
-        assert self.scenario is not None
+        if self.scenario is None:
+            raise RuntimeError("Call reset() before image().")
         player = self.scenario.player
         return view_array(
             player.world,
@@ -370,7 +371,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
     def observation_dict(self) -> dict[str, Any]:
         """The structured (JSON-ready) observation of the current step."""
         if self._obs_cache is None:
-            assert self.scenario is not None
+            if self.scenario is None:
+                raise RuntimeError("Call reset() before observation_dict().")
             self._obs_cache = build_observation(
                 self.scenario.player,
                 [self.scenario.scorecard.progress()],
@@ -429,5 +431,6 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
 
     @property
     def task_description(self) -> str:
-        assert self.scenario is not None
+        if self.scenario is None:
+            raise RuntimeError("Call reset() before reading task_description.")
         return self.scenario.scorecard.task_description
