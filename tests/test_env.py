@@ -206,6 +206,16 @@ def test_image_observations_are_deterministic() -> None:
         assert np.array_equal(ia, ib)
 
 
+@pytest.mark.parametrize("scale", [0, 5, 100, 1.5, "2", True])
+def test_image_scale_out_of_range_is_refused_before_drawing(scale: object) -> None:
+    """scale=100 drew an 11.8 GB array (and larger ones ran out of memory); "2" raised a TypeError."""
+    env = discoverylab.make("DialogTest")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"scale must be a whole number in 1\.\.4"):
+        env.image(scale=scale)  # type: ignore[arg-type]
+    assert env.image(scale=4).shape == (2048, 3072, 3)
+
+
 def test_rgb_array_render_and_bad_modes() -> None:
     env = discoverylab.make("DialogTest", render_mode="rgb_array")
     env.reset(seed=0)

@@ -39,6 +39,7 @@ from discoverylab.world.unpickle import FastState
 from discoverylab.world.world import WORLD_SIZE, World
 
 MAX_OBS_CHARS = 1_000_000
+MAX_IMAGE_SCALE = 4  # `image(scale=)`: 3072x2048 px, 19 MB; the observation modes take 1 or 2
 _PRINTABLE = frozenset(string.printable)
 _GC_FROZEN = False
 
@@ -321,18 +322,19 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
         return None
 
     def image(self, scale: int | None = None, grid: bool | None = None) -> np.ndarray:
-        """The agent's current view as an RGB array (rendered on demand, never cached to disk)."""
+        """The agent's current view as an RGB array (rendered on demand, never cached to disk).
+        `scale` (default: `image_scale`) is 1 to MAX_IMAGE_SCALE: the array grows with its
+        square, and scale=100 asked for 11.8 GB."""
         from discoverylab.render.renderer import view_array
 
         if self.scenario is None:
             raise RuntimeError("Call reset() before image().")
+        if scale is None:
+            scale = self.image_scale
+        elif isinstance(scale, bool) or not isinstance(scale, (int, np.integer)) or not 1 <= scale <= MAX_IMAGE_SCALE:
+            raise ValueError(f"scale must be a whole number in 1..{MAX_IMAGE_SCALE}, not {brief(scale)}.")
         player = self.scenario.player
-        return view_array(
-            player.world,
-            player,
-            scale=self.image_scale if scale is None else scale,
-            grid=self.image_grid if grid is None else grid,
-        )
+        return view_array(player.world, player, scale=int(scale), grid=self.image_grid if grid is None else grid)
 
     def _output(self) -> Any:
         if self.symbolic is not None:
