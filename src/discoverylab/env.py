@@ -96,7 +96,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
     Args:
         task: task id, title or loose spelling (see `discoverylab.tasks()`).
         difficulty: "easy", "normal" or "challenge" (the Tutorial: "normal" only).
-        max_steps: step limit (default 100 for Easy and unit tests, 1000 otherwise).
+        max_steps: step limit (default `Scenario.default_step_limit()`: 100 for Easy and unit
+            tests, 1000 otherwise, 1500 for SpaceSick Normal and Challenge).
         radius: radius of the nearby-objects window (default 3, as in the original; 0..32).
         teleport: enable the two teleport actions (the paper's teleport handicap).
         render_mode: None, "ansi" (a compact text view) or "rgb_array" (the agent's view).
