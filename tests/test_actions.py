@@ -88,6 +88,20 @@ def test_strict_mode_rejects_extra_keys_and_unused_arguments(action: Any, expect
     assert len(info["observation"]["lastActionMessage"]) < 1000
 
 
+def test_strict_listing_of_many_extra_keys_is_the_first_twenty_in_the_actions_order() -> None:
+    """The 20 keys shown were the first of a set, whose order of strings follows PYTHONHASHSEED:
+    the same action gave another message (and observation) in another process."""
+    keys = [f"k{i}" for i in range(30)]
+    expected = "[" + ", ".join(sorted(repr(k) for k in keys[:20])) + ", ...]"
+    env = DiscoveryWorldEnv("PickAndPlaceTest", strict=True)
+    env.reset(seed=0)
+    _, _, _, _, info = env.step({"action": "WAIT", **dict.fromkeys(keys, 1)})
+    assert info["observation"]["lastActionMessage"].startswith(f"Unexpected key(s) {expected}.")
+    _, _, _, _, info = env.step(json.dumps(dict.fromkeys(reversed(keys), 1) | {"action": "WAIT"}))
+    shown = "[" + ", ".join(sorted(repr(k) for k in keys[10:])) + ", ...]"
+    assert info["observation"]["lastActionMessage"].startswith(f"Unexpected key(s) {shown}.")
+
+
 def test_lenient_default_ignores_what_the_original_ignores() -> None:
     """The original's agents send thought/explanation/memory/... next to the action: accepted."""
     env, obs = _fresh()
