@@ -88,6 +88,20 @@ def test_strict_mode_rejects_extra_keys_and_unused_arguments(action: Any, expect
     assert len(info["observation"]["lastActionMessage"]) < 1000
 
 
+def test_strict_listing_of_many_extra_keys_is_the_first_twenty_in_the_actions_order() -> None:
+    """The 20 keys shown were the first of a set, whose order of strings follows PYTHONHASHSEED:
+    the same action gave another message (and observation) in another process."""
+    keys = [f"k{i}" for i in range(30)]
+    expected = "[" + ", ".join(sorted(repr(k) for k in keys[:20])) + ", ...]"
+    env = DiscoveryWorldEnv("PickAndPlaceTest", strict=True)
+    env.reset(seed=0)
+    _, _, _, _, info = env.step({"action": "WAIT", **dict.fromkeys(keys, 1)})
+    assert info["observation"]["lastActionMessage"].startswith(f"Unexpected key(s) {expected}.")
+    _, _, _, _, info = env.step(json.dumps(dict.fromkeys(reversed(keys), 1) | {"action": "WAIT"}))
+    shown = "[" + ", ".join(sorted(repr(k) for k in keys[10:])) + ", ...]"
+    assert info["observation"]["lastActionMessage"].startswith(f"Unexpected key(s) {shown}.")
+
+
 def test_lenient_default_ignores_what_the_original_ignores() -> None:
     """The original's agents send thought/explanation/memory/... next to the action: accepted."""
     env, obs = _fresh()
@@ -115,6 +129,18 @@ HOSTILE: list[tuple[Any, str]] = [
     ("x" * 200_000, "characters long"),
     ({"chosen_dialog_option_int": 10**5000}, "You are not in a dialog"),
 ]
+
+
+@pytest.mark.parametrize("name", ["\ud800", "\x1b[2J", "moon\x00", "\u202eevil"])
+def test_unknown_teleport_location_is_echoed_escaped(name: str) -> None:
+    """Other echoes go through `brief`; this one quoted the raw name, so a lone surrogate made the
+    message unencodable (print, UTF-8 logs) and terminal escapes reached `play`'s screen."""
+    env, _ = _fresh()
+    _, _, _, _, info = env.step({"action": "TELEPORT_TO_LOCATION", "arg1": name})
+    message = info["observation"]["lastActionMessage"]
+    assert info["success"] is False and "not a known teleport location" in message
+    assert message.isprintable() and repr(name)[1:-1] in message
+    message.encode("utf-8")
 
 
 def _nested(depth: int) -> Any:

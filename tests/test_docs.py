@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scenarios.docs import tasks_markdown
 from discoverylab.scenarios.registry import all_tasks
 
@@ -28,3 +29,20 @@ def test_readme_starts_with_the_two_commands() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     quick = readme[readme.index("## Quick start"):][:600]
     assert "make run" in quick and "make test" in quick
+
+
+def test_readme_states_every_default_step_limit() -> None:
+    """The README said "100 for Easy and unit tests, 1000 otherwise"; SpaceSick Normal and
+    Challenge have 1500. A limit other than that rule must be named with its task."""
+    import re
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    rule = re.search(r"`truncated` at the step limit \(([^)]*)\)", readme)
+    assert rule is not None
+    stated = rule.group(1)
+    for tid, cls in all_tasks().items():
+        for diff in cls.difficulties:
+            env = DiscoveryWorldEnv(tid, diff, info="lean")
+            env.reset(seed=0)
+            if env._limit != (100 if cls.suite == "unit" or diff == "easy" else 1000):
+                assert f"{env._limit} for {tid}" in stated and diff.capitalize() in stated, (tid, diff, env._limit)

@@ -72,6 +72,40 @@ def test_unknown_task_and_difficulty_name_the_valid_ones() -> None:
         discoverylab.make("Tutorial", difficulty="challenge")
 
 
+@pytest.mark.parametrize(("task", "difficulty"), [(None, "normal"), (3, "normal"), (["Proteomics"], "normal"),
+                                                  ("x" * 1_000_000, "normal"), ("Proteomics", None),
+                                                  ("Proteomics", 1), ("Proteomics", "x" * 1_000_000)])
+def test_task_and_difficulty_of_another_type_or_huge_get_the_listing_error(task: object, difficulty: object) -> None:
+    """They raised AttributeError/TypeError from inside the name lookup, and a megabyte name was quoted whole."""
+    with pytest.raises(ValueError, match="Valid (tasks|difficulties): ") as caught:
+        DiscoveryWorldEnv(task, difficulty)  # type: ignore[arg-type]
+    assert len(str(caught.value)) < 1000
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("radius", 10**9), ("radius", 33), ("radius", -1), ("radius", "3"), ("radius", 1.5), ("radius", None),
+    ("max_steps", "10"), ("max_steps", -1), ("max_steps", 2.5), ("max_steps", True),
+    ("image_scale", 2.0), ("image_scale", True), ("object_slots", -1),
+])
+def test_bad_numeric_options_are_refused_at_construction(option: str, value: object) -> None:
+    """Before: radius=10**9 hung at reset (a (2r+1)**2-tile window), a string radius or max_steps
+    raised a TypeError at reset or mid-step, image_scale=2.0 a TypeError from gymnasium's Box."""
+    kwargs = {"observation": "symbolic"} if option == "object_slots" else {}
+    with pytest.raises(ValueError, match=option):
+        DiscoveryWorldEnv("PickAndPlaceTest", **kwargs, **{option: value})  # type: ignore[arg-type]
+
+
+def test_numeric_options_take_numpy_integers_and_the_extremes() -> None:
+    import numpy as np
+
+    env = DiscoveryWorldEnv("PickAndPlaceTest", radius=np.int64(32), max_steps=np.int32(1), image_scale=np.int8(2))
+    assert (type(env.radius), env.radius, env.max_steps, env.image_scale) == (int, 32, 1, 2)
+    _, info = env.reset(seed=0)
+    assert info["observation"]["nearbyObjects"]["distance"] == 32
+    assert env.step({"action": "WAIT"})[3] is True
+    assert DiscoveryWorldEnv("PickAndPlaceTest", radius=0).radius == 0
+
+
 def test_loose_task_names_resolve() -> None:
     for name in ("PickAndPlaceTest", "pick_and_place_test", "Small Skills: Pick and Place Test"):
         assert discoverylab.make(name).scenario_cls.task_id == "PickAndPlaceTest"
@@ -109,6 +143,14 @@ def test_reward_is_change_of_normalised_procedure_score() -> None:
 def test_step_before_reset_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="reset"):
         DiscoveryWorldEnv("PickAndPlaceTest").step({"action": "WAIT"})
+
+
+def test_accessors_before_reset_say_to_reset() -> None:
+    """They failed with a bare AssertionError (no message), step and scorecard with this one."""
+    env = DiscoveryWorldEnv("PickAndPlaceTest")
+    for read in (env.image, env.observation_dict, lambda: env.task_description):
+        with pytest.raises(RuntimeError, match=r"Call reset\(\) before"):
+            read()
 
 
 def test_vector_env_runs() -> None:
@@ -162,6 +204,16 @@ def test_image_observations_are_deterministic() -> None:
         ia, *_ = a.step({"action": "WAIT"})
         ib, *_ = b.step({"action": "WAIT"})
         assert np.array_equal(ia, ib)
+
+
+@pytest.mark.parametrize("scale", [0, 5, 100, 1.5, "2", True])
+def test_image_scale_out_of_range_is_refused_before_drawing(scale: object) -> None:
+    """scale=100 drew an 11.8 GB array (and larger ones ran out of memory); "2" raised a TypeError."""
+    env = discoverylab.make("DialogTest")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"scale must be a whole number in 1\.\.4"):
+        env.image(scale=scale)  # type: ignore[arg-type]
+    assert env.image(scale=4).shape == (2048, 3072, 3)
 
 
 def test_rgb_array_render_and_bad_modes() -> None:

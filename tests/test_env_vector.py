@@ -73,6 +73,21 @@ def test_action_space_holds_dicts_and_samples_parseable_actions() -> None:
         assert not info["observation"]["lastActionMessage"].startswith(("Could not parse", "Unknown action"))
 
 
+def test_action_space_contains_numpy_values_and_refuses_deep_nesting_without_raising() -> None:
+    """A numpy UUID (what `step` accepts like an int) was not in the space; a value nested 5,000
+    deep raised RecursionError from `contains` instead of answering False."""
+    import numpy as np
+
+    space = DiscoveryWorldEnv("PickAndPlaceTest").action_space
+    assert space.contains({"action": np.str_("PICKUP"), "arg1": np.int64(12)})
+    assert space.contains({"action": "PUT", "arg1": np.array(5), "arg2": np.uint16(7)})
+    assert not space.contains({"action": "PICKUP", "arg1": np.zeros((100, 100))})
+    nested: object = 1
+    for _ in range(5000):
+        nested = [nested]
+    assert not space.contains({"action": nested})
+
+
 def _reference(env_id: str, seed: int, **kwargs: object) -> object:
     return gymnasium.make(env_id, **kwargs).reset(seed=seed)[0]
 

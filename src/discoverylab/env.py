@@ -30,14 +30,16 @@ from gymnasium.utils import seeding
 from discoverylab.env_spaces import ActionText, ObservationText
 from discoverylab.instances import Instance, InstanceError, from_seed
 from discoverylab.scenarios.base import Scenario
-from discoverylab.scenarios.registry import check_difficulty, get_task
+from discoverylab.scenarios.registry import all_tasks, check_difficulty, get_task
 from discoverylab.world import spares
+from discoverylab.world.action_input import MAX_ECHO_CHARS, brief
 from discoverylab.world.actions import ActionExecutor
 from discoverylab.world.observation import build_observation
 from discoverylab.world.unpickle import FastState
-from discoverylab.world.world import World
+from discoverylab.world.world import WORLD_SIZE, World
 
 MAX_OBS_CHARS = 1_000_000
+MAX_IMAGE_SCALE = 4  # `image(scale=)`: 3072x2048 px, 19 MB; the observation modes take 1 or 2
 _PRINTABLE = frozenset(string.printable)
 _GC_FROZEN = False
 
@@ -64,14 +66,39 @@ PROCEDURE_KEYS = ("score", "maxScore", "scoreNormalized", "scoreCard")
 VIEW_TILES = (24, 16)  # viewport width x height in tiles, 32 px each at scale 1
 
 
+def _task_and_difficulty(task: Any, difficulty: Any) -> tuple[type[Scenario], str]:
+    """The task class and difficulty, or the ValueError listing the valid ones that a misspelt
+    name gets: a non-string (None, a number) raised an AttributeError from inside the lookup, and
+    a megabyte name was quoted whole."""
+    if not isinstance(task, str) or len(task) > MAX_ECHO_CHARS:
+        raise ValueError(f"Unknown task {brief(task)}. Valid tasks: {', '.join(all_tasks())}.")
+    cls = get_task(task)
+    if not isinstance(difficulty, str) or len(difficulty) > MAX_ECHO_CHARS:
+        raise ValueError(f"Unknown difficulty {brief(difficulty)} for task {cls.task_id}. "
+                         f"Valid difficulties: {', '.join(cls.difficulties)}.")
+    return cls, check_difficulty(cls, difficulty)
+
+
+def _whole(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """An integer option in low..high, else a ValueError naming it: a string or a float failed
+    only later (a TypeError at reset or mid-step), and a huge radius looped over its window's
+    (2r+1)**2 tiles at reset, for ever."""
+    if (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low
+            or (high is not None and value > high)):
+        bound = f"from {low} to {high}" if high is not None else f"from {low}"  # SymbolicEncoder's wording
+        raise ValueError(f"{name} must be a whole number {bound}, not {brief(value)}.")
+    return int(value)
+
+
 class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
     """A DiscoveryWorld task as a Gymnasium env (text and/or image observations, JSON-or-dict actions).
 
     Args:
         task: task id, title or loose spelling (see `discoverylab.tasks()`).
-        difficulty: "easy", "normal" or "challenge" (unit tests: "normal" only).
-        max_steps: step limit (default 100 for Easy and unit tests, 1000 otherwise).
-        radius: radius of the nearby-objects window (default 3, as in the original).
+        difficulty: "easy", "normal" or "challenge" (the Tutorial: "normal" only).
+        max_steps: step limit (default `Scenario.default_step_limit()`: 100 for Easy and unit
+            tests, 1000 otherwise, 1500 for SpaceSick Normal and Challenge).
+        radius: radius of the nearby-objects window (default 3, as in the original; 0..32).
         teleport: enable the two teleport actions (the paper's teleport handicap).
         render_mode: None, "ansi" (a compact text view) or "rgb_array" (the agent's view).
         observation: "text" (default: compact JSON text), "image" (the agent's 24x16-tile view
@@ -129,21 +156,22 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
         object_slots: int = 12,
         notes: bool = False,
     ) -> None:
-        self.scenario_cls: type[Scenario] = get_task(task)
-        self.difficulty = check_difficulty(self.scenario_cls, difficulty)
+        self.scenario_cls: type[Scenario]
+        self.scenario_cls, self.difficulty = _task_and_difficulty(task, difficulty)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"Unsupported render_mode {render_mode!r}; valid: {self.metadata['render_modes']}.")
         self.render_mode = render_mode
-        self.max_steps = max_steps
-        self.radius = radius
+        self.max_steps = None if max_steps is None else _whole("max_steps", max_steps, 0)
+        self.radius = radius = _whole("radius", radius, 0, WORLD_SIZE)
         self.teleport = teleport
         self.strict = strict
         if observation not in OBSERVATION_MODES:
             raise ValueError(f"Unknown observation mode {observation!r}; valid: {', '.join(OBSERVATION_MODES)}.")
         if notes and observation != "symbolic":
             raise ValueError("notes=True adds keys to the symbolic observation; pass observation='symbolic'.")
-        if image_scale not in (1, 2):
-            raise ValueError(f"image_scale must be 1 or 2, not {image_scale!r}.")
+        if isinstance(image_scale, bool) or not isinstance(image_scale, (int, np.integer)) or image_scale not in (1, 2):
+            raise ValueError(f"image_scale must be 1 or 2, not {brief(image_scale)}.")
+        image_scale = int(image_scale)
         if text_format not in TEXT_FORMATS:
             raise ValueError(f"Unknown text_format {text_format!r}; valid: {', '.join(TEXT_FORMATS)}.")
         self.text_format = text_format
@@ -295,17 +323,19 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
         return None
 
     def image(self, scale: int | None = None, grid: bool | None = None) -> np.ndarray:
-        """The agent's current view as an RGB array (rendered on demand, never cached to disk)."""
+        """The agent's current view as an RGB array (rendered on demand, never cached to disk).
+        `scale` (default: `image_scale`) is 1 to MAX_IMAGE_SCALE: the array grows with its
+        square, and scale=100 asked for 11.8 GB."""
         from discoverylab.render.renderer import view_array
 
-        assert self.scenario is not None
+        if self.scenario is None:
+            raise RuntimeError("Call reset() before image().")
+        if scale is None:
+            scale = self.image_scale
+        elif isinstance(scale, bool) or not isinstance(scale, (int, np.integer)) or not 1 <= scale <= MAX_IMAGE_SCALE:
+            raise ValueError(f"scale must be a whole number in 1..{MAX_IMAGE_SCALE}, not {brief(scale)}.")
         player = self.scenario.player
-        return view_array(
-            player.world,
-            player,
-            scale=self.image_scale if scale is None else scale,
-            grid=self.image_grid if grid is None else grid,
-        )
+        return view_array(player.world, player, scale=int(scale), grid=self.image_grid if grid is None else grid)
 
     def _output(self) -> Any:
         if self.symbolic is not None:
@@ -344,7 +374,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
     def observation_dict(self) -> dict[str, Any]:
         """The structured (JSON-ready) observation of the current step."""
         if self._obs_cache is None:
-            assert self.scenario is not None
+            if self.scenario is None:
+                raise RuntimeError("Call reset() before observation_dict().")
             self._obs_cache = build_observation(
                 self.scenario.player,
                 [self.scenario.scorecard.progress()],
@@ -403,5 +434,6 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
 
     @property
     def task_description(self) -> str:
-        assert self.scenario is not None
+        if self.scenario is None:
+            raise RuntimeError("Call reset() before reading task_description.")
         return self.scenario.scorecard.task_description

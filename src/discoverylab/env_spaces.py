@@ -36,6 +36,15 @@ ARGLESS_ACTIONS: tuple[str, ...] = tuple(
 )
 
 
+def _numpy_value(value: Any) -> Any:
+    """`json.dumps`'s fallback in `ActionText.contains`: numpy scalars and small arrays as the env
+    reads them (`action_input._plain`), so a policy's `np.int64` UUID is in the space as it is
+    accepted by `step`; anything else is not JSON."""
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.size <= 64):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 class ObservationText(spaces.Text):
     """Printable-ASCII JSON text of up to `max_length` characters (shared-memory friendly)."""
 
@@ -55,8 +64,8 @@ class ActionText(spaces.Text):
     def contains(self, x: Any) -> bool:
         if isinstance(x, Mapping):
             try:
-                text = json.dumps(dict(x), separators=(",", ":"), ensure_ascii=True)
-            except (TypeError, ValueError):
+                text = json.dumps(dict(x), separators=(",", ":"), ensure_ascii=True, default=_numpy_value)
+            except (TypeError, ValueError, RecursionError):  # RecursionError: values nested thousands deep
                 return False
             return super().contains(text)
         return super().contains(x)

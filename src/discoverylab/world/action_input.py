@@ -44,10 +44,13 @@ def brief(value: Any) -> str:
     return text if len(text) <= MAX_ECHO_CHARS else text[: MAX_ECHO_CHARS - 3] + "..."
 
 
-def _key_list(keys: Any) -> str:
-    """Sorted, bounded listing of unexpected keys (keys of a Python dict need not be strings)."""
-    shown = sorted(brief(k) for k in list(keys)[:20])
-    return "[" + ", ".join(shown) + (", ..." if len(keys) > 20 else "") + "]"
+def _key_list(packet: Mapping[Any, Any], allowed: frozenset[str]) -> str:
+    """Sorted, bounded listing of the packet's keys outside `allowed` (keys of a Python dict need
+    not be strings): the first 20 in the packet's order, never a set's, whose order of string
+    keys changes with PYTHONHASHSEED (the same action read differently from run to run)."""
+    extra = [k for k in packet if k not in allowed]
+    shown = sorted(brief(k) for k in extra[:20])
+    return "[" + ", ".join(shown) + (", ..." if len(extra) > 20 else "") + "]"
 
 
 def parse_action(raw: Any) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from discoverylab.world.reach import accessible_object
 
 ARG_KEYS = ("arg1", "arg2")
 # action name -> (executor method, argument kinds, needs teleport): one lookup per action
+_DIALOG_KEYS = frozenset({DIALOG_KEY})
 _ROUTES = {name: (f"_do_{name.lower()}", spec.args, spec.teleport) for name, spec in ACTION_SPECS.items()}
 _LABELS = {
     "PICKUP": "pick up object",
@@ -104,7 +105,7 @@ class ActionExecutor(MovementActions):
         else:
             extra = set(packet) - ACTION_KEYS
             if extra:
-                raise ActionError(f"Unexpected key(s) {_key_list(extra)}. An action has only 'action', 'arg1' and 'arg2'.")
+                raise ActionError(f"Unexpected key(s) {_key_list(packet, ACTION_KEYS)}. An action has only 'action', 'arg1' and 'arg2'.")
         if name in ("PUT", "USE"):
             missing = [key for key in ARG_KEYS if packet.get(key) in (None, "")]
             if missing:
@@ -175,7 +176,7 @@ class ActionExecutor(MovementActions):
             )
         extra = set(packet) - {DIALOG_KEY}
         if extra and self.strict:
-            raise ActionError(f"Unexpected key(s) {_key_list(extra)} while in a dialog; send only '{DIALOG_KEY}'.")
+            raise ActionError(f"Unexpected key(s) {_key_list(packet, _DIALOG_KEYS)} while in a dialog; send only '{DIALOG_KEY}'.")
         choice = _as_int(packet[DIALOG_KEY])
         options = tree.visible_options()
         valid = {i + 1: opt.text for i, opt in enumerate(options)}

@@ -76,6 +76,8 @@ class MovementActions(FastState):
         if name not in self.world.teleports:
             known = sorted(self.world.teleports)
             shown = name if len(name) <= MAX_ECHO_CHARS else name[:MAX_ECHO_CHARS] + "..."
+            if not shown.isprintable():  # control codes, lone surrogates: escaped, as every other echo is
+                shown = repr(shown)[1:-1]
             msg = f"That's not a known teleport location ('{shown}'). I know about the following locations: {known}"
             return self._done("TELEPORT_TO_LOCATION", shown, None, False, msg)
         tx, ty = self.world.teleports[name]
