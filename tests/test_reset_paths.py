@@ -262,13 +262,18 @@ def test_the_generator_made_on_first_read_is_the_one_reset_made_at_once() -> Non
     assert drawn == _eager_draws(events)
 
 
-def test_a_seed_gymnasium_refuses_is_still_refused_at_reset() -> None:
+def test_a_numpy_seed_plays_its_int_and_a_bad_seed_is_still_refused_at_reset() -> None:
+    """The fast reset path hands gymnasium's seeding a Python int: a numpy integer plays the level
+    of the same int (gymnasium alone refused it), and what is no whole number from 0 is refused."""
     import numpy as np
-    from gymnasium.error import Error
+
+    from discoverylab.instances import InstanceError
 
     env = DiscoveryWorldEnv("DoorsTest", info="lean")
-    with pytest.raises(Error, match="python integer"):
-        env.reset(seed=np.int64(3))
+    assert env.reset(seed=np.int64(3))[0] == env.reset(seed=3)[0] != env.reset(seed=4)[0]
+    for bad in (-1, 1.5, "3", True):
+        with pytest.raises(InstanceError, match="whole number"):
+            env.reset(seed=bad)  # type: ignore[arg-type]
 
 
 # ---- session 16: runs of scenery laid in one `place_each` ----------------------------------------
