@@ -23,6 +23,23 @@ def test_tasks_lists_every_task() -> None:
         assert task in result.output
 
 
+def test_tasks_of_an_unknown_suite_is_an_error_and_python_m_runs_the_command() -> None:
+    """`discoverylab.tasks("Unit")` returned {} (read as "no tasks"); `python -m discoverylab`
+    said "No module named discoverylab.__main__" though users try it first."""
+    import subprocess
+    import sys
+
+    import pytest
+
+    import discoverylab
+
+    with pytest.raises(ValueError, match="Valid suites: discovery, tutorial, unit"):
+        discoverylab.tasks("Unit")
+    assert set(discoverylab.tasks("unit")) < set(discoverylab.tasks())
+    done = subprocess.run([sys.executable, "-m", "discoverylab", "tasks"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "PickAndPlaceTest" in done.stdout, done.stderr
+
+
 def test_bench_json_records(tmp_path: Path) -> None:
     result = runner.invoke(app, ["bench", "--agent", "oracle", "--suite", "unit", "--seeds", "0-1", "--workers", "1", "--json"])
     assert result.exit_code == 0, result.output

@@ -25,10 +25,16 @@ def make(task: str, difficulty: str = "normal", **options: Any) -> Any:
 
 
 def tasks(suite: str | None = None) -> dict[str, tuple[str, ...]]:
-    """Task id -> valid difficulties (optionally only one suite: "unit", "discovery", "tutorial")."""
+    """Task id -> valid difficulties (optionally only one suite: "unit", "discovery", "tutorial");
+    another suite name is a ValueError listing them (it was an empty dict, read as "no tasks")."""
     from discoverylab.scenarios.registry import all_tasks
 
-    return {tid: cls.difficulties for tid, cls in all_tasks().items() if suite is None or cls.suite == suite}
+    found = all_tasks()
+    if suite is not None:
+        suites = sorted({cls.suite for cls in found.values()})
+        if suite not in suites:
+            raise ValueError(f"Unknown suite {str(suite)[:200]!r}. Valid suites: {', '.join(suites)}.")
+    return {tid: cls.difficulties for tid, cls in found.items() if suite is None or cls.suite == suite}
 
 
 def gym_id(task: str, difficulty: str) -> str:
