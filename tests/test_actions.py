@@ -317,3 +317,34 @@ def test_odd_characters_in_input_keep_the_observation_in_its_space(name: str) ->
     assert env.observation_space.contains(obs)
     assert json.loads(obs)["lastActionMessage"] == info["observation"]["lastActionMessage"]
     assert "Unknown action" in info["observation"]["lastActionMessage"]
+
+
+class _NoEquality:
+    """An argument whose comparisons raise, as pandas.NA's truth value does (`NA == ""` is NA)."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        raise TypeError("boolean value of NA is ambiguous")
+
+    def __ne__(self, other: object) -> bool:
+        raise TypeError("boolean value of NA is ambiguous")
+
+    def __repr__(self) -> str:
+        return "<NA>"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_an_argument_whose_comparison_raises_is_a_bad_action_not_an_exception(strict: bool) -> None:
+    """`value == ""` and `in (None, "")` asked the argument itself: pandas.NA (or any value whose
+    __eq__ raises) made step raise, against "bad actions never raise"."""
+    env = DiscoveryWorldEnv("PickAndPlaceTest", strict=strict)
+    env.reset(seed=0)
+    assert env.world is not None
+    before = world_fingerprint(env.world)
+    for action in ({"action": "PICKUP", "arg1": _NoEquality()}, {"action": "PUT", "arg1": _NoEquality(), "arg2": _NoEquality()},
+                   {"action": "USE", "arg1": _NoEquality(), "arg2": 1}, {"action": "MOVE_DIRECTION", "arg1": _NoEquality()}):
+        assert "<NA>" in env.step(action)[4]["observation"]["lastActionMessage"]
+    assert world_fingerprint(env.world) == before
+    waited = env.step({"action": "WAIT", "arg1": _NoEquality()})[4]["observation"]["lastActionMessage"]
+    assert ("not expected" in waited) if strict else (waited == "I waited.")  # lenient: the extra argument is ignored

@@ -48,6 +48,12 @@ _LABELS = {
 
 
 
+def _blank(value: Any) -> bool:
+    """An argument left out: None or "" (tested without `==`, which a value such as pandas.NA
+    answers with an error)."""
+    return value is None or (isinstance(value, str) and not value)
+
+
 class ActionExecutor(MovementActions):
     """Executes actions for one agent against its world."""
 
@@ -107,20 +113,20 @@ class ActionExecutor(MovementActions):
             if extra:
                 raise ActionError(f"Unexpected key(s) {_key_list(packet, ACTION_KEYS)}. An action has only 'action', 'arg1' and 'arg2'.")
         if name in ("PUT", "USE"):
-            missing = [key for key in ARG_KEYS if packet.get(key) in (None, "")]
+            missing = [key for key in ARG_KEYS if _blank(packet.get(key))]
             if missing:
                 which = "both arguments" if len(missing) == 2 else missing[0]
                 raise ActionError(f"Action '{_LABELS[name]}' requires two argument objects. Missing {which}.")
         args = [self._resolve(name, key, kind, packet.get(key)) for key, kind in zip(ARG_KEYS, kinds, strict=False)]
         if self.strict:
             for key in ARG_KEYS[len(kinds) :]:
-                if packet.get(key) not in (None, ""):
+                if not _blank(packet.get(key)):
                     raise ActionError(f"{name} takes {len(kinds)} argument(s); '{key}' is not expected.")
         return handler(*args)
 
     # ---- argument resolution ----------------------------------------------------------
     def _resolve(self, action: str, key: str, kind: str, value: Any) -> Any:
-        if value is None or value == "":
+        if value is None or (isinstance(value, str) and not value):  # never `==`: an argument's own __eq__ may raise
             label = _LABELS.get(action, action)
             raise ActionError(f"Action '{label}' requires '{key}' ({kind}).")
         if kind == DIRECTION:
