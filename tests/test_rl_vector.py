@@ -228,8 +228,14 @@ def test_bad_task_and_modes_raise_before_any_worker_starts() -> None:
 
 
 @pytest.mark.parametrize("in_driver", [True, False])
-def test_worker_exception_is_raised_with_its_traceback(in_driver: bool) -> None:
-    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, in_driver=in_driver, max_steps="four")  # fails at step 1
+def test_worker_exception_is_raised_with_its_traceback(in_driver: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from discoverylab.world.actions import ActionExecutor
+
+    def broken(self: ActionExecutor, raw: object) -> None:
+        raise TypeError("a bug in the step")
+
+    monkeypatch.setattr(ActionExecutor, "execute", broken)  # forked workers inherit it: fails at step 1
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, in_driver=in_driver, context="fork")
     procs = list(envs._workers)
     envs.reset(seed=0)
     where = "the driver's block" if in_driver else r"the worker for envs 0..0 \(pid \d+\)"
