@@ -204,6 +204,28 @@ def test_judge_command_names_sealed_episodes_by_instance(scripted_llm: ScriptedL
         f"unjudged {TASK} {DIFFICULTY} test#0 react", f"unjudged {TASK} {DIFFICULTY} test#1 react"], result.output
 
 
+def test_judge_waits_for_no_one_while_a_runner_or_another_pass_holds_the_folder(scripted_llm: ScriptedLLMServer,
+                                                                                 tmp_path: Path) -> None:
+    """Two judge passes (or a pass beside a running bench) each compact knowledge.jsonl from their
+    own view and could drop the other's rows: judge takes the run's lock, and a held one is a
+    one-line error (exit 2) with nothing written."""
+    from discoverylab.bench.rundir import RunLock
+
+    replay = _replay(scripted_llm, rubric_judge)
+    settings = LLMSettings(base_url=scripted_llm.base_url, model="m")
+    solved, _ = run_episode(TASK, DIFFICULTY, SEED, "react", max_steps=len(replay.actions), llm=settings, judge=settings)
+    records.append_jsonl(tmp_path / "results.jsonl", solved)
+    held = RunLock(tmp_path).acquire()
+    try:
+        result = CliRunner().invoke(app, ["judge", str(tmp_path), "--base-url", scripted_llm.base_url, "--model", "ok"])
+    finally:
+        held.release()
+    assert result.exit_code == 2 and "cannot judge" in result.output and "another runner" in result.output, result.output
+    assert not (tmp_path / "knowledge.jsonl").exists()
+    again = CliRunner().invoke(app, ["judge", str(tmp_path), "--base-url", scripted_llm.base_url, "--model", "ok"])
+    assert again.exit_code == 0 and (tmp_path / "knowledge.jsonl").exists(), again.output
+
+
 def test_attack_judge_failure_does_not_drop_a_wrong_report_from_the_mean(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
     """A report that makes the judge fail is not left out of the knowledge mean (which would lift
     the agent's score): its cell shows – until `judge` grades it, then the wrong report counts 0."""

@@ -162,12 +162,25 @@ def judge_run(run_dir: str | Path, judge: Any, judge_name: str = "", *, only_unj
     are skipped. Each graded row is appended to `run_dir/knowledge.jsonl` as it comes (readers
     take the last row per episode), and the file is compacted at the end: this pass's rows replace
     earlier rows of the same episodes, which are kept otherwise. An episode the judge cannot grade
-    is listed in `JudgeRun.failed`, never raised; only a missing results.jsonl raises.
+    is listed in `JudgeRun.failed`, never raised; only a missing results.jsonl raises, and
+    `RunLocked` while a runner or another judge pass holds the folder (two passes each compacting
+    knowledge.jsonl from their own view could drop each other's rows).
     """
+    from discoverylab.bench.rundir import RunLock
+
     run_dir = Path(run_dir)
     results = run_dir / "results.jsonl"
     if not results.is_file():
         raise FileNotFoundError(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`")
+    lock = RunLock(run_dir).acquire()
+    try:
+        return _judge_locked(run_dir, results, judge, judge_name, only_unjudged)
+    finally:
+        lock.release()
+
+
+def _judge_locked(run_dir: Path, results: Path, judge: Any, judge_name: str, only_unjudged: bool) -> JudgeRun:
+    """`judge_run`'s pass, the folder locked."""
     latest = {_key(rec): rec for rec in records.read_jsonl(results)}
     earlier = {_key(row): row for row in records.read_jsonl(run_dir / KNOWLEDGE_FILE)}
     out = JudgeRun()

@@ -124,7 +124,7 @@ def judge_cmd(
     """
     from discoverylab.bench.exits import EXIT_IO
     from discoverylab.bench.judging import KNOWLEDGE_FILE, judge_run, make_judge
-    from discoverylab.bench.rundir import describe_io_error
+    from discoverylab.bench.rundir import RunLocked, describe_io_error
     from discoverylab.llm.errors import LLMError
 
     if not (run_dir / "results.jsonl").is_file():
@@ -144,6 +144,8 @@ def judge_cmd(
     try:
         outcome = judge_run(run_dir, judge, judge_name=model or settings.describe()["base_url"] or "",
                             only_unjudged=unjudged_only)  # fmt: skip
+    except RunLocked as exc:  # a run or another judge pass in progress there
+        fail(f"cannot judge {run_dir} now: {exc}")
     except OSError as exc:  # e.g. a full disk: the rows already appended are kept
         err.print(f"[red]Stopped:[/red] {escape(describe_io_error(exc))}; the episodes graded so far are in "
                   f"{escape(str(verdicts))}; free space, then run the command again", soft_wrap=True)  # fmt: skip
