@@ -226,6 +226,31 @@ def test_judge_waits_for_no_one_while_a_runner_or_another_pass_holds_the_folder(
     assert again.exit_code == 0 and (tmp_path / "knowledge.jsonl").exists(), again.output
 
 
+def test_judge_grades_only_this_run_s_discoveryworld_records(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
+    """judge read every line as an episode of the run: on a Tiny Labs run it reported "2 graded"
+    (no questions), and a record pasted in from a run of another config was graded as this
+    run's. A lab run is refused (pointing to `lab judge`); another config's record is skipped."""
+    import json
+
+    replay = _replay(scripted_llm, rubric_judge)
+    settings = LLMSettings(base_url=scripted_llm.base_url, model="m")
+    solved, _ = run_episode(TASK, DIFFICULTY, SEED, "react", max_steps=len(replay.actions), llm=settings, judge=settings)
+    labs = tmp_path / "labs"
+    labs.mkdir()
+    records.append_jsonl(labs / "results.jsonl", {"protocol": "sequence/hidden-property", "agent": "random", "status": "ok"})
+    result = CliRunner().invoke(app, ["judge", str(labs), "--base-url", scripted_llm.base_url, "--model", "ok"])
+    assert result.exit_code == 2 and "lab judge" in result.output, result.output
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"runner": "discoveryworld", "config": {}, "config_hash": "another"}))
+    records.append_jsonl(run / "results.jsonl", solved)  # its config_hash is not the run's
+    result = CliRunner().invoke(app, ["judge", str(run), "--base-url", scripted_llm.base_url, "--model", "ok", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout.splitlines()[0]) == [], result.output
+    (run / "run.json").write_text(json.dumps({"runner": "discoverylab", "config": {}, "config_hash": solved.config_hash}))
+    result = CliRunner().invoke(app, ["judge", str(run), "--base-url", scripted_llm.base_url, "--model", "ok", "--json"])
+    assert result.exit_code == 0 and len(json.loads(result.stdout.splitlines()[0])) == 1, result.output
+
+
 def test_attack_judge_failure_does_not_drop_a_wrong_report_from_the_mean(scripted_llm: ScriptedLLMServer, tmp_path: Path) -> None:
     """A report that makes the judge fail is not left out of the knowledge mean (which would lift
     the agent's score): its cell shows – until `judge` grades it, then the wrong report counts 0."""

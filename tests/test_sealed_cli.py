@@ -87,6 +87,11 @@ def test_sealed_bench_records_resume_replay_report_and_audit(tmp_path: Path) -> 
     audit = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(key)])
     assert audit.exit_code == 0 and "3 of 3 records verified" in audit.output
     assert runner.invoke(app, ["audit", str(out), "--eval-key-file", str(other)]).exit_code == 1
+    # lines that are no records (a torn tail, garbage, another object) are said, not passed over in silence
+    with (out / "results.jsonl").open("ab") as fh:
+        fh.write(b'{"note": "not a record"}\n\xff\xfe garbage\n{"task": "torn')
+    audit = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(key)])
+    assert audit.exit_code == 0 and "3 of 3 records verified" in audit.output and "3 line(s)" in audit.output, audit.output
 
 
 def test_raw_seed_runs_written_before_splits_still_resume(tmp_path: Path) -> None:

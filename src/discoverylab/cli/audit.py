@@ -30,8 +30,12 @@ def audit(
         fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
     checked = 0
     bad: list[str] = []
-    for rec in read_jsonl(path):
-        if not isinstance(rec, dict) or not ("task" in rec or "protocol" in rec):
+    lines = sum(1 for raw in path.open("rb") if raw.strip())
+    rows = list(read_jsonl(path))
+    skipped = lines - len(rows)  # torn, not JSON, not an object: said, never silently passed over
+    for rec in rows:
+        if not ("task" in rec or "protocol" in rec):
+            skipped += 1
             continue
         public = {k: rec.get(k) for k in ("split", "index", "commitment")}
         if public["split"] in (None, "seed"):  # raw seeds: the seed is the instance
@@ -43,6 +47,9 @@ def audit(
             bad.append(f"{task} {difficulty} {public['split']}#{public['index']} ({rec.get('agent')})")
     for line in bad:
         err.print(f"[red]commitment mismatch:[/red] {escape(line)}", soft_wrap=True)
+    if skipped:
+        err.print(f"[yellow]{skipped} line(s) of {path} are no records (torn, not JSON, or not an episode's) and "
+                  "were not checked[/yellow]", soft_wrap=True)  # fmt: skip
     console.print(f"{checked - len(bad)} of {checked} records verified against the key")
     if bad or not checked:
         raise typer.Exit(1)

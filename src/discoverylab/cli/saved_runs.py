@@ -129,6 +129,10 @@ def judge_cmd(
 
     if not (run_dir / "results.jsonl").is_file():
         fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
+    from discoverylab.bench.records import read_jsonl
+
+    if any("protocol" in rec and "task" not in rec for rec in read_jsonl(run_dir / "results.jsonl")):
+        fail(f"{run_dir} is a Tiny Labs run: grade it with `discoverylab lab judge {run_dir}`.")
     if json_mode not in JSON_MODES:
         fail(f"Unknown --json-mode {json_mode!r}. Valid: {', '.join(JSON_MODES)}.")
     verdicts = run_dir / KNOWLEDGE_FILE
