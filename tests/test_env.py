@@ -86,10 +86,12 @@ def test_task_and_difficulty_of_another_type_or_huge_get_the_listing_error(task:
     ("radius", 10**9), ("radius", 33), ("radius", -1), ("radius", "3"), ("radius", 1.5), ("radius", None),
     ("max_steps", "10"), ("max_steps", -1), ("max_steps", 2.5), ("max_steps", True),
     ("image_scale", 2.0), ("image_scale", True), ("object_slots", -1),
+    ("teleport", "no"), ("strict", "false"), ("image_grid", 2), ("notes", "yes"),
 ])
 def test_bad_numeric_options_are_refused_at_construction(option: str, value: object) -> None:
     """Before: radius=10**9 hung at reset (a (2r+1)**2-tile window), a string radius or max_steps
-    raised a TypeError at reset or mid-step, image_scale=2.0 a TypeError from gymnasium's Box."""
+    raised a TypeError at reset or mid-step, image_scale=2.0 a TypeError from gymnasium's Box;
+    teleport="no" or strict="false" counted as True."""
     kwargs = {"observation": "symbolic"} if option == "object_slots" else {}
     with pytest.raises(ValueError, match=option):
         DiscoveryWorldEnv("PickAndPlaceTest", **kwargs, **{option: value})  # type: ignore[arg-type]

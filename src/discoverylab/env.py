@@ -163,8 +163,11 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
         self.render_mode = render_mode
         self.max_steps = None if max_steps is None else _whole("max_steps", max_steps, 0)
         self.radius = radius = _whole("radius", radius, 0, WORLD_SIZE)
-        self.teleport = teleport
-        self.strict = strict
+        for name, flag in (("teleport", teleport), ("strict", strict), ("image_grid", image_grid), ("notes", notes)):
+            if not (isinstance(flag, (bool, np.bool_)) or (isinstance(flag, int) and flag in (0, 1))):  # "no" counted as True
+                raise ValueError(f"{name} must be True or False, not {brief(flag)}.")
+        self.teleport = teleport = bool(teleport)
+        self.strict = strict = bool(strict)
         if observation not in OBSERVATION_MODES:
             raise ValueError(f"Unknown observation mode {observation!r}; valid: {', '.join(OBSERVATION_MODES)}.")
         if notes and observation != "symbolic":
