@@ -348,3 +348,13 @@ def test_an_argument_whose_comparison_raises_is_a_bad_action_not_an_exception(st
     assert world_fingerprint(env.world) == before
     waited = env.step({"action": "WAIT", "arg1": _NoEquality()})[4]["observation"]["lastActionMessage"]
     assert ("not expected" in waited) if strict else (waited == "I waited.")  # lenient: the extra argument is ignored
+
+
+def test_an_integer_too_large_for_an_id_is_said_to_be_one() -> None:
+    """10**20 as a post ID or a UUID was answered "expected an integer" though it is one."""
+    env, _ = _fresh("DiscoveryFeedTest")
+    say = lambda action: env.step(action)[4]["observation"]["lastActionMessage"]  # noqa: E731
+    assert "no post has an ID that large" in say({"action": "DISCOVERY_FEED_GET_POST_BY_ID", "arg1": 10**20})
+    assert "no object has a UUID that large" in say({"action": "PICKUP", "arg1": 10**20})
+    assert "no object has a UUID that large" in say({"action": "PICKUP", "arg1": "9" * 45})
+    assert "must be an object UUID (an integer)" in say({"action": "PICKUP", "arg1": "x"})

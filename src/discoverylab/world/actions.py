@@ -48,6 +48,18 @@ _LABELS = {
 
 
 
+def _huge_int(value: Any) -> bool:
+    """An integer (or integral float or digit string) too large for `_as_int`: the error path's
+    message says so instead of "expected an integer"."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, str):
+        return value.strip().lstrip("+-").isdigit()
+    return isinstance(value, int)
+
+
 def _blank(value: Any) -> bool:
     """An argument left out: None or "" (tested without `==`, which a value such as pandas.NA
     answers with an error)."""
@@ -142,9 +154,13 @@ class ActionExecutor(MovementActions):
         uid = _as_int(value)
         if kind == POST_ID:
             if uid is None:
-                raise ActionError(f"Invalid post ID {brief(value)} in '{key}': expected an integer.")
+                what = "no post has an ID that large" if _huge_int(value) else "expected an integer"
+                raise ActionError(f"Invalid post ID {brief(value)} in '{key}': {what}.")
             return uid
         if uid is None:
+            if _huge_int(value):
+                raise ActionError(f"'{key}' must be an object UUID (an integer in 1..65535), not {brief(value)}: "
+                                  "no object has a UUID that large.")
             raise ActionError(f"'{key}' must be an object UUID (an integer), not {brief(value)}.")
         if action == "TELEPORT_TO_OBJECT":
             obj = self.world.objects.get(uid)
