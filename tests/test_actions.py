@@ -358,3 +358,13 @@ def test_an_integer_too_large_for_an_id_is_said_to_be_one() -> None:
     assert "no object has a UUID that large" in say({"action": "PICKUP", "arg1": 10**20})
     assert "no object has a UUID that large" in say({"action": "PICKUP", "arg1": "9" * 45})
     assert "must be an object UUID (an integer)" in say({"action": "PICKUP", "arg1": "x"})
+
+
+def test_an_action_on_the_agent_itself_says_so() -> None:
+    """The agent's own UUID is listed at its location; PICKUP of it said "not accessible ... must
+    be on your tile" although it is on the agent's tile."""
+    env, _ = _fresh()
+    assert env.scenario is not None
+    me = env.scenario.player.uuid
+    message = env.step({"action": "PICKUP", "arg1": me})[4]["observation"]["lastActionMessage"]
+    assert f"UUID {me} is you" in message, message

@@ -175,6 +175,9 @@ class ActionExecutor(MovementActions):
         found = accessible_object(self.agent, uid)
         if found is not None:
             return found
+        if uid == self.agent.uuid:  # listed at the agent's own location, so agents try it
+            raise ActionError(f"{key}: UUID {uid} is you; an action takes another object (in your inventory, "
+                              "on your tile, or on the tile you are facing).")
         if uid in self.world.objects and uid in self.agent.seen:
             obj = self.world.objects[uid]
             raise ActionError(
