@@ -368,3 +368,26 @@ def test_an_action_on_the_agent_itself_says_so() -> None:
     me = env.scenario.player.uuid
     message = env.step({"action": "PICKUP", "arg1": me})[4]["observation"]["lastActionMessage"]
     assert f"UUID {me} is you" in message, message
+
+
+def test_any_integer_type_names_an_object_as_numpy_integers_do() -> None:
+    """A torch integer scalar (any type with __index__) was no UUID though numpy's are; a
+    several-valued one still is no integer."""
+
+    class Index:  # what torch.tensor(12) offers: __index__
+        def __init__(self, value: int) -> None:
+            self.value = value
+
+        def __index__(self) -> int:
+            return self.value
+
+    class Many:
+        def __index__(self) -> int:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+
+    env, obs = _fresh()
+    uuid = obs["accessibleEnvironmentObjects"][-1]["uuid"]  # the table beside the agent
+    plain = env.step({"action": "OPEN", "arg1": uuid})[4]["observation"]["lastActionMessage"]
+    assert env.step({"action": "OPEN", "arg1": Index(uuid)})[4]["observation"]["lastActionMessage"] == plain
+    assert "must be an object UUID" in env.step({"action": "OPEN", "arg1": Many()})[4]["observation"]["lastActionMessage"]
+    assert "must be an object UUID" not in plain

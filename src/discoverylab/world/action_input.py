@@ -5,6 +5,7 @@ executes what passes)."""
 from __future__ import annotations
 
 import json
+import operator
 import reprlib
 from collections.abc import Mapping
 from typing import Any
@@ -109,5 +110,10 @@ def _as_int(value: Any) -> int | None:
         try:
             number = int(value.strip())
         except ValueError:
+            return None
+    elif hasattr(type(value), "__index__"):  # another integer type: a torch or jax integer scalar
+        try:
+            number = operator.index(value)
+        except Exception:  # noqa: BLE001 - e.g. a tensor of several values: not an integer argument
             return None
     return number if number is not None and abs(number) < MAX_INT else None
