@@ -38,6 +38,13 @@ class RunLog:
     steps: list[dict[str, Any]]
     end: dict[str, Any] | None = None
 
+    @property
+    def ended(self) -> bool:
+        """An `end` line that is not a human's pending one: until the report (and answer sheet)
+        is in, the game is still being played, so its replay must not show the gold."""
+        knowledge = (self.end or {}).get("knowledge")
+        return self.end is not None and not (isinstance(knowledge, dict) and knowledge.get("pending"))
+
 
 def parse_log(text: str, name: str = "log") -> RunLog:
     """Parse JSONL text in the `discoverylab run` format (a torn last line is ignored)."""
@@ -196,5 +203,5 @@ class Replay:
             score = record.get("knowledge_score")
             knowledge = {"report": record["knowledge"], "graded": isinstance(score, (int, float)), "score": score}
         return {"task": self.log.task, "difficulty": self.log.difficulty, "seed": self.log.seed,
-                "agent": self.log.agent, "frames": len(self), "ended": self.log.end is not None,
+                "agent": self.log.agent, "frames": len(self), "ended": self.log.ended,
                 "diverged_at": self.diverged_at, "knowledge": knowledge, "timeline": self.timeline}  # fmt: skip

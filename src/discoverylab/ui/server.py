@@ -323,7 +323,7 @@ def create_app(
         if step >= len(replay):
             raise UIError(f"step must be in 0..{len(replay) - 1} for this log, not {step}.")
         card = replay.scorecard(step)
-        return card if replay.log.end is not None else public_scorecard(card)  # a game in progress
+        return card if replay.log.ended else public_scorecard(card)  # a game in progress (or awaiting its report)
 
     @app.get("/api/leaderboard")
     def board() -> dict[str, Any]:
