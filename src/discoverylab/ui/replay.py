@@ -70,8 +70,10 @@ def parse_log(text: str, name: str = "log") -> RunLog:
                        "`discoverylab bench --split test --eval-key-file KEY`.")
     try:
         task, difficulty, seed = str(start["task"]), str(start["difficulty"]), int(start["seed"])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         raise LogError(f"{name}: the start line needs task, difficulty and an integer seed.") from None
+    if not 0 <= seed < 2**32:  # the env refuses it at reset: a clear 422, not a 500 from deep inside
+        raise LogError(f"{name}: the start line's seed must be in 0..{2**32 - 1}, not {seed}.")
     steps = [e for e in entries[1:] if e.get("type") == "step" and "action" in e]
     end = next((e for e in reversed(entries[1:]) if e.get("type") == "end"), None)  # a report follows a pending end
     return RunLog(task, difficulty, seed, str(start.get("agent", "?")), steps, end)
