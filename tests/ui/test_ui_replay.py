@@ -153,6 +153,15 @@ def test_replay_cli_refuses_missing_and_bad_logs(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not JSON" in result.output
 
 
+@pytest.mark.parametrize("flag", ["--gif", "--mp4"])
+def test_replay_cli_says_when_it_cannot_write_the_video(tmp_path: Path, flag: str) -> None:
+    """A folder given as the output was a traceback (IsADirectoryError), exit 1."""
+    path = oracle_log(tmp_path, "DialogTest")
+    (tmp_path / "taken").mkdir()
+    result = CliRunner().invoke(app, ["replay", str(path), flag, str(tmp_path / "taken")])
+    assert result.exit_code == 2 and "cannot write" in result.output, result.output
+
+
 def test_leaderboard_puts_humans_beside_agents(tmp_path: Path) -> None:
     oracle_log(tmp_path / "runs" / "logs", "DialogTest")
     run, log = run_episode("DialogTest", "normal", 1, "random", max_steps=5)

@@ -121,7 +121,13 @@ def replay(
                   "(a log from another simulator version?).")  # fmt: skip
     for out, writer in ((gif, write_gif), (mp4, write_mp4)):
         if out is not None:
-            frames = writer(rp, out, fps=fps, grid=grid)
+            try:  # a folder or a read-only place: say so, not a traceback
+                if out.is_dir():
+                    raise IsADirectoryError(21, "it is a folder", str(out))
+                frames = writer(rp, out, fps=fps, grid=grid)
+            except OSError as exc:
+                err.print(f"[red]Error:[/red] cannot write {out}: {exc.strerror or exc}", soft_wrap=True)
+                raise typer.Exit(2) from None
             console.print(f"wrote {out} ({frames} frames)", soft_wrap=True)
 
 
