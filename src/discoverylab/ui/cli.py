@@ -75,8 +75,12 @@ def serve(
         if not allowed_host:
             err.print("Only requests addressed to localhost or the listening address are answered; "
                       "add --allowed-host NAME for the name people use.")  # fmt: skip
-    app = create_app(logs, max_games=max_games, max_log_bytes=int(max_log_mb * 1_000_000), study_key=key,
-                     allowed_hosts=hosts, max_games_per_client=max_games_per_client)  # fmt: skip
+    try:  # the logs folder is made here: a file in its place is a clear error, not a traceback
+        app = create_app(logs, max_games=max_games, max_log_bytes=int(max_log_mb * 1_000_000), study_key=key,
+                         allowed_hosts=hosts, max_games_per_client=max_games_per_client)  # fmt: skip
+    except OSError as exc:
+        err.print(f"[red]Error:[/red] cannot use {logs} as the logs folder: {exc.strerror or exc}", soft_wrap=True)
+        raise typer.Exit(2) from None
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     mode = ", study mode: sealed test instances" if key is not None else ""
     console.print(f"discoverylab UI: [bold]{url}[/bold]  (logs: {logs}{mode})  Ctrl+C stops it.")
