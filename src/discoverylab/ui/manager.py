@@ -176,6 +176,9 @@ class GameManager:
         """The live game, or the game rebuilt from its log (closed tab, unloaded, restarted)."""
         with self._lock:
             game = self._games.get(game_id)
+            if game is not None and game.broken:  # its last write failed: rebuild it from its log
+                del self._games[game_id]
+                game = None
             if game is None:
                 game = self._resume(game_id, client)
             game.last_used = time.monotonic()
