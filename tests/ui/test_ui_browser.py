@@ -153,3 +153,29 @@ def test_study_mode_page_has_no_seed_and_shows_the_instance(tmp_path: Path) -> N
         page.wait_for_selector("#scorecard tr")
         assert "in progress" in page.inner_text("#scorecard")
         assert not errors, errors
+
+
+def test_a_failed_resume_keeps_the_game_and_a_double_click_hands_in_once(tmp_path: Path) -> None:
+    """Any error on resume (a 503, a 429 when every slot is busy, a network blip) made the page
+    forget its game id silently: the game could never be resumed. A double click on "Hand in
+    report" sent it twice (the second a 409, shown as an error when it came last)."""
+    with live_server(tmp_path) as base, browser_page() as page:
+        start_game(page, base, "DialogTest")
+        _press(page, "ArrowRight")
+        gid = _state(page)["id"]
+        page.route(f"**/api/games/{gid}", lambda route: route.fulfill(
+            status=503, content_type="application/json", body=json.dumps({"detail": "busy"})))  # fmt: skip
+        page.reload()
+        page.wait_for_function("document.getElementById('status').textContent.includes('Could not resume')")
+        assert page.evaluate("localStorage.getItem('discoverylab.game')") == gid
+        page.unroute(f"**/api/games/{gid}")
+        page.reload()
+        page.wait_for_function(f"game !== null && game.id === {json.dumps(gid)} && game.step === 1")
+
+        reports: list[str] = []
+        page.on("request", lambda r: reports.append(r.url) if r.url.endswith("/report") else None)
+        page.fill("#report", "Gail asked for the apple.")
+        page.dblclick("#submit-report")
+        page.wait_for_function("game.finished")
+        page.wait_for_timeout(500)
+        assert len(reports) == 1 and page.get_attribute("#status", "class") != "bad"

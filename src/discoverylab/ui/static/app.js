@@ -10,7 +10,7 @@ const MANY = 3;  // more nearby objects of one name than this are listed once (t
 async function api(path, options) {
   const res = await fetch(path, options);
   const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(body.detail || `${res.status} ${res.statusText}`);
+  if (!res.ok) throw Object.assign(new Error(body.detail || `${res.status} ${res.statusText}`), { status: res.status });
   return body;
 }
 const post = (path, data) => api(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(data) });
@@ -66,7 +66,10 @@ async function initPlay() {
   const saved = localStorage.getItem(GAME_KEY);
   if (saved) {
     try { game = await api(`/api/games/${encodeURIComponent(saved)}`); await loadHistory(); render(); status(game.finished ? "" : "Resumed your game."); }
-    catch (e) { localStorage.removeItem(GAME_KEY); }
+    catch (e) {  // only an unknown game is forgotten: a busy or failing server must not lose it
+      if (e.status === 404) localStorage.removeItem(GAME_KEY);
+      else status(`Could not resume your game (${e.message}); reload the page to try again.`, true);
+    }
   }
 }
 
@@ -435,14 +438,19 @@ function sheetAnswers() {
   return answers;
 }
 
+let handingIn = false;  // a double click (or ctrl+Enter twice) sends the report once
+
 async function submitReport() {
-  if (!game) return;
+  if (!game || handingIn) return;
+  handingIn = true;
+  $("submit-report").disabled = true;
   try {
     game = await post(`/api/games/${game.id}/report`, { report: $("report").value, answers: sheetAnswers() });
     render();
     $("report").blur();
     status("Report handed in; the game is over.");
   } catch (e) { status(e.message, true); }
+  finally { handingIn = false; $("submit-report").disabled = Boolean(game && game.finished); }
 }
 
 function showKnowledge(k, target, sheet) {
