@@ -42,7 +42,7 @@ from discoverylab.ui.replay import LogError, Replay, load_log
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 1_000_000
-_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,200}$")
+_PART = re.compile(r"^[^./\\\x00-\x1f][^/\\\x00-\x1f]{0,200}$")  # not hidden, '..' or empty; spaces, '(1)' are fine
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
@@ -54,7 +54,7 @@ SECURITY_HEADERS = {
 def safe_path(root: Path, relative: str) -> Path:
     """`root/relative` if it is a plain file inside `root` (after following symlinks), else NotFound."""
     parts = relative.split("/")
-    if "\\" in relative or "\x00" in relative or not all(_PART.match(p) for p in parts):
+    if "\\" in relative or "\x00" in relative or not all(_PART.fullmatch(p) for p in parts):
         raise NotFound(f"No such file: {relative[:80]!r}.")
     try:
         path = (root / relative).resolve(strict=True)
