@@ -117,6 +117,17 @@ def test_unplayed_logs_left_by_closed_tabs_are_swept_after_the_idle_time(tmp_pat
     assert list(tmp_path.glob("*.jsonl")) == []
 
 
+def test_the_replay_command_deletes_nothing_in_its_logs_folder(tmp_path: Path) -> None:
+    """`discoverylab replay LOG` built the game manager, which swept its folder's unplayed human
+    logs: a command that reads one log removed other files beside it."""
+    client = _client(create_app(tmp_path))
+    unplayed = tmp_path / _new(client, seed=0)["log"]
+    os.utime(unplayed, (1, 1))
+    oracle = oracle_log(tmp_path, "DialogTest")
+    create_app(tmp_path, only_log=oracle.name)
+    assert unplayed.is_file()
+
+
 def _odd_folder(tmp_path: Path) -> Path:
     logs = tmp_path / "logs"
     good = oracle_log(logs, "DialogTest")

@@ -59,6 +59,7 @@ class GameManager:
         study_key: bytes | None = None,
         max_games_per_client: int | None = None,
         grace_seconds: float = 60.0,
+        sweep: bool = True,
     ) -> None:
         self.logs = logs
         self.max_games = max_games
@@ -73,7 +74,8 @@ class GameManager:
         self._played: dict[tuple[str, str, str, int], str] | None = None  # instance -> first log
         self._tokens: dict[str, str] | None = None  # resume token -> log name
         self._swept = time.monotonic()
-        self.sweep_unplayed()
+        if sweep:  # not for `discoverylab replay LOG`, which only reads its log's folder
+            self.sweep_unplayed()
 
     @property
     def study(self) -> bool:

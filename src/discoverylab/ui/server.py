@@ -148,7 +148,8 @@ def create_app(
     logs = Path(logs)
     logs.mkdir(parents=True, exist_ok=True)
     games = GameManager(logs, max_games, max_log_bytes, judge_factory=judge_factory or default_judge,
-                        study_key=study_key, max_games_per_client=max_games_per_client)  # fmt: skip
+                        study_key=study_key, max_games_per_client=max_games_per_client,
+                        sweep=only_log is None)  # fmt: skip
     replays = _Replays(logs, max_log_bytes=max_log_bytes, only=only_log)
     app = FastAPI(title="discoverylab UI", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.games = games
