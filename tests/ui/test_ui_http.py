@@ -75,6 +75,8 @@ def test_an_action_the_world_rejects_is_a_played_step_not_an_http_error(client: 
         ({"seed": -1}, 422, "seed"),
         ({"seed": 2**31}, 422, "seed"),
         ({"seed": "abc"}, 422, "seed"),
+        ({"seed": True}, 422, "seed"),  # was seed 1
+        ({"seed": "7"}, 422, "seed"),  # was seed 7
         ({"task": ""}, 422, "task"),
         ({"colour": "red"}, 422, "colour"),
     ],

@@ -69,7 +69,8 @@ class NewGame(BaseModel):
     model_config = {"extra": "forbid"}
     task: str = Field(..., min_length=1, max_length=80)
     difficulty: str = Field("normal", min_length=1, max_length=20)
-    seed: int | None = Field(None, ge=0, le=MAX_SEED, description="a public seed (0 if left out); none in study mode")
+    seed: int | None = Field(None, ge=0, le=MAX_SEED, strict=True,  # true or "7" is not a seed
+                             description="a public seed (0 if left out); none in study mode")
     participant: str | None = Field(None, min_length=1, max_length=MAX_PARTICIPANT_CHARS, pattern=r"^[A-Za-z0-9_.@-]+$")
 
 
