@@ -179,3 +179,22 @@ def test_a_failed_resume_keeps_the_game_and_a_double_click_hands_in_once(tmp_pat
         page.wait_for_function("game.finished")
         page.wait_for_timeout(500)
         assert len(reports) == 1 and page.get_attribute("#status", "class") != "bad"
+
+
+def test_a_second_tab_on_the_same_game_keeps_the_whole_history(tmp_path: Path) -> None:
+    """Two tabs on one game (the id is in localStorage): steps played in one were missing from
+    the other's History (and its copy all), which appended only its own latest step."""
+    with live_server(tmp_path) as base, browser_page() as first:
+        start_game(first, base, "DialogTest")
+        second = first.context.browser.new_page(bypass_csp=True)
+        second.set_default_timeout(10_000)
+        second.goto(base + "/play")
+        second.evaluate("id => localStorage.setItem('discoverylab.game', id)", _state(first)["id"])
+        second.reload()
+        second.wait_for_function("game !== null && game.step === 0")
+        _press(first, "ArrowRight")
+        _press(first, "ArrowRight")
+        second.keyboard.press("ArrowLeft")  # its page still shows step 0
+        second.wait_for_function("game.step === 3")
+        second.wait_for_function("hist.map((h) => h.step).join() === '0,1,2,3'")
+        assert second.locator("#history li").count() == 4

@@ -103,7 +103,9 @@ async function loadHistory() {
 
 function took(next) {
   game = next;
-  if (!hist.length || hist[hist.length - 1].step < game.entry.step) hist.push(game.entry);
+  const last = hist.length ? hist[hist.length - 1].step : -1;
+  if (game.entry.step > last + 1) loadHistory().then(render).catch(() => null);  // steps played in another tab
+  else if (last < game.entry.step) hist.push(game.entry);
   render();
   $("scorecard").replaceChildren();  // looking again is a click, counted once per step
 }
