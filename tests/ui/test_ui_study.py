@@ -137,6 +137,24 @@ def test_resume_after_a_server_restart_from_the_log(tmp_path: Path) -> None:
     assert kinds.count("start") == 1 and kinds.count("step") == 3  # one log, continued
 
 
+def test_resume_after_a_crash_mid_line_cuts_the_torn_line(tmp_path: Path) -> None:
+    """A server killed while writing a step left a torn last line; the resumed game appended
+    its next step onto that fragment, so that step was lost in a garbage line (the next resume
+    went back a step and the replay page refused the log: "line 3 is not JSON")."""
+    client = _client(tmp_path)
+    game = _new(client)
+    for _ in range(2):
+        client.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CW"})
+    log = tmp_path / game["log"]
+    log.write_bytes(log.read_bytes()[:-10])  # the crash: step 2's line half written
+    restarted = _client(tmp_path)
+    assert restarted.get(f"/api/games/{game['id']}").json()["step"] == 1  # step 2 never made it to disk
+    assert restarted.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CCW"}).json()["step"] == 2
+    assert [x["type"] for x in _lines(tmp_path, game)] == ["start", "step", "step"]  # every line whole
+    assert _client(tmp_path).get(f"/api/games/{game['id']}").json()["step"] == 2
+    assert restarted.get("/api/replay", params={"log": game["log"]}).json()["diverged_at"] is None
+
+
 def test_attack_the_resume_token_in_a_log_does_not_drive_the_game(tmp_path: Path) -> None:
     """Logs are readable by anyone (replay page); they hold a hash of the game id, not the id."""
     client = _client(tmp_path)

@@ -17,6 +17,7 @@ known can be rebuilt by re-playing its actions. Hence:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import threading
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from discoverylab.bench.records import repair_torn_tail
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.instances import SEALED_SPLIT, Instance, InstanceError, from_seed, make_instance
 from discoverylab.scoring.knowledge import Judge
@@ -191,6 +193,8 @@ class GameManager:
         if name is None:
             raise NotFound(f"No game with id {game_id[:40]!r} (unknown, or closed before its first action); start a new game.")
         path = self.logs / name
+        with contextlib.suppress(OSError):  # a crash mid-line: the next step must start a fresh line
+            repair_torn_tail(path)
         entries = _read_entries(path, self.max_log_bytes)
         start = entries[0] if entries else {}
         if start.get("resume") != resume_token(game_id):
