@@ -33,6 +33,7 @@ from discoverylab.scoring.knowledge import Judge
 from discoverylab.ui.games import (
     HUMAN_AGENT,
     MAX_SEED,
+    Conflict,
     Game,
     NotFound,
     TooMany,
@@ -203,10 +204,13 @@ class GameManager:
         key = _world_key(start)
         if key is None:
             raise NotFound(f"The log of game {game_id[:40]!r} names no instance; start a new game.")
-        if key[2] == SEALED_SPLIT:
+        if key[2] == SEALED_SPLIT:  # 409, not 404: the page keeps the game for the right server
             if not self.study:
-                raise NotFound("That game is on a sealed instance; resume it on the study server.")
+                raise Conflict("That game is on a sealed instance; resume it on the study server.")
             instance = self._sealed(task, difficulty, key[3])
+            if instance.public().get("commitment") != (start.get("instance") or {}).get("commitment"):
+                raise Conflict("That game was started with another evaluation key: this server would rebuild "
+                               "another world. Restart the study server with the key it was started with.")
         else:
             instance = from_seed(task, difficulty, key[3])
         limit = start.get("max_steps")
