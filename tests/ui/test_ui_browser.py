@@ -198,3 +198,20 @@ def test_a_second_tab_on_the_same_game_keeps_the_whole_history(tmp_path: Path) -
         second.wait_for_function("game.step === 3")
         second.wait_for_function("hist.map((h) => h.step).join() === '0,1,2,3'")
         assert second.locator("#history li").count() == 4
+
+
+def test_a_double_click_on_new_game_starts_one_game(tmp_path: Path) -> None:
+    """Two games were started: the orphan (never played, never closed) became the player's
+    `human` entry on the board, abandoned and failed, and the game they played a `human (replay)`."""
+    from discoverylab.ui.leaderboard import leaderboard
+
+    with live_server(tmp_path) as base, browser_page() as page:
+        page.goto(base + "/play")
+        page.wait_for_function("document.getElementById('task').options.length > 0")
+        page.select_option("#task", "DialogTest")
+        page.dblclick("#new-game")
+        page.wait_for_function("game !== null && !document.getElementById('new-game').disabled")
+        page.wait_for_timeout(500)
+        _press(page, "ArrowRight")
+        assert [p.name for p in tmp_path.glob("*.jsonl")] == [_state(page)["log"]]
+    assert leaderboard(tmp_path)["agents"] == ["human"]

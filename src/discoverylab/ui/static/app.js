@@ -73,7 +73,12 @@ async function initPlay() {
   }
 }
 
+let starting = false;  // a double click on New game starts one game, not an orphan beside it
+
 async function newGame() {
+  if (starting) return;
+  starting = true;
+  $("new-game").disabled = true;
   try {
     if (game && !game.finished && game.step > 0 && !game.terminated && !game.truncated &&
         !confirm("Start a new game? The current one ends as abandoned (failed).")) return;
@@ -94,6 +99,7 @@ async function newGame() {
     status("");
     $("new-game").blur();
   } catch (e) { status(e.message, true); }
+  finally { starting = false; $("new-game").disabled = false; }
 }
 
 async function loadHistory() {
