@@ -48,6 +48,20 @@ def test_bad_answer_sheets_are_422_and_end_nothing(tmp_path: Path, bad: Any) -> 
     assert client.get(f"/api/games/{game['id']}").json()["finished"] is False
 
 
+@pytest.mark.parametrize("bad", ['{"f": NaN}', '{"f": [1, Infinity]}', '{"f": -Infinity}'])
+def test_non_finite_answers_are_422_not_written_into_the_log(tmp_path: Path, bad: str) -> None:
+    """NaN / Infinity (which Python's JSON reader accepts) were stored: the log's end line then
+    held NaN tokens, which strict JSON readers (jq, JSON.parse) refuse."""
+    client = _client(tmp_path)
+    game = _new(client, "DialogTest", "normal")
+    client.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CW"})
+    body = '{"report": "x", "answers": ' + bad + "}"
+    response = client.post(f"/api/games/{game['id']}/report", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422 and "finite" in response.json()["detail"]
+    assert client.get(f"/api/games/{game['id']}").json()["finished"] is False
+    assert "NaN" not in (tmp_path / game["log"]).read_text() and "Infinity" not in (tmp_path / game["log"]).read_text()
+
+
 @needs_forms
 def test_attack_the_mid_game_form_and_state_hold_no_gold(tmp_path: Path) -> None:
     """The form is for any time; its grade (which names the gold) only once the game has ended."""

@@ -153,3 +153,65 @@ def test_study_mode_page_has_no_seed_and_shows_the_instance(tmp_path: Path) -> N
         page.wait_for_selector("#scorecard tr")
         assert "in progress" in page.inner_text("#scorecard")
         assert not errors, errors
+
+
+def test_a_failed_resume_keeps_the_game_and_a_double_click_hands_in_once(tmp_path: Path) -> None:
+    """Any error on resume (a 503, a 429 when every slot is busy, a network blip) made the page
+    forget its game id silently: the game could never be resumed. A double click on "Hand in
+    report" sent it twice (the second a 409, shown as an error when it came last)."""
+    with live_server(tmp_path) as base, browser_page() as page:
+        start_game(page, base, "DialogTest")
+        _press(page, "ArrowRight")
+        gid = _state(page)["id"]
+        page.route(f"**/api/games/{gid}", lambda route: route.fulfill(
+            status=503, content_type="application/json", body=json.dumps({"detail": "busy"})))  # fmt: skip
+        page.reload()
+        page.wait_for_function("document.getElementById('status').textContent.includes('Could not resume')")
+        assert page.evaluate("localStorage.getItem('discoverylab.game')") == gid
+        page.unroute(f"**/api/games/{gid}")
+        page.reload()
+        page.wait_for_function(f"game !== null && game.id === {json.dumps(gid)} && game.step === 1")
+
+        reports: list[str] = []
+        page.on("request", lambda r: reports.append(r.url) if r.url.endswith("/report") else None)
+        page.fill("#report", "Gail asked for the apple.")
+        page.dblclick("#submit-report")
+        page.wait_for_function("game.finished")
+        page.wait_for_timeout(500)
+        assert len(reports) == 1 and page.get_attribute("#status", "class") != "bad"
+
+
+def test_a_second_tab_on_the_same_game_keeps_the_whole_history(tmp_path: Path) -> None:
+    """Two tabs on one game (the id is in localStorage): steps played in one were missing from
+    the other's History (and its copy all), which appended only its own latest step."""
+    with live_server(tmp_path) as base, browser_page() as first:
+        start_game(first, base, "DialogTest")
+        second = first.context.browser.new_page(bypass_csp=True)
+        second.set_default_timeout(10_000)
+        second.goto(base + "/play")
+        second.evaluate("id => localStorage.setItem('discoverylab.game', id)", _state(first)["id"])
+        second.reload()
+        second.wait_for_function("game !== null && game.step === 0")
+        _press(first, "ArrowRight")
+        _press(first, "ArrowRight")
+        second.keyboard.press("ArrowLeft")  # its page still shows step 0
+        second.wait_for_function("game.step === 3")
+        second.wait_for_function("hist.map((h) => h.step).join() === '0,1,2,3'")
+        assert second.locator("#history li").count() == 4
+
+
+def test_a_double_click_on_new_game_starts_one_game(tmp_path: Path) -> None:
+    """Two games were started: the orphan (never played, never closed) became the player's
+    `human` entry on the board, abandoned and failed, and the game they played a `human (replay)`."""
+    from discoverylab.ui.leaderboard import leaderboard
+
+    with live_server(tmp_path) as base, browser_page() as page:
+        page.goto(base + "/play")
+        page.wait_for_function("document.getElementById('task').options.length > 0")
+        page.select_option("#task", "DialogTest")
+        page.dblclick("#new-game")
+        page.wait_for_function("game !== null && !document.getElementById('new-game').disabled")
+        page.wait_for_timeout(500)
+        _press(page, "ArrowRight")
+        assert [p.name for p in tmp_path.glob("*.jsonl")] == [_state(page)["log"]]
+    assert leaderboard(tmp_path)["agents"] == ["human"]

@@ -34,6 +34,14 @@ def test_serve_defaults_to_localhost_and_prints_the_url(tmp_path: Path, served: 
     assert (tmp_path / "logs").is_dir()
 
 
+def test_serve_with_a_file_as_the_logs_folder_says_so(tmp_path: Path, served: dict[str, Any]) -> None:
+    """`--logs` naming a file was a FileExistsError traceback, exit 1."""
+    (tmp_path / "afile").write_text("x")
+    for logs in (tmp_path / "afile", tmp_path / "afile" / "sub"):
+        result = CliRunner().invoke(app, ["serve", "--logs", str(logs)])
+        assert result.exit_code == 2 and "cannot use" in result.output and not served, result.output
+
+
 def test_serve_on_another_host_warns(tmp_path: Path, served: dict[str, Any]) -> None:
     result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0", "--logs", str(tmp_path)])
     assert result.exit_code == 0

@@ -75,6 +75,8 @@ def test_an_action_the_world_rejects_is_a_played_step_not_an_http_error(client: 
         ({"seed": -1}, 422, "seed"),
         ({"seed": 2**31}, 422, "seed"),
         ({"seed": "abc"}, 422, "seed"),
+        ({"seed": True}, 422, "seed"),  # was seed 1
+        ({"seed": "7"}, 422, "seed"),  # was seed 7
         ({"task": ""}, 422, "task"),
         ({"colour": "red"}, 422, "colour"),
     ],
@@ -205,3 +207,18 @@ def test_non_local_host_warns(tmp_path: Path) -> None:
 
     assert _is_local("127.0.0.1") and _is_local("localhost") and _is_local("::1") and _is_local("127.0.0.2")
     assert not _is_local("0.0.0.0") and not _is_local("192.168.1.5") and not _is_local("example.org")
+
+
+def test_every_listed_log_replays_whatever_its_plain_name(client: TestClient, tmp_path: Path) -> None:
+    """The log list showed 'my run (1).jsonl' (a browser's download name) but replaying it was a
+    404: the name check allowed only [A-Za-z0-9_.-], stricter than the rule it states (plain name
+    parts). `discoverylab replay 'my run (1).jsonl'` printed a URL to a page that said "No such file"."""
+    logs = tmp_path / "logs"
+    for name in ("my run (1).jsonl", "über+log.jsonl"):
+        (logs / name).write_text((tmp_path / "secret.jsonl").read_text())
+    listed = [entry["name"] for entry in client.get("/api/logs").json()]
+    assert sorted(listed) == ["my run (1).jsonl", "über+log.jsonl"]
+    for name in listed:
+        assert client.get("/api/replay", params={"log": name}).json()["frames"] == 1, name
+        assert client.get("/api/replay/frame.png", params={"log": name}).status_code == 200
+    assert client.get("/api/replay", params={"log": "my run (1).jsonl\n"}).status_code == 404

@@ -101,11 +101,27 @@ def test_a_changed_log_is_flagged_where_it_diverges(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "needle"),
     [("", "starts with"), ('{"type": "step"}\n', "starts with"), ('{"type": "start", "task": "DialogTest"}\n', "seed"),
-     ("[1, 2]\n", "JSON object"), ('not json\n{"type": "start"}\n', "line 1")],  # fmt: skip
+     ("[1, 2]\n", "JSON object"), ('not json\n{"type": "start"}\n', "line 1"),
+     ('{"type": "start", "task": "DialogTest", "difficulty": "easy", "seed": -1}\n', "0..4294967295"),
+     ('{"type": "start", "task": "DialogTest", "difficulty": "easy", "seed": 1e30}\n', "0..4294967295"),
+     ('{"type": "start", "task": "DialogTest", "difficulty": "easy", "seed": 1e400}\n', "integer seed")],  # fmt: skip
 )
 def test_unreadable_logs_raise_log_error(text: str, needle: str) -> None:
     with pytest.raises(LogError, match=needle):
         parse_log(text)
+
+
+def test_a_log_whose_seed_the_env_refuses_is_a_422_not_a_500(tmp_path: Path) -> None:
+    """A start line with seed -1 (or 1e30) passed parsing, then the env's reset raised: a 500."""
+    from fastapi.testclient import TestClient
+
+    from discoverylab.ui.server import create_app
+
+    (tmp_path / "neg.jsonl").write_text('{"type": "start", "task": "DialogTest", "difficulty": "easy", "seed": -1}\n')
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    for route in ("/api/replay", "/api/replay/scorecard", "/api/replay/frame.png"):
+        response = client.get(route, params={"log": "neg.jsonl"})
+        assert response.status_code == 422 and "seed" in response.json()["detail"], (route, response.text)
 
 
 def test_gif_and_mp4_of_an_oracle_run_have_one_frame_per_step(tmp_path: Path) -> None:
@@ -135,6 +151,15 @@ def test_replay_cli_refuses_missing_and_bad_logs(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text("oops\n")
     result = CliRunner().invoke(app, ["replay", str(tmp_path / "bad.jsonl"), "--gif", str(tmp_path / "x.gif")])
     assert result.exit_code == 2 and "not JSON" in result.output
+
+
+@pytest.mark.parametrize("flag", ["--gif", "--mp4"])
+def test_replay_cli_says_when_it_cannot_write_the_video(tmp_path: Path, flag: str) -> None:
+    """A folder given as the output was a traceback (IsADirectoryError), exit 1."""
+    path = oracle_log(tmp_path, "DialogTest")
+    (tmp_path / "taken").mkdir()
+    result = CliRunner().invoke(app, ["replay", str(path), flag, str(tmp_path / "taken")])
+    assert result.exit_code == 2 and "cannot write" in result.output, result.output
 
 
 def test_leaderboard_puts_humans_beside_agents(tmp_path: Path) -> None:

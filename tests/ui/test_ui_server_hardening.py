@@ -117,6 +117,17 @@ def test_unplayed_logs_left_by_closed_tabs_are_swept_after_the_idle_time(tmp_pat
     assert list(tmp_path.glob("*.jsonl")) == []
 
 
+def test_the_replay_command_deletes_nothing_in_its_logs_folder(tmp_path: Path) -> None:
+    """`discoverylab replay LOG` built the game manager, which swept its folder's unplayed human
+    logs: a command that reads one log removed other files beside it."""
+    client = _client(create_app(tmp_path))
+    unplayed = tmp_path / _new(client, seed=0)["log"]
+    os.utime(unplayed, (1, 1))
+    oracle = oracle_log(tmp_path, "DialogTest")
+    create_app(tmp_path, only_log=oracle.name)
+    assert unplayed.is_file()
+
+
 def _odd_folder(tmp_path: Path) -> Path:
     logs = tmp_path / "logs"
     good = oracle_log(logs, "DialogTest")
@@ -184,3 +195,31 @@ def test_attack_replay_command_serves_only_its_log(tmp_path: Path, monkeypatch: 
     assert client.get("/api/replay", params={"log": "sibling.jsonl"}).status_code == 404
     assert client.get("/api/leaderboard").json()["rows"] == []
     assert client.post("/api/games", json={"task": "DialogTest"}).status_code == 404
+
+
+def test_a_step_whose_log_line_cannot_be_written_is_not_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk (or a logs folder gone) while a step was logged: the env had moved on, the
+    log had not, the page got a 500 and kept playing a game whose log missed that action (its
+    resume and replay then differ from what was played). Now: a clear 503, the step is not
+    taken (the game is rebuilt from its log) and a torn line is cut off."""
+    from discoverylab.ui import games as games_module
+
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    game = client.post("/api/games", json={"task": "DialogTest", "seed": 0}).json()
+    assert client.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CW"}).status_code == 200
+    real_fsync = os.fsync
+
+    def disk_full(fd: int) -> None:  # the line got only partly to disk
+        os.ftruncate(fd, os.fstat(fd).st_size - 10)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(games_module.os, "fsync", disk_full)
+    failed = client.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CW"})
+    assert failed.status_code == 503 and "No space left" in failed.json()["detail"]
+    monkeypatch.setattr(games_module.os, "fsync", real_fsync)
+    state = client.get(f"/api/games/{game['id']}").json()
+    assert state["step"] == 1  # the step that was not logged was not taken
+    state = client.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CCW"}).json()
+    lines = [json.loads(line) for line in (tmp_path / game["log"]).read_text().splitlines()]  # every line whole
+    assert [x["action"]["action"] for x in lines if x["type"] == "step"] == ["ROTATE_CW", "ROTATE_CCW"]
+    assert state["step"] == 2 and client.get("/api/replay", params={"log": game["log"]}).json()["diverged_at"] is None

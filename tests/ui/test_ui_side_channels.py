@@ -155,3 +155,27 @@ def test_open_mode_config_and_default_seed(tmp_path: Path) -> None:
     assert client.get("/api/config").json() == {"study": False, "replay_only": None}
     game = _new(client, task="DialogTest")
     assert game["seed"] == 0 and game["instance"]["split"] == "seed" and game["replay_of"] is None
+
+
+def test_replay_of_a_game_awaiting_its_report_shows_no_gold(tmp_path: Path) -> None:
+    """The attack: lose (or win) the episode, open the game's own log on the replay page while the
+    report and answer sheet are still to come, and read the full card there. The pending `end`
+    line made the replay count the game as ended and show every item and score."""
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
+    game = _new(client, task="DialogTest", seed=0)
+    person = game["observation"]["taskProgress"][0]["description"].split("`")[1]
+    client.post(f"/api/games/{game['id']}/command", json={"text": f"goto {person.lower()}"})
+    state = client.post(f"/api/games/{game['id']}/command", json={"text": f"talk {person}"}).json()
+    box = state["observation"]["dialog_box"]
+    wanted = box["dialogIn"].split("`")[1]
+    wrong = next(int(k) for k, v in box["dialogOptions"].items() if v != wanted and v != "Exit")
+    state = client.post(f"/api/games/{game['id']}/step", json={"chosen_dialog_option_int": wrong}).json()
+    assert state["outcome"] == "failure" and not state["finished"]  # the episode is over, the report is not in
+    last = 3  # goto, talk, the wrong option
+    summary = client.get("/api/replay", params={"log": state["log"]}).json()
+    card = client.get("/api/replay/scorecard", params={"log": state["log"], "step": last}).json()
+    assert not summary["ended"] and all("score" not in entry for entry in summary["timeline"])
+    assert set(card) == {"taskName", "taskDescription", "completed", "completedSuccessfully"}
+    client.post(f"/api/games/{game['id']}/report", json={"report": "done"})
+    assert client.get("/api/replay", params={"log": state["log"]}).json()["ended"]  # now it has ended: all of it
+    assert client.get("/api/replay/scorecard", params={"log": state["log"], "step": last}).json()["scoreCard"]

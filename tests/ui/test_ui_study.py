@@ -137,6 +137,40 @@ def test_resume_after_a_server_restart_from_the_log(tmp_path: Path) -> None:
     assert kinds.count("start") == 1 and kinds.count("step") == 3  # one log, continued
 
 
+def test_resume_after_a_crash_mid_line_cuts_the_torn_line(tmp_path: Path) -> None:
+    """A server killed while writing a step left a torn last line; the resumed game appended
+    its next step onto that fragment, so that step was lost in a garbage line (the next resume
+    went back a step and the replay page refused the log: "line 3 is not JSON")."""
+    client = _client(tmp_path)
+    game = _new(client)
+    for _ in range(2):
+        client.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CW"})
+    log = tmp_path / game["log"]
+    log.write_bytes(log.read_bytes()[:-10])  # the crash: step 2's line half written
+    restarted = _client(tmp_path)
+    assert restarted.get(f"/api/games/{game['id']}").json()["step"] == 1  # step 2 never made it to disk
+    assert restarted.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CCW"}).json()["step"] == 2
+    assert [x["type"] for x in _lines(tmp_path, game)] == ["start", "step", "step"]  # every line whole
+    assert _client(tmp_path).get(f"/api/games/{game['id']}").json()["step"] == 2
+    assert restarted.get("/api/replay", params={"log": game["log"]}).json()["diverged_at"] is None
+
+
+def test_a_study_game_resumes_only_with_the_key_it_was_started_with(tmp_path: Path) -> None:
+    """A study server restarted with another key (or none) rebuilt the sealed index from that
+    key: another world, in which the participant played on, appending to their log."""
+    key = b"0123456789abcdef-the-study-key-0123"
+    client = _client(tmp_path, study_key=key)
+    game = client.post("/api/games", json={"task": "DialogTest"}).json()
+    state = client.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CW"}).json()
+    before = (tmp_path / game["log"]).read_bytes()
+    for other, needle in ((b"fedcba9876543210-another-key-98765", "another evaluation key"), (None, "study server")):
+        response = _client(tmp_path, study_key=other).get(f"/api/games/{game['id']}")
+        assert response.status_code == 409 and needle in response.json()["detail"], response.text
+    assert (tmp_path / game["log"]).read_bytes() == before
+    again = _client(tmp_path, study_key=key).get(f"/api/games/{game['id']}").json()
+    assert again["step"] == 1 and again["observation"] == state["observation"]
+
+
 def test_attack_the_resume_token_in_a_log_does_not_drive_the_game(tmp_path: Path) -> None:
     """Logs are readable by anyone (replay page); they hold a hash of the game id, not the id."""
     client = _client(tmp_path)

@@ -48,6 +48,13 @@ def test_terminal_play_is_logged_like_a_browser_game(tmp_path: Path) -> None:
     assert "Log:" in out
 
 
+def test_a_file_as_the_logs_folder_is_a_clear_error(tmp_path: Path) -> None:
+    """`play --logs FILE` was a FileExistsError traceback, exit 1."""
+    (tmp_path / "afile").write_text("x")
+    result = CliRunner().invoke(app, ["play", "DialogTest", "--logs", str(tmp_path / "afile")], input="quit\n")
+    assert result.exit_code == 2 and "cannot use" in result.output, result.output
+
+
 def test_a_command_that_does_not_parse_costs_no_step(tmp_path: Path) -> None:
     """The old terminal sent an unknown verb to the env as an action: a wasted step."""
     out, lines = _play(tmp_path, "DialogTest", ["fly", "take unicorn", "tp NOWHERE", "read sign", "quit"])

@@ -36,7 +36,10 @@ def view(obs: dict[str, Any], with_task: bool) -> str:
 def play_in_terminal(console: Console, task: str, difficulty: str, seed: int, max_steps: int | None, logs: Path) -> Game:
     """Play until the episode ends or the player quits; returns the ended game."""
     games = GameManager(logs, max_games=1)
-    game = games.create(task, difficulty, seed, client="terminal", max_steps=max_steps)
+    try:  # the logs folder is made here: a file in its place is a clear error, not a traceback
+        game = games.create(task, difficulty, seed, client="terminal", max_steps=max_steps)
+    except OSError as exc:
+        raise UIError(f"cannot use {logs} as the logs folder: {exc.strerror or exc}") from None
     say = lambda text: console.print(text, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
     say(view(game.info["observation"], with_task=True))
     report: str | None = None

@@ -11,6 +11,7 @@ has ended, like the full scorecard.
 from __future__ import annotations
 
 import importlib
+import math
 from types import ModuleType
 from typing import Any
 
@@ -51,6 +52,8 @@ def check(answers: Any) -> dict[str, Any]:
             raise ValueError(f"answer {key!r}: a list of at most {MAX_LIST} numbers")
         if value is not None and not isinstance(value, (str, int, float, list)):
             raise ValueError(f"answer {key!r}: a text, a number or a list of numbers")
+        if not all(math.isfinite(v) for v in (value if isinstance(value, list) else [value]) if isinstance(v, float)):
+            raise ValueError(f"answer {key!r}: numbers must be finite (NaN and Infinity would make the log invalid JSON)")
     return dict(answers)
 
 

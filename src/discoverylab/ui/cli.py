@@ -75,8 +75,12 @@ def serve(
         if not allowed_host:
             err.print("Only requests addressed to localhost or the listening address are answered; "
                       "add --allowed-host NAME for the name people use.")  # fmt: skip
-    app = create_app(logs, max_games=max_games, max_log_bytes=int(max_log_mb * 1_000_000), study_key=key,
-                     allowed_hosts=hosts, max_games_per_client=max_games_per_client)  # fmt: skip
+    try:  # the logs folder is made here: a file in its place is a clear error, not a traceback
+        app = create_app(logs, max_games=max_games, max_log_bytes=int(max_log_mb * 1_000_000), study_key=key,
+                         allowed_hosts=hosts, max_games_per_client=max_games_per_client)  # fmt: skip
+    except OSError as exc:
+        err.print(f"[red]Error:[/red] cannot use {logs} as the logs folder: {exc.strerror or exc}", soft_wrap=True)
+        raise typer.Exit(2) from None
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     mode = ", study mode: sealed test instances" if key is not None else ""
     console.print(f"discoverylab UI: [bold]{url}[/bold]  (logs: {logs}{mode})  Ctrl+C stops it.")
@@ -121,7 +125,13 @@ def replay(
                   "(a log from another simulator version?).")  # fmt: skip
     for out, writer in ((gif, write_gif), (mp4, write_mp4)):
         if out is not None:
-            frames = writer(rp, out, fps=fps, grid=grid)
+            try:  # a folder or a read-only place: say so, not a traceback
+                if out.is_dir():
+                    raise IsADirectoryError(21, "it is a folder", str(out))
+                frames = writer(rp, out, fps=fps, grid=grid)
+            except OSError as exc:
+                err.print(f"[red]Error:[/red] cannot write {out}: {exc.strerror or exc}", soft_wrap=True)
+                raise typer.Exit(2) from None
             console.print(f"wrote {out} ({frames} frames)", soft_wrap=True)
 
 

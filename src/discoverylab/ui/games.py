@@ -19,6 +19,7 @@ Game ids are random and unguessable: a game is driven only by whoever created it
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -77,6 +78,10 @@ class TooLarge(UIError):
 
 class TooMany(UIError):
     status = 429
+
+
+class LogWriteFailed(UIError):
+    status = 503
 
 
 class StepRequest(BaseModel):
@@ -147,6 +152,7 @@ class Game:
     history: list[dict[str, Any]] = field(default_factory=list)  # step, action, message: the readings
     sheet: dict[str, Any] | None = None  # the graded answer sheet, once the game has ended
     last_used: float = field(default_factory=time.monotonic)
+    broken: bool = False  # a log line failed to write: the manager rebuilds the game from its log
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -217,10 +223,21 @@ class Game:
         return round(max(0.0, time.time() - self.started), 3)
 
     def _append(self, line: Mapping[str, Any]) -> None:
-        with self.log_path.open("a", encoding="utf-8") as fh:
-            fh.write(dumps({**line, "time": utc_now(), "elapsed_s": self.elapsed()}) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Append one line durably. If that fails (disk full, folder gone) the torn line is cut
+        off and the game is marked broken: what was played since the log's last line is not
+        kept, so the next request gets the game as its log has it, never one the log lacks."""
+        size = self.log_path.stat().st_size if self.log_path.exists() else 0
+        try:
+            with self.log_path.open("a", encoding="utf-8") as fh:
+                fh.write(dumps({**line, "time": utc_now(), "elapsed_s": self.elapsed()}) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            self.broken = True
+            with contextlib.suppress(OSError):
+                os.truncate(self.log_path, size)
+            raise LogWriteFailed(f"The server could not write this game's log ({exc.strerror or exc}); "
+                                 "that action was not taken. Try again, or tell the organiser.") from None
 
     def step(self, request: StepRequest) -> None:
         if self.finished:

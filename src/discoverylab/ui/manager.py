@@ -17,6 +17,7 @@ known can be rebuilt by re-playing its actions. Hence:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import threading
@@ -25,12 +26,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from discoverylab.bench.records import repair_torn_tail
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.instances import SEALED_SPLIT, Instance, InstanceError, from_seed, make_instance
 from discoverylab.scoring.knowledge import Judge
 from discoverylab.ui.games import (
     HUMAN_AGENT,
     MAX_SEED,
+    Conflict,
     Game,
     NotFound,
     TooMany,
@@ -59,6 +62,7 @@ class GameManager:
         study_key: bytes | None = None,
         max_games_per_client: int | None = None,
         grace_seconds: float = 60.0,
+        sweep: bool = True,
     ) -> None:
         self.logs = logs
         self.max_games = max_games
@@ -73,7 +77,8 @@ class GameManager:
         self._played: dict[tuple[str, str, str, int], str] | None = None  # instance -> first log
         self._tokens: dict[str, str] | None = None  # resume token -> log name
         self._swept = time.monotonic()
-        self.sweep_unplayed()
+        if sweep:  # not for `discoverylab replay LOG`, which only reads its log's folder
+            self.sweep_unplayed()
 
     @property
     def study(self) -> bool:
@@ -176,6 +181,9 @@ class GameManager:
         """The live game, or the game rebuilt from its log (closed tab, unloaded, restarted)."""
         with self._lock:
             game = self._games.get(game_id)
+            if game is not None and game.broken:  # its last write failed: rebuild it from its log
+                del self._games[game_id]
+                game = None
             if game is None:
                 game = self._resume(game_id, client)
             game.last_used = time.monotonic()
@@ -186,6 +194,8 @@ class GameManager:
         if name is None:
             raise NotFound(f"No game with id {game_id[:40]!r} (unknown, or closed before its first action); start a new game.")
         path = self.logs / name
+        with contextlib.suppress(OSError):  # a crash mid-line: the next step must start a fresh line
+            repair_torn_tail(path)
         entries = _read_entries(path, self.max_log_bytes)
         start = entries[0] if entries else {}
         if start.get("resume") != resume_token(game_id):
@@ -194,10 +204,13 @@ class GameManager:
         key = _world_key(start)
         if key is None:
             raise NotFound(f"The log of game {game_id[:40]!r} names no instance; start a new game.")
-        if key[2] == SEALED_SPLIT:
+        if key[2] == SEALED_SPLIT:  # 409, not 404: the page keeps the game for the right server
             if not self.study:
-                raise NotFound("That game is on a sealed instance; resume it on the study server.")
+                raise Conflict("That game is on a sealed instance; resume it on the study server.")
             instance = self._sealed(task, difficulty, key[3])
+            if instance.public().get("commitment") != (start.get("instance") or {}).get("commitment"):
+                raise Conflict("That game was started with another evaluation key: this server would rebuild "
+                               "another world. Restart the study server with the key it was started with.")
         else:
             instance = from_seed(task, difficulty, key[3])
         limit = start.get("max_steps")

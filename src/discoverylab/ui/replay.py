@@ -38,6 +38,13 @@ class RunLog:
     steps: list[dict[str, Any]]
     end: dict[str, Any] | None = None
 
+    @property
+    def ended(self) -> bool:
+        """An `end` line that is not a human's pending one: until the report (and answer sheet)
+        is in, the game is still being played, so its replay must not show the gold."""
+        knowledge = (self.end or {}).get("knowledge")
+        return self.end is not None and not (isinstance(knowledge, dict) and knowledge.get("pending"))
+
 
 def parse_log(text: str, name: str = "log") -> RunLog:
     """Parse JSONL text in the `discoverylab run` format (a torn last line is ignored)."""
@@ -63,8 +70,10 @@ def parse_log(text: str, name: str = "log") -> RunLog:
                        "`discoverylab bench --split test --eval-key-file KEY`.")
     try:
         task, difficulty, seed = str(start["task"]), str(start["difficulty"]), int(start["seed"])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         raise LogError(f"{name}: the start line needs task, difficulty and an integer seed.") from None
+    if not 0 <= seed < 2**32:  # the env refuses it at reset: a clear 422, not a 500 from deep inside
+        raise LogError(f"{name}: the start line's seed must be in 0..{2**32 - 1}, not {seed}.")
     steps = [e for e in entries[1:] if e.get("type") == "step" and "action" in e]
     end = next((e for e in reversed(entries[1:]) if e.get("type") == "end"), None)  # a report follows a pending end
     return RunLog(task, difficulty, seed, str(start.get("agent", "?")), steps, end)
@@ -196,5 +205,5 @@ class Replay:
             score = record.get("knowledge_score")
             knowledge = {"report": record["knowledge"], "graded": isinstance(score, (int, float)), "score": score}
         return {"task": self.log.task, "difficulty": self.log.difficulty, "seed": self.log.seed,
-                "agent": self.log.agent, "frames": len(self), "ended": self.log.end is not None,
+                "agent": self.log.agent, "frames": len(self), "ended": self.log.ended,
                 "diverged_at": self.diverged_at, "knowledge": knowledge, "timeline": self.timeline}  # fmt: skip

@@ -42,7 +42,7 @@ from discoverylab.ui.replay import LogError, Replay, load_log
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 1_000_000
-_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,200}$")
+_PART = re.compile(r"^[^./\\\x00-\x1f][^/\\\x00-\x1f]{0,200}$")  # not hidden, '..' or empty; spaces, '(1)' are fine
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
@@ -54,7 +54,7 @@ SECURITY_HEADERS = {
 def safe_path(root: Path, relative: str) -> Path:
     """`root/relative` if it is a plain file inside `root` (after following symlinks), else NotFound."""
     parts = relative.split("/")
-    if "\\" in relative or "\x00" in relative or not all(_PART.match(p) for p in parts):
+    if "\\" in relative or "\x00" in relative or not all(_PART.fullmatch(p) for p in parts):
         raise NotFound(f"No such file: {relative[:80]!r}.")
     try:
         path = (root / relative).resolve(strict=True)
@@ -69,7 +69,8 @@ class NewGame(BaseModel):
     model_config = {"extra": "forbid"}
     task: str = Field(..., min_length=1, max_length=80)
     difficulty: str = Field("normal", min_length=1, max_length=20)
-    seed: int | None = Field(None, ge=0, le=MAX_SEED, description="a public seed (0 if left out); none in study mode")
+    seed: int | None = Field(None, ge=0, le=MAX_SEED, strict=True,  # true or "7" is not a seed
+                             description="a public seed (0 if left out); none in study mode")
     participant: str | None = Field(None, min_length=1, max_length=MAX_PARTICIPANT_CHARS, pattern=r"^[A-Za-z0-9_.@-]+$")
 
 
@@ -148,7 +149,8 @@ def create_app(
     logs = Path(logs)
     logs.mkdir(parents=True, exist_ok=True)
     games = GameManager(logs, max_games, max_log_bytes, judge_factory=judge_factory or default_judge,
-                        study_key=study_key, max_games_per_client=max_games_per_client)  # fmt: skip
+                        study_key=study_key, max_games_per_client=max_games_per_client,
+                        sweep=only_log is None)  # fmt: skip
     replays = _Replays(logs, max_log_bytes=max_log_bytes, only=only_log)
     app = FastAPI(title="discoverylab UI", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.games = games
@@ -323,7 +325,7 @@ def create_app(
         if step >= len(replay):
             raise UIError(f"step must be in 0..{len(replay) - 1} for this log, not {step}.")
         card = replay.scorecard(step)
-        return card if replay.log.end is not None else public_scorecard(card)  # a game in progress
+        return card if replay.log.ended else public_scorecard(card)  # a game in progress (or awaiting its report)
 
     @app.get("/api/leaderboard")
     def board() -> dict[str, Any]:

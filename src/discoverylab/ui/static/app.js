@@ -10,7 +10,7 @@ const MANY = 3;  // more nearby objects of one name than this are listed once (t
 async function api(path, options) {
   const res = await fetch(path, options);
   const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(body.detail || `${res.status} ${res.statusText}`);
+  if (!res.ok) throw Object.assign(new Error(body.detail || `${res.status} ${res.statusText}`), { status: res.status });
   return body;
 }
 const post = (path, data) => api(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(data) });
@@ -66,11 +66,19 @@ async function initPlay() {
   const saved = localStorage.getItem(GAME_KEY);
   if (saved) {
     try { game = await api(`/api/games/${encodeURIComponent(saved)}`); await loadHistory(); render(); status(game.finished ? "" : "Resumed your game."); }
-    catch (e) { localStorage.removeItem(GAME_KEY); }
+    catch (e) {  // only an unknown game is forgotten: a busy or failing server must not lose it
+      if (e.status === 404) localStorage.removeItem(GAME_KEY);
+      else status(`Could not resume your game (${e.message}); reload the page to try again.`, true);
+    }
   }
 }
 
+let starting = false;  // a double click on New game starts one game, not an orphan beside it
+
 async function newGame() {
+  if (starting) return;
+  starting = true;
+  $("new-game").disabled = true;
   try {
     if (game && !game.finished && game.step > 0 && !game.terminated && !game.truncated &&
         !confirm("Start a new game? The current one ends as abandoned (failed).")) return;
@@ -91,6 +99,7 @@ async function newGame() {
     status("");
     $("new-game").blur();
   } catch (e) { status(e.message, true); }
+  finally { starting = false; $("new-game").disabled = false; }
 }
 
 async function loadHistory() {
@@ -100,7 +109,9 @@ async function loadHistory() {
 
 function took(next) {
   game = next;
-  if (!hist.length || hist[hist.length - 1].step < game.entry.step) hist.push(game.entry);
+  const last = hist.length ? hist[hist.length - 1].step : -1;
+  if (game.entry.step > last + 1) loadHistory().then(render).catch(() => null);  // steps played in another tab
+  else if (last < game.entry.step) hist.push(game.entry);
   render();
   $("scorecard").replaceChildren();  // looking again is a click, counted once per step
 }
@@ -435,14 +446,19 @@ function sheetAnswers() {
   return answers;
 }
 
+let handingIn = false;  // a double click (or ctrl+Enter twice) sends the report once
+
 async function submitReport() {
-  if (!game) return;
+  if (!game || handingIn) return;
+  handingIn = true;
+  $("submit-report").disabled = true;
   try {
     game = await post(`/api/games/${game.id}/report`, { report: $("report").value, answers: sheetAnswers() });
     render();
     $("report").blur();
     status("Report handed in; the game is over.");
   } catch (e) { status(e.message, true); }
+  finally { handingIn = false; $("submit-report").disabled = Boolean(game && game.finished); }
 }
 
 function showKnowledge(k, target, sheet) {
