@@ -55,6 +55,16 @@ def test_a_file_as_the_logs_folder_is_a_clear_error(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "cannot use" in result.output, result.output
 
 
+def test_leaving_before_the_first_move_shows_no_scorecard(tmp_path: Path) -> None:
+    """Quitting at step 0 leaves no log (never played) but printed the full scorecard (the gold's
+    item names), and a later game on that seed was no replay: a free look at the answer."""
+    result = CliRunner().invoke(app, ["play", "SpaceSick", "-d", "easy", "--seed", "2", "--logs", str(tmp_path)],
+                                input="quit\n\n\n")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert not list(tmp_path.glob("*.jsonl")) and "Scorecard" not in result.output
+    assert "Nothing was recorded" in result.output
+
+
 def test_a_command_that_does_not_parse_costs_no_step(tmp_path: Path) -> None:
     """The old terminal sent an unknown verb to the env as an action: a wasted step."""
     out, lines = _play(tmp_path, "DialogTest", ["fly", "take unicorn", "tp NOWHERE", "read sign", "quit"])

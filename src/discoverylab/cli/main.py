@@ -116,10 +116,13 @@ def play(
     from discoverylab.ui.games import UIError
 
     try:
-        env = play_in_terminal(console, task, difficulty, seed, max_steps, logs).env
+        game = play_in_terminal(console, task, difficulty, seed, max_steps, logs)
     except UIError as exc:
         fail(str(exc))
-    print_scorecard(env.scorecard(reveal=True))  # the session is over: the full card
+    if not game.log_path.exists():  # left before the first move: no record, so no gold (as the page)
+        console.print("Nothing was recorded (no move was made), so no scorecard is shown.")
+        return
+    print_scorecard(game.env.scorecard(reveal=True))  # the session is over and recorded: the full card
 
 
 def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as_json: bool, title: str,
