@@ -259,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-rounds", type=int, default=40)
     parser.add_argument("--out", type=Path, default=Path("runs/chaos"))
     args = parser.parse_args(argv)
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {str(args.out)!r} is a file: it names the folder of the runs and chaos_summary.json")
     import shutil
 
     from discoverylab.bench.runner import parse_seed_ranges, suite_tasks
