@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -98,6 +99,8 @@ def main() -> None:
         parser.error("--envs needs counts of at least 1; --steps and --repeat at least 1")
     if why := _unknown_task(args.task):
         parser.error(why)
+    if args.json and (os.path.isdir(args.json) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json)))):
+        parser.error(f"--json {args.json!r}: a file in an existing folder is needed (checked now, not after the run)")
     relax_gc()
     rows = measure(args.task, counts, args.steps, args.repeat)
     print(f"{'envs in the process':>20} {'steps/s (median)':>17} {'x the first':>12}")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import time
@@ -290,6 +291,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.steps is None:
         args.steps = 4000 if args.suite else 5000
+    if args.steps < 1 or args.resets < 1:
+        parser.error("--steps and --resets must be at least 1")
+    if args.json and (os.path.isdir(args.json) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json)))):
+        parser.error(f"--json {args.json!r}: a file in an existing folder is needed (checked now, not after the run)")
     LIMIT[0] = args.max_steps
     if not args.default_gc:
         relax_gc()
