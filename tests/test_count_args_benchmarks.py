@@ -17,6 +17,7 @@ CASES = [
     ("labs_speed.py", ["--repeats", "0"], "bench_properties"),
     ("lab_samplers.py", ["--lengths", "0"], "measure"),
     ("lab_samplers.py", ["--lengths", "200,x"], "measure"),
+    ("llm_local_speed.py", ["--repeats", "0"], "EmbeddedModelServer"),
 ]
 
 
