@@ -141,6 +141,9 @@ def main() -> None:
         return
     if args.steps < 1:
         parser.error("--steps must be at least 1")
+    if args.src is not None and not os.path.isfile(os.path.join(args.src, "discoverylab", "__init__.py")):
+        # PYTHONPATH at a folder without the package measured the installed one under --src's name
+        parser.error(f"--src {args.src!r} holds no discoverylab package (give a checkout's src folder, e.g. base/src)")
     if args.src is None and (why := _unknown_task(args.task, args.difficulty)):  # another tree may have other tasks
         parser.error(why)
     if shutil.which("valgrind") is None or (args.fast and shutil.which("callgrind_control") is None):

@@ -30,3 +30,15 @@ def test_a_misspelt_task_is_a_usage_error_before_any_work(script: str, argv: lis
         bench.main()
     assert exc.value.code == 2
     assert "DoorsTest" in capsys.readouterr().err  # the valid names (or difficulties) are listed
+
+
+@pytest.mark.parametrize("src", ["no-such-folder", "."])  # "." is a checkout root, not its src
+def test_instructions_src_without_the_package_is_a_usage_error(src: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A --src with no discoverylab in it was put on PYTHONPATH, the installed package was measured
+    instead and the figure printed under --src's name (a false A/B comparison)."""
+    bench = load_benchmark("instructions.py", "instructions_src_bench")
+    monkeypatch.setattr(bench, "count", lambda *a, **k: pytest.fail("counted"))
+    monkeypatch.setattr(sys, "argv", ["instructions.py", "--task", "DoorsTest", "--steps", "2", "--src", src])
+    with pytest.raises(SystemExit) as exc:
+        bench.main()
+    assert exc.value.code == 2
