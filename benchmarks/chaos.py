@@ -235,6 +235,15 @@ def check(quiet: Path, chaos: Path, expected: int, *, final: bool) -> tuple[dict
     return figures, problems
 
 
+def garbage_problems(quiet: Path, garbage_task: str) -> list[str]:
+    """A `--garbage-task` that no task's text holds (a misspelling) leaves no `agent_error`
+    episode to check, and the run passed as if the check had held."""
+    if garbage_task and not any(r.get("status") == "agent_error" for r in read_results(quiet)):
+        return [f"--garbage-task {garbage_task!r}: no episode of the quiet run ended agent_error (no task text holds "
+                "these words?), so the agent_error check tested nothing"]
+    return []
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", default="0-49")
@@ -250,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-rounds", type=int, default=40)
     parser.add_argument("--out", type=Path, default=Path("runs/chaos"))
     args = parser.parse_args(argv)
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {str(args.out)!r} is a file: it names the folder of the runs and chaos_summary.json")
     import shutil
 
     from discoverylab.bench.runner import parse_seed_ranges, suite_tasks
@@ -296,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                "expected_episodes": expected, "quiet": quiet_figures, "quiet_seconds": round(quiet_s, 1),
                "after_chaos": chaos_figures, "after_quiet_resume": final_figures, "faults_injected": injected,
                "requests": sum(injected.values()), "rounds": rounds,
-               "seconds": round(time.monotonic() - started, 1), "problems": problems + final_problems}  # fmt: skip
+               "seconds": round(time.monotonic() - started, 1), "problems": garbage_problems(quiet_dir, args.garbage_task) + problems + final_problems}  # fmt: skip
     (args.out / "chaos_summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     print(json.dumps(summary, indent=2, default=str))
     return 1 if summary["problems"] else 0

@@ -47,9 +47,17 @@ def run(url: str, sessions: int, seconds: float, task: str) -> dict[str, Any]:
 
     def client(n: int) -> None:
         with httpx.Client(base_url=url, timeout=120) as http:
-            sid = http.post("/sessions").json()["session_id"]
-            http.post(f"/sessions/{sid}/reset", json={"task": task, "seed": n, "max_steps": 100_000}).raise_for_status()
-            start_gate.wait()
+            try:
+                sid = http.post("/sessions").json()["session_id"]
+                reset = http.post(f"/sessions/{sid}/reset", json={"task": task, "seed": n, "max_steps": 100_000})
+                if reset.status_code != 200:
+                    raise RuntimeError(f"reset answered {reset.status_code}: {reset.text[:300]}")
+                start_gate.wait()
+            except (threading.BrokenBarrierError, httpx.HTTPError, RuntimeError, KeyError, ValueError) as exc:
+                # a session that cannot start must not leave the others (and main) at the gate for ever
+                errors.append(f"session {n}: {exc}")
+                start_gate.abort()
+                return
             while time.perf_counter() < stop_at[0]:
                 t0 = time.perf_counter()
                 answer = http.post(f"/sessions/{sid}/step", json={"action": {"action": "ROTATE_DIRECTION", "arg1": "north"}})
@@ -63,7 +71,12 @@ def run(url: str, sessions: int, seconds: float, task: str) -> dict[str, Any]:
     for t in threads:
         t.start()
     stop_at[0] = time.perf_counter() + 3600
-    start_gate.wait()
+    try:
+        start_gate.wait()
+    except threading.BrokenBarrierError:
+        for t in threads:
+            t.join()
+        raise SystemExit(f"env_server_throughput.py: a session could not start: {next(e for e in errors if 'Barrier' not in e)}") from None
     began = time.perf_counter()
     stop_at[0] = began + seconds
     for t in threads:
@@ -109,6 +122,10 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     parser.add_argument("--ray", type=int, default=0, metavar="N", help="run on Ray instead: one actor per N sessions")
     args = parser.parse_args()
+    if min(args.sessions) < 1 or args.seconds <= 0:
+        parser.error("--sessions must be counts of at least 1 and --seconds more than 0")
+    if args.json and (os.path.isdir(args.json) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json)))):
+        parser.error(f"--json {args.json!r}: a file in an existing folder is needed")
     if args.ray:
         for sessions in args.sessions:
             print(json.dumps(run_ray(sessions, args.ray, args.seconds, args.task)), flush=True)

@@ -49,6 +49,19 @@ def profile(task: str, episodes: int, steps: int) -> str:
     return f"{task} reset {statistics.median(resets) * 1e6:.0f}us {cells}"
 
 
+def _unknown_task(task: str, difficulty: str | None = None) -> str | None:
+    """Why `task` (at `difficulty`) cannot run, or None: a misspelt name was a traceback from
+    deep in the env."""
+    from discoverylab.scenarios.registry import all_tasks
+
+    tasks = all_tasks()
+    if task not in tasks:
+        return f"no task {task!r} (tasks: {', '.join(tasks)})"
+    if difficulty is not None and difficulty.lower() not in tasks[task].difficulties:
+        return f"{task} has no difficulty {difficulty!r} (its difficulties: {', '.join(tasks[task].difficulties)})"
+    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -57,6 +70,11 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=300)
     parser.add_argument("--steps", type=int, default=100)
     args = parser.parse_args()
+    if args.episodes < 1 or args.steps < 1:
+        parser.error("--episodes and --steps must be at least 1")
+    for task in args.tasks:
+        if why := _unknown_task(task):
+            parser.error(why)
     relax_gc()
     for task in args.tasks:
         print(profile(task, args.episodes, args.steps), flush=True)

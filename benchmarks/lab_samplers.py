@@ -41,9 +41,15 @@ def main() -> None:
     parser.add_argument("--eps", type=float, default=0.1)
     parser.add_argument("--targets", type=int, default=40)
     args = parser.parse_args()
+    try:
+        lengths = [int(n) for n in args.lengths.split(",")]
+    except ValueError:
+        lengths = []
+    if not lengths or min(lengths) < 1 or args.targets < 1 or args.eps < 0:
+        parser.error("--lengths takes lengths of at least 1 like 200,500; --targets at least 1; --eps 0 or more")
     params = PropertyParams()
     print(f"{'property':<20} {'N':>5} {'hit rate':>9} {'samples/s':>10}")
-    for length in (int(n) for n in args.lengths.split(",")):
+    for length in lengths:
         for name in PROPERTIES:
             rate, speed = measure(name, length, args.eps, args.targets, params)
             print(f"{name:<20} {length:>5} {rate:>9.3f} {speed:>10.0f}")

@@ -59,6 +59,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
 
     props = bench_properties(args.repeats)
     print(f"{'benchmark':<48}{'value':>12}  target")

@@ -33,6 +33,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    if args.repeats < 1:  # the median of no requests was a traceback after the server had started
+        parser.error("--repeats must be at least 1")
 
     started = time.perf_counter()
     with EmbeddedModelServer() as server:

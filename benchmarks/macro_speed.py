@@ -38,6 +38,8 @@ def main() -> None:
     parser.add_argument("--graph", action="store_true", help="also time the default ground-truth graph")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.repeats < 1 or args.steps < 1:
+        parser.error("--repeats and --steps must be at least 1")
     rows = []
     for n_h, n_f in SIZES:
         seconds = time_run(n_h, n_f, args.steps, args.repeats if n_h <= 10_000 else 1)

@@ -94,9 +94,13 @@ def table(outcomes: list[Outcome]) -> list[dict[str, object]]:
 
 
 def parse_seeds(text: str) -> list[int]:
+    """`0-99` or `0,34,38`; a reversed range or a part that is no number is a ValueError, since an
+    empty sweep would pass the guarantee without playing an episode."""
     seeds: list[int] = []
     for part in text.split(","):
-        low, _, high = part.partition("-")
+        low, _, high = part.strip().partition("-")
+        if not low.isdigit() or not (high or low).isdigit() or int(high or low) < int(low):
+            raise ValueError(f"--seeds: {part!r} is not a seed or a range LOW-HIGH of seeds (e.g. 0-99 or 0,34,38)")
         seeds += list(range(int(low), int(high or low) + 1))
     return seeds
 
@@ -110,9 +114,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    try:
+        seeds = parse_seeds(args.seeds)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.task is not None and args.task not in all_tasks():
+        parser.error(f"--task: no task {args.task!r} (tasks: {', '.join(all_tasks())})")
+    if args.sealed < 0:
+        parser.error("--sealed must be 0 or more")
     key = load_key(args.key_file) or DEMO_KEY
     start = time.perf_counter()
-    outcomes = sweep(parse_seeds(args.seeds), args.sealed, key, args.workers, args.task)
+    outcomes = sweep(seeds, args.sealed, key, args.workers, args.task)
     rows = table(outcomes)
     if args.json:
         print(json.dumps({"rows": rows, "outcomes": [asdict(o) for o in outcomes]}))

@@ -266,6 +266,9 @@ def main() -> None:
         parser.error("--tasks needs a task and --envs-per-task at least 1.")
     relax_gc()  # many resets of short episodes: see its docstring
     out = Path(args.out)
+    if out.is_dir():
+        parser.error(f"--out {args.out!r} is a folder: it is the path the .json, .png and .pt are named after (e.g. runs/ppo_curve)")
+    out.parent.mkdir(parents=True, exist_ok=True)  # as sb3.py does: a missing folder lost the whole run at the end
 
     def log(curve: dict[str, Any]) -> None:  # keep what we have, should the run be cut short
         print(json.dumps(curve["eval"][-1]), flush=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -89,14 +90,21 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--images", type=int, default=100, help="images per measurement")
-    parser.add_argument("--suite", default="all")
+    parser.add_argument("--suite", default="all", choices=("unit", "discovery", "tutorial", "all"))
     parser.add_argument("--difficulty", default="normal", help="one difficulty per task (unit tests: normal)")
     parser.add_argument("--json", dest="json_out", default=None)
     args = parser.parse_args()
+    if args.images < 1:
+        parser.error("--images must be at least 1")
+    if args.json_out and (os.path.isdir(args.json_out) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json_out)))):
+        parser.error(f"--json {args.json_out!r}: a file in an existing folder is needed")
 
     from discoverylab.bench.runner import suite_tasks
 
-    rows = [measure(task, diff, args.images) for task, diff in suite_tasks(args.suite, args.difficulty)]
+    pairs = suite_tasks(args.suite, args.difficulty)
+    if not pairs:  # an empty table with status 0 read as a run that measured nothing slow
+        parser.error(f"no task of suite {args.suite!r} has difficulty {args.difficulty!r} (easy, normal, challenge)")
+    rows = [measure(task, diff, args.images) for task, diff in pairs]
     header = f"{'task':26} {'diff':7} {'first ms':>8} " + " ".join(f"{c:>11}" for c in COLUMNS)
     print("images/s, wall clock / process CPU time")
     print(header)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import time
@@ -252,6 +253,19 @@ def _show(task: str, row: dict[str, Any]) -> None:
     print(json.dumps({"task": task, **shown}), flush=True)
 
 
+def _unknown_task(task: str, difficulty: str | None = None) -> str | None:
+    """Why `task` (at `difficulty`) cannot run, or None: a misspelt name was a traceback from
+    deep in the env."""
+    from discoverylab.scenarios.registry import all_tasks
+
+    tasks = all_tasks()
+    if task not in tasks:
+        return f"no task {task!r} (tasks: {', '.join(tasks)})"
+    if difficulty is not None and difficulty.lower() not in tasks[task].difficulties:
+        return f"{task} has no difficulty {difficulty!r} (its difficulties: {', '.join(tasks[task].difficulties)})"
+    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int)
@@ -277,6 +291,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.steps is None:
         args.steps = 4000 if args.suite else 5000
+    if args.steps < 1 or args.resets < 1:
+        parser.error("--steps and --resets must be at least 1")
+    if args.json and (os.path.isdir(args.json) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json)))):
+        parser.error(f"--json {args.json!r}: a file in an existing folder is needed (checked now, not after the run)")
     LIMIT[0] = args.max_steps
     if not args.default_gc:
         relax_gc()
@@ -300,6 +318,8 @@ def main() -> None:
                 json.dump(report, fh, indent=1)
         return
     args.task = args.task or "DoorsTest"
+    if why := _unknown_task(args.task):
+        parser.error(why)
     base = single(args.task, args.steps, True)
     rows = [base]
     if not args.only_batched:

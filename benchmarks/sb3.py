@@ -391,6 +391,9 @@ def main() -> None:
         [get_task(t) for t in tasks]
     except ValueError as exc:
         parser.error(str(exc))
+    small = [f"--{n.replace('_', '-')}" for n in ("num_envs", "workers", "n_steps", "batch_size", "epochs") if getattr(args, n) < 1]
+    if small:  # was a ValueError traceback from the env or the model (with --jobs, one per task process)
+        parser.error(f"{', '.join(small)} must be at least 1")
     if args.jobs:
         forward = [(f"--{name}" if value else f"--no-{name}") if isinstance(value, bool) else f"--{name}={value}"
                    for name, value in ((k.replace("_", "-"), v) for k, v in vars(args).items() if k in TRAINING)

@@ -15,9 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import os
 import resource
 import statistics
+import sys
 import time
+from queue import Empty
 from typing import Any
 
 
@@ -73,14 +76,32 @@ def _worker(args: tuple[str, str, int, int], queue: Any) -> None:
     queue.put(measure(*args))
 
 
+def _row(proc: Any, queue: Any) -> dict[str, Any] | None:
+    """The worker's row, or None once it has exited without one (its traceback is on stderr): a
+    bare `queue.get()` waited forever for a worker that had failed."""
+    while True:
+        try:
+            return queue.get(timeout=0.5)  # type: ignore[no-any-return]
+        except Empty:
+            if not proc.is_alive():
+                try:  # a row put just before the exit
+                    return queue.get(timeout=0.5)  # type: ignore[no-any-return]
+                except Empty:
+                    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--resets", type=int, default=20)
-    parser.add_argument("--suite", default="all")
+    parser.add_argument("--suite", default="all", choices=("unit", "discovery", "tutorial", "all"))
     parser.add_argument("--task", default=None, help="only this task (all its difficulties)")
     parser.add_argument("--json", dest="json_out", default=None)
     args = parser.parse_args()
+    if args.steps < 1 or args.resets < 1:
+        parser.error("--steps and --resets must be at least 1")
+    if args.json_out and (os.path.isdir(args.json_out) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json_out)))):
+        parser.error(f"--json {args.json_out!r}: a file in an existing folder is needed")
 
     from discoverylab.bench.runner import suite_tasks
 
@@ -93,8 +114,11 @@ def main() -> None:
         queue = ctx.Queue()
         proc = ctx.Process(target=_worker, args=((task, diff, args.steps, args.resets), queue))
         proc.start()
-        rows.append(queue.get())
+        row = _row(proc, queue)
         proc.join()
+        if row is None:
+            sys.exit(f"step_speed.py: the worker for {task} ({diff}) failed (exit status {proc.exitcode}); no table written")
+        rows.append(row)
     header = f"{'task':28} {'diff':7} {'reset ms cold/med/max':>22} {'steps/s':>8} {'env only':>8} {'obs KB':>7} {'peak MB':>8}"
     print(header)
     print("-" * len(header))

@@ -71,3 +71,12 @@ def test_attack_the_checker_catches_a_run_that_went_wrong(chaos: Any, smoke_run:
         "false-agent-error": lambda rows: [*rows, {**_ok(rows), "status": "agent_error", "error": "garbage"}],
     }
     assert _tampered(chaos, out, tmp_path, changes[attack]), f"the checker missed a {attack} episode"
+
+
+def test_a_garbage_task_that_matched_no_episode_is_a_problem(chaos: Any, tmp_path: Path) -> None:
+    """`--garbage-task DoorTest` (no task text holds it) once passed with no agent_error checked."""
+    (tmp_path / "results.jsonl").write_text(json.dumps({"status": "ok"}) + "\n")
+    assert chaos.garbage_problems(tmp_path, "DoorTest")
+    (tmp_path / "results.jsonl").write_text(json.dumps({"status": "ok"}) + "\n" + json.dumps({"status": "agent_error"}) + "\n")
+    assert chaos.garbage_problems(tmp_path, "Discovery Feed") == []
+    assert chaos.garbage_problems(tmp_path, "") == []

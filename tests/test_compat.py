@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -187,3 +188,9 @@ def test_sealed_api_shows_the_whole_card_once_the_task_is_completed() -> None:
     assert api.episodeEnded() and api.getTaskScorecard()[0]["completedSuccessfully"]
     assert api.getTaskScorecard()[0]["scoreNormalized"] == 1.0
     assert DiscoveryWorldAPI().endEpisode()["success"] is False  # nothing loaded: a clear error
+
+
+def test_a_video_before_any_scenario_says_so_in_one_sentence(tmp_path: Path) -> None:
+    """The message once ended in 'first..' (NO_SCENARIO's full stop, then the sentence's)."""
+    answer = DiscoveryWorldAPI().createAgentVideo(0, str(tmp_path / "v.mp4"))
+    assert answer == {"errors": ["No video written: No scenario is loaded: call loadScenario() first."], "success": False}

@@ -90,3 +90,23 @@ def test_envs_per_process_measures_each_count_and_writes_json(tmp_path: Path, mo
     with pytest.raises(SystemExit) as exit_info:
         per_process.main()
     assert exit_info.value.code == 2 and "--envs takes counts" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("script", "argv"), [
+    ("rl_speed.py", ["--suite", "unit", "--out", "no-such-folder/unit.json"]),
+    ("rl_speed.py", ["--task", "DoorsTest", "--json", "."]),
+    ("rl_speed.py", ["--task", "DoorsTest", "--steps", "0"]),
+    ("envs_per_process.py", ["--envs", "1", "--json", "."]),
+])  # fmt: skip
+def test_an_unwritable_json_or_zero_steps_is_a_usage_error_before_the_run(script: str, argv: list[str],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The JSON was written only after the whole run (a traceback then, the figures lost); --steps 0
+    was an UnboundLocalError."""
+    bench = load_benchmark(script, script.removesuffix(".py") + "_json_bench")
+    for work in ("suite", "single", "measure", "relax_gc"):
+        if hasattr(bench, work):
+            monkeypatch.setattr(bench, work, lambda *a, **k: pytest.fail("the run started"))
+    monkeypatch.setattr(sys, "argv", [script, "--default-gc", *argv] if script == "rl_speed.py" else [script, *argv])
+    with pytest.raises(SystemExit) as exc:
+        bench.main()
+    assert exc.value.code == 2

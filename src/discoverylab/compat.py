@@ -221,7 +221,7 @@ class DiscoveryWorldAPI(OriginalMembers):
         if agentIdx != 0:
             return {"errors": ["Agent index out of range."], "success": False}
         if not self._frames:
-            why = "no frames were kept (render_images=False or keep_frames=False)" if self.env else NO_SCENARIO
+            why = "no frames were kept (render_images=False or keep_frames=False)" if self.env else NO_SCENARIO.rstrip(".")
             return {"errors": [f"No video written: {why}."], "success": False}
         import io
 
