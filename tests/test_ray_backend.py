@@ -16,7 +16,7 @@ ray = pytest.importorskip("ray", reason="the ray backend is optional: pip instal
 pytestmark = pytest.mark.xdist_group("ray")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def local_ray() -> Iterator[None]:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
@@ -27,11 +27,22 @@ def _comparable(records: list[Any]) -> list[dict[str, Any]]:
     return [r.model_dump(mode="json", exclude={"seconds"}) for r in records]
 
 
-def test_ray_and_local_backends_give_the_same_records(local_ray: None, tmp_path: Path) -> None:
+@pytest.fixture
+def local_first(tmp_path: Path) -> Any:
+    """The local backend's records, made before Ray starts: the local pool forks, and a child
+    forked from a process running Ray's threads can hang for ever on a lock one of them held
+    (seen once, session 19: a worker stuck in its first allocation, the test waiting on it)."""
+    if ray.is_initialized():
+        ray.shutdown()
+    jobs = make_jobs(suite_tasks("unit"), [0, 1], "random", 15)
+    return run_bench(jobs, tmp_path / "local", 2, total=len(jobs), config=run_config(15))
+
+
+def test_ray_and_local_backends_give_the_same_records(local_first: Any, local_ray: None, tmp_path: Path) -> None:
     jobs = make_jobs(suite_tasks("unit"), [0, 1], "random", 15)
     config = run_config(15)
     on_ray = run_bench(jobs, tmp_path / "ray", 2, total=len(jobs), config=config, backend="ray")
-    local = run_bench(jobs, tmp_path / "local", 2, total=len(jobs), config=config)
+    local = local_first
     assert [r.status for r in on_ray.results] == ["ok"] * len(jobs)
     assert _comparable(on_ray.results) == _comparable(local.results)
     ray_lines = (tmp_path / "ray" / "results.jsonl").read_text().splitlines()
