@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from discoverylab.rl import make_rl_env, relax_gc
+from discoverylab.scenarios.registry import task_problem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # rl_speed.py lies beside this script
 from rl_speed import _sample  # noqa: E402  (its sampler: the same random masked policy)
@@ -70,19 +71,6 @@ def measure(task: str, counts: list[int], steps: int, repeat: int) -> list[dict[
              "x_first": statistics.median(paces[k]) / one, "runs": paces[k]} for k in counts]  # fmt: skip
 
 
-def _unknown_task(task: str, difficulty: str | None = None) -> str | None:
-    """Why `task` (at `difficulty`) cannot run, or None: a misspelt name was a traceback from
-    deep in the env."""
-    from discoverylab.scenarios.registry import all_tasks
-
-    tasks = all_tasks()
-    if task not in tasks:
-        return f"no task {task!r} (tasks: {', '.join(tasks)})"
-    if difficulty is not None and difficulty.lower() not in tasks[task].difficulties:
-        return f"{task} has no difficulty {difficulty!r} (its difficulties: {', '.join(tasks[task].difficulties)})"
-    return None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="DoorsTest")
@@ -97,7 +85,7 @@ def main() -> None:
         parser.error(f"--envs takes counts like 1,8,32, got {args.envs!r}")
     if not counts or min(counts) < 1 or args.steps < 1 or args.repeat < 1:
         parser.error("--envs needs counts of at least 1; --steps and --repeat at least 1")
-    if why := _unknown_task(args.task):
+    if why := task_problem(args.task):
         parser.error(why)
     if args.json and (os.path.isdir(args.json) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json)))):
         parser.error(f"--json {args.json!r}: a file in an existing folder is needed (checked now, not after the run)")

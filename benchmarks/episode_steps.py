@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from discoverylab.rl import make_rl_env, relax_gc
+from discoverylab.scenarios.registry import task_problem
 
 BUCKETS = (0, 1, 5, 10, 25, 50, 100)
 
@@ -49,19 +50,6 @@ def profile(task: str, episodes: int, steps: int) -> str:
     return f"{task} reset {statistics.median(resets) * 1e6:.0f}us {cells}"
 
 
-def _unknown_task(task: str, difficulty: str | None = None) -> str | None:
-    """Why `task` (at `difficulty`) cannot run, or None: a misspelt name was a traceback from
-    deep in the env."""
-    from discoverylab.scenarios.registry import all_tasks
-
-    tasks = all_tasks()
-    if task not in tasks:
-        return f"no task {task!r} (tasks: {', '.join(tasks)})"
-    if difficulty is not None and difficulty.lower() not in tasks[task].difficulties:
-        return f"{task} has no difficulty {difficulty!r} (its difficulties: {', '.join(tasks[task].difficulties)})"
-    return None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -73,7 +61,7 @@ def main() -> None:
     if args.episodes < 1 or args.steps < 1:
         parser.error("--episodes and --steps must be at least 1")
     for task in args.tasks:
-        if why := _unknown_task(task):
+        if why := task_problem(task):
             parser.error(why)
     relax_gc()
     for task in args.tasks:

@@ -111,19 +111,6 @@ def count(args: argparse.Namespace, steps: int) -> int:
     return int(found.group(1))
 
 
-def _unknown_task(task: str, difficulty: str | None = None) -> str | None:
-    """Why `task` (at `difficulty`) cannot run, or None: a misspelt name was a traceback from
-    deep in the env, after two callgrind runs."""
-    from discoverylab.scenarios.registry import all_tasks
-
-    tasks = all_tasks()
-    if task not in tasks:
-        return f"no task {task!r} (tasks: {', '.join(tasks)})"
-    if difficulty is not None and difficulty.lower() not in tasks[task].difficulties:
-        return f"{task} has no difficulty {difficulty!r} (its difficulties: {', '.join(tasks[task].difficulties)})"
-    return None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="SpaceSick")
@@ -144,7 +131,9 @@ def main() -> None:
     if args.src is not None and not os.path.isfile(os.path.join(args.src, "discoverylab", "__init__.py")):
         # PYTHONPATH at a folder without the package measured the installed one under --src's name
         parser.error(f"--src {args.src!r} holds no discoverylab package (give a checkout's src folder, e.g. base/src)")
-    if args.src is None and (why := _unknown_task(args.task, args.difficulty)):  # another tree may have other tasks
+    from discoverylab.scenarios.registry import task_problem
+
+    if args.src is None and (why := task_problem(args.task, args.difficulty)):  # another tree may have other tasks
         parser.error(why)
     if shutil.which("valgrind") is None or (args.fast and shutil.which("callgrind_control") is None):
         raise SystemExit("valgrind not found: install it (apt-get install valgrind) to count instructions.")

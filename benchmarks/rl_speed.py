@@ -43,6 +43,7 @@ import numpy as np
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.rl import DiscreteActions, make_rl_env, relax_gc
 from discoverylab.rl.vector import BatchedVectorEnv
+from discoverylab.scenarios.registry import task_problem
 
 MOVES = 15  # the argument-less actions come first in the layout
 LIMIT = [10**9]  # every env's max_steps (`--max-steps`): by default episodes are long
@@ -253,19 +254,6 @@ def _show(task: str, row: dict[str, Any]) -> None:
     print(json.dumps({"task": task, **shown}), flush=True)
 
 
-def _unknown_task(task: str, difficulty: str | None = None) -> str | None:
-    """Why `task` (at `difficulty`) cannot run, or None: a misspelt name was a traceback from
-    deep in the env."""
-    from discoverylab.scenarios.registry import all_tasks
-
-    tasks = all_tasks()
-    if task not in tasks:
-        return f"no task {task!r} (tasks: {', '.join(tasks)})"
-    if difficulty is not None and difficulty.lower() not in tasks[task].difficulties:
-        return f"{task} has no difficulty {difficulty!r} (its difficulties: {', '.join(tasks[task].difficulties)})"
-    return None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int)
@@ -318,7 +306,7 @@ def main() -> None:
                 json.dump(report, fh, indent=1)
         return
     args.task = args.task or "DoorsTest"
-    if why := _unknown_task(args.task):
+    if why := task_problem(args.task):
         parser.error(why)
     base = single(args.task, args.steps, True)
     rows = [base]

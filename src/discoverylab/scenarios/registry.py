@@ -69,6 +69,18 @@ def get_task(name: str) -> type[Scenario]:
     raise ValueError(f"Unknown task {name!r}. Valid tasks: {', '.join(tasks)}.")
 
 
+def task_problem(task: str, difficulty: str | None = None) -> str | None:
+    """Why `task` (at `difficulty`) cannot be played, or None: scripts turn it into a usage error
+    before any work (a misspelt name was a traceback from deep in the env)."""
+    try:
+        cls = get_task(task)
+        if difficulty is not None:
+            check_difficulty(cls, difficulty)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def check_difficulty(cls: type[Scenario], difficulty: str) -> str:
     diff = difficulty.strip().lower()
     if diff not in cls.difficulties:
