@@ -300,9 +300,10 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
                 raw = frame.get("text")
                 if raw is None:  # a binary frame: OpenEnv's messages are text; decode it, never crash on it
                     raw = (frame.get("bytes") or b"").decode("utf-8", errors="replace")
-                if len(raw) > max_body or len(raw.encode("utf-8", errors="replace")) > max_body:  # as HTTP's 413
+                size = len(raw.encode("utf-8", errors="replace"))
+                if size > max_body:  # as HTTP's 413
                     await ws.send_text(_ws_error(f"A message is at most {max_body} bytes (--max-body); this one "
-                                                 f"has {len(raw.encode('utf-8', errors='replace'))}.", "MESSAGE_TOO_LARGE"))
+                                                 f"has {size}.", "MESSAGE_TOO_LARGE"))
                     continue
                 answer, closing = await run_in_threadpool(_ws_answer, pool, sid, raw)
                 if closing:

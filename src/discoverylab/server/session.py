@@ -181,14 +181,12 @@ class EpisodeSession:
             raise SessionError("Call reset before step.")
         if self.done:
             raise SessionError("The episode has ended; call reset to play another.")
-        if isinstance(action, str) and len(action) > MAX_ACTION_CHARS:
+        message = action.get("message") if self.kind == "lab" and isinstance(action, dict) else action
+        if isinstance(message, str) and len(message) > MAX_ACTION_CHARS:  # a bare string, or a lab's {"message": ...}
             raise SessionError(f"An action is at most {MAX_ACTION_CHARS} characters.")
         if self.kind == "lab":
-            message = action.get("message") if isinstance(action, dict) else action
             if not isinstance(message, str):
                 raise SessionError('A Tiny Labs action is a message: a string or {"message": "..."}.')
-            if len(message) > MAX_ACTION_CHARS:  # {"message": ...} is bounded like a bare string
-                raise SessionError(f"An action is at most {MAX_ACTION_CHARS} characters.")
             text, reward, terminated, truncated, info = self.env.step(message)
             self.lab_grade = info.get("score", self.lab_grade)
             ok = True

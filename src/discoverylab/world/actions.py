@@ -138,7 +138,7 @@ class ActionExecutor(MovementActions):
 
     # ---- argument resolution ----------------------------------------------------------
     def _resolve(self, action: str, key: str, kind: str, value: Any) -> Any:
-        if value is None or (isinstance(value, str) and not value):  # never `==`: an argument's own __eq__ may raise
+        if value is None or (isinstance(value, str) and not value):  # `_blank`, inline: every object action comes here
             label = _LABELS.get(action, action)
             raise ActionError(f"Action '{label}' requires '{key}' ({kind}).")
         if kind == DIRECTION:
