@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -20,3 +24,14 @@ def load_benchmark(script: str, module_name: str) -> ModuleType:
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def main_exit_code(monkeypatch: Any, main: Callable[[], Any], argv: list[str], *stubs: tuple[Any, str]) -> Any:
+    """The SystemExit code of `main()` run with `sys.argv = argv`, each `(object, name)` of `stubs`
+    replaced by a failure first: a usage error (2) must come before any of that work starts."""
+    for owner, name in stubs:
+        monkeypatch.setattr(owner, name, lambda *a, _name=name, **k: pytest.fail(f"{_name} ran"))
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as exc:
+        main()
+    return exc.value.code

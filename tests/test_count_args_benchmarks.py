@@ -4,12 +4,11 @@ before any work."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from bench_loader import load_benchmark
+from bench_loader import load_benchmark, main_exit_code
 
 CASES = [
     ("macro_speed.py", ["--repeats", "0"], "time_run"),
@@ -25,11 +24,7 @@ CASES = [
 def test_a_zero_count_is_a_usage_error_before_any_work(script: str, argv: list[str], work: str,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     bench = load_benchmark(script, script.removesuffix(".py") + "_count_bench")
-    monkeypatch.setattr(bench, work, lambda *a, **k: pytest.fail(f"{work} ran"))
-    monkeypatch.setattr(sys, "argv", [script, *argv])
-    with pytest.raises(SystemExit) as exc:
-        bench.main()
-    assert exc.value.code == 2
+    assert main_exit_code(monkeypatch, bench.main, [script, *argv], (bench, work)) == 2
 
 
 def test_chaos_out_that_is_a_file_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

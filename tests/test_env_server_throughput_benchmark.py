@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bench_loader import load_benchmark
+from bench_loader import load_benchmark, main_exit_code
 
 throughput = load_benchmark("env_server_throughput.py", "env_server_throughput_bench")
 
@@ -42,8 +42,5 @@ def test_a_session_that_cannot_start_ends_the_run_with_the_server_s_reason(monke
 
 @pytest.mark.parametrize("argv", [["--sessions", "0"], ["--seconds", "0"], ["--json", "."]])
 def test_bad_arguments_are_usage_errors_before_the_server_starts(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(throughput.subprocess, "Popen", lambda *a, **k: pytest.fail("a server was started"))
-    monkeypatch.setattr(throughput.sys, "argv", ["env_server_throughput.py", *argv])
-    with pytest.raises(SystemExit) as exc:
-        throughput.main()
-    assert exc.value.code == 2
+    argv = ["env_server_throughput.py", *argv]
+    assert main_exit_code(monkeypatch, throughput.main, argv, (throughput.subprocess, "Popen")) == 2

@@ -4,11 +4,9 @@ guarantee as holding; it is a usage error now."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
-from bench_loader import load_benchmark
+from bench_loader import load_benchmark, main_exit_code
 
 oracle_sweep = load_benchmark("oracle_sweep.py", "oracle_sweep_bench")
 
@@ -23,9 +21,5 @@ def test_seeds_parse_ranges_and_lists_and_refuse_what_would_be_empty() -> None:
 @pytest.mark.parametrize("argv", [["--task", "ReactorLabb"], ["--seeds", "5-2"], ["--sealed", "-1"]])
 def test_a_sweep_of_nothing_is_a_usage_error_not_a_pass(argv: list[str], monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    monkeypatch.setattr(oracle_sweep, "sweep", lambda *a, **k: pytest.fail("swept"))
-    monkeypatch.setattr(sys, "argv", ["oracle_sweep.py", *argv])
-    with pytest.raises(SystemExit) as exc:
-        oracle_sweep.main()
-    assert exc.value.code == 2
+    assert main_exit_code(monkeypatch, oracle_sweep.main, ["oracle_sweep.py", *argv], (oracle_sweep, "sweep")) == 2
     assert "error:" in capsys.readouterr().err

@@ -4,11 +4,9 @@ traceback (the last after the whole run); all are usage errors now, before any m
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
-from bench_loader import load_benchmark
+from bench_loader import load_benchmark, main_exit_code
 
 render_speed = load_benchmark("render_speed.py", "render_speed_bench")
 
@@ -17,11 +15,8 @@ render_speed = load_benchmark("render_speed.py", "render_speed_bench")
                                   ["--json", "no-such-folder/x.json"]])  # fmt: skip
 def test_bad_arguments_are_usage_errors_before_any_measurement(argv: list[str], monkeypatch: pytest.MonkeyPatch,
                                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    monkeypatch.setattr(render_speed, "measure", lambda *a: pytest.fail("measured"))
-    monkeypatch.setattr(sys, "argv", ["render_speed.py", "--suite", "unit", *argv])
-    with pytest.raises(SystemExit) as exc:
-        render_speed.main()
-    assert exc.value.code == 2
+    argv = ["render_speed.py", "--suite", "unit", *argv]
+    assert main_exit_code(monkeypatch, render_speed.main, argv, (render_speed, "measure")) == 2
     assert "error:" in capsys.readouterr().err
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import sys
 
 import pytest
 
-from bench_loader import load_benchmark
+from bench_loader import load_benchmark, main_exit_code
 
 step_speed = load_benchmark("step_speed.py", "step_speed_bench")
 
@@ -27,8 +26,4 @@ def test_a_worker_that_dies_without_a_row_is_noticed_not_waited_for() -> None:
 @pytest.mark.parametrize("argv", [["--steps", "0"], ["--resets", "-1"], ["--suite", "unitt"], ["--json", "."],
                                   ["--json", "no-such-folder/x.json"]])  # fmt: skip
 def test_bad_arguments_are_usage_errors_before_any_worker(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(step_speed.mp, "get_context", lambda *a: pytest.fail("a worker was started"))
-    monkeypatch.setattr(sys, "argv", ["step_speed.py", *argv])
-    with pytest.raises(SystemExit) as exc:
-        step_speed.main()
-    assert exc.value.code == 2
+    assert main_exit_code(monkeypatch, step_speed.main, ["step_speed.py", *argv], (step_speed.mp, "get_context")) == 2

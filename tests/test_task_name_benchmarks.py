@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bench_loader import load_benchmark
+from bench_loader import load_benchmark, main_exit_code
 
 CASES = [
     ("episode_steps.py", ["DoorTest"], "relax_gc"),
@@ -24,11 +24,7 @@ def test_a_misspelt_task_is_a_usage_error_before_any_work(script: str, argv: lis
                                                           monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     bench = load_benchmark(script, script.removesuffix(".py") + "_task_bench")
-    monkeypatch.setattr(bench, work, lambda *a, **k: pytest.fail(f"{work} ran"))
-    monkeypatch.setattr(sys, "argv", [script, *argv])
-    with pytest.raises(SystemExit) as exc:
-        bench.main()
-    assert exc.value.code == 2
+    assert main_exit_code(monkeypatch, bench.main, [script, *argv], (bench, work)) == 2
     assert "DoorsTest" in capsys.readouterr().err  # the valid names (or difficulties) are listed
 
 
