@@ -115,6 +115,16 @@ def test_inspect_eval_command_runs_a_registered_task(tmp_path):
     assert log.status == "success" and log.samples[0].scores["episode_scorer"].value["success"] == 1.0
 
 
+def _run_tiny_lab(responder, tmp_path):
+    """Inspect's log of `tiny_lab` on hidden-property dev#0, the model a scripted server answering with `responder`."""
+    llm = ScriptedLLMServer().start()
+    llm.responder = responder
+    try:
+        return _run(inspect_tasks.tiny_lab(protocol="sequence/hidden-property", split="dev", indices="0"), llm, tmp_path)
+    finally:
+        llm.stop()
+
+
 def test_tiny_lab_task_plays_a_protocol_to_its_end(tmp_path):
     """A Tiny Labs protocol through the `say` tool: the lab answers every message, the episode ends
     at the protocol's turn limit, and the protocol's grade is the score."""
@@ -130,12 +140,7 @@ def test_tiny_lab_task_plays_a_protocol_to_its_end(tmp_path):
             return Scripted(body=tool_call_reply("submit", {"answer": "no idea"}, len(calls)))
         return Scripted(body=tool_call_reply("say", {"message": "I do not know the format."}, len(calls)))
 
-    llm = ScriptedLLMServer().start()
-    llm.responder = responder
-    try:
-        log = _run(inspect_tasks.tiny_lab(protocol="sequence/hidden-property", split="dev", indices="0"), llm, tmp_path)
-    finally:
-        llm.stop()
+    log = _run_tiny_lab(responder, tmp_path)
     score = log.samples[0].scores["episode_scorer"]
     assert score.value["completed"] == 1.0 and score.value["success"] == 0.0 and score.metadata["steps"] >= 1
 
@@ -159,12 +164,7 @@ def test_tiny_lab_message_the_lab_refuses_is_an_error_the_model_reads(tmp_path):
         message = "A" * (MAX_ACTION_CHARS + 1) if len(calls) == 1 else "SAMPLE 0.5"
         return Scripted(body=tool_call_reply("say", {"message": message}, len(calls)))
 
-    llm = ScriptedLLMServer().start()
-    llm.responder = responder
-    try:
-        log = _run(inspect_tasks.tiny_lab(protocol="sequence/hidden-property", split="dev", indices="0"), llm, tmp_path)
-    finally:
-        llm.stop()
+    log = _run_tiny_lab(responder, tmp_path)
     assert tool_texts[0].startswith("Error:") and "at most" in tool_texts[0]
     assert log.samples[0].scores["episode_scorer"].value["completed"] == 1.0
 
