@@ -114,3 +114,10 @@ def test_a_theme_never_imports_another_theme() -> None:
             if len(parts) > 2 and parts[1] == "scenarios" and parts[2] in THEMES and parts[2] != mine:
                 offenders.append(f"scenarios/{'/'.join(rel)} imports {module}")
     assert not offenders, offenders
+
+
+def test_a_hung_test_fails_well_inside_the_ci_budget(pytestconfig) -> None:  # type: ignore[no-untyped-def]
+    """CI has 90 minutes for the whole of `make test`: a deadlock (a fork after Ray started hung
+    one full run in session 19) must fail its test, not spend them all."""
+    seconds = float(pytestconfig.getini("timeout"))
+    assert 0 < seconds <= 900
