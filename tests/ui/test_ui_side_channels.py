@@ -121,6 +121,7 @@ def test_closing_a_game_records_it_as_abandoned_and_failed(tmp_path: Path) -> No
 def test_a_game_a_crashed_server_left_without_an_end_counts_as_abandoned(tmp_path: Path) -> None:
     first = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
     game = _new(first, task="DialogTest", seed=4)
+    first.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CW"})  # played: one move
     assert leaderboard(tmp_path, first.app.state.games.live_logs())["rows"] == []  # type: ignore[attr-defined]
     second = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")  # a restarted server: the game is not live there
     cell = second.get("/api/leaderboard").json()["rows"][0]["cells"]["human"]
@@ -179,3 +180,22 @@ def test_replay_of_a_game_awaiting_its_report_shows_no_gold(tmp_path: Path) -> N
     client.post(f"/api/games/{game['id']}/report", json={"report": "done"})
     assert client.get("/api/replay", params={"log": state["log"]}).json()["ended"]  # now it has ended: all of it
     assert client.get("/api/replay/scorecard", params={"log": state["log"], "step": last}).json()["scoreCard"]
+
+
+def test_a_game_never_played_is_no_abandoned_game_in_the_figures(tmp_path: Path) -> None:
+    """New game pressed, then the tab closed (or the server restarted) before any move: the log
+    holds the start line only until the hourly sweep. It counted as an abandoned, failed game in
+    the leaderboard and the study report; it showed nothing but the start, so it is no game."""
+    from discoverylab.ui.study_report import human_games
+
+    first = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
+    _new(first, task="DialogTest", seed=4)  # never played, never closed
+    _new(first, task="DialogTest", seed=5)  # looked at the scorecard, never moved
+    looked = _new(first, task="DialogTest", seed=6)
+    first.get(f"/api/games/{looked['id']}/scorecard")
+    played = _new(first, task="DialogTest", seed=7)
+    first.post(f"/api/games/{played['id']}/step", json={"action": "ROTATE_CW"})
+    second = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")  # restarted: none is live
+    cell = second.get("/api/leaderboard").json()["rows"][0]["cells"]["human"]
+    assert cell["n"] == 1 and cell["completion"] == 0.0  # only the game with a move, abandoned
+    assert [g["log"] for g in human_games(tmp_path)] == [played["log"]]

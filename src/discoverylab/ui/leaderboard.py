@@ -7,7 +7,8 @@ finished episodes (logs with an
 
 Every started human game counts: one closed or left without a report is failed with knowledge 0
 (its `end` line says abandoned; a log a crashed server left without one counts the same, unless
-it is a game still in progress, `live`). A human game on an instance someone already played in
+it is a game still in progress, `live`). A log with no move and no end (New game pressed, then
+the tab closed; swept after an hour) showed nothing but the start: it is no game. A human game on an instance someone already played in
 this folder is listed as `human (replay)`, apart from the first game: whoever ended a game early
 to read its gold cannot replay it into a clean score.
 """
@@ -29,7 +30,7 @@ REPLAY = "human (replay)"
 def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[str, Any]]:
     """One row per finished episode under `logs` (agent, task, difficulty, scores, minutes);
     human logs without an end that are not `live` (names relative to `logs`) count as
-    abandoned. Odd files (folders, FIFOs, dangling links) and rows whose scores are not finite
+    abandoned if a move was played (else they are no game). Odd files (folders, FIFOs, dangling links) and rows whose scores are not finite
     numbers are skipped, never an error."""
     for path in log_files(logs):
         name = path.relative_to(logs).as_posix()
@@ -38,6 +39,8 @@ def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[st
         if not isinstance(record, dict):
             start = first_line(path) if end is None else None
             if start is None or start.get("agent") != HUMAN or name in live:
+                continue
+            if last_entry(path, "step", MAX_LOG_BYTES) is None:  # never played: a page load, no game
                 continue
             record = {**start, "procedure_score": 0.0, "success": False}
             end = {"knowledge": {"score": 0.0, "abandoned": True}}

@@ -284,9 +284,11 @@ class GameManager:
         `idle_seconds`; returns how many. They hold nothing but the start observation."""
         removed = 0
         cutoff = time.time() - self.idle_seconds
+        with self._lock:
+            loaded = {g.log_path for g in self._games.values()}  # a page still shows it
         for path in log_files(self.logs):
             try:
-                if path.is_symlink() or path.stat().st_mtime > cutoff or path.stat().st_size > 4_000_000:
+                if path in loaded or path.is_symlink() or path.stat().st_mtime > cutoff or path.stat().st_size > 4_000_000:
                     continue
                 lines = path.read_bytes().splitlines()
             except OSError:
@@ -296,6 +298,9 @@ class GameManager:
                 if start is not None and start.get("type") == "start" and start.get("agent") == HUMAN_AGENT:
                     path.unlink(missing_ok=True)
                     removed += 1
+        if removed:  # the indices are rebuilt from the folder: no game is a replay of a removed log
+            with self._lock:
+                self._played = self._tokens = None
         return removed
 
     def judge(self) -> Judge | None:
