@@ -215,3 +215,57 @@ def test_a_double_click_on_new_game_starts_one_game(tmp_path: Path) -> None:
         _press(page, "ArrowRight")
         assert [p.name for p in tmp_path.glob("*.jsonl")] == [_state(page)["log"]]
     assert leaderboard(tmp_path)["agents"] == ["human"]
+
+
+def _lose_dialog(page) -> dict:  # type: ignore[no-untyped-def]
+    """DialogTest lost on the page: talk to the character and press a wrong option's number."""
+    person = re.findall(r"`([^`]+)`", page.inner_text("#task-text"))[0]
+    for text in (f"goto {person.lower()}", f"talk {person}"):
+        page.keyboard.press(":")
+        page.keyboard.type(text)
+        before = _state(page)["step"]
+        page.keyboard.press("Enter")
+        page.wait_for_function(f"game.step === {before + 1}")
+    box = _state(page)["observation"]["dialog_box"]
+    wanted = box["dialogIn"].split("`")[1]
+    wrong = next(k for k, v in box["dialogOptions"].items() if v not in (wanted, "Exit"))
+    state = _press(page, wrong)
+    assert state["terminated"] and state["outcome"] == "failure"
+    return state
+
+
+def test_new_game_before_the_report_asks_and_a_reload_keeps_the_draft(tmp_path: Path) -> None:
+    """The episode ended, the player was writing the report, then pressed New game: the page
+    closed the game without asking (knowledge 0) and the report was gone. A reload mid-report
+    emptied the box too. Now New game asks (Cancel goes back to the report, nothing is closed),
+    and the draft is kept per game until it is handed in."""
+    with live_server(tmp_path) as base, browser_page() as page:
+        start_game(page, base, "DialogTest")
+        lost = _lose_dialog(page)
+        page.keyboard.press("k")
+        page.keyboard.type("Gail wanted the apple; I chose the wrong thing.")
+        dialogs: list[str] = []
+
+        def dismiss(dialog) -> None:  # type: ignore[no-untyped-def]
+            dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        page.once("dialog", dismiss)
+        page.click("#new-game")
+        page.wait_for_function("!document.getElementById('new-game').disabled")
+        assert dialogs and "report" in dialogs[0]
+        assert _state(page)["id"] == lost["id"] and page.input_value("#report").startswith("Gail wanted")
+        last = json.loads((tmp_path / lost["log"]).read_text().splitlines()[-1])
+        assert last["knowledge"].get("pending")  # the game was not closed
+
+        page.reload()  # reload in the middle of the report: the draft comes back
+        page.wait_for_function(f"game !== null && game.id === {json.dumps(lost['id'])}")
+        assert page.input_value("#report") == "Gail wanted the apple; I chose the wrong thing."
+
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#new-game")
+        page.wait_for_function(f"game.id !== {json.dumps(lost['id'])}")
+        last = json.loads((tmp_path / lost["log"]).read_text().splitlines()[-1])
+        assert last["knowledge"]["no_report"] and last["record"]["status"] == "ok"
+        assert page.input_value("#report") == ""
+        assert page.evaluate(f"localStorage.getItem('draft.{lost['id']}')") is None

@@ -86,3 +86,19 @@ def test_judge_grades_the_human_reports_of_a_ui_logs_folder(tmp_path: Path, monk
 def test_report_and_judge_on_a_bench_folder_are_unchanged(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["report", str(tmp_path)])
     assert result.exit_code != 0 and "results.jsonl" in result.output
+
+
+def test_report_says_which_games_saw_another_games_gold(tmp_path: Path) -> None:
+    """A game open while another game of its seed ended (its gold shown) is listed apart, and
+    the per-game rows say why: `gold seen`, not a replay of an earlier game."""
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
+    first = client.post("/api/games", json={"task": "DialogTest", "seed": 1}).json()
+    peek = client.post("/api/games", json={"task": "DialogTest", "seed": 1}).json()
+    client.post(f"/api/games/{peek['id']}/report", json={"report": ""})
+    client.post(f"/api/games/{first['id']}/command", json={"text": "wait"})
+    client.post(f"/api/games/{first['id']}/report", json={"report": "x"})
+    md = CliRunner().invoke(app, ["report", str(tmp_path), "--markdown"])
+    assert md.exit_code == 0, md.output
+    assert "| ok (gold seen) |" in md.output and "| ok (replay) |" in md.output
+    plain = CliRunner().invoke(app, ["report", str(tmp_path)], env={"COLUMNS": "300"})
+    assert "ok (gold seen)" in plain.output

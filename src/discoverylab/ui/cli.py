@@ -156,7 +156,7 @@ def report_ui_logs(run_dir: Path, markdown: bool = False, **_: Any) -> None:
     """The study's results from a UI logs folder, in the paper's Table 6 layout, with times."""
     from rich.table import Table
 
-    from discoverylab.ui.study_report import _fmt, human_games, table6
+    from discoverylab.ui.study_report import _fmt, _replay_note, human_games, table6
     from discoverylab.ui.study_report import markdown as as_markdown
 
     if markdown:
@@ -182,7 +182,7 @@ def report_ui_logs(run_dir: Path, markdown: bool = False, **_: Any) -> None:
         games.add_column(col)
     for g in human_games(run_dir):
         games.add_row(g["participant"] or "–", g["task"], g["difficulty"], g["instance"], _fmt(g["steps"]), _fmt(g["minutes"], 1),
-                      g["status"] + (" (replay)" if g["agent"] != "human" else ""), _fmt(g["completion"]),
+                      g["status"] + _replay_note(g), _fmt(g["completion"]),
                       _fmt(g["procedure"]), _fmt(g["knowledge"]))  # fmt: skip
     console.print(games)
 

@@ -10,7 +10,9 @@ Every started human game counts: one closed or left without a report is failed w
 it is a game still in progress, `live`). A log with no move and no end (New game pressed, then
 the tab closed; swept after an hour) showed nothing but the start: it is no game. A human game on an instance someone already played in
 this folder is listed as `human (replay)`, apart from the first game: whoever ended a game early
-to read its gold cannot replay it into a clean score.
+to read its gold cannot replay it into a clean score. So is a game that was open while another
+game of its instance ended and showed its gold (`gold_seen`): a game started first, won after
+ending a second one at step 0 to read the answer, is no clean score either.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[st
         agent = str(record.get("agent", "?"))
         seconds = finite(record.get("session_seconds"))
         yield {
-            "agent": REPLAY if agent == HUMAN and record.get("replay_of") else agent,
+            "agent": REPLAY if agent == HUMAN and (record.get("replay_of") or record.get("gold_seen")) else agent,
             "participant": record.get("participant") if isinstance(record.get("participant"), str) else None,
             "task": str(record.get("task", "?")),
             "difficulty": str(record.get("difficulty", "?")),

@@ -41,7 +41,7 @@ def human_games(folder: Path) -> list[dict[str, Any]]:
         knowledge = ep["knowledge"] if ep["knowledge"] is not None else grades.get(ep["log"], {}).get("knowledge_score")
         status = record.get("status", "abandoned") if end else "abandoned"
         rows.append({**ep, "knowledge": knowledge, "steps": record.get("steps"), "status": status,
-                     "instance": _instance(record)})  # fmt: skip
+                     "instance": _instance(record), "gold_seen": record.get("gold_seen")})  # fmt: skip
     return rows
 
 
@@ -107,6 +107,13 @@ def table6(folder: Path) -> dict[str, Any]:
     return board
 
 
+def _replay_note(game: dict[str, Any]) -> str:
+    """Why a game is not clean: its instance was played before, or another game of it showed its gold."""
+    if game["agent"] != REPLAY:
+        return ""
+    return " (gold seen)" if game.get("gold_seen") else " (replay)"
+
+
 def _fmt(value: Any, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
@@ -128,6 +135,6 @@ def markdown(folder: Path) -> str:
               "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for g in human_games(folder):
         lines.append(f"| {g['participant'] or '–'} | {g['task']} | {g['difficulty']} | {g['instance']} | {_fmt(g['steps'])} | "
-                     f"{_fmt(g['minutes'], 1)} | {g['status']}{' (replay)' if g['agent'] == REPLAY else ''} | "
+                     f"{_fmt(g['minutes'], 1)} | {g['status']}{_replay_note(g)} | "
                      f"{_fmt(g['completion'])} | {_fmt(g['procedure'])} | {_fmt(g['knowledge'])} |")  # fmt: skip
     return "\n".join(lines) + "\n"

@@ -60,12 +60,19 @@ async function initPlay() {
   $("history-copy").addEventListener("click", copyHistory);
   $("feed-read").addEventListener("click", markFeedRead);
   $("report").addEventListener("keydown", (ev) => { if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); } });
+  $("report").addEventListener("input", saveDraft);
   $("command").addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.preventDefault(); $("command").blur(); } });
   document.addEventListener("keydown", onKey);
   document.addEventListener("click", (ev) => { const t = ev.target; if (t.tagName === "BUTTON" || (t.tagName === "INPUT" && t.type === "checkbox")) t.blur(); });
   const saved = localStorage.getItem(GAME_KEY);
   if (saved) {
-    try { game = await api(`/api/games/${encodeURIComponent(saved)}`); await loadHistory(); render(); status(game.finished ? "" : "Resumed your game."); }
+    try {
+      game = await api(`/api/games/${encodeURIComponent(saved)}`);
+      await loadHistory();
+      if (!game.finished) $("report").value = readDraft().report || "";  // a reload mid-report keeps what was written
+      render();
+      status(game.finished ? "" : "Resumed your game.");
+    }
     catch (e) {  // only an unknown game is forgotten: a busy or failing server must not lose it
       if (e.status === 404) localStorage.removeItem(GAME_KEY);
       else status(`Could not resume your game (${e.message}); reload the page to try again.`, true);
@@ -80,10 +87,16 @@ async function newGame() {
   starting = true;
   $("new-game").disabled = true;
   try {
-    if (game && !game.finished && game.step > 0 && !game.terminated && !game.truncated &&
+    const awaiting = game && !game.finished && (game.terminated || game.truncated);  // only the report is left
+    if (awaiting && !confirm("Your knowledge report for this game is not handed in yet. Start a new game without it? " +
+        "The game keeps its outcome, with knowledge 0. (Cancel takes you back to the report.)")) { $("report").focus(); return; }
+    if (game && !game.finished && !awaiting && game.step > 0 &&
         !confirm("Start a new game? The current one ends as abandoned (failed).")) return;
     status("starting…");
-    if (game && !game.finished) await api(`/api/games/${game.id}`, { method: "DELETE" }).catch(() => null);
+    if (game && !game.finished) {
+      await api(`/api/games/${game.id}?without_report=true`, { method: "DELETE" }).catch(() => null);
+      localStorage.removeItem(`draft.${game.id}`);
+    }
     const spec = { task: $("task").value, difficulty: $("difficulty").value };
     if (!study) spec.seed = Number($("seed").value);
     if (study && $("participant").value) spec.participant = $("participant").value;
@@ -187,7 +200,8 @@ function render() {
   refreshView();
   const loc = obs.agentLocation || {};
   const where = game.seed === null ? `instance ${game.instance.split}#${game.instance.index}` : `seed ${game.seed}`;
-  const again = game.replay_of ? " · replay (an earlier game played this instance)" : "";
+  const again = game.replay_of ? " · replay (an earlier game played this instance)"
+    : game.gold_seen ? " · gold seen (another game of this instance ended while this one was open)" : "";
   const who = game.participant ? ` · ${game.participant}` : "";
   $("game-info").textContent = `${game.task} · ${game.difficulty} · ${where}${who}${again} · step ${game.step}/${game.max_steps} · at (${loc.x}, ${loc.y}) facing ${loc.faceDirection}`;
   $("task-text").textContent = (obs.taskProgress || []).map((t) => t.description).join("\n");
@@ -422,6 +436,11 @@ async function loadSheet() {
     input.dataset.kind = f.kind;
     input.className = "answer";
     input.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); } });
+    input.addEventListener(f.kind === "choice" ? "change" : "input", saveDraft);
+    const kept = (readDraft().answers || {})[f.name];
+    if (kept !== undefined && !game.finished) {
+      input.value = Array.isArray(kept) ? kept.join(", ") : String(kept);
+    }
     const label = el("td", `${f.name}: ${f.question} (${f.type})`);
     const cell = el("td");
     cell.append(input);
@@ -446,6 +465,15 @@ function sheetAnswers() {
   return answers;
 }
 
+// The report and answer sheet being written are kept per game in localStorage until handed in:
+// a reload, a closed tab or a New game the player cancels keeps them.
+const readDraft = () => { try { return JSON.parse(localStorage.getItem(`draft.${game.id}`) || "{}"); } catch (e) { return {}; } };
+
+function saveDraft() {
+  if (!game || game.finished) return;
+  localStorage.setItem(`draft.${game.id}`, JSON.stringify({ report: $("report").value, answers: sheetAnswers() }));
+}
+
 let handingIn = false;  // a double click (or ctrl+Enter twice) sends the report once
 
 async function submitReport() {
@@ -454,6 +482,7 @@ async function submitReport() {
   $("submit-report").disabled = true;
   try {
     game = await post(`/api/games/${game.id}/report`, { report: $("report").value, answers: sheetAnswers() });
+    localStorage.removeItem(`draft.${game.id}`);
     render();
     $("report").blur();
     status("Report handed in; the game is over.");
