@@ -102,3 +102,25 @@ def test_report_says_which_games_saw_another_games_gold(tmp_path: Path) -> None:
     assert "| ok (gold seen) |" in md.output and "| ok (replay) |" in md.output
     plain = CliRunner().invoke(app, ["report", str(tmp_path)], env={"COLUMNS": "300"})
     assert "ok (gold seen)" in plain.output
+
+
+def test_a_game_left_without_an_end_still_shows_its_instance_steps_and_minutes(tmp_path: Path) -> None:
+    """A participant's tab closed mid-game (no `end` line): the per-game row said instance `?`,
+    steps `–` and minutes `–`, though the log holds all three."""
+    client = TestClient(create_app(tmp_path, study_key=KEY), base_url="http://127.0.0.1")
+    game = client.post("/api/games", json={"task": "Proteomics", "difficulty": "easy", "participant": "p09"}).json()
+    for _ in range(3):
+        client.post(f"/api/games/{game['id']}/command", json={"text": "wait"})
+    (row,) = human_games(tmp_path)
+    assert row["status"] == "abandoned" and row["instance"] == "test#0" and row["steps"] == 3
+    assert row["minutes"] is not None and row["minutes"] >= 0.0
+    md = CliRunner().invoke(app, ["report", str(tmp_path), "--markdown"])
+    assert "| p09 | Proteomics | easy | test#0 | 3 |" in md.output
+
+
+def test_report_figure_on_a_ui_logs_folder_is_refused_not_ignored(tmp_path: Path) -> None:
+    """`report <ui logs> --figure out.png` printed the tables and exit 0, and wrote no figure."""
+    _study(tmp_path)
+    result = CliRunner().invoke(app, ["report", str(tmp_path), "--figure", str(tmp_path / "fig.png")])
+    assert result.exit_code == 2 and "--figure" in result.output
+    assert not (tmp_path / "fig.png").exists()

@@ -152,9 +152,15 @@ def or_ui_logs(command: Callable[..., None], ui_command: Callable[..., None]) ->
     return either
 
 
-def report_ui_logs(run_dir: Path, markdown: bool = False, **_: Any) -> None:
+def report_ui_logs(run_dir: Path, markdown: bool = False, figure: Path | None = None, **_: Any) -> None:
     """The study's results from a UI logs folder, in the paper's Table 6 layout, with times."""
     from rich.table import Table
+
+    from discoverylab.cli.options import fail
+
+    if figure is not None:  # checked before any output, as on a bench folder
+        fail(f"--figure draws a bench folder's results; {run_dir} holds UI game logs: use `report {run_dir} --markdown` "
+             "for the study's tables.")
 
     from discoverylab.ui.study_report import _fmt, _replay_note, human_games, table6
     from discoverylab.ui.study_report import markdown as as_markdown

@@ -42,9 +42,11 @@ def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[st
             start = first_line(path) if end is None else None
             if start is None or start.get("agent") != HUMAN or name in live:
                 continue
-            if last_entry(path, "step", MAX_LOG_BYTES) is None:  # never played: a page load, no game
+            last = last_entry(path, "step", MAX_LOG_BYTES)
+            if last is None:  # never played: a page load, no game
                 continue
-            record = {**start, "procedure_score": 0.0, "success": False}
+            record = {**start, "procedure_score": 0.0, "success": False, "status": "abandoned",
+                      "steps": last.get("step"), "session_seconds": last.get("elapsed_s")}  # fmt: skip
             end = {"knowledge": {"score": 0.0, "abandoned": True}}
         knowledge = end.get("knowledge") if end else None
         score: float | None = None
@@ -71,6 +73,7 @@ def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[st
             "minutes": None if seconds is None else seconds / 60.0,
             "answers": finite(record.get("answers_score")),
             "log": name,
+            "record": record,
         }
 
 

@@ -36,10 +36,9 @@ def human_games(folder: Path) -> list[dict[str, Any]]:
     for ep in episodes(folder):
         if ep["agent"] not in (HUMAN, REPLAY):
             continue
-        end = last_entry(folder / ep["log"]) or {}
-        record: dict[str, Any] = end["record"] if isinstance(end.get("record"), dict) else {}
+        record: dict[str, Any] = ep["record"]  # the end line's, or the start line's for a game left without one
         knowledge = ep["knowledge"] if ep["knowledge"] is not None else grades.get(ep["log"], {}).get("knowledge_score")
-        status = record.get("status", "abandoned") if end else "abandoned"
+        status = str(record.get("status", "abandoned"))
         rows.append({**ep, "knowledge": knowledge, "steps": record.get("steps"), "status": status,
                      "instance": _instance(record), "gold_seen": record.get("gold_seen")})  # fmt: skip
     return rows
