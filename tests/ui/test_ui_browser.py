@@ -269,3 +269,45 @@ def test_new_game_before_the_report_asks_and_a_reload_keeps_the_draft(tmp_path: 
         assert last["knowledge"]["no_report"] and last["record"]["status"] == "ok"
         assert page.input_value("#report") == ""
         assert page.evaluate(f"localStorage.getItem('draft.{lost['id']}')") is None
+
+
+def test_keys_pressed_while_the_server_is_slow_are_taken_in_order(tmp_path: Path) -> None:
+    """Each key sent its step at once: with a slow server two requests raced, and the server
+    could take the second key's action first (the log, and the world, in another order than the
+    player pressed). A stopped server showed "Failed to fetch". Now the page sends one step at a
+    time, in order, drops the keys pressed after a step that failed, and says what happened."""
+    import asyncio
+
+    from ui_kit import free_port
+
+    from discoverylab.ui.server import create_app
+    from uvicorn_kit import serve_in_thread
+
+    app = create_app(tmp_path)
+    delayed: list[str] = []
+
+    @app.middleware("http")
+    async def slow_first_step(request, call_next):  # type: ignore[no-untyped-def]
+        if request.url.path.endswith("/step") and not delayed:
+            delayed.append(request.url.path)
+            await asyncio.sleep(1.0)
+        return await call_next(request)
+
+    with serve_in_thread(app, free_port(), what="the UI server", timeout=15) as port, browser_page() as page:
+        start_game(page, f"http://127.0.0.1:{port}", "DialogTest")
+        page.keyboard.press("ArrowRight")  # slow
+        page.keyboard.press("w")
+        page.wait_for_function("game.step === 2")
+        log = [json.loads(x) for x in (tmp_path / _state(page)["log"]).read_text().splitlines()]
+        assert [x["action"]["action"] for x in log if x["type"] == "step"] == ["ROTATE_CW", "WAIT"]
+        assert [h["step"] for h in page.evaluate("hist")] == [0, 1, 2]
+
+        page.route("**/api/games/*/step", lambda route: route.abort())  # the server is gone
+        page.keyboard.press("w")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("document.getElementById('status').textContent.includes('did not answer')")
+        page.unroute("**/api/games/*/step")
+        page.wait_for_timeout(300)
+        assert _state(page)["step"] == 2  # the key pressed after the failed one was dropped, not sent later
+        _press(page, "w")
+        assert page.get_attribute("#status", "class") != "bad"

@@ -7,8 +7,12 @@ const el = (tag, text, cls) => { const e = document.createElement(tag); if (text
 const GROUND = /^(grass|path|floor|wall|sand|soil|water|road|fence|sand path)$/;
 const MANY = 3;  // more nearby objects of one name than this are listed once (the nearest)
 
+const NO_ANSWER = "The server did not answer (stopped, or the network is down). Everything up to the step shown is saved: " +
+  "try again, or reload the page once the server is back.";
+
 async function api(path, options) {
-  const res = await fetch(path, options);
+  let res;
+  try { res = await fetch(path, options); } catch (e) { throw Object.assign(new Error(NO_ANSWER), { status: 0 }); }
   const body = await res.json().catch(() => ({}));
   if (!res.ok) throw Object.assign(new Error(body.detail || `${res.status} ${res.statusText}`), { status: res.status });
   return body;
@@ -87,6 +91,7 @@ async function newGame() {
   starting = true;
   $("new-game").disabled = true;
   try {
+    await stepQueue;  // the keys pressed before New game are taken first
     const awaiting = game && !game.finished && (game.terminated || game.truncated);  // only the report is left
     if (awaiting && !confirm("Your knowledge report for this game is not handed in yet. Start a new game without it? " +
         "The game keeps its outcome, with knowledge 0. (Cancel takes you back to the report.)")) { $("report").focus(); return; }
@@ -121,6 +126,7 @@ async function loadHistory() {
 }
 
 function took(next) {
+  if (game && next.id !== game.id) return;  // a step of the game before New game: not this one's
   game = next;
   const last = hist.length ? hist[hist.length - 1].step : -1;
   if (game.entry.step > last + 1) loadHistory().then(render).catch(() => null);  // steps played in another tab
@@ -129,22 +135,45 @@ function took(next) {
   $("scorecard").replaceChildren();  // looking again is a click, counted once per step
 }
 
-async function act(action) {
-  if (!game) { status("Start a game first.", true); return; }
-  try { took(await post(`/api/games/${game.id}/step`, action)); status(""); } catch (e) { status(e.message, true); }
+// Steps go to the server one at a time, in the order the keys were pressed: concurrent requests
+// could be taken in another order. When one fails, the keys pressed after it are dropped (they
+// were meant for the world that step would have made).
+const MAX_QUEUED = 8;
+let stepQueue = Promise.resolve();
+let queued = 0;
+let failures = 0;
+
+function inOrder(send) {
+  if (queued >= MAX_QUEUED) { status("Waiting for the server: your last keys are not taken yet.", true); return stepQueue; }
+  queued++;
+  const ticket = failures;
+  stepQueue = stepQueue.then(async () => {
+    if (ticket !== failures) return;
+    const slow = setTimeout(() => status("Waiting for the server…"), 1500);
+    try { await send(); } catch (e) { failures++; status(e.message, true); } finally { clearTimeout(slow); }
+  }).finally(() => { queued--; });
+  return stepQueue;
 }
 
-async function sendCommand() {
+function act(action) {
+  if (!game) { status("Start a game first.", true); return; }
+  const id = game.id;
+  inOrder(async () => { if (game && game.id === id) { took(await post(`/api/games/${id}/step`, action)); status(""); } });
+}
+
+function sendCommand() {
   const text = $("command").value.trim();
   if (!text) { $("command").blur(); return; }
   if (!game) { status("Start a game first.", true); return; }
   if (text === "help" || text === "?") { $("help").hidden = false; return; }
-  try {
-    took(await post(`/api/games/${game.id}/command`, { text }));
-    $("command").value = "";
+  const id = game.id;
+  inOrder(async () => {  // a command that does not parse costs no step (and keeps its text to fix)
+    if (!game || game.id !== id) return;
+    took(await post(`/api/games/${id}/command`, { text }));
+    if ($("command").value.trim() === text) $("command").value = "";
     $("command").blur();  // back to the game keys
     status("");
-  } catch (e) { status(e.message, true); }  // a command that does not parse costs no step
+  });
 }
 
 function refreshView() {
@@ -481,6 +510,7 @@ async function submitReport() {
   handingIn = true;
   $("submit-report").disabled = true;
   try {
+    await stepQueue;  // steps pressed before the report come first
     game = await post(`/api/games/${game.id}/report`, { report: $("report").value, answers: sheetAnswers() });
     localStorage.removeItem(`draft.${game.id}`);
     render();
