@@ -311,3 +311,49 @@ def test_keys_pressed_while_the_server_is_slow_are_taken_in_order(tmp_path: Path
         assert _state(page)["step"] == 2  # the key pressed after the failed one was dropped, not sent later
         _press(page, "w")
         assert page.get_attribute("#status", "class") != "bad"
+
+
+def test_keyboard_only_from_page_load_to_the_action_menu(tmp_path: Path) -> None:
+    """Keyboard-only play: Tab never left the page (it toggled the task box wherever the focus
+    was), so New game could not be reached without a mouse; in the action menu the first arrow
+    key chose the first action and left the menu; Esc did not leave the report box."""
+    with live_server(tmp_path) as base, browser_page() as page:
+        page.goto(base + "/play")
+        page.wait_for_function("document.getElementById('task').options.length > 0")
+        page.keyboard.press("Shift+Tab")  # on the page: to the game picker
+        assert page.evaluate("document.activeElement.id") == "task"
+        page.keyboard.type("DialogTest")
+        assert page.input_value("#task") == "DialogTest"
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.id") == "difficulty"
+        page.keyboard.press("Tab")
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.id") == "new-game"
+        page.keyboard.press("Enter")
+        page.wait_for_function("game !== null && game.task === 'DialogTest'")
+        page.wait_for_function("document.activeElement === document.body")
+        _press(page, "ArrowRight")  # the game has the keys again
+
+        hidden = page.evaluate("document.getElementById('task-box').hidden")
+        page.keyboard.press("Tab")  # on the game: the task box, as in DiscoveryWorld
+        assert page.evaluate("document.getElementById('task-box').hidden") != hidden
+
+        page.keyboard.press("m")
+        for _ in range(3):
+            page.keyboard.press("ArrowDown")
+        assert page.evaluate("document.activeElement.id") == "action-menu" and page.input_value("#command") == ""
+        chosen = page.evaluate("document.getElementById('action-menu').selectedOptions[0].value")
+        assert chosen
+        page.keyboard.press("Enter")
+        assert page.evaluate("document.activeElement.id") == "command" and page.input_value("#command") != ""
+        page.keyboard.press("Control+a")
+        page.keyboard.press("Backspace")
+        page.keyboard.press("Escape")
+        assert page.evaluate("document.activeElement === document.body")
+
+        page.keyboard.press("k")
+        page.keyboard.type("notes")
+        page.keyboard.press("Escape")
+        assert page.evaluate("document.activeElement === document.body")
+        _press(page, "w")
+        assert page.input_value("#report") == "notes"

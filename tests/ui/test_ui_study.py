@@ -232,3 +232,20 @@ def test_closing_a_game_awaiting_its_report_must_say_so(tmp_path: Path) -> None:
     playing = _new(client, seed=3)
     _cmd(client, playing["id"], "wait")
     assert client.delete(f"/api/games/{playing['id']}").status_code == 200  # mid-episode: abandoned, as before
+
+
+def test_a_game_whose_log_is_full_can_still_be_handed_in(tmp_path: Path) -> None:
+    """`--max-log-mb` below what a long game writes stopped it mid-game with "start a new game":
+    a player who did so lost the game (abandoned). The refusal now says that the steps are kept
+    and the report ends the game, and the report is taken."""
+    client = _client(tmp_path, max_log_bytes=40_000)
+    game = _new(client)
+    response = None
+    for _ in range(20):
+        response = client.post(f"/api/games/{game['id']}/step", json={"action": "WAIT"})
+        if response.status_code != 200:
+            break
+    assert response is not None and response.status_code == 413
+    assert "hand in your knowledge report" in response.json()["detail"] and "start a new game" not in response.json()["detail"]
+    done = client.post(f"/api/games/{game['id']}/report", json={"report": "ran out of log"}).json()
+    assert done["finished"] and done["knowledge"]["report"] == "ran out of log" and done["step"] > 0

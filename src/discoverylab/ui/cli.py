@@ -28,6 +28,9 @@ def _is_local(host: str) -> bool:
         return False
 
 
+LONG_GAME_MB = 16  # about 10 KB a logged step, 1,500 steps (Space Sick Normal and Challenge)
+
+
 def serve(
     host: Annotated[str, typer.Option("--host", help="interface to listen on (localhost by default)")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8765,
@@ -66,6 +69,10 @@ def serve(
                       soft_wrap=True)  # fmt: skip
             raise typer.Exit(2)
 
+    if max_log_mb < LONG_GAME_MB:
+        err.print(f"[yellow]Warning:[/yellow] --max-log-mb {max_log_mb:g}: a game's log grows by about 10 KB a step, so "
+                  f"games stop at about step {int(max_log_mb * 100)} (then only the report is taken); the longest tasks "
+                  f"allow 1,500 steps: {LONG_GAME_MB} MB or more lets every game reach its step limit.", soft_wrap=True)  # fmt: skip
     hosts = list(allowed_host or [])
     if not _is_local(host):
         err.print(f"[yellow]Warning:[/yellow] listening on {host}: anyone who can reach this machine can play "

@@ -249,7 +249,8 @@ class Game:
         if self.terminated or self.truncated:
             raise Conflict("The episode has ended; hand in your knowledge report or start a new game.")
         if self.log_path.stat().st_size >= self.max_log_bytes:
-            raise TooLarge(f"This game's log reached the server's limit of {self.max_log_bytes} bytes; start a new game.")
+            raise TooLarge(f"This game's log reached the server's limit of {self.max_log_bytes / 1e6:g} MB (--max-log-mb): "
+                           f"no more moves. Your {self.steps} steps are kept: hand in your knowledge report (k) to end the game.")
         action = request.to_action()
         _, reward, terminated, truncated, info = self.env.step(action)
         self.apply(info, terminated, truncated, action)

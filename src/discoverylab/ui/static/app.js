@@ -60,10 +60,13 @@ async function initPlay() {
   $("submit-report").addEventListener("click", submitReport);
   $("keys-hint").addEventListener("click", () => { $("help").hidden = !$("help").hidden; $("keys-hint").blur(); });
   $("command-form").addEventListener("submit", (ev) => { ev.preventDefault(); sendCommand(); });
-  $("action-menu").addEventListener("change", menuChosen);
+  $("action-menu").addEventListener("change", () => { if (!menuByKeys) menuChosen(); });  // a click chooses at once
+  $("action-menu").addEventListener("keydown", menuKey);
+  $("action-menu").addEventListener("pointerdown", () => { menuByKeys = false; });
+  $("action-menu").addEventListener("blur", () => { $("action-menu").value = ""; });
   $("history-copy").addEventListener("click", copyHistory);
   $("feed-read").addEventListener("click", markFeedRead);
-  $("report").addEventListener("keydown", (ev) => { if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); } });
+  $("report").addEventListener("keydown", reportKey);
   $("report").addEventListener("input", saveDraft);
   $("command").addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.preventDefault(); $("command").blur(); } });
   document.addEventListener("keydown", onKey);
@@ -299,6 +302,23 @@ function fillMenu(obs) {
   $("action-menu").replaceChildren(...opts);
 }
 
+// Keys in the report box and the answer sheet: ctrl+Enter hands them in, Esc gives the keys back
+// to the game (what was written stays, as a draft).
+function reportKey(ev) {
+  if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); }
+  if (ev.key === "Escape") { ev.preventDefault(); ev.stopPropagation(); ev.target.blur(); }
+}
+
+// In the action menu the arrow keys move through the actions (a closed select would choose at
+// each one) and Enter chooses; a click, or Enter in the opened list, chooses at once.
+let menuByKeys = false;
+
+function menuKey(ev) {
+  if (["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End"].includes(ev.key) && !ev.altKey) menuByKeys = true;
+  else if (ev.key === " " || ev.key === "F4" || ev.altKey) menuByKeys = false;  // the list opens: its Enter is a change
+  else if (ev.key === "Enter") { ev.preventDefault(); menuByKeys = false; menuChosen(); }
+}
+
 function menuChosen() {
   const v = $("action-menu").value;
   $("action-menu").value = "";
@@ -386,10 +406,15 @@ function onKey(ev) {
   if (location.pathname === "/replay") { replayKey(ev); return; }
   if (location.pathname === "/leaderboard") return;
   if (tag === "button" && ev.key === "Enter") return;  // a focused button: Enter presses it
+  if (ev.key === "Tab") {  // on the game, Tab shows the task; on a control it moves the focus, as on any page
+    const onPage = t === document.body || t === document.documentElement;
+    if (onPage && ev.shiftKey) { ev.preventDefault(); $("task").focus(); }  // shift+tab: the game picker
+    else if (onPage && game) { ev.preventDefault(); $("task-box").hidden = !$("task-box").hidden; }
+    return;
+  }
   if (tag === "button" || tag === "input") t.blur();  // other keys act on the game (a clicked checkbox kept them)
   const key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
   if (ev.key === "Escape") { $("help").hidden = true; if (t !== document.body && t.blur) t.blur(); return; }
-  if (key === "Tab") { ev.preventDefault(); $("task-box").hidden = !$("task-box").hidden; return; }
   if (key === "?") { $("help").hidden = !$("help").hidden; return; }
   if (ev.key === ":" || ev.key === "Enter") { ev.preventDefault(); startCommand(""); return; }
   if (key === "l") { ev.preventDefault(); startCommand("tp "); return; }
@@ -464,7 +489,7 @@ async function loadSheet() {
     input.dataset.field = f.name;
     input.dataset.kind = f.kind;
     input.className = "answer";
-    input.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); } });
+    input.addEventListener("keydown", reportKey);
     input.addEventListener(f.kind === "choice" ? "change" : "input", saveDraft);
     const kept = (readDraft().answers || {})[f.name];
     if (kept !== undefined && !game.finished) {
