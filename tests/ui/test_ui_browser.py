@@ -357,3 +357,21 @@ def test_keyboard_only_from_page_load_to_the_action_menu(tmp_path: Path) -> None
         assert page.evaluate("document.activeElement === document.body")
         _press(page, "w")
         assert page.input_value("#report") == "notes"
+
+
+def test_a_reload_keeps_the_answer_sheet_being_filled_in(tmp_path: Path) -> None:
+    """The answer sheet's fields are built by the page: a reload emptied them (and the report)."""
+    with live_server(tmp_path) as base, browser_page() as page:
+        start_game(page, base, "Proteomics", "easy")
+        page.wait_for_selector("#answer-fields select.answer")
+        choice = page.evaluate("document.querySelector('#answer-fields select.answer').options[2].value")
+        page.select_option("#answer-fields select.answer", choice)
+        page.fill("#report", "the outlier")
+        page.reload()
+        page.wait_for_function("game !== null")
+        page.wait_for_selector("#answer-fields select.answer")
+        assert page.input_value("#answer-fields select.answer") == choice
+        assert page.input_value("#report") == "the outlier"
+        page.click("#submit-report")
+        page.wait_for_function("game.finished")
+        assert page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('draft.')).length") == 0
