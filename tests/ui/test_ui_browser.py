@@ -375,3 +375,21 @@ def test_a_reload_keeps_the_answer_sheet_being_filled_in(tmp_path: Path) -> None
         page.click("#submit-report")
         page.wait_for_function("game.finished")
         assert page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('draft.')).length") == 0
+
+
+def test_the_leaderboard_page_shows_minutes_and_answers(tmp_path: Path) -> None:
+    """docs/ui.md: the leaderboard shows humans' minutes of play and an `answers` column; the page
+    showed procedure, completion, knowledge and n only (the API had both)."""
+    import httpx
+
+    with live_server(tmp_path) as base, browser_page() as page:
+        game = httpx.post(f"{base}/api/games", json={"task": "Proteomics", "difficulty": "easy", "seed": 0}).json()
+        httpx.post(f"{base}/api/games/{game['id']}/step", json={"action": "WAIT"})
+        httpx.post(f"{base}/api/games/{game['id']}/report", json={"report": "x", "answers": {"outlier_species": "echojelly"}})
+        cell = httpx.get(f"{base}/api/leaderboard").json()["rows"][0]["cells"]["human"]
+        page.goto(base + "/leaderboard")
+        page.wait_for_selector("#board td")
+        heads = page.locator("#board tr").nth(1).inner_text()
+        assert "minutes" in heads and "answers" in heads
+        text = page.inner_text("#board")
+        assert f"{cell['answers']:.2f}" in text and f"{cell['minutes']:.1f}" in text

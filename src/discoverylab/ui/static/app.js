@@ -657,25 +657,35 @@ async function rpScorecard() {
 }
 
 // ---- leaderboard --------------------------------------------------------------------------
+// Per agent: procedure, completion, knowledge, the answer sheet (when any row has one), minutes
+// of play (humans' games carry times) and n, as `discoverylab report` prints them.
+const BOARD_FORMAT = {
+  procedure: (v) => v.toFixed(2), completion: (v) => v.toFixed(2), knowledge: (v) => (v === null ? "not graded" : v.toFixed(2)),
+  answers: (v) => (v === null ? "–" : v.toFixed(2)), minutes: (v) => (v === null ? "–" : v.toFixed(1)), n: (v) => String(v),
+};
+
 async function loadBoard() {
   try {
     const board = await api("/api/leaderboard");
     const table = $("board");
+    const has = (agent, key) => board.rows.some((r) => r.cells[agent] && r.cells[agent][key] !== null && r.cells[agent][key] !== undefined);
+    const metrics = {};
+    for (const a of board.agents) {
+      metrics[a] = ["procedure", "completion", "knowledge", ...["answers", "minutes"].filter((k) => has(a, k)), "n"];
+    }
     const head1 = el("tr"); const head2 = el("tr");
     head1.append(el("th", ""), el("th", ""));
     head2.append(el("th", "task"), el("th", "difficulty"));
     for (const a of board.agents) {
-      const th = el("th", a, "group"); th.colSpan = 4; head1.append(th);
-      head2.append(el("th", "procedure", "num first"), el("th", "completion", "num"), el("th", "knowledge", "num"), el("th", "n", "num"));
+      const th = el("th", a, "group"); th.colSpan = metrics[a].length; head1.append(th);
+      head2.append(...metrics[a].map((m, i) => el("th", m, i === 0 ? "num first" : "num")));
     }
     const rows = board.rows.map((r) => {
       const tr = el("tr");
       tr.append(el("td", r.task), el("td", r.difficulty));
       for (const a of board.agents) {
         const c = r.cells[a];
-        if (!c) { tr.append(el("td", "", "first"), el("td"), el("td"), el("td")); continue; }
-        tr.append(el("td", c.procedure.toFixed(2), "num first"), el("td", c.completion.toFixed(2), "num"),
-          el("td", c.knowledge === null ? "not graded" : c.knowledge.toFixed(2), "num"), el("td", String(c.n), "num"));
+        tr.append(...metrics[a].map((m, i) => el("td", c ? BOARD_FORMAT[m](c[m] === undefined ? null : c[m]) : "", i === 0 ? "num first" : "num")));
       }
       return tr;
     });
