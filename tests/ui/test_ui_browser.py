@@ -393,3 +393,25 @@ def test_the_leaderboard_page_shows_minutes_and_answers(tmp_path: Path) -> None:
         assert "minutes" in heads and "answers" in heads
         text = page.inner_text("#board")
         assert f"{cell['answers']:.2f}" in text and f"{cell['minutes']:.1f}" in text
+
+
+def test_study_participant_id_survives_a_reload(tmp_path: Path) -> None:
+    """Study mode: after a reload the participant field was empty, so the participant's next
+    New game was recorded with no participant at all (the report's rows said `–`)."""
+    with live_server(tmp_path, study_key=b"0123456789abcdef-browser-study") as base, browser_page() as page:
+        page.goto(base + "/play")
+        page.wait_for_function("document.getElementById('task').options.length > 0")
+        page.select_option("#task", "DialogTest")
+        page.fill("#participant", "p11")
+        page.click("#new-game")
+        page.wait_for_function("game !== null && game.participant === 'p11'")
+        _press(page, "w")
+        page.reload()
+        page.wait_for_function("game !== null && game.step === 1")
+        assert page.input_value("#participant") == "p11"
+        page.select_option("#task", "DialogTest")
+        first = _state(page)["id"]
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#new-game")
+        page.wait_for_function(f"game.id !== {json.dumps(first)}")
+        assert _state(page)["participant"] == "p11"

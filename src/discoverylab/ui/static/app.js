@@ -77,6 +77,8 @@ async function initPlay() {
       game = await api(`/api/games/${encodeURIComponent(saved)}`);
       await loadHistory();
       if (!game.finished) $("report").value = readDraft().report || "";  // a reload mid-report keeps what was written
+      else localStorage.removeItem(`draft.${game.id}`);
+      if (study && game.participant && !$("participant").value) $("participant").value = game.participant;  // the next game is theirs too
       render();
       status(game.finished ? "" : "Resumed your game.");
     }
