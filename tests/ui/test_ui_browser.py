@@ -415,3 +415,24 @@ def test_study_participant_id_survives_a_reload(tmp_path: Path) -> None:
         page.click("#new-game")
         page.wait_for_function(f"game.id !== {json.dumps(first)}")
         assert _state(page)["participant"] == "p11"
+
+
+def test_at_the_step_limit_the_page_says_so_everywhere(tmp_path: Path) -> None:
+    """A game played to its step limit: the banner said Failure (the step limit was reached)
+    while the scorecard beside it said the task was "in progress"."""
+    import httpx
+
+    with live_server(tmp_path) as base, browser_page() as page:
+        start_game(page, base, "DialogTest")
+        state = _state(page)
+        for _ in range(state["max_steps"] - 1):
+            httpx.post(f"{base}/api/games/{state['id']}/step", json={"action": "WAIT"})
+        page.reload()
+        page.wait_for_function(f"game !== null && game.step === {state['max_steps'] - 1}")
+        ended = _press(page, "w")
+        assert ended["truncated"] and page.inner_text("#banner").startswith("Failure: the step limit was reached")
+        page.click("#show-scorecard")
+        page.wait_for_selector("#scorecard tr")
+        assert "in progress" not in page.inner_text("#scorecard") and "step limit" in page.inner_text("#scorecard")
+        page.keyboard.press("w")  # no more moves: the page says what is left
+        page.wait_for_function("document.getElementById('status').textContent.includes('knowledge report')")

@@ -447,11 +447,12 @@ function onKey(ev) {
 
 async function showScorecard() {
   if (!game) return;
-  try { drawScorecard(await api(`/api/games/${game.id}/scorecard`), $("scorecard")); } catch (e) { status(e.message, true); }
+  const truncated = game.truncated && !game.terminated;  // the task is not completed, but the episode is over
+  try { drawScorecard(await api(`/api/games/${game.id}/scorecard`), $("scorecard"), truncated); } catch (e) { status(e.message, true); }
 }
 
-function drawScorecard(card, table) {
-  const state = card.completed ? (card.completedSuccessfully ? "completed" : "failed") : "in progress";
+function drawScorecard(card, table, truncated) {
+  const state = card.completed ? (card.completedSuccessfully ? "completed" : "failed") : truncated ? "step limit reached" : "in progress";
   if (!card.scoreCard) {  // before the game has ended: task progress only
     const tr = el("tr");
     tr.append(el("th", `${card.taskName} (${state})`), el("th", "items and score after your report", "num"));
