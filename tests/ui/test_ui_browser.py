@@ -215,3 +215,224 @@ def test_a_double_click_on_new_game_starts_one_game(tmp_path: Path) -> None:
         _press(page, "ArrowRight")
         assert [p.name for p in tmp_path.glob("*.jsonl")] == [_state(page)["log"]]
     assert leaderboard(tmp_path)["agents"] == ["human"]
+
+
+def _lose_dialog(page) -> dict:  # type: ignore[no-untyped-def]
+    """DialogTest lost on the page: talk to the character and press a wrong option's number."""
+    person = re.findall(r"`([^`]+)`", page.inner_text("#task-text"))[0]
+    for text in (f"goto {person.lower()}", f"talk {person}"):
+        page.keyboard.press(":")
+        page.keyboard.type(text)
+        before = _state(page)["step"]
+        page.keyboard.press("Enter")
+        page.wait_for_function(f"game.step === {before + 1}")
+    box = _state(page)["observation"]["dialog_box"]
+    wanted = box["dialogIn"].split("`")[1]
+    wrong = next(k for k, v in box["dialogOptions"].items() if v not in (wanted, "Exit"))
+    state = _press(page, wrong)
+    assert state["terminated"] and state["outcome"] == "failure"
+    return state
+
+
+def test_new_game_before_the_report_asks_and_a_reload_keeps_the_draft(tmp_path: Path) -> None:
+    """The episode ended, the player was writing the report, then pressed New game: the page
+    closed the game without asking (knowledge 0) and the report was gone. A reload mid-report
+    emptied the box too. Now New game asks (Cancel goes back to the report, nothing is closed),
+    and the draft is kept per game until it is handed in."""
+    with live_server(tmp_path) as base, browser_page() as page:
+        start_game(page, base, "DialogTest")
+        lost = _lose_dialog(page)
+        page.keyboard.press("k")
+        page.keyboard.type("Gail wanted the apple; I chose the wrong thing.")
+        dialogs: list[str] = []
+
+        def dismiss(dialog) -> None:  # type: ignore[no-untyped-def]
+            dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        page.once("dialog", dismiss)
+        page.click("#new-game")
+        page.wait_for_function("!document.getElementById('new-game').disabled")
+        assert dialogs and "report" in dialogs[0]
+        assert _state(page)["id"] == lost["id"] and page.input_value("#report").startswith("Gail wanted")
+        last = json.loads((tmp_path / lost["log"]).read_text().splitlines()[-1])
+        assert last["knowledge"].get("pending")  # the game was not closed
+
+        page.reload()  # reload in the middle of the report: the draft comes back
+        page.wait_for_function(f"game !== null && game.id === {json.dumps(lost['id'])}")
+        assert page.input_value("#report") == "Gail wanted the apple; I chose the wrong thing."
+
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#new-game")
+        page.wait_for_function(f"game.id !== {json.dumps(lost['id'])}")
+        last = json.loads((tmp_path / lost["log"]).read_text().splitlines()[-1])
+        assert last["knowledge"]["no_report"] and last["record"]["status"] == "ok"
+        assert page.input_value("#report") == ""
+        assert page.evaluate(f"localStorage.getItem('draft.{lost['id']}')") is None
+
+
+def test_keys_pressed_while_the_server_is_slow_are_taken_in_order(tmp_path: Path) -> None:
+    """Each key sent its step at once: with a slow server two requests raced, and the server
+    could take the second key's action first (the log, and the world, in another order than the
+    player pressed). A stopped server showed "Failed to fetch". Now the page sends one step at a
+    time, in order, drops the keys pressed after a step that failed, and says what happened."""
+    import asyncio
+
+    from ui_kit import free_port
+
+    from discoverylab.ui.server import create_app
+    from uvicorn_kit import serve_in_thread
+
+    app = create_app(tmp_path)
+    delayed: list[str] = []
+
+    @app.middleware("http")
+    async def slow_first_step(request, call_next):  # type: ignore[no-untyped-def]
+        if request.url.path.endswith("/step") and not delayed:
+            delayed.append(request.url.path)
+            await asyncio.sleep(1.0)
+        return await call_next(request)
+
+    with serve_in_thread(app, free_port(), what="the UI server", timeout=15) as port, browser_page() as page:
+        start_game(page, f"http://127.0.0.1:{port}", "DialogTest")
+        page.keyboard.press("ArrowRight")  # slow
+        page.keyboard.press("w")
+        page.wait_for_function("game.step === 2")
+        log = [json.loads(x) for x in (tmp_path / _state(page)["log"]).read_text().splitlines()]
+        assert [x["action"]["action"] for x in log if x["type"] == "step"] == ["ROTATE_CW", "WAIT"]
+        assert [h["step"] for h in page.evaluate("hist")] == [0, 1, 2]
+
+        page.route("**/api/games/*/step", lambda route: route.abort())  # the server is gone
+        page.keyboard.press("w")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("document.getElementById('status').textContent.includes('did not answer')")
+        page.unroute("**/api/games/*/step")
+        page.wait_for_timeout(300)
+        assert _state(page)["step"] == 2  # the key pressed after the failed one was dropped, not sent later
+        _press(page, "w")
+        assert page.get_attribute("#status", "class") != "bad"
+
+
+def test_keyboard_only_from_page_load_to_the_action_menu(tmp_path: Path) -> None:
+    """Keyboard-only play: Tab never left the page (it toggled the task box wherever the focus
+    was), so New game could not be reached without a mouse; in the action menu the first arrow
+    key chose the first action and left the menu; Esc did not leave the report box."""
+    with live_server(tmp_path) as base, browser_page() as page:
+        page.goto(base + "/play")
+        page.wait_for_function("document.getElementById('task').options.length > 0")
+        page.keyboard.press("Shift+Tab")  # on the page: to the game picker
+        assert page.evaluate("document.activeElement.id") == "task"
+        page.keyboard.type("DialogTest")
+        assert page.input_value("#task") == "DialogTest"
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.id") == "difficulty"
+        page.keyboard.press("Tab")
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.id") == "new-game"
+        page.keyboard.press("Enter")
+        page.wait_for_function("game !== null && game.task === 'DialogTest'")
+        page.wait_for_function("document.activeElement === document.body")
+        _press(page, "ArrowRight")  # the game has the keys again
+
+        hidden = page.evaluate("document.getElementById('task-box').hidden")
+        page.keyboard.press("Tab")  # on the game: the task box, as in DiscoveryWorld
+        assert page.evaluate("document.getElementById('task-box').hidden") != hidden
+
+        page.keyboard.press("m")
+        for _ in range(3):
+            page.keyboard.press("ArrowDown")
+        assert page.evaluate("document.activeElement.id") == "action-menu" and page.input_value("#command") == ""
+        chosen = page.evaluate("document.getElementById('action-menu').selectedOptions[0].value")
+        assert chosen
+        page.keyboard.press("Enter")
+        assert page.evaluate("document.activeElement.id") == "command" and page.input_value("#command") != ""
+        page.keyboard.press("Control+a")
+        page.keyboard.press("Backspace")
+        page.keyboard.press("Escape")
+        assert page.evaluate("document.activeElement === document.body")
+
+        page.keyboard.press("k")
+        page.keyboard.type("notes")
+        page.keyboard.press("Escape")
+        assert page.evaluate("document.activeElement === document.body")
+        _press(page, "w")
+        assert page.input_value("#report") == "notes"
+
+
+def test_a_reload_keeps_the_answer_sheet_being_filled_in(tmp_path: Path) -> None:
+    """The answer sheet's fields are built by the page: a reload emptied them (and the report)."""
+    with live_server(tmp_path) as base, browser_page() as page:
+        start_game(page, base, "Proteomics", "easy")
+        page.wait_for_selector("#answer-fields select.answer")
+        choice = page.evaluate("document.querySelector('#answer-fields select.answer').options[2].value")
+        page.select_option("#answer-fields select.answer", choice)
+        page.fill("#report", "the outlier")
+        page.reload()
+        page.wait_for_function("game !== null")
+        page.wait_for_selector("#answer-fields select.answer")
+        assert page.input_value("#answer-fields select.answer") == choice
+        assert page.input_value("#report") == "the outlier"
+        page.click("#submit-report")
+        page.wait_for_function("game.finished")
+        assert page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('draft.')).length") == 0
+
+
+def test_the_leaderboard_page_shows_minutes_and_answers(tmp_path: Path) -> None:
+    """docs/ui.md: the leaderboard shows humans' minutes of play and an `answers` column; the page
+    showed procedure, completion, knowledge and n only (the API had both)."""
+    import httpx
+
+    with live_server(tmp_path) as base, browser_page() as page:
+        game = httpx.post(f"{base}/api/games", json={"task": "Proteomics", "difficulty": "easy", "seed": 0}).json()
+        httpx.post(f"{base}/api/games/{game['id']}/step", json={"action": "WAIT"})
+        httpx.post(f"{base}/api/games/{game['id']}/report", json={"report": "x", "answers": {"outlier_species": "echojelly"}})
+        cell = httpx.get(f"{base}/api/leaderboard").json()["rows"][0]["cells"]["human"]
+        page.goto(base + "/leaderboard")
+        page.wait_for_selector("#board td")
+        heads = page.locator("#board tr").nth(1).inner_text()
+        assert "minutes" in heads and "answers" in heads
+        text = page.inner_text("#board")
+        assert f"{cell['answers']:.2f}" in text and f"{cell['minutes']:.1f}" in text
+
+
+def test_study_participant_id_survives_a_reload(tmp_path: Path) -> None:
+    """Study mode: after a reload the participant field was empty, so the participant's next
+    New game was recorded with no participant at all (the report's rows said `–`)."""
+    with live_server(tmp_path, study_key=b"0123456789abcdef-browser-study") as base, browser_page() as page:
+        page.goto(base + "/play")
+        page.wait_for_function("document.getElementById('task').options.length > 0")
+        page.select_option("#task", "DialogTest")
+        page.fill("#participant", "p11")
+        page.click("#new-game")
+        page.wait_for_function("game !== null && game.participant === 'p11'")
+        _press(page, "w")
+        page.reload()
+        page.wait_for_function("game !== null && game.step === 1")
+        assert page.input_value("#participant") == "p11"
+        page.select_option("#task", "DialogTest")
+        first = _state(page)["id"]
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#new-game")
+        page.wait_for_function(f"game.id !== {json.dumps(first)}")
+        assert _state(page)["participant"] == "p11"
+
+
+def test_at_the_step_limit_the_page_says_so_everywhere(tmp_path: Path) -> None:
+    """A game played to its step limit: the banner said Failure (the step limit was reached)
+    while the scorecard beside it said the task was "in progress"."""
+    import httpx
+
+    with live_server(tmp_path) as base, browser_page() as page:
+        start_game(page, base, "DialogTest")
+        state = _state(page)
+        for _ in range(state["max_steps"] - 1):
+            httpx.post(f"{base}/api/games/{state['id']}/step", json={"action": "WAIT"})
+        page.reload()
+        page.wait_for_function(f"game !== null && game.step === {state['max_steps'] - 1}")
+        ended = _press(page, "w")
+        assert ended["truncated"] and page.inner_text("#banner").startswith("Failure: the step limit was reached")
+        page.click("#show-scorecard")
+        page.wait_for_selector("#scorecard tr")
+        assert "in progress" not in page.inner_text("#scorecard") and "step limit" in page.inner_text("#scorecard")
+        page.keyboard.press("w")  # no more moves: the page says what is left
+        page.wait_for_function("document.getElementById('status').textContent.includes('knowledge report')")

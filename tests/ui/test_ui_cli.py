@@ -97,3 +97,12 @@ def test_serve_runs_for_real(tmp_path: Path) -> None:
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert f"http://127.0.0.1:{port}/" in out
+
+
+def test_serve_warns_when_the_log_limit_is_below_a_long_game(tmp_path: Path, served: dict[str, Any]) -> None:
+    """docs/ui.md's own example, `--max-log-mb 5`, stopped games at about step 550 of 1,000 to
+    1,500, and serve said nothing."""
+    result = CliRunner().invoke(app, ["serve", "--logs", str(tmp_path), "--max-log-mb", "5"])
+    assert result.exit_code == 0 and "Warning" in result.output and "--max-log-mb" in result.output
+    quiet = CliRunner().invoke(app, ["serve", "--logs", str(tmp_path)])
+    assert quiet.exit_code == 0 and "Warning" not in quiet.output

@@ -117,6 +117,31 @@ def test_unplayed_logs_left_by_closed_tabs_are_swept_after_the_idle_time(tmp_pat
     assert list(tmp_path.glob("*.jsonl")) == []
 
 
+def test_a_swept_log_is_no_earlier_game_of_its_seed(tmp_path: Path) -> None:
+    """A running server swept a never-played log (a crashed server's), but still marked the next
+    game on that seed `replay_of` the deleted log: a clean game listed as a replay of nothing."""
+    left = _new(_client(create_app(tmp_path)), seed=3)  # the old server's, never played
+    app = create_app(tmp_path)  # restarted: the log is recent, so it stays for now
+    client = _client(app)
+    _new(client, seed=9)  # the server learns the folder's seeds
+    os.utime(tmp_path / left["log"], (1, 1))
+    assert app.state.games.sweep_unplayed() == 1
+    again = _new(client, seed=3)
+    assert again["replay_of"] is None
+
+
+def test_the_sweep_keeps_the_log_of_a_game_still_loaded(tmp_path: Path) -> None:
+    """A page left open on an unplayed game for over an hour (its log untouched) lost its log to
+    the sweep while the game was loaded: its first move then wrote a log with no start line."""
+    app = create_app(tmp_path)
+    client = _client(app)
+    game = _new(client, seed=2)
+    os.utime(tmp_path / game["log"], (1, 1))
+    assert app.state.games.sweep_unplayed() == 0
+    client.post(f"/api/games/{game['id']}/step", json={"action": "WAIT"})
+    assert json.loads((tmp_path / game["log"]).read_text().splitlines()[0])["type"] == "start"
+
+
 def test_the_replay_command_deletes_nothing_in_its_logs_folder(tmp_path: Path) -> None:
     """`discoverylab replay LOG` built the game manager, which swept its folder's unplayed human
     logs: a command that reads one log removed other files beside it."""

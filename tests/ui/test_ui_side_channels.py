@@ -121,10 +121,13 @@ def test_closing_a_game_records_it_as_abandoned_and_failed(tmp_path: Path) -> No
 def test_a_game_a_crashed_server_left_without_an_end_counts_as_abandoned(tmp_path: Path) -> None:
     first = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
     game = _new(first, task="DialogTest", seed=4)
+    first.post(f"/api/games/{game['id']}/step", json={"action": "ROTATE_CW"})  # played: one move
     assert leaderboard(tmp_path, first.app.state.games.live_logs())["rows"] == []  # type: ignore[attr-defined]
     second = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")  # a restarted server: the game is not live there
     cell = second.get("/api/leaderboard").json()["rows"][0]["cells"]["human"]
-    assert cell == {"n": 1, "procedure": 0.0, "completion": 0.0, "knowledge": 0.0, "graded": 1, "minutes": None, "answers": None}
+    minutes = cell.pop("minutes")  # played until its last step
+    assert cell == {"n": 1, "procedure": 0.0, "completion": 0.0, "knowledge": 0.0, "graded": 1, "answers": None}
+    assert minutes is not None and 0.0 <= minutes < 1.0
     assert _new(second, task="DialogTest", seed=4)["replay_of"] == game["log"]  # known across restarts
 
 
@@ -179,3 +182,67 @@ def test_replay_of_a_game_awaiting_its_report_shows_no_gold(tmp_path: Path) -> N
     client.post(f"/api/games/{game['id']}/report", json={"report": "done"})
     assert client.get("/api/replay", params={"log": state["log"]}).json()["ended"]  # now it has ended: all of it
     assert client.get("/api/replay/scorecard", params={"log": state["log"], "step": last}).json()["scoreCard"]
+
+
+def test_a_game_never_played_is_no_abandoned_game_in_the_figures(tmp_path: Path) -> None:
+    """New game pressed, then the tab closed (or the server restarted) before any move: the log
+    holds the start line only until the hourly sweep. It counted as an abandoned, failed game in
+    the leaderboard and the study report; it showed nothing but the start, so it is no game."""
+    from discoverylab.ui.study_report import human_games
+
+    first = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
+    _new(first, task="DialogTest", seed=4)  # never played, never closed
+    _new(first, task="DialogTest", seed=5)  # looked at the scorecard, never moved
+    looked = _new(first, task="DialogTest", seed=6)
+    first.get(f"/api/games/{looked['id']}/scorecard")
+    played = _new(first, task="DialogTest", seed=7)
+    first.post(f"/api/games/{played['id']}/step", json={"action": "ROTATE_CW"})
+    second = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")  # restarted: none is live
+    cell = second.get("/api/leaderboard").json()["rows"][0]["cells"]["human"]
+    assert cell["n"] == 1 and cell["completion"] == 0.0  # only the game with a move, abandoned
+    assert [g["log"] for g in human_games(tmp_path)] == [played["log"]]
+
+
+def _win_dialog(client: TestClient, game: dict[str, Any]) -> dict[str, Any]:
+    """DialogTest won with the oracle's actions (seed 2)."""
+    for action in _oracle_actions("DialogTest", "normal", 2):
+        state = client.post(f"/api/games/{game['id']}/step", json=action).json()
+    return dict(state)
+
+
+def test_peeking_in_a_second_game_while_the_first_is_open_gets_no_clean_win(tmp_path: Path) -> None:
+    """The attack: start game A on a public seed, start game B on the same seed, end B at step 0
+    to read its gold, then win A. A was started first (not a replay), so its win counted as a
+    clean `human` 1.0. A game that was open while another game of its instance showed its gold
+    now says so (`gold_seen`) and is listed with the replays."""
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
+    first = _new(client, task="DialogTest", seed=2)
+    peek = _new(client, task="DialogTest", seed=2)
+    assert peek["replay_of"] == first["log"] and first["replay_of"] is None
+    assert client.post(f"/api/games/{peek['id']}/report", json={"report": ""}).json()["finished"]
+    assert client.get(f"/api/games/{peek['id']}/scorecard").json()["scoreCard"]  # the gold, read
+    won = _win_dialog(client, first)
+    assert won["success"] and not won["finished"]
+    done = client.post(f"/api/games/{first['id']}/report", json={"report": "the option asked for"}).json()
+    assert done["gold_seen"] == peek["log"]
+    end = json.loads((tmp_path / first["log"]).read_text().splitlines()[-1])
+    assert end["record"]["gold_seen"] == peek["log"] and end["record"]["replay_of"] is None
+    (row,) = leaderboard(tmp_path)["rows"]
+    assert "human" not in row["cells"] and row["cells"][REPLAY]["n"] == 2
+    assert row["cells"][REPLAY]["completion"] == 0.5
+    resumed = TestClient(create_app(tmp_path), base_url="http://127.0.0.1").get(f"/api/games/{first['id']}").json()
+    assert resumed["gold_seen"] == peek["log"]  # a resumed game says so too
+
+
+def test_a_game_open_beside_an_unfinished_one_stays_clean(tmp_path: Path) -> None:
+    """Two games on one seed, neither showing its gold while the other is open: the first to
+    finish is a clean `human` game (the other one is a replay of it, as before)."""
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
+    first = _new(client, task="DialogTest", seed=2)
+    other = _new(client, task="DialogTest", seed=2)
+    client.post(f"/api/games/{other['id']}/step", json={"action": "WAIT"})
+    _win_dialog(client, first)
+    done = client.post(f"/api/games/{first['id']}/report", json={"report": "x"}).json()
+    assert done["gold_seen"] is None
+    cells = leaderboard(tmp_path, client.app.state.games.live_logs())["rows"][0]["cells"]  # type: ignore[attr-defined]
+    assert cells["human"]["n"] == 1 and cells["human"]["completion"] == 1.0

@@ -212,3 +212,40 @@ def test_the_feed_and_the_history_keep_what_the_observation_drops(tmp_path: Path
     assert [p["postID"] for p in state["feed"]] == [1]
     history = client.get(f"/api/games/{game['id']}/history").json()["history"]
     assert [h["step"] for h in history] == list(range(7)) and all(h["message"] for h in history[1:])
+
+
+def test_closing_a_game_awaiting_its_report_must_say_so(tmp_path: Path) -> None:
+    """New game after the episode ended, before the report: the DELETE the page sends wrote the
+    game's end line at once (knowledge 0), so the report the player was writing was dropped.
+    A game awaiting its report is now closed only when the request says `without_report`."""
+    client = _client(tmp_path)
+    lost = _fail_dialog(client)
+    refused = client.delete(f"/api/games/{lost['id']}")
+    assert refused.status_code == 409 and "knowledge report" in refused.json()["detail"]
+    assert _lines(tmp_path, lost)[-1]["knowledge"]["pending"]  # nothing written: the report can still come
+    done = client.post(f"/api/games/{lost['id']}/report", json={"report": "the option Gail asked for"}).json()
+    assert done["knowledge"]["report"] == "the option Gail asked for"
+    again = _fail_dialog(client)
+    assert client.delete(f"/api/games/{again['id']}", params={"without_report": "true"}).status_code == 200
+    end = _lines(tmp_path, again)[-1]
+    assert end["knowledge"]["no_report"] and end["record"]["status"] == "ok"
+    playing = _new(client, seed=3)
+    _cmd(client, playing["id"], "wait")
+    assert client.delete(f"/api/games/{playing['id']}").status_code == 200  # mid-episode: abandoned, as before
+
+
+def test_a_game_whose_log_is_full_can_still_be_handed_in(tmp_path: Path) -> None:
+    """`--max-log-mb` below what a long game writes stopped it mid-game with "start a new game":
+    a player who did so lost the game (abandoned). The refusal now says that the steps are kept
+    and the report ends the game, and the report is taken."""
+    client = _client(tmp_path, max_log_bytes=40_000)
+    game = _new(client)
+    response = None
+    for _ in range(20):
+        response = client.post(f"/api/games/{game['id']}/step", json={"action": "WAIT"})
+        if response.status_code != 200:
+            break
+    assert response is not None and response.status_code == 413
+    assert "hand in your knowledge report" in response.json()["detail"] and "start a new game" not in response.json()["detail"]
+    done = client.post(f"/api/games/{game['id']}/report", json={"report": "ran out of log"}).json()
+    assert done["finished"] and done["knowledge"]["report"] == "ran out of log" and done["step"] > 0

@@ -86,3 +86,41 @@ def test_judge_grades_the_human_reports_of_a_ui_logs_folder(tmp_path: Path, monk
 def test_report_and_judge_on_a_bench_folder_are_unchanged(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["report", str(tmp_path)])
     assert result.exit_code != 0 and "results.jsonl" in result.output
+
+
+def test_report_says_which_games_saw_another_games_gold(tmp_path: Path) -> None:
+    """A game open while another game of its seed ended (its gold shown) is listed apart, and
+    the per-game rows say why: `gold seen`, not a replay of an earlier game."""
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
+    first = client.post("/api/games", json={"task": "DialogTest", "seed": 1}).json()
+    peek = client.post("/api/games", json={"task": "DialogTest", "seed": 1}).json()
+    client.post(f"/api/games/{peek['id']}/report", json={"report": ""})
+    client.post(f"/api/games/{first['id']}/command", json={"text": "wait"})
+    client.post(f"/api/games/{first['id']}/report", json={"report": "x"})
+    md = CliRunner().invoke(app, ["report", str(tmp_path), "--markdown"])
+    assert md.exit_code == 0, md.output
+    assert "| ok (gold seen) |" in md.output and "| ok (replay) |" in md.output
+    plain = CliRunner().invoke(app, ["report", str(tmp_path)], env={"COLUMNS": "300"})
+    assert "ok (gold seen)" in plain.output
+
+
+def test_a_game_left_without_an_end_still_shows_its_instance_steps_and_minutes(tmp_path: Path) -> None:
+    """A participant's tab closed mid-game (no `end` line): the per-game row said instance `?`,
+    steps `–` and minutes `–`, though the log holds all three."""
+    client = TestClient(create_app(tmp_path, study_key=KEY), base_url="http://127.0.0.1")
+    game = client.post("/api/games", json={"task": "Proteomics", "difficulty": "easy", "participant": "p09"}).json()
+    for _ in range(3):
+        client.post(f"/api/games/{game['id']}/command", json={"text": "wait"})
+    (row,) = human_games(tmp_path)
+    assert row["status"] == "abandoned" and row["instance"] == "test#0" and row["steps"] == 3
+    assert row["minutes"] is not None and row["minutes"] >= 0.0
+    md = CliRunner().invoke(app, ["report", str(tmp_path), "--markdown"])
+    assert "| p09 | Proteomics | easy | test#0 | 3 |" in md.output
+
+
+def test_report_figure_on_a_ui_logs_folder_is_refused_not_ignored(tmp_path: Path) -> None:
+    """`report <ui logs> --figure out.png` printed the tables and exit 0, and wrote no figure."""
+    _study(tmp_path)
+    result = CliRunner().invoke(app, ["report", str(tmp_path), "--figure", str(tmp_path / "fig.png")])
+    assert result.exit_code == 2 and "--figure" in result.output
+    assert not (tmp_path / "fig.png").exists()

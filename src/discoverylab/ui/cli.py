@@ -28,6 +28,9 @@ def _is_local(host: str) -> bool:
         return False
 
 
+LONG_GAME_MB = 16  # about 10 KB a logged step, 1,500 steps (Space Sick Normal and Challenge)
+
+
 def serve(
     host: Annotated[str, typer.Option("--host", help="interface to listen on (localhost by default)")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8765,
@@ -66,6 +69,10 @@ def serve(
                       soft_wrap=True)  # fmt: skip
             raise typer.Exit(2)
 
+    if max_log_mb < LONG_GAME_MB:
+        err.print(f"[yellow]Warning:[/yellow] --max-log-mb {max_log_mb:g}: a game's log grows by about 10 KB a step, so "
+                  f"games stop at about step {int(max_log_mb * 100)} (then only the report is taken); the longest tasks "
+                  f"allow 1,500 steps: {LONG_GAME_MB} MB or more lets every game reach its step limit.", soft_wrap=True)  # fmt: skip
     hosts = list(allowed_host or [])
     if not _is_local(host):
         err.print(f"[yellow]Warning:[/yellow] listening on {host}: anyone who can reach this machine can play "
@@ -152,11 +159,17 @@ def or_ui_logs(command: Callable[..., None], ui_command: Callable[..., None]) ->
     return either
 
 
-def report_ui_logs(run_dir: Path, markdown: bool = False, **_: Any) -> None:
+def report_ui_logs(run_dir: Path, markdown: bool = False, figure: Path | None = None, **_: Any) -> None:
     """The study's results from a UI logs folder, in the paper's Table 6 layout, with times."""
     from rich.table import Table
 
-    from discoverylab.ui.study_report import _fmt, human_games, table6
+    from discoverylab.cli.options import fail
+
+    if figure is not None:  # checked before any output, as on a bench folder
+        fail(f"--figure draws a bench folder's results; {run_dir} holds UI game logs: use `report {run_dir} --markdown` "
+             "for the study's tables.")
+
+    from discoverylab.ui.study_report import _fmt, _replay_note, human_games, table6
     from discoverylab.ui.study_report import markdown as as_markdown
 
     if markdown:
@@ -182,7 +195,7 @@ def report_ui_logs(run_dir: Path, markdown: bool = False, **_: Any) -> None:
         games.add_column(col)
     for g in human_games(run_dir):
         games.add_row(g["participant"] or "–", g["task"], g["difficulty"], g["instance"], _fmt(g["steps"]), _fmt(g["minutes"], 1),
-                      g["status"] + (" (replay)" if g["agent"] != "human" else ""), _fmt(g["completion"]),
+                      g["status"] + _replay_note(g), _fmt(g["completion"]),
                       _fmt(g["procedure"]), _fmt(g["knowledge"]))  # fmt: skip
     console.print(games)
 

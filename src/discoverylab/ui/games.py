@@ -12,7 +12,8 @@ Side channels (issue #20): until the game has ended the scorecard is task progre
 env's `info` shows it), never procedural items or gold. A game on an instance the logs folder
 already holds a log of (any agent's: the replay page shows a finished log's gold) is marked
 `replay_of` that log, and the leaderboard lists it apart (a player who ended a game early to read
-its gold cannot replay it as a fresh 1.0). In study
+its gold cannot replay it as a fresh 1.0); a game open while another game of its instance ended
+is marked `gold_seen` that log when it ends, and listed the same way. In study
 mode the server assigns each game a fresh instance of the sealed test split; players choose none.
 Game ids are random and unguessable: a game is driven only by whoever created it.
 """
@@ -25,7 +26,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +41,7 @@ from discoverylab.render.renderer import view_png
 from discoverylab.scoring.knowledge import Judge, grade_knowledge
 from discoverylab.ui.answers import grade as sheet_grade
 from discoverylab.ui.commands import candidates
+from discoverylab.ui.logfiles import last_entry
 from discoverylab.world.action_specs import ACTION_SPECS
 
 HUMAN_AGENT = "human"
@@ -147,6 +149,8 @@ class Game:
     knowledge: dict[str, Any] | None = None
     views_at: set[int] = field(default_factory=set)  # steps at which the player looked at the scorecard
     replay_of: str | None = None  # the log of an earlier game on this instance
+    gold_seen: str | None = None  # the log of a game of this instance that ended (gold shown) while this one was open
+    peers: Callable[[], list[tuple[str, Path]]] = field(default=lambda: [])  # (name, path) of this instance's logs
     seen: dict[int, str] = field(default_factory=dict)  # every object the observations named (not ground)
     feed: dict[int, dict[str, Any]] = field(default_factory=dict)  # every DiscoveryFeed post shown so far
     history: list[dict[str, Any]] = field(default_factory=list)  # step, action, message: the readings
@@ -245,7 +249,8 @@ class Game:
         if self.terminated or self.truncated:
             raise Conflict("The episode has ended; hand in your knowledge report or start a new game.")
         if self.log_path.stat().st_size >= self.max_log_bytes:
-            raise TooLarge(f"This game's log reached the server's limit of {self.max_log_bytes} bytes; start a new game.")
+            raise TooLarge(f"This game's log reached the server's limit of {self.max_log_bytes / 1e6:g} MB (--max-log-mb): "
+                           f"no more moves. Your {self.steps} steps are kept: hand in your knowledge report (k) to end the game.")
         action = request.to_action()
         _, reward, terminated, truncated, info = self.env.step(action)
         self.apply(info, terminated, truncated, action)
@@ -296,13 +301,29 @@ class Game:
                            "abandoned": status == "abandoned", "scorecard_views": self.scorecard_views})  # fmt: skip
         return True
 
+    def _check_gold_seen(self) -> None:
+        """Mark the game if another game of its instance has ended (its page and the replay page
+        show that game's gold) while this one was open: started first, it is no replay, yet its
+        player could have read the answer in the other tab (issue #20)."""
+        if self.replay_of is not None or self.gold_seen is not None:
+            return
+        for name, path in self.peers():
+            if path == self.log_path:
+                continue
+            end = last_entry(path, "end", self.max_log_bytes * 2)
+            knowledge = (end or {}).get("knowledge")
+            if end is not None and not (isinstance(knowledge, dict) and knowledge.get("pending")):
+                self.gold_seen = name
+                return
+
     def _end(self, status: str, knowledge: dict[str, Any], final: bool = True) -> None:
+        self._check_gold_seen()
         card = self.env.scorecard(reveal=True)
         record = {"task": self.env.scenario_cls.task_id, "difficulty": self.env.difficulty, "seed": self.seed,
                   "instance": self.instance.public(), "agent": HUMAN_AGENT, "participant": self.participant,
                   "status": status, "steps": self.steps, "completed": card["completed"],
                   "success": bool(card["completedSuccessfully"]) and status == "ok",
-                  "procedure_score": card["scoreNormalized"], "replay_of": self.replay_of,
+                  "procedure_score": card["scoreNormalized"], "replay_of": self.replay_of, "gold_seen": self.gold_seen,
                   "session_seconds": self.elapsed(), "scorecard": card, "error": None,
                   **(self.sheet or {})}  # fmt: skip
         self._append({"type": "end", "scorecard": card, "record": record, "knowledge": knowledge})
@@ -337,6 +358,7 @@ class Game:
             "instance": self.instance.public(),
             "participant": self.participant,
             "replay_of": self.replay_of,
+            "gold_seen": self.gold_seen,
             "step": self.steps,
             "max_steps": self.env._limit,
             "terminated": self.terminated,

@@ -7,9 +7,12 @@ finished episodes (logs with an
 
 Every started human game counts: one closed or left without a report is failed with knowledge 0
 (its `end` line says abandoned; a log a crashed server left without one counts the same, unless
-it is a game still in progress, `live`). A human game on an instance someone already played in
+it is a game still in progress, `live`). A log with no move and no end (New game pressed, then
+the tab closed; swept after an hour) showed nothing but the start: it is no game. A human game on an instance someone already played in
 this folder is listed as `human (replay)`, apart from the first game: whoever ended a game early
-to read its gold cannot replay it into a clean score.
+to read its gold cannot replay it into a clean score. So is a game that was open while another
+game of its instance ended and showed its gold (`gold_seen`): a game started first, won after
+ending a second one at step 0 to read the answer, is no clean score either.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ REPLAY = "human (replay)"
 def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[str, Any]]:
     """One row per finished episode under `logs` (agent, task, difficulty, scores, minutes);
     human logs without an end that are not `live` (names relative to `logs`) count as
-    abandoned. Odd files (folders, FIFOs, dangling links) and rows whose scores are not finite
+    abandoned if a move was played (else they are no game). Odd files (folders, FIFOs, dangling links) and rows whose scores are not finite
     numbers are skipped, never an error."""
     for path in log_files(logs):
         name = path.relative_to(logs).as_posix()
@@ -39,7 +42,11 @@ def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[st
             start = first_line(path) if end is None else None
             if start is None or start.get("agent") != HUMAN or name in live:
                 continue
-            record = {**start, "procedure_score": 0.0, "success": False}
+            last = last_entry(path, "step", MAX_LOG_BYTES)
+            if last is None:  # never played: a page load, no game
+                continue
+            record = {**start, "procedure_score": 0.0, "success": False, "status": "abandoned",
+                      "steps": last.get("step"), "session_seconds": last.get("elapsed_s")}  # fmt: skip
             end = {"knowledge": {"score": 0.0, "abandoned": True}}
         knowledge = end.get("knowledge") if end else None
         score: float | None = None
@@ -56,7 +63,7 @@ def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[st
         agent = str(record.get("agent", "?"))
         seconds = finite(record.get("session_seconds"))
         yield {
-            "agent": REPLAY if agent == HUMAN and record.get("replay_of") else agent,
+            "agent": REPLAY if agent == HUMAN and (record.get("replay_of") or record.get("gold_seen")) else agent,
             "participant": record.get("participant") if isinstance(record.get("participant"), str) else None,
             "task": str(record.get("task", "?")),
             "difficulty": str(record.get("difficulty", "?")),
@@ -66,6 +73,7 @@ def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[st
             "minutes": None if seconds is None else seconds / 60.0,
             "answers": finite(record.get("answers_score")),
             "log": name,
+            "record": record,
         }
 
 

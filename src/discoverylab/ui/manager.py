@@ -75,6 +75,7 @@ class GameManager:
         self._games: dict[str, Game] = {}
         self._lock = threading.RLock()
         self._played: dict[tuple[str, str, str, int], str] | None = None  # instance -> first log
+        self._worlds: dict[tuple[str, str, str, int], list[str]] = {}  # instance -> every log (built with _played)
         self._tokens: dict[str, str] | None = None  # resume token -> log name
         self._swept = time.monotonic()
         if sweep:  # not for `discoverylab replay LOG`, which only reads its log's folder
@@ -125,7 +126,7 @@ class GameManager:
             name = f"{task}-{difficulty}-{label}-{HUMAN_AGENT}-{secrets.token_hex(4)}.jsonl"
             self.logs.mkdir(parents=True, exist_ok=True)
             game = Game(game_id, env, instance, self.logs / name, self.max_log_bytes, info, client=client,
-                        participant=participant, replay_of=replay_of)  # fmt: skip
+                        participant=participant, replay_of=replay_of, peers=self._peers(where))  # fmt: skip
             start = {"type": "start", "task": task, "difficulty": difficulty, "seed": game.seed,
                      "instance": instance.public(), "agent": HUMAN_AGENT, "participant": participant,
                      "replay_of": replay_of, "resume": resume_token(game_id), "started_unix": game.started,
@@ -135,6 +136,7 @@ class GameManager:
                 del start["seed"]
             game._append(start)
             played.setdefault(where, name)
+            self._worlds.setdefault(where, []).append(name)
             self._token_index()[resume_token(game_id)] = name
             self._games[game_id] = game
         return game
@@ -219,9 +221,10 @@ class GameManager:
         except ValueError as exc:
             raise NotFound(str(exc)) from None
         _, info = env.reset(options={"instance": instance})
+        self._played_instances()
         game = Game(game_id, env, instance, path, self.max_log_bytes, info, client=client,
                     participant=start.get("participant"), replay_of=start.get("replay_of"),
-                    started=float(start.get("started_unix") or time.time()))  # fmt: skip
+                    started=float(start.get("started_unix") or time.time()), peers=self._peers(key))  # fmt: skip
         for entry in entries[1:]:
             kind = entry.get("type")
             if kind == "step" and not game.over:
@@ -229,9 +232,12 @@ class GameManager:
                 game.apply(info, terminated, truncated, entry["action"])
             elif kind == "scorecard_view" and isinstance(entry.get("step"), int):
                 game.views_at.add(entry["step"])
-            elif kind == "end" and isinstance(entry.get("knowledge"), dict) and not entry["knowledge"].get("pending"):
-                game.knowledge = entry["knowledge"]
+            elif kind == "end":
                 record: dict[str, Any] = entry["record"] if isinstance(entry.get("record"), dict) else {}
+                game.gold_seen = record.get("gold_seen") if isinstance(record.get("gold_seen"), str) else game.gold_seen
+                if not isinstance(entry.get("knowledge"), dict) or entry["knowledge"].get("pending"):
+                    continue
+                game.knowledge = entry["knowledge"]
                 game.sheet = {k: record[k] for k in ("answers", "answers_score", "answers_grade") if k in record} or None
         self._make_room(client)
         self._games[game_id] = game
@@ -249,22 +255,41 @@ class GameManager:
     def _played_instances(self) -> dict[tuple[str, str, str, int], str]:
         """(task, difficulty, "seed", seed) or (task, difficulty, "test", index) -> the first log
         on that world in the logs folder, any agent's (the replay page shows a finished log's
-        gold), read once from the start lines in name order, then kept up to date by `create`."""
+        gold), read once from the start lines in name order, then kept up to date by `create`.
+        `_worlds` gets every log of each world in the same pass."""
         if self._played is None:
-            self._played = {}
+            self._played, self._worlds = {}, {}
             for path in log_files(self.logs):
                 start = first_line(path)
                 key = _world_key(start) if start is not None and start.get("type") == "start" else None
                 if key is not None:
-                    self._played.setdefault(key, path.relative_to(self.logs).as_posix())
+                    name = path.relative_to(self.logs).as_posix()
+                    self._played.setdefault(key, name)
+                    self._worlds.setdefault(key, []).append(name)
         return self._played
 
+    def _peers(self, world: tuple[str, str, str, int]) -> Callable[[], list[tuple[str, Path]]]:
+        """The logs of every game on `world` (a game checks them when it ends: `gold_seen`).
+        Read without the manager's lock (a game ends holding its own lock, and `close` takes
+        the two the other way round): `create` and `_resume` have built the index."""
+
+        def peers() -> list[tuple[str, Path]]:
+            return [(name, self.logs / name) for name in list(self._worlds.get(world, ()))]
+
+        return peers
+
     # ---- ending -------------------------------------------------------------------------
-    def close(self, game_id: str, client: str = "?") -> None:
+    def close(self, game_id: str, client: str = "?", without_report: bool = True) -> None:
         """Free the game's slot and end it: a game without its report is recorded as abandoned
-        (failed); one closed before its first action leaves no log."""
+        (failed); one closed before its first action leaves no log. A game whose episode has
+        ended awaits only its report: unless `without_report`, closing it is refused (409), so a
+        report being written is never dropped by a request that did not mean to."""
         with self._lock:
             game = self.get(game_id, client)
+            if not without_report and game.over and not game.finished:
+                raise Conflict("This game's episode has ended and its knowledge report is not handed in yet: hand it "
+                               "in, or close the game without it (DELETE with ?without_report=true; the outcome is "
+                               "kept, with knowledge 0).")
             self._games.pop(game_id, None)
             with game.lock:
                 kept = game.abandon()
@@ -272,21 +297,33 @@ class GameManager:
                 self._forget(game)
 
     def _forget(self, game: Game) -> None:
-        name = game.log_path.relative_to(self.logs).as_posix()
-        if self._played is not None:
-            for key, value in list(self._played.items()):
+        self._forget_log(game.log_path.relative_to(self.logs).as_posix())
+
+    def _forget_log(self, name: str) -> None:
+        """A log is gone (never played): no game is a replay of it, nothing resumes it."""
+        for key, names in list(self._worlds.items()):
+            if name in names:
+                names.remove(name)
+                if self._played is not None and self._played.get(key) == name:
+                    if names:
+                        self._played[key] = names[0]
+                    else:
+                        del self._played[key]
+        if self._tokens is not None:
+            for token, value in list(self._tokens.items()):
                 if value == name:
-                    del self._played[key]
-        self._token_index().pop(resume_token(game.id), None)
+                    del self._tokens[token]
 
     def sweep_unplayed(self) -> int:
         """Remove logs of human games started but never played (start line only) and idle for
         `idle_seconds`; returns how many. They hold nothing but the start observation."""
         removed = 0
         cutoff = time.time() - self.idle_seconds
+        with self._lock:
+            loaded = {g.log_path for g in self._games.values()}  # a page still shows it
         for path in log_files(self.logs):
             try:
-                if path.is_symlink() or path.stat().st_mtime > cutoff or path.stat().st_size > 4_000_000:
+                if path in loaded or path.is_symlink() or path.stat().st_mtime > cutoff or path.stat().st_size > 4_000_000:
                     continue
                 lines = path.read_bytes().splitlines()
             except OSError:
@@ -296,6 +333,8 @@ class GameManager:
                 if start is not None and start.get("type") == "start" and start.get("agent") == HUMAN_AGENT:
                     path.unlink(missing_ok=True)
                     removed += 1
+                    with self._lock:  # no game is a replay of a removed log
+                        self._forget_log(path.relative_to(self.logs).as_posix())
         return removed
 
     def judge(self) -> Judge | None:

@@ -287,9 +287,11 @@ def create_app(
             return {"form": public_form(game.env)}
 
     @app.delete("/api/games/{gid}")
-    def close(gid: str, request: Request) -> dict[str, str]:
+    def close(gid: str, request: Request, without_report: bool = False) -> dict[str, str]:
+        """End the game (abandoned, or the ended episode's outcome with knowledge 0). A game
+        awaiting its report is closed only `without_report` (the page asks the player first)."""
         playing()
-        games.close(gid, client_of(request))
+        games.close(gid, client_of(request), without_report=without_report)
         return {"closed": gid}
 
     @app.get("/api/logs")

@@ -36,12 +36,11 @@ def human_games(folder: Path) -> list[dict[str, Any]]:
     for ep in episodes(folder):
         if ep["agent"] not in (HUMAN, REPLAY):
             continue
-        end = last_entry(folder / ep["log"]) or {}
-        record: dict[str, Any] = end["record"] if isinstance(end.get("record"), dict) else {}
+        record: dict[str, Any] = ep["record"]  # the end line's, or the start line's for a game left without one
         knowledge = ep["knowledge"] if ep["knowledge"] is not None else grades.get(ep["log"], {}).get("knowledge_score")
-        status = record.get("status", "abandoned") if end else "abandoned"
+        status = str(record.get("status", "abandoned"))
         rows.append({**ep, "knowledge": knowledge, "steps": record.get("steps"), "status": status,
-                     "instance": _instance(record)})  # fmt: skip
+                     "instance": _instance(record), "gold_seen": record.get("gold_seen")})  # fmt: skip
     return rows
 
 
@@ -107,6 +106,13 @@ def table6(folder: Path) -> dict[str, Any]:
     return board
 
 
+def _replay_note(game: dict[str, Any]) -> str:
+    """Why a game is not clean: its instance was played before, or another game of it showed its gold."""
+    if game["agent"] != REPLAY:
+        return ""
+    return " (gold seen)" if game.get("gold_seen") else " (replay)"
+
+
 def _fmt(value: Any, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
@@ -128,6 +134,6 @@ def markdown(folder: Path) -> str:
               "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for g in human_games(folder):
         lines.append(f"| {g['participant'] or '–'} | {g['task']} | {g['difficulty']} | {g['instance']} | {_fmt(g['steps'])} | "
-                     f"{_fmt(g['minutes'], 1)} | {g['status']}{' (replay)' if g['agent'] == REPLAY else ''} | "
+                     f"{_fmt(g['minutes'], 1)} | {g['status']}{_replay_note(g)} | "
                      f"{_fmt(g['completion'])} | {_fmt(g['procedure'])} | {_fmt(g['knowledge'])} |")  # fmt: skip
     return "\n".join(lines) + "\n"

@@ -7,8 +7,12 @@ const el = (tag, text, cls) => { const e = document.createElement(tag); if (text
 const GROUND = /^(grass|path|floor|wall|sand|soil|water|road|fence|sand path)$/;
 const MANY = 3;  // more nearby objects of one name than this are listed once (the nearest)
 
+const NO_ANSWER = "The server did not answer (stopped, or the network is down). Everything up to the step shown is saved: " +
+  "try again, or reload the page once the server is back.";
+
 async function api(path, options) {
-  const res = await fetch(path, options);
+  let res;
+  try { res = await fetch(path, options); } catch (e) { throw Object.assign(new Error(NO_ANSWER), { status: 0 }); }
   const body = await res.json().catch(() => ({}));
   if (!res.ok) throw Object.assign(new Error(body.detail || `${res.status} ${res.statusText}`), { status: res.status });
   return body;
@@ -56,16 +60,28 @@ async function initPlay() {
   $("submit-report").addEventListener("click", submitReport);
   $("keys-hint").addEventListener("click", () => { $("help").hidden = !$("help").hidden; $("keys-hint").blur(); });
   $("command-form").addEventListener("submit", (ev) => { ev.preventDefault(); sendCommand(); });
-  $("action-menu").addEventListener("change", menuChosen);
+  $("action-menu").addEventListener("change", () => { if (!menuByKeys) menuChosen(); });  // a click chooses at once
+  $("action-menu").addEventListener("keydown", menuKey);
+  $("action-menu").addEventListener("pointerdown", () => { menuByKeys = false; });
+  $("action-menu").addEventListener("blur", () => { $("action-menu").value = ""; });
   $("history-copy").addEventListener("click", copyHistory);
   $("feed-read").addEventListener("click", markFeedRead);
-  $("report").addEventListener("keydown", (ev) => { if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); } });
+  $("report").addEventListener("keydown", reportKey);
+  $("report").addEventListener("input", saveDraft);
   $("command").addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.preventDefault(); $("command").blur(); } });
   document.addEventListener("keydown", onKey);
   document.addEventListener("click", (ev) => { const t = ev.target; if (t.tagName === "BUTTON" || (t.tagName === "INPUT" && t.type === "checkbox")) t.blur(); });
   const saved = localStorage.getItem(GAME_KEY);
   if (saved) {
-    try { game = await api(`/api/games/${encodeURIComponent(saved)}`); await loadHistory(); render(); status(game.finished ? "" : "Resumed your game."); }
+    try {
+      game = await api(`/api/games/${encodeURIComponent(saved)}`);
+      await loadHistory();
+      if (!game.finished) $("report").value = readDraft().report || "";  // a reload mid-report keeps what was written
+      else localStorage.removeItem(`draft.${game.id}`);
+      if (study && game.participant && !$("participant").value) $("participant").value = game.participant;  // the next game is theirs too
+      render();
+      status(game.finished ? "" : "Resumed your game.");
+    }
     catch (e) {  // only an unknown game is forgotten: a busy or failing server must not lose it
       if (e.status === 404) localStorage.removeItem(GAME_KEY);
       else status(`Could not resume your game (${e.message}); reload the page to try again.`, true);
@@ -80,10 +96,17 @@ async function newGame() {
   starting = true;
   $("new-game").disabled = true;
   try {
-    if (game && !game.finished && game.step > 0 && !game.terminated && !game.truncated &&
+    await stepQueue;  // the keys pressed before New game are taken first
+    const awaiting = game && !game.finished && (game.terminated || game.truncated);  // only the report is left
+    if (awaiting && !confirm("Your knowledge report for this game is not handed in yet. Start a new game without it? " +
+        "The game keeps its outcome, with knowledge 0. (Cancel takes you back to the report.)")) { $("report").focus(); return; }
+    if (game && !game.finished && !awaiting && game.step > 0 &&
         !confirm("Start a new game? The current one ends as abandoned (failed).")) return;
     status("starting…");
-    if (game && !game.finished) await api(`/api/games/${game.id}`, { method: "DELETE" }).catch(() => null);
+    if (game && !game.finished) {
+      await api(`/api/games/${game.id}?without_report=true`, { method: "DELETE" }).catch(() => null);
+      localStorage.removeItem(`draft.${game.id}`);
+    }
     const spec = { task: $("task").value, difficulty: $("difficulty").value };
     if (!study) spec.seed = Number($("seed").value);
     if (study && $("participant").value) spec.participant = $("participant").value;
@@ -108,6 +131,7 @@ async function loadHistory() {
 }
 
 function took(next) {
+  if (game && next.id !== game.id) return;  // a step of the game before New game: not this one's
   game = next;
   const last = hist.length ? hist[hist.length - 1].step : -1;
   if (game.entry.step > last + 1) loadHistory().then(render).catch(() => null);  // steps played in another tab
@@ -116,22 +140,45 @@ function took(next) {
   $("scorecard").replaceChildren();  // looking again is a click, counted once per step
 }
 
-async function act(action) {
-  if (!game) { status("Start a game first.", true); return; }
-  try { took(await post(`/api/games/${game.id}/step`, action)); status(""); } catch (e) { status(e.message, true); }
+// Steps go to the server one at a time, in the order the keys were pressed: concurrent requests
+// could be taken in another order. When one fails, the keys pressed after it are dropped (they
+// were meant for the world that step would have made).
+const MAX_QUEUED = 8;
+let stepQueue = Promise.resolve();
+let queued = 0;
+let failures = 0;
+
+function inOrder(send) {
+  if (queued >= MAX_QUEUED) { status("Waiting for the server: your last keys are not taken yet.", true); return stepQueue; }
+  queued++;
+  const ticket = failures;
+  stepQueue = stepQueue.then(async () => {
+    if (ticket !== failures) return;
+    const slow = setTimeout(() => status("Waiting for the server…"), 1500);
+    try { await send(); } catch (e) { failures++; status(e.message, true); } finally { clearTimeout(slow); }
+  }).finally(() => { queued--; });
+  return stepQueue;
 }
 
-async function sendCommand() {
+function act(action) {
+  if (!game) { status("Start a game first.", true); return; }
+  const id = game.id;
+  inOrder(async () => { if (game && game.id === id) { took(await post(`/api/games/${id}/step`, action)); status(""); } });
+}
+
+function sendCommand() {
   const text = $("command").value.trim();
   if (!text) { $("command").blur(); return; }
   if (!game) { status("Start a game first.", true); return; }
   if (text === "help" || text === "?") { $("help").hidden = false; return; }
-  try {
-    took(await post(`/api/games/${game.id}/command`, { text }));
-    $("command").value = "";
+  const id = game.id;
+  inOrder(async () => {  // a command that does not parse costs no step (and keeps its text to fix)
+    if (!game || game.id !== id) return;
+    took(await post(`/api/games/${id}/command`, { text }));
+    if ($("command").value.trim() === text) $("command").value = "";
     $("command").blur();  // back to the game keys
     status("");
-  } catch (e) { status(e.message, true); }  // a command that does not parse costs no step
+  });
 }
 
 function refreshView() {
@@ -187,7 +234,8 @@ function render() {
   refreshView();
   const loc = obs.agentLocation || {};
   const where = game.seed === null ? `instance ${game.instance.split}#${game.instance.index}` : `seed ${game.seed}`;
-  const again = game.replay_of ? " · replay (an earlier game played this instance)" : "";
+  const again = game.replay_of ? " · replay (an earlier game played this instance)"
+    : game.gold_seen ? " · gold seen (another game of this instance ended while this one was open)" : "";
   const who = game.participant ? ` · ${game.participant}` : "";
   $("game-info").textContent = `${game.task} · ${game.difficulty} · ${where}${who}${again} · step ${game.step}/${game.max_steps} · at (${loc.x}, ${loc.y}) facing ${loc.faceDirection}`;
   $("task-text").textContent = (obs.taskProgress || []).map((t) => t.description).join("\n");
@@ -254,6 +302,23 @@ function fillMenu(obs) {
   for (const name of ["MOVE_FORWARD", "MOVE_BACKWARD", "ROTATE_CW", "ROTATE_CCW"]) opts.push(new Option(name, name));
   for (const place of obs.teleportLocations || []) opts.push(new Option(`teleport: ${place}`, `@${place}`));
   $("action-menu").replaceChildren(...opts);
+}
+
+// Keys in the report box and the answer sheet: ctrl+Enter hands them in, Esc gives the keys back
+// to the game (what was written stays, as a draft).
+function reportKey(ev) {
+  if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); }
+  if (ev.key === "Escape") { ev.preventDefault(); ev.stopPropagation(); ev.target.blur(); }
+}
+
+// In the action menu the arrow keys move through the actions (a closed select would choose at
+// each one) and Enter chooses; a click, or Enter in the opened list, chooses at once.
+let menuByKeys = false;
+
+function menuKey(ev) {
+  if (["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End"].includes(ev.key) && !ev.altKey) menuByKeys = true;
+  else if (ev.key === " " || ev.key === "F4" || ev.altKey) menuByKeys = false;  // the list opens: its Enter is a change
+  else if (ev.key === "Enter") { ev.preventDefault(); menuByKeys = false; menuChosen(); }
 }
 
 function menuChosen() {
@@ -343,10 +408,15 @@ function onKey(ev) {
   if (location.pathname === "/replay") { replayKey(ev); return; }
   if (location.pathname === "/leaderboard") return;
   if (tag === "button" && ev.key === "Enter") return;  // a focused button: Enter presses it
+  if (ev.key === "Tab") {  // on the game, Tab shows the task; on a control it moves the focus, as on any page
+    const onPage = t === document.body || t === document.documentElement;
+    if (onPage && ev.shiftKey) { ev.preventDefault(); $("task").focus(); }  // shift+tab: the game picker
+    else if (onPage && game) { ev.preventDefault(); $("task-box").hidden = !$("task-box").hidden; }
+    return;
+  }
   if (tag === "button" || tag === "input") t.blur();  // other keys act on the game (a clicked checkbox kept them)
   const key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
   if (ev.key === "Escape") { $("help").hidden = true; if (t !== document.body && t.blur) t.blur(); return; }
-  if (key === "Tab") { ev.preventDefault(); $("task-box").hidden = !$("task-box").hidden; return; }
   if (key === "?") { $("help").hidden = !$("help").hidden; return; }
   if (ev.key === ":" || ev.key === "Enter") { ev.preventDefault(); startCommand(""); return; }
   if (key === "l") { ev.preventDefault(); startCommand("tp "); return; }
@@ -377,11 +447,12 @@ function onKey(ev) {
 
 async function showScorecard() {
   if (!game) return;
-  try { drawScorecard(await api(`/api/games/${game.id}/scorecard`), $("scorecard")); } catch (e) { status(e.message, true); }
+  const truncated = game.truncated && !game.terminated;  // the task is not completed, but the episode is over
+  try { drawScorecard(await api(`/api/games/${game.id}/scorecard`), $("scorecard"), truncated); } catch (e) { status(e.message, true); }
 }
 
-function drawScorecard(card, table) {
-  const state = card.completed ? (card.completedSuccessfully ? "completed" : "failed") : "in progress";
+function drawScorecard(card, table, truncated) {
+  const state = card.completed ? (card.completedSuccessfully ? "completed" : "failed") : truncated ? "step limit reached" : "in progress";
   if (!card.scoreCard) {  // before the game has ended: task progress only
     const tr = el("tr");
     tr.append(el("th", `${card.taskName} (${state})`), el("th", "items and score after your report", "num"));
@@ -421,7 +492,12 @@ async function loadSheet() {
     input.dataset.field = f.name;
     input.dataset.kind = f.kind;
     input.className = "answer";
-    input.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); submitReport(); } });
+    input.addEventListener("keydown", reportKey);
+    input.addEventListener(f.kind === "choice" ? "change" : "input", saveDraft);
+    const kept = (readDraft().answers || {})[f.name];
+    if (kept !== undefined && !game.finished) {
+      input.value = Array.isArray(kept) ? kept.join(", ") : String(kept);
+    }
     const label = el("td", `${f.name}: ${f.question} (${f.type})`);
     const cell = el("td");
     cell.append(input);
@@ -446,6 +522,15 @@ function sheetAnswers() {
   return answers;
 }
 
+// The report and answer sheet being written are kept per game in localStorage until handed in:
+// a reload, a closed tab or a New game the player cancels keeps them.
+const readDraft = () => { try { return JSON.parse(localStorage.getItem(`draft.${game.id}`) || "{}"); } catch (e) { return {}; } };
+
+function saveDraft() {
+  if (!game || game.finished) return;
+  localStorage.setItem(`draft.${game.id}`, JSON.stringify({ report: $("report").value, answers: sheetAnswers() }));
+}
+
 let handingIn = false;  // a double click (or ctrl+Enter twice) sends the report once
 
 async function submitReport() {
@@ -453,7 +538,9 @@ async function submitReport() {
   handingIn = true;
   $("submit-report").disabled = true;
   try {
+    await stepQueue;  // steps pressed before the report come first
     game = await post(`/api/games/${game.id}/report`, { report: $("report").value, answers: sheetAnswers() });
+    localStorage.removeItem(`draft.${game.id}`);
     render();
     $("report").blur();
     status("Report handed in; the game is over.");
@@ -573,25 +660,35 @@ async function rpScorecard() {
 }
 
 // ---- leaderboard --------------------------------------------------------------------------
+// Per agent: procedure, completion, knowledge, the answer sheet (when any row has one), minutes
+// of play (humans' games carry times) and n, as `discoverylab report` prints them.
+const BOARD_FORMAT = {
+  procedure: (v) => v.toFixed(2), completion: (v) => v.toFixed(2), knowledge: (v) => (v === null ? "not graded" : v.toFixed(2)),
+  answers: (v) => (v === null ? "–" : v.toFixed(2)), minutes: (v) => (v === null ? "–" : v.toFixed(1)), n: (v) => String(v),
+};
+
 async function loadBoard() {
   try {
     const board = await api("/api/leaderboard");
     const table = $("board");
+    const has = (agent, key) => board.rows.some((r) => r.cells[agent] && r.cells[agent][key] !== null && r.cells[agent][key] !== undefined);
+    const metrics = {};
+    for (const a of board.agents) {
+      metrics[a] = ["procedure", "completion", "knowledge", ...["answers", "minutes"].filter((k) => has(a, k)), "n"];
+    }
     const head1 = el("tr"); const head2 = el("tr");
     head1.append(el("th", ""), el("th", ""));
     head2.append(el("th", "task"), el("th", "difficulty"));
     for (const a of board.agents) {
-      const th = el("th", a, "group"); th.colSpan = 4; head1.append(th);
-      head2.append(el("th", "procedure", "num first"), el("th", "completion", "num"), el("th", "knowledge", "num"), el("th", "n", "num"));
+      const th = el("th", a, "group"); th.colSpan = metrics[a].length; head1.append(th);
+      head2.append(...metrics[a].map((m, i) => el("th", m, i === 0 ? "num first" : "num")));
     }
     const rows = board.rows.map((r) => {
       const tr = el("tr");
       tr.append(el("td", r.task), el("td", r.difficulty));
       for (const a of board.agents) {
         const c = r.cells[a];
-        if (!c) { tr.append(el("td", "", "first"), el("td"), el("td"), el("td")); continue; }
-        tr.append(el("td", c.procedure.toFixed(2), "num first"), el("td", c.completion.toFixed(2), "num"),
-          el("td", c.knowledge === null ? "not graded" : c.knowledge.toFixed(2), "num"), el("td", String(c.n), "num"));
+        tr.append(...metrics[a].map((m, i) => el("td", c ? BOARD_FORMAT[m](c[m] === undefined ? null : c[m]) : "", i === 0 ? "num first" : "num")));
       }
       return tr;
     });
