@@ -160,8 +160,9 @@ def test_radioisotope_readings_match_the_generator(seed: int) -> None:
 
 def test_radioisotope_decoys_read_shifted_ages_or_noise() -> None:
     """Two decoys read the unknown ages shifted by one and two places (each unknown artifact reads
-    each unknown age once over the three dating-like channels) and the known ages in a wrong
-    order; the third is noise. Only the dating channel reads the known artifacts in decay order."""
+    each unknown age once over the three dating-like channels) and the known ages in two
+    different wrong orders; the third is noise. Only the dating channel reads the known
+    artifacts in decay order."""
     rng = np.random.default_rng(7)
     known, unknown = [10000, 4000, 1000], [35000, 3000, 1500]
     for _ in range(50):
@@ -175,6 +176,8 @@ def test_radioisotope_decoys_read_shifted_ages_or_noise() -> None:
         assert channel - 1 in like_dating and len(like_dating) == 3
         for row in readings[3:]:  # every unknown artifact reads every unknown age once
             assert sorted(row[ch] for ch in like_dating) == pytest.approx(sorted(dating), abs=0.0105)
+        orders = {tuple(sorted(range(3), key=lambda i, ch=ch: readings[i][ch])) for ch in like_dating}
+        assert len(orders) == 3  # alike wrong orders would single the dating channel out
         (noise,) = set(range(4)) - set(like_dating)
         assert abs(np.corrcoef(known, [r[noise] for r in readings[:3]])[0][1]) < 0.1
 

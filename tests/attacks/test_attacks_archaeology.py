@@ -143,3 +143,20 @@ def test_attack_easy_table_position() -> None:
     """Easy's three tables stand in a column: is the oldest artifact's row skewed?"""
     rows = Counter(scenario("easy", seed).target.location()[1] for seed in SEEDS)
     assert rows.most_common(1)[0][1] / len(SEEDS) <= _bound(1 / 3, len(SEEDS)), rows
+
+
+def _odd_one_out(sc: Any) -> int:
+    """Ignore the eras: among the channels on which every known artifact reads high (dating-like),
+    pick the one that orders the known artifacts unlike the other two (0-based; else the first)."""
+    known = [a.props["radioisotope_values"] for a in sorted(sc.known, key=lambda a: a.name)]
+    like = [ch for ch in range(4) if all(v[ch] > 0.75 for v in known)] or [0]
+    ranks = {ch: tuple(sorted(range(len(known)), key=lambda i: known[i][ch])) for ch in like}
+    counts = Counter(ranks.values())
+    return next((ch for ch in like if counts[ranks[ch]] == 1 and len(counts) == 2), like[0])
+
+
+def test_attack_the_channel_that_orders_the_known_artifacts_unlike_the_others() -> None:
+    """Two decoys reading the known artifacts in the same wrong order left the dating channel the
+    odd one out (about 1 seed in 5), with no thought about the eras: the two orders differ now."""
+    hits = sum(_odd_one_out(scenario("challenge", s)) + 1 == scenario("challenge", s).channel for s in SEEDS)
+    assert hits / len(SEEDS) <= _bound(1 / 3, len(SEEDS))

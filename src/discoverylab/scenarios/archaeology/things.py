@@ -44,13 +44,14 @@ def radioisotope_channels(
     Two decoys read like dating channels of the wrong ages: on the unknown artifacts they shift
     the ages by one and by two places (a Latin square: every unknown artifact reads each unknown
     age once over the three dating-like channels, so no reading of the unknowns alone, their
-    lowest or mean value, says which is oldest), on the known ones each reads a random wrong order
-    of their ages. The third decoy is uniform noise, redrawn until |correlation with age| < 0.1 over
-    the known artifacts (over all six, it held the oldest unknown's value near the middle).
-    No decoy reads the known artifacts in the decay order (oldest lowest): only the dating
-    channel validates. (Uniform decoys put the dating channel's one low unknown reading apart:
-    the artifact with the lowest mean reading was the oldest on 72% of seeds.) The four channels
-    are then shuffled."""
+    lowest or mean value, says which is oldest); on the known ones each reads a wrong order of
+    their ages, the two orders different (alike, they made the dating channel the odd one out to
+    an agent that never thought about the eras). The third decoy is uniform noise, redrawn until
+    |correlation with age| < 0.1 over the known artifacts (over all six, it held the oldest
+    unknown's value near the middle). No decoy reads the known artifacts in the decay order
+    (oldest lowest): only the dating channel validates. (Uniform decoys put the dating channel's
+    one low unknown reading apart: the artifact with the lowest mean reading was the oldest on
+    72% of seeds.) The four channels are then shuffled."""
     ages = [*known_ages, *unknown_ages]
     n_known = len(known_ages)
 
@@ -60,12 +61,14 @@ def radioisotope_channels(
     by_age = sorted(range(n_known), key=lambda i: -known_ages[i])
     unknown = list(range(n_known, len(ages)))
 
+    wrong: list[list[int]] = []  # two different wrong orders of the known ages, one per decoy
+    while len(wrong) < 2:
+        order = [int(i) for i in rng.permutation(n_known)]
+        if order != list(range(n_known)) and order not in wrong:
+            wrong.append(order)
+
     def latin(shift: int) -> list[float]:
-        while True:  # a wrong order of the known ages
-            order = [int(i) for i in rng.permutation(n_known)]
-            if order != list(range(n_known)):
-                break
-        return dating(order + unknown[shift:] + unknown[:shift])
+        return dating(wrong[shift - 1] + unknown[shift:] + unknown[:shift])
 
     def noise() -> list[float]:
         while True:
