@@ -24,6 +24,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.instances import make_instance
@@ -48,9 +49,9 @@ def _unknown_readings(sc: Any) -> dict[int, np.ndarray]:
     return {s.number: np.array(s.artifact.props["radioisotope_values"]) for s in sc.sites if not s.known}
 
 
-def _oldest_share(pick: Callable[[Any], int]) -> float:
+def _oldest_share(pick: Callable[[Any], int], seeds: range = SEEDS) -> float:
     return float(np.mean([pick(scenario("challenge", seed)) == scenario("challenge", seed).target_site.number
-                          for seed in SEEDS]))  # fmt: skip
+                          for seed in seeds]))  # fmt: skip
 
 
 def test_attack_lowest_mean_reading_over_all_channels() -> None:
@@ -160,3 +161,24 @@ def test_attack_the_channel_that_orders_the_known_artifacts_unlike_the_others() 
     odd one out (about 1 seed in 5), with no thought about the eras: the two orders differ now."""
     hits = sum(_odd_one_out(scenario("challenge", s)) + 1 == scenario("challenge", s).channel for s in SEEDS)
     assert hits / len(SEEDS) <= _bound(1 / 3, len(SEEDS))
+
+
+@pytest.mark.slow
+def test_channel_blind_attacks_seeds_0_to_99() -> None:
+    """The Challenge attacks above on seeds 0-99 (1 in 3 each, within three standard errors)."""
+    seeds = range(100)
+    bound = _bound(1 / 3, len(seeds))
+
+    def lowest_mean(sc: Any) -> int:
+        readings = _unknown_readings(sc)
+        return min(readings, key=lambda n: float(readings[n].mean()))
+
+    def two_high(sc: Any) -> int:
+        readings = _unknown_readings(sc)
+        return min(readings, key=lambda n: float(readings[n][_two_high_channel(sc)]))
+
+    assert _oldest_share(lowest_mean, seeds) <= bound
+    assert _oldest_share(two_high, seeds) <= bound
+    for channel_of in (_two_high_channel, _odd_one_out):
+        hits = sum(channel_of(scenario("challenge", s)) + 1 == scenario("challenge", s).channel for s in seeds)
+        assert hits / len(seeds) <= bound, channel_of.__name__

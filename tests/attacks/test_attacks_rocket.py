@@ -96,6 +96,12 @@ def test_attack_read_the_fuel_amount_off_the_terminal(difficulty: str) -> None:
     assert sum(play(difficulty, seed) for seed in SAMPLE) == 0
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("difficulty", ["easy", "normal"])
+def test_attack_read_the_fuel_amount_off_the_terminal_seeds_0_to_99(difficulty: str) -> None:
+    assert sum(play(difficulty, seed) for seed in range(100)) == 0
+
+
 def _scenario(difficulty: str, seed: int) -> Any:
     env = DiscoveryWorldEnv(TASK, difficulty)
     env.reset(seed=seed)
