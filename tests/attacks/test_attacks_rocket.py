@@ -8,7 +8,8 @@ hence the orbital speed; Easy names a real body, so it asks for the formula and 
   (density, mass flow, thrust) turned the amount back into the speed: 71 Normal and 83 Easy seeds
   of 0-99 launched without a single measurement of the planet. The preset is a full tank now.
 - The load cell's three fuel kinds (one fits the tank, one would need more than the tank, one
-  lacks thrust) bound the speed: the bound is about as wide as the speed itself.
+  lacks thrust) bound the speed: the bound is about as wide as the speed itself; with the
+  gravity from the pendulum too (the radius skipped) still about 1,300 m/s (median).
 - Remembering: Easy orbited at 400 km, so each of the 13 bodies had one speed, to be copied from
   an earlier episode's gold. The height is drawn per instance now.
 """
@@ -131,6 +132,39 @@ def test_attack_bound_the_speed_with_the_fuel_kinds() -> None:
         env = _scenario("normal", seed)
         sc = env.scenario
         hits += abs(_bound_midpoint(sc) - sc.speed) < 2
+        env.close()
+    assert hits == 0
+
+
+def _speed_bounds(sc: Any, gravity: float) -> tuple[float, float]:
+    """The speeds the fuel kinds allow once the gravity is known: the too-heavy fuel cannot reach
+    the speed with a full tank, the others can; the working fuel lifts the fuelled rocket, the
+    weak one does not (from the load cell's numbers and the gravity alone)."""
+    fuels, dry = sc.fuels, sc.dry_mass
+
+    def ve(letter: str) -> float:
+        return float(shown_thrust(fuels[letter]) * 1000 / fuels[letter].mass_flow)
+
+    def lift_limit(letter: str) -> float:  # the speed at which the fuelled rocket weighs its thrust
+        thrust = shown_thrust(fuels[letter]) * 1000
+        return ve(letter) * math.log(thrust / (gravity * dry)) if thrust > gravity * dry else 0.0
+
+    def reach(letter: str) -> float:
+        return ve(letter) * math.log(1 + ROCKET_TANK_L * fuels[letter].density / dry)
+
+    low = max(reach(sc.too_much), lift_limit(sc.low_thrust))
+    return low, min(reach(sc.answer), reach(sc.low_thrust), lift_limit(sc.answer))
+
+
+def test_attack_pendulum_and_load_cell_without_the_radius() -> None:
+    """Combined: the gravity (the pendulum, taken exactly here) adds the thrust conditions to the
+    fuel kinds' bounds; the radius (the light angles) is skipped. The speed stays hundreds of m/s
+    wide (median about 1,300 m/s on seeds 0-99)."""
+    hits = 0
+    for seed in range(10):
+        env = _scenario("normal", seed)
+        low, high = _speed_bounds(env.scenario, env.scenario.gravity)
+        hits += abs((low + high) / 2 - env.scenario.speed) < 2
         env.close()
     assert hits == 0
 
