@@ -140,8 +140,8 @@ def test_answers_are_drawn_per_instance_without_blocks(task: str, difficulty: st
 
 
 def test_difficulties_of_one_seed_draw_independently() -> None:
-    """Rocket Science Normal shows the fuel and amount on its terminal; seed k's Challenge
-    answer used to be exactly that. Proteomics Normal/Challenge shared the outlier."""
+    """Rocket Science Normal presets the fuel on its terminal (the amount shown was the litres
+    needed, a full tank now); seed k's Challenge answer used to be exactly that. Proteomics Normal/Challenge shared the outlier."""
     for seed in range(6):
         normal, challenge = build("RocketScience", "normal", seed), build("RocketScience", "challenge", seed)
         shown = (normal.answer, int(normal.litres))  # type: ignore[attr-defined]

@@ -158,23 +158,28 @@ def test_radioisotope_readings_match_the_generator(seed: int) -> None:
     assert all(a.parent is not None and not a.parent.is_open for a in scenario.unknown)
 
 
-def test_radioisotope_decoys_are_uncorrelated_noise() -> None:
+def test_radioisotope_decoys_read_shifted_ages_or_noise() -> None:
+    """Two decoys read the unknown ages shifted by one and two places (each unknown artifact reads
+    each unknown age once over the three dating-like channels) and the known ages in two
+    different wrong orders; the third is noise. Only the dating channel reads the known
+    artifacts in decay order."""
     rng = np.random.default_rng(7)
+    known, unknown = [10000, 4000, 1000], [35000, 3000, 1500]
     for _ in range(50):
-        known, unknown = [10000, 4000, 1000], [35000, 3000, 1500]
         readings, channel = radioisotope_channels(rng, known, unknown)
         assert 1 <= channel <= 4 and all(len(r) == 4 for r in readings)
-        ages = known + unknown
-        for ch in range(4):
-            values = [r[ch] for r in readings]
-            if ch == channel - 1:
-                assert np.corrcoef(ages, values)[0][1] < -0.99
-            else:
-                assert (
-                    abs(np.corrcoef(ages[:3], values[:3])[0][1]) < 0.1
-                    or abs(np.corrcoef(ages, values)[0][1]) < 0.1
-                )
-                assert not values[0] < values[1] < values[2]
+        dating = [1 - age / 50000 for age in unknown]
+        decaying = [ch for ch in range(4) if readings[0][ch] < readings[1][ch] < readings[2][ch]]
+        assert decaying == [channel - 1]
+        like_dating = [ch for ch in range(4)
+                       if sorted(r[ch] for r in readings[3:]) == pytest.approx(sorted(dating), abs=0.0105)]  # fmt: skip
+        assert channel - 1 in like_dating and len(like_dating) == 3
+        for row in readings[3:]:  # every unknown artifact reads every unknown age once
+            assert sorted(row[ch] for ch in like_dating) == pytest.approx(sorted(dating), abs=0.0105)
+        orders = {tuple(sorted(range(3), key=lambda i, ch=ch: readings[i][ch])) for ch in like_dating}
+        assert len(orders) == 3  # alike wrong orders would single the dating channel out
+        (noise,) = set(range(4)) - set(like_dating)
+        assert abs(np.corrcoef(known, [r[noise] for r in readings[:3]])[0][1]) < 0.1
 
 
 @pytest.mark.parametrize("difficulty", ["easy", "normal", "challenge"])

@@ -52,8 +52,15 @@ def test_generated_fuels_have_their_kinds_and_the_speed_is_enterable(difficulty:
 
 def test_easy_uses_a_real_body() -> None:
     sc = next(sc for seed in range(20) if (sc := _env("easy", seed)[1]).planet == "Earth")
-    assert sc.height == 400
     assert round(sc.gravity, 2) == 9.82
+    assert f"altitude of {int(sc.height)} km" in sc.description()
+    assert sc.speed == pytest.approx(math.sqrt(6.6743e-11 * 5.972e24 / ((6371 + sc.height) * 1000)))
+
+
+def test_easy_orbit_heights_are_drawn_per_instance() -> None:
+    """A fixed 400 km made each body's speed a constant to remember from earlier episodes."""
+    heights = {_env("easy", seed)[1].height for seed in range(8)}
+    assert len(heights) >= 6 and all(100 <= h <= 10000 for h in heights)
 
 
 def test_speed_square_reads_the_row_angle_and_fails_indoors() -> None:

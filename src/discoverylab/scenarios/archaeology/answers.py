@@ -30,8 +30,12 @@ def form(sc: Scenario) -> Form:
                    gold_meaning="the site whose buried artifact is oldest")  # fmt: skip
     if sc.difficulty == "normal":
         return Form(sc.task_id, sc.difficulty, (oldest, AGES_FIELD))
+    # Chance 1/3, not 1/4: the unknown artifacts' readings alone tell the noise channel from the three
+    # that read like dating channels (two of them with the ages shifted); only the known artifacts
+    # tell which of the three dates (tests/attacks/test_attacks_archaeology.py).
     channel = Field("dating_channel", "Which radioisotope meter channel dates artifacts (the one that falls with "
-                    "age)?", Choice((1, 2, 3, 4)), gold_meaning="the real channel (the rest is noise)")  # fmt: skip
+                    "age)?", Choice((1, 2, 3, 4)), chance=1 / 3,
+                    gold_meaning="the real channel (the others read wrong ages or noise)")  # fmt: skip
     return Form(sc.task_id, sc.difficulty, (channel, oldest))
 
 

@@ -82,7 +82,7 @@ class ArchaeologyDating(Scenario):
     at the base camp, and a stray empty hole lies somewhere in the field. Challenge: six dig sites; three
     hold exposed known artifacts (an ancient stone hammer, bronze chisel and iron tongs), three hold
     buried unknown ones, and the only instrument is a radioisotope meter with four channels, one of
-    which dates artifacts (older = lower value) while the others are noise. The agent must learn which
+    which dates artifacts (older = lower value) while two read wrong ages and one is noise. The agent must learn which
     channel works from the known artifacts (stone age > bronze age > iron age) before dating the
     unknown ones.
     Actions: PICKUP, USE shovel ON soil (dig: the dirt goes to the inventory and the tile becomes a

@@ -14,6 +14,7 @@ from discoverylab.scenarios.rocket_science.things import (
     BOOK,
     LIGHT_ANGLE,
     PLANETS,
+    ROCKET_TANK_L,
     TEST_TANK_L,
     Fuel,
     FuelTank,
@@ -63,10 +64,11 @@ class RocketScience(Scenario):
     cell interface /1, Try the different fuel types /3 (distinct thrusts seen firing) and Enter
     correct fuel type and amount /1 (within 2 L). The task completes when the launch is confirmed
     and succeeds iff the decided items scored.
-    Difficulty knobs: Easy: a real body (one of 13, drawn per instance) named in the task, orbit at 400 km, fuel
-    preset. Normal: random radius 400..10000 km, mass 1e23..1e25 kg, height 100..10000 km, to be
-    measured. Challenge: as Normal, and the rocket is unfuelled: choose among fuels A, B, C (one
-    works, one lacks thrust, one needs more than the 10,000 L tank) by testing 5000 L samples.
+    Difficulty knobs: Easy: a real body (one of 13, drawn per instance) named in the task, orbit
+    height 100..10000 km, fuel preset (a full tank). Normal: random radius 400..10000 km, mass
+    1e23..1e25 kg, height 100..10000 km, to be measured, fuel preset (a full tank). Challenge:
+    as Normal, and the rocket is unfuelled: choose among fuels A, B, C (one works, one lacks
+    thrust, one needs more than the 10,000 L tank) by testing 5000 L samples.
     Registered ids: discoverylab/RocketScience-Easy-v0, discoverylab/RocketScience-Normal-v0,
     discoverylab/RocketScience-Challenge-v0.
     """
@@ -109,9 +111,10 @@ class RocketScience(Scenario):
             mass = 1e23 + float(rng.random()) * (1e25 - 1e23)
             height = float(self.randint(100, 10000))
             dry = float(self.randint(1000, 10000))
-            if self.difficulty == "easy":
+            if self.difficulty == "easy":  # a real body; the drawn height (a fixed one made each
+                # body's speed a constant to remember from earlier episodes)
                 self.planet, radius, mass = self.seed_option(PLANETS)
-                height, delta = 400.0, 360 * 0.031 / (2 * math.pi * radius)
+                delta = 360 * 0.031 / (2 * math.pi * radius)
             gravity = 6.67430e-11 * mass / (radius * 1000) ** 2
             speed = orbit_speed(mass, radius, height)
             if speed >= 24000:
@@ -179,7 +182,9 @@ class RocketScience(Scenario):
         for x in (10, 11, 12):
             layout.place(world, "sign", x, 20, name="monitor", document="Launch status: waiting for launch.")
         fuel = None if self.difficulty == "challenge" else self.answer
-        amount = 0 if self.difficulty == "challenge" else int(self.litres)
+        # Easy/Normal: a full tank. The amount the launch needs (the rocket equation of the orbit
+        # speed) gave the speed away to an agent that tested that fuel on the load cell.
+        amount = 0 if self.difficulty == "challenge" else ROCKET_TANK_L
         self.terminal = LaunchTerminal(world, str(fuel), amount, self.difficulty == "challenge")
         for x in (10, 11, 12):
             table = layout.place(world, "table", x, 22)

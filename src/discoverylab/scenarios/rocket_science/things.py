@@ -30,7 +30,7 @@ G = 6.67430e-11
 LIGHT_ANGLE = "light_angle"
 ROCKET_TANK_L = 10000
 TEST_TANK_L = 5000
-# name, radius (km), mass (kg): Easy uses the planet seed mod 13.
+# name, radius (km), mass (kg): Easy draws one per instance (`Scenario.seed_option`).
 PLANETS = (
     ("Earth", 6371.0, 5.972e24),
     ("the Moon", 1737.4, 7.342e22),
