@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 
 import gymnasium
 import numpy as np
@@ -210,3 +211,38 @@ def test_a_reset_lets_the_last_world_go(task: str) -> None:
         assert old() is None
     finally:
         gc.enable()
+
+
+def test_numpy_integer_options_work_end_to_end_and_bad_ones_name_the_option() -> None:
+    """`make_rl_env("DoorsTest", object_slots=np.int64(12))` was refused as "not 12" (the env took
+    numpy integers, the encoder and the action wrapper did not): one check now serves all three."""
+    from discoverylab.rl.symbolic import SymbolicEncoder
+    from discoverylab.rl.vector import BatchedVectorEnv
+
+    plain = make_rl_env("DoorsTest", object_slots=6, radius=2, max_steps=3)
+    env = make_rl_env("DoorsTest", object_slots=np.int64(6), radius=np.int32(2), max_steps=np.uint8(3))
+    assert env.action_space == plain.action_space and env.observation_space == plain.observation_space
+    assert type(env.num_slots) is int and type(env.unwrapped.symbolic.num_slots) is int  # plain ints on the step path
+    (obs, _), (want, _) = env.reset(seed=1), plain.reset(seed=1)
+    for action in (12, 1, 12):
+        (obs, _, _, trunc, _), (want, *_) = env.step(action), plain.step(action)
+        assert all(obs[k].tobytes() == want[k].tobytes() for k in want)
+    assert trunc
+    wrapped = DiscreteActions(DiscoveryWorldEnv("DoorsTest", observation="symbolic"), object_slots=np.int64(12),
+                              locations=np.int16(8), dialog_options=np.uint32(10))  # fmt: skip
+    assert wrapped.n == 441
+    assert SymbolicEncoder(np.int64(3), np.int64(12), np.int8(10)).num_slots == 12
+    envs = BatchedVectorEnv("DoorsTest", num_envs=np.int64(2), workers=np.int64(1), object_slots=np.int64(6))
+    try:
+        obs, _ = envs.reset(seed=0)
+        assert obs["slots"].shape == (2, 6, 17)
+        assert envs.step(np.array([12, 12]))[4]["step"].tolist() == [1, 1]
+    finally:
+        envs.close()
+    makers = (lambda **kw: make_rl_env("DoorsTest", **kw), lambda **kw: SymbolicEncoder(**kw),
+              lambda **kw: DiscreteActions(DiscoveryWorldEnv("DoorsTest"), **kw))  # fmt: skip
+    for make in makers:
+        for bad, shown in ((True, "True"), (np.True_, "np.True_"), (12.0, "12.0"), ("12", "'12'"), (-1, "-1"),
+                           (np.int64(-1), "np.int64(-1)"), (None, "None")):  # fmt: skip
+            with pytest.raises(ValueError, match=f"^{re.escape(f'object_slots must be a whole number from 0, not {shown}.')}$"):
+                make(object_slots=bad)

@@ -32,7 +32,7 @@ from discoverylab.instances import Instance, InstanceError, from_seed
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.registry import all_tasks, check_difficulty, get_task
 from discoverylab.world import spares
-from discoverylab.world.action_input import MAX_ECHO_CHARS, brief
+from discoverylab.world.action_input import MAX_ECHO_CHARS, brief, whole_option
 from discoverylab.world.actions import ActionExecutor
 from discoverylab.world.observation import build_observation
 from discoverylab.world.unpickle import FastState
@@ -77,17 +77,6 @@ def _task_and_difficulty(task: Any, difficulty: Any) -> tuple[type[Scenario], st
         raise ValueError(f"Unknown difficulty {brief(difficulty)} for task {cls.task_id}. "
                          f"Valid difficulties: {', '.join(cls.difficulties)}.")
     return cls, check_difficulty(cls, difficulty)
-
-
-def _whole(name: str, value: Any, low: int, high: int | None = None) -> int:
-    """An integer option in low..high, else a ValueError naming it: a string or a float failed
-    only later (a TypeError at reset or mid-step), and a huge radius looped over its window's
-    (2r+1)**2 tiles at reset, for ever."""
-    if (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low
-            or (high is not None and value > high)):
-        bound = f"from {low} to {high}" if high is not None else f"from {low}"  # SymbolicEncoder's wording
-        raise ValueError(f"{name} must be a whole number {bound}, not {brief(value)}.")
-    return int(value)
 
 
 class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
@@ -161,8 +150,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"Unsupported render_mode {render_mode!r}; valid: {self.metadata['render_modes']}.")
         self.render_mode = render_mode
-        self.max_steps = None if max_steps is None else _whole("max_steps", max_steps, 0)
-        self.radius = radius = _whole("radius", radius, 0, WORLD_SIZE)
+        self.max_steps = None if max_steps is None else whole_option("max_steps", max_steps, 0)
+        self.radius = radius = whole_option("radius", radius, 0, WORLD_SIZE)
         for name, flag in (("teleport", teleport), ("strict", strict), ("image_grid", image_grid), ("notes", notes)):
             if not (isinstance(flag, (bool, np.bool_)) or (isinstance(flag, int) and flag in (0, 1))):  # "no" counted as True
                 raise ValueError(f"{name} must be True or False, not {brief(flag)}.")

@@ -19,6 +19,7 @@ import numpy as np
 from gymnasium import spaces
 
 from discoverylab.rl.view import Slot, SlotData, slot_data
+from discoverylab.world.action_input import whole_option
 from discoverylab.world.unpickle import FastState
 
 FIXED: tuple[dict[str, Any], ...] = (
@@ -49,9 +50,9 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
 
     def __init__(self, env: gym.Env[Any, Any], object_slots: int = 12, locations: int = 8, dialog_options: int = 10,
                  shaping: Any = None) -> None:  # fmt: skip
-        for name, value in (("object_slots", object_slots), ("locations", locations), ("dialog_options", dialog_options)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # a negative count overlapped sections
-                raise ValueError(f"{name} must be a whole number from 0, not {value!r}.")
+        object_slots = whole_option("object_slots", object_slots)  # a negative count overlapped sections
+        locations = whole_option("locations", locations)
+        dialog_options = whole_option("dialog_options", dialog_options)
         super().__init__(env)
         self.shaping = shaping  # an `ExploreShaping` (reward="explore"), or None
         self.num_slots = object_slots

@@ -42,6 +42,7 @@ from discoverylab.rl.view import (
     mentioned,
     text_id,
 )
+from discoverylab.world.action_input import whole_option
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.unpickle import FastState
@@ -94,9 +95,9 @@ class SymbolicEncoder(FastState):
     """Builds the symbolic observation of one agent; `slots` holds the last slots built."""
 
     def __init__(self, radius: int = 3, object_slots: int = 12, dialog_options: int = 10, notes: bool = False) -> None:
-        for name, value in (("radius", radius), ("object_slots", object_slots), ("dialog_options", dialog_options)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # else numpy's "negative dimensions"
-                raise ValueError(f"{name} must be a whole number from 0, not {value!r}.")
+        radius = whole_option("radius", radius)  # negative: numpy's "negative dimensions"
+        object_slots = whole_option("object_slots", object_slots)
+        dialog_options = whole_option("dialog_options", dialog_options)
         self.radius = radius
         self.num_slots = object_slots
         self.num_dialog = dialog_options

@@ -49,6 +49,7 @@ from discoverylab.rl.vector_worker import (
     shared_layout,
     shared_views,
 )
+from discoverylab.world.action_input import whole_option
 
 
 class VectorEnvError(RuntimeError):
@@ -96,11 +97,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                  copy: bool = True, balance: bool = True, **env_kwargs: Any) -> None:  # fmt: skip
         from discoverylab.rl import make_rl_env
 
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a whole number from 1, got {num_envs!r}.")
-        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1):
-            raise ValueError(f"workers must be a whole number from 1 (or None: the usable CPUs), got {workers!r}.")
-        num_envs = int(num_envs)
+        num_envs = whole_option("num_envs", num_envs, 1)
+        workers = None if workers is None else whole_option("workers", workers, 1)  # None: the usable CPUs
         if isinstance(spin, bool) or not isinstance(spin, (int, float)) or spin < 0:  # else a worker dies at its first wait
             raise ValueError(f"spin must be seconds from 0, got {spin!r}.")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
