@@ -235,6 +235,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
             if self.symbolic is not None:  # its mirror and views would keep objects out of the recycling
                 self.symbolic.release()
             self.world.dispose()
+            self.world = self.scenario = None  # a build that raises below leaves "Call reset()", not a torn episode
         if inst is None:
             inst = from_seed(self.scenario_cls.task_id, self.difficulty, int(self.np_random.integers(0, 2**31 - 1)))
         self.instance = inst.public()
@@ -264,6 +265,9 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
             raise TypeError(f"options['instance'] must be a discoverylab.instances.Instance, not {type(inst).__name__}.")
         if (inst.task, inst.difficulty) != (task, self.difficulty):
             raise InstanceError(f"The instance is for {inst.task} {inst.difficulty}; this env plays {task} {self.difficulty}.")
+        if isinstance(inst.seed, bool) or not isinstance(inst.seed, int) or inst.seed < 0:  # never quoted: it may be sealed
+            raise InstanceError("options['instance'] has no valid seed (a whole number from 0); make instances with "
+                                "discoverylab.instances.make_instance or from_seed.")  # fmt: skip
         return inst
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
