@@ -246,6 +246,54 @@ def test_worker_exception_is_raised_with_its_traceback(in_driver: bool, monkeypa
         envs.step(np.array([12, 12]))
 
 
+@pytest.mark.parametrize("in_driver", [True, False])
+def test_an_env_s_reset_error_is_raised_in_the_driver_and_the_env_stays_usable(in_driver: bool) -> None:
+    """An instance the driver's checks pass (the right task and difficulty) but the env refuses
+    (its seed) raised inside a worker's env and closed the whole vector env; it is raised in the
+    driver as the env's own exception, naming the env, and a good reset then works."""
+    from discoverylab.instances import Instance
+
+    bad = Instance("DoorsTest", "normal", "seed", 0, -1)  # hand-made: a negative world seed
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, in_driver=in_driver, context="fork")
+    try:
+        procs = list(envs._workers)
+        envs.reset(seed=0)
+        for target in (0, 1):  # env 0 is the driver's own block when in_driver, env 1 a worker's
+            mask = np.arange(2) == target
+            with pytest.raises(ValueError) as caught:
+                envs.reset(options={"instance": bad, "reset_mask": mask})
+            assert f"env {target} " in "".join(getattr(caught.value, "__notes__", []))
+            assert not envs.closed and all(p.is_alive() for p in procs)
+            with pytest.raises(RuntimeError, match=rf"envs \[{target}\] were never reset or their last reset raised"):
+                envs.step(np.array([12, 12]))
+            envs.reset(seed=0)
+        obs, _ = envs.reset(seed=[5, 6])
+        for i, seed in enumerate((5, 6)):
+            want, _ = make_rl_env("DoorsTest").reset(seed=seed)
+            assert all(obs[k][i].tobytes() == want[k].tobytes() for k in want)
+        assert envs.step(np.array([12, 12]))[4]["step"].tolist() == [1, 1]
+        os.kill(procs[-1].pid, signal.SIGKILL)  # a worker that died still closes the env, and says so
+        with pytest.raises(VectorEnvError, match=r"worker for envs 1..1 \(pid \d+\) died during reset"):
+            envs.reset(options={"instance": bad})
+        assert envs.closed
+    finally:
+        envs.close()
+
+
+def test_a_reset_error_that_cannot_travel_arrives_as_a_runtime_error_quoting_it() -> None:
+    class Odd(Exception):
+        def __init__(self, *, why: str) -> None:  # pickles, but cannot be rebuilt from its args
+            super().__init__(why)
+
+    try:
+        raise Odd(why="an odd failure")
+    except Odd as exc:
+        reply = vector_worker.raised_reply(exc)
+    again = vector_worker.reraise(reply, "the worker for envs 1..1")
+    assert type(again) is RuntimeError and "Odd: an odd failure" in str(again)
+    assert "the worker for envs 1..1" in again.__notes__[0] and "Traceback" in again.__notes__[0]
+
+
 @pytest.mark.parametrize("spin", [0.0, 0.002])
 def test_killed_worker_gives_an_error_not_a_hang(spin: float) -> None:
     envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, spin=spin)

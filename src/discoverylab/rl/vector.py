@@ -40,11 +40,13 @@ from discoverylab.rl.vector_worker import (
     GIVE,
     KEEP,
     OK,
+    RAISED,
     RESET,
     TAKE,
     Block,
     await_message,
     await_release,
+    reraise,
     serve,
     shared_layout,
     shared_views,
@@ -213,20 +215,25 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                                  f"env plays ({sorted({self._plays[i] for i in reset})}), got {inst!r}.")  # fmt: skip
         chosen = [i for i in self._active if mask[self._remote[i][0] : self._remote[i][1]].any()]
         extras: dict[int, dict[str, Any]] = {}
-        local = self._local
+        here = [(self._local, self.blocks[0])] if self._local is not None else []
+        here += [(block, self._remote[i]) for i, block in self._adopted.items()]
+        raised: list[Exception] = []  # what envs' resets raised: the processes are fine, the env stays open
         with self._closing_on_interrupt():
             for i in chosen:
                 lo, hi = self._remote[i]
                 self._conns[i].send_bytes(RESET + pickle.dumps((seeds[lo:hi], options or None, mask[lo:hi].tolist())))
-            if local is not None:
-                lo, hi = self.blocks[0]
-                work = lambda: local.reset(seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)  # noqa: E731
-                self._run_local("reset", work, chosen)
-            for i, block in self._adopted.items():
-                lo, hi = self._remote[i]
-                work = functools.partial(block.reset, seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)
-                self._run_local("reset", work, chosen)
-            extras.update(self._receive(chosen, "reset"))
+            for block, (lo, hi) in here:
+                try:
+                    block.reset(seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)
+                except Exception as exc:
+                    exc.add_note("In the driver's process; the vector env stays open, but the envs this reset chose "
+                                 "need another reset before step().")  # fmt: skip
+                    raised.append(exc)
+            extras.update(self._receive(chosen, "reset", raised=raised))  # a dead worker still closes it
+        if raised:
+            self._was_reset &= ~mask
+            self._ready = False
+            raise raised[0]
         if self.balancer is not None and mask.all():
             self.balancer.restart(_WARMUP_ROUNDS)
         self._was_reset |= mask
@@ -237,7 +244,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         """Step every env (an env that ended last step is reset instead: next-step autoreset)."""
         if not self._ready:  # closed, or an env never reset (its env would raise and close everything)
             self._check_open()
-            raise RuntimeError(f"Call reset() before step(): envs {np.flatnonzero(~self._was_reset).tolist()} were never reset.")
+            raise RuntimeError(f"Call reset() before step(): envs {np.flatnonzero(~self._was_reset).tolist()} were never "
+                               "reset or their last reset raised.")  # fmt: skip
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,) or acts.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), got {acts.dtype} {acts.shape}.")
@@ -400,11 +408,13 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             raise VectorEnvError(f"BatchedVectorEnv: the worker for envs {self._remote[i][0]}..{self._remote[i][1] - 1} failed during {what}: {detail}")
         return reply[1:]
 
-    def _receive(self, indices: Any, what: str, stepping: bool = False) -> dict[int, dict[str, Any]]:
+    def _receive(self, indices: Any, what: str, stepping: bool = False,
+                 raised: list[Exception] | None = None) -> dict[int, dict[str, Any]]:  # fmt: skip
         """Wait for one reply from each worker in `indices` (`stepping`: the release of its
         `done`, then a pipe message only if it has something to say); on an error or a death,
         close and raise. A worker's pipe end lives only in that worker, so its death reads as
-        end-of-file."""
+        end-of-file. A reset an env raised in (`RAISED`) goes to `raised` instead, the worker
+        being fine."""
         extras: dict[int, dict[str, Any]] = {}
         failure = ""
         for i in indices:
@@ -435,6 +445,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                 continue
             if reply[:1] == ERROR:
                 failure = failure or f"the {name} failed during {what}:\n{reply[1:].decode(errors='replace')}"
+            elif reply[:1] == RAISED and raised is not None:
+                raised.append(reraise(reply, f"the {name}"))
             elif len(reply) > 1:
                 extras.update(pickle.loads(reply[1:]))
         if failure:
