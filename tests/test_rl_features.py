@@ -73,6 +73,21 @@ def test_levels_draw_from_the_split_and_replay_from_a_seed() -> None:
     assert env.unwrapped.instance["split"] == "dev"
 
 
+def test_an_empty_split_or_a_key_without_the_test_split_is_refused() -> None:
+    """`levels=""` played the train split (read as "no split given"), and `level_key` without
+    `levels="test"` was dropped: a researcher meaning to report on the sealed split played raw
+    seeds, or the train split, without a word."""
+    with pytest.raises(InstanceError, match="Unknown split ''"):
+        make_rl_env("DialogTest", levels="")
+    key = b"k" * 32
+    for options in ({}, {"levels": "train"}, {"levels": "dev", "num_levels": 3}, {"num_levels": 3}):
+        with pytest.raises(InstanceError, match=r"level_key .* levels='test'"):
+            make_rl_env("DialogTest", level_key=key, **options)  # type: ignore[arg-type]
+    env = make_rl_env("DialogTest", levels="test", level_key=key)
+    env.reset(seed=0)
+    assert env.unwrapped.instance["split"] == "test"
+
+
 def test_levels_bad_input_is_a_clear_error() -> None:
     with pytest.raises(InstanceError, match="num_levels"):
         make_rl_env("DialogTest", levels="train", num_levels=0)

@@ -41,6 +41,9 @@ class Levels(gym.Wrapper[Any, Any, Any, Any]):
             raise InstanceError(f"num_levels must be a whole number in 1..{size} for the {split} split, not {num_levels!r}.")
         if split == SEALED_SPLIT and key is None:
             raise InstanceError("The test split is sealed: Levels needs the evaluator's key.")
+        if split != SEALED_SPLIT and key is not None:  # else dropped: the public split played instead
+            raise InstanceError(f"level_key is the evaluator's key for levels='test'; the {split} split is public "
+                                "(pass levels='test' to play the sealed split).")  # fmt: skip
         self.split, self.num_levels, self._key = split, num_levels or size, key
         self._rng = np.random.default_rng()
         self.level = -1  # the index of the level being played
