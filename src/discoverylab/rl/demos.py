@@ -120,8 +120,8 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
                           max_steps: int | None = None, walk: bool = True, **options: Any) -> dict[str, Any]:  # fmt: skip
     """Arrays over every step of the solved episodes: `obs/<key>` (n, ...) uint8, `action` (n,)
     int64, `mask` (n, N) bool, `episode` (n,) (the seed); plus `episodes`, `skipped` (seeds whose
-    oracle left the discrete layout), `failed` (seeds it did not solve) and `walked` (steps taken
-    walking in place of a teleport, `walk=True`)."""
+    oracle left the discrete layout), `failed` (seeds it did not solve within the step limit) and
+    `walked` (steps of the kept episodes taken walking in place of a teleport, `walk=True`)."""
     from discoverylab.rl import make_rl_env
 
     env = make_rl_env(task, difficulty, max_steps=max_steps, **options)
@@ -137,6 +137,7 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
         solver = _Solver(base.scenario_cls.oracle(base.observation_dict()))
         episode: list[tuple[dict[str, np.ndarray], int, np.ndarray]] = []
         done, success, outside = False, False, False
+        walking_steps = 0  # added to `walked` only if the episode is kept
         while not done:
             action = solver.next(base.observation_dict())
             if action is None:  # the solver stopped or gave up before the task ended
@@ -158,7 +159,7 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
                 episode.append(({k: v.copy() for k, v in obs.items()}, index, mask.copy()))
                 obs, _, term, trunc, info = env.step(index)
                 mask = np.asarray(info["action_mask"], dtype=bool)
-                walked += int(walking)
+                walking_steps += int(walking)
                 done = term or trunc
                 success = bool(term and base.scenario.scorecard.success)
                 if done:
@@ -174,6 +175,7 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
             failed.append(int(seed))
             continue
         kept.append(int(seed))
+        walked += walking_steps
         for o, index, mask in episode:
             for key, value in o.items():
                 obs_rows.setdefault(key, []).append(value)
