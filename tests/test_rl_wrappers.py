@@ -246,3 +246,25 @@ def test_numpy_integer_options_work_end_to_end_and_bad_ones_name_the_option() ->
                            (np.int64(-1), "np.int64(-1)"), (None, "None")):  # fmt: skip
             with pytest.raises(ValueError, match=f"^{re.escape(f'object_slots must be a whole number from 0, not {shown}.')}$"):
                 make(object_slots=bad)
+
+
+def test_copy_copy_gives_an_independent_env_as_deepcopy_does() -> None:
+    """`copy.copy(env)` shared the world: stepping the copy moved the original's agent while its
+    step counter, cached observation and the wrapper's slots stayed behind."""
+    import copy
+
+    plain = DiscoveryWorldEnv("DoorsTest", observation="symbolic", info="lean")
+    for env in (plain, make_rl_env("DoorsTest", reward="explore", levels="dev", num_levels=3)):
+        env.reset(seed=2)
+        for level in (env, getattr(env, "env", env)):  # the outer wrapper and the one below it
+            clone = copy.copy(level)
+            assert clone.unwrapped is not env.unwrapped and clone.unwrapped.world is not env.unwrapped.world
+        clone = copy.copy(env)
+        move = 1 if isinstance(env, DiscreteActions) else {"action": "MOVE_DIRECTION", "arg1": "east"}
+        clone.step(move)
+        assert env.unwrapped._steps == 0 and clone.unwrapped._steps == 1
+        agent, twin = env.unwrapped.scenario.player, clone.unwrapped.scenario.player
+        assert (agent.x, agent.y) != (twin.x, twin.y)  # the original's agent stayed where it was
+        other = copy.copy(env)
+        a, b = env.step(move), other.step(move)
+        assert all(a[0][k].tobytes() == b[0][k].tobytes() for k in a[0]) and a[1:4] == b[1:4]

@@ -16,6 +16,7 @@ score each step instead: it rewards answer-specific choices at once, so it revea
 
 from __future__ import annotations
 
+import copy
 import gc
 import json
 import string
@@ -221,6 +222,11 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
     @_np_random.setter
     def _np_random(self, value: np.random.Generator | None) -> None:
         self._np_seed_pending, self._np_rng = None, value
+
+    def __copy__(self) -> DiscoveryWorldEnv:
+        """An independent clone, as `copy.deepcopy` makes: a shallow copy shared the world, and
+        stepping it moved the original's agent behind the original's counters and slots."""
+        return copy.deepcopy(self)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         if isinstance(seed, np.integer):  # e.g. from a vector env's seed array: gymnasium's seeding takes ints only

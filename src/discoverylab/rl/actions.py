@@ -10,6 +10,7 @@ actions the parser accepts right now; a masked-out action still runs and fails p
 
 from __future__ import annotations
 
+import copy
 from operator import index as _as_index
 from operator import itemgetter
 from typing import Any
@@ -137,6 +138,11 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
         return self._slots
 
     # ---- gymnasium API ----------------------------------------------------------------
+    def __copy__(self) -> DiscreteActions:
+        """An independent clone, as `copy.deepcopy` makes: a shallow copy shared the world, and
+        stepping it moved the original's agent behind the original's counters and slots."""
+        return copy.deepcopy(self)
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
         self._by_slots.clear()  # the last episode's slots: they would keep its objects (and world) alive
