@@ -268,3 +268,11 @@ def test_copy_copy_gives_an_independent_env_as_deepcopy_does() -> None:
         other = copy.copy(env)
         a, b = env.step(move), other.step(move)
         assert all(a[0][k].tobytes() == b[0][k].tobytes() for k in a[0]) and a[1:4] == b[1:4]
+    from discoverylab.rl.features import OneHotObservation
+
+    sb3 = OneHotObservation(make_rl_env("DoorsTest"))  # make_sb3_env's top wrapper
+    sb3.reset(seed=2)
+    copy.copy(sb3).step(1)
+    assert sb3.unwrapped._steps == 0
+    other = copy.copy(sb3)
+    assert np.array_equal(sb3.step(1)[0], other.step(1)[0])

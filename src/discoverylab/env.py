@@ -16,7 +16,6 @@ score each step instead: it rewards answer-specific choices at once, so it revea
 
 from __future__ import annotations
 
-import copy
 import gc
 import json
 import string
@@ -36,7 +35,7 @@ from discoverylab.world import spares
 from discoverylab.world.action_input import MAX_ECHO_CHARS, brief, whole_option
 from discoverylab.world.actions import ActionExecutor
 from discoverylab.world.observation import build_observation
-from discoverylab.world.unpickle import FastState
+from discoverylab.world.unpickle import CopiedWhole, FastState
 from discoverylab.world.world import WORLD_SIZE, World
 
 MAX_OBS_CHARS = 1_000_000
@@ -80,7 +79,7 @@ def _task_and_difficulty(task: Any, difficulty: Any) -> tuple[type[Scenario], st
     return cls, check_difficulty(cls, difficulty)
 
 
-class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
+class DiscoveryWorldEnv(gym.Env[Any, Any], FastState, CopiedWhole):
     """A DiscoveryWorld task as a Gymnasium env (text and/or image observations, JSON-or-dict actions).
 
     Args:
@@ -222,11 +221,6 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
     @_np_random.setter
     def _np_random(self, value: np.random.Generator | None) -> None:
         self._np_seed_pending, self._np_rng = None, value
-
-    def __copy__(self) -> DiscoveryWorldEnv:
-        """An independent clone, as `copy.deepcopy` makes: a shallow copy shared the world, and
-        stepping it moved the original's agent behind the original's counters and slots."""
-        return copy.deepcopy(self)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         if isinstance(seed, np.integer):  # e.g. from a vector env's seed array: gymnasium's seeding takes ints only

@@ -10,7 +10,6 @@ actions the parser accepts right now; a masked-out action still runs and fails p
 
 from __future__ import annotations
 
-import copy
 from operator import index as _as_index
 from operator import itemgetter
 from typing import Any
@@ -21,7 +20,7 @@ from gymnasium import spaces
 
 from discoverylab.rl.view import Slot, SlotData, slot_data
 from discoverylab.world.action_input import whole_option
-from discoverylab.world.unpickle import FastState
+from discoverylab.world.unpickle import CopiedWhole, FastState
 
 FIXED: tuple[dict[str, Any], ...] = (
     *({"action": "MOVE_DIRECTION", "arg1": d} for d in ("north", "east", "south", "west")),
@@ -39,7 +38,7 @@ PAIR = ("PUT", "USE")
 _REACH = itemgetter(2)  # a slot's "within reach" (`SlotData`)
 
 
-class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
+class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
     """Map `Discrete(N)` to parser actions over object slots, with exact action masks.
 
     Args:
@@ -138,11 +137,6 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
         return self._slots
 
     # ---- gymnasium API ----------------------------------------------------------------
-    def __copy__(self) -> DiscreteActions:
-        """An independent clone, as `copy.deepcopy` makes: a shallow copy shared the world, and
-        stepping it moved the original's agent behind the original's counters and slots."""
-        return copy.deepcopy(self)
-
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
         self._by_slots.clear()  # the last episode's slots: they would keep its objects (and world) alive

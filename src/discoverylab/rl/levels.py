@@ -9,16 +9,16 @@ measure generalisation from few levels.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from discoverylab.instances import PUBLIC_SPLITS, SEALED_SPLIT, InstanceError, make_instance
+from discoverylab.world.unpickle import CopiedWhole
 
 
-class Levels(gym.Wrapper[Any, Any, Any, Any]):
+class Levels(gym.Wrapper[Any, Any, Any, Any], CopiedWhole):
     """Draw each episode's instance from a split: index uniform in 0..num_levels-1 (or the whole
     split), from the wrapper's own generator (seeded by `reset(seed=...)`). An explicit
     `options["instance"]` still wins.
@@ -48,11 +48,6 @@ class Levels(gym.Wrapper[Any, Any, Any, Any]):
         self.split, self.num_levels, self._key = split, num_levels or size, key
         self._rng = np.random.default_rng()
         self.level = -1  # the index of the level being played
-
-    def __copy__(self) -> Levels:
-        """An independent clone, as `copy.deepcopy` makes: a shallow copy shared the world, and
-        stepping it moved the original's agent behind the original's counters and slots."""
-        return copy.deepcopy(self)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         if options and "instance" in options:
