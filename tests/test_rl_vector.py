@@ -267,6 +267,12 @@ def test_an_env_s_reset_error_is_raised_in_the_driver_and_the_env_stays_usable(i
             with pytest.raises(RuntimeError, match=rf"envs \[{target}\] were never reset or their last reset raised"):
                 envs.step(np.array([12, 12]))
             envs.reset(seed=0)
+        if in_driver:  # env 1 adopted by the driver (`balance`): raised there, the same way
+            envs._adopt()
+            with pytest.raises(ValueError) as caught:
+                envs.reset(options={"instance": bad, "reset_mask": np.array([False, True])})
+            assert "env 1 " in "".join(caught.value.__notes__) and not envs.closed
+            envs._release()
         obs, _ = envs.reset(seed=[5, 6])
         for i, seed in enumerate((5, 6)):
             want, _ = make_rl_env("DoorsTest").reset(seed=seed)
