@@ -276,3 +276,34 @@ def test_copy_copy_gives_an_independent_env_as_deepcopy_does() -> None:
     assert sb3.unwrapped._steps == 0
     other = copy.copy(sb3)
     assert np.array_equal(sb3.step(1)[0], other.step(1)[0])
+
+
+def test_gymnasium_wrappers_stack_on_the_rl_env_as_documented() -> None:
+    """docs/rl.md, "Gymnasium's wrappers on top": statistics, an outside time limit, a flat
+    normalised observation, and the mask through `get_wrapper_attr`."""
+    from gymnasium.wrappers import (
+        FlattenObservation,
+        NormalizeObservation,
+        RecordEpisodeStatistics,
+        TimeLimit,
+    )
+    from gymnasium.wrappers import vector as vector_wrappers
+
+    from discoverylab.rl.vector import BatchedVectorEnv
+
+    env = RecordEpisodeStatistics(TimeLimit(NormalizeObservation(FlattenObservation(make_rl_env("DoorsTest"))), 4))
+    obs, info = env.reset(seed=0)
+    assert obs.shape == env.observation_space.shape and obs.dtype == np.float32
+    for _ in range(4):
+        assert np.array_equal(env.get_wrapper_attr("action_masks")(), info["action_mask"])
+        obs, _, term, trunc, info = env.step(12)
+    assert trunc and not term and "scorecard" not in info  # truncated from outside: the env never knew
+    assert info["episode"]["l"] == 4 and list(env.length_queue) == [4]
+    envs = vector_wrappers.RecordEpisodeStatistics(BatchedVectorEnv("DoorsTest", num_envs=2, workers=1, max_steps=3))
+    try:
+        envs.reset(seed=0)
+        for _ in range(3):
+            *_, info = envs.step(np.array([12, 12]))
+        assert info["episode"]["l"].tolist() == [3, 3] and "scorecard" in info  # the env's own limit
+    finally:
+        envs.close()
