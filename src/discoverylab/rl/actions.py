@@ -43,14 +43,21 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
 
     Args:
         env: a `DiscoveryWorldEnv` (possibly wrapped).
-        object_slots: number of object slots (inventory, reachable, then in view).
+        object_slots: number of object slots (inventory, reachable, then in view); default: the
+            symbolic observation's (the actions name the slots it shows), else 12.
         locations: number of teleport-location slots.
         dialog_options: number of dialog-choice slots.
     """
 
-    def __init__(self, env: gym.Env[Any, Any], object_slots: int = 12, locations: int = 8, dialog_options: int = 10,
-                 shaping: Any = None) -> None:  # fmt: skip
-        object_slots = whole_option("object_slots", object_slots)  # a negative count overlapped sections
+    def __init__(self, env: gym.Env[Any, Any], object_slots: int | None = None, locations: int = 8,
+                 dialog_options: int = 10, shaping: Any = None) -> None:  # fmt: skip
+        encoder = getattr(env.unwrapped, "symbolic", None)  # the symbolic encoder builds the same slots
+        shown = None if encoder is None else encoder.num_slots
+        object_slots = whole_option("object_slots", (shown or 12) if object_slots is None else object_slots)
+        if shown is not None and object_slots != shown:  # else the mask offers objects the policy never sees
+            raise ValueError(f"object_slots={object_slots}, but the symbolic observation shows {shown} slots and the "
+                             "discrete actions name those; leave object_slots out or pass the same number.")  # fmt: skip
+        locations = whole_option("locations", locations)
         locations = whole_option("locations", locations)
         dialog_options = whole_option("dialog_options", dialog_options)
         super().__init__(env)
@@ -70,8 +77,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
         self._masks: dict[tuple[Any, ...], np.ndarray] = {}  # mask per (reach, teleportable, locations)
         self.mask_out: np.ndarray | None = None  # `BatchedVectorEnv`'s shared row: masks are written there
         self._base = env.unwrapped
-        encoder = getattr(self._base, "symbolic", None)  # the symbolic encoder builds the same slots
-        self._encoder = encoder if encoder is not None and encoder.num_slots == object_slots else None
+        self._encoder = encoder
         self._by_slots: dict[int, tuple[list[SlotData], int, np.ndarray]] = {}  # id(slot data) -> (it, locations, mask)
         self._by_counts: dict[tuple[int, int, int], np.ndarray] = {}  # (slots, within reach, locations) -> mask
         self._layouts = tuple(self.layout(i) for i in range(self.n))  # `layout` per index, for `packet`
