@@ -273,6 +273,9 @@ def test_an_env_s_reset_error_is_raised_in_the_driver_and_the_env_stays_usable(i
                 envs.reset(options={"instance": bad, "reset_mask": np.array([False, True])})
             assert "env 1 " in "".join(caught.value.__notes__) and not envs.closed
             envs._release()
+        with pytest.raises(ValueError) as caught:  # both blocks raise: the first is raised, the other counted
+            envs.reset(options={"instance": bad})
+        assert "env 0 " in caught.value.__notes__[0] and "1 more block(s)" in caught.value.__notes__[-1]
         obs, _ = envs.reset(seed=[5, 6])
         for i, seed in enumerate((5, 6)):
             want, _ = make_rl_env("DoorsTest").reset(seed=seed)
@@ -298,6 +301,19 @@ def test_a_reset_error_that_cannot_travel_arrives_as_a_runtime_error_quoting_it(
     again = vector_worker.reraise(reply, "the worker for envs 1..1")
     assert type(again) is RuntimeError and "Odd: an odd failure" in str(again)
     assert "the worker for envs 1..1" in again.__notes__[0] and "Traceback" in again.__notes__[0]
+
+
+@pytest.mark.parametrize("in_driver", [True, False])
+def test_a_reset_after_a_worker_died_says_it_died(in_driver: bool) -> None:
+    """The reset's message to a dead worker raised a bare BrokenPipeError from the pipe."""
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, in_driver=in_driver)
+    envs.reset(seed=0)
+    proc = envs._workers[-1]
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join(timeout=5)
+    with pytest.raises(VectorEnvError, match=r"worker for envs 1..1 \(pid \d+\) died during reset \(exit code -9\)"):
+        envs.reset(seed=1)
+    assert envs.closed
 
 
 @pytest.mark.parametrize("spin", [0.0, 0.002])

@@ -221,7 +221,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         with self._closing_on_interrupt():
             for i in chosen:
                 lo, hi = self._remote[i]
-                self._conns[i].send_bytes(RESET + pickle.dumps((seeds[lo:hi], options or None, mask[lo:hi].tolist())))
+                self._send(i, RESET + pickle.dumps((seeds[lo:hi], options or None, mask[lo:hi].tolist())))
             for block, (lo, hi) in here:
                 try:
                     block.reset(seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)
@@ -233,6 +233,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         if raised:
             self._was_reset &= ~mask
             self._ready = False
+            if len(raised) > 1:
+                raised[0].add_note(f"The resets of {len(raised) - 1} more block(s) of envs raised too.")
             raise raised[0]
         if self.balancer is not None and mask.all():
             self.balancer.restart(_WARMUP_ROUNDS)
@@ -370,7 +372,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         envs that do not pickle stay where they are, and balancing stops."""
         for i in list(self._active):
             lo, hi = self._remote[i]
-            self._conns[i].send_bytes(TAKE)
+            self._send(i, TAKE)
             moved = self._reply(i, "take")
             if moved[:1] == KEEP:
                 self.balancer = None
@@ -387,10 +389,18 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                 self.balancer = None
                 continue
             del self._adopted[i]
-            self._conns[i].send_bytes(GIVE + moved)
+            self._send(i, GIVE + moved)
             self._reply(i, "give")
             self._active.append(i)
         self._active.sort()
+
+    def _send(self, i: int, message: bytes) -> None:
+        """Send worker `i` a pipe command. A dead worker's pipe raised a bare BrokenPipeError
+        here; the reply's end-of-file then reports the death (exit code included) and closes."""
+        try:
+            self._conns[i].send_bytes(message)
+        except OSError:
+            pass
 
     def _reply(self, i: int, what: str) -> bytes:
         """Worker `i`'s answer to a pipe command (what follows OK); on an error, close and raise."""
