@@ -133,3 +133,18 @@ def test_walked_counts_only_the_steps_of_kept_episodes() -> None:
     alone = [oracle_demonstrations("SearchTest", "challenge", seeds=[seed])["walked"] for seed in range(1000, 1003)]
     assert alone[2] == 0 and both["walked"] == alone[0] + alone[1] > 0
     assert both["walked"] <= len(both["action"])
+
+
+def test_a_teleport_no_walk_can_replace_is_passed_over_not_the_whole_episode() -> None:
+    """Doors with Keys' solver teleports to every key in sight, even one behind its locked door;
+    no walk reaches it, and the episode was left out (teleport=False: 0 of 4 kept). The solver is
+    told nothing happened (a failed teleport, as it handles one), opens the doors in order, and
+    the episodes solve."""
+    demos = oracle_demonstrations("DoorsWithKeysTest", seeds=range(1000, 1004), teleport=False)
+    assert demos["episodes"] == [1000, 1001, 1002, 1003] and demos["walked"] > 0
+    env = make_rl_env("DoorsWithKeysTest", teleport=False)
+    for seed in demos["episodes"]:
+        env.reset(seed=seed)
+        for action in demos["action"][demos["episode"] == seed]:
+            _, _, term, _, _ = env.step(int(action))
+        assert term and env.unwrapped.scenario.scorecard.success

@@ -14,7 +14,9 @@ the tiles passable now (opening each closed door on the way: the teleport jumps 
 that are closed but not locked) to a tile beside the object, then ROTATE_DIRECTION to face it,
 as the teleport would leave the agent. The path is planned on the world (a teacher's privilege, as the
 solver's memory of where things are; never part of what a policy sees) and replanned every step,
-so a character that walks away is followed.
+so a character that walks away is followed. A teleport no walk can replace at all (no path
+from here: a key still behind its locked door) is passed over as a teleport that failed, which
+the solvers handle by choosing another goal.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ _SIDES = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
 _MOVE = {d: FIXED.index({"action": "MOVE_DIRECTION", "arg1": d}) for d in _SIDES}
 _TURN = {d: FIXED.index({"action": "ROTATE_DIRECTION", "arg1": d}) for d in _SIDES}
 WALK_LIMIT = 80  # steps one walk may take before the episode is given up
+UNREACHED_LIMIT = 8  # walks with no path at all an episode may pass over before it is given up
 
 
 def _index_of(env: DiscreteActions, action: dict[str, Any], mask: np.ndarray) -> int | None:
@@ -138,6 +141,7 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
         episode: list[tuple[dict[str, np.ndarray], int, np.ndarray]] = []
         done, success, outside = False, False, False
         walking_steps = 0  # added to `walked` only if the episode is kept
+        unreached = 0  # teleports no walk could replace (no path from here), passed over
         while not done:
             action = solver.next(base.observation_dict())
             if action is None:  # the solver stopped or gave up before the task ended
@@ -148,11 +152,14 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
             if index is None and not walking:
                 outside = True
                 break
-            for _ in range(WALK_LIMIT if walking else 1):
+            for walk_step in range(WALK_LIMIT if walking else 1):
                 if walking:
                     index = _walk_step(env, base, action.get("arg1"))
                     if index == -1:  # beside the object, facing it: the teleport's work is done
                         break
+                    if index is None and walk_step == 0 and unreached < UNREACHED_LIMIT:
+                        unreached += 1  # no path (a key behind its locked door): to the solver, a
+                        break  # teleport that failed; it sees the same place and picks another goal
                 if index is None or not mask[index]:
                     outside = True
                     break
