@@ -244,7 +244,7 @@ def test_numpy_integer_options_work_end_to_end_and_bad_ones_name_the_option() ->
     for make in makers:
         for bad, shown in ((True, "True"), (np.True_, "np.True_"), (12.0, "12.0"), ("12", "'12'"), (-1, "-1"),
                            (np.int64(-1), "np.int64(-1)")):  # fmt: skip
-            with pytest.raises(ValueError, match=f"^{re.escape(f'object_slots must be a whole number from 0, not {shown}.')}$"):
+            with pytest.raises(ValueError, match=f"^{re.escape(f'object_slots must be a whole number from 0 to 1024, not {shown}.')}$"):
                 make(object_slots=bad)
 
 
@@ -324,3 +324,18 @@ def test_discrete_actions_name_the_slots_the_observation_shows() -> None:
     with pytest.raises(ValueError, match="object_slots=12, .* shows 4 slots"):
         DiscreteActions(DiscoveryWorldEnv("DoorsTest", observation="symbolic", object_slots=4), object_slots=12)
     assert DiscreteActions(DiscoveryWorldEnv("DoorsTest")).num_slots == 12  # no symbolic observation: the default
+
+
+def test_slot_and_option_counts_have_a_ceiling_a_machine_can_hold() -> None:
+    """`object_slots=10**6` tried to allocate 1.8 TiB for the mask (2K² pair actions), and a few
+    thousand built tens of millions of layouts for minutes; counts stop at 1,024 (2.1M actions)."""
+    from discoverylab.rl.symbolic import SymbolicEncoder
+
+    for name in ("object_slots", "locations", "dialog_options"):
+        with pytest.raises(ValueError, match=rf"^{name} must be a whole number from 0 to 1024, not 1000000\."):
+            DiscreteActions(DiscoveryWorldEnv("DoorsTest"), **{name: 10**6})
+    with pytest.raises(ValueError, match=r"^object_slots must be a whole number from 0 to 1024"):
+        make_rl_env("DoorsTest", object_slots=10**6)
+    with pytest.raises(ValueError, match=r"^radius must be a whole number from 0 to 32"):
+        SymbolicEncoder(radius=10**9)
+    assert make_rl_env("DoorsTest", object_slots=64).num_slots == 64

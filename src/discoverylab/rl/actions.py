@@ -18,7 +18,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from discoverylab.rl.view import Slot, SlotData, slot_data
+from discoverylab.rl.view import MAX_COUNT, Slot, SlotData, slot_data
 from discoverylab.world.action_input import whole_option
 from discoverylab.world.unpickle import CopiedWhole, FastState
 
@@ -53,13 +53,13 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
                  dialog_options: int = 10, shaping: Any = None) -> None:  # fmt: skip
         encoder = getattr(env.unwrapped, "symbolic", None)  # the symbolic encoder builds the same slots
         shown = None if encoder is None else encoder.num_slots
-        object_slots = whole_option("object_slots", (shown or 12) if object_slots is None else object_slots)
+        object_slots = whole_option("object_slots", (shown or 12) if object_slots is None else object_slots, 0, MAX_COUNT)
         if shown is not None and object_slots != shown:  # else the mask offers objects the policy never sees
             raise ValueError(f"object_slots={object_slots}, but the symbolic observation shows {shown} slots and the "
                              "discrete actions name those; leave object_slots out or pass the same number.")  # fmt: skip
         locations = whole_option("locations", locations)
-        locations = whole_option("locations", locations)
-        dialog_options = whole_option("dialog_options", dialog_options)
+        locations = whole_option("locations", locations, 0, MAX_COUNT)
+        dialog_options = whole_option("dialog_options", dialog_options, 0, MAX_COUNT)
         super().__init__(env)
         self.shaping = shaping  # an `ExploreShaping` (reward="explore"), or None
         self.num_slots = object_slots

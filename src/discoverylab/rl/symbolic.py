@@ -35,6 +35,7 @@ from discoverylab.rl.kept_views import own_part, patch_place
 from discoverylab.rl.notes import Notes
 from discoverylab.rl.scenery import SceneryMirror
 from discoverylab.rl.view import (
+    MAX_COUNT,
     NUM_KINDS,
     Slot,
     SlotData,
@@ -46,6 +47,7 @@ from discoverylab.world.action_input import whole_option
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.unpickle import FastState
+from discoverylab.world.world import WORLD_SIZE
 
 DEPTH = 4
 SLOT_FEATURES = 17
@@ -95,9 +97,9 @@ class SymbolicEncoder(FastState):
     """Builds the symbolic observation of one agent; `slots` holds the last slots built."""
 
     def __init__(self, radius: int = 3, object_slots: int = 12, dialog_options: int = 10, notes: bool = False) -> None:
-        radius = whole_option("radius", radius)  # negative: numpy's "negative dimensions"
-        object_slots = whole_option("object_slots", object_slots)
-        dialog_options = whole_option("dialog_options", dialog_options)
+        radius = whole_option("radius", radius, 0, WORLD_SIZE)  # negative: numpy's "negative dimensions"
+        object_slots = whole_option("object_slots", object_slots, 0, MAX_COUNT)
+        dialog_options = whole_option("dialog_options", dialog_options, 0, MAX_COUNT)
         self.radius = radius
         self.num_slots = object_slots
         self.num_dialog = dialog_options
