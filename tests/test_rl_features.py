@@ -88,6 +88,15 @@ def test_an_empty_split_or_a_key_without_the_test_split_is_refused() -> None:
     assert env.unwrapped.instance["split"] == "test"
 
 
+def test_a_bad_level_key_is_refused_when_the_env_is_made_not_at_its_first_reset() -> None:
+    """A short key built the env and failed at the first reset (in a batched env, inside a
+    worker), and an integer key raised "object of type 'int' has no len()" there."""
+    for key, why in ((b"short", "too short"), ("x", "too short"), (12345, "bytes or"), (None, "sealed")):
+        with pytest.raises(InstanceError, match=why):
+            make_rl_env("DialogTest", levels="test", level_key=key)  # type: ignore[arg-type]
+    make_rl_env("DialogTest", levels="test", level_key="k" * 16).reset(seed=0)  # a key file's text
+
+
 def test_levels_bad_input_is_a_clear_error() -> None:
     with pytest.raises(InstanceError, match="num_levels"):
         make_rl_env("DialogTest", levels="train", num_levels=0)

@@ -42,6 +42,11 @@ class Levels(gym.Wrapper[Any, Any, Any, Any], CopiedWhole):
             raise InstanceError(f"num_levels must be a whole number in 1..{size} for the {split} split, not {num_levels!r}.")
         if split == SEALED_SPLIT and key is None:
             raise InstanceError("The test split is sealed: Levels needs the evaluator's key.")
+        if split == SEALED_SPLIT:  # checked now, not at the first reset (in a batched env, a worker's)
+            if not isinstance(key, (bytes, str)):
+                raise InstanceError(f"level_key must be bytes or the key file's text, not {type(key).__name__}.")
+            base: Any = env.unwrapped
+            make_instance(base.scenario_cls.task_id, base.difficulty, split, 0, key)  # a short key raises
         if split != SEALED_SPLIT and key is not None:  # else dropped: the public split played instead
             raise InstanceError(f"level_key is the evaluator's key for levels='test'; the {split} split is public "
                                 "(pass levels='test' to play the sealed split).")  # fmt: skip
