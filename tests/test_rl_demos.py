@@ -148,3 +148,16 @@ def test_a_teleport_no_walk_can_replace_is_passed_over_not_the_whole_episode() -
         for action in demos["action"][demos["episode"] == seed]:
             _, _, term, _, _ = env.step(int(action))
         assert term and env.unwrapped.scenario.scorecard.success
+
+
+def test_saved_lists_stay_integers_when_empty_and_the_written_path_is_returned(tmp_path: Path) -> None:
+    """An empty `skipped` or `failed` list was saved as a float64 array (numpy's default for []),
+    though the file promises int arrays; and a path without `.npz` got one added unsaid."""
+    demos = oracle_demonstrations("DialogTest", seeds=[1000])
+    assert demos["skipped"] == [] and demos["failed"] == []
+    written = save_demonstrations(str(tmp_path / "demos"), demos)
+    assert written == str(tmp_path / "demos.npz") and Path(written).exists()
+    loaded = np.load(written)
+    for key in ("episodes", "skipped", "failed", "walked"):
+        assert loaded[key].dtype == np.int64, key
+    assert save_demonstrations(str(tmp_path / "d.npz"), demos) == str(tmp_path / "d.npz")

@@ -201,9 +201,13 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
     return out
 
 
-def save_demonstrations(path: str, demos: dict[str, Any]) -> None:
-    """Write `oracle_demonstrations` output to one `.npz` (lists as int arrays)."""
+def save_demonstrations(path: str, demos: dict[str, Any]) -> str:
+    """Write `oracle_demonstrations` output to one `.npz` (lists as int64 arrays, empty ones too:
+    numpy made [] a float array) and return the path written (numpy adds `.npz` when missing)."""
     if not isinstance(demos, dict):  # (demos, path), the other natural order, failed on str.items
         raise TypeError(f"save_demonstrations takes (path, demos), the dict oracle_demonstrations returns; got {type(demos).__name__} for demos.")
-    arrays: dict[str, Any] = {k: np.asarray(v) for k, v in demos.items()}
-    np.savez_compressed(path, **arrays)
+    arrays: dict[str, Any] = {k: np.asarray(v, dtype=np.int64) if isinstance(v, (list, int)) else np.asarray(v)
+                              for k, v in demos.items()}  # fmt: skip
+    written = str(path) if str(path).endswith(".npz") else f"{path}.npz"
+    np.savez_compressed(written, **arrays)
+    return written
