@@ -131,8 +131,26 @@ def test_reset_mask_resets_only_the_chosen_envs() -> None:
         for bad in ([0, -1], [0, "1"], [0, 1.0], 2**32 - 1):  # refused before any worker sees them
             with pytest.raises(ValueError, match="whole numbers"):
                 envs.reset(seed=bad)
+        with pytest.raises(ValueError, match=r"env 1 gets seed \+ 1 = 4294967296"):  # a valid seed; its neighbour is not
+            envs.reset(seed=2**32 - 1)
         envs.step(np.array([12, 12]))  # still open
         assert obs0 in envs.observation_space
+    finally:
+        envs.close()
+
+
+def test_a_seed_that_is_no_integer_or_list_of_them_is_refused_not_read_as_one() -> None:
+    """`reset(seed=True)` played seeds 1 and 2, `seed=b"ab"` seeds 97 and 98 (the bytes), a dict
+    its keys, `seed="12"` was refused as "got '1'" and `seed=1.5` raised "'float' object is not
+    iterable". A single env refuses all of them."""
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=1)
+    try:
+        for bad in (True, np.True_, 1.5, "12", b"ab", {0: 1, 1: 2}, np.array([[1, 2]])):
+            with pytest.raises(ValueError, match=r"seed must be None, a whole number .* or one seed per env"):
+                envs.reset(seed=bad)  # type: ignore[arg-type]
+            assert not envs._was_reset.any()  # nothing was reset
+        envs.reset(seed=(3, np.int64(4)))
+        envs.reset(seed=np.array([3, 4], dtype=np.uint32))
     finally:
         envs.close()
 

@@ -51,7 +51,7 @@ from discoverylab.rl.vector_worker import (
     shared_layout,
     shared_views,
 )
-from discoverylab.world.action_input import whole_option
+from discoverylab.world.action_input import brief, whole_option
 
 
 class VectorEnvError(RuntimeError):
@@ -189,16 +189,21 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self._check_open()
         if seed is None:
             seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)):
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             seeds = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
+        elif isinstance(seed, (list, tuple)) or (isinstance(seed, np.ndarray) and seed.ndim == 1):
+            seeds = list(seed)  # else True played seeds 1, 2 and b"ab" seeds 97, 98 (its bytes)
             if len(seeds) != self.num_envs:
                 raise ValueError(f"Pass one seed per env: num_envs={self.num_envs}, got {len(seeds)} seeds.")
+        else:
+            raise ValueError(f"seed must be None, a whole number (env i gets seed + i) or one seed per env "
+                             f"(a list, tuple or 1-D array), got {brief(seed)}.")  # fmt: skip
         # Checked here: a seed a worker's env refused would close the whole vector env.
-        bad = [s for s in seeds if s is not None and (isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < 2**32)]
+        bad = [i for i, s in enumerate(seeds)
+               if s is not None and (isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < 2**32)]  # fmt: skip
         if bad:
-            raise ValueError(f"Seeds are whole numbers in 0..{2**32 - 1} or None, got {bad[0]!r}.")
+            how = f" (env {bad[0]} gets seed + {bad[0]} = {seeds[bad[0]]})" if isinstance(seed, (int, np.integer)) else ""
+            raise ValueError(f"Seeds are whole numbers in 0..{2**32 - 1} or None, got {seeds[bad[0]]!r}{how}.")
         if options is not None and not isinstance(options, dict):  # else dict()'s "update sequence element"
             raise TypeError(f"reset's options must be a dict or None, not {type(options).__name__}.")
         options = dict(options or {})
