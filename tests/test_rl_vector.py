@@ -155,6 +155,20 @@ def test_a_seed_that_is_no_integer_or_list_of_them_is_refused_not_read_as_one() 
         envs.close()
 
 
+def test_reset_options_that_cannot_reach_the_workers_are_refused_and_the_env_stays_open() -> None:
+    """An option that does not pickle (a lambda) raised PicklingError halfway through sending
+    the reset and closed the whole vector env."""
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2)
+    try:
+        envs.reset(seed=0)
+        with pytest.raises(ValueError, match=r"reset's options must pickle to reach the worker processes \(AttributeError: Can't pickle local"):
+            envs.reset(options={"note": lambda: 0})
+        assert not envs.closed
+        assert envs.step(np.array([12, 12]))[4]["step"].tolist() == [1, 1]  # the episode it had goes on
+    finally:
+        envs.close()
+
+
 def test_pickling_or_copying_says_why_it_cannot() -> None:
     envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2)
     try:

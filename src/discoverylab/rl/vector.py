@@ -223,10 +223,17 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         here = [(self._local, self.blocks[0])] if self._local is not None else []
         here += [(block, self._remote[i]) for i, block in self._adopted.items()]
         raised: list[Exception] = []  # what envs' resets raised: the processes are fine, the env stays open
+        messages = {}
+        for i in chosen:  # pickled before anything is sent: a failure halfway closed the whole env
+            lo, hi = self._remote[i]
+            try:
+                messages[i] = RESET + pickle.dumps((seeds[lo:hi], options or None, mask[lo:hi].tolist()))
+            except Exception as exc:
+                raise ValueError(f"reset's options must pickle to reach the worker processes "
+                                 f"({type(exc).__name__}: {exc}).") from None  # fmt: skip
         with self._closing_on_interrupt():
             for i in chosen:
-                lo, hi = self._remote[i]
-                self._send(i, RESET + pickle.dumps((seeds[lo:hi], options or None, mask[lo:hi].tolist())))
+                self._send(i, messages[i])
             for block, (lo, hi) in here:
                 try:
                     block.reset(seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)
