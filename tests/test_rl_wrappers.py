@@ -79,9 +79,11 @@ def test_layout_covers_every_index_and_bad_indices_are_rejected() -> None:
                                                      "arg2": env.slots[2].obj.uuid}  # fmt: skip
     with pytest.raises(ValueError, match="outside"):
         env.layout(env.n)
-    for bad in (env.n, -1, 3.7, np.float32(1.0), "3", None, np.array([3])):  # never truncated, never parsed
+    for bad in (env.n, -1, 3.7, np.float32(1.0), "3", None, np.array([3]), True, False):  # never truncated, never parsed
+        steps = env.unwrapped._steps  # (a bool, say one of a mask's values, played action 1 or 0)
         with pytest.raises(ValueError, match="outside|whole number"):
             env.step(bad)  # type: ignore[arg-type]
+        assert env.unwrapped._steps == steps
         for name_it in (env.layout, env.packet):
             with pytest.raises(ValueError, match="outside|whole number"):
                 name_it(bad)  # type: ignore[arg-type]

@@ -104,9 +104,12 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
         """The parser action (a dict) that discrete action `index` stands for right now; an
         empty slot gives an action naming no object (it fails to parse)."""
         try:  # inline, not `_index`: `step` comes here for every object action
-            index = _as_index(index)
+            number = _as_index(index)
         except TypeError:
             raise self._not_an_action(index) from None
+        if index is True or index is False:
+            raise self._not_an_action(index)
+        index = number
         if 0 <= index < self.base_single:
             return dict(FIXED[index])
         name, args = self._layouts[index] if 0 <= index < self.n else self.layout(index)  # (which raises)
@@ -125,11 +128,15 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
         return packet
 
     def _index(self, action: Any) -> int:
-        """`action` as an int: `operator.index`, not `int`, which made 3.7 or "3" action 3."""
+        """`action` as an int: `operator.index`, not `int`, which made 3.7 or "3" action 3; a
+        bool (one of a mask's values, say) is no action, though Python's bool is an int."""
         try:
-            return _as_index(action)
+            index = _as_index(action)
         except TypeError:
             raise self._not_an_action(action) from None
+        if action is True or action is False:
+            raise self._not_an_action(action)
+        return index
 
     def _not_an_action(self, action: Any) -> ValueError:
         """The one error for a non-integer action, whether stepped, laid out or made a packet."""
@@ -156,6 +163,8 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
             index = _as_index(action)
         except TypeError:
             raise self._not_an_action(action) from None
+        if action is True or action is False:  # True played action 1 (identity checks: a few ns)
+            raise self._not_an_action(action)
         # A move, turn, wait or feed action is one of `FIXED`'s packets itself, not a copy: the
         # executor only reads a packet (`parse_action` copies one only to convert its values).
         packet = FIXED[index] if 0 <= index < self.base_single else self.packet(index)
