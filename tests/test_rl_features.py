@@ -97,6 +97,27 @@ def test_a_bad_level_key_is_refused_when_the_env_is_made_not_at_its_first_reset(
     make_rl_env("DialogTest", levels="test", level_key="k" * 16).reset(seed=0)  # a key file's text
 
 
+def test_a_seeded_reset_through_levels_seeds_the_env_s_generator() -> None:
+    """`reset(seed=s)` through `Levels` seeded only the level order: the env played an instance,
+    so its `np_random` (which wrappers such as StickyAction draw from) stayed unseeded and
+    `check_env` failed. It is seeded from s now, on a stream apart from the level order's."""
+    from gymnasium.wrappers import StickyAction
+
+    env = make_rl_env("DoorsTest", levels="dev", num_levels=3)
+    check_env(env, skip_render_check=True)
+    env.reset(seed=5)
+    assert env.env.level == int(np.random.default_rng(5).integers(0, 3))  # the level order is as before
+    assert env.unwrapped.np_random_seed == 5
+    first = env.unwrapped.np_random.random()
+    assert first != np.random.default_rng(5).random()  # not the level order's own stream
+    runs = []
+    for _ in range(2):  # a sticky-action run repeats itself under the same seed
+        sticky = StickyAction(make_rl_env("DoorsTest", levels="dev", num_levels=3), repeat_action_probability=0.5)
+        sticky.reset(seed=7)
+        runs.append([sticky.step(a)[0]["agent"].tobytes() for a in (1, 2, 3, 0, 1, 2, 3, 0, 1, 2)])
+    assert runs[0] == runs[1]
+
+
 def test_levels_bad_input_is_a_clear_error() -> None:
     with pytest.raises(InstanceError, match="num_levels"):
         make_rl_env("DialogTest", levels="train", num_levels=0)

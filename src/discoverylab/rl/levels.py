@@ -64,4 +64,9 @@ class Levels(gym.Wrapper[Any, Any, Any, Any], CopiedWhole):
         base: Any = self.env.unwrapped
         self.level = int(self._rng.integers(0, self.num_levels))
         inst = make_instance(base.scenario_cls.task_id, base.difficulty, self.split, self.level, self._key)
-        return self.env.reset(options={**(options or {}), "instance": inst})
+        out = self.env.reset(options={**(options or {}), "instance": inst})
+        if seed is not None:  # the env played an instance, which leaves its generator alone: seed it
+            # from the same seed on a stream of its own (wrappers such as StickyAction draw from it).
+            base.np_random = np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(1,))))
+            base._np_random_seed = int(seed)  # gymnasium's `np_random_seed` (its setter records -1)
+        return out
