@@ -276,6 +276,35 @@ def test_a_numpy_seed_plays_its_int_and_a_bad_seed_is_still_refused_at_reset() -
             env.reset(seed=bad)  # type: ignore[arg-type]
 
 
+
+def test_an_instance_without_a_valid_seed_is_refused_and_a_failed_build_leaves_no_torn_episode(
+        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A hand-made `Instance` with seed -1 raised numpy's "expected non-negative integer" after the
+    old world was disposed, and the next step raised an AttributeError from the torn episode. The
+    seed is now checked first (never quoted: it may be sealed), and a build that fails later leaves
+    "Call reset() before step()"."""
+    from discoverylab import env as env_module
+    from discoverylab.instances import Instance, InstanceError
+
+    env = DiscoveryWorldEnv("DoorsTest", info="lean")
+    env.reset(seed=0)
+    for bad in (-1, "x", 1.5, True, None):
+        with pytest.raises(InstanceError, match=r"^options\['instance'\] has no valid seed") as caught:
+            env.reset(options={"instance": Instance("DoorsTest", "normal", "seed", 0, bad)})  # type: ignore[arg-type]
+        assert repr(bad) not in str(caught.value).split("seed", 1)[1]
+    assert env.step({"action": "WAIT"})[4]["step"] == 1  # the episode it had is untouched
+
+    def broken(seed: int) -> None:
+        raise ValueError("a scenario that cannot be built")
+
+    monkeypatch.setattr(env_module, "World", broken)
+    with pytest.raises(ValueError, match="cannot be built"):
+        env.reset(seed=1)
+    with pytest.raises(RuntimeError, match=r"Call reset\(\) before step\(\)"):
+        env.step({"action": "WAIT"})
+    monkeypatch.undo()
+    assert env.reset(seed=1)[1]["step"] == 0 and env.step({"action": "WAIT"})[4]["step"] == 1
+
 # ---- session 16: runs of scenery laid in one `place_each` ----------------------------------------
 
 

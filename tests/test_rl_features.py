@@ -73,6 +73,51 @@ def test_levels_draw_from_the_split_and_replay_from_a_seed() -> None:
     assert env.unwrapped.instance["split"] == "dev"
 
 
+def test_an_empty_split_or_a_key_without_the_test_split_is_refused() -> None:
+    """`levels=""` played the train split (read as "no split given"), and `level_key` without
+    `levels="test"` was dropped: a researcher meaning to report on the sealed split played raw
+    seeds, or the train split, without a word."""
+    with pytest.raises(InstanceError, match="Unknown split ''"):
+        make_rl_env("DialogTest", levels="")
+    key = b"k" * 32
+    for options in ({}, {"levels": "train"}, {"levels": "dev", "num_levels": 3}, {"num_levels": 3}):
+        with pytest.raises(InstanceError, match=r"level_key .* levels='test'"):
+            make_rl_env("DialogTest", level_key=key, **options)  # type: ignore[arg-type]
+    env = make_rl_env("DialogTest", levels="test", level_key=key)
+    env.reset(seed=0)
+    assert env.unwrapped.instance["split"] == "test"
+
+
+def test_a_bad_level_key_is_refused_when_the_env_is_made_not_at_its_first_reset() -> None:
+    """A short key built the env and failed at the first reset (in a batched env, inside a
+    worker), and an integer key raised "object of type 'int' has no len()" there."""
+    for key, why in ((b"short", "too short"), ("x", "too short"), (12345, "bytes or"), (None, "sealed")):
+        with pytest.raises(InstanceError, match=why):
+            make_rl_env("DialogTest", levels="test", level_key=key)  # type: ignore[arg-type]
+    make_rl_env("DialogTest", levels="test", level_key="k" * 16).reset(seed=0)  # a key file's text
+
+
+def test_a_seeded_reset_through_levels_seeds_the_env_s_generator() -> None:
+    """`reset(seed=s)` through `Levels` seeded only the level order: the env played an instance,
+    so its `np_random` (which wrappers such as StickyAction draw from) stayed unseeded and
+    `check_env` failed. It is seeded from s now, on a stream apart from the level order's."""
+    from gymnasium.wrappers import StickyAction
+
+    env = make_rl_env("DoorsTest", levels="dev", num_levels=3)
+    check_env(env, skip_render_check=True)
+    env.reset(seed=5)
+    assert env.env.level == int(np.random.default_rng(5).integers(0, 3))  # the level order is as before
+    assert env.unwrapped.np_random_seed == 5
+    first = env.unwrapped.np_random.random()
+    assert first != np.random.default_rng(5).random()  # not the level order's own stream
+    runs = []
+    for _ in range(2):  # a sticky-action run repeats itself under the same seed
+        sticky = StickyAction(make_rl_env("DoorsTest", levels="dev", num_levels=3), repeat_action_probability=0.5)
+        sticky.reset(seed=7)
+        runs.append([sticky.step(a)[0]["agent"].tobytes() for a in (1, 2, 3, 0, 1, 2, 3, 0, 1, 2)])
+    assert runs[0] == runs[1]
+
+
 def test_levels_bad_input_is_a_clear_error() -> None:
     with pytest.raises(InstanceError, match="num_levels"):
         make_rl_env("DialogTest", levels="train", num_levels=0)

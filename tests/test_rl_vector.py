@@ -131,8 +131,40 @@ def test_reset_mask_resets_only_the_chosen_envs() -> None:
         for bad in ([0, -1], [0, "1"], [0, 1.0], 2**32 - 1):  # refused before any worker sees them
             with pytest.raises(ValueError, match="whole numbers"):
                 envs.reset(seed=bad)
+        with pytest.raises(ValueError, match=r"env 1 gets seed \+ 1 = 4294967296"):  # a valid seed; its neighbour is not
+            envs.reset(seed=2**32 - 1)
         envs.step(np.array([12, 12]))  # still open
         assert obs0 in envs.observation_space
+    finally:
+        envs.close()
+
+
+def test_a_seed_that_is_no_integer_or_list_of_them_is_refused_not_read_as_one() -> None:
+    """`reset(seed=True)` played seeds 1 and 2, `seed=b"ab"` seeds 97 and 98 (the bytes), a dict
+    its keys, `seed="12"` was refused as "got '1'" and `seed=1.5` raised "'float' object is not
+    iterable". A single env refuses all of them."""
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=1)
+    try:
+        for bad in (True, np.True_, 1.5, "12", b"ab", {0: 1, 1: 2}, np.array([[1, 2]])):
+            with pytest.raises(ValueError, match=r"seed must be None, a whole number .* or one seed per env"):
+                envs.reset(seed=bad)  # type: ignore[arg-type]
+            assert not envs._was_reset.any()  # nothing was reset
+        envs.reset(seed=(3, np.int64(4)))
+        envs.reset(seed=np.array([3, 4], dtype=np.uint32))
+    finally:
+        envs.close()
+
+
+def test_reset_options_that_cannot_reach_the_workers_are_refused_and_the_env_stays_open() -> None:
+    """An option that does not pickle (a lambda) raised PicklingError halfway through sending
+    the reset and closed the whole vector env."""
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2)
+    try:
+        envs.reset(seed=0)
+        with pytest.raises(ValueError, match=r"reset's options must pickle to reach the worker processes \(AttributeError: Can't pickle local"):
+            envs.reset(options={"note": lambda: 0})
+        assert not envs.closed
+        assert envs.step(np.array([12, 12]))[4]["step"].tolist() == [1, 1]  # the episode it had goes on
     finally:
         envs.close()
 
@@ -244,6 +276,76 @@ def test_worker_exception_is_raised_with_its_traceback(in_driver: bool, monkeypa
     assert envs.closed and all(not p.is_alive() for p in procs)
     with pytest.raises(VectorEnvError, match="closed"):
         envs.step(np.array([12, 12]))
+
+
+@pytest.mark.parametrize("in_driver", [True, False])
+def test_an_env_s_reset_error_is_raised_in_the_driver_and_the_env_stays_usable(in_driver: bool) -> None:
+    """An instance the driver's checks pass (the right task and difficulty) but the env refuses
+    (its seed) raised inside a worker's env and closed the whole vector env; it is raised in the
+    driver as the env's own exception, naming the env, and a good reset then works."""
+    from discoverylab.instances import Instance
+
+    bad = Instance("DoorsTest", "normal", "seed", 0, -1)  # hand-made: a negative world seed
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, in_driver=in_driver, context="fork")
+    try:
+        procs = list(envs._workers)
+        envs.reset(seed=0)
+        for target in (0, 1):  # env 0 is the driver's own block when in_driver, env 1 a worker's
+            mask = np.arange(2) == target
+            with pytest.raises(ValueError) as caught:
+                envs.reset(options={"instance": bad, "reset_mask": mask})
+            assert f"env {target} " in "".join(getattr(caught.value, "__notes__", []))
+            assert not envs.closed and all(p.is_alive() for p in procs)
+            with pytest.raises(RuntimeError, match=rf"envs \[{target}\] were never reset or their last reset raised"):
+                envs.step(np.array([12, 12]))
+            envs.reset(seed=0)
+        if in_driver:  # env 1 adopted by the driver (`balance`): raised there, the same way
+            envs._adopt()
+            with pytest.raises(ValueError) as caught:
+                envs.reset(options={"instance": bad, "reset_mask": np.array([False, True])})
+            assert "env 1 " in "".join(caught.value.__notes__) and not envs.closed
+            envs._release()
+        with pytest.raises(ValueError) as caught:  # both blocks raise: the first is raised, the other counted
+            envs.reset(options={"instance": bad})
+        assert "env 0 " in caught.value.__notes__[0] and "1 more block(s)" in caught.value.__notes__[-1]
+        obs, _ = envs.reset(seed=[5, 6])
+        for i, seed in enumerate((5, 6)):
+            want, _ = make_rl_env("DoorsTest").reset(seed=seed)
+            assert all(obs[k][i].tobytes() == want[k].tobytes() for k in want)
+        assert envs.step(np.array([12, 12]))[4]["step"].tolist() == [1, 1]
+        os.kill(procs[-1].pid, signal.SIGKILL)  # a worker that died still closes the env, and says so
+        with pytest.raises(VectorEnvError, match=r"worker for envs 1..1 \(pid \d+\) died during reset"):
+            envs.reset(options={"instance": bad})
+        assert envs.closed
+    finally:
+        envs.close()
+
+
+def test_a_reset_error_that_cannot_travel_arrives_as_a_runtime_error_quoting_it() -> None:
+    class Odd(Exception):
+        def __init__(self, *, why: str) -> None:  # pickles, but cannot be rebuilt from its args
+            super().__init__(why)
+
+    try:
+        raise Odd(why="an odd failure")
+    except Odd as exc:
+        reply = vector_worker.raised_reply(exc)
+    again = vector_worker.reraise(reply, "the worker for envs 1..1")
+    assert type(again) is RuntimeError and "Odd: an odd failure" in str(again)
+    assert "the worker for envs 1..1" in again.__notes__[0] and "Traceback" in again.__notes__[0]
+
+
+@pytest.mark.parametrize("in_driver", [True, False])
+def test_a_reset_after_a_worker_died_says_it_died(in_driver: bool) -> None:
+    """The reset's message to a dead worker raised a bare BrokenPipeError from the pipe."""
+    envs = BatchedVectorEnv("DoorsTest", num_envs=2, workers=2, in_driver=in_driver)
+    envs.reset(seed=0)
+    proc = envs._workers[-1]
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join(timeout=5)
+    with pytest.raises(VectorEnvError, match=r"worker for envs 1..1 \(pid \d+\) died during reset \(exit code -9\)"):
+        envs.reset(seed=1)
+    assert envs.closed
 
 
 @pytest.mark.parametrize("spin", [0.0, 0.002])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 
 import gymnasium
 import numpy as np
@@ -78,9 +79,11 @@ def test_layout_covers_every_index_and_bad_indices_are_rejected() -> None:
                                                      "arg2": env.slots[2].obj.uuid}  # fmt: skip
     with pytest.raises(ValueError, match="outside"):
         env.layout(env.n)
-    for bad in (env.n, -1, 3.7, np.float32(1.0), "3", None, np.array([3])):  # never truncated, never parsed
+    for bad in (env.n, -1, 3.7, np.float32(1.0), "3", None, np.array([3]), True, False):  # never truncated, never parsed
+        steps = env.unwrapped._steps  # (a bool, say one of a mask's values, played action 1 or 0)
         with pytest.raises(ValueError, match="outside|whole number"):
             env.step(bad)  # type: ignore[arg-type]
+        assert env.unwrapped._steps == steps
         for name_it in (env.layout, env.packet):
             with pytest.raises(ValueError, match="outside|whole number"):
                 name_it(bad)  # type: ignore[arg-type]
@@ -210,3 +213,131 @@ def test_a_reset_lets_the_last_world_go(task: str) -> None:
         assert old() is None
     finally:
         gc.enable()
+
+
+def test_numpy_integer_options_work_end_to_end_and_bad_ones_name_the_option() -> None:
+    """`make_rl_env("DoorsTest", object_slots=np.int64(12))` was refused as "not 12" (the env took
+    numpy integers, the encoder and the action wrapper did not): one check now serves all three."""
+    from discoverylab.rl.symbolic import SymbolicEncoder
+    from discoverylab.rl.vector import BatchedVectorEnv
+
+    plain = make_rl_env("DoorsTest", object_slots=6, radius=2, max_steps=3)
+    env = make_rl_env("DoorsTest", object_slots=np.int64(6), radius=np.int32(2), max_steps=np.uint8(3))
+    assert env.action_space == plain.action_space and env.observation_space == plain.observation_space
+    assert type(env.num_slots) is int and type(env.unwrapped.symbolic.num_slots) is int  # plain ints on the step path
+    (obs, _), (want, _) = env.reset(seed=1), plain.reset(seed=1)
+    for action in (12, 1, 12):
+        (obs, _, _, trunc, _), (want, *_) = env.step(action), plain.step(action)
+        assert all(obs[k].tobytes() == want[k].tobytes() for k in want)
+    assert trunc
+    wrapped = DiscreteActions(DiscoveryWorldEnv("DoorsTest", observation="symbolic"), object_slots=np.int64(12),
+                              locations=np.int16(8), dialog_options=np.uint32(10))  # fmt: skip
+    assert wrapped.n == 441
+    assert SymbolicEncoder(np.int64(3), np.int64(12), np.int8(10)).num_slots == 12
+    envs = BatchedVectorEnv("DoorsTest", num_envs=np.int64(2), workers=np.int64(1), object_slots=np.int64(6))
+    try:
+        obs, _ = envs.reset(seed=0)
+        assert obs["slots"].shape == (2, 6, 17)
+        assert envs.step(np.array([12, 12]))[4]["step"].tolist() == [1, 1]
+    finally:
+        envs.close()
+    makers = (lambda **kw: make_rl_env("DoorsTest", **kw), lambda **kw: SymbolicEncoder(**kw),
+              lambda **kw: DiscreteActions(DiscoveryWorldEnv("DoorsTest"), **kw))  # fmt: skip
+    for make in makers:
+        for bad, shown in ((True, "True"), (np.True_, "np.True_"), (12.0, "12.0"), ("12", "'12'"), (-1, "-1"),
+                           (np.int64(-1), "np.int64(-1)")):  # fmt: skip
+            with pytest.raises(ValueError, match=f"^{re.escape(f'object_slots must be a whole number from 0 to 1024, not {shown}.')}$"):
+                make(object_slots=bad)
+
+
+def test_copy_copy_gives_an_independent_env_as_deepcopy_does() -> None:
+    """`copy.copy(env)` shared the world: stepping the copy moved the original's agent while its
+    step counter, cached observation and the wrapper's slots stayed behind."""
+    import copy
+
+    plain = DiscoveryWorldEnv("DoorsTest", observation="symbolic", info="lean")
+    for env in (plain, make_rl_env("DoorsTest", reward="explore", levels="dev", num_levels=3)):
+        env.reset(seed=2)
+        for level in (env, getattr(env, "env", env)):  # the outer wrapper and the one below it
+            clone = copy.copy(level)
+            assert clone.unwrapped is not env.unwrapped and clone.unwrapped.world is not env.unwrapped.world
+        clone = copy.copy(env)
+        move = 1 if isinstance(env, DiscreteActions) else {"action": "MOVE_DIRECTION", "arg1": "east"}
+        clone.step(move)
+        assert env.unwrapped._steps == 0 and clone.unwrapped._steps == 1
+        agent, twin = env.unwrapped.scenario.player, clone.unwrapped.scenario.player
+        assert (agent.x, agent.y) != (twin.x, twin.y)  # the original's agent stayed where it was
+        other = copy.copy(env)
+        a, b = env.step(move), other.step(move)
+        assert all(a[0][k].tobytes() == b[0][k].tobytes() for k in a[0]) and a[1:4] == b[1:4]
+    from discoverylab.rl.features import OneHotObservation
+
+    sb3 = OneHotObservation(make_rl_env("DoorsTest"))  # make_sb3_env's top wrapper
+    sb3.reset(seed=2)
+    copy.copy(sb3).step(1)
+    assert sb3.unwrapped._steps == 0
+    other = copy.copy(sb3)
+    assert np.array_equal(sb3.step(1)[0], other.step(1)[0])
+
+
+def test_gymnasium_wrappers_stack_on_the_rl_env_as_documented() -> None:
+    """docs/rl.md, "Gymnasium's wrappers on top": statistics, an outside time limit, a flat
+    normalised observation, and the mask through `get_wrapper_attr`."""
+    from gymnasium.wrappers import (
+        FlattenObservation,
+        NormalizeObservation,
+        RecordEpisodeStatistics,
+        TimeLimit,
+    )
+    from gymnasium.wrappers import vector as vector_wrappers
+
+    from discoverylab.rl.vector import BatchedVectorEnv
+
+    env = RecordEpisodeStatistics(TimeLimit(NormalizeObservation(FlattenObservation(make_rl_env("DoorsTest"))), 4))
+    obs, info = env.reset(seed=0)
+    assert obs.shape == env.observation_space.shape and obs.dtype == np.float32
+    for _ in range(4):
+        assert np.array_equal(env.get_wrapper_attr("action_masks")(), info["action_mask"])
+        obs, _, term, trunc, info = env.step(12)
+    assert trunc and not term and "scorecard" not in info  # truncated from outside: the env never knew
+    assert info["episode"]["l"] == 4 and list(env.length_queue) == [4]
+    envs = vector_wrappers.RecordEpisodeStatistics(BatchedVectorEnv("DoorsTest", num_envs=2, workers=1, max_steps=3))
+    try:
+        envs.reset(seed=0)
+        for _ in range(3):
+            *_, info = envs.step(np.array([12, 12]))
+        assert info["episode"]["l"].tolist() == [3, 3] and "scorecard" in info  # the env's own limit
+    finally:
+        envs.close()
+
+
+def test_discrete_actions_name_the_slots_the_observation_shows() -> None:
+    """`make_vec(id, observation="symbolic", object_slots=4, wrappers=[DiscreteActions])` gave
+    actions over 12 slots beside an observation of 4: the mask offered objects the policy never
+    saw. The wrapper now takes the observation's slot count, and refuses another one."""
+    env = DiscreteActions(gymnasium.make("discoverylab/DoorsTest-Normal-v0", observation="symbolic", object_slots=4))
+    assert env.num_slots == 4 and env.action_space == make_rl_env("DoorsTest", object_slots=4).action_space
+    obs, info = env.reset(seed=0)
+    assert len(env.slot_data) <= 4 and obs["slots"].shape == (4, 17)
+    envs = gymnasium.make_vec("discoverylab/DoorsTest-Normal-v0", num_envs=2, vectorization_mode="sync",
+                              observation="symbolic", object_slots=4, wrappers=[DiscreteActions])  # fmt: skip
+    assert envs.single_action_space.n == env.n
+    envs.close()
+    with pytest.raises(ValueError, match="object_slots=12, .* shows 4 slots"):
+        DiscreteActions(DiscoveryWorldEnv("DoorsTest", observation="symbolic", object_slots=4), object_slots=12)
+    assert DiscreteActions(DiscoveryWorldEnv("DoorsTest")).num_slots == 12  # no symbolic observation: the default
+
+
+def test_slot_and_option_counts_have_a_ceiling_a_machine_can_hold() -> None:
+    """`object_slots=10**6` tried to allocate 1.8 TiB for the mask (2K² pair actions), and a few
+    thousand built tens of millions of layouts for minutes; counts stop at 1,024 (2.1M actions)."""
+    from discoverylab.rl.symbolic import SymbolicEncoder
+
+    for name in ("object_slots", "locations", "dialog_options"):
+        with pytest.raises(ValueError, match=rf"^{name} must be a whole number from 0 to 1024, not 1000000\."):
+            DiscreteActions(DiscoveryWorldEnv("DoorsTest"), **{name: 10**6})
+    with pytest.raises(ValueError, match=r"^object_slots must be a whole number from 0 to 1024"):
+        make_rl_env("DoorsTest", object_slots=10**6)
+    with pytest.raises(ValueError, match=r"^radius must be a whole number from 0 to 32"):
+        SymbolicEncoder(radius=10**9)
+    assert make_rl_env("DoorsTest", object_slots=64).num_slots == 64

@@ -32,10 +32,10 @@ from discoverylab.instances import Instance, InstanceError, from_seed
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.registry import all_tasks, check_difficulty, get_task
 from discoverylab.world import spares
-from discoverylab.world.action_input import MAX_ECHO_CHARS, brief
+from discoverylab.world.action_input import MAX_ECHO_CHARS, brief, whole_option
 from discoverylab.world.actions import ActionExecutor
 from discoverylab.world.observation import build_observation
-from discoverylab.world.unpickle import FastState
+from discoverylab.world.unpickle import CopiedWhole, FastState
 from discoverylab.world.world import WORLD_SIZE, World
 
 MAX_OBS_CHARS = 1_000_000
@@ -79,18 +79,7 @@ def _task_and_difficulty(task: Any, difficulty: Any) -> tuple[type[Scenario], st
     return cls, check_difficulty(cls, difficulty)
 
 
-def _whole(name: str, value: Any, low: int, high: int | None = None) -> int:
-    """An integer option in low..high, else a ValueError naming it: a string or a float failed
-    only later (a TypeError at reset or mid-step), and a huge radius looped over its window's
-    (2r+1)**2 tiles at reset, for ever."""
-    if (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low
-            or (high is not None and value > high)):
-        bound = f"from {low} to {high}" if high is not None else f"from {low}"  # SymbolicEncoder's wording
-        raise ValueError(f"{name} must be a whole number {bound}, not {brief(value)}.")
-    return int(value)
-
-
-class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
+class DiscoveryWorldEnv(gym.Env[Any, Any], FastState, CopiedWhole):
     """A DiscoveryWorld task as a Gymnasium env (text and/or image observations, JSON-or-dict actions).
 
     Args:
@@ -161,8 +150,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"Unsupported render_mode {render_mode!r}; valid: {self.metadata['render_modes']}.")
         self.render_mode = render_mode
-        self.max_steps = None if max_steps is None else _whole("max_steps", max_steps, 0)
-        self.radius = radius = _whole("radius", radius, 0, WORLD_SIZE)
+        self.max_steps = None if max_steps is None else whole_option("max_steps", max_steps, 0)
+        self.radius = radius = whole_option("radius", radius, 0, WORLD_SIZE)
         for name, flag in (("teleport", teleport), ("strict", strict), ("image_grid", image_grid), ("notes", notes)):
             if not (isinstance(flag, (bool, np.bool_)) or (isinstance(flag, int) and flag in (0, 1))):  # "no" counted as True
                 raise ValueError(f"{name} must be True or False, not {brief(flag)}.")
@@ -246,6 +235,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
             if self.symbolic is not None:  # its mirror and views would keep objects out of the recycling
                 self.symbolic.release()
             self.world.dispose()
+            self.world = self.scenario = None  # a build that raises below leaves "Call reset()", not a torn episode
         if inst is None:
             inst = from_seed(self.scenario_cls.task_id, self.difficulty, int(self.np_random.integers(0, 2**31 - 1)))
         self.instance = inst.public()
@@ -275,6 +265,9 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState):
             raise TypeError(f"options['instance'] must be a discoverylab.instances.Instance, not {type(inst).__name__}.")
         if (inst.task, inst.difficulty) != (task, self.difficulty):
             raise InstanceError(f"The instance is for {inst.task} {inst.difficulty}; this env plays {task} {self.difficulty}.")
+        if isinstance(inst.seed, bool) or not isinstance(inst.seed, int) or inst.seed < 0:  # never quoted: it may be sealed
+            raise InstanceError("options['instance'] has no valid seed (a whole number from 0); make instances with "
+                                "discoverylab.instances.make_instance or from_seed.")  # fmt: skip
         return inst
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:

@@ -33,8 +33,8 @@ def make_rl_env(task: str, difficulty: str = "normal", object_slots: int = 12, l
         options["reward"] = "success"
         shaping = ExploreShaping()
     env: Any = DiscoveryWorldEnv(task, difficulty, observation="symbolic", object_slots=object_slots, **options)
-    if levels is not None or num_levels is not None:
-        env = Levels(env, levels or "train", num_levels, level_key)
+    if levels is not None or num_levels is not None or level_key is not None:  # "" is no split: refused, not "train"
+        env = Levels(env, "train" if levels is None else levels, num_levels, level_key)
     return DiscreteActions(env, object_slots=object_slots, shaping=shaping)
 
 

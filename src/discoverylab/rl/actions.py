@@ -18,8 +18,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from discoverylab.rl.view import Slot, SlotData, slot_data
-from discoverylab.world.unpickle import FastState
+from discoverylab.rl.view import MAX_COUNT, Slot, SlotData, slot_data
+from discoverylab.world.action_input import whole_option
+from discoverylab.world.unpickle import CopiedWhole, FastState
 
 FIXED: tuple[dict[str, Any], ...] = (
     *({"action": "MOVE_DIRECTION", "arg1": d} for d in ("north", "east", "south", "west")),
@@ -37,21 +38,28 @@ PAIR = ("PUT", "USE")
 _REACH = itemgetter(2)  # a slot's "within reach" (`SlotData`)
 
 
-class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
+class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
     """Map `Discrete(N)` to parser actions over object slots, with exact action masks.
 
     Args:
         env: a `DiscoveryWorldEnv` (possibly wrapped).
-        object_slots: number of object slots (inventory, reachable, then in view).
+        object_slots: number of object slots (inventory, reachable, then in view); default: the
+            symbolic observation's (the actions name the slots it shows), else 12.
         locations: number of teleport-location slots.
         dialog_options: number of dialog-choice slots.
     """
 
-    def __init__(self, env: gym.Env[Any, Any], object_slots: int = 12, locations: int = 8, dialog_options: int = 10,
-                 shaping: Any = None) -> None:  # fmt: skip
-        for name, value in (("object_slots", object_slots), ("locations", locations), ("dialog_options", dialog_options)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # a negative count overlapped sections
-                raise ValueError(f"{name} must be a whole number from 0, not {value!r}.")
+    def __init__(self, env: gym.Env[Any, Any], object_slots: int | None = None, locations: int = 8,
+                 dialog_options: int = 10, shaping: Any = None) -> None:  # fmt: skip
+        encoder = getattr(env.unwrapped, "symbolic", None)  # the symbolic encoder builds the same slots
+        shown = None if encoder is None else encoder.num_slots
+        object_slots = whole_option("object_slots", (shown or 12) if object_slots is None else object_slots, 0, MAX_COUNT)
+        if shown is not None and object_slots != shown:  # else the mask offers objects the policy never sees
+            raise ValueError(f"object_slots={object_slots}, but the symbolic observation shows {shown} slots and the "
+                             "discrete actions name those; leave object_slots out or pass the same number.")  # fmt: skip
+        locations = whole_option("locations", locations)
+        locations = whole_option("locations", locations, 0, MAX_COUNT)
+        dialog_options = whole_option("dialog_options", dialog_options, 0, MAX_COUNT)
         super().__init__(env)
         self.shaping = shaping  # an `ExploreShaping` (reward="explore"), or None
         self.num_slots = object_slots
@@ -69,8 +77,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
         self._masks: dict[tuple[Any, ...], np.ndarray] = {}  # mask per (reach, teleportable, locations)
         self.mask_out: np.ndarray | None = None  # `BatchedVectorEnv`'s shared row: masks are written there
         self._base = env.unwrapped
-        encoder = getattr(self._base, "symbolic", None)  # the symbolic encoder builds the same slots
-        self._encoder = encoder if encoder is not None and encoder.num_slots == object_slots else None
+        self._encoder = encoder
         self._by_slots: dict[int, tuple[list[SlotData], int, np.ndarray]] = {}  # id(slot data) -> (it, locations, mask)
         self._by_counts: dict[tuple[int, int, int], np.ndarray] = {}  # (slots, within reach, locations) -> mask
         self._layouts = tuple(self.layout(i) for i in range(self.n))  # `layout` per index, for `packet`
@@ -97,9 +104,12 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
         """The parser action (a dict) that discrete action `index` stands for right now; an
         empty slot gives an action naming no object (it fails to parse)."""
         try:  # inline, not `_index`: `step` comes here for every object action
-            index = _as_index(index)
+            number = _as_index(index)
         except TypeError:
             raise self._not_an_action(index) from None
+        if index is True or index is False:
+            raise self._not_an_action(index)
+        index = number
         if 0 <= index < self.base_single:
             return dict(FIXED[index])
         name, args = self._layouts[index] if 0 <= index < self.n else self.layout(index)  # (which raises)
@@ -118,11 +128,15 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
         return packet
 
     def _index(self, action: Any) -> int:
-        """`action` as an int: `operator.index`, not `int`, which made 3.7 or "3" action 3."""
+        """`action` as an int: `operator.index`, not `int`, which made 3.7 or "3" action 3; a
+        bool (one of a mask's values, say) is no action, though Python's bool is an int."""
         try:
-            return _as_index(action)
+            index = _as_index(action)
         except TypeError:
             raise self._not_an_action(action) from None
+        if action is True or action is False:
+            raise self._not_an_action(action)
+        return index
 
     def _not_an_action(self, action: Any) -> ValueError:
         """The one error for a non-integer action, whether stepped, laid out or made a packet."""
@@ -149,6 +163,8 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState):
             index = _as_index(action)
         except TypeError:
             raise self._not_an_action(action) from None
+        if action is True or action is False:  # True played action 1 (identity checks: a few ns)
+            raise self._not_an_action(action)
         # A move, turn, wait or feed action is one of `FIXED`'s packets itself, not a copy: the
         # executor only reads a packet (`parse_action` copies one only to convert its values).
         packet = FIXED[index] if 0 <= index < self.base_single else self.packet(index)

@@ -14,7 +14,9 @@ the tiles passable now (opening each closed door on the way: the teleport jumps 
 that are closed but not locked) to a tile beside the object, then ROTATE_DIRECTION to face it,
 as the teleport would leave the agent. The path is planned on the world (a teacher's privilege, as the
 solver's memory of where things are; never part of what a policy sees) and replanned every step,
-so a character that walks away is followed.
+so a character that walks away is followed. A teleport no walk can replace at all (no path
+from here: a key still behind its locked door) is passed over as a teleport that failed, which
+the solvers handle by choosing another goal.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ _SIDES = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
 _MOVE = {d: FIXED.index({"action": "MOVE_DIRECTION", "arg1": d}) for d in _SIDES}
 _TURN = {d: FIXED.index({"action": "ROTATE_DIRECTION", "arg1": d}) for d in _SIDES}
 WALK_LIMIT = 80  # steps one walk may take before the episode is given up
+UNREACHED_LIMIT = 8  # walks with no path at all an episode may pass over before it is given up
 
 
 def _index_of(env: DiscreteActions, action: dict[str, Any], mask: np.ndarray) -> int | None:
@@ -120,8 +123,8 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
                           max_steps: int | None = None, walk: bool = True, **options: Any) -> dict[str, Any]:  # fmt: skip
     """Arrays over every step of the solved episodes: `obs/<key>` (n, ...) uint8, `action` (n,)
     int64, `mask` (n, N) bool, `episode` (n,) (the seed); plus `episodes`, `skipped` (seeds whose
-    oracle left the discrete layout), `failed` (seeds it did not solve) and `walked` (steps taken
-    walking in place of a teleport, `walk=True`)."""
+    oracle left the discrete layout), `failed` (seeds it did not solve within the step limit) and
+    `walked` (steps of the kept episodes taken walking in place of a teleport, `walk=True`)."""
     from discoverylab.rl import make_rl_env
 
     env = make_rl_env(task, difficulty, max_steps=max_steps, **options)
@@ -137,6 +140,8 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
         solver = _Solver(base.scenario_cls.oracle(base.observation_dict()))
         episode: list[tuple[dict[str, np.ndarray], int, np.ndarray]] = []
         done, success, outside = False, False, False
+        walking_steps = 0  # added to `walked` only if the episode is kept
+        unreached = 0  # teleports no walk could replace (no path from here), passed over
         while not done:
             action = solver.next(base.observation_dict())
             if action is None:  # the solver stopped or gave up before the task ended
@@ -147,18 +152,21 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
             if index is None and not walking:
                 outside = True
                 break
-            for _ in range(WALK_LIMIT if walking else 1):
+            for walk_step in range(WALK_LIMIT if walking else 1):
                 if walking:
                     index = _walk_step(env, base, action.get("arg1"))
                     if index == -1:  # beside the object, facing it: the teleport's work is done
                         break
+                    if index is None and walk_step == 0 and unreached < UNREACHED_LIMIT:
+                        unreached += 1  # no path (a key behind its locked door): to the solver, a
+                        break  # teleport that failed; it sees the same place and picks another goal
                 if index is None or not mask[index]:
                     outside = True
                     break
                 episode.append(({k: v.copy() for k, v in obs.items()}, index, mask.copy()))
                 obs, _, term, trunc, info = env.step(index)
                 mask = np.asarray(info["action_mask"], dtype=bool)
-                walked += int(walking)
+                walking_steps += int(walking)
                 done = term or trunc
                 success = bool(term and base.scenario.scorecard.success)
                 if done:
@@ -174,6 +182,7 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
             failed.append(int(seed))
             continue
         kept.append(int(seed))
+        walked += walking_steps
         for o, index, mask in episode:
             for key, value in o.items():
                 obs_rows.setdefault(key, []).append(value)
@@ -192,9 +201,13 @@ def oracle_demonstrations(task: str, difficulty: str = "normal", seeds: Iterable
     return out
 
 
-def save_demonstrations(path: str, demos: dict[str, Any]) -> None:
-    """Write `oracle_demonstrations` output to one `.npz` (lists as int arrays)."""
+def save_demonstrations(path: str, demos: dict[str, Any]) -> str:
+    """Write `oracle_demonstrations` output to one `.npz` (lists as int64 arrays, empty ones too:
+    numpy made [] a float array) and return the path written (numpy adds `.npz` when missing)."""
     if not isinstance(demos, dict):  # (demos, path), the other natural order, failed on str.items
         raise TypeError(f"save_demonstrations takes (path, demos), the dict oracle_demonstrations returns; got {type(demos).__name__} for demos.")
-    arrays: dict[str, Any] = {k: np.asarray(v) for k, v in demos.items()}
-    np.savez_compressed(path, **arrays)
+    arrays: dict[str, Any] = {k: np.asarray(v, dtype=np.int64) if isinstance(v, (list, int)) else np.asarray(v)
+                              for k, v in demos.items()}  # fmt: skip
+    written = str(path) if str(path).endswith(".npz") else f"{path}.npz"
+    np.savez_compressed(written, **arrays)
+    return written

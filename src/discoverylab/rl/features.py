@@ -21,6 +21,7 @@ from gymnasium import spaces
 
 from discoverylab.rl.notes import LINES, MAP, TASK_WORDS, VISITS
 from discoverylab.rl.view import _catalog
+from discoverylab.world.unpickle import CopiedWhole
 
 CATALOG = len(_catalog())  # catalog kinds keep their own bucket: 1..CATALOG
 BUCKETS = 64  # kind buckets: 0 unused (nothing), 1..CATALOG catalog kinds, the rest shared by hashed kinds
@@ -163,7 +164,7 @@ def features(obs: dict[str, np.ndarray], buckets: int = BUCKETS, table: np.ndarr
                            lines.reshape(n, -1).astype(np.float32), task, seen], axis=1)  # fmt: skip
 
 
-class OneHotObservation(gym.ObservationWrapper[np.ndarray, Any, Any]):
+class OneHotObservation(gym.ObservationWrapper[np.ndarray, Any, Any], CopiedWhole):
     """The symbolic observation as one float32 vector in [0, 1] (`features`): what an MLP policy
     (Stable-Baselines3's "MlpPolicy", MaskablePPO's too) can learn from; no image extractor
     mistakes it for pixels. `action_masks()` passes through.

@@ -15,9 +15,10 @@ import gymnasium as gym
 import numpy as np
 
 from discoverylab.instances import PUBLIC_SPLITS, SEALED_SPLIT, InstanceError, make_instance
+from discoverylab.world.unpickle import CopiedWhole
 
 
-class Levels(gym.Wrapper[Any, Any, Any, Any]):
+class Levels(gym.Wrapper[Any, Any, Any, Any], CopiedWhole):
     """Draw each episode's instance from a split: index uniform in 0..num_levels-1 (or the whole
     split), from the wrapper's own generator (seeded by `reset(seed=...)`). An explicit
     `options["instance"]` still wins.
@@ -41,6 +42,14 @@ class Levels(gym.Wrapper[Any, Any, Any, Any]):
             raise InstanceError(f"num_levels must be a whole number in 1..{size} for the {split} split, not {num_levels!r}.")
         if split == SEALED_SPLIT and key is None:
             raise InstanceError("The test split is sealed: Levels needs the evaluator's key.")
+        if split == SEALED_SPLIT:  # checked now, not at the first reset (in a batched env, a worker's)
+            if not isinstance(key, (bytes, str)):
+                raise InstanceError(f"level_key must be bytes or the key file's text, not {type(key).__name__}.")
+            base: Any = env.unwrapped
+            make_instance(base.scenario_cls.task_id, base.difficulty, split, 0, key)  # a short key raises
+        if split != SEALED_SPLIT and key is not None:  # else dropped: the public split played instead
+            raise InstanceError(f"level_key is the evaluator's key for levels='test'; the {split} split is public "
+                                "(pass levels='test' to play the sealed split).")  # fmt: skip
         self.split, self.num_levels, self._key = split, num_levels or size, key
         self._rng = np.random.default_rng()
         self.level = -1  # the index of the level being played
@@ -55,4 +64,9 @@ class Levels(gym.Wrapper[Any, Any, Any, Any]):
         base: Any = self.env.unwrapped
         self.level = int(self._rng.integers(0, self.num_levels))
         inst = make_instance(base.scenario_cls.task_id, base.difficulty, self.split, self.level, self._key)
-        return self.env.reset(options={**(options or {}), "instance": inst})
+        out = self.env.reset(options={**(options or {}), "instance": inst})
+        if seed is not None:  # the env played an instance, which leaves its generator alone: seed it
+            # from the same seed on a stream of its own (wrappers such as StickyAction draw from it).
+            base.np_random = np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(1,))))
+            base._np_random_seed = int(seed)  # gymnasium's `np_random_seed` (its setter records -1)
+        return out

@@ -35,6 +35,7 @@ from discoverylab.rl.kept_views import own_part, patch_place
 from discoverylab.rl.notes import Notes
 from discoverylab.rl.scenery import SceneryMirror
 from discoverylab.rl.view import (
+    MAX_COUNT,
     NUM_KINDS,
     Slot,
     SlotData,
@@ -42,9 +43,11 @@ from discoverylab.rl.view import (
     mentioned,
     text_id,
 )
+from discoverylab.world.action_input import whole_option
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.unpickle import FastState
+from discoverylab.world.world import WORLD_SIZE
 
 DEPTH = 4
 SLOT_FEATURES = 17
@@ -94,9 +97,9 @@ class SymbolicEncoder(FastState):
     """Builds the symbolic observation of one agent; `slots` holds the last slots built."""
 
     def __init__(self, radius: int = 3, object_slots: int = 12, dialog_options: int = 10, notes: bool = False) -> None:
-        for name, value in (("radius", radius), ("object_slots", object_slots), ("dialog_options", dialog_options)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # else numpy's "negative dimensions"
-                raise ValueError(f"{name} must be a whole number from 0, not {value!r}.")
+        radius = whole_option("radius", radius, 0, WORLD_SIZE)  # negative: numpy's "negative dimensions"
+        object_slots = whole_option("object_slots", object_slots, 0, MAX_COUNT)
+        dialog_options = whole_option("dialog_options", dialog_options, 0, MAX_COUNT)
         self.radius = radius
         self.num_slots = object_slots
         self.num_dialog = dialog_options

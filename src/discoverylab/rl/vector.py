@@ -40,15 +40,18 @@ from discoverylab.rl.vector_worker import (
     GIVE,
     KEEP,
     OK,
+    RAISED,
     RESET,
     TAKE,
     Block,
     await_message,
     await_release,
+    reraise,
     serve,
     shared_layout,
     shared_views,
 )
+from discoverylab.world.action_input import brief, whole_option
 
 
 class VectorEnvError(RuntimeError):
@@ -96,11 +99,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                  copy: bool = True, balance: bool = True, **env_kwargs: Any) -> None:  # fmt: skip
         from discoverylab.rl import make_rl_env
 
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a whole number from 1, got {num_envs!r}.")
-        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1):
-            raise ValueError(f"workers must be a whole number from 1 (or None: the usable CPUs), got {workers!r}.")
-        num_envs = int(num_envs)
+        num_envs = whole_option("num_envs", num_envs, 1)
+        workers = None if workers is None else whole_option("workers", workers, 1)  # None: the usable CPUs
         if isinstance(spin, bool) or not isinstance(spin, (int, float)) or spin < 0:  # else a worker dies at its first wait
             raise ValueError(f"spin must be seconds from 0, got {spin!r}.")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
@@ -189,16 +189,21 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self._check_open()
         if seed is None:
             seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)):
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             seeds = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
+        elif isinstance(seed, (list, tuple)) or (isinstance(seed, np.ndarray) and seed.ndim == 1):
+            seeds = list(seed)  # else True played seeds 1, 2 and b"ab" seeds 97, 98 (its bytes)
             if len(seeds) != self.num_envs:
                 raise ValueError(f"Pass one seed per env: num_envs={self.num_envs}, got {len(seeds)} seeds.")
+        else:
+            raise ValueError(f"seed must be None, a whole number (env i gets seed + i) or one seed per env "
+                             f"(a list, tuple or 1-D array), got {brief(seed)}.")  # fmt: skip
         # Checked here: a seed a worker's env refused would close the whole vector env.
-        bad = [s for s in seeds if s is not None and (isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < 2**32)]
+        bad = [i for i, s in enumerate(seeds)
+               if s is not None and (isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < 2**32)]  # fmt: skip
         if bad:
-            raise ValueError(f"Seeds are whole numbers in 0..{2**32 - 1} or None, got {bad[0]!r}.")
+            how = f" (env {bad[0]} gets seed + {bad[0]} = {seeds[bad[0]]})" if isinstance(seed, (int, np.integer)) else ""
+            raise ValueError(f"Seeds are whole numbers in 0..{2**32 - 1} or None, got {seeds[bad[0]]!r}{how}.")
         if options is not None and not isinstance(options, dict):  # else dict()'s "update sequence element"
             raise TypeError(f"reset's options must be a dict or None, not {type(options).__name__}.")
         options = dict(options or {})
@@ -215,20 +220,34 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                                  f"env plays ({sorted({self._plays[i] for i in reset})}), got {inst!r}.")  # fmt: skip
         chosen = [i for i in self._active if mask[self._remote[i][0] : self._remote[i][1]].any()]
         extras: dict[int, dict[str, Any]] = {}
-        local = self._local
+        here = [(self._local, self.blocks[0])] if self._local is not None else []
+        here += [(block, self._remote[i]) for i, block in self._adopted.items()]
+        raised: list[Exception] = []  # what envs' resets raised: the processes are fine, the env stays open
+        messages = {}
+        for i in chosen:  # pickled before anything is sent: a failure halfway closed the whole env
+            lo, hi = self._remote[i]
+            try:
+                messages[i] = RESET + pickle.dumps((seeds[lo:hi], options or None, mask[lo:hi].tolist()))
+            except Exception as exc:
+                raise ValueError(f"reset's options must pickle to reach the worker processes "
+                                 f"({type(exc).__name__}: {exc}).") from None  # fmt: skip
         with self._closing_on_interrupt():
             for i in chosen:
-                lo, hi = self._remote[i]
-                self._conns[i].send_bytes(RESET + pickle.dumps((seeds[lo:hi], options or None, mask[lo:hi].tolist())))
-            if local is not None:
-                lo, hi = self.blocks[0]
-                work = lambda: local.reset(seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)  # noqa: E731
-                self._run_local("reset", work, chosen)
-            for i, block in self._adopted.items():
-                lo, hi = self._remote[i]
-                work = functools.partial(block.reset, seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)
-                self._run_local("reset", work, chosen)
-            extras.update(self._receive(chosen, "reset"))
+                self._send(i, messages[i])
+            for block, (lo, hi) in here:
+                try:
+                    block.reset(seeds[lo:hi], options or None, mask[lo:hi].tolist(), extras)
+                except Exception as exc:
+                    exc.add_note("In the driver's process; the vector env stays open, but the envs this reset chose "
+                                 "need another reset before step().")  # fmt: skip
+                    raised.append(exc)
+            extras.update(self._receive(chosen, "reset", raised=raised))  # a dead worker still closes it
+        if raised:
+            self._was_reset &= ~mask
+            self._ready = False
+            if len(raised) > 1:
+                raised[0].add_note(f"The resets of {len(raised) - 1} more block(s) of envs raised too.")
+            raise raised[0]
         if self.balancer is not None and mask.all():
             self.balancer.restart(_WARMUP_ROUNDS)
         self._was_reset |= mask
@@ -239,7 +258,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         """Step every env (an env that ended last step is reset instead: next-step autoreset)."""
         if not self._ready:  # closed, or an env never reset (its env would raise and close everything)
             self._check_open()
-            raise RuntimeError(f"Call reset() before step(): envs {np.flatnonzero(~self._was_reset).tolist()} were never reset.")
+            raise RuntimeError(f"Call reset() before step(): envs {np.flatnonzero(~self._was_reset).tolist()} were never "
+                               "reset or their last reset raised.")  # fmt: skip
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,) or acts.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), got {acts.dtype} {acts.shape}.")
@@ -364,7 +384,7 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         envs that do not pickle stay where they are, and balancing stops."""
         for i in list(self._active):
             lo, hi = self._remote[i]
-            self._conns[i].send_bytes(TAKE)
+            self._send(i, TAKE)
             moved = self._reply(i, "take")
             if moved[:1] == KEEP:
                 self.balancer = None
@@ -381,10 +401,18 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                 self.balancer = None
                 continue
             del self._adopted[i]
-            self._conns[i].send_bytes(GIVE + moved)
+            self._send(i, GIVE + moved)
             self._reply(i, "give")
             self._active.append(i)
         self._active.sort()
+
+    def _send(self, i: int, message: bytes) -> None:
+        """Send worker `i` a pipe command. A dead worker's pipe raised a bare BrokenPipeError
+        here; the reply's end-of-file then reports the death (exit code included) and closes."""
+        try:
+            self._conns[i].send_bytes(message)
+        except OSError:
+            pass
 
     def _reply(self, i: int, what: str) -> bytes:
         """Worker `i`'s answer to a pipe command (what follows OK); on an error, close and raise."""
@@ -402,11 +430,13 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             raise VectorEnvError(f"BatchedVectorEnv: the worker for envs {self._remote[i][0]}..{self._remote[i][1] - 1} failed during {what}: {detail}")
         return reply[1:]
 
-    def _receive(self, indices: Any, what: str, stepping: bool = False) -> dict[int, dict[str, Any]]:
+    def _receive(self, indices: Any, what: str, stepping: bool = False,
+                 raised: list[Exception] | None = None) -> dict[int, dict[str, Any]]:  # fmt: skip
         """Wait for one reply from each worker in `indices` (`stepping`: the release of its
         `done`, then a pipe message only if it has something to say); on an error or a death,
         close and raise. A worker's pipe end lives only in that worker, so its death reads as
-        end-of-file."""
+        end-of-file. A reset an env raised in (`RAISED`) goes to `raised` instead, the worker
+        being fine."""
         extras: dict[int, dict[str, Any]] = {}
         failure = ""
         for i in indices:
@@ -437,6 +467,8 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
                 continue
             if reply[:1] == ERROR:
                 failure = failure or f"the {name} failed during {what}:\n{reply[1:].decode(errors='replace')}"
+            elif reply[:1] == RAISED and raised is not None:
+                raised.append(reraise(reply, f"the {name}"))
             elif len(reply) > 1:
                 extras.update(pickle.loads(reply[1:]))
         if failure:

@@ -20,6 +20,7 @@ STEP, RESET, CLOSE = b"s", b"r", b"c"
 TAKE, GIVE = b"t", b"g"  # the driver adopts a block's envs / hands them back (`vector_balance`)
 KEEP = b"k"  # the answer to TAKE when the envs do not pickle: the worker keeps them
 OK, ERROR = b"o", b"e"
+RAISED = b"x"  # the answer to RESET when an env's reset raised: the worker is fine and keeps serving
 
 
 GC_THRESHOLD = 50_000
@@ -118,9 +119,14 @@ class Block:
 
     def reset(self, seeds: list[int | None], options: dict[str, Any] | None, mask: list[bool],
               extras: dict[int, dict[str, Any]]) -> None:  # fmt: skip
+        """Reset the masked envs; an env's exception propagates with a note naming the env."""
         for j, env in enumerate(self.envs):
             if mask[j]:
-                obs, info = env.reset(seed=seeds[j], options=options)
+                try:
+                    obs, info = env.reset(seed=seeds[j], options=options)
+                except Exception as exc:
+                    exc.add_note(f"(raised by the reset of env {self.lo + j} of the BatchedVectorEnv)")
+                    raise
                 self.rewards[j], self.terms[j], self.truncs[j], self.autoreset[j] = 0.0, False, False, False
                 self._write(j, obs, info, extras)
 
@@ -152,6 +158,30 @@ class Block:
         self.steps[j] = info["step"]
         if len(info) > 4 or not LEAN_KEYS.issuperset(info):
             extras[self.lo + j] = {k: v for k, v in info.items() if k not in LEAN_KEYS}
+
+
+def raised_reply(exc: Exception) -> bytes:
+    """`RAISED` and the exception with its traceback's text, pickled for the driver to raise
+    again (as itself when it survives the trip, else as a RuntimeError quoting it)."""
+    text = traceback.format_exc()
+    try:
+        exc_bytes = pickle.dumps(exc)
+        pickle.loads(exc_bytes)  # some exceptions pickle but cannot be rebuilt (required keywords)
+    except Exception:
+        exc_bytes = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
+    return RAISED + pickle.dumps((exc_bytes, text))
+
+
+def reraise(reply: bytes, where: str) -> Exception:
+    """The exception a `raised_reply` carries, with a note saying where it came from."""
+    exc_bytes, text = pickle.loads(reply[1:])
+    try:
+        exc = pickle.loads(exc_bytes)
+    except Exception:  # its class is unknown here (a spawned worker's own module)
+        exc = RuntimeError(text.strip().splitlines()[-1])
+    exc.add_note(f"In {where}; the vector env stays open, but the envs this reset chose need another "
+                 f"reset before step(). The worker's traceback:\n{text}")  # fmt: skip
+    return exc
 
 
 def await_message(conn: Connection, spin: float) -> None:
@@ -245,7 +275,11 @@ def serve(lo: int, hi: int, task: str | list[str], difficulty: str, kwargs: dict
             if command == RESET:
                 assert block is not None
                 seeds, options, mask = pickle.loads(message[1:])
-                block.reset(seeds, options, mask, extras)
+                try:
+                    block.reset(seeds, options, mask, extras)
+                except Exception as exc:  # the env raised, not this process: report it and serve on
+                    conn.send_bytes(raised_reply(exc))
+                    continue
             elif command == CLOSE:
                 if block is not None:
                     block.close()

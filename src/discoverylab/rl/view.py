@@ -20,6 +20,9 @@ from discoverylab.world.reach import accessible_objects
 from discoverylab.world.things import Terrain
 
 NUM_KINDS = 256  # kind ids: 0 = nothing, 1..len(catalog) = catalog types, the rest hashed
+# Most object slots, teleport locations or dialog options: the pair actions grow as 2K² (2.1M
+# at 1,024); 10**6 slots once tried to allocate a 1.8 TiB mask.
+MAX_COUNT = 1024
 
 
 @lru_cache(maxsize=4096)

@@ -1,6 +1,7 @@
 """Checking what an agent sent before it becomes an action: text or dict, size limits, bounded
 echoes of bad input in error messages, integer arguments (a sibling of `actions.py`, which
-executes what passes)."""
+executes what passes); and `whole_option`, the one check of the env's and the RL wrappers'
+whole-number options (it lives here, at the bottom of the package, so every layer may import it)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,23 @@ def brief(value: Any) -> str:
     except (ValueError, RecursionError, TypeError):
         text = f"<{type(value).__name__}>"
     return text if len(text) <= MAX_ECHO_CHARS else text[: MAX_ECHO_CHARS - 3] + "..."
+
+
+def whole_option(name: str, value: Any, low: int = 0, high: int | None = None) -> int:
+    """A whole-number option (a count, a radius, a step limit) in low..high as a plain int, else a
+    ValueError naming it. Any integer type counts (`operator.index`: numpy's, a torch scalar's),
+    so a count read from a numpy config works; bools, floats and strings do not (a float was
+    once truncated, a string failed mid-reset). Checked at construction, never per step."""
+    number: int | None = None
+    if not isinstance(value, (bool, np.bool_)):
+        try:
+            number = operator.index(value)
+        except TypeError:
+            pass
+    if number is None or number < low or (high is not None and number > high):
+        bound = f"from {low} to {high}" if high is not None else f"from {low}"
+        raise ValueError(f"{name} must be a whole number {bound}, not {brief(value)}.")
+    return number
 
 
 def _key_list(packet: Mapping[Any, Any], allowed: frozenset[str]) -> str:

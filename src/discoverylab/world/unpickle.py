@@ -6,12 +6,14 @@ inline with the keys its class shares: every attribute read of such an object mi
 interpreter's fastest path. An env handed between processes (the batched vector env adopting a
 worker's envs) then stepped 0.72x as fast as before the trip (DoorsTest, session 18).
 `FastState.__setstate__` sets the attributes one by one, in their original order, as `__init__`
-did: the object keeps its inline values (`tests/test_unpickle.py`).
+did: the object keeps its inline values (`tests/test_unpickle.py`). `CopiedWhole` makes
+`copy.copy` of an env (or one of our wrappers) the clone `copy.deepcopy` makes.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+from typing import Any, Self
 
 
 def restore(obj: object, state: Any) -> None:
@@ -40,3 +42,15 @@ class FastState:
 
     def __setstate__(self, state: Any) -> None:
         restore(self, state)
+
+
+class CopiedWhole:
+    """`copy.copy` makes an independent clone, as `copy.deepcopy` does: a shallow copy of an env
+    shared its world, and stepping the copy moved the original's agent behind the original's
+    step counter, cached observation and slots (the env, `DiscreteActions`, `Levels`,
+    `OneHotObservation`)."""
+
+    __slots__ = ()
+
+    def __copy__(self) -> Self:
+        return copy.deepcopy(self)
