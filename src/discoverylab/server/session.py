@@ -5,8 +5,8 @@ play episodes through `EpisodeSession`, so there is one definition of what a rem
 the env's text observation (the same text `DiscoveryWorldEnv` / `TinyLabTextEnv` return), the
 reward of the env's default `success` mode (never the answer-revealing procedure reward), and the
 instance's public part (`Instance.public()`: a sealed test instance's seed never leaves the
-server). The full scorecard (gold included) is sent only once the episode has ended, as the env's
-`info` does.
+server). The full scorecard (gold included) is sent only once the episode has ended and, for a
+discovery task, its answer sheet has been handed in (the gold would fill the sheet).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from discoverylab.env import DiscoveryWorldEnv
+from discoverylab.env import GOLD_KEYS, PROCEDURE_KEYS, DiscoveryWorldEnv
 from discoverylab.instances import Instance, InstanceError, from_seed, load_key, make_instance
 
 LAB_DIFFICULTY = ""  # Tiny Labs protocols have no difficulty levels (their instances are keyed with "")
@@ -209,7 +209,7 @@ class EpisodeSession:
         return StepResult(observation=text, reward=reward, done=done, terminated=terminated, truncated=truncated,
                           step=self.steps, action_ok=ok, task=self.task, difficulty=self.difficulty,
                           instance=self.instance.public(), structured=structured,
-                          scorecard=self.final_card() if done else None)  # fmt: skip
+                          scorecard=self.client_card() if done else None)  # fmt: skip
 
     def final_card(self) -> dict[str, Any]:
         """The episode's scorecard (DiscoveryWorld: gold included; Tiny Labs: the protocol's grade)."""
@@ -219,6 +219,18 @@ class EpisodeSession:
             score = self.lab_grade
             return {"completed": self.done, "completedSuccessfully": score["score"] >= 1.0, **score}
         return dict(self.env.scorecard(reveal=True))
+
+    def client_card(self) -> dict[str, Any]:
+        """The ended episode's scorecard as the client sees it. Until a discovery task's answer sheet
+        is handed in, its gold and procedural items wait (task progress only, as before the end):
+        the gold names the answer and the items' scores tell which choice was right, so a client
+        would copy them into the sheet. `final_card` is the evaluator's full card."""
+        from discoverylab.scenarios.answer_forms import has_answer_sheet
+
+        card = self.final_card()
+        if self.kind == "dw" and self.handed_in is None and has_answer_sheet(self.task):
+            return {k: v for k, v in card.items() if k not in GOLD_KEYS + PROCEDURE_KEYS}
+        return card
 
     def finish(self) -> None:
         """End the episode where it stands (a harness whose agent stopped early): no more steps;
@@ -253,14 +265,15 @@ class EpisodeSession:
         return self.handed_in
 
     def state(self) -> dict[str, Any]:
-        """Where the episode stands (OpenEnv's `state()`): no observation, no gold before the end."""
+        """Where the episode stands (OpenEnv's `state()`): no observation, no gold before the end
+        (nor, for a discovery task, before its answer sheet is in)."""
         out: dict[str, Any] = {"step_count": self.steps, "task": self.task, "difficulty": self.difficulty,
                                "kind": self.kind or None, "done": self.done, "reward_total": self.reward_total}  # fmt: skip
         if self.instance is not None:
             out["instance"] = self.instance.public()
             out["episode_id"] = f"{self.task}/{self.difficulty}/{self.instance.label}"
         if self.done:
-            out["scorecard"] = self.final_card()
+            out["scorecard"] = self.client_card()
         return out
 
     def close(self) -> None:

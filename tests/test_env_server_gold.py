@@ -1,0 +1,76 @@
+"""Attack: a client of a sealed env server reads the answer off the end's scorecard, then hands it in.
+
+The end of a discovery episode used to send the full scorecard (gold hypotheses, knowledge
+questions and the procedural items) in the last step's answer, in `state()` and over OpenEnv's
+socket, while the answer sheet was still to be handed in: an agent that waited out its steps
+read "the vortisquid ... outliers" and scored 1.0 on the sheet. The gold and the procedural items
+(whose scores tell which flag spot or instrument was right) now wait until the sheet is in.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from discoverylab.env import GOLD_KEYS, PROCEDURE_KEYS
+from discoverylab.server.client import EnvServerClient
+from env_server_kit import running_env_server
+
+KEY = b"g" * 32
+WITHHELD = GOLD_KEYS + PROCEDURE_KEYS
+
+
+@pytest.fixture(scope="module")
+def url():
+    with running_env_server(max_sessions=8, ttl_s=60, key=KEY) as (base, _):
+        yield base
+
+
+def _gold_species(card: dict) -> str | None:
+    """What the attacker looks for: the outlier species the gold hypothesis names."""
+    text = " ".join(card.get("criticalHypotheses") or [])
+    for name in ("animaplant", "echojelly", "prismatic beast", "spheroid", "vortisquid"):
+        if f"the {name} has" in text:
+            return name
+    return None
+
+
+def test_attack_sealed_end_scorecard_withholds_the_gold_until_the_sheet_is_in(url):
+    with EnvServerClient(url) as env:
+        result = env.reset("Proteomics", "easy", split="test", index=4, max_steps=2)
+        while not result.done:
+            result = env.step({"action": "WAIT"})
+        seen = [result.scorecard or {}, env.state()["scorecard"]]
+        for card in seen:
+            assert card["completed"] is not None and "taskDescription" in card  # progress stays
+            assert not any(key in card for key in WITHHELD), sorted(card)
+            assert _gold_species(card) is None
+        assert not any(key in json.dumps(result.model_dump()) for key in GOLD_KEYS + ("scoreCard",))
+        grade = env.hand_in({"outlier_species": "echojelly"})
+        assert grade["score"] in (0.0, 1.0)
+        after = env.state()["scorecard"]  # the sheet is in: its grade stands, the gold may be shown
+        assert all(key in after for key in WITHHELD) and _gold_species(after) is not None
+
+
+def test_openenv_socket_end_withholds_the_gold_until_the_sheet_is_in(url):
+    websockets = pytest.importorskip("websockets.sync.client", reason="the websockets package is not installed")
+    with websockets.connect(url.replace("http://", "ws://") + "/ws") as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"task": "Proteomics", "difficulty": "easy", "split": "test",
+                                                      "index": 5, "max_steps": 1}}))  # fmt: skip
+        assert json.loads(ws.recv(timeout=30))["type"] == "observation"
+        ws.send(json.dumps({"type": "step", "data": {"action": "WAIT"}}))
+        end = ws.recv(timeout=30)
+        ws.send(json.dumps({"type": "state"}))
+        state = ws.recv(timeout=30)
+    assert json.loads(end)["data"]["done"] is True
+    cards = [json.loads(end)["data"]["observation"]["scorecard"], json.loads(state)["data"]["scorecard"]]
+    assert all(card and not any(key in card for key in WITHHELD) for card in cards), cards
+    assert not any(key in text for key in GOLD_KEYS + ("scoreCard",) for text in (end, state))
+
+
+def test_a_task_without_a_sheet_shows_its_full_card_at_the_end(url):
+    with EnvServerClient(url) as env:
+        result = env.reset("PickAndPlaceTest", "normal", split="test", index=0, max_steps=1)
+        result = env.step({"action": "WAIT"})
+    assert result.done and result.scorecard is not None and "scoreCard" in result.scorecard
