@@ -82,6 +82,8 @@ def test_sealed_bench_records_resume_replay_report_and_audit(tmp_path: Path) -> 
     other = _key(tmp_path, "other.key", "fedcba9876543210fedcba9876543210")
     result = runner.invoke(app, _bench(out, other))
     assert result.exit_code == 2 and "eval_key_id" in result.output, result.output
+    first = result.output.split("Error: ", 1)[1]  # the reason comes first, before the two configs
+    assert first.startswith(f"{out} was made with another evaluation key"), result.output
     # report shows the split; audit checks every commitment against the key
     assert "test (sealed): 3 episodes" in runner.invoke(app, ["report", str(out)]).output
     audit = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(key)])
@@ -119,3 +121,15 @@ def test_sealed_lab_run_records_index_and_commitment(tmp_path: Path) -> None:
     assert (out / "transcripts" / "sequence-unknown-dynamics-test0-random.jsonl").is_file()
     audit = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(key)])
     assert audit.exit_code == 0, audit.output
+
+
+def test_sealed_lab_run_resumed_with_another_key_says_so(tmp_path: Path) -> None:
+    """Before: `('…', 'test#0', 'random') was already run in this directory with config {}; use
+    another --out directory for a different protocol config`, naming a config that had not changed."""
+    out = tmp_path / "labs"
+    args = ["lab", "run", "sequence/unknown-dynamics", "--agent", "random", "--split", "test", "--seeds", "0",
+            "--out", str(out), "--eval-key-file"]
+    assert runner.invoke(app, [*args, str(_key(tmp_path))]).exit_code == 0
+    result = runner.invoke(app, [*args, str(_key(tmp_path, "other.key", "fedcba9876543210fedcba9876543210"))])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "another evaluation key" in result.output and "test#0" in result.output, result.output
