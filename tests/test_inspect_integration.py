@@ -197,3 +197,22 @@ def test_a_lab_s_reward_is_its_grade_as_env_serve_pays_it():
     res = common.results(session, "", None)
     assert 0.5 < res["reward"] < 1.0 and res["reward"] == pytest.approx(paid) == pytest.approx(res["scorecard"]["score"])
     assert res["success"] is False and res["procedure"] == 0.0
+
+
+def test_sealed_split_without_a_key_is_refused_before_any_sample(monkeypatch):
+    """Before: the task loaded, the model was set up, and each sample died in the solver with a
+    traceback saying "set DISCOVERYLAB_EVAL_KEY or pass --eval-key-file FILE" (Inspect has no such
+    option) while `inspect eval` exited 0. Now the task itself is refused, as a bad protocol is."""
+    monkeypatch.delenv("DISCOVERYLAB_EVAL_KEY", raising=False)
+    with pytest.raises(ValueError, match=r"sealed.*\$DISCOVERYLAB_EVAL_KEY") as refused:
+        inspect_tasks.proteomics(split="test", indices="0")
+    assert "--eval-key-file" not in str(refused.value)
+    with pytest.raises(ValueError, match="sealed"):
+        inspect_tasks.tiny_lab(split="test")
+    with pytest.raises(ValueError, match="sealed"):
+        common.rows("ArchaeologyDating", split="test")  # verifiers' rows too
+    monkeypatch.setenv("DISCOVERYLAB_EVAL_KEY", "short")
+    with pytest.raises(ValueError, match="too short"):
+        inspect_tasks.proteomics(split="test", indices="0")
+    with pytest.raises(ValueError, match="0..4"):  # a public split's range, also before any sample
+        inspect_tasks.proteomics(split="paper", indices="3-7")
