@@ -180,7 +180,7 @@ def test_bad_requests_get_4xx_with_a_clear_message(server):
         with EnvServerClient(small) as env:
             with pytest.raises(EnvServerError) as sealed:
                 env.reset("PickAndPlaceTest", split="test", index=0)
-            assert sealed.value.status == 400 and "evaluator's key" in str(sealed.value)
+            assert sealed.value.status == 400 and "holds no evaluation key" in str(sealed.value)
 
 
 def test_attack_killed_client_session_expires():

@@ -74,3 +74,30 @@ def test_a_task_without_a_sheet_shows_its_full_card_at_the_end(url):
         result = env.reset("PickAndPlaceTest", "normal", split="test", index=0, max_steps=1)
         result = env.step({"action": "WAIT"})
     assert result.done and result.scorecard is not None and "scoreCard" in result.scorecard
+
+
+def test_a_server_without_a_key_tells_the_client_where_the_key_belongs(monkeypatch):
+    """Before: a client asking a keyless server for test#0 was told to "set DISCOVERYLAB_EVAL_KEY or
+    pass --eval-key-file FILE", options of the server it cannot reach. The start line now says
+    whether the sealed split is served, and with which key (its fingerprint, as in run.json)."""
+    from typer.testing import CliRunner
+
+    from discoverylab.cli import app
+    from discoverylab.instances import KEY_ENV, key_id
+    from discoverylab.server.client import EnvServerError
+
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    with running_env_server(max_sessions=2, ttl_s=60) as (base, _), EnvServerClient(base) as env:
+        with pytest.raises(EnvServerError) as refused:
+            env.reset("Proteomics", "easy", split="test", index=0)
+    assert refused.value.status == 400 and "this server holds no evaluation key" in str(refused.value)
+    assert "env-serve --eval-key-file" in str(refused.value)
+
+    started: list[dict] = []
+    monkeypatch.setattr("discoverylab.server.app.serve", lambda *a, **kw: started.append(kw))
+    said = CliRunner().invoke(app, ["env-serve"]).output
+    assert "test split: not served (no evaluation key)" in said, said
+    monkeypatch.setenv(KEY_ENV, KEY.decode())
+    said = CliRunner().invoke(app, ["env-serve"]).output
+    assert f"test split: sealed, key {key_id(KEY)}" in said and KEY.decode() not in said, said
+    assert started[-1]["key"] == KEY

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from discoverylab.env import GOLD_KEYS, PROCEDURE_KEYS, DiscoveryWorldEnv
-from discoverylab.instances import Instance, InstanceError, from_seed, load_key, make_instance
+from discoverylab.instances import SEALED_SPLIT, Instance, InstanceError, from_seed, load_key, make_instance
 
 LAB_DIFFICULTY = ""  # Tiny Labs protocols have no difficulty levels (their instances are keyed with "")
 MAX_ACTION_CHARS = 20_000
@@ -104,6 +104,9 @@ def resolve_instance(req: ResetRequest, key: bytes | None, task: str, difficulty
         return from_seed(task, difficulty, req.seed)
     if req.split is None or req.index is None:
         raise SessionError("Name the instance: seed, or split and index (e.g. split='dev', index=0).")
+    if req.split == SEALED_SPLIT and key is None:  # the key is the server's business, not the client's
+        raise SessionError("The test split is sealed and this server holds no evaluation key: the evaluator "
+                           "starts it with `discoverylab env-serve --eval-key-file KEY` (or $DISCOVERYLAB_EVAL_KEY).")
     try:
         return make_instance(task, difficulty, req.split, req.index, key)
     except InstanceError as exc:
