@@ -216,3 +216,38 @@ def test_sealed_split_without_a_key_is_refused_before_any_sample(monkeypatch):
         inspect_tasks.proteomics(split="test", indices="0")
     with pytest.raises(ValueError, match="0..4"):  # a public split's range, also before any sample
         inspect_tasks.proteomics(split="paper", indices="3-7")
+
+
+def test_attack_sealed_gold_never_goes_to_the_evaluated_model_as_judge(tmp_path, monkeypatch):
+    """The knowledge judge, with no grader role and no judge_model, was the evaluated model: each
+    sealed instance's gold facts went to its endpoint (the submitter's, it may be), which could
+    collect the test set's answers and grade its own reports. A sealed sample is now left unjudged
+    (saying why) unless a grader is named; public samples still fall back to the evaluated model."""
+    from discoverylab.instances import make_instance
+
+    key = "s" * 32
+    monkeypatch.setenv("DISCOVERYLAB_EVAL_KEY", key)
+    inst = make_instance("ArchaeologyDating", "easy", "test", 2, key.encode())
+    gold = " ".join(f for q in _gold_questions(inst) for f in q)
+    llm = ScriptedLLMServer().start()
+    replay = ToolOracleReplay([{"action": "WAIT"}] * 2, "the oldest artifact is 5000 years old", {})
+    llm.responder = replay
+    try:
+        model = get_model("openai-api/scripted/scripted-model", base_url=llm.base_url, api_key="x")
+        task_obj = inspect_tasks.archaeology_dating(split="test", indices="2", difficulty="easy", max_steps=2)
+        log = inspect_eval(task_obj, model=model, log_dir=str(tmp_path), display="none")[0]
+    finally:
+        llm.stop()
+    assert log.status == "success", log.error
+    judged = log.samples[0].scores["knowledge_judge"]
+    assert judged.metadata["judged"] is False and "grader" in judged.metadata["reason"]
+    assert replay.judge_requests == 0
+    assert not any(fact in json.dumps(r) for r in llm.requests for fact in gold.split(". ") if len(fact) > 20)
+
+
+def _gold_questions(inst) -> list[list[str]]:
+    from discoverylab.env import DiscoveryWorldEnv
+
+    env = DiscoveryWorldEnv(inst.task, inst.difficulty)
+    env.reset(options={"instance": inst})
+    return [q["goldFacts"] for q in env.scorecard(reveal=True)["knowledgeQuestions"]]

@@ -24,14 +24,17 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.agent import AgentState, AgentSubmit, react
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model, model_roles
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef
 
+from discoverylab.instances import SEALED_SPLIT
 from discoverylab.integrations import common
 
 STORE_KEY = "discoverylab"
+SEALED_NO_GRADER = ("not judged: a sealed instance's gold goes only to a grader the evaluator names "
+                    "(--model-role grader=... or -T judge_model=...), never by default to the evaluated model")
 
 
 def _dataset(items: list[dict[str, Any]]) -> MemoryDataset:
@@ -148,12 +151,17 @@ class _BridgeJudge:
 def knowledge_judge(judge_model: str | None = None) -> Any:
     """The knowledge judge (paper App. D) as a model-graded scorer: each critical question of the
     task asked of the grader model with our rubric; the score is the fraction answered yes
-    (unjudged when a verdict could not be had: then the value is 0 and the metadata says so)."""
+    (unjudged when a verdict could not be had: then the value is 0 and the metadata says so). A
+    sealed sample is judged only by a named grader: its gold never goes to the evaluated model."""
 
     async def score(state: TaskState, target: Target) -> Score:
         from discoverylab.bench.judging import judge_episode
 
         res = state.store.get(STORE_KEY) or {}
+        named = bool(judge_model) or "grader" in model_roles()
+        if not named and (res.get("instance") or {}).get("split") == SEALED_SPLIT:
+            # The judge's prompts hold the instance's gold: never sent to the evaluated model unasked.
+            return Score(value=0.0, metadata={"verdicts": [], "judged": False, "reason": SEALED_NO_GRADER})
         model = get_model(judge_model) if judge_model else get_model(role="grader", default=get_model())
         judge = _BridgeJudge(model, asyncio.get_running_loop())
         value, verdicts = await asyncio.to_thread(judge_episode, res.get("scorecard") or {}, res.get("knowledge"), judge)
