@@ -88,7 +88,9 @@ def test_sealed_bench_records_resume_replay_report_and_audit(tmp_path: Path) -> 
     assert "test (sealed): 3 episodes" in runner.invoke(app, ["report", str(out)]).output
     audit = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(key)])
     assert audit.exit_code == 0 and "3 of 3 records verified" in audit.output
-    assert runner.invoke(app, ["audit", str(out), "--eval-key-file", str(other)]).exit_code == 1
+    wrong = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(other)])
+    assert wrong.exit_code == 1 and "0 of 3 records verified" in wrong.output
+    assert "another key than the run's" in wrong.output, wrong.output  # said once, not only 3 mismatches
     # lines that are no records (a torn tail, garbage, another object) are said, not passed over in silence
     with (out / "results.jsonl").open("ab") as fh:
         fh.write(b'{"note": "not a record"}\n\xff\xfe garbage\n{"task": "torn')
