@@ -251,3 +251,27 @@ def _gold_questions(inst) -> list[list[str]]:
     env = DiscoveryWorldEnv(inst.task, inst.difficulty)
     env.reset(options={"instance": inst})
     return [q["goldFacts"] for q in env.scorecard(reveal=True)["knowledgeQuestions"]]
+
+
+def test_a_model_that_never_submits_stops_soon_after_the_episode_ended(tmp_path):
+    """A model that keeps calling `act` (SmolLM2 does, or answers in prose) after the episode ended
+    was asked again until the conversation held 400 messages: ~200 paid calls per sample that could
+    change nothing. The loop now ends a few turns after the end, the report empty."""
+    from env_server_kit import tool_call_reply
+    from llm_scripted_server import Scripted, chat_reply
+
+    def responder(request):
+        last = str(request["messages"][-1].get("content") or "")
+        if "Fill in the answer sheet" in last:
+            return Scripted(body=chat_reply("{}"))
+        return Scripted(body=tool_call_reply("act", {"action": "WAIT"}, len(llm.requests)))
+
+    llm = ScriptedLLMServer().start()
+    llm.responder = responder
+    try:
+        log = _run(inspect_tasks.pick_and_place_test(split="dev", indices="0", max_steps=2, judge=False), llm, tmp_path)
+    finally:
+        llm.stop()
+    values = log.samples[0].scores["episode_scorer"].value
+    assert values["completed"] == 0.0 and log.samples[0].scores["episode_scorer"].metadata["steps"] == 2
+    assert len(llm.requests) <= 2 + inspect_tasks.TURNS_AFTER_END + 1, len(llm.requests)

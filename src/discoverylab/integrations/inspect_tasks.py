@@ -33,6 +33,7 @@ from discoverylab.instances import SEALED_SPLIT
 from discoverylab.integrations import common
 
 STORE_KEY = "discoverylab"
+TURNS_AFTER_END = 3  # turns a model gets to submit its report once the episode has ended
 SEALED_NO_GRADER = ("not judged: a sealed instance's gold goes only to a grader the evaluator names "
                     "(--model-role grader=... or -T judge_model=...), never by default to the evaluated model")
 
@@ -73,7 +74,7 @@ def discovery_agent(max_steps: int | None = None, max_messages: int = 400) -> So
             tool = _say_tool(session) if lab else _act_tool(session)
             agent = react(prompt=common.LAB_PROMPT if lab else common.TOOL_PROMPT, tools=[tool], truncation="auto",
                           submit=AgentSubmit(name="submit", description="Hand in your knowledge report (once the episode ended)."),
-                          on_continue=_budget(max_messages))  # fmt: skip
+                          on_continue=_budget(max_messages, session))  # fmt: skip
             result: AgentState = await agent(AgentState(messages=[ChatMessageUser(content=first)]))
             state.messages = list(result.messages)
             report = result.output.completion if result.output else ""
@@ -93,10 +94,15 @@ def discovery_agent(max_steps: int | None = None, max_messages: int = 400) -> So
     return solve
 
 
-def _budget(max_messages: int) -> Any:
+def _budget(max_messages: int, session: Any) -> Any:
+    after_end = 0
+
     async def keep_going(agent_state: AgentState) -> bool:
-        """Stop the loop once the conversation holds `max_messages` (a model that never submits)."""
-        return len(agent_state.messages) < max_messages
+        """Stop the loop once the conversation holds `max_messages`, or `TURNS_AFTER_END` turns after
+        the episode ended without a submit: later turns are paid for and can change nothing."""
+        nonlocal after_end
+        after_end += session.done
+        return len(agent_state.messages) < max_messages and after_end <= TURNS_AFTER_END
 
     return keep_going
 
