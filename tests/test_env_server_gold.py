@@ -4,7 +4,9 @@ The end of a discovery episode used to send the full scorecard (gold hypotheses,
 questions and the procedural items) in the last step's answer, in `state()` and over OpenEnv's
 socket, while the answer sheet was still to be handed in: an agent that waited out its steps
 read "the vortisquid ... outliers" and scored 1.0 on the sheet. The gold and the procedural items
-(whose scores tell which flag spot or instrument was right) now wait until the sheet is in.
+(whose scores tell which flag spot or instrument was right) now wait until the sheet is in, and
+for a sealed instance they never reach the client: the next server with the same key plays the
+same test#N, where a remembered gold would answer it.
 """
 
 from __future__ import annotations
@@ -49,8 +51,22 @@ def test_attack_sealed_end_scorecard_withholds_the_gold_until_the_sheet_is_in(ur
         assert not any(key in json.dumps(result.model_dump()) for key in GOLD_KEYS + ("scoreCard",))
         grade = env.hand_in({"outlier_species": "echojelly"})
         assert grade["score"] in (0.0, 1.0)
+        # A sealed instance's gold never reaches the client, even once the sheet is in: the next
+        # server with this key plays the same test#4, where a remembered gold would answer it.
+        after = env.state()["scorecard"]
+        assert not any(key in after for key in WITHHELD) and _gold_species(after) is None
+        assert all("gold" not in field for field in grade["fields"]), grade
+
+
+def test_a_public_instance_shows_its_gold_once_the_sheet_is_in(url):
+    with EnvServerClient(url) as env:
+        result = env.reset("Proteomics", "easy", split="dev", index=4, max_steps=1)
+        result = env.step({"action": "WAIT"})
+        assert result.done and not any(key in result.scorecard for key in WITHHELD)
+        grade = env.hand_in({"outlier_species": "echojelly"})
         after = env.state()["scorecard"]  # the sheet is in: its grade stands, the gold may be shown
-        assert all(key in after for key in WITHHELD) and _gold_species(after) is not None
+    assert all(key in after for key in WITHHELD) and _gold_species(after) is not None
+    assert all("gold" in field for field in grade["fields"])
 
 
 def test_openenv_socket_end_withholds_the_gold_until_the_sheet_is_in(url):

@@ -227,11 +227,14 @@ class EpisodeSession:
         """The ended episode's scorecard as the client sees it. Until a discovery task's answer sheet
         is handed in, its gold and procedural items wait (task progress only, as before the end):
         the gold names the answer and the items' scores tell which choice was right, so a client
-        would copy them into the sheet. `final_card` is the evaluator's full card."""
+        would copy them into the sheet. A sealed instance's never come: every server with this key
+        plays the same test#N, where a remembered gold would answer it. `final_card` is the
+        evaluator's full card."""
         from discoverylab.scenarios.answer_forms import has_answer_sheet
 
         card = self.final_card()
-        if self.kind == "dw" and self.handed_in is None and has_answer_sheet(self.task):
+        sealed = self.instance is not None and self.instance.sealed
+        if self.kind == "dw" and has_answer_sheet(self.task) and (self.handed_in is None or sealed):
             return {k: v for k, v in card.items() if k not in GOLD_KEYS + PROCEDURE_KEYS}
         return card
 
@@ -265,6 +268,8 @@ class EpisodeSession:
         if self.handed_in is not None:
             raise SessionError("The answer sheet of this episode was already handed in; its grade stands.")
         self.handed_in = grade_answers(self.env, answers).to_dict()
+        if self.instance is not None and self.instance.sealed:  # right or wrong, never the answer itself
+            return {**self.handed_in, "fields": [{k: v for k, v in f.items() if k != "gold"} for f in self.handed_in["fields"]]}
         return self.handed_in
 
     def state(self) -> dict[str, Any]:
