@@ -141,7 +141,9 @@ def test_attack_reward_and_scorecard_reveal_nothing_before_the_end(server):
             assert not any(key in json.dumps(result.model_dump()) for key in GOLD_KEYS)
             result = env.step(agent.act(result.structured))
             assert result.reward == (1.0 if result.done else 0.0)
-        assert any(key in result.scorecard for key in GOLD_KEYS)  # the end reveals, as the env's info does
+        assert not any(key in result.scorecard for key in GOLD_KEYS)  # the gold waits for the answer sheet
+        env.hand_in({})
+        assert all(key in env.state()["scorecard"] for key in GOLD_KEYS)  # the sheet is in: the end reveals
 
 
 def test_bad_requests_get_4xx_with_a_clear_message(server):
@@ -178,7 +180,7 @@ def test_bad_requests_get_4xx_with_a_clear_message(server):
         with EnvServerClient(small) as env:
             with pytest.raises(EnvServerError) as sealed:
                 env.reset("PickAndPlaceTest", split="test", index=0)
-            assert sealed.value.status == 400 and "evaluator's key" in str(sealed.value)
+            assert sealed.value.status == 400 and "holds no evaluation key" in str(sealed.value)
 
 
 def test_attack_killed_client_session_expires():

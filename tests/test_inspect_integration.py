@@ -197,3 +197,81 @@ def test_a_lab_s_reward_is_its_grade_as_env_serve_pays_it():
     res = common.results(session, "", None)
     assert 0.5 < res["reward"] < 1.0 and res["reward"] == pytest.approx(paid) == pytest.approx(res["scorecard"]["score"])
     assert res["success"] is False and res["procedure"] == 0.0
+
+
+def test_sealed_split_without_a_key_is_refused_before_any_sample(monkeypatch):
+    """Before: the task loaded, the model was set up, and each sample died in the solver with a
+    traceback saying "set DISCOVERYLAB_EVAL_KEY or pass --eval-key-file FILE" (Inspect has no such
+    option) while `inspect eval` exited 0. Now the task itself is refused, as a bad protocol is."""
+    monkeypatch.delenv("DISCOVERYLAB_EVAL_KEY", raising=False)
+    with pytest.raises(ValueError, match=r"sealed.*\$DISCOVERYLAB_EVAL_KEY") as refused:
+        inspect_tasks.proteomics(split="test", indices="0")
+    assert "--eval-key-file" not in str(refused.value)
+    with pytest.raises(ValueError, match="sealed"):
+        inspect_tasks.tiny_lab(split="test")
+    with pytest.raises(ValueError, match="sealed"):
+        common.rows("ArchaeologyDating", split="test")  # verifiers' rows too
+    monkeypatch.setenv("DISCOVERYLAB_EVAL_KEY", "short")
+    with pytest.raises(ValueError, match="too short"):
+        inspect_tasks.proteomics(split="test", indices="0")
+    with pytest.raises(ValueError, match="0..4"):  # a public split's range, also before any sample
+        inspect_tasks.proteomics(split="paper", indices="3-7")
+
+
+def test_attack_sealed_gold_never_goes_to_the_evaluated_model_as_judge(tmp_path, monkeypatch):
+    """The knowledge judge, with no grader role and no judge_model, was the evaluated model: each
+    sealed instance's gold facts went to its endpoint (the submitter's, it may be), which could
+    collect the test set's answers and grade its own reports. A sealed sample is now left unjudged
+    (saying why) unless a grader is named; public samples still fall back to the evaluated model."""
+    from discoverylab.instances import make_instance
+
+    key = "s" * 32
+    monkeypatch.setenv("DISCOVERYLAB_EVAL_KEY", key)
+    inst = make_instance("ArchaeologyDating", "easy", "test", 2, key.encode())
+    gold = " ".join(f for q in _gold_questions(inst) for f in q)
+    llm = ScriptedLLMServer().start()
+    replay = ToolOracleReplay([{"action": "WAIT"}] * 2, "the oldest artifact is 5000 years old", {})
+    llm.responder = replay
+    try:
+        model = get_model("openai-api/scripted/scripted-model", base_url=llm.base_url, api_key="x")
+        task_obj = inspect_tasks.archaeology_dating(split="test", indices="2", difficulty="easy", max_steps=2)
+        log = inspect_eval(task_obj, model=model, log_dir=str(tmp_path), display="none")[0]
+    finally:
+        llm.stop()
+    assert log.status == "success", log.error
+    judged = log.samples[0].scores["knowledge_judge"]
+    assert judged.metadata["judged"] is False and "grader" in judged.metadata["reason"]
+    assert replay.judge_requests == 0
+    assert not any(fact in json.dumps(r) for r in llm.requests for fact in gold.split(". ") if len(fact) > 20)
+
+
+def _gold_questions(inst) -> list[list[str]]:
+    from discoverylab.env import DiscoveryWorldEnv
+
+    env = DiscoveryWorldEnv(inst.task, inst.difficulty)
+    env.reset(options={"instance": inst})
+    return [q["goldFacts"] for q in env.scorecard(reveal=True)["knowledgeQuestions"]]
+
+
+def test_a_model_that_never_submits_stops_soon_after_the_episode_ended(tmp_path):
+    """A model that keeps calling `act` (SmolLM2 does, or answers in prose) after the episode ended
+    was asked again until the conversation held 400 messages: ~200 paid calls per sample that could
+    change nothing. The loop now ends a few turns after the end, the report empty."""
+    from env_server_kit import tool_call_reply
+    from llm_scripted_server import Scripted, chat_reply
+
+    def responder(request):
+        last = str(request["messages"][-1].get("content") or "")
+        if "Fill in the answer sheet" in last:
+            return Scripted(body=chat_reply("{}"))
+        return Scripted(body=tool_call_reply("act", {"action": "WAIT"}, len(llm.requests)))
+
+    llm = ScriptedLLMServer().start()
+    llm.responder = responder
+    try:
+        log = _run(inspect_tasks.pick_and_place_test(split="dev", indices="0", max_steps=2, judge=False), llm, tmp_path)
+    finally:
+        llm.stop()
+    values = log.samples[0].scores["episode_scorer"].value
+    assert values["completed"] == 0.0 and log.samples[0].scores["episode_scorer"].metadata["steps"] == 2
+    assert len(llm.requests) <= 2 + inspect_tasks.TURNS_AFTER_END + 1, len(llm.requests)

@@ -82,11 +82,15 @@ def test_sealed_bench_records_resume_replay_report_and_audit(tmp_path: Path) -> 
     other = _key(tmp_path, "other.key", "fedcba9876543210fedcba9876543210")
     result = runner.invoke(app, _bench(out, other))
     assert result.exit_code == 2 and "eval_key_id" in result.output, result.output
+    first = result.output.split("Error: ", 1)[1]  # the reason comes first, before the two configs
+    assert first.startswith(f"{out} was made with another evaluation key"), result.output
     # report shows the split; audit checks every commitment against the key
     assert "test (sealed): 3 episodes" in runner.invoke(app, ["report", str(out)]).output
     audit = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(key)])
     assert audit.exit_code == 0 and "3 of 3 records verified" in audit.output
-    assert runner.invoke(app, ["audit", str(out), "--eval-key-file", str(other)]).exit_code == 1
+    wrong = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(other)])
+    assert wrong.exit_code == 1 and "0 of 3 records verified" in wrong.output
+    assert "another key than the run's" in wrong.output, wrong.output  # said once, not only 3 mismatches
     # lines that are no records (a torn tail, garbage, another object) are said, not passed over in silence
     with (out / "results.jsonl").open("ab") as fh:
         fh.write(b'{"note": "not a record"}\n\xff\xfe garbage\n{"task": "torn')
@@ -119,3 +123,47 @@ def test_sealed_lab_run_records_index_and_commitment(tmp_path: Path) -> None:
     assert (out / "transcripts" / "sequence-unknown-dynamics-test0-random.jsonl").is_file()
     audit = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(key)])
     assert audit.exit_code == 0, audit.output
+
+
+def test_sealed_lab_run_resumed_with_another_key_says_so(tmp_path: Path) -> None:
+    """Before: `('…', 'test#0', 'random') was already run in this directory with config {}; use
+    another --out directory for a different protocol config`, naming a config that had not changed."""
+    out = tmp_path / "labs"
+    args = ["lab", "run", "sequence/unknown-dynamics", "--agent", "random", "--split", "test", "--seeds", "0",
+            "--out", str(out), "--eval-key-file"]
+    assert runner.invoke(app, [*args, str(_key(tmp_path))]).exit_code == 0
+    result = runner.invoke(app, [*args, str(_key(tmp_path, "other.key", "fedcba9876543210fedcba9876543210"))])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "another evaluation key" in result.output and "test#0" in result.output, result.output
+
+
+def test_sealed_run_will_not_send_the_gold_to_the_agent_s_own_endpoint_unasked(tmp_path: Path) -> None:
+    """Attack: the submitter runs the endpoint the LLM agent talks to. The knowledge judge, by default
+    the agent's own model on that endpoint, gets every sealed instance's gold facts in its prompt
+    (and would grade its own reports): the submitter collects the test set's answers. A sealed run
+    of discovery tasks now needs the judge named (or --no-judge) before any episode starts."""
+    out = tmp_path / "o"
+    args = ["bench", "--agent", "react", "--task", "Proteomics", "-d", "easy", "--split", "test", "--seeds", "0",
+            "--eval-key-file", str(_key(tmp_path)), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+            "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "gold" in result.output and "--judge-base-url" in result.output and "--no-judge" in result.output
+    assert not (out / "results.jsonl").exists()
+    run = ["run", *args[1:]]
+    assert runner.invoke(app, run).exit_code == 2
+
+
+def test_sealed_judge_check_lets_named_judges_unit_tests_and_the_embedded_model_through() -> None:
+    from discoverylab.agents.llm_common import LLMSettings
+    from discoverylab.cli.options import check_sealed_judge
+
+    remote = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m")
+    discovery = [("Proteomics", "easy")]
+    check_sealed_judge("test", discovery, remote, False, None, None)  # --no-judge
+    check_sealed_judge("test", discovery, remote, True, "judge-model", None)  # named, even on that endpoint
+    check_sealed_judge("test", discovery, remote, True, None, "http://127.0.0.1:10/v1")
+    check_sealed_judge("test", [("PickAndPlaceTest", "normal")], remote, True, None, None)  # no questions asked
+    check_sealed_judge("dev", discovery, remote, True, None, None)  # public gold
+    check_sealed_judge("test", discovery, LLMSettings(), True, None, None)  # the embedded model: this process
+    check_sealed_judge("test", discovery, None, True, None, None)  # no LLM agent

@@ -30,6 +30,7 @@ from multiprocessing.context import BaseContext
 from typing import Any, Protocol
 
 from discoverylab.bench.rundir import describe_io_error, is_disk_error
+from discoverylab.instances import KEY_ENV
 
 PR_SET_PDEATHSIG = 1
 WATCHDOG_PERIOD_S = 0.5
@@ -250,8 +251,10 @@ class RayPool:
         if not ray.is_initialized():
             if address is None:
                 address = _owned_cluster_address()
-            # Settings such as the LLM endpoint and request deadline travel as environment variables.
-            env = {k: v for k, v in os.environ.items() if k.startswith(("DISCOVERYLAB_", "OPENAI_"))}
+            # Settings such as the LLM endpoint and request deadline travel as environment variables;
+            # the evaluator's key does not: jobs carry their instances, and Ray shows a runtime env to
+            # anyone on the cluster and sets it beside every episode.
+            env = {k: v for k, v in os.environ.items() if k.startswith(("DISCOVERYLAB_", "OPENAI_")) and k != KEY_ENV}
             ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
                      runtime_env={"env_vars": env} if env else None)  # fmt: skip
         self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_RayWorker)

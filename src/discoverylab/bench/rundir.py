@@ -222,6 +222,17 @@ def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable], *,
     return scan
 
 
+def _what_changed(old: Any, new: Mapping[str, Any]) -> str:
+    """The difference said first, before two configs of a dozen settings each: above all another
+    evaluation key (its fingerprints differ only in 16 hex digits; its test#N are other worlds)."""
+    if not isinstance(old, dict):
+        return "a config this version cannot read"
+    if old.get("eval_key_id") and new.get("eval_key_id") and old["eval_key_id"] != new["eval_key_id"]:
+        return "another evaluation key (eval_key_id; its test instances are other worlds)"
+    changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+    return f"other settings ({', '.join(changed) or 'the runner'})"
+
+
 def check_config(out: Path, runner: str, config: Mapping[str, Any], *, has_records: bool) -> None:
     """Store the run's exact config in `out/run.json`, or refuse a resume with another one."""
     path = out / RUN_FILE
@@ -235,7 +246,8 @@ def check_config(out: Path, runner: str, config: Mapping[str, Any], *, has_recor
                 or stored.get("runner") != runner:
             old = stored.get("config") if isinstance(stored, dict) else stored
             raise RunConfigMismatch(
-                f"{out} holds a run with config {json.dumps(old, sort_keys=True)}, but this run asks for "
+                f"{out} was made with {_what_changed(old, config)}: it holds a run with config "
+                f"{json.dumps(old, sort_keys=True)}, but this run asks for "
                 f"{json.dumps(dict(config), sort_keys=True)}; use another --out (or the same options) "
                 "so that results made with different settings never mix")
         return

@@ -28,7 +28,7 @@ def audit(
     path = run_dir / "results.jsonl"
     if not path.is_file():
         fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
-    checked = 0
+    checked = sealed = 0
     bad: list[str] = []
     lines = sum(1 for raw in path.open("rb") if raw.strip())
     rows = list(read_jsonl(path))
@@ -43,10 +43,14 @@ def audit(
         # Tiny Labs records: the protocol is the task, with no difficulty
         task, difficulty = (str(rec["task"]), str(rec["difficulty"])) if "task" in rec else (str(rec["protocol"]), "")
         checked += 1
+        sealed += public["split"] == "test"
         if not _verified(public, task, difficulty, key):
             bad.append(f"{task} {difficulty} {public['split']}#{public['index']} ({rec.get('agent')})")
     for line in bad:
         err.print(f"[red]commitment mismatch:[/red] {escape(line)}", soft_wrap=True)
+    if sealed and len(bad) >= sealed:  # not one sealed record matches: the key, not the records, is the suspect
+        err.print(f"[red]None of the {sealed} sealed records matches: this is probably another key than the run's"
+                  f"{_key_ids(run_dir, key)}.[/red]", soft_wrap=True)  # fmt: skip
     if skipped:
         err.print(f"[yellow]{skipped} line(s) of {path} are no records (torn, not JSON, or not an episode's) and "
                   "were not checked[/yellow]", soft_wrap=True)  # fmt: skip
@@ -65,3 +69,16 @@ def _verified(public: dict[str, object], task: str, difficulty: str, key: bytes)
             return False
         return inst.commitment == public.get("commitment")
     return verify(public, task, difficulty, key)
+
+
+def _key_ids(run_dir: Path, key: bytes) -> str:
+    """Both fingerprints, when the run's `run.json` names its key's (bench and run do)."""
+    import json
+
+    from discoverylab.instances import key_id
+
+    try:
+        stored = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["config"]["eval_key_id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return f" (this key's eval_key_id is {key_id(key)})"
+    return f" (run.json: eval_key_id {stored}; this key's: {key_id(key)})"

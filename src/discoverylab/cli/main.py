@@ -71,6 +71,7 @@ from discoverylab.cli.options import (
     any_embedded,
     check_indices,
     check_llm_env,
+    check_sealed_judge,
     console,
     err,
     fail,
@@ -237,6 +238,7 @@ def run(
     llm = llm_settings(agent, model, base_url, temperature, max_cost, prices, json_mode, vision, end_action)
     if llm is not None:
         check_llm_env(request_timeout)
+    check_sealed_judge(split, pairs, llm, judge, judge_model, judge_base_url)
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
     jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
     _execute(jobs, len(seed_list), out, workers, as_json,
@@ -304,6 +306,7 @@ def bench(
                        opts["end_action"])  # fmt: skip
     if llm is not None:
         check_llm_env(request_timeout)
+    check_sealed_judge(split, pairs, llm, judge, judge_model, judge_base_url)
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
     jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
     title = f"{agent} agent, " + (f"task {pairs[0][0]}" if task is not None else f"suite {suite}")

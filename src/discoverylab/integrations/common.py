@@ -32,13 +32,15 @@ SHEET_PROMPT = "The episode is over. Fill in the answer sheet from what you foun
 
 def rows(task: str | None = None, suite: str = "discovery", difficulty: str | None = None, split: str = "dev",
          indices: str = "0") -> list[dict[str, Any]]:  # fmt: skip
-    """Dataset rows: one per (task, difficulty, instance index of `split`)."""
+    """Dataset rows: one per (task, difficulty, instance index of `split`). Every row's instance is
+    checked here, when the harness builds its task: a sealed split without the key, or an index
+    out of a split's range, is refused before any sample starts (not in each sample's solver)."""
     from discoverylab.labs.protocol import protocol_names
 
     if task is not None and task in protocol_names():
         from discoverylab.server.session import LAB_DIFFICULTY
 
-        return [{"task": task, "difficulty": LAB_DIFFICULTY, "split": split, "index": i} for i in parse_seeds(indices)]
+        return _checked([{"task": task, "difficulty": LAB_DIFFICULTY, "split": split, "index": i} for i in parse_seeds(indices)])
     pairs = suite_tasks(suite if task is None else "all", difficulty)
     if task is not None:
         from discoverylab.scenarios.registry import get_task
@@ -50,7 +52,22 @@ def rows(task: str | None = None, suite: str = "discovery", difficulty: str | No
         pairs = [(t, d) for t, d in pairs if t == task_id]
     if not pairs:
         raise ValueError(f"No tasks for task={task!r} suite={suite!r} difficulty={difficulty!r}.")
-    return [{"task": t, "difficulty": d, "split": split, "index": i} for t, d in pairs for i in parse_seeds(indices)]
+    return _checked([{"task": t, "difficulty": d, "split": split, "index": i} for t, d in pairs for i in parse_seeds(indices)])
+
+
+def _checked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows, once each names an instance the episodes can build (`make_instance` raises a
+    `ValueError` naming the split's range, or the key's length). The key is read from where the
+    episodes will read it: the harness has no --eval-key-file."""
+    from discoverylab.instances import KEY_ENV, SEALED_SPLIT, load_key, make_instance
+
+    key = load_key() if any(r["split"] == SEALED_SPLIT for r in items) else None
+    if key is None and any(r["split"] == SEALED_SPLIT for r in items):
+        raise ValueError(f"The test split is sealed: set ${KEY_ENV} to the evaluator's key in the environment "
+                         "where the harness runs the episodes.")
+    for r in items:
+        make_instance(r["task"], r["difficulty"], r["split"], r["index"], key)
+    return items
 
 
 def start(row: dict[str, Any], max_steps: int | None = None, key: bytes | None = None) -> tuple[EpisodeSession, str]:

@@ -24,14 +24,18 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.agent import AgentState, AgentSubmit, react
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model, model_roles
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef
 
+from discoverylab.instances import SEALED_SPLIT
 from discoverylab.integrations import common
 
 STORE_KEY = "discoverylab"
+TURNS_AFTER_END = 3  # turns a model gets to submit its report once the episode has ended
+SEALED_NO_GRADER = ("not judged: a sealed instance's gold goes only to a grader the evaluator names "
+                    "(--model-role grader=... or -T judge_model=...), never by default to the evaluated model")
 
 
 def _dataset(items: list[dict[str, Any]]) -> MemoryDataset:
@@ -70,7 +74,7 @@ def discovery_agent(max_steps: int | None = None, max_messages: int = 400) -> So
             tool = _say_tool(session) if lab else _act_tool(session)
             agent = react(prompt=common.LAB_PROMPT if lab else common.TOOL_PROMPT, tools=[tool], truncation="auto",
                           submit=AgentSubmit(name="submit", description="Hand in your knowledge report (once the episode ended)."),
-                          on_continue=_budget(max_messages))  # fmt: skip
+                          on_continue=_budget(max_messages, session))  # fmt: skip
             result: AgentState = await agent(AgentState(messages=[ChatMessageUser(content=first)]))
             state.messages = list(result.messages)
             report = result.output.completion if result.output else ""
@@ -90,10 +94,15 @@ def discovery_agent(max_steps: int | None = None, max_messages: int = 400) -> So
     return solve
 
 
-def _budget(max_messages: int) -> Any:
+def _budget(max_messages: int, session: Any) -> Any:
+    after_end = 0
+
     async def keep_going(agent_state: AgentState) -> bool:
-        """Stop the loop once the conversation holds `max_messages` (a model that never submits)."""
-        return len(agent_state.messages) < max_messages
+        """Stop the loop once the conversation holds `max_messages`, or `TURNS_AFTER_END` turns after
+        the episode ended without a submit: later turns are paid for and can change nothing."""
+        nonlocal after_end
+        after_end += session.done
+        return len(agent_state.messages) < max_messages and after_end <= TURNS_AFTER_END
 
     return keep_going
 
@@ -148,12 +157,17 @@ class _BridgeJudge:
 def knowledge_judge(judge_model: str | None = None) -> Any:
     """The knowledge judge (paper App. D) as a model-graded scorer: each critical question of the
     task asked of the grader model with our rubric; the score is the fraction answered yes
-    (unjudged when a verdict could not be had: then the value is 0 and the metadata says so)."""
+    (unjudged when a verdict could not be had: then the value is 0 and the metadata says so). A
+    sealed sample is judged only by a named grader: its gold never goes to the evaluated model."""
 
     async def score(state: TaskState, target: Target) -> Score:
         from discoverylab.bench.judging import judge_episode
 
         res = state.store.get(STORE_KEY) or {}
+        named = bool(judge_model) or "grader" in model_roles()
+        if not named and (res.get("instance") or {}).get("split") == SEALED_SPLIT:
+            # The judge's prompts hold the instance's gold: never sent to the evaluated model unasked.
+            return Score(value=0.0, metadata={"verdicts": [], "judged": False, "reason": SEALED_NO_GRADER})
         model = get_model(judge_model) if judge_model else get_model(role="grader", default=get_model())
         judge = _BridgeJudge(model, asyncio.get_running_loop())
         value, verdicts = await asyncio.to_thread(judge_episode, res.get("scorecard") or {}, res.get("knowledge"), judge)

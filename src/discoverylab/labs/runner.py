@@ -264,14 +264,22 @@ def repair_torn_tail(path: Path) -> bool:
 def load_finished(scan: Scan[LabRecord], jobs: Sequence[LabJob]) -> dict[Any, LabRecord]:
     """Records with status "ok" read back for these jobs; raises `RunConfigMismatch` on a config change."""
     wanted = {job.key: job.config_hash for job in jobs}
+    jobs_by_key = {job.key: job for job in jobs}
     finished: dict[Any, LabRecord] = {}
     for key, record in scan.finished().items():
         if key not in wanted:
             continue
         if record.config_hash != wanted[key]:
+            job = jobs_by_key[key]
+            if record.split == "test" and record.commitment != job.instance.commitment:
+                raise RunConfigMismatch(
+                    f"{job.protocol} {job.instance.label} ({job.agent}) was already run in this directory with "
+                    "another evaluation key (its test instances are other worlds); use the run's key, or "
+                    "another --out directory for this key")
             raise RunConfigMismatch(
-                f"{key} was already run in this directory with config {record.config}; use another --out "
-                "directory for a different protocol config")
+                f"{key} was already run in this directory with config {record.config} (its protocol config, "
+                "agent options, judge or key differ from this run's); use another --out directory for a "
+                "different config")
         finished[key] = record
     return finished
 

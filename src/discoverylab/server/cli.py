@@ -21,8 +21,8 @@ def env_serve(
                                                        "play the sealed test split (else $DISCOVERYLAB_EVAL_KEY)")] = None,
 ) -> None:
     """Serve episodes to remote agents: HTTP sessions (reset/step/state) and OpenEnv's WebSocket /ws."""
-    from discoverylab.instances import InstanceError, load_key
-    from discoverylab.server.app import serve
+    from discoverylab.instances import InstanceError, key_id, load_key
+    from discoverylab.server import app
 
     try:
         key = load_key(eval_key_file)
@@ -30,7 +30,9 @@ def env_serve(
         err.print(f"[red]Error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
     err.print(f"env server on http://{host}:{port} (OpenEnv WebSocket: ws://{host}:{port}/ws)")
-    serve(host, port, max_sessions=max_sessions, ttl_s=ttl, max_body=max_body, key=key)
+    # which test set clients play (the fingerprint is run.json's eval_key_id), or that none is served
+    err.print(f"test split: sealed, key {key_id(key)}" if key is not None else "test split: not served (no evaluation key)")
+    app.serve(host, port, max_sessions=max_sessions, ttl_s=ttl, max_body=max_body, key=key)
 
 
 def export_sft(

@@ -5,8 +5,8 @@ play episodes through `EpisodeSession`, so there is one definition of what a rem
 the env's text observation (the same text `DiscoveryWorldEnv` / `TinyLabTextEnv` return), the
 reward of the env's default `success` mode (never the answer-revealing procedure reward), and the
 instance's public part (`Instance.public()`: a sealed test instance's seed never leaves the
-server). The full scorecard (gold included) is sent only once the episode has ended, as the env's
-`info` does.
+server). The full scorecard (gold included) is sent only once the episode has ended and, for a
+discovery task, its answer sheet has been handed in (the gold would fill the sheet).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from discoverylab.env import DiscoveryWorldEnv
-from discoverylab.instances import Instance, InstanceError, from_seed, load_key, make_instance
+from discoverylab.env import GOLD_KEYS, PROCEDURE_KEYS, DiscoveryWorldEnv
+from discoverylab.instances import SEALED_SPLIT, Instance, InstanceError, from_seed, load_key, make_instance
 
 LAB_DIFFICULTY = ""  # Tiny Labs protocols have no difficulty levels (their instances are keyed with "")
 MAX_ACTION_CHARS = 20_000
@@ -104,6 +104,9 @@ def resolve_instance(req: ResetRequest, key: bytes | None, task: str, difficulty
         return from_seed(task, difficulty, req.seed)
     if req.split is None or req.index is None:
         raise SessionError("Name the instance: seed, or split and index (e.g. split='dev', index=0).")
+    if req.split == SEALED_SPLIT and key is None:  # the key is the server's business, not the client's
+        raise SessionError("The test split is sealed and this server holds no evaluation key: the evaluator "
+                           "starts it with `discoverylab env-serve --eval-key-file KEY` (or $DISCOVERYLAB_EVAL_KEY).")
     try:
         return make_instance(task, difficulty, req.split, req.index, key)
     except InstanceError as exc:
@@ -209,7 +212,7 @@ class EpisodeSession:
         return StepResult(observation=text, reward=reward, done=done, terminated=terminated, truncated=truncated,
                           step=self.steps, action_ok=ok, task=self.task, difficulty=self.difficulty,
                           instance=self.instance.public(), structured=structured,
-                          scorecard=self.final_card() if done else None)  # fmt: skip
+                          scorecard=self.client_card() if done else None)  # fmt: skip
 
     def final_card(self) -> dict[str, Any]:
         """The episode's scorecard (DiscoveryWorld: gold included; Tiny Labs: the protocol's grade)."""
@@ -219,6 +222,21 @@ class EpisodeSession:
             score = self.lab_grade
             return {"completed": self.done, "completedSuccessfully": score["score"] >= 1.0, **score}
         return dict(self.env.scorecard(reveal=True))
+
+    def client_card(self) -> dict[str, Any]:
+        """The ended episode's scorecard as the client sees it. Until a discovery task's answer sheet
+        is handed in, its gold and procedural items wait (task progress only, as before the end):
+        the gold names the answer and the items' scores tell which choice was right, so a client
+        would copy them into the sheet. A sealed instance's never come: every server with this key
+        plays the same test#N, where a remembered gold would answer it. `final_card` is the
+        evaluator's full card."""
+        from discoverylab.scenarios.answer_forms import has_answer_sheet
+
+        card = self.final_card()
+        sealed = self.instance is not None and self.instance.sealed
+        if self.kind == "dw" and has_answer_sheet(self.task) and (self.handed_in is None or sealed):
+            return {k: v for k, v in card.items() if k not in GOLD_KEYS + PROCEDURE_KEYS}
+        return card
 
     def finish(self) -> None:
         """End the episode where it stands (a harness whose agent stopped early): no more steps;
@@ -250,17 +268,20 @@ class EpisodeSession:
         if self.handed_in is not None:
             raise SessionError("The answer sheet of this episode was already handed in; its grade stands.")
         self.handed_in = grade_answers(self.env, answers).to_dict()
+        if self.instance is not None and self.instance.sealed:  # right or wrong, never the answer itself
+            return {**self.handed_in, "fields": [{k: v for k, v in f.items() if k != "gold"} for f in self.handed_in["fields"]]}
         return self.handed_in
 
     def state(self) -> dict[str, Any]:
-        """Where the episode stands (OpenEnv's `state()`): no observation, no gold before the end."""
+        """Where the episode stands (OpenEnv's `state()`): no observation, no gold before the end
+        (nor, for a discovery task, before its answer sheet is in)."""
         out: dict[str, Any] = {"step_count": self.steps, "task": self.task, "difficulty": self.difficulty,
                                "kind": self.kind or None, "done": self.done, "reward_total": self.reward_total}  # fmt: skip
         if self.instance is not None:
             out["instance"] = self.instance.public()
             out["episode_id"] = f"{self.task}/{self.difficulty}/{self.instance.label}"
         if self.done:
-            out["scorecard"] = self.final_card()
+            out["scorecard"] = self.client_card()
         return out
 
     def close(self) -> None:
