@@ -275,3 +275,27 @@ def test_attack_judge_failure_does_not_drop_a_wrong_report_from_the_mean(scripte
     result = CliRunner().invoke(app, ["judge", str(tmp_path), "--base-url", scripted_llm.base_url, "--unjudged-only"])
     assert result.exit_code == 0 and "1 graded, 0 could not be graded, 1 skipped" in result.output
     assert knowledge() == 0.5 and load_report(tmp_path).unjudged == 0
+
+
+def test_judge_command_on_a_sealed_run_needs_the_judge_named(scripted_llm: ScriptedLLMServer, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attack: `discoverylab judge RUN_DIR` of a sealed run, $DISCOVERYLAB_LLM_BASE_URL pointing at the
+    submitter's endpoint (the one its agent talked to). Before, every test instance's gold facts went
+    there in the judge's prompts. Now, as for a sealed bench/run, the judge must be named: exit 2,
+    nothing sent; with --base-url/--model it grades; a public run is judged as before."""
+    replay = _replay(scripted_llm, rubric_judge)
+    settings = LLMSettings(base_url=scripted_llm.base_url, model="m")
+    solved, _ = run_episode(TASK, DIFFICULTY, SEED, "react", max_steps=len(replay.actions), llm=settings, judge=settings)
+    sealed, public = tmp_path / "sealed", tmp_path / "public"
+    records.append_jsonl(sealed / "results.jsonl", solved.model_copy(update={"seed": None, "split": "test", "index": 0}))
+    records.append_jsonl(public / "results.jsonl", solved.model_copy(update={"split": "dev", "index": 0}))
+    monkeypatch.setenv("DISCOVERYLAB_LLM_BASE_URL", scripted_llm.base_url)
+    scripted_llm.requests.clear()
+    for extra in ([], ["--unjudged-only"], ["--json-mode", "prompt"]):
+        result = CliRunner().invoke(app, ["judge", str(sealed), *extra])
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert "gold" in result.output and "--base-url" in result.output and scripted_llm.base_url in result.output
+    assert scripted_llm.requests == [] and not (sealed / "knowledge.jsonl").exists()
+    named = CliRunner().invoke(app, ["judge", str(sealed), "--base-url", scripted_llm.base_url, "--model", "grader"])
+    assert named.exit_code == 0 and "1 graded" in named.output, named.output
+    assert CliRunner().invoke(app, ["judge", str(public)]).exit_code == 0  # public gold: the default judge as before

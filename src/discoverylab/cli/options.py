@@ -220,25 +220,41 @@ def judge_settings(llm: LLMSettings | None, judge: bool, model: str | None, base
                        json_mode=llm.json_mode)  # fmt: skip
 
 
+RUN_JUDGE_FIX = ("name the judge with --judge-model / --judge-base-url (the agent's endpoint too, if the evaluator runs "
+                 "it), or pass --no-judge and grade the run later with `discoverylab judge RUN_DIR --model M --base-url U`.")
+
+
 def check_sealed_judge(split: str | None, pairs: list[tuple[str, str]], llm: LLMSettings | None, judge: bool,
-                       model: str | None, base_url: str | None) -> None:  # fmt: skip
+                       model: str | None, base_url: str | None, *, default: str = "the agent's own endpoint",
+                       fix: str = RUN_JUDGE_FIX) -> None:  # fmt: skip
     """A sealed run's judge prompts carry each test instance's gold facts. By default the judge is the
     agent's own model on its endpoint, which may be the submitter's: it would collect the test set's
     answers (and grade its own reports). So a sealed run of discovery tasks names its judge, or has
-    none; the embedded model (in this process) and tasks without questions send nothing out."""
+    none; the embedded model (in this process) and tasks without questions send nothing out.
+
+    `bench`/`run` and `judge RUN_DIR` (whose `llm` is the judge's own default, $DISCOVERYLAB_LLM_BASE_URL)
+    share this rule; `default` names where the gold would go and `fix` how to name the judge."""
     from discoverylab.instances import SEALED_SPLIT
     from discoverylab.llm.client import ENV_BASE_URL
-    from discoverylab.scenarios.registry import get_task
 
     if split != SEALED_SPLIT or llm is None or not judge or model is not None or base_url is not None or llm.embedded:
         return
-    if not any(get_task(task).suite == "discovery" for task, _ in pairs):
+    if not any(_asks_questions(task) for task, _ in pairs):
         return
     where = llm.base_url or os.environ.get(ENV_BASE_URL)
-    fail(f"A sealed run sends each test instance's gold facts to the knowledge judge, by default the agent's own "
-         f"endpoint ({where}), which should never see them: name the judge with --judge-model / --judge-base-url "
-         "(the agent's endpoint too, if the evaluator runs it), or pass --no-judge and grade the run later with "
-         "`discoverylab judge RUN_DIR --model M --base-url U`.")
+    fail(f"A sealed run sends each test instance's gold facts to the knowledge judge, by default {default} "
+         f"({where}), which should never see them: {fix}")
+
+
+def _asks_questions(task: str) -> bool:
+    """Whether a task's judge gets gold facts (discovery tasks); an unknown name (a record from
+    another version) counts as one, so the rule errs on the side of the gold."""
+    from discoverylab.scenarios.registry import get_task
+
+    try:
+        return get_task(task).suite == "discovery"
+    except ValueError:
+        return True
 
 
 def any_embedded(*settings: LLMSettings | None) -> bool:

@@ -27,6 +27,7 @@ from discoverylab.cli.options import (
     RequestTimeoutOpt,
     UnjudgedOnlyOpt,
     check_base_url,
+    check_sealed_judge,
     console,
     err,
     fail,
@@ -131,7 +132,8 @@ def judge_cmd(
         fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
     from discoverylab.bench.records import read_jsonl
 
-    if any("protocol" in rec and "task" not in rec for rec in read_jsonl(run_dir / "results.jsonl")):
+    stored = list(read_jsonl(run_dir / "results.jsonl"))
+    if any("protocol" in rec and "task" not in rec for rec in stored):
         fail(f"{run_dir} is a Tiny Labs run: grade it with `discoverylab lab judge {run_dir}`.")
     if json_mode not in JSON_MODES:
         fail(f"Unknown --json-mode {json_mode!r}. Valid: {', '.join(JSON_MODES)}.")
@@ -140,6 +142,7 @@ def judge_cmd(
         fail(f"{verdicts} is not a file; move it away so that judge can write its verdicts there.")
     check_base_url(base_url, "--base-url")
     settings = LLMSettings(model=model, base_url=base_url, json_mode=json_mode)
+    _check_sealed(stored, settings)
     try:
         judge = make_judge(settings, request_timeout=request_timeout, context_tokens=context_tokens)
     except (LLMError, ValueError) as exc:
@@ -173,6 +176,22 @@ def judge_cmd(
               soft_wrap=True)  # fmt: skip
     if outcome.failed:
         raise typer.Exit(EXIT_UNGRADED)
+
+
+def _check_sealed(stored: list[dict[str, Any]], settings: LLMSettings) -> None:
+    """The judge of a sealed run's episodes reads each test instance's gold: with no --model or
+    --base-url it would be $DISCOVERYLAB_LLM_BASE_URL's endpoint, maybe the submitter's (the one its
+    agent talked to). The rule of a sealed `bench`/`run` applies (one helper): name the judge."""
+    from discoverylab.instances import SEALED_SPLIT
+    from discoverylab.llm.client import ENV_BASE_URL
+
+    sealed = sorted({(str(rec["task"]), str(rec.get("difficulty"))) for rec in stored
+                     if rec.get("split") == SEALED_SPLIT and "task" in rec})  # fmt: skip
+    if sealed:
+        check_sealed_judge(SEALED_SPLIT, sealed, settings, True, settings.model, settings.base_url,
+                           default=f"${ENV_BASE_URL}'s endpoint",
+                           fix="name the judge with --model M --base-url U (that endpoint too, if the evaluator "
+                               "runs it), or unset the variable to judge with the embedded model.")  # fmt: skip
 
 
 def _instance(row: dict[str, Any]) -> str:
