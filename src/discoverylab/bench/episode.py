@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -82,6 +83,7 @@ def run_episode(
     llm: LLMSettings | None = None,
     judge: LLMSettings | None = None,
     time_limit: float | None = None,
+    on_played: Callable[[EpisodeRecord, list[dict[str, Any]]], None] | None = None,
 ) -> tuple[EpisodeRecord, list[dict[str, Any]]]:
     """Play one episode. Returns the record and the log (one dict per step, then the end).
 
@@ -92,7 +94,9 @@ def run_episode(
     episode's --episode-timeout) the judge gets only the time left, so it can never cost the
     finished episode its record. `seed` is a raw public seed or an `Instance`; the record and
     log carry the instance's public part only (a sealed instance's seed never reaches them, nor
-    the agent, whose own seed is `agent_seed`).
+    the agent, whose own seed is `agent_seed`). `on_played(record, log)` is called before the
+    judge with the record as it stands should the judging be cut short (knowledge `unjudged`):
+    the runner keeps it on a Ctrl-C, so a played episode is never played again.
     """
     from discoverylab.bench.schema import config_hash
 
@@ -187,8 +191,10 @@ def run_episode(
         log.append({"type": "end", "scorecard": card,
                     "record": record.model_dump(mode="json", exclude={"seconds", "usage"})})
     if judge is not None and status == "ok" and record.llm is not None:  # after the record: never fails it
-        from discoverylab.bench.judging import judge_within
+        from discoverylab.bench.judging import asks_questions, judge_within, stopped_while_judging
 
+        if on_played is not None and asks_questions(card):
+            on_played(stopped_while_judging(record), log)
         left = None if time_limit is None else time_limit - (time.perf_counter() - start)
         entry = judge_within(record, judge, left)
         if keep_log and entry is not None:

@@ -127,6 +127,18 @@ def judge_within(record: Any, settings: LLMSettings, seconds_left: float | None,
     return box[0]
 
 
+STOPPED_WHILE_JUDGING = ("the run was stopped (Ctrl-C or SIGTERM) while the judge graded this finished episode; "
+                         "grade it with `discoverylab judge RUN_DIR --unjudged-only`")
+
+
+def stopped_while_judging(record: Any) -> Any:
+    """A copy of a played episode's record with its knowledge `unjudged`, for the runner to keep
+    if a stop cuts the judging short (`bench.pool.report_played`): the episode is not played again."""
+    copy = record.model_copy(deep=True)
+    _unjudged(copy, STOPPED_WHILE_JUDGING)
+    return copy
+
+
 def _unjudged(record: Any, error: str) -> dict[str, Any]:
     record.knowledge_score, record.knowledge_verdicts = None, []
     record.knowledge_status, record.knowledge_error = UNJUDGED, error

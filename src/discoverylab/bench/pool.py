@@ -53,12 +53,38 @@ class Started:
     job_id: int
 
 
+@dataclass(frozen=True, slots=True)
+class Played:
+    """The job's record as it stands before slow work that cannot change the episode (the
+    knowledge judge): a stop keeps it rather than dropping a finished episode (`report_played`)."""
+
+    job_id: int
+    value: Any
+
+
+_CURRENT: list[tuple[Connection, int]] = []  # in a local worker: its pipe and the job it runs
+
+
+def report_played(value: Any) -> None:
+    """In a worker: hand the runner `value`, the job's record if the job stopped now. The runner
+    records it (not the job's final record) when a Ctrl-C or SIGTERM stops the run before the job
+    returns; elsewhere (in-process, Ray tasks) this does nothing."""
+    if not _CURRENT:
+        return
+    conn, job_id = _CURRENT[0]
+    try:
+        conn.send(Played(job_id, value))
+    except (BrokenPipeError, OSError):
+        pass
+
+
 class Pool(Protocol):
     """What the executor needs from a backend."""
 
     def capacity(self) -> int: ...
     def submit(self, job_id: int, job: Any) -> None: ...
     def started(self, job_id: int) -> float | None: ...  # monotonic time the work began (None: not yet)
+    def played(self, job_id: int) -> Any: ...  # the record `report_played` sent for the job (None: none)
     def poll(self, timeout: float) -> list[Finished]: ...
     def kill(self, job_id: int) -> None: ...
     def shutdown(self, kill: bool) -> None: ...
@@ -112,6 +138,7 @@ def _worker_main(conn: Connection, run_one: Callable[[Any], Any], parent_pid: in
             conn.send(Started(job_id))
         except (BrokenPipeError, OSError):
             return
+        _CURRENT[:] = [(conn, job_id)]
         try:
             reply = Finished(job_id, value=run_one(job))
         except BaseException as exc:  # noqa: BLE001 - report, never die silently
@@ -119,6 +146,8 @@ def _worker_main(conn: Connection, run_one: Callable[[Any], Any], parent_pid: in
                 reply = Finished(job_id, io_error=describe_io_error(exc))
             else:
                 reply = Finished(job_id, failure=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")
+        finally:
+            _CURRENT.clear()
         try:
             conn.send(reply)
         except (BrokenPipeError, OSError):
@@ -131,6 +160,7 @@ class _Worker:
     conn: Connection
     job_id: int | None = None
     started: float | None = None
+    played: Any = None  # the job's `Played` record, if its worker sent one
 
 
 class LocalPool:
@@ -166,7 +196,7 @@ class LocalPool:
     def submit(self, job_id: int, job: Any) -> None:
         idle = next((w for w in self._workers if w.job_id is None), None)
         worker = idle or self._start()
-        worker.job_id, worker.started = job_id, None
+        worker.job_id, worker.started, worker.played = job_id, None, None
         try:
             worker.conn.send((job_id, job))
         except (BrokenPipeError, OSError):
@@ -184,12 +214,20 @@ class LocalPool:
             reply: Finished | None = None
             if worker.conn in ready:
                 try:
-                    reply = worker.conn.recv()
-                    if isinstance(reply, Started):
-                        worker.started = time.monotonic() if reply.job_id == worker.job_id else worker.started
+                    message = worker.conn.recv()
+                    while isinstance(message, (Started, Played)):  # news of the job, not its end
+                        if message.job_id == worker.job_id:
+                            if isinstance(message, Started):
+                                worker.started = time.monotonic()
+                            else:
+                                worker.played = message.value
                         if not worker.conn.poll():
-                            continue  # working; its result comes later
-                        reply = worker.conn.recv()
+                            break
+                        message = worker.conn.recv()
+                    else:
+                        reply = message
+                    if reply is None:
+                        continue  # working; its result comes later
                 except (EOFError, OSError):
                     reply = None
             if reply is not None:
@@ -204,6 +242,9 @@ class LocalPool:
 
     def started(self, job_id: int) -> float | None:
         return next((w.started for w in self._workers if w.job_id == job_id), None)
+
+    def played(self, job_id: int) -> Any:
+        return next((w.played for w in self._workers if w.job_id == job_id), None)
 
     def kill(self, job_id: int) -> None:
         for worker in list(self._workers):
@@ -274,6 +315,9 @@ class RayPool:
 
     def started(self, job_id: int) -> float | None:
         return next((start for jid, _, start in self._busy.values() if jid == job_id), None)
+
+    def played(self, job_id: int) -> Any:
+        return None  # a Ray task has no channel for `report_played`: a stop drops it, as before
 
     def _dispatch(self) -> None:
         while self._queue and self._idle:

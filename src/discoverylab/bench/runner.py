@@ -21,7 +21,7 @@ from typing import Any
 from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench import records
 from discoverylab.bench.episode import EpisodeRecord, run_episode
-from discoverylab.bench.pool import LocalPool, Pool, RayPool
+from discoverylab.bench.pool import LocalPool, Pool, RayPool, report_played
 from discoverylab.bench.rundir import RunLock, Scan, check_config, check_out, is_disk_error, scan_results
 from discoverylab.bench.runs import BREAKER_DEFAULT, Outcome, execute
 from discoverylab.bench.schema import classify, config_hash
@@ -161,10 +161,18 @@ def run_config(max_steps: int | None, **agent_options: Any) -> dict[str, Any]:
 def _run_job(job: Job, out: str | None, config: dict[str, Any] | None = None,
              episode_timeout: float | None = None) -> EpisodeRecord:
     """Worker body: never raises; a crash becomes a record with the matching failure status."""
+    def played(record: EpisodeRecord, log: list[dict[str, Any]]) -> None:
+        """The episode is over, its judge about to start: its log is written and the runner holds its
+        record, so a stop during the judging keeps the episode (knowledge unjudged) instead of
+        dropping it to be played again on resume."""
+        if out is not None:
+            records.write_jsonl(Path(out) / "logs" / job.log_name, log)
+        report_played(record)
+
     try:
         record, log = run_episode(job.task, job.difficulty, job.instance, job.agent, job.max_steps,
                                   keep_log=out is not None, config=config, llm=job.llm, judge=job.judge,
-                                  time_limit=episode_timeout)  # fmt: skip
+                                  time_limit=episode_timeout, on_played=played)  # fmt: skip
         if out is not None:
             records.write_jsonl(Path(out) / "logs" / job.log_name, log)
         return record

@@ -158,10 +158,36 @@ def execute(
     def kill_all() -> None:
         work.shutdown(kill=True)
 
+    def take(finished_now: list[Finished]) -> None:
+        for done in finished_now:
+            if done.io_error is not None and outcome.io_error is None:
+                outcome.io_error = done.io_error  # its episode stays in `running`: dropped, redone
+            if outcome.io_error is not None or (stop.signal is not None and not _is_ok(done)):
+                continue  # a casualty of the stop itself, not the episode's result: dropped, redone
+            entry = running.pop(done.job_id, None)
+            if entry is None:
+                continue
+            job, key, _ = entry
+            if done.failure is not None:
+                record(key, fail(job, "error", done.failure))
+            else:
+                record(key, done.value)
+
+    def keep_played() -> None:
+        """A stop: a job whose episode has been played (its worker still judging it) is recorded as
+        it stood, not dropped; a resume would play it again (pool.report_played)."""
+        take(work.poll(0))  # news that came in since the last poll
+        for job_id, (_job, key, _) in list(running.items()):
+            if outcome.io_error is None and (value := work.played(job_id)) is not None:
+                del running[job_id]
+                record(key, value)
+
     with _Stop(kill_all) as stop:
         try:
             while True:
                 if stop.signal is not None or outcome.io_error is not None:
+                    if stop.signal is not None and outcome.io_error is None:
+                        keep_played()
                     break
                 while not exhausted and work.capacity() > 0 and stop.signal is None and outcome.io_error is None:
                     if breaker and llm_failures >= breaker:
@@ -192,19 +218,7 @@ def execute(
                     work.submit(job_id, job)
                 if exhausted and not running:
                     break
-                for done in work.poll(POLL_S):
-                    if done.io_error is not None and outcome.io_error is None:
-                        outcome.io_error = done.io_error  # its episode stays in `running`: dropped, redone
-                    if outcome.io_error is not None or (stop.signal is not None and not _is_ok(done)):
-                        continue  # a casualty of the stop itself, not the episode's result: dropped, redone
-                    entry = running.pop(done.job_id, None)
-                    if entry is None:
-                        continue
-                    job, key, _ = entry
-                    if done.failure is not None:
-                        record(key, fail(job, "error", done.failure))
-                    else:
-                        record(key, done.value)
+                take(work.poll(POLL_S))
                 if episode_timeout is not None and stop.signal is None and outcome.io_error is None:
                     now = time.monotonic()
                     for job_id, (job, key, submitted) in list(running.items()):

@@ -186,7 +186,7 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     unjudged = sum(r.status == "ok" and r.knowledge_status == "unjudged" for r in results)
     if unjudged:  # the episodes are ok (exit 0) but their knowledge is not graded: say so, as `report` does
         how = f"`discoverylab judge {escape(str(out))} --unjudged-only`" if out is not None else "`discoverylab judge` on a run saved with --out"
-        err.print(f"[yellow]{unjudged} ok episode(s) with unjudged knowledge (the judge failed; see knowledge_error): "
+        err.print(f"[yellow]{unjudged} ok episode(s) with unjudged knowledge (the judge failed or was stopped; see knowledge_error): "
                   f"grade them with {how}[/yellow]", soft_wrap=True)  # fmt: skip
     code = outcome_code(err, outcome, total, out)
     if code:
