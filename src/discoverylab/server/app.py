@@ -207,9 +207,11 @@ def _validation_text(errors: list[Any]) -> str:
 
 
 def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_TTL_S,
-               max_body: int = DEFAULT_MAX_BODY, key: bytes | None = None) -> FastAPI:  # fmt: skip
-    """The env server's app (`key`: the evaluator's key for the sealed test split, else $DISCOVERYLAB_EVAL_KEY)."""
-    pool = SessionPool(max_sessions, ttl_s, key)
+               max_body: int = DEFAULT_MAX_BODY, key: bytes | None = None,
+               ledger: SealedLedger | None = None) -> FastAPI:  # fmt: skip
+    """The env server's app (`key`: the evaluator's key for the sealed test split, else $DISCOVERYLAB_EVAL_KEY;
+    `ledger`: the sealed instances played, e.g. a `ledger.FileLedger` that outlives the process)."""
+    pool = SessionPool(max_sessions, ttl_s, key, ledger)
     stop = threading.Event()
 
     def reaper() -> None:

@@ -19,20 +19,37 @@ def env_serve(
     max_body: Annotated[int, typer.Option("--max-body", min=1024, help="largest request body in bytes (413 beyond)")] = 65536,
     eval_key_file: Annotated[Path | None, typer.Option("--eval-key-file", help="the evaluator's key: lets clients "
                                                        "play the sealed test split (else $DISCOVERYLAB_EVAL_KEY)")] = None,
+    ledger: Annotated[Path | None, typer.Option("--ledger", help="with a key: the file of sealed instances already "
+                                                "played, kept across restarts (default: $XDG_STATE_HOME/discoverylab/"
+                                                "env-serve-played-KEYID.jsonl)")] = None,
 ) -> None:
     """Serve episodes to remote agents: HTTP sessions (reset/step/state) and OpenEnv's WebSocket /ws."""
+    from rich.markup import escape
+
     from discoverylab.instances import InstanceError, key_id, load_key
     from discoverylab.server import app
+    from discoverylab.server.ledger import FileLedger, LedgerError, default_ledger_path
 
     try:
         key = load_key(eval_key_file)
-    except InstanceError as exc:
-        err.print(f"[red]Error:[/red] {exc}", soft_wrap=True)
+        if key is None and ledger is not None:
+            raise InstanceError("--ledger goes with an evaluation key (--eval-key-file or $DISCOVERYLAB_EVAL_KEY): "
+                                "it lists the sealed instances played")  # fmt: skip
+        # each sealed instance plays once, across restarts too: the ledger is read back from its file
+        played = None
+        if key is not None:
+            played = FileLedger(ledger or default_ledger_path(key_id(key)), key_id(key))
+    except (InstanceError, LedgerError) as exc:
+        err.print(f"[red]Error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     err.print(f"env server on http://{host}:{port} (OpenEnv WebSocket: ws://{host}:{port}/ws)")
     # which test set clients play (the fingerprint is run.json's eval_key_id), or that none is served
-    err.print(f"test split: sealed, key {key_id(key)}" if key is not None else "test split: not served (no evaluation key)")
-    app.serve(host, port, max_sessions=max_sessions, ttl_s=ttl, max_body=max_body, key=key)
+    if played is not None:
+        err.print(f"test split: sealed, key {played.key_id}; each instance plays once: {len(played)} played "
+                  f"(ledger {escape(str(played.path))})", soft_wrap=True)  # fmt: skip
+    else:
+        err.print("test split: not served (no evaluation key)")
+    app.serve(host, port, max_sessions=max_sessions, ttl_s=ttl, max_body=max_body, key=key, ledger=played)
 
 
 def export_sft(
