@@ -299,3 +299,29 @@ def test_judge_command_on_a_sealed_run_needs_the_judge_named(scripted_llm: Scrip
     named = CliRunner().invoke(app, ["judge", str(sealed), "--base-url", scripted_llm.base_url, "--model", "grader"])
     assert named.exit_code == 0 and "1 graded" in named.output, named.output
     assert CliRunner().invoke(app, ["judge", str(public)]).exit_code == 0  # public gold: the default judge as before
+
+
+def test_judge_command_on_a_sealed_ui_study_needs_the_judge_named(scripted_llm: ScriptedLLMServer, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same rule for a folder of UI game logs (`judge LOGS_DIR`): a study's sealed games hold
+    their gold, so the judge is named rather than taken from $DISCOVERYLAB_LLM_BASE_URL."""
+    import json
+
+    def game(folder: Path, split: str) -> None:
+        instance = {"split": split, "index": 0, "commitment": "c" * 64}
+        record = {"task": "Proteomics", "difficulty": "easy", "instance": instance, "agent": "human", "status": "ok"}
+        lines = [{"type": "start", "task": "Proteomics", "difficulty": "easy", "instance": instance, "agent": "human"},
+                 {"type": "end", "scorecard": {}, "record": record, "knowledge": {"report": ""}}]
+        folder.mkdir()
+        (folder / "game.jsonl").write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines))
+
+    game(tmp_path / "sealed", "test")
+    game(tmp_path / "public", "dev")
+    monkeypatch.setenv("DISCOVERYLAB_LLM_BASE_URL", scripted_llm.base_url)
+    refused = CliRunner().invoke(app, ["judge", str(tmp_path / "sealed")])
+    assert refused.exit_code == 2 and "gold" in refused.output and "--base-url" in refused.output, refused.output
+    assert not (tmp_path / "sealed" / "knowledge.jsonl").exists()
+    named = CliRunner().invoke(app, ["judge", str(tmp_path / "sealed"), "--base-url", scripted_llm.base_url])
+    assert named.exit_code == 0 and "1 human report(s) graded" in named.output, named.output
+    assert CliRunner().invoke(app, ["judge", str(tmp_path / "public")]).exit_code == 0
+    assert scripted_llm.requests == []  # (empty reports: nothing to ask)

@@ -142,7 +142,7 @@ def judge_cmd(
         fail(f"{verdicts} is not a file; move it away so that judge can write its verdicts there.")
     check_base_url(base_url, "--base-url")
     settings = LLMSettings(model=model, base_url=base_url, json_mode=json_mode)
-    _check_sealed(stored, settings)
+    check_sealed_records(stored, settings)
     try:
         judge = make_judge(settings, request_timeout=request_timeout, context_tokens=context_tokens)
     except (LLMError, ValueError) as exc:
@@ -178,10 +178,11 @@ def judge_cmd(
         raise typer.Exit(EXIT_UNGRADED)
 
 
-def _check_sealed(stored: list[dict[str, Any]], settings: LLMSettings) -> None:
+def check_sealed_records(stored: list[dict[str, Any]], settings: LLMSettings) -> None:
     """The judge of a sealed run's episodes reads each test instance's gold: with no --model or
     --base-url it would be $DISCOVERYLAB_LLM_BASE_URL's endpoint, maybe the submitter's (the one its
-    agent talked to). The rule of a sealed `bench`/`run` applies (one helper): name the judge."""
+    agent talked to). The rule of a sealed `bench`/`run` applies (one helper): name the judge.
+    `stored`: a run's records, or a UI study's game records (`judge LOGS_DIR`)."""
     from discoverylab.instances import SEALED_SPLIT
     from discoverylab.llm.client import ENV_BASE_URL
 

@@ -207,10 +207,17 @@ def judge_ui_logs(run_dir: Path, model: str | None = None, base_url: str | None 
 
     from discoverylab.agents.llm_common import LLMSettings
     from discoverylab.bench.judging import judge_episode, make_judge
+    from discoverylab.cli.saved_runs import check_sealed_records
+    from discoverylab.ui.logfiles import last_entry, log_files
     from discoverylab.ui.study_report import GRADES_FILE, judge_folder
 
     extra = {"json_mode": options["json_mode"]} if options.get("json_mode") else {}
-    judge = make_judge(LLMSettings(model=model, base_url=base_url, **extra))
+    settings = LLMSettings(model=model, base_url=base_url, **extra)
+    # a study's sealed games: the judge reads their gold, so it is named (as for a run folder)
+    ends = [(last_entry(path) or {}).get("record") for path in log_files(run_dir)]
+    check_sealed_records([{**rec, "split": (rec.get("instance") or {}).get("split")} for rec in ends
+                          if isinstance(rec, dict) and isinstance(rec.get("instance"), dict)], settings)  # fmt: skip
+    judge = make_judge(settings)
     rows = judge_folder(run_dir, lambda card, report: judge_episode(card, report, judge))
     if as_json:
         typer.echo(json.dumps(rows))
