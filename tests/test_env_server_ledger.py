@@ -125,3 +125,10 @@ def test_a_claim_the_disk_refuses_is_not_played_and_leaves_the_ledger_whole(tmp_
     reread = FileLedger(path, key_id(KEY))
     assert len(reread) == 2
     reread.close()
+
+
+def test_a_ledger_that_cannot_be_written_is_a_start_up_error(serve_calls: list[dict[str, Any]], tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    result = CliRunner().invoke(app, ["env-serve", "--ledger", str(tmp_path / "afile" / "played.jsonl")])
+    assert result.exit_code == 2 and "cannot open" in result.output and "--ledger" in result.output, result.output
+    assert "Traceback" not in result.output and not serve_calls

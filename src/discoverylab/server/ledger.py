@@ -48,7 +48,8 @@ class FileLedger(SealedLedger):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         except OSError as exc:
-            raise LedgerError(f"cannot open the played-instances ledger {self.path}: {exc.strerror or exc}") from None
+            raise LedgerError(f"cannot open the played-instances ledger {self.path}: {exc.strerror or exc} "
+                              "(pass --ledger FILE, a file this server may write)") from None
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
