@@ -29,6 +29,8 @@ from discoverylab.cli.main import app as cli_app
 from discoverylab.server.app import create_app
 from discoverylab.server.client import EnvServerClient, EnvServerError
 from env_server_kit import oracle_episode, running_env_server
+from llm_scripted_server import ScriptedLLMServer
+from rubric_judge import rubric_judge
 
 KEY = b"k" * 32
 SHEET_TASK = ("ArchaeologyDating", "easy", 0)  # a discovery task with an answer sheet
@@ -114,6 +116,23 @@ def test_sheet_handed_in_later_completes_the_record(tmp_path):
     assert done[-1]["answers"] == answers and done[-1]["error"] is None
     assert result.scorecard is not None and "gold" not in json.dumps(result.scorecard).lower()
     assert load_report(out).tables[0].rows[0].cells["oracle-remote"].answers == 1.0  # the last line counts
+
+
+def test_knowledge_handed_in_with_the_sheet_is_judged_from_the_served_folder(tmp_path, scripted_llm: ScriptedLLMServer):
+    """A remote agent's knowledge report comes with its sheet; `discoverylab judge DIR` grades it
+    from the server's records as from a runner's (the rubric judge: the oracle's report is right)."""
+    out = tmp_path / "served"
+    task, difficulty, seed = SHEET_TASK
+    _, knowledge, _ = oracle_episode(task, difficulty, seed)
+    with running_env_server(key=KEY, out=out) as (url, _):
+        with EnvServerClient(url) as env:
+            _, answers = _play_sheet_task(env)
+            env.hand_in(answers, knowledge=knowledge)
+    assert _lines(out / "results.jsonl")[-1]["knowledge"] == knowledge
+    scripted_llm.responder = rubric_judge
+    judged = CliRunner().invoke(cli_app, ["judge", str(out), "--base-url", scripted_llm.base_url, "--model", "j"])
+    assert judged.exit_code == 0, judged.output
+    assert [row["knowledge_score"] for row in _lines(out / "knowledge.jsonl")] == [1.0]
 
 
 def test_session_expired_or_deleted_before_its_sheet_or_end_is_recorded_truthfully(tmp_path):

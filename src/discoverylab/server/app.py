@@ -27,7 +27,7 @@ from fastapi import Body, FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException
 
 from discoverylab.server.session import EpisodeSession, ResetRequest, SealedLedger, SessionError, StepResult
@@ -62,9 +62,11 @@ ACTION_SCHEMA: dict[str, Any] = {"title": "DiscoveryLabAction", "anyOf": [
 
 
 class AnswersRequest(BaseModel):
-    """The filled answer sheet, handed in once after the episode ended."""
+    """The filled answer sheet, handed in once after the episode ended, with the agent's
+    knowledge report if it wrote one (kept in the server's records for `discoverylab judge`)."""
 
     answers: dict[str, Any]
+    knowledge: str | None = Field(default=None, max_length=20_000)
 
 
 class PoolFull(SessionError):
@@ -297,7 +299,7 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
 
     @app.post("/sessions/{sid}/answers")
     def answers(sid: str, req: AnswersRequest) -> dict[str, Any]:
-        return pool.run(sid, lambda s: s.hand_in(req.answers))  # type: ignore[no-any-return]
+        return pool.run(sid, lambda s: s.hand_in(req.answers, req.knowledge))  # type: ignore[no-any-return]
 
     @app.get("/sessions/{sid}/state")
     def state(sid: str) -> dict[str, Any]:

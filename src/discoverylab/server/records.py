@@ -148,7 +148,7 @@ def _seconds(session: EpisodeSession) -> float:
 def dw_record(session: EpisodeSession, config: dict[str, Any], hashed: str, note: str | None) -> EpisodeRecord:
     """The runner's record of a DiscoveryWorld episode played by a remote agent: the full card
     (gold included: the evaluator's file), the sheet's exact grade once handed in; no usage, no
-    LLM details, no knowledge report (a remote agent sends none: `judge` has nothing to grade)."""
+    LLM details; the knowledge report if the client handed one in with the sheet (`judge` grades it)."""
     assert session.instance is not None
     card = session.final_card()
     sheet = session.handed_in
@@ -159,7 +159,7 @@ def dw_record(session: EpisodeSession, config: dict[str, Any], hashed: str, note
         success=bool(card.get("completedSuccessfully")),
         procedure_score=min(1.0, max(0.0, float(card.get("scoreNormalized") or 0.0))),
         scorecard=card, error=note, seconds=_seconds(session), config=dict(config), config_hash=hashed,
-        answers=session.answers_in,
+        answers=session.answers_in, knowledge=session.knowledge_in,
         answers_score=sheet.get("score") if sheet is not None else None,
         answers_grade=({k: v for k, v in sheet.items() if k != "score"} if sheet is not None
                        else {"fields": [], "errors": {"(agent)": note or SHEET_PENDING}} if pending else None),

@@ -146,6 +146,7 @@ class EpisodeSession:
         self.log: list[dict[str, Any]] = []  # the runner's episode log; kept only with `records`
         self.record_pending = False  # an ended episode whose record the disk refused
         self.answers_in: dict[str, Any] | None = None
+        self.knowledge_in: str | None = None  # the agent's knowledge report, handed in with the sheet
         self.env: Any = None
         self.kind: str = ""
         self.instance: Instance | None = None
@@ -187,7 +188,7 @@ class EpisodeSession:
         self.env, self.kind, self.task, self.difficulty = env, kind, task, difficulty
         text, _ = env.reset(options={"instance": inst})  # the seed goes no further than the world
         self.instance, self.steps, self.done, self.reward_total = inst, 0, False, 0.0
-        self.handed_in, self.lab_grade, self.answers_in = None, None, None
+        self.handed_in, self.lab_grade, self.answers_in, self.knowledge_in = None, None, None, None
         self.agent, self.started_at, self.ended_at = req.agent or "remote", time.perf_counter(), 0.0
         self.log, self.record_pending = [], False
         if self.records is not None and kind == "dw":
@@ -288,7 +289,7 @@ class EpisodeSession:
         form = answer_form(self.env)
         return {**form.to_dict(), "text": form.text(), "json_schema": form.json_schema()}
 
-    def hand_in(self, answers: Any) -> dict[str, Any]:
+    def hand_in(self, answers: Any, knowledge: str | None = None) -> dict[str, Any]:
         """Grade the filled sheet: once per episode and only after it ended (a second hand-in
         would let a client probe the gold field by field)."""
         from discoverylab.scenarios.answer_forms import grade_answers
@@ -301,6 +302,7 @@ class EpisodeSession:
             raise SessionError("The answer sheet of this episode was already handed in; its grade stands.")
         self.handed_in = grade_answers(self.env, answers).to_dict()
         self.answers_in = answers if isinstance(answers, dict) else {"(not a dict)": repr(answers)[:200]}
+        self.knowledge_in = knowledge
         if self.records is not None:
             self.records.sheet_in(self)
         if self.instance is not None and self.instance.sealed:  # right or wrong, never the answer itself
