@@ -124,15 +124,21 @@ class ServerRecords:
                     records.write_jsonl(self.out / "logs" / log_name(record), log)
                     records.append_jsonl(self.out / RESULTS, record)
             session.record_pending = False
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - the reaper and the shutdown must go on; a request gets 5xx
             self.failed += 1
             session.record_pending = True  # tried again when the session goes
-            text = (f"The episode's record could not be written to the evaluator's --out {self.out}: "
-                    f"{describe_io_error(exc)}.")  # fmt: skip
-            logger.error("%s", text)
+            disk = isinstance(exc, OSError)
+            reason = describe_io_error(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+            text = f"The episode's record could not be written to the evaluator's --out {self.out}: {reason}."
+            if disk:
+                logger.error("%s", text)
+            else:
+                logger.exception("%s", text)
             if raising:
-                raise RecordWriteError(text + " The episode itself has ended: GET /sessions/ID/state shows "
-                                       "its scorecard.") from None
+                error = RecordWriteError(text + " The episode itself has ended: GET /sessions/ID/state shows "
+                                         "its scorecard.")  # fmt: skip
+                error.status = 507 if disk else 500
+                raise error from None
 
 
 def log_name(record: EpisodeRecord) -> str:
