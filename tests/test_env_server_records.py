@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,28 @@ def test_full_disk_at_the_end_is_a_truthful_507_and_the_record_comes_once_there_
         # the session closed: its record, refused before, is written now
     rows = _lines(out / "results.jsonl")
     assert len(rows) == 1 and rows[0]["success"] and rows[0]["seed"] == 2
+
+
+def test_server_stopping_drops_a_websocket_episode_in_play_as_it_does_an_http_one(tmp_path):
+    """On shutdown uvicorn closes each WebSocket (code 1012) before the app's own shutdown: an
+    episode in play there is the server's doing, not the agent's walking away (never `abandoned`)."""
+    from websockets.sync.client import connect
+
+    out = tmp_path / "served"
+    with ExitStack() as sockets:  # closed after the server: the server goes first
+        with running_env_server(key=KEY, out=out) as (url, _):
+            ws = sockets.enter_context(connect(url.replace("http://", "ws://") + "/ws"))
+            ws.send(json.dumps({"type": "reset", "data": {"task": "PickAndPlaceTest", "seed": 4}}))
+            assert json.loads(ws.recv())["type"] == "observation"
+            ws.send(json.dumps({"type": "step", "data": {"action": "MOVE_FORWARD"}}))
+            assert json.loads(ws.recv())["type"] == "observation"
+    assert _lines(out / "results.jsonl") == []
+    with running_env_server(key=KEY, out=out) as (url, _):  # a client closing its socket walks away
+        with connect(url.replace("http://", "ws://") + "/ws") as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"task": "PickAndPlaceTest", "seed": 4}}))
+            ws.recv()
+        deadline = time.monotonic() + 10
+        while not _lines(out / "results.jsonl") and time.monotonic() < deadline:
+            time.sleep(0.05)
+    [row] = _lines(out / "results.jsonl")
+    assert "abandoned: the WebSocket closed" in row["error"]

@@ -42,6 +42,7 @@ DEFAULT_MAX_BODY = 64 * 1024
 # of threads (40), and a client sending many at once to a busy session (grading a looping program
 # takes seconds) would hold them all, stalling every other client's requests.
 MAX_QUEUED = 4
+SERVER_GOING = 1012  # the close code of a WebSocket uvicorn shuts down with the server ("service restart")
 
 
 class StepRequest(BaseModel):
@@ -320,10 +321,12 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
             await ws.send_text(_ws_error(str(exc), "CAPACITY_REACHED"))
             await ws.close()
             return
+        stopping = False  # uvicorn closes every socket (1012) before the app's shutdown: not the client's doing
         try:
             while True:
                 frame = await ws.receive()
                 if frame["type"] == "websocket.disconnect":
+                    stopping = frame.get("code") == SERVER_GOING
                     break
                 raw = frame.get("text")
                 if raw is None:  # a binary frame: OpenEnv's messages are text; decode it, never crash on it
@@ -337,10 +340,10 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
                 if closing:
                     break
                 await ws.send_text(answer)
-        except WebSocketDisconnect:
-            pass
+        except WebSocketDisconnect as exc:
+            stopping = exc.code == SERVER_GOING
         finally:
-            await run_in_threadpool(pool.close, sid, "the WebSocket closed")
+            await run_in_threadpool(pool.close, sid, "the WebSocket closed", stopping=stopping)
 
     return app
 
