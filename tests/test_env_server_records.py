@@ -192,6 +192,25 @@ def test_sigterm_keeps_finished_episodes_and_drops_only_the_one_in_play(tmp_path
         pass
 
 
+def test_a_server_restarted_on_dir_refuses_the_sealed_instances_it_recorded(tmp_path):
+    """Before, a restarted server forgot which test#N were played: a replay (its gold seen at the
+    first end) would put a second record of the instance in DIR, the one `report` counts."""
+    out = tmp_path / "served"
+    with running_env_server(key=KEY, out=out) as (url, _):
+        with EnvServerClient(url) as env:
+            _play_unit(env, split="test", index=2)
+            env.reset("sequence/hidden-property", split="test", index=2, difficulty="")
+        # the lab is abandoned (recorded) when the client's session closes
+    with running_env_server(key=KEY, out=out) as (url, _):
+        with EnvServerClient(url) as env:
+            for task, difficulty in (("PickAndPlaceTest", "normal"), ("sequence/hidden-property", "")):
+                with pytest.raises(EnvServerError) as again:
+                    env.reset(task, difficulty, split="test", index=2)
+                assert again.value.status == 409 and "already played" in str(again.value)
+            assert env.reset("PickAndPlaceTest", "normal", split="test", index=3).instance["index"] == 3
+    assert len(_lines(out / "results.jsonl")) == 2 and len(_lines(out / "labs" / "results.jsonl")) == 1
+
+
 def test_two_servers_on_one_dir_the_second_is_refused_at_start(tmp_path):
     out = tmp_path / "served"
     first = create_app(key=KEY, out=out)

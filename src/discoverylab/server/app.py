@@ -233,6 +233,8 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
         held = key if key is not None else load_key()
         records = ServerRecords(out, key_id(held) if held is not None else None)
     pool = SessionPool(max_sessions, ttl_s, key, records=records)
+    for task, difficulty, index in records.sealed_played() if records is not None else ():
+        pool.ledger.claim_name(task, difficulty, index)  # played on an earlier server with this DIR: once is all
     stop = threading.Event()
 
     def reaper() -> None:

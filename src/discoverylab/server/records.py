@@ -40,6 +40,7 @@ from discoverylab.bench.rundir import (
     scan_results,
 )
 from discoverylab.bench.schema import config_hash
+from discoverylab.instances import SEALED_SPLIT
 from discoverylab.labs.run_record import LabRecord
 from discoverylab.labs.run_record import config_hash as lab_config_hash
 from discoverylab.server.session import SessionError
@@ -81,6 +82,17 @@ class ServerRecords:
         except BaseException:
             self.close()
             raise
+
+    def sealed_played(self) -> set[tuple[str, str, int]]:
+        """The sealed instances DIR already holds a record of (task, difficulty, index): a server
+        restarted on DIR refuses them too, or a replay's record (the gold seen) would replace the first."""
+        seen = set()
+        for row in [*records.read_jsonl(self.out / RESULTS), *records.read_jsonl(self.labs / RESULTS)]:
+            if row.get("split") == SEALED_SPLIT and isinstance(row.get("index"), int):
+                task, difficulty = (row.get("task"), row.get("difficulty")) if "task" in row else (row.get("protocol"), "")
+                if isinstance(task, str) and isinstance(difficulty, str):
+                    seen.add((task, difficulty, int(row["index"])))
+        return seen
 
     def close(self) -> None:
         for lock in self._locks:
