@@ -19,8 +19,12 @@ def env_serve(
     max_body: Annotated[int, typer.Option("--max-body", min=1024, help="largest request body in bytes (413 beyond)")] = 65536,
     eval_key_file: Annotated[Path | None, typer.Option("--eval-key-file", help="the evaluator's key: lets clients "
                                                        "play the sealed test split (else $DISCOVERYLAB_EVAL_KEY)")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="write the server's own record of every episode that "
+                                             "ends here (results.jsonl, logs/, run.json, labs/), as the runner "
+                                             "does: `discoverylab report/audit/judge` read it")] = None,
 ) -> None:
     """Serve episodes to remote agents: HTTP sessions (reset/step/state) and OpenEnv's WebSocket /ws."""
+    from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked
     from discoverylab.instances import InstanceError, key_id, load_key
     from discoverylab.server import app
 
@@ -32,7 +36,13 @@ def env_serve(
     err.print(f"env server on http://{host}:{port} (OpenEnv WebSocket: ws://{host}:{port}/ws)")
     # which test set clients play (the fingerprint is run.json's eval_key_id), or that none is served
     err.print(f"test split: sealed, key {key_id(key)}" if key is not None else "test split: not served (no evaluation key)")
-    app.serve(host, port, max_sessions=max_sessions, ttl_s=ttl, max_body=max_body, key=key)
+    if out is not None:
+        err.print(f"records: {out} (results.jsonl, logs/, labs/; read with `discoverylab report {out}`)", soft_wrap=True)
+    try:
+        app.serve(host, port, max_sessions=max_sessions, ttl_s=ttl, max_body=max_body, key=key, out=out)
+    except (RunDirError, RunLocked, RunConfigMismatch) as exc:  # --out checked and locked before serving
+        err.print(f"[red]Error:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from None
 
 
 def export_sft(
