@@ -126,3 +126,17 @@ def test_a_knowledge_row_that_is_no_grade_is_skipped_and_named(tmp_path: Path, s
     result = cli.invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == 0 and "Traceback" not in result.output, result.output
     assert "1 row(s) of" in result.output and "knowledge_score is not a number in 0..1" in result.output
+
+
+def test_report_says_whether_the_folder_is_missing_a_file_or_has_no_results(tmp_path: Path) -> None:
+    """Before: `report /nonexistent` (and a file given as the folder) said "no results.jsonl in
+    ...", as if the folder existed. Three cases, three messages, exit code 2, no traceback."""
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "nested" / "results.jsonl").mkdir(parents=True)
+    cases = {tmp_path / "missing": "no such folder", tmp_path / "a-file": "is a file, not a folder",
+             tmp_path: "no results.jsonl in the folder", tmp_path / "nested": "results.jsonl is not a file"}
+    for folder, message in cases.items():
+        for command in ("report", "judge"):
+            result = cli.invoke(app, [command, str(folder)])
+            assert result.exit_code == 2 and message in result.output, (command, folder, result.output)
+            assert result.exception is None or isinstance(result.exception, SystemExit), result.exception

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from discoverylab.bench.episode import EpisodeRecord, episode_key
-from discoverylab.bench.rundir import RESULTS, BadLine, scan_results
+from discoverylab.bench.rundir import BadLine, RunDirError, saved_results, scan_results
 from discoverylab.bench.schema import SCORED_AS_ZERO
 
 DIFFICULTY_ORDER = ("easy", "normal", "challenge")
@@ -163,21 +163,47 @@ def _with_rejudged(run_dir: Path, records: list[EpisodeRecord]) -> tuple[list[Ep
     return [r.model_copy(update=scores[r.key]) if r.key in scores else r for r in records], bad
 
 
-def load_report(run_dir: Path) -> Report:
-    """Read `run_dir/results.jsonl` (bad lines are skipped and listed) into report tables."""
-    from discoverylab.scenarios.registry import all_tasks
+@dataclass(slots=True)
+class SavedRun:
+    """One run folder's records (last line per episode, later judge grades applied) and what
+    had to be skipped reading it."""
 
-    path = run_dir / RESULTS
-    if not path.is_file():
-        raise ReportError(f"no {RESULTS} in {run_dir}; give the --out directory of a bench or run command")
-    scan = scan_results(path, EpisodeRecord, lambda r: r.key)
+    run_dir: Path
+    records: list[EpisodeRecord]
+    bad_lines: list[BadLine]
+    bad_grades: int
+
+
+def read_run(run_dir: Path) -> SavedRun:
+    """Read `run_dir/results.jsonl` (bad lines are skipped and listed); a ReportError names what is
+    wrong with the folder or says that it holds no DiscoveryWorld episode."""
+    try:
+        path = saved_results(run_dir)
+        scan = scan_results(path, EpisodeRecord, lambda r: r.key)
+    except RunDirError as exc:
+        raise ReportError(str(exc)) from None
+    except OSError as exc:  # e.g. no permission to read it
+        raise ReportError(f"cannot read {exc.filename or run_dir}: {exc.strerror or exc}") from None
     records, bad_grades = _with_rejudged(run_dir, list(scan.latest.values()))
     if not records:
         raise ReportError(f"{path} holds no DiscoveryWorld episode records"
                           + (f" ({scan.describe_bad()})" if scan.bad else ""))
+    return SavedRun(run_dir, records, scan.bad, bad_grades)
+
+
+def load_report(run_dir: Path) -> Report:
+    """Read `run_dir/results.jsonl` (bad lines are skipped and listed) into report tables."""
+    run = read_run(run_dir)
+    return build_report(run_dir, run.records, sorted({r.agent for r in run.records}), run.bad_lines, run.bad_grades)
+
+
+def build_report(run_dir: Path, records: list[EpisodeRecord], agents: list[str], bad_lines: list[BadLine],
+                 bad_grades: int) -> Report:  # fmt: skip
+    """The tables of `records`, one column group per name in `agents` (each record's `agent`)."""
+    from discoverylab.scenarios.registry import all_tasks
+
     registry = all_tasks()
     order = {tid: i for i, tid in enumerate(registry)}
-    agents = sorted({r.agent for r in records})
     tables = []
     for suite in SUITE_TITLES:
         mine = [r for r in records if getattr(registry.get(r.task), "suite", "discovery") == suite]
@@ -209,7 +235,7 @@ def load_report(run_dir: Path) -> Report:
     for a in agents:
         found = _costs("All", "", a, [r for r in records if r.agent == a])
         costs += [found] if found is not None else []
-    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad, unjudged, costs,
+    return Report(run_dir, agents, tables, Counter(r.status for r in records), bad_lines, unjudged, costs,
                   bad_grades)
 
 

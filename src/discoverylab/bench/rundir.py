@@ -111,6 +111,23 @@ def check_out(out: Path) -> Path:
     return results
 
 
+def saved_results(run_dir: Path) -> Path:
+    """`run_dir/results.jsonl` of a saved run, for the commands that read one (report, judge); a
+    RunDirError that says what is wrong: no such folder, a file, or a folder without results
+    (before, all three said "no results.jsonl in ...", as if the folder existed)."""
+    hint = "give the --out directory of a bench or run command"
+    if not run_dir.exists():
+        raise RunDirError(f"{run_dir}: no such folder; {hint}")
+    if not run_dir.is_dir():
+        raise RunDirError(f"{run_dir} is a file, not a folder; {hint}")
+    results = run_dir / RESULTS
+    if not results.exists():
+        raise RunDirError(f"no {RESULTS} in the folder {run_dir}; {hint}")
+    if not results.is_file():
+        raise RunDirError(f"{results} is not a file; {hint}")
+    return results
+
+
 class RunLock:
     """An exclusive `flock` on `out/.lock`; released when the holder exits, even by SIGKILL.
 

@@ -124,14 +124,15 @@ def judge_cmd(
     """
     from discoverylab.bench.exits import EXIT_IO
     from discoverylab.bench.judging import KNOWLEDGE_FILE, judge_run, make_judge
-    from discoverylab.bench.rundir import RunLocked, describe_io_error
+    from discoverylab.bench.records import read_jsonl
+    from discoverylab.bench.rundir import RunDirError, RunLocked, describe_io_error, saved_results
     from discoverylab.llm.errors import LLMError
 
-    if not (run_dir / "results.jsonl").is_file():
-        fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
-    from discoverylab.bench.records import read_jsonl
-
-    if any("protocol" in rec and "task" not in rec for rec in read_jsonl(run_dir / "results.jsonl")):
+    try:
+        results = saved_results(run_dir)
+    except RunDirError as exc:
+        fail(str(exc))
+    if any("protocol" in rec and "task" not in rec for rec in read_jsonl(results)):
         fail(f"{run_dir} is a Tiny Labs run: grade it with `discoverylab lab judge {run_dir}`.")
     if json_mode not in JSON_MODES:
         fail(f"Unknown --json-mode {json_mode!r}. Valid: {', '.join(JSON_MODES)}.")
