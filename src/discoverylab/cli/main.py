@@ -312,7 +312,7 @@ def bench(
              request_timeout, backend, address, embedded=any_embedded(llm, judge_llm))  # fmt: skip
 
 
-app.command()(ui_cli.or_ui_logs(saved_runs.report, ui_cli.report_ui_logs))  # a UI logs folder: Table 6
+app.command()(saved_runs.report)  # (a UI logs folder: Table 6, see saved_runs.report)
 app.command("judge")(ui_cli.or_ui_logs(saved_runs.judge_cmd, ui_cli.judge_ui_logs))
 app.command()(audit_cmd.audit)
 

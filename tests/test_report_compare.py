@@ -1,0 +1,111 @@
+"""`discoverylab report RUN_A RUN_B ...`: an LLM agent's run and the baselines' runs (separate
+runs, different configs by design) compared in one table, as the paper's tables do. Before,
+`report` took one folder, so they could not be put side by side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from discoverylab.bench import records
+from discoverylab.bench.compare import load_comparison
+from discoverylab.bench.report import load_report
+from discoverylab.bench.runner import iter_jobs, make_jobs, run_jobs
+from discoverylab.cli import app
+
+cli = CliRunner()
+TASKS = [("PickAndPlaceTest", "normal"), ("ReactorLab", "easy")]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A baselines run (oracle and random) and an 'LLM' run (random episodes recorded as a
+    hypothesizer with a model, as a real run's records name it), with another max_steps."""
+    root = tmp_path_factory.mktemp("compare")
+    base, llm = root / "baselines", root / "hyp-gpt"
+    run_jobs(make_jobs(TASKS, [0, 1], "random", 20) + make_jobs(TASKS[:1], [0, 1], "oracle", 20), base)
+    run_jobs(make_jobs(TASKS, [0, 1], "random", 10), llm)
+    lines = [json.loads(x) for x in (llm / "results.jsonl").read_text().splitlines()]
+    for line in lines:
+        line.update(agent="hypothesizer", llm={"model": "gpt-4o", "base_url": "https://api.example/v1"})
+    (llm / "results.jsonl").write_text("\n".join(records.dumps(x) for x in lines) + "\n")
+    return base, llm
+
+
+def test_two_runs_are_compared_in_one_table_with_each_run_s_own_numbers(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    base, llm = runs
+    comparison = load_comparison([base, llm])
+    assert [c.label for c in comparison.columns] == ["oracle", "random", "hypothesizer/gpt-4o"]
+    assert [c.run_dir for c in comparison.columns] == [base, base, llm]
+    alone = {"oracle": load_report(base), "random": load_report(base), "hypothesizer/gpt-4o": load_report(llm)}
+    for table in comparison.report.tables:
+        for row in table.rows:
+            for label, single in alone.items():
+                agent = label.split("/")[0]
+                mine = next(t for t in single.tables if t.suite == table.suite)
+                theirs = next(r for r in mine.rows if (r.label, r.difficulty) == (row.label, row.difficulty))
+                assert row.cells[label] == theirs.cells[agent], (table.suite, row.label, label)
+    result = cli.invoke(app, ["report", str(base), str(llm), "--figure", str(tmp_path / "cmp.png")])
+    assert result.exit_code == 0, result.output
+    assert "hypothesizer/gpt-4o" in result.output and "Runs" in result.output
+    assert f"{base}: 6 episodes: 6 ok" in result.output and f"{llm}: 4 episodes: 4 ok" in result.output
+    assert (tmp_path / "cmp.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = cli.invoke(app, ["report", str(base), str(llm), "--markdown"])
+    assert md.exit_code == 0 and md.stdout.startswith(f"# Results: {base}, {llm}\n\n## Runs\n")
+    assert f"| hypothesizer/gpt-4o | {llm} | hypothesizer | gpt-4o | seeds | 4 |" in md.stdout
+    assert "| hypothesizer/gpt-4o procedure | hypothesizer/gpt-4o completion |" in md.stdout
+
+
+def test_a_single_folder_prints_what_it_printed_before(runs: tuple[Path, Path]) -> None:
+    from discoverylab.bench.report import to_markdown
+
+    md = cli.invoke(app, ["report", str(runs[0]), "--markdown"])
+    assert md.exit_code == 0 and md.stdout == to_markdown(load_report(runs[0]))
+    assert "## Runs" not in md.stdout
+
+
+def test_columns_that_would_read_the_same_are_told_apart(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """The same agent in two runs gets its folder's name; runs on different splits get the split."""
+    base, _ = runs
+    other = tmp_path / "baselines"
+    run_jobs(make_jobs(TASKS[:1], [0], "random", 20), other)
+    labels = [c.label for c in load_comparison([base, other]).columns]
+    assert labels == ["oracle", f"random ({base})", f"random ({other})"]  # same folder name: the paths
+    more = tmp_path / "more"
+    run_jobs(make_jobs(TASKS[:1], [0], "random", 20), more)
+    assert [c.label for c in load_comparison([base, more]).columns] == ["oracle", "random (baselines)", "random (more)"]
+    dev = tmp_path / "dev"
+    run_jobs(list(iter_jobs(TASKS[:1], [0], "random", 20, split="dev")), dev)
+    labels = [c.label for c in load_comparison([base, dev]).columns]
+    assert labels == ["oracle, seeds", "random, seeds", "random, dev"]
+
+
+def test_bad_folders_among_several_are_named_and_refused(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    base, llm = runs
+    ui_logs = tmp_path / "ui"
+    ui_logs.mkdir()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (ui_logs / "g.jsonl").write_text(json.dumps({"agent": "human", "task": "DialogTest"}) + "\n")
+    cases = [([base, tmp_path / "nope"], f"{tmp_path / 'nope'}: no such folder"),
+             ([base, llm, base], f"{base} is given twice"),
+             ([base, empty], f"no results.jsonl in the folder {empty}"),
+             ([base, ui_logs], f"{ui_logs} is a folder of UI game logs")]
+    for folders, message in cases:
+        result = cli.invoke(app, ["report", *map(str, folders)])
+        assert result.exit_code == 2 and message in result.output, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_an_unreadable_results_file_is_a_one_line_error(runs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a PermissionError traceback from reading results.jsonl."""
+    def refuse(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    result = cli.invoke(app, ["report", str(runs[0])])
+    assert result.exit_code == 2 and "cannot read" in result.output and "Permission denied" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
