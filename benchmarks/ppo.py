@@ -255,7 +255,8 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=40)
     parser.add_argument("--tasks", default=",".join(TASKS), help="one policy for all of them (comma-separated)")
     parser.add_argument("--reward", default="procedure", choices=("success", "explore", "procedure"))
-    parser.add_argument("--out", default="docs/images/ppo_curve")
+    parser.add_argument("--out", default="runs/ppo_curve", help="names <out>.json, .png and .pt (default runs/ppo_curve, "
+                        "git-ignored; the docs' figure is regenerated with --out docs/images/ppo_curve)")
     args = parser.parse_args()
     tasks = tuple(t for t in args.tasks.split(",") if t)
     try:  # a wrong name or count: a usage error now, not a traceback from inside the first env

@@ -375,7 +375,8 @@ def main() -> None:
     parser.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)  # set by --jobs
     parser.add_argument("--until", type=float, default=None, help=argparse.SUPPRESS)  # set by --jobs: a time.time()
     parser.add_argument("--plot-only", action="store_true", help="redraw <out>.png and <out>.md from <out>.json")
-    parser.add_argument("--out", default="docs/images/sb3_curve")
+    parser.add_argument("--out", default="runs/sb3_curve", help="names <out>.json, .png and .md (default runs/sb3_curve, "
+                        "git-ignored; the docs' figure is regenerated with --out docs/images/sb3_curve)")
     parser.add_argument("--parts", default=None, help="folder of the per-task curves and logs (default: <out>.parts)")
     args = parser.parse_args()
     out = Path(args.out)

@@ -41,3 +41,24 @@ def test_out_that_is_a_folder_is_a_usage_error(tmp_path: Path, monkeypatch: pyte
     with pytest.raises(SystemExit) as exc:
         ppo.main()
     assert exc.value.code == 2
+
+
+def test_a_bare_run_writes_under_runs_not_over_the_committed_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: the default --out was docs/images/ppo_curve, so `python benchmarks/ppo.py` with no
+    --out overwrote the figure and data the docs show. It is runs/ppo_curve now (runs/ is git-ignored)."""
+    from bench_loader import default_out_is_ignored
+
+    made: list[Path] = []
+
+    def train(*args: object, **kwargs: object) -> None:
+        made.extend(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+        raise Trained
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(ppo, "train", train)
+    monkeypatch.setattr(ppo, "relax_gc", lambda: None)
+    monkeypatch.setattr(sys, "argv", ["ppo.py", "--tasks", "DoorsTest"])
+    with pytest.raises(Trained):
+        ppo.main()
+    assert made == [Path("runs")]
+    default_out_is_ignored("runs/ppo_curve.json")
