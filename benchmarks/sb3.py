@@ -15,7 +15,8 @@ docs/rl.md ("Why flatten + MLP learns nothing").
 
 Every task writes its curve to `<parts>/<task>.json` (default `<out>.parts`) after each evaluation, so a run killed
 at a time limit still leaves its partial curves; the sweep merges them into `<out>.json`,
-`<out>.png` (greedy held-out success vs env steps) and `<out>.md` (a table).
+`<out>.png` (greedy held-out success vs env steps) and `<out>.md` (a table). Ctrl-C writes what there
+is to `<out>-interrupted.*` instead, leaving a complete `<out>.*` as it was, and exits 130.
 tests/test_sb3_smoke.py runs a few hundred steps of it.
 """
 
@@ -244,9 +245,10 @@ def parts_dir(out: Path, parts: str | None = None) -> Path:
     return Path(parts) if parts else out.parent / (out.name + ".parts")
 
 
-def write_outputs(out: Path, tasks: list[str], parts: Path | None = None) -> list[dict[str, Any]]:
+def write_outputs(out: Path, tasks: list[str], parts: Path | None = None,
+                  stopped: dict[str, str] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Merge `<parts>/<task>.json` into `<out>.json` (with the end of each task's log, where
-    the sweep wrote one), `<out>.png` and `<out>.md`."""
+    the sweep wrote one), `<out>.png` and `<out>.md`; `stopped` names why tasks cut short stopped."""
     parts = parts or parts_dir(out)
     curves = []
     for task in tasks:
@@ -259,8 +261,22 @@ def write_outputs(out: Path, tasks: list[str], parts: Path | None = None) -> lis
             continue
         if log.exists():
             curves[-1]["log_tail"] = log.read_text(errors="replace").splitlines()[-12:]
+        if task in (stopped or {}):
+            curves[-1]["stopped"] = (stopped or {})[task]
     out.with_suffix(".json").write_text(json.dumps(curves, indent=1))
     return redraw(out, curves)
+
+
+def interrupted(out: Path, started: list[str], cut: list[str], parts: Path) -> None:
+    """Ctrl-C: the partial curves of the tasks started go to `<out>-interrupted.{json,png,md}`, never
+    over a complete `<out>.json` of an earlier run (before, they replaced it); exit code 130."""
+    target = out.with_name(out.name + "-interrupted")
+    curves = write_outputs(target, started, parts, {t: "interrupted (Ctrl-C)" for t in cut})
+    print(table(curves), flush=True)
+    print(f"Interrupted (Ctrl-C): partial curves of {len(curves)} task(s) in {target}.json, .png and .md; "
+          f"{out.with_suffix('.json')} was left as it was. Run the command again to train the tasks in full.",
+          file=sys.stderr, flush=True)  # fmt: skip
+    raise SystemExit(130)
 
 
 def redraw(out: Path, curves: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
@@ -315,7 +331,10 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         for proc in running.values():
             proc.kill()
-        print(table(write_outputs(out, tasks, parts)), flush=True)
+        started = [t for t in tasks if t not in pending]  # a task not started may hold an earlier run's curve
+        if signum == signal.SIGINT:
+            interrupted(out, started, list(running), parts)
+        print(table(write_outputs(out, started, parts)), flush=True)
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
@@ -323,7 +342,8 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
     while pending or running:
         while pending and len(running) < args.jobs:
             task = pending.pop(0)
-            cmd = [sys.executable, __file__, "--tasks", task, "--out", str(out), "--parts", str(parts), *forward]
+            cmd = [sys.executable, __file__, "--tasks", task, "--out", str(out), "--parts", str(parts), "--sweep-task",
+                   *forward]  # fmt: skip
             if cpus:
                 cmd += ["--cpu", str(cpus[tasks.index(task) % len(cpus)])]
             if args.time_limit:  # the child stops by the wall clock: its imports count too
@@ -374,6 +394,7 @@ def main() -> None:
     parser.add_argument("--cpus", default="", help="with --jobs: pin task processes to these cores, e.g. 0-13")
     parser.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)  # set by --jobs
     parser.add_argument("--until", type=float, default=None, help=argparse.SUPPRESS)  # set by --jobs: a time.time()
+    parser.add_argument("--sweep-task", action="store_true", help=argparse.SUPPRESS)  # set by --jobs: the sweep merges
     parser.add_argument("--plot-only", action="store_true", help="redraw <out>.png and <out>.md from <out>.json")
     parser.add_argument("--out", default="runs/sb3_curve", help="names <out>.json, .png and .md (default runs/sb3_curve, "
                         "git-ignored; the docs' figure is regenerated with --out docs/images/sb3_curve)")
@@ -412,19 +433,24 @@ def main() -> None:
     parts = parts_dir(out, args.parts)
     parts.mkdir(parents=True, exist_ok=True)
     until = args.until if args.until is not None else None if args.time_limit is None else LAUNCHED[1] + args.time_limit
-    for task in tasks:
+    for done, task in enumerate(tasks):
         left = None if until is None else until - time.time()
         max_steps = args.max_steps or MAX_STEPS.get(task, 50)
-        curve = train(task, args.steps, args.num_envs, args.workers, max_steps, args.reward, args.obs, args.seed,
-                      args.eval_every, args.eval_episodes, args.num_levels, n_steps=args.n_steps, ent_coef=args.ent_coef,
-                      policy=args.policy, batch_size=args.batch_size, n_epochs=args.epochs, learning_rate=args.lr,
-                      time_limit=left, curve_path=parts / f"{task}.json", history=args.history, notes=args.notes,
-                      early_stop=args.early_stop)  # fmt: skip
+        try:
+            curve = train(task, args.steps, args.num_envs, args.workers, max_steps, args.reward, args.obs, args.seed,
+                          args.eval_every, args.eval_episodes, args.num_levels, n_steps=args.n_steps, ent_coef=args.ent_coef,
+                          policy=args.policy, batch_size=args.batch_size, n_epochs=args.epochs, learning_rate=args.lr,
+                          time_limit=left, curve_path=parts / f"{task}.json", history=args.history, notes=args.notes,
+                          early_stop=args.early_stop)  # fmt: skip
+        except KeyboardInterrupt:
+            if args.sweep_task:  # the sweep merges what its tasks left
+                raise SystemExit(130) from None
+            interrupted(out, tasks[: done + 1], [task], parts)
         curve.pop("model")
         print(json.dumps({"task": task, "final": curve["final"], "steps": curve["total_steps"],
                           "seconds": curve["seconds_total"]}), flush=True)  # fmt: skip
-    if args.cpu is None:  # a single run (not one task of a sweep) writes the merged outputs itself
-        write_outputs(out, tasks, parts)
+    if not args.sweep_task:  # a single run merges its outputs itself; a sweep's task leaves that to the sweep
+        write_outputs(out, tasks, parts)  # (before, without --cpus each wrote its curve alone over <out>.json)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@ env or the model after the set-up (with `--jobs`, one per task process); a usage
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -51,3 +54,66 @@ def test_a_bare_run_writes_under_runs_not_over_the_committed_figures(jobs: list[
     monkeypatch.undo()  # (Popen: git below)
     assert made[0] == Path("runs") and all(p.parts[0] == "runs" for p in made), made
     default_out_is_ignored("runs/sb3_curve.json")
+
+
+class Running:
+    """A task process of the sweep that never finishes on its own."""
+
+    returncode = None
+
+    def poll(self) -> None:
+        return None
+
+    def kill(self) -> None:
+        pass
+
+
+def test_ctrl_c_in_a_sweep_never_overwrites_the_complete_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: Ctrl-C merged the partial curves over <out>.json, .png and .md (a complete summary of
+    an earlier run was lost), taking in a curve an earlier run had left for a task not started this
+    time. Now they go to <out>-interrupted.*, marked, and the exit code is 130."""
+    out = tmp_path / "sweep"
+    complete = {suffix: f"complete {suffix}" for suffix in (".json", ".png", ".md")}
+    for suffix, text in complete.items():
+        out.with_suffix(suffix).write_text(text)
+    parts = tmp_path / "sweep.parts"
+    parts.mkdir()
+    for task in ("DoorsTest", "SearchTest"):  # DoorsTest's partial curve; SearchTest's from an earlier run
+        curve = {"task": task, "obs": "onehot", "policy": "slot", "eval": [{"steps": 1000, "success": 0.5, "seconds": 1.0}]}
+        (parts / f"{task}.json").write_text(json.dumps(curve))
+    commands: list[list[str]] = []
+
+    def popen(cmd: list[str], **kwargs: object) -> Running:
+        commands.append(cmd)
+        return Running()
+
+    monkeypatch.setattr(sb3.subprocess, "Popen", popen)
+    monkeypatch.setattr(sb3, "preflight", lambda: None)
+    monkeypatch.setattr(sb3.time, "sleep", lambda seconds: os.kill(os.getpid(), signal.SIGINT))  # Ctrl-C
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        argv = ["sb3.py", "--tasks", "DoorsTest,SearchTest", "--jobs", "1", "--out", str(out)]
+        assert main_exit_code(monkeypatch, sb3.main, argv) == 130
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    assert {suffix: out.with_suffix(suffix).read_text() for suffix in complete} == complete
+    partial = json.loads((tmp_path / "sweep-interrupted.json").read_text())
+    assert [(c["task"], c["stopped"]) for c in partial] == [("DoorsTest", "interrupted (Ctrl-C)")]
+    assert "interrupted (Ctrl-C)" in (tmp_path / "sweep-interrupted.md").read_text()
+    assert (tmp_path / "sweep-interrupted.png").read_bytes()[:4] == b"\x89PNG"
+    assert len(commands) == 1 and "--sweep-task" in commands[0]  # the task process leaves merging to the sweep
+
+
+def test_a_sweep_s_task_process_leaves_the_merged_summary_to_the_sweep(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Before: a sweep run without --cpus started its task processes without --cpu, and each wrote its
+    own curve alone over <out>.json, .png and .md as it finished."""
+    out = tmp_path / "sweep"
+    out.with_suffix(".json").write_text("complete")
+    monkeypatch.setattr(sb3, "train", lambda task, *a, **k: {"model": None, "final": 1.0, "total_steps": 10,
+                                                              "seconds_total": 1.0})  # fmt: skip
+    monkeypatch.setattr("discoverylab.rl.relax_gc", lambda: None)
+    monkeypatch.setattr(sys, "argv", ["sb3.py", "--tasks", "DoorsTest", "--out", str(out), "--sweep-task"])
+    sb3.main()
+    assert out.with_suffix(".json").read_text() == "complete" and not out.with_suffix(".md").exists()
