@@ -129,14 +129,14 @@ def test_a_knowledge_row_that_is_no_grade_is_skipped_and_named(tmp_path: Path, s
 
 
 def test_report_says_whether_the_folder_is_missing_a_file_or_has_no_results(tmp_path: Path) -> None:
-    """Before: `report /nonexistent` (and a file given as the folder) said "no results.jsonl in
-    ...", as if the folder existed. Three cases, three messages, exit code 2, no traceback."""
+    """Before: `report /nonexistent` (and a file given as the folder; judge and audit too) said "no
+    results.jsonl in ...", as if the folder existed. Three cases, three messages, exit code 2, no traceback."""
     (tmp_path / "a-file").write_text("x")
     (tmp_path / "nested" / "results.jsonl").mkdir(parents=True)
     cases = {tmp_path / "missing": "no such folder", tmp_path / "a-file": "is a file, not a folder",
              tmp_path: "no results.jsonl in the folder", tmp_path / "nested": "results.jsonl is not a file"}
     for folder, message in cases.items():
-        for command in ("report", "judge"):
-            result = cli.invoke(app, [command, str(folder)])
+        for command in ("report", "judge", "audit"):
+            result = cli.invoke(app, [command, str(folder)], env={"DISCOVERYLAB_EVAL_KEY": "k" * 32})
             assert result.exit_code == 2 and message in result.output, (command, folder, result.output)
             assert result.exception is None or isinstance(result.exception, SystemExit), result.exception

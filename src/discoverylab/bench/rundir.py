@@ -111,11 +111,11 @@ def check_out(out: Path) -> Path:
     return results
 
 
-def saved_results(run_dir: Path) -> Path:
-    """`run_dir/results.jsonl` of a saved run, for the commands that read one (report, judge); a
-    RunDirError that says what is wrong: no such folder, a file, or a folder without results
-    (before, all three said "no results.jsonl in ...", as if the folder existed)."""
-    hint = "give the --out directory of a bench or run command"
+def saved_results(run_dir: Path, written_by: str = "a bench or run command") -> Path:
+    """`run_dir/results.jsonl` of a saved run, for the commands that read one (report, judge, audit,
+    lab judge); a RunDirError that says what is wrong: no such folder, a file, or a folder without
+    results (before, all three said "no results.jsonl in ...", as if the folder existed)."""
+    hint = f"give the --out directory of {written_by}"
     if not run_dir.exists():
         raise RunDirError(f"{run_dir}: no such folder; {hint}")
     if not run_dir.is_dir():

@@ -22,12 +22,14 @@ def audit(
 ) -> None:
     """The key holder's check of a run (bench, run or lab run): every record's commitment matches its split and index."""
     from discoverylab.bench.records import read_jsonl
+    from discoverylab.bench.rundir import RunDirError, saved_results
 
     key = split_key("test", eval_key_file)
     assert key is not None
-    path = run_dir / "results.jsonl"
-    if not path.is_file():
-        fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
+    try:
+        path = saved_results(run_dir, "a bench, run or lab run command")
+    except RunDirError as exc:
+        fail(str(exc))
     checked = 0
     bad: list[str] = []
     lines = sum(1 for raw in path.open("rb") if raw.strip())
