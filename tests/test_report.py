@@ -140,3 +140,25 @@ def test_report_says_whether_the_folder_is_missing_a_file_or_has_no_results(tmp_
             result = cli.invoke(app, [command, str(folder)], env={"DISCOVERYLAB_EVAL_KEY": "k" * 32})
             assert result.exit_code == 2 and message in result.output, (command, folder, result.output)
             assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+
+
+def test_a_run_being_written_an_empty_file_and_a_tiny_labs_run_are_said_as_they_are(tmp_path: Path) -> None:
+    """Before: a torn last line (a run still appending it, or killed mid-line) gave only "1 bad line(s)
+    ... skipped"; an empty results.jsonl and a Tiny Labs run both "hold no DiscoveryWorld episode
+    records", which named neither."""
+    run = tmp_path / "run"
+    run_jobs(make_jobs([("PickAndPlaceTest", "normal")], [0, 1], "random", 5), run)
+    whole = (run / "results.jsonl").read_bytes()
+    (run / "results.jsonl").write_bytes(whole + whole[:200])  # another record, half written
+    result = cli.invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "1 bad line(s)" in result.output and "line 3: torn last line" in result.output
+    assert "or is still writing it" in result.output and "2 episodes: 2 ok" in result.output
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "results.jsonl").write_text("\n")
+    result = cli.invoke(app, ["report", str(tmp_path / "empty")])
+    assert result.exit_code == 2 and "results.jsonl is empty: no episode has finished there yet" in result.output
+    (tmp_path / "labs").mkdir()
+    (tmp_path / "labs" / "results.jsonl").write_text(json.dumps({"protocol": "sequence/hidden-property", "agent": "llm"}) + "\n")
+    result = cli.invoke(app, ["report", str(tmp_path / "labs")])
+    assert result.exit_code == 2 and "is a Tiny Labs run" in result.output, result.output

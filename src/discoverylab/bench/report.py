@@ -186,9 +186,21 @@ def read_run(run_dir: Path) -> SavedRun:
         raise ReportError(f"cannot read {exc.filename or run_dir}: {exc.strerror or exc}") from None
     records, bad_grades = _with_rejudged(run_dir, list(scan.latest.values()))
     if not records:
-        raise ReportError(f"{path} holds no DiscoveryWorld episode records"
-                          + (f" ({scan.describe_bad()})" if scan.bad else ""))
+        raise ReportError(_no_records(path, scan.describe_bad() if scan.bad else ""))
     return SavedRun(run_dir, records, scan.bad, bad_grades)
+
+
+def _no_records(path: Path, bad: str) -> str:
+    """Why `path` gives no table: empty (no episode has ended yet), a Tiny Labs run, or no line is
+    a DiscoveryWorld record (before, the first two read as the third)."""
+    from discoverylab.bench.records import read_jsonl
+
+    if not bad:
+        return f"{path} is empty: no episode has finished there yet (each is appended as it ends)"
+    if any("protocol" in rec and "task" not in rec for rec in read_jsonl(path)):
+        return (f"{path} is a Tiny Labs run: `discoverylab lab run` prints its tables; `report` reads "
+                "DiscoveryWorld runs (bench, run)")
+    return f"{path} holds no DiscoveryWorld episode records ({bad})"
 
 
 def load_report(run_dir: Path) -> Report:

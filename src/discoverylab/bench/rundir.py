@@ -189,9 +189,13 @@ class Scan(Generic[R]):
         return {k: r for k, r in self.latest.items() if getattr(r, "status", None) == "ok"}
 
     def describe_bad(self, limit: int = 3) -> str:
-        shown = "; ".join(f"line {b.line}: {b.reason}" for b in self.bad[:limit])
-        more = f" (+{len(self.bad) - limit} more)" if len(self.bad) > limit else ""
-        return f"skipped {len(self.bad)} bad line{'s' if len(self.bad) != 1 else ''} ({shown}{more})"
+        return f"skipped {len(self.bad)} bad line{'s' if len(self.bad) != 1 else ''} ({bad_lines_text(self.bad, limit)})"
+
+
+def bad_lines_text(bad: list[BadLine], limit: int = 3) -> str:
+    """'line 3: not JSON (...); line 9: torn last line (...) (+2 more)': which lines, and why."""
+    shown = "; ".join(f"line {b.line}: {b.reason}" for b in bad[:limit])
+    return shown + (f" (+{len(bad) - limit} more)" if len(bad) > limit else "")
 
 
 def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable], *,
@@ -210,7 +214,7 @@ def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable], *,
         if not raw.strip():
             continue
         if number == len(lines) and not data.endswith(b"\n"):
-            scan.bad.append(BadLine(number, "torn last line (the writer was killed mid-line)"))
+            scan.bad.append(BadLine(number, "torn last line (its writer was killed mid-line, or is still writing it)"))
             continue
         try:
             obj = json.loads(raw.decode("utf-8"))

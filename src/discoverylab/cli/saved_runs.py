@@ -35,6 +35,7 @@ from discoverylab.cli.options import (
 
 if TYPE_CHECKING:
     from discoverylab.bench.report import Report
+    from discoverylab.bench.rundir import BadLine
 
 
 def report(
@@ -72,7 +73,7 @@ def _report_one(run_dir: Path, markdown: bool, figure: Path | None) -> None:
         rep = load_report(run_dir)
     except ReportError as exc:
         fail(str(exc))
-    _warn_skipped(run_dir, len(rep.bad_lines), rep.bad_grades)
+    _warn_skipped(run_dir, rep.bad_lines, rep.bad_grades)
     if markdown:
         typer.echo(to_markdown(rep), nl=False)
     else:
@@ -95,7 +96,7 @@ def _report_many(run_dirs: list[Path], markdown: bool, figure: Path | None) -> N
     except ReportError as exc:
         fail(str(exc))
     for run in comparison.runs:
-        _warn_skipped(run.run_dir, len(run.bad_lines), run.bad_grades)
+        _warn_skipped(run.run_dir, run.bad_lines, run.bad_grades)
     if markdown:
         typer.echo(comparison_markdown(comparison), nl=False)
     else:
@@ -115,9 +116,14 @@ def _report_many(run_dirs: list[Path], markdown: bool, figure: Path | None) -> N
         err.print(f"figure: {plot_report(comparison.report, figure)}", soft_wrap=True)
 
 
-def _warn_skipped(run_dir: Path, bad_lines: int, bad_grades: int) -> None:
+def _warn_skipped(run_dir: Path, bad_lines: list[BadLine], bad_grades: int) -> None:
+    """Which lines were skipped and why (before, only how many: a torn last line of a run still
+    writing it read like damage)."""
+    from discoverylab.bench.rundir import bad_lines_text
+
     if bad_lines:
-        err.print(f"[yellow]{bad_lines} bad line(s) in {run_dir / 'results.jsonl'} skipped[/yellow]", soft_wrap=True)
+        err.print(f"[yellow]{len(bad_lines)} bad line(s) in {run_dir / 'results.jsonl'} skipped: "
+                  f"{escape(bad_lines_text(bad_lines))}[/yellow]", soft_wrap=True)  # fmt: skip
     if bad_grades:
         err.print(f"[yellow]{bad_grades} row(s) of {run_dir / 'knowledge.jsonl'} skipped: their knowledge_score "
                   "is not a number in 0..1[/yellow]", soft_wrap=True)
