@@ -109,3 +109,27 @@ def test_an_unreadable_results_file_is_a_one_line_error(runs: tuple[Path, Path],
     result = cli.invoke(app, ["report", str(runs[0])])
     assert result.exit_code == 2 and "cannot read" in result.output and "Permission denied" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+
+
+def test_a_figure_that_cannot_be_written_leaves_the_old_one_whole(runs: tuple[Path, Path], tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Before: matplotlib wrote straight into FILE, so a full disk (or a second `report` writing the
+    same file at the same time) left a half-written figure in place of a good one, and the OSError
+    ended in a traceback after the tables. The figure is written beside it and moved into place."""
+    import errno
+
+    from matplotlib.figure import Figure
+
+    figure = tmp_path / "fig.png"
+    figure.write_bytes(b"the good figure")
+
+    def full_disk(self: Figure, fname: Path, **kwargs: object) -> None:
+        Path(fname).write_bytes(b"half a PNG")
+        raise OSError(errno.ENOSPC, "No space left on device", str(fname))
+
+    monkeypatch.setattr(Figure, "savefig", full_disk)
+    for folders in ([runs[0]], list(runs)):
+        result = cli.invoke(app, ["report", *map(str, folders), "--figure", str(figure)])
+        assert result.exit_code == 74 and "No space left on device" in result.output, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        assert figure.read_bytes() == b"the good figure" and sorted(tmp_path.iterdir()) == [figure]

@@ -16,12 +16,13 @@ cells whose records have no sheet (unit tests, older runs).
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from discoverylab.bench.episode import EpisodeRecord, episode_key
-from discoverylab.bench.rundir import BadLine, RunDirError, saved_results, scan_results
+from discoverylab.bench.rundir import BadLine, RunDirError, describe_io_error, saved_results, scan_results
 from discoverylab.bench.schema import SCORED_AS_ZERO
 
 DIFFICULTY_ORDER = ("easy", "normal", "challenge")
@@ -34,6 +35,10 @@ SUITE_TITLES = {
 
 class ReportError(ValueError):
     """The directory holds no DiscoveryWorld results to report on."""
+
+
+class FigureWriteError(OSError):
+    """`--figure`'s file could not be written (a full disk, no permission): one line, exit code 74."""
 
 
 @dataclass(slots=True)
@@ -340,9 +345,18 @@ def plot_report(report: Report, path: Path) -> Path:
         ax.set_title(table.title)
         ax.legend(fontsize=8, ncols=min(3, len(series)))
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    # Beside it first, then moved into place: a full disk, or a second `report` writing the same
+    # file at the same time, never leaves a half-written figure where a good one was.
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(temp, dpi=110, format=path.suffix[1:].lower())
+        os.replace(temp, path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise FigureWriteError(describe_io_error(exc, path)) from None
+    finally:
+        plt.close(fig)
     return path
 
 

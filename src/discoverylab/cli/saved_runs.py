@@ -65,7 +65,7 @@ def report(
 
 
 def _report_one(run_dir: Path, markdown: bool, figure: Path | None) -> None:
-    from discoverylab.bench.report import ReportError, figure_path, load_report, plot_report, to_markdown
+    from discoverylab.bench.report import ReportError, figure_path, load_report, to_markdown
 
     try:
         if figure is not None:
@@ -81,13 +81,13 @@ def _report_one(run_dir: Path, markdown: bool, figure: Path | None) -> None:
         err.print(status_line(list(rep.statuses.elements())), soft_wrap=True)
     _warn_unjudged(run_dir, rep.unjudged)
     if figure is not None:
-        err.print(f"figure: {plot_report(rep, figure)}", soft_wrap=True)
+        _save_figure(rep, figure)
 
 
 def _report_many(run_dirs: list[Path], markdown: bool, figure: Path | None) -> None:
     """Several runs in one report: each run's columns named in a `Runs` table; warnings per run."""
     from discoverylab.bench.compare import comparison_markdown, load_comparison
-    from discoverylab.bench.report import ReportError, figure_path, plot_report
+    from discoverylab.bench.report import ReportError, figure_path
 
     try:
         if figure is not None:
@@ -113,7 +113,18 @@ def _report_many(run_dirs: list[Path], markdown: bool, figure: Path | None) -> N
     for run in comparison.runs:
         _warn_unjudged(run.run_dir, sum(r.status == "ok" and r.knowledge_status == "unjudged" for r in run.records))
     if figure is not None:
-        err.print(f"figure: {plot_report(comparison.report, figure)}", soft_wrap=True)
+        _save_figure(comparison.report, figure)
+
+
+def _save_figure(rep: Report, figure: Path) -> None:
+    from discoverylab.bench.exits import EXIT_IO
+    from discoverylab.bench.report import FigureWriteError, plot_report
+
+    try:
+        err.print(f"figure: {plot_report(rep, figure)}", soft_wrap=True)
+    except FigureWriteError as exc:  # the tables are out already; the old figure, if any, is whole
+        err.print(f"[red]Error:[/red] {escape(str(exc))}; the figure was not saved", soft_wrap=True)
+        raise typer.Exit(EXIT_IO) from None
 
 
 def _warn_skipped(run_dir: Path, bad_lines: list[BadLine], bad_grades: int) -> None:
