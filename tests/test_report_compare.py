@@ -133,3 +133,16 @@ def test_a_figure_that_cannot_be_written_leaves_the_old_one_whole(runs: tuple[Pa
         assert result.exit_code == 74 and "No space left on device" in result.output, result.output
         assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
         assert figure.read_bytes() == b"the good figure" and sorted(tmp_path.iterdir()) == [figure]
+
+
+def test_a_folder_name_with_brackets_is_printed_as_it_is(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """Before: the skipped-lines warning read `x[red]y` as terminal markup and printed `xy/results.jsonl`."""
+    import shutil
+
+    odd = tmp_path / "x[red]y"
+    shutil.copytree(runs[1], odd)
+    with (odd / "results.jsonl").open("a") as fh:
+        fh.write("[]\n")
+    for folders in ([odd], [odd, runs[0]]):
+        result = cli.invoke(app, ["report", *map(str, folders)])
+        assert result.exit_code == 0 and f"1 bad line(s) in {odd / 'results.jsonl'} skipped" in result.output, result.output

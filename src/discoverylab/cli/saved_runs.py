@@ -133,10 +133,10 @@ def _warn_skipped(run_dir: Path, bad_lines: list[BadLine], bad_grades: int) -> N
     from discoverylab.bench.rundir import bad_lines_text
 
     if bad_lines:
-        err.print(f"[yellow]{len(bad_lines)} bad line(s) in {run_dir / 'results.jsonl'} skipped: "
+        err.print(f"[yellow]{len(bad_lines)} bad line(s) in {escape(str(run_dir / 'results.jsonl'))} skipped: "
                   f"{escape(bad_lines_text(bad_lines))}[/yellow]", soft_wrap=True)  # fmt: skip
     if bad_grades:
-        err.print(f"[yellow]{bad_grades} row(s) of {run_dir / 'knowledge.jsonl'} skipped: their knowledge_score "
+        err.print(f"[yellow]{bad_grades} row(s) of {escape(str(run_dir / 'knowledge.jsonl'))} skipped: their knowledge_score "
                   "is not a number in 0..1[/yellow]", soft_wrap=True)
 
 
@@ -238,7 +238,7 @@ def judge_cmd(
     if as_json:
         typer.echo(json.dumps(outcome.rows))
     else:
-        table = Table(title=f"Knowledge of {run_dir}")
+        table = Table(title=f"Knowledge of {escape(str(run_dir))}")
         for col in ("task", "difficulty", "instance", "agent", "questions", "knowledge"):
             table.add_column(col)
         for row in outcome.rows:
@@ -246,7 +246,7 @@ def judge_cmd(
             table.add_row(str(row["task"]), str(row["difficulty"]), _instance(row), str(row["agent"]),
                           str(len(row["knowledge_verdicts"])), "n/a" if score is None else f"{score:.2f}")  # fmt: skip
         console.print(table)
-        console.print(f"Verdicts: {run_dir / KNOWLEDGE_FILE}")
+        console.print(f"Verdicts: {escape(str(run_dir / KNOWLEDGE_FILE))}")
     for row, error in outcome.failed:
         err.print(f"[red]unjudged[/red] {row['task']} {row['difficulty']} {_instance(row)} {row['agent']}: "
                   f"{escape(error.splitlines()[0] if error else '')}", soft_wrap=True)  # fmt: skip
