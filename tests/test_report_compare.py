@@ -146,3 +146,23 @@ def test_a_folder_name_with_brackets_is_printed_as_it_is(runs: tuple[Path, Path]
     for folders in ([odd], [odd, runs[0]]):
         result = cli.invoke(app, ["report", *map(str, folders)])
         assert result.exit_code == 0 and f"1 bad line(s) in {odd / 'results.jsonl'} skipped" in result.output, result.output
+
+
+def test_records_pasted_in_from_another_config_are_not_counted_as_this_run_s(runs: tuple[Path, Path],
+                                                                             tmp_path: Path) -> None:  # fmt: skip
+    """Before: `report` counted every record of results.jsonl, so the old way of comparing runs
+    (pasting one run's records into another's folder) silently averaged episodes made with other
+    settings into the run's cells; `run`, `bench` and `judge` already kept to run.json's config."""
+    import shutil
+
+    base, llm = runs
+    mixed = tmp_path / "mixed"
+    shutil.copytree(base, mixed)
+    with (mixed / "results.jsonl").open("a") as fh:
+        fh.write((llm / "results.jsonl").read_text())
+    rep = load_report(mixed)
+    assert rep.agents == ["oracle", "random"] and sum(rep.statuses.values()) == 6
+    assert len(rep.bad_lines) == 4 and all("made with another config" in b.reason for b in rep.bad_lines)
+    result = cli.invoke(app, ["report", str(mixed)])
+    assert result.exit_code == 0 and "4 bad line(s)" in result.output
+    assert "discoverylab report RUN_DIR RUN_DIR" in result.output, result.output

@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from discoverylab.bench.episode import EpisodeRecord, episode_key
-from discoverylab.bench.rundir import BadLine, RunDirError, describe_io_error, saved_results, scan_results
+from discoverylab.bench.rundir import (
+    BadLine,
+    RunDirError,
+    describe_io_error,
+    saved_results,
+    scan_results,
+    stored_config_hash,
+)
 from discoverylab.bench.schema import SCORED_AS_ZERO
 
 DIFFICULTY_ORDER = ("easy", "normal", "challenge")
@@ -184,7 +191,9 @@ def read_run(run_dir: Path) -> SavedRun:
     wrong with the folder or says that it holds no DiscoveryWorld episode."""
     try:
         path = saved_results(run_dir)
-        scan = scan_results(path, EpisodeRecord, lambda r: r.key)
+        # Only the run's own config (run.json), as run, bench and judge read it: a record pasted in
+        # from another run is a bad line, never averaged in (compare runs with `report A B`).
+        scan = scan_results(path, EpisodeRecord, lambda r: r.key, config_hash=stored_config_hash(run_dir))
     except RunDirError as exc:
         raise ReportError(str(exc)) from None
     except OSError as exc:  # e.g. no permission to read it

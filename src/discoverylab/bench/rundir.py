@@ -243,6 +243,17 @@ def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable], *,
     return scan
 
 
+def stored_config_hash(run_dir: Path) -> str | None:
+    """The config hash in `run_dir/run.json`, or None when there is none to read (runs made before
+    run.json, or an unreadable one): then no record can be told apart by its config."""
+    try:
+        stored = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = stored.get("config_hash") if isinstance(stored, dict) else None
+    return value if isinstance(value, str) else None
+
+
 def check_config(out: Path, runner: str, config: Mapping[str, Any], *, has_records: bool) -> None:
     """Store the run's exact config in `out/run.json`, or refuse a resume with another one."""
     path = out / RUN_FILE

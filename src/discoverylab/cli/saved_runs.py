@@ -135,6 +135,9 @@ def _warn_skipped(run_dir: Path, bad_lines: list[BadLine], bad_grades: int) -> N
     if bad_lines:
         err.print(f"[yellow]{len(bad_lines)} bad line(s) in {escape(str(run_dir / 'results.jsonl'))} skipped: "
                   f"{escape(bad_lines_text(bad_lines))}[/yellow]", soft_wrap=True)  # fmt: skip
+    if any(b.reason.startswith("made with another config") for b in bad_lines):
+        err.print("[yellow]Records of runs made with other settings are compared, never mixed: keep each run in "
+                  "its own folder and name them all: discoverylab report RUN_DIR RUN_DIR ...[/yellow]", soft_wrap=True)
     if bad_grades:
         err.print(f"[yellow]{bad_grades} row(s) of {escape(str(run_dir / 'knowledge.jsonl'))} skipped: their knowledge_score "
                   "is not a number in 0..1[/yellow]", soft_wrap=True)
