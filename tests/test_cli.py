@@ -143,3 +143,17 @@ def test_embedded_model_runs_one_worker_in_run_and_bench(tmp_path: Path, monkeyp
         assert result.exit_code == 0, result.output
     assert seen == [1, 1, 2, 2]
     assert "embedded model serves one episode at a time" in runner.invoke(app, ["run", "--agent", "react", "--workers", "3", "--out", str(tmp_path / "e")]).output
+
+
+def test_a_difficulty_that_does_not_exist_is_named_as_such(tmp_path: Path) -> None:
+    """Before: `bench --difficulty hard` said "No tasks in suite 'all' at difficulty 'hard'" (as if
+    the suite lacked it), `bench --task Tutorial -d challenge` blamed the suite too, and `--task
+    ReactorLab --suite unit` said "No tasks in suite 'unit' at difficulty None"."""
+    result = runner.invoke(app, ["bench", "--difficulty", "hard", "--out", str(tmp_path / "a")])
+    assert result.exit_code == 2 and "Unknown difficulty 'hard'" in result.output, result.output
+    assert "Valid difficulties: easy, normal, challenge" in result.output
+    result = runner.invoke(app, ["bench", "--task", "Tutorial", "-d", "challenge", "--out", str(tmp_path / "b")])
+    assert result.exit_code == 2 and "Unknown difficulty 'challenge' for task Tutorial" in result.output, result.output
+    result = runner.invoke(app, ["bench", "--task", "ReactorLab", "--suite", "unit", "--out", str(tmp_path / "c")])
+    assert result.exit_code == 2 and "Task ReactorLab is in suite 'discovery', not 'unit'" in result.output, result.output
+    assert not any((tmp_path / name).exists() for name in "abc")

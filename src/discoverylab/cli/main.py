@@ -289,10 +289,15 @@ def bench(
     try:
         pairs = suite_tasks(suite, difficulty)
         if task is not None:
-            from discoverylab.scenarios.registry import get_task
+            from discoverylab.scenarios.registry import check_difficulty, get_task
 
-            task_id = get_task(task).task_id
-            pairs = [(tid, diff) for tid, diff in pairs if tid == task_id]
+            cls = get_task(task)
+            if difficulty is not None:
+                check_difficulty(cls, difficulty)  # the task's own levels (before: "no tasks in suite 'all'")
+            if suite != "all" and cls.suite != suite:  # before: "No tasks in suite 'unit' at difficulty None."
+                raise ValueError(f"Task {cls.task_id} is in suite {cls.suite!r}, not {suite!r}: leave out --suite "
+                                 f"or use --suite {cls.suite}.")  # fmt: skip
+            pairs = [(tid, diff) for tid, diff in pairs if tid == cls.task_id]
         seed_list = parse_seed_ranges(seeds)
     except ValueError as exc:
         fail(str(exc))
