@@ -50,7 +50,7 @@ def audit(
     for line in bad:
         err.print(f"[red]commitment mismatch:[/red] {escape(line)}", soft_wrap=True)
     if skipped:
-        err.print(f"[yellow]{skipped} line(s) of {path} are no records (torn, not JSON, or not an episode's) and "
+        err.print(f"[yellow]{skipped} line(s) of {escape(str(path))} are no records (torn, not JSON, or not an episode's) and "
                   "were not checked[/yellow]", soft_wrap=True)  # fmt: skip
     console.print(f"{checked - len(bad)} of {checked} records verified against the key")
     if bad or not checked:
