@@ -166,3 +166,12 @@ def test_records_pasted_in_from_another_config_are_not_counted_as_this_run_s(run
     result = cli.invoke(app, ["report", str(mixed)])
     assert result.exit_code == 0 and "4 bad line(s)" in result.output
     assert "discoverylab report RUN_DIR RUN_DIR" in result.output, result.output
+
+
+def test_figure_on_a_ui_logs_folder_is_refused_not_silently_skipped(tmp_path: Path) -> None:
+    """Before: `report UI_LOGS --figure f.png` printed the Table 6 report and exited 0 with no figure."""
+    ui_logs = tmp_path / "ui"
+    ui_logs.mkdir()
+    (ui_logs / "g.jsonl").write_text(json.dumps({"agent": "human", "task": "DialogTest"}) + "\n")
+    result = cli.invoke(app, ["report", str(ui_logs), "--figure", str(tmp_path / "f.png")])
+    assert result.exit_code == 2 and "--figure" in result.output and "UI game logs" in result.output, result.output

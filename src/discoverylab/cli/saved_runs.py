@@ -53,7 +53,10 @@ def report(
 
     if len(run_dirs) == 1:
         if is_ui_logs(run_dirs[0]):  # a UI logs folder: Table 6
-            report_ui_logs(run_dirs[0], markdown=markdown, figure=figure)
+            if figure is not None:  # before: the report came out and no figure, exit 0
+                fail(f"--figure draws bench and run results; {run_dirs[0]} is a folder of UI game logs, whose "
+                     "report (Table 6 layout) has no figure: leave out --figure")
+            report_ui_logs(run_dirs[0], markdown=markdown)
         else:
             _report_one(run_dirs[0], markdown, figure)
         return
