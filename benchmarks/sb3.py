@@ -324,14 +324,14 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
     cpus = parse_cpus(args.cpus) if args.cpus else []
     preflight()  # (imports matplotlib too: the stop handler must not import it mid-signal)
     start, wall = LAUNCHED
-    pending, running = list(tasks), {}
+    pending, running, launched = list(tasks), {}, set()
 
     def stop(signum: int, frame: Any) -> None:  # an outer `timeout`: stop the tasks, keep their partial curves
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # `timeout` signals the whole process group: once is enough
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         for proc in running.values():
             proc.kill()
-        started = [t for t in tasks if t not in pending]  # a task not started may hold an earlier run's curve
+        started = [t for t in tasks if t in launched]  # a task not started may hold an earlier run's curve
         if signum == signal.SIGINT:
             interrupted(out, started, list(running), parts)
         print(table(write_outputs(out, started, parts)), flush=True)
@@ -350,6 +350,7 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
                 cmd += ["--until", f"{wall + args.time_limit - 5:.1f}"]
             log = (parts / f"{task}.log").open("w")
             running[task] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+            launched.add(task)
         time.sleep(0.5)
         for task, proc in list(running.items()):
             if proc.poll() is not None:
@@ -360,7 +361,7 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
                 proc.kill()
             running.clear()
             pending.clear()
-    curves = write_outputs(out, tasks, parts)
+    curves = write_outputs(out, [t for t in tasks if t in launched], parts)  # (the time limit may leave some unstarted)
     print(table(curves), flush=True)
 
 

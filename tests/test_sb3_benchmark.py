@@ -117,3 +117,22 @@ def test_a_sweep_s_task_process_leaves_the_merged_summary_to_the_sweep(tmp_path:
     monkeypatch.setattr(sys, "argv", ["sb3.py", "--tasks", "DoorsTest", "--out", str(out), "--sweep-task"])
     sb3.main()
     assert out.with_suffix(".json").read_text() == "complete" and not out.with_suffix(".md").exists()
+
+
+def test_a_sweep_cut_by_its_time_limit_merges_only_the_tasks_it_started(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Before: at --time-limit the tasks not started yet were dropped, but a curve an earlier run
+    had left in the parts folder for one of them was merged into <out>.json as if this run made it."""
+    out = tmp_path / "sweep"
+    parts = tmp_path / "sweep.parts"
+    parts.mkdir()
+    curve = {"task": "SearchTest", "obs": "onehot", "policy": "slot", "eval": [{"steps": 9, "success": 1.0, "seconds": 1.0}]}
+    (parts / "SearchTest.json").write_text(json.dumps(curve))  # from an earlier run
+    monkeypatch.setattr(sb3.subprocess, "Popen", lambda cmd, **kwargs: Running())
+    monkeypatch.setattr(sb3, "preflight", lambda: None)
+    monkeypatch.setattr(sb3.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(sb3.signal, "signal", lambda *a: None)
+    monkeypatch.setattr(sys, "argv", ["sb3.py", "--tasks", "DoorsTest,SearchTest", "--jobs", "1", "--time-limit", "0.001",
+                                      "--out", str(out)])  # fmt: skip
+    sb3.main()
+    assert [c["task"] for c in json.loads(out.with_suffix(".json").read_text())] == ["DoorsTest"]
