@@ -348,6 +348,7 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
                 cmd += ["--cpu", str(cpus[tasks.index(task) % len(cpus)])]
             if args.time_limit:  # the child stops by the wall clock: its imports count too
                 cmd += ["--until", f"{wall + args.time_limit - 5:.1f}"]
+            (parts / f"{task}.json").unlink(missing_ok=True)  # an earlier run's curve is never taken for this one's
             log = (parts / f"{task}.log").open("w")
             running[task] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
             launched.add(task)
@@ -437,6 +438,8 @@ def main() -> None:
     for done, task in enumerate(tasks):
         left = None if until is None else until - time.time()
         max_steps = args.max_steps or MAX_STEPS.get(task, 50)
+        if not args.sweep_task:  # (the sweep cleared it before starting this process)
+            (parts / f"{task}.json").unlink(missing_ok=True)  # an earlier run's curve is never taken for this one's
         try:
             curve = train(task, args.steps, args.num_envs, args.workers, max_steps, args.reward, args.obs, args.seed,
                           args.eval_every, args.eval_episodes, args.num_levels, n_steps=args.n_steps, ent_coef=args.ent_coef,

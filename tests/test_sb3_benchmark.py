@@ -78,13 +78,14 @@ def test_ctrl_c_in_a_sweep_never_overwrites_the_complete_summary(tmp_path: Path,
         out.with_suffix(suffix).write_text(text)
     parts = tmp_path / "sweep.parts"
     parts.mkdir()
-    for task in ("DoorsTest", "SearchTest"):  # DoorsTest's partial curve; SearchTest's from an earlier run
-        curve = {"task": task, "obs": "onehot", "policy": "slot", "eval": [{"steps": 1000, "success": 0.5, "seconds": 1.0}]}
-        (parts / f"{task}.json").write_text(json.dumps(curve))
+    curve = {"task": "SearchTest", "obs": "onehot", "policy": "slot", "eval": [{"steps": 9, "success": 1.0, "seconds": 1.0}]}
+    (parts / "SearchTest.json").write_text(json.dumps(curve))  # from an earlier run
     commands: list[list[str]] = []
 
-    def popen(cmd: list[str], **kwargs: object) -> Running:
+    def popen(cmd: list[str], **kwargs: object) -> Running:  # DoorsTest starts and writes its first evaluation
         commands.append(cmd)
+        curve = {"task": "DoorsTest", "obs": "onehot", "policy": "slot", "eval": [{"steps": 1000, "success": 0.5, "seconds": 1.0}]}
+        (parts / "DoorsTest.json").write_text(json.dumps(curve))
         return Running()
 
     monkeypatch.setattr(sb3.subprocess, "Popen", popen)
@@ -136,3 +137,31 @@ def test_a_sweep_cut_by_its_time_limit_merges_only_the_tasks_it_started(tmp_path
                                       "--out", str(out)])  # fmt: skip
     sb3.main()
     assert [c["task"] for c in json.loads(out.with_suffix(".json").read_text())] == ["DoorsTest"]
+
+
+class Died(Running):
+    """A task process that ended (a crash) before its first evaluation."""
+
+    returncode = 1
+
+    def poll(self) -> int:
+        return 1
+
+
+def test_a_task_that_dies_before_its_first_evaluation_shows_no_earlier_run_s_curve(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Before: the parts folder's <task>.json of an earlier run was merged as this run's curve when
+    this run's task died before writing its own; now its row says it has no curve (see its log)."""
+    out = tmp_path / "sweep"
+    parts = tmp_path / "sweep.parts"
+    parts.mkdir()
+    stale = {"task": "DoorsTest", "obs": "onehot", "policy": "slot", "eval": [{"steps": 9, "success": 1.0, "seconds": 1.0}]}
+    (parts / "DoorsTest.json").write_text(json.dumps(stale))
+    monkeypatch.setattr(sb3.subprocess, "Popen", lambda cmd, **kwargs: Died())
+    monkeypatch.setattr(sb3, "preflight", lambda: None)
+    monkeypatch.setattr(sb3.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(sb3.signal, "signal", lambda *a: None)
+    monkeypatch.setattr(sys, "argv", ["sb3.py", "--tasks", "DoorsTest", "--jobs", "1", "--out", str(out)])
+    sb3.main()
+    (curve,) = json.loads(out.with_suffix(".json").read_text())
+    assert curve["eval"] == [] and curve["stopped"] == "no curve: see log_tail", curve
