@@ -162,3 +162,12 @@ def test_a_run_being_written_an_empty_file_and_a_tiny_labs_run_are_said_as_they_
     (tmp_path / "labs" / "results.jsonl").write_text(json.dumps({"protocol": "sequence/hidden-property", "agent": "llm"}) + "\n")
     result = cli.invoke(app, ["report", str(tmp_path / "labs")])
     assert result.exit_code == 2 and "is a Tiny Labs run" in result.output, result.output
+
+
+def test_a_run_that_has_just_started_is_not_called_a_wrong_folder(tmp_path: Path) -> None:
+    """Before: a run's folder before its first episode ended (run.json, no results.jsonl yet) got
+    "no results.jsonl in ...; give the --out directory of a bench or run command", which it is."""
+    (tmp_path / "run.json").write_text(json.dumps({"config_hash": "abc", "runner": "discoveryworld", "config": {}}))
+    for command in ("report", "judge"):
+        result = cli.invoke(app, [command, str(tmp_path)])
+        assert result.exit_code == 2 and "no episode of the run has finished yet" in result.output, result.output

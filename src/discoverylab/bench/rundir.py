@@ -121,6 +121,8 @@ def saved_results(run_dir: Path, written_by: str = "a bench or run command") -> 
     if not run_dir.is_dir():
         raise RunDirError(f"{run_dir} is a file, not a folder; {hint}")
     results = run_dir / RESULTS
+    if not results.exists() and (run_dir / RUN_FILE).is_file():  # a run's folder before its first episode ended
+        raise RunDirError(f"no {RESULTS} in {run_dir}: no episode of the run has finished yet (each is written as it ends)")
     if not results.exists():
         raise RunDirError(f"no {RESULTS} in the folder {run_dir}; {hint}")
     if not results.is_file():
