@@ -157,3 +157,14 @@ def test_a_difficulty_that_does_not_exist_is_named_as_such(tmp_path: Path) -> No
     result = runner.invoke(app, ["bench", "--task", "ReactorLab", "--suite", "unit", "--out", str(tmp_path / "c")])
     assert result.exit_code == 2 and "Task ReactorLab is in suite 'discovery', not 'unit'" in result.output, result.output
     assert not any((tmp_path / name).exists() for name in "abc")
+
+
+def test_a_folder_in_use_is_refused_before_the_progress_bar(tmp_path: Path) -> None:
+    """Before: `bench --out X` while another runner held X drew its progress bar at 0/N first, as if
+    it had started, then said that the folder is in use."""
+    from discoverylab.bench.rundir import RunLock
+
+    with RunLock(tmp_path):
+        result = runner.invoke(app, ["bench", "--agent", "random", "--suite", "unit", "--seeds", "0", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "another runner" in result.output, result.output
+    assert "random agent" not in result.output and "0/10" not in result.output, result.output

@@ -31,6 +31,7 @@ from discoverylab.bench.presets import PRESETS, resolve
 from discoverylab.bench.rundir import (
     RunConfigMismatch,
     RunDirError,
+    RunLock,
     RunLocked,
     check_out,
 )
@@ -139,7 +140,9 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     if out is not None:
         try:
             check_out(out)  # before the progress bar: a bad --out is a one-line error, nothing else
-        except RunDirError as exc:
+            with RunLock(out):  # so is a folder in use (before: a 0/N bar first); the run takes it again
+                pass
+        except (RunDirError, RunLocked) as exc:
             fail(str(exc))
     progress = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
