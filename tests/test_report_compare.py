@@ -5,6 +5,7 @@ runs, different configs by design) compared in one table, as the paper's tables 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,18 @@ def test_figure_on_a_ui_logs_folder_is_refused_not_silently_skipped(tmp_path: Pa
     (ui_logs / "g.jsonl").write_text(json.dumps({"agent": "human", "task": "DialogTest"}) + "\n")
     result = cli.invoke(app, ["report", str(ui_logs), "--figure", str(tmp_path / "f.png")])
     assert result.exit_code == 2 and "--figure" in result.output and "UI game logs" in result.output, result.output
+
+
+def test_a_folder_name_with_a_pipe_keeps_the_markdown_tables_whole(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """Before: a column named after a folder `a|b` split its markdown header cell in two, so every
+    column after it was shifted under the wrong head."""
+    import shutil
+
+    piped = tmp_path / "a|b"
+    shutil.copytree(runs[0], piped)
+    md = cli.invoke(app, ["report", str(runs[0]), str(piped), "--markdown"])
+    assert md.exit_code == 0, md.output
+    assert "random (a\\|b) procedure" in md.stdout
+    for block in md.stdout.split("\n\n"):  # every row of a table has as many cells as its head
+        rows = [line for line in block.splitlines() if line.startswith("|")]
+        assert len({len(re.findall(r"(?<!\\)\|", row)) for row in rows}) <= 1, block

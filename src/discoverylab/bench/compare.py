@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from discoverylab.bench.episode import EpisodeRecord
-from discoverylab.bench.report import Report, ReportError, SavedRun, build_report, read_run
+from discoverylab.bench.report import Report, ReportError, SavedRun, build_report, md_cell, read_run
 
 SPLIT_NAMES = {"seed": "seeds"}  # raw public seeds; the other splits go by their own name
 
@@ -89,7 +89,8 @@ def runs_markdown(columns: list[Column]) -> list[str]:
     """The markdown table saying which run folder each column comes from."""
     out = ["## Runs", "", "| Column | Run folder | Agent | Model | Split | Episodes | Config |", "|---|---|---|---|---|---:|---|"]
     for c in columns:
-        out.append(f"| {c.label} | {c.run_dir} | {c.agent} | {c.model or '–'} | {c.splits} | {c.episodes} | {c.config_hash} |")
+        cells = [c.label, str(c.run_dir), c.agent, c.model or "–", c.splits, str(c.episodes), c.config_hash]
+        out.append("| " + " | ".join(md_cell(x) for x in cells) + " |")
     return [*out, ""]
 
 

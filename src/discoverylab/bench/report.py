@@ -283,7 +283,7 @@ def to_markdown(report: Report) -> str:
     for table in report.tables:
         names = metrics(table)
         out += [f"## {table.title}", ""]
-        head = ["#", "Task", "Difficulty"] + [f"{a} {m}" for a in report.agents for m in names] + ["n (failed)"]
+        head = ["#", "Task", "Difficulty"] + [f"{md_cell(a)} {m}" for a in report.agents for m in names] + ["n (failed)"]
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "|".join("---" if i < 3 else "---:" for i in range(len(head))) + "|")
         number = 0
@@ -301,6 +301,11 @@ def to_markdown(report: Report) -> str:
     return "\n".join(out) + "\n"
 
 
+def md_cell(text: str) -> str:
+    """`text` for a markdown table cell: a `|` (a compared run's folder name) would split the cell."""
+    return text.replace("|", "\\|")
+
+
 def cost_markdown(rows: list[CostRow]) -> list[str]:
     """The cost table (paper App. C.4): dollars per task and per 100 steps, "?" for an unknown price."""
     out = ["## Cost (paper App. C.4 layout)", "",
@@ -310,7 +315,7 @@ def cost_markdown(rows: list[CostRow]) -> list[str]:
         usd = "?" if r.cost_usd is None else f"{r.cost_usd:.4f}"
         per = "?" if r.per_100_steps is None else f"{r.per_100_steps:.4f}"
         label = f"**{r.label}**" if r.label == "All" else r.label
-        out.append(f"| {label} | {r.difficulty} | {r.agent} | {r.episodes} | {r.steps} | {r.requests} | {r.prompt_tokens:,} "
+        out.append(f"| {label} | {r.difficulty} | {md_cell(r.agent)} | {r.episodes} | {r.steps} | {r.requests} | {r.prompt_tokens:,} "
                    f"| {r.completion_tokens:,} | {usd} | {per} |")  # fmt: skip
     return [*out, ""]
 
