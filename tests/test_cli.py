@@ -168,3 +168,12 @@ def test_a_folder_in_use_is_refused_before_the_progress_bar(tmp_path: Path) -> N
         result = runner.invoke(app, ["bench", "--agent", "random", "--suite", "unit", "--seeds", "0", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "another runner" in result.output, result.output
     assert "random agent" not in result.output and "0/10" not in result.output, result.output
+
+
+def test_a_resume_with_other_settings_is_refused_before_the_progress_bar(tmp_path: Path) -> None:
+    """Before: `bench --out X --max-steps 7` on X made with --max-steps 5 drew a 0/N bar, then refused."""
+    argv = ["bench", "--agent", "random", "--task", "DialogTest", "--seeds", "0", "--out", str(tmp_path)]
+    assert runner.invoke(app, [*argv, "--max-steps", "5"]).exit_code == 0
+    result = runner.invoke(app, [*argv, "--max-steps", "7"])
+    assert result.exit_code == 2 and "holds a run with config" in result.output, result.output
+    assert "random agent" not in result.output, result.output

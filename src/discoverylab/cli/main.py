@@ -29,10 +29,12 @@ from discoverylab.bench.exits import exit_at_once_on_another_signal as _exit_at_
 from discoverylab.bench.live import LiveBoard
 from discoverylab.bench.presets import PRESETS, resolve
 from discoverylab.bench.rundir import (
+    RUN_FILE,
     RunConfigMismatch,
     RunDirError,
     RunLock,
     RunLocked,
+    check_config,
     check_out,
 )
 from discoverylab.bench.runner import (
@@ -140,9 +142,10 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     if out is not None:
         try:
             check_out(out)  # before the progress bar: a bad --out is a one-line error, nothing else
-            with RunLock(out):  # so is a folder in use (before: a 0/N bar first); the run takes it again
-                pass
-        except (RunDirError, RunLocked) as exc:
+            with RunLock(out):  # so is a folder in use or one of other settings (before: a 0/N bar first)
+                if (out / RUN_FILE).is_file():  # (a stored config is only compared; the run checks it again)
+                    check_config(out, "discoveryworld", config, has_records=True)
+        except (RunDirError, RunLocked, RunConfigMismatch) as exc:
             fail(str(exc))
     progress = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
