@@ -23,8 +23,10 @@ from pathlib import Path
 
 from discoverylab.bench.episode import EpisodeRecord, episode_key
 from discoverylab.bench.rundir import (
+    TORN,
     BadLine,
     RunDirError,
+    bad_lines_text,
     describe_io_error,
     saved_results,
     scan_results,
@@ -38,6 +40,9 @@ SUITE_TITLES = {
     "unit": "Unit tests (Table 5 layout)",
     "tutorial": "Tutorial",
 }
+
+
+READ_WHILE_WRITTEN = "torn last line (its writer was killed mid-line, or is still writing it)"
 
 
 class ReportError(ValueError):
@@ -198,10 +203,12 @@ def read_run(run_dir: Path) -> SavedRun:
         raise ReportError(str(exc)) from None
     except OSError as exc:  # e.g. no permission to read it
         raise ReportError(f"cannot read {exc.filename or run_dir}: {exc.strerror or exc}") from None
+    # `report` takes no lock: a torn last line may be a run's record half appended right now.
+    bad = [BadLine(b.line, READ_WHILE_WRITTEN) if b.reason == TORN else b for b in scan.bad]
     records, bad_grades = _with_rejudged(run_dir, list(scan.latest.values()))
     if not records:
-        raise ReportError(_no_records(path, scan.describe_bad() if scan.bad else ""))
-    return SavedRun(run_dir, records, scan.bad, bad_grades)
+        raise ReportError(_no_records(path, f"skipped {len(bad)} bad line(s): {bad_lines_text(bad)}" if bad else ""))
+    return SavedRun(run_dir, records, bad, bad_grades)
 
 
 def _no_records(path: Path, bad: str) -> str:

@@ -39,6 +39,7 @@ fcntl: Any = importlib.import_module("fcntl") if importlib.util.find_spec("fcntl
 RESULTS = "results.jsonl"
 RUN_FILE = "run.json"
 LOCK_FILE = ".lock"
+TORN = "torn last line (the writer was killed mid-line)"  # a resume holds the lock: no one is writing it
 # Temp files of our atomic writers (records.write_jsonl, labs' write_json, run.json) and check_out's probe.
 TEMP_NAME = re.compile(r"(\.json(l)?(\.\d+)?\.tmp|^\.write-test-\d+)$")
 
@@ -216,7 +217,7 @@ def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable], *,
         if not raw.strip():
             continue
         if number == len(lines) and not data.endswith(b"\n"):
-            scan.bad.append(BadLine(number, "torn last line (its writer was killed mid-line, or is still writing it)"))
+            scan.bad.append(BadLine(number, TORN))
             continue
         try:
             obj = json.loads(raw.decode("utf-8"))
