@@ -191,3 +191,12 @@ def test_a_folder_name_with_a_pipe_keeps_the_markdown_tables_whole(runs: tuple[P
     for block in md.stdout.split("\n\n"):  # every row of a table has as many cells as its head
         rows = [line for line in block.splitlines() if line.startswith("|")]
         assert len({len(re.findall(r"(?<!\\)\|", row)) for row in rows}) <= 1, block
+
+
+def test_a_figure_under_a_file_is_refused_before_the_tables(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """Before: `--figure afile/x.png` printed the tables, then ended in a NotADirectoryError traceback."""
+    (tmp_path / "afile").write_text("x")
+    for folders in ([runs[0]], list(runs)):
+        result = cli.invoke(app, ["report", *map(str, folders), "--figure", str(tmp_path / "afile" / "x.png")])
+        assert result.exit_code == 2 and f"{tmp_path / 'afile'} is a file, not a folder" in result.output, result.output
+        assert "Unit tests" not in result.output and (result.exception is None or isinstance(result.exception, SystemExit))

@@ -16,6 +16,7 @@ cells whose records have no sheet (unit tests, older runs).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -336,6 +337,9 @@ def figure_path(path: Path) -> Path:
     if path.is_dir():
         raise ReportError(f"--figure {path} is a folder; give a file name such as {path / 'report.png'}")
     path = path if path.suffix else path.with_suffix(".png")
+    above = next((p for p in path.parents if p.exists()), None)
+    if above is not None and not above.is_dir():  # before: a NotADirectoryError traceback after the tables
+        raise ReportError(f"--figure {path}: {above} is a file, not a folder")
     formats = FigureCanvasBase.get_supported_filetypes()
     if path.suffix[1:].lower() not in formats:
         raise ReportError(f"--figure {path}: matplotlib cannot write {path.suffix!r} files; "
@@ -374,7 +378,8 @@ def plot_report(report: Report, path: Path) -> Path:
         fig.savefig(temp, dpi=110, format=path.suffix[1:].lower())
         os.replace(temp, path)
     except OSError as exc:
-        temp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # (it may never have been made)
+            temp.unlink()
         raise FigureWriteError(describe_io_error(exc, path)) from None
     finally:
         plt.close(fig)
