@@ -273,7 +273,10 @@ def main() -> None:
     out = Path(args.out)
     if out.is_dir():
         parser.error(f"--out {args.out!r} is a folder: it is the path the .json, .png and .pt are named after (e.g. runs/ppo_curve)")
-    out.parent.mkdir(parents=True, exist_ok=True)  # as sb3.py does: a missing folder lost the whole run at the end
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)  # as sb3.py does: a missing folder lost the whole run at the end
+    except OSError as exc:  # e.g. a file where a folder should be: a usage error, not a traceback
+        parser.error(f"--out {args.out!r}: cannot make its folder {out.parent} ({exc.strerror or exc})")
 
     partial = out.with_name(out.name + "-partial")  # the curve so far: never over a complete <out>.json
 

@@ -418,6 +418,10 @@ def main() -> None:
     small = [f"--{n.replace('_', '-')}" for n in ("num_envs", "workers", "n_steps", "batch_size", "epochs") if getattr(args, n) < 1]
     if small:  # was a ValueError traceback from the env or the model (with --jobs, one per task process)
         parser.error(f"{', '.join(small)} must be at least 1")
+    try:  # where the curves go, before any work (a file where a folder should be: a usage error, not a traceback)
+        parts_dir(out, args.parts).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"cannot make the folder {parts_dir(out, args.parts)} for the curves ({exc.strerror or exc}); check --out and --parts")
     if args.jobs:
         forward = [(f"--{name}" if value else f"--no-{name}") if isinstance(value, bool) else f"--{name}={value}"
                    for name, value in ((k.replace("_", "-"), v) for k, v in vars(args).items() if k in TRAINING)

@@ -99,3 +99,13 @@ def test_an_interrupted_run_leaves_the_complete_curve_as_it_was(tmp_path: Path, 
     ppo.main()
     assert json.loads(out.with_suffix(".json").read_text())["total_steps"] == 2000 and out.with_suffix(".pt").is_file()
     assert not partial.exists() and not (tmp_path / "curve-partial.png").exists()
+
+
+def test_an_out_under_a_file_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a FileExistsError traceback making the folder of `--out afile/x`."""
+    from bench_loader import main_exit_code
+
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setattr(ppo, "relax_gc", lambda: None)
+    argv = ["ppo.py", "--tasks", "DoorsTest", "--out", str(tmp_path / "afile" / "x")]
+    assert main_exit_code(monkeypatch, ppo.main, argv, (ppo, "train")) == 2

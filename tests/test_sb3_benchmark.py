@@ -165,3 +165,11 @@ def test_a_task_that_dies_before_its_first_evaluation_shows_no_earlier_run_s_cur
     sb3.main()
     (curve,) = json.loads(out.with_suffix(".json").read_text())
     assert curve["eval"] == [] and curve["stopped"] == "no curve: see log_tail", curve
+
+
+@pytest.mark.parametrize("jobs", [[], ["--jobs", "2"]])
+def test_an_out_under_a_file_is_a_usage_error(jobs: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a NotADirectoryError traceback making `<out>.parts`."""
+    (tmp_path / "afile").write_text("x")
+    argv = ["sb3.py", "--tasks", "DoorsTest", "--out", str(tmp_path / "afile" / "x"), *jobs]
+    assert main_exit_code(monkeypatch, sb3.main, argv, (sb3, "train"), (sb3, "preflight")) == 2
