@@ -208,7 +208,7 @@ def plot(curves: list[dict[str, Any]], path: Path) -> None:
         points = [(e["steps"], e["success"]) for e in c.get("eval", [])]
         if c.get("final") is not None and c.get("total_steps"):
             points.append((c["total_steps"], c["final"]))
-        extra = [c["obs"]] if c.get("obs") != "onehot" else []
+        extra = [str(c["obs"])] if c.get("obs", "onehot") != "onehot" else []
         extra += ["no history"] if c.get("settings", {}).get("history") is False else []
         label = ", ".join([f"{c['task']} ({c.get('policy', 'mlp')}", *extra]) + ")"
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", ms=3, label=label)
@@ -286,6 +286,23 @@ def redraw(out: Path, curves: list[dict[str, Any]] | None = None) -> list[dict[s
     plot(curves, out.with_suffix(".png"))
     out.with_suffix(".md").write_text(table(curves))
     return curves
+
+
+def curves_problem(path: Path) -> str:
+    """What keeps `path` from being redrawn ('' when it is a list of curves as `write_outputs` writes)."""
+    try:
+        curves = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"cannot be read as JSON ({exc})"
+    if not isinstance(curves, list):
+        return "is not a list of curves"
+    for i, c in enumerate(curves):
+        evals = c.get("eval") if isinstance(c, dict) else None
+        if not isinstance(c, dict) or not isinstance(c.get("task"), str) or not isinstance(evals, list) or not all(
+                isinstance(e, dict) and isinstance(e.get("steps"), int | float) and isinstance(e.get("success"), int | float)
+                for e in evals):  # fmt: skip
+            return f"holds no curve at index {i} (a task name and an eval list of steps and success)"
+    return ""
 
 
 def parse_cpus(text: str) -> list[int]:
@@ -407,6 +424,9 @@ def main() -> None:
     if args.plot_only:
         if not out.with_suffix(".json").is_file():  # a usage error, not a FileNotFoundError traceback
             parser.error(f"--plot-only redraws from {out.with_suffix('.json')}, which does not exist (check --out).")
+        problem = curves_problem(out.with_suffix(".json"))
+        if problem:  # before: a JSONDecodeError, KeyError or TypeError traceback
+            parser.error(f"--plot-only: {out.with_suffix('.json')} {problem}")
         print(table(redraw(out)), end="")
         return
     from discoverylab.scenarios.registry import get_task

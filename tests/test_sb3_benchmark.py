@@ -173,3 +173,12 @@ def test_an_out_under_a_file_is_a_usage_error(jobs: list[str], tmp_path: Path, m
     (tmp_path / "afile").write_text("x")
     argv = ["sb3.py", "--tasks", "DoorsTest", "--out", str(tmp_path / "afile" / "x"), *jobs]
     assert main_exit_code(monkeypatch, sb3.main, argv, (sb3, "train"), (sb3, "preflight")) == 2
+
+
+@pytest.mark.parametrize("text", ['{"oops', '[{"x": 1}]', '{"task": "DoorsTest"}', "[1, 2]"])
+def test_plot_only_on_a_file_that_is_no_curve_list_is_a_usage_error(text: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Before: a JSONDecodeError, KeyError or TypeError traceback from `--plot-only`."""
+    (tmp_path / "c.json").write_text(text)
+    assert main_exit_code(monkeypatch, sb3.main, ["sb3.py", "--plot-only", "--out", str(tmp_path / "c")]) == 2
+    assert not (tmp_path / "c.png").exists() and not (tmp_path / "c.md").exists()
