@@ -218,3 +218,28 @@ def test_population_menu_prior_does_not_beat_chance(rate: float) -> None:
     pal = [g.parts["skill_palindrome_score"] for g in scores if "skill_palindrome_score" in g.parts]
     assert pal and float(np.mean(pal)) <= MARGIN, pal
     assert float(np.mean([g.score for g in scores])) <= MARGIN, [g.score for g in scores]
+
+
+def test_dynamics_dense_grid_of_claims_with_still_predictions_does_not_beat_chance() -> None:
+    """Claim a 2-cycle attractor at every point of an 11 x 11 grid (every true attractor is within 0.1
+    of one), name each start's nearest claim to its own starting values, and every candidate driver: the
+    claims find every attractor (recall 1), so a cycle credit by recall, or a basin read off the nearest
+    claim, would pay for no discovery."""
+    class Grid(IdentityHedge):
+        def act(self, message: str) -> str:
+            reply = super().act(message)
+            if '"type": "report"' not in reply or "heldout_starts" not in message:
+                return reply
+            report = json.loads(reply)
+            pairs = [(i / 10, j / 10) for i in range(11) for j in range(11)]
+            names = [n for n in self.names if n in DRIVER_CHOICES] or self.names
+            grid = []
+            for a, b in pairs:  # the grid in every pair of candidate axes at once: coordinates a, b, a, b, ...
+                grid.append({n: (a if k % 2 == 0 else b) for k, n in enumerate(names)} | {"type": "2-cycle"})
+            report["attractors"] = grid
+            for pred in report["predictions"].values():
+                pred.pop("attractor", None)
+            return json.dumps(report)
+
+    attack, parts = _dyn_mean(lambda _p: Grid())
+    assert attack <= _random_dyn() + MARGIN, (attack, [(p["cycle"], p["basin"], p["attractors"]) for p in parts])

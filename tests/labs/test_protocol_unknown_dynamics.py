@@ -80,7 +80,7 @@ def test_final_round_note_then_mandatory_report_turn() -> None:
     assert done.done
     score = proto.grade()
     assert score.parts["drivers"] == 1.0 and score.parts["cycle_claim"] == 1.0
-    assert score.parts["cycle"] == 0.5  # the cycle claim counts for the half of the attractors found
+    assert score.parts["cycle"] == score.parts["attractors"] == 2 / 3  # the cycle claim counts by the attractor F1
     assert score.parts["attractor_recall"] == 0.5 and score.parts["attractor_precision"] == 1.0
     assert 0.0 < score.score < 1.0
 

@@ -187,7 +187,7 @@ def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Se
     claimed attractor that matches the start's true one (classifying a predicted state by the *true*
     centroids let "nothing changes" name 93% of basins with no attractor found); the end state is
     measured against the better of the dominant attractor and "nothing changes"; the cycle type counts
-    in proportion to the attractors found (every drawn process is a 2-cycle); drivers are scored above
+    in proportion to the attractor F1 (every drawn process is a 2-cycle); drivers are scored above
     the hedge of naming every candidate.
     """
     centres = np.asarray(truth.centroids)
@@ -205,7 +205,7 @@ def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Se
     parts["cycle_claim"] = float((truth.cycle_type == "2-cycle" and says_cycle)
                                  or (truth.cycle_type == "fixed" and says_fixed)
                                  or (truth.cycle_type == "other" and says_other))
-    parts["cycle"] = parts["cycle_claim"] * parts["attractor_recall"]
+    parts["cycle"] = parts["cycle_claim"] * parts["attractors"]  # F1, not recall: a dense grid of claims finds nothing
     parts["drivers_jaccard"] = jaccard(report.drivers, drivers) if report else 0.0
     skill = driver_skill(report.drivers if report else [], drivers, candidates)
     parts["drivers_scored"] = float(skill is not None)  # 0: the prompt gives the drivers away; left out of the score
