@@ -2,13 +2,15 @@
 over the grader's free choices or predict "nothing changes", none of which discovers the rule.
 
 Each named test plays an attack on the labs' default (per-seed) problems and asserts it does not beat
-chance (the random agent's mean, plus a small margin); a fast sample runs by default.
+chance (the random agent's mean, plus a small margin); a fast sample runs by default. The macro test
+is a known defect left open: `slow` and a strict xfail, so it fails the day the grader is fixed.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -107,6 +109,7 @@ def _dyn_mean(agent_factory: Any, seeds: range = DYN_SEEDS) -> tuple[float, list
     return float(np.mean(scores)), parts
 
 
+@cache
 def _random_dyn() -> float:
     return _dyn_mean(lambda p: make_agent(p.name, "random", p))[0]
 
@@ -243,3 +246,22 @@ def test_dynamics_dense_grid_of_claims_with_still_predictions_does_not_beat_chan
 
     attack, parts = _dyn_mean(lambda _p: Grid())
     assert attack <= _random_dyn() + MARGIN, (attack, [(p["cycle"], p["basin"], p["attractors"]) for p in parts])
+
+
+# ---------------------------------------------------------------------- macro
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="known defect, not fixed: the published default economy's graph is "
+                   "scored by raw signed-edge F1 (~0.63 on a drawn economy), not above that prior")
+def test_macro_copied_published_graph_adds_nothing_to_a_scaffold() -> None:
+    """The scaffold of `tests/labs/test_macro_attacks.py` alone against the same scaffold reporting the
+    default (published) economy's measured graph: on seeds 0-1 (100 households) 0.510 -> 0.721 and
+    0.510 -> 0.782. The copied graph must add no more than noise."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "labs"))
+    from test_macro_attacks import STRUCTURE, CombinedAttack, _score, copied_edges
+
+    edges = copied_edges(STRUCTURE)
+    gains = [_score(s, lambda _p: CombinedAttack(edges)) - _score(s, lambda _p: CombinedAttack([])) for s in (0, 1)]
+    assert max(gains) <= MARGIN, gains
