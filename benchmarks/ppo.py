@@ -10,6 +10,9 @@ task success of the sampled policy (each episode a fresh seed) and of greedy act
     pip install -e '.[rl]'        # torch==2.13.0 (CPU)
     python benchmarks/ppo.py --steps 200000 --out docs/images/ppo_curve   # .json + .png
 
+Each evaluation writes the curve so far to `<out>-partial.json` and `.png` (removed once the complete
+curve is written), so a run cut short never leaves a partial curve over a complete one.
+
 Not part of `make test`; tests/test_ppo_smoke.py runs a few hundred steps of it.
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -255,7 +259,8 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=40)
     parser.add_argument("--tasks", default=",".join(TASKS), help="one policy for all of them (comma-separated)")
     parser.add_argument("--reward", default="procedure", choices=("success", "explore", "procedure"))
-    parser.add_argument("--out", default="docs/images/ppo_curve")
+    parser.add_argument("--out", default="runs/ppo_curve", help="names <out>.json, .png and .pt (default runs/ppo_curve, "
+                        "git-ignored; the docs' figure is regenerated with --out docs/images/ppo_curve)")
     args = parser.parse_args()
     tasks = tuple(t for t in args.tasks.split(",") if t)
     try:  # a wrong name or count: a usage error now, not a traceback from inside the first env
@@ -268,19 +273,31 @@ def main() -> None:
     out = Path(args.out)
     if out.is_dir():
         parser.error(f"--out {args.out!r} is a folder: it is the path the .json, .png and .pt are named after (e.g. runs/ppo_curve)")
-    out.parent.mkdir(parents=True, exist_ok=True)  # as sb3.py does: a missing folder lost the whole run at the end
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)  # as sb3.py does: a missing folder lost the whole run at the end
+    except OSError as exc:  # e.g. a file where a folder should be: a usage error, not a traceback
+        parser.error(f"--out {args.out!r}: cannot make its folder {out.parent} ({exc.strerror or exc})")
+
+    partial = out.with_name(out.name + "-partial")  # the curve so far: never over a complete <out>.json
 
     def log(curve: dict[str, Any]) -> None:  # keep what we have, should the run be cut short
         print(json.dumps(curve["eval"][-1]), flush=True)
-        out.with_suffix(".json").write_text(json.dumps(curve, indent=1))
-        plot(curve, out.with_suffix(".png"))
+        partial.with_suffix(".json").write_text(json.dumps(curve, indent=1))
+        plot(curve, partial.with_suffix(".png"))
 
-    curve = train(args.steps, args.minutes, envs_per_task=args.envs_per_task, max_steps=args.max_steps,
-                  seed=args.seed, eval_every=args.eval_every, eval_episodes=args.eval_episodes, log=log,
-                  tasks=tasks, reward=args.reward)  # fmt: skip
+    try:
+        curve = train(args.steps, args.minutes, envs_per_task=args.envs_per_task, max_steps=args.max_steps,
+                      seed=args.seed, eval_every=args.eval_every, eval_episodes=args.eval_episodes, log=log,
+                      tasks=tasks, reward=args.reward)  # fmt: skip
+    except KeyboardInterrupt:
+        kept = f"the curve up to the last evaluation is in {partial}.json and .png; " if partial.with_suffix(".json").exists() else ""
+        print(f"Interrupted (Ctrl-C): {kept}{out.with_suffix('.json')} was left as it was.", file=sys.stderr)
+        raise SystemExit(130) from None
     torch.save(curve.pop("policy").state_dict(), out.with_suffix(".pt"))  # re-evaluate later without retraining
     out.with_suffix(".json").write_text(json.dumps(curve, indent=1))
     plot(curve, out.with_suffix(".png"))
+    for suffix in (".json", ".png"):
+        partial.with_suffix(suffix).unlink(missing_ok=True)  # the complete curve is in place
     print(json.dumps({"final": curve["final"], "steps": curve["total_steps"], "seconds": curve["seconds_total"]}))
 
 

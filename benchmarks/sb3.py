@@ -15,7 +15,8 @@ docs/rl.md ("Why flatten + MLP learns nothing").
 
 Every task writes its curve to `<parts>/<task>.json` (default `<out>.parts`) after each evaluation, so a run killed
 at a time limit still leaves its partial curves; the sweep merges them into `<out>.json`,
-`<out>.png` (greedy held-out success vs env steps) and `<out>.md` (a table).
+`<out>.png` (greedy held-out success vs env steps) and `<out>.md` (a table). Ctrl-C writes what there
+is to `<out>-interrupted.*` instead, leaving a complete `<out>.*` as it was, and exits 130.
 tests/test_sb3_smoke.py runs a few hundred steps of it.
 """
 
@@ -207,7 +208,7 @@ def plot(curves: list[dict[str, Any]], path: Path) -> None:
         points = [(e["steps"], e["success"]) for e in c.get("eval", [])]
         if c.get("final") is not None and c.get("total_steps"):
             points.append((c["total_steps"], c["final"]))
-        extra = [c["obs"]] if c.get("obs") != "onehot" else []
+        extra = [str(c["obs"])] if c.get("obs", "onehot") != "onehot" else []
         extra += ["no history"] if c.get("settings", {}).get("history") is False else []
         label = ", ".join([f"{c['task']} ({c.get('policy', 'mlp')}", *extra]) + ")"
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", ms=3, label=label)
@@ -244,9 +245,10 @@ def parts_dir(out: Path, parts: str | None = None) -> Path:
     return Path(parts) if parts else out.parent / (out.name + ".parts")
 
 
-def write_outputs(out: Path, tasks: list[str], parts: Path | None = None) -> list[dict[str, Any]]:
+def write_outputs(out: Path, tasks: list[str], parts: Path | None = None,
+                  stopped: dict[str, str] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Merge `<parts>/<task>.json` into `<out>.json` (with the end of each task's log, where
-    the sweep wrote one), `<out>.png` and `<out>.md`."""
+    the sweep wrote one), `<out>.png` and `<out>.md`; `stopped` names why tasks cut short stopped."""
     parts = parts or parts_dir(out)
     curves = []
     for task in tasks:
@@ -259,8 +261,22 @@ def write_outputs(out: Path, tasks: list[str], parts: Path | None = None) -> lis
             continue
         if log.exists():
             curves[-1]["log_tail"] = log.read_text(errors="replace").splitlines()[-12:]
+        if task in (stopped or {}):
+            curves[-1]["stopped"] = (stopped or {})[task]
     out.with_suffix(".json").write_text(json.dumps(curves, indent=1))
     return redraw(out, curves)
+
+
+def interrupted(out: Path, started: list[str], cut: list[str], parts: Path) -> None:
+    """Ctrl-C: the partial curves of the tasks started go to `<out>-interrupted.{json,png,md}`, never
+    over a complete `<out>.json` of an earlier run (before, they replaced it); exit code 130."""
+    target = out.with_name(out.name + "-interrupted")
+    curves = write_outputs(target, started, parts, {t: "interrupted (Ctrl-C)" for t in cut})
+    print(table(curves), flush=True)
+    print(f"Interrupted (Ctrl-C): partial curves of {len(curves)} task(s) in {target}.json, .png and .md; "
+          f"{out.with_suffix('.json')} was left as it was. Run the command again to train the tasks in full.",
+          file=sys.stderr, flush=True)  # fmt: skip
+    raise SystemExit(130)
 
 
 def redraw(out: Path, curves: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
@@ -270,6 +286,23 @@ def redraw(out: Path, curves: list[dict[str, Any]] | None = None) -> list[dict[s
     plot(curves, out.with_suffix(".png"))
     out.with_suffix(".md").write_text(table(curves))
     return curves
+
+
+def curves_problem(path: Path) -> str:
+    """What keeps `path` from being redrawn ('' when it is a list of curves as `write_outputs` writes)."""
+    try:
+        curves = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"cannot be read as JSON ({exc})"
+    if not isinstance(curves, list):
+        return "is not a list of curves"
+    for i, c in enumerate(curves):
+        evals = c.get("eval") if isinstance(c, dict) else None
+        if not isinstance(c, dict) or not isinstance(c.get("task"), str) or not isinstance(evals, list) or not all(
+                isinstance(e, dict) and isinstance(e.get("steps"), int | float) and isinstance(e.get("success"), int | float)
+                for e in evals):  # fmt: skip
+            return f"holds no curve at index {i} (a task name and an eval list of steps and success)"
+    return ""
 
 
 def parse_cpus(text: str) -> list[int]:
@@ -308,14 +341,17 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
     cpus = parse_cpus(args.cpus) if args.cpus else []
     preflight()  # (imports matplotlib too: the stop handler must not import it mid-signal)
     start, wall = LAUNCHED
-    pending, running = list(tasks), {}
+    pending, running, launched = list(tasks), {}, set()
 
     def stop(signum: int, frame: Any) -> None:  # an outer `timeout`: stop the tasks, keep their partial curves
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # `timeout` signals the whole process group: once is enough
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         for proc in running.values():
             proc.kill()
-        print(table(write_outputs(out, tasks, parts)), flush=True)
+        started = [t for t in tasks if t in launched]  # a task not started may hold an earlier run's curve
+        if signum == signal.SIGINT:
+            interrupted(out, started, list(running), parts)
+        print(table(write_outputs(out, started, parts)), flush=True)
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
@@ -323,13 +359,16 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
     while pending or running:
         while pending and len(running) < args.jobs:
             task = pending.pop(0)
-            cmd = [sys.executable, __file__, "--tasks", task, "--out", str(out), "--parts", str(parts), *forward]
+            cmd = [sys.executable, __file__, "--tasks", task, "--out", str(out), "--parts", str(parts), "--sweep-task",
+                   *forward]  # fmt: skip
             if cpus:
                 cmd += ["--cpu", str(cpus[tasks.index(task) % len(cpus)])]
             if args.time_limit:  # the child stops by the wall clock: its imports count too
                 cmd += ["--until", f"{wall + args.time_limit - 5:.1f}"]
+            (parts / f"{task}.json").unlink(missing_ok=True)  # an earlier run's curve is never taken for this one's
             log = (parts / f"{task}.log").open("w")
             running[task] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+            launched.add(task)
         time.sleep(0.5)
         for task, proc in list(running.items()):
             if proc.poll() is not None:
@@ -340,7 +379,7 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
                 proc.kill()
             running.clear()
             pending.clear()
-    curves = write_outputs(out, tasks, parts)
+    curves = write_outputs(out, [t for t in tasks if t in launched], parts)  # (the time limit may leave some unstarted)
     print(table(curves), flush=True)
 
 
@@ -374,8 +413,10 @@ def main() -> None:
     parser.add_argument("--cpus", default="", help="with --jobs: pin task processes to these cores, e.g. 0-13")
     parser.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)  # set by --jobs
     parser.add_argument("--until", type=float, default=None, help=argparse.SUPPRESS)  # set by --jobs: a time.time()
+    parser.add_argument("--sweep-task", action="store_true", help=argparse.SUPPRESS)  # set by --jobs: the sweep merges
     parser.add_argument("--plot-only", action="store_true", help="redraw <out>.png and <out>.md from <out>.json")
-    parser.add_argument("--out", default="docs/images/sb3_curve")
+    parser.add_argument("--out", default="runs/sb3_curve", help="names <out>.json, .png and .md (default runs/sb3_curve, "
+                        "git-ignored; the docs' figure is regenerated with --out docs/images/sb3_curve)")
     parser.add_argument("--parts", default=None, help="folder of the per-task curves and logs (default: <out>.parts)")
     args = parser.parse_args()
     out = Path(args.out)
@@ -383,6 +424,9 @@ def main() -> None:
     if args.plot_only:
         if not out.with_suffix(".json").is_file():  # a usage error, not a FileNotFoundError traceback
             parser.error(f"--plot-only redraws from {out.with_suffix('.json')}, which does not exist (check --out).")
+        problem = curves_problem(out.with_suffix(".json"))
+        if problem:  # before: a JSONDecodeError, KeyError or TypeError traceback
+            parser.error(f"--plot-only: {out.with_suffix('.json')} {problem}")
         print(table(redraw(out)), end="")
         return
     from discoverylab.scenarios.registry import get_task
@@ -394,6 +438,10 @@ def main() -> None:
     small = [f"--{n.replace('_', '-')}" for n in ("num_envs", "workers", "n_steps", "batch_size", "epochs") if getattr(args, n) < 1]
     if small:  # was a ValueError traceback from the env or the model (with --jobs, one per task process)
         parser.error(f"{', '.join(small)} must be at least 1")
+    try:  # where the curves go, before any work (a file where a folder should be: a usage error, not a traceback)
+        parts_dir(out, args.parts).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"cannot make the folder {parts_dir(out, args.parts)} for the curves ({exc.strerror or exc}); check --out and --parts")
     if args.jobs:
         forward = [(f"--{name}" if value else f"--no-{name}") if isinstance(value, bool) else f"--{name}={value}"
                    for name, value in ((k.replace("_", "-"), v) for k, v in vars(args).items() if k in TRAINING)
@@ -411,19 +459,26 @@ def main() -> None:
     parts = parts_dir(out, args.parts)
     parts.mkdir(parents=True, exist_ok=True)
     until = args.until if args.until is not None else None if args.time_limit is None else LAUNCHED[1] + args.time_limit
-    for task in tasks:
+    for done, task in enumerate(tasks):
         left = None if until is None else until - time.time()
         max_steps = args.max_steps or MAX_STEPS.get(task, 50)
-        curve = train(task, args.steps, args.num_envs, args.workers, max_steps, args.reward, args.obs, args.seed,
-                      args.eval_every, args.eval_episodes, args.num_levels, n_steps=args.n_steps, ent_coef=args.ent_coef,
-                      policy=args.policy, batch_size=args.batch_size, n_epochs=args.epochs, learning_rate=args.lr,
-                      time_limit=left, curve_path=parts / f"{task}.json", history=args.history, notes=args.notes,
-                      early_stop=args.early_stop)  # fmt: skip
+        if not args.sweep_task:  # (the sweep cleared it before starting this process)
+            (parts / f"{task}.json").unlink(missing_ok=True)  # an earlier run's curve is never taken for this one's
+        try:
+            curve = train(task, args.steps, args.num_envs, args.workers, max_steps, args.reward, args.obs, args.seed,
+                          args.eval_every, args.eval_episodes, args.num_levels, n_steps=args.n_steps, ent_coef=args.ent_coef,
+                          policy=args.policy, batch_size=args.batch_size, n_epochs=args.epochs, learning_rate=args.lr,
+                          time_limit=left, curve_path=parts / f"{task}.json", history=args.history, notes=args.notes,
+                          early_stop=args.early_stop)  # fmt: skip
+        except KeyboardInterrupt:
+            if args.sweep_task:  # the sweep merges what its tasks left
+                raise SystemExit(130) from None
+            interrupted(out, tasks[: done + 1], [task], parts)
         curve.pop("model")
         print(json.dumps({"task": task, "final": curve["final"], "steps": curve["total_steps"],
                           "seconds": curve["seconds_total"]}), flush=True)  # fmt: skip
-    if args.cpu is None:  # a single run (not one task of a sweep) writes the merged outputs itself
-        write_outputs(out, tasks, parts)
+    if not args.sweep_task:  # a single run merges its outputs itself; a sweep's task leaves that to the sweep
+        write_outputs(out, tasks, parts)  # (before, without --cpus each wrote its curve alone over <out>.json)
 
 
 if __name__ == "__main__":

@@ -35,3 +35,16 @@ def main_exit_code(monkeypatch: Any, main: Callable[[], Any], argv: list[str], *
     with pytest.raises(SystemExit) as exc:
         main()
     return exc.value.code
+
+
+def default_out_is_ignored(path: str) -> None:
+    """`path` (relative to the repository) is ignored by git: a benchmark's default output never
+    shows up as a change to commit (skipped outside a git checkout)."""
+    import shutil
+    import subprocess
+
+    root = BENCHMARKS.parent
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    done = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", path], capture_output=True)
+    assert done.returncode == 0, f"{path} is not ignored by git"

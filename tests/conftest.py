@@ -32,6 +32,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
+def _state_home_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test's $XDG_STATE_HOME is a fresh folder (subprocesses inherit it): state a command
+    keeps there (env-serve's ledger of played sealed instances) never outlives the test, nor lands
+    in the user's home, where a second test session would find its instances already played."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture(autouse=True)
 def _one_llm_test_at_a_time(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:

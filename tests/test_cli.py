@@ -143,3 +143,37 @@ def test_embedded_model_runs_one_worker_in_run_and_bench(tmp_path: Path, monkeyp
         assert result.exit_code == 0, result.output
     assert seen == [1, 1, 2, 2]
     assert "embedded model serves one episode at a time" in runner.invoke(app, ["run", "--agent", "react", "--workers", "3", "--out", str(tmp_path / "e")]).output
+
+
+def test_a_difficulty_that_does_not_exist_is_named_as_such(tmp_path: Path) -> None:
+    """Before: `bench --difficulty hard` said "No tasks in suite 'all' at difficulty 'hard'" (as if
+    the suite lacked it), `bench --task Tutorial -d challenge` blamed the suite too, and `--task
+    ReactorLab --suite unit` said "No tasks in suite 'unit' at difficulty None"."""
+    result = runner.invoke(app, ["bench", "--difficulty", "hard", "--out", str(tmp_path / "a")])
+    assert result.exit_code == 2 and "Unknown difficulty 'hard'" in result.output, result.output
+    assert "Valid difficulties: easy, normal, challenge" in result.output
+    result = runner.invoke(app, ["bench", "--task", "Tutorial", "-d", "challenge", "--out", str(tmp_path / "b")])
+    assert result.exit_code == 2 and "Unknown difficulty 'challenge' for task Tutorial" in result.output, result.output
+    result = runner.invoke(app, ["bench", "--task", "ReactorLab", "--suite", "unit", "--out", str(tmp_path / "c")])
+    assert result.exit_code == 2 and "Task ReactorLab is in suite 'discovery', not 'unit'" in result.output, result.output
+    assert not any((tmp_path / name).exists() for name in "abc")
+
+
+def test_a_folder_in_use_is_refused_before_the_progress_bar(tmp_path: Path) -> None:
+    """Before: `bench --out X` while another runner held X drew its progress bar at 0/N first, as if
+    it had started, then said that the folder is in use."""
+    from discoverylab.bench.rundir import RunLock
+
+    with RunLock(tmp_path):
+        result = runner.invoke(app, ["bench", "--agent", "random", "--suite", "unit", "--seeds", "0", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "another runner" in result.output, result.output
+    assert "random agent" not in result.output and "0/10" not in result.output, result.output
+
+
+def test_a_resume_with_other_settings_is_refused_before_the_progress_bar(tmp_path: Path) -> None:
+    """Before: `bench --out X --max-steps 7` on X made with --max-steps 5 drew a 0/N bar, then refused."""
+    argv = ["bench", "--agent", "random", "--task", "DialogTest", "--seeds", "0", "--out", str(tmp_path)]
+    assert runner.invoke(app, [*argv, "--max-steps", "5"]).exit_code == 0
+    result = runner.invoke(app, [*argv, "--max-steps", "7"])
+    assert result.exit_code == 2 and "holds a run with config" in result.output, result.output
+    assert "random agent" not in result.output, result.output

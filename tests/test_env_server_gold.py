@@ -92,7 +92,7 @@ def test_a_task_without_a_sheet_shows_its_full_card_at_the_end(url):
     assert result.done and result.scorecard is not None and "scoreCard" in result.scorecard
 
 
-def test_a_server_without_a_key_tells_the_client_where_the_key_belongs(monkeypatch, tmp_path):
+def test_a_server_without_a_key_tells_the_client_where_the_key_belongs(monkeypatch):
     """Before: a client asking a keyless server for test#0 was told to "set DISCOVERYLAB_EVAL_KEY or
     pass --eval-key-file FILE", options of the server it cannot reach. The start line now says
     whether the sealed split is served, and with which key (its fingerprint, as in run.json)."""
@@ -114,8 +114,6 @@ def test_a_server_without_a_key_tells_the_client_where_the_key_belongs(monkeypat
     said = CliRunner().invoke(app, ["env-serve"]).output
     assert "test split: not served (no evaluation key)" in said, said
     monkeypatch.setenv(KEY_ENV, KEY.decode())
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))  # the ledger of played instances goes there
     said = CliRunner().invoke(app, ["env-serve"]).output
     assert f"test split: sealed, key {key_id(KEY)}" in said and KEY.decode() not in said, said
     assert started[-1]["key"] == KEY
-    started[-1]["ledger"].close()

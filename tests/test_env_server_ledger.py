@@ -5,11 +5,14 @@ copy, or use to probe the answer sheet again. The ledger of played instances liv
 so a restarted `env-serve` (a crash, a redeploy, or a client that asked for one) let test#N be
 played again. With a key, `env-serve` now keeps the ledger in an append-only file (fsync'd, read at
 start; `--ledger FILE`, by default under $XDG_STATE_HOME), so the restarted server refuses it too.
+(conftest gives each test its own $XDG_STATE_HOME.)
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,46 +29,49 @@ LAB = "sequence/hidden-property"
 
 
 @pytest.fixture
-def serve_calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[dict[str, Any]]:
-    """`env-serve` runs to the point of serving; the app it would serve is kept (tests serve it)."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+def serve_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """`env-serve` runs to the point of serving; then its app serves on a thread while the test's
+    `during(url)` (popped from `DURING`) plays, and stops, as a real server would."""
     monkeypatch.setenv(KEY_ENV, KEY.decode())
     started: list[dict[str, Any]] = []
-    monkeypatch.setattr("discoverylab.server.app.serve", lambda *a, **kw: started.append(kw))
+
+    def serve(*_args: Any, **options: Any) -> None:
+        started.append(options)
+        if DURING:
+            with running_env_server(**options) as (url, _), EnvServerClient(url) as env:
+                DURING.pop(0)(env)
+
+    monkeypatch.setattr("discoverylab.server.app.serve", serve)
+    DURING.clear()
     return started
 
 
-def _serve_once(started: list[dict[str, Any]], *args: str) -> dict[str, Any]:
+DURING: list[Callable[[EnvServerClient], None]] = []
+
+
+def _serve_once(*args: str, during: Callable[[EnvServerClient], None] | None = None) -> str:
+    if during is not None:
+        DURING.append(during)
     result = CliRunner().invoke(app, ["env-serve", *args])
     assert result.exit_code == 0, result.output
-    started[-1]["said"] = result.output
-    return started[-1]
-
-
-def _close(kw: dict[str, Any]) -> None:
-    if kw.get("ledger") is not None:
-        kw["ledger"].close()
-
-
-def _options(kw: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in kw.items() if k != "said"}
+    return result.output
 
 
 def test_a_restarted_server_still_refuses_a_played_sealed_instance(serve_calls: list[dict[str, Any]],
                                                                      tmp_path: Path) -> None:
-    first = _serve_once(serve_calls)
-    with running_env_server(**_options(first)) as (base, _), EnvServerClient(base) as env:
+    def first(env: EnvServerClient) -> None:
         env.reset(LAB, split="test", index=7, difficulty="")
-    _close(first)  # the process ends: its hold on the ledger goes with it
-    again = _serve_once(serve_calls)
-    with running_env_server(**_options(again)) as (base, _), EnvServerClient(base) as env:
+
+    def second(env: EnvServerClient) -> None:
         with pytest.raises(EnvServerError) as refused:
             env.reset(LAB, split="test", index=7, difficulty="")
         assert refused.value.status == 409 and "plays once" in str(refused.value)
         assert env.reset(LAB, split="test", index=8, difficulty="").instance["index"] == 8
-    _close(again)
-    assert "1 played" in again["said"], again["said"]
-    path = tmp_path / "state" / "discoverylab" / f"env-serve-played-{key_id(KEY)}.jsonl"
+
+    _serve_once(during=first)
+    said = _serve_once(during=second)  # a restart: a new process would read the same file
+    assert "1 played" in said, said
+    path = Path(os.environ["XDG_STATE_HOME"]) / "discoverylab" / f"env-serve-played-{key_id(KEY)}.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     assert [(r["task"], r["index"], r["key_id"]) for r in rows] == [(LAB, 7, key_id(KEY)), (LAB, 8, key_id(KEY))]
     assert KEY.decode() not in path.read_text()
@@ -73,11 +79,13 @@ def test_a_restarted_server_still_refuses_a_played_sealed_instance(serve_calls: 
 
 def test_a_ledger_the_server_cannot_trust_is_refused_at_start(serve_calls: list[dict[str, Any]], tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from discoverylab.server.ledger import FileLedger
+
     ledger = tmp_path / "played.jsonl"
-    held = _serve_once(serve_calls, "--ledger", str(ledger))
-    busy = CliRunner().invoke(app, ["env-serve", "--ledger", str(ledger)])  # a second server on the same file
+    held = FileLedger(ledger, key_id(KEY))  # another server holds it
+    busy = CliRunner().invoke(app, ["env-serve", "--ledger", str(ledger)])
     assert busy.exit_code == 2 and "in use" in busy.output and "Traceback" not in busy.output, busy.output
-    held["ledger"].close()
+    held.close()
     ledger.write_text('{"task": "x", "difficulty": "", "index": 1, "key_id": "0000000000000000"}\n')
     other = CliRunner().invoke(app, ["env-serve", "--ledger", str(ledger)])
     assert other.exit_code == 2 and "another key" in other.output, other.output
@@ -87,9 +95,7 @@ def test_a_ledger_the_server_cannot_trust_is_refused_at_start(serve_calls: list[
     # a line torn by a kill mid-write is cut (its reset was never answered), the rest is kept
     good = json.dumps({"task": LAB, "difficulty": "", "index": 3, "key_id": key_id(KEY)})
     ledger.write_text(good + '\n{"task": "sequ')
-    kept = _serve_once(serve_calls, "--ledger", str(ledger))
-    assert "1 played" in kept["said"] and ledger.read_text() == good + "\n"
-    kept["ledger"].close()
+    assert "1 played" in _serve_once("--ledger", str(ledger)) and ledger.read_text() == good + "\n"
     monkeypatch.delenv(KEY_ENV)
     keyless = CliRunner().invoke(app, ["env-serve", "--ledger", str(ledger)])
     assert keyless.exit_code == 2 and "--ledger" in keyless.output, keyless.output

@@ -152,6 +152,21 @@ def test_replies_that_never_match_the_schema_are_agent_error_in_discoveryworld(t
     assert log[-1]["record"]["status"] == "agent_error"
 
 
+def test_the_hypothesizer_s_agent_error_names_the_replies_that_were_wrong(tmp_path: Path,
+                                                                        llm_env: ScriptedLLMServer) -> None:
+    """Before: "none of the model's 2 replies matched the action schema ... (last problem: ...)", when
+    one of them was the Hypothesizer's memory reply (the reflection), whose problem was the one quoted."""
+    llm_env.push(*[Scripted(body=chat_reply(OFF_FORMAT))] * 10)
+    jobs = make_dw_jobs([("PickAndPlaceTest", "normal")], [0], "hypothesizer", 1,
+                        llm=LLMSettings(base_url=llm_env.base_url))  # fmt: skip
+    (record,) = run_bench(jobs, tmp_path, 1, total=1, config=run_config(1)).results
+    assert record.status == "agent_error", (record.status, record.error)
+    error = record.error or ""
+    assert "action schema" not in error, error
+    assert "none of the model's 2 replies matched its schemas (1 action, 1 memory)" in error, error
+    assert "last problem, in a memory reply:" in error, error
+
+
 def test_attack_abandoning_a_tiny_labs_episode_with_garbage_replies_still_counts(tmp_path: Path,
                                                                                llm_env: ScriptedLLMServer) -> None:
     """A model that answers garbage once an episode goes badly must not drop it from the means."""

@@ -304,7 +304,7 @@ def test_cli_bench_with_a_hosted_style_endpoint_then_judge(scripted_llm: Scripte
     assert "n/a" in result.output  # unit tests ask no critical questions
     assert (out / "knowledge.jsonl").is_file()
     result = runner.invoke(app, ["judge", str(tmp_path / "missing")])
-    assert result.exit_code == 2 and "no results.jsonl" in result.output
+    assert result.exit_code == 2 and "missing: no such folder" in result.output
     result = runner.invoke(app, ["bench", "--agent", "react", "--max-cost", "1", "--base-url", scripted_llm.base_url])
     assert result.exit_code == 2 and "--max-cost needs the price" in result.output
 

@@ -126,3 +126,48 @@ def test_a_knowledge_row_that_is_no_grade_is_skipped_and_named(tmp_path: Path, s
     result = cli.invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == 0 and "Traceback" not in result.output, result.output
     assert "1 row(s) of" in result.output and "knowledge_score is not a number in 0..1" in result.output
+
+
+def test_report_says_whether_the_folder_is_missing_a_file_or_has_no_results(tmp_path: Path) -> None:
+    """Before: `report /nonexistent` (and a file given as the folder; judge and audit too) said "no
+    results.jsonl in ...", as if the folder existed. Three cases, three messages, exit code 2, no traceback."""
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "nested" / "results.jsonl").mkdir(parents=True)
+    cases = {tmp_path / "missing": "no such folder", tmp_path / "a-file": "is a file, not a folder",
+             tmp_path: "no results.jsonl in the folder", tmp_path / "nested": "results.jsonl is not a file"}
+    for folder, message in cases.items():
+        for command in ("report", "judge", "audit"):
+            result = cli.invoke(app, [command, str(folder)], env={"DISCOVERYLAB_EVAL_KEY": "k" * 32})
+            assert result.exit_code == 2 and message in result.output, (command, folder, result.output)
+            assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+
+
+def test_a_run_being_written_an_empty_file_and_a_tiny_labs_run_are_said_as_they_are(tmp_path: Path) -> None:
+    """Before: a torn last line (a run still appending it, or killed mid-line) gave only "1 bad line(s)
+    ... skipped"; an empty results.jsonl and a Tiny Labs run both "hold no DiscoveryWorld episode
+    records", which named neither."""
+    run = tmp_path / "run"
+    run_jobs(make_jobs([("PickAndPlaceTest", "normal")], [0, 1], "random", 5), run)
+    whole = (run / "results.jsonl").read_bytes()
+    (run / "results.jsonl").write_bytes(whole + whole[:200])  # another record, half written
+    result = cli.invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "1 bad line(s)" in result.output and "line 3: torn last line" in result.output
+    assert "or is still writing it" in result.output and "2 episodes: 2 ok" in result.output
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "results.jsonl").write_text("\n")
+    result = cli.invoke(app, ["report", str(tmp_path / "empty")])
+    assert result.exit_code == 2 and "results.jsonl is empty: no episode has finished there yet" in result.output
+    (tmp_path / "labs").mkdir()
+    (tmp_path / "labs" / "results.jsonl").write_text(json.dumps({"protocol": "sequence/hidden-property", "agent": "llm"}) + "\n")
+    result = cli.invoke(app, ["report", str(tmp_path / "labs")])
+    assert result.exit_code == 2 and "is a Tiny Labs run" in result.output, result.output
+
+
+def test_a_run_that_has_just_started_is_not_called_a_wrong_folder(tmp_path: Path) -> None:
+    """Before: a run's folder before its first episode ended (run.json, no results.jsonl yet) got
+    "no results.jsonl in ...; give the --out directory of a bench or run command", which it is."""
+    (tmp_path / "run.json").write_text(json.dumps({"config_hash": "abc", "runner": "discoveryworld", "config": {}}))
+    for command in ("report", "judge"):
+        result = cli.invoke(app, [command, str(tmp_path)])
+        assert result.exit_code == 2 and "no episode of the run has finished yet" in result.output, result.output

@@ -167,3 +167,15 @@ def test_sealed_judge_check_lets_named_judges_unit_tests_and_the_embedded_model_
     check_sealed_judge("dev", discovery, remote, True, None, None)  # public gold
     check_sealed_judge("test", discovery, LLMSettings(), True, None, None)  # the embedded model: this process
     check_sealed_judge("test", discovery, None, True, None, None)  # no LLM agent
+
+
+def test_audit_prints_a_folder_name_with_brackets_as_it_is(tmp_path: Path) -> None:
+    """Before: `audit` read the path in its skipped-lines warning as terminal markup (x[red]y -> xy)."""
+    from discoverylab.bench.runner import make_jobs, run_jobs
+
+    odd = tmp_path / "x[red]y"
+    run_jobs(make_jobs([("PickAndPlaceTest", "normal")], [0], "random", 5), odd)
+    with (odd / "results.jsonl").open("a") as fh:
+        fh.write("[]\n")
+    result = runner.invoke(app, ["audit", str(odd), "--eval-key-file", str(_key(tmp_path))])
+    assert result.exit_code == 0 and f"1 line(s) of {odd / 'results.jsonl'} are no records" in result.output, result.output

@@ -193,7 +193,7 @@ def test_attack_an_edited_transcript_is_not_judged(scripted_llm: ScriptedLLMServ
 
 def test_lab_judge_errors_are_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(lab_app, ["judge", str(tmp_path / "missing")])
-    assert result.exit_code == 2 and "no results.jsonl" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 2 and "missing: no such folder" in result.output and "Traceback" not in result.output
 
 
 def _wrong_judge(request: dict[str, Any]) -> Scripted:

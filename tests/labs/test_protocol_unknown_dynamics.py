@@ -79,7 +79,8 @@ def test_final_round_note_then_mandatory_report_turn() -> None:
     done = proto.step(json.dumps(report))
     assert done.done
     score = proto.grade()
-    assert score.parts["drivers"] == 1.0 and score.parts["cycle"] == 1.0
+    assert score.parts["drivers"] == 1.0 and score.parts["cycle_claim"] == 1.0
+    assert score.parts["cycle"] == score.parts["attractors"] == 2 / 3  # the cycle claim counts by the attractor F1
     assert score.parts["attractor_recall"] == 0.5 and score.parts["attractor_precision"] == 1.0
     assert 0.0 < score.score < 1.0
 
@@ -222,7 +223,7 @@ def test_cycle_claim_comes_from_structured_fields_not_prose() -> None:
         proto.step(_exp())
         proto.step(json.dumps({"type": "report", "hypothesis": text, "drivers": ["gc_content"],
                                "attractors": [{"gc_content": 0.8, "type": kind}]}))
-        return proto.grade().parts["cycle"]
+        return proto.grade().parts["cycle_claim"]
 
     truth = _proto()
     truth.reset(3)

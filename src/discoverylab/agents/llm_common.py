@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,6 +70,11 @@ class LLMSettings:
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.model, "base_url": self.base_url or ("embedded" if self.embedded else os.environ.get(ENV_BASE_URL))}
+
+
+# What each kind of model call (a StepNote's `kind`) asks for, as `agent_error` names it.
+REPLY_KINDS = {"act": "action", "reflect": "memory", "consolidate": "consolidated memory", "plan": "plan",
+               "answers": "answer sheet"}  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -251,16 +257,25 @@ class LLMAgentBase:
 
     # ---- what goes into the record -----------------------------------------------------
     def episode_failure(self) -> tuple[str, str] | None:
-        """("agent_error", why) when the model answered but not one reply could be acted on."""
-        if self.requests and self.invalid_replies >= self.requests:
-            return "agent_error", (
-                f"none of the model's {self.requests} replies matched the action schema, so the agent never "
-                f"acted on the model's choice (last problem: {self._last_problem()})")
-        return None
-
-    def _last_problem(self) -> str:
-        errors = [n.error for n in self.notes if n.error]
-        return errors[-1][:300] if errors else "unknown"
+        """("agent_error", why) when the model answered but not one reply could be acted on; `why`
+        names the kinds of reply that were off their schema (the Hypothesizer's memory replies, the
+        Plan+Execute planner's: before, every reply was called an action reply) and the last one's
+        problem."""
+        if not self.requests or self.invalid_replies < self.requests:
+            return None
+        kinds = Counter(REPLY_KINDS.get(n.kind, n.kind) for n in self.notes if n.error)
+        if set(kinds) <= {"action"}:
+            what = "the action schema"
+        else:
+            what = "its schemas (" + ", ".join(f"{n} {kind}" for kind, n in kinds.items()) + ")"
+        last = next((n for n in reversed(self.notes) if n.error), None)
+        if last is None:
+            problem = "last problem: unknown"
+        else:
+            kind = REPLY_KINDS.get(last.kind, last.kind)
+            problem = f"last problem, in {'an' if kind[0] in 'aeiou' else 'a'} {kind} reply: {last.error[:300]}"
+        return "agent_error", (f"none of the model's {self.requests} replies matched {what}, so the agent never "
+                               f"acted on the model's choice ({problem})")  # fmt: skip
 
     @property
     def last_note(self) -> dict[str, Any] | None:

@@ -16,12 +16,23 @@ cells whose records have no sheet (unit tests, older runs).
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from discoverylab.bench.episode import EpisodeRecord, episode_key
-from discoverylab.bench.rundir import RESULTS, BadLine, scan_results
+from discoverylab.bench.rundir import (
+    TORN,
+    BadLine,
+    RunDirError,
+    bad_lines_text,
+    describe_io_error,
+    saved_results,
+    scan_results,
+    stored_config_hash,
+)
 from discoverylab.bench.schema import SCORED_AS_ZERO
 
 DIFFICULTY_ORDER = ("easy", "normal", "challenge")
@@ -32,8 +43,15 @@ SUITE_TITLES = {
 }
 
 
+READ_WHILE_WRITTEN = "torn last line (its writer was killed mid-line, or is still writing it)"
+
+
 class ReportError(ValueError):
     """The directory holds no DiscoveryWorld results to report on."""
+
+
+class FigureWriteError(OSError):
+    """`--figure`'s file could not be written (a full disk, no permission): one line, exit code 74."""
 
 
 @dataclass(slots=True)
@@ -163,21 +181,63 @@ def _with_rejudged(run_dir: Path, records: list[EpisodeRecord]) -> tuple[list[Ep
     return [r.model_copy(update=scores[r.key]) if r.key in scores else r for r in records], bad
 
 
-def load_report(run_dir: Path) -> Report:
-    """Read `run_dir/results.jsonl` (bad lines are skipped and listed) into report tables."""
-    from discoverylab.scenarios.registry import all_tasks
+@dataclass(slots=True)
+class SavedRun:
+    """One run folder's records (last line per episode, later judge grades applied) and what
+    had to be skipped reading it."""
 
-    path = run_dir / RESULTS
-    if not path.is_file():
-        raise ReportError(f"no {RESULTS} in {run_dir}; give the --out directory of a bench or run command")
-    scan = scan_results(path, EpisodeRecord, lambda r: r.key)
+    run_dir: Path
+    records: list[EpisodeRecord]
+    bad_lines: list[BadLine]
+    bad_grades: int
+
+
+def read_run(run_dir: Path) -> SavedRun:
+    """Read `run_dir/results.jsonl` (bad lines are skipped and listed); a ReportError names what is
+    wrong with the folder or says that it holds no DiscoveryWorld episode."""
+    try:
+        path = saved_results(run_dir)
+        # Only the run's own config (run.json), as run, bench and judge read it: a record pasted in
+        # from another run is a bad line, never averaged in (compare runs with `report A B`).
+        scan = scan_results(path, EpisodeRecord, lambda r: r.key, config_hash=stored_config_hash(run_dir))
+    except RunDirError as exc:
+        raise ReportError(str(exc)) from None
+    except OSError as exc:  # e.g. no permission to read it
+        raise ReportError(f"cannot read {exc.filename or run_dir}: {exc.strerror or exc}") from None
+    # `report` takes no lock: a torn last line may be a run's record half appended right now.
+    bad = [BadLine(b.line, READ_WHILE_WRITTEN) if b.reason == TORN else b for b in scan.bad]
     records, bad_grades = _with_rejudged(run_dir, list(scan.latest.values()))
     if not records:
-        raise ReportError(f"{path} holds no DiscoveryWorld episode records"
-                          + (f" ({scan.describe_bad()})" if scan.bad else ""))
+        raise ReportError(_no_records(path, f"skipped {len(bad)} bad line(s): {bad_lines_text(bad)}" if bad else ""))
+    return SavedRun(run_dir, records, bad, bad_grades)
+
+
+def _no_records(path: Path, bad: str) -> str:
+    """Why `path` gives no table: empty (no episode has ended yet), a Tiny Labs run, or no line is
+    a DiscoveryWorld record (before, the first two read as the third)."""
+    from discoverylab.bench.records import read_jsonl
+
+    if not bad:
+        return f"{path} is empty: no episode has finished there yet (each is appended as it ends)"
+    if any("protocol" in rec and "task" not in rec for rec in read_jsonl(path)):
+        return (f"{path} is a Tiny Labs run: `discoverylab lab run` prints its tables; `report` reads "
+                "DiscoveryWorld runs (bench, run)")
+    return f"{path} holds no DiscoveryWorld episode records ({bad})"
+
+
+def load_report(run_dir: Path) -> Report:
+    """Read `run_dir/results.jsonl` (bad lines are skipped and listed) into report tables."""
+    run = read_run(run_dir)
+    return build_report(run_dir, run.records, sorted({r.agent for r in run.records}), run.bad_lines, run.bad_grades)
+
+
+def build_report(run_dir: Path, records: list[EpisodeRecord], agents: list[str], bad_lines: list[BadLine],
+                 bad_grades: int) -> Report:  # fmt: skip
+    """The tables of `records`, one column group per name in `agents` (each record's `agent`)."""
+    from discoverylab.scenarios.registry import all_tasks
+
     registry = all_tasks()
     order = {tid: i for i, tid in enumerate(registry)}
-    agents = sorted({r.agent for r in records})
     tables = []
     for suite in SUITE_TITLES:
         mine = [r for r in records if getattr(registry.get(r.task), "suite", "discovery") == suite]
@@ -209,7 +269,7 @@ def load_report(run_dir: Path) -> Report:
     for a in agents:
         found = _costs("All", "", a, [r for r in records if r.agent == a])
         costs += [found] if found is not None else []
-    return Report(run_dir, agents, tables, Counter(r.status for r in records), scan.bad, unjudged, costs,
+    return Report(run_dir, agents, tables, Counter(r.status for r in records), bad_lines, unjudged, costs,
                   bad_grades)
 
 
@@ -231,7 +291,7 @@ def to_markdown(report: Report) -> str:
     for table in report.tables:
         names = metrics(table)
         out += [f"## {table.title}", ""]
-        head = ["#", "Task", "Difficulty"] + [f"{a} {m}" for a in report.agents for m in names] + ["n (failed)"]
+        head = ["#", "Task", "Difficulty"] + [f"{md_cell(a)} {m}" for a in report.agents for m in names] + ["n (failed)"]
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "|".join("---" if i < 3 else "---:" for i in range(len(head))) + "|")
         number = 0
@@ -249,6 +309,11 @@ def to_markdown(report: Report) -> str:
     return "\n".join(out) + "\n"
 
 
+def md_cell(text: str) -> str:
+    """`text` for a markdown table cell: a `|` (a compared run's folder name) would split the cell."""
+    return text.replace("|", "\\|")
+
+
 def cost_markdown(rows: list[CostRow]) -> list[str]:
     """The cost table (paper App. C.4): dollars per task and per 100 steps, "?" for an unknown price."""
     out = ["## Cost (paper App. C.4 layout)", "",
@@ -258,7 +323,7 @@ def cost_markdown(rows: list[CostRow]) -> list[str]:
         usd = "?" if r.cost_usd is None else f"{r.cost_usd:.4f}"
         per = "?" if r.per_100_steps is None else f"{r.per_100_steps:.4f}"
         label = f"**{r.label}**" if r.label == "All" else r.label
-        out.append(f"| {label} | {r.difficulty} | {r.agent} | {r.episodes} | {r.steps} | {r.requests} | {r.prompt_tokens:,} "
+        out.append(f"| {label} | {r.difficulty} | {md_cell(r.agent)} | {r.episodes} | {r.steps} | {r.requests} | {r.prompt_tokens:,} "
                    f"| {r.completion_tokens:,} | {usd} | {per} |")  # fmt: skip
     return [*out, ""]
 
@@ -272,6 +337,9 @@ def figure_path(path: Path) -> Path:
     if path.is_dir():
         raise ReportError(f"--figure {path} is a folder; give a file name such as {path / 'report.png'}")
     path = path if path.suffix else path.with_suffix(".png")
+    above = next((p for p in path.parents if p.exists()), None)
+    if above is not None and not above.is_dir():  # before: a NotADirectoryError traceback after the tables
+        raise ReportError(f"--figure {path}: {above} is a file, not a folder")
     formats = FigureCanvasBase.get_supported_filetypes()
     if path.suffix[1:].lower() not in formats:
         raise ReportError(f"--figure {path}: matplotlib cannot write {path.suffix!r} files; "
@@ -302,9 +370,19 @@ def plot_report(report: Report, path: Path) -> Path:
         ax.set_title(table.title)
         ax.legend(fontsize=8, ncols=min(3, len(series)))
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    # Beside it first, then moved into place: a full disk, or a second `report` writing the same
+    # file at the same time, never leaves a half-written figure where a good one was.
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(temp, dpi=110, format=path.suffix[1:].lower())
+        os.replace(temp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # (it may never have been made)
+            temp.unlink()
+        raise FigureWriteError(describe_io_error(exc, path)) from None
+    finally:
+        plt.close(fig)
     return path
 
 

@@ -39,6 +39,7 @@ fcntl: Any = importlib.import_module("fcntl") if importlib.util.find_spec("fcntl
 RESULTS = "results.jsonl"
 RUN_FILE = "run.json"
 LOCK_FILE = ".lock"
+TORN = "torn last line (the writer was killed mid-line)"  # a resume holds the lock: no one is writing it
 # Temp files of our atomic writers (records.write_jsonl, labs' write_json, run.json) and check_out's probe.
 TEMP_NAME = re.compile(r"(\.json(l)?(\.\d+)?\.tmp|^\.write-test-\d+)$")
 
@@ -111,6 +112,25 @@ def check_out(out: Path) -> Path:
     return results
 
 
+def saved_results(run_dir: Path, written_by: str = "a bench or run command") -> Path:
+    """`run_dir/results.jsonl` of a saved run, for the commands that read one (report, judge, audit,
+    lab judge); a RunDirError that says what is wrong: no such folder, a file, or a folder without
+    results (before, all three said "no results.jsonl in ...", as if the folder existed)."""
+    hint = f"give the --out directory of {written_by}"
+    if not run_dir.exists():
+        raise RunDirError(f"{run_dir}: no such folder; {hint}")
+    if not run_dir.is_dir():
+        raise RunDirError(f"{run_dir} is a file, not a folder; {hint}")
+    results = run_dir / RESULTS
+    if not results.exists() and (run_dir / RUN_FILE).is_file():  # a run's folder before its first episode ended
+        raise RunDirError(f"no {RESULTS} in {run_dir}: no episode of the run has finished yet (each is written as it ends)")
+    if not results.exists():
+        raise RunDirError(f"no {RESULTS} in the folder {run_dir}; {hint}")
+    if not results.is_file():
+        raise RunDirError(f"{results} is not a file; {hint}")
+    return results
+
+
 class RunLock:
     """An exclusive `flock` on `out/.lock`; released when the holder exits, even by SIGKILL.
 
@@ -172,9 +192,13 @@ class Scan(Generic[R]):
         return {k: r for k, r in self.latest.items() if getattr(r, "status", None) == "ok"}
 
     def describe_bad(self, limit: int = 3) -> str:
-        shown = "; ".join(f"line {b.line}: {b.reason}" for b in self.bad[:limit])
-        more = f" (+{len(self.bad) - limit} more)" if len(self.bad) > limit else ""
-        return f"skipped {len(self.bad)} bad line{'s' if len(self.bad) != 1 else ''} ({shown}{more})"
+        return f"skipped {len(self.bad)} bad line{'s' if len(self.bad) != 1 else ''} ({bad_lines_text(self.bad, limit)})"
+
+
+def bad_lines_text(bad: list[BadLine], limit: int = 3) -> str:
+    """'line 3: not JSON (...); line 9: torn last line (...) (+2 more)': which lines, and why."""
+    shown = "; ".join(f"line {b.line}: {b.reason}" for b in bad[:limit])
+    return shown + (f" (+{len(bad) - limit} more)" if len(bad) > limit else "")
 
 
 def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable], *,
@@ -193,7 +217,7 @@ def scan_results(path: Path, model: type[R], key: Callable[[R], Hashable], *,
         if not raw.strip():
             continue
         if number == len(lines) and not data.endswith(b"\n"):
-            scan.bad.append(BadLine(number, "torn last line (the writer was killed mid-line)"))
+            scan.bad.append(BadLine(number, TORN))
             continue
         try:
             obj = json.loads(raw.decode("utf-8"))
@@ -231,6 +255,17 @@ def _what_changed(old: Any, new: Mapping[str, Any]) -> str:
         return "another evaluation key (eval_key_id; its test instances are other worlds)"
     changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
     return f"other settings ({', '.join(changed) or 'the runner'})"
+
+
+def stored_config_hash(run_dir: Path) -> str | None:
+    """The config hash in `run_dir/run.json`, or None when there is none to read (runs made before
+    run.json, or an unreadable one): then no record can be told apart by its config."""
+    try:
+        stored = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = stored.get("config_hash") if isinstance(stored, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def check_config(out: Path, runner: str, config: Mapping[str, Any], *, has_records: bool) -> None:

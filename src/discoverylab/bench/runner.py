@@ -116,6 +116,9 @@ def suite_tasks(suite: str, difficulty: str | None = None) -> list[tuple[str, st
     added for RL, are asked for by name)."""
     if suite not in SUITES:
         raise ValueError(f"Unknown suite {suite!r}. Valid suites: {', '.join(SUITES)}.")
+    known = list(dict.fromkeys(d for cls in all_tasks().values() for d in cls.difficulties))
+    if difficulty is not None and difficulty.strip().lower() not in known:  # not "no tasks in the suite"
+        raise ValueError(f"Unknown difficulty {difficulty!r}. Valid difficulties: {', '.join(known)}.")
     pairs = []
     for tid, cls in all_tasks().items():
         if suite != "all" and cls.suite != suite:
@@ -123,7 +126,7 @@ def suite_tasks(suite: str, difficulty: str | None = None) -> list[tuple[str, st
         for diff in cls.difficulties:
             if difficulty is None and cls.suite == "unit" and diff != "normal":
                 continue
-            if difficulty is None or diff == difficulty.lower():
+            if difficulty is None or diff == difficulty.strip().lower():
                 pairs.append((tid, diff))
     return pairs
 

@@ -22,12 +22,14 @@ def audit(
 ) -> None:
     """The key holder's check of a run (bench, run or lab run): every record's commitment matches its split and index."""
     from discoverylab.bench.records import read_jsonl
+    from discoverylab.bench.rundir import RunDirError, saved_results
 
     key = split_key("test", eval_key_file)
     assert key is not None
-    path = run_dir / "results.jsonl"
-    if not path.is_file():
-        fail(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab bench --out`.")
+    try:
+        path = saved_results(run_dir, "a bench, run or lab run command")
+    except RunDirError as exc:
+        fail(str(exc))
     checked = sealed = 0
     bad: list[str] = []
     lines = sum(1 for raw in path.open("rb") if raw.strip())
@@ -52,7 +54,7 @@ def audit(
         err.print(f"[red]None of the {sealed} sealed records matches: this is probably another key than the run's"
                   f"{_key_ids(run_dir, key)}.[/red]", soft_wrap=True)  # fmt: skip
     if skipped:
-        err.print(f"[yellow]{skipped} line(s) of {path} are no records (torn, not JSON, or not an episode's) and "
+        err.print(f"[yellow]{skipped} line(s) of {escape(str(path))} are no records (torn, not JSON, or not an episode's) and "
                   "were not checked[/yellow]", soft_wrap=True)  # fmt: skip
     console.print(f"{checked - len(bad)} of {checked} records verified against the key")
     if bad or not checked:

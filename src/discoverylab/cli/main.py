@@ -29,9 +29,12 @@ from discoverylab.bench.exits import exit_at_once_on_another_signal as _exit_at_
 from discoverylab.bench.live import LiveBoard
 from discoverylab.bench.presets import PRESETS, resolve
 from discoverylab.bench.rundir import (
+    RUN_FILE,
     RunConfigMismatch,
     RunDirError,
+    RunLock,
     RunLocked,
+    check_config,
     check_out,
 )
 from discoverylab.bench.runner import (
@@ -140,7 +143,10 @@ def _execute(jobs: Iterable[Job], total: int, out: Path | None, workers: int, as
     if out is not None:
         try:
             check_out(out)  # before the progress bar: a bad --out is a one-line error, nothing else
-        except RunDirError as exc:
+            with RunLock(out):  # so is a folder in use or one of other settings (before: a 0/N bar first)
+                if (out / RUN_FILE).is_file():  # (a stored config is only compared; the run checks it again)
+                    check_config(out, "discoveryworld", config, has_records=True)
+        except (RunDirError, RunLocked, RunConfigMismatch) as exc:
             fail(str(exc))
     progress = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -291,10 +297,15 @@ def bench(
     try:
         pairs = suite_tasks(suite, difficulty)
         if task is not None:
-            from discoverylab.scenarios.registry import get_task
+            from discoverylab.scenarios.registry import check_difficulty, get_task
 
-            task_id = get_task(task).task_id
-            pairs = [(tid, diff) for tid, diff in pairs if tid == task_id]
+            cls = get_task(task)
+            if difficulty is not None:
+                check_difficulty(cls, difficulty)  # the task's own levels (before: "no tasks in suite 'all'")
+            if suite != "all" and cls.suite != suite:  # before: "No tasks in suite 'unit' at difficulty None."
+                raise ValueError(f"Task {cls.task_id} is in suite {cls.suite!r}, not {suite!r}: leave out --suite "
+                                 f"or use --suite {cls.suite}.")  # fmt: skip
+            pairs = [(tid, diff) for tid, diff in pairs if tid == cls.task_id]
         seed_list = parse_seed_ranges(seeds)
     except ValueError as exc:
         fail(str(exc))
@@ -315,7 +326,7 @@ def bench(
              request_timeout, backend, address, embedded=any_embedded(llm, judge_llm))  # fmt: skip
 
 
-app.command()(ui_cli.or_ui_logs(saved_runs.report, ui_cli.report_ui_logs))  # a UI logs folder: Table 6
+app.command()(saved_runs.report)  # (a UI logs folder: Table 6, see saved_runs.report)
 app.command("judge")(ui_cli.or_ui_logs(saved_runs.judge_cmd, ui_cli.judge_ui_logs))
 app.command()(audit_cmd.audit)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from discoverylab.bench import records
-from discoverylab.bench.rundir import RunLock, scan_results
+from discoverylab.bench.rundir import RunDirError, RunLock, saved_results, scan_results
 from discoverylab.labs.judging import JUDGED, judge_status
 from discoverylab.labs.protocol import Protocol, Score, make_protocol
 from discoverylab.labs.run_record import LabRecord, lab_key
@@ -123,9 +123,10 @@ def rejudge_run(run_dir: str | Path, judge: JudgeFactory, *, only_unjudged: bool
                 specs: dict[str, Any] | None = None) -> RejudgeRun:
     """Judge the `ok` episodes of a run directory (with `only_unjudged`: those not judged yet)."""
     run_dir = Path(run_dir)
-    results = run_dir / "results.jsonl"
-    if not results.is_file():
-        raise FileNotFoundError(f"no results.jsonl in {run_dir}: pass a folder written by `discoverylab lab run --out`")
+    try:
+        results = saved_results(run_dir, "a `discoverylab lab run`")
+    except RunDirError as exc:  # no such folder, a file, no results.jsonl: each said as it is
+        raise FileNotFoundError(str(exc)) from None
     out = RejudgeRun()
     lock = RunLock(run_dir).acquire()
     try:

@@ -20,16 +20,20 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Body, FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException
 
 from discoverylab.server.session import EpisodeSession, ResetRequest, SealedLedger, SessionError, StepResult
+
+if TYPE_CHECKING:
+    from discoverylab.server.records import ServerRecords
 
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_TTL_S = 600.0
@@ -38,6 +42,7 @@ DEFAULT_MAX_BODY = 64 * 1024
 # of threads (40), and a client sending many at once to a busy session (grading a looping program
 # takes seconds) would hold them all, stalling every other client's requests.
 MAX_QUEUED = 4
+SERVER_GOING = 1012  # the close code of a WebSocket uvicorn shuts down with the server ("service restart")
 
 
 class StepRequest(BaseModel):
@@ -58,9 +63,11 @@ ACTION_SCHEMA: dict[str, Any] = {"title": "DiscoveryLabAction", "anyOf": [
 
 
 class AnswersRequest(BaseModel):
-    """The filled answer sheet, handed in once after the episode ended."""
+    """The filled answer sheet, handed in once after the episode ended, with the agent's
+    knowledge report if it wrote one (kept in the server's records for `discoverylab judge`)."""
 
     answers: dict[str, Any]
+    knowledge: str | None = Field(default=None, max_length=20_000)
 
 
 class PoolFull(SessionError):
@@ -87,8 +94,9 @@ class SessionPool:
     """The live sessions: capped, each with its own lock, expired when idle past `ttl_s`."""
 
     def __init__(self, max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_TTL_S,
-                 key: bytes | None = None, ledger: SealedLedger | None = None) -> None:  # fmt: skip
-        self.max_sessions, self.ttl_s, self.key = max_sessions, ttl_s, key
+                 key: bytes | None = None, ledger: SealedLedger | None = None,
+                 records: ServerRecords | None = None) -> None:  # fmt: skip
+        self.max_sessions, self.ttl_s, self.key, self.records = max_sessions, ttl_s, key, records
         self.slots: dict[str, Slot] = {}
         self.expired = 0
         # shared by all sessions: each sealed instance plays once per server (per Ray pool: one ledger actor)
@@ -102,7 +110,7 @@ class SessionPool:
                 raise PoolFull(f"The server holds its maximum of {self.max_sessions} sessions; "
                                "close one (DELETE /sessions/ID) or wait for idle ones to expire.")
             sid = secrets.token_urlsafe(16)
-            self.slots[sid] = Slot(EpisodeSession(self.key, self.ledger))
+            self.slots[sid] = Slot(EpisodeSession(self.key, self.ledger, self.records))
             return sid
 
     def run(self, sid: str, work: Callable[[EpisodeSession], Any]) -> Any:
@@ -127,20 +135,26 @@ class SessionPool:
             with self._lock:
                 slot.waiting -= 1
 
-    def close(self, sid: str) -> bool:
+    def close(self, sid: str, why: str = "the client closed its session", *, stopping: bool = False) -> bool:
+        """Close one session (`why`: what its record says of an episode it leaves unfinished)."""
         with self._lock:
             slot = self.slots.pop(sid, None)
         if slot is not None:
             with slot.lock:
-                slot.session.close()
+                slot.session.close(why, stopping=stopping)
         return slot is not None
+
+    def close_all(self) -> None:
+        """The server stops: every session goes (ended episodes still waiting for a sheet are recorded)."""
+        for sid in list(self.slots):
+            self.close(sid, "the server stopped", stopping=True)
 
     def sweep(self) -> int:
         """Close sessions idle past the TTL (a killed client's); returns how many."""
         now = time.monotonic()
         with self._lock:
             stale = [sid for sid, slot in self.slots.items() if now - slot.used > self.ttl_s and not slot.lock.locked()]
-        closed = sum(self.close(sid) for sid in stale)
+        closed = sum(self.close(sid, f"the session expired after {self.ttl_s:g} s idle") for sid in stale)
         self.expired += closed
         return closed
 
@@ -207,11 +221,22 @@ def _validation_text(errors: list[Any]) -> str:
 
 
 def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_TTL_S,
-               max_body: int = DEFAULT_MAX_BODY, key: bytes | None = None,
+               max_body: int = DEFAULT_MAX_BODY, key: bytes | None = None, out: Path | None = None,
                ledger: SealedLedger | None = None) -> FastAPI:  # fmt: skip
-    """The env server's app (`key`: the evaluator's key for the sealed test split, else $DISCOVERYLAB_EVAL_KEY;
-    `ledger`: the sealed instances played, e.g. a `ledger.FileLedger` that outlives the process)."""
-    pool = SessionPool(max_sessions, ttl_s, key, ledger)
+    """The env server's app (`key`: the evaluator's key for the sealed test split, else
+    $DISCOVERYLAB_EVAL_KEY; `out`: the folder of the server's own records, checked and locked
+    here: `RunDirError`, `RunLocked` or `RunConfigMismatch` before anything is served; `ledger`:
+    the sealed instances played, e.g. a `ledger.FileLedger` that outlives the process)."""
+    records = None
+    if out is not None:
+        from discoverylab.instances import key_id, load_key
+        from discoverylab.server.records import ServerRecords
+
+        held = key if key is not None else load_key()
+        records = ServerRecords(out, key_id(held) if held is not None else None)
+    pool = SessionPool(max_sessions, ttl_s, key, ledger, records=records)
+    for task, difficulty, index in records.sealed_played() if records is not None else ():
+        pool.ledger.claim_name(task, difficulty, index)  # played on an earlier server with this DIR: once is all
     stop = threading.Event()
 
     def reaper() -> None:
@@ -222,11 +247,17 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
     async def lifespan(_: FastAPI) -> Any:
         thread = threading.Thread(target=reaper, name="session-reaper", daemon=True)
         thread.start()
-        yield
-        stop.set()
+        try:
+            yield
+        finally:
+            stop.set()
+            if records is not None:  # finished episodes are never lost: the pending sheets recorded
+                await run_in_threadpool(pool.close_all)
+                records.close()
 
     app = FastAPI(title="discoverylab env server", lifespan=lifespan)
     app.state.pool = pool
+    app.state.records = records
     app.add_middleware(BodyLimit, limit=max_body)  # type: ignore[arg-type]
 
     @app.exception_handler(SessionError)
@@ -273,7 +304,7 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
 
     @app.post("/sessions/{sid}/answers")
     def answers(sid: str, req: AnswersRequest) -> dict[str, Any]:
-        return pool.run(sid, lambda s: s.hand_in(req.answers))  # type: ignore[no-any-return]
+        return pool.run(sid, lambda s: s.hand_in(req.answers, req.knowledge))  # type: ignore[no-any-return]
 
     @app.get("/sessions/{sid}/state")
     def state(sid: str) -> dict[str, Any]:
@@ -281,7 +312,7 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
 
     @app.delete("/sessions/{sid}")
     def close(sid: str) -> dict[str, Any]:
-        if not pool.close(sid):
+        if not pool.close(sid, "the client closed its session (DELETE)"):
             raise NoSession(f"No session {sid[:40]!r} (already closed or expired).")
         return {"closed": sid}
 
@@ -294,10 +325,12 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
             await ws.send_text(_ws_error(str(exc), "CAPACITY_REACHED"))
             await ws.close()
             return
+        stopping = False  # uvicorn closes every socket (1012) before the app's shutdown: not the client's doing
         try:
             while True:
                 frame = await ws.receive()
                 if frame["type"] == "websocket.disconnect":
+                    stopping = frame.get("code") == SERVER_GOING
                     break
                 raw = frame.get("text")
                 if raw is None:  # a binary frame: OpenEnv's messages are text; decode it, never crash on it
@@ -311,10 +344,10 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
                 if closing:
                     break
                 await ws.send_text(answer)
-        except WebSocketDisconnect:
-            pass
+        except WebSocketDisconnect as exc:
+            stopping = exc.code == SERVER_GOING
         finally:
-            await run_in_threadpool(pool.close, sid)
+            await run_in_threadpool(pool.close, sid, "the WebSocket closed", stopping=stopping)
 
     return app
 

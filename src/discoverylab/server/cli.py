@@ -19,6 +19,9 @@ def env_serve(
     max_body: Annotated[int, typer.Option("--max-body", min=1024, help="largest request body in bytes (413 beyond)")] = 65536,
     eval_key_file: Annotated[Path | None, typer.Option("--eval-key-file", help="the evaluator's key: lets clients "
                                                        "play the sealed test split (else $DISCOVERYLAB_EVAL_KEY)")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="write the server's own record of every episode that "
+                                             "ends here (results.jsonl, logs/, run.json, labs/), as the runner "
+                                             "does: `discoverylab report/audit/judge` read it")] = None,
     ledger: Annotated[Path | None, typer.Option("--ledger", help="with a key: the file of sealed instances already "
                                                 "played, kept across restarts (default: $XDG_STATE_HOME/discoverylab/"
                                                 "env-serve-played-KEYID.jsonl)")] = None,
@@ -26,6 +29,7 @@ def env_serve(
     """Serve episodes to remote agents: HTTP sessions (reset/step/state) and OpenEnv's WebSocket /ws."""
     from rich.markup import escape
 
+    from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked
     from discoverylab.instances import InstanceError, key_id, load_key
     from discoverylab.server import app
     from discoverylab.server.ledger import FileLedger, LedgerError, default_ledger_path
@@ -49,7 +53,16 @@ def env_serve(
                   f"(ledger {escape(str(played.path))})", soft_wrap=True)  # fmt: skip
     else:
         err.print("test split: not served (no evaluation key)")
-    app.serve(host, port, max_sessions=max_sessions, ttl_s=ttl, max_body=max_body, key=key, ledger=played)
+    if out is not None:
+        err.print(f"records: {out} (results.jsonl, logs/, labs/; read with `discoverylab report {out}`)", soft_wrap=True)
+    try:
+        app.serve(host, port, max_sessions=max_sessions, ttl_s=ttl, max_body=max_body, key=key, out=out, ledger=played)
+    except (RunDirError, RunLocked, RunConfigMismatch) as exc:  # --out checked and locked before serving
+        err.print(f"[red]Error:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    finally:
+        if played is not None:
+            played.close()  # the server stopped: its hold on the ledger goes (the claims are on disk)
 
 
 def export_sft(

@@ -58,9 +58,11 @@ class EnvServerClient:
         sheet = self._call("GET", f"/sessions/{self.open()}/answer_sheet")["answer_sheet"]
         return dict(sheet) if sheet is not None else None
 
-    def hand_in(self, answers: dict[str, Any]) -> dict[str, Any]:
-        """Hand in the filled sheet once the episode ended; returns its grade (score, fields)."""
-        return dict(self._call("POST", f"/sessions/{self.open()}/answers", {"answers": answers}))
+    def hand_in(self, answers: dict[str, Any], knowledge: str | None = None) -> dict[str, Any]:
+        """Hand in the filled sheet once the episode ended (with the agent's knowledge report, if
+        any: a server run with --out keeps it for `discoverylab judge`); returns its grade."""
+        body: dict[str, Any] = {"answers": answers} | ({"knowledge": knowledge} if knowledge is not None else {})
+        return dict(self._call("POST", f"/sessions/{self.open()}/answers", body))
 
     def state(self) -> dict[str, Any]:
         return dict(self._call("GET", f"/sessions/{self.open()}/state"))

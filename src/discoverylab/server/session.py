@@ -12,12 +12,16 @@ discovery task, its answer sheet has been handed in (the gold would fill the she
 from __future__ import annotations
 
 import threading
-from typing import Any, Literal
+import time
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from discoverylab.env import GOLD_KEYS, PROCEDURE_KEYS, DiscoveryWorldEnv
 from discoverylab.instances import SEALED_SPLIT, Instance, InstanceError, from_seed, load_key, make_instance
+
+if TYPE_CHECKING:
+    from discoverylab.server.records import ServerRecords
 
 LAB_DIFFICULTY = ""  # Tiny Labs protocols have no difficulty levels (their instances are keyed with "")
 MAX_ACTION_CHARS = 20_000
@@ -70,6 +74,8 @@ class ResetRequest(BaseModel):
     text_format: Literal["lm", "json"] = "lm"
     max_steps: int | None = Field(default=None, ge=1, le=100_000)
     structured: bool = Field(default=False, description="also send DiscoveryWorld's structured observation dict")
+    agent: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+                              description="the agent's name in the server's records (`env-serve --out`; default 'remote')")
 
 
 class StepResult(BaseModel):
@@ -130,9 +136,17 @@ def _refuse_dw_options(req: ResetRequest) -> None:
 class EpisodeSession:
     """A client's env: reset builds one instance's world, step plays one action."""
 
-    def __init__(self, key: bytes | None = None, ledger: SealedLedger | None = None) -> None:
+    def __init__(self, key: bytes | None = None, ledger: SealedLedger | None = None,
+                 records: ServerRecords | None = None) -> None:  # fmt: skip
         self.key = key if key is not None else load_key()
         self.ledger = ledger if ledger is not None else SealedLedger()
+        self.records = records  # the evaluator's own records (`env-serve --out`), or None
+        self.agent = "remote"
+        self.started_at = self.ended_at = 0.0
+        self.log: list[dict[str, Any]] = []  # the runner's episode log; kept only with `records`
+        self.record_pending = False  # an ended episode whose record the disk refused
+        self.answers_in: dict[str, Any] | None = None
+        self.knowledge_in: str | None = None  # the agent's knowledge report, handed in with the sheet
         self.env: Any = None
         self.kind: str = ""
         self.instance: Instance | None = None
@@ -170,11 +184,16 @@ class EpisodeSession:
                 env.close()
                 raise
             kind, task, difficulty = "dw", env.scenario_cls.task_id, env.difficulty
-        self.close()  # only now: the new episode is sure to start
+        self.close("a new episode was reset in its session")  # only now: the new episode is sure to start
         self.env, self.kind, self.task, self.difficulty = env, kind, task, difficulty
         text, _ = env.reset(options={"instance": inst})  # the seed goes no further than the world
         self.instance, self.steps, self.done, self.reward_total = inst, 0, False, 0.0
-        self.handed_in, self.lab_grade = None, None
+        self.handed_in, self.lab_grade, self.answers_in, self.knowledge_in = None, None, None, None
+        self.agent, self.started_at, self.ended_at = req.agent or "remote", time.perf_counter(), 0.0
+        self.log, self.record_pending = [], False
+        if self.records is not None and kind == "dw":
+            self.log.append({"type": "start", "task": task, "difficulty": difficulty, **inst.public(),
+                             "agent": self.agent, "observation": env.observation_dict()})  # fmt: skip
         self.structured = req.structured
         self.last = self._result(text, 0.0, False, False, True)
         return self.last
@@ -203,7 +222,20 @@ class EpisodeSession:
         self.reward_total += float(reward)
         self.done = bool(terminated or truncated)
         self.last = self._result(text, float(reward), bool(terminated), bool(truncated), ok)
+        if self.records is not None:
+            if self.kind == "dw":  # a list append: the log is written once, at the end
+                self.log.append({"type": "step", "step": self.steps, "action": action, "reward": float(reward),
+                                 "observation": info.get("observation"), "terminated": bool(terminated),
+                                 "truncated": bool(truncated)})  # fmt: skip
+            if self.done:
+                self._ended()
         return self.last
+
+    def _ended(self) -> None:
+        """The episode has ended: its record (a 507 if the disk refuses it; the end stands)."""
+        self.ended_at = time.perf_counter()
+        if self.records is not None:
+            self.records.episode_ended(self)
 
     def _result(self, text: str, reward: float, terminated: bool, truncated: bool, ok: bool) -> StepResult:
         assert self.instance is not None
@@ -245,6 +277,7 @@ class EpisodeSession:
             self.done = True
             if self.kind == "dw":
                 self.env._ended = True  # the env's own end flag: its scorecard and sheet now reveal
+            self._ended()
 
     def answer_sheet(self) -> dict[str, Any] | None:
         """The task's answer sheet (its public form: fields, options, JSON schema), or None when
@@ -256,7 +289,7 @@ class EpisodeSession:
         form = answer_form(self.env)
         return {**form.to_dict(), "text": form.text(), "json_schema": form.json_schema()}
 
-    def hand_in(self, answers: Any) -> dict[str, Any]:
+    def hand_in(self, answers: Any, knowledge: str | None = None) -> dict[str, Any]:
         """Grade the filled sheet: once per episode and only after it ended (a second hand-in
         would let a client probe the gold field by field)."""
         from discoverylab.scenarios.answer_forms import grade_answers
@@ -268,6 +301,10 @@ class EpisodeSession:
         if self.handed_in is not None:
             raise SessionError("The answer sheet of this episode was already handed in; its grade stands.")
         self.handed_in = grade_answers(self.env, answers).to_dict()
+        self.answers_in = answers if isinstance(answers, dict) else {"(not a dict)": repr(answers)[:200]}
+        self.knowledge_in = knowledge
+        if self.records is not None:
+            self.records.sheet_in(self)
         if self.instance is not None and self.instance.sealed:  # right or wrong, never the answer itself
             return {**self.handed_in, "fields": [{k: v for k, v in f.items() if k != "gold"} for f in self.handed_in["fields"]]}
         return self.handed_in
@@ -284,7 +321,11 @@ class EpisodeSession:
             out["scorecard"] = self.client_card()
         return out
 
-    def close(self) -> None:
+    def close(self, why: str = "its session was closed", *, stopping: bool = False) -> None:
+        """Free the env; with records, an episode not yet recorded is recorded first (`why` the
+        session goes; `stopping`: the server stops, see `ServerRecords.closing`)."""
+        if self.records is not None:
+            self.records.closing(self, why, stopping=stopping)
         env, self.env = self.env, None
         if env is not None:
             world = getattr(env, "world", None)

@@ -16,7 +16,7 @@ import numpy as np
 
 from discoverylab.labs.protocol import Score
 from discoverylab.labs.sequence.evolution import DirectedEvolution
-from discoverylab.labs.sequence.grading import attractor_f1, grid_coverage, jaccard
+from discoverylab.labs.sequence.grading import attractor_f1, grid_coverage, jaccard, match_points
 from discoverylab.labs.sequence.heldout import targeted_codes
 from discoverylab.labs.sequence.judge import JudgeClient, judge_dynamics_checked
 from discoverylab.labs.sequence.parsing_dynamics import ReportAction
@@ -88,6 +88,8 @@ class HeldOutStart:
     basin: int
     end_state: tuple[float, ...]
     near_boundary: bool
+    start_state: tuple[float, ...] = ()
+    """The start's own driver values: the "nothing changes" baseline of the end-state grade."""
 
 
 def _walk_to_targets(evo: DirectedEvolution, targets: np.ndarray, length: int, rng: np.random.Generator,
@@ -137,7 +139,8 @@ def build_starts(evo: DirectedEvolution, truth: DynamicsTruth, length: int, rng:
     order = [chosen[i] for i in rng.permutation(len(chosen))]
     seqs = decode(codes[order])
     return [HeldOutStart(sid=f"S{j + 1}", sequence=seqs[j], basin=int(basin[i]),
-                         end_state=tuple(float(v) for v in end[i]), near_boundary=bool(near[i]))
+                         end_state=tuple(float(v) for v in end[i]), near_boundary=bool(near[i]),
+                         start_state=tuple(float(v) for v in p0[i]))
             for j, i in enumerate(order)]
 
 
@@ -157,13 +160,35 @@ def driver_coverage(points: Sequence[Sequence[float]], bins: int = 5) -> float:
     return grid_coverage([tuple(p[:2]) for p in points], bins)
 
 
+def driver_skill(reported: Sequence[str], drivers: Sequence[str], candidates: Sequence[str] | None) -> float | None:
+    """Driver Jaccard above the best answer the prompt alone gives, rescaled to 0..1 (a kappa).
+
+    The hedge is naming every listed measurable that can be a driver (`candidates`; every listed one
+    when None is known): Jaccard |drivers| / |candidates|. None when that hedge is already exact (the
+    prompt gives the drivers away, so the part measures nothing and is left out of the score)."""
+    score = jaccard(reported, drivers)
+    pool = set(drivers) | set(candidates or ())
+    chance = len(set(drivers)) / len(pool) if pool else 1.0
+    if chance >= 1.0:
+        return None
+    return max(0.0, (score - chance) / (1.0 - chance))
+
+
 def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Sequence[HeldOutStart],
                    visited: Sequence[Sequence[float]], *, rounds_used: int, judge: JudgeClient | None = None,
-                   judge_truth: dict[str, Any] | None = None) -> Score:
+                   judge_truth: dict[str, Any] | None = None, candidates: Sequence[str] | None = None) -> Score:
     """Auto-graded components of spec §2.8 (each 0..1) and, with a judge, the judged Table 5 items.
 
     Reported coordinates are read along the true drivers, whatever they are; `visited` holds the
-    driver values of every submitted start and trajectory point.
+    driver values of every submitted start and trajectory point; `candidates` are the listed
+    measurables that can be drivers (the prompt's hedge for the driver part).
+
+    Every part is above chance, so nothing but the discovery scores: a basin counts only through a
+    claimed attractor that matches the start's true one (classifying a predicted state by the *true*
+    centroids let "nothing changes" name 93% of basins with no attractor found); the end state is
+    measured against the better of the dominant attractor and "nothing changes"; the cycle type counts
+    in proportion to the attractor F1 (every drawn process is a 2-cycle); drivers are scored above
+    the hedge of naming every candidate.
     """
     centres = np.asarray(truth.centroids)
     drivers = truth.drivers
@@ -172,36 +197,50 @@ def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Se
     claim_lists = [c.tolist() for c in claims]
     parts["attractors"], parts["attractor_recall"], parts["attractor_precision"] = attractor_f1(
         truth.centroids, claim_lists, radius=0.1)
+    matched = {j: i for i, j, d in match_points(truth.centroids, claim_lists) if d <= 0.1} if claims else {}
     claimed_types = {a.type for a in report.attractors} if report else set()
     says_cycle = "2-cycle" in claimed_types  # structured fields only: prose ("does not oscillate") is not parsed
     says_fixed = "fixed" in claimed_types and not says_cycle
     says_other = claimed_types == {"other"} and not says_cycle
-    parts["cycle"] = float((truth.cycle_type == "2-cycle" and says_cycle) or (truth.cycle_type == "fixed" and says_fixed)
-                           or (truth.cycle_type == "other" and says_other))
-    parts["drivers"] = jaccard(report.drivers, drivers) if report else 0.0
+    parts["cycle_claim"] = float((truth.cycle_type == "2-cycle" and says_cycle)
+                                 or (truth.cycle_type == "fixed" and says_fixed)
+                                 or (truth.cycle_type == "other" and says_other))
+    parts["cycle"] = parts["cycle_claim"] * parts["attractors"]  # F1, not recall: a dense grid of claims finds nothing
+    parts["drivers_jaccard"] = jaccard(report.drivers, drivers) if report else 0.0
+    skill = driver_skill(report.drivers if report else [], drivers, candidates)
+    parts["drivers_scored"] = float(skill is not None)  # 0: the prompt gives the drivers away; left out of the score
+    parts["drivers"] = float(parts["drivers_jaccard"] >= 1.0) if skill is None else skill
+    weights = dict(WEIGHTS) if skill is not None else {k: v for k, v in WEIGHTS.items() if k != "drivers"}
 
-    correct, errors, base_errors = 0, [], []
+    located = [j for j, c in enumerate(claims) if bool((c < MISSING).all())]
+    correct, errors, base_errors, still_errors = 0, [], [], []
     baseline = centres[truth.baseline_index]
     for start in starts:
         pred = report.predictions.get(start.sid) if report else None
         end = np.asarray(start.end_state)
         base_errors.append(float(np.abs(baseline - end).mean()))
-        point: np.ndarray | None = None
+        if start.start_state:
+            still_errors.append(float(np.abs(np.asarray(start.start_state) - end).mean()))
+        index: int | None = None
         if pred is not None and pred.attractor is not None and 1 <= pred.attractor <= len(claims):
-            claimed = claims[pred.attractor - 1]
-            point = claimed if bool((claimed < MISSING).all()) else None  # an unlocatable claim names no basin
+            index = pred.attractor - 1 if pred.attractor - 1 in located else None
+        state: np.ndarray | None = None
         if pred is not None and all(d in pred.state for d in drivers):
             state = claim_point(pred.state, drivers)
             errors.append(float(np.abs(state - end).mean()))
-            point = state if point is None else point
-        elif point is not None:
-            errors.append(float(np.abs(point - end).mean()))
+        elif index is not None:
+            errors.append(float(np.abs(claims[index] - end).mean()))
         else:
             errors.append(1.0)
-        if point is not None and int(_nearest(point[None, :], centres)[0]) == start.basin:
+        if index is None and state is not None and located:
+            index = located[int(np.linalg.norm(np.asarray([claims[j] for j in located]) - state, axis=1).argmin())]
+        if index is not None and matched.get(index) == start.basin:
             correct += 1
     parts["basin"] = correct / len(starts) if starts else 0.0
     base_mae = float(np.mean(base_errors)) if base_errors else 0.0
+    if still_errors:
+        parts["end_state_still_mae"] = float(np.mean(still_errors))
+        base_mae = min(base_mae, parts["end_state_still_mae"])
     mae = float(np.mean(errors)) if errors else 1.0
     parts["end_state_mae"] = mae
     parts["end_state"] = max(0.0, 1.0 - mae / base_mae) if base_mae > 1e-12 else float(mae <= 1e-12)
@@ -212,7 +251,7 @@ def grade_dynamics(report: ReportAction | None, truth: DynamicsTruth, starts: Se
         np.linalg.norm(np.asarray(points)[:, None, :] - centres[None], axis=2).min(axis=1) <= 0.1]} if points else set()
     parts["basins_entered"] = len(entered) / len(centres)
 
-    auto = sum(w * parts[name] for name, w in WEIGHTS.items())
+    auto = sum(w * parts[name] for name, w in weights.items()) / sum(weights.values())
     parts["auto"] = auto
     labels = {"rubric_experimental_coverage": str(round(5 * parts["coverage"])),
               "rubric_attractor_identification": str(round(5 * parts["attractors"]))}

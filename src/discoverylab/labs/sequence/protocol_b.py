@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from discoverylab.labs.core.seeding import SeedStreams, stream
 from discoverylab.labs.protocol import Reply, Score, register_protocol
 from discoverylab.labs.sequence.evolution import DirectedEvolution
+from discoverylab.labs.sequence.generate import DRIVER_CHOICES
 from discoverylab.labs.sequence.grading_dynamics import (
     DynamicsTruth,
     HeldOutStart,
@@ -313,8 +314,9 @@ class UnknownDynamicsProtocol(RoundsThenReport):
     def grade(self) -> Score:
         truth = self.ground_truth()
         truth.pop("heldout", None)
+        candidates = [m for m in self.order if m in DRIVER_CHOICES]  # never entropy or Hamming distance
         return grade_dynamics(self.report, self.truth, self.starts, self.visited, rounds_used=self.rounds_used,
-                              judge=self.judge, judge_truth=truth)
+                              judge=self.judge, judge_truth=truth, candidates=candidates)
 
 
 def _merge(draft: ReportAction | None, final: ReportAction) -> ReportAction:

@@ -211,6 +211,7 @@ class PopulationProtocol(RoundsThenReport):
         """Why this process leaves nothing to discover on the held-out populations, or None."""
         for name in self.problem.targets:
             h = self.heldout
+            # the redraw rule keeps the original baselines (no creep), so every seed keeps its problem
             base = target_skill([None] * len(h), [x.truth[name] for x in h], [x.start[name] for x in h])
             low = base["baseline"]
             if low < max(MIN_SPREAD, MIN_BASELINE):
@@ -278,7 +279,7 @@ class PopulationProtocol(RoundsThenReport):
         seen = [s[t] for s in self.starts_seen for t in targets[:1]]
         spread = float(max(seen) - min(seen)) if seen else 0.0
         return grade_population(self.report, self.heldout, targets, rounds_used=self.rounds_used,
-                                start_spread=spread)
+                                start_spread=spread, generations=self.problem.generations)
 
 
 register_protocol(PopulationProtocol.name, PopulationProtocol, overwrite=True,

@@ -24,6 +24,15 @@ OBJECT_POOL = (
 VILLA_W, VILLA_H = 7, 6
 VILLA_TABLE_SPOTS = ((2, 1), (3, 1), (4, 1), (1, 2), (1, 3), (5, 2), (5, 3), (2, 4), (4, 4))
 VILLA_CENTRE = (2, 2, 4, 3)  # x0, y0, x1, y1 relative, inclusive
+# Challenge's nine tables would fill all nine spots above and fence the agent into the centre
+# (or a corner) of the 7x6 villa; it is 9x7 instead, its tables drawn among the wall-side tiles
+# of the top and bottom rows (not before the door) and the middle of each side wall. The 5x3
+# middle and the side tiles next to the corners stay free, so every free tile joins every other
+# and every table stands beside a free tile.
+VILLA_CHALLENGE_W, VILLA_CHALLENGE_H = 9, 7
+VILLA_CHALLENGE_SPOTS = (
+    *((x, 1) for x in range(1, 8)), *((x, 5) for x in range(1, 8) if x != 4), (1, 3), (7, 3),
+)  # fmt: skip
 
 
 class Site:
@@ -60,11 +69,12 @@ def bare_site(site: Site) -> tuple[tuple[int, int, int, int], ...]:
 
 
 def villa(sc: Scenario, name: str = "Pick and Place Villa") -> Site:
-    """A meadow and the locked 7x6 villa at a drawn site; its door needs key 123, which does
-    not exist."""
-    site = Site(sc, VILLA_W, VILLA_H)
+    """A meadow and the locked villa (7x6; 9x7 at Challenge) at a drawn site; its door needs
+    key 123, which does not exist."""
+    w, h = (VILLA_CHALLENGE_W, VILLA_CHALLENGE_H) if sc.difficulty == "challenge" else (VILLA_W, VILLA_H)
+    site = Site(sc, w, h)
     layout.fill_grass(sc.world, under=bare_site(site))
-    layout.building(sc.world, site.x, site.y, VILLA_W, VILLA_H, name, key_id=123)
+    layout.building(sc.world, site.x, site.y, w, h, name, key_id=123)
     return site
 
 
@@ -75,8 +85,11 @@ def outdoor_around(sc: Scenario, site: Site) -> None:
 
 def start_inside(sc: Scenario, site: Site, centre: Rect | None) -> Cell:
     """The agent's start: a free interior cell, in `centre` (relative) where one is free;
-    anywhere inside when `centre` is None."""
-    return start_in(sc, site.interior, site.rel(centre) if centre is not None else None)
+    when `centre` is None, anywhere inside that joins the building's largest walkable region
+    (not a corner fenced off by tables)."""
+    if centre is None:
+        return start_in(sc, site.interior, joined=True)
+    return start_in(sc, site.interior, site.rel(centre))
 
 
 def spawn_pool(world: World, kinds: tuple[str, ...] | list[str]) -> list[WorldObject]:
@@ -105,7 +118,8 @@ def villa_objects_and_container(
     `both_containers`: the second a distractor); returns (the objects, the first being the
     target; the container)."""
     world = scenario.world
-    spots = [site.at(*s) for s in scenario.shuffled(VILLA_TABLE_SPOTS)]
+    table_spots = VILLA_CHALLENGE_SPOTS if site.w == VILLA_CHALLENGE_W else VILLA_TABLE_SPOTS
+    spots = [site.at(*s) for s in scenario.shuffled(table_spots)]
     pool = shuffled_kept(scenario, OBJECT_POOL, objects)
     keep = 2 if both_containers else 1
     containers = shuffled_kept(scenario, ("pot", "jar"), keep)

@@ -115,6 +115,18 @@ def _soil_plot(sc: Scenario, fx: int, fy: int) -> None:
                 layout.place(world, "plant_generic", fx + i, fy + j)
 
 
+def _clear_top_right_opening(sc: Scenario, hx: int, hy: int) -> None:
+    """The top-right room opens on the hall at its bottom-left tile (house (8, 5)); a kitchen's
+    or lab's table there stands at (9, 4), and its west and south chairs together shut that
+    tile off from the room (about 1 level in 50 had its room, and any goal in it, out of
+    walking reach: tests/test_level_reach.py). The west chair goes then; no draw changes."""
+    world = sc.world
+    west, south = (hx + 8, hy + 4), (hx + 9, hy + 5)
+    chairs = [[o for o in world.top_level_at(*cell) if o.type == "chair"] for cell in (west, south)]
+    if chairs[0] and chairs[1]:
+        chairs[0][0].remove_from_world()
+
+
 def build_house(sc: Scenario, house: House) -> tuple[dict[str, Rect], str]:
     """Build the house, its rooms and the soil plot. Returns each location's region (one tile
     larger than the room, as the original scores it) and a randomly chosen target location."""
@@ -127,6 +139,7 @@ def build_house(sc: Scenario, house: House) -> tuple[dict[str, Rect], str]:
     _kitchen(sc, kx, ky, devices=3 if spots[0][1] >= 9 else 4)
     _bedroom(sc, *rooms[1], interior_x=hx + ROOM_INTERIOR_X[spots[1]])
     _science_lab(sc, *rooms[2])
+    _clear_top_right_opening(sc, hx, hy)
     fx = hx + sc.randint(0, HOUSE_W - 2)
     fy = hy - sc.randint(5, 7)
     _soil_plot(sc, fx, fy)

@@ -15,6 +15,7 @@ from discoverylab.scenarios import layout
 from discoverylab.scenarios.base import Scenario
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.world import World
+from discoverylab.world.zones import label_zones
 
 Cell = tuple[int, int]
 Rect = tuple[int, int, int, int]  # x0, y0, x1, y1 inclusive
@@ -116,10 +117,29 @@ def draw_cell(sc: Scenario, rect: Rect, ok: Callable[[Cell], bool] | None = None
     return cast(Cell, sc.choice(cells))
 
 
-def start_in(sc: Scenario, rect: Rect, preferred: Rect | None = None) -> Cell:
+def joined_free_cells(world: World, rect: Rect) -> list[Cell]:
+    """The free cells of `rect` in its largest walkable region (4-connected through free cells
+    of `rect`, `zones.label_zones`), in scan order: a start there is not shut in a pocket
+    between tables (tests/test_level_reach.py)."""
+    free = free_cells(world, rect)
+    x0, y0 = rect[0], rect[1]
+    side = max(rect[2] - x0, rect[3] - y0) + 1
+    local = {(x - x0, y - y0) for x, y in free}
+    zones = label_zones(side, {(x, y) for x in range(side) for y in range(side)} - local)
+    counts: dict[int, int] = {}
+    for x, y in local:
+        counts[zones[x][y]] = counts.get(zones[x][y], 0) + 1
+    if not counts:
+        return []
+    best = min(counts, key=lambda zone: (-counts[zone], zone))
+    return [(x, y) for x, y in free if zones[x - x0][y - y0] == best]
+
+
+def start_in(sc: Scenario, rect: Rect, preferred: Rect | None = None, joined: bool = False) -> Cell:
     """A start cell drawn from the free cells of `rect` (those inside `preferred` if any are
-    free there); `world.teleports["initial location"]` is set to it."""
-    cells = free_cells(sc.world, rect)
+    free there; with `joined`, only those of its largest walkable region);
+    `world.teleports["initial location"]` is set to it."""
+    cells = joined_free_cells(sc.world, rect) if joined else free_cells(sc.world, rect)
     if preferred is not None:
         cells = [c for c in cells if inside(preferred, *c)] or cells
     if not cells:

@@ -40,8 +40,9 @@ class DiscoveryFeedTest(Scenario):
     container first ends the task unsuccessfully.
     Difficulty knobs: the level draws where the villa stands, the objects, the container, the
     posters (from 24 names), the order of the posts and the start cell (one of the six central
-    cells). Easy: three posts (three objects). Challenge: seven posts, both a pot and a jar
-    (every post names the same container) and the start is any free cell of the villa.
+    cells). Easy: three posts (three objects). Challenge: the 9x7 villa of Pick and Place's
+    Challenge (every free tile joined), seven posts, both a pot and a jar (every post names the
+    same container) and the start is any free cell of the villa.
     Registered ids: discoverylab/DiscoveryFeedTest-Easy-v0, discoverylab/DiscoveryFeedTest-Normal-v0,
     discoverylab/DiscoveryFeedTest-Challenge-v0.
     """

@@ -77,7 +77,8 @@ class InstrumentMeasurementTest(Scenario):
     tables, the objects, their values, the target, the property and the start cell (one of the
     two central cells, which see everything). Easy: two objects and only three instruments (the
     right one among them). Challenge: the pots A-D stand in a shuffled order and the start is
-    any free cell (the room is wider than the view).
+    any free cell that the room's tables do not fence off (its corners are; the room is wider
+    than the view).
     Registered ids: discoverylab/InstrumentMeasurementTest-Easy-v0, discoverylab/InstrumentMeasurementTest-Normal-v0,
     discoverylab/InstrumentMeasurementTest-Challenge-v0.
     """

@@ -31,8 +31,9 @@ class PickAndPlaceTest(Scenario):
     container first ends the task unsuccessfully.
     Difficulty knobs: the level draws where the villa stands, the tables' spots, the objects,
     the target, the container and the start cell (one of the six central cells). Easy: three
-    objects. Challenge: seven objects, both a pot and a jar (the task names one), and the start
-    is any free cell of the villa.
+    objects. Challenge: a 9x7 villa, its nine tables drawn among the wall-side tiles so every
+    free tile can be walked to and every table stands beside one; seven objects, both a pot and
+    a jar (the task names one), and the start is any free cell of the villa.
     Registered ids: discoverylab/PickAndPlaceTest-Easy-v0, discoverylab/PickAndPlaceTest-Normal-v0,
     discoverylab/PickAndPlaceTest-Challenge-v0.
     """

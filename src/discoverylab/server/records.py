@@ -1,0 +1,197 @@
+"""`env-serve --out DIR`: the evaluator's own records of the episodes a server plays.
+
+An evaluator serving the sealed test split to a submitter's remote agent must not have to trust
+the submitter's numbers: with `--out`, every episode that ends becomes a record in the runner's
+format, written by the server itself (`bench.records.append_jsonl`: appended and fsync'd line by
+line), so `discoverylab report DIR`, `audit DIR` and `judge DIR` read it as a runner's folder:
+
+    DIR/results.jsonl        DiscoveryWorld episodes (`EpisodeRecord`, as `bench --out` writes)
+    DIR/logs/<task>-<difficulty>-<instance>-<agent>.jsonl   their logs (start, steps, end)
+    DIR/run.json             the server's config (runner "env-serve", eval_key_id)
+    DIR/labs/results.jsonl   Tiny Labs episodes (`LabRecord`, as `lab run --out` writes): a lab
+                             run has a folder of its own (`lab run` refuses one with a run.json)
+
+Both folders are held with the runner's lock (`RunLock`) while the server runs, so a second
+server or a runner on the same DIR is refused at start. The records are written when an
+episode ends, never per step. A discovery task's record is written at its end with the answer
+sheet still pending (it counts 0, like a sheet an agent failed to hand in), and again, its last
+line being the one that counts, when the sheet is handed in or when the session goes without it
+(expired, deleted, replaced by a new reset, the server stopped). An episode the client abandons
+(its session goes before the end) is recorded where it stands, as the runner records an agent
+that stopped early; one still playing when the server stops is not (the runner's `interrupted`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from discoverylab.bench import records
+from discoverylab.bench.episode import EpisodeRecord
+from discoverylab.bench.rundir import (
+    RESULTS,
+    RunLock,
+    check_config,
+    check_out,
+    describe_io_error,
+    scan_results,
+)
+from discoverylab.bench.schema import config_hash
+from discoverylab.instances import SEALED_SPLIT
+from discoverylab.labs.run_record import LabRecord
+from discoverylab.labs.run_record import config_hash as lab_config_hash
+from discoverylab.server.session import SessionError
+
+if TYPE_CHECKING:
+    from discoverylab.server.session import EpisodeSession
+
+logger = logging.getLogger(__name__)
+RUNNER = "env-serve"
+LABS = "labs"
+REMOTE_AGENT = "remote"  # the agent of a client that names none
+SHEET_PENDING = "not handed in yet (the episode ended; the server waits for its answer sheet)"
+
+
+class RecordWriteError(SessionError):
+    """A record could not be written (a full or failed disk): the request gets 507."""
+
+    status = 507
+
+
+class ServerRecords:
+    """The server's run folder: checked and locked at start (`RunDirError`, `RunLocked`,
+    `RunConfigMismatch` there), then one record per ended episode, written one at a time."""
+
+    def __init__(self, out: Path, key_id: str | None) -> None:
+        self.out = Path(out)
+        self.labs = self.out / LABS
+        self.config: dict[str, Any] = {"runner": RUNNER, "eval_key_id": key_id}
+        self.config_hash = config_hash(self.config)
+        self._lock = threading.Lock()  # lines of two sessions must never interleave or tear
+        self.failed = 0  # records the disk refused (each also said in a 507 or the server's log)
+        results = check_out(self.out)
+        check_out(self.labs)
+        self._locks = [RunLock(self.out).acquire()]
+        try:
+            self._locks.append(RunLock(self.labs).acquire())
+            scan = scan_results(results, EpisodeRecord, lambda r: r.key)
+            check_config(self.out, RUNNER, self.config, has_records=bool(scan.latest) or scan.objects > 0)
+        except BaseException:
+            self.close()
+            raise
+
+    def sealed_played(self) -> set[tuple[str, str, int]]:
+        """The sealed instances DIR already holds a record of (task, difficulty, index): a server
+        restarted on DIR refuses them too, or a replay's record (the gold seen) would replace the first."""
+        seen = set()
+        for row in [*records.read_jsonl(self.out / RESULTS), *records.read_jsonl(self.labs / RESULTS)]:
+            if row.get("split") == SEALED_SPLIT and isinstance(row.get("index"), int):
+                task, difficulty = (row.get("task"), row.get("difficulty")) if "task" in row else (row.get("protocol"), "")
+                if isinstance(task, str) and isinstance(difficulty, str):
+                    seen.add((task, difficulty, int(row["index"])))
+        return seen
+
+    def close(self) -> None:
+        for lock in self._locks:
+            lock.release()
+        self._locks = []
+
+    def episode_ended(self, session: EpisodeSession) -> None:
+        """The end step (or `finish`): its record, the sheet pending if the task has one."""
+        self._write(session, None if session.answer_sheet() is None else SHEET_PENDING, raising=True)
+
+    def sheet_in(self, session: EpisodeSession) -> None:
+        self._write(session, None, raising=True)
+
+    def closing(self, session: EpisodeSession, why: str, *, stopping: bool = False) -> None:
+        """The session goes (`why`): an ended episode whose sheet never came, or whose record the
+        disk refused, is written now; an unfinished one is recorded where it stands, unless the
+        server is stopping (not the agent's doing: the runner's `interrupted`, never recorded).
+        Never raises: it runs in the reaper, DELETE and the server's shutdown."""
+        if session.env is None or session.instance is None:
+            return
+        if not session.done:
+            if stopping:
+                return
+            session.ended_at = time.perf_counter()
+            self._write(session, f"abandoned: {why} before the episode ended", raising=False)
+        elif session.handed_in is None and session.answer_sheet() is not None:
+            self._write(session, f"not handed in: {why}", raising=False)
+        elif session.record_pending:
+            self._write(session, None, raising=False)
+
+    def _write(self, session: EpisodeSession, note: str | None, *, raising: bool) -> None:
+        try:
+            if session.kind == "lab":
+                with self._lock:
+                    records.append_jsonl(self.labs / RESULTS, lab_record(session, self.config, note))
+            else:
+                record = dw_record(session, self.config, self.config_hash, note)
+                log = [*session.log, {"type": "end", "scorecard": record.scorecard,
+                                      "record": record.model_dump(mode="json", exclude={"seconds", "usage"})}]  # fmt: skip
+                with self._lock:
+                    records.write_jsonl(self.out / "logs" / log_name(record), log)
+                    records.append_jsonl(self.out / RESULTS, record)
+            session.record_pending = False
+        except Exception as exc:  # noqa: BLE001 - the reaper and the shutdown must go on; a request gets 5xx
+            self.failed += 1
+            session.record_pending = True  # tried again when the session goes
+            disk = isinstance(exc, OSError)
+            reason = describe_io_error(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+            text = f"The episode's record could not be written to the evaluator's --out {self.out}: {reason}."
+            if disk:
+                logger.error("%s", text)
+            else:
+                logger.exception("%s", text)
+            if raising:
+                error = RecordWriteError(text + " The episode itself has ended: GET /sessions/ID/state shows "
+                                         "its scorecard.")  # fmt: skip
+                error.status = 507 if disk else 500
+                raise error from None
+
+
+def log_name(record: EpisodeRecord) -> str:
+    """The runner's log file name (`bench.runner.Job.log_name`)."""
+    label = f"s{record.seed}" if record.split == "seed" else f"{record.split}{record.index}"
+    return f"{record.task}-{record.difficulty}-{label}-{record.agent}.jsonl"
+
+
+def _seconds(session: EpisodeSession) -> float:
+    return round((session.ended_at or time.perf_counter()) - session.started_at, 3)
+
+
+def dw_record(session: EpisodeSession, config: dict[str, Any], hashed: str, note: str | None) -> EpisodeRecord:
+    """The runner's record of a DiscoveryWorld episode played by a remote agent: the full card
+    (gold included: the evaluator's file), the sheet's exact grade once handed in; no usage, no
+    LLM details; the knowledge report if the client handed one in with the sheet (`judge` grades it)."""
+    assert session.instance is not None
+    card = session.final_card()
+    sheet = session.handed_in
+    pending = sheet is None and session.answer_sheet() is not None
+    return EpisodeRecord(
+        task=session.task, difficulty=session.difficulty, **session.instance.public(), agent=session.agent,
+        status="ok", steps=session.steps, completed=bool(card.get("completed")),
+        success=bool(card.get("completedSuccessfully")),
+        procedure_score=min(1.0, max(0.0, float(card.get("scoreNormalized") or 0.0))),
+        scorecard=card, error=note, seconds=_seconds(session), config=dict(config), config_hash=hashed,
+        answers=session.answers_in, knowledge=session.knowledge_in,
+        answers_score=sheet.get("score") if sheet is not None else None,
+        answers_grade=({k: v for k, v in sheet.items() if k != "score"} if sheet is not None
+                       else {"fields": [], "errors": {"(agent)": note or SHEET_PENDING}} if pending else None),
+    )  # fmt: skip
+
+
+def lab_record(session: EpisodeSession, config: dict[str, Any], note: str | None) -> LabRecord:
+    """The Tiny Labs runner's record of a protocol played by a remote agent (no transcript file)."""
+    assert session.instance is not None
+    grade = session.final_card()
+    protocol = getattr(session.env, "protocol", None)
+    return LabRecord(
+        lab=session.task.split("/", 1)[0], protocol=session.task, **session.instance.public(), agent=session.agent,
+        status="ok", score=float(grade.get("score", 0.0)), parts=dict(grade.get("parts") or {}),
+        labels=dict(grade.get("labels") or {}), turns=int(getattr(protocol, "turn", session.steps)),
+        seconds=_seconds(session), config=dict(config), config_hash=lab_config_hash(session.task, config), error=note,
+    )  # fmt: skip
