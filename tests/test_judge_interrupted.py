@@ -36,7 +36,7 @@ def _records(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
 def test_a_stop_while_judging_keeps_the_finished_episode_unjudged(scripted_llm: ScriptedLLMServer, tmp_path: Path,
                                                                    sig: signal.Signals, code: int) -> None:
     actions, discovery = oracle_actions(TASK, DIFFICULTY, SEED)
