@@ -101,7 +101,10 @@ def main() -> None:
 
     from discoverylab.bench.runner import suite_tasks
 
-    pairs = suite_tasks(args.suite, args.difficulty)
+    try:
+        pairs = suite_tasks(args.suite, args.difficulty)
+    except ValueError as exc:  # an unknown suite or difficulty, said by the runner
+        parser.error(str(exc))
     if not pairs:  # an empty table with status 0 read as a run that measured nothing slow
         parser.error(f"no task of suite {args.suite!r} has difficulty {args.difficulty!r} (easy, normal, challenge)")
     rows = [measure(task, diff, args.images) for task, diff in pairs]

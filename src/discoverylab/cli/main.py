@@ -48,7 +48,7 @@ from discoverylab.bench.runner import (
 )
 from discoverylab.bench.schema import status_line
 from discoverylab.cli import audit as audit_cmd
-from discoverylab.cli import saved_runs
+from discoverylab.cli import saved_runs, ui_logs
 from discoverylab.cli.options import (
     AGENT_HELP,
     AGENTS,
@@ -327,7 +327,7 @@ def bench(
 
 
 app.command()(saved_runs.report)  # (a UI logs folder: Table 6, see saved_runs.report)
-app.command("judge")(ui_cli.or_ui_logs(saved_runs.judge_cmd, ui_cli.judge_ui_logs))
+app.command("judge")(ui_logs.or_ui_logs(saved_runs.judge_cmd, ui_logs.judge_ui_logs))
 app.command()(audit_cmd.audit)
 
 

@@ -49,7 +49,7 @@ def report(
     """The paper's Table 4/5 layout for a finished or partial run: procedure, completion, knowledge (and the
     answer sheet's exact score on discovery tasks). Several runs (an LLM agent's and the baselines')
     are compared in one table, a column group per run and agent."""
-    from discoverylab.ui.cli import report_ui_logs
+    from discoverylab.cli.ui_logs import report_ui_logs
     from discoverylab.ui.study_report import is_ui_logs
 
     if len(run_dirs) == 1:
