@@ -8,6 +8,7 @@ import pytest
 
 from discoverylab.labs.agents import make_agent, run_episode
 from discoverylab.labs.macroecon import prior
+from discoverylab.labs.macroecon.episode import draw_structure
 from discoverylab.labs.macroecon.grading import grade_episode
 from discoverylab.labs.macroecon.ground_truth import GroundTruthSettings, measure_effect_graph
 from discoverylab.labs.macroecon.params import MacroStructure
@@ -32,10 +33,16 @@ def test_chance_correction(f1: float, prior_f1: float | None, expected: float) -
     assert prior.chance_corrected(f1, prior_f1) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_the_copied_published_graph_earns_no_edge_credit(seed: int) -> None:
-    proto, oracle = _oracle(seed)
-    published = prior.published_graph(proto.config.structure, proto.config.ground_truth)
+PINNED = draw_structure(7, MacroStructure(n_households=200, n_firms=4)).model_dump()
+
+
+@pytest.mark.parametrize(("seed", "options"), [
+    (0, {}), (1, {}), (0, {"structure": PINNED, "draw_structure": False})])  # per-seed draws; a generated lab's pinned draw
+def test_the_copied_published_graph_earns_no_edge_credit(seed: int, options: dict[str, Any]) -> None:
+    proto, oracle = _oracle(seed, **options)
+    base = prior.published_structure(proto.log.structure or proto.config.structure)
+    assert base == MacroStructure(n_households=200, n_firms=4)
+    published = prior.published_graph(base, proto.config.ground_truth)
     copied = [EdgeStatement.model_validate(s) for s in prior.published_statements(published)]
     report = (proto.log.report or FinalReport()).model_copy(update={"edges": copied})
     score = grade_episode(proto.log.model_copy(update={"report": report}), proto.config)

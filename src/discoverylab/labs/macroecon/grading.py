@@ -39,7 +39,12 @@ from discoverylab.labs.macroecon.params import (
     long_run_unemployment,
 )
 from discoverylab.labs.macroecon.parsing import PREDICTION_TARGETS, Claim, FinalReport
-from discoverylab.labs.macroecon.prior import chance_corrected, published_graph, published_statements
+from discoverylab.labs.macroecon.prior import (
+    chance_corrected,
+    published_graph,
+    published_statements,
+    published_structure,
+)
 from discoverylab.labs.macroecon.results import held_out_truth, statistic
 from discoverylab.labs.protocol import Score
 
@@ -206,9 +211,11 @@ def signed_edge_f1(verdicts: list[dict[str, Any]], graph: EffectGraph,
 
 def prior_f1(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph) -> float | None:
     """F1 of the published (un-drawn) economy's graph on this episode's economy; None on that economy."""
-    if episode_structure(log, config) == config.structure:
+    structure = episode_structure(log, config)
+    base = published_structure(structure)
+    if structure == base:
         return None
-    published = published_graph(config.structure, config.ground_truth, config.cache_dir)
+    published = published_graph(base, config.ground_truth, config.cache_dir)
     verdicts = [{**s, "truth": graph.sign(s["cause"], s["effect"], s["horizon"])}
                 for s in published_statements(published)]
     return signed_edge_f1(verdicts, graph, config.key_effects)[0]

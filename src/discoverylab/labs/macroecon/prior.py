@@ -9,13 +9,15 @@ discovery. The grader therefore scores the chance-corrected F1 (Cohen's-kappa st
 
 where F1_prior is the F1 of the published graph (all its non-zero parameter edges, as a copier
 would report them) on this episode's economy: copying it scores 0, a perfect graph still scores 1,
-and an agent that starts from the published graph is paid for what its own experiments change. On
-the published economy itself (`draw_structure` false, or a draw whose graph equals it) the copy is
-the answer and nothing is left to correct against, so the raw F1 is kept.
+and an agent that starts from the published graph is paid for what its own experiments change. The
+published economy is the episode's with every drawn constant and causal switch at its default
+(population sizes kept): for a per-seed draw, a generated lab's pinned draw and any custom economy
+alike. On the published economy itself (preset `paper`) the copy is the answer and nothing is left
+to correct against, so the raw F1 is kept.
 
-The published graph depends only on the config's base `structure` and `ground_truth` settings, so
-it is measured once per process (`ground_truth.effect_graph` caches it); the default config's graph
-is stored as package data (`python -m discoverylab.labs.macroecon.prior` rewrites it, and a slow test
+The published graph depends only on the population sizes and the `ground_truth` settings, so it is
+measured once per process (`ground_truth.effect_graph` caches it); the default config's graph is
+stored as package data (`python -m discoverylab.labs.macroecon.prior` rewrites it, and a slow test
 re-measures it against the simulator).
 """
 
@@ -25,6 +27,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from discoverylab.labs.macroecon.episode import STRUCTURE_RANGES, draw_switches
 from discoverylab.labs.macroecon.ground_truth import (
     EffectGraph,
     GroundTruthSettings,
@@ -35,8 +40,15 @@ from discoverylab.labs.macroecon.params import MacroStructure
 
 PACKAGED_GRAPH = Path(__file__).resolve().parents[2] / "data" / "macro_published_graph.json"
 """The default config's published graph (default `MacroStructure`, default `GroundTruthSettings`)."""
+DRAWN_FIELDS: frozenset[str] = frozenset(STRUCTURE_RANGES) | frozenset(draw_switches(np.random.default_rng(0)))
+"""The structure fields an episode draws (`episode.draw_structure`); the published economy has their defaults."""
 DEGENERATE_PRIOR = 1.0 - 1e-9
 """A prior F1 at or above this leaves nothing to correct against: the raw F1 is kept."""
+
+
+def published_structure(structure: MacroStructure) -> MacroStructure:
+    """The published economy behind `structure`: its drawn constants and switches back at their defaults."""
+    return MacroStructure(**{k: v for k, v in structure.model_dump().items() if k not in DRAWN_FIELDS})
 
 
 @cache
