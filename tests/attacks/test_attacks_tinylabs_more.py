@@ -3,7 +3,8 @@ over the grader's free choices or predict "nothing changes", none of which disco
 
 Each named test plays an attack on the labs' default (per-seed) problems and asserts it does not beat
 chance (the random agent's mean, plus a small margin); a fast sample runs by default. The macro test
-is a known defect left open: `slow` and a strict xfail, so it fails the day the grader is fixed.
+asserts that a copied published graph adds nothing to a scaffold (the grader counts edge F1 above
+the published graph's own F1, `macroecon/prior.py`).
 """
 
 from __future__ import annotations
@@ -249,19 +250,28 @@ def test_dynamics_dense_grid_of_claims_with_still_predictions_does_not_beat_chan
 
 
 # ---------------------------------------------------------------------- macro
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="known defect, not fixed: the published default economy's graph is "
-                   "scored by raw signed-edge F1 (~0.63 on a drawn economy), not above that prior")
-def test_macro_copied_published_graph_adds_nothing_to_a_scaffold() -> None:
-    """The scaffold of `tests/labs/test_macro_attacks.py` alone against the same scaffold reporting the
-    default (published) economy's measured graph: on seeds 0-1 (100 households) 0.510 -> 0.721 and
-    0.510 -> 0.782. The copied graph must add no more than noise."""
+def _published_graph_gains(seeds: tuple[int, ...]) -> list[float]:
+    """Score of the scaffold of `tests/labs/test_macro_attacks.py` reporting the default (published)
+    economy's measured graph minus the same scaffold reporting no graph, per seed (100 households)."""
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "labs"))
+    sys.path.append(str(Path(__file__).resolve().parents[1] / "labs"))
     from test_macro_attacks import STRUCTURE, CombinedAttack, _score, copied_edges
 
     edges = copied_edges(STRUCTURE)
-    gains = [_score(s, lambda _p: CombinedAttack(edges)) - _score(s, lambda _p: CombinedAttack([])) for s in (0, 1)]
+    return [_score(s, lambda _p: CombinedAttack(edges)) - _score(s, lambda _p: CombinedAttack([])) for s in seeds]
+
+
+def test_macro_copied_published_graph_adds_nothing_to_a_scaffold_fast() -> None:
+    """Before the grader counted edge F1 above the published graph's own F1, the copy lifted the
+    scaffold from 0.510 to 0.721 on seed 0 (0.782 on seed 1). The copied graph must add no more than noise."""
+    gains = _published_graph_gains((0,))
+    assert max(gains) <= MARGIN, gains
+
+
+@pytest.mark.slow
+def test_macro_copied_published_graph_adds_nothing_to_a_scaffold() -> None:
+    """The same on seeds 0-9."""
+    gains = _published_graph_gains(tuple(range(10)))
     assert max(gains) <= MARGIN, gains

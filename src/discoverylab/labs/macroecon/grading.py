@@ -5,12 +5,13 @@ Criteria (each 0-5; Net = their mean; `Score.score` = Net / 5):
   (+ an update that refers to the previous result after the first), plus a substantive report,
   minus 0.5 per invalid message.
 * Coverage - breadth of the parameter sweeps (spec formula).
-* Hypothesis - signed-edge F1 (recall and precision) of the report's edges over the measured graph;
-  "0" statements earn nothing. Half-weighted with an LLM judge when one is given.
+* Hypothesis - signed-edge F1 (recall and precision) of the report's edges over the measured graph,
+  counted above the published economy's graph (`prior`: copying it scores 0); "0" statements earn
+  nothing. Half-weighted with an LLM judge when one is given.
 * Data Analysis - verified share of the claims (5% relative, 0.005 absolute for rates) times their
   substance: verified comparisons between the agent's own runs, one of them controlled; 60/40 with
   the judge.
-* Goal Progress - signed-edge F1 against the measured graph and held-out prediction skill.
+* Goal Progress - the same corrected signed-edge F1 and held-out prediction skill.
 
 A judge is any object with `complete_json(messages, schema) -> dict`. Without one, the judged
 criteria are their automatic part alone, so an oracle can still reach full marks offline.
@@ -38,6 +39,12 @@ from discoverylab.labs.macroecon.params import (
     long_run_unemployment,
 )
 from discoverylab.labs.macroecon.parsing import PREDICTION_TARGETS, Claim, FinalReport
+from discoverylab.labs.macroecon.prior import (
+    chance_corrected,
+    published_graph,
+    published_statements,
+    published_structure,
+)
 from discoverylab.labs.macroecon.results import held_out_truth, statistic
 from discoverylab.labs.protocol import Score
 
@@ -202,6 +209,18 @@ def signed_edge_f1(verdicts: list[dict[str, Any]], graph: EffectGraph,
                 "precision": precision, "recall": recall}
 
 
+def prior_f1(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph) -> float | None:
+    """F1 of the published (un-drawn) economy's graph on this episode's economy; None on that economy."""
+    structure = episode_structure(log, config)
+    base = published_structure(structure)
+    if structure == base:
+        return None
+    published = published_graph(base, config.ground_truth, config.cache_dir)
+    verdicts = [{**s, "truth": graph.sign(s["cause"], s["effect"], s["horizon"])}
+                for s in published_statements(published)]
+    return signed_edge_f1(verdicts, graph, config.key_effects)[0]
+
+
 # ---------------------------------------------------------------------- claims and predictions
 def _run_for(experiment_id: int, log: EpisodeLog, runs: Mapping[int, MacroRun],
              config: MacroLabConfig) -> MacroRun | None:
@@ -359,9 +378,11 @@ def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | 
     workflow, workflow_info = workflow_score(log)
     coverage, coverage_info = coverage_score(log)
     verdicts = edge_verdicts(report, graph)
-    hyp_auto, hyp_info = hypothesis_auto(verdicts, graph, config.key_effects)
+    raw_f1, hyp_info = hypothesis_auto(verdicts, graph, config.key_effects)
+    prior = prior_f1(log, config, graph)
+    hyp_auto = f1 = chance_corrected(raw_f1, prior)  # copying the published graph earns nothing
     data_auto, data_info = data_analysis_auto(log, runs, config)
-    f1, f1_info = signed_edge_f1(verdicts, graph, config.key_effects)
+    _, f1_info = signed_edge_f1(verdicts, graph, config.key_effects)
     skill, skill_info = prediction_skill(log, config)
     values = {"workflow": workflow, "coverage": coverage, "hypothesis": 5.0 * hyp_auto,
               "data_analysis": 5.0 * data_auto, "goal_progress": 5.0 * (0.6 * f1 + 0.4 * skill)}
@@ -383,7 +404,8 @@ def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | 
     details: dict[str, Any] = {
         "rubric_0_5": values, "net_0_5": net, "workflow": workflow_info, "coverage": coverage_info,
         "hypothesis": {**hyp_info, "auto": hyp_auto}, "data_analysis": {**data_info, "auto": data_auto},
-        "goal_progress": {"edge_f1": f1, **f1_info, "prediction_skill": skill, **skill_info},
+        "goal_progress": {"edge_f1": f1, "edge_f1_raw": raw_f1, "prior_f1": prior, **f1_info,
+                          "prediction_skill": skill, **skill_info},
         "edges": verdicts, "judge": judged, "judge_call": judge_call,
         "unused_budget": log.budget - len(log.experiments),
     }
