@@ -72,7 +72,7 @@ def test_the_default_published_graph_is_package_data(monkeypatch: pytest.MonkeyP
 
 @pytest.mark.slow
 def test_the_package_data_matches_the_simulator() -> None:
-    """`python -m discoverylab.labs.macroecon.prior` regenerates the data when this fails."""
+    """`benchmarks/macro_prior.py` regenerates the data when this fails."""
     stored = prior.packaged_graph(MacroStructure(), GroundTruthSettings())
     measured = measure_effect_graph(MacroStructure(), GroundTruthSettings())
     assert stored is not None

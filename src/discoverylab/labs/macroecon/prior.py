@@ -17,7 +17,7 @@ to correct against, so the raw F1 is kept.
 
 The published graph depends only on the population sizes and the `ground_truth` settings, so it is
 measured once per process (`ground_truth.effect_graph` caches it); the default config's graph is
-stored as package data (`python -m discoverylab.labs.macroecon.prior` rewrites it, and a slow test
+stored as package data (`benchmarks/macro_prior.py` rewrites it, and a slow test
 re-measures it against the simulator).
 """
 
@@ -91,7 +91,3 @@ def write_packaged_graph(path: Path = PACKAGED_GRAPH) -> EffectGraph:
     path.write_text(graph.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return graph
 
-
-if __name__ == "__main__":
-    stored = write_packaged_graph()
-    print(f"wrote {PACKAGED_GRAPH} ({len(stored.nonzero())} non-zero edges)")
