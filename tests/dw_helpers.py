@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 from discoverylab.world.world import World
@@ -18,3 +19,27 @@ def world_fingerprint(world: World) -> list[Any]:
             getattr(getattr(obj, "dialog_partner", None), "uuid", None),
         ))  # fmt: skip
     return rows
+
+
+def drive(env: Any, actions: Generator[dict[str, Any], str, Any], info: dict[str, Any], *,
+          wait_out: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Play a strategy written as an oracle-style generator (it yields actions and is sent each
+    observation) through `env.step` until the episode ends or the strategy stops (it raises
+    `StopIteration` or `OracleFailure`); `wait_out`: then WAIT until the episode ends. The last
+    step's `info` (the reset's if no step was taken)."""
+    from discoverylab.scenarios.oracle_tools import OracleFailure
+
+    done = False
+    try:
+        action = next(actions)
+        while True:
+            _, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+            if done:
+                break
+            action = actions.send(info["observation"])
+    except (StopIteration, OracleFailure):
+        while wait_out and not done:
+            _, _, terminated, truncated, info = env.step({"action": "WAIT"})
+            done = terminated or truncated
+    return info

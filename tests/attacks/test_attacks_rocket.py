@@ -29,6 +29,7 @@ from discoverylab.scenarios.answer_forms import answer_form
 from discoverylab.scenarios.rocket_science.oracle import Gen, RocketOracle
 from discoverylab.scenarios.rocket_science.things import ROCKET_TANK_L, TEST_TANK_L, shown_thrust
 from discoverylab.scoring.answer_sheet import grade
+from dw_helpers import drive
 
 TASK = "RocketScience"
 SAMPLE = range(4)  # before the fix the terminal attack won 3 of these 4 Normal seeds
@@ -77,17 +78,7 @@ def play(difficulty: str, seed: int) -> bool:
     """One episode of `TerminalReader` through `env.step`; True if the launch succeeded."""
     env = DiscoveryWorldEnv(TASK, difficulty)
     _, info = env.reset(seed=seed)
-    actions = TerminalReader(info["observation"]).run()
-    terminated = truncated = False
-    try:
-        action = next(actions)
-        while True:
-            _, _, terminated, truncated, info = env.step(action)
-            if terminated or truncated:
-                break
-            action = actions.send(info["observation"])
-    except (StopIteration, ot.OracleFailure):
-        pass
+    info = drive(env, TerminalReader(info["observation"]).run(), info)
     return bool(info["scorecard"]["completedSuccessfully"])
 
 

@@ -18,6 +18,7 @@ import discoverylab
 from discoverylab.instances import make_instance
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.space_sick.oracle import MEALS, Colony
+from dw_helpers import drive
 
 SAMPLE = range(3)
 FULL = range(50)
@@ -35,18 +36,7 @@ def play(difficulty: str, seed: int, strategy: Strategy) -> bool:
     """One episode of `strategy` through `discoverylab.make`; True if the task succeeded."""
     env = discoverylab.make("SpaceSick", difficulty=difficulty)
     _, info = env.reset(seed=seed)
-    hands = Hands(info["observation"], {})
-    actions = strategy(hands)
-    try:
-        action = next(actions)
-        while True:
-            _, _, terminated, truncated, info = env.step(action)
-            if terminated or truncated:
-                break
-            action = actions.send(info["observation"])
-    except (StopIteration, ot.OracleFailure):
-        while not (terminated or truncated):  # the strategy is done: wait out the watch
-            _, _, terminated, truncated, info = env.step({"action": "WAIT"})
+    info = drive(env, strategy(Hands(info["observation"], {})), info, wait_out=True)
     return bool(info["scorecard"]["completedSuccessfully"])
 
 
