@@ -48,15 +48,7 @@ class TerminalReader(RocketOracle):
         fuel = ot.need(re.search(r"Fuel type is (\w+)", text), "the preset fuel")[1]
         amount = float(ot.need(re.search(r"Fuel amount is (\d+)L", text), "the preset amount")[1]) + 0.5
         yield from self.say("Exit")
-        yield from self.act(ot.act("TELEPORT_TO_LOCATION", "thrust test site"))
-        for _ in range(8):
-            if ot.find_nearby(self.obs, "load cell interface"):
-                break
-            yield from self.act(ot.act("MOVE_DIRECTION", "east"))
-        cell = self.uuid("load cell interface")
-        yield from self.act(ot.act("TELEPORT_TO_OBJECT", cell))
-        yield from self.act(ot.act("TALK", cell))
-        dry, _, _ = self.numbers()
+        dry = yield from self.open_load_cell()
         yield from self.say(next(o for o in self.options() if o.startswith("Refuel")))
         yield from self.say(f"Fill rocket with 5000L of fuel {fuel}")
         full, _, _ = self.numbers()

@@ -32,6 +32,12 @@ SUITES = ("unit", "discovery", "tutorial", "all")
 BACKENDS = ("local", "ray")
 
 
+
+def episode_log_name(task: str, difficulty: str, instance: Instance, agent: str) -> str:
+    """An episode's log file in a run folder's logs/ (the runner's and `env-serve --out`'s)."""
+    return f"{task}-{difficulty}-{instance.label.replace('#', '')}-{agent}.jsonl"
+
+
 @dataclass(frozen=True, slots=True)
 class Job:
     """One episode to run. `seed` is what the worker builds (for a sealed instance, the keyed
@@ -58,7 +64,7 @@ class Job:
 
     @property
     def log_name(self) -> str:
-        return f"{self.task}-{self.difficulty}-{self.instance.label.replace('#', '')}-{self.agent}.jsonl"
+        return episode_log_name(self.task, self.difficulty, self.instance, self.agent)
 
 
 class SeedRanges:

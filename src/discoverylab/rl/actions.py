@@ -57,7 +57,6 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
         if shown is not None and object_slots != shown:  # else the mask offers objects the policy never sees
             raise ValueError(f"object_slots={object_slots}, but the symbolic observation shows {shown} slots and the "
                              "discrete actions name those; leave object_slots out or pass the same number.")  # fmt: skip
-        locations = whole_option("locations", locations)
         locations = whole_option("locations", locations, 0, MAX_COUNT)
         dialog_options = whole_option("dialog_options", dialog_options, 0, MAX_COUNT)
         super().__init__(env)

@@ -39,6 +39,7 @@ from discoverylab.bench.rundir import (
     describe_io_error,
     scan_results,
 )
+from discoverylab.bench.runner import episode_log_name
 from discoverylab.bench.schema import config_hash
 from discoverylab.instances import SEALED_SPLIT
 from discoverylab.labs.run_record import LabRecord
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 RUNNER = "env-serve"
 LABS = "labs"
-REMOTE_AGENT = "remote"  # the agent of a client that names none
 SHEET_PENDING = "not handed in yet (the episode ended; the server waits for its answer sheet)"
 
 
@@ -133,7 +133,7 @@ class ServerRecords:
                 log = [*session.log, {"type": "end", "scorecard": record.scorecard,
                                       "record": record.model_dump(mode="json", exclude={"seconds", "usage"})}]  # fmt: skip
                 with self._lock:
-                    records.write_jsonl(self.out / "logs" / log_name(record), log)
+                    records.write_jsonl(self.out / "logs" / log_name(session), log)
                     records.append_jsonl(self.out / RESULTS, record)
             session.record_pending = False
         except Exception as exc:  # noqa: BLE001 - the reaper and the shutdown must go on; a request gets 5xx
@@ -153,10 +153,10 @@ class ServerRecords:
                 raise error from None
 
 
-def log_name(record: EpisodeRecord) -> str:
-    """The runner's log file name (`bench.runner.Job.log_name`)."""
-    label = f"s{record.seed}" if record.split == "seed" else f"{record.split}{record.index}"
-    return f"{record.task}-{record.difficulty}-{label}-{record.agent}.jsonl"
+def log_name(session: EpisodeSession) -> str:
+    """The runner's log file name for the session's episode."""
+    assert session.instance is not None
+    return episode_log_name(session.task, session.difficulty, session.instance, session.agent)
 
 
 def _seconds(session: EpisodeSession) -> float:

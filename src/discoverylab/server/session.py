@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 LAB_DIFFICULTY = ""  # Tiny Labs protocols have no difficulty levels (their instances are keyed with "")
 MAX_ACTION_CHARS = 20_000
+REMOTE_AGENT = "remote"  # the agent of a client that names none (the server's records)
 
 
 class SessionError(ValueError):
@@ -141,7 +142,7 @@ class EpisodeSession:
         self.key = key if key is not None else load_key()
         self.ledger = ledger if ledger is not None else SealedLedger()
         self.records = records  # the evaluator's own records (`env-serve --out`), or None
-        self.agent = "remote"
+        self.agent = REMOTE_AGENT
         self.started_at = self.ended_at = 0.0
         self.log: list[dict[str, Any]] = []  # the runner's episode log; kept only with `records`
         self.record_pending = False  # an ended episode whose record the disk refused
@@ -189,7 +190,7 @@ class EpisodeSession:
         text, _ = env.reset(options={"instance": inst})  # the seed goes no further than the world
         self.instance, self.steps, self.done, self.reward_total = inst, 0, False, 0.0
         self.handed_in, self.lab_grade, self.answers_in, self.knowledge_in = None, None, None, None
-        self.agent, self.started_at, self.ended_at = req.agent or "remote", time.perf_counter(), 0.0
+        self.agent, self.started_at, self.ended_at = req.agent or REMOTE_AGENT, time.perf_counter(), 0.0
         self.log, self.record_pending = [], False
         if self.records is not None and kind == "dw":
             self.log.append({"type": "start", "task": task, "difficulty": difficulty, **inst.public(),

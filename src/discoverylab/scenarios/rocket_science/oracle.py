@@ -123,7 +123,9 @@ class RocketOracle:
         duration = int(ot.need(re.search(r"Duration: (\d+) ticks", text), "duration")[1])
         return weight, thrust, duration
 
-    def test_fuels(self, speed: float, gravity: float) -> Gen:
+    def open_load_cell(self) -> Gen:
+        """Walk to the thrust test site's load cell and talk to it; returns the empty rocket's
+        weight it shows (the dry mass)."""
         yield from self.act(ot.act("TELEPORT_TO_LOCATION", "thrust test site"))
         for _ in range(8):  # the test stand is east of the tanks
             if ot.find_nearby(self.obs, "load cell interface"):
@@ -133,6 +135,10 @@ class RocketOracle:
         yield from self.act(ot.act("TELEPORT_TO_OBJECT", cell))
         yield from self.act(ot.act("TALK", cell))
         dry, _, _ = self.numbers()
+        return dry
+
+    def test_fuels(self, speed: float, gravity: float) -> Gen:
+        dry = yield from self.open_load_cell()
         best: tuple[float, str, int] | None = None
         for letter in "ABC":
             refuel = next(o for o in self.options() if o.startswith("Refuel"))
