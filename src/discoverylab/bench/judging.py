@@ -194,12 +194,9 @@ def judge_run(run_dir: str | Path, judge: Any, judge_name: str = "", *, only_unj
 def _judge_locked(run_dir: Path, results: Path, judge: Any, judge_name: str, only_unjudged: bool) -> JudgeRun:
     """`judge_run`'s pass, the folder locked. Only DiscoveryWorld records of the run's own config
     count (`run.json`): a record pasted in from another run is no episode of this one."""
-    import json
+    from discoverylab.bench.rundir import stored_config_hash
 
-    try:
-        run_hash = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("config_hash")
-    except (OSError, ValueError, AttributeError):
-        run_hash = None
+    run_hash = stored_config_hash(run_dir)
     latest = {_key(rec): rec for rec in records.read_jsonl(results)
               if "task" in rec and (run_hash is None or rec.get("config_hash") == run_hash)}
     earlier = {_key(row): row for row in records.read_jsonl(run_dir / KNOWLEDGE_FILE)}
