@@ -61,8 +61,9 @@ def _checked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     episodes will read it: the harness has no --eval-key-file."""
     from discoverylab.instances import KEY_ENV, SEALED_SPLIT, load_key, make_instance
 
-    key = load_key() if any(r["split"] == SEALED_SPLIT for r in items) else None
-    if key is None and any(r["split"] == SEALED_SPLIT for r in items):
+    sealed = any(r["split"] == SEALED_SPLIT for r in items)
+    key = load_key() if sealed else None
+    if sealed and key is None:
         raise ValueError(f"The test split is sealed: set ${KEY_ENV} to the evaluator's key in the environment "
                          "where the harness runs the episodes.")
     for r in items:
