@@ -178,7 +178,11 @@ def coverage_score(log: EpisodeLog) -> tuple[float, dict[str, Any]]:
 # ---------------------------------------------------------------------- causal edges
 def edge_verdicts(report: FinalReport, graph: EffectGraph) -> list[dict[str, Any]]:
     """Each stated edge (last statement wins) with the truth it is scored against."""
-    stated = {(e.cause, e.effect, e.horizon): e.sign for e in report.edges}
+    return _verdicts({(e.cause, e.effect, e.horizon): e.sign for e in report.edges}, graph)
+
+
+def _verdicts(stated: dict[tuple[str, str, str], str], graph: EffectGraph) -> list[dict[str, Any]]:
+    """Stated edges ((cause, effect, horizon) -> sign) with the truth each is scored against."""
     return [{"cause": c, "effect": f, "horizon": h, "sign": s, "truth": graph.sign(c, f, h)}
             for (c, f, h), s in stated.items()]
 
@@ -216,9 +220,8 @@ def prior_f1(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph) -> flo
     if structure == base:
         return None
     published = published_graph(base, config.ground_truth, config.cache_dir)
-    verdicts = [{**s, "truth": graph.sign(s["cause"], s["effect"], s["horizon"])}
-                for s in published_statements(published)]
-    return signed_edge_f1(verdicts, graph, config.key_effects)[0]
+    stated = {(e["cause"], e["effect"], e["horizon"]): e["sign"] for e in published_statements(published)}
+    return signed_edge_f1(_verdicts(stated, graph), graph, config.key_effects)[0]
 
 
 # ---------------------------------------------------------------------- claims and predictions
