@@ -179,3 +179,22 @@ def test_audit_prints_a_folder_name_with_brackets_as_it_is(tmp_path: Path) -> No
         fh.write("[]\n")
     result = runner.invoke(app, ["audit", str(odd), "--eval-key-file", str(_key(tmp_path))])
     assert result.exit_code == 0 and f"1 line(s) of {odd / 'results.jsonl'} are no records" in result.output, result.output
+
+
+def test_audit_reads_the_results_once_and_leaves_no_file_open(tmp_path: Path) -> None:
+    """Before: `audit` counted the lines through a file it never closed (a ResourceWarning per
+    audit), then read the file again: a line a runner appended between the two readings
+    counted as a record on one side only, and the "no records" count came out wrong."""
+    import gc
+    import warnings
+
+    from discoverylab.bench.runner import make_jobs, run_jobs
+
+    out = tmp_path / "run"
+    run_jobs(make_jobs([("PickAndPlaceTest", "normal")], [0], "random", 5), out)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = runner.invoke(app, ["audit", str(out), "--eval-key-file", str(_key(tmp_path))])
+        gc.collect()
+    assert result.exit_code == 0 and "1 of 1 records verified" in result.output, result.output
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]

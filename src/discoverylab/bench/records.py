@@ -93,12 +93,19 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
         return
     with path.open("rb") as fh:
         for raw in fh:
-            try:
-                obj = json.loads(raw.decode("utf-8")) if raw.strip() else None
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                continue
-            if isinstance(obj, dict):
+            obj = parse_line(raw)
+            if obj is not None:
                 yield obj
+
+
+def parse_line(raw: bytes) -> dict[str, Any] | None:
+    """One line of a JSONL file as `read_jsonl` reads it: the JSON object, or None for a blank,
+    torn, non-JSON, non-object or non-UTF-8 line."""
+    try:
+        obj = json.loads(raw.decode("utf-8")) if raw.strip() else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return obj if isinstance(obj, dict) else None
 
 
 def done_keys(path: str | Path, fields: tuple[str, ...]) -> set[tuple[Any, ...]]:

@@ -21,7 +21,7 @@ def audit(
     eval_key_file: EvalKeyOpt = None,
 ) -> None:
     """The key holder's check of a run (bench, run or lab run): every record's commitment matches its split and index."""
-    from discoverylab.bench.records import read_jsonl
+    from discoverylab.bench.records import parse_line
     from discoverylab.bench.rundir import RunDirError, saved_results
 
     key = split_key("test", eval_key_file)
@@ -32,11 +32,11 @@ def audit(
         fail(str(exc))
     checked = sealed = 0
     bad: list[str] = []
-    lines = sum(1 for raw in path.open("rb") if raw.strip())
-    rows = list(read_jsonl(path))
-    skipped = lines - len(rows)  # torn, not JSON, not an object: said, never silently passed over
+    skipped = 0  # torn, not JSON, not an object, not an episode's: said, never silently passed over
+    with path.open("rb") as fh:  # one reading: lines a runner appends meanwhile are counted once or not at all
+        rows = [parse_line(raw) for raw in fh if raw.strip()]
     for rec in rows:
-        if not ("task" in rec or "protocol" in rec):
+        if rec is None or not ("task" in rec or "protocol" in rec):
             skipped += 1
             continue
         public = {k: rec.get(k) for k in ("split", "index", "commitment")}
