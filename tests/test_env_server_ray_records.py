@@ -10,6 +10,7 @@ client hears of the episode's end (a session actor that dies loses none).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -111,3 +112,22 @@ def test_ray_pool_writes_the_evaluators_records_and_a_dead_actor_loses_none(loca
             fresh.reset(fresh.create(), task=TASK, difficulty=DIFFICULTY, split="test", index=1)
     finally:
         fresh.shutdown()
+
+
+def test_a_client_that_walks_away_is_recorded_once_its_session_expires(local_ray: None, tmp_path: Path) -> None:
+    """A session actor sweeps its idle sessions on its own, as env-serve's reaper does: a sealed
+    episode its client left unfinished is recorded `abandoned` after the TTL, not only if a later
+    request happens to reach that actor (with none, the pool's stop dropped it unrecorded)."""
+    from discoverylab.server.ray_sessions import RaySessions
+
+    out = tmp_path / "served"
+    pool = RaySessions(sessions_per_actor=1, num_cpus=0.25, key=KEY, ttl_s=0.5, ledger=tmp_path / "p.jsonl", out=out)
+    try:
+        pool.reset(pool.create(), task="PickAndPlaceTest", split="test", index=6)
+        deadline = time.monotonic() + 30
+        while not (out / "results.jsonl").is_file() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        pool.shutdown()
+    (row,) = _lines(out / "results.jsonl")
+    assert row["index"] == 6 and "abandoned: the session expired" in row["error"]

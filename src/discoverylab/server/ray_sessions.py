@@ -28,6 +28,7 @@ and records actors run on the driver's node: FILE and DIR are paths there.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,14 @@ class SessionHost:
 
         self.pool = SessionPool(capacity, ttl_s, key, RemoteLedger(ledger) if ledger is not None else None,
                                 records=RemoteRecords(*records) if records is not None else None)  # fmt: skip
+        # as env-serve's reaper: a session whose client went is closed (and recorded) after `ttl_s`,
+        # not whenever a later request happens to land on this actor (perhaps never)
+        self._stopped = threading.Event()
+        threading.Thread(target=self._reap, name="session-reaper", daemon=True).start()
+
+    def _reap(self) -> None:
+        while not self._stopped.wait(max(0.05, min(self.pool.ttl_s / 4, 30.0))):
+            self.pool.sweep()
 
     def create(self) -> str:
         return self.pool.create()
@@ -180,6 +189,7 @@ class SessionHost:
 
     def stop(self) -> None:
         """The pool stops: ended episodes still waiting for a sheet are recorded, as env-serve's stop does."""
+        self._stopped.set()
         self.pool.close_all()
 
     def load(self) -> int:
