@@ -6,7 +6,9 @@ the env's text observation (the same text `DiscoveryWorldEnv` / `TinyLabTextEnv`
 reward of the env's default `success` mode (never the answer-revealing procedure reward), and the
 instance's public part (`Instance.public()`: a sealed test instance's seed never leaves the
 server). The full scorecard (gold included) is sent only once the episode has ended and, for a
-discovery task, its answer sheet has been handed in (the gold would fill the sheet).
+discovery task, its answer sheet has been handed in (the gold would fill the sheet). A sealed
+instance's gold and grades are the evaluator's alone (`--out` records): its client's hand-in gets
+a receipt and a sealed Tiny Lab's end no grade, since a right/wrong names a few-option answer.
 """
 
 from __future__ import annotations
