@@ -49,13 +49,13 @@ def test_attack_sealed_end_scorecard_withholds_the_gold_until_the_sheet_is_in(ur
             assert not any(key in card for key in WITHHELD), sorted(card)
             assert _gold_species(card) is None
         assert not any(key in json.dumps(result.model_dump()) for key in GOLD_KEYS + ("scoreCard",))
-        grade = env.hand_in({"outlier_species": "echojelly"})
-        assert grade["score"] in (0.0, 1.0)
+        receipt = env.hand_in({"outlier_species": "echojelly"})
+        assert receipt["received"] is True  # no grade: right or wrong would narrow the answer
         # A sealed instance's gold never reaches the client, even once the sheet is in: the next
         # server with this key plays the same test#4, where a remembered gold would answer it.
         after = env.state()["scorecard"]
         assert not any(key in after for key in WITHHELD) and _gold_species(after) is None
-        assert all("gold" not in field for field in grade["fields"]), grade
+        assert not {"score", "fields", "gold"} & set(receipt), receipt
 
 
 def test_a_public_instance_shows_its_gold_once_the_sheet_is_in(url):

@@ -132,7 +132,11 @@ def results(session: EpisodeSession, report: str | None, answers: dict[str, Any]
     included: the episode is over)."""
     session.finish()
     card = session.final_card()
-    grade = session.hand_in(answers or {}) if session.answer_sheet() is not None else None
+    if session.answer_sheet() is not None:
+        session.hand_in(answers or {})  # a sealed instance's reply is a receipt: the harness (the evaluator) scores
+    grade = session.handed_in
+    if grade is not None and session.sealed:  # its verdicts and score, never the gold itself (as in the eval log before)
+        grade = {**grade, "fields": [{k: v for k, v in f.items() if k != "gold"} for f in grade["fields"]]}
     success = bool(card.get("completedSuccessfully"))
     lab = session.kind == "lab"
     reward = float(card.get("score", 0.0) or 0.0) if lab else float(success)

@@ -33,7 +33,7 @@ from starlette.exceptions import HTTPException
 from discoverylab.server.session import EpisodeSession, ResetRequest, SealedLedger, SessionError, StepResult
 
 if TYPE_CHECKING:
-    from discoverylab.server.records import ServerRecords
+    from discoverylab.server.records import EpisodeRecords
 
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_TTL_S = 600.0
@@ -95,7 +95,7 @@ class SessionPool:
 
     def __init__(self, max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_TTL_S,
                  key: bytes | None = None, ledger: SealedLedger | None = None,
-                 records: ServerRecords | None = None) -> None:  # fmt: skip
+                 records: EpisodeRecords | None = None) -> None:  # fmt: skip
         self.max_sessions, self.ttl_s, self.key, self.records = max_sessions, ttl_s, key, records
         self.slots: dict[str, Slot] = {}
         self.expired = 0

@@ -60,7 +60,9 @@ class EnvServerClient:
 
     def hand_in(self, answers: dict[str, Any], knowledge: str | None = None) -> dict[str, Any]:
         """Hand in the filled sheet once the episode ended (with the agent's knowledge report, if
-        any: a server run with --out keeps it for `discoverylab judge`); returns its grade."""
+        any: a server run with --out keeps it for `discoverylab judge`); returns its grade, or for
+        a sealed test instance a receipt (`received`, `fields_submitted`, the form's `errors`):
+        that grade is the evaluator's (`env-serve --out`), never the client's."""
         body: dict[str, Any] = {"answers": answers} | ({"knowledge": knowledge} if knowledge is not None else {})
         return dict(self._call("POST", f"/sessions/{self.open()}/answers", body))
 

@@ -61,43 +61,30 @@ class RecordWriteError(SessionError):
     status = 507
 
 
-class ServerRecords:
-    """The server's run folder: checked and locked at start (`RunDirError`, `RunLocked`,
-    `RunConfigMismatch` there), then one record per ended episode, written one at a time."""
+def records_config(key_id: str | None) -> dict[str, Any]:
+    """The config every record of a server's folder carries (run.json's, hashed into each record)."""
+    return {"runner": RUNNER, "eval_key_id": key_id}
 
-    def __init__(self, out: Path, key_id: str | None) -> None:
+
+class EpisodeRecords:
+    """When a session's records are made and what they hold; where their lines go is the
+    subclass's (`ServerRecords`: DIR itself; the Ray pool's session actors: its records actor)."""
+
+    def __init__(self, out: Path, config: dict[str, Any]) -> None:
         self.out = Path(out)
         self.labs = self.out / LABS
-        self.config: dict[str, Any] = {"runner": RUNNER, "eval_key_id": key_id}
+        self.config = dict(config)
         self.config_hash = config_hash(self.config)
         self._lock = threading.Lock()  # lines of two sessions must never interleave or tear
         self.failed = 0  # records the disk refused (each also said in a 507 or the server's log)
-        results = check_out(self.out)
-        check_out(self.labs)
-        self._locks = [RunLock(self.out).acquire()]
-        try:
-            self._locks.append(RunLock(self.labs).acquire())
-            scan = scan_results(results, EpisodeRecord, lambda r: r.key)
-            check_config(self.out, RUNNER, self.config, has_records=bool(scan.latest) or scan.objects > 0)
-        except BaseException:
-            self.close()
-            raise
 
-    def sealed_played(self) -> set[tuple[str, str, int]]:
-        """The sealed instances DIR already holds a record of (task, difficulty, index): a server
-        restarted on DIR refuses them too, or a replay's record (the gold seen) would replace the first."""
-        seen = set()
-        for row in [*records.read_jsonl(self.out / RESULTS), *records.read_jsonl(self.labs / RESULTS)]:
-            if row.get("split") == SEALED_SPLIT and isinstance(row.get("index"), int):
-                task, difficulty = (row.get("task"), row.get("difficulty")) if "task" in row else (row.get("protocol"), "")
-                if isinstance(task, str) and isinstance(difficulty, str):
-                    seen.add((task, difficulty, int(row["index"])))
-        return seen
+    def append_dw(self, name: str, log: list[dict[str, Any]], record: EpisodeRecord) -> None:
+        """Write a DiscoveryWorld episode's log file `name` and append its record, durably."""
+        raise NotImplementedError
 
-    def close(self) -> None:
-        for lock in self._locks:
-            lock.release()
-        self._locks = []
+    def append_lab(self, record: LabRecord) -> None:
+        """Append a Tiny Labs episode's record, durably."""
+        raise NotImplementedError
 
     def episode_ended(self, session: EpisodeSession) -> None:
         """The end step (or `finish`): its record, the sheet pending if the task has one."""
@@ -126,15 +113,12 @@ class ServerRecords:
     def _write(self, session: EpisodeSession, note: str | None, *, raising: bool) -> None:
         try:
             if session.kind == "lab":
-                with self._lock:
-                    records.append_jsonl(self.labs / RESULTS, lab_record(session, self.config, note))
+                self.append_lab(lab_record(session, self.config, note))
             else:
                 record = dw_record(session, self.config, self.config_hash, note)
                 log = [*session.log, {"type": "end", "scorecard": record.scorecard,
                                       "record": record.model_dump(mode="json", exclude={"seconds", "usage"})}]  # fmt: skip
-                with self._lock:
-                    records.write_jsonl(self.out / "logs" / log_name(session), log)
-                    records.append_jsonl(self.out / RESULTS, record)
+                self.append_dw(log_name(session), log, record)
             session.record_pending = False
         except Exception as exc:  # noqa: BLE001 - the reaper and the shutdown must go on; a request gets 5xx
             self.failed += 1
@@ -151,6 +135,49 @@ class ServerRecords:
                                          "its scorecard.")  # fmt: skip
                 error.status = 507 if disk else 500
                 raise error from None
+
+
+class ServerRecords(EpisodeRecords):
+    """The server's run folder: checked and locked at start (`RunDirError`, `RunLocked`,
+    `RunConfigMismatch` there), then one record per ended episode, written one at a time."""
+
+    def __init__(self, out: Path, key_id: str | None) -> None:
+        super().__init__(out, records_config(key_id))
+        results = check_out(self.out)
+        check_out(self.labs)
+        self._locks = [RunLock(self.out).acquire()]
+        try:
+            self._locks.append(RunLock(self.labs).acquire())
+            scan = scan_results(results, EpisodeRecord, lambda r: r.key)
+            check_config(self.out, RUNNER, self.config, has_records=bool(scan.latest) or scan.objects > 0)
+        except BaseException:
+            self.close()
+            raise
+
+    def sealed_played(self) -> set[tuple[str, str, int]]:
+        """The sealed instances DIR already holds a record of (task, difficulty, index): a server
+        restarted on DIR refuses them too, or a replay's record (the gold seen) would replace the first."""
+        seen = set()
+        for row in [*records.read_jsonl(self.out / RESULTS), *records.read_jsonl(self.labs / RESULTS)]:
+            if row.get("split") == SEALED_SPLIT and isinstance(row.get("index"), int):
+                task, difficulty = (row.get("task"), row.get("difficulty")) if "task" in row else (row.get("protocol"), "")
+                if isinstance(task, str) and isinstance(difficulty, str):
+                    seen.add((task, difficulty, int(row["index"])))
+        return seen
+
+    def append_dw(self, name: str, log: list[dict[str, Any]], record: EpisodeRecord) -> None:
+        with self._lock:
+            records.write_jsonl(self.out / "logs" / name, log)
+            records.append_jsonl(self.out / RESULTS, record)
+
+    def append_lab(self, record: LabRecord) -> None:
+        with self._lock:
+            records.append_jsonl(self.labs / RESULTS, record)
+
+    def close(self) -> None:
+        for lock in self._locks:
+            lock.release()
+        self._locks = []
 
 
 def log_name(session: EpisodeSession) -> str:

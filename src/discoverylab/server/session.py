@@ -6,7 +6,9 @@ the env's text observation (the same text `DiscoveryWorldEnv` / `TinyLabTextEnv`
 reward of the env's default `success` mode (never the answer-revealing procedure reward), and the
 instance's public part (`Instance.public()`: a sealed test instance's seed never leaves the
 server). The full scorecard (gold included) is sent only once the episode has ended and, for a
-discovery task, its answer sheet has been handed in (the gold would fill the sheet).
+discovery task, its answer sheet has been handed in (the gold would fill the sheet). A sealed
+instance's gold and grades are the evaluator's alone (`--out` records): its client's hand-in gets
+a receipt and a sealed Tiny Lab's end no grade, since a right/wrong names a few-option answer.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from discoverylab.env import GOLD_KEYS, PROCEDURE_KEYS, DiscoveryWorldEnv
 from discoverylab.instances import SEALED_SPLIT, Instance, InstanceError, from_seed, load_key, make_instance
 
 if TYPE_CHECKING:
-    from discoverylab.server.records import ServerRecords
+    from discoverylab.server.records import EpisodeRecords
 
 LAB_DIFFICULTY = ""  # Tiny Labs protocols have no difficulty levels (their instances are keyed with "")
 MAX_ACTION_CHARS = 20_000
 REMOTE_AGENT = "remote"  # the agent of a client that names none (the server's records)
+SEALED_GRADED = "by the evaluator only: a sealed test instance's grade never reaches the client"
 
 
 class SessionError(ValueError):
@@ -138,7 +141,7 @@ class EpisodeSession:
     """A client's env: reset builds one instance's world, step plays one action."""
 
     def __init__(self, key: bytes | None = None, ledger: SealedLedger | None = None,
-                 records: ServerRecords | None = None) -> None:  # fmt: skip
+                 records: EpisodeRecords | None = None) -> None:  # fmt: skip
         self.key = key if key is not None else load_key()
         self.ledger = ledger if ledger is not None else SealedLedger()
         self.records = records  # the evaluator's own records (`env-serve --out`), or None
@@ -220,6 +223,8 @@ class EpisodeSession:
             text, reward, terminated, truncated, info = self.env.step(action)
             ok = bool(info["success"])
         self.steps += 1
+        if self.kind == "lab" and self.sealed:  # a lab's reward is its grade: the evaluator's, like a sheet's
+            reward = 0.0
         self.reward_total += float(reward)
         self.done = bool(terminated or truncated)
         self.last = self._result(text, float(reward), bool(terminated), bool(truncated), ok)
@@ -256,18 +261,25 @@ class EpisodeSession:
             return {"completed": self.done, "completedSuccessfully": score["score"] >= 1.0, **score}
         return dict(self.env.scorecard(reveal=True))
 
+    @property
+    def sealed(self) -> bool:
+        """The episode plays a sealed test instance: its grades are the evaluator's alone."""
+        return self.instance is not None and self.instance.sealed
+
     def client_card(self) -> dict[str, Any]:
         """The ended episode's scorecard as the client sees it. Until a discovery task's answer sheet
         is handed in, its gold and procedural items wait (task progress only, as before the end):
         the gold names the answer and the items' scores tell which choice was right, so a client
         would copy them into the sheet. A sealed instance's never come: every server with this key
-        plays the same test#N, where a remembered gold would answer it. `final_card` is the
-        evaluator's full card."""
+        plays the same test#N, where a remembered gold would answer it. Nor does a sealed Tiny
+        Lab's grade (its details hold the truth, its labels and score say right or wrong).
+        `final_card` is the evaluator's full card."""
         from discoverylab.scenarios.answer_forms import has_answer_sheet
 
+        if self.kind == "lab" and self.sealed:
+            return {"completed": self.done, "graded": SEALED_GRADED}
         card = self.final_card()
-        sealed = self.instance is not None and self.instance.sealed
-        if self.kind == "dw" and has_answer_sheet(self.task) and (self.handed_in is None or sealed):
+        if self.kind == "dw" and has_answer_sheet(self.task) and (self.handed_in is None or self.sealed):
             return {k: v for k, v in card.items() if k not in GOLD_KEYS + PROCEDURE_KEYS}
         return card
 
@@ -292,7 +304,8 @@ class EpisodeSession:
 
     def hand_in(self, answers: Any, knowledge: str | None = None) -> dict[str, Any]:
         """Grade the filled sheet: once per episode and only after it ended (a second hand-in
-        would let a client probe the gold field by field)."""
+        would let a client probe the gold field by field). The reply is the grade, or for a
+        sealed instance a `receipt` (the grade stays in `handed_in`, for the evaluator)."""
         from discoverylab.scenarios.answer_forms import grade_answers
 
         if self.answer_sheet() is None:
@@ -306,9 +319,17 @@ class EpisodeSession:
         self.knowledge_in = knowledge
         if self.records is not None:
             self.records.sheet_in(self)
-        if self.instance is not None and self.instance.sealed:  # right or wrong, never the answer itself
-            return {**self.handed_in, "fields": [{k: v for k, v in f.items() if k != "gold"} for f in self.handed_in["fields"]]}
-        return self.handed_in
+        return self.receipt() if self.sealed else self.handed_in
+
+    def receipt(self) -> dict[str, Any]:
+        """A sealed instance's hand-in reply: the sheet came and was recorded; which fields it
+        filled and the form's own validation errors (the form decides them, never the gold). No
+        score and no right/wrong: "wrong" on a field of two or three options names the answer, and
+        every server with this key plays the same test#N."""
+        assert self.handed_in is not None
+        filled = [f["name"] for f in self.handed_in["fields"] if f["answer"] is not None]
+        return {"received": True, "recorded": self.records is not None, "fields_submitted": filled,
+                "errors": dict(self.handed_in["errors"]), "graded": SEALED_GRADED}  # fmt: skip
 
     def state(self) -> dict[str, Any]:
         """Where the episode stands (OpenEnv's `state()`): no observation, no gold before the end
@@ -324,7 +345,7 @@ class EpisodeSession:
 
     def close(self, why: str = "its session was closed", *, stopping: bool = False) -> None:
         """Free the env; with records, an episode not yet recorded is recorded first (`why` the
-        session goes; `stopping`: the server stops, see `ServerRecords.closing`)."""
+        session goes; `stopping`: the server stops, see `EpisodeRecords.closing`)."""
         if self.records is not None:
             self.records.closing(self, why, stopping=stopping)
         env, self.env = self.env, None
