@@ -193,6 +193,12 @@ class GameManager:
             game.last_used = time.monotonic()
             return game
 
+    def log_of(self, game_id: str) -> Path | None:
+        """The log of the game with this id (live or not), or None: what an export reads."""
+        with self._lock:
+            name = self._refresh()[1].get(resume_token(game_id)) if len(game_id) <= 64 else None
+        return None if name is None else self.logs / name
+
     def _resume(self, game_id: str, client: str) -> Game:
         name = self._refresh()[1].get(resume_token(game_id)) if len(game_id) <= 64 else None
         if name is None:
