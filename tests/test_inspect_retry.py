@@ -82,6 +82,33 @@ def test_retry_under_another_key_is_refused_before_any_sample(tmp_path, monkeypa
     assert "DISCOVERYLAB_EVAL_KEY" in message and key_id(KEY_A.encode()) in message and key_id(KEY_B.encode()) in message
 
 
+def test_eval_set_under_another_key_never_resumes_the_first_key_s_log(tmp_path, monkeypatch):
+    """`eval_set` on the same log folder resumed a failed sealed log under another key, as the
+    retry did: one log, two test sets. A sealed task's version now names its key's fingerprint,
+    so the other key's task is another task to `eval_set`: it refuses the folder, saying why."""
+    from inspect_ai import eval_set
+
+    llm = ScriptedLLMServer().start()
+    llm.responder = _responder(llm, fail_first=True)
+    monkeypatch.setenv("SCRIPTED_API_KEY", "x")
+    model = get_model("openai-api/scripted/scripted-model", base_url=llm.base_url, api_key="x")
+    args = {"log_dir": str(tmp_path), "model": model, "display": "none", "max_samples": 1, "retry_attempts": 0,
+            "continue_on_fail": True}  # fmt: skip
+    try:
+        for key in (KEY_A, KEY_B):
+            monkeypatch.setenv("DISCOVERYLAB_EVAL_KEY", key)
+            task_obj = inspect_tasks.pick_and_place_test(split="test", indices="0-1", max_steps=1, judge=False)
+            if key == KEY_A:
+                assert not eval_set(task_obj, **args)[0]  # one sample failed: the log is left to resume
+                played = len(llm.requests)
+            else:
+                with pytest.raises(Exception, match="not associated with a task"):
+                    eval_set(task_obj, **args)
+    finally:
+        llm.stop()
+    assert len(llm.requests) == played
+
+
 def test_retry_under_the_same_key_completes_the_log(tmp_path, monkeypatch):
     """The guard refuses only a change of key: the same key's retry plays the errored sample."""
     llm = ScriptedLLMServer().start()

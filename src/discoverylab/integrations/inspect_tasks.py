@@ -217,9 +217,11 @@ def _task(items: list[dict[str, Any]], max_steps: int | None, judge: bool, judge
     fingerprint = next((r["key_id"] for r in items if r.get("key_id")), None)
     if fingerprint is None:
         return Task(dataset=_dataset(items), solver=discovery_agent(max_steps), scorer=scorers)
+    # The version names the test set too: `eval_set` pairs a task with its earlier log by task
+    # args and version, so another key's task is another task there (never resumed into that log).
     return Task(dataset=_dataset(items), solver=discovery_agent(max_steps), scorer=scorers,
                 metadata={f"{KEY_META}:{fingerprint}": "the sealed test instances' key (its fingerprint)"},
-                early_stopping=_SameKey(fingerprint))  # fmt: skip
+                early_stopping=_SameKey(fingerprint), version=f"test-set-{fingerprint}")  # fmt: skip
 
 
 @task
