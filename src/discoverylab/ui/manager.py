@@ -193,11 +193,12 @@ class GameManager:
             game.last_used = time.monotonic()
             return game
 
-    def log_of(self, game_id: str) -> Path | None:
-        """The log of the game with this id (live or not), or None: what an export reads."""
+    def logs_of(self, game_ids: list[str]) -> dict[str, Path | None]:
+        """The log of each game id (live or not; None for an unknown id): what an export reads."""
         with self._lock:
-            name = self._refresh()[1].get(resume_token(game_id)) if len(game_id) <= 64 else None
-        return None if name is None else self.logs / name
+            tokens = self._refresh()[1]
+            names = {gid: tokens.get(resume_token(gid)) if len(gid) <= 64 else None for gid in game_ids}
+        return {gid: None if name is None else self.logs / name for gid, name in names.items()}
 
     def _resume(self, game_id: str, client: str) -> Game:
         name = self._refresh()[1].get(resume_token(game_id)) if len(game_id) <= 64 else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +52,13 @@ def finished_game(game_id: str, path: Path, max_bytes: int) -> dict[str, Any] | 
     return out
 
 
-def export(ids: Iterable[str], log_of: Callable[[str], Path | None], max_bytes: int) -> dict[str, Any]:
+def export(ids: list[str], logs_of: Callable[[list[str]], dict[str, Path | None]], max_bytes: int) -> dict[str, Any]:
     """`{"games": [...], "skipped": [{"game", "reason"}]}` for the ids, in their order."""
     games: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
+    paths = logs_of(ids)
     for game_id in ids:
-        path = log_of(game_id)
+        path = paths.get(game_id)
         result = None if path is None else finished_game(game_id, path, max_bytes)
         if result is not None:
             games.append(result)

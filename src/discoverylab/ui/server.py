@@ -305,7 +305,7 @@ def create_app(
             ids = game_ids(games_)
         except ValueError as exc:
             raise BadCommand(str(exc)) from None
-        data = export(ids, games.log_of, max_log_bytes * 2)
+        data = export(ids, games.logs_of, max_log_bytes * 2)
         if format_ == "csv":
             return Response(to_csv(data["games"]), media_type="text/csv; charset=utf-8",
                             headers={"Content-Disposition": 'attachment; filename="discoverylab-results.csv"'})  # fmt: skip
