@@ -91,3 +91,29 @@ def test_an_unchanged_folder_is_not_walked_again(tmp_path: Path, monkeypatch) ->
     before = len(walks)
     assert a.get(f"/api/games/{other['id']}").status_code == 200
     assert len(walks) == before + 1
+
+
+def test_a_log_whose_start_line_comes_late_is_seen_and_junk_is_not_reread(tmp_path: Path, monkeypatch) -> None:
+    """A log created empty (another server between its open and its first write) is read again
+    until its start line is there; an old file that is no log is skipped for good."""
+    import json
+    import os
+
+    from discoverylab.ui import manager
+
+    a, b = _client(tmp_path), _client(tmp_path)
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text("not json\n")
+    os.utime(junk, (1_000_000, 1_000_000))
+    other = _new(b, seed=7)
+    _wait(b, other["id"])
+    lines = (tmp_path / other["log"]).read_text()
+    late = tmp_path / "DialogTest-normal-s7-human-late.jsonl"
+    late.write_text("")
+    assert _new(a, seed=8)["replay_of"] is None  # A lists the folder: `late` is empty yet
+    late.write_text(lines.replace(other["log"], late.name).replace(json.loads(lines.splitlines()[0])["resume"], "r" * 32))
+    reads = []
+    real = manager.first_line
+    monkeypatch.setattr(manager, "first_line", lambda path: reads.append(path.name) or real(path))
+    _new(a, seed=9)
+    assert late.name in reads and junk.name not in reads

@@ -261,7 +261,7 @@ class GameManager:
         """The indexes (worlds, resume tokens), brought up to date with the logs folder: other
         servers and runners write there too, so each new game or resume lists it again (a walk;
         only a log new since the last look has its first line read) and forgets logs gone from it.
-        A log whose start line is not written yet is read again next time. While no folder's
+        A young file without a start line yet is read again next time. While no folder's
         mtime has changed (and none changed within the last 2 s, for coarse clocks), the listing
         is skipped: an unknown game id costs a few directory stats, not a walk."""
         stamp = _folder_stamp(self.logs)
@@ -276,8 +276,10 @@ class GameManager:
             start = first_line(found[name])
             if start is not None:
                 self._note(name, start)
-            else:
+            elif _young(found[name]):  # its start line may be on its way
                 self._pending = True
+            else:  # not a log: never read again
+                self._known.add(name)
         return self._played, self._tokens
 
     def _note(self, name: str, start: dict[str, Any]) -> None:
@@ -377,6 +379,14 @@ def _folder_stamp(root: Path) -> tuple[tuple[str, int], ...]:
         except OSError:
             continue
     return tuple(sorted(out))
+
+
+def _young(path: Path, seconds: float = 10.0) -> bool:
+    """Modified in the last `seconds`: a log another process is starting to write."""
+    try:
+        return time.time() - path.stat().st_mtime < seconds
+    except OSError:
+        return False
 
 
 def _read_entries(path: Path, max_bytes: int) -> list[dict[str, Any]]:
