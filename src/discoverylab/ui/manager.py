@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
 import threading
 import time
@@ -42,7 +41,7 @@ from discoverylab.ui.games import (
     _world_key,
     resume_token,
 )
-from discoverylab.ui.logfiles import first_line, log_files
+from discoverylab.ui.logfiles import first_line, folder_stamp, log_files, young
 
 MAX_PARTICIPANT_CHARS = 64
 
@@ -264,7 +263,7 @@ class GameManager:
         A young file without a start line yet is read again next time. While no folder's
         mtime has changed (and none changed within the last 2 s, for coarse clocks), the listing
         is skipped: an unknown game id costs a few directory stats, not a walk."""
-        stamp = _folder_stamp(self.logs)
+        stamp = folder_stamp(self.logs)
         newest = max((m for _, m in stamp), default=0) / 1e9
         if stamp == self._stamp and not self._pending and time.time() - newest > 2.0:
             return self._played, self._tokens
@@ -276,7 +275,7 @@ class GameManager:
             start = first_line(found[name])
             if start is not None:
                 self._note(name, start)
-            elif _young(found[name]):  # its start line may be on its way
+            elif young(found[name]):  # its start line may be on its way
                 self._pending = True
             else:  # not a log: never read again
                 self._known.add(name)
@@ -363,30 +362,6 @@ class GameManager:
 
     def judge(self) -> Judge | None:
         return self.judge_factory()
-
-
-def _folder_stamp(root: Path) -> tuple[tuple[str, int], ...]:
-    """(folder, mtime in ns) for `root` and every folder below it (symlinks and hidden folders not
-    followed, as `log_files`): a log created or removed anywhere changes one of them."""
-    out: list[tuple[str, int]] = []
-    stack = [str(root)]
-    while stack:
-        folder = stack.pop()
-        try:
-            out.append((folder, os.stat(folder).st_mtime_ns))
-            with os.scandir(folder) as entries:
-                stack.extend(e.path for e in entries if not e.name.startswith(".") and e.is_dir(follow_symlinks=False))
-        except OSError:
-            continue
-    return tuple(sorted(out))
-
-
-def _young(path: Path, seconds: float = 10.0) -> bool:
-    """Modified in the last `seconds`: a log another process is starting to write."""
-    try:
-        return time.time() - path.stat().st_mtime < seconds
-    except OSError:
-        return False
 
 
 def _read_entries(path: Path, max_bytes: int) -> list[dict[str, Any]]:
