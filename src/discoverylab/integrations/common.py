@@ -59,7 +59,7 @@ def _checked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows, once each names an instance the episodes can build (`make_instance` raises a
     `ValueError` naming the split's range, or the key's length). The key is read from where the
     episodes will read it: the harness has no --eval-key-file."""
-    from discoverylab.instances import KEY_ENV, SEALED_SPLIT, load_key, make_instance
+    from discoverylab.instances import KEY_ENV, SEALED_SPLIT, key_id, load_key, make_instance
 
     sealed = any(r["split"] == SEALED_SPLIT for r in items)
     key = load_key() if sealed else None
@@ -68,11 +68,31 @@ def _checked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                          "where the harness runs the episodes.")
     for r in items:
         make_instance(r["task"], r["difficulty"], r["split"], r["index"], key)
+        if key is not None and r["split"] == SEALED_SPLIT:
+            r["key_id"] = key_id(key)  # which test set the row was drawn from (a fingerprint, never the key)
     return items
 
 
+def check_key(row: dict[str, Any], key: bytes | None) -> None:
+    """Refuse to play a sealed row under another key than the one it was drawn under: its
+    `test#N` would be another world, recorded beside the first test set's as if one."""
+    from discoverylab.instances import KEY_ENV, key_id
+
+    drawn = row.get("key_id")
+    here = None if key is None else key_id(key)
+    if drawn is not None and drawn != here:
+        raise ValueError(f"This sample was drawn from the test set of the key {drawn}, but ${KEY_ENV} here is "
+                         f"{'unset' if here is None else f'the key {here}'}: its test#{row['index']} would be another "
+                         "instance. Set the key the evaluation started with (fingerprints, not keys, are shown).")
+
+
 def start(row: dict[str, Any], max_steps: int | None = None, key: bytes | None = None) -> tuple[EpisodeSession, str]:
-    """A session on the row's instance and its first observation (text; it opens with the instructions)."""
+    """A session on the row's instance and its first observation (text; it opens with the instructions).
+    A sealed row is played only under the key it was drawn under (`check_key`)."""
+    from discoverylab.instances import load_key
+
+    key = key if key is not None else load_key()  # where EpisodeSession reads it
+    check_key(row, key)
     session = EpisodeSession(key)
     first = session.reset(ResetRequest(task=row["task"], difficulty=row["difficulty"], split=row["split"],
                                        index=int(row["index"]), max_steps=max_steps))  # fmt: skip

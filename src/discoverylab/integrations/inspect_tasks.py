@@ -29,10 +29,11 @@ from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef
 
-from discoverylab.instances import SEALED_SPLIT
+from discoverylab.instances import KEY_ENV, SEALED_SPLIT
 from discoverylab.integrations import common
 
 STORE_KEY = "discoverylab"
+KEY_META = "discoverylab_key_id"  # eval metadata: `discoverylab_key_id:<fingerprint>` of a sealed task's key
 TURNS_AFTER_END = 3  # turns a model gets to submit its report once the episode has ended
 SEALED_NO_GRADER = ("not judged: a sealed instance's gold goes only to a grader the evaluator names "
                     "(--model-role grader=... or -T judge_model=...), never by default to the evaluated model")
@@ -176,9 +177,51 @@ def knowledge_judge(judge_model: str | None = None) -> Any:
     return score
 
 
+def key_ids(metadata: dict[str, Any] | None) -> list[str]:
+    """The key fingerprints a log's (or a retry's) eval metadata names, sorted."""
+    return sorted(k.removeprefix(KEY_META + ":") for k in (metadata or {}) if k.startswith(KEY_META + ":"))
+
+
+class _SameKey:
+    """Inspect's early-stopping hook used as a guard, as it is the one task hook that sees the
+    eval's metadata before any sample runs. A sealed task names its key's fingerprint in a
+    metadata *key* (`discoverylab_key_id:<fingerprint>`); `eval-retry` carries the first run's
+    metadata into the retry, merged with the rebuilt task's, so a retry under another key holds
+    two fingerprints and is refused here, before it plays another test set's `test#N` into the
+    log beside the first one's. It stops no sample otherwise."""
+
+    def __init__(self, fingerprint: str) -> None:
+        self.fingerprint = fingerprint
+
+    async def start_task(self, task: Any, samples: list[Sample], epochs: int) -> str:
+        others = [k for k in key_ids(task.metadata) if k != self.fingerprint]
+        if others:
+            raise ValueError(f"This evaluation's test instances were drawn under the key {', '.join(others)}, but "
+                             f"${KEY_ENV} is now the key {self.fingerprint}: its test#N are other instances, and "
+                             "the log would mix two test sets. Retry with the key the evaluation started with "
+                             "(fingerprints, not keys, are shown).")  # fmt: skip
+        return "discoverylab-same-key"
+
+    async def schedule_sample(self, id: str | int, epoch: int) -> None:
+        return None
+
+    async def complete_sample(self, id: str | int, epoch: int, scores: dict[str, Any]) -> None:
+        return None
+
+    async def complete_task(self) -> dict[str, Any]:
+        return {}
+
+
 def _task(items: list[dict[str, Any]], max_steps: int | None, judge: bool, judge_model: str | None) -> Task:
     scorers = [episode_scorer()] + ([knowledge_judge(judge_model)] if judge else [])
-    return Task(dataset=_dataset(items), solver=discovery_agent(max_steps), scorer=scorers)
+    fingerprint = next((r["key_id"] for r in items if r.get("key_id")), None)
+    if fingerprint is None:
+        return Task(dataset=_dataset(items), solver=discovery_agent(max_steps), scorer=scorers)
+    # The version names the test set too: `eval_set` pairs a task with its earlier log by task
+    # args and version, so another key's task is another task there (never resumed into that log).
+    return Task(dataset=_dataset(items), solver=discovery_agent(max_steps), scorer=scorers,
+                metadata={f"{KEY_META}:{fingerprint}": "the sealed test instances' key (its fingerprint)"},
+                early_stopping=_SameKey(fingerprint), version=f"test-set-{fingerprint}")  # fmt: skip
 
 
 @task

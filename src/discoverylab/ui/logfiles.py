@@ -12,6 +12,7 @@ import json
 import math
 import os
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,30 @@ def log_files(root: Path, skip: tuple[str, ...] = ("results.jsonl", "knowledge.j
             if name.endswith(".jsonl") and name not in skip and not name.startswith(".") and regular_file(path, root):
                 found.append(path)
     yield from sorted(found)
+
+
+def folder_stamp(root: Path) -> tuple[tuple[str, int], ...]:
+    """(folder, mtime in ns) for `root` and every folder below it (symlinks and hidden folders not
+    followed, as `log_files`): a log created or removed anywhere changes one of them."""
+    out: list[tuple[str, int]] = []
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        try:
+            out.append((folder, os.stat(folder).st_mtime_ns))
+            with os.scandir(folder) as entries:
+                stack.extend(e.path for e in entries if not e.name.startswith(".") and e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+    return tuple(sorted(out))
+
+
+def young(path: Path, seconds: float = 10.0) -> bool:
+    """Modified in the last `seconds`: a log another process is starting to write."""
+    try:
+        return time.time() - path.stat().st_mtime < seconds
+    except OSError:
+        return False
 
 
 def _open_regular(path: Path) -> Any:

@@ -41,7 +41,7 @@ from discoverylab.ui.games import (
     _world_key,
     resume_token,
 )
-from discoverylab.ui.logfiles import first_line, log_files
+from discoverylab.ui.logfiles import first_line, folder_stamp, log_files, young
 
 MAX_PARTICIPANT_CHARS = 64
 
@@ -74,9 +74,12 @@ class GameManager:
         self.study_key = study_key
         self._games: dict[str, Game] = {}
         self._lock = threading.RLock()
-        self._played: dict[tuple[str, str, str, int], str] | None = None  # instance -> first log
-        self._worlds: dict[tuple[str, str, str, int], list[str]] = {}  # instance -> every log (built with _played)
-        self._tokens: dict[str, str] | None = None  # resume token -> log name
+        self._played: dict[tuple[str, str, str, int], str] = {}  # instance -> first log
+        self._worlds: dict[tuple[str, str, str, int], list[str]] = {}  # instance -> every log
+        self._tokens: dict[str, str] = {}  # resume token -> log name
+        self._known: set[str] = set()  # logs whose start line is in the three indexes above
+        self._stamp: tuple[tuple[str, int], ...] = ()  # the folders' mtimes at the last listing
+        self._pending = False  # the last listing saw a log without a readable start line
         self._swept = time.monotonic()
         if sweep:  # not for `discoverylab replay LOG`, which only reads its log's folder
             self.sweep_unplayed()
@@ -135,9 +138,7 @@ class GameManager:
             if game.seed is None:
                 del start["seed"]
             game._append(start)
-            played.setdefault(where, name)
-            self._worlds.setdefault(where, []).append(name)
-            self._token_index()[resume_token(game_id)] = name
+            self._note(name, start)
             self._games[game_id] = game
         return game
 
@@ -191,8 +192,15 @@ class GameManager:
             game.last_used = time.monotonic()
             return game
 
+    def logs_of(self, game_ids: list[str]) -> dict[str, Path | None]:
+        """The log of each game id (live or not; None for an unknown id): what an export reads."""
+        with self._lock:
+            tokens = self._refresh()[1]
+            names = {gid: tokens.get(resume_token(gid)) if len(gid) <= 64 else None for gid in game_ids}
+        return {gid: None if name is None else self.logs / name for gid, name in names.items()}
+
     def _resume(self, game_id: str, client: str) -> Game:
-        name = self._token_index().get(resume_token(game_id)) if len(game_id) <= 64 else None
+        name = self._refresh()[1].get(resume_token(game_id)) if len(game_id) <= 64 else None
         if name is None:
             raise NotFound(f"No game with id {game_id[:40]!r} (unknown, or closed before its first action); start a new game.")
         path = self.logs / name
@@ -221,7 +229,6 @@ class GameManager:
         except ValueError as exc:
             raise NotFound(str(exc)) from None
         _, info = env.reset(options={"instance": instance})
-        self._played_instances()
         game = Game(game_id, env, instance, path, self.max_log_bytes, info, client=client,
                     participant=start.get("participant"), replay_of=start.get("replay_of"),
                     started=float(start.get("started_unix") or time.time()), peers=self._peers(key))  # fmt: skip
@@ -243,30 +250,46 @@ class GameManager:
         self._games[game_id] = game
         return game
 
-    def _token_index(self) -> dict[str, str]:
-        if self._tokens is None:
-            self._tokens = {}
-            for path in log_files(self.logs):
-                start = first_line(path)
-                if start is not None and isinstance(start.get("resume"), str):
-                    self._tokens[start["resume"]] = path.relative_to(self.logs).as_posix()
-        return self._tokens
-
     def _played_instances(self) -> dict[tuple[str, str, str, int], str]:
         """(task, difficulty, "seed", seed) or (task, difficulty, "test", index) -> the first log
         on that world in the logs folder, any agent's (the replay page shows a finished log's
-        gold), read once from the start lines in name order, then kept up to date by `create`.
-        `_worlds` gets every log of each world in the same pass."""
-        if self._played is None:
-            self._played, self._worlds = {}, {}
-            for path in log_files(self.logs):
-                start = first_line(path)
-                key = _world_key(start) if start is not None and start.get("type") == "start" else None
-                if key is not None:
-                    name = path.relative_to(self.logs).as_posix()
-                    self._played.setdefault(key, name)
-                    self._worlds.setdefault(key, []).append(name)
-        return self._played
+        gold); `_worlds` holds every log of each world. Up to date with the folder (`_refresh`)."""
+        return self._refresh()[0]
+
+    def _refresh(self) -> tuple[dict[tuple[str, str, str, int], str], dict[str, str]]:
+        """The indexes (worlds, resume tokens), brought up to date with the logs folder: other
+        servers and runners write there too, so each new game or resume lists it again (a walk;
+        only a log new since the last look has its first line read) and forgets logs gone from it.
+        A young file without a start line yet is read again next time. While no folder's
+        mtime has changed (and none changed within the last 2 s, for coarse clocks), the listing
+        is skipped: an unknown game id costs a few directory stats, not a walk."""
+        stamp = folder_stamp(self.logs)
+        newest = max((m for _, m in stamp), default=0) / 1e9
+        if stamp == self._stamp and not self._pending and time.time() - newest > 2.0:
+            return self._played, self._tokens
+        self._stamp, self._pending = stamp, False
+        found = {path.relative_to(self.logs).as_posix(): path for path in log_files(self.logs)}
+        for name in self._known - found.keys():
+            self._forget_log(name)
+        for name in sorted(found.keys() - self._known):
+            start = first_line(found[name])
+            if start is not None:
+                self._note(name, start)
+            elif young(found[name]):  # its start line may be on its way
+                self._pending = True
+            else:  # not a log: never read again
+                self._known.add(name)
+        return self._played, self._tokens
+
+    def _note(self, name: str, start: dict[str, Any]) -> None:
+        """Index one log by its start line: its world (replay marking, study indices) and resume token."""
+        self._known.add(name)
+        key = _world_key(start) if start.get("type") == "start" else None
+        if key is not None:
+            self._played.setdefault(key, name)
+            self._worlds.setdefault(key, []).append(name)
+        if isinstance(start.get("resume"), str):
+            self._tokens[start["resume"]] = name
 
     def _peers(self, world: tuple[str, str, str, int]) -> Callable[[], list[tuple[str, Path]]]:
         """The logs of every game on `world` (a game checks them when it ends: `gold_seen`).
@@ -304,15 +327,15 @@ class GameManager:
         for key, names in list(self._worlds.items()):
             if name in names:
                 names.remove(name)
-                if self._played is not None and self._played.get(key) == name:
+                if self._played.get(key) == name:
                     if names:
                         self._played[key] = names[0]
                     else:
                         del self._played[key]
-        if self._tokens is not None:
-            for token, value in list(self._tokens.items()):
-                if value == name:
-                    del self._tokens[token]
+        for token, value in list(self._tokens.items()):
+            if value == name:
+                del self._tokens[token]
+        self._known.discard(name)
 
     def sweep_unplayed(self) -> int:
         """Remove logs of human games started but never played (start line only) and idle for

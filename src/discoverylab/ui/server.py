@@ -39,6 +39,7 @@ from discoverylab.ui.leaderboard import leaderboard
 from discoverylab.ui.logfiles import log_files
 from discoverylab.ui.manager import MAX_PARTICIPANT_CHARS, GameManager
 from discoverylab.ui.replay import LogError, Replay, load_log
+from discoverylab.ui.results import export, game_ids, to_csv
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 1_000_000
@@ -293,6 +294,22 @@ def create_app(
         playing()
         games.close(gid, client_of(request), without_report=without_report)
         return {"closed": gid}
+
+    @app.get("/api/results")
+    def results(games_: Annotated[str, Query(alias="games", max_length=20_000)] = "",
+                format_: Annotated[str, Query(alias="format", pattern="^(json|csv)$")] = "json") -> Response:  # fmt: skip
+        """A download of the finished games named by id (the page sends the ids it played; ids are
+        the credential, never a participant name): JSON, or CSV without the nested scorecards."""
+        playing()
+        try:
+            ids = game_ids(games_)
+        except ValueError as exc:
+            raise BadCommand(str(exc)) from None
+        data = export(ids, games.logs_of, max_log_bytes * 2)
+        if format_ == "csv":
+            return Response(to_csv(data["games"]), media_type="text/csv; charset=utf-8",
+                            headers={"Content-Disposition": 'attachment; filename="discoverylab-results.csv"'})  # fmt: skip
+        return JSONResponse(data, headers={"Content-Disposition": 'attachment; filename="discoverylab-results.json"'})
 
     @app.get("/api/logs")
     def list_logs() -> list[dict[str, Any]]:

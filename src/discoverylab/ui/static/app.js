@@ -37,6 +37,36 @@ let names = {};
 let study = false;  // the server assigns instances (sealed test split): no seed to choose
 let hist = [];  // every step's action and message (the readings), from the server
 const GAME_KEY = "discoverylab.game";  // localStorage: a closed tab or a restarted server resumes
+const MY_GAMES_KEY = "discoverylab.games";  // localStorage: ids of the games this browser played (the results download)
+const MAX_MY_GAMES = 200;  // the server exports at most 200 games at once
+
+// The results download names games by id (the only credential the UI has; a participant name
+// anyone can type): the page keeps the ids of the games it played, newest last.
+function myGames() {
+  try { const ids = JSON.parse(localStorage.getItem(MY_GAMES_KEY) || "[]"); return Array.isArray(ids) ? ids.filter((i) => typeof i === "string") : []; }
+  catch (e) { return []; }
+}
+
+function rememberGame(id) {
+  const ids = myGames().filter((i) => i !== id);
+  ids.push(id);
+  localStorage.setItem(MY_GAMES_KEY, JSON.stringify(ids.slice(-MAX_MY_GAMES)));
+  drawExport();
+}
+
+function drawExport() {
+  const ids = encodeURIComponent(myGames().join(","));
+  $("export-json").href = `/api/results?format=json&games=${ids}`;
+  $("export-csv").href = `/api/results?format=csv&games=${ids}`;
+  $("export").hidden = !myGames().length;
+}
+
+// Feed read-marks are kept for the current game only: a started game drops every other game's
+// (they were never removed before, one key per game played, for good).
+function pruneFeedMarks(keep) {
+  const stale = Object.keys(localStorage).filter((k) => k.startsWith("feed.") && k !== `feed.${keep}`);
+  for (const k of stale) localStorage.removeItem(k);  // collected first: removing reorders the keys
+}
 
 async function initPlay() {
   const config = await api("/api/config");
@@ -72,6 +102,8 @@ async function initPlay() {
   document.addEventListener("keydown", onKey);
   document.addEventListener("click", (ev) => { const t = ev.target; if (t.tagName === "BUTTON" || (t.tagName === "INPUT" && t.type === "checkbox")) t.blur(); });
   const saved = localStorage.getItem(GAME_KEY);
+  pruneFeedMarks(saved);
+  drawExport();
   if (saved) {
     try {
       game = await api(`/api/games/${encodeURIComponent(saved)}`);
@@ -79,6 +111,7 @@ async function initPlay() {
       if (!game.finished) $("report").value = readDraft().report || "";  // a reload mid-report keeps what was written
       else localStorage.removeItem(`draft.${game.id}`);
       if (study && game.participant && !$("participant").value) $("participant").value = game.participant;  // the next game is theirs too
+      rememberGame(game.id);
       render();
       status(game.finished ? "" : "Resumed your game.");
     }
@@ -112,6 +145,8 @@ async function newGame() {
     if (study && $("participant").value) spec.participant = $("participant").value;
     game = await post("/api/games", spec);
     localStorage.setItem(GAME_KEY, game.id);
+    pruneFeedMarks(game.id);
+    rememberGame(game.id);
     sel = { arg1: null, arg2: null };
     hist = [game.entry];
     $("scorecard").replaceChildren();
