@@ -78,6 +78,11 @@ def report_played(value: Any) -> None:
         pass
 
 
+def in_worker() -> bool:
+    """Whether this code runs a job of a pool that takes `report_played` (worth preparing one)."""
+    return bool(_CURRENT)
+
+
 class Pool(Protocol):
     """What the executor needs from a backend."""
 

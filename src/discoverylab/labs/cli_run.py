@@ -195,7 +195,7 @@ def run(
         _print_run(results, out, plots)
     unjudged = sum(r.status == "ok" and r.labels.get("judge_status") == "unjudged" for r in results)
     if unjudged and out is not None:
-        err.print(f"[yellow]{unjudged} episode(s) unjudged (the judge failed or ran out of time): their scores "
+        err.print(f"[yellow]{unjudged} episode(s) unjudged (the judge failed, ran out of time or was stopped): their scores "
                   "leave the judge out and the means marked * are not final; grade them with "
                   f"`discoverylab lab judge {escape(str(out))} --unjudged-only`[/yellow]", soft_wrap=True)
     err.print(status_line([r.status for r in results] + ["interrupted"] * outcome.dropped), soft_wrap=True)
