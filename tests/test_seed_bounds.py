@@ -41,6 +41,14 @@ def test_a_huge_seed_range_is_a_clear_error_before_anything_starts(tmp_path: Pat
     assert not (tmp_path / "r" / "results.jsonl").exists() and not (tmp_path / "sft.jsonl").exists()
 
 
+def test_the_oracle_sweep_benchmark_refuses_a_huge_range_too(tmp_path: Path) -> None:
+    """benchmarks/oracle_sweep.py parses its own --seeds into a list: before, a MemoryError."""
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run([sys.executable, str(SRC.parent / "benchmarks" / "oracle_sweep.py"), "--seeds", "0-99999999999"],
+                          env=env, cwd=tmp_path, text=True, capture_output=True, timeout=90)  # fmt: skip
+    assert done.returncode == 2 and "one run takes at most 1,000,000" in done.stderr, done.stderr[-2000:]
+
+
 def test_lab_run_counts_episodes_over_protocols_and_agents(tmp_path: Path) -> None:
     """300,000 seeds are fine alone, but over 4 protocols x 2 agents they make 2.4 million episodes,
     all listed before the run starts: refused, with a split that fits."""
