@@ -226,19 +226,6 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
         return record
 
 
-STOPPED_WHILE_JUDGING = ("the run was stopped (Ctrl-C or SIGTERM) while the judge graded this finished episode; "
-                         "grade it with `discoverylab lab judge RUN_DIR --unjudged-only`")
-
-
-class _StoppedJudge:
-    """A judge with no answer: grading with it gives the grade a stop during the judging leaves."""
-
-    def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
-        from discoverylab.llm.errors import LLMRequestError
-
-        raise LLMRequestError(STOPPED_WHILE_JUDGING)  # refused as such: `ask_judge` does not ask again
-
-
 def _report_played(job: LabJob, out: Path | None, protocol: Protocol, agent: Any, trace: _Trace,
                    base: dict[str, Any], attempt: int, usage: Any, started: float) -> None:
     """The episode is played and its judge about to start: hand the runner its record as a stop now
@@ -247,12 +234,12 @@ def _report_played(job: LabJob, out: Path | None, protocol: Protocol, agent: Any
     SIGTERM during the judging keeps the finished episode, for `lab judge --unjudged-only` to
     grade, instead of dropping it to be played again on resume (and paid again)."""
     from discoverylab.bench.pool import in_worker, report_played
-    from discoverylab.labs.judging import UNJUDGED
+    from discoverylab.labs.judging import STOPPED_WHILE_JUDGING, UNJUDGED, StoppedJudge
 
     failure = getattr(agent, "episode_failure", None)
     if not in_worker() or (callable(failure) and failure() is not None):
         return  # nobody to hand it to; or a failed episode, whose record no judge changes
-    protocol.judge = _StoppedJudge()  # type: ignore[attr-defined]
+    protocol.judge = StoppedJudge()  # type: ignore[attr-defined]
     judge_log = logging.getLogger("discoverylab.labs.judge_rules")
     quiet, judge_log.disabled = judge_log.disabled, True  # its "judge request failed" is no news here
     try:
