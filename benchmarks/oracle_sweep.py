@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 
 from discoverylab.bench.episode import run_episode
+from discoverylab.bench.runner import check_seed_count
 from discoverylab.instances import Instance, load_key, make_instance
 from discoverylab.scenarios.registry import all_tasks
 from discoverylab.scoring.knowledge import missing_gold_facts
@@ -101,6 +102,8 @@ def parse_seeds(text: str) -> list[int]:
         low, _, high = part.strip().partition("-")
         if not low.isdigit() or not (high or low).isdigit() or int(high or low) < int(low):
             raise ValueError(f"--seeds: {part!r} is not a seed or a range LOW-HIGH of seeds (e.g. 0-99 or 0,34,38)")
+        # bounded before it is listed: `0-99999999999` filled the memory (the runner's bound)
+        check_seed_count(len(seeds) + int(high or low) + 1 - int(low), text)
         seeds += list(range(int(low), int(high or low) + 1))
     return seeds
 

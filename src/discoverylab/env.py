@@ -25,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 import orjson
 from gymnasium import spaces
+from gymnasium.envs.registration import EnvSpec
 from gymnasium.utils import seeding
 
 from discoverylab.env_spaces import ActionText, ObservationText
@@ -125,6 +126,23 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState, CopiedWhole):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    _spec: EnvSpec | None = None
+
+    @property
+    def spec(self) -> EnvSpec | None:
+        return self._spec
+
+    @spec.setter
+    def spec(self, value: EnvSpec | None) -> None:
+        """Gymnasium sets it after `make(id, **kwargs)`: a task= or difficulty= that contradicts the
+        id is refused (`env_ids`), never played under the id's name."""
+        from discoverylab import gym_id
+        from discoverylab.env_ids import check_spec
+
+        task, diff = self.scenario_cls.task_id, self.difficulty
+        check_spec(self, value, gym_id(task, diff), f"{task} at {diff}",
+                   f"Make {gym_id(task, diff)!r} instead (or discoverylab.make({task!r}, difficulty={diff!r})).")
+        self._spec = value
 
     def __init__(
         self,

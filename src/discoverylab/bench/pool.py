@@ -63,12 +63,18 @@ class Played:
 
 
 _CURRENT: list[tuple[Connection, int]] = []  # in a local worker: its pipe and the job it runs
+_KEEP: list[Callable[[Any], None]] = []  # in a Ray actor: where the job's `report_played` record goes
+PLAYED_ASK_S = 10.0  # how long a stopping runner waits for a Ray actor to say what its job played
 
 
 def report_played(value: Any) -> None:
     """In a worker: hand the runner `value`, the job's record if the job stopped now. The runner
     records it (not the job's final record) when a Ctrl-C or SIGTERM stops the run before the job
-    returns; elsewhere (in-process, Ray tasks) this does nothing."""
+    returns (a local worker sends it; a Ray actor keeps it until the runner asks); elsewhere
+    (in-process) this does nothing."""
+    if _KEEP:
+        _KEEP[0](value)
+        return
     if not _CURRENT:
         return
     conn, job_id = _CURRENT[0]
@@ -76,6 +82,11 @@ def report_played(value: Any) -> None:
         conn.send(Played(job_id, value))
     except (BrokenPipeError, OSError):
         pass
+
+
+def in_worker() -> bool:
+    """Whether this code runs a job of a pool that takes `report_played` (worth preparing one)."""
+    return bool(_CURRENT or _KEEP)
 
 
 class Pool(Protocol):
@@ -298,7 +309,9 @@ class RayPool:
             env = {k: v for k, v in os.environ.items() if k.startswith(("DISCOVERYLAB_", "OPENAI_")) and k != KEY_ENV}
             ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
                      runtime_env={"env_vars": env} if env else None)  # fmt: skip
-        self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_RayWorker)
+        # Two threads: `played` answers while `run` still works (the judge), so a stop keeps the episode.
+        self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0,  # type: ignore[call-overload]
+                                       max_concurrency=2)(_RayWorker)  # (an actor option Ray's stubs leave out)
         self._run_one = ray.put(run_one)
         self._size = max(1, workers)
         self._starting: dict[Any, Any] = {}  # ready ref -> actor
@@ -317,13 +330,22 @@ class RayPool:
         return next((start for jid, _, start in self._busy.values() if jid == job_id), None)
 
     def played(self, job_id: int) -> Any:
-        return None  # a Ray task has no channel for `report_played`: a stop drops it, as before
+        """Asked as the run stops: what the job's actor kept from `report_played` (None: nothing yet,
+        or the actor does not answer in `PLAYED_ASK_S`). Before, a stop dropped a Ray episode that
+        was being judged, and a resume played it again."""
+        for jid, actor, _ in self._busy.values():
+            if jid == job_id:
+                try:
+                    return self._ray.get(actor.played.remote(job_id), timeout=PLAYED_ASK_S)
+                except Exception:  # noqa: BLE001 - a dead or stuck actor: its episode is in flight, dropped
+                    return None
+        return None
 
     def _dispatch(self) -> None:
         while self._queue and self._idle:
             job_id, job = self._queue.pop(0)
             actor = self._idle.pop()
-            self._busy[actor.run.remote(job)] = (job_id, actor, time.monotonic())
+            self._busy[actor.run.remote(job, job_id)] = (job_id, actor, time.monotonic())
         wanted = min(len(self._queue) - len(self._starting),
                      self._size - len(self._busy) - len(self._idle) - len(self._starting))
         for _ in range(max(0, wanted)):
@@ -383,12 +405,27 @@ class _RayWorker:
 
     def __init__(self, run_one: Callable[[Any], Any]) -> None:
         self._run_one = run_one
+        self._job_id: int | None = None
+        self._played: Any = None
 
     def ready(self) -> bool:
         return True
 
-    def run(self, job: Any) -> Any:
-        return self._run_one(job)
+    def run(self, job: Any, job_id: int) -> Any:
+        self._job_id, self._played = job_id, None
+        _KEEP[:] = [self._keep]
+        try:
+            return self._run_one(job)
+        finally:
+            _KEEP.clear()
+
+    def _keep(self, value: Any) -> None:
+        self._played = value
+
+    def played(self, job_id: int) -> Any:
+        """Job `job_id`'s `report_played` record (None: none yet, or the actor has not begun that
+        job: never the record of the job before); answered beside `run`."""
+        return self._played if self._job_id == job_id else None
 
 
 _CLUSTER: list[Any] = []  # the keeper of this process's local cluster (kept alive until exit)

@@ -80,9 +80,16 @@ class SeedRanges:
         return sum(len(r) for r in self.ranges)
 
 
+MAX_SEEDS = 1_000_000
+"""The most seeds one `--seeds` may name. Ranges cost nothing until used, but `0-99999999999` is no
+run anyone finishes: before, it started (or crashed with an OverflowError past 2**63 seeds, or ate
+the memory of `lab run`, which lists its jobs) instead of saying so."""
+
+
 def parse_seed_ranges(text: str) -> SeedRanges:
-    """'0-4' -> 0..4; '1,3,5'; '7'. Seeds are whole numbers >= 0; a bad part gets a clear message.
-    A seed given twice ('0,0,0-1') is kept once, at its first place."""
+    """'0-4' -> 0..4; '1,3,5'; '7'. Seeds are whole numbers >= 0; a bad part gets a clear message,
+    and so do more than `MAX_SEEDS` seeds. A seed given twice ('0,0,0-1') is kept once, at its
+    first place."""
     ranges: list[range] = []
     for part in str(text).split(","):
         part = part.strip()
@@ -97,9 +104,24 @@ def parse_seed_ranges(text: str) -> SeedRanges:
         if b < a:
             raise ValueError(f"Bad seed range {part!r}: end before start.")
         ranges.extend(_minus(range(a, b + 1), ranges))
+        check_seed_count(sum(r.stop - r.start for r in ranges), text)  # (len() overflows past 2**63)
     if not ranges:
         raise ValueError(f"No seeds in {text!r}; use e.g. '0-4' or '0,2,5'.")
     return SeedRanges(ranges)
+
+
+def check_seed_count(seeds: int, text: str, per_seed: int = 1, what: str = "") -> None:
+    """A ValueError saying how to split the run when `seeds` seeds, each `per_seed` episodes
+    (`what` says of what, e.g. "4 protocols x 1 agent x "), make more than `MAX_SEEDS`."""
+    total = seeds * per_seed
+    if total <= MAX_SEEDS:
+        return
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    unit = "seeds" if per_seed == 1 else "episodes"
+    asks = f"{seeds:,} seeds" if per_seed == 1 else f"{total:,} episodes ({what}{seeds:,} seeds)"
+    step = max(1, MAX_SEEDS // per_seed)
+    raise ValueError(f"--seeds {shown!r} asks for {asks}; one run takes at most {MAX_SEEDS:,} {unit}. Split it "
+                     f"into smaller runs with the same --out, e.g. --seeds 0-{step - 1}, then --seeds {step}-{2 * step - 1}.")
 
 
 def _minus(new: range, earlier: list[range]) -> list[range]:

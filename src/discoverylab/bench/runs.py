@@ -9,7 +9,8 @@ Episodes run in worker processes (or Ray tasks, see `pool.py`), never in the par
 parent can always stop them: at an episode's deadline (status `timeout`, counted from the moment a worker
 took the episode, so a worker's start-up never counts), on the first Ctrl-C
 or SIGTERM (finished episodes stay recorded, the ones in flight are dropped and redone on
-resume; a failure that arrives after the signal is one of its casualties, so it is dropped
+resume, except one already played whose worker is judging it, kept as `pool.report_played` left
+it; a failure that arrives after the signal is one of its casualties, so it is dropped
 too, never recorded), and at once on a second Ctrl-C. After `breaker` episodes in a row end in
 `llm_error` (a dead server; an `ok` or `agent_error` episode, whose model answered, starts the
 count again), no further episode starts: `Outcome.breaker_message` says why, and

@@ -93,6 +93,16 @@ def _paper_tables(results: list[LabRecord]) -> list[Table]:
     return out
 
 
+def _checked_seeds(text: str, labs: int, agents: int, what: str) -> list[int]:
+    """The seeds of `--seeds`, once the run they make (every lab x agent x seed, listed before it
+    starts) holds at most `bench.runner.MAX_SEEDS` episodes: before, `--seeds 0-99999999999` filled the memory."""
+    from discoverylab.bench.runner import check_seed_count, parse_seed_ranges
+
+    count = sum(r.stop - r.start for r in parse_seed_ranges(text).ranges)  # bounded, not listed yet
+    check_seed_count(count, text, labs * max(1, agents), f"{labs} {what} x {agents} agent(s) x ")
+    return parse_seeds(text)
+
+
 def run(
     protocol: Annotated[str | None, typer.Argument(help="protocol name, lab name, or 'all' (not with --spec)")]
     = None,
@@ -143,14 +153,16 @@ def run(
             from discoverylab.labs.core.generator import read_suite
 
             try:
-                jobs = make_spec_jobs(read_suite(spec), parse_seeds(seeds), agents, agent_kwargs, judge,
-                                      split=split, key=key)
+                suite = read_suite(spec)
+                seed_list = _checked_seeds(seeds, len(suite), len(agents), "lab spec(s)")
+                jobs = make_spec_jobs(suite, seed_list, agents, agent_kwargs, judge, split=split, key=key)
             except (LabError, OSError) as exc:
                 _fail(f"--spec {spec}: {exc}")
         else:
             assert protocol is not None
-            jobs = make_jobs(expand_protocols(protocol), parse_seeds(seeds), agents, options, agent_kwargs, judge,
-                             split=split, key=key)
+            names = expand_protocols(protocol)
+            seed_list = _checked_seeds(seeds, len(names), len(agents), "protocol(s)")
+            jobs = make_jobs(names, seed_list, agents, options, agent_kwargs, judge, split=split, key=key)
     except (ProtocolError, UnknownAgentError) as exc:
         _fail(str(exc.args[0]) if exc.args else str(exc))
     except ValueError as exc:
@@ -183,7 +195,7 @@ def run(
         _print_run(results, out, plots)
     unjudged = sum(r.status == "ok" and r.labels.get("judge_status") == "unjudged" for r in results)
     if unjudged and out is not None:
-        err.print(f"[yellow]{unjudged} episode(s) unjudged (the judge failed or ran out of time): their scores "
+        err.print(f"[yellow]{unjudged} episode(s) unjudged (the judge failed, ran out of time or was stopped): their scores "
                   "leave the judge out and the means marked * are not final; grade them with "
                   f"`discoverylab lab judge {escape(str(out))} --unjudged-only`[/yellow]", soft_wrap=True)
     err.print(status_line([r.status for r in results] + ["interrupted"] * outcome.dropped), soft_wrap=True)

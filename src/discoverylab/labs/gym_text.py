@@ -60,6 +60,24 @@ class TinyLabTextEnv(gymnasium.Env[str, str]):
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    _spec: Any = None
+
+    @property
+    def spec(self) -> Any:
+        return self._spec
+
+    @spec.setter
+    def spec(self, value: Any) -> None:
+        """`gymnasium.make(id, protocol=...)` sets it: a protocol that contradicts the id is refused
+        (`discoverylab.env_ids`), never played under the id's name."""
+        from discoverylab import lab_gym_id
+        from discoverylab.env_ids import check_spec
+
+        name = self.protocol.name
+        plays = lab_gym_id(name) if name in protocol_names() else None
+        check_spec(self, value, plays, f"the protocol {name}",
+                   f"Make {plays!r} instead." if plays else "Build TinyLabTextEnv(protocol, ...) directly.")
+        self._spec = value
 
     def __init__(self, protocol: str | Protocol, config: dict[str, Any] | str | None = None, *,
                  max_length: int = OBSERVATION_MAX_LENGTH, action_max_length: int = ACTION_MAX_LENGTH,

@@ -94,6 +94,20 @@ def judge_status(labels: dict[str, str]) -> str | None:
     return UNJUDGED if label in _FAILED_JUDGE_LABELS else JUDGED
 
 
+STOPPED_WHILE_JUDGING = ("the run was stopped (Ctrl-C or SIGTERM) while the judge graded this finished episode; "
+                         "grade it with `discoverylab lab judge RUN_DIR --unjudged-only`")
+
+
+class StoppedJudge:
+    """A judge with no answer: grading with it gives the grade that a stop during the judging
+    leaves (`labs.runner`'s record for `bench.pool.report_played`)."""
+
+    def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
+        from discoverylab.llm.errors import LLMRequestError
+
+        raise LLMRequestError(STOPPED_WHILE_JUDGING)  # refused as such: `ask_judge` does not ask again
+
+
 class DeadlineJudge:
     """A judge client whose every request ends by an absolute deadline (`time.monotonic()`).
 

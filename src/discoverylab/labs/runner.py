@@ -189,6 +189,7 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
             before = usage_snapshot(agent)
             play_turns(protocol, agent, job.instance, trace)
             if job.judge is not None:  # attached after the turns: the agent never reaches the judge
+                _report_played(job, out_dir, protocol, agent, trace, base, attempt, usage_of(agent, before), started)
                 attach_judge(protocol, job.judge, deadline, _judge_margin(episode_timeout or 0.0))
             score = protocol.grade()
             mark_judge_status(score)
@@ -223,6 +224,38 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
             plots = False
         _write_outputs(job, out_dir, protocol, agent, trace, record, end, score, plots=plots)
         return record
+
+
+def _report_played(job: LabJob, out: Path | None, protocol: Protocol, agent: Any, trace: _Trace,
+                   base: dict[str, Any], attempt: int, usage: Any, started: float) -> None:
+    """The episode is played and its judge about to start: hand the runner its record as a stop now
+    would leave it (`bench.pool.report_played`), graded without the judge (`unjudged`, the same
+    grade as a judge that failed) and with its transcript and score file written, so a Ctrl-C or
+    SIGTERM during the judging keeps the finished episode, for `lab judge --unjudged-only` to
+    grade, instead of dropping it to be played again on resume (and paid again)."""
+    from discoverylab.bench.pool import in_worker, report_played
+    from discoverylab.labs.judging import STOPPED_WHILE_JUDGING, UNJUDGED, StoppedJudge
+
+    failure = getattr(agent, "episode_failure", None)
+    if not in_worker() or (callable(failure) and failure() is not None):
+        return  # nobody to hand it to; or a failed episode, whose record no judge changes
+    protocol.judge = StoppedJudge()  # type: ignore[attr-defined]
+    judge_log = logging.getLogger("discoverylab.labs.judge_rules")
+    quiet, judge_log.disabled = judge_log.disabled, True  # its "judge request failed" is no news here
+    try:
+        score = protocol.grade()
+    finally:
+        judge_log.disabled = quiet
+        protocol.judge = None  # type: ignore[attr-defined]
+    mark_judge_status(score)
+    if score.labels.get("judge_status") != UNJUDGED:
+        return  # nothing for the judge to grade (no hypothesis stated): no request, nothing to wait for
+    score.labels["judge_error"] = STOPPED_WHILE_JUDGING
+    record = LabRecord(**base, score=score.score, parts=score.parts, labels=score.labels, turns=protocol.turn,
+                       attempts=attempt, usage=usage, seconds=round(time.perf_counter() - started, 3))
+    end = {"status": "ok", "score": score.score, "parts": score.parts, "turns": protocol.turn, "seconds": record.seconds}
+    _write_outputs(job, out, protocol, agent, trace, record, end, score, plots=False)
+    report_played(record)
 
 
 def _write_outputs(job: LabJob, out: Path | None, protocol: Protocol | None, agent: Any, trace: _Trace,

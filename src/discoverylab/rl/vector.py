@@ -93,6 +93,25 @@ class BatchedVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
     """
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+    _spec: Any = None
+
+    @property
+    def spec(self) -> Any:
+        return self._spec
+
+    @spec.setter
+    def spec(self, value: Any) -> None:
+        """`make_vec(id, n, task=...)` sets it: a task or difficulty that contradicts the id is
+        refused (`discoverylab.env_ids`), never played under the id's name."""
+        from discoverylab import gym_id
+        from discoverylab.env_ids import check_spec
+
+        plays = sorted(set(self._plays))
+        ids = [gym_id(task, diff) for task, diff in plays]
+        check_spec(self, value, ids[0] if len(ids) == 1 else None, " and ".join(f"{t} at {d}" for t, d in plays),
+                   f"Pass {ids[0]!r} to make_vec instead." if len(ids) == 1 else
+                   "A task mix has no id: build BatchedVectorEnv([...tasks], ...) directly.")  # fmt: skip
+        self._spec = value
 
     def __init__(self, task: str | list[str], difficulty: str = "normal", num_envs: int = 2, workers: int | None = None,
                  in_driver: bool = True, spin: float = 0.002, context: str | None = None, timeout: float | None = None,
