@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from discoverylab.bench.pool import RayPool
+from discoverylab.bench.ray_pool import RayPool
 from discoverylab.instances import KEY_ENV
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from discoverylab.bench.pool import RayPool
+from discoverylab.bench.ray_pool import RayPool
 from discoverylab.bench.runs import execute
 
 ray = pytest.importorskip("ray", reason="the ray backend is optional: pip install 'discoverylab[ray]'")

@@ -21,7 +21,8 @@ from typing import Any
 from discoverylab.agents.llm_common import LLMSettings
 from discoverylab.bench import records
 from discoverylab.bench.episode import EpisodeRecord, run_episode
-from discoverylab.bench.pool import LocalPool, Pool, RayPool, report_played
+from discoverylab.bench.pool import LocalPool, Pool, report_played
+from discoverylab.bench.ray_pool import RayPool
 from discoverylab.bench.rundir import RunLock, Scan, check_config, check_out, is_disk_error, scan_results
 from discoverylab.bench.runs import BREAKER_DEFAULT, Outcome, execute
 from discoverylab.bench.schema import classify, config_hash
