@@ -6,7 +6,8 @@ Description: the agent studies the economy as a black box. Each JSON experiment 
 but they count against the Workflow score. The episode ends with the agent's final report (causal
 graph, claims, predictions for 5 held-out settings) or at the turn limit.
 
-Scoring: the five-criterion rubric of spec §3.7 (`grading.grade_episode`); score = Net / 5.
+Scoring: the five-criterion rubric of spec §3.7 (`grading.grade_episode`); the score counts the process
+criteria only in proportion to the measured discovery (`headline.py`; the paper's Net stays in the labels).
 Difficulty knobs: budget, population size (`structure`), ground-truth measurement settings.
 Registered ids: `macro/causal-discovery`.
 """
