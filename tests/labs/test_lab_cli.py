@@ -12,7 +12,7 @@ from discoverylab.bench import records
 from discoverylab.cli import app
 from discoverylab.labs.agents import make_agent
 from discoverylab.labs.gym_text import lab_gym_id
-from discoverylab.labs.protocol import make_protocol, protocol_names
+from discoverylab.labs.protocol import grader_version, make_protocol, protocol_names
 
 runner = CliRunner()
 HIDDEN = "sequence/hidden-property"
@@ -126,6 +126,7 @@ def test_play_a_whole_episode_from_stdin(tmp_path: Path) -> None:
     assert "1.000" in result.output and "stopped" not in result.output
     score = json.loads((tmp_path / "scores" / "sequence-hidden-property-s2-human.json").read_text())
     assert score["score"] == 1.0 and score["agent"] == "human"
+    assert score["grader_version"] == grader_version(HIDDEN) and score["config_hash"]  # which grader graded it
     transcript = list(records.read_jsonl(tmp_path / "transcripts" / "sequence-hidden-property-s2-human.jsonl"))
     assert transcript[0]["role"] == "lab" and transcript[-1]["role"] == "lab"
 

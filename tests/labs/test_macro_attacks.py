@@ -4,8 +4,10 @@ The combined attack: a templated scaffold that maximises workflow, coverage and 
 (specific-sounding hypotheses, every tunable at three levels, a 2x2, long and short runs, verified
 comparisons between its own runs), the causal graph measured on *another* seed's economy (or on the
 paper's default economy) with the public simulator, and an attempt to run the held-out settings as
-ordinary experiments. Together they must score below the honest heuristic scientist. A fast sample
-runs by default; seeds 0-49 are `slow`.
+ordinary experiments. Together they must score below the honest heuristic scientist. The scaffold
+alone (no graph) must not beat chance, the random agent's mean plus a small margin: it used to score
+0.512 on seeds 0-49 against the random agent's 0.032, on process credit alone. A fast sample runs by
+default; seeds 0-49 are `slow`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ STRUCTURE = MacroStructure(n_households=100)
 CONFIG: dict[str, Any] = {"structure": {"n_households": 100}}
 FAST_SEEDS = (0, 1, 2)
 ALL_SEEDS = tuple(range(50))
+MARGIN = 0.05
+"""How far above the random agent's mean the scaffold alone may land before it counts as beating chance."""
 
 LOW = {t.key: round(t.low + 0.1 * (t.high - t.low), 4) for t in TUNABLES}
 HIGH = {t.key: round(t.low + 0.9 * (t.high - t.low), 4) for t in TUNABLES}
@@ -97,6 +101,11 @@ def heuristic(seed: int) -> float:
     return _score(seed, lambda p: make_agent(MACRO, "heuristic", p))
 
 
+@cache
+def random_agent(seed: int) -> float:
+    return _score(seed, lambda p: make_agent(MACRO, "random", p))
+
+
 def attack_scores(seeds: tuple[int, ...], source: str) -> list[float]:
     out = []
     for seed in seeds:
@@ -124,3 +133,21 @@ def test_combined_attack_loses_on_seeds_0_49(source: str) -> None:
     scores = attack_scores(ALL_SEEDS, source)
     honest = [heuristic(s) for s in ALL_SEEDS]
     assert float(np.mean(scores)) < float(np.mean(honest)), (np.mean(scores), np.mean(honest))
+
+
+def _scaffold_against_chance(seeds: tuple[int, ...]) -> tuple[float, float]:
+    scaffold = [_score(s, lambda _p: CombinedAttack([])) for s in seeds]
+    return float(np.mean(scaffold)), float(np.mean([random_agent(s) for s in seeds]))
+
+
+def test_scaffold_alone_does_not_beat_chance() -> None:
+    """Templated one-factor runs, boilerplate hypotheses and verified comparisons, no causal graph:
+    Workflow, Coverage and Data Analysis credit that needs no discovery (0.51 on these seeds before)."""
+    scaffold, chance = _scaffold_against_chance(FAST_SEEDS)
+    assert scaffold <= chance + MARGIN, (scaffold, chance)
+
+
+@pytest.mark.slow
+def test_scaffold_alone_does_not_beat_chance_on_seeds_0_49() -> None:
+    scaffold, chance = _scaffold_against_chance(ALL_SEEDS)
+    assert scaffold <= chance + MARGIN, (scaffold, chance)

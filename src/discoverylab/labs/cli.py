@@ -132,7 +132,8 @@ def play(
     if out is not None:
         job = LabJob(protocol, seed, "human", options)
         record = LabRecord(lab=job.lab, protocol=protocol, seed=seed, agent="human", score=score.score,
-                           parts=score.parts, labels=score.labels, turns=lab.turn, config=options)
+                           parts=score.parts, labels=score.labels, turns=lab.turn, config=options,
+                           config_hash=job.config_hash, grader_version=job.grader_version)
         transcript = [{"type": "message", **e.model_dump(mode="json")} for e in lab.transcript]
         from discoverylab.bench import records
 

@@ -37,6 +37,7 @@ def judge(
     from discoverylab.instances import InstanceError, load_key
     from discoverylab.labs.judging import make_judge_client
     from discoverylab.labs.rejudge import rejudge_run
+    from discoverylab.labs.run_record import GraderVersionMismatch
     from discoverylab.llm.deadline import request_timeout_env
 
     specs: dict[str, Any] = {}
@@ -67,6 +68,8 @@ def judge(
         _fail(str(exc))
     except (RunLocked, OSError) as exc:  # a run in progress there, or an unreadable directory
         _fail(f"cannot judge {run_dir}: {exc}")
+    except GraderVersionMismatch as exc:  # graded by an older grader: judging now would mix grades
+        _fail(str(exc))
     console.print(f"Judged {len(done.judged)} episode(s); skipped {done.skipped} "
                   f"({'already judged, ' if unjudged_only else ''}not ok, or nothing to judge). "
                   f"Results: {run_dir / 'results.jsonl'}")

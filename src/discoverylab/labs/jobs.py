@@ -21,6 +21,7 @@ from discoverylab.labs.core.spec import LabSpec
 from discoverylab.labs.protocol import (
     Protocol,
     UnknownProtocolError,
+    grader_version,
     make_protocol,
     protocol_entry,
     protocol_names,
@@ -61,8 +62,14 @@ class LabJob:
         return Instance(self.protocol, "", self.split, self.seed if self.index is None else self.index, self.seed)
 
     @property
+    def grader_version(self) -> int:
+        """The version of the protocol's grader that grades this job (recorded with its result)."""
+        return grader_version(self.protocol)
+
+    @property
     def config_hash(self) -> str:
-        """Hash of what the episode ran: protocol config plus any agent options, the judge and the key's fingerprint."""
+        """Hash of what the episode ran: protocol config plus any agent options, the judge, the key's
+        fingerprint and the grader's version (`run_record.config_hash`)."""
         extra: dict[str, Any] = {"agent_options": self.agent_options} if self.agent_options else {}
         if self.key_id is not None:
             extra["eval_key_id"] = self.key_id

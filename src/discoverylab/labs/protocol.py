@@ -13,8 +13,8 @@ A protocol is one experimental task shown to an agent as a conversation (spec §
 
 Implementing a protocol (what the sequence and macro labs do): subclass `Protocol`, set the class
 attribute `name`, implement `_on_reset(seed) -> str`, `_on_step(message) -> Reply`, `grade() -> Score`
-and `ground_truth() -> dict`; then call `register_protocol(name, factory, summary=...)` at import
-time. The base class keeps the transcript, the turn counter and the done flag, so every protocol
+and `ground_truth() -> dict`; then call `register_protocol(name, factory, summary=..., grader_version=...)`
+at import time. The base class keeps the transcript, the turn counter and the done flag, so every protocol
 records the same transcript shape and the gym adapters and runners need nothing protocol-specific.
 
 Rules every protocol follows:
@@ -160,6 +160,9 @@ class ProtocolEntry:
     summary: str = ""
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Named configs (e.g. `paper`: the paper's fixed instance); `make_protocol(name, preset=...)`."""
+    grader_version: int = 1
+    """The grader's version (its module's `GRADER_VERSION`, bumped whenever the grade changes): records
+    carry it, so grades of two versions are never mixed in one run directory."""
 
     @property
     def lab(self) -> str:
@@ -175,13 +178,16 @@ BUILTIN_LABS: dict[str, str] = {
 
 
 def register_protocol(name: str, factory: Callable[..., Protocol], *, summary: str = "",
-                      overwrite: bool = False, presets: dict[str, dict[str, Any]] | None = None) -> None:
-    """Register `factory(**config) -> Protocol` under `"<lab>/<task>"`, with optional named presets."""
+                      overwrite: bool = False, presets: dict[str, dict[str, Any]] | None = None,
+                      grader_version: int = 1) -> None:
+    """Register `factory(**config) -> Protocol` under `"<lab>/<task>"`, with optional named presets and
+    the version of its grader (bump it whenever the grade changes)."""
     if "/" not in name:
         raise ValueError(f"protocol name {name!r} must look like '<lab>/<task>'")
     if name in _REGISTRY and not overwrite and _REGISTRY[name].factory is not factory:
         raise ValueError(f"protocol {name!r} is already registered; pass overwrite=True to replace it")
-    _REGISTRY[name] = ProtocolEntry(name=name, factory=factory, summary=summary, presets=dict(presets or {}))
+    _REGISTRY[name] = ProtocolEntry(name=name, factory=factory, summary=summary, presets=dict(presets or {}),
+                                    grader_version=int(grader_version))
 
 
 def _load_lab(lab: str) -> None:
@@ -221,6 +227,11 @@ def protocol_entry(name: str) -> ProtocolEntry:
         known = ", ".join(protocol_names()) or "(none)"
         raise UnknownProtocolError(f"unknown protocol {name!r}; registered: {known}")
     return _REGISTRY[name]
+
+
+def grader_version(name: str) -> int:
+    """The grader version of a protocol, or of a record label built from a lab spec (`kind@spec`)."""
+    return protocol_entry(name.split("@", 1)[0]).grader_version
 
 
 def resolve_config(name: str, config: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,9 @@ exactly by replaying the agent's messages from the transcript on the same instan
 is checked against the recorded one, so a changed lab or config is caught, never graded); then the
 grader runs with the judge attached. The new grade is appended to `results.jsonl` (readers take the
 last record of an episode, so the earlier one stays as history) and the score file is rewritten.
-An episode that cannot be judged now is listed, never raised, and stays as it was.
+An episode that cannot be judged now is listed, never raised, and stays as it was. A run graded by
+another version of a protocol's grader is refused as a whole (`GraderVersionMismatch`): judging it
+would put grades of the new grader beside the old ones.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from typing import Any
 from discoverylab.bench import records
 from discoverylab.bench.rundir import RunDirError, RunLock, saved_results, scan_results
 from discoverylab.labs.judging import JUDGED, judge_status
-from discoverylab.labs.protocol import Protocol, Score, make_protocol
-from discoverylab.labs.run_record import LabRecord, lab_key
+from discoverylab.labs.protocol import Protocol, Score, UnknownProtocolError, grader_version, make_protocol
+from discoverylab.labs.run_record import GraderVersionMismatch, LabRecord, lab_key, stale_grade
 
 JudgeFactory = Callable[[], Any]
 
@@ -119,9 +121,27 @@ def rejudge_episode(record: LabRecord, run_dir: Path, judge: JudgeFactory, *, ke
     return new, score
 
 
+def check_grader_versions(finished: list[LabRecord], run_dir: Path) -> None:
+    """Raise `GraderVersionMismatch` when an episode was graded by another version of its grader."""
+    stale = []
+    for record in finished:
+        try:
+            current = grader_version(record.protocol)
+        except UnknownProtocolError:  # judging it fails on its own, with the reason
+            continue
+        if (why := stale_grade(record, current)) is not None:
+            stale.append(why)
+    if stale:
+        raise GraderVersionMismatch(
+            f"cannot judge {run_dir}: {stale[0]} ({len(stale)} of {len(finished)} episodes graded by another "
+            "version); judging would mix old and new grades in one run: run the episodes again in another "
+            "--out directory")
+
+
 def rejudge_run(run_dir: str | Path, judge: JudgeFactory, *, only_unjudged: bool = False, key: bytes | None = None,
                 specs: dict[str, Any] | None = None) -> RejudgeRun:
-    """Judge the `ok` episodes of a run directory (with `only_unjudged`: those not judged yet)."""
+    """Judge the `ok` episodes of a run directory (with `only_unjudged`: those not judged yet); raises
+    `GraderVersionMismatch` before judging anything when some were graded by another grader version."""
     run_dir = Path(run_dir)
     try:
         results = saved_results(run_dir, "a `discoverylab lab run`")
@@ -131,6 +151,7 @@ def rejudge_run(run_dir: str | Path, judge: JudgeFactory, *, only_unjudged: bool
     lock = RunLock(run_dir).acquire()
     try:
         scan = scan_results(results, LabRecord, lambda r: lab_key(r.protocol, r.agent, r.split, r.index, r.seed))
+        check_grader_versions(list(scan.finished().values()), run_dir)
         for record in scan.finished().values():
             if only_unjudged and judge_status(record.labels) == JUDGED:
                 out.skipped += 1

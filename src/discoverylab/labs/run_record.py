@@ -12,7 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from discoverylab.bench.rundir import RunConfigMismatch
 from discoverylab.bench.schema import Status, UsageRecord
+from discoverylab.labs.protocol import grader_version
 
 
 class LabRecord(BaseModel):
@@ -35,6 +37,7 @@ class LabRecord(BaseModel):
     usage: UsageRecord | None = None  # LLM tokens, HTTP attempts and retries, cost (None: no LLM)
     config: dict[str, Any] = Field(default_factory=dict)
     config_hash: str = ""
+    grader_version: int | None = None  # the protocol's grader version (None: written before versions were recorded)
     error: str | None = None
     transcript: str | None = None
     score_file: str | None = None
@@ -48,6 +51,21 @@ def lab_key(protocol: str, agent: str, split: str | None, index: int | None, see
 
 
 def config_hash(protocol: str, config: dict[str, Any]) -> str:
-    """Short stable hash of (protocol, config): two episodes with equal hashes ran the same lab."""
-    text = json.dumps({"protocol": protocol, "config": config}, sort_keys=True, default=str)
+    """Short stable hash of (protocol, config, the protocol's grader version): two episodes with equal
+    hashes ran the same lab and were graded alike."""
+    text = json.dumps({"protocol": protocol, "config": config, "grader_version": grader_version(protocol)},
+                      sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+class GraderVersionMismatch(RunConfigMismatch):
+    """A run directory's records were graded by another version of their protocol's grader."""
+
+
+def stale_grade(record: LabRecord, current: int) -> str | None:
+    """Why `record` was not graded by the current grader (version `current`), or None when it was."""
+    if record.grader_version == current:
+        return None
+    old = (f"version {record.grader_version}" if record.grader_version is not None
+           else "a version from before grader versions were recorded")
+    return f"{record.protocol} was graded here by its grader {old}; this code grades with version {current}"

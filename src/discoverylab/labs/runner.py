@@ -44,7 +44,7 @@ from discoverylab.labs.protocol import (
     Score,
     make_protocol,
 )
-from discoverylab.labs.run_record import LabRecord, lab_key
+from discoverylab.labs.run_record import GraderVersionMismatch, LabRecord, lab_key, stale_grade
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ def _transcript_lines(job: LabJob, protocol: Protocol | None, trace: _Trace, age
                       end: dict[str, Any]) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = [{
         "type": "start", "lab": job.lab, "protocol": job.protocol, **job.instance.public(), "agent": job.agent,
-        "config": job.config, "config_hash": job.config_hash,
+        "config": job.config, "config_hash": job.config_hash, "grader_version": job.grader_version,
     }]
     for entry in protocol.transcript if protocol is not None else []:
         line: dict[str, Any] = {"type": "message", **entry.model_dump(mode="json")}
@@ -173,7 +173,7 @@ def run_lab_episode(job: LabJob, out: str | Path | None = None, *, retries: int 
     started = time.perf_counter()
     deadline = None if episode_timeout is None else time.monotonic() + episode_timeout
     base: dict[str, Any] = {"lab": job.lab, "protocol": job.protocol, **job.instance.public(), "agent": job.agent,
-                            "config": job.config, "config_hash": job.config_hash}
+                            "config": job.config, "config_hash": job.config_hash, "grader_version": job.grader_version}
     attempt = 0
     while True:
         attempt += 1
@@ -295,15 +295,21 @@ def repair_torn_tail(path: Path) -> bool:
 
 
 def load_finished(scan: Scan[LabRecord], jobs: Sequence[LabJob]) -> dict[Any, LabRecord]:
-    """Records with status "ok" read back for these jobs; raises `RunConfigMismatch` on a config change."""
+    """Records with status "ok" read back for these jobs; raises `RunConfigMismatch` on a config change
+    (`GraderVersionMismatch` when the grader changed since: old and new grades are never mixed)."""
     wanted = {job.key: job.config_hash for job in jobs}
     jobs_by_key = {job.key: job for job in jobs}
     finished: dict[Any, LabRecord] = {}
     for key, record in scan.finished().items():
         if key not in wanted:
             continue
+        job = jobs_by_key[key]
+        stale = stale_grade(record, job.grader_version)
+        if stale is not None:
+            raise GraderVersionMismatch(
+                f"{stale} ({job.instance.label}, {job.agent}): resuming would mix old and new grades in one run; "
+                "use another --out directory (the records here stay as they were)")
         if record.config_hash != wanted[key]:
-            job = jobs_by_key[key]
             if record.split == "test" and record.commitment != job.instance.commitment:
                 raise RunConfigMismatch(
                     f"{job.protocol} {job.instance.label} ({job.agent}) was already run in this directory with "
@@ -393,7 +399,7 @@ def run_lab(jobs: Sequence[LabJob], out: str | Path | None = None, workers: int 
 
 def _failed_record(job: LabJob, status: str, message: str) -> LabRecord:
     return LabRecord(lab=job.lab, protocol=job.protocol, **job.instance.public(), agent=job.agent, status=status,  # type: ignore[arg-type]
-                     config=job.config, config_hash=job.config_hash, error=message)
+                     config=job.config, config_hash=job.config_hash, grader_version=job.grader_version, error=message)
 
 
 def _job_key(job: LabJob) -> tuple[Any, ...]:

@@ -42,6 +42,7 @@ from discoverylab.bench.rundir import (
 from discoverylab.bench.runner import episode_log_name
 from discoverylab.bench.schema import config_hash
 from discoverylab.instances import SEALED_SPLIT
+from discoverylab.labs.protocol import grader_version
 from discoverylab.labs.run_record import LabRecord
 from discoverylab.labs.run_record import config_hash as lab_config_hash
 from discoverylab.server.session import SessionError
@@ -220,5 +221,6 @@ def lab_record(session: EpisodeSession, config: dict[str, Any], note: str | None
         lab=session.task.split("/", 1)[0], protocol=session.task, **session.instance.public(), agent=session.agent,
         status="ok", score=float(grade.get("score", 0.0)), parts=dict(grade.get("parts") or {}),
         labels=dict(grade.get("labels") or {}), turns=int(getattr(protocol, "turn", session.steps)),
-        seconds=_seconds(session), config=dict(config), config_hash=lab_config_hash(session.task, config), error=note,
+        seconds=_seconds(session), config=dict(config), config_hash=lab_config_hash(session.task, config),
+        grader_version=grader_version(session.task), error=note,
     )  # fmt: skip

@@ -1,6 +1,7 @@
 """The macro lab's five-criterion rubric (spec §3.7), computed from the episode log and the simulator.
 
-Criteria (each 0-5; Net = their mean; `Score.score` = Net / 5):
+Criteria (each 0-5; Net = their mean, the paper's Table 7; `Score.score` counts the process criteria
+only in proportion to the measured discovery, `headline.py`):
 * Workflow - share of (at least 3) experiments stated as a specific, non-repeated hypothesis + design
   (+ an update that refers to the previous result after the first), plus a substantive report,
   minus 0.5 per invalid message.
@@ -30,6 +31,7 @@ from discoverylab.labs.judge_rules import JUDGE_RULES, JudgeCall, ask_judge, evi
 from discoverylab.labs.macroecon.episode import EpisodeLog, MacroLabConfig, episode_structure, held_out_seeds
 from discoverylab.labs.macroecon.evidence import edge_evidence
 from discoverylab.labs.macroecon.ground_truth import EffectGraph, graph_as_text
+from discoverylab.labs.macroecon.headline import discovery_share, headline
 from discoverylab.labs.macroecon.model import MacroRun, simulate
 from discoverylab.labs.macroecon.observation import INDICATORS, RATE_INDICATORS
 from discoverylab.labs.macroecon.params import (
@@ -402,8 +404,9 @@ def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | 
         values["hypothesis"] = 0.5 * 5.0 * hyp_auto + 0.5 * hyp_judged
         values["data_analysis"] = 0.6 * 5.0 * data_auto + 0.4 * data_judged
     values = {k: min(max(v, 0.0), 5.0) for k, v in values.items()}
-    net = sum(values.values()) / len(values)
+    net = sum(values.values()) / len(values)  # the paper's Net: process credit with no discovery
     labels["net"] = f"{net:.2f}/5"
+    score, headline_parts = headline(values, discovery_share(hyp_auto, 0.6 * f1 + 0.4 * skill))
     details: dict[str, Any] = {
         "rubric_0_5": values, "net_0_5": net, "workflow": workflow_info, "coverage": coverage_info,
         "hypothesis": {**hyp_info, "auto": hyp_auto}, "data_analysis": {**data_info, "auto": data_auto},
@@ -412,5 +415,5 @@ def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | 
         "edges": verdicts, "judge": judged, "judge_call": judge_call,
         "unused_budget": log.budget - len(log.experiments),
     }
-    return Score(score=min(max(net / 5.0, 0.0), 1.0), parts={k: v / 5.0 for k, v in values.items()},
+    return Score(score=score, parts={**{k: v / 5.0 for k, v in values.items()}, **headline_parts},
                  labels=labels, details=details)

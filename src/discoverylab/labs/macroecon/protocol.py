@@ -6,7 +6,8 @@ Description: the agent studies the economy as a black box. Each JSON experiment 
 but they count against the Workflow score. The episode ends with the agent's final report (causal
 graph, claims, predictions for 5 held-out settings) or at the turn limit.
 
-Scoring: the five-criterion rubric of spec §3.7 (`grading.grade_episode`); score = Net / 5.
+Scoring: the five-criterion rubric of spec §3.7 (`grading.grade_episode`); the score counts the process
+criteria only in proportion to the measured discovery (`headline.py`; the paper's Net stays in the labels).
 Difficulty knobs: budget, population size (`structure`), ground-truth measurement settings.
 Registered ids: `macro/causal-discovery`.
 """
@@ -29,6 +30,7 @@ from discoverylab.labs.macroecon.episode import (
     protocol_seed_stream,
 )
 from discoverylab.labs.macroecon.ground_truth import EffectGraph, effect_graph
+from discoverylab.labs.macroecon.headline import GRADER_VERSION
 from discoverylab.labs.macroecon.model import MacroRun, simulate
 from discoverylab.labs.macroecon.observation import observation_window
 from discoverylab.labs.macroecon.params import (
@@ -189,6 +191,6 @@ def make_macro_protocol(judge: Any = None, **options: Any) -> MacroCausalDiscove
 PRESETS: dict[str, dict[str, Any]] = {"paper": {"draw_structure": False}}
 """Named configs; `paper` is the one economy of the paper (the same causal graph on every seed)."""
 
-register_protocol(MacroCausalDiscovery.name, make_macro_protocol, presets=PRESETS,
+register_protocol(MacroCausalDiscovery.name, make_macro_protocol, presets=PRESETS, grader_version=GRADER_VERSION,
                   summary="Tiny Macroecon Lab: discover the causal graph of an agent-based economy "
                           "with a budget of JSON experiments", overwrite=True)

@@ -22,6 +22,10 @@ from discoverylab.labs.sequence.judge import JUDGE_VALUE, JudgeClient, judge_hyp
 from discoverylab.labs.sequence.parsing import FinalAnswer
 from discoverylab.labs.sequence.sandbox import run_predictor
 
+GRADER_VERSION = 1
+"""Bumped whenever the Protocol A grade changes: run directories record it (`LabRecord.grader_version`),
+so a run graded by another version is never resumed or judged into a mix of old and new grades."""
+
 Label = Literal["pass", "partial", "fail"]
 LABEL_VALUE: dict[str, float] = {"pass": 1.0, "partial": 0.5, "fail": 0.0}
 PASS_EXACT = 0.95

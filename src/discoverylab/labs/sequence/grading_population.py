@@ -27,6 +27,8 @@ import numpy as np
 from discoverylab.labs.protocol import Score
 from discoverylab.labs.sequence.parsing_population import PopulationReport
 
+GRADER_VERSION = 1
+"""Bumped whenever the population grade changes (see `grading.GRADER_VERSION`)."""
 HEDGES: tuple[tuple[float, float], ...] = tuple((a, c) for a in (0.25, 0.5, 0.75) for c in (0.25, 0.5, 0.75))
 """(a, c) of the hedged guesses `a * start + (1 - a) * c` counted among the baselines."""
 RATES: tuple[float, ...] = (0.1, 0.2, 0.3)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from discoverylab.labs.core.seeding import SeedStreams
 from discoverylab.labs.core.spaces import StringSpace
 from discoverylab.labs.protocol import Protocol, Reply, Score, register_protocol
-from discoverylab.labs.sequence.grading import grade_hidden_property
+from discoverylab.labs.sequence.grading import GRADER_VERSION, grade_hidden_property
 from discoverylab.labs.sequence.heldout import (
     HeldOutSet,
     ValueFn,
@@ -390,4 +390,5 @@ PRESETS: dict[str, dict[str, Any]] = {"paper": {"hidden": "palindrome_score"}}
 """Named configs; `paper` is the paper's worked example (the same problem on every seed)."""
 
 register_protocol(HiddenPropertyProtocol.name, HiddenPropertyProtocol, presets=PRESETS, overwrite=True,
+                  grader_version=GRADER_VERSION,
                   summary="Infer a hidden sequence property from SAMPLE/query rounds (paper §6.1)")

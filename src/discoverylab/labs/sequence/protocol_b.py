@@ -29,6 +29,7 @@ from discoverylab.labs.protocol import Reply, Score, register_protocol
 from discoverylab.labs.sequence.evolution import DirectedEvolution
 from discoverylab.labs.sequence.generate import DRIVER_CHOICES
 from discoverylab.labs.sequence.grading_dynamics import (
+    GRADER_VERSION,
     DynamicsTruth,
     HeldOutStart,
     build_starts,
@@ -334,4 +335,5 @@ PRESETS: dict[str, dict[str, Any]] = {
 """Named configs; `paper` is the paper's lab (the same dynamics on every seed)."""
 
 register_protocol(UnknownDynamicsProtocol.name, UnknownDynamicsProtocol, presets=PRESETS, overwrite=True,
+                  grader_version=GRADER_VERSION,
                   summary="Find the attractors and rule of a hidden sequence dynamics (paper §6.2)")

@@ -33,6 +33,7 @@ from discoverylab.labs.core.seeding import SeedStreams
 from discoverylab.labs.core.spec import KindSpec
 from discoverylab.labs.protocol import Reply, Score, register_protocol
 from discoverylab.labs.sequence.grading_population import (
+    GRADER_VERSION,
     MIN_BASELINE,
     HeldOutPopulation,
     grade_population,
@@ -282,5 +283,5 @@ class PopulationProtocol(RoundsThenReport):
                                 start_spread=spread, generations=self.problem.generations)
 
 
-register_protocol(PopulationProtocol.name, PopulationProtocol, overwrite=True,
+register_protocol(PopulationProtocol.name, PopulationProtocol, overwrite=True, grader_version=GRADER_VERSION,
                   summary="Predict how a hidden branching process moves populations of sequences (issue #22)")
