@@ -190,11 +190,12 @@ def _verdicts(stated: dict[tuple[str, str, str], str], graph: EffectGraph) -> li
 
 
 def hypothesis_auto(verdicts: list[dict[str, Any]], graph: EffectGraph,
-                    key_effects: tuple[str, ...]) -> tuple[float, dict[str, Any]]:
-    """Signed-edge F1 over the measured graph (recall and precision; "0" statements earn nothing)."""
+                    key_effects: tuple[str, ...]) -> tuple[float, dict[str, Any], dict[str, Any]]:
+    """Signed-edge F1 over the measured graph (recall and precision; "0" statements earn nothing),
+    the hypothesis criterion's details and `signed_edge_f1`'s counts (goal progress reports them)."""
     f1, info = signed_edge_f1(verdicts, graph, key_effects)
     return f1, {"stated": len(verdicts), "nonzero_stated": sum(v["sign"] in ("+", "-") for v in verdicts),
-                "correct": info["tp"], "precision": info["precision"], "recall": info["recall"]}
+                "correct": info["tp"], "precision": info["precision"], "recall": info["recall"]}, info
 
 
 def signed_edge_f1(verdicts: list[dict[str, Any]], graph: EffectGraph,
@@ -383,11 +384,10 @@ def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | 
     workflow, workflow_info = workflow_score(log)
     coverage, coverage_info = coverage_score(log)
     verdicts = edge_verdicts(report, graph)
-    raw_f1, hyp_info = hypothesis_auto(verdicts, graph, config.key_effects)
+    raw_f1, hyp_info, f1_info = hypothesis_auto(verdicts, graph, config.key_effects)
     prior = prior_f1(log, config, graph)
     hyp_auto = f1 = chance_corrected(raw_f1, prior)  # copying the published graph earns nothing
     data_auto, data_info = data_analysis_auto(log, runs, config)
-    _, f1_info = signed_edge_f1(verdicts, graph, config.key_effects)
     skill, skill_info = prediction_skill(log, config)
     values = {"workflow": workflow, "coverage": coverage, "hypothesis": 5.0 * hyp_auto,
               "data_analysis": 5.0 * data_auto, "goal_progress": 5.0 * (0.6 * f1 + 0.4 * skill)}
