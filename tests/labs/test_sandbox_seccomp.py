@@ -107,6 +107,17 @@ ATTACKS = {
     "clear_death_signal": "check(libc.prctl(1, 0, 0, 0, 0))",
     "clear_death_signal_with_high_bits": "check(libc.syscall(157, ctypes.c_long(0x1_00000001), 0, 0, 0, 0))",
     "renice_sibling": "os.setpriority(os.PRIO_PROCESS, BYSTANDER, 19)",
+    # `who` 0 means "mine": for a user, every process of the grader's user where no namespace could be made
+    "renice_every_process_of_the_user": "os.setpriority(os.PRIO_USER, 0, 19)",
+    "renice_own_process_group": "os.setpriority(os.PRIO_PGRP, 0, 19)",
+    "io_priority_of_every_process_of_the_user": "check(libc.syscall(251, 3, 0, 3 << 13))",
+    "sync_every_file_system": "check(libc.syscall(162))",  # (libc's sync() returns nothing)
+    # System V IPC and POSIX message queues: no file descriptor needed (test_sandbox_escapes_host)
+    "shmget_new_segment": "check(libc.shmget(0, 4096, 0o1600))",
+    "shmctl_remove_a_segment": "check(libc.shmctl(0, 0, None))",
+    "msgget_new_queue": "check(libc.msgget(0, 0o1600))",
+    "semget_new_set": "check(libc.semget(0, 1, 0o1600))",
+    "mq_unlink_by_name": "check(libc.syscall(241, b'discoverylab-none'))",  # (libc turns EPERM into EACCES)
     "pin_sibling_to_a_cpu": "os.sched_setaffinity(BYSTANDER, {0})",
     "make_dumpable": "check(libc.prctl(4, 1, 0, 0, 0))",
     "new_session": "os.setsid()",
@@ -322,7 +333,9 @@ def test_rules_cover_every_family_the_sandbox_promises() -> None:
                 "unshare", "setns", "clone", "clone3", "pivot_root", "chroot", "keyctl", "add_key", "bpf",
                 "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module",
                 "delete_module", "reboot", "personality", "io_uring_setup", "io_uring_enter", "io_uring_register",
-                "open_by_handle_at", "name_to_handle_at", "execve", "execveat", "kill", "prctl", "prlimit64"}
+                "open_by_handle_at", "name_to_handle_at", "execve", "execveat", "kill", "prctl", "prlimit64",
+                "shmget", "shmat", "shmctl", "msgget", "msgsnd", "semget", "semop", "mq_open", "mq_unlink",
+                "setpriority", "ioprio_set", "sync"}
     assert promised <= named, promised - named
 
 

@@ -8,7 +8,7 @@ loaded by path), so the child never imports a `discoverylab` that might come fro
 `harden` is the process layer (docs/tinylabs.md, "Predictor sandbox"), applied after everything the
 program may use is imported and before the program is compiled:
   no new privileges -> own network namespace (a grader that is not root: inside user, mount and
-  PID namespaces of its own, forking once so the program runs as PID 1 there) -> chroot into an empty directory -> close every other fd -> CPU / memory /
+  PID namespaces of its own, forking once so the program runs as PID 1 there) -> own IPC namespace -> chroot into an empty directory -> close every other fd -> CPU / memory /
   file-size / open-file / core limits -> drop to an unprivileged uid of its own (root) or drop every
   capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent -> a seccomp
   filter (`sandbox_seccomp.py`, beside this file) that makes the calls a program could reach out with
@@ -33,6 +33,7 @@ import types
 from typing import Any
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -73,6 +74,16 @@ def _isolate_network(libc: Any) -> bool:
         return all(name == "lo" for _, name in socket.if_nameindex())
     except OSError:
         return False
+
+
+def _isolate_ipc(libc: Any) -> bool:
+    """An IPC namespace of its own: System V shared memory, message queues and semaphores, and POSIX
+    message queues, need no file descriptor (so neither the chroot nor RLIMIT_NOFILE stops them) and
+    would otherwise be the host's: a program could read or write a segment of the grader's or anyone's,
+    and leave segments behind that outlive it, holding host memory no limit of the child counts. A new
+    namespace starts empty and everything in it ends with its last process. Needs CAP_SYS_ADMIN (root,
+    or the user namespace's root, so after `_isolate_network`); the seccomp filter refuses the calls too."""
+    return bool(libc.unshare(CLONE_NEWIPC) == 0)
 
 
 def _fork_into_pid_namespace(libc: Any, parent: int) -> int:
@@ -129,6 +140,7 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     is_root = os.geteuid() == 0
     uid = os.getuid()  # as the rest of the system sees this process (kept unless root drops below)
     network_isolated = _isolate_network(libc)
+    ipc_isolated = _isolate_ipc(libc)
     watch = _fork_into_pid_namespace(libc, parent) if network_isolated and not is_root else -1
     init_pid = None  # not root: our pid as the grader numbers it; killing this PID 1 ends the namespace
     if watch >= 0:  # (the program could leave the grader's process group and session with setsid)
@@ -188,8 +200,8 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     # Last, since harden itself needs those calls; the pid as this process sees it (1, not root). True
     # only when the kernel took our filter (a container's own filter would also show as `Seccomp: 2`).
     seccomp = bool(seccomp_module and seccomp_lib and seccomp_module.install(seccomp_lib, os.getpid()))
-    return {"network_isolated": network_isolated, "privileges_dropped": privileges_dropped,
-            "chrooted": chrooted, "read_only_root": read_only_root, "uid": uid,
+    return {"network_isolated": network_isolated, "ipc_isolated": ipc_isolated,
+            "privileges_dropped": privileges_dropped, "chrooted": chrooted, "read_only_root": read_only_root, "uid": uid,
             "init_pid": init_pid, "seccomp": seccomp}
 
 

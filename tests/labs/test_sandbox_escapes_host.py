@@ -1,0 +1,264 @@
+"""Escape attempts on the predictor sandbox that go round the file system: System V IPC, the grader's
+state in the child's memory, the CPU-limit signal, and a grader without namespaces.
+
+* A program with full Python powers (the language layer bypassed, `raw_child` from
+  test_sandbox_escapes_process) once attached the grader's System V shared memory, wrote into its
+  message queues and left segments of its own behind (host memory no limit of the child counted, kept
+  after the sandbox ended): none of that needs a file descriptor, and the child shared the host's IPC
+  namespace. It now gets one of its own and the seccomp filter refuses the calls; both are tested alone.
+Every program returns 1.0 only if its trick worked; `_attack` (from test_sandbox_escapes) also checks the
+canary file, the directory listing and that no process is left.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_sandbox_escapes import SECRET, _attack, _user_namespaces, canary
+from test_sandbox_escapes_process import _RAW_CHILD
+
+from discoverylab.labs.sequence import sandbox, sandbox_child
+from discoverylab.labs.sequence.grading import grade_hidden_property
+from discoverylab.labs.sequence.heldout import HeldOutSet
+from discoverylab.labs.sequence.parsing import FinalAnswer, Hypothesis
+from discoverylab.labs.sequence.sandbox import run_predictor
+
+__all__ = ["canary"]  # the fixture, imported for its name
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.shmat.restype = ctypes.c_void_p
+IPC_CREAT, IPC_RMID, SHM_RDONLY, IPC_NOWAIT = 0o1000, 0, 0o10000, 0o4000
+KEY = 0x5EC10000 + os.getpid() % 0xFFFF
+
+
+def _use_raw_child(monkeypatch: pytest.MonkeyPatch, directory: Path, *, filter_syscalls: bool = True) -> None:
+    """`run_predictor` with no language layer (full Python in the hardened child); `filter_syscalls=False`
+    also leaves out the seccomp filter, to test the mechanisms behind it alone."""
+    raw = _RAW_CHILD.replace("CHILD_PATH", repr(sandbox_child.__file__))
+    if not filter_syscalls:
+        raw = raw.replace("keep_fds=(out,))", "keep_fds=(out,), filter_syscalls=False)")
+    path = directory / "raw_child.py"
+    path.write_text(raw)
+    monkeypatch.setattr(sandbox, "_CHILD", path)
+    monkeypatch.setattr(sandbox, "check_program", lambda code, function="f": "f")
+
+
+# ---- System V IPC: no file descriptor needed, so neither the chroot nor RLIMIT_NOFILE stops it -----------
+
+def _ipc_objects() -> set[tuple[str, int]]:
+    """Every System V object of this (the grader's) IPC namespace, as (kind, id)."""
+    found = set()
+    for kind in ("shm", "msg", "sem"):
+        with open(f"/proc/sysvipc/{kind}") as fh:
+            found |= {(kind, int(line.split()[1])) for line in fh.readlines()[1:] if line.strip()}
+    return found
+
+
+def _remove(objects: set[tuple[str, int]]) -> None:
+    for kind, ident in objects:
+        if kind == "shm":
+            LIBC.shmctl(ident, IPC_RMID, None)
+        elif kind == "msg":
+            LIBC.msgctl(ident, IPC_RMID, None)
+        else:
+            LIBC.semctl(ident, 0, IPC_RMID)
+
+
+def _queued(queue: int) -> int:
+    """Messages waiting in the message queue `queue` (/proc/sysvipc/msg's qnum column)."""
+    with open("/proc/sysvipc/msg") as fh:
+        lines = fh.read().splitlines()
+    column = lines[0].split().index("qnum")
+    return next(int(row.split()[column]) for row in lines[1:] if int(row.split()[1]) == queue)
+
+
+_FAIL = "    if {} < 0:\n        raise OSError(ctypes.get_errno(), 'refused')\n"
+IPC_ATTACKS = {
+    "read_the_graders_shared_memory": "def f(s):\n    libc.shmat.restype = ctypes.c_void_p\n"
+        "    sid = libc.shmget(KEY, 0, 0)\n" + _FAIL.format("sid")
+        + "    addr = libc.shmat(sid, None, 0o10000)\n    if addr in (None, ctypes.c_void_p(-1).value):\n"
+        "        raise OSError(ctypes.get_errno(), 'refused')\n"
+        "    return 1.0 if ctypes.string_at(addr, len('SECRET')) == b'SECRET' else 0.0",
+    "overwrite_the_graders_shared_memory": "def f(s):\n    libc.shmat.restype = ctypes.c_void_p\n"
+        "    sid = libc.shmget(KEY, 0, 0)\n" + _FAIL.format("sid")
+        + "    addr = libc.shmat(sid, None, 0)\n    if addr in (None, ctypes.c_void_p(-1).value):\n"
+        "        raise OSError(ctypes.get_errno(), 'refused')\n    ctypes.memset(addr, 0x58, 8)\n    return 1.0",
+    "send_to_the_graders_message_queue": "def f(s):\n    q = libc.msgget(KEY, 0)\n" + _FAIL.format("q")
+        + "    message = ctypes.create_string_buffer(struct.pack('q', 1) + b'hello')\n"
+        "    sent = libc.msgsnd(q, message, 5, 0o4000)\n" + _FAIL.format("sent") + "    return 1.0",
+    # Inside an IPC namespace of its own these work (0.5) but end with it: nothing may be left on the host.
+    "leave_shared_memory_behind": "def f(s):\n    libc.shmat.restype = ctypes.c_void_p\n"
+        "    sid = libc.shmget(0, 16 << 20, 0o1600)\n" + _FAIL.format("sid")
+        + "    addr = libc.shmat(sid, None, 0)\n    ctypes.memset(addr, 1, 16 << 20)\n"
+        "    libc.shmdt(ctypes.c_void_p(addr))\n    return 0.5",
+    "leave_a_message_queue_behind": "def f(s):\n    q = libc.msgget(0, 0o1600)\n" + _FAIL.format("q") + "    return 0.5",
+    "leave_a_semaphore_set_behind": "def f(s):\n    sem = libc.semget(0, 1, 0o1600)\n" + _FAIL.format("sem")
+        + "    return 0.5",
+}
+
+
+@pytest.fixture
+def grader_ipc() -> tuple[int, int]:
+    """A shared memory segment (mode 0666, holding the secret) and a message queue (mode 0622) of the
+    grader's, as a database or a display server would keep them; removed afterwards."""
+    segment = LIBC.shmget(KEY, 4096, IPC_CREAT | 0o666)
+    queue = LIBC.msgget(KEY, IPC_CREAT | 0o622)
+    assert segment >= 0 and queue >= 0, ctypes.get_errno()
+    address = LIBC.shmat(segment, None, 0)
+    ctypes.memmove(address, SECRET.encode(), len(SECRET))
+    LIBC.shmdt(ctypes.c_void_p(address))
+    yield segment, queue
+    _remove({("shm", segment), ("msg", queue)})
+
+
+def _segment_text(segment: int) -> bytes:
+    address = LIBC.shmat(segment, None, SHM_RDONLY)
+    try:
+        return ctypes.string_at(address, len(SECRET))
+    finally:
+        LIBC.shmdt(ctypes.c_void_p(address))
+
+
+@pytest.mark.parametrize("layer", ["seccomp_filter", "ipc_namespace_alone"])
+@pytest.mark.parametrize("name", list(IPC_ATTACKS))
+def test_program_cannot_reach_or_fill_host_ipc(name: str, layer: str, canary: Path, grader_ipc: tuple[int, int],
+                                               monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _use_raw_child(monkeypatch, tmp_path, filter_syscalls=layer == "seccomp_filter")
+    segment, queue = grader_ipc
+    before = _ipc_objects()
+    try:
+        result = _attack(IPC_ATTACKS[name].replace("KEY", str(KEY)).replace("SECRET", SECRET), canary)
+        left = _ipc_objects() - before
+    finally:
+        _remove(_ipc_objects() - before)  # never leak host memory, even when the test fails
+    assert left == set(), f"the sandbox left System V objects on the host: {left}"
+    assert _segment_text(segment) == SECRET.encode() and _queued(queue) == 0
+    if result.network_isolated is False and layer == "ipc_namespace_alone":
+        pytest.skip("no namespaces for this grader (not root, no user namespaces): the filter alone stands")
+    if layer == "seccomp_filter":
+        assert result.values == [None, None] and result.call_errors == 2
+        assert "[Errno 1]" in result.details["call_error"]  # EPERM, the filter's answer
+    else:
+        assert set(result.values) <= {None, 0.5}, result
+
+
+# ---- the grader's state never enters the child -----------------------------------------------------------
+
+_GC_WALK = """import gc
+found = []
+def f(s):
+    if found:
+        return found[0]
+    target = 'REVERSED'[::-1]
+    markers = {0.123456789 + i * 1e-9 for i in range(1, 6)}
+    for obj in gc.get_objects():
+        if obj is markers or obj is found:
+            continue
+        if isinstance(obj, dict):
+            items = list(obj.values()) + list(obj)
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            items = list(obj)
+        else:
+            continue
+        if any((isinstance(x, float) and x in markers) or (isinstance(x, str) and x == target) for x in items):
+            found.append(1.0)
+            return 1.0
+    found.append(0.0)
+    return 0.0
+"""
+
+
+def test_grader_state_is_not_in_the_childs_memory(canary: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                   ) -> None:
+    """A program with full Python powers walks every object of its process (`gc.get_objects`) for the
+    held-out truth values and the hidden property's name: the grader sends neither, only the inputs."""
+    _use_raw_child(monkeypatch, tmp_path)
+    rng = np.random.default_rng(21)
+    seqs = ["".join(rng.choice(list("ACGT"), size=10)) for _ in range(5)]
+    truth = [0.123456789 + i * 1e-9 for i in range(1, 6)]  # values no program could make by chance
+    marker = "secretprop_q7x"  # spelled backwards in the program, so its own source holds no copy
+    code = _GC_WALK.replace("REVERSED", marker[::-1])
+    answer = FinalAnswer(hypotheses=[Hypothesis(rank=1, description="x", python=code)], predictions={},
+                         structured=True)
+    score = grade_hidden_property(answer, HeldOutSet(seqs, truth, ["random"] * 5), range(3), quantum=None,
+                                  truth={"property": marker, "params": {"marker": truth[0]}})
+    entry = score.details["hypotheses"][0]
+    assert entry["program_error"] is None and entry["program_call_error"] is None
+    assert entry["program"]["missing"] == 0.0 and entry["program"]["mae"] == pytest.approx(0.1234568, abs=1e-6)
+    control = run_predictor(_GC_WALK.replace("REVERSED", seqs[0][::-1]), seqs)  # it finds what was sent
+    assert control.values == [1.0] * 5
+
+
+def test_a_program_that_ignores_the_cpu_limit_signal_is_still_stopped(canary: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    """SIGXCPU (the soft CPU limit) and SIGTERM ignored, then an endless loop: the hard CPU limit or the
+    grader's SIGKILL ends it within the wall-clock bound, and nothing is left running."""
+    _use_raw_child(monkeypatch, tmp_path)
+    code = ("def f(s):\n    for sig in (signal.SIGXCPU, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):\n"
+            "        signal.signal(sig, signal.SIG_IGN)\n    while True:\n        pass")
+    start = time.monotonic()
+    result = _attack(code, canary)
+    assert time.monotonic() - start < 4.0 and result.values == [None, None] and not result.ok
+
+
+# ---- a grader without user namespaces: no chroot, /proc in view; RLIMIT_NOFILE = 0 and the filter hold ---
+
+_NO_NAMESPACE_GRADER = r"""
+import json, os, pathlib, sys
+from discoverylab.labs.sequence import sandbox, sandbox_seccomp
+assert sandbox_seccomp.load_filter(sandbox_seccomp.load_library(), [(sandbox_seccomp.action_errno(1), "unshare", ())])
+os.environ["DISCOVERYLAB_EVAL_KEY"] = sys.argv[3]
+sandbox._CHILD = pathlib.Path(sys.argv[1])
+sandbox.check_program = lambda code, function="f": "f"
+out = {}
+for name, code in json.loads(sys.argv[2]).items():
+    r = sandbox.run_predictor(code.replace("GRADER", str(os.getpid())), ["A"], min_seconds=1.0)
+    out[name] = [r.values, r.details.get("call_error"), r.network_isolated, r.seccomp, r.survivors]
+print(json.dumps(out))
+"""
+NO_NAMESPACE_ATTACKS = {
+    "read_the_graders_environment": "def f(s):\n    return 1.0 if b'SECRET' in open('/proc/GRADER/environ', 'rb').read() else 0.0",
+    "read_the_graders_memory": "def f(s):\n    return 1.0 if open('/proc/GRADER/mem', 'rb') else 0.0",
+    "list_the_graders_open_files": "def f(s):\n    return 1.0 if os.listdir('/proc/GRADER/fd') else 0.0",
+    "create_a_file_in_the_shared_temp_dir": "def f(s):\n    open('TMP/planted', 'w')\n    return 1.0",
+    "read_a_file_of_the_graders": "def f(s):\n    return 1.0 if 'SECRET' in open('CANARY').read() else 0.0",
+}
+
+
+@pytest.fixture(scope="module")
+def no_namespace_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]]:
+    if not _user_namespaces():
+        pytest.skip("needs util-linux unshare and user namespaces (to emulate a grader that is not root)")
+    work = tmp_path_factory.mktemp("no-namespaces")
+    os.chmod(work, 0o777)
+    (work / "canary.txt").write_text(SECRET)
+    child = work / "raw_child.py"
+    child.write_text(_RAW_CHILD.replace("CHILD_PATH", repr(sandbox_child.__file__)))
+    programs = {k: v.replace("SECRET", SECRET).replace("TMP", str(work)).replace("CANARY", str(work / "canary.txt"))
+                for k, v in NO_NAMESPACE_ATTACKS.items()}
+    src = str(Path(sandbox_child.__file__).resolve().parents[3])
+    done = subprocess.run(["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-c",
+                           _NO_NAMESPACE_GRADER, str(child), json.dumps(programs), SECRET],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": src})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not (work / "planted").exists() and (work / "canary.txt").read_text() == SECRET
+    report: dict[str, list[object]] = json.loads(done.stdout)
+    return report
+
+
+@pytest.mark.parametrize("name", list(NO_NAMESPACE_ATTACKS))
+def test_without_namespaces_the_program_still_opens_nothing(name: str, no_namespace_report: dict[str, list[object]],
+                                                            ) -> None:
+    """No chroot and the grader's /proc in plain view (same uid): every read or create needs a new file
+    descriptor, which RLIMIT_NOFILE = 0 refuses (EMFILE), and the filter is on."""
+    values, call_error, network_isolated, seccomp, survivors = no_namespace_report[name]
+    assert network_isolated is False and seccomp is True and survivors == 0
+    assert values == [None] and "[Errno 24]" in str(call_error), call_error
