@@ -1,11 +1,14 @@
 """Escape attempts on the predictor sandbox that go round the file system: System V IPC, the grader's
-state in the child's memory, the CPU-limit signal, and a grader without namespaces.
+state in the child's memory, the CPU-limit signal, text that crosses back, and a grader without namespaces.
 
 * A program with full Python powers (the language layer bypassed, `raw_child` from
   test_sandbox_escapes_process) once attached the grader's System V shared memory, wrote into its
   message queues and left segments of its own behind (host memory no limit of the child counted, kept
   after the sandbox ended): none of that needs a file descriptor, and the child shared the host's IPC
   namespace. It now gets one of its own and the seccomp filter refuses the calls; both are tested alone.
+* Messages the program's exceptions carry cross back into the grade: one whose text could not even be
+  rendered (`ValueError(10 ** 5000)`) crashed the child's reporter, losing every later input, and one
+  with a lone surrogate (`chr(55296)`) came back as a string no UTF-8 writer can store.
 Every program returns 1.0 only if its trick worked; `_attack` (from test_sandbox_escapes) also checks the
 canary file, the directory listing and that no process is left.
 """
@@ -29,7 +32,7 @@ from discoverylab.labs.sequence import sandbox, sandbox_child
 from discoverylab.labs.sequence.grading import grade_hidden_property
 from discoverylab.labs.sequence.heldout import HeldOutSet
 from discoverylab.labs.sequence.parsing import FinalAnswer, Hypothesis
-from discoverylab.labs.sequence.sandbox import run_predictor
+from discoverylab.labs.sequence.sandbox import _collect, run_predictor
 
 __all__ = ["canary"]  # the fixture, imported for its name
 
@@ -207,6 +210,44 @@ def test_a_program_that_ignores_the_cpu_limit_signal_is_still_stopped(canary: Pa
     start = time.monotonic()
     result = _attack(code, canary)
     assert time.monotonic() - start < 4.0 and result.values == [None, None] and not result.ok
+
+
+# ---- text that crosses back: a bounded, truthful message that every writer can store -------------------
+
+@pytest.mark.parametrize(("name", "raise_"), [
+    ("int_too_long_to_show", "raise ValueError(10 ** 5000)"),
+    ("nesting_too_deep_to_show", "x = []\n        for i in range(100000):\n            x = [x]\n        raise ValueError(x)"),
+])
+def test_an_exception_message_that_cannot_be_shown_costs_only_its_input(name: str, raise_: str, canary: Path) -> None:
+    """`str(exc)` itself raised in the child's reporter, which crashed: every later input was lost and the
+    error read "exit status 1". Now the call error names the type and later inputs still score."""
+    code = f"def f(s):\n    if s == 'ACGT':\n        {raise_}\n    return 0.25"
+    result = _attack(code, canary, ("ACGT", "GGCC", "ACGT", "TTTT"))
+    assert result.ok and result.values == [None, 0.25, None, 0.25] and result.call_errors == 2, result
+    assert result.details["call_error"] == "ValueError (its message could not be shown)"
+    fatal = _attack(raise_.replace("\n        ", "\n") + "\ndef f(s):\n    return 0.25", canary)
+    assert fatal.error == "program failed: ValueError (its message could not be shown)", fatal
+
+
+def test_an_exception_message_with_lone_surrogates_comes_back_storable(canary: Path) -> None:
+    result = _attack("def f(s):\n    raise ValueError(chr(55296) + 'x' + chr(57343))", canary)
+    assert result.values == [None, None]
+    assert result.details["call_error"] == "ValueError: \\ud800x\\udfff"
+    result.details["call_error"].encode("utf-8")  # what every file writer does
+    fatal = _attack("raise KeyError(chr(55296))\ndef f(s):\n    return 0.5", canary)
+    assert fatal.error == "program failed: KeyError: '\\ud800'"
+
+
+@pytest.mark.parametrize(("name", "line"), [
+    ("call_error", '{"e": "A\\ud800B"}'),
+    ("fatal", '{"fatal": "A\\udfffB"}'),
+])
+def test_parent_makes_every_string_from_the_child_storable(name: str, line: str) -> None:
+    """A child that lost its language layer could send any string: the parent keeps it readable and
+    encodable (lone surrogates as their escapes)."""
+    result = _collect('{"ready": true}\n' + line + "\n", 1, False, 0)
+    text = result.details.get("call_error") or result.error or ""
+    assert "A\\ud" in text and text.encode("utf-8")
 
 
 # ---- a grader without user namespaces: no chroot, /proc in view; RLIMIT_NOFILE = 0 and the filter hold ---

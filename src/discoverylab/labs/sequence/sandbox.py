@@ -277,6 +277,17 @@ def _number(v: object) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _text(value: object, limit: int = 300) -> str:
+    """A message from the child, as every writer can store it: cut to `limit` and with lone
+    surrogates escaped (a child that lost its language layer could send any JSON string; one lone
+    surrogate once made the runner's score file fail, losing the episode)."""
+    try:
+        text = value[:limit] if isinstance(value, str) else str(value)[:limit]
+    except (RecursionError, MemoryError):  # JSON nested nearly as deep as json.loads allows
+        text = f"({type(value).__name__})"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> SandboxResult:
     values: list[float | None] = []
     call_errors = 0
@@ -294,11 +305,11 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
         if "ready" in record:
             status = record
         elif "fatal" in record:
-            error = f"program failed: {str(record['fatal'])[:300]}"
+            error = f"program failed: {_text(record['fatal'])}"
             break
         elif "e" in record:
             call_errors += 1
-            first_call_error = first_call_error or str(record["e"])[:300]
+            first_call_error = first_call_error or _text(record["e"])
             values.append(None)
         else:
             values.append(_number(record.get("v")))

@@ -220,9 +220,17 @@ def _send(fd: int, record: dict[str, Any]) -> None:
 
 
 def _describe(exc: BaseException, limit: int) -> str:
-    """`Type: message`, with memory addresses masked so grades stay byte-identical between runs."""
-    text = f"{type(exc).__name__}: {str(exc)[:limit]}" if str(exc) else type(exc).__name__
-    return re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
+    """`Type: message`, with memory addresses masked so grades stay byte-identical between runs and
+    lone surrogates escaped (`chr(55296)` in a message once crashed the runner's score file). A message
+    that cannot even be rendered (`ValueError(10 ** 5000)`, args nested too deep) once crashed this
+    reporter, losing every later input: now the type alone says what was raised."""
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - the program's own exception: anything may fail in it
+        return f"{name} (its message could not be shown)"
+    text = f"{name}: {message[:limit]}" if message else name
+    return re.sub(r"0x[0-9a-fA-F]+", "0x?", text).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _value(v: Any) -> float | None:
