@@ -8,7 +8,8 @@ state in the child's memory, the CPU-limit signal, text that crosses back, and a
   namespace. It now gets one of its own and the seccomp filter refuses the calls; both are tested alone.
 * Messages the program's exceptions carry cross back into the grade: one whose text could not even be
   rendered (`ValueError(10 ** 5000)`) crashed the child's reporter, losing every later input, and one
-  with a lone surrogate (`chr(55296)`) came back as a string no UTF-8 writer can store.
+  with a lone surrogate (`chr(55296)`) crashed the runner's score file, losing the episode (as a lone
+  surrogate in the agent's own JSON still did for the transcript: the record writers now escape them).
 Every program returns 1.0 only if its trick worked; `_attack` (from test_sandbox_escapes) also checks the
 canary file, the directory listing and that no process is left.
 """
@@ -28,7 +29,12 @@ import pytest
 from test_sandbox_escapes import SECRET, _attack, _user_namespaces, canary
 from test_sandbox_escapes_process import _RAW_CHILD
 
+from discoverylab.bench import records
+from discoverylab.labs import agents as lab_agents
+from discoverylab.labs.jobs import make_jobs
+from discoverylab.labs.runner import run_lab_jobs
 from discoverylab.labs.sequence import sandbox, sandbox_child
+from discoverylab.labs.sequence.agents import is_final_request, listed_sequences
 from discoverylab.labs.sequence.grading import grade_hidden_property
 from discoverylab.labs.sequence.heldout import HeldOutSet
 from discoverylab.labs.sequence.parsing import FinalAnswer, Hypothesis
@@ -248,6 +254,53 @@ def test_parent_makes_every_string_from_the_child_storable(name: str, line: str)
     result = _collect('{"ready": true}\n' + line + "\n", 1, False, 0)
     text = result.details.get("call_error") or result.error or ""
     assert "A\\ud" in text and text.encode("utf-8")
+
+
+class _HostileFinal:
+    """A lab agent that samples at random, then answers with the given program and description."""
+
+    def __init__(self, program: str, description: str) -> None:
+        self.program, self.description = program, description
+
+    def reset(self, seed: int) -> None:
+        pass
+
+    def act(self, message: str) -> str:
+        if not is_final_request(message):
+            return "RANDOM"
+        return json.dumps({"hypotheses": [{"rank": 1, "description": self.description, "python": self.program}],
+                           "predictions": {s: 0.5 for s in listed_sequences(message)}})
+
+
+@pytest.mark.parametrize(("name", "program", "description"), [
+    ("program_raises_a_lone_surrogate", "def f(s):\n    raise ValueError(chr(55296))", "x"),
+    ("description_holds_a_lone_surrogate", "def f(s):\n    return 0.5", "gc \ud800 rich"),
+])
+def test_lone_surrogates_from_the_agent_never_lose_the_episode(name: str, program: str, description: str,
+                                                               tmp_path: Path) -> None:
+    """Both once ended the episode as an error (UnicodeEncodeError while writing the score file or the
+    transcript), its result lost; now the episode is graded and its files read back as written."""
+    kind = f"hostile-{name}"
+    lab_agents.register_agent("sequence", kind, lambda protocol, **_: _HostileFinal(program, description))
+    jobs = make_jobs(["sequence/hidden-property"], [0], [kind], {"rounds": 2, "n_predictions": 5})
+    (record,) = run_lab_jobs(jobs, tmp_path, plots=False, retry_delay=0)
+    assert record.status == "ok", record.error
+    assert record.score_file is not None and record.transcript is not None
+    score = json.loads((tmp_path / record.score_file).read_text(encoding="utf-8"))
+    entry = score["details"]["hypotheses"][0]
+    assert entry["description"] == description.strip()  # the writer escaped it; JSON reads it back unchanged
+    if name == "program_raises_a_lone_surrogate":
+        assert entry["program_call_error"] == "ValueError: \\ud800"
+    assert [json.loads(line) for line in (tmp_path / record.transcript).read_text(encoding="utf-8").splitlines()]
+
+
+def test_record_writers_store_lone_surrogates_losslessly(tmp_path: Path) -> None:
+    row = {"text": "a\ud800b\udfffc", "plain": "é"}
+    records.append_jsonl(tmp_path / "results.jsonl", row)
+    records.write_jsonl(tmp_path / "log.jsonl", [row])
+    for name in ("results.jsonl", "log.jsonl"):
+        assert json.loads((tmp_path / name).read_text(encoding="utf-8")) == row
+    assert "é" in (tmp_path / "log.jsonl").read_text(encoding="utf-8")  # other text stays as it was
 
 
 # ---- a grader without user namespaces: no chroot, /proc in view; RLIMIT_NOFILE = 0 and the filter hold ---
