@@ -356,3 +356,13 @@ def test_without_namespaces_the_program_still_opens_nothing(name: str, no_namesp
     values, call_error, network_isolated, seccomp, survivors = no_namespace_report[name]
     assert network_isolated is False and seccomp is True and survivors == 0
     assert values == [None] and "[Errno 24]" in str(call_error), call_error
+
+
+def test_an_over_long_program_is_refused_before_the_grader_parses_it() -> None:
+    """The compile check runs in the grader's own process: a program over the length limit is now refused
+    for its length before `ast.parse` spends time and memory on it (it used to be parsed whole first, so
+    one with a syntax error at its end was refused for that instead)."""
+    code = "def f(s):\n    return 0.5\n" + "x = [" + "1, " * 40_000 + "]\n)"
+    with pytest.raises(sandbox.ProgramRejected, match="longer than 100000 characters"):
+        sandbox.check_program(code)
+    assert run_predictor(code, ["A"]).error == "rejected: program is longer than 100000 characters"

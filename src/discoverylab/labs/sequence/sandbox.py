@@ -39,6 +39,7 @@ from pathlib import Path
 from discoverylab.labs.sequence.sandbox_policy import (
     ALLOWED_MODULES,
     FORBIDDEN_NAMES,
+    MAX_CODE_CHARS,
     SAFE_BUILTINS,
     ProgramCompileError,
     compile_program,
@@ -84,7 +85,10 @@ class SandboxResult:
 def check_program(code: str, function: str = "f") -> str:
     """Validate `code` under the sandbox policy; return the name of the function to call.
 
-    Raises `ProgramRejected` (syntax error, forbidden construct or import, no usable function)."""
+    Raises `ProgramRejected` (syntax error, forbidden construct or import, no usable function). The
+    length is checked first: parsing runs in the grader's own process, with no limits."""
+    if len(code) > MAX_CODE_CHARS:
+        raise ProgramRejected(f"program is longer than {MAX_CODE_CHARS} characters")
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
