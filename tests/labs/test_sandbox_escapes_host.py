@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -366,3 +367,32 @@ def test_an_over_long_program_is_refused_before_the_grader_parses_it() -> None:
     with pytest.raises(sandbox.ProgramRejected, match="longer than 100000 characters"):
         sandbox.check_program(code)
     assert run_predictor(code, ["A"]).error == "rejected: program is longer than 100000 characters"
+
+
+_ADDRESSES = ("def f(s):\n    g = (c for c in s)\n"
+              "    return ((hash(f) + hash(float('nan')) + int(repr(g).split()[-1][:-1], 16)) % 2 ** 40) / 2 ** 40")
+
+
+def test_values_do_not_follow_the_graders_temp_dir_or_open_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   ) -> None:
+    """`hash(f)`, `hash(nan)` and a generator's repr follow heap addresses, which the payload shaped: it
+    held the root's path (the grader's temp dir and pid) and the result pipe's fd number (how many files
+    the grader has open), so the same program scored differently from another temp dir. The payload
+    now holds neither (the root is the child's working directory; the fd is sent fixed-width)."""
+    from test_sandbox_escapes_more import _aslr_can_be_disabled
+
+    if not _aslr_can_be_disabled():
+        pytest.skip("personality(ADDR_NO_RANDOMIZE) is refused here: addresses differ on every run anyway")
+    baseline = run_predictor(_ADDRESSES, ["ACGT", "GGTA"]).values
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(40)]  # the pipe's fd gets a two-digit number
+    moved = []
+    try:
+        for length in (10, 60, 100, 200):  # 60 and 100 gave other values (other heap size classes)
+            deep = tmp_path / ("d" * length)
+            deep.mkdir()
+            monkeypatch.setattr(tempfile, "tempdir", str(deep))
+            moved.append(run_predictor(_ADDRESSES, ["ACGT", "GGTA"]).values)
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert None not in baseline and moved == [baseline] * 4

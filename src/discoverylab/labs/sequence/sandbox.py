@@ -123,9 +123,11 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
     read_fd, write_fd = os.pipe()
     proc: subprocess.Popen[bytes] | None = None
     try:
-        payload = {"code": code, "function": name, "inputs": list(inputs), "result_fd": write_fd,
-                   "root_dir": root_dir, "cpu_seconds": max(1, math.ceil(timeout)),
-                   "memory_bytes": memory_mb * 1024 * 1024}
+        # Nothing in the payload depends on the grader (its pid, its temp dir, how many files it has
+        # open): the child's heap, and so `hash(f)` or a function's repr, would follow it. The root
+        # is the child's working directory; the fd number is sent fixed-width.
+        payload = {"code": code, "function": name, "inputs": list(inputs), "result_fd": f"{write_fd:010d}",
+                   "cpu_seconds": max(1, math.ceil(timeout)), "memory_bytes": memory_mb * 1024 * 1024}
         with tempfile.TemporaryFile() as stdin:
             stdin.write(json.dumps(payload).encode())
             stdin.seek(0)

@@ -128,10 +128,11 @@ def _drop_capabilities(libc: Any) -> bool:
     return bool(libc.capset(header, data) == 0)
 
 
-def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tuple[int, ...] = (),
+def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str | None = None, keep_fds: tuple[int, ...] = (),
            max_files: int = 0, filter_syscalls: bool = True) -> dict[str, Any]:
     """Seal the current process; return what could be sealed (network isolation needs kernel support,
-    the seccomp filter libseccomp). `filter_syscalls=False` only for tests of the other mechanisms alone."""
+    the seccomp filter libseccomp). `root_dir` None: the working directory, whose path is then held
+    only while it is used (see `main`). `filter_syscalls=False` only for tests of the other mechanisms alone."""
     libc = _libc()
     seccomp_module = _load_beside("sandbox_seccomp.py") if filter_syscalls else None
     seccomp_lib = seccomp_module.load_library() if seccomp_module else None  # before the chroot: dlopen
@@ -153,13 +154,15 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     chrooted = False
     # Not root: the namespace's root owns root_dir, so it could fill it (a directory 3000 deep once
     # crashed the grader's clean-up); an empty read-only tmpfs of this mount namespace covers it.
+    root = os.getcwd() if root_dir is None else root_dir
     read_only_root = not is_root and network_isolated and libc.mount(
-        b"none", root_dir.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        b"none", root.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
         b"size=4k,nr_inodes=2,mode=0555") == 0
-    os.chdir(root_dir)
+    os.chdir(root)  # by path, so into the tmpfs just mounted there
+    del root
     if is_root or network_isolated:  # not root: allowed inside the user namespace just entered
         try:  # a container may withhold CAP_SYS_CHROOT; the uid drop below still guards the files
-            os.chroot(root_dir)
+            os.chroot(".")
             os.chdir("/")
             chrooted = True
         except OSError:
@@ -262,7 +265,7 @@ def main() -> None:
     for name in policy.ALLOWED_MODULES:  # build every module proxy before the file system goes away
         namespace["__builtins__"]["__import__"](name)
     status = harden(cpu_seconds=int(payload["cpu_seconds"]), memory_bytes=int(payload["memory_bytes"]),
-                    root_dir=payload["root_dir"], keep_fds=(out,))
+                    keep_fds=(out,))  # the root: its working directory (the grader's `cwd`)
     _send(out, {"ready": True, **status})
     try:
         code = policy.compile_program(payload["code"])
