@@ -313,18 +313,22 @@ assert sandbox_seccomp.load_filter(sandbox_seccomp.load_library(), [(sandbox_sec
 os.environ["DISCOVERYLAB_EVAL_KEY"] = sys.argv[3]
 sandbox._CHILD = pathlib.Path(sys.argv[1])
 sandbox.check_program = lambda code, function="f": "f"
-out = {}
-for name, code in json.loads(sys.argv[2]).items():
+for name, code in json.loads(sys.argv[2]).items():  # one line each: a grader killed mid-way shows which
     r = sandbox.run_predictor(code.replace("GRADER", str(os.getpid())), ["A"], min_seconds=1.0)
-    out[name] = [r.values, r.details.get("call_error"), r.network_isolated, r.seccomp, r.survivors]
-print(json.dumps(out))
+    print(json.dumps([name, r.values, r.details.get("call_error"), r.network_isolated, r.seccomp, r.survivors]),
+          flush=True)
 """
+# The pipe's owner gets its I/O signals: F_SETSIG makes that SIGKILL, sent when the grader reads a record.
+_SIGNAL_BY_PIPE = ("def f(s):\n    for command, arg in ((8, GRADER), (10, 9), (4, os.O_WRONLY | os.O_ASYNC)):\n"
+                   "        if libc.fcntl(out, command, arg) != 0:\n"
+                   "            raise OSError(ctypes.get_errno(), 'refused')\n    return 0.25")
 NO_NAMESPACE_ATTACKS = {
     "read_the_graders_environment": "def f(s):\n    return 1.0 if b'SECRET' in open('/proc/GRADER/environ', 'rb').read() else 0.0",
     "read_the_graders_memory": "def f(s):\n    return 1.0 if open('/proc/GRADER/mem', 'rb') else 0.0",
     "list_the_graders_open_files": "def f(s):\n    return 1.0 if os.listdir('/proc/GRADER/fd') else 0.0",
     "create_a_file_in_the_shared_temp_dir": "def f(s):\n    open('TMP/planted', 'w')\n    return 1.0",
     "read_a_file_of_the_graders": "def f(s):\n    return 1.0 if 'SECRET' in open('CANARY').read() else 0.0",
+    "sigkill_the_grader_through_the_result_pipe": _SIGNAL_BY_PIPE,
 }
 
 
@@ -343,9 +347,10 @@ def no_namespace_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, l
     done = subprocess.run(["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-c",
                            _NO_NAMESPACE_GRADER, str(child), json.dumps(programs), SECRET],
                           capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": src})
-    assert done.returncode == 0, done.stderr[-2000:]
     assert not (work / "planted").exists() and (work / "canary.txt").read_text() == SECRET
-    report: dict[str, list[object]] = json.loads(done.stdout)
+    report: dict[str, list[object]] = {line[0]: line[1:] for line in map(json.loads, done.stdout.splitlines())}
+    if done.returncode != 0:  # the grader died: every attack it did not report on is marked so
+        report.update({name: [f"the grader died (status {done.returncode})"] for name in programs if name not in report})
     return report
 
 
@@ -353,10 +358,14 @@ def no_namespace_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, l
 def test_without_namespaces_the_program_still_opens_nothing(name: str, no_namespace_report: dict[str, list[object]],
                                                             ) -> None:
     """No chroot and the grader's /proc in plain view (same uid): every read or create needs a new file
-    descriptor, which RLIMIT_NOFILE = 0 refuses (EMFILE), and the filter is on."""
+    descriptor, which RLIMIT_NOFILE = 0 refuses (EMFILE), and the filter is on. The result pipe itself
+    once carried SIGKILL to the grader (its owner set with F_SETOWN, the signal with F_SETSIG): the
+    grader died when it read the program's first record; the filter now refuses F_SETOWN."""
+    assert len(no_namespace_report[name]) == 5, no_namespace_report[name]
     values, call_error, network_isolated, seccomp, survivors = no_namespace_report[name]
     assert network_isolated is False and seccomp is True and survivors == 0
-    assert values == [None] and "[Errno 24]" in str(call_error), call_error
+    errno = "[Errno 1]" if name == "sigkill_the_grader_through_the_result_pipe" else "[Errno 24]"  # EPERM: the filter
+    assert values == [None] and errno in str(call_error), call_error
 
 
 def test_an_over_long_program_is_refused_before_the_grader_parses_it() -> None:

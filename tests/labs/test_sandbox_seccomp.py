@@ -111,6 +111,10 @@ ATTACKS = {
     "renice_every_process_of_the_user": "os.setpriority(os.PRIO_USER, 0, 19)",
     "renice_own_process_group": "os.setpriority(os.PRIO_PGRP, 0, 19)",
     "io_priority_of_every_process_of_the_user": "check(libc.syscall(251, 3, 0, 3 << 13))",
+    # the result pipe's owner gets its I/O signals (any signal, with F_SETSIG) when the grader reads it
+    "own_the_pipe_for_a_sibling": "check(libc.fcntl(OUT, 8, BYSTANDER))",
+    "own_the_pipe_for_a_sibling_ex": "check(libc.fcntl(OUT, 15, ctypes.byref((ctypes.c_int * 2)(1, BYSTANDER))))",
+    "own_the_pipe_with_high_bits": "check(libc.syscall(72, OUT, ctypes.c_long(0x1_00000008), BYSTANDER))",
     "sync_every_file_system": "check(libc.syscall(162))",  # (libc's sync() returns nothing)
     # System V IPC and POSIX message queues: no file descriptor needed (test_sandbox_escapes_host)
     "shmget_new_segment": "check(libc.shmget(0, 4096, 0o1600))",
@@ -310,6 +314,22 @@ def test_without_the_filter_these_attacks_work_for_a_grader_without_user_namespa
     assert "execve_shell" not in outcomes and report["accepted"] == 2 and not report["canary_intact"]
 
 
+@pytest.mark.skipif(not _interpreter_runs_as_user(), reason="needs setpriv and an interpreter uid 1000 can run")
+@pytest.mark.parametrize("filter_syscalls", [True, False], ids=["with_the_filter", "control_without_it"])
+def test_the_result_pipe_cannot_carry_a_signal_to_a_sibling(filter_syscalls: bool) -> None:
+    """F_SETOWN names a sibling of the grader's user as the pipe's owner, F_SETSIG picks SIGKILL and
+    O_ASYNC arms it: when the grader reads the pipe, the kernel sends the signal, past the `kill` rules.
+    Without the filter the sibling dies (the control); with it, F_SETOWN fails and the sibling lives."""
+    attack = ("check(libc.fcntl(OUT, 8, BYSTANDER)); check(libc.fcntl(OUT, 10, 9)); "
+              "check(libc.fcntl(OUT, 4, os.O_WRONLY | os.O_ASYNC))")
+    report = _run("no_user_namespaces", filter_syscalls=filter_syscalls,
+                  attacks={"sigkill_through_the_pipe": attack, "then_write_again": "pass"})
+    if filter_syscalls:
+        assert report["outcomes"]["sigkill_through_the_pipe"] == "PermissionError:1" and report["bystander_alive"]
+    else:
+        assert report["outcomes"]["sigkill_through_the_pipe"] == "DONE" and not report["bystander_alive"]
+
+
 def test_a_call_of_another_abi_kills_the_child() -> None:
     """An x32 system call number (0x40000000 + getpid) is not matched by the x86_64 rules: the
     filter's bad-architecture action kills the whole process (SIGSYS), not only its thread."""
@@ -335,7 +355,7 @@ def test_rules_cover_every_family_the_sandbox_promises() -> None:
                 "delete_module", "reboot", "personality", "io_uring_setup", "io_uring_enter", "io_uring_register",
                 "open_by_handle_at", "name_to_handle_at", "execve", "execveat", "kill", "prctl", "prlimit64",
                 "shmget", "shmat", "shmctl", "msgget", "msgsnd", "semget", "semop", "mq_open", "mq_unlink",
-                "setpriority", "ioprio_set", "sync"}
+                "setpriority", "ioprio_set", "sync", "fcntl"}
     assert promised <= named, promised - named
 
 

@@ -27,6 +27,7 @@ CMP_NE, CMP_MASKED_EQ = 1, 7
 LOW_32 = 0xFFFFFFFF
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
 PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1  # the only `which` each call may name (not a group or a user)
+F_SETOWN, F_SETOWN_EX = 8, 15
 # Namespace flags that clone(2) takes in its first argument (CLONE_NEWTIME only through clone3/unshare).
 CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 
@@ -118,6 +119,10 @@ def sandbox_rules(pid: int) -> list[Rule]:
     rules += [(eperm, name, ((1, CMP_NE, 0, 0),)) for name in ("setpriority", "ioprio_set")]
     rules += [(eperm, name, ((0, CMP_NE, which, 0),)) for name, which in (
         ("setpriority", PRIO_PROCESS), ("ioprio_set", IOPRIO_WHO_PROCESS))]
+    # A file's owner receives its I/O signals (SIGIO, or any signal F_SETSIG names) when the grader
+    # reads the result pipe: a program once made SIGKILL reach any process of the grader's user, the
+    # grader too, past the `kill` rules. fcntl's command is an unsigned int: its low 32 bits.
+    rules += [(eperm, "fcntl", ((1, CMP_MASKED_EQ, LOW_32, command),)) for command in (F_SETOWN, F_SETOWN_EX)]
     # prctl's option is an int: match its low 32 bits only, or 0x1_00000001 would pass as option 1.
     rules += [(eperm, "prctl", ((0, CMP_MASKED_EQ, LOW_32, option),)) for option in (PR_SET_PDEATHSIG, PR_SET_DUMPABLE)]
     return rules
