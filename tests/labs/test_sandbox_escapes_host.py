@@ -321,7 +321,8 @@ for name, code in json.loads(sys.argv[2]).items():  # one line each: a grader ki
 # The pipe's owner gets its I/O signals: F_SETSIG makes that SIGKILL, sent when the grader reads a record.
 _SIGNAL_BY_PIPE = ("def f(s):\n    for command, arg in ((8, GRADER), (10, 9), (4, os.O_WRONLY | os.O_ASYNC)):\n"
                    "        if libc.fcntl(out, command, arg) != 0:\n"
-                   "            raise OSError(ctypes.get_errno(), 'refused')\n    return 0.25")
+                   "            raise OSError(ctypes.get_errno(), 'refused')\n"
+                   "    os.write(out, b'{\"v\": 0.25}\\n')\n    time.sleep(0.5)\n    return 0.25")  # read while armed
 NO_NAMESPACE_ATTACKS = {
     "read_the_graders_environment": "def f(s):\n    return 1.0 if b'SECRET' in open('/proc/GRADER/environ', 'rb').read() else 0.0",
     "read_the_graders_memory": "def f(s):\n    return 1.0 if open('/proc/GRADER/mem', 'rb') else 0.0",
