@@ -27,14 +27,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_sandbox_escapes import SECRET, _attack, _user_namespaces, canary
+from test_sandbox_escapes import IS_ROOT, SECRET, _attack, _user_namespaces, canary
 from test_sandbox_escapes_process import _RAW_CHILD
 
 from discoverylab.bench import records
 from discoverylab.labs import agents as lab_agents
 from discoverylab.labs.jobs import make_jobs
 from discoverylab.labs.runner import run_lab_jobs
-from discoverylab.labs.sequence import sandbox, sandbox_child
+from discoverylab.labs.sequence import sandbox, sandbox_child, sandbox_seccomp
 from discoverylab.labs.sequence.agents import is_final_request, listed_sequences
 from discoverylab.labs.sequence.grading import grade_hidden_property
 from discoverylab.labs.sequence.heldout import HeldOutSet
@@ -47,6 +47,7 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 LIBC.shmat.restype = ctypes.c_void_p
 IPC_CREAT, IPC_RMID, SHM_RDONLY, IPC_NOWAIT = 0o1000, 0, 0o10000, 0o4000
 KEY = 0x5EC10000 + os.getpid() % 0xFFFF
+HAVE_LIBSECCOMP = sandbox_seccomp.load_library() is not None
 
 
 def _use_raw_child(monkeypatch: pytest.MonkeyPatch, directory: Path, *, filter_syscalls: bool = True) -> None:
@@ -141,6 +142,10 @@ def _segment_text(segment: int) -> bytes:
 @pytest.mark.parametrize("name", list(IPC_ATTACKS))
 def test_program_cannot_reach_or_fill_host_ipc(name: str, layer: str, canary: Path, grader_ipc: tuple[int, int],
                                                monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    if layer == "seccomp_filter" and not HAVE_LIBSECCOMP:
+        pytest.skip("needs libseccomp")
+    if layer == "ipc_namespace_alone" and not (IS_ROOT or _user_namespaces()):
+        pytest.skip("no namespaces for this grader (not root, no user namespaces): the filter alone stands")
     _use_raw_child(monkeypatch, tmp_path, filter_syscalls=layer == "seccomp_filter")
     segment, queue = grader_ipc
     before = _ipc_objects()
@@ -151,8 +156,6 @@ def test_program_cannot_reach_or_fill_host_ipc(name: str, layer: str, canary: Pa
         _remove(_ipc_objects() - before)  # never leak host memory, even when the test fails
     assert left == set(), f"the sandbox left System V objects on the host: {left}"
     assert _segment_text(segment) == SECRET.encode() and _queued(queue) == 0
-    if result.network_isolated is False and layer == "ipc_namespace_alone":
-        pytest.skip("no namespaces for this grader (not root, no user namespaces): the filter alone stands")
     if layer == "seccomp_filter":
         assert result.values == [None, None] and result.call_errors == 2
         assert "[Errno 1]" in result.details["call_error"]  # EPERM, the filter's answer
@@ -335,8 +338,8 @@ NO_NAMESPACE_ATTACKS = {
 
 @pytest.fixture(scope="module")
 def no_namespace_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]]:
-    if not _user_namespaces():
-        pytest.skip("needs util-linux unshare and user namespaces (to emulate a grader that is not root)")
+    if not (_user_namespaces() and HAVE_LIBSECCOMP):
+        pytest.skip("needs util-linux unshare, user namespaces (to emulate a grader that is not root) and libseccomp")
     work = tmp_path_factory.mktemp("no-namespaces")
     os.chmod(work, 0o777)
     (work / "canary.txt").write_text(SECRET)
