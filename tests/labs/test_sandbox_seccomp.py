@@ -283,6 +283,7 @@ def test_the_filter_is_really_installed(path: str, reports: dict[str, dict[str, 
     assert report["status"]["seccomp"] is True and report["seccomp_mode"] == "2"
     assert report["status"]["network_isolated"] is (path != "no_user_namespaces")
     assert report["status"]["chrooted"] is (path != "no_user_namespaces")
+    assert report["status"]["ipc_isolated"] is (path != "no_user_namespaces")  # the filter alone there
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
