@@ -329,7 +329,7 @@ def test_the_result_pipe_cannot_carry_a_signal_to_a_sibling(filter_syscalls: boo
               "check(libc.fcntl(OUT, 4, os.O_WRONLY | os.O_ASYNC))")
     report = _run("no_user_namespaces", filter_syscalls=filter_syscalls,
                   attacks={"sigkill_through_the_pipe": attack, "keep_the_pipe_armed": "time.sleep(0.5)"},
-                  settle=2.0)  # (the owner is signalled as the grader reads, while the child holds the pipe)
+                  settle=0.5)  # (the owner is signalled as the grader reads, while the child holds the pipe)
     if filter_syscalls:
         assert report["outcomes"]["sigkill_through_the_pipe"] == "PermissionError:1" and report["bystander_alive"]
     else:
