@@ -39,7 +39,7 @@ payload = json.loads(sys.stdin.buffer.read())
 out = int(payload["result_fd"])
 scope = {**globals(), "payload": payload, "out": out, "libc": ctypes.CDLL(None, use_errno=True)}
 status = child.harden(cpu_seconds=int(payload["cpu_seconds"]), memory_bytes=int(payload["memory_bytes"]),
-                      root_dir=payload["root_dir"], keep_fds=(out,))
+                      keep_fds=(out,))
 child._send(out, {"ready": True, **status})
 exec(payload["code"], scope)  # no policy: this program may do anything Python can
 for s in payload["inputs"]:
@@ -60,7 +60,7 @@ def raw_child(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     monkeypatch.setattr(sandbox, "check_program", lambda code, function="f": "f")
 
 
-_KNOWN_PAYLOAD = "{'code', 'function', 'inputs', 'result_fd', 'root_dir', 'cpu_seconds', 'memory_bytes'}"
+_KNOWN_PAYLOAD = "{'code', 'function', 'inputs', 'result_fd', 'cpu_seconds', 'memory_bytes'}"
 RAW_ATTACKS = {
     "read_canary": "def f(s):\n    return 1.0 if open('CANARY').read() else 0.0",
     "environment_of_the_grader": "def f(s):\n    return 1.0 if set(os.environ) - {'PYTHONHASHSEED', 'LC_CTYPE'}"

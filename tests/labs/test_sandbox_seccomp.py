@@ -107,6 +107,21 @@ ATTACKS = {
     "clear_death_signal": "check(libc.prctl(1, 0, 0, 0, 0))",
     "clear_death_signal_with_high_bits": "check(libc.syscall(157, ctypes.c_long(0x1_00000001), 0, 0, 0, 0))",
     "renice_sibling": "os.setpriority(os.PRIO_PROCESS, BYSTANDER, 19)",
+    # `who` 0 means "mine": for a user, every process of the grader's user where no namespace could be made
+    "renice_every_process_of_the_user": "os.setpriority(os.PRIO_USER, 0, 19)",
+    "renice_own_process_group": "os.setpriority(os.PRIO_PGRP, 0, 19)",
+    "io_priority_of_every_process_of_the_user": "check(libc.syscall(251, 3, 0, 3 << 13))",
+    # the result pipe's owner gets its I/O signals (any signal, with F_SETSIG) when the grader reads it
+    "own_the_pipe_for_a_sibling": "check(libc.fcntl(OUT, 8, BYSTANDER))",
+    "own_the_pipe_for_a_sibling_ex": "check(libc.fcntl(OUT, 15, ctypes.byref((ctypes.c_int * 2)(1, BYSTANDER))))",
+    "own_the_pipe_with_high_bits": "check(libc.syscall(72, OUT, ctypes.c_long(0x1_00000008), BYSTANDER))",
+    "sync_every_file_system": "check(libc.syscall(162))",  # (libc's sync() returns nothing)
+    # System V IPC and POSIX message queues: no file descriptor needed (test_sandbox_escapes_host)
+    "shmget_new_segment": "check(libc.shmget(0, 4096, 0o1600))",
+    "shmctl_remove_a_segment": "check(libc.shmctl(0, 0, None))",
+    "msgget_new_queue": "check(libc.msgget(0, 0o1600))",
+    "semget_new_set": "check(libc.semget(0, 1, 0o1600))",
+    "mq_unlink_by_name": "check(libc.syscall(241, b'discoverylab-none'))",  # (libc turns EPERM into EACCES)
     "pin_sibling_to_a_cpu": "os.sched_setaffinity(BYSTANDER, {0})",
     "make_dumpable": "check(libc.prctl(4, 1, 0, 0, 0))",
     "new_session": "os.setsid()",
@@ -180,9 +195,11 @@ def _seccomp_field(pid: int) -> str:
     return "?"
 
 
-def _run(path: str, *, filter_syscalls: bool = True, attacks: dict[str, str] | None = None) -> dict[str, Any]:
+def _run(path: str, *, filter_syscalls: bool = True, attacks: dict[str, str] | None = None,
+         settle: float = 0.0) -> dict[str, Any]:
     """Run the stand-in child as the grader `path` ("root", "user_namespaces", "no_user_namespaces");
-    return its status, outcomes, what the kernel says of its seccomp mode and what our listeners saw."""
+    return its status, outcomes, what the kernel says of its seccomp mode and what our listeners saw
+    (`settle`: seconds a signal sent as the pipe was read gets to end the bystander before it is checked)."""
     as_user = path != "root"
     work = Path(tempfile.mkdtemp(prefix="discoverylab-seccomp-test-"))
     os.chmod(work, 0o755)
@@ -222,6 +239,8 @@ def _run(path: str, *, filter_syscalls: bool = True, attacks: dict[str, str] | N
         for listener in (server, unix):
             with contextlib.suppress(BlockingIOError):
                 accepted.append(listener.accept())
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            bystander.wait(timeout=settle)
         alive = bystander.poll() is None
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -264,6 +283,7 @@ def test_the_filter_is_really_installed(path: str, reports: dict[str, dict[str, 
     assert report["status"]["seccomp"] is True and report["seccomp_mode"] == "2"
     assert report["status"]["network_isolated"] is (path != "no_user_namespaces")
     assert report["status"]["chrooted"] is (path != "no_user_namespaces")
+    assert report["status"]["ipc_isolated"] is (path != "no_user_namespaces")  # the filter alone there
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
@@ -299,6 +319,23 @@ def test_without_the_filter_these_attacks_work_for_a_grader_without_user_namespa
     assert "execve_shell" not in outcomes and report["accepted"] == 2 and not report["canary_intact"]
 
 
+@pytest.mark.skipif(not _interpreter_runs_as_user(), reason="needs setpriv and an interpreter uid 1000 can run")
+@pytest.mark.parametrize("filter_syscalls", [True, False], ids=["with_the_filter", "control_without_it"])
+def test_the_result_pipe_cannot_carry_a_signal_to_a_sibling(filter_syscalls: bool) -> None:
+    """F_SETOWN names a sibling of the grader's user as the pipe's owner, F_SETSIG picks SIGKILL and
+    O_ASYNC arms it: when the grader reads the pipe, the kernel sends the signal, past the `kill` rules.
+    Without the filter the sibling dies (the control); with it, F_SETOWN fails and the sibling lives."""
+    attack = ("check(libc.fcntl(OUT, 8, BYSTANDER)); check(libc.fcntl(OUT, 10, 9)); "
+              "check(libc.fcntl(OUT, 4, os.O_WRONLY | os.O_ASYNC))")
+    report = _run("no_user_namespaces", filter_syscalls=filter_syscalls,
+                  attacks={"sigkill_through_the_pipe": attack, "keep_the_pipe_armed": "time.sleep(0.5)"},
+                  settle=0.5)  # (the owner is signalled as the grader reads, while the child holds the pipe)
+    if filter_syscalls:
+        assert report["outcomes"]["sigkill_through_the_pipe"] == "PermissionError:1" and report["bystander_alive"]
+    else:
+        assert report["outcomes"]["sigkill_through_the_pipe"] == "DONE" and not report["bystander_alive"]
+
+
 def test_a_call_of_another_abi_kills_the_child() -> None:
     """An x32 system call number (0x40000000 + getpid) is not matched by the x86_64 rules: the
     filter's bad-architecture action kills the whole process (SIGSYS), not only its thread."""
@@ -322,7 +359,9 @@ def test_rules_cover_every_family_the_sandbox_promises() -> None:
                 "unshare", "setns", "clone", "clone3", "pivot_root", "chroot", "keyctl", "add_key", "bpf",
                 "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module",
                 "delete_module", "reboot", "personality", "io_uring_setup", "io_uring_enter", "io_uring_register",
-                "open_by_handle_at", "name_to_handle_at", "execve", "execveat", "kill", "prctl", "prlimit64"}
+                "open_by_handle_at", "name_to_handle_at", "execve", "execveat", "kill", "prctl", "prlimit64",
+                "shmget", "shmat", "shmctl", "msgget", "msgsnd", "semget", "semop", "mq_open", "mq_unlink",
+                "setpriority", "ioprio_set", "sync", "fcntl"}
     assert promised <= named, promised - named
 
 

@@ -15,6 +15,12 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
+# Lone surrogates (an agent's JSON "\ud800", a program's `chr(55296)`) cannot be UTF-8: written as
+# `\ud800` instead, which inside a JSON string (where `ensure_ascii=False` leaves every non-ASCII
+# character) is the same character's escape, so the file reads back unchanged. They once made the
+# score file or transcript write fail and the whole episode end as an error.
+JSON_SAFE = "backslashreplace"
+
 
 def to_jsonable(record: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
     """Turn a pydantic model or a mapping into a plain JSON-ready dict."""
@@ -50,7 +56,7 @@ def append_jsonl(path: str | Path, record: BaseModel | Mapping[str, Any]) -> Non
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     repair_torn_tail(path)
-    with path.open("a", encoding="utf-8") as fh:
+    with path.open("a", encoding="utf-8", errors=JSON_SAFE) as fh:
         fh.write(dumps(record) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
@@ -66,7 +72,7 @@ def atomic_file(path: str | Path, tmp: Path | None = None) -> Iterator[TextIO]:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = tmp or path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        with tmp.open("w", encoding="utf-8") as fh:
+        with tmp.open("w", encoding="utf-8", errors=JSON_SAFE) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())

@@ -5,11 +5,11 @@ Untrusted code never runs in this process. Two independent layers (docs/tinylabs
    against guarded attribute/item/write hooks, a short list of pure builtins and read-only proxies of the
    allowed modules, so no module, frame or function globals of the host is reachable from it.
 2. Process (`sandbox_child.harden`): a fresh `python -s -P` child (no environment but a fixed hash
-   seed) in its own session that, before compiling the program, enters a new network namespace,
+   seed) in its own session that, before compiling the program, enters new network and IPC namespaces,
    chroots into an empty directory, closes every other fd, sets CPU, memory, file-size (0), open-file
    (0) and core limits, drops to a uid of its own when started as root, sets RLIMIT_NPROC = 0 (no
-   fork) and, last, loads a seccomp filter (`sandbox_seccomp`: sockets, ptrace, mount, namespaces,
-   exec, file changes, signals to others, ... fail with EPERM). Results come back over a dedicated pipe; the child's stdout/stderr go to /dev/null, so
+   fork) and, last, loads a seccomp filter (`sandbox_seccomp`: sockets, System V IPC, ptrace, mount,
+   namespaces, exec, file changes, signals to others, ... fail with EPERM). Results come back over a dedicated pipe; the child's stdout/stderr go to /dev/null, so
    printed text can never pose as a result.
 The parent enforces a wall-clock timeout (2 s per 100 calls by default), then kills the child's process
 group and sweeps /proc for anything left in its session, running as its uid or (not root) being its
@@ -39,6 +39,7 @@ from pathlib import Path
 from discoverylab.labs.sequence.sandbox_policy import (
     ALLOWED_MODULES,
     FORBIDDEN_NAMES,
+    MAX_CODE_CHARS,
     SAFE_BUILTINS,
     ProgramCompileError,
     compile_program,
@@ -84,7 +85,10 @@ class SandboxResult:
 def check_program(code: str, function: str = "f") -> str:
     """Validate `code` under the sandbox policy; return the name of the function to call.
 
-    Raises `ProgramRejected` (syntax error, forbidden construct or import, no usable function)."""
+    Raises `ProgramRejected` (syntax error, forbidden construct or import, no usable function). The
+    length is checked first: parsing runs in the grader's own process, with no limits."""
+    if len(code) > MAX_CODE_CHARS:
+        raise ProgramRejected(f"program is longer than {MAX_CODE_CHARS} characters")
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
@@ -119,9 +123,11 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
     read_fd, write_fd = os.pipe()
     proc: subprocess.Popen[bytes] | None = None
     try:
-        payload = {"code": code, "function": name, "inputs": list(inputs), "result_fd": write_fd,
-                   "root_dir": root_dir, "cpu_seconds": max(1, math.ceil(timeout)),
-                   "memory_bytes": memory_mb * 1024 * 1024}
+        # Nothing in the payload depends on the grader (its pid, its temp dir, how many files it has
+        # open): the child's heap, and so `hash(f)` or a function's repr, would follow it. The root
+        # is the child's working directory; the fd number is sent fixed-width.
+        payload = {"code": code, "function": name, "inputs": list(inputs), "result_fd": f"{write_fd:010d}",
+                   "cpu_seconds": max(1, math.ceil(timeout)), "memory_bytes": memory_mb * 1024 * 1024}
         with tempfile.TemporaryFile() as stdin:
             stdin.write(json.dumps(payload).encode())
             stdin.seek(0)
@@ -277,6 +283,17 @@ def _number(v: object) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _text(value: object, limit: int = 300) -> str:
+    """A message from the child, as every writer can store it: cut to `limit` and with lone
+    surrogates escaped (a child that lost its language layer could send any JSON string; one lone
+    surrogate once made the runner's score file fail, losing the episode)."""
+    try:
+        text = value[:limit] if isinstance(value, str) else str(value)[:limit]
+    except (RecursionError, MemoryError):  # JSON nested nearly as deep as json.loads allows
+        text = f"({type(value).__name__})"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> SandboxResult:
     values: list[float | None] = []
     call_errors = 0
@@ -294,11 +311,11 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
         if "ready" in record:
             status = record
         elif "fatal" in record:
-            error = f"program failed: {str(record['fatal'])[:300]}"
+            error = f"program failed: {_text(record['fatal'])}"
             break
         elif "e" in record:
             call_errors += 1
-            first_call_error = first_call_error or str(record["e"])[:300]
+            first_call_error = first_call_error or _text(record["e"])
             values.append(None)
         else:
             values.append(_number(record.get("v")))

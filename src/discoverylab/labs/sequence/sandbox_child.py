@@ -8,7 +8,7 @@ loaded by path), so the child never imports a `discoverylab` that might come fro
 `harden` is the process layer (docs/tinylabs.md, "Predictor sandbox"), applied after everything the
 program may use is imported and before the program is compiled:
   no new privileges -> own network namespace (a grader that is not root: inside user, mount and
-  PID namespaces of its own, forking once so the program runs as PID 1 there) -> chroot into an empty directory -> close every other fd -> CPU / memory /
+  PID namespaces of its own, forking once so the program runs as PID 1 there) -> own IPC namespace -> chroot into an empty directory -> close every other fd -> CPU / memory /
   file-size / open-file / core limits -> drop to an unprivileged uid of its own (root) or drop every
   capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent -> a seccomp
   filter (`sandbox_seccomp.py`, beside this file) that makes the calls a program could reach out with
@@ -33,6 +33,7 @@ import types
 from typing import Any
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -73,6 +74,16 @@ def _isolate_network(libc: Any) -> bool:
         return all(name == "lo" for _, name in socket.if_nameindex())
     except OSError:
         return False
+
+
+def _isolate_ipc(libc: Any) -> bool:
+    """An IPC namespace of its own: System V shared memory, message queues and semaphores, and POSIX
+    message queues, need no file descriptor (so neither the chroot nor RLIMIT_NOFILE stops them) and
+    would otherwise be the host's: a program could read or write a segment of the grader's or anyone's,
+    and leave segments behind that outlive it, holding host memory no limit of the child counts. A new
+    namespace starts empty and everything in it ends with its last process. Needs CAP_SYS_ADMIN (root,
+    or the user namespace's root, so after `_isolate_network`); the seccomp filter refuses the calls too."""
+    return bool(libc.unshare(CLONE_NEWIPC) == 0)
 
 
 def _fork_into_pid_namespace(libc: Any, parent: int) -> int:
@@ -117,10 +128,11 @@ def _drop_capabilities(libc: Any) -> bool:
     return bool(libc.capset(header, data) == 0)
 
 
-def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tuple[int, ...] = (),
+def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str | None = None, keep_fds: tuple[int, ...] = (),
            max_files: int = 0, filter_syscalls: bool = True) -> dict[str, Any]:
     """Seal the current process; return what could be sealed (network isolation needs kernel support,
-    the seccomp filter libseccomp). `filter_syscalls=False` only for tests of the other mechanisms alone."""
+    the seccomp filter libseccomp). `root_dir` None: the working directory, whose path is then held
+    only while it is used (see `main`). `filter_syscalls=False` only for tests of the other mechanisms alone."""
     libc = _libc()
     seccomp_module = _load_beside("sandbox_seccomp.py") if filter_syscalls else None
     seccomp_lib = seccomp_module.load_library() if seccomp_module else None  # before the chroot: dlopen
@@ -129,6 +141,7 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     is_root = os.geteuid() == 0
     uid = os.getuid()  # as the rest of the system sees this process (kept unless root drops below)
     network_isolated = _isolate_network(libc)
+    ipc_isolated = _isolate_ipc(libc)
     watch = _fork_into_pid_namespace(libc, parent) if network_isolated and not is_root else -1
     init_pid = None  # not root: our pid as the grader numbers it; killing this PID 1 ends the namespace
     if watch >= 0:  # (the program could leave the grader's process group and session with setsid)
@@ -141,13 +154,15 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     chrooted = False
     # Not root: the namespace's root owns root_dir, so it could fill it (a directory 3000 deep once
     # crashed the grader's clean-up); an empty read-only tmpfs of this mount namespace covers it.
+    root = os.getcwd() if root_dir is None else root_dir
     read_only_root = not is_root and network_isolated and libc.mount(
-        b"none", root_dir.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        b"none", root.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
         b"size=4k,nr_inodes=2,mode=0555") == 0
-    os.chdir(root_dir)
+    os.chdir(root)  # by path, so into the tmpfs just mounted there
+    del root
     if is_root or network_isolated:  # not root: allowed inside the user namespace just entered
         try:  # a container may withhold CAP_SYS_CHROOT; the uid drop below still guards the files
-            os.chroot(root_dir)
+            os.chroot(".")
             os.chdir("/")
             chrooted = True
         except OSError:
@@ -188,8 +203,8 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str, keep_fds: tupl
     # Last, since harden itself needs those calls; the pid as this process sees it (1, not root). True
     # only when the kernel took our filter (a container's own filter would also show as `Seccomp: 2`).
     seccomp = bool(seccomp_module and seccomp_lib and seccomp_module.install(seccomp_lib, os.getpid()))
-    return {"network_isolated": network_isolated, "privileges_dropped": privileges_dropped,
-            "chrooted": chrooted, "read_only_root": read_only_root, "uid": uid,
+    return {"network_isolated": network_isolated, "ipc_isolated": ipc_isolated,
+            "privileges_dropped": privileges_dropped, "chrooted": chrooted, "read_only_root": read_only_root, "uid": uid,
             "init_pid": init_pid, "seccomp": seccomp}
 
 
@@ -208,9 +223,17 @@ def _send(fd: int, record: dict[str, Any]) -> None:
 
 
 def _describe(exc: BaseException, limit: int) -> str:
-    """`Type: message`, with memory addresses masked so grades stay byte-identical between runs."""
-    text = f"{type(exc).__name__}: {str(exc)[:limit]}" if str(exc) else type(exc).__name__
-    return re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
+    """`Type: message`, with memory addresses masked so grades stay byte-identical between runs and
+    lone surrogates escaped (`chr(55296)` in a message once crashed the runner's score file). A message
+    that cannot even be rendered (`ValueError(10 ** 5000)`, args nested too deep) once crashed this
+    reporter, losing every later input: now the type alone says what was raised."""
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - the program's own exception: anything may fail in it
+        return f"{name} (its message could not be shown)"
+    text = f"{name}: {message[:limit]}" if message else name
+    return re.sub(r"0x[0-9a-fA-F]+", "0x?", text).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _value(v: Any) -> float | None:
@@ -242,7 +265,7 @@ def main() -> None:
     for name in policy.ALLOWED_MODULES:  # build every module proxy before the file system goes away
         namespace["__builtins__"]["__import__"](name)
     status = harden(cpu_seconds=int(payload["cpu_seconds"]), memory_bytes=int(payload["memory_bytes"]),
-                    root_dir=payload["root_dir"], keep_fds=(out,))
+                    keep_fds=(out,))  # the root: its working directory (the grader's `cwd`)
     _send(out, {"ready": True, **status})
     try:
         code = policy.compile_program(payload["code"])

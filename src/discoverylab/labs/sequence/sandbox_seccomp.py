@@ -26,6 +26,8 @@ ATTR_ACT_BADARCH = 2
 CMP_NE, CMP_MASKED_EQ = 1, 7
 LOW_32 = 0xFFFFFFFF
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
+PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1  # the only `which` each call may name (not a group or a user)
+F_SETOWN, F_SETOWN_EX = 8, 15
 # Namespace flags that clone(2) takes in its first argument (CLONE_NEWTIME only through clone3/unshare).
 CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 
@@ -36,6 +38,12 @@ DENIED = (
     # other processes: their memory, their signals, their identity
     "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_open", "pidfd_getfd",
     "pidfd_send_signal", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "setsid", "setpgid",
+    # System V IPC and POSIX message queues: no file descriptor needed, and (without an IPC namespace of
+    # the child's own) the host's, so a program could read the grader's shared memory or leave segments
+    # behind that outlive it
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
+    "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
+    "mq_getsetattr",
     # the file system's shape and the way out of a chroot
     "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
     "fsmount", "fspick", "mount_setattr", "unshare", "setns", "open_by_handle_at", "name_to_handle_at",
@@ -50,6 +58,7 @@ DENIED = (
     "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "acct", "swapon",
     "swapoff", "quotactl", "sethostname", "setdomainname", "settimeofday", "clock_settime", "adjtimex",
     "clock_adjtime", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "sync",  # writes back every file system of the host, however often it is called
     # already done by the child itself (the ASLR restart, its own exec)
     "personality", "execve", "execveat",
 )
@@ -105,7 +114,15 @@ def sandbox_rules(pid: int) -> list[Rule]:
     rules += [(eperm, name, ((0, CMP_NE, 0, 0),)) for name in (
         "prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
         "migrate_pages", "move_pages")]
+    # Priorities of this process only: `who` 0 with a `which` of a group or a user means *every*
+    # process of this one's user, the grader's own where no namespace could be made.
     rules += [(eperm, name, ((1, CMP_NE, 0, 0),)) for name in ("setpriority", "ioprio_set")]
+    rules += [(eperm, name, ((0, CMP_NE, which, 0),)) for name, which in (
+        ("setpriority", PRIO_PROCESS), ("ioprio_set", IOPRIO_WHO_PROCESS))]
+    # A file's owner receives its I/O signals (SIGIO, or any signal F_SETSIG names) when the grader
+    # reads the result pipe: a program once made SIGKILL reach any process of the grader's user, the
+    # grader too, past the `kill` rules. fcntl's command is an unsigned int: its low 32 bits.
+    rules += [(eperm, "fcntl", ((1, CMP_MASKED_EQ, LOW_32, command),)) for command in (F_SETOWN, F_SETOWN_EX)]
     # prctl's option is an int: match its low 32 bits only, or 0x1_00000001 would pass as option 1.
     rules += [(eperm, "prctl", ((0, CMP_MASKED_EQ, LOW_32, option),)) for option in (PR_SET_PDEATHSIG, PR_SET_DUMPABLE)]
     return rules
