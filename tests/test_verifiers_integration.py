@@ -65,6 +65,52 @@ def test_verifiers_rollout_reaches_success(task, difficulty, monkeypatch):
     assert len(requests) == len(replies)
 
 
+async def steps_played(trace) -> float:
+    """A researcher's own reward, plugged through verifiers' config: reads the episode's end."""
+    return float(trace.info["discoverylab"]["steps"])
+
+
+@needs_uv
+@pytest.mark.slow  # two rollouts of two turns each, one chat program per turn (~15 s on 2 busy cores)
+def test_plugged_rewards_see_the_episode_and_reweight_ours_across_concurrent_rollouts(monkeypatch):
+    """What a researcher does next: plug a reward of their own (`--env.taskset.task.rewards.NAME.fn`)
+    that reads the episode's end, re-weight ours (`...rewards.success.weight`), and run several
+    rollouts at once. Before, the rewards and `trace.info["discoverylab"]` were recorded after the
+    interaction closed, i.e. after verifiers had scored the trace: the plugged reward found no
+    episode (KeyError) and re-weighting `success` was refused (no @vf.reward method of that name)."""
+    from verifiers.v1.clients import ModelContext
+    from verifiers.v1.configs.client import EvalClientConfig
+
+    monkeypatch.setenv("PATH", f"{Path(UV).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SCRIPTED_API_KEY", "x")
+    llm = ScriptedLLMServer().start()
+    llm.responder = lambda request: Scripted(body=chat_reply(replies_json({"action": "WAIT"}, "Waiting.")))
+    env = load_environment(task_name="PickAndPlaceTest", difficulty="normal", split="dev", indices="0-1", max_steps=2,
+                           task={"rewards": {"steps_played": {"fn": "test_verifiers_integration:steps_played", "weight": 0.0},
+                                             "success": {"weight": 0.5}}},
+                           player={"harness": {"id": "null"}, "runtime": {"type": "subprocess"}})  # fmt: skip
+    items = list(env.taskset)
+
+    async def go() -> list[dict]:
+        ctx = ModelContext(client=EvalClientConfig(base_url=llm.base_url, api_key_var="SCRIPTED_API_KEY"), model="scripted-model")
+        async with env.serving():
+            episodes = await asyncio.gather(*(env.run_episode(item, ctx) for item in items))
+        return [json.loads(episode.model_dump_json()) for episode in episodes]
+
+    try:
+        episodes = asyncio.run(go())
+    finally:
+        llm.stop()
+    traces = [episode["traces"][0] for episode in episodes]
+    assert all(episode["ok"] for episode in episodes), [(e["errors"], t["errors"]) for e, t in zip(episodes, traces, strict=True)]
+    for trace in traces:
+        assert trace["rewards"]["steps_played"] == {"score": 2.0, "weight": 0.0}
+        assert trace["rewards"]["success"] == {"score": 0.0, "weight": 0.5}
+        assert set(trace["rewards"]) == {"steps_played", "success"}  # a unit test has no sheet, is no lab
+    assert sorted(t["info"]["discoverylab"]["instance"]["index"] for t in traces) == [0, 1]
+    assert len(llm.requests) == 4
+
+
 def test_reply_parsing_follows_react():
     assert parse_reply('{"thought": "x", "action": "PICKUP", "arg1": 12, "arg2": null}') == {"action": "PICKUP", "arg1": 12}
     assert parse_reply('sure! {"chosen_dialog_option_int": 2}') == {"chosen_dialog_option_int": 2}
