@@ -111,6 +111,57 @@ def test_plugged_rewards_see_the_episode_and_reweight_ours_across_concurrent_rol
     assert len(llm.requests) == 4
 
 
+@needs_uv
+@pytest.mark.slow  # one rollout of one turn (a chat program launch: ~5 s on 2 busy cores)
+def test_a_slow_step_does_not_stall_the_event_loop_of_concurrent_rollouts(monkeypatch):
+    """verifiers runs many rollouts on one event loop, beside its interception server, which carries
+    their model requests. A step that takes a while (grading a lab's looping program takes seconds)
+    used to run on that loop: every other rollout and the interception stood still meanwhile."""
+    import time
+
+    from verifiers.v1.clients import ModelContext
+    from verifiers.v1.configs.client import EvalClientConfig
+
+    from discoverylab.server.session import EpisodeSession
+
+    monkeypatch.setenv("PATH", f"{Path(UV).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SCRIPTED_API_KEY", "x")
+    step = EpisodeSession.step
+    monkeypatch.setattr(EpisodeSession, "step", lambda self, action: time.sleep(1.5) or step(self, action))
+    llm = ScriptedLLMServer().start()
+    llm.responder = lambda request: Scripted(body=chat_reply(replies_json({"action": "WAIT"})))
+    env = load_environment(task_name="PickAndPlaceTest", difficulty="normal", split="dev", indices="0", max_steps=1,
+                           player={"harness": {"id": "null"}, "runtime": {"type": "subprocess"}})  # fmt: skip
+    item = list(env.taskset)[0]
+    gaps: list[float] = []
+
+    async def ticker(done: asyncio.Event) -> None:
+        last = time.monotonic()
+        while not done.is_set():
+            await asyncio.sleep(0.02)
+            gaps.append(time.monotonic() - last)
+            last = time.monotonic()
+
+    async def go() -> dict:
+        ctx = ModelContext(client=EvalClientConfig(base_url=llm.base_url, api_key_var="SCRIPTED_API_KEY"), model="scripted-model")
+        done = asyncio.Event()
+        async with env.serving():
+            watch = asyncio.create_task(ticker(done))
+            try:
+                episode = await env.run_episode(item, ctx)
+            finally:
+                done.set()
+                await watch
+        return json.loads(episode.model_dump_json())
+
+    try:
+        data = asyncio.run(go())
+    finally:
+        llm.stop()
+    assert data["ok"] and data["traces"][0]["info"]["discoverylab"]["steps"] == 1
+    assert max(gaps) < 1.0, f"the event loop stood still {max(gaps):.2f} s"
+
+
 def test_reply_parsing_follows_react():
     assert parse_reply('{"thought": "x", "action": "PICKUP", "arg1": 12, "arg2": null}') == {"action": "PICKUP", "arg1": 12}
     assert parse_reply('sure! {"chosen_dialog_option_int": 2}') == {"chosen_dialog_option_int": 2}

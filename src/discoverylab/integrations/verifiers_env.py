@@ -21,6 +21,7 @@ so reveals the answer.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -118,8 +119,11 @@ class DiscoveryLabEnvConfig(vf.EnvConfig):
 
 class DiscoveryLabEnv(vf.Env[DiscoveryLabEnvConfig]):
     async def run(self, task: Any, agents: Any) -> None:
+        # The episode's work (building the world, a step, grading a lab's programs: seconds for one
+        # that loops) runs in a thread: on the event loop it would stall every concurrent rollout and
+        # verifiers' interception server, which carries their model requests.
         row = dict(task.data.info)
-        session, _ = common.start(row, row.get("max_steps"))
+        session, _ = await asyncio.to_thread(common.start, row, row.get("max_steps"))
         report_parts: list[str] = []
         try:
             async with agents.player.interaction(task) as interaction:
@@ -127,7 +131,7 @@ class DiscoveryLabEnv(vf.Env[DiscoveryLabEnvConfig]):
                 while not segment.terminated and not session.done:
                     reply = str(segment.last_reply or "")
                     report_parts.append(str(common.parse_answers(reply).get("thought", "")))
-                    observation = play_reply(session, reply)
+                    observation = await asyncio.to_thread(play_reply, session, reply)
                     if session.done:
                         break
                     segment = await interaction.turn(observation)
@@ -136,12 +140,12 @@ class DiscoveryLabEnv(vf.Env[DiscoveryLabEnvConfig]):
                 if prompt is not None and not segment.terminated:
                     segment = await interaction.turn(prompt)
                     answers = common.parse_answers(str(segment.last_reply or ""))
-                res = common.results(session, "\n".join(p for p in report_parts if p), answers)
+                res = await asyncio.to_thread(common.results, session, "\n".join(p for p in report_parts if p), answers)
                 # recorded before the interaction closes: closing scores the trace (the rewards above,
                 # plugged rewards and judges), and they read the episode's end here
                 interaction.trace.info[INFO_KEY] = {"kind": session.kind, **{k: res[k] for k in END_KEYS}}
         finally:
-            session.close()
+            await asyncio.to_thread(session.close)
 
 
 class DiscoveryLabTaskset(vf.Taskset[DiscoveryLabTask, DiscoveryLabConfig]):
