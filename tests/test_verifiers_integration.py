@@ -173,3 +173,11 @@ def test_rows_are_task_difficulty_instance():
     names = [t.data.name for t in env.taskset]
     assert len(names) == 16 and names[0].endswith("/easy/train#0") and names[1].endswith("/easy/train#1")
     assert all("seed" not in t.data.info for t in env.taskset)
+
+
+def test_a_lab_with_a_difficulty_is_refused_not_played_without_it():
+    """Tiny Labs have no difficulty levels: env-serve refuses a lab reset naming one, while
+    `load_environment(task_name=<protocol>, difficulty="easy")` used to build the rows anyway."""
+    with pytest.raises(ValueError, match="no difficulty levels"):
+        list(load_environment(task_name="sequence/hidden-property", difficulty="easy", split="dev", indices="0").taskset)
+    assert [t.data.info["difficulty"] for t in load_environment(task_name="sequence/hidden-property", split="dev", indices="0").taskset] == [""]
