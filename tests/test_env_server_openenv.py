@@ -93,3 +93,17 @@ def test_schema_route_names_the_answer_sheet_step():
         schema = httpx.get(f"{url}/schema", timeout=10).json()
     assert {"answers"} in [set(option["required"]) for option in schema["action"]["anyOf"]]
     assert "answer_sheet" in schema["observation"]["properties"] and "episode_id" in schema["reset"]["properties"]
+
+
+def test_attack_a_sealed_sheet_handed_in_over_the_socket_reveals_no_gold():
+    """The socket's hand-in answers with the grade and the scorecard the client may see: for a
+    sealed instance that is right or wrong per field, never the gold (as over HTTP)."""
+    with running_env_server(max_sessions=2, ttl_s=60, key=b"s" * 32) as (url, _):
+        with openenv.GenericEnvClient(base_url=url).sync() as env:
+            env.reset(task="Proteomics", difficulty="easy", split="test", index=2, max_steps=1)
+            end = env.step({"action": "WAIT"})
+            assert end.done and end.observation["answer_sheet"]["fields"]
+            handed = env.step({"answers": {"outlier_species": "echojelly"}})
+    text = json.dumps(handed.observation)
+    assert handed.observation["answers_grade"]["score"] in (0.0, 1.0)
+    assert not any(key in text for key in GOLD_KEYS) and '"gold"' not in text, text
