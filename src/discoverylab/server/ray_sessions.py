@@ -67,6 +67,12 @@ class SessionHost:
     def state(self, sid: str) -> dict[str, Any]:
         return self.pool.run(sid, lambda s: s.state())  # type: ignore[no-any-return]
 
+    def answer_sheet(self, sid: str) -> dict[str, Any] | None:
+        return self.pool.run(sid, lambda s: s.answer_sheet())  # type: ignore[no-any-return]
+
+    def hand_in(self, sid: str, answers: dict[str, Any], knowledge: str | None = None) -> dict[str, Any]:
+        return self.pool.run(sid, lambda s: s.hand_in(answers, knowledge))  # type: ignore[no-any-return]
+
     def close(self, sid: str) -> bool:
         return self.pool.close(sid)
 
@@ -116,6 +122,14 @@ class RaySessions:
 
     def state(self, sid: str) -> dict[str, Any]:
         return dict(self.ray.get(self.actors[self.where[sid]].state.remote(sid)))
+
+    def answer_sheet(self, sid: str) -> dict[str, Any] | None:
+        """The task's answer sheet (its form), or None (no sheet: unit tests, Tiny Labs)."""
+        return self.ray.get(self.actors[self.where[sid]].answer_sheet.remote(sid))  # type: ignore[no-any-return]
+
+    def hand_in(self, sid: str, answers: dict[str, Any], knowledge: str | None = None) -> dict[str, Any]:
+        """Hand in the filled sheet once the episode ended (once; `SessionError` otherwise): its grade."""
+        return dict(self.ray.get(self.actors[self.where[sid]].hand_in.remote(sid, answers, knowledge)))
 
     def close(self, sid: str) -> None:
         i = self.where.pop(sid)
