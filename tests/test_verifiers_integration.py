@@ -181,3 +181,11 @@ def test_a_lab_with_a_difficulty_is_refused_not_played_without_it():
     with pytest.raises(ValueError, match="no difficulty levels"):
         list(load_environment(task_name="sequence/hidden-property", difficulty="easy", split="dev", indices="0").taskset)
     assert [t.data.info["difficulty"] for t in load_environment(task_name="sequence/hidden-property", split="dev", indices="0").taskset] == [""]
+
+
+def test_a_task_named_with_task_says_task_name():
+    """Inspect's tasks take `task=`; here `task` is verifiers' per-task config, and
+    `load_environment(task="PickAndPlaceTest")` used to fail with pydantic's "Input should be a
+    valid dictionary or instance of TaskConfig". The error now names the option to use."""
+    with pytest.raises(ValueError, match="task_name="):
+        load_environment(task="PickAndPlaceTest", split="dev", indices="0")

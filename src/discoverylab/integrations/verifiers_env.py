@@ -163,6 +163,9 @@ class DiscoveryLabTaskset(vf.Taskset[DiscoveryLabTask, DiscoveryLabConfig]):
 def load_environment(**options: Any) -> vf.Env:
     """The environment (options: suite, task_name, difficulty, split, indices, max_steps, and any
     verifiers EnvConfig field such as `player`)."""
+    if isinstance(options.get("task"), str):  # verifiers' `task` is its per-task config (rewards, judges)
+        raise ValueError(f"task={options['task']!r}: name a DiscoveryWorld task or Tiny Labs protocol with task_name=...; "
+                         "`task` is verifiers' per-task config (e.g. task={'rewards': {...}}).")
     taskset_keys = set(DiscoveryLabConfig.model_fields) - {"id"}
     taskset = {k: options.pop(k) for k in list(options) if k in taskset_keys}
     config = DiscoveryLabEnvConfig(taskset=DiscoveryLabConfig(id=PLUGIN_ID, **taskset), **options)
