@@ -107,3 +107,13 @@ def test_attack_a_sealed_sheet_handed_in_over_the_socket_reveals_no_gold():
     text = json.dumps(handed.observation)
     assert handed.observation["answers_grade"]["score"] in (0.0, 1.0)
     assert not any(key in text for key in GOLD_KEYS) and '"gold"' not in text, text
+
+
+def test_openenv_validate_passes_all_but_the_mcp_check():
+    """What docs/integrations.md says of `openenv validate --url`: OpenEnv's runtime checks pass
+    (OpenAPI, health, metadata, schema), except its MCP tool interface, which is not served."""
+    from openenv.cli._validation import validate_running_environment
+
+    with running_env_server(max_sessions=1, ttl_s=60) as (url, _):
+        report = validate_running_environment(url, timeout_s=10)
+    assert report["summary"]["failed_criteria"] == ["mcp_endpoint"], report["summary"]
