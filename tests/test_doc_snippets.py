@@ -39,6 +39,10 @@ PLAN: dict[str, tuple[tuple[str, str], ...] | str] = {
     "docs/integrations.md#2": "starts a Ray cluster; tests/test_env_server_ray.py drives `RaySessions` against a local one",
     "docs/integrations.md#3": "verifiers lives in its own venv (.venv-verifiers); tests/test_verifiers_integration.py "
     "loads the environment there",
+    "docs/integrations.md#4": "a module of the reader's own, for verifiers (its own venv); "
+    "tests/test_verifiers_integration.py plugs such a reward and re-weights ours in a rollout",
+    "docs/integrations.md#5": "verifiers lives in its own venv (.venv-verifiers); tests/test_verifiers_integration.py "
+    "loads the environment there with a plugged reward",
 }
 
 

@@ -59,3 +59,29 @@ def test_attack_sealed_instance_replayed_on_another_actor_is_refused():
         pool.shutdown()
     finally:
         ray.shutdown()
+
+
+def test_a_discovery_episode_on_the_pool_hands_in_its_answer_sheet():
+    """The pool played a discovery task to its end, but had no way to hand in its answer sheet
+    (env-serve has POST .../answers): the sheet's grade, and with it the gold, never came."""
+    from discoverylab.env import GOLD_KEYS
+    from discoverylab.server.ray_sessions import RaySessions
+    from discoverylab.server.session import SessionError
+    from env_server_kit import oracle_episode
+
+    actions, knowledge, answers = oracle_episode("ArchaeologyDating", "easy", 0)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        pool = RaySessions(sessions_per_actor=1, num_cpus=0.25)
+        sid = pool.create()
+        result = pool.reset(sid, task="ArchaeologyDating", difficulty="easy", seed=0)
+        for action in actions:
+            result = pool.step(sid, action)
+        assert result.done and result.answer_sheet == pool.answer_sheet(sid) is not None
+        assert pool.hand_in(sid, answers, knowledge)["score"] == 1.0
+        assert all(key in pool.state(sid)["scorecard"] for key in GOLD_KEYS)
+        with pytest.raises(SessionError, match="already handed in"):
+            pool.hand_in(sid, answers)
+        pool.shutdown()
+    finally:
+        ray.shutdown()

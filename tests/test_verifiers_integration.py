@@ -65,6 +65,103 @@ def test_verifiers_rollout_reaches_success(task, difficulty, monkeypatch):
     assert len(requests) == len(replies)
 
 
+async def steps_played(trace) -> float:
+    """A researcher's own reward, plugged through verifiers' config: reads the episode's end."""
+    return float(trace.info["discoverylab"]["steps"])
+
+
+@needs_uv
+@pytest.mark.slow  # two rollouts of two turns each, one chat program per turn (~15 s on 2 busy cores)
+def test_plugged_rewards_see_the_episode_and_reweight_ours_across_concurrent_rollouts(monkeypatch):
+    """What a researcher does next: plug a reward of their own (`--env.taskset.task.rewards.NAME.fn`)
+    that reads the episode's end, re-weight ours (`...rewards.success.weight`), and run several
+    rollouts at once. Before, the rewards and `trace.info["discoverylab"]` were recorded after the
+    interaction closed, i.e. after verifiers had scored the trace: the plugged reward found no
+    episode (KeyError) and re-weighting `success` was refused (no @vf.reward method of that name)."""
+    from verifiers.v1.clients import ModelContext
+    from verifiers.v1.configs.client import EvalClientConfig
+
+    monkeypatch.setenv("PATH", f"{Path(UV).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SCRIPTED_API_KEY", "x")
+    llm = ScriptedLLMServer().start()
+    llm.responder = lambda request: Scripted(body=chat_reply(replies_json({"action": "WAIT"}, "Waiting.")))
+    env = load_environment(task_name="PickAndPlaceTest", difficulty="normal", split="dev", indices="0-1", max_steps=2,
+                           task={"rewards": {"steps_played": {"fn": "test_verifiers_integration:steps_played", "weight": 0.0},
+                                             "success": {"weight": 0.5}}},
+                           player={"harness": {"id": "null"}, "runtime": {"type": "subprocess"}})  # fmt: skip
+    items = list(env.taskset)
+
+    async def go() -> list[dict]:
+        ctx = ModelContext(client=EvalClientConfig(base_url=llm.base_url, api_key_var="SCRIPTED_API_KEY"), model="scripted-model")
+        async with env.serving():
+            episodes = await asyncio.gather(*(env.run_episode(item, ctx) for item in items))
+        return [json.loads(episode.model_dump_json()) for episode in episodes]
+
+    try:
+        episodes = asyncio.run(go())
+    finally:
+        llm.stop()
+    traces = [episode["traces"][0] for episode in episodes]
+    assert all(episode["ok"] for episode in episodes), [(e["errors"], t["errors"]) for e, t in zip(episodes, traces, strict=True)]
+    for trace in traces:
+        assert trace["rewards"]["steps_played"] == {"score": 2.0, "weight": 0.0}
+        assert trace["rewards"]["success"] == {"score": 0.0, "weight": 0.5}
+        assert set(trace["rewards"]) == {"steps_played", "success"}  # a unit test has no sheet, is no lab
+    assert sorted(t["info"]["discoverylab"]["instance"]["index"] for t in traces) == [0, 1]
+    assert len(llm.requests) == 4
+
+
+@needs_uv
+@pytest.mark.slow  # one rollout of one turn (a chat program launch: ~5 s on 2 busy cores)
+def test_a_slow_step_does_not_stall_the_event_loop_of_concurrent_rollouts(monkeypatch):
+    """verifiers runs many rollouts on one event loop, beside its interception server, which carries
+    their model requests. A step that takes a while (grading a lab's looping program takes seconds)
+    used to run on that loop: every other rollout and the interception stood still meanwhile."""
+    import time
+
+    from verifiers.v1.clients import ModelContext
+    from verifiers.v1.configs.client import EvalClientConfig
+
+    from discoverylab.server.session import EpisodeSession
+
+    monkeypatch.setenv("PATH", f"{Path(UV).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SCRIPTED_API_KEY", "x")
+    step = EpisodeSession.step
+    monkeypatch.setattr(EpisodeSession, "step", lambda self, action: time.sleep(1.5) or step(self, action))
+    llm = ScriptedLLMServer().start()
+    llm.responder = lambda request: Scripted(body=chat_reply(replies_json({"action": "WAIT"})))
+    env = load_environment(task_name="PickAndPlaceTest", difficulty="normal", split="dev", indices="0", max_steps=1,
+                           player={"harness": {"id": "null"}, "runtime": {"type": "subprocess"}})  # fmt: skip
+    item = list(env.taskset)[0]
+    gaps: list[float] = []
+
+    async def ticker(done: asyncio.Event) -> None:
+        last = time.monotonic()
+        while not done.is_set():
+            await asyncio.sleep(0.02)
+            gaps.append(time.monotonic() - last)
+            last = time.monotonic()
+
+    async def go() -> dict:
+        ctx = ModelContext(client=EvalClientConfig(base_url=llm.base_url, api_key_var="SCRIPTED_API_KEY"), model="scripted-model")
+        done = asyncio.Event()
+        async with env.serving():
+            watch = asyncio.create_task(ticker(done))
+            try:
+                episode = await env.run_episode(item, ctx)
+            finally:
+                done.set()
+                await watch
+        return json.loads(episode.model_dump_json())
+
+    try:
+        data = asyncio.run(go())
+    finally:
+        llm.stop()
+    assert data["ok"] and data["traces"][0]["info"]["discoverylab"]["steps"] == 1
+    assert max(gaps) < 1.0, f"the event loop stood still {max(gaps):.2f} s"
+
+
 def test_reply_parsing_follows_react():
     assert parse_reply('{"thought": "x", "action": "PICKUP", "arg1": 12, "arg2": null}') == {"action": "PICKUP", "arg1": 12}
     assert parse_reply('sure! {"chosen_dialog_option_int": 2}') == {"chosen_dialog_option_int": 2}
@@ -76,3 +173,19 @@ def test_rows_are_task_difficulty_instance():
     names = [t.data.name for t in env.taskset]
     assert len(names) == 16 and names[0].endswith("/easy/train#0") and names[1].endswith("/easy/train#1")
     assert all("seed" not in t.data.info for t in env.taskset)
+
+
+def test_a_lab_with_a_difficulty_is_refused_not_played_without_it():
+    """Tiny Labs have no difficulty levels: env-serve refuses a lab reset naming one, while
+    `load_environment(task_name=<protocol>, difficulty="easy")` used to build the rows anyway."""
+    with pytest.raises(ValueError, match="no difficulty levels"):
+        list(load_environment(task_name="sequence/hidden-property", difficulty="easy", split="dev", indices="0").taskset)
+    assert [t.data.info["difficulty"] for t in load_environment(task_name="sequence/hidden-property", split="dev", indices="0").taskset] == [""]
+
+
+def test_a_task_named_with_task_says_task_name():
+    """Inspect's tasks take `task=`; here `task` is verifiers' per-task config, and
+    `load_environment(task="PickAndPlaceTest")` used to fail with pydantic's "Input should be a
+    valid dictionary or instance of TaskConfig". The error now names the option to use."""
+    with pytest.raises(ValueError, match="task_name="):
+        load_environment(task="PickAndPlaceTest", split="dev", indices="0")

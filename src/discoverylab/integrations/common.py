@@ -40,6 +40,8 @@ def rows(task: str | None = None, suite: str = "discovery", difficulty: str | No
     if task is not None and task in protocol_names():
         from discoverylab.server.session import LAB_DIFFICULTY
 
+        if difficulty not in (None, LAB_DIFFICULTY):  # refused, as env-serve refuses it, not played without it
+            raise ValueError(f"{task} is a Tiny Labs protocol: it has no difficulty levels (difficulty={difficulty!r}).")
         return _checked([{"task": task, "difficulty": LAB_DIFFICULTY, "split": split, "index": i} for i in parse_seeds(indices)])
     pairs = suite_tasks(suite if task is None else "all", difficulty)
     if task is not None:

@@ -12,14 +12,16 @@ instructions). Each assistant reply is parsed as a ReAct JSON action (`{"thought
 "arg2"}` or `{"chosen_dialog_option_int"}`; Tiny Labs: the reply itself) and stepped; the next user
 turn is only the new observation (what ReAct's trimmed history keeps per step: the conversation
 itself is the harness's, which trims it by its token limits). When the episode ends, the model gets
-the answer sheet and its reply is graded. Rewards: `success` (weight 1; a Tiny Lab pays `grade`,
-its protocol grade in 0..1, instead) and `answers` (the answer sheet's exact grade, weight 1;
-discovery tasks only). The procedure score is recorded in the trace's
-info for analysis, never as a reward: it pays answer-specific choices and so reveals the answer.
+the answer sheet and its reply is graded. Rewards (`@vf.reward` methods of the task, scored by
+verifiers): `success` (weight 1; a Tiny Lab pays `grade`, its protocol grade in 0..1, instead) and
+`answers` (the answer sheet's exact grade, weight 1; discovery tasks only). The procedure score is
+recorded in the trace's info for analysis, never as a reward: it pays answer-specific choices and
+so reveals the answer.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -75,8 +77,40 @@ class DiscoveryLabData(vf.TaskData):
     """The row: task, difficulty, split and instance index (never a sealed seed)."""
 
 
+INFO_KEY = "discoverylab"  # the trace's info entry: the episode's end, which the rewards read
+END_KEYS = ("task", "difficulty", "instance", "steps", "completed", "success", "reward", "answers_score", "procedure")
+
+
+def _end(trace: vf.Trace) -> dict[str, Any]:
+    """The episode's end as `DiscoveryLabEnv.run` recorded it on the trace (before the trace is scored)."""
+    end = trace.info.get(INFO_KEY)
+    if not isinstance(end, dict):
+        raise ValueError("the trace holds no discoverylab episode end (its run stopped before the episode was graded)")
+    return end
+
+
 class DiscoveryLabTask(vf.Task[DiscoveryLabData, vf.State, vf.TaskConfig]):
-    pass
+    """Rewards are `@vf.reward` methods, scored by verifiers when the interaction closes, so a run
+    can re-weight them (`--env.taskset.task.rewards.answers.weight 0`) and plugged rewards or judges
+    can read the episode's end in `trace.info["discoverylab"]` (steps, success, procedure, ...)."""
+
+    @vf.reward(weight=1.0)
+    async def success(self, trace: vf.Trace) -> dict[str, float]:
+        """DiscoveryWorld: 1.0 when the task was completed successfully (a lab pays `grade` instead)."""
+        end = _end(trace)
+        return {} if end["kind"] == "lab" else {"success": float(end["success"])}
+
+    @vf.reward(weight=1.0)
+    async def grade(self, trace: vf.Trace) -> dict[str, float]:
+        """A Tiny Lab's protocol grade in 0..1, the env's reward for a lab."""
+        end = _end(trace)
+        return {"grade": float(end["reward"])} if end["kind"] == "lab" else {}
+
+    @vf.reward(weight=1.0)
+    async def answers(self, trace: vf.Trace) -> dict[str, float]:
+        """The answer sheet's exact grade (discovery tasks: those with a sheet)."""
+        score = _end(trace)["answers_score"]
+        return {} if score is None else {"answers": float(score)}
 
 
 class DiscoveryLabEnvConfig(vf.EnvConfig):
@@ -85,8 +119,11 @@ class DiscoveryLabEnvConfig(vf.EnvConfig):
 
 class DiscoveryLabEnv(vf.Env[DiscoveryLabEnvConfig]):
     async def run(self, task: Any, agents: Any) -> None:
+        # The episode's work (building the world, a step, grading a lab's programs: seconds for one
+        # that loops) runs in a thread: on the event loop it would stall every concurrent rollout and
+        # verifiers' interception server, which carries their model requests.
         row = dict(task.data.info)
-        session, _ = common.start(row, row.get("max_steps"))
+        session, _ = await asyncio.to_thread(common.start, row, row.get("max_steps"))
         report_parts: list[str] = []
         try:
             async with agents.player.interaction(task) as interaction:
@@ -94,7 +131,7 @@ class DiscoveryLabEnv(vf.Env[DiscoveryLabEnvConfig]):
                 while not segment.terminated and not session.done:
                     reply = str(segment.last_reply or "")
                     report_parts.append(str(common.parse_answers(reply).get("thought", "")))
-                    observation = play_reply(session, reply)
+                    observation = await asyncio.to_thread(play_reply, session, reply)
                     if session.done:
                         break
                     segment = await interaction.turn(observation)
@@ -103,17 +140,12 @@ class DiscoveryLabEnv(vf.Env[DiscoveryLabEnvConfig]):
                 if prompt is not None and not segment.terminated:
                     segment = await interaction.turn(prompt)
                     answers = common.parse_answers(str(segment.last_reply or ""))
-            res = common.results(session, "\n".join(p for p in report_parts if p), answers)
+                res = await asyncio.to_thread(common.results, session, "\n".join(p for p in report_parts if p), answers)
+                # recorded before the interaction closes: closing scores the trace (the rewards above,
+                # plugged rewards and judges), and they read the episode's end here
+                interaction.trace.info[INFO_KEY] = {"kind": session.kind, **{k: res[k] for k in END_KEYS}}
         finally:
-            session.close()
-        trace = interaction.trace
-        if session.kind == "lab":  # a lab pays its grade (0..1), as env-serve and the Gym env do
-            trace.record_reward("grade", res["reward"], 1.0)
-        else:
-            trace.record_reward("success", float(res["success"]), 1.0)
-        if res["answers_score"] is not None:
-            trace.record_reward("answers", float(res["answers_score"]), 1.0)
-        trace.info["discoverylab"] = {k: res[k] for k in ("task", "difficulty", "instance", "steps", "completed", "success", "procedure")}
+            await asyncio.to_thread(session.close)
 
 
 class DiscoveryLabTaskset(vf.Taskset[DiscoveryLabTask, DiscoveryLabConfig]):
@@ -131,6 +163,9 @@ class DiscoveryLabTaskset(vf.Taskset[DiscoveryLabTask, DiscoveryLabConfig]):
 def load_environment(**options: Any) -> vf.Env:
     """The environment (options: suite, task_name, difficulty, split, indices, max_steps, and any
     verifiers EnvConfig field such as `player`)."""
+    if isinstance(options.get("task"), str):  # verifiers' `task` is its per-task config (rewards, judges)
+        raise ValueError(f"task={options['task']!r}: name a DiscoveryWorld task or Tiny Labs protocol with task_name=...; "
+                         "`task` is verifiers' per-task config (e.g. task={'rewards': {...}}).")
     taskset_keys = set(DiscoveryLabConfig.model_fields) - {"id"}
     taskset = {k: options.pop(k) for k in list(options) if k in taskset_keys}
     config = DiscoveryLabEnvConfig(taskset=DiscoveryLabConfig(id=PLUGIN_ID, **taskset), **options)

@@ -7,8 +7,8 @@ slot); at most `max_sessions` live at once (429 beyond); a body over `max_body` 
 
 OpenEnv: `GET /health`, `GET /schema`, `GET /metadata` and the WebSocket `/ws` speak OpenEnv's
 messages (`{"type": "reset"|"step"|"state"|"close", "data": ...}` answered by `observation`,
-`state` or `error` messages), so `openenv.core.GenericEnvClient(base_url=...)` connects as is:
-one WebSocket = one session, freed when the socket closes.
+`state` or `error` messages; `openenv_ws.py`), so `openenv.core.GenericEnvClient(base_url=...)`
+connects as is: one WebSocket = one session, freed when the socket closes.
 """
 
 from __future__ import annotations
@@ -27,10 +27,18 @@ from fastapi import Body, FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
-from discoverylab.server.session import EpisodeSession, ResetRequest, SealedLedger, SessionError, StepResult
+from discoverylab.server.openenv_ws import ACTION_SCHEMA, validation_text, ws_answer, ws_error
+from discoverylab.server.session import (
+    AnswersRequest,
+    EpisodeSession,
+    ResetRequest,
+    SealedLedger,
+    SessionError,
+    StepResult,
+)
 
 if TYPE_CHECKING:
     from discoverylab.server.records import EpisodeRecords
@@ -50,24 +58,6 @@ class StepRequest(BaseModel):
     or a Tiny Labs message (a string, or `{"message": ...}`)."""
 
     action: dict[str, Any] | str
-
-
-_ARG = {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]}
-ACTION_SCHEMA: dict[str, Any] = {"title": "DiscoveryLabAction", "anyOf": [
-    {"type": "object", "description": "a DiscoveryWorld action (names and arguments: the first observation's instructions)",
-     "properties": {"action": {"type": "string"}, "arg1": _ARG, "arg2": _ARG}, "required": ["action"]},
-    {"type": "object", "description": "a choice in a DiscoveryWorld dialog",
-     "properties": {"chosen_dialog_option_int": {"type": "integer"}}, "required": ["chosen_dialog_option_int"]},
-    {"type": "object", "description": "a message to a Tiny Lab", "properties": {"message": {"type": "string"}},
-     "required": ["message"]}]}  # fmt: skip
-
-
-class AnswersRequest(BaseModel):
-    """The filled answer sheet, handed in once after the episode ended, with the agent's
-    knowledge report if it wrote one (kept in the server's records for `discoverylab judge`)."""
-
-    answers: dict[str, Any]
-    knowledge: str | None = Field(default=None, max_length=20_000)
 
 
 class PoolFull(SessionError):
@@ -207,19 +197,6 @@ def _too_large_text(limit: int) -> str:
     return f"Request body over the server's limit of {limit} bytes."
 
 
-def _validation_text(errors: list[Any]) -> str:
-    parts = []
-    for err in errors[:5]:
-        if err.get("type") == "json_invalid":  # its loc is ("body", character offset), not a field
-            reason = (err.get("ctx") or {}).get("error", "")
-            where = f"body (not JSON at character {err.get('loc', ('', '?'))[-1]})"
-            parts.append(f"{where}: {err.get('msg', 'JSON decode error')}" + (f": {reason}" if reason else ""))
-            continue
-        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-        parts.append(f"{where}: {err.get('msg', 'invalid')}")
-    return "Bad request body - " + "; ".join(parts)
-
-
 def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_TTL_S,
                max_body: int = DEFAULT_MAX_BODY, key: bytes | None = None, out: Path | None = None,
                ledger: SealedLedger | None = None) -> FastAPI:  # fmt: skip
@@ -266,7 +243,7 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
 
     @app.exception_handler(RequestValidationError)
     async def bad_body(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": _validation_text(list(exc.errors()))}, status_code=422)
+        return JSONResponse({"detail": validation_text(list(exc.errors()))}, status_code=422)
 
     # The read-only routes are coroutines: they answer on the event loop, never waiting for a
     # thread of the pool that session work runs in.
@@ -322,7 +299,7 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
         try:
             sid = pool.create()
         except PoolFull as exc:
-            await ws.send_text(_ws_error(str(exc), "CAPACITY_REACHED"))
+            await ws.send_text(ws_error(str(exc), "CAPACITY_REACHED"))
             await ws.close()
             return
         stopping = False  # uvicorn closes every socket (1012) before the app's shutdown: not the client's doing
@@ -337,10 +314,10 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
                     raw = (frame.get("bytes") or b"").decode("utf-8", errors="replace")
                 size = len(raw.encode("utf-8", errors="replace"))
                 if size > max_body:  # as HTTP's 413
-                    await ws.send_text(_ws_error(f"A message is at most {max_body} bytes (--max-body); this one "
+                    await ws.send_text(ws_error(f"A message is at most {max_body} bytes (--max-body); this one "
                                                  f"has {size}.", "MESSAGE_TOO_LARGE"))
                     continue
-                answer, closing = await run_in_threadpool(_ws_answer, pool, sid, raw)
+                answer, closing = await run_in_threadpool(ws_answer, pool, sid, raw)
                 if closing:
                     break
                 await ws.send_text(answer)
@@ -350,42 +327,6 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
             await run_in_threadpool(pool.close, sid, "the WebSocket closed", stopping=stopping)
 
     return app
-
-
-def _ws_error(message: str, code: str) -> str:
-    return json.dumps({"type": "error", "data": {"message": message, "code": code}})
-
-
-def _openenv_observation(result: StepResult) -> dict[str, Any]:
-    """OpenEnv's observation message data: the observation fields, then reward and done beside them."""
-    return {"observation": result.model_dump(exclude={"reward", "done"}), "reward": result.reward, "done": result.done}
-
-
-def _ws_answer(pool: SessionPool, sid: str, raw: str) -> tuple[str, bool]:
-    """One OpenEnv WebSocket message answered (text), and whether the client closed."""
-    try:
-        message = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return _ws_error(f"Invalid JSON: {exc}", "INVALID_JSON"), False
-    if not isinstance(message, dict):
-        return _ws_error("A message is an object with a type.", "INVALID_JSON"), False
-    kind, data = message.get("type"), message.get("data") or {}
-    try:
-        if kind == "reset":
-            req = ResetRequest.model_validate(data)  # not **data: a list or string is a validation error
-            return json.dumps({"type": "observation", "data": _openenv_observation(pool.run(sid, lambda s: s.reset(req)))}), False
-        if kind == "step":
-            result = pool.run(sid, lambda s: s.step(data))  # OpenEnv sends the action itself as data
-            return json.dumps({"type": "observation", "data": _openenv_observation(result)}), False
-        if kind == "state":
-            return json.dumps({"type": "state", "data": pool.run(sid, lambda s: s.state())}), False
-        if kind == "close":
-            return "", True
-    except ValidationError as exc:
-        return _ws_error(_validation_text(list(exc.errors())), "VALIDATION_ERROR"), False
-    except SessionError as exc:
-        return _ws_error(str(exc), "EXECUTION_ERROR"), False
-    return _ws_error(f"Unknown message type: {kind!r} (reset, step, state or close).", "UNKNOWN_TYPE"), False
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:

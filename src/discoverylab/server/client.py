@@ -1,8 +1,8 @@
 """A small synchronous client of `discoverylab env-serve` (one session per client object).
 
     with EnvServerClient("http://127.0.0.1:8000") as env:
-        first = env.reset("thermal-unit-test", "normal", seed=0)
-        result = env.step({"action": "MOVE_FORWARD"})
+        first = env.reset("PickAndPlaceTest", "normal", seed=0)
+        result = env.step({"action": "MOVE_DIRECTION", "arg1": "north"})
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ class EnvServerClient:
 
     def reset(self, task: str, difficulty: str = "normal", seed: int | None = None, *, split: str | None = None,
               index: int | None = None, **options: Any) -> StepResult:  # fmt: skip
-        """Start an episode of `seed`, or of `split` + `index` (options: text_format, max_steps, structured)."""
+        """Start an episode of `seed`, or of `split` + `index` (options: text_format, max_steps, structured,
+        agent, episode_id)."""
         body = {"task": task, "difficulty": difficulty, "seed": seed, "split": split, "index": index, **options}
         return StepResult(**self._call("POST", f"/sessions/{self.open()}/reset", body))
 

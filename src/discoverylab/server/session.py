@@ -80,6 +80,17 @@ class ResetRequest(BaseModel):
     structured: bool = Field(default=False, description="also send DiscoveryWorld's structured observation dict")
     agent: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
                               description="the agent's name in the server's records (`env-serve --out`; default 'remote')")
+    episode_id: str | None = Field(default=None, max_length=200,
+                                   description="the client's name for this episode (OpenEnv's reset argument, which "
+                                   "its harnesses send); state() reports it")
+
+
+class AnswersRequest(BaseModel):
+    """The filled answer sheet, handed in once after the episode ended, with the agent's
+    knowledge report if it wrote one (kept in the server's records for `discoverylab judge`)."""
+
+    answers: dict[str, Any]
+    knowledge: str | None = Field(default=None, max_length=20_000)
 
 
 class StepResult(BaseModel):
@@ -97,6 +108,9 @@ class StepResult(BaseModel):
     instance: dict[str, Any]
     structured: dict[str, Any] | None = None
     scorecard: dict[str, Any] | None = None  # only once the episode ended (gold included, as in `info`)
+    # on the answer that ends a discovery episode: its answer sheet (the form), to hand in next
+    # (HTTP: POST .../answers; OpenEnv's socket: a step whose data is {"answers": ...})
+    answer_sheet: dict[str, Any] | None = None
 
 
 def lab_names() -> list[str]:
@@ -146,6 +160,7 @@ class EpisodeSession:
         self.ledger = ledger if ledger is not None else SealedLedger()
         self.records = records  # the evaluator's own records (`env-serve --out`), or None
         self.agent = REMOTE_AGENT
+        self.episode_id: str | None = None  # the client's name for the episode, if it gave one
         self.started_at = self.ended_at = 0.0
         self.log: list[dict[str, Any]] = []  # the runner's episode log; kept only with `records`
         self.record_pending = False  # an ended episode whose record the disk refused
@@ -194,6 +209,7 @@ class EpisodeSession:
         self.instance, self.steps, self.done, self.reward_total = inst, 0, False, 0.0
         self.handed_in, self.lab_grade, self.answers_in, self.knowledge_in = None, None, None, None
         self.agent, self.started_at, self.ended_at = req.agent or REMOTE_AGENT, time.perf_counter(), 0.0
+        self.episode_id = req.episode_id
         self.log, self.record_pending = [], False
         if self.records is not None and kind == "dw":
             self.log.append({"type": "start", "task": task, "difficulty": difficulty, **inst.public(),
@@ -250,7 +266,8 @@ class EpisodeSession:
         return StepResult(observation=text, reward=reward, done=done, terminated=terminated, truncated=truncated,
                           step=self.steps, action_ok=ok, task=self.task, difficulty=self.difficulty,
                           instance=self.instance.public(), structured=structured,
-                          scorecard=self.client_card() if done else None)  # fmt: skip
+                          scorecard=self.client_card() if done else None,
+                          answer_sheet=self.answer_sheet() if done and self.handed_in is None else None)  # fmt: skip
 
     def final_card(self) -> dict[str, Any]:
         """The episode's scorecard (DiscoveryWorld: gold included; Tiny Labs: the protocol's grade)."""
@@ -338,7 +355,7 @@ class EpisodeSession:
                                "kind": self.kind or None, "done": self.done, "reward_total": self.reward_total}  # fmt: skip
         if self.instance is not None:
             out["instance"] = self.instance.public()
-            out["episode_id"] = f"{self.task}/{self.difficulty}/{self.instance.label}"
+            out["episode_id"] = self.episode_id or f"{self.task}/{self.difficulty}/{self.instance.label}"
         if self.done:
             out["scorecard"] = self.client_card()
         return out
