@@ -239,3 +239,47 @@ def test_attack_prior_and_probes_on_the_sealed_split_200_instances(task: str, di
     if (task, difficulty) not in KNOWN_KNOWLEDGE:
         rows += knowledge_attack_scores(task, difficulty, 100, 200)
     assert not _beats(rows)
+
+
+# ---- Rocket Science Easy: remember each body from public instances, then do the arithmetic ----
+BODY = re.compile(r"exactly those of ([a-z ]+?)\.")
+HEIGHT = re.compile(r"altitude of (\d+) km")
+FACT_NUMBER = re.compile(r"about (\d+(?:\.\d+)?)")
+
+
+def remembered_bodies(train: list[Seen]) -> dict[str, tuple[float, float]]:
+    """Body -> (radius m, G*M) from public instances' gold facts: the radius question, and the
+    orbit-speed fact v at height h (G*M = v^2 * (R + h))."""
+    out: dict[str, tuple[float, float]] = {}
+    for s in train:
+        body, height = BODY.search(s.text), HEIGHT.search(s.text)
+        assert body is not None and height is not None
+        radius = float(FACT_NUMBER.findall(s.facts[0])[0]) * 1000
+        speed = float(FACT_NUMBER.findall(s.facts[2])[0])
+        out[body.group(1)] = (radius, speed**2 * (radius + float(height.group(1)) * 1000))
+    return out
+
+
+def rocket_easy_memory_hits(train: int, test: int) -> tuple[float, float, int]:
+    """(share of sealed sheets right, the field's chance, n): the body and height read off the task
+    text, the speed computed from what public instances revealed about that body."""
+    learn, sealed = sample("RocketScience", "easy", train, test)
+    bodies = remembered_bodies(learn)
+    f = sealed[0].form.fields[0]
+    hits = []
+    for s in sealed:
+        body, height = BODY.search(s.text), HEIGHT.search(s.text)
+        assert body is not None and height is not None
+        radius, gm = bodies.get(body.group(1), (1.0, 0.0))
+        guess = math.sqrt(gm / (radius + float(height.group(1)) * 1000))
+        hits.append(_right(f, s, guess))
+    return statistics.fmean(hits), f.chance_score, len(sealed)
+
+
+@pytest.mark.xfail(reason=KNOWN_KNOWLEDGE[("RocketScience", "easy")], strict=True)
+def test_attack_rocket_easy_remembered_body_and_arithmetic() -> None:
+    """Known gap, reported: Easy names a real body, so a lazy agent that kept each body's radius
+    and G*M from public episodes computes the speed for the height the task states (it wins
+    almost every sealed sheet; chance 0.005). Strict xfail: a fix shows as XPASS."""
+    score, chance, n = rocket_easy_memory_hits(40, 40)
+    assert score <= bound(chance, n), score
