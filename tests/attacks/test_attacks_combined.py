@@ -52,6 +52,10 @@ NUMBERS_READ = 300  # the first numbers of the first observation a probe may sca
 # radius and gravity are textbook facts, so copying them from a public instance of the same body
 # wins. Reported, not changed here (it would change the original's Easy task).
 KNOWN_KNOWLEDGE = {("RocketScience", "easy"): "the body is named in the task text (the original's Easy)"}
+# Archaeology Easy's first question asks the oldest age, the largest of the instance's draws from a
+# fixed table of eight ages: 1,000,000 years is the answer on 27% of instances (train, dev and
+# sealed alike), so that fixed report beats 1/k (k = 8). Reported, not changed here.
+KNOWN_SWEEP = {("ArchaeologyDating", "easy"): "the oldest age is skewed to the table's top (27%, k = 8)"}
 
 
 @dataclass(frozen=True)
@@ -239,7 +243,9 @@ def test_attack_commonest_or_nearest_public_report_on_the_sealed_split(task: str
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("task", "difficulty"), TASKS, ids=[f"{t}-{d}" for t, d in TASKS])
+@pytest.mark.parametrize(("task", "difficulty"), [
+    pytest.param(t, d, id=f"{t}-{d}", marks=[pytest.mark.xfail(reason=KNOWN_SWEEP[(t, d)], strict=True)]
+                 if (t, d) in KNOWN_SWEEP else []) for t, d in TASKS])  # fmt: skip
 def test_attack_prior_and_probes_on_the_sealed_split_200_instances(task: str, difficulty: str) -> None:
     rows: list[Any] = sheet_attack_scores(task, difficulty, 100, 200)
     if (task, difficulty) not in KNOWN_KNOWLEDGE:
