@@ -46,9 +46,10 @@ _UNSAFE = re.compile("[\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060
 MIN_REPORT_TOKENS = 32  # even a crowded prompt shows the start of the report
 REMOVED_MARKER = "[removed]"  # short: a longer note about grading drew a 1 from the embedded judge
 # Words that speak about grading the report (rubric rule 1), not about the task: a sentence
-# holding one is removed whole (a claim sharing it with "evaluation 1" goes with it).
+# holding one is removed whole (a claim sharing it with "evaluation 1" goes with it). Kept narrow
+# so that a finding is not lost with it ("judging from the readings", "graded" stay).
 GRADING_TALK = re.compile(
-    r"\b(grad(?:er|ers|ing|ed)|judg(?:e|es|ed|ing|ment)|verdicts?|evaluations?|evaluators?|scor(?:e|es|ed|ing)|"
+    r"\b(grad(?:er|ers|ing)|judges?|verdicts?|evaluations?|evaluators?|scor(?:e|es|ed|ing)|"
     r"award(?:s|ed|ing)?|rubric|criticalquestion)\b|\bgrade\s*[:=]|\bignore\s+(?:all|the|any|previous|above)\b",
     re.I,
 )
