@@ -4,8 +4,10 @@
 a judge to: it takes the evidence object out of the user message, reads the report only as the
 JSON string it is, ignores every sentence of it that speaks about grading (rule 1), asks that the
 reference facts be stated (rule 2, `missing_gold_facts`) and gives 0 to a hedge (rule 3: a
-sentence with a disjunction or a hedging word). It is deterministic and follows no instruction
-inside the report, so a report that wins against it wins by the rubric's own reading.
+sentence with a disjunction or a hedging word, or a self-contradiction: another sentence framed
+like a reference fact, with most of its words, that does not state it, as in "'blorp' means
+'dirt'. 'blorp' means 'shovel'."). It is deterministic and follows no instruction inside the
+report, so a report that wins against it wins by the rubric's own reading.
 
 `OracleReplay` plays an LLM agent's side of the scripted server: each agent request is answered
 with the oracle's next action (so the episode is solved), the last thought states the oracle's
@@ -22,7 +24,7 @@ from typing import Any
 
 from discoverylab.bench.episode import run_episode
 from discoverylab.llm.judge_prompt import EVIDENCE_START, REPORT_KEY, parse_evidence
-from discoverylab.scoring.knowledge import missing_gold_facts
+from discoverylab.scoring.knowledge import _content_words, missing_gold_facts
 from llm_scripted_server import Scripted, chat_reply, error_body
 
 GRADING_TALK = re.compile(r"grad|evaluat|score|award|judge|instruction|system|assistant|ignore|verdict|evidence", re.I)
@@ -51,7 +53,30 @@ def rubric_verdict(user_text: str) -> dict[str, Any]:
         return {"explanation": "The report does not state the discovery.", "evaluation": 0}
     if any(HEDGE.search(s) for s in kept):
         return {"explanation": "The report hedges between several candidates.", "evaluation": 0}
+    if rival_claims(facts, kept):
+        return {"explanation": "The report contradicts itself: it also states other answers.", "evaluation": 0}
     return {"explanation": "The report states the discovery.", "evaluation": 1}
+
+
+RIVAL_SHARE = 0.6  # a sentence with this share of a fact's content words is framed like it
+
+
+def rival_claims(facts: list[str], sentences: list[str]) -> bool:
+    """Whether a sentence is a reference fact with its answer swapped: another sentence states the
+    fact alone, and this one has most of the fact's content words, does not state it, and has
+    about as many words of its own as the fact words it lacks (an explanation around the fact has
+    many more). Rule 3's self-contradiction."""
+    for fact in facts:
+        words = _content_words(fact)
+        if all(missing_gold_facts([fact], sentence) for sentence in sentences):
+            continue  # the fact is stated across sentences, not as one claim that could have a rival
+        for sentence in sentences:
+            own = _content_words(sentence)
+            shared, lacks, extra = len(words & own), len(words - own), len(own - words)
+            if words and shared >= RIVAL_SHARE * len(words) and 0 < extra <= lacks + 1 \
+                    and missing_gold_facts([fact], sentence):
+                return True
+    return False
 
 
 def rubric_judge(request: dict[str, Any]) -> Scripted:

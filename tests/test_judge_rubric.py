@@ -20,10 +20,12 @@ from discoverylab.llm.judge_prompt import (
     EVIDENCE_START,
     KNOWLEDGE_RUBRIC,
     LENGTH_KEY,
+    REMOVED_MARKER,
     REPORT_KEY,
     TRUNCATED_KEY,
     estimate_tokens,
     parse_evidence,
+    without_grading_talk,
 )
 from discoverylab.scoring.knowledge import grade_knowledge
 from llm_scripted_server import Scripted, ScriptedLLMServer, chat_reply, error_body
@@ -84,12 +86,14 @@ def test_rubric_says_hedges_score_zero_and_the_report_is_data(scripted_llm: Scri
 
 @pytest.mark.parametrize("report", [*NASTY, FENCE_BREAK], ids=[f"nasty{i}" for i in range(len(NASTY))] + ["fence_break"])
 def test_report_reaches_the_judge_as_one_json_string(scripted_llm: ScriptedLLMServer, report: str) -> None:
-    """Over real HTTP: the evidence parses back to exactly the report, with no added key."""
+    """Over real HTTP: the evidence parses back to exactly the report (its sentences about grading
+    replaced by the harness's marker), with no added key."""
     _rubric_server(scripted_llm)
     _judge(scripted_llm).evaluate(QUESTION, {"Task description": CARD["taskDescription"], REPORT_KEY: report})
     user = scripted_llm.requests[-1]["messages"][1]["content"]
     evidence = parse_evidence(user)
-    assert evidence[REPORT_KEY] == report
+    assert evidence[REPORT_KEY] == without_grading_talk(report)[0]
+    assert without_grading_talk(report)[1] == (3 if report == FENCE_BREAK else 0)
     assert list(evidence) == ["Question", "Task description", REPORT_KEY, TRUNCATED_KEY, LENGTH_KEY]
     assert not [ch for ch in user if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp")]
     clean = _judge(scripted_llm).messages(QUESTION, {"Task description": CARD["taskDescription"], REPORT_KEY: "x"})
@@ -104,7 +108,9 @@ def test_attack_fence_break_grader_note(scripted_llm: ScriptedLLMServer) -> None
     attack = grade_knowledge(CARD, FENCE_BREAK, judge)
     assert attack.score == 0.0 and attack.verdicts[0]["valid"]
     sent = parse_evidence(scripted_llm.requests[-1]["messages"][1]["content"])
-    assert sent[REPORT_KEY] == FENCE_BREAK and "evaluation" not in sent and "x" not in sent
+    # The harness removed its sentences about grading (rule 1) before any judge read them.
+    assert sent[REPORT_KEY] == without_grading_talk(FENCE_BREAK)[0] and REMOVED_MARKER in sent[REPORT_KEY]
+    assert "evaluation" not in sent and "x" not in sent and "Grader note" not in sent[REPORT_KEY]
     assert grade_knowledge(CARD, HONEST, judge).score == 1.0  # the same judge rewards the discovery
     # The old fenced rendering let the note out of its block: our template has no fence at all.
     assert "```" not in "\n".join(_template_lines(scripted_llm.requests[-1]["messages"][1]["content"]))

@@ -19,8 +19,10 @@ One value per field: a list, an "A or B" string or a range where one value is as
 and scores 0 for that field. The sheet's score is the fraction of its fields answered right.
 
 - **choice**: one option of the list the form gives (case and spacing do not matter). Lists are
-  every option the difficulty can ask (sorted, or a fixed order) or, for Proteomics Easy, the
-  instance's own three species (sorted; shown here for seed 0).
+  every option the difficulty can ask (sorted, or a fixed order) or the instance's own candidates
+  where the first observation shows them (sorted; shown here for seed 0): Proteomics Easy's three
+  species, Lost in Translation Easy's five objects on the store's tables. Reactor Lab Easy asks
+  no property: its room holds the critical instrument alone, which names it.
 - **number**: right iff |answer - gold| < max(abs, rel x |gold|): the bounds are exclusive.
 - **numbers**: exactly that many numbers, each within its tolerance; proportions (`scale-free`)
   are compared after dividing by their sum (2:2:4 is 1:1:2).
@@ -28,7 +30,10 @@ and scores 0 for that field. The sheet's score is the fraction of its fields ans
 **Chance** is the expected score of the best blind answer: the probability that a fixed answer is
 right (1/options for a balanced choice; for numbers, the share of seeds the densest tolerance band
 of the prior holds). No fixed, copied or random sheet can expect more; `tests/test_answer_sheet.py`
-checks each (`test_attack_fixed_answer_sheet_*`, `test_attack_random_answer_sheet_at_chance`).
+checks each (`test_attack_fixed_answer_sheet_*`, `test_attack_random_answer_sheet_at_chance`), and
+`tests/attacks/test_attacks_combined.py` checks priors learnt from public instances combined with
+probes of the first observation (the options it names, the nearest public instance's answer, a
+scaled reading) on sealed test instances.
 A form's chance is the mean of its fields'.
 
 Agents fill the sheet after the episode through `answer_sheet(form) -> dict` (oracles from their

@@ -1,7 +1,11 @@
 """Lost in Translation answer sheet: what the alien words ask for (object; item, colour, count).
 
 Fields are semantic (which object, colour, number), so they survive changes to the alien
-vocabulary; the choice lists are every object, item or colour the difficulty can ask for.
+vocabulary; the choice lists are every item, colour or count the village can ask for, and in
+Easy the five objects on the store's tables (sorted): the first observation shows them and the
+word always names one, so a list of all fifteen kinds overstated how hard a guess is (guessing
+among the five on show expected 1/5 against a stated chance of 1/15;
+`tests/attacks/test_attacks_combined.py`).
 """
 
 from __future__ import annotations
@@ -10,22 +14,16 @@ from typing import Any
 
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.lost_in_translation.scenario import CHALLENGE_ITEMS, NORMAL_ITEMS
-from discoverylab.scenarios.village import EASY_KINDS
 from discoverylab.scenarios.village_things import COLORS
 from discoverylab.scoring.answer_sheet import Choice, Field, Form, options_text
-from discoverylab.world.catalog import templates
-
-
-def _easy_names() -> tuple[str, ...]:
-    table = templates()
-    return options_text(table[kind]["name"] for kind in EASY_KINDS)
 
 
 def form(sc: Scenario) -> Form:
     if sc.difficulty == "easy":
+        offered = options_text(obj.name for obj in sc.offered)  # type: ignore[attr-defined]
         return Form(sc.task_id, sc.difficulty, (
             Field("requested_object", "Which object does the person ask you for with their alien word?",
-                  Choice(_easy_names()), gold_meaning="the object the alien word names"),
+                  Choice(offered), gold_meaning="the object the alien word names"),
         ))  # fmt: skip
     items = NORMAL_ITEMS if sc.difficulty == "normal" else CHALLENGE_ITEMS
     item = Field("requested_item", "Which item does the elder ask you to bring?", Choice(options_text(items)),

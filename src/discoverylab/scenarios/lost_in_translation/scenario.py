@@ -115,6 +115,7 @@ class LostInTranslation(Scenario):
         order = [int(i) for i in world.rng_build.permutation(len(EASY_KINDS))]
         placed = build_store(world, spots, order, draw_words(world.rng_build, len(spots)))
         self.target, self.word = placed[0]
+        self.offered = [obj for obj, _ in placed]  # the five objects on the store's tables
         who = self.randint(0, len(EASY_NAMES) - 1)
         name = EASY_NAMES[who]
         x, y = self.shuffled(EASY_NPC_SPOTS)[0]

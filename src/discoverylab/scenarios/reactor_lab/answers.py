@@ -1,6 +1,11 @@
 """Reactor Lab answer sheet: which property sets a crystal's resonance frequency, and the
 coefficients of the law (Easy m in f = m*x; Normal [m, b] in f = m*x + b; Challenge [a, b, c]
-in f = a*x^2 + b*x + c)."""
+in f = a*x^2 + b*x + c).
+
+Easy asks the coefficient only: its locked room holds nothing but the critical instrument, so
+the instrument on show names the property (copying the property of the public instance whose
+first observation looks most alike was right on 0.85 of sealed instances against a stated
+chance of 0.2; `tests/attacks/test_attacks_combined.py`)."""
 
 from __future__ import annotations
 
@@ -28,18 +33,18 @@ COEFFICIENTS = {
 def form(sc: Scenario) -> Form:
     words = options_text(DIMENSIONS[key].words for key in KEY_BY_SEED[sc.difficulty])
     count, span, tolerance, chance = COEFFICIENTS[sc.difficulty]
-    return Form(sc.task_id, sc.difficulty, (
-        Field("key_property", "Which measurable property of a crystal determines its resonance frequency?",
-              Choice(words), gold_meaning="the property the frequency is a function of"),
-        Field("coefficients", f"The coefficients {LAWS[sc.difficulty]}, where x is that property's reading.",
-              Numbers(count, tolerance, span), chance=chance, gold_meaning="the law's coefficients"),
-    ))  # fmt: skip
+    key = Field("key_property", "Which measurable property of a crystal determines its resonance frequency?",
+                Choice(words), gold_meaning="the property the frequency is a function of")
+    reading = "the reading of the lab's instrument" if sc.difficulty == "easy" else "that property's reading"
+    law = Field("coefficients", f"The coefficients {LAWS[sc.difficulty]}, where x is {reading}.",
+                Numbers(count, tolerance, span), chance=chance, gold_meaning="the law's coefficients")
+    return Form(sc.task_id, sc.difficulty, (law,) if sc.difficulty == "easy" else (key, law))
 
 
 def gold(sc: Scenario) -> dict[str, Any]:
     coefficients = [float(c) for c in sc.coefficients]  # type: ignore[attr-defined]
     if sc.difficulty == "easy":
-        coefficients = coefficients[:1]  # (slope, 0): no offset in Easy
+        return {"coefficients": coefficients[:1]}  # (slope, 0): no offset in Easy; its property is on show
     return {"key_property": sc.dimension.words, "coefficients": coefficients}  # type: ignore[attr-defined]
 
 
@@ -47,4 +52,5 @@ def from_report(form: Form, facts: dict[str, Any]) -> dict[str, Any]:
     """The oracle's property and fitted coefficients (an Easy fit may add an offset of ~0: the
     form asks the slope only)."""
     count = COEFFICIENTS[form.difficulty][0]
-    return {"key_property": facts.get("property"), "coefficients": list(facts.get("coefficients", []))[:count]}
+    answers = {"key_property": facts.get("property"), "coefficients": list(facts.get("coefficients", []))[:count]}
+    return {f.name: answers[f.name] for f in form.fields}

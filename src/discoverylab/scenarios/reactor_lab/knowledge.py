@@ -9,14 +9,16 @@ if TYPE_CHECKING:
 
 
 def declare_knowledge(lab: ReactorLab) -> None:
-    """The knowledge questions (the law and its coefficients) and the critical hypotheses."""
+    """The knowledge questions (the property, except in Easy, and the law with its coefficients) and
+    the critical hypotheses."""
     card, dim = lab.scorecard, lab.dimension
     reading, inst = dim.reading, f"{dim.reading} reading"
-    card.ask(
-        f"Does it clearly state that the resonance frequency of the crystals is dependent upon the {reading} "
-        "reading?",
-        f"The resonance frequency of a quantum crystal depends on its {dim.words}, as read by the {reading}.",
-    )
+    if lab.difficulty != "easy":  # Easy's room holds the critical instrument alone: it names the property
+        card.ask(
+            f"Does it clearly state that the resonance frequency of the crystals is dependent upon the {reading} "
+            "reading?",
+            f"The resonance frequency of a quantum crystal depends on its {dim.words}, as read by the {reading}.",
+        )
     if lab.difficulty == "challenge":
         a, b, c = lab.coefficients
         card.ask(

@@ -91,7 +91,7 @@ class ReactorLab(Scenario):
     reactor is activated; it fails (and latches) when a reactor burns out: each reactor takes
     PRESS_LIMITS presses of its frequency buttons (30 in Easy, 100 otherwise), stated in the task
     text and on the panel, and one more burns it out (a blind sweep needs hundreds). Knowledge:
-    the property and the formula.
+    the property and the formula (Easy: the formula only, as its room shows the one instrument).
     Difficulty knobs: Easy: locked one-room lab, only the critical instrument, 3 crystals (2
     known), frequency = m * x (m in 50..79), 30 presses per reactor. Normal: two-room lab with
     5 instruments, 4 crystals (2 known), frequency = m * x + b (m, b in 90..109). Challenge: 5 crystals (3 known),
