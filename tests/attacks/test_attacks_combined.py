@@ -52,10 +52,10 @@ NUMBERS_READ = 300  # the first numbers of the first observation a probe may sca
 # radius and gravity are textbook facts, so copying them from a public instance of the same body
 # wins. Reported, not changed here (it would change the original's Easy task).
 KNOWN_KNOWLEDGE = {("RocketScience", "easy"): "the body is named in the task text (the original's Easy)"}
-# Archaeology Easy's first question asks the oldest age, the largest of the instance's draws from a
-# fixed table of eight ages: 1,000,000 years is the answer on 27% of instances (train, dev and
-# sealed alike), so that fixed report beats 1/k (k = 8). Reported, not changed here.
-KNOWN_SWEEP = {("ArchaeologyDating", "easy"): "the oldest age is skewed to the table's top (27%, k = 8)"}
+# Known gaps of the slow sweep, each a strict xfail (a fix shows as XPASS). Archaeology Easy was one
+# until session 21: its oldest age, the largest of three of ten fixed ages, was 1,000,000 years on
+# 27% of instances; the oldest is now drawn uniformly (`ArchaeologyDating.unknown_ages`).
+KNOWN_SWEEP: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

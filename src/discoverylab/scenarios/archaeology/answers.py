@@ -8,12 +8,18 @@ from typing import Any
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scoring.answer_sheet import Choice, Field, Form, Numbers, Tolerance
 
+AGE_GRID = tuple(range(150_000, 1_000_001, 25_000))
+"""The radiocarbon ages an unknown artifact may have (Easy, Normal; `scenario.unknown_ages`)."""
+OLDEST_FROM = 12
+"""The oldest of the three is drawn uniformly from `AGE_GRID[OLDEST_FROM:]` (450,000 years and up), the
+other two below it: each oldest age is as likely as any other (1/23), and at least twelve ages lie below."""
+
 AGES_FIELD = Field(
     "artifact_ages_years",
     "The ages of the three (unknown) artifacts in years, from the youngest to the oldest.",
-    # Three of ten fixed ages: the most likely sorted triple is one of 120, all equally likely.
+    # The most likely sorted triple: the lowest oldest age (1/23) with two of the twelve below it.
     Numbers(3, Tolerance(rel=0.01), span=(150_000.0, 1_000_000.0), unit="years"),
-    chance=1 / 120,
+    chance=1 / ((len(AGE_GRID) - OLDEST_FROM) * OLDEST_FROM * (OLDEST_FROM - 1) // 2),
     gold_meaning="the radiocarbon ages, ascending",
 )
 
