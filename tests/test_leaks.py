@@ -23,7 +23,6 @@ from discoverylab.scenarios.plant_nutrients.scenario import EASY_POSITIVE, RULE_
 from discoverylab.scenarios.proteomics.things import SPECIES
 from discoverylab.scenarios.reactor_lab.scenario import KEY_BY_SEED
 from discoverylab.scenarios.registry import all_tasks
-from discoverylab.scenarios.rocket_science.things import PLANETS
 from discoverylab.world.objects import WorldObject
 from stats_kit import looks_uniform, shares
 
@@ -108,7 +107,6 @@ ANSWERS: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("PlantNutrients", "easy"): lambda s: s.positive,
     ("PlantNutrients", "challenge"): lambda s: s.rule.kind,
     ("LostInTranslation", "normal"): lambda s: s.item,
-    ("RocketScience", "easy"): lambda s: s.planet,
 }
 OPTIONS: dict[tuple[str, str], tuple[Any, ...]] = {
     ("Proteomics", "easy"): tuple(sp.name for sp in SPECIES),
@@ -121,7 +119,6 @@ OPTIONS: dict[tuple[str, str], tuple[Any, ...]] = {
     ("PlantNutrients", "easy"): EASY_POSITIVE,
     ("PlantNutrients", "challenge"): RULE_KINDS,
     ("LostInTranslation", "normal"): NORMAL_ITEMS,
-    ("RocketScience", "easy"): tuple(p[0] for p in PLANETS),
 }
 DRAWS = range(40)
 

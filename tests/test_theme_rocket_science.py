@@ -50,11 +50,25 @@ def test_generated_fuels_have_their_kinds_and_the_speed_is_enterable(difficulty:
     assert sorted(sc.fuels) == ["A", "B", "C"]
 
 
-def test_easy_uses_a_real_body() -> None:
-    sc = next(sc for seed in range(20) if (sc := _env("easy", seed)[1]).planet == "Earth")
-    assert round(sc.gravity, 2) == 9.82
-    assert f"altitude of {int(sc.height)} km" in sc.description()
-    assert sc.speed == pytest.approx(math.sqrt(6.6743e-11 * 5.972e24 / ((6371 + sc.height) * 1000)))
+def test_easy_states_the_radius_and_leaves_the_gravity_to_the_pendulum() -> None:
+    """Easy named a real body ("exactly those of Europa"): its radius and gravity were textbook
+    facts, and a lazy agent that kept each body's numbers from public episodes filled every
+    sealed sheet. Easy now states a drawn radius; the mass, hence the gravity, is drawn as in
+    Normal and measured with the pendulum (its items score in Easy too)."""
+    scenarios = [_env("easy", seed)[1] for seed in range(8)]
+    assert len({round(sc.gravity, 3) for sc in scenarios}) == 8
+    for sc in scenarios:
+        text = sc.description()
+        assert f"radius of Planet X is {int(sc.radius)} km" in text and "exactly those of" not in text
+        assert f"altitude of {int(sc.height)} km" in text
+        assert sc.speed == pytest.approx(math.sqrt(6.6743e-11 * sc.mass / ((sc.radius + sc.height) * 1000)))
+    env, sc = _env("easy", 0)
+    _step(env, {"action": "TELEPORT_TO_LOCATION", "arg1": "control room"})
+    _step(env, {"action": "TELEPORT_TO_OBJECT", "arg1": sc.pendulum.uuid})
+    _step(env, {"action": "ACTIVATE", "arg1": sc.pendulum.uuid})
+    _, card = _step(env, {"action": "READ", "arg1": sc.pendulum.uuid})
+    assert _item(card, "Activate pendulum") == 1 and _item(card, "Observe pendulum") == 1
+    assert "Measure light angle" not in {i["name"] for i in card["scoreCard"]}
 
 
 def test_easy_orbit_heights_are_drawn_per_instance() -> None:

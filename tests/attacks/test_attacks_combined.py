@@ -20,8 +20,10 @@ What they found (fixed; each named test failed before):
 - Lost in Translation Easy offered 15 objects on the sheet (chance 1/15) while the first
   observation shows the five on the store's tables, one of which is always the answer: guessing
   among those five expected 0.2. The options are now the instance's five objects (chance 1/5).
-Known and reported, a strict xfail: Rocket Science Easy names a real body, so remembering each
-body from public instances and doing the arithmetic fills every sealed Easy sheet right.
+- Rocket Science Easy named a real body ("exactly those of Europa", the original's Easy): its
+  radius and gravity were textbook facts, and remembering each body from public instances filled
+  40 of 40 sealed Easy sheets (chance 0.005). Easy now states a drawn radius and draws the mass as
+  Normal does (the gravity is the pendulum's to find); the attack now remembers G*M by radius.
 """
 
 from __future__ import annotations
@@ -48,10 +50,9 @@ KEY = b"discoverylab-red-team-combined-attack-key"
 TASKS = [(t, d) for t, cls in sorted(all_tasks().items()) if cls.suite == "discovery" for d in cls.difficulties]
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 NUMBERS_READ = 300  # the first numbers of the first observation a probe may scale
-# Rocket Science Easy names a real body ("exactly those of Europa"), by the original's design: its
-# radius and gravity are textbook facts, so copying them from a public instance of the same body
-# wins. Reported, not changed here (it would change the original's Easy task).
-KNOWN_KNOWLEDGE = {("RocketScience", "easy"): "the body is named in the task text (the original's Easy)"}
+# Known gaps of the knowledge attacks, each a strict xfail (a fix shows as XPASS): none since Rocket
+# Science Easy stopped naming a real body (session 21).
+KNOWN_KNOWLEDGE: dict[tuple[str, str], str] = {}
 # Known gaps of the slow sweep, each a strict xfail (a fix shows as XPASS). Archaeology Easy was one
 # until session 21: its oldest age, the largest of three of ten fixed ages, was 1,000,000 years on
 # 27% of instances; the oldest is now drawn uniformly (`ArchaeologyDating.unknown_ages`).
@@ -253,46 +254,46 @@ def test_attack_prior_and_probes_on_the_sealed_split_200_instances(task: str, di
     assert not _beats(rows)
 
 
-# ---- Rocket Science Easy: remember each body from public instances, then do the arithmetic ----
-BODY = re.compile(r"exactly those of ([a-z ]+?)\.")
+# ---- Rocket Science Easy: remember G*M from public instances, by the stated radius ----
+RADIUS = re.compile(r"radius of planet x is (\d+) km")
 HEIGHT = re.compile(r"altitude of (\d+) km")
 FACT_NUMBER = re.compile(r"about (\d+(?:\.\d+)?)")
 
 
-def remembered_bodies(train: list[Seen]) -> dict[str, tuple[float, float]]:
-    """Body -> (radius m, G*M) from public instances' gold facts: the radius question, and the
-    orbit-speed fact v at height h (G*M = v^2 * (R + h))."""
-    out: dict[str, tuple[float, float]] = {}
+def remembered_gm(train: list[Seen]) -> list[tuple[float, float]]:
+    """(radius m, G*M) of each public instance: the stated radius, and the orbit-speed fact v at
+    height h (G*M = v^2 * (R + h))."""
+    out: list[tuple[float, float]] = []
     for s in train:
-        body, height = BODY.search(s.text), HEIGHT.search(s.text)
-        assert body is not None and height is not None
-        radius = float(FACT_NUMBER.findall(s.facts[0])[0]) * 1000
-        speed = float(FACT_NUMBER.findall(s.facts[2])[0])
-        out[body.group(1)] = (radius, speed**2 * (radius + float(height.group(1)) * 1000))
+        radius, height = RADIUS.search(s.text), HEIGHT.search(s.text)
+        assert radius is not None and height is not None
+        speed = float(FACT_NUMBER.findall(s.facts[-1])[0])
+        r = float(radius.group(1)) * 1000
+        out.append((r, speed**2 * (r + float(height.group(1)) * 1000)))
     return out
 
 
 def rocket_easy_memory_hits(train: int, test: int) -> tuple[float, float, int]:
-    """(share of sealed sheets right, the field's chance, n): the body and height read off the task
-    text, the speed computed from what public instances revealed about that body."""
+    """(share of sealed sheets right, the field's chance, n): the radius and height read off the
+    task text, G*M taken from the public instance nearest in radius (Easy named a real body until
+    session 21: remembering each body's numbers won 40 of 40)."""
     learn, sealed = sample("RocketScience", "easy", train, test)
-    bodies = remembered_bodies(learn)
+    known = remembered_gm(learn)
     f = sealed[0].form.fields[0]
     hits = []
     for s in sealed:
-        body, height = BODY.search(s.text), HEIGHT.search(s.text)
-        assert body is not None and height is not None
-        radius, gm = bodies.get(body.group(1), (1.0, 0.0))
-        guess = math.sqrt(gm / (radius + float(height.group(1)) * 1000))
+        radius, height = RADIUS.search(s.text), HEIGHT.search(s.text)
+        assert radius is not None and height is not None
+        r = float(radius.group(1)) * 1000
+        gm = min(known, key=lambda k: abs(k[0] - r))[1]
+        guess = math.sqrt(gm / (r + float(height.group(1)) * 1000))
         hits.append(_right(f, s, guess))
     return statistics.fmean(hits), f.chance_score, len(sealed)
 
 
-@pytest.mark.xfail(reason=KNOWN_KNOWLEDGE[("RocketScience", "easy")], strict=True)
-def test_attack_rocket_easy_remembered_body_and_arithmetic() -> None:
-    """Known gap, reported: Easy names a real body, so a lazy agent that kept each body's radius
-    and G*M from public episodes computes the speed for the height the task states (it wins
-    almost every sealed sheet; chance 0.005). Strict xfail: a fix shows as XPASS."""
+def test_attack_rocket_easy_remembered_gm_and_arithmetic() -> None:
+    """Easy states the radius and the height: G*M remembered from the public instance nearest in
+    radius gives no speed within the sheet's tolerance (chance 0.005)."""
     score, chance, n = rocket_easy_memory_hits(40, 40)
     assert score <= bound(chance, n), score
 

@@ -1,7 +1,7 @@
 """Lazy-agent attacks on Rocket Science: answers that skip measuring the planet.
 
 The discovery is the planet's radius (light angles at the two posts) and gravity (the pendulum),
-hence the orbital speed; Easy names a real body, so it asks for the formula and the height.
+hence the orbital speed; Easy states the radius, so the gravity (the pendulum) is its discovery.
 
 - Reading the terminal: Easy/Normal preset the fuel, and the terminal showed the amount the
   launch needs (the rocket equation of the orbit speed). Testing that fuel once on the load cell
@@ -10,8 +10,10 @@ hence the orbital speed; Easy names a real body, so it asks for the formula and 
 - The load cell's three fuel kinds (one fits the tank, one would need more than the tank, one
   lacks thrust) bound the speed: the bound is about as wide as the speed itself; with the
   gravity from the pendulum too (the radius skipped) still about 1,300 m/s (median).
-- Remembering: Easy orbited at 400 km, so each of the 13 bodies had one speed, to be copied from
-  an earlier episode's gold. The height is drawn per instance now.
+- Remembering: Easy orbited at 400 km around one of 13 named real bodies, so each body had one
+  speed, to be copied from an earlier episode's gold; then, with the height drawn, each body's
+  radius and G*M (textbook facts) still gave the speed. Easy now states a drawn radius and draws
+  the mass as Normal does.
 """
 
 from __future__ import annotations
@@ -152,21 +154,24 @@ def test_attack_pendulum_and_load_cell_without_the_radius() -> None:
     assert hits == 0
 
 
-def test_attack_remember_each_easy_body_s_speed() -> None:
-    """Learn body -> speed from the public training instances, hand it in on the dev ones."""
-    remembered: dict[str, float] = {}
+def test_attack_remember_g_m_from_public_easy_instances() -> None:
+    """Easy states the radius and the height: a lazy agent takes G*M from the public training
+    instance nearest in radius (v^2 (R + h) of its gold) and computes this instance's speed, no
+    pendulum. (While Easy named a real body, remembering each body's numbers won every sheet.)"""
+    remembered: list[tuple[float, float]] = []  # (radius km, G*M)
     for index in range(40):
         env = _scenario("easy", make_instance(TASK, "easy", "train", index).seed)
-        remembered[env.scenario.planet] = env.scenario.speed
+        sc = env.scenario
+        remembered.append((sc.radius, sc.speed**2 * (sc.radius + sc.height) * 1000))
         env.close()
     hits = launches = 0
     for index in range(20):
         env = _scenario("easy", make_instance(TASK, "easy", "dev", index).seed)
         sc = env.scenario
-        if sc.planet in remembered:
-            guess = remembered[sc.planet]
-            launches += abs(guess - sc.speed) < 2
-            form = answer_form(env)
-            hits += grade(form, {"orbit_speed_m_s": guess}, {"orbit_speed_m_s": sc.speed}).score > 0
+        gm = min(remembered, key=lambda r: abs(r[0] - sc.radius))[1]
+        guess = math.sqrt(gm / ((sc.radius + sc.height) * 1000))
+        launches += abs(guess - sc.speed) < 2
+        form = answer_form(env)
+        hits += grade(form, {"orbit_speed_m_s": guess}, {"orbit_speed_m_s": sc.speed}).score > 0
         env.close()
     assert hits <= 1 and launches <= 1, (hits, launches)

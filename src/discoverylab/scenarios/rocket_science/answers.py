@@ -10,10 +10,9 @@ from discoverylab.scoring.answer_sheet import Choice, Field, Form, Number, Toler
 
 # Tolerances: the readings determine the answers to ~1e-4 (an oracle's error is under 5e-5 for
 # the radius, gravity and speed, 2e-3 for the litres), the scorecard wants the speed within 2 m/s.
-# Chances: Easy's body is one of 13 and its orbit height is drawn (100..10,000 km), so no 0.1% band
-# of its speeds holds more than ~0.2% of seeds; the broad Normal/Challenge priors put at most ~0.5%
-# of seeds in any 0.2% band (a 0.5% band for the litres: ~1%), measured out of sample by
-# tests/test_answer_sheet.py.
+# Chances: the broad priors (radius 400..10,000 km, stated in Easy; mass 1e23..1e25 kg; height
+# 100..10,000 km) put at most ~0.5% of seeds in any 0.2% band (a 0.5% band for the litres: ~1%),
+# measured out of sample by tests/test_answer_sheet.py.
 SPEED = Field("orbit_speed_m_s", "The orbital speed (m/s) for a circular orbit at the requested height.",
               Number(Tolerance(rel=0.001), span=(50.0, 24_000.0), unit="m/s"), chance=0.005,
               gold_meaning="sqrt(G M / (R + h))")  # fmt: skip

@@ -1,8 +1,7 @@
 """The Rocket Science oracle: measures like an agent would and computes the launch settings.
 
-Easy: the task names a real body; its radius and mass are textbook knowledge (the table an
-agent would know). Normal/Challenge: light angles at the two observation posts (30 m apart)
-give the radius, a 50-tick pendulum reading gives g, hence the orbital speed. Challenge: the
+Easy: the task states the radius; a 50-tick pendulum reading gives g, hence the orbital speed.
+Normal/Challenge: light angles at the two observation posts (30 m apart) give the radius too. Challenge: the
 load cell gives each fuel's density (fill weight), mass flow (weight loss per tick) and thrust;
 the rocket equation gives the litres, the thrust-to-weight ratio rules out the weak fuel.
 """
@@ -16,7 +15,7 @@ from typing import Any
 
 from discoverylab.scenarios import oracle_tools as ot
 from discoverylab.scenarios.base import KnowledgeReport
-from discoverylab.scenarios.rocket_science.things import PLANETS, ROCKET_TANK_L, TEST_TANK_L, G
+from discoverylab.scenarios.rocket_science.things import ROCKET_TANK_L, TEST_TANK_L
 
 Gen = Generator[ot.Action, ot.Obs, Any]
 _NUM = r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
@@ -53,14 +52,8 @@ class RocketOracle:
     def run(self) -> Gen:
         height = float(ot.need(re.search(r"altitude of (\d+) km", self.text), "the orbit height")[1]) * 1000
         yield from self.act(ot.act("READ", self.uuid("rocketry book")))
-        planet = re.search(r"exactly those of (.+?)\.  ", self.text)
-        if planet:
-            _, radius_km, mass = next(p for p in PLANETS if p[0] == planet[1])
-            speed = math.sqrt(G * mass / (radius_km * 1000 + height))
-            gravity = G * mass / (radius_km * 1000) ** 2
-            self.found["radius_km"] = radius_km
-        else:
-            speed, gravity = yield from self.measure(height)
+        stated = re.search(r"radius of Planet X is (\d+) km", self.text)  # Easy
+        speed, gravity = yield from self.measure(height, float(stated[1]) * 1000 if stated else None)
         self.found |= {"gravity": gravity, "orbit_height_km": height / 1000, "orbit_speed": speed}
         fuel: tuple[str, int] | None = None
         if "load cell interface" in self.text:
@@ -88,13 +81,15 @@ class RocketOracle:
             f = f | {"fuel": fuel[0], "litres": fuel[1]}
         return KnowledgeReport(" ".join(lines), dict(f))
 
-    def measure(self, height: float) -> Gen:
+    def measure(self, height: float, radius: float | None = None) -> Gen:
+        """(orbital speed, gravity) from the pendulum and, unless `radius` (m) is stated, the
+        light angles at the two posts."""
         yield from self.act(ot.act("TELEPORT_TO_LOCATION", "control room"))
         pendulum = self.uuid("1-meter pendulum")
         yield from self.act(ot.act("TELEPORT_TO_OBJECT", pendulum))
         yield from self.act(ot.act("ACTIVATE", pendulum))
         angles = []
-        for post in ("northern observation post", "southern observation post"):
+        for post in ("northern observation post", "southern observation post") if radius is None else ():
             yield from self.act(ot.act("TELEPORT_TO_LOCATION", post))
             obs = yield from self.act(ot.act("USE", self.uuid("speed square"), self.uuid("speed square")))
             angles.append(
@@ -111,8 +106,9 @@ class RocketOracle:
             if ticks >= 50 and count > 0:
                 break
         gravity = 4 * math.pi**2 / (ticks / count) ** 2
-        dtheta = abs(angles[1] - angles[0]) / 1000  # degrees over the 30 m between the posts
-        radius = 30 * 360 / (2 * math.pi * dtheta)
+        if radius is None:
+            dtheta = abs(angles[1] - angles[0]) / 1000  # degrees over the 30 m between the posts
+            radius = 30 * 360 / (2 * math.pi * dtheta)
         self.found |= {"radius_km": radius / 1000, "period": ticks / count}
         return radius * math.sqrt(gravity / (radius + height)), gravity
 

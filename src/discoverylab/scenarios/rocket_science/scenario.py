@@ -13,7 +13,6 @@ from discoverylab.scenarios.rocket_science.oracle import solve
 from discoverylab.scenarios.rocket_science.things import (
     BOOK,
     LIGHT_ANGLE,
-    PLANETS,
     ROCKET_TANK_L,
     TEST_TANK_L,
     Fuel,
@@ -58,14 +57,15 @@ class RocketScience(Scenario):
     menus step numbers by +/-1000, 100, 10, 1; teleports to control room, rocket, northern and
     southern observation posts, thrust test site.
     Observation: standard text observation; readings come in action messages and dialog texts.
-    Scoring: Read the rocketry book /1, Use launch terminal /1, Enter correct orbit velocity /1
-    (within 2 m/s, decided at the launch confirmation); Normal/Challenge add Measure light angle
-    /2 (distinct readings), Activate pendulum /1, Observe pendulum /1; Challenge adds Use load
+    Scoring: Read the rocketry book /1, Activate pendulum /1, Observe pendulum /1, Use launch
+    terminal /1, Enter correct orbit velocity /1 (within 2 m/s, decided at the launch
+    confirmation); Normal/Challenge add Measure light angle /2 (distinct readings); Challenge adds Use load
     cell interface /1, Try the different fuel types /3 (distinct thrusts seen firing) and Enter
     correct fuel type and amount /1 (within 2 L). The task completes when the launch is confirmed
     and succeeds iff the decided items scored.
-    Difficulty knobs: Easy: a real body (one of 13, drawn per instance) named in the task, orbit
-    height 100..10000 km, fuel preset (a full tank). Normal: random radius 400..10000 km, mass
+    Difficulty knobs: Easy: the radius (400..10000 km) stated in the task, the mass
+    (1e23..1e25 kg, hence the gravity) to be measured with the pendulum, orbit height
+    100..10000 km, fuel preset (a full tank). Normal: random radius 400..10000 km, mass
     1e23..1e25 kg, height 100..10000 km, to be measured, fuel preset (a full tank). Challenge:
     as Normal, and the rocket is unfuelled: choose among fuels A, B, C (one works, one lacks
     thrust, one needs more than the 10,000 L tank) by testing 5000 L samples.
@@ -111,10 +111,6 @@ class RocketScience(Scenario):
             mass = 1e23 + float(rng.random()) * (1e25 - 1e23)
             height = float(self.randint(100, 10000))
             dry = float(self.randint(1000, 10000))
-            if self.difficulty == "easy":  # a real body; the drawn height (a fixed one made each
-                # body's speed a constant to remember from earlier episodes)
-                self.planet, radius, mass = self.seed_option(PLANETS)
-                delta = 360 * 0.031 / (2 * math.pi * radius)
             gravity = 6.67430e-11 * mass / (radius * 1000) ** 2
             speed = orbit_speed(mass, radius, height)
             if speed >= 24000:
@@ -128,7 +124,7 @@ class RocketScience(Scenario):
             self.fuels = dict(zip(letters, fuels, strict=True))
             self.answer, self.low_thrust, self.too_much = letters
             self.litres = fuel_litres(fuels[0], dry, speed)
-            if self.difficulty == "easy" or self._measurable():
+            if self._measurable():
                 return
         raise RuntimeError("could not generate a solvable rocket launch")
 
@@ -136,15 +132,16 @@ class RocketScience(Scenario):
         return round((self.theta0 + self.delta * y / 31) * 1000, 5)
 
     def _measurable(self) -> bool:
-        """The speed recomputed from the rounded readings (angles at rows 1 and 31, a 50-tick
-        pendulum reading, the load cell's numbers) is within 1 m/s, the amount within 1 L."""
+        """The speed recomputed from the rounded readings (angles at rows 1 and 31, Easy: the
+        stated radius; a 50-tick pendulum reading; the load cell's numbers) is within 1 m/s, the
+        amount within 1 L."""
         period = 2 * math.pi * math.sqrt(1 / self.gravity)
         count = round(50 / period, 3)
         if count <= 0:
             return False
         g = 4 * math.pi**2 / (50 / count) ** 2
         dtheta = abs(self.angle(31) - self.angle(1)) / 1000
-        r = 30 * 360 / (2 * math.pi * dtheta)
+        r = self.radius * 1000 if self.difficulty == "easy" else 30 * 360 / (2 * math.pi * dtheta)
         v = math.sqrt(g * r * r / (r + self.height * 1000))
         if abs(v - self.speed) >= 1:
             return False
@@ -229,13 +226,13 @@ class RocketScience(Scenario):
     def _declare_scorecard(self) -> None:
         card, diff = self.scorecard, self.difficulty
         self.read_book = card.add("Read the rocketry book", "The rocketry book has been read.", 1)
-        full = diff != "easy"
+        full = diff != "easy"  # Easy states the radius: no light angles
         if full:
             self.angles = card.add(
                 "Measure light angle", "The light angle has been measured at two places.", 2
             )
-            self.activate = card.add("Activate pendulum", "The pendulum has been activated.", 1)
-            self.observe = card.add("Observe pendulum", "The pendulum has been read.", 1)
+        self.activate = card.add("Activate pendulum", "The pendulum has been activated.", 1)
+        self.observe = card.add("Observe pendulum", "The pendulum has been read.", 1)
         self.use_terminal = card.add("Use launch terminal", "The launch terminal has been used.", 1)
         if diff == "challenge":
             self.use_cell = card.add("Use load cell interface", "The load cell interface has been used.", 1)
@@ -245,15 +242,14 @@ class RocketScience(Scenario):
             self.fuel_item = card.add(
                 "Enter correct fuel type and amount", "The launch used the right fuel.", 1
             )
-        radius = f"{self.radius:g}" if diff == "easy" else f"{int(self.radius)}"
-        card.ask(f"Does it clearly state the planet's radius is approximately {radius} km?",
-                 f"The planet's radius is about {radius} km.")  # fmt: skip
+        if full:  # (Easy states it)
+            card.ask(f"Does it clearly state the planet's radius is approximately {int(self.radius)} km?",
+                     f"The planet's radius is about {int(self.radius)} km.")  # fmt: skip
         card.ask(f"Does it clearly state the planet's gravity is approximately {round(self.gravity, 2)} m/s^2?",
                  f"The surface gravity is about {round(self.gravity, 2)} m/s^2.")  # fmt: skip
-        if full:
-            period = round(2 * math.pi * math.sqrt(1 / self.gravity), 2)
-            card.ask(f"Does it clearly state the pendulum's period is approximately {period} seconds?",
-                     f"The 1-meter pendulum's period is about {period} s.")  # fmt: skip
+        period = round(2 * math.pi * math.sqrt(1 / self.gravity), 2)
+        card.ask(f"Does it clearly state the pendulum's period is approximately {period} seconds?",
+                 f"The 1-meter pendulum's period is about {period} s.")  # fmt: skip
         h, v = int(self.height), round(self.speed, 1)
         card.ask(f"Does it clearly state the target orbit speed to reach an orbital height of {h} km is "
                  f"approximately {v} m/s? (plus or minus 3 m/s)", f"The orbit speed at {h} km is about {v} m/s.")  # fmt: skip
@@ -285,7 +281,7 @@ class RocketScience(Scenario):
                 "weight and thrust."
             )
         if diff == "easy":
-            text += f"  The mass and radius of Planet X are exactly those of {self.planet}."
+            text += f"  The radius of Planet X is {int(self.radius)} km (from the survey); its mass is not known."
         text += (
             "  Notes: each cell of the map is a 1 m square; one tick lasts one second; neglect air resistance; mind "
             "the units; the formulas in your rocketry book are simplifications; keep the decimals in your "
@@ -300,14 +296,14 @@ class RocketScience(Scenario):
         for record in self.new_actions():
             if record.action == "READ" and record.arg1 is self.book:
                 self.read_book.set(1)
-            if record.action == "READ" and record.arg1 is self.pendulum and self.difficulty != "easy":
+            if record.action == "READ" and record.arg1 is self.pendulum:
                 self.observe.set(1)
         if self.difficulty != "easy":
             count = len(self.square.readings)
             if count:
                 self.angles.set(min(count, 2) * 1, completed=count >= 2)
-            if self.pendulum.activated:
-                self.activate.set(1)
+        if self.pendulum.activated:
+            self.activate.set(1)
         if "interactedWith" in self.terminal.states:
             self.use_terminal.set(1)
         if self.difficulty == "challenge":

@@ -30,23 +30,6 @@ G = 6.67430e-11
 LIGHT_ANGLE = "light_angle"
 ROCKET_TANK_L = 10000
 TEST_TANK_L = 5000
-# name, radius (km), mass (kg): Easy draws one per instance (`Scenario.seed_option`).
-PLANETS = (
-    ("Earth", 6371.0, 5.972e24),
-    ("the Moon", 1737.4, 7.342e22),
-    ("Mars", 3389.5, 6.4171e23),
-    ("Io", 1821.6, 8.931938e22),
-    ("Europa", 1560.8, 4.799844e22),
-    ("Ganymede", 2634.1, 1.4819e23),
-    ("Callisto", 2410.3, 1.075938e23),
-    ("Titan", 2574.7, 1.3452e23),
-    ("Mercury", 2439.4, 3.3011e23),
-    ("Venus", 6051.8, 4.8675e24),
-    ("Triton", 1353.4, 2.139e22),
-    ("Pluto", 1188.3, 1.303e22),
-    ("Ceres", 469.7, 9.3839e20),
-)
-
 BOOK = (
     "Rocketry formula sheet\n"
     "- Escape velocity: v_e = sqrt(2 * G * M / r)\n"
