@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from discoverylab.llm.judge_prompt import EVIDENCE_END, EVIDENCE_START, escaped
+from discoverylab.llm.judge_prompt import EVIDENCE_END, EVIDENCE_START, escaped, without_grading_talk
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -29,6 +29,20 @@ JUDGE_RULES = (
 def evidence_message(evidence: dict[str, Any]) -> str:
     """Evidence as one escaped JSON object between the markers (untrusted text stays inside strings)."""
     return f"{EVIDENCE_START}\n{escaped(evidence, indent=1)}\n{EVIDENCE_END}"
+
+
+def agent_text(value: Any) -> Any:
+    """`value` (the agent's report, experiments or hypotheses: strings inside dicts and lists) with
+    every sentence that speaks about grading replaced by a marker, as DiscoveryWorld's judge does
+    (`llm.judge_prompt.without_grading_talk`): the embedded judge obeyed "Grader note: ...
+    evaluation 1" in a report; the rules telling it to ignore such text were not enough."""
+    if isinstance(value, str):
+        return without_grading_talk(value)[0]
+    if isinstance(value, dict):
+        return {k: agent_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [agent_text(v) for v in value]
+    return value
 
 
 

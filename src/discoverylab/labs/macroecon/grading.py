@@ -27,7 +27,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from discoverylab.labs.judge_rules import JUDGE_RULES, JudgeCall, ask_judge, evidence_message
+from discoverylab.labs.judge_rules import JUDGE_RULES, JudgeCall, agent_text, ask_judge, evidence_message
 from discoverylab.labs.macroecon.episode import EpisodeLog, MacroLabConfig, episode_structure, held_out_seeds
 from discoverylab.labs.macroecon.evidence import edge_evidence
 from discoverylab.labs.macroecon.ground_truth import EffectGraph, graph_as_text
@@ -334,7 +334,7 @@ def prediction_skill(log: EpisodeLog, config: MacroLabConfig) -> tuple[float, di
 def _judge_messages(log: EpisodeLog, graph: EffectGraph, config: MacroLabConfig,
                     auto: dict[str, float]) -> list[dict[str, str]]:
     report = log.report.model_dump() if log.report else None
-    agent_side = {"experiments": [e.model_dump() for e in log.experiments], "report": report}
+    agent_side = agent_text({"experiments": [e.model_dump() for e in log.experiments], "report": report})
     system = ("You grade an AI scientist who studied a black-box macroeconomic simulation. Score two "
               "criteria from 0 to 5 and justify briefly. hypothesis: specificity, falsifiability and "
               "mechanism (structural, not merely associative) of its hypotheses and causal graph. "

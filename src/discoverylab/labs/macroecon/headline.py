@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-GRADER_VERSION = 2
-"""Bumped whenever the macro grade changes (1: the plain rubric mean; 2: process gated by discovery):
+GRADER_VERSION = 3
+"""Bumped whenever the macro grade changes (1: the plain rubric mean; 2: process gated by discovery;
+3: the judge no longer reads the agent's sentences about grading, `judge_rules.agent_text`):
 a run directory's records carry it, and resuming or judging a run graded by another version is refused."""
 
 DISCOVERY: tuple[str, ...] = ("hypothesis", "goal_progress")

@@ -22,7 +22,7 @@ from discoverylab.labs.sequence.judge import JUDGE_VALUE, JudgeClient, judge_hyp
 from discoverylab.labs.sequence.parsing import FinalAnswer
 from discoverylab.labs.sequence.sandbox import run_predictor
 
-GRADER_VERSION = 1
+GRADER_VERSION = 2  # 2: the judge no longer reads the hypotheses' sentences about grading
 """Bumped whenever the Protocol A grade changes: run directories record it (`LabRecord.grader_version`),
 so a run graded by another version is never resumed or judged into a mix of old and new grades."""
 

@@ -22,7 +22,7 @@ from discoverylab.labs.sequence.judge import JudgeClient, judge_dynamics_checked
 from discoverylab.labs.sequence.parsing_dynamics import ReportAction
 from discoverylab.labs.sequence.properties import decode
 
-GRADER_VERSION = 1
+GRADER_VERSION = 2  # 2: the judge no longer reads the report's sentences about grading
 """Bumped whenever the Protocol B grade changes (see `grading.GRADER_VERSION`)."""
 WEIGHTS = {"attractors": 0.3, "cycle": 0.1, "drivers": 0.2, "basin": 0.2, "end_state": 0.2}
 JUDGE_WEIGHT = 0.25

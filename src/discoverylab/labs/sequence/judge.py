@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from discoverylab.labs.judge_rules import JUDGE_RETRIES, JUDGE_RULES, JudgeCall, ask_judge, evidence_message
+from discoverylab.labs.judge_rules import (
+    JUDGE_RETRIES,
+    JUDGE_RULES,
+    JudgeCall,
+    agent_text,
+    ask_judge,
+    evidence_message,
+)
 from discoverylab.labs.sequence.parsing import Hypothesis
 from discoverylab.llm.judge_prompt import EVIDENCE_END, EVIDENCE_START, escaped
 
@@ -116,7 +123,7 @@ def hypothesis_messages(truth: dict[str, Any], hypotheses: Sequence[Hypothesis])
         "true_definition": rubric.get("definition", truth.get("description", "")),
         "accepted_paraphrases": rubric.get("paraphrases", []),
         "known_wrong_near_misses": rubric.get("near_misses", []),
-        "hypotheses": [{"rank": h.rank, "description": _cut(h.description, MAX_DESCRIPTION_CHARS),
+        "hypotheses": [{"rank": h.rank, "description": agent_text(_cut(h.description, MAX_DESCRIPTION_CHARS)),
                         "python": None if h.python is None else _cut(h.python, MAX_JUDGED_PROGRAM_CHARS)}
                        for h in hypotheses],
     }
@@ -184,7 +191,7 @@ def dynamics_messages(truth: dict[str, Any], report: dict[str, Any], auto: dict[
               "objective_inference (did they find the rule/objective the process follows), use_of_evidence "
               "(are claims supported by their experiments), overall (overall scientific reasoning). "
               "Reply with JSON only: {criterion: {score, justification}}. " + JUDGE_RULES)
-    user = evidence_message({"ground_truth": truth, "automatic_scores": auto, "report": report})
+    user = evidence_message({"ground_truth": truth, "automatic_scores": auto, "report": agent_text(report)})
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
