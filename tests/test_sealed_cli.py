@@ -198,3 +198,24 @@ def test_audit_reads_the_results_once_and_leaves_no_file_open(tmp_path: Path) ->
         gc.collect()
     assert result.exit_code == 0 and "1 of 1 records verified" in result.output, result.output
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize(("extra", "warned"), [
+    ([], True),  # agent and judge: the embedded model
+    (["--judge-model", "judge", "--judge-base-url", "http://127.0.0.1:9/v1"], False),  # a named judge
+    (["--no-judge"], False),
+])  # fmt: skip
+def test_run_says_when_the_embedded_model_judges_knowledge(monkeypatch: pytest.MonkeyPatch, extra: list[str],
+                                                             warned: bool) -> None:  # fmt: skip
+    """Before: a run judged by the embedded SmolLM2-135M printed its knowledge scores like any
+    other, though that model grades noisily (it credited some reports that state every candidate
+    over a lone guess; docs/agents.md). Now the run says so before it starts."""
+    from discoverylab.cli import main as cli_main
+    from discoverylab.llm.client import ENV_BASE_URL
+
+    monkeypatch.delenv(ENV_BASE_URL, raising=False)
+    monkeypatch.setattr(cli_main, "_execute", lambda *a, **k: None)  # the warning, not the episodes
+    result = runner.invoke(app, ["run", "--agent", "react", "--task", "Proteomics", "--difficulty", "easy",
+                                 "--seeds", "0", *extra])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert ("judged by the embedded SmolLM2-135M" in result.output) is warned, result.output

@@ -82,6 +82,7 @@ from discoverylab.cli.options import (
     llm_settings,
     split_key,
     stored_config,
+    warn_embedded_judge,
 )
 from discoverylab.cli.tables import print_scorecard, results_table
 from discoverylab.labs.cli import lab_app
@@ -246,6 +247,7 @@ def run(
         check_llm_env(request_timeout)
     check_sealed_judge(split, pairs, llm, judge, judge_model, judge_base_url)
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
+    warn_embedded_judge(judge_llm, pairs)
     jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
     _execute(jobs, len(seed_list), out, workers, as_json,
              f"{agent} on {cls.task_id}", stored_config(max_steps, llm, judge_llm, split, key), episode_timeout,
@@ -319,6 +321,7 @@ def bench(
         check_llm_env(request_timeout)
     check_sealed_judge(split, pairs, llm, judge, judge_model, judge_base_url)
     judge_llm = judge_settings(llm, judge, judge_model, judge_base_url)
+    warn_embedded_judge(judge_llm, pairs)
     jobs = iter_jobs(pairs, seed_list, agent, max_steps, llm, judge_llm, split=split, key=key)
     title = f"{agent} agent, " + (f"task {pairs[0][0]}" if task is not None else f"suite {suite}")
     _execute(jobs, len(pairs) * len(seed_list), out, workers,

@@ -246,6 +246,18 @@ def check_sealed_judge(split: str | None, pairs: list[tuple[str, str]], llm: LLM
          f"({where}), which should never see them: {fix}")
 
 
+def warn_embedded_judge(judge: LLMSettings | None, pairs: list[tuple[str, str]],
+                        fix: str = "--judge-model / --judge-base-url") -> None:
+    """Say so where the embedded SmolLM2-135M judges knowledge: it grades noisily (it gave honest
+    reports 0 and credited some reports stating every candidate over a lone guess; docs/agents.md),
+    so its knowledge scores are plumbing, not a measurement, and a run's table would not say so."""
+    if judge is None or not judge.embedded or not any(_asks_questions(task) for task, _ in pairs):
+        return
+    err.print("[yellow]Knowledge is judged by the embedded SmolLM2-135M model: its knowledge scores are plumbing, "
+              f"not a measurement (docs/agents.md). For results you report, name a judge with {fix}.[/yellow]",
+              soft_wrap=True)  # fmt: skip
+
+
 def _asks_questions(task: str) -> bool:
     """Whether a task's judge gets gold facts (discovery tasks); an unknown name (a record from
     another version) counts as one, so the rule errs on the side of the gold."""

@@ -32,6 +32,7 @@ from discoverylab.cli.options import (
     console,
     err,
     fail,
+    warn_embedded_judge,
 )
 
 if TYPE_CHECKING:
@@ -230,6 +231,8 @@ def judge_cmd(
     check_base_url(base_url, "--base-url")
     settings = LLMSettings(model=model, base_url=base_url, json_mode=json_mode)
     check_sealed_records(stored, settings)
+    warn_embedded_judge(settings, [(str(rec["task"]), str(rec.get("difficulty"))) for rec in stored if "task" in rec],
+                        "--model / --base-url")  # fmt: skip
     try:
         judge = make_judge(settings, request_timeout=request_timeout, context_tokens=context_tokens)
     except (LLMError, ValueError) as exc:
