@@ -17,12 +17,14 @@ canary file, the directory listing and that no process is left.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -117,7 +119,20 @@ IPC_ATTACKS = {
 
 
 @pytest.fixture
-def grader_ipc() -> tuple[int, int]:
+def ipc_alone() -> Iterator[None]:
+    """Hold a machine-wide lock while a test counts and removes System V objects: the host's IPC
+    namespace is shared by every pytest-xdist worker, and a test that removed "what appeared since it
+    started" once removed another worker's segment, whose read then crashed that worker."""
+    with open(Path(tempfile.gettempdir()) / "discoverylab-sysv-ipc-tests.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture
+def grader_ipc(ipc_alone: None) -> Iterator[tuple[int, int]]:
     """A shared memory segment (mode 0666, holding the secret) and a message queue (mode 0622) of the
     grader's, as a database or a display server would keep them; removed afterwards."""
     segment = LIBC.shmget(KEY, 4096, IPC_CREAT | 0o666)
@@ -132,6 +147,7 @@ def grader_ipc() -> tuple[int, int]:
 
 def _segment_text(segment: int) -> bytes:
     address = LIBC.shmat(segment, None, SHM_RDONLY)
+    assert address not in (None, ctypes.c_void_p(-1).value), f"the grader's segment is gone (errno {ctypes.get_errno()})"
     try:
         return ctypes.string_at(address, len(SECRET))
     finally:
