@@ -249,8 +249,8 @@ def sweep(args: argparse.Namespace, tasks: list[str], forward: list[str]) -> Non
             if args.time_limit:  # the child stops by the wall clock: its imports count too
                 cmd += ["--until", f"{wall + args.time_limit - 5:.1f}"]
             (parts / f"{task}.json").unlink(missing_ok=True)  # an earlier run's curve is never taken for this one's
-            log = (parts / f"{task}.log").open("w")
-            running[task] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+            with (parts / f"{task}.log").open("w") as log:  # the child writes through its own copy
+                running[task] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
             launched.add(task)
         time.sleep(0.5)
         for task, proc in list(running.items()):
