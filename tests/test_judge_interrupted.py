@@ -11,11 +11,8 @@ the test signals the group as a terminal does once the judge's first request cam
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +22,8 @@ from typer.testing import CliRunner
 from discoverylab.cli import app
 from llm_scripted_server import Scripted, ScriptedLLMServer
 from rubric_judge import OracleReplay, judge_user_text, oracle_actions, rubric_judge
+from stop_kit import stop_when
 
-SRC = Path(__file__).resolve().parents[1] / "src"
 TASK, DIFFICULTY, SEED = "LostInTranslation", "easy", 0
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
 
@@ -46,26 +43,8 @@ def test_a_stop_while_judging_keeps_the_finished_episode_unjudged(scripted_llm: 
     out = tmp_path / "run"
     args = ["run", "--agent", "react", "--task", TASK, "-d", DIFFICULTY, "--seeds", str(SEED),
             "--max-steps", str(len(actions)), "--base-url", scripted_llm.base_url, "--model", "m", "--out", str(out)]
-    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "DISCOVERYLAB_LLM_REQUEST_TIMEOUT": "120"}
-    env.pop("DISCOVERYLAB_LLM_BASE_URL", None)
-    proc = subprocess.Popen([sys.executable, "-c", "from discoverylab.cli.main import main; main()", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while replay.judge_requests == 0:  # the episode has been played; its judge is now waiting
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the judge was never asked"
-            time.sleep(0.05)
-        time.sleep(0.3)
-        os.killpg(proc.pid, sig)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-    text = err.decode()
-    assert proc.returncode == code, text[-2000:]
+    returncode, text = stop_when(args, lambda: replay.judge_requests > 0, sig, tmp_path)
+    assert returncode == code, text[-2000:]
     (rec,) = _records(out)
     assert (rec["status"], rec["success"], rec["steps"]) == ("ok", True, len(actions)), rec
     assert rec["knowledge_status"] == "unjudged" and rec["knowledge_score"] is None

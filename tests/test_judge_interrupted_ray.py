@@ -11,11 +11,8 @@ Ctrl-C for the group once the judge's first request came in. Ray starts in 10-30
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +21,8 @@ from typer.testing import CliRunner
 from discoverylab.cli import app
 from llm_scripted_server import Scripted, ScriptedLLMServer
 from rubric_judge import OracleReplay, oracle_actions, rubric_judge
-from test_judge_interrupted import DIFFICULTY, SEED, SRC, TASK, _records
+from stop_kit import stop_when
+from test_judge_interrupted import DIFFICULTY, SEED, TASK, _records
 
 pytest.importorskip("ray", reason="the ray backend is optional: pip install 'discoverylab[ray]'")
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals"),
@@ -40,28 +38,10 @@ def test_ctrl_c_while_judging_on_ray_keeps_the_finished_episode_unjudged(scripte
     out = tmp_path / "run"
     args = ["bench", "--backend", "ray", "--agent", "react", "--task", TASK, "-d", DIFFICULTY, "--seeds", str(SEED),
             "--max-steps", str(len(actions)), "--base-url", scripted_llm.base_url, "--model", "m", "--out", str(out)]
-    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "DISCOVERYLAB_LLM_REQUEST_TIMEOUT": "180"}
-    env.pop("DISCOVERYLAB_LLM_BASE_URL", None)
-    stderr = tmp_path / "stderr.log"  # a file: a pipe nobody reads would block the runner when full
-    with stderr.open("wb") as sink:
-        proc = subprocess.Popen([sys.executable, "-c", "from discoverylab.cli.main import main; main()", *args],
-                                env=env, stdout=subprocess.DEVNULL, stderr=sink, start_new_session=True)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 240
-        while replay.judge_requests == 0:  # the episode has been played; its judge is now waiting
-            assert proc.poll() is None, stderr.read_text(errors="replace")[-2000:]
-            assert time.monotonic() < deadline, "the judge was never asked"
-            time.sleep(0.1)
-        time.sleep(0.5)
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    text = " ".join(stderr.read_text(errors="replace").split())
-    assert proc.returncode == 130, text[-2000:]
+    returncode, err = stop_when(args, lambda: replay.judge_requests > 0, signal.SIGINT, tmp_path, request_timeout=180,
+                                wait_s=240, settle_s=0.5, stop_s=60)  # Ray starts in 10-30 s
+    text = " ".join(err.split())
+    assert returncode == 130, text[-2000:]
     assert "Interrupted by SIGINT" in text and "0 in flight dropped" in text, text[-2000:]
     (rec,) = _records(out)
     assert (rec["status"], rec["success"], rec["steps"]) == ("ok", True, len(actions)), rec

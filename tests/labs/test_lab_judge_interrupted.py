@@ -10,11 +10,8 @@ on 127.0.0.1, which stalls; the test signals the group, as a terminal does, once
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,8 +21,8 @@ from typer.testing import CliRunner
 from discoverylab.labs.cli import lab_app
 from discoverylab.labs.run_record import LabRecord
 from llm_scripted_server import Scripted, ScriptedLLMServer
+from stop_kit import stop_when
 
-SRC = Path(__file__).resolve().parents[2] / "src"
 HIDDEN = "sequence/hidden-property"
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
 
@@ -43,25 +40,9 @@ def test_a_stop_while_the_lab_judge_grades_keeps_the_finished_episode_unjudged(
     out = tmp_path / "run"
     args = ["run", HIDDEN, "--agent", "oracle", "--seeds", "0", "--out", str(out), "--no-plots",
             "--config", json.dumps(CONFIG), "--judge-model", "scripted-model", "--judge-base-url", scripted_llm.base_url]
-    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "DISCOVERYLAB_LLM_REQUEST_TIMEOUT": "120"}
-    proc = subprocess.Popen([sys.executable, "-c", "from discoverylab.cli.main import main; main()", "lab", *args],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while not scripted_llm.requests:  # the episode has been played; its judge is now waiting
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the judge was never asked"
-            time.sleep(0.05)
-        time.sleep(0.3)
-        os.killpg(proc.pid, sig)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-    text = " ".join(err.decode().split())
-    assert proc.returncode == code, text[-2000:]
+    returncode, err = stop_when(["lab", *args], lambda: bool(scripted_llm.requests), sig, tmp_path)
+    text = " ".join(err.split())
+    assert returncode == code, text[-2000:]
     assert f"Interrupted by {sig.name}" in text and "0 in flight dropped" in text, text[-2000:]
     assert "1 episode: 1 ok" in text and "lab judge" in text and "--unjudged-only" in text, text[-2000:]
     (rec,) = _records(out)
