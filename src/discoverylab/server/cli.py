@@ -32,17 +32,14 @@ def env_serve(
     from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked
     from discoverylab.instances import InstanceError, key_id, load_key
     from discoverylab.server import app
-    from discoverylab.server.ledger import FileLedger, LedgerError, default_ledger_path
+    from discoverylab.server.ledger import FileLedger, LedgerError, ledger_path
 
     try:
         key = load_key(eval_key_file)
-        if key is None and ledger is not None:
-            raise InstanceError("--ledger goes with an evaluation key (--eval-key-file or $DISCOVERYLAB_EVAL_KEY): "
-                                "it lists the sealed instances played")  # fmt: skip
+        kid = key_id(key) if key is not None else None
         # each sealed instance plays once, across restarts too: the ledger is read back from its file
-        played = None
-        if key is not None:
-            played = FileLedger(ledger or default_ledger_path(key_id(key)), key_id(key))
+        path = ledger_path(kid, ledger, "--ledger", "--eval-key-file")
+        played = FileLedger(path, kid) if path is not None and kid is not None else None
     except (InstanceError, LedgerError) as exc:
         err.print(f"[red]Error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None

@@ -38,6 +38,18 @@ def default_ledger_path(key_id: str) -> Path:
     return Path(state) / "discoverylab" / f"env-serve-played-{key_id}.jsonl"
 
 
+def ledger_path(key_id: str | None, path: Path | None, option: str, key_option: str) -> Path | None:
+    """Where a server with this key keeps its played sealed instances: `path`, else the key's
+    default; None without a key. `path` without a key is refused (LedgerError): the file lists the
+    sealed instances of one key (`option`, `key_option`: how the caller's user names the two)."""
+    if key_id is None:
+        if path is not None:
+            raise LedgerError(f"{option} goes with an evaluation key ({key_option} or $DISCOVERYLAB_EVAL_KEY): it "
+                              "lists the sealed instances played")  # fmt: skip
+        return None
+    return Path(path) if path is not None else default_ledger_path(key_id)
+
+
 class FileLedger(SealedLedger):
     """A `SealedLedger` kept in an append-only file, held (flock) until `close` or the process ends."""
 

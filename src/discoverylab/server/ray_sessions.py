@@ -211,13 +211,11 @@ class RaySessions:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         from discoverylab.instances import key_id, load_key
-        from discoverylab.server.ledger import default_ledger_path
+        from discoverylab.server.ledger import ledger_path
 
         held = key if key is not None else load_key()
-        if ledger is not None and held is None:
-            raise ValueError("ledger goes with an evaluation key (key= or $DISCOVERYLAB_EVAL_KEY): it lists the "
-                             "sealed instances played")  # fmt: skip
         kid = key_id(held) if held is not None else None
+        self.ledger_path = ledger_path(kid, ledger, "ledger", "key=")
         self.ray = ray
         self.per_actor, self.ttl_s, self.key = sessions_per_actor, ttl_s, held
         self.actor_cls = ray.remote(num_cpus=num_cpus)(SessionHost)
@@ -225,7 +223,6 @@ class RaySessions:
         self.counts: list[int] = []
         self.where: dict[str, int] = {}
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
-        self.ledger_path = Path(ledger) if ledger is not None else default_ledger_path(kid) if kid else None
         self.out = Path(out) if out is not None else None
         self.records: Any = None
         self.ledger = _on(here, LedgerHost).remote(str(self.ledger_path) if self.ledger_path is not None else None, kid)
