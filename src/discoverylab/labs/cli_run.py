@@ -31,7 +31,6 @@ from discoverylab.labs.cli_common import (
     _split_key,
     console,
     err,
-    parse_seeds,
 )
 from discoverylab.labs.jobs import expand_protocols, make_jobs, make_spec_jobs
 from discoverylab.labs.protocol import ProtocolError
@@ -98,9 +97,9 @@ def _checked_seeds(text: str, labs: int, agents: int, what: str) -> list[int]:
     starts) holds at most `bench.runner.MAX_SEEDS` episodes: before, `--seeds 0-99999999999` filled the memory."""
     from discoverylab.bench.runner import check_seed_count, parse_seed_ranges
 
-    count = sum(r.stop - r.start for r in parse_seed_ranges(text).ranges)  # bounded, not listed yet
-    check_seed_count(count, text, labs * max(1, agents), f"{labs} {what} x {agents} agent(s) x ")
-    return parse_seeds(text)
+    seeds = parse_seed_ranges(text)  # at most MAX_SEEDS seeds (whole numbers >= 0), not listed yet
+    check_seed_count(len(seeds), text, labs * max(1, agents), f"{labs} {what} x {agents} agent(s) x ")
+    return list(seeds)
 
 
 def run(
