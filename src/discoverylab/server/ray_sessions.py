@@ -35,7 +35,38 @@ from typing import Any
 from discoverylab.bench.episode import EpisodeRecord
 from discoverylab.labs.run_record import LabRecord
 from discoverylab.server.records import EpisodeRecords, records_config
-from discoverylab.server.session import ResetRequest, SealedLedger, StepResult
+from discoverylab.server.session import ResetRequest, SealedLedger, SessionError, StepResult
+
+
+class SessionLost(SessionError):
+    """The Ray actor that held a session died (its process ended): the episode in play is gone;
+    every episode that had ended is already on disk (`out`). The client starts a new session."""
+
+    status = 410
+
+
+class StepManyError(SessionError):
+    """`step_many` where some sessions failed: `results` holds the steps that happened, `errors`
+    each failed session's error (its own status)."""
+
+    def __init__(self, results: dict[str, StepResult], errors: dict[str, SessionError]) -> None:
+        first = next(iter(errors.values()))
+        super().__init__(f"{len(errors)} of {len(results) + len(errors)} sessions failed to step (first: {first}); "
+                         "the others' results are in `results`.")  # fmt: skip
+        self.results, self.errors = results, errors
+        self.status = getattr(first, "status", 400)
+
+
+def _lost_text(sid: str) -> str:
+    return (f"Session {str(sid)[:40]!r} was held by a Ray actor that died: its episode in play is lost (every "
+            "episode that had ended is recorded). Create a new session.")  # fmt: skip
+
+
+class ServiceRestarting(SessionError):
+    """The pool's ledger or records actor died and Ray restarts it (its state is in its file):
+    the request can be tried again; an ended episode's record is written again when its session goes."""
+
+    status = 503
 
 
 def _call(ref: Any) -> Any:
@@ -51,11 +82,25 @@ def _call(ref: Any) -> Any:
         raise
 
 
-def _on(node: Any, cls: type) -> Any:
-    """An actor class pinned to `node`, using no CPU (the pool's ledger and records: files there)."""
+def _service_call(ref: Any, what: str) -> Any:
+    """`_call` to the pool's ledger or records actor: its death is a 503 that says so, not a
+    `RayActorError` (a 500 with Ray's text)."""
     import ray
 
-    return ray.remote(cls).options(num_cpus=0, scheduling_strategy=node)
+    try:
+        return _call(ref)
+    except ray.exceptions.RayActorError as exc:
+        raise ServiceRestarting(f"The Ray pool's {what} actor died ({type(exc).__name__}); Ray restarts it from its "
+                                "file. Try the request again.") from None  # fmt: skip
+
+
+def _on(node: Any, cls: type) -> Any:
+    """An actor class pinned to `node`, using no CPU (the pool's ledger and records: files there).
+    Ray restarts it if its process dies: what it holds is in its file (the ledger's claims, DIR's
+    records and lock, taken again by the new process), so the pool goes on."""
+    import ray
+
+    return ray.remote(cls).options(num_cpus=0, scheduling_strategy=node, max_restarts=-1)
 
 
 class LedgerHost:
@@ -96,7 +141,7 @@ class RemoteLedger(SealedLedger):
         self.handle = handle
 
     def claim_name(self, task: str, difficulty: str, index: int) -> bool:
-        return bool(_call(self.handle.claim.remote(task, difficulty, index)))
+        return bool(_service_call(self.handle.claim.remote(task, difficulty, index), "ledger"))
 
 
 class RecordsHost:
@@ -141,10 +186,10 @@ class RemoteRecords(EpisodeRecords):
         self.handle = handle
 
     def append_dw(self, name: str, log: list[dict[str, Any]], record: EpisodeRecord) -> None:
-        _call(self.handle.append_dw.remote(name, log, record))
+        _service_call(self.handle.append_dw.remote(name, log, record), "records")
 
     def append_lab(self, record: LabRecord) -> None:
-        _call(self.handle.append_lab.remote(record))
+        _service_call(self.handle.append_lab.remote(record), "records")
 
 
 class SessionHost:
@@ -192,9 +237,10 @@ class SessionHost:
         self._stopped.set()
         self.pool.close_all()
 
-    def load(self) -> int:
+    def held(self) -> list[str]:
+        """The sessions this actor still holds (idle ones past the TTL closed first)."""
         self.pool.sweep()
-        return len(self.pool.slots)
+        return list(self.pool.slots)
 
 
 class RaySessions:
@@ -222,6 +268,8 @@ class RaySessions:
         self.actors: list[Any] = []
         self.counts: list[int] = []
         self.where: dict[str, int] = {}
+        self.dead: set[int] = set()  # actors whose process died (`_lost`): nothing is placed there again
+        self.lost: set[str] = set()  # sessions that were on them (`SessionLost`, not "no session")
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
         self.out = Path(out) if out is not None else None
         self.records: Any = None
@@ -238,47 +286,127 @@ class RaySessions:
         self._records_args = (self.records, str(self.out), kid) if self.records is not None else None
 
     def create(self) -> str:
-        room = [i for i, count in enumerate(self.counts) if count < self.per_actor]
-        if room:
-            i = room[0]
-        else:
-            self.actors.append(self.actor_cls.remote(self.per_actor, self.ttl_s, self.key, self.ledger, self._records_args))
-            self.counts.append(0)
-            i = len(self.actors) - 1
-        sid = str(_call(self.actors[i].create.remote()))
-        self.counts[i] += 1
-        self.where[sid] = i
-        return sid
+        for _ in range(3):  # an actor that dies as the session is made: another one (a new one if none has room)
+            room = self._room()
+            if room is None:
+                self._recount()  # sessions the actors closed on their own (expired) free their places
+                room = self._room()
+            if room is None:
+                self.actors.append(self.actor_cls.remote(self.per_actor, self.ttl_s, self.key, self.ledger, self._records_args))
+                self.counts.append(0)
+                room = len(self.actors) - 1
+            try:
+                sid = str(_call(self.actors[room].create.remote()))
+            except self.ray.exceptions.RayActorError:
+                self._lost(room)
+                continue
+            self.counts[room] += 1
+            self.where[sid] = room
+            return sid
+        raise ServiceRestarting("Three Ray actors died in a row as a session was made on them; see the Ray logs "
+                                "(memory, the cluster's nodes) before trying again.")  # fmt: skip
 
-    def _host(self, sid: str) -> Any:
-        return self.actors[self.where[sid]]
+    def _room(self) -> int | None:
+        """The first live actor with a free place, by the driver's count."""
+        return next((i for i, n in enumerate(self.counts) if n < self.per_actor and i not in self.dead), None)
+
+    def _recount(self) -> None:
+        """Ask each live actor which sessions it still holds: an actor closes idle sessions after
+        the TTL on its own, and the driver would otherwise count them (and start new actors) forever."""
+        live = [i for i in range(len(self.actors)) if i not in self.dead]
+        refs = {i: self.actors[i].held.remote() for i in live}
+        for i, ref in refs.items():
+            try:
+                held = set(_call(ref))
+            except self.ray.exceptions.RayActorError:
+                self._lost(i)
+                continue
+            self.counts[i] = len(held)
+            for sid in [sid for sid, at in self.where.items() if at == i and sid not in held]:
+                del self.where[sid]
+
+    def _lost(self, i: int) -> None:
+        """Actor `i` died: no session is placed on it again, and its sessions are gone."""
+        self.dead.add(i)
+        self.counts[i] = 0
+        for sid in [sid for sid, at in self.where.items() if at == i]:
+            del self.where[sid]
+            self.lost.add(sid)
+
+    def _index(self, sid: str) -> int:
+        from discoverylab.server.app import NoSession
+
+        i = self.where.get(sid)
+        if i is not None:
+            return i
+        if sid in self.lost:
+            raise SessionLost(_lost_text(sid))
+        raise NoSession(f"No session {str(sid)[:40]!r}: it was closed, expired after {self.ttl_s:g} s idle, or never created here.")
+
+    def _ask(self, sid: str, method: str, *args: Any) -> Any:
+        """One call to the actor holding `sid`; the actor's death is `SessionLost`, not Ray's error."""
+        i = self._index(sid)
+        return self._answer(sid, i, getattr(self.actors[i], method).remote(sid, *args))
+
+    def _answer(self, sid: str, i: int, ref: Any) -> Any:
+        try:
+            return _call(ref)
+        except self.ray.exceptions.RayActorError:
+            self._lost(i)
+            raise SessionLost(_lost_text(sid)) from None
 
     def reset(self, sid: str, **request: Any) -> StepResult:
-        return StepResult(**_call(self._host(sid).reset.remote(sid, request)))
+        return StepResult(**self._ask(sid, "reset", request))
 
     def step(self, sid: str, action: Any) -> StepResult:
-        return StepResult(**_call(self._host(sid).step.remote(sid, action)))
+        return StepResult(**self._ask(sid, "step", action))
 
     def step_many(self, actions: dict[str, Any]) -> dict[str, StepResult]:
-        """One step in each of several sessions at once (the actors work in parallel)."""
-        refs = {sid: self._host(sid).step.remote(sid, a) for sid, a in actions.items()}
-        return {sid: StepResult(**_call(ref)) for sid, ref in refs.items()}
+        """One step in each of several sessions at once (the actors work in parallel). If any
+        session's step fails, `StepManyError` carries the others' results (those steps happened)
+        and each failure; otherwise every session's result."""
+        refs: dict[str, tuple[int, Any]] = {}
+        errors: dict[str, SessionError] = {}
+        for sid, action in actions.items():
+            try:
+                i = self._index(sid)
+            except SessionError as exc:
+                errors[sid] = exc
+                continue
+            refs[sid] = (i, self.actors[i].step.remote(sid, action))
+        results: dict[str, StepResult] = {}
+        for sid, (i, ref) in refs.items():
+            try:
+                results[sid] = StepResult(**self._answer(sid, i, ref))
+            except SessionError as exc:
+                errors[sid] = exc
+        if errors:
+            raise StepManyError(results, errors)
+        return results
 
     def answer_sheet(self, sid: str) -> dict[str, Any] | None:
-        sheet = _call(self._host(sid).answer_sheet.remote(sid))
+        sheet = self._ask(sid, "answer_sheet")
         return dict(sheet) if sheet is not None else None
 
     def hand_in(self, sid: str, answers: dict[str, Any], knowledge: str | None = None) -> dict[str, Any]:
         """As env-serve's: the grade, or for a sealed instance a receipt (the grade is `out`'s)."""
-        return dict(_call(self._host(sid).hand_in.remote(sid, answers, knowledge)))
+        return dict(self._ask(sid, "hand_in", answers, knowledge))
 
     def state(self, sid: str) -> dict[str, Any]:
-        return dict(_call(self._host(sid).state.remote(sid)))
+        return dict(self._ask(sid, "state"))
 
     def close(self, sid: str) -> None:
-        i = self.where.pop(sid)
-        _call(self.actors[i].close.remote(sid))
+        """Close a session (recorded as env-serve's DELETE records it). Closing one that is already
+        gone (expired, its actor dead, closed before) does nothing."""
+        i = self.where.pop(sid, None)
+        self.lost.discard(sid)
+        if i is None:
+            return
         self.counts[i] -= 1
+        try:
+            _call(self.actors[i].close.remote(sid))
+        except self.ray.exceptions.RayActorError:
+            self._lost(i)
 
     def shutdown(self) -> None:
         """Stop: every actor records its ended episodes (sheets that never came), then DIR and
@@ -293,3 +421,5 @@ class RaySessions:
             if actor is not None:
                 self.ray.kill(actor)
         self.actors, self.counts, self.where = [], [], {}
+        self.dead.clear()
+        self.lost.clear()

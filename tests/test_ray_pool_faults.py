@@ -1,0 +1,132 @@
+"""The Ray pool survives its actors' deaths and its sessions' expiry, and says what happened.
+
+Before: a session actor that died left the driver placing new sessions on it (every `create`
+failed with Ray's `ActorDiedError` while that actor had room by the driver's count); its sessions
+raised Ray's error rather than saying the episode was lost; an unknown session id was a bare
+`KeyError`; sessions that expired on their actor kept counting, so each `create` started another
+actor; the records actor, once dead, never came back (every later ended episode lost its record);
+and one failed session in `step_many` threw away the others' results, whose steps had happened.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="the ray scale-out is optional: pip install 'discoverylab[ray]'")
+pytestmark = pytest.mark.xdist_group("ray")  # one local Ray at a time (see test_env_server_ray.py)
+
+KEY = b"f" * 32
+WAIT = {"action": "WAIT"}
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _pool(per_actor: int, **options: Any) -> Any:
+    from discoverylab.server.ray_sessions import RaySessions
+
+    return RaySessions(sessions_per_actor=per_actor, num_cpus=0.25, **options)
+
+
+def _dies(actor: Any) -> None:
+    """Kill the actor's process and wait until Ray knows (a call to it then fails)."""
+    ray.kill(actor)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.__ray_ready__.remote(), timeout=5)
+        except ray.exceptions.RayActorError:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the killed actor still answers")
+
+
+def test_a_dead_session_actor_loses_its_sessions_by_name_and_is_never_used_again(local_ray: None) -> None:
+    from discoverylab.server.app import NoSession
+    from discoverylab.server.ray_sessions import SessionLost
+
+    pool = _pool(3)
+    try:
+        first = pool.create()
+        pool.reset(first, task="PickAndPlaceTest", seed=0)
+        _dies(pool.actors[pool.where[first]])
+        with pytest.raises(SessionLost, match="held by a Ray actor that died") as lost:
+            pool.step(first, WAIT)
+        assert lost.value.status == 410
+        with pytest.raises(SessionLost):  # and again: still the truth, not "no session"
+            pool.state(first)
+        pool.close(first)  # closing a lost session is no error
+        # the dead actor had room for two more: a new session goes to a live actor
+        second = pool.create()
+        assert pool.where[second] != 0 and pool.reset(second, task="PickAndPlaceTest", seed=1).step == 0
+        assert pool.step(second, WAIT).step == 1
+        with pytest.raises(NoSession, match="No session 'never-made'"):
+            pool.step("never-made", WAIT)
+    finally:
+        pool.shutdown()
+
+
+def test_expired_sessions_free_their_places_on_the_driver(local_ray: None) -> None:
+    pool = _pool(1, ttl_s=0.3)
+    try:
+        pool.reset(pool.create(), task="PickAndPlaceTest", seed=0)
+        time.sleep(1.0)  # the actor's reaper closes the idle session
+        for n in range(3):
+            pool.reset(pool.create(), task="PickAndPlaceTest", seed=n)
+            time.sleep(1.0)
+        assert len(pool.actors) == 1  # one place, freed each time: no actor per session ever made
+    finally:
+        pool.shutdown()
+
+
+def test_step_many_keeps_the_steps_that_happened_when_one_session_fails(local_ray: None) -> None:
+    from discoverylab.server.ray_sessions import SessionLost, StepManyError
+
+    pool = _pool(1)
+    try:
+        sids = [pool.create() for _ in range(3)]
+        for n, sid in enumerate(sids):
+            pool.reset(sid, task="PickAndPlaceTest", seed=n)
+        _dies(pool.actors[pool.where[sids[1]]])
+        with pytest.raises(StepManyError) as failed:
+            pool.step_many({sid: WAIT for sid in [*sids, "never-made"]})
+        assert sorted(failed.value.results) == sorted([sids[0], sids[2]])
+        assert all(result.step == 1 for result in failed.value.results.values())
+        assert isinstance(failed.value.errors[sids[1]], SessionLost) and set(failed.value.errors) == {sids[1], "never-made"}
+        assert pool.step(sids[0], WAIT).step == 2  # the step that the error carried happened once
+    finally:
+        pool.shutdown()
+
+
+def test_a_dead_records_actor_comes_back_and_no_ended_episode_loses_its_record(local_ray: None, tmp_path: Path) -> None:
+    from discoverylab.server.ray_sessions import ServiceRestarting
+
+    out = tmp_path / "served"
+    pool = _pool(2, key=KEY, ledger=tmp_path / "played.jsonl", out=out)
+    try:
+        sid = pool.create()
+        pool.reset(sid, task="PickAndPlaceTest", split="test", index=1, max_steps=2)
+        ray.kill(pool.records, no_restart=False)  # its process dies; Ray may start it again
+        try:
+            while not pool.step(sid, WAIT).done:
+                pass
+        except ServiceRestarting as exc:  # the end step met the dead actor: said so, record kept pending
+            assert exc.status == 503 and "records actor died" in str(exc)
+        pool.close(sid)  # written now if the end step could not
+        other = pool.create()  # and later episodes are recorded as they end
+        pool.reset(other, task="PickAndPlaceTest", split="test", index=2, max_steps=1)
+        assert pool.step(other, WAIT).done
+    finally:
+        pool.shutdown()
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(row["index"] for row in rows) == [1, 2]
