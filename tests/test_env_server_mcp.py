@@ -54,9 +54,16 @@ def _refused(result: Any) -> str:
 
 
 @pytest.fixture(scope="module")
-def url():
-    with running_env_server(max_sessions=16, ttl_s=60, key=KEY) as (base, _):
-        yield base
+def served(tmp_path_factory):
+    """The server (a key, so the test split is served) and the folder of its own records."""
+    out = tmp_path_factory.mktemp("mcp") / "served"
+    with running_env_server(max_sessions=16, ttl_s=60, key=KEY, out=out) as (base, _):
+        yield base, out
+
+
+@pytest.fixture
+def url(served):
+    return served[0]
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])  # the 2026 protocol and the initialize handshake
@@ -176,13 +183,15 @@ def test_attack_a_page_rebound_to_localhost_cannot_drive_episodes(url):
     assert local.status_code == 200 and local.json()["result"]["tools"]
 
 
-def test_attack_a_sealed_hand_in_over_mcp_gets_the_receipt_never_the_grade(url):
+def test_attack_a_sealed_hand_in_over_mcp_gets_the_receipt_never_the_grade(served):
     """The sealed rules as over HTTP: the instance's seed never comes, the end shows no gold, the
-    hand-in is a receipt (no score, no right/wrong, no gold), and a second reset of that
-    instance, in any session, is refused."""
+    hand-in is a receipt (no score, no right/wrong, no gold) while the grade goes to the
+    evaluator's records, and a second reset of that instance, in any session, is refused."""
+    url, out = served
 
     async def play(client: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], str]:
-        args = {"task": "Proteomics", "difficulty": "easy", "split": "test", "index": 2, "max_steps": 1}
+        args = {"task": "Proteomics", "difficulty": "easy", "split": "test", "index": 2, "max_steps": 1,
+                "agent": "mcp-agent"}
         first = _ok(await client.call_tool("reset", args))
         end = _ok(await client.call_tool("step", {"session_id": first["session_id"], "action": {"action": "WAIT"}}))
         receipt = _ok(await client.call_tool("hand_in", {"session_id": first["session_id"],
@@ -198,6 +207,9 @@ def test_attack_a_sealed_hand_in_over_mcp_gets_the_receipt_never_the_grade(url):
     for text in (json.dumps(end), json.dumps(receipt), rest):
         assert not any(key in text for key in GOLD_KEYS) and '"gold"' not in text, text
     assert "already played on this server" in rest
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    mine = [row for row in rows if row["agent"] == "mcp-agent"]
+    assert mine[-1]["answers"] == {"outlier_species": "echojelly"} and mine[-1]["answers_score"] is not None
 
 
 def test_mcp_sessions_respect_the_cap_and_expire_when_idle():
