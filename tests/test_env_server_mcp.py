@@ -170,6 +170,16 @@ def test_raw_posts_get_bounded_json_rpc_answers(url):
         assert [t["name"] for t in listed.json()["result"]["tools"]][:2] == ["reset", "step"]
 
 
+def test_a_get_or_delete_is_answered_at_once_not_held_open(url):
+    """The endpoint is stateless: a GET (the transport's server-sent event stream, which would
+    never end and hold its connection) and a DELETE (no MCP session to end) get 405 at once."""
+    with httpx.Client(base_url=url, headers=JSON_RPC_HEADERS, timeout=5) as http:
+        for method in ("GET", "DELETE"):
+            answer = http.request(method, "/mcp")
+            assert answer.status_code == 405 and answer.headers["allow"] == "POST", method
+            assert "POST each JSON-RPC message" in answer.json()["error"]["message"]
+
+
 def test_attack_a_page_rebound_to_localhost_cannot_drive_episodes(url):
     """DNS rebinding: a page whose name now points at 127.0.0.1 sends its own Host (or Origin);
     the loopback server refuses it, and still serves a local browser tool (Origin localhost)."""

@@ -7,6 +7,9 @@ come before the package's transport:
 - DNS rebinding: a server listening on a loopback address answers only requests for a loopback
   Host (and a loopback Origin, if one is sent), as the MCP specification asks of local servers: a
   web page whose name was re-pointed at 127.0.0.1 cannot drive its episodes from a browser.
+- Methods: POST only. The transport would answer a GET with an event stream that, with no
+  session behind it, never ends (a connection held for ever); the specification lets a server
+  without such a stream answer `405`, as it lets one without sessions refuse DELETE.
 - OpenEnv's probe: `openenv validate --url` POSTs `{}` and wants a JSON-RPC answer with 200. A body
   that is no JSON-RPC message at all (an object without `"jsonrpc"`) gets JSON-RPC's Invalid Request
   error that way; real MCP messages are the package's alone.
@@ -33,6 +36,8 @@ if TYPE_CHECKING:
 INVALID_REQUEST = -32600
 SERVER_ERROR = -32000
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+NOT_POST = ("This MCP endpoint is stateless: POST each JSON-RPC message. It opens no server-sent event stream "
+            "(GET) and holds no MCP session to end (DELETE); episodes live in the tools' session_id.")
 MISSING = ("This server has no MCP support: the `mcp` package is not installed "
            "(pip install 'discoverylab[server]'). Its HTTP routes and OpenEnv's WebSocket /ws serve the same episodes.")  # fmt: skip
 
@@ -99,19 +104,20 @@ class McpEndpoint:
         refusal = _rebinding_refusal(scope, request)
         if refusal is None and self.manager is None:
             refusal = _rpc_error(SERVER_ERROR, MISSING, status=501)
+        if refusal is None and scope["method"] != "POST":  # the transport's GET stream would never end here
+            refusal = _rpc_error(INVALID_REQUEST, NOT_POST, status=405)
+            refusal.headers["allow"] = "POST"
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        if scope["method"] == "POST":
-            body = await request.body()  # bounded: the server's body limit (413) wraps every route
-            if _not_json_rpc(body):
-                await _rpc_error(INVALID_REQUEST, 'Invalid Request: a JSON-RPC 2.0 message has "jsonrpc": "2.0". '
-                                 "This is discoverylab env-serve's MCP endpoint (Streamable HTTP): connect an MCP "
-                                 "client here; tools/list names the tools.")(scope, receive, send)  # fmt: skip
-                return
-            receive = _replay(body, receive)
+        body = await request.body()  # bounded: the server's body limit (413) wraps every route
+        if _not_json_rpc(body):
+            await _rpc_error(INVALID_REQUEST, 'Invalid Request: a JSON-RPC 2.0 message has "jsonrpc": "2.0". '
+                             "This is discoverylab env-serve's MCP endpoint (Streamable HTTP): connect an MCP "
+                             "client here; tools/list names the tools.")(scope, receive, send)  # fmt: skip
+            return
         assert self.manager is not None
-        await self.manager.handle_request(scope, receive, send)
+        await self.manager.handle_request(scope, _replay(body, receive), send)
 
 
 def _replay(body: bytes, receive: Any) -> Any:
