@@ -105,6 +105,20 @@ def test_mcp_client_plays_a_discovery_episode_as_http_does(url, mode):
     assert "No session" in gone and "reset without a session_id" in gone
 
 
+def test_a_session_opened_over_http_plays_on_over_mcp(url):
+    """One pool behind both: MCP's tools take the session id HTTP's POST /sessions made."""
+    with EnvServerClient(url) as env:
+        first = env.reset("PickAndPlaceTest", seed=0)
+
+        async def play(client: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+            step = _ok(await client.call_tool("step", {"session_id": env.session_id, "action": '{"action": "WAIT"}'}))
+            return step, _ok(await client.call_tool("observe", {"session_id": env.session_id}))
+
+        step, seen = _run(url, play)
+        assert env.state()["step_count"] == 1
+    assert step["step"] == 1 and seen["observation"] == step["observation"] != first.observation
+
+
 def test_a_tiny_lab_takes_its_message_as_the_action(url):
     async def play(client: Any) -> tuple[dict[str, Any], str]:
         first = _ok(await client.call_tool("reset", {"task": "sequence/hidden-property", "split": "dev", "index": 0}))
