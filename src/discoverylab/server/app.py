@@ -9,6 +9,8 @@ OpenEnv: `GET /health`, `GET /schema`, `GET /metadata` and the WebSocket `/ws` s
 messages (`{"type": "reset"|"step"|"state"|"close", "data": ...}` answered by `observation`,
 `state` or `error` messages; `openenv_ws.py`), so `openenv.core.GenericEnvClient(base_url=...)`
 connects as is: one WebSocket = one session, freed when the socket closes.
+
+MCP: `/mcp` (Streamable HTTP, `mcp_app.py`) serves the same sessions as MCP tools (`mcp_tools.py`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
+from discoverylab.server.mcp_app import McpEndpoint
 from discoverylab.server.openenv_ws import ACTION_SCHEMA, validation_text, ws_answer, ws_error
 from discoverylab.server.session import (
     AnswersRequest,
@@ -215,6 +218,7 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
     for task, difficulty, index in records.sealed_played() if records is not None else ():
         pool.ledger.claim_name(task, difficulty, index)  # played on an earlier server with this DIR: once is all
     stop = threading.Event()
+    mcp = McpEndpoint(pool, max_body)
 
     def reaper() -> None:
         while not stop.wait(max(0.05, min(ttl_s / 4, 30.0))):
@@ -225,7 +229,8 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
         thread = threading.Thread(target=reaper, name="session-reaper", daemon=True)
         thread.start()
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             stop.set()
             if records is not None:  # finished episodes are never lost: the pending sheets recorded
@@ -236,6 +241,7 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
     app.state.pool = pool
     app.state.records = records
     app.add_middleware(BodyLimit, limit=max_body)  # type: ignore[arg-type]
+    app.add_route("/mcp", mcp, include_in_schema=False)  # type: ignore[arg-type]  # an ASGI app: MCP's transport
 
     @app.exception_handler(SessionError)
     async def session_error(_: Request, exc: SessionError) -> JSONResponse:

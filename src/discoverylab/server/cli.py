@@ -26,7 +26,7 @@ def env_serve(
                                                 "played, kept across restarts (default: $XDG_STATE_HOME/discoverylab/"
                                                 "env-serve-played-KEYID.jsonl)")] = None,
 ) -> None:
-    """Serve episodes to remote agents: HTTP sessions (reset/step/state) and OpenEnv's WebSocket /ws."""
+    """Serve episodes to remote agents: HTTP sessions (reset/step/state), OpenEnv's WebSocket /ws and MCP at /mcp."""
     from rich.markup import escape
 
     from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked
@@ -43,7 +43,7 @@ def env_serve(
     except (InstanceError, LedgerError) as exc:
         err.print(f"[red]Error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
-    err.print(f"env server on http://{host}:{port} (OpenEnv WebSocket: ws://{host}:{port}/ws)")
+    err.print(f"env server on http://{host}:{port} (OpenEnv WebSocket: ws://{host}:{port}/ws; MCP: http://{host}:{port}/mcp)")
     # which test set clients play (the fingerprint is run.json's eval_key_id), or that none is served
     if played is not None:
         err.print(f"test split: sealed, key {played.key_id}; each instance plays once: {len(played)} played "

@@ -1,0 +1,139 @@
+"""`/mcp` on `discoverylab env-serve`: the Model Context Protocol's Streamable HTTP transport.
+
+The official `mcp` package serves it (stateless: each POST is one JSON-RPC exchange, answered as
+JSON; the tools, in `mcp_tools`, keep the episode in the env server's own sessions). Two checks
+come before the package's transport:
+
+- DNS rebinding: a server listening on a loopback address answers only requests for a loopback
+  Host (and a loopback Origin, if one is sent), as the MCP specification asks of local servers: a
+  web page whose name was re-pointed at 127.0.0.1 cannot drive its episodes from a browser.
+- Methods: POST only. The transport would answer a GET with an event stream that, with no
+  session behind it, never ends (a connection held for ever); the specification lets a server
+  without such a stream answer `405`, as it lets one without sessions refuse DELETE.
+- OpenEnv's probe: `openenv validate --url` POSTs `{}` and wants a JSON-RPC answer with 200. A body
+  that is no JSON-RPC message at all (an object without `"jsonrpc"`) gets JSON-RPC's Invalid Request
+  error that way; real MCP messages are the package's alone.
+
+Without the `mcp` package (the `server` extra) `/mcp` answers every request with a JSON-RPC error
+naming it, and the rest of the server runs as before.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import AsyncIterator, MutableMapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+if TYPE_CHECKING:
+    from discoverylab.server.app import SessionPool
+
+INVALID_REQUEST = -32600
+SERVER_ERROR = -32000
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+NOT_POST = ("This MCP endpoint is stateless: POST each JSON-RPC message. It opens no server-sent event stream "
+            "(GET) and holds no MCP session to end (DELETE); episodes live in the tools' session_id.")
+MISSING = ("This server has no MCP support: the `mcp` package is not installed "
+           "(pip install 'discoverylab[server]'). Its HTTP routes and OpenEnv's WebSocket /ws serve the same episodes.")  # fmt: skip
+
+
+def _rpc_error(code: int, message: str, status: int = 200) -> JSONResponse:
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status_code=status)
+
+
+def _is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _rebinding_refusal(scope: MutableMapping[str, Any], request: Request) -> JSONResponse | None:
+    """A loopback server refuses a request naming another host (or sent from another origin)."""
+    server = scope.get("server")
+    if not server or not isinstance(server[0], str) or not _is_loopback(server[0]):
+        return None  # listening on a public interface: any name may reach it
+    host = urlsplit(f"//{request.headers.get('host', '')}").hostname or ""
+    origin = request.headers.get("origin")
+    if _is_loopback(host) and (origin is None or _is_loopback(urlsplit(origin).hostname or "")):
+        return None
+    what = f"Origin {origin[:100]!r}" if _is_loopback(host) and origin else f"Host {host[:100]!r}"
+    return _rpc_error(INVALID_REQUEST, f"Refused {what}: this server listens on a loopback address and serves MCP "
+                      "only to 127.0.0.1, localhost or [::1] (DNS-rebinding protection); serve other names with "
+                      "env-serve --host 0.0.0.0.", status=403)  # fmt: skip
+
+
+def _not_json_rpc(body: bytes) -> bool:
+    """A JSON object with no "jsonrpc" member: no MCP client sends one (OpenEnv's probe sends `{}`)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and "jsonrpc" not in message
+
+
+class McpEndpoint:
+    """The ASGI app at `/mcp`; `running()` goes in the server's lifespan (the transport's task group)."""
+
+    def __init__(self, pool: SessionPool, max_body: int) -> None:
+        try:
+            from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+            from discoverylab.server.mcp_tools import mcp_server
+        except ModuleNotFoundError as exc:
+            if not (exc.name or "").startswith("mcp"):
+                raise
+            self.manager = None
+        else:
+            self.manager = StreamableHTTPSessionManager(mcp_server(pool), json_response=True, stateless=True,
+                                                        max_request_body_size=max_body)  # fmt: skip
+
+    def running(self) -> AbstractAsyncContextManager[None]:
+        return self.manager.run() if self.manager is not None else _nothing()
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        request = Request(scope, receive)
+        refusal = _rebinding_refusal(scope, request)
+        if refusal is None and self.manager is None:
+            refusal = _rpc_error(SERVER_ERROR, MISSING, status=501)
+        if refusal is None and scope["method"] != "POST":  # the transport's GET stream would never end here
+            refusal = _rpc_error(INVALID_REQUEST, NOT_POST, status=405)
+            refusal.headers["allow"] = "POST"
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        body = await request.body()  # bounded: the server's body limit (413) wraps every route
+        if _not_json_rpc(body):
+            await _rpc_error(INVALID_REQUEST, 'Invalid Request: a JSON-RPC 2.0 message has "jsonrpc": "2.0". '
+                             "This is discoverylab env-serve's MCP endpoint (Streamable HTTP): connect an MCP "
+                             "client here; tools/list names the tools.")(scope, receive, send)  # fmt: skip
+            return
+        assert self.manager is not None
+        await self.manager.handle_request(scope, _replay(body, receive), send)
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """The request's body, read once here, for the transport to read again."""
+    sent = False
+
+    async def again() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()  # type: ignore[no-any-return]
+
+    return again
+
+
+@asynccontextmanager
+async def _nothing() -> AsyncIterator[None]:
+    yield
