@@ -153,6 +153,7 @@ ATTACKS = {
     "file_getattr_canary": "check(libc.syscall(468, -100, CANARY.encode(), ctypes.create_string_buffer(64), ctypes.c_long(24), 0))",
     "file_setattr_canary": "check(libc.syscall(469, -100, CANARY.encode(), ctypes.create_string_buffer(64), ctypes.c_long(24), 0))",
     "listmount_of_the_host": "check(libc.syscall(458, mount_request(), (ctypes.c_uint64 * 64)(), ctypes.c_long(64), 0))",
+    "lsm_set_self_attr": "check(libc.syscall(460, 100, ctypes.create_string_buffer(64), ctypes.c_long(64), 0))",
     "syslog_buffer_size": "check(libc.syscall(103, 10, None, 0))",  # (refused by the kernel too here, see below)
     # kernel AIO contexts: no fd needed, drawn from the machine-wide fs.aio-max-nr
     "aio_context": "check(libc.syscall(206, 64, ctypes.byref(ctypes.c_ulong(0))))",

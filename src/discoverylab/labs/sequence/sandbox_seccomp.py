@@ -39,6 +39,7 @@ CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 
 # Linux 5.1 is used (`UNIFIED_TABLE_MACHINES` only: MIPS and Alpha number them differently).
 NEWER_CALLS = {
     "statmount": 457, "listmount": 458,  # the mount tree's paths (the host's, without a mount namespace)
+    "lsm_set_self_attr": 460,  # a security module's context, which /proc/self/attr (an fd) once gated
     "setxattrat": 463, "getxattrat": 464, "listxattrat": 465, "removexattrat": 466,  # xattrs by path
     "open_tree_attr": 467, "file_getattr": 468, "file_setattr": 469,  # mounts; inode flags by path
 }
