@@ -9,7 +9,7 @@ loaded by path), so the child never imports a `discoverylab` that might come fro
 program may use is imported and before the program is compiled:
   no new privileges -> own network namespace (a grader that is not root: inside user, mount and
   PID namespaces of its own, forking once so the program runs as PID 1 there) -> own IPC namespace -> chroot into an empty directory -> close every other fd -> CPU / memory /
-  file-size / open-file / core limits -> drop to an unprivileged uid of its own (root) or drop every
+  file-size / open-file / core limits, and none of the host's priority or signal quotas -> drop to an unprivileged uid of its own (root) or drop every
   capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent -> a seccomp
   filter (`sandbox_seccomp.py`, beside this file) that makes the calls a program could reach out with
   fail with EPERM. Not root, the empty root is a read-only tmpfs of the child's own mount namespace, so
