@@ -153,6 +153,9 @@ ATTACKS = {
     "file_getattr_canary": "check(libc.syscall(468, -100, CANARY.encode(), ctypes.create_string_buffer(64), ctypes.c_long(24), 0))",
     "file_setattr_canary": "check(libc.syscall(469, -100, CANARY.encode(), ctypes.create_string_buffer(64), ctypes.c_long(24), 0))",
     "listmount_of_the_host": "check(libc.syscall(458, mount_request(), (ctypes.c_uint64 * 64)(), ctypes.c_long(64), 0))",
+    "statmount_of_the_root": "check(libc.syscall(457, mount_request(), ctypes.create_string_buffer(512), "
+                             "ctypes.c_long(512), 0))",
+    "open_tree_attr_of_the_root": "check(libc.syscall(467, -100, b'/', 1, None, ctypes.c_long(0)))",
     "lsm_set_self_attr": "check(libc.syscall(460, 100, ctypes.create_string_buffer(64), ctypes.c_long(64), 0))",
     "syslog_buffer_size": "check(libc.syscall(103, 10, None, 0))",  # (refused by the kernel too here, see below)
     # kernel AIO contexts: no fd needed, drawn from the machine-wide fs.aio-max-nr
@@ -443,6 +446,8 @@ def test_rules_cover_every_family_the_sandbox_promises() -> None:
     unknown = [name for _, name, _ in rules if lib.seccomp_syscall_resolve_name(name.encode()) < 0
                and name not in sandbox_seccomp.NEWER_CALLS]
     assert unknown == []
+    for name, number in sandbox_seccomp.NEWER_CALLS.items():  # (a newer libseccomp knows some by name)
+        assert lib.seccomp_syscall_resolve_name(name.encode()) in (-1, number), name
     named = {name for _, name, _ in rules}
     promised = {"socket", "socketpair", "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2",
                 "unshare", "setns", "clone", "clone3", "pivot_root", "chroot", "keyctl", "add_key", "bpf",
