@@ -349,7 +349,24 @@ NO_NAMESPACE_ATTACKS = {
     "create_a_file_in_the_shared_temp_dir": "def f(s):\n    open('TMP/planted', 'w')\n    return 1.0",
     "read_a_file_of_the_graders": "def f(s):\n    return 1.0 if 'SECRET' in open('CANARY').read() else 0.0",
     "sigkill_the_grader_through_the_result_pipe": _SIGNAL_BY_PIPE,
+    # No fd needed: these once answered from the grader's file system and its /proc entries.
+    "stat_a_file_of_the_graders": "def f(s):\n    return 1.0 if os.stat('CANARY').st_size else 0.0",
+    "readlink_the_graders_working_directory": "def f(s):\n    return 1.0 if os.readlink('/proc/GRADER/cwd') else 0.0",
+    "readlink_the_graders_open_files": "def f(s):\n    return 1.0 if os.readlink('/proc/GRADER/fd/1') else 0.0",
+    "readlink_own_executable": "def f(s):\n    return 1.0 if os.readlink('/proc/self/exe') else 0.0",
+    "change_directory_to_the_graders": "def f(s):\n    os.chdir('TMP')\n    return 1.0",
+    # setxattrat (Linux 6.13) is newer than Debian 12's libseccomp, whose filter skipped it
+    "set_an_xattr_on_a_file_of_the_graders": "def f(s):\n    libc.syscall.restype = ctypes.c_long\n"
+        "    value = ctypes.create_string_buffer(b'x', 1)\n"
+        "    args = (ctypes.c_uint64 * 2)(ctypes.addressof(value), 1)\n"
+        "    done = libc.syscall(463, -100, b'CANARY', 0, b'user.planted', args, ctypes.c_long(16))\n"
+        "    if done != 0:\n        raise OSError(ctypes.get_errno(), 'refused')\n    return 1.0",
 }
+# Refused by the filter itself (EPERM); every other attack needs a new fd, which RLIMIT_NOFILE = 0 refuses.
+FILTERED = frozenset({"sigkill_the_grader_through_the_result_pipe", "stat_a_file_of_the_graders",
+                      "readlink_the_graders_working_directory", "readlink_the_graders_open_files",
+                      "readlink_own_executable", "change_directory_to_the_graders",
+                      "set_an_xattr_on_a_file_of_the_graders"})
 
 
 @pytest.fixture(scope="module")
@@ -368,6 +385,7 @@ def no_namespace_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, l
                            _NO_NAMESPACE_GRADER, str(child), json.dumps(programs), SECRET],
                           capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": src})
     assert not (work / "planted").exists() and (work / "canary.txt").read_text() == SECRET
+    assert os.listxattr(work / "canary.txt") == []
     report: dict[str, list[object]] = {line[0]: line[1:] for line in map(json.loads, done.stdout.splitlines())}
     if done.returncode != 0:  # the grader died: every attack it did not report on is marked so
         report.update({name: [f"the grader died (status {done.returncode})"] for name in programs if name not in report})
@@ -380,11 +398,14 @@ def test_without_namespaces_the_program_still_opens_nothing(name: str, no_namesp
     """No chroot and the grader's /proc in plain view (same uid): every read or create needs a new file
     descriptor, which RLIMIT_NOFILE = 0 refuses (EMFILE), and the filter is on. The result pipe itself
     once carried SIGKILL to the grader (its owner set with F_SETOWN, the signal with F_SETSIG): the
-    grader died when it read the program's first record; the filter now refuses F_SETOWN."""
+    grader died when it read the program's first record; the filter now refuses F_SETOWN. Calls that
+    need no fd once still answered: `stat` (which of the grader's files exist, their sizes), `readlink`
+    (its working directory, what its fds are, the interpreter's path), `chdir`, and `setxattrat` planted
+    an xattr on the grader's file (the filter skipped calls its libseccomp did not know)."""
     assert len(no_namespace_report[name]) == 5, no_namespace_report[name]
     values, call_error, network_isolated, seccomp, survivors = no_namespace_report[name]
     assert network_isolated is False and seccomp is True and survivors == 0
-    errno = "[Errno 1]" if name == "sigkill_the_grader_through_the_result_pipe" else "[Errno 24]"  # EPERM: the filter
+    errno = "[Errno 1]" if name in FILTERED else "[Errno 24]"  # EPERM: the filter; EMFILE: no fd
     assert values == [None] and errno in str(call_error), call_error
 
 

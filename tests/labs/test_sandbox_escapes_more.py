@@ -242,6 +242,16 @@ def test_results_that_are_not_finite_floats_count_as_missing(canary: Path) -> No
     assert result.values == [None] * 6 and result.ok
 
 
+def test_a_text_result_is_an_invalid_prediction_not_a_number(canary: Path) -> None:
+    """`float()` once turned the text "0.5" (or " 1e-3 ") into a value, so a program that returned text
+    was graded as if it had computed a number. Now anything but a number is a call error that says what
+    came back; a bool is a number, as in Python (`False` is 0.0, `True` 1.0)."""
+    code = "def f(s):\n    return {'A': '0.5', 'C': ' 1e-3 ', 'G': b'0.25', 'T': False, 'N': 0.5, 'M': None}[s]"
+    result = _attack(code, canary, ("A", "C", "G", "T", "N", "M"))
+    assert result.ok and result.values == [None, None, None, 0.0, 0.5, None] and result.call_errors == 4
+    assert result.details["call_error"] == "TypeError: a prediction must be a number, not str '0.5'"
+
+
 def test_huge_exception_message_is_cut(canary: Path) -> None:
     result = _attack("def f(s):\n    raise ValueError('x' * 10 ** 7)", canary)
     assert result.values == [None, None] and len(result.details["call_error"]) <= 300

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -67,7 +68,8 @@ RAW_ATTACKS = {
         " or 'SECRET' in str(os.environ) else 0.0",
     "proc_file_system": "def f(s):\n    return 1.0 if os.path.exists('/proc/self') or os.path.exists('/etc') else 0.0",
     "inherited_file_descriptors": "def f(s):\n    fds = []\n    for fd in range(4096):\n        try:\n"
-        "            os.fstat(fd)\n            fds.append(fd)\n        except OSError:\n            pass\n"
+        "            fcntl.fcntl(fd, fcntl.F_GETFD)\n            fds.append(fd)\n        except OSError:\n"
+        "            pass\n"
         "    return 1.0 if set(fds) - {0, 1, 2, out} else 0.0",
     "fchdir_out_of_the_chroot": "def f(s):\n    for fd in (0, 1, 2, out):\n        try:\n            os.fchdir(fd)\n"
         "        except OSError:\n            pass\n    return 1.0 if os.path.exists('/etc') else 0.0",
@@ -92,6 +94,13 @@ RAW_ATTACKS = {
     "chmod_dev_null": "def f(s):\n    os.fchmod(1, 0o777)\n    return 1.0",
     "clear_death_signal_and_sleep": "def f(s):\n    libc.prctl(1, 0, 0, 0, 0)\n    time.sleep(60)\n    return 1.0",
     "signal_own_process_group": "def f(s):\n    os.kill(0, signal.SIGKILL)\n    return 1.0",
+    # Limits the host grants (limits.conf rtprio, nice) once reached the child: a realtime policy or a
+    # negative nice value put it above the grader, and each POSIX timer drew on the user's signal quota.
+    "realtime_priority": "def f(s):\n    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))\n    return 1.0",
+    "negative_nice": "def f(s):\n    os.setpriority(os.PRIO_PROCESS, 0, -1)\n    return 1.0",
+    "posix_timer": "def f(s):\n    t = ctypes.c_void_p()\n    return 1.0 if libc.timer_create(1, None, ctypes.byref(t)) == 0 else 0.0",
+    "limits_inherited_from_the_host": "def f(s):\n    return 1.0 if any(resource.getrlimit(r) != (0, 0) for r in "
+        "(resource.RLIMIT_RTPRIO, resource.RLIMIT_RTTIME, resource.RLIMIT_NICE, resource.RLIMIT_SIGPENDING)) else 0.0",
     "payload_holds_no_answers": "def f(s):\n    return 1.0 if set(payload) - " + _KNOWN_PAYLOAD
         + " or not all(isinstance(x, str) for x in payload['inputs']) else 0.0",
 }
@@ -113,6 +122,26 @@ def test_process_layer_alone_holds(name: str, canary: Path, raw_child: None, mon
         assert result.values == [0.5, 0.5]  # it signalled nothing, not even itself
     else:
         assert set(result.values) <= {None, 0.0}, result  # each attempt raised or failed inside the child
+
+
+@pytest.mark.parametrize(("name", "limit"), [("realtime_priority", "RLIMIT_RTPRIO"), ("negative_nice", "RLIMIT_NICE")])
+def test_priorities_the_host_grants_never_reach_the_program(name: str, limit: str, canary: Path, raw_child: None,
+                                                             ) -> None:
+    """A host may grant realtime priorities or negative nice values (limits.conf `rtprio`, `nice`, as for
+    an audio group); the child inherited them, so a program could make itself SCHED_FIFO and starve the
+    grader and its CPU until the CPU limit struck. This grader is granted them for the test, which needs
+    CAP_SYS_RESOURCE (root in CI); where the host grants none, RAW_ATTACKS still runs both attempts."""
+    kind = getattr(resource, limit)
+    saved = resource.getrlimit(kind)
+    try:
+        resource.setrlimit(kind, (30, 30))
+    except (ValueError, OSError):
+        pytest.skip("granting this grader the limit needs CAP_SYS_RESOURCE")
+    try:
+        result = _attack(RAW_ATTACKS[name], canary)
+    finally:
+        resource.setrlimit(kind, saved)
+    assert result.values == [None, None] and "[Errno 1]" in str(result.details.get("call_error")), result
 
 
 def test_forged_status_and_extra_records_are_not_believed(canary: Path, raw_child: None) -> None:

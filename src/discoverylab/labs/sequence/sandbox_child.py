@@ -9,7 +9,7 @@ loaded by path), so the child never imports a `discoverylab` that might come fro
 program may use is imported and before the program is compiled:
   no new privileges -> own network namespace (a grader that is not root: inside user, mount and
   PID namespaces of its own, forking once so the program runs as PID 1 there) -> own IPC namespace -> chroot into an empty directory -> close every other fd -> CPU / memory /
-  file-size / open-file / core limits -> drop to an unprivileged uid of its own (root) or drop every
+  file-size / open-file / core limits, and none of the host's priority or signal quotas -> drop to an unprivileged uid of its own (root) or drop every
   capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent -> a seccomp
   filter (`sandbox_seccomp.py`, beside this file) that makes the calls a program could reach out with
   fail with EPERM. Not root, the empty root is a read-only tmpfs of the child's own mount namespace, so
@@ -46,6 +46,15 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 CAPABILITY_VERSION_3 = 0x20080522
 LAST_CAPABILITY = 63  # every capability number the kernel could know; unknown ones are skipped
 UID_BASE = 2_000_000_000  # the sandbox runs as UID_BASE + its pid: a uid no account or other child has
+
+
+# Limits the child would otherwise inherit from the grader's host: a host that grants realtime
+# priorities or negative nice values (limits.conf `rtprio`, `nice`: audio groups) let a program make
+# itself SCHED_FIFO and starve the grader and everything else on its CPU until the CPU limit struck,
+# or renice itself above them. RLIMIT_SIGPENDING counts per user (the grader's, where no namespace
+# could be made): each POSIX timer holds one, so a program filled the quota the grader's user shares.
+_NO_PRIORITY = ((resource.RLIMIT_RTPRIO, 0), (resource.RLIMIT_RTTIME, 0), (resource.RLIMIT_NICE, 0),
+                (resource.RLIMIT_SIGPENDING, 0))
 
 
 def _libc() -> Any:
@@ -175,7 +184,7 @@ def harden(*, cpu_seconds: int, memory_bytes: int, root_dir: str | None = None, 
             low = fd + 1
     for limit, value in ((resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, 0),
                          (resource.RLIMIT_NOFILE, max_files), (resource.RLIMIT_MEMLOCK, 0),
-                         (resource.RLIMIT_MSGQUEUE, 0), (resource.RLIMIT_AS, memory_bytes)):
+                         (resource.RLIMIT_MSGQUEUE, 0), (resource.RLIMIT_AS, memory_bytes), *_NO_PRIORITY):
         resource.setrlimit(limit, (value, value))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     if is_root:
@@ -237,6 +246,12 @@ def _describe(exc: BaseException, limit: int) -> str:
 
 
 def _value(v: Any) -> float | None:
+    """A prediction must be a number (`True` counts, as in Python: 1.0); a non-finite one is missing.
+    Anything else raises, so the input counts as a call error whose message says what came back:
+    `float()` once turned the text "0.5" (or " 1e-3 ") into a value, grading text as a number."""
+    if not isinstance(v, int | float):
+        shown = f" {v[:40]!r}" if isinstance(v, str | bytes) else ""
+        raise TypeError(f"a prediction must be a number, not {type(v).__name__}{shown}")
     x = float(v)
     return x if math.isfinite(x) else None
 
