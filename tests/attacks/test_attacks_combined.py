@@ -10,7 +10,9 @@ margin, on any answer-sheet field or knowledge question of any discovery task an
 
 The same holds on the RL path: two learners fitted on public instances' step-0 symbolic tensor
 and action mask (the nearest by Hamming distance; the best one-feature rule) must not name the
-first choice field's answer above chance on sealed instances.
+first choice field's answer above chance on sealed instances; on the numeric sheets (Rocket
+Science, Archaeology Dating Easy) neither copying the nearest instance's numbers nor regressing
+them on the tensor's most correlated features fills a sheet above chance.
 
 What they found (fixed; each named test failed before):
 - Reactor Lab Easy's room holds only the critical instrument, so the instrument on show named
@@ -356,6 +358,87 @@ def rl_attack_scores(task: str, difficulty: str, train: int, test: int) -> list[
 @pytest.mark.parametrize(("task", "difficulty"), RL_PAIRS, ids=[f"{t}-{d}" for t, d in RL_PAIRS])
 def test_attack_symbolic_tensor_and_mask_learners_on_the_sealed_split(task: str, difficulty: str) -> None:
     assert not _beats(rl_attack_scores(task, difficulty, 40, 60))  # type: ignore[arg-type]
+
+
+# Numeric sheets on the RL path: Rocket Science's orbit speed and Archaeology Dating Easy's ages
+# (no choice field, so the learners above skip them). Two learners fitted on public instances'
+# step-0 tensor and mask: copy the nearest one's numbers (Hamming distance), and a regression of
+# each number on its most correlated features, as a value network would (the sheet's tolerance).
+RL_NUMERIC_PAIRS = [("RocketScience", "easy"), ("RocketScience", "normal"), ("ArchaeologyDating", "easy")]
+
+
+@cache
+def rl_tensor(task: str, difficulty: str, split: str, index: int) -> tuple[int, ...]:
+    """One instance's step-0 symbolic observation and action mask, flattened."""
+    import numpy as np
+
+    env = rl_env(task, difficulty)
+    obs, _ = env.reset(options={"instance": make_instance(task, difficulty, split, index, KEY if split == "test" else None)})
+    flat = np.concatenate([np.asarray(obs[k]).ravel() for k in sorted(obs)] + [np.asarray(env.action_masks()).ravel()])
+    return tuple(int(v) for v in flat)
+
+
+def _numbers(value: Any) -> list[float]:
+    return [float(v) for v in value] if isinstance(value, list | tuple) else [float(value)]
+
+
+def _ridge(train_x: Any, train_y: Any, test_x: Any, keep: int = 5) -> Any:
+    """Per column of `train_y`: least squares (a small ridge, intercept) on the `keep` features
+    most correlated with it, as a lazy learner screens hundreds of features with 40 instances."""
+    import numpy as np
+
+    mean, scale = train_x.mean(0), train_x.std(0) + 1e-9
+    a, b = (train_x - mean) / scale, (test_x - mean) / scale
+    out = np.empty((len(test_x), train_y.shape[1]))
+    for c in range(train_y.shape[1]):
+        y = train_y[:, c] - train_y[:, c].mean()
+        top = np.argsort(-np.abs(a.T @ y))[:keep]
+        w = np.linalg.solve(a[:, top].T @ a[:, top] + 1e-3 * np.eye(len(top)), a[:, top].T @ y)
+        out[:, c] = b[:, top] @ w + train_y[:, c].mean()
+    return out
+
+
+def rl_numeric_scores(task: str, difficulty: str, train: int, test: int, leak: bool = False) -> list[tuple[str, str, float, float, int]]:
+    """The two learners' expected scores per numeric field on sealed instances. `leak`: the
+    control, each instance's gold appended to its features (the learners must then find it)."""
+    import numpy as np
+
+    learn_seen, sealed_seen = sample(task, difficulty, train, test)
+    rows = []
+    for f in sealed_seen[0].form.fields:
+        def features(split: str, group: list[Seen], f: Field = f) -> Any:
+            x = np.array([rl_tensor(task, difficulty, split, i) for i in range(len(group))], dtype=float)
+            if leak:
+                x = np.hstack([x, np.array([_numbers(s.gold[f.name]) for s in group])])
+            return x
+
+        learn, sealed = features("train", learn_seen), features("test", sealed_seen)
+        varying = learn.std(0) > 0
+        learn, sealed = learn[:, varying], sealed[:, varying]
+        shape = type(learn_seen[0].gold[f.name])
+
+        def as_answer(values: Any, shape: type = shape) -> Any:
+            return [float(v) for v in values] if shape in (list, tuple) else float(values[0])
+
+        y = np.array([_numbers(s.gold[f.name]) for s in learn_seen])
+        ridge = _ridge(learn, y, sealed)
+        near = [int(np.argmin((learn != x).sum(1))) for x in sealed]
+        scores = {"rl_nearest": statistics.fmean(_right(f, s, learn_seen[j].gold[f.name]) for j, s in zip(near, sealed_seen, strict=True)),
+                  "rl_ridge": statistics.fmean(_right(f, s, as_answer(p)) for p, s in zip(ridge, sealed_seen, strict=True))}  # fmt: skip
+        rows += [(f.name, name, score, f.chance_score, len(sealed_seen)) for name, score in scores.items()]
+    return rows
+
+
+@pytest.mark.parametrize(("task", "difficulty"), RL_NUMERIC_PAIRS, ids=[f"{t}-{d}" for t, d in RL_NUMERIC_PAIRS])
+def test_attack_symbolic_tensor_learners_copy_no_numeric_answer(task: str, difficulty: str) -> None:
+    assert not _beats(rl_numeric_scores(task, difficulty, 40, 60))  # type: ignore[arg-type]
+
+
+def test_the_numeric_tensor_learners_find_an_answer_the_tensor_would_show() -> None:
+    """Control: with each instance's gold appended to its tensor, the ridge learner fills the
+    sheet far above chance (the attack above would see a tensor that showed the answer)."""
+    beats = _beats(rl_numeric_scores("RocketScience", "easy", 40, 60, leak=True))  # type: ignore[arg-type]
+    assert any("rl_ridge" in beat for beat in beats), beats
 
 
 def test_the_symbolic_learners_find_reactor_easy_s_property_on_show() -> None:
