@@ -32,6 +32,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
+from discoverylab.server.local_guard import LoopbackOnly
 from discoverylab.server.mcp_app import McpEndpoint
 from discoverylab.server.openenv_ws import ACTION_SCHEMA, validation_text, ws_answer, ws_error
 from discoverylab.server.session import (
@@ -241,6 +242,7 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
     app.state.pool = pool
     app.state.records = records
     app.add_middleware(BodyLimit, limit=max_body)  # type: ignore[arg-type]
+    app.add_middleware(LoopbackOnly)  # outermost: a refused name is answered before anything is read
     app.add_route("/mcp", mcp, include_in_schema=False)  # type: ignore[arg-type]  # an ASGI app: MCP's transport
 
     @app.exception_handler(SessionError)

@@ -2,11 +2,8 @@
 
 The official `mcp` package serves it (stateless: each POST is one JSON-RPC exchange, answered as
 JSON; the tools, in `mcp_tools`, keep the episode in the env server's own sessions). Two checks
-come before the package's transport:
+come before the package's transport (after the whole server's `local_guard`: DNS rebinding):
 
-- DNS rebinding: a server listening on a loopback address answers only requests for a loopback
-  Host (and a loopback Origin, if one is sent), as the MCP specification asks of local servers: a
-  web page whose name was re-pointed at 127.0.0.1 cannot drive its episodes from a browser.
 - Methods: POST only. The transport would answer a GET with an event stream that, with no
   session behind it, never ends (a connection held for ever); the specification lets a server
   without such a stream answer `405`, as it lets one without sessions refuse DELETE.
@@ -20,12 +17,10 @@ naming it, and the rest of the server runs as before.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from collections.abc import AsyncIterator, MutableMapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -35,7 +30,6 @@ if TYPE_CHECKING:
 
 INVALID_REQUEST = -32600
 SERVER_ERROR = -32000
-LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 NOT_POST = ("This MCP endpoint is stateless: POST each JSON-RPC message. It opens no server-sent event stream "
             "(GET) and holds no MCP session to end (DELETE); episodes live in the tools' session_id.")
 MISSING = ("This server has no MCP support: the `mcp` package is not installed "
@@ -44,31 +38,6 @@ MISSING = ("This server has no MCP support: the `mcp` package is not installed "
 
 def _rpc_error(code: int, message: str, status: int = 200) -> JSONResponse:
     return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status_code=status)
-
-
-def _is_loopback(host: str) -> bool:
-    host = host.strip("[]").lower()
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _rebinding_refusal(scope: MutableMapping[str, Any], request: Request) -> JSONResponse | None:
-    """A loopback server refuses a request naming another host (or sent from another origin)."""
-    server = scope.get("server")
-    if not server or not isinstance(server[0], str) or not _is_loopback(server[0]):
-        return None  # listening on a public interface: any name may reach it
-    host = urlsplit(f"//{request.headers.get('host', '')}").hostname or ""
-    origin = request.headers.get("origin")
-    if _is_loopback(host) and (origin is None or _is_loopback(urlsplit(origin).hostname or "")):
-        return None
-    what = f"Origin {origin[:100]!r}" if _is_loopback(host) and origin else f"Host {host[:100]!r}"
-    return _rpc_error(INVALID_REQUEST, f"Refused {what}: this server listens on a loopback address and serves MCP "
-                      "only to 127.0.0.1, localhost or [::1] (DNS-rebinding protection); serve other names with "
-                      "env-serve --host 0.0.0.0.", status=403)  # fmt: skip
 
 
 def _not_json_rpc(body: bytes) -> bool:
@@ -101,8 +70,8 @@ class McpEndpoint:
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
         request = Request(scope, receive)
-        refusal = _rebinding_refusal(scope, request)
-        if refusal is None and self.manager is None:
+        refusal = None
+        if self.manager is None:
             refusal = _rpc_error(SERVER_ERROR, MISSING, status=501)
         if refusal is None and scope["method"] != "POST":  # the transport's GET stream would never end here
             refusal = _rpc_error(INVALID_REQUEST, NOT_POST, status=405)
