@@ -117,3 +117,44 @@ def test_a_log_whose_start_line_comes_late_is_seen_and_junk_is_not_reread(tmp_pa
     monkeypatch.setattr(manager, "first_line", lambda path: reads.append(path.name) or real(path))
     _new(a, seed=9)
     assert late.name in reads and junk.name not in reads
+
+
+CLAIMER = """
+import json, sys, time
+from pathlib import Path
+from discoverylab.ui.manager import GameManager
+logs, go, rounds = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+games = GameManager(logs, max_games=64, max_games_per_client=64, study_key=b"k" * 32)
+out = [games.create("Proteomics", "normal").instance.index]  # warm: the first reset imports the world
+while not go.exists():
+    time.sleep(0.001)
+for _ in range(rounds):
+    out.append(games.create("Proteomics", "normal").instance.index)
+print(json.dumps(out))
+"""
+
+
+def test_two_study_processes_started_at_once_never_take_the_same_index(tmp_path: Path) -> None:
+    """Session 21's note: two study servers on one logs folder that start games in the same
+    instant both read the folder, both saw index N free and both played test#N (two
+    participants, one instance). Each index is now claimed with an O_EXCL file before its game
+    starts: of two processes, exactly one gets it. Two real processes, released together."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    go = tmp_path / "go"
+    logs = tmp_path / "logs"
+    procs = [subprocess.Popen([sys.executable, "-c", CLAIMER, str(logs), str(go), "20"], stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]  # fmt: skip
+    time.sleep(3.0)  # both have imported and warmed up
+    go.touch()
+    indices = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0
+        indices += json.loads(out)
+    taken = sorted(i for i in set(indices) if indices.count(i) > 1)
+    assert not taken, f"indices taken by both processes: {taken}"
+    assert len(indices) == 42
