@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from discoverylab.bench.episode import run_episode
@@ -140,3 +141,66 @@ def test_a_public_game_still_shows_its_outcome_and_grade(tmp_path: Path) -> None
     assert done["knowledge"]["report"] == "x" and "received" not in done["knowledge"]
     assert client.get(f"/api/games/{game['id']}/scorecard").json()["scoreCard"]
     assert client.get("/api/leaderboard").json()["rows"][0]["cells"]["human"]["completion"] == 1.0
+
+
+def _page_after_the_end(page: Any, base: str, win: bool) -> dict[str, str]:
+    """Play test#0 in the browser to a win or a loss, hand in, and read what the pages show:
+    the banner, the receipt, the scorecard, the leaderboard, the replay page's log list and what
+    opening the log says (normalised for the game's own log name)."""
+    page.goto(base + "/play")
+    page.wait_for_function("document.getElementById('task').options.length > 0 && study === true")
+    page.select_option("#task", TASK)
+    page.select_option("#difficulty", DIFFICULTY)
+    page.fill("#participant", "p01")
+    page.click("#new-game")
+    page.wait_for_function("game !== null")
+    game = page.evaluate("() => game")
+    for action in finishing_actions(game, win):
+        before = page.evaluate("() => game.step")
+        page.evaluate("(a) => act(a)", action)
+        page.wait_for_function(f"game.step === {before + 1}")
+    page.wait_for_selector("#banner[data-outcome='ended']")
+    seen = {"banner before the report": page.inner_text("#banner")}
+    page.click("#show-scorecard")
+    page.wait_for_selector("#scorecard tr")
+    seen["scorecard before the report"] = page.inner_text("#scorecard")
+    page.fill("#report", REPORT)
+    for select in page.locator("#answer-fields select").all():
+        select.select_option(index=1)
+    page.click("#submit-report")
+    page.wait_for_function("game.finished === true")
+    page.click("#show-scorecard")
+    page.wait_for_function("document.getElementById('scorecard').innerText.includes('evaluator')")
+    seen.update(banner=page.inner_text("#banner"), receipt=page.inner_text("#report-result"),
+                scorecard=page.inner_text("#scorecard"), task=page.inner_text("#task-text"))  # fmt: skip
+    page.goto(base + "/leaderboard")
+    page.wait_for_selector("#board-sealed:not([hidden])")
+    seen["leaderboard"] = page.inner_text("#leaderboard")
+    page.goto(f"{base}/replay?log={game['log']}")
+    page.wait_for_function("document.getElementById('status').textContent.includes('sealed')")
+    seen["replay"] = page.inner_text("#log-select") + page.inner_text("#status")
+    return {k: v.replace(game["log"], "LOG") for k, v in seen.items()}
+
+
+def test_attack_a_sealed_win_and_loss_look_the_same_in_the_browser(tmp_path: Path) -> None:
+    """The same attack in Debian's chromium: the pages a participant sees once a sealed game has
+    ended (and once it is handed in) read the same for a win and a loss, and name no score."""
+    from ui_kit import NO_CHROMIUM, browser_page, chromium_available, live_server
+
+    if not chromium_available():
+        pytest.skip(NO_CHROMIUM)
+    shown = []
+    with browser_page() as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        for win, folder in ((True, "a"), (False, "b")):
+            with live_server(tmp_path / folder, study_key=KEY) as base:
+                shown.append(_page_after_the_end(page, base, win))
+        assert not errors, errors
+    won, lost = shown
+    assert [k for k in won if won[k] != lost[k]] == [], "pages that tell a win from a loss"
+    assert won["banner"].startswith("The episode has ended") and "recorded" in won["receipt"]
+    assert REPORT in won["receipt"] and "Not shown: 1 game(s) on sealed test instances" in won["leaderboard"]
+    for name, text in won.items():
+        words = re.findall(r"\b(Success|Failure|failed|knowledge score|right|wrong|gold:|answer sheet 0|answer sheet 1)\b", text)
+        assert not words and "(completed)" not in text, f"{name}: {words}"
