@@ -158,3 +158,13 @@ def test_two_study_processes_started_at_once_never_take_the_same_index(tmp_path:
     taken = sorted(i for i in set(indices) if indices.count(i) > 1)
     assert not taken, f"indices taken by both processes: {taken}"
     assert len(indices) == 42
+
+
+def test_an_index_that_cannot_be_claimed_is_a_clear_503(tmp_path: Path) -> None:
+    """The claims folder unusable (here a file in its place): the study game is refused with
+    what went wrong, not a traceback, and no log is left behind."""
+    (tmp_path / ".claims").write_text("not a folder")
+    response = _client(tmp_path, study_key=KEY).post("/api/games", json={"task": "DialogTest"})
+    assert response.status_code == 503 and "could not claim a test instance" in response.json()["detail"]
+    assert list(tmp_path.glob("*.jsonl")) == []
+    assert _new(_client(tmp_path), seed=1)["instance"]["split"] == "seed"  # public games need no claim

@@ -10,6 +10,8 @@ known can be rebuilt by re-playing its actions. Hence:
 - Resume: the page keeps the game id (in localStorage); after a closed tab, an unloaded game or
   a server restart, `get` finds the log whose start line holds `resume_token(id)` and re-plays
   it. The log keeps only a hash of the id, so reading a log never lets anyone drive the game.
+- Study indices: each sealed index is claimed with an O_EXCL file in `<logs>/.claims` before its
+  game starts, so two servers on one folder never hand out the same index, even in one instant.
 - Retention: a game closed or unloaded before its first action leaves no log (`Game.abandon`);
   logs of games started but never played (start line only) are removed once idle
   `idle_seconds` (swept at start and every `idle_seconds / 6`).
