@@ -204,3 +204,20 @@ def test_attack_a_sealed_win_and_loss_look_the_same_in_the_browser(tmp_path: Pat
     for name, text in won.items():
         words = re.findall(r"\b(Success|Failure|failed|knowledge score|right|wrong|gold:|answer sheet 0|answer sheet 1)\b", text)
         assert not words and "(completed)" not in text, f"{name}: {words}"
+
+
+def test_a_sealed_game_closed_without_a_report_gets_a_receipt_too(tmp_path: Path) -> None:
+    """Closed mid-game (abandoned), a sealed game's page and export say it was recorded without a
+    report; its log keeps the abandoned record for the evaluator."""
+    client = _client(tmp_path)
+    game = client.post("/api/games", json={"task": "DialogTest"}).json()
+    client.post(f"/api/games/{game['id']}/step", json={"action": "WAIT"})
+    assert client.delete(f"/api/games/{game['id']}").status_code == 200
+    state = client.get(f"/api/games/{game['id']}").json()
+    assert state["finished"] and state["outcome"] == "ended" and state["success"] is None and state["answers"] is None
+    assert state["knowledge"] == {"received": False, "recorded": True, "report": "", "answers": {},
+                                  "fields_submitted": [], "graded": state["knowledge"]["graded"]}  # fmt: skip
+    (row,) = client.get("/api/results", params={"games": game["id"]}).json()["games"]
+    assert row["status"] == "abandoned" and row["knowledge"] == state["knowledge"] and "success" not in row
+    end = json.loads((tmp_path / game["log"]).read_text().splitlines()[-1])
+    assert end["record"]["status"] == "abandoned" and end["record"]["success"] is False

@@ -234,7 +234,7 @@ function banner() {
   const b = $("banner");
   if (!game || !game.outcome) { b.hidden = true; return; }
   if (game.outcome === "ended") {  // a sealed game: its outcome is the evaluator's, never shown here
-    const end = game.truncated && !game.terminated ? "the step limit was reached" : "the task is decided";
+    const end = game.terminated ? "the task is decided" : game.truncated ? "the step limit was reached" : "the game was closed";
     b.textContent = `The episode has ended: ${end}. ` + (game.finished
       ? "Your report is handed in and recorded. Game over." : "Hand in your knowledge report (k) to finish.");
     b.className = "ended";
