@@ -119,6 +119,7 @@ def test_a_log_whose_start_line_comes_late_is_seen_and_junk_is_not_reread(tmp_pa
     assert late.name in reads and junk.name not in reads
 
 
+ROUNDS = 12
 CLAIMER = """
 import json, sys, time
 from pathlib import Path
@@ -126,6 +127,7 @@ from discoverylab.ui.manager import GameManager
 logs, go, rounds = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 games = GameManager(logs, max_games=64, max_games_per_client=64, study_key=b"k" * 32)
 out = [games.create("Proteomics", "normal").instance.index]  # warm: the first reset imports the world
+Path(sys.argv[4]).touch()
 while not go.exists():
     time.sleep(0.001)
 for _ in range(rounds):
@@ -146,9 +148,12 @@ def test_two_study_processes_started_at_once_never_take_the_same_index(tmp_path:
 
     go = tmp_path / "go"
     logs = tmp_path / "logs"
-    procs = [subprocess.Popen([sys.executable, "-c", CLAIMER, str(logs), str(go), "20"], stdout=subprocess.PIPE, text=True)
-             for _ in range(2)]  # fmt: skip
-    time.sleep(3.0)  # both have imported and warmed up
+    ready = [tmp_path / f"ready{i}" for i in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-c", CLAIMER, str(logs), str(go), str(ROUNDS), str(r)], stdout=subprocess.PIPE,
+                              text=True) for r in ready]  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not all(r.exists() for r in ready) and time.monotonic() < deadline:  # both have imported and warmed up
+        time.sleep(0.01)
     go.touch()
     indices = []
     for proc in procs:
@@ -157,7 +162,7 @@ def test_two_study_processes_started_at_once_never_take_the_same_index(tmp_path:
         indices += json.loads(out)
     taken = sorted(i for i in set(indices) if indices.count(i) > 1)
     assert not taken, f"indices taken by both processes: {taken}"
-    assert len(indices) == 42
+    assert len(indices) == 2 * (ROUNDS + 1)
 
 
 def test_an_index_that_cannot_be_claimed_is_a_clear_503(tmp_path: Path) -> None:
