@@ -221,3 +221,27 @@ def test_a_sealed_game_closed_without_a_report_gets_a_receipt_too(tmp_path: Path
     assert row["status"] == "abandoned" and row["knowledge"] == state["knowledge"] and "success" not in row
     end = json.loads((tmp_path / game["log"]).read_text().splitlines()[-1])
     assert end["record"]["status"] == "abandoned" and end["record"]["success"] is False
+
+
+def test_a_sealed_report_is_not_sent_to_the_server_s_judge(tmp_path: Path) -> None:
+    """The judge's prompts hold the instance's gold facts. `serve --study` graded a sealed report
+    at once with the endpoint of $DISCOVERYLAB_LLM_BASE_URL, the judge that `discoverylab judge`
+    refuses for sealed games unless it is named (running.md). The report is now stored ungraded,
+    for `discoverylab judge LOGS --model M --base-url U`; a public game's is still graded live."""
+    calls: list[str] = []
+
+    class Recorder:
+        def evaluate(self, question: str, evidence: Any) -> Any:
+            calls.append(question)
+            return type("Verdict", (), {"evaluation": 1, "explanation": "x"})()
+
+    client = TestClient(create_app(tmp_path, study_key=KEY, judge_factory=Recorder), base_url="http://127.0.0.1")
+    game = client.post("/api/games", json={"task": TASK, "difficulty": DIFFICULTY}).json()
+    client.post(f"/api/games/{game['id']}/step", json={"action": "WAIT"})
+    assert client.post(f"/api/games/{game['id']}/report", json={"report": REPORT}).status_code == 200
+    end = json.loads((tmp_path / game["log"]).read_text().splitlines()[-1])
+    assert calls == [] and end["knowledge"]["graded"] is False and end["knowledge"]["report"] == REPORT
+    public = TestClient(create_app(tmp_path / "p", judge_factory=Recorder), base_url="http://127.0.0.1")
+    other = public.post("/api/games", json={"task": TASK, "difficulty": DIFFICULTY, "seed": 0}).json()
+    assert public.post(f"/api/games/{other['id']}/report", json={"report": REPORT}).json()["knowledge"]["graded"]
+    assert calls
