@@ -220,10 +220,11 @@ class Game:
 
     def outcome(self) -> str | None:
         """'success' or 'failure' once the episode has ended (the task's result, never the last
-        action's), else None."""
+        action's), else None. Read from the full card, for the log: a sealed game's page shows
+        "ended" instead (`sealed.state`), whatever the env's agent-facing card hides."""
         if not self.over:
             return None
-        return "success" if self.env.scorecard()["completedSuccessfully"] else "failure"
+        return "success" if self.env.scorecard(reveal=True)["completedSuccessfully"] else "failure"
 
     def elapsed(self) -> float:
         return round(max(0.0, time.time() - self.started), 3)
