@@ -117,3 +117,59 @@ def test_a_log_whose_start_line_comes_late_is_seen_and_junk_is_not_reread(tmp_pa
     monkeypatch.setattr(manager, "first_line", lambda path: reads.append(path.name) or real(path))
     _new(a, seed=9)
     assert late.name in reads and junk.name not in reads
+
+
+ROUNDS = 12
+CLAIMER = """
+import json, sys, time
+from pathlib import Path
+from discoverylab.ui.manager import GameManager
+logs, go, rounds = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+games = GameManager(logs, max_games=64, max_games_per_client=64, study_key=b"k" * 32)
+out = [games.create("Proteomics", "normal").instance.index]  # warm: the first reset imports the world
+Path(sys.argv[4]).touch()
+while not go.exists():
+    time.sleep(0.001)
+for _ in range(rounds):
+    out.append(games.create("Proteomics", "normal").instance.index)
+print(json.dumps(out))
+"""
+
+
+def test_two_study_processes_started_at_once_never_take_the_same_index(tmp_path: Path) -> None:
+    """Session 21's note: two study servers on one logs folder that start games in the same
+    instant both read the folder, both saw index N free and both played test#N (two
+    participants, one instance). Each index is now claimed with an O_EXCL file before its game
+    starts: of two processes, exactly one gets it. Two real processes, released together."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    go = tmp_path / "go"
+    logs = tmp_path / "logs"
+    ready = [tmp_path / f"ready{i}" for i in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-c", CLAIMER, str(logs), str(go), str(ROUNDS), str(r)], stdout=subprocess.PIPE,
+                              text=True) for r in ready]  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not all(r.exists() for r in ready) and time.monotonic() < deadline:  # both have imported and warmed up
+        time.sleep(0.01)
+    go.touch()
+    indices = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0
+        indices += json.loads(out)
+    taken = sorted(i for i in set(indices) if indices.count(i) > 1)
+    assert not taken, f"indices taken by both processes: {taken}"
+    assert len(indices) == 2 * (ROUNDS + 1)
+
+
+def test_an_index_that_cannot_be_claimed_is_a_clear_503(tmp_path: Path) -> None:
+    """The claims folder unusable (here a file in its place): the study game is refused with
+    what went wrong, not a traceback, and no log is left behind."""
+    (tmp_path / ".claims").write_text("not a folder")
+    response = _client(tmp_path, study_key=KEY).post("/api/games", json={"task": "DialogTest"})
+    assert response.status_code == 503 and "could not claim a test instance" in response.json()["detail"]
+    assert list(tmp_path.glob("*.jsonl")) == []
+    assert _new(_client(tmp_path), seed=1)["instance"]["split"] == "seed"  # public games need no claim

@@ -14,7 +14,8 @@ already holds a log of (any agent's: the replay page shows a finished log's gold
 `replay_of` that log, and the leaderboard lists it apart (a player who ended a game early to read
 its gold cannot replay it as a fresh 1.0); a game open while another game of its instance ended
 is marked `gold_seen` that log when it ends, and listed the same way. In study
-mode the server assigns each game a fresh instance of the sealed test split; players choose none.
+mode the server assigns each game a fresh instance of the sealed test split; players choose none,
+and its page never shows the game's outcome, scores or gold: it ends with a receipt (`ui.sealed`).
 Game ids are random and unguessable: a game is driven only by whoever created it.
 """
 
@@ -39,6 +40,7 @@ from discoverylab.env import VIEW_TILES, DiscoveryWorldEnv
 from discoverylab.instances import SEALED_SPLIT, Instance
 from discoverylab.render.renderer import view_png
 from discoverylab.scoring.knowledge import Judge, grade_knowledge
+from discoverylab.ui import sealed
 from discoverylab.ui.answers import grade as sheet_grade
 from discoverylab.ui.commands import candidates
 from discoverylab.ui.logfiles import last_entry
@@ -218,10 +220,11 @@ class Game:
 
     def outcome(self) -> str | None:
         """'success' or 'failure' once the episode has ended (the task's result, never the last
-        action's), else None."""
+        action's), else None. Read from the full card, for the log: a sealed game's page shows
+        "ended" instead (`sealed.state`), whatever the env's agent-facing card hides."""
         if not self.over:
             return None
-        return "success" if self.env.scorecard()["completedSuccessfully"] else "failure"
+        return "success" if self.env.scorecard(reveal=True)["completedSuccessfully"] else "failure"
 
     def elapsed(self) -> float:
         return round(max(0.0, time.time() - self.started), 3)
@@ -332,14 +335,15 @@ class Game:
 
     def scorecard(self) -> dict[str, Any]:
         """The full scorecard once the game has ended; before that task progress only (one view
-        per step is recorded, in the log too, so a resumed game keeps its count)."""
+        per step is recorded, in the log too, so a resumed game keeps its count). A sealed
+        game's, ever: task progress without its success (`ui.sealed`)."""
         card: dict[str, Any] = self.env.scorecard(reveal=True)
-        if self.finished:
+        if self.finished and not self.instance.sealed:
             return card
-        if self.steps not in self.views_at:
+        if not self.finished and self.steps not in self.views_at:
             self.views_at.add(self.steps)
             self._append({"type": "scorecard_view", "step": self.steps})
-        return public_scorecard(card)
+        return sealed.progress(card) if self.instance.sealed else public_scorecard(card)  # sealed: never its success
 
     def view_png(self, grid: bool) -> bytes:
         scenario = self.env.scenario
@@ -347,10 +351,11 @@ class Game:
         return view_png(scenario.world, scenario.player, grid=grid)
 
     def state(self) -> dict[str, Any]:
-        """What the page shows: the observation, the game's status and where known objects are."""
+        """What the page shows: the observation, the game's status and where known objects are
+        (a sealed game's without its outcome or grades: `sealed.state`)."""
         obs = self.info["observation"]
         outcome = self.outcome()
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "task": self.env.scenario_cls.task_id,
             "difficulty": self.env.difficulty,
@@ -377,6 +382,7 @@ class Game:
             "observation": obs,
             "positions": self._positions(obs),
         }
+        return sealed.state(out, self.sheet) if self.instance.sealed else out
 
     def _positions(self, obs: Mapping[str, Any]) -> dict[str, list[int]]:
         """View-tile coordinates of the objects the observation names (for clicking the view)."""

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from discoverylab.ui.logfiles import finite, first_line, last_entry, log_files
+from discoverylab.ui.sealed import is_sealed
 
 MAX_LOG_BYTES = 50_000_000
 HUMAN = "human"
@@ -74,13 +75,20 @@ def episodes(logs: Path, live: frozenset[str] = frozenset()) -> Iterator[dict[st
             "answers": finite(record.get("answers_score")),
             "log": name,
             "record": record,
+            "sealed": is_sealed(record),
         }
 
 
-def leaderboard(logs: Path, live: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """{"agents": [...], "rows": [{"task", "difficulty", "cells": {agent: {n, procedure, ...}}}]}."""
+def leaderboard(logs: Path, live: frozenset[str] = frozenset(), include_sealed: bool = True) -> dict[str, Any]:
+    """{"agents": [...], "rows": [{"task", "difficulty", "cells": {agent: {n, procedure, ...}}}],
+    "sealed_hidden": n}. Without `include_sealed` (the page's, which participants read) sealed
+    episodes are only counted: a mean over one participant's game is that game's score."""
     groups: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    hidden = 0
     for ep in episodes(logs, live):
+        if ep["sealed"] and not include_sealed:
+            hidden += 1
+            continue
         groups[(ep["task"], ep["difficulty"])][ep["agent"]].append(ep)
     agents = sorted({a for g in groups.values() for a in g}, key=lambda a: (a != HUMAN, a != REPLAY, a))
     rows = []
@@ -100,4 +108,4 @@ def leaderboard(logs: Path, live: frozenset[str] = frozenset()) -> dict[str, Any
                 "answers": sum(sheets) / len(sheets) if sheets else None,
             }
         rows.append({"task": task, "difficulty": difficulty, "cells": cells})
-    return {"agents": agents, "rows": rows}
+    return {"agents": agents, "rows": rows, "sealed_hidden": hidden}

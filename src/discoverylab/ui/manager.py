@@ -10,6 +10,8 @@ known can be rebuilt by re-playing its actions. Hence:
 - Resume: the page keeps the game id (in localStorage); after a closed tab, an unloaded game or
   a server restart, `get` finds the log whose start line holds `resume_token(id)` and re-plays
   it. The log keeps only a hash of the id, so reading a log never lets anyone drive the game.
+- Study indices: each sealed index is claimed with an O_EXCL file in `<logs>/.claims` before its
+  game starts, so two servers on one folder never hand out the same index, even in one instant.
 - Retention: a game closed or unloaded before its first action leaves no log (`Game.abandon`);
   logs of games started but never played (start line only) are removed once idle
   `idle_seconds` (swept at start and every `idle_seconds / 6`).
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import secrets
 import threading
 import time
@@ -35,6 +38,7 @@ from discoverylab.ui.games import (
     MAX_SEED,
     Conflict,
     Game,
+    LogWriteFailed,
     NotFound,
     TooMany,
     UIError,
@@ -42,8 +46,11 @@ from discoverylab.ui.games import (
     resume_token,
 )
 from discoverylab.ui.logfiles import first_line, folder_stamp, log_files, young
+from discoverylab.ui.sealed import is_sealed
 
 MAX_PARTICIPANT_CHARS = 64
+CLAIMS = ".claims"  # study indices handed out (hidden: no reader of the logs folder lists it)
+MAX_CLAIM_TRIES = 100_000
 
 
 class GameManager:
@@ -77,7 +84,8 @@ class GameManager:
         self._played: dict[tuple[str, str, str, int], str] = {}  # instance -> first log
         self._worlds: dict[tuple[str, str, str, int], list[str]] = {}  # instance -> every log
         self._tokens: dict[str, str] = {}  # resume token -> log name
-        self._known: set[str] = set()  # logs whose start line is in the three indexes above
+        self._sealed_logs: set[str] = set()  # logs of sealed test instances (any agent's)
+        self._known: set[str] = set()  # logs whose start line is in the indexes above
         self._stamp: tuple[tuple[str, int], ...] = ()  # the folders' mtimes at the last listing
         self._pending = False  # the last listing saw a log without a readable start line
         self._swept = time.monotonic()
@@ -117,7 +125,7 @@ class GameManager:
             played = self._played_instances()
             if self.study:
                 index = 1 + max((k[3] for k in played if k[:3] == (task, difficulty, SEALED_SPLIT)), default=-1)
-                instance = self._sealed(task, difficulty, index)
+                instance = self._sealed(task, difficulty, self._claim(task, difficulty, index))
             else:
                 assert seed is not None
                 instance = from_seed(task, difficulty, seed)
@@ -141,6 +149,26 @@ class GameManager:
             self._note(name, start)
             self._games[game_id] = game
         return game
+
+    def _claim(self, task: str, difficulty: str, first: int) -> int:
+        """The first index from `first` on whose claim file (`<logs>/.claims/`) this server
+        creates. O_EXCL makes the claim atomic: of two servers on one folder that pick the same
+        next index in the same instant (before either's log is written), one gets it, the other
+        the next. A claim is never released: an index once handed out is not handed out again."""
+        folder = self.logs / CLAIMS
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for index in range(first, first + MAX_CLAIM_TRIES):
+                try:
+                    os.close(os.open(folder / f"{task}-{difficulty}-test{index}", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                except FileExistsError:
+                    continue
+                return index
+        except OSError as exc:
+            raise LogWriteFailed(f"The server could not claim a test instance in {folder} ({exc.strerror or exc}); "
+                                 "tell the organiser.") from None
+        raise LogWriteFailed(f"{MAX_CLAIM_TRIES} test instances from #{first} on are claimed in {folder} without logs; "
+                             "tell the organiser.")
 
     def _sealed(self, task: str, difficulty: str, index: int) -> Instance:
         try:
@@ -191,6 +219,12 @@ class GameManager:
                 game = self._resume(game_id, client)
             game.last_used = time.monotonic()
             return game
+
+    def sealed_logs(self) -> frozenset[str]:
+        """Names (relative to the logs folder) of the logs of sealed test instances, any agent's."""
+        with self._lock:
+            self._refresh()
+            return frozenset(self._sealed_logs)
 
     def logs_of(self, game_ids: list[str]) -> dict[str, Path | None]:
         """The log of each game id (live or not; None for an unknown id): what an export reads."""
@@ -284,6 +318,8 @@ class GameManager:
     def _note(self, name: str, start: dict[str, Any]) -> None:
         """Index one log by its start line: its world (replay marking, study indices) and resume token."""
         self._known.add(name)
+        if start.get("type") == "start" and is_sealed(start):
+            self._sealed_logs.add(name)
         key = _world_key(start) if start.get("type") == "start" else None
         if key is not None:
             self._played.setdefault(key, name)
@@ -336,6 +372,7 @@ class GameManager:
             if value == name:
                 del self._tokens[token]
         self._known.discard(name)
+        self._sealed_logs.discard(name)
 
     def sweep_unplayed(self) -> int:
         """Remove logs of human games started but never played (start line only) and idle for

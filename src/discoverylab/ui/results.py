@@ -6,7 +6,8 @@ game is read from its log's last `end` line: a game counts once that line is fin
 handed in, or closed without one): what the page itself shows of a finished game, whose full
 scorecard, knowledge verdicts and graded sheet it shows then too. A game still in play, or
 awaiting its report, is left out (its gold would fill the sheet), and a sealed game carries its
-instance's public part only (index and commitment, never a seed), as its page does.
+instance's public part only (index and commitment, never a seed) and its receipt (what was handed
+in), never its scores, scorecard or graded sheet, as its page does (`ui.sealed`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from discoverylab.ui.logfiles import finite, last_entry
+from discoverylab.ui.sealed import is_sealed
+from discoverylab.ui.sealed import result as sealed_result
 
 MAX_EXPORT_GAMES = 200
 RECORD_KEYS = ("task", "difficulty", "seed", "instance", "participant", "status", "steps", "completed", "success",
@@ -48,6 +51,8 @@ def finished_game(game_id: str, path: Path, max_bytes: int) -> dict[str, Any] | 
     if out.get("seed") is None:
         out.pop("seed", None)  # a sealed game's (the record holds null): its page shows none either
     out["knowledge"] = knowledge
+    if is_sealed(record):  # a receipt: its scores and gold are the evaluator's (`discoverylab report`)
+        return sealed_result(out, record)
     out["scorecard"] = end.get("scorecard")
     return out
 

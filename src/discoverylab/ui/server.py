@@ -275,8 +275,8 @@ def create_app(
             answers = check_answers(body.answers)
         except ValueError as exc:
             raise BadCommand(str(exc)) from None
-        with game.lock:
-            game.finish(body.report, games.judge(), answers)
+        with game.lock:  # a sealed game's report waits for `discoverylab judge` and its named judge (ui.md)
+            game.finish(body.report, None if game.instance.sealed else games.judge(), answers)
             return game.state()
 
     @app.get("/api/games/{gid}/answer_form")
@@ -313,11 +313,14 @@ def create_app(
 
     @app.get("/api/logs")
     def list_logs() -> list[dict[str, Any]]:
+        """The logs folder's logs; a sealed one without its size (a win's end line is shorter
+        than a loss's: `true` against `false`) and marked: the replay page cannot replay it."""
         out = []
+        sealed_logs = games.sealed_logs()
         for path in log_files(logs):
             rel = path.relative_to(logs).as_posix()
             if only_log is None or rel == only_log:
-                out.append({"name": rel, "bytes": path.stat().st_size})
+                out.append({"name": rel, "sealed": True} if rel in sealed_logs else {"name": rel, "bytes": path.stat().st_size})
         return out[:2000]
 
     @app.get("/api/replay")
@@ -348,8 +351,10 @@ def create_app(
 
     @app.get("/api/leaderboard")
     def board() -> dict[str, Any]:
+        """Public instances' scores; sealed games are only counted (`sealed_hidden`): their
+        scores are the evaluator's, read with `discoverylab report` on the logs folder."""
         if only_log is not None:
-            return {"agents": [], "rows": []}
-        return leaderboard(logs, games.live_logs())
+            return {"agents": [], "rows": [], "sealed_hidden": 0}
+        return leaderboard(logs, games.live_logs(), include_sealed=False)
 
     return app

@@ -233,6 +233,15 @@ function objectItem(o, extra) {
 function banner() {
   const b = $("banner");
   if (!game || !game.outcome) { b.hidden = true; return; }
+  if (game.outcome === "ended") {  // a sealed game: its outcome is the evaluator's, never shown here
+    const end = game.terminated ? "the task is decided" : game.truncated ? "the step limit was reached" : "the game was closed";
+    b.textContent = `The episode has ended: ${end}. ` + (game.finished
+      ? "Your report is handed in and recorded. Game over." : "Hand in your knowledge report (k) to finish.");
+    b.className = "ended";
+    b.dataset.outcome = game.outcome;
+    b.hidden = false;
+    return;
+  }
   const won = game.outcome === "success";
   const why = game.truncated && !game.terminated ? "the step limit was reached" : won ? "the task is completed" : "the task failed";
   const next = game.finished ? "Game over." : "Hand in your knowledge report (k) to finish.";
@@ -487,10 +496,12 @@ async function showScorecard() {
 }
 
 function drawScorecard(card, table, truncated) {
-  const state = card.completed ? (card.completedSuccessfully ? "completed" : "failed") : truncated ? "step limit reached" : "in progress";
-  if (!card.scoreCard) {  // before the game has ended: task progress only
+  const sealed = card.completedSuccessfully === undefined;  // a sealed game's card never says how it went
+  const state = card.completed ? (sealed ? "decided" : card.completedSuccessfully ? "completed" : "failed")
+    : truncated ? "step limit reached" : "in progress";
+  if (!card.scoreCard) {  // before the game has ended (a sealed game: ever): task progress only
     const tr = el("tr");
-    tr.append(el("th", `${card.taskName} (${state})`), el("th", "items and score after your report", "num"));
+    tr.append(el("th", `${card.taskName} (${state})`), el("th", sealed ? "scored by the evaluator" : "items and score after your report", "num"));
     table.replaceChildren(tr);
     return;
   }
@@ -585,6 +596,12 @@ async function submitReport() {
 
 function showKnowledge(k, target, sheet) {
   if (!k) { target.textContent = "no report"; return; }
+  if (k.received !== undefined) {  // a sealed game's receipt: what was handed in, never a grade
+    const fields = k.fields_submitted.length ? `answer sheet fields: ${k.fields_submitted.join(", ")}` : "no answer sheet fields";
+    target.textContent = `${k.received ? "Handed in" : "Closed without a report"} and recorded (${fields}). ` +
+      `Graded ${k.graded}.\n${k.report}`;
+    return;
+  }
   const grade = k.graded ? `knowledge score ${Number(k.score).toFixed(2)}` : "not graded";
   let text = `${grade}${k.error ? ` (judge error: ${k.error})` : ""}\n${k.report || ""}`;
   if (sheet && sheet.answers_score !== undefined && sheet.answers_score !== null) {
@@ -612,7 +629,8 @@ async function initReplay() {
   }
   try {
     const logs = await api("/api/logs");
-    $("log-select").replaceChildren(new Option("— choose a log —", ""), ...logs.map((l) => new Option(l.name, l.name)));
+    $("log-select").replaceChildren(new Option("— choose a log —", ""),
+      ...logs.map((l) => new Option(l.sealed ? `${l.name} (sealed: the evaluator replays it)` : l.name, l.name)));
     const wanted = new URLSearchParams(location.search).get("log");
     if (wanted) { $("log-select").value = wanted; openLog(wanted); }
   } catch (e) { status(e.message, true); }
@@ -729,6 +747,9 @@ async function loadBoard() {
     });
     if (!rows.length) { const tr = el("tr"); tr.append(el("td", "No finished runs in the logs folder yet.")); rows.push(tr); }
     table.replaceChildren(head1, head2, ...rows);
+    $("board-sealed").hidden = !board.sealed_hidden;
+    $("board-sealed").textContent = `Not shown: ${board.sealed_hidden} game(s) on sealed test instances; ` +
+      "the evaluator scores them with `discoverylab report` on the logs folder.";
   } catch (e) { status(e.message, true); }
 }
 
