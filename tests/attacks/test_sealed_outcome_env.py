@@ -13,6 +13,7 @@ A public instance played the same way still tells (the control: these comparison
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -113,3 +114,76 @@ def test_attack_sealed_rl_env_tells_win_from_loss(reward: str):
     (win, won), (loss, lost_won) = runs
     assert won and not lost_won
     assert win == loss
+
+
+@pytest.mark.parametrize("extra", [-1, 1])
+def test_attack_sealed_lost_in_translation_elder_frowns_at_a_wrong_count(extra: int):
+    """Lost in Translation Challenge: the elder who got the right item and colour in the wrong
+    number said so ("counts what you handed over, frowns ..."), which he says only when the item
+    and colour were right: a sealed loss named two of the sheet's three answers. A sealed world's
+    elder says nothing; the end reads as any other end (a public one still frowns:
+    tests/test_theme_lost_in_translation.py::test_challenge_elder_needs_the_exact_count)."""
+    from discoverylab.instances import make_instance
+    from discoverylab.scenarios.lost_in_translation.scenario import WRONG_COUNT
+    from env_driver import EnvDriver
+
+    d = EnvDriver("LostInTranslation", "challenge", reveal=True, max_steps=2000)
+    for index in range(20):  # an instance asking for 2..4 things, so one fewer and one more both exist
+        _, info = d.env.reset(options={"instance": make_instance("LostInTranslation", "challenge", "test", index, KEY)})
+        if 1 < d.env.scenario.count < 5:
+            break
+    sc = d.scenario = d.env.scenario
+    d.world, d.player, d.obs = sc.world, sc.player, info["observation"]
+    for obj in sorted(d.world.find(lambda o: sc.wanted(o)), key=lambda o: o.uuid)[: sc.count + extra]:
+        d.take(obj)
+    d.do("TELEPORT_TO_OBJECT", sc.elder)
+    d.do("TALK", sc.elder)
+    for line in ("The elder seems interested in what you carry.", "Yes. You hand the elder everything you carry."):
+        d.choose(line)
+    d.do("WAIT")
+    assert d.terminated and len(sc.elder.contents) == sc.count + extra
+    assert d.env.scorecard(reveal=True)["completedSuccessfully"] is False  # the evaluator's loss
+    assert d.obs["taskProgress"][0]["completedSuccessfully"] is None
+    heard = [e["message"] for h in d.obs["nearbyAgents"]["list_of_agents"].values() for e in h]
+    assert WRONG_COUNT not in heard and WRONG_COUNT not in json.dumps(d.obs)
+
+
+def test_attack_sealed_unit_test_explore_bonus_pays_the_last_sub_goal():
+    """`reward="explore"` pays a unit test's sub-goals (half its procedural score's change), and
+    Dialog's last sub-goal is its success: the right last answer paid 0.125 more than a wrong
+    one. On a sealed level the bonus is novelty only, the same for both answers."""
+    from discoverylab.instances import make_instance
+
+    inst = make_instance("DialogTest", "normal", "test", 0, KEY)
+    env = DiscoveryWorldEnv("DialogTest", "normal")
+    _, info = env.reset(options={"instance": inst})
+    solver = type(env.scenario).oracle(info["observation"])
+    actions, item = [], next(solver)
+    while True:
+        actions.append(item)
+        _, _, terminated, _, info = env.step(item)
+        if terminated:
+            break
+        item = solver.send(info["observation"])
+    assert env.scorecard(reveal=True)["completedSuccessfully"] and "chosen_dialog_option_int" in actions[-1]
+    options: dict[str, str] = {}
+    runs = []
+    for losing in (False, True):
+        rl = make_rl_env("DialogTest", "normal", levels="test", level_key=KEY, reward="explore")
+        _, info = rl.reset(options={"instance": inst})
+        rewards = []
+        for n, action in enumerate(actions):
+            if losing and n == len(actions) - 1:
+                options = rl.unwrapped.observation_dict()["dialog_box"]["dialogOptions"]
+                wrong = next(int(k) for k, v in options.items() if int(k) != action["chosen_dialog_option_int"] and v != "Exit")
+                action = {"chosen_dialog_option_int": wrong}
+            index = _index_of(rl, action, np.asarray(info["action_mask"], dtype=bool))
+            assert index is not None, action
+            _, reward, terminated, truncated, info = rl.step(index)
+            rewards.append(round(float(reward), 9))
+        assert terminated
+        runs.append((rewards, rl.unwrapped.scorecard(reveal=True)["completedSuccessfully"]))
+    assert options  # the loss did answer wrong
+    (win, won), (loss, lost_won) = runs
+    assert won and not lost_won
+    assert win == loss, (win, loss)
