@@ -66,6 +66,11 @@ def test_attack_sealed_procedure_reward_tells_win_from_loss():
     assert_same_for_win_and_loss(reward="procedure")
 
 
+def test_attack_sealed_text_and_image_observation_tells_win_from_loss():
+    """observation="both": the JSON text and the agent's view (drawn from the world alone)."""
+    assert_same_for_win_and_loss(observation="both", info="lean", render_mode="rgb_array")
+
+
 def test_attack_sealed_symbolic_observation_with_notes_tells_win_from_loss():
     assert_same_for_win_and_loss(observation="symbolic", notes=True, info="lean")
 
