@@ -86,8 +86,9 @@ def test_openenv_socket_end_withholds_the_gold_until_the_sheet_is_in(url):
 
 
 def test_a_task_without_a_sheet_shows_its_full_card_at_the_end(url):
+    """A public instance's (a sealed one's end shows no card: tests/attacks/test_sealed_outcome_served.py)."""
     with EnvServerClient(url) as env:
-        result = env.reset("PickAndPlaceTest", "normal", split="test", index=0, max_steps=1)
+        result = env.reset("PickAndPlaceTest", "normal", split="dev", index=0, max_steps=1)
         result = env.step({"action": "WAIT"})
     assert result.done and result.scorecard is not None and "scoreCard" in result.scorecard
 

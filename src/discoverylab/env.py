@@ -12,6 +12,13 @@ progress only until the episode ends (then the full oracle scorecard, gold hypot
 questions included; evaluators may call `scorecard(reveal=True)` at any time), and the default
 reward is terminal success. `reward="procedure"` pays the change of the normalised procedural
 score each step instead: it rewards answer-specific choices at once, so it reveals the answer.
+
+A sealed test instance (`Instance.sealed`) shows the agent nothing that depends on how it did,
+not even at its end: the reward is 0 every step (both modes), `info["scorecard"]` and the
+observation's `taskProgress` say whether the task is decided but not whether it succeeded
+(`completedSuccessfully` is None), and no gold. Its outcome is the evaluator's:
+`scorecard(reveal=True)`, the runner's records. A learner over many sealed instances would
+otherwise train on the test set.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from discoverylab.env_spaces import ActionText, ObservationText
 from discoverylab.instances import Instance, InstanceError, from_seed
 from discoverylab.scenarios.base import Scenario
 from discoverylab.scenarios.registry import all_tasks, check_difficulty, get_task
+from discoverylab.scoring.scorecard import Scorecard
 from discoverylab.world import spares
 from discoverylab.world.action_input import MAX_ECHO_CHARS, brief, whole_option
 from discoverylab.world.actions import ActionExecutor
@@ -80,6 +88,13 @@ def _task_and_difficulty(task: Any, difficulty: Any) -> tuple[type[Scenario], st
     return cls, check_difficulty(cls, difficulty)
 
 
+def sealed_card(card: Scorecard) -> dict[str, Any]:
+    """A sealed instance's scorecard as its agent sees it: the task and whether it is decided;
+    `completedSuccessfully` None (undisclosed), no score, no gold."""
+    return {"taskName": card.task_name, "taskDescription": card.task_description, "completed": card.completed,
+            "completedSuccessfully": None}
+
+
 class DiscoveryWorldEnv(gym.Env[Any, Any], FastState, CopiedWhole):
     """A DiscoveryWorld task as a Gymnasium env (text and/or image observations, JSON-or-dict actions).
 
@@ -116,13 +131,15 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState, CopiedWhole):
             or "procedure" (the change of the normalised procedural score each step, the
             original's shaped reward). "procedure" pays answer-specific choices (the right
             object, the right setting) at once, so it REVEALS the answer: use it for training
-            or ablations, never to score discovery.
+            or ablations, never to score discovery. A sealed test instance pays 0 every step
+            in both modes: its outcome is the evaluator's (`scorecard(reveal=True)`).
         info: "full" (default: `info["observation"]` holds the structured observation dict and
             `info["scorecard"]` the task progress) or "lean" (for RL: only `success`, `step`
             and `message`, the last action's message). In both, the step that ends the
             episode adds the full scorecard (`info["scorecard"]`, gold included). During the
             episode the scorecard in `info` carries no gold (critical hypotheses, questions);
-            its procedural scores appear only with `reward="procedure"`.
+            its procedural scores appear only with `reward="procedure"`. A sealed instance's
+            scorecard is task progress with `completedSuccessfully` None, at its end too.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -222,6 +239,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState, CopiedWhole):
         self._message = ("", "")
         self._obs_cache: dict[str, Any] | None = None
         self.instance: dict[str, Any] = {}  # the current instance's public part (never a sealed seed)
+        self.sealed = False  # the current instance is sealed: nothing the agent reads says how it did
 
     # ---- gymnasium API ----------------------------------------------------------------
     _np_seed_pending: int | None = None  # `reset(seed=k)`'s k until the generator is first read
@@ -257,6 +275,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState, CopiedWhole):
         if inst is None:
             inst = from_seed(self.scenario_cls.task_id, self.difficulty, int(self.np_random.integers(0, 2**31 - 1)))
         self.instance = inst.public()
+        self.sealed = inst.sealed
         self.world = World(inst.seed)
         self.scenario = self.scenario_cls(self.world, self.difficulty)
         spares.settle()  # recycled scenery the build did not use no longer keeps the old world
@@ -304,6 +323,8 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState, CopiedWhole):
             self._last_score = card.normalized
         else:
             reward = 1.0 if terminated and card.success and not self._ended else 0.0
+        if self.sealed:  # a win and a loss pay alike: the outcome is the evaluator's
+            reward = 0.0
         success = self._success = result.success
         message = result.message
         self._message = (message, message if result.important else "")
@@ -392,7 +413,7 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState, CopiedWhole):
                 raise RuntimeError("Call reset() before observation_dict().")
             self._obs_cache = build_observation(
                 self.scenario.player,
-                [self.scenario.scorecard.progress()],
+                [self.scenario.scorecard.progress(self.sealed)],
                 self._message[0],
                 self._message[1],
                 radius=self.radius,
@@ -419,10 +440,13 @@ class DiscoveryWorldEnv(gym.Env[Any, Any], FastState, CopiedWhole):
 
     def scorecard(self, reveal: bool = False) -> dict[str, Any]:
         """The scorecard as `info` shows it now, or (`reveal=True`, for evaluators) in full,
-        gold hypotheses and knowledge questions included, whether or not the episode ended."""
+        gold hypotheses and knowledge questions included, whether or not the episode ended.
+        A sealed instance's, unrevealed, is its task progress at every step, its end included."""
         if self.scenario is None:
             raise RuntimeError("Call reset() before scorecard().")
         card = self.scenario.scorecard
+        if self.sealed and not reveal:
+            return sealed_card(card)
         if reveal or self._ended:
             return card.to_dict()
         return card.to_dict(GOLD_KEYS if self.reward_mode == "procedure" else GOLD_KEYS + PROCEDURE_KEYS)

@@ -9,7 +9,8 @@ def render_text(obs: dict[str, Any]) -> str:
     """A compact, human-readable view of one observation."""
     loc = obs["agentLocation"]
     task = obs["taskProgress"][0]
-    status = "SUCCESS" if task["completedSuccessfully"] else "FAILED" if task["completed"] else "in progress"
+    done, won = task["completed"], task["completedSuccessfully"]  # won: None on a sealed instance
+    status = "in progress" if not done else "ended" if won is None else "SUCCESS" if won else "FAILED"
     lines = [
         f"Step {obs['world_steps']} | at ({loc['x']}, {loc['y']}) facing {loc['faceDirection']} | "
         f"can move: {', '.join(loc['directions_you_can_move']) or '-'} | task: {status}",

@@ -92,8 +92,9 @@ class SB3VecEnv(VecEnv):  # type: ignore[misc]  # untyped base where SB3's stubs
             for i in ended:
                 infos[i]["terminal_observation"] = feats[i].copy()
                 infos[i]["TimeLimit.truncated"] = bool(truncs[i] and not terms[i])
-                if card:
-                    infos[i]["is_success"] = bool(np.asarray(card["completedSuccessfully"])[i])
+                won = np.asarray(card["completedSuccessfully"])[i] if card else None
+                if won is not None:  # None: a sealed level, whose outcome the learner is never told
+                    infos[i]["is_success"] = bool(won)
             # SB3 autoresets on the step that ended: reset those envs now (their own generators).
             new_obs, new_info = self.venv.reset(options={"reset_mask": dones})
             fresh = features(new_obs, self.buckets, self._table)

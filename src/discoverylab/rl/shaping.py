@@ -8,8 +8,10 @@ first use of each action kind, all counted over actions the mask allows (parsing
 what the agent sees, never on hidden properties) and whether or not they succeed. The pay per
 novelty is the same for every object, so which candidate holds the answer cannot change it;
 `tests/test_rl_shaping.py` checks that on every discovery task. Unit tests (which have no
-hidden answer) also pay the change of their procedural score (their sub-goals). The bonus of
-an episode is capped (`cap`, 0.2) so that wandering never outweighs success (+1).
+hidden answer) also pay the change of their procedural score (their sub-goals), except on a
+sealed test instance: its last sub-goal is its success, which a sealed episode never tells the
+agent (its success reward is 0 too, docs/rl.md). The bonus of an episode is capped (`cap`, 0.2)
+so that wandering never outweighs success (+1).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class ExploreShaping:
         self.kinds.clear()
         self.paid = 0.0
         self._place = (-1, -1)
-        self._unit = base.scenario.suite == "unit"
+        self._unit = base.scenario.suite == "unit" and not base.sealed  # sealed: progress is the evaluator's
         self._score = base.scenario.scorecard.normalized if self._unit else 0.0
         self._new_tiles(base)  # the first view is free: nothing was done to earn it
 

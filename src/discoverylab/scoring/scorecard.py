@@ -134,13 +134,15 @@ class Scorecard:
             self.completed = True
             self.success = success
 
-    def progress(self) -> dict[str, Any]:
-        """What the agent may see: the task text and whether it is decided (no score)."""
+    def progress(self, sealed: bool = False) -> dict[str, Any]:
+        """What the agent may see: the task text and whether it is decided (no score). `sealed`
+        (a sealed test instance): whether it was decided *successfully* is the evaluator's, so
+        `completedSuccessfully` is None (undisclosed) throughout, a win and a loss alike."""
         return {
             "taskName": self.task_name,
             "description": self.task_description,
             "completed": self.completed,
-            "completedSuccessfully": self.success,
+            "completedSuccessfully": None if sealed else self.success,
         }
 
     def to_dict(self, exclude: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -8,7 +8,9 @@ instance's public part (`Instance.public()`: a sealed test instance's seed never
 server). The full scorecard (gold included) is sent only once the episode has ended and, for a
 discovery task, its answer sheet has been handed in (the gold would fill the sheet). A sealed
 instance's gold and grades are the evaluator's alone (`--out` records): its client's hand-in gets
-a receipt and a sealed Tiny Lab's end no grade, since a right/wrong names a few-option answer.
+a receipt and a sealed Tiny Lab's end no grade, since a right/wrong names a few-option answer. A
+sealed DiscoveryWorld episode's reward is 0 and its end says that it ended, not whether it
+succeeded (the env's own rule, `DiscoveryWorldEnv`): a win and a loss read the same.
 """
 
 from __future__ import annotations
@@ -288,13 +290,16 @@ class EpisodeSession:
         is handed in, its gold and procedural items wait (task progress only, as before the end):
         the gold names the answer and the items' scores tell which choice was right, so a client
         would copy them into the sheet. A sealed instance's never come: every server with this key
-        plays the same test#N, where a remembered gold would answer it. Nor does a sealed Tiny
-        Lab's grade (its details hold the truth, its labels and score say right or wrong).
+        plays the same test#N, where a remembered gold would answer it; nor whether it succeeded
+        (`completedSuccessfully` None, a unit test's gold too). Nor does a sealed Tiny Lab's grade
+        (its details hold the truth, its labels and score say right or wrong).
         `final_card` is the evaluator's full card."""
         from discoverylab.scenarios.answer_forms import has_answer_sheet
 
         if self.kind == "lab" and self.sealed:
             return {"completed": self.done, "graded": SEALED_GRADED}
+        if self.kind == "dw" and self.sealed:  # the env's sealed card: decided or not, never how it went
+            return {**self.env.scorecard(), "graded": SEALED_GRADED}
         card = self.final_card()
         if self.kind == "dw" and has_answer_sheet(self.task) and (self.handed_in is None or self.sealed):
             return {k: v for k, v in card.items() if k not in GOLD_KEYS + PROCEDURE_KEYS}

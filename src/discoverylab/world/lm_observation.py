@@ -110,7 +110,7 @@ def lm_observation(obs: dict[str, Any], actions: str = "context") -> str:
     if feed["scientific_articles"]:
         lines.append("articles: " + "; ".join(f"#{a['postID']} {a['title']} ({a['author']}, step {a['step']})" for a in feed["scientific_articles"]))
     for task in obs["taskProgress"]:
-        state = "succeeded" if task["completedSuccessfully"] else "failed" if task["completed"] else "in progress"
+        state = _task_state(task)
         lines.append(f"task {task['taskName']}: {state}")
     dialog = obs["dialog_box"]
     if dialog.get("is_in_dialog"):
@@ -122,3 +122,13 @@ def lm_observation(obs: dict[str, Any], actions: str = "context") -> str:
     elif actions == "every":
         lines.append("actions: " + " | ".join(action_lines("teleportLocations" in obs)))
     return "\n".join(lines)
+
+
+def _task_state(task: dict[str, Any]) -> str:
+    """A task line's state; a sealed instance's decided task is "ended" (its outcome is the
+    evaluator's: `completedSuccessfully` is None), a win and a loss alike."""
+    if not task["completed"]:
+        return "in progress"
+    if task["completedSuccessfully"] is None:
+        return "ended"
+    return "succeeded" if task["completedSuccessfully"] else "failed"

@@ -77,7 +77,7 @@ class TaskProgress(_Strict):
     taskName: str
     description: str
     completed: bool
-    completedSuccessfully: bool
+    completedSuccessfully: bool | None  # None: a sealed instance (its outcome is the evaluator's)
 
 
 class ActionInfo(_Strict):

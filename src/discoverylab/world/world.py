@@ -111,6 +111,11 @@ class World(FastState):
         return World(self._seed, self.size)
 
     @property
+    def sealed(self) -> bool:
+        """A sealed test instance's world: what it tells the agent never says how the task went."""
+        return self._seed >= 2**32
+
+    @property
     def seed(self) -> int:
         """A public world's seed (< 2**32); a sealed one refuses. Transitional: draw from `child_rng`."""
         if self._seed >= 2**32:

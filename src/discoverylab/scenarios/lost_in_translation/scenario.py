@@ -254,7 +254,8 @@ class LostInTranslation(Scenario):
         elif challenge and given and len(given) != self.count:
             # The Challenge elder judges one offering: he counts it, and the wrong number (too many
             # as well as too few) fails, so bringing all five, or one at a time, skips no lesson.
-            self.elder.record("TALK", self.player, None, True, WRONG_COUNT)
+            if not self.world.sealed:  # his frown says the item and colour were right: a sealed end says nothing
+                self.elder.record("TALK", self.player, None, True, WRONG_COUNT)
             self.scorecard.finish(False)
         elif self.give.completed:
             self.scorecard.finish(True)
