@@ -22,6 +22,7 @@ from typing import Any
 KEY_ENV = "DISCOVERYLAB_EVAL_KEY"
 SEALED_SPLIT = "test"
 SEED_SPLIT = "seed"  # a raw public seed given directly (`--seeds` without `--split`)
+SEALED_GRADED = "by the evaluator only: a sealed test instance's grade never reaches the client"
 
 # Public splits: name -> (first seed, number of instances). Sealed seeds are >= 2**32, so they
 # can never coincide with a public seed (all < 2**31).

@@ -10,8 +10,10 @@ Observation: `spaces.Text` — the lab's message; characters outside the space's
 "?" (the exact text is then in `info["text"]`), and messages longer than `max_length` are cut
 (`info["text"]` again holds the whole message).
 Reward: 0 until the episode ends, then the protocol's grade (score in 0..1); `info["score"]` holds
-the full grade (parts, labels). Episodes terminate when the protocol says so; the protocol's own
-turn limit bounds them, so `truncated` is always False.
+the full grade (parts, labels). A sealed test instance's grade is the evaluator's alone (it would
+name a few-option answer): its reward stays 0, `info` says `graded` by the evaluator, and the
+evaluator reads the grade with `evaluator_grade()`. Episodes terminate when the protocol says so;
+the protocol's own turn limit bounds them, so `truncated` is always False.
 Registered ids: `discoverylab/Lab-<Name>-v0` for each registered protocol (`lab_gym_id`), e.g.
 `discoverylab/Lab-SequenceHiddenProperty-v0`, plus the macro lab's numeric `discoverylab/MacroEcon-v0`
 (`Box(64,)` observation). Importing this module registers them.
@@ -24,6 +26,7 @@ from typing import Any
 import gymnasium
 from gymnasium import spaces
 
+from discoverylab.instances import SEALED_GRADED
 from discoverylab.labs.protocol import Protocol, make_protocol, protocol_names
 
 ENTRY_POINT = "discoverylab.labs.gym_text:TinyLabTextEnv"
@@ -82,6 +85,8 @@ class TinyLabTextEnv(gymnasium.Env[str, str]):
     def __init__(self, protocol: str | Protocol, config: dict[str, Any] | str | None = None, *,
                  max_length: int = OBSERVATION_MAX_LENGTH, action_max_length: int = ACTION_MAX_LENGTH,
                  render_mode: str | None = None) -> None:
+        self._sealed = False  # the episode plays a sealed test instance (`reset`)
+        self._grade: Any = None  # the ended episode's grade (`evaluator_grade`)
         if isinstance(protocol, Protocol):
             if config:
                 raise ValueError("pass either a Protocol instance or a protocol name with config, not both")
@@ -117,6 +122,8 @@ class TinyLabTextEnv(gymnasium.Env[str, str]):
             episode_seed = int(seed) if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
             inst = from_seed(self.protocol.name, "", episode_seed)
         text = self.protocol.reset(inst.seed)
+        self._sealed = bool(inst.sealed)
+        self._grade = None
         public = inst.public()
         info: dict[str, Any] = {"protocol": self.protocol.name, **({"seed": public["seed"]} if "seed" in public else {}),
                                 "instance": public, "turn": 0}
@@ -128,10 +135,18 @@ class TinyLabTextEnv(gymnasium.Env[str, str]):
         info = dict(reply.info)
         reward = 0.0
         if reply.done:
-            score = self.protocol.grade()
-            reward = float(score.score)
-            info["score"] = score.model_dump(mode="json")
+            score = self._grade = self.protocol.grade()
+            if self._sealed:
+                info["graded"] = SEALED_GRADED
+            else:
+                reward = float(score.score)
+                info["score"] = score.model_dump(mode="json")
         return self._observe(reply.text, info), reward, bool(reply.done), False, info
+
+    def evaluator_grade(self) -> Any:
+        """The ended episode's grade (None before the end), sealed or not: the evaluator's read,
+        never shown to the agent of a sealed instance."""
+        return self._grade
 
     def render(self) -> str | None:  # type: ignore[override]
         """The last lab message (render mode "ansi"); None otherwise."""

@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from discoverylab.env import GOLD_KEYS, PROCEDURE_KEYS, DiscoveryWorldEnv
-from discoverylab.instances import SEALED_SPLIT, Instance, InstanceError, from_seed, load_key, make_instance
+from discoverylab.instances import (
+    SEALED_GRADED,
+    SEALED_SPLIT,
+    Instance,
+    InstanceError,
+    from_seed,
+    load_key,
+    make_instance,
+)
 
 if TYPE_CHECKING:
     from discoverylab.server.records import EpisodeRecords
@@ -30,7 +38,6 @@ if TYPE_CHECKING:
 LAB_DIFFICULTY = ""  # Tiny Labs protocols have no difficulty levels (their instances are keyed with "")
 MAX_ACTION_CHARS = 20_000
 REMOTE_AGENT = "remote"  # the agent of a client that names none (the server's records)
-SEALED_GRADED = "by the evaluator only: a sealed test instance's grade never reaches the client"
 
 
 class SessionError(ValueError):
