@@ -104,6 +104,8 @@ def assert_chance(seeds: tuple[int, ...], answer: Callable[[int], tuple[list[str
                   ) -> None:
     graded = [_grade(seed, *answer(seed)) for seed in seeds]
     scores, labels = [s for s, _ in graded], [label for _, label in graded]
+    print(f"{getattr(answer, 'name', answer)}: mean {np.mean(scores):.4f} (random {random_mean(seeds):.4f}), "
+          f"max {max(scores):.3f}, labels {sorted(set(labels))}")  # the figures docs/tinylabs.md quotes (-s)
     assert float(np.mean(scores)) <= random_mean(seeds) + MARGIN, (scores, random_mean(seeds))
     assert "pass" not in labels, labels
 
@@ -118,6 +120,7 @@ def stock(names: tuple[str, ...], midpoint: bool = False) -> Callable[[int], Any
         return ([_stock_program(n) for n in names],
                 (lambda seqs: [mid] * len(seqs)) if midpoint else (lambda seqs: _stock_values(names[0], seqs)))
 
+    answer.name = "+".join(names) + (" midpoint" if midpoint else "")  # type: ignore[attr-defined]
     return answer
 
 
