@@ -127,3 +127,16 @@ def test_the_heuristic_finds_the_drawn_positions_from_its_rounds(seed: int) -> N
     score = run_episode(proto, make_agent(HIDDEN, "heuristic", proto), seed=seed).score
     assert proto.ground_truth()["positions"] is not None
     assert score.labels["label"] == "pass" and score.score > 0.9
+
+
+def test_the_judge_is_told_the_positions_and_that_the_whole_sequence_is_a_near_miss() -> None:
+    """On seed 17 (GC content at positions 1-8) 'fraction of G or C' is no longer the true definition."""
+    from discoverylab.labs.sequence.judge import hypothesis_messages
+    from discoverylab.labs.sequence.parsing import Hypothesis
+
+    proto = make_protocol(HIDDEN)
+    proto.reset(17)
+    text = hypothesis_messages(proto.ground_truth(), [Hypothesis(rank=1, description="GC content")])[1]["content"]
+    assert "positions 1, 2, 3, 4, 5, 6, 7, 8" in text
+    assert "fraction of positions that are G or C over all the letters or over other positions" in text
+    assert "GC fraction" not in text  # the named family's paraphrases are not accepted as exact
