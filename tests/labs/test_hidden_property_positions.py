@@ -140,3 +140,18 @@ def test_the_judge_is_told_the_positions_and_that_the_whole_sequence_is_a_near_m
     assert "positions 1, 2, 3, 4, 5, 6, 7, 8" in text
     assert "fraction of positions that are G or C over all the letters or over other positions" in text
     assert "GC fraction" not in text  # the named family's paraphrases are not accepted as exact
+
+
+def test_a_spec_reading_past_its_sequences_fails_to_build_with_the_reason() -> None:
+    """`lab verify` reports it as the failed build check (no crash, no traceback in the log)."""
+    from discoverylab.labs.core.spec import kind_spec
+    from discoverylab.labs.core.verify import verify
+    from discoverylab.labs.sequence.generate import _hidden_property_spec
+    from discoverylab.labs.sequence.problems import EPISODE_KNOBS
+
+    spec = _hidden_property_spec(EPISODE_KNOBS, np.random.default_rng(0), 0)
+    spec = spec.model_copy(update={"properties": {"hidden": kind_spec("gc", positions=[0, 12])}})
+    report = verify(spec, protocol_check=False)
+    build = [c for c in report.checks if c.name == "build"]
+    assert build and build[0].passed is False
+    assert "reads position 12, but objects have length 10" in build[0].detail
