@@ -155,3 +155,10 @@ def test_a_spec_reading_past_its_sequences_fails_to_build_with_the_reason() -> N
     build = [c for c in report.checks if c.name == "build"]
     assert build and build[0].passed is False
     assert "reads position 12, but objects have length 10" in build[0].detail
+
+
+def test_the_family_hint_says_that_a_drawn_property_reads_hidden_positions() -> None:
+    drawn = make_protocol(HIDDEN, hint="family").reset(17)
+    assert "each reads only the letters at hidden positions" in drawn
+    named = make_protocol(HIDDEN, hint="family", hidden="gc_content").reset(17)
+    assert "belongs to one of these families" in named and "hidden positions" not in named

@@ -218,7 +218,9 @@ class HiddenPropertyProtocol(Protocol):
         cfg = self.config
         if cfg.hint == "family":
             families = "; ".join(FAMILY_TEXT.values())
-            return [f"Hint: f belongs to one of these families (parameters hidden): {families}."]
+            drawn = (" Here each reads only the letters at hidden positions (in order), and f may combine two "
+                     "such properties." if self.problem is not None else "")
+            return [f"Hint: f belongs to one of these families (parameters hidden): {families}.{drawn}"]
         if cfg.hint == "examples":
             rng = self.streams["hint"]
             codes = np.concatenate([self._sample(t, 0.1, 1, rng) for t in (0.1, 0.5, 0.9)])
