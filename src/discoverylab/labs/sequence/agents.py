@@ -17,7 +17,7 @@ import numpy as np
 from discoverylab.labs.agents import LabAgent, register_agent
 from discoverylab.labs.protocol import Protocol
 from discoverylab.labs.sequence.judge import RUBRIC, family_of
-from discoverylab.labs.sequence.programs import reference_program
+from discoverylab.labs.sequence.programs import positions_program, reference_program
 from discoverylab.labs.sequence.properties import encode
 
 _EVAL_LINE = re.compile(r"^([ACGT]+) -> ([0-9.]+)", re.MULTILINE)
@@ -58,7 +58,11 @@ class HiddenPropertyOracle:
         listed = listed_sequences(message)
         values = self.truth["value_fn"](encode(listed)) if listed else []
         hypothesis: dict[str, Any] = {"rank": 1, "description": str(rubric.get("definition", name))}
-        if name in RUBRIC or family_of(name) in RUBRIC:
+        positions = self.truth.get("positions")
+        if positions:
+            hypothesis["description"] = str(self.truth["description"])
+            hypothesis["python"] = positions_program(name, params, length, positions)
+        elif name in RUBRIC or family_of(name) in RUBRIC:
             hypothesis["python"] = reference_program(name, params, length)
         answer = {"hypotheses": [hypothesis],
                   "predictions": {s: float(v) for s, v in zip(listed, values, strict=True)}}
@@ -100,6 +104,25 @@ def _dinucleotides(x: np.ndarray) -> np.ndarray:
     return np.stack([(pairs == k).sum(axis=1) for k in range(16)], axis=1).astype(np.float64)
 
 
+def _positional(x: np.ndarray) -> np.ndarray:
+    """One indicator per (position, letter): linear in these is a per-position weight table."""
+    return (x[:, :, None] == np.arange(4)).reshape(len(x), -1).astype(np.float64)
+
+
+def _cv_error(features: np.ndarray, y: np.ndarray, folds: int = 5) -> float:
+    """Mean absolute error of least squares on held-out folds: a model with more coefficients than
+    the data support (per-position weights on 50 values) fits its data but not the next fold."""
+    order = np.arange(len(y))
+    errors = np.zeros(len(y))
+    for k in range(folds):
+        test = order % folds == k
+        if test.all() or not test.any():
+            return float("inf")
+        coef = _fit(features[~test], y[~test])
+        errors[test] = np.abs(_predict(features[test], coef) - y[test])
+    return float(errors.mean())
+
+
 def _fit(features: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Least-squares coefficients (last one = intercept)."""
     design = np.column_stack([features, np.ones(len(features))])
@@ -114,11 +137,15 @@ def _predict(features: np.ndarray, coef: np.ndarray) -> np.ndarray:
 _FEATURES = {
     "composition": (_composition, "linear in the base fractions of A, C, G, T"),
     "dinucleotides": (_dinucleotides, "linear in the counts of the 16 dinucleotides"),
+    "positions": (_positional, "a sum of per-position weights of the letters"),
 }
 
 
 def _program(kind: str, coef: np.ndarray) -> str:
     c = [round(float(v), 10) for v in coef]
+    if kind == "positions":
+        return (f"C = {c!r}\n\ndef f(s):\n    v = C[-1]\n    for i, b in enumerate(s):\n"
+                "        v += C[4 * i + 'ACGT'.index(b)]\n    return max(0.0, min(1.0, v))\n")
     if kind == "composition":
         return (f"C = {c!r}\n\ndef f(s):\n    n = len(s)\n"
                 "    v = sum(C[i] * s.count(b) / n for i, b in enumerate('ACGT')) + C[4]\n"
@@ -133,10 +160,10 @@ class HiddenPropertyHeuristic:
 
     Round 1 sends a designed panel (homopolymers, alternations, runs), round 2 and 3 sweep the value
     with SAMPLE 0 and SAMPLE 1, later rounds send random panels. It then regresses the values on
-    generic features (base composition; dinucleotide counts) and answers with both fits, best first,
-    each with a predictor program. It solves what is linear in those features (GC content, weighted
-    count, interaction energy, plain alternation) and only approximates the rest, which is the
-    yardstick an LLM should beat.
+    generic features (base composition; dinucleotide counts; per-position letters) and answers with
+    every fit, best cross-validated error first, each with a predictor program. It solves what is
+    linear in those features (GC content or a weighted count, at any positions; interaction energy,
+    plain alternation) and only approximates the rest, which is the yardstick an LLM should beat.
     """
 
     def __init__(self, protocol: Protocol | None = None) -> None:
@@ -179,10 +206,9 @@ class HiddenPropertyHeuristic:
         fits: list[tuple[float, str, np.ndarray]] = []
         for kind, (features, _) in _FEATURES.items():
             coef = _fit(features(x), y)
-            err = float(np.abs(_predict(features(x), coef) - y).mean()) + 0.0005 * len(coef)
-            fits.append((err, kind, coef))
+            fits.append((_cv_error(features(x), y), kind, coef))
         fits.sort(key=lambda t: t[0])
-        hypotheses = [{"rank": rank, "description": f"f is {_FEATURES[kind][1]} (fit MAE {err:.3f})",
+        hypotheses = [{"rank": rank, "description": f"f is {_FEATURES[kind][1]} (cross-validated MAE {err:.3f})",
                        "python": _program(kind, coef)} for rank, (err, kind, coef) in enumerate(fits, start=1)]
         _, kind, coef = fits[0]
         preds = _predict(_FEATURES[kind][0](encode(held_out)), coef) if held_out else np.zeros(0)

@@ -22,7 +22,7 @@ from discoverylab.labs.sequence.judge import JUDGE_VALUE, JudgeClient, judge_hyp
 from discoverylab.labs.sequence.parsing import FinalAnswer
 from discoverylab.labs.sequence.sandbox import run_predictor
 
-GRADER_VERSION = 2  # 2: the judge no longer reads the hypotheses' sentences about grading
+GRADER_VERSION = 3  # 3: drawn problems read drawn positions; skill counted above the best stock program
 """Bumped whenever the Protocol A grade changes: run directories record it (`LabRecord.grader_version`),
 so a run graded by another version is never resumed or judged into a mix of old and new grades."""
 
@@ -247,15 +247,33 @@ def _component(metrics: PredictionMetrics, baseline_mae: float, chance_exact: fl
     return 0.5 * exact_skill(metrics.exact, chance_exact) + 0.5 * prediction_skill(metrics, baseline_mae)
 
 
+def public_baseline(truth: Sequence[float] | np.ndarray, tolerance: float, centre: float,
+                    stock: np.ndarray | None) -> tuple[float, float]:
+    """(baseline MAE, chance exact rate): the best an answer known before any experiment reaches.
+
+    That is the constant `centre` (the median) and the best constant's exact rate and, when `stock`
+    holds the stock programs' values on the same sequences (a drawn problem), the best of those too."""
+    t = np.asarray(truth, dtype=np.float64)
+    mae = float(np.abs(t - centre).mean()) if len(t) else 1.0
+    chance = constant_exact_rate(t, tolerance)
+    if stock is not None and stock.size and len(t):
+        err = np.abs(np.asarray(stock, dtype=np.float64) - t[None, :])
+        mae = min(mae, float(err.mean(axis=1).min()))
+        chance = max(chance, float((err <= tolerance).mean(axis=1).max()))
+    return mae, chance
+
+
 def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_indices: Sequence[int], *,
                           quantum: float | None, truth: dict[str, Any], judge: JudgeClient | None = None,
-                          seconds_per_100: float = 2.0, extras: dict[str, float] | None = None) -> Score:
+                          seconds_per_100: float = 2.0, extras: dict[str, float] | None = None,
+                          stock: np.ndarray | None = None) -> Score:
     """Score a Protocol A answer (spec §2.8): program score, prediction score, optional judge.
 
     score = mean of the available components (prediction always; program if any hypothesis has code;
     judge whenever a judge is given: 0 for no hypothesis or a failed judgement until `lab judge`
     grades it), so an agent that writes no code can still reach 1.0, and one that states nothing or
-    breaks the judge never beats one whose statement the judge rejects.
+    breaks the judge never beats one whose statement the judge rejects. `stock`: the stock programs'
+    values on `heldout` (`heldout.stock_values`, given for drawn problems): skill counts above them.
     """
     tol = exact_tolerance(quantum)
     values = np.asarray(heldout.values)
@@ -268,9 +286,9 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
     program_labels: list[str] = []
     best_program: PredictionMetrics | None = None
     best_value = -1.0
-    base_all = float(np.abs(values - np.median(values)).mean())
-    chance_all = constant_exact_rate(values, tol)
-    parts["chance_exact"] = chance_all
+    centre = float(np.median(values)) if len(values) else 0.5
+    base_all, chance_all = public_baseline(values, tol, centre, stock)
+    parts["chance_exact"], parts["chance_mae"] = chance_all, base_all
     for position, hyp in enumerate(answer.hypotheses):
         discount = RANK_DISCOUNT[min(position, len(RANK_DISCOUNT) - 1)]
         entry: dict[str, Any] = {"rank": hyp.rank, "description": hyp.description[:500]}
@@ -300,9 +318,10 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
     listed = heldout.subset(list(prediction_indices))
     preds = [answer.predictions.get(seq) for seq in listed.sequences]
     pm = prediction_metrics(preds, listed.values, tol)
-    base_listed = float(np.abs(np.asarray(listed.values) - np.median(values)).mean())
+    stock_listed = None if stock is None else np.asarray(stock)[:, list(prediction_indices)]
+    base_listed, chance_listed = public_baseline(listed.values, tol, centre, stock_listed)
     parts.update({f"prediction_{k}": v for k, v in pm.as_dict().items() if k != "n"})
-    parts["prediction"] = _component(pm, base_listed, constant_exact_rate(listed.values, tol))
+    parts["prediction"] = _component(pm, base_listed, chance_listed)
     labels["prediction"] = pm.label
     components.append(parts["prediction"])
 

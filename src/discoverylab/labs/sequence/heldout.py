@@ -15,7 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from discoverylab.labs.sequence.properties import PropertyParams, compute_codes, decode, encode
+from discoverylab.labs.sequence.properties import (
+    DEFAULT_PARAMS,
+    PropertyParams,
+    compute_codes,
+    decode,
+    encode,
+    masked_params,
+)
 
 ValueFn = Callable[[np.ndarray], np.ndarray]
 """Maps an (B, N) code batch to B property values."""
@@ -123,18 +130,29 @@ class HeldOutSet:
                           [self.origin[i] for i in indices])
 
 
+def _near_misses_at(name: str, params: PropertyParams, length: int, positions: tuple[int, ...], n: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """Near-misses of the family on the letters at `positions`, the other letters uniformly random."""
+    out = rng.integers(0, 4, size=(n, length), dtype=np.uint8)
+    sub = masked_params(params, positions, length) if name == "hamming_distance" else params
+    out[:, list(positions)] = near_miss_codes(name, sub, len(positions), n, rng)
+    return out
+
+
 def build_heldout(name: str, params: PropertyParams, length: int, rng: np.random.Generator, *,
                   n_random: int = 100, n_targeted: int = 60, n_near: int = 40,
-                  value_fn: ValueFn | None = None) -> HeldOutSet:
+                  value_fn: ValueFn | None = None, positions: tuple[int, ...] | None = None) -> HeldOutSet:
     """The set T of spec §2.8 (duplicates removed, so it can be a little smaller than requested).
 
-    `value_fn` overrides the named property (generic near-misses are used for it)."""
+    `value_fn` overrides the named property (generic near-misses are used for it, or, with the
+    `positions` a drawn base property reads, the family's near-misses at those positions)."""
     fn = value_fn or value_function(name, params)
     random_codes = rng.integers(0, 4, size=(n_random, length), dtype=np.uint8)
     targets = np.round(np.linspace(0.0, 1.0, 11), 1)
     per_target = np.bincount(np.arange(n_targeted) % len(targets), minlength=len(targets))
     targeted = [targeted_codes(fn, length, float(t), int(c), rng) for t, c in zip(targets, per_target, strict=True) if c]
-    near = near_miss_codes(name, params, length, n_near, rng)
+    near = (near_miss_codes(name, params, length, n_near, rng) if positions is None
+            else _near_misses_at(name, params, length, positions, n_near, rng))
     groups = [("random", random_codes), ("targeted", np.concatenate(targeted)), ("near_miss", near)]
     seen: set[str] = set()
     seqs: list[str] = []
@@ -161,3 +179,21 @@ def prediction_subset(heldout: HeldOutSet, rng: np.random.Generator, n: int = 20
     rest = [i for i in range(len(heldout.sequences)) if i not in set(chosen)]
     chosen.extend(int(i) for i in rng.permutation(rest)[: n - len(chosen)])
     return [chosen[i] for i in rng.permutation(len(chosen))]
+
+
+STOCK_PROPERTIES: tuple[str, ...] = (
+    "gc_content", "weighted_count", "alternation_1", "alternation_2", "alternation_3", "palindrome_score",
+    "entropy_1", "entropy_2", "interaction_energy", "motif_score")
+"""The named properties at their published parameters: what a report can name without an experiment.
+(The Hamming distance is missing: its reference is drawn per episode, so it has no stock program.)"""
+
+
+def stock_values(sequences: list[str]) -> np.ndarray:
+    """(len(STOCK_PROPERTIES), len(sequences)): every stock property's value on every sequence.
+
+    The hidden-property grader counts a drawn problem's skill above the best of these, as above the
+    best constant: a fixed report earns nothing, whichever family the seed drew."""
+    if not sequences:
+        return np.zeros((len(STOCK_PROPERTIES), 0))
+    x = encode(sequences)
+    return np.stack([compute_codes(name, x, DEFAULT_PARAMS) for name in STOCK_PROPERTIES])

@@ -119,6 +119,10 @@ def hypothesis_messages(truth: dict[str, Any], hypotheses: Sequence[Hypothesis])
     """The judge's prompt: the rubric, then every piece of evidence as one escaped JSON object, so
     the agent's text cannot end the evidence early or pose as the grader."""
     rubric = RUBRIC.get(family_of(str(truth.get("property", ""))), {})
+    if truth.get("positions"):  # a drawn problem: the family's wording on every letter is a near-miss
+        whole = f"{rubric.get('definition', 'the same property')} over all the letters or over other positions"
+        rubric = {"definition": str(truth.get("description", "")), "paraphrases": [],
+                  "near_misses": [*rubric.get("near_misses", []), whole]}
     evidence = {
         "true_definition": rubric.get("definition", truth.get("description", "")),
         "accepted_paraphrases": rubric.get("paraphrases", []),

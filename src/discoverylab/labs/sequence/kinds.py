@@ -24,8 +24,10 @@ from discoverylab.labs.sequence.properties import (
     compute_codes,
     encode,
     feasible_range,
+    masked_params,
     quantum,
 )
+from discoverylab.labs.sequence.sampling import sample_codes
 
 DESCRIPTIONS: dict[str, str] = {
     "gc_content": "fraction of positions that are G or C",
@@ -83,6 +85,72 @@ class SequenceProperty(Property):
         return None
 
 
+EXHAUSTIVE_WIDTH = 9
+"""Up to this many read letters, a SAMPLE row its family's sampler missed is drawn from all 4^width
+subsequences within epsilon (262,144 at most)."""
+
+
+class PositionsProperty(Property):
+    """A sequence property read only at hidden positions: f(s) = g(s[p0] s[p1] ...), p sorted.
+
+    Per-seed hidden-property problems draw one for every base family, so the property is never one of
+    the named (stock) properties: which letters count is part of what the agent must discover."""
+
+    def __init__(self, base: SequenceProperty, positions: tuple[int, ...]) -> None:
+        self.base = base
+        self.name, self.key, self.params = base.name, base.key, base.params
+        self.positions = positions
+        shown = ", ".join(map(str, positions))
+        self.description = f"on the subsequence of the letters at positions {shown} (0-based): {base.description}"
+
+    def sub_params(self, length: int) -> PropertyParams:
+        """The base property's parameters for the subsequence (its Hamming reference restricted)."""
+        return masked_params(self.params, self.positions, length) if self.key == "hamming_distance" else self.params
+
+    def _check(self, length: int) -> None:
+        if self.positions[-1] >= length:
+            raise InvalidSpec(f"{self.name!r} reads position {self.positions[-1]}, sequences have length {length}")
+
+    def batch(self, batch: np.ndarray) -> np.ndarray:
+        x = np.atleast_2d(batch)
+        self._check(x.shape[1])
+        return compute_codes(self.key, x[:, list(self.positions)], self.sub_params(x.shape[1]))
+
+    def feasible_range(self, space: ObjectSpace) -> tuple[float, float]:
+        length = _length(space)
+        return feasible_range(self.key, len(self.positions), self.sub_params(length))
+
+    def quantum(self, space: ObjectSpace) -> float | None:
+        return quantum(self.key, len(self.positions), self.sub_params(_length(space)))
+
+    def sample_exact(self, space: ObjectSpace, target: float, eps: float, n: int,
+                     rng: np.random.Generator) -> np.ndarray | None:
+        """The base property's sampler on the subsequence; the other letters uniformly random."""
+        length = _length(space)
+        self._check(length)
+        params, width = self.sub_params(length), len(self.positions)
+        sub = sample_codes(self.key, params, width, target, eps, n, rng)
+        miss = np.flatnonzero(np.abs(compute_codes(self.key, sub, params) - target) > eps)
+        if len(miss) and width <= EXHAUSTIVE_WIDTH:  # the path samplers can stop a step short on a few letters
+            every = np.indices((4,) * width).reshape(width, -1).T.astype(np.uint8)
+            err = np.abs(compute_codes(self.key, every, params) - target)
+            pool = np.flatnonzero(err <= eps) if (err <= eps).any() else np.flatnonzero(err == err.min())
+            sub[miss] = every[rng.choice(pool, size=len(miss))]
+        out = rng.integers(0, 4, size=(n, length), dtype=np.uint8)
+        out[:, list(self.positions)] = sub
+        return out
+
+
+def _positions(name: str, raw: Any) -> tuple[int, ...]:
+    try:
+        positions = tuple(sorted({int(p) for p in raw}))
+    except (TypeError, ValueError) as exc:
+        raise InvalidSpec(f"{name!r}: positions must be a list of 0-based integers") from exc
+    if not positions or positions[0] < 0:
+        raise InvalidSpec(f"{name!r}: positions must be a non-empty list of 0-based integers")
+    return positions
+
+
 def _length(space: ObjectSpace) -> int:
     length = getattr(space, "length", None)
     if not isinstance(length, int):
@@ -124,7 +192,10 @@ def _simple(key: str, **param_fields: str) -> PropertyFactory:
             raise InvalidSpec(f"bad fields for {name!r}: {exc}") from exc
         if params.alternation_k < 1 or params.entropy_k < 1:
             raise InvalidSpec(f"{name!r}: k must be >= 1")
-        return SequenceProperty(name, key, params)
+        prop = SequenceProperty(name, key, params)
+        if "positions" in fields:
+            return PositionsProperty(prop, _positions(name, fields["positions"]))
+        return prop
 
     return factory
 

@@ -26,7 +26,7 @@ from discoverylab.labs.core.seeding import SeedStreams
 from discoverylab.labs.core.spaces import StringSpace
 from discoverylab.labs.core.spec import KindSpec, LabSpec, ObjectsSpec, kind_spec
 from discoverylab.labs.sequence.evolution import DEFAULT_ATTRACTORS, DEFAULT_DRIVERS, DirectedEvolution
-from discoverylab.labs.sequence.kinds import KIND_OF_NAME, PROPERTY_KINDS, SequenceProperty
+from discoverylab.labs.sequence.kinds import KIND_OF_NAME, PROPERTY_KINDS, PositionsProperty, SequenceProperty
 from discoverylab.labs.sequence.operators import (
     AlternatingMerge,
     ConsensusMerge,
@@ -94,7 +94,11 @@ class SequenceLab(Lab):
                                         restarts=s.restarts, time_limit=s.time_limit)
 
     def _base_property(self, name: str, entry: KindSpec) -> Property:
-        return PROPERTY_KINDS.get(entry.kind)(name, entry.fields, self.base_params)  # type: ignore[no-any-return]
+        prop: Property = PROPERTY_KINDS.get(entry.kind)(name, entry.fields, self.base_params)
+        if isinstance(prop, PositionsProperty) and prop.positions[-1] >= self.length:
+            raise InvalidSpec(f"property {name!r} reads position {prop.positions[-1]}, but objects have length "
+                              f"{self.length} (positions are 0-based)")
+        return prop
 
     # ------------------------------------------------------------------ public API
 

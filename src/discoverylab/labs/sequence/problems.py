@@ -5,7 +5,9 @@ are kept as the protocols' `paper` presets. Without a preset, the episode's `pro
 the problem with the lab generator's own samplers (``generate``): a base property with freshly drawn
 hidden parameters or, sometimes, a composition of them; or a pair of drivers, distractor
 measurables and an attractor layout. Draws whose property is (nearly) constant are redrawn, so no
-episode can be answered by a constant.
+episode can be answered by a constant. Every base property of a hidden-property problem also reads
+only a drawn set of positions (`draw_positions`), so no fixed (stock) program computes it: a
+report written without experiments cannot be right on the seeds that happened to draw its family.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from discoverylab.labs.core.generator import Complexity
-from discoverylab.labs.core.spec import KindSpec
+from discoverylab.labs.core.lab import COMPOSITE_KINDS
+from discoverylab.labs.core.spec import KindSpec, kind_spec
 from discoverylab.labs.core.verify import degenerate
 from discoverylab.labs.sequence.generate import (
     DRIVER_CHOICES,
@@ -59,6 +62,13 @@ class HiddenProblem:
     def composite(self) -> bool:
         return len(self.entries) > 1
 
+    @property
+    def positions(self) -> tuple[int, ...] | None:
+        """The positions a base (non-composite) problem reads; None for a composition."""
+        if self.composite:
+            return None
+        return tuple(int(p) for p in self.root.fields["positions"])
+
     def describe(self) -> dict[str, Any]:
         return {k: v.model_dump() for k, v in self.entries.items()}
 
@@ -71,12 +81,31 @@ def as_entries(entries: dict[str, KindSpec]) -> dict[str, dict[str, Any]]:
     return {k: {"kind": v.kind, **v.fields} for k, v in entries.items()}
 
 
+def draw_positions(rng: np.random.Generator, length: int) -> list[int]:
+    """Sorted positions a base property reads: between half and all but one of the `length` letters.
+
+    At length 10 that is 637 subsets for each family and parameter draw, and never all the letters,
+    so a named property's stock program is never the hidden one."""
+    low, high = -(-length // 2), max(length - 1, 1)
+    size = int(rng.integers(low, high + 1))
+    return sorted(int(p) for p in rng.choice(length, size=size, replace=False))
+
+
+def _read_at_positions(entries: dict[str, KindSpec], rng: np.random.Generator,
+                       length: int) -> dict[str, KindSpec]:
+    """Each base entry with its own drawn `positions` (compositions refer to them unchanged)."""
+    return {key: spec if spec.kind in COMPOSITE_KINDS else
+            kind_spec(spec.kind, **{**spec.fields, "positions": draw_positions(rng, length)})
+            for key, spec in entries.items()}
+
+
 def draw_hidden_problem(rng: np.random.Generator, length: int, reference: str,
                         knobs: Complexity = EPISODE_KNOBS, max_draws: int = 50) -> HiddenProblem:
-    """A non-degenerate hidden property for sequences of `length`."""
+    """A non-degenerate hidden property for sequences of `length`, each base part read at drawn positions."""
     probe = rng.integers(0, 4, size=(2000, length), dtype=np.uint8)
     for attempt in range(max_draws):
         entries = _hidden_entries(knobs, rng, knobs.composition_depth, "hidden", EPISODE_COMPOSITES)
+        entries = _read_at_positions(entries, rng, length)
         prop = build_measurables(["hidden"], as_entries(entries), reference)["hidden"]
         if degenerate(prop.batch(probe)) is None:
             return HiddenProblem(entries=entries, redraws=attempt)

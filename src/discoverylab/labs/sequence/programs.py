@@ -10,6 +10,7 @@ from discoverylab.labs.sequence.judge import family_of
 from discoverylab.labs.sequence.properties import (
     PropertyParams,
     energy_extremes,
+    masked_params,
     max_kmer_entropy,
 )
 
@@ -52,3 +53,10 @@ def reference_program(name: str, params: PropertyParams, length: int) -> str:
         return (f"M = {m!r}\n\ndef f(s):\n    w = len(s) - len(M) + 1\n    if w <= 0:\n        return 0.0\n"
                 "    return sum(s[i:i + len(M)] == M for i in range(w)) / w\n")
     raise KeyError(f"no reference program for property {name!r}")
+
+
+def positions_program(name: str, params: PropertyParams, length: int, positions: tuple[int, ...]) -> str:
+    """Source of `def f(s)` computing property `name` of the letters at `positions` (a drawn problem)."""
+    sub = masked_params(params, positions, length) if family_of(name) == "hamming_distance" else params
+    inner = reference_program(name, sub, len(positions)).replace("def f(s):", "def base_f(s):")
+    return f"{inner}\nPOS = {list(positions)!r}\n\ndef f(s):\n    return base_f(''.join(s[i] for i in POS))\n"

@@ -329,6 +329,12 @@ def compute_codes(name: str, x: np.ndarray, params: PropertyParams = DEFAULT_PAR
     raise KeyError(f"unknown sequence property {name!r}; known: {known} (and alternation_<k>, entropy_<k>)")
 
 
+def masked_params(params: PropertyParams, positions: Sequence[int], length: int) -> PropertyParams:
+    """The parameters of a property read at `positions` only: the Hamming reference shrinks with it."""
+    reference = params.reference_for(length)
+    return _replace(params, reference="".join(reference[i] for i in positions))
+
+
 def compute(name: str, seq: str, params: PropertyParams = DEFAULT_PARAMS) -> float:
     """One property of one sequence, unrounded."""
     return float(compute_codes(name, encode(seq), params)[0])

@@ -15,12 +15,12 @@ level (`none` | `family` | `examples`), RANDOM on/off, strict/lenient parsing.
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from discoverylab.labs.core.properties import Property
 from discoverylab.labs.core.seeding import SeedStreams
 from discoverylab.labs.core.spaces import StringSpace
 from discoverylab.labs.protocol import Protocol, Reply, Score, register_protocol
@@ -30,11 +30,12 @@ from discoverylab.labs.sequence.heldout import (
     ValueFn,
     build_heldout,
     prediction_subset,
+    stock_values,
     targeted_codes,
     value_function,
 )
 from discoverylab.labs.sequence.judge import JudgeClient
-from discoverylab.labs.sequence.kinds import KIND_OF_NAME
+from discoverylab.labs.sequence.kinds import KIND_OF_NAME, PositionsProperty
 from discoverylab.labs.sequence.measurables import build_measurables
 from discoverylab.labs.sequence.parsing import (
     FinalAnswer,
@@ -143,6 +144,7 @@ class HiddenPropertyProtocol(Protocol):
                                      reference=reference)
         self.problem: HiddenProblem | None = None
         self._drawn_fn = None
+        self._drawn_prop: Property | None = None
         if self._custom is not None:
             self.hidden = "custom"
         elif cfg.hidden is not None:
@@ -160,34 +162,25 @@ class HiddenPropertyProtocol(Protocol):
         return self._intro()
 
     def _draw(self, reference: str) -> None:
-        """This seed's problem: a base family with drawn parameters (named path) or a composition."""
+        """This seed's problem: a base family with drawn parameters read at drawn positions, or a
+        composition of such; either way served through its `Property` (value, range, quantum, sampler)."""
         problem = draw_hidden_problem(self.streams["problem"], self.config.length, reference)
         self.problem = problem
-        root = problem.root
-        if problem.composite:
-            prop = build_measurables(["hidden"], problem.as_entries(), reference)["hidden"]
-            space = StringSpace("ACGT", self.config.length)
-            self.hidden = "composed"
-            self._drawn_fn = prop.batch
-            self._drawn_range = prop.feasible_range(space)
-            self._drawn_quantum = prop.quantum(space)
-            self._drawn_text = prop.description
-            return
-        name = NAME_OF_KIND[root.kind]
-        fields = root.fields
-        if name == "weighted_count":
-            weights = tuple(float(fields["weights"][b]) for b in "ACGT")
-            self.params = replace(self.params, weights=weights)  # type: ignore[arg-type]
-        elif name == "alternation_k":
-            self.params = replace(self.params, alternation_k=int(fields.get("k", 1)))
-        elif name == "entropy_score":
-            self.params = replace(self.params, entropy_k=int(fields.get("k", 2)))
-        self.hidden = name
+        prop = build_measurables(["hidden"], problem.as_entries(), reference)["hidden"]
+        space = StringSpace("ACGT", self.config.length)
+        self._drawn_prop = prop
+        self._drawn_fn = prop.batch
+        self._drawn_range = prop.feasible_range(space)
+        self._drawn_quantum = prop.quantum(space)
+        self._drawn_text = prop.description
+        self.hidden = "composed" if problem.composite else NAME_OF_KIND[problem.root.kind]
+        if isinstance(prop, PositionsProperty):
+            self.params = prop.params  # its weights, k and Hamming reference (the oracle's program reads them)
 
     def problem_signature(self) -> str:
         """Hash of what this episode hides (distinct problems over seeds have distinct signatures)."""
         key: dict[str, object] = {"hidden": self.hidden, "length": self.config.length}
-        if self.problem is not None and self.problem.composite:
+        if self.problem is not None:
             key["entries"] = self.problem.describe()
         elif self.hidden.startswith("weighted"):
             key["weights"] = self.params.weights
@@ -225,7 +218,9 @@ class HiddenPropertyProtocol(Protocol):
         cfg = self.config
         if cfg.hint == "family":
             families = "; ".join(FAMILY_TEXT.values())
-            return [f"Hint: f belongs to one of these families (parameters hidden): {families}."]
+            drawn = (" Here each reads only the letters at hidden positions (in order), and f may combine two "
+                     "such properties." if self.problem is not None else "")
+            return [f"Hint: f belongs to one of these families (parameters hidden): {families}.{drawn}"]
         if cfg.hint == "examples":
             rng = self.streams["hint"]
             codes = np.concatenate([self._sample(t, 0.1, 1, rng) for t in (0.1, 0.5, 0.9)])
@@ -235,6 +230,10 @@ class HiddenPropertyProtocol(Protocol):
         return []
 
     def _sample(self, target: float, eps: float, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self._drawn_prop is not None:  # a drawn base property has its family's sampler
+            exact = self._drawn_prop.sample_exact(StringSpace("ACGT", self.config.length), target, eps, n, rng)
+            if exact is not None:
+                return exact
         custom = self._custom or self._drawn_fn
         if custom is not None:
             return targeted_codes(custom, self.config.length, target, n, rng, eps=eps * 0.5, iters=2000)
@@ -328,7 +327,7 @@ class HiddenPropertyProtocol(Protocol):
         if self._heldout is None:
             rng = self.streams["grader"]
             self._heldout = build_heldout(self.hidden, self.params, self.config.length, rng,
-                                          value_fn=self._custom or self._drawn_fn)
+                                          value_fn=self._custom or self._drawn_fn, positions=self._positions())
             self.prediction_indices = prediction_subset(self._heldout, rng, self.config.n_predictions)
         return self._heldout
 
@@ -372,7 +371,12 @@ class HiddenPropertyProtocol(Protocol):
             description = self._drawn_text
         return {"property": self.hidden, "params": self.params, "length": self.config.length,
                 "quantum": self._quantum(), "value_fn": self._fn, "description": description,
-                "problem": self.problem.describe() if self.problem is not None else None}
+                "problem": self.problem.describe() if self.problem is not None else None,
+                "positions": self._positions()}
+
+    def _positions(self) -> tuple[int, ...] | None:
+        """The positions a drawn base property reads (None: all of them, or a composition)."""
+        return self.problem.positions if self.problem is not None else None
 
     def grade(self) -> Score:
         answer = self.answer or FinalAnswer(hypotheses=[], predictions={}, structured=False)
@@ -381,6 +385,7 @@ class HiddenPropertyProtocol(Protocol):
             answer, held, self.prediction_indices,
             quantum=self._quantum(),
             truth={k: v for k, v in self.ground_truth().items() if k != "value_fn"}, judge=self.judge,
+            stock=stock_values(held.sequences) if self.problem is not None else None,
             seconds_per_100=self.config.program_seconds_per_100,
             extras={"rounds_used": float(self.rounds_used)},
         )
