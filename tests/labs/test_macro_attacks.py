@@ -14,8 +14,7 @@ better) or their edge-wise majority, each with the scaffold. With edge credit co
 published graph alone, the next seed's copy scored 0.060 on seeds 0-49 (random 0.001): a copy is
 sometimes closer to the economy than the published graph, and the clip at 0 paid that variance. The
 chance level is now the best of a public panel (`macroecon/prior.py`). A fast sample runs by
-default (seeds whose copies used to pay, graphs shared with the other fast tests); seeds 0-49 are
-`slow`.
+default (two seeds whose copies used to pay); seeds 0-49 are `slow`.
 """
 
 from __future__ import annotations
@@ -43,9 +42,6 @@ FAST_SEEDS = (0, 1, 2)
 ALL_SEEDS = tuple(range(50))
 MARGIN = 0.05
 """How far above the random agent's mean the scaffold alone may land before it counts as beating chance."""
-COPY_MARGIN = 0.02
-"""The same for the scaffold with a copied public graph (the next seed's copy scored 0.060 on seeds
-0-49 against the random agent's 0.001 before the public panel)."""
 
 LOW = {t.key: round(t.low + 0.1 * (t.high - t.low), 4) for t in TUNABLES}
 HIGH = {t.key: round(t.low + 0.9 * (t.high - t.low), 4) for t in TUNABLES}
@@ -185,15 +181,14 @@ def test_scaffold_alone_does_not_beat_chance_on_seeds_0_49() -> None:
 
 
 # ---------------------------------------------------------------------- copying public graphs
-COPY_SEEDS = (0, 1, 2)
-"""Fast sample of the copy attacks (the graphs of seeds 0-3 are the ones the tests above measure)."""
-K_SLOW = 5
-"""Public economies an attacker copies from on seeds 0-49: the next K seeds'."""
+COPY_SEEDS = (7, 8)
+"""Fast sample of the copy attacks: seeds where each copy used to pay (mean 0.15-0.20 before the panel)."""
+K_FAST, K_SLOW = 3, 5
+"""Public economies an attacker copies from: the next K seeds' (fast sample, seeds 0-49)."""
 
 
 def _sources(seed: int, fast: bool) -> tuple[int, ...]:
-    """Other public seeds: on the fast sample, the other seeds of 0-3; else the next `K_SLOW`."""
-    return tuple(s for s in range(4) if s != seed) if fast else tuple(range(seed + 1, seed + 1 + K_SLOW))
+    return tuple(range(seed + 1, seed + 1 + (K_FAST if fast else K_SLOW)))
 
 
 def copy_attack_scores(seeds: tuple[int, ...], kind: str, fast: bool) -> list[float]:
@@ -220,11 +215,11 @@ def test_scaffold_with_a_copied_public_graph_does_not_beat_chance(kind: str) -> 
     """The scaffold plus another public economy's graph (the next seed's, the nearest of the other
     seeds' or their majority) lands at chance: the copy is one more draw of what the panel holds."""
     attack, chance = _against_chance(COPY_SEEDS, kind, fast=True)
-    assert attack <= chance + COPY_MARGIN, (attack, chance)
+    assert attack <= chance + MARGIN, (attack, chance)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["next", "nearest", "majority"])
 def test_scaffold_with_a_copied_public_graph_does_not_beat_chance_on_seeds_0_49(kind: str) -> None:
     attack, chance = _against_chance(ALL_SEEDS, kind, fast=False)
-    assert attack <= chance + COPY_MARGIN, (attack, chance)
+    assert attack <= chance + MARGIN, (attack, chance)

@@ -113,7 +113,7 @@ def test_copying_the_nearest_public_graph_earns_no_edge_credit() -> None:
 
 def test_the_panel_is_consulted_only_where_it_can_change_the_credit() -> None:
     """A graph no better than the published one scores 0 and a perfect one 1 whatever the panel
-    says: their grades measure no panel graph (the panel is 16 graphs where it is not package data)."""
+    says: their grades measure no panel graph (the panel is 24 graphs where it is not package data)."""
     proto, oracle = _oracle(0)
     assert oracle.score.details["goal_progress"]["panel_consulted"] is False
     assert oracle.score.details["goal_progress"]["prior_source"] == "published"
@@ -151,7 +151,7 @@ def test_the_majority_is_edge_wise() -> None:
 
 @pytest.mark.slow
 def test_the_packaged_panels_match_the_simulator() -> None:
-    """`benchmarks/macro_prior.py` regenerates the data when this fails (16 graphs per base: minutes)."""
+    """`benchmarks/macro_prior.py` regenerates the data when this fails (24 graphs per base: minutes)."""
     for base in prior.PACKAGED_BASES:
         stored = prior.packaged_panel(base, GroundTruthSettings(), 0.5)
         measured = [prior.graph_signs(measure_effect_graph(s, GroundTruthSettings()))

@@ -223,7 +223,7 @@ def prior_f1(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph,
     experiment (the published graph, the public panel's graphs, their majority; `prior`), which
     candidate that was and the published graph's F1; None on the published economy itself.
 
-    The panel (16 measured graphs where it is not package data) is consulted only where it can change
+    The panel (24 measured graphs where it is not package data) is consulted only where it can change
     the corrected F1: a raw F1 at or below the published graph's scores 0 and a perfect one 1 whatever
     the panel says (`panel_consulted` false; the chance level is then the published graph's F1)."""
     structure = episode_structure(log, config)

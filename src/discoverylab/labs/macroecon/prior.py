@@ -14,7 +14,7 @@ So F1_chance is now the best F1, on this episode's economy, of a public panel: t
 `PANEL_SIZE` economies drawn like an episode's (same base, same complexity) from protocol streams no
 episode uses (`PANEL_STREAMS`), and their edge-wise majority (each copied as every non-zero
 parameter edge). A graph copied from outside the panel (another seed's, the nearest of several, a
-majority of several) is one more draw of the same kind: it beats the best of the panel's 18
+majority of several) is one more draw of the same kind: it beats the best of the panel's 26
 candidates rarely and by little. Copying scores ~0, a perfect graph still 1, and an agent that starts
 from public graphs is paid for what its own experiments change. On the published economy itself
 (preset `paper`) the copy is the answer and the raw F1 is kept.
@@ -51,8 +51,8 @@ PACKAGED_GRAPH = Path(__file__).resolve().parents[2] / "data" / "macro_published
 """The default config's published graph (default `MacroStructure`, default `GroundTruthSettings`)."""
 PACKAGED_PANELS = PACKAGED_GRAPH.with_name("macro_public_panel.json")
 """Public panels' signs for the default config and the attack tests' 100-household setting."""
-PANEL_SIZE = 16
-"""Drawn economies in the public panel (with the published graph and their majority: 18 candidates)."""
+PANEL_SIZE = 24
+"""Drawn economies in the public panel (with the published graph and their majority: 26 candidates)."""
 PANEL_STREAMS: tuple[int, int] = (9, 10)
 """Protocol streams of the panel's draws: no episode draws from them (`episode.EPISODE_STREAMS`)."""
 PACKAGED_BASES: tuple[MacroStructure, ...] = (MacroStructure(), MacroStructure(n_households=100))
