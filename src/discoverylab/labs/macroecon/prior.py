@@ -112,7 +112,6 @@ def write_packaged_graph(path: Path = PACKAGED_GRAPH) -> EffectGraph:
     return graph
 
 
-
 # ---------------------------------------------------------------------- the public panel
 def panel_structures(base: MacroStructure, complexity: float, size: int = PANEL_SIZE) -> list[MacroStructure]:
     """The panel's economies: drawn on `base` as an episode's are, from streams no episode uses."""
