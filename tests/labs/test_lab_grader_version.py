@@ -56,8 +56,9 @@ def _bump(monkeypatch: pytest.MonkeyPatch, name: str) -> int:
 
 def test_every_protocol_has_a_grader_version_and_the_macro_one_was_bumped() -> None:
     """The macro grade changed (process credit gated by discovery, then its judge's evidence
-    without the agent's sentences about grading): its version is 3, not the default."""
-    assert grader_version("macro/causal-discovery") == MACRO_GRADER == 3
+    without the agent's sentences about grading, then edge credit above the best public graph):
+    its version is 4, not the default."""
+    assert grader_version("macro/causal-discovery") == MACRO_GRADER == 4
     assert grader_version(f"{HIDDEN}@some-spec") == grader_version(HIDDEN) >= 1
 
 

@@ -122,11 +122,17 @@ def draw_switches(rng: np.random.Generator, complexity: float = 1.0) -> dict[str
     return out
 
 
-def draw_structure(seed: int, base: MacroStructure, complexity: float = 0.5) -> MacroStructure:
-    """The economy of episode `seed`: `base` with its behavioural constants and causal switches drawn."""
-    rng = protocol_seed_stream(seed, 7)
+EPISODE_STREAMS: tuple[int, int] = (7, 8)
+"""Protocol streams of an episode's draw (constants, switches); the public panel (`prior`) uses others."""
+
+
+def draw_structure(seed: int, base: MacroStructure, complexity: float = 0.5,
+                   streams: tuple[int, int] = EPISODE_STREAMS) -> MacroStructure:
+    """The economy of episode `seed`: `base` with its behavioural constants and causal switches drawn
+    (from the protocol `streams`: the episodes' by default)."""
+    rng = protocol_seed_stream(seed, streams[0])
     drawn: dict[str, object] = {k: round(float(rng.uniform(lo, hi)), 3) for k, (lo, hi) in STRUCTURE_RANGES.items()}
-    drawn.update(draw_switches(protocol_seed_stream(seed, 8), complexity))
+    drawn.update(draw_switches(protocol_seed_stream(seed, streams[1]), complexity))
     return MacroStructure(**{**base.model_dump(), **drawn})
 
 

@@ -7,8 +7,8 @@ only in proportion to the measured discovery, `headline.py`):
   minus 0.5 per invalid message.
 * Coverage - breadth of the parameter sweeps (spec formula).
 * Hypothesis - signed-edge F1 (recall and precision) of the report's edges over the measured graph,
-  counted above the published economy's graph (`prior`: copying it scores 0); "0" statements earn
-  nothing. Half-weighted with an LLM judge when one is given.
+  counted above the best public graph (`prior`: the published one, a public panel's, their majority;
+  copying one scores ~0); "0" statements earn nothing. Half-weighted with an LLM judge when one is given.
 * Data Analysis - verified share of the claims (5% relative, 0.005 absolute for rates) times their
   substance: verified comparisons between the agent's own runs, one of them controlled; 60/40 with
   the judge.
@@ -43,6 +43,7 @@ from discoverylab.labs.macroecon.params import (
 from discoverylab.labs.macroecon.parsing import PREDICTION_TARGETS, Claim, FinalReport
 from discoverylab.labs.macroecon.prior import (
     chance_corrected,
+    public_candidates,
     published_graph,
     published_statements,
     published_structure,
@@ -216,15 +217,32 @@ def signed_edge_f1(verdicts: list[dict[str, Any]], graph: EffectGraph,
                 "precision": precision, "recall": recall}
 
 
-def prior_f1(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph) -> float | None:
-    """F1 of the published (un-drawn) economy's graph on this episode's economy; None on that economy."""
+def prior_f1(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph,
+             raw_f1: float) -> tuple[float | None, dict[str, Any]]:
+    """The chance level on this episode's economy: the best F1 of what a copier can report without an
+    experiment (the published graph, the public panel's graphs, their majority; `prior`), which
+    candidate that was and the published graph's F1; None on the published economy itself.
+
+    The panel (24 measured graphs where it is not package data) is consulted only where it can change
+    the corrected F1: a raw F1 at or below the published graph's scores 0 and a perfect one 1 whatever
+    the panel says (`panel_consulted` false; the chance level is then the published graph's F1)."""
     structure = episode_structure(log, config)
     base = published_structure(structure)
     if structure == base:
-        return None
-    published = published_graph(base, config.ground_truth, config.cache_dir)
-    stated = {(e["cause"], e["effect"], e["horizon"]): e["sign"] for e in published_statements(published)}
-    return signed_edge_f1(_verdicts(stated, graph), graph, config.key_effects)[0]
+        return None, {}
+
+    def f1_of(stated: dict[tuple[str, str, str], str]) -> float:
+        return signed_edge_f1(_verdicts(stated, graph), graph, config.key_effects)[0]
+
+    copied = published_statements(published_graph(base, config.ground_truth, config.cache_dir))
+    published = f1_of({(e["cause"], e["effect"], e["horizon"]): e["sign"] for e in copied})
+    info: dict[str, Any] = {"prior_source": "published", "published_f1": published, "panel_consulted": False}
+    if raw_f1 <= published or raw_f1 >= 1.0:
+        return published, info
+    scores = {name: f1_of(stated) for name, stated in
+              public_candidates(base, config.ground_truth, config.complexity, config.cache_dir).items()}
+    best = max(scores, key=lambda name: scores[name])
+    return scores[best], {**info, "prior_source": best, "panel_consulted": True}
 
 
 # ---------------------------------------------------------------------- claims and predictions
@@ -385,8 +403,8 @@ def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | 
     coverage, coverage_info = coverage_score(log)
     verdicts = edge_verdicts(report, graph)
     raw_f1, hyp_info, f1_info = hypothesis_auto(verdicts, graph, config.key_effects)
-    prior = prior_f1(log, config, graph)
-    hyp_auto = f1 = chance_corrected(raw_f1, prior)  # copying the published graph earns nothing
+    prior, prior_info = prior_f1(log, config, graph, raw_f1)
+    hyp_auto = f1 = chance_corrected(raw_f1, prior)  # copying a public graph earns (next to) nothing
     data_auto, data_info = data_analysis_auto(log, runs, config)
     skill, skill_info = prediction_skill(log, config)
     values = {"workflow": workflow, "coverage": coverage, "hypothesis": 5.0 * hyp_auto,
@@ -410,7 +428,7 @@ def grade_episode(log: EpisodeLog, config: MacroLabConfig, graph: EffectGraph | 
     details: dict[str, Any] = {
         "rubric_0_5": values, "net_0_5": net, "workflow": workflow_info, "coverage": coverage_info,
         "hypothesis": {**hyp_info, "auto": hyp_auto}, "data_analysis": {**data_info, "auto": data_auto},
-        "goal_progress": {"edge_f1": f1, "edge_f1_raw": raw_f1, "prior_f1": prior, **f1_info,
+        "goal_progress": {"edge_f1": f1, "edge_f1_raw": raw_f1, "prior_f1": prior, **prior_info, **f1_info,
                           "prediction_skill": skill, **skill_info},
         "edges": verdicts, "judge": judged, "judge_call": judge_call,
         "unused_budget": log.budget - len(log.experiments),

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-GRADER_VERSION = 3
+GRADER_VERSION = 4
 """Bumped whenever the macro grade changes (1: the plain rubric mean; 2: process gated by discovery;
-3: the judge no longer reads the agent's sentences about grading, `judge_rules.agent_text`):
+3: the judge no longer reads the agent's sentences about grading, `judge_rules.agent_text`; 4: edge
+credit counted above the best public graph, not the published one alone, `prior.public_candidates`):
 a run directory's records carry it, and resuming or judging a run graded by another version is refused."""
 
 DISCOVERY: tuple[str, ...] = ("hypothesis", "goal_progress")
