@@ -157,3 +157,33 @@ def test_the_packaged_panels_match_the_simulator() -> None:
         measured = [prior.graph_signs(measure_effect_graph(s, GroundTruthSettings()))
                     for s in prior.panel_structures(base, 0.5)]
         assert stored == measured
+
+
+def test_measuring_a_panel_without_package_data_shows_progress_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config without a packaged panel measures 24 graphs (minutes) before its first grade: on
+    a terminal a progress bar says so, rather than a silent wait (measuring stubbed here: the
+    bar, not the simulator, is under test)."""
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    measured: list[MacroStructure] = []
+    stored = prior._stored_graph()
+    assert stored is not None
+
+    def measure(structure: MacroStructure, settings: Any, cache_dir: Any = None) -> Any:
+        measured.append(structure)
+        return stored
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(prior, "effect_graph", measure)
+    base = MacroStructure(n_households=37)  # no packaged panel for this size
+    assert prior.packaged_panel(base, GroundTruthSettings(), 0.5) is None
+    signs = prior.panel_signs(base, GroundTruthSettings(), 0.5)
+    assert len(signs) == len(measured) == prior.PANEL_SIZE
+    shown = terminal.getvalue()
+    assert "measuring the public panel's graphs" in shown and f"0/{prior.PANEL_SIZE}" in shown  # its total, from the start

@@ -162,7 +162,11 @@ def panel_signs(base: MacroStructure, settings: GroundTruthSettings, complexity:
     stored = packaged_panel(base, settings, complexity)
     if stored is not None:
         return stored
-    return [graph_signs(effect_graph(s, settings, cache_dir)) for s in panel_structures(base, complexity)]
+    from tqdm import tqdm  # minutes of measuring for a config without package data: say so on a terminal
+
+    structures = tqdm(panel_structures(base, complexity), desc="macro lab: measuring the public panel's graphs "
+                      "(once per config; --out keeps them)", unit="graph", disable=None, leave=False)  # fmt: skip
+    return [graph_signs(effect_graph(s, settings, cache_dir)) for s in structures]
 
 
 def public_candidates(base: MacroStructure, settings: GroundTruthSettings, complexity: float,
