@@ -187,9 +187,9 @@ def test_a_lab_s_reward_is_its_grade_as_env_serve_pays_it():
     from discoverylab.labs.agents import make_agent
     from discoverylab.server.session import LAB_DIFFICULTY
 
-    session, message = common.start({"task": "sequence/hidden-property", "difficulty": LAB_DIFFICULTY, "split": "dev", "index": 0})
+    session, message = common.start({"task": "sequence/hidden-property", "difficulty": LAB_DIFFICULTY, "split": "dev", "index": 8})  # a partial grade (0.88) for the heuristic
     agent = make_agent("sequence/hidden-property", "heuristic", session.env.protocol)
-    agent.reset(0)
+    agent.reset(session.instance.seed)
     paid = 0.0
     while not session.done:
         step = session.step(agent.act(message))

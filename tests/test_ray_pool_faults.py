@@ -109,7 +109,7 @@ def test_step_many_keeps_the_steps_that_happened_when_one_session_fails(local_ra
 
 
 def test_a_dead_records_actor_comes_back_and_no_ended_episode_loses_its_record(local_ray: None, tmp_path: Path) -> None:
-    from discoverylab.server.ray_sessions import ServiceRestarting
+    from discoverylab.server.session import SessionError
 
     out = tmp_path / "served"
     pool = _pool(2, key=KEY, ledger=tmp_path / "played.jsonl", out=out)
@@ -120,8 +120,8 @@ def test_a_dead_records_actor_comes_back_and_no_ended_episode_loses_its_record(l
         try:
             while not pool.step(sid, WAIT).done:
                 pass
-        except ServiceRestarting as exc:  # the end step met the dead actor: said so, record kept pending
-            assert exc.status == 503 and "records actor died" in str(exc)
+        except SessionError as exc:  # the end step met the dead actor: said so (503), record kept pending
+            assert exc.status == 503 and "records actor died" in str(exc), exc
         pool.close(sid)  # written now if the end step could not
         other = pool.create()  # and later episodes are recorded as they end
         pool.reset(other, task="PickAndPlaceTest", split="test", index=2, max_steps=1)

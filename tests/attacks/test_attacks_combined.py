@@ -378,7 +378,7 @@ def rl_tensor(task: str, difficulty: str, split: str, index: int) -> tuple[int, 
     return tuple(int(v) for v in flat)
 
 
-def _numbers(value: Any) -> list[float]:
+def _gold_numbers(value: Any) -> list[float]:
     return [float(v) for v in value] if isinstance(value, list | tuple) else [float(value)]
 
 
@@ -409,7 +409,7 @@ def rl_numeric_scores(task: str, difficulty: str, train: int, test: int, leak: b
         def features(split: str, group: list[Seen], f: Field = f) -> Any:
             x = np.array([rl_tensor(task, difficulty, split, i) for i in range(len(group))], dtype=float)
             if leak:
-                x = np.hstack([x, np.array([_numbers(s.gold[f.name]) for s in group])])
+                x = np.hstack([x, np.array([_gold_numbers(s.gold[f.name]) for s in group])])
             return x
 
         learn, sealed = features("train", learn_seen), features("test", sealed_seen)
@@ -420,7 +420,7 @@ def rl_numeric_scores(task: str, difficulty: str, train: int, test: int, leak: b
         def as_answer(values: Any, shape: type = shape) -> Any:
             return [float(v) for v in values] if shape in (list, tuple) else float(values[0])
 
-        y = np.array([_numbers(s.gold[f.name]) for s in learn_seen])
+        y = np.array([_gold_numbers(s.gold[f.name]) for s in learn_seen])
         ridge = _ridge(learn, y, sealed)
         near = [int(np.argmin((learn != x).sum(1))) for x in sealed]
         scores = {"rl_nearest": statistics.fmean(_right(f, s, learn_seen[j].gold[f.name]) for j, s in zip(near, sealed_seen, strict=True)),

@@ -36,6 +36,9 @@ from discoverylab.labs.macroecon.prior import graph_signs, majority_signs, signs
 from discoverylab.labs.protocol import make_protocol
 
 MACRO = "macro/causal-discovery"
+# The tests here measure the same 100-household economies' graphs (10-40 s of CPU each, kept in
+# the process's memory): on one xdist worker each is measured once, not once per worker.
+pytestmark = pytest.mark.xdist_group("macro-100-households")
 STRUCTURE = MacroStructure(n_households=100)
 CONFIG: dict[str, Any] = {"structure": {"n_households": 100}}
 FAST_SEEDS = (0, 1, 2)

@@ -91,7 +91,8 @@ def _service_call(ref: Any, what: str) -> Any:
         return _call(ref)
     except ray.exceptions.RayActorError as exc:
         raise ServiceRestarting(f"The Ray pool's {what} actor died ({type(exc).__name__}); Ray restarts it from its "
-                                "file. Try the request again.") from None  # fmt: skip
+                                "file: a refused request can be tried again, and an ended episode's record is "
+                                "written when its session closes") from None  # fmt: skip
 
 
 def _on(node: Any, cls: type) -> Any:
