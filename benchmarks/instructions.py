@@ -88,7 +88,9 @@ def wrap(spec: str) -> None:
         finally:
             depth[0] -= 1
 
-    setattr(owner, name, staticmethod(counted) if isinstance(raw, staticmethod) else counted)
+    # A static or class method's function is already what callers reach (a class method's bound to
+    # its class): the wrapper must not be bound to an instance in its place.
+    setattr(owner, name, staticmethod(counted) if isinstance(raw, (staticmethod, classmethod)) else counted)
 
 
 def rollout(task: str, difficulty: str, mode: str, steps: int, fast: bool = False, default_gc: bool = False,

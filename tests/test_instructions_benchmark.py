@@ -173,3 +173,26 @@ def test_a_bad_function_is_refused_with_what_is_wrong(spec: str, says: str, monk
     with pytest.raises(SystemExit) as ended:
         bench.main()
     assert ended.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_function_wraps_static_and_class_methods_as_callers_call_them(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A class method stays bound to its class and a static method unbound, called on the class
+    or on an instance (a class method wrapped as a plain function got the instance as its class)."""
+    bench = _module()
+    (tmp_path / "wrapped_kinds_x.py").write_text(
+        "class K:\n"
+        "    @classmethod\n    def made(cls, v):\n        return (cls, v)\n"
+        "    @staticmethod\n    def plain(v):\n        return v\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import wrapped_kinds_x
+
+    through: list[object] = []
+    real_call = bench.operator.call
+    monkeypatch.setattr(bench.operator, "call", lambda f, *a, **k: (through.append(f), real_call(f, *a, **k))[1])
+    bench.wrap("wrapped_kinds_x:K.made")
+    bench.wrap("wrapped_kinds_x:K.plain")
+    k = wrapped_kinds_x.K
+    assert k.made(1) == (k, 1) and k().made(2) == (k, 2)
+    assert k.plain(3) == 3 and k().plain(4) == 4
+    assert len(through) == 4
