@@ -3,6 +3,7 @@ machines whose clock drifts. A benchmark, not a test:
 
     .venv/bin/python benchmarks/instructions.py [--task SpaceSick] [--difficulty normal]
         [--mode text|symbolic|episodes|reset] [--steps 500] [--src other/checkout/src] [--fast] [--default-gc]
+        [--function module:Qualified.name]
 
 Runs the same rollout twice under `valgrind --tool=callgrind` (0 steps, then `--steps`), with
 `PYTHONHASHSEED=0` and pinned to one CPU when `taskset` exists, and prints the difference per
@@ -21,11 +22,22 @@ and the process switches it on itself (`callgrind_control -i on`) once the env i
 reset, so imports and world building run uninstrumented: a minute per task instead of ~20 at load
 8-10. Not exact: the same tree measured twice differed by up to ~0.5% (about 2.6k instructions per
 step on Space Sick), so compare differences above that.
+
+`--function discoverylab.world.world:World.dispose` counts only the instructions spent inside
+that function (and what it calls) per step or reset: where an episode's instructions go, one
+function per run. After the first reset the function (a module's function or a class's method,
+looked up by the module's name as callers look it up) is wrapped so that its outermost call
+runs through `operator.call`, and callgrind collects only inside that C function
+(`--collect-atstart=no --toggle-collect=_operator_call`); a nested call of it is not counted twice.
+A function that callers imported by name (`from m import f`) is not seen there: name the caller,
+or the method. Wrapping adds arguments' references (`sys.getrefcount` checks may then see one more).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import operator
 import os
 import re
 import shutil
@@ -40,14 +52,63 @@ def _instrument() -> None:
     subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True)
 
 
-def rollout(task: str, difficulty: str, mode: str, steps: int, fast: bool = False, default_gc: bool = False) -> None:
+def resolve(spec: str) -> tuple[object, str, object]:
+    """`module:Qualified.name` as (the object holding the name, the name, the function); a
+    ValueError that says what is wrong otherwise."""
+    module_name, colon, qualname = spec.partition(":")
+    if not colon or not module_name or not qualname:
+        raise ValueError(f"--function {spec!r}: give module:name or module:Class.method (e.g. discoverylab.world.world:World.dispose).")
+    try:
+        owner: object = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"--function {spec!r}: cannot import {module_name!r} ({error}).") from None
+    *path, name = qualname.split(".")
+    for part in path:
+        owner = getattr(owner, part, None)
+        if owner is None:
+            raise ValueError(f"--function {spec!r}: {module_name} has no {part!r}.")
+    found = getattr(owner, name, None)
+    if not callable(found):
+        raise ValueError(f"--function {spec!r}: {qualname!r} is not a function of {module_name}.")
+    return owner, name, found
+
+
+def wrap(spec: str) -> None:
+    """Route the outermost calls of `spec`'s function through `operator.call` (see `--function`)."""
+    owner, name, function = resolve(spec)
+    raw = vars(owner).get(name) if isinstance(owner, type) else function
+    depth = [0]
+
+    def counted(*args: object, **kwargs: object) -> object:
+        if depth[0]:
+            return function(*args, **kwargs)  # type: ignore[operator]
+        depth[0] += 1
+        try:
+            return operator.call(function, *args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            depth[0] -= 1
+
+    # A static or class method's function is already what callers reach (a class method's bound to
+    # its class): the wrapper must not be bound to an instance in its place.
+    setattr(owner, name, staticmethod(counted) if isinstance(raw, (staticmethod, classmethod)) else counted)
+
+
+def rollout(task: str, difficulty: str, mode: str, steps: int, fast: bool = False, default_gc: bool = False,
+            function: str | None = None) -> None:  # fmt: skip
     """Play `steps` steps (the measured work); in reset mode, `steps` resets of the RL env
     (seeds 2, 3, ... after two first resets that fill the process's caches). `fast`: switch
     instrumentation on after the first reset (after both first resets in reset mode). The RL
     modes run under `relax_gc()`, as `rl_speed.py` and the batched env's workers do, unless
     `default_gc`: with Python's default thresholds a change of a few allocations moves the
-    collector's passes and reads ±0.7% per reset (session 15)."""
-    started = _instrument if fast else lambda: None
+    collector's passes and reads ±0.7% per reset (session 15). `function`: wrapped where
+    instrumentation starts (`--function`)."""
+
+    def started() -> None:
+        if fast:
+            _instrument()
+        if function:
+            wrap(function)
+
     if mode != "text" and not default_gc:
         from discoverylab.rl import relax_gc
 
@@ -98,10 +159,13 @@ def count(args: argparse.Namespace, steps: int) -> int:
     if args.src:
         env["PYTHONPATH"] = os.path.abspath(args.src)
     fast = ["--instr-atstart=no"] if args.fast else []
+    if args.function:
+        fast += ["--collect-atstart=no", "--toggle-collect=_operator_call*"]
     command = ["valgrind", "--tool=callgrind", *fast, "--callgrind-out-file=/dev/null", sys.executable, __file__,
                "--inner", "--task", args.task, "--difficulty", args.difficulty, "--mode", args.mode,
                "--steps", str(steps), *(["--fast"] if args.fast else []),
-               *(["--default-gc"] if args.default_gc else [])]  # fmt: skip
+               *(["--default-gc"] if args.default_gc else []),
+               *(["--function", args.function] if args.function else [])]  # fmt: skip
     if shutil.which("taskset"):
         command = ["taskset", "-c", "0", *command]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
@@ -121,13 +185,19 @@ def main() -> None:
     parser.add_argument("--fast", action="store_true", help="instrument only after the first reset (see above)")
     parser.add_argument("--default-gc", action="store_true",
                         help="RL modes: keep Python's default collector thresholds (by default `relax_gc()`, as rl_speed.py)")
+    parser.add_argument("--function", help="count only inside this function: module:name or module:Class.method")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner:
-        rollout(args.task, args.difficulty, args.mode, args.steps, args.fast, args.default_gc)
+        rollout(args.task, args.difficulty, args.mode, args.steps, args.fast, args.default_gc, args.function)
         return
     if args.steps < 1:
         parser.error("--steps must be at least 1")
+    if args.function is not None and args.src is None:  # (another tree's is checked by its own run)
+        try:
+            resolve(args.function)
+        except ValueError as error:
+            parser.error(str(error))
     if args.src is not None and not os.path.isfile(os.path.join(args.src, "discoverylab", "__init__.py")):
         # PYTHONPATH at a folder without the package measured the installed one under --src's name
         parser.error(f"--src {args.src!r} holds no discoverylab package (give a checkout's src folder, e.g. base/src)")
@@ -142,7 +212,8 @@ def main() -> None:
     where = (args.src or "installed package") + ("; measured part instrumented only" if args.fast else "")
     where += "; default gc" if args.default_gc or args.mode == "text" else "; relax_gc"
     unit = "reset" if args.mode == "reset" else "step"
-    print(f"{args.task} {args.difficulty} {args.mode}: {per_step:,.0f} instructions per {unit} ({args.steps} {unit}s, {where})")
+    inside = f" inside {args.function}" if args.function else ""
+    print(f"{args.task} {args.difficulty} {args.mode}: {per_step:,.0f} instructions per {unit}{inside} ({args.steps} {unit}s, {where})")
 
 
 if __name__ == "__main__":

@@ -130,3 +130,69 @@ def test_fast_without_callgrind_control_the_message_says_what_to_install(monkeyp
     monkeypatch.setattr(sys, "argv", ["instructions.py", "--steps", "5", "--fast"])
     with pytest.raises(SystemExit, match="apt-get install valgrind"):
         bench.main()
+
+
+def test_function_counts_only_the_outermost_calls_of_the_named_method(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--function`: after the first reset, each outermost call of the method runs through
+    `operator.call` (callgrind collects inside it), once per call however deep it nests, and the
+    rollout plays the same episode."""
+    bench = _module()
+    from discoverylab.world.world import World
+
+    through: list[object] = []
+    real_call = bench.operator.call
+
+    def counting_call(function, *args, **kwargs):  # type: ignore[no-untyped-def]
+        through.append(function)
+        return real_call(function, *args, **kwargs)
+
+    monkeypatch.setattr(bench.operator, "call", counting_call)
+    disposed: list[object] = []
+    dispose = World.dispose
+
+    def nesting(self):  # type: ignore[no-untyped-def]
+        disposed.append(self)
+        if len(disposed) == 1:
+            World.dispose(self)  # a nested call: not counted again
+        return dispose(self)
+
+    monkeypatch.setattr(World, "dispose", nesting)
+    bench.rollout("DoorsTest", "normal", "episodes", 250, function="discoverylab.world.world:World.dispose")
+    assert len(through) == 2 and len(disposed) == 3  # two episodes ended after the first reset; one nested call
+    assert all(f is nesting for f in through)
+
+
+@pytest.mark.parametrize(("spec", "says"), [("discoverylab.world.world", "give module:name"),
+                                            ("no_such_module_x:f", "cannot import"),
+                                            ("discoverylab.world.world:World.nope", "is not a function"),
+                                            ("discoverylab.world.world:Nope.dispose", "has no 'Nope'")])  # fmt: skip
+def test_a_bad_function_is_refused_with_what_is_wrong(spec: str, says: str, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    bench = _module()
+    monkeypatch.setattr(sys, "argv", ["instructions.py", "--steps", "5", "--function", spec])
+    with pytest.raises(SystemExit) as ended:
+        bench.main()
+    assert ended.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_function_wraps_static_and_class_methods_as_callers_call_them(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A class method stays bound to its class and a static method unbound, called on the class
+    or on an instance (a class method wrapped as a plain function got the instance as its class)."""
+    bench = _module()
+    (tmp_path / "wrapped_kinds_x.py").write_text(
+        "class K:\n"
+        "    @classmethod\n    def made(cls, v):\n        return (cls, v)\n"
+        "    @staticmethod\n    def plain(v):\n        return v\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import wrapped_kinds_x
+
+    through: list[object] = []
+    real_call = bench.operator.call
+    monkeypatch.setattr(bench.operator, "call", lambda f, *a, **k: (through.append(f), real_call(f, *a, **k))[1])
+    bench.wrap("wrapped_kinds_x:K.made")
+    bench.wrap("wrapped_kinds_x:K.plain")
+    k = wrapped_kinds_x.K
+    assert k.made(1) == (k, 1) and k().made(2) == (k, 2)
+    assert k.plain(3) == 3 and k().plain(4) == 4
+    assert len(through) == 4
