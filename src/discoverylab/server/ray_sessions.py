@@ -28,7 +28,9 @@ and records actors run on the driver's node: FILE and DIR are paths there.
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,8 @@ from discoverylab.bench.episode import EpisodeRecord
 from discoverylab.labs.run_record import LabRecord
 from discoverylab.server.records import EpisodeRecords, records_config
 from discoverylab.server.session import ResetRequest, SealedLedger, SessionError, StepResult
+
+logger = logging.getLogger(__name__)
 
 
 class SessionLost(SessionError):
@@ -180,17 +184,51 @@ class RecordsHost:
 
 
 class RemoteRecords(EpisodeRecords):
-    """A session actor's records: built here, written by the records actor before it answers."""
+    """A session actor's records: built here, written by the records actor before it answers.
+
+    While the records actor restarts (its process died), records wait here in order (`backlog`)
+    and go as soon as it is back: with the next record, the actor's reaper tick or its stop.
+    Written then, not lost with the session that made them."""
 
     def __init__(self, handle: Any, out: str, key_id: str | None) -> None:
         super().__init__(Path(out), records_config(key_id))
         self.handle = handle
+        self.backlog: list[tuple[str, tuple[Any, ...]]] = []
+        self._sending = threading.Lock()
 
     def append_dw(self, name: str, log: list[dict[str, Any]], record: EpisodeRecord) -> None:
-        _service_call(self.handle.append_dw.remote(name, log, record), "records")
+        self._send("append_dw", (name, log, record))
 
     def append_lab(self, record: LabRecord) -> None:
-        _service_call(self.handle.append_lab.remote(record), "records")
+        self._send("append_lab", (record,))
+
+    def _send(self, method: str, args: tuple[Any, ...]) -> None:
+        with self._sending:
+            self.backlog.append((method, args))
+            self._flush()
+
+    def flush(self, wait_s: float = 0.0) -> int:
+        """Send the waiting records (for up to `wait_s` seconds while the actor restarts); how many still wait."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            with self._sending:
+                left = self._flush()
+            if not left or time.monotonic() >= deadline:
+                return left
+            time.sleep(0.2)
+
+    def _flush(self) -> int:
+        while self.backlog:
+            method, args = self.backlog[0]
+            try:
+                _service_call(getattr(self.handle, method).remote(*args), "records")
+            except ServiceRestarting:
+                return len(self.backlog)  # kept, in order, for the next try
+            except BaseException:
+                self.backlog.pop(0)  # the records actor refused it (e.g. a full disk): the caller's error says so
+                raise
+            self.backlog.pop(0)
+        return 0
 
 
 class SessionHost:
@@ -200,16 +238,33 @@ class SessionHost:
                  records: tuple[Any, str, str | None] | None = None) -> None:  # fmt: skip
         from discoverylab.server.app import SessionPool
 
+        self.records = RemoteRecords(*records) if records is not None else None
         self.pool = SessionPool(capacity, ttl_s, key, RemoteLedger(ledger) if ledger is not None else None,
-                                records=RemoteRecords(*records) if records is not None else None)  # fmt: skip
+                                records=self.records)  # fmt: skip
         # as env-serve's reaper: a session whose client went is closed (and recorded) after `ttl_s`,
         # not whenever a later request happens to land on this actor (perhaps never)
         self._stopped = threading.Event()
         threading.Thread(target=self._reap, name="session-reaper", daemon=True).start()
 
     def _reap(self) -> None:
-        while not self._stopped.wait(max(0.05, min(self.pool.ttl_s / 4, 30.0))):
-            self.pool.sweep()
+        every = max(0.05, min(self.pool.ttl_s / 4, 30.0))
+        swept = time.monotonic()
+        while not self._stopped.wait(min(every, 1.0)):
+            if self.records is not None and self.records.backlog:
+                self._flush_quietly(0.0)  # records that waited for a restarting records actor
+            if time.monotonic() - swept >= every:
+                swept = time.monotonic()
+                self.pool.sweep()
+
+    def _flush_quietly(self, wait_s: float) -> None:
+        assert self.records is not None
+        try:
+            left = self.records.flush(wait_s)
+        except Exception:  # noqa: BLE001 - the reaper goes on; the records actor logged why it refused
+            logger.exception("a waiting record could not be written")
+            return
+        if left and wait_s:
+            logger.error("%d records still wait for the restarting records actor", left)
 
     def create(self) -> str:
         return self.pool.create()
@@ -237,6 +292,8 @@ class SessionHost:
         """The pool stops: ended episodes still waiting for a sheet are recorded, as env-serve's stop does."""
         self._stopped.set()
         self.pool.close_all()
+        if self.records is not None and self.records.backlog:
+            self._flush_quietly(60.0)  # the records actor restarting: wait for it rather than drop them
 
     def held(self) -> list[str]:
         """The sessions this actor still holds (idle ones past the TTL closed first)."""
