@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -302,12 +303,19 @@ def test_keys_pressed_while_the_server_is_slow_are_taken_in_order(tmp_path: Path
         assert [x["action"]["action"] for x in log if x["type"] == "step"] == ["ROTATE_CW", "WAIT"]
         assert [h["step"] for h in page.evaluate("hist")] == [0, 1, 2]
 
-        page.route("**/api/games/*/step", lambda route: route.abort())  # the server is gone
+        held: list[Any] = []  # the server is gone: the step is held until the next key is in, then fails
+        page.route("**/api/games/*/step", lambda route: held.append(route))
         page.keyboard.press("w")
         page.keyboard.press("ArrowRight")
+        for _ in range(100):  # (route callbacks run while Playwright waits)
+            if held:
+                break
+            page.wait_for_timeout(50)
+        held[0].abort()
         page.wait_for_function("document.getElementById('status').textContent.includes('did not answer')")
         page.unroute("**/api/games/*/step")
         page.wait_for_timeout(300)
+        assert len(held) == 1  # the key pressed while the failed step was out was never sent
         assert _state(page)["step"] == 2  # the key pressed after the failed one was dropped, not sent later
         _press(page, "w")
         assert page.get_attribute("#status", "class") != "bad"
