@@ -35,8 +35,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _state_home_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Each test's $XDG_STATE_HOME is a fresh folder (subprocesses inherit it): state a command
     keeps there (env-serve's ledger of played sealed instances) never outlives the test, nor lands
-    in the user's home, where a second test session would find its instances already played."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    in the user's home, where a second test session would find its instances already played.
+    $SB3_LOGDIR lies inside it too."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    # Stable-Baselines3's logger makes a folder for every `learn()` (empty unless asked to log):
+    # without $SB3_LOGDIR it is /tmp/SB3-<date>, hundreds left behind per test session.
+    monkeypatch.setenv("SB3_LOGDIR", str(state / "sb3"))
 
 
 @pytest.fixture(autouse=True)

@@ -35,6 +35,8 @@ def test_sb3_check_env_and_mlp_policy_on_one_env() -> None:
     obs, _ = env.reset(seed=0)
     action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[int(action)]  # masks reach the policy
+    # SB3's logger folder is the test's own ($SB3_LOGDIR, conftest), not a new /tmp/SB3-<date>
+    assert Path(model.logger.get_dir()).is_relative_to(os.environ["SB3_LOGDIR"])
 
 
 def test_attack_raw_symbolic_obs_goes_to_an_image_extractor() -> None:
