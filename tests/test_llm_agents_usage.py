@@ -194,3 +194,22 @@ def test_a_running_episode_reports_its_counts_to_the_live_folder(scripted_llm: S
     assert written["final"] is True and written["steps"] == 3 and written["requests"] == 3
     assert record.usage is not None and written["tokens"] == record.usage.total_tokens
     assert written["cost_usd"] == pytest.approx(record.usage.cost_usd)
+
+
+def test_a_killed_runner_s_live_folder_is_swept_by_the_next(tmp_path: Path) -> None:
+    """A SIGKILLed runner cannot remove its live folder (hundreds were left in /tmp by the kill
+    tests); the next runner's board removes those of dead pids and keeps live runners' ones."""
+    import subprocess
+    import sys
+
+    from discoverylab.bench.live import LIVE_PREFIX, sweep_dead_boards
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    dead = tmp_path / f"{LIVE_PREFIX}{int(gone.stdout)}-abc"
+    alive = tmp_path / f"{LIVE_PREFIX}{os.getpid()}-def"
+    other = tmp_path / f"{LIVE_PREFIX}oldstyle"  # no pid in the name: not ours to judge
+    for folder in (dead, alive, other):
+        folder.mkdir()
+        (folder / "1.json").write_text("{}")
+    assert sweep_dead_boards(tmp_path) == 1
+    assert not dead.exists() and alive.exists() and other.exists()

@@ -85,11 +85,38 @@ class LiveReporter:
             pass  # the progress bar is a convenience: never fail an episode over it
 
 
+LIVE_PREFIX = "discoverylab-live-"
+
+
+def sweep_dead_boards(root: Path | None = None) -> int:
+    """Remove the live folders of runners that are gone (a SIGKILLed runner cannot remove its own;
+    its pid is in the name). Returns how many went."""
+    removed = 0
+    for folder in Path(root or tempfile.gettempdir()).glob(f"{LIVE_PREFIX}*-*"):
+        pid = folder.name[len(LIVE_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process: alive
+    return True
+
+
 class LiveBoard:
     """The parent side: sets `$DISCOVERYLAB_LIVE_DIR` for workers forked from now on."""
 
     def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="discoverylab-live-"))
+        sweep_dead_boards()
+        self.folder = Path(tempfile.mkdtemp(prefix=f"{LIVE_PREFIX}{os.getpid()}-"))
         self._previous = os.environ.get(ENV_LIVE_DIR)
         os.environ[ENV_LIVE_DIR] = str(self.folder)
         self.finished = Counts()
