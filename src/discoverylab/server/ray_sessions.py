@@ -28,6 +28,7 @@ and records actors run on the driver's node: FILE and DIR are paths there.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -70,8 +71,7 @@ class RaySessions:
         self.per_actor, self.ttl_s, self.key = sessions_per_actor, ttl_s, held
         self.actor_cls = ray.remote(num_cpus=num_cpus)(SessionHost)
         self.actors: list[Any] = []
-        self.counts: list[int] = []
-        self.where: dict[str, int] = {}
+        self.where: dict[str, int] = {}  # each session's actor (its index in `actors`): `counts` follows
         self.dead: set[int] = set()  # actors whose process died (`_lost`): nothing is placed there again
         self.lost: set[str] = set()  # sessions that were on them (`SessionLost`, not "no session")
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
@@ -97,18 +97,22 @@ class RaySessions:
                 room = self._room()
             if room is None:
                 self.actors.append(self.actor_cls.remote(self.per_actor, self.ttl_s, self.key, self.ledger, self._records_args))
-                self.counts.append(0)
                 room = len(self.actors) - 1
             try:
                 sid = str(_call(self.actors[room].create.remote()))
             except self.ray.exceptions.RayActorError:
                 self._lost(room)
                 continue
-            self.counts[room] += 1
             self.where[sid] = room
             return sid
         raise ServiceRestarting("Three Ray actors died in a row as a session was made on them; see the Ray logs "
                                 "(memory, the cluster's nodes) before trying again.")  # fmt: skip
+
+    @property
+    def counts(self) -> list[int]:
+        """Sessions per actor, as the driver knows them (`where`)."""
+        occupied = Counter(self.where.values())
+        return [occupied[i] for i in range(len(self.actors))]
 
     def _room(self) -> int | None:
         """The first live actor with a free place, by the driver's count."""
@@ -125,14 +129,12 @@ class RaySessions:
             except self.ray.exceptions.RayActorError:
                 self._lost(i)
                 continue
-            self.counts[i] = len(held)
             for sid in [sid for sid, at in self.where.items() if at == i and sid not in held]:
                 del self.where[sid]
 
     def _lost(self, i: int) -> None:
         """Actor `i` died: no session is placed on it again, and its sessions are gone."""
         self.dead.add(i)
-        self.counts[i] = 0
         for sid in [sid for sid, at in self.where.items() if at == i]:
             del self.where[sid]
             self.lost.add(sid)
@@ -206,7 +208,6 @@ class RaySessions:
         self.lost.discard(sid)
         if i is None:
             return
-        self.counts[i] -= 1
         try:
             _call(self.actors[i].close.remote(sid))
         except self.ray.exceptions.RayActorError:
@@ -224,6 +225,6 @@ class RaySessions:
         for actor in [*self.actors, self.records, self.ledger]:
             if actor is not None:
                 self.ray.kill(actor)
-        self.actors, self.counts, self.where = [], [], {}
+        self.actors, self.where = [], {}
         self.dead.clear()
         self.lost.clear()

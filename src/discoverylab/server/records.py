@@ -134,7 +134,7 @@ class EpisodeRecords:
             if raising:
                 error = RecordWriteError(text + " The episode itself has ended: GET /sessions/ID/state shows "
                                          "its scorecard.")  # fmt: skip
-                error.status = 507 if disk else getattr(exc, "status", 500)  # e.g. 503: the Ray pool's records actor restarts
+                error.status = 507 if disk else 500
                 raise error from None
 
 

@@ -118,7 +118,7 @@ class World(FastState):
     @property
     def seed(self) -> int:
         """A public world's seed (< 2**32); a sealed one refuses. Transitional: draw from `child_rng`."""
-        if self._seed >= 2**32:
+        if self.sealed:
             raise WorldError("This world is sealed: its seed is not readable; draw from world.child_rng(label).")
         return self._seed
 
