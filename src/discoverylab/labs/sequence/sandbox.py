@@ -8,8 +8,9 @@ Untrusted code never runs in this process. Two independent layers (docs/tinylabs
    seed) in its own session that, before compiling the program, enters new network and IPC namespaces,
    chroots into an empty directory, closes every other fd, sets CPU, memory, file-size (0), open-file
    (0) and core limits, drops to a uid of its own when started as root, sets RLIMIT_NPROC = 0 (no
-   fork) and, last, loads a seccomp filter (`sandbox_seccomp`: sockets, System V IPC, ptrace, mount,
-   namespaces, exec, file changes, signals to others, ... fail with EPERM). Results come back over a dedicated pipe; the child's stdout/stderr go to /dev/null, so
+   fork) and, last, loads a seccomp filter (`sandbox_seccomp`), an allow-list of the calls the interpreter
+   needs: sockets, System V IPC, ptrace, mount, namespaces, exec, opening or changing files, signals to
+   others, ... fail with EPERM, every call it does not name with ENOSYS. Results come back over a dedicated pipe; the child's stdout/stderr go to /dev/null, so
    printed text can never pose as a result.
 The parent enforces a wall-clock timeout (2 s per 100 calls by default), then kills the child's process
 group and sweeps /proc for anything left in its session, running as its uid or (not root) being its

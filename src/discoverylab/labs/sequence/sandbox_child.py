@@ -11,8 +11,8 @@ program may use is imported and before the program is compiled:
   PID namespaces of its own, forking once so the program runs as PID 1 there) -> own IPC namespace -> chroot into an empty directory -> close every other fd -> CPU / memory /
   file-size / open-file / core limits, and none of the host's priority or signal quotas -> drop to an unprivileged uid of its own (root) or drop every
   capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent -> a seccomp
-  filter (`sandbox_seccomp.py`, beside this file) that makes the calls a program could reach out with
-  fail with EPERM. Not root, the empty root is a read-only tmpfs of the child's own mount namespace, so
+  filter (`sandbox_seccomp.py`, beside this file), an allow-list of the calls the interpreter needs: the
+  calls a program could reach out with fail with EPERM, every other call with ENOSYS. Not root, the empty root is a read-only tmpfs of the child's own mount namespace, so
   nothing can be created in it.
 """
 
