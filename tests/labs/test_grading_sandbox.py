@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from discoverylab.labs.sequence import sandbox
 from discoverylab.labs.sequence.sandbox import ProgramRejected, check_program, run_predictor
 
 GC = "import math\nfrom collections import Counter\ndef f(s):\n    c = Counter(s)\n    return (c['G'] + c['C']) / len(s)\n"
@@ -128,3 +129,69 @@ def test_the_root_of_a_killed_grader_is_removed_by_the_next_run(tmp_path: Path, 
     assert run_predictor(GC, ["GGCC"]).values == [1.0]
     assert not killed_root.exists() and live_root.exists() and fresh_root.exists()
     assert not list(tmp_path.glob(f"discoverylab-sandbox-{os.getpid()}-*"))  # and its own root went as before
+
+
+# ---- the sweep after the child ends: only the sandbox's own processes, never a pid used again -----------
+
+def test_the_sweep_runs_while_the_childs_pid_is_still_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep kills what is in the child's session, runs as its uid (UID_BASE + its pid) or is its
+    namespace's PID 1. It once ran after the child was reaped, when its pid, and so that session id and
+    uid, could already belong to a new process (another grader's sandbox, say). Now the child is dead but
+    unreaped (a zombie) for the whole sweep, so no other process can hold its number."""
+    seen: list[str] = []
+    sweep = sandbox._sweep
+
+    def spy(session: int, *args: object, **kwargs: object) -> int:
+        try:
+            stat = Path(f"/proc/{session}/stat").read_text()
+            seen.append(stat.rsplit(") ", 1)[1][0])
+        except OSError:
+            seen.append("reaped")
+        return sweep(session, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sandbox, "_sweep", spy)
+    assert run_predictor(GC, ["GGCC"]).values == [1.0]
+    assert run_predictor("def f(s):\n    while True:\n        pass", ["A"], min_seconds=0.5).error  # killed mid-run
+    assert seen == ["Z", "Z"]
+
+
+def _foreign_namespace_init() -> tuple[subprocess.Popen[bytes], int]:
+    """A process that is PID 1 of a PID namespace of its own, but no child of any sandbox: what a reused
+    init pid could name (another grader's sandbox child, which runs as its namespace's PID 1)."""
+    prefix = ["unshare", "--pid", "--fork"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--pid", "--fork"]
+    try:
+        holder = subprocess.Popen([*prefix, "sleep", "60"], start_new_session=True)
+    except OSError:
+        pytest.skip("needs util-linux unshare")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{holder.pid}/task/{holder.pid}/children").read_text().split()
+        if children:
+            status = Path(f"/proc/{children[0]}/status").read_text()
+            if status.split("NSpid:")[1].split("\n")[0].split()[-1] == "1":
+                return holder, int(children[0])
+        if holder.poll() is not None:
+            pytest.skip("cannot make a PID namespace here")
+        time.sleep(0.02)
+    holder.kill()
+    pytest.skip("the namespace's PID 1 never showed")
+
+
+def test_a_pid_1_of_another_namespace_is_never_taken_for_the_sandboxs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The not-root child reports its PID 1's pid, and the sweep kills the process with that pid if it is
+    PID 1 of a namespace. Were that PID 1 gone and its number used again by another namespace's PID 1, the
+    sweep killed that one. Now it kills only a process it has pinned (a pidfd) while it was the child's
+    go-between's own child; here the reported pid names a stranger, which lives on."""
+    holder, stranger = _foreign_namespace_init()
+    try:
+        monkeypatch.setattr(sandbox, "_namespace_init", lambda data: stranger)
+        result = run_predictor(GC, ["GGCC"])
+        time.sleep(0.1)
+        try:
+            state = Path(f"/proc/{stranger}/stat").read_text().rsplit(") ", 1)[1][0]
+        except OSError:
+            state = "gone"
+        assert state not in ("Z", "gone") and result.values == [1.0] and result.survivors == 0
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.wait()

@@ -13,8 +13,8 @@ Untrusted code never runs in this process. Two independent layers (docs/tinylabs
    others, ... fail with EPERM, every call it does not name with ENOSYS. Results come back over a dedicated pipe; the child's stdout/stderr go to /dev/null, so
    printed text can never pose as a result.
 The parent enforces a wall-clock timeout (2 s per 100 calls by default), then kills the child's process
-group and sweeps /proc for anything left in its session, running as its uid or (not root) being its
-PID namespace's PID 1.
+group and, before reaping it, sweeps /proc for anything left in its session, running as its uid or (not
+root) being its PID namespace's PID 1 (`sandbox_reap`).
 The child streams one record per input, so a program that hangs on input 57 still gets credit for 1-56.
 """
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
-import logging
 import math
 import os
 import select
@@ -45,11 +44,11 @@ from discoverylab.labs.sequence.sandbox_policy import (
     ProgramCompileError,
     compile_program,
 )
+from discoverylab.labs.sequence.sandbox_reap import pin_init as _pin_init
+from discoverylab.labs.sequence.sandbox_reap import sweep as _sweep
 
 __all__ = ["ALLOWED_MODULES", "FORBIDDEN_NAMES", "SAFE_BUILTINS", "ProgramRejected", "SandboxResult",
            "check_program", "run_predictor"]
-
-logger = logging.getLogger(__name__)
 
 _CHILD = Path(__file__).with_name("sandbox_child.py")
 _UID_BASE = 2_000_000_000  # keep equal to sandbox_child.UID_BASE
@@ -123,6 +122,7 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
     root_dir = tempfile.mkdtemp(prefix=f"{_ROOT_PREFIX}{os.getpid()}-")
     read_fd, write_fd = os.pipe()
     proc: subprocess.Popen[bytes] | None = None
+    init_fd: int | None = None
     try:
         # Nothing in the payload depends on the grader (its pid, its temp dir, how many files it has
         # open): the child's heap, and so `hash(f)` or a function's repr, would follow it. The root
@@ -144,16 +144,24 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
         write_fd = -1
         data, timed_out = _read_results(read_fd, deadline=time.monotonic() + timeout + 1.0,
                                         cap=_RECORD_BYTES * (n + 4) + 4096)
+        init = _namespace_init(data)
+        init_fd = _pin_init(proc.pid, init)  # while the go-between lives: only its child is the namespace's PID 1
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # the pid is not reaped yet, so it cannot be reused
+        # Dead but not reaped until the sweep is done: its pid, and so its session id and its uid
+        # (UID_BASE + pid), belong to nothing else meanwhile (they once could, swept after the reap).
+        with contextlib.suppress(ChildProcessError):
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+        survivors = _sweep(proc.pid, _UID_BASE + proc.pid, init if init_fd is not None else None, init_fd)
         returncode = proc.wait()
-        survivors = _sweep(proc.pid, _UID_BASE + proc.pid, _namespace_init(data))
         leftovers = os.listdir(root_dir)
     finally:
         if proc is not None and proc.returncode is None:  # interrupted while the child ran
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        if init_fd is not None and init_fd >= 0:
+            os.close(init_fd)
         os.close(read_fd)
         if write_fd >= 0:
             os.close(write_fd)
@@ -243,33 +251,6 @@ def _namespace_init(data: bytes) -> int | None:
         return None
     pid = record.get("init_pid") if isinstance(record, dict) and "ready" in record else None
     return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1 else None
-
-
-def _sweep(session: int, uid: int, init: int | None = None) -> int:
-    """Kill and count processes left in the child's session, running as its uid or (not root: a
-    program could leave the session with setsid) being its namespace's PID 1 (expected: none)."""
-    found = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()
-            status = (entry / "status").read_text()
-        except (OSError, ValueError):
-            continue
-        uids = next((line.split()[1:] for line in status.splitlines() if line.startswith("Uid:")), [])
-        if fields[0] == "Z":
-            continue
-        nspid = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
-        is_init = entry.name == str(init) and len(nspid) >= 2 and nspid[-1] == "1"  # its namespace ends too
-        if int(fields[3]) == session or str(uid) in uids or is_init:
-            found += 1
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry.name), signal.SIGKILL)
-    if found:
-        logger.warning("sandbox left %d process(es) behind; killed", found)
-    return found
 
 
 def _number(v: object) -> float | None:
