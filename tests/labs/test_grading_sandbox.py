@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -10,9 +11,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from discoverylab.labs.sequence import sandbox
+from discoverylab.labs.sequence.grading import grade_hidden_property
+from discoverylab.labs.sequence.heldout import HeldOutSet
+from discoverylab.labs.sequence.parsing import FinalAnswer, Hypothesis
+from discoverylab.labs.sequence.properties import DEFAULT_PARAMS, compute
 from discoverylab.labs.sequence.sandbox import ProgramRejected, check_program, run_predictor
 
 GC = "import math\nfrom collections import Counter\ndef f(s):\n    c = Counter(s)\n    return (c['G'] + c['C']) / len(s)\n"
@@ -195,3 +201,44 @@ def test_a_pid_1_of_another_namespace_is_never_taken_for_the_sandboxs(monkeypatc
     finally:
         os.killpg(holder.pid, signal.SIGKILL)
         holder.wait()
+
+
+# ---- the program's compile-time warnings: the agent's to read, not the grader's terminal's --------------
+
+WARNED = "def f(s):\n    pattern = '\\d'\n    return 1.0 if len(s) is 1 else 0.5\n"  # an invalid escape, `is` 1
+
+_GRADER_STDERR = """
+import json, sys
+from discoverylab.labs.sequence.sandbox import run_predictor
+r = run_predictor(sys.argv[1], ["A", "AC"])
+print(json.dumps([r.values, r.details.get("compile_warnings")]))
+"""
+
+
+def test_a_programs_syntax_warnings_reach_its_result_not_the_graders_stderr() -> None:
+    """`len(s) is 1` and an invalid escape compile with warnings; the grader compiles each program to
+    check it, and the warnings once printed on the grader's own stderr (a host's terminal, a server's
+    log), while the agent that wrote them never saw them. Now the grader's compile is silent and the
+    child's are reported in the result, for feedback, with the program's line numbers."""
+    src = str(Path(sandbox.__file__).resolve().parents[3])
+    done = subprocess.run([sys.executable, "-c", _GRADER_STDERR, WARNED], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": src})
+    assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr
+    values, warned = json.loads(done.stdout)
+    assert values == [1.0, 0.5]
+    assert 'line 3: SyntaxWarning: "is" with a literal' in warned and "line 2:" in warned and "\\d" in warned
+
+
+@pytest.mark.filterwarnings("ignore::Warning:<predictor>")  # (pytest's own filters come before the grader's)
+def test_the_grade_shows_a_programs_warnings_and_only_then() -> None:
+    rng = np.random.default_rng(3)
+    seqs = ["".join(rng.choice(list("ACGT"), size=8)) for _ in range(20)]
+    truth = [compute("gc_content", s, DEFAULT_PARAMS) for s in seqs]
+    answer = FinalAnswer(hypotheses=[Hypothesis(rank=1, description="warned", python=WARNED),
+                                     Hypothesis(rank=2, description="clean", python=GC)],
+                         predictions={}, structured=True)
+    score = grade_hidden_property(answer, HeldOutSet(seqs, truth, ["random"] * 20), [], quantum=0.1,
+                                  truth={"property": "gc_content"})
+    warned, clean = score.details["hypotheses"]
+    assert '"is" with a literal' in warned["program_compile_warnings"]
+    assert "program_compile_warnings" not in clean  # (a clean program's entry is as it was)

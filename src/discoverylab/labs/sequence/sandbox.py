@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,9 @@ _UID_BASE = 2_000_000_000  # keep equal to sandbox_child.UID_BASE
 # hash seed (`-I` would ignore this variable, and the child's env is otherwise empty).
 _CHILD_ENV = {"PYTHONHASHSEED": "0"}
 _RECORD_BYTES = 128  # a result line is ~20 bytes; anything beyond the cap is dropped unread
+# The grader compiles every program to check it: its SyntaxWarnings (`len(s) is 1`, invalid escapes)
+# once printed on the grader's stderr. They are the program's, and its child reports them in the result.
+warnings.filterwarnings("ignore", module=r"<predictor>\Z")
 
 
 class ProgramRejected(ValueError):
@@ -90,7 +94,7 @@ def check_program(code: str, function: str = "f") -> str:
     if len(code) > MAX_CODE_CHARS:
         raise ProgramRejected(f"program is longer than {MAX_CODE_CHARS} characters")
     try:
-        tree = ast.parse(code)
+        tree = ast.parse(code, filename="<predictor>")  # (its warnings are ignored, above)
     except SyntaxError as exc:
         raise ProgramRejected(f"syntax error on line {exc.lineno}: {exc.msg}") from None
     except (ValueError, RecursionError, MemoryError) as exc:
@@ -282,7 +286,8 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
     error: str | None = None
     status: dict[str, object] = {}
     first_call_error: str | None = None
-    for position, line in enumerate(text.splitlines()[: n + 2]):
+    warned: str | None = None
+    for position, line in enumerate(text.splitlines()[: n + 3]):
         try:  # a child that lost its language layer could write anything: deep nesting, 5000-digit ints
             record = json.loads(line)
         except (ValueError, RecursionError):
@@ -292,6 +297,8 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
             break
         if "ready" in record:
             status = record
+        elif "warnings" in record and position == 1 and isinstance(record["warnings"], list):
+            warned = _text("; ".join(map(str, record["warnings"][:3])), 700)  # compile-time, before program code
         elif "fatal" in record:
             error = f"program failed: {_text(record['fatal'])}"
             break
@@ -314,6 +321,8 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
     details = {"uid": str(status["uid"])} if "uid" in status else {}
     if first_call_error:
         details["call_error"] = first_call_error  # the first exception the program raised, for feedback
+    if warned:
+        details["compile_warnings"] = warned
     return SandboxResult(
         values=values[:n], error=error, timed_out=timed_out, call_errors=call_errors,
         network_isolated=bool(status["network_isolated"]) if "network_isolated" in status else None,
