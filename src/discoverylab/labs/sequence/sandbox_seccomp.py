@@ -30,8 +30,9 @@ stays byte-identical, and no well-behaved predictor makes these calls):
   needed); mounts, namespaces and chroot; changing files and looking up paths without an fd (a grader
   without user namespaces runs the child unchrooted); opening files; keys, bpf, perf, modules, kexec,
   reboot, clocks and host names, io_uring and AIO, syslog, sync; exec, memfd and `personality`; and
-  `seccomp` itself. With arguments: signals to any other process, `prctl(PR_SET_PDEATHSIG)` and
-  `PR_SET_DUMPABLE` (a program once outlived a SIGKILLed grader by clearing its death signal),
+  `seccomp` itself. With arguments: signals, `prlimit64` and `setpriority` aimed at any other process
+  (or at a group or a user), `prctl(PR_SET_PDEATHSIG)`, `PR_SET_DUMPABLE` and `PR_SET_SECCOMP` (a
+  program once outlived a SIGKILLed grader by clearing its death signal),
   `fcntl(F_SETOWN/F_SETOWN_EX)` and `ioctl(FIOSETOWN/SIOCSPGRP)` (a file's owner receives its I/O
   signals: the result pipe once carried SIGKILL to the grader), and `clone` with a namespace flag.
 A call of another ABI (x32, i386) kills the whole process with SIGSYS.
