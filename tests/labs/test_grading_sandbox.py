@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -10,8 +11,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from discoverylab.labs.sequence import sandbox
+from discoverylab.labs.sequence.grading import grade_hidden_property
+from discoverylab.labs.sequence.heldout import HeldOutSet
+from discoverylab.labs.sequence.parsing import FinalAnswer, Hypothesis
+from discoverylab.labs.sequence.properties import DEFAULT_PARAMS, compute
 from discoverylab.labs.sequence.sandbox import ProgramRejected, check_program, run_predictor
 
 GC = "import math\nfrom collections import Counter\ndef f(s):\n    c = Counter(s)\n    return (c['G'] + c['C']) / len(s)\n"
@@ -128,3 +135,110 @@ def test_the_root_of_a_killed_grader_is_removed_by_the_next_run(tmp_path: Path, 
     assert run_predictor(GC, ["GGCC"]).values == [1.0]
     assert not killed_root.exists() and live_root.exists() and fresh_root.exists()
     assert not list(tmp_path.glob(f"discoverylab-sandbox-{os.getpid()}-*"))  # and its own root went as before
+
+
+# ---- the sweep after the child ends: only the sandbox's own processes, never a pid used again -----------
+
+def test_the_sweep_runs_while_the_childs_pid_is_still_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep kills what is in the child's session, runs as its uid (UID_BASE + its pid) or is its
+    namespace's PID 1. It once ran after the child was reaped, when its pid, and so that session id and
+    uid, could already belong to a new process (another grader's sandbox, say). Now the child is dead but
+    unreaped (a zombie) for the whole sweep, so no other process can hold its number."""
+    seen: list[str] = []
+    sweep = sandbox._sweep
+
+    def spy(session: int, *args: object, **kwargs: object) -> int:
+        try:
+            stat = Path(f"/proc/{session}/stat").read_text()
+            seen.append(stat.rsplit(") ", 1)[1][0])
+        except OSError:
+            seen.append("reaped")
+        return sweep(session, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sandbox, "_sweep", spy)
+    assert run_predictor(GC, ["GGCC"]).values == [1.0]
+    assert run_predictor("def f(s):\n    while True:\n        pass", ["A"], min_seconds=0.5).error  # killed mid-run
+    assert seen == ["Z", "Z"]
+
+
+def _foreign_namespace_init() -> tuple[subprocess.Popen[bytes], int]:
+    """A process that is PID 1 of a PID namespace of its own, but no child of any sandbox: what a reused
+    init pid could name (another grader's sandbox child, which runs as its namespace's PID 1)."""
+    prefix = ["unshare", "--pid", "--fork"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--pid", "--fork"]
+    try:
+        holder = subprocess.Popen([*prefix, "sleep", "60"], start_new_session=True)
+    except OSError:
+        pytest.skip("needs util-linux unshare")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{holder.pid}/task/{holder.pid}/children").read_text().split()
+        if children:
+            status = Path(f"/proc/{children[0]}/status").read_text()
+            if status.split("NSpid:")[1].split("\n")[0].split()[-1] == "1":
+                return holder, int(children[0])
+        if holder.poll() is not None:
+            pytest.skip("cannot make a PID namespace here")
+        time.sleep(0.02)
+    holder.kill()
+    pytest.skip("the namespace's PID 1 never showed")
+
+
+def test_a_pid_1_of_another_namespace_is_never_taken_for_the_sandboxs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The not-root child reports its PID 1's pid, and the sweep kills the process with that pid if it is
+    PID 1 of a namespace. Were that PID 1 gone and its number used again by another namespace's PID 1, the
+    sweep killed that one. Now it kills only a process it has pinned (a pidfd) while it was the child's
+    go-between's own child; here the reported pid names a stranger, which lives on."""
+    holder, stranger = _foreign_namespace_init()
+    try:
+        monkeypatch.setattr(sandbox, "_namespace_init", lambda data: stranger)
+        result = run_predictor(GC, ["GGCC"])
+        time.sleep(0.1)
+        try:
+            state = Path(f"/proc/{stranger}/stat").read_text().rsplit(") ", 1)[1][0]
+        except OSError:
+            state = "gone"
+        assert state not in ("Z", "gone") and result.values == [1.0] and result.survivors == 0
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.wait()
+
+
+# ---- the program's compile-time warnings: the agent's to read, not the grader's terminal's --------------
+
+WARNED = "def f(s):\n    pattern = '\\d'\n    return 1.0 if len(s) is 1 else 0.5\n"  # an invalid escape, `is` 1
+
+_GRADER_STDERR = """
+import json, sys
+from discoverylab.labs.sequence.sandbox import run_predictor
+r = run_predictor(sys.argv[1], ["A", "AC"])
+print(json.dumps([r.values, r.details.get("compile_warnings")]))
+"""
+
+
+def test_a_programs_syntax_warnings_reach_its_result_not_the_graders_stderr() -> None:
+    """`len(s) is 1` and an invalid escape compile with warnings; the grader compiles each program to
+    check it, and the warnings once printed on the grader's own stderr (a host's terminal, a server's
+    log), while the agent that wrote them never saw them. Now the grader's compile is silent and the
+    child's are reported in the result, for feedback, with the program's line numbers."""
+    src = str(Path(sandbox.__file__).resolve().parents[3])
+    done = subprocess.run([sys.executable, "-c", _GRADER_STDERR, WARNED], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": src})
+    assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr
+    values, warned = json.loads(done.stdout)
+    assert values == [1.0, 0.5]
+    assert 'line 3: SyntaxWarning: "is" with a literal' in warned and "line 2:" in warned and "\\d" in warned
+
+
+@pytest.mark.filterwarnings("ignore::Warning:<predictor>")  # (pytest's own filters come before the grader's)
+def test_the_grade_shows_a_programs_warnings_and_only_then() -> None:
+    rng = np.random.default_rng(3)
+    seqs = ["".join(rng.choice(list("ACGT"), size=8)) for _ in range(20)]
+    truth = [compute("gc_content", s, DEFAULT_PARAMS) for s in seqs]
+    answer = FinalAnswer(hypotheses=[Hypothesis(rank=1, description="warned", python=WARNED),
+                                     Hypothesis(rank=2, description="clean", python=GC)],
+                         predictions={}, structured=True)
+    score = grade_hidden_property(answer, HeldOutSet(seqs, truth, ["random"] * 20), [], quantum=0.1,
+                                  truth={"property": "gc_content"})
+    warned, clean = score.details["hypotheses"]
+    assert '"is" with a literal' in warned["program_compile_warnings"]
+    assert "program_compile_warnings" not in clean  # (a clean program's entry is as it was)

@@ -362,24 +362,21 @@ NO_NAMESPACE_ATTACKS = {
         "    done = libc.syscall(463, -100, b'CANARY', 0, b'user.planted', args, ctypes.c_long(16))\n"
         "    if done != 0:\n        raise OSError(ctypes.get_errno(), 'refused')\n    return 1.0",
 }
-# Refused by the filter itself (EPERM); every other attack needs a new fd, which RLIMIT_NOFILE = 0 refuses.
-FILTERED = frozenset({"sigkill_the_grader_through_the_result_pipe", "stat_a_file_of_the_graders",
-                      "readlink_the_graders_working_directory", "readlink_the_graders_open_files",
-                      "readlink_own_executable", "change_directory_to_the_graders",
-                      "set_an_xattr_on_a_file_of_the_graders"})
+# Each needs a new fd, which RLIMIT_NOFILE = 0 refuses (EMFILE) where the filter is off; the filter refuses
+# every one of them itself (EPERM), opening files included.
+OPENING = frozenset({"read_the_graders_environment", "read_the_graders_memory", "list_the_graders_open_files",
+                     "create_a_file_in_the_shared_temp_dir", "read_a_file_of_the_graders"})
 
 
-@pytest.fixture(scope="module")
-def no_namespace_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]]:
-    if not (_user_namespaces() and HAVE_LIBSECCOMP):
-        pytest.skip("needs util-linux unshare, user namespaces (to emulate a grader that is not root) and libseccomp")
-    work = tmp_path_factory.mktemp("no-namespaces")
+def _no_namespace_run(work: Path, attacks: dict[str, str], *, filter_syscalls: bool = True) -> dict[str, list[object]]:
+    """The raw child under a grader without user namespaces (emulated as uid 1000), one line per attack."""
     os.chmod(work, 0o777)
     (work / "canary.txt").write_text(SECRET)
     child = work / "raw_child.py"
-    child.write_text(_RAW_CHILD.replace("CHILD_PATH", repr(sandbox_child.__file__)))
+    raw = _RAW_CHILD.replace("CHILD_PATH", repr(sandbox_child.__file__))
+    child.write_text(raw if filter_syscalls else raw.replace("keep_fds=(out,))", "keep_fds=(out,), filter_syscalls=False)"))
     programs = {k: v.replace("SECRET", SECRET).replace("TMP", str(work)).replace("CANARY", str(work / "canary.txt"))
-                for k, v in NO_NAMESPACE_ATTACKS.items()}
+                for k, v in attacks.items()}
     src = str(Path(sandbox_child.__file__).resolve().parents[3])
     done = subprocess.run(["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-c",
                            _NO_NAMESPACE_GRADER, str(child), json.dumps(programs), SECRET],
@@ -392,11 +389,19 @@ def no_namespace_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, l
     return report
 
 
+@pytest.fixture(scope="module")
+def no_namespace_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]]:
+    if not (_user_namespaces() and HAVE_LIBSECCOMP):
+        pytest.skip("needs util-linux unshare, user namespaces (to emulate a grader that is not root) and libseccomp")
+    return _no_namespace_run(tmp_path_factory.mktemp("no-namespaces"), NO_NAMESPACE_ATTACKS)
+
+
 @pytest.mark.parametrize("name", list(NO_NAMESPACE_ATTACKS))
 def test_without_namespaces_the_program_still_opens_nothing(name: str, no_namespace_report: dict[str, list[object]],
                                                             ) -> None:
     """No chroot and the grader's /proc in plain view (same uid): every read or create needs a new file
-    descriptor, which RLIMIT_NOFILE = 0 refuses (EMFILE), and the filter is on. The result pipe itself
+    descriptor, which RLIMIT_NOFILE = 0 refuses (EMFILE, tested alone below), and the filter, an allow-list,
+    refuses `open` itself (EPERM). The result pipe itself
     once carried SIGKILL to the grader (its owner set with F_SETOWN, the signal with F_SETSIG): the
     grader died when it read the program's first record; the filter now refuses F_SETOWN. Calls that
     need no fd once still answered: `stat` (which of the grader's files exist, their sizes), `readlink`
@@ -405,8 +410,20 @@ def test_without_namespaces_the_program_still_opens_nothing(name: str, no_namesp
     assert len(no_namespace_report[name]) == 5, no_namespace_report[name]
     values, call_error, network_isolated, seccomp, survivors = no_namespace_report[name]
     assert network_isolated is False and seccomp is True and survivors == 0
-    errno = "[Errno 1]" if name in FILTERED else "[Errno 24]"  # EPERM: the filter; EMFILE: no fd
-    assert values == [None] and errno in str(call_error), call_error
+    assert values == [None] and "[Errno 1]" in str(call_error), call_error  # EPERM: the filter's own answer
+
+
+@pytest.mark.skipif(not _user_namespaces(), reason="needs util-linux unshare and user namespaces")
+def test_without_namespaces_or_the_filter_opening_still_fails_for_want_of_an_fd(tmp_path: Path) -> None:
+    """The mechanism behind the filter alone: the allow-list refuses `open`, and without it RLIMIT_NOFILE = 0
+    still refuses every new fd (EMFILE), so reading or creating a file of the grader's stays impossible."""
+    report = _no_namespace_run(tmp_path, {name: NO_NAMESPACE_ATTACKS[name] for name in sorted(OPENING)},
+                               filter_syscalls=False)
+    assert not (tmp_path / "planted").exists()
+    for name in OPENING:
+        values, call_error, network_isolated, seccomp, survivors = report[name]
+        assert (values, network_isolated, seccomp, survivors) == ([None], False, False, 0)
+        assert "[Errno 24]" in str(call_error), (name, call_error)
 
 
 def test_an_over_long_program_is_refused_before_the_grader_parses_it() -> None:

@@ -301,6 +301,8 @@ def grade_hidden_property(answer: FinalAnswer, heldout: HeldOutSet, prediction_i
             entry.update(program=metrics.as_dict(), program_label=metrics.label, program_error=result.error,
                          program_call_error=result.details.get("call_error"),
                          program_network_isolated=result.network_isolated, program_seccomp=result.seccomp)
+            if "compile_warnings" in result.details:  # (only then: other entries stay as they were)
+                entry["program_compile_warnings"] = result.details["compile_warnings"]
             program_labels.append(metrics.label)
             value = discount * _component(metrics, base_all, chance_all)
             if value > best_value:

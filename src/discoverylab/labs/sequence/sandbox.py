@@ -8,12 +8,13 @@ Untrusted code never runs in this process. Two independent layers (docs/tinylabs
    seed) in its own session that, before compiling the program, enters new network and IPC namespaces,
    chroots into an empty directory, closes every other fd, sets CPU, memory, file-size (0), open-file
    (0) and core limits, drops to a uid of its own when started as root, sets RLIMIT_NPROC = 0 (no
-   fork) and, last, loads a seccomp filter (`sandbox_seccomp`: sockets, System V IPC, ptrace, mount,
-   namespaces, exec, file changes, signals to others, ... fail with EPERM). Results come back over a dedicated pipe; the child's stdout/stderr go to /dev/null, so
+   fork) and, last, loads a seccomp filter (`sandbox_seccomp`), an allow-list of the calls the interpreter
+   needs: sockets, System V IPC, ptrace, mount, namespaces, exec, opening or changing files, signals to
+   others, ... fail with EPERM, every call it does not name with ENOSYS. Results come back over a dedicated pipe; the child's stdout/stderr go to /dev/null, so
    printed text can never pose as a result.
 The parent enforces a wall-clock timeout (2 s per 100 calls by default), then kills the child's process
-group and sweeps /proc for anything left in its session, running as its uid or (not root) being its
-PID namespace's PID 1.
+group and, before reaping it, sweeps /proc for anything left in its session, running as its uid or (not
+root) being its PID namespace's PID 1 (`sandbox_reap`).
 The child streams one record per input, so a program that hangs on input 57 still gets credit for 1-56.
 """
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
-import logging
 import math
 import os
 import select
@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,11 +45,11 @@ from discoverylab.labs.sequence.sandbox_policy import (
     ProgramCompileError,
     compile_program,
 )
+from discoverylab.labs.sequence.sandbox_reap import pin_init as _pin_init
+from discoverylab.labs.sequence.sandbox_reap import sweep as _sweep
 
 __all__ = ["ALLOWED_MODULES", "FORBIDDEN_NAMES", "SAFE_BUILTINS", "ProgramRejected", "SandboxResult",
            "check_program", "run_predictor"]
-
-logger = logging.getLogger(__name__)
 
 _CHILD = Path(__file__).with_name("sandbox_child.py")
 _UID_BASE = 2_000_000_000  # keep equal to sandbox_child.UID_BASE
@@ -56,6 +57,9 @@ _UID_BASE = 2_000_000_000  # keep equal to sandbox_child.UID_BASE
 # hash seed (`-I` would ignore this variable, and the child's env is otherwise empty).
 _CHILD_ENV = {"PYTHONHASHSEED": "0"}
 _RECORD_BYTES = 128  # a result line is ~20 bytes; anything beyond the cap is dropped unread
+# The grader compiles every program to check it: its SyntaxWarnings (`len(s) is 1`, invalid escapes)
+# once printed on the grader's stderr. They are the program's, and its child reports them in the result.
+warnings.filterwarnings("ignore", module=r"<predictor>\Z")
 
 
 class ProgramRejected(ValueError):
@@ -90,7 +94,7 @@ def check_program(code: str, function: str = "f") -> str:
     if len(code) > MAX_CODE_CHARS:
         raise ProgramRejected(f"program is longer than {MAX_CODE_CHARS} characters")
     try:
-        tree = ast.parse(code)
+        tree = ast.parse(code, filename="<predictor>")  # (its warnings are ignored, above)
     except SyntaxError as exc:
         raise ProgramRejected(f"syntax error on line {exc.lineno}: {exc.msg}") from None
     except (ValueError, RecursionError, MemoryError) as exc:
@@ -122,6 +126,7 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
     root_dir = tempfile.mkdtemp(prefix=f"{_ROOT_PREFIX}{os.getpid()}-")
     read_fd, write_fd = os.pipe()
     proc: subprocess.Popen[bytes] | None = None
+    init_fd: int | None = None
     try:
         # Nothing in the payload depends on the grader (its pid, its temp dir, how many files it has
         # open): the child's heap, and so `hash(f)` or a function's repr, would follow it. The root
@@ -143,16 +148,24 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
         write_fd = -1
         data, timed_out = _read_results(read_fd, deadline=time.monotonic() + timeout + 1.0,
                                         cap=_RECORD_BYTES * (n + 4) + 4096)
+        init = _namespace_init(data)
+        init_fd = _pin_init(proc.pid, init)  # while the go-between lives: only its child is the namespace's PID 1
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # the pid is not reaped yet, so it cannot be reused
+        # Dead but not reaped until the sweep is done: its pid, and so its session id and its uid
+        # (UID_BASE + pid), belong to nothing else meanwhile (they once could, swept after the reap).
+        with contextlib.suppress(ChildProcessError):
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+        survivors = _sweep(proc.pid, _UID_BASE + proc.pid, init if init_fd is not None else None, init_fd)
         returncode = proc.wait()
-        survivors = _sweep(proc.pid, _UID_BASE + proc.pid, _namespace_init(data))
         leftovers = os.listdir(root_dir)
     finally:
         if proc is not None and proc.returncode is None:  # interrupted while the child ran
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        if init_fd is not None and init_fd >= 0:
+            os.close(init_fd)
         os.close(read_fd)
         if write_fd >= 0:
             os.close(write_fd)
@@ -244,33 +257,6 @@ def _namespace_init(data: bytes) -> int | None:
     return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1 else None
 
 
-def _sweep(session: int, uid: int, init: int | None = None) -> int:
-    """Kill and count processes left in the child's session, running as its uid or (not root: a
-    program could leave the session with setsid) being its namespace's PID 1 (expected: none)."""
-    found = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()
-            status = (entry / "status").read_text()
-        except (OSError, ValueError):
-            continue
-        uids = next((line.split()[1:] for line in status.splitlines() if line.startswith("Uid:")), [])
-        if fields[0] == "Z":
-            continue
-        nspid = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
-        is_init = entry.name == str(init) and len(nspid) >= 2 and nspid[-1] == "1"  # its namespace ends too
-        if int(fields[3]) == session or str(uid) in uids or is_init:
-            found += 1
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry.name), signal.SIGKILL)
-    if found:
-        logger.warning("sandbox left %d process(es) behind; killed", found)
-    return found
-
-
 def _number(v: object) -> float | None:
     """A value as the child sends it, a finite JSON number; anything else (true, 1e999, NaN, a
     400-digit int) counts as missing, so a forged record never earns what a float could not."""
@@ -300,7 +286,8 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
     error: str | None = None
     status: dict[str, object] = {}
     first_call_error: str | None = None
-    for position, line in enumerate(text.splitlines()[: n + 2]):
+    warned: str | None = None
+    for position, line in enumerate(text.splitlines()[: n + 3]):
         try:  # a child that lost its language layer could write anything: deep nesting, 5000-digit ints
             record = json.loads(line)
         except (ValueError, RecursionError):
@@ -310,6 +297,8 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
             break
         if "ready" in record:
             status = record
+        elif "warnings" in record and position == 1 and isinstance(record["warnings"], list):
+            warned = _text("; ".join(map(str, record["warnings"][:3])), 700)  # compile-time, before program code
         elif "fatal" in record:
             error = f"program failed: {_text(record['fatal'])}"
             break
@@ -332,6 +321,8 @@ def _collect(text: str, n: int, timed_out: bool, returncode: int | None) -> Sand
     details = {"uid": str(status["uid"])} if "uid" in status else {}
     if first_call_error:
         details["call_error"] = first_call_error  # the first exception the program raised, for feedback
+    if warned:
+        details["compile_warnings"] = warned
     return SandboxResult(
         values=values[:n], error=error, timed_out=timed_out, call_errors=call_errors,
         network_isolated=bool(status["network_isolated"]) if "network_isolated" in status else None,

@@ -11,8 +11,8 @@ program may use is imported and before the program is compiled:
   PID namespaces of its own, forking once so the program runs as PID 1 there) -> own IPC namespace -> chroot into an empty directory -> close every other fd -> CPU / memory /
   file-size / open-file / core limits, and none of the host's priority or signal quotas -> drop to an unprivileged uid of its own (root) or drop every
   capability of the user namespace (not root) -> RLIMIT_NPROC = 0 -> die with the parent -> a seccomp
-  filter (`sandbox_seccomp.py`, beside this file) that makes the calls a program could reach out with
-  fail with EPERM. Not root, the empty root is a read-only tmpfs of the child's own mount namespace, so
+  filter (`sandbox_seccomp.py`, beside this file), an allow-list of the calls the interpreter needs: the
+  calls a program could reach out with fail with EPERM, every other call with ENOSYS. Not root, the empty root is a read-only tmpfs of the child's own mount namespace, so
   nothing can be created in it.
 """
 
@@ -30,6 +30,7 @@ import signal
 import socket
 import sys
 import types
+import warnings
 from typing import Any
 
 CLONE_NEWNS = 0x00020000
@@ -245,6 +246,12 @@ def _describe(exc: BaseException, limit: int) -> str:
     return re.sub(r"0x[0-9a-fA-F]+", "0x?", text).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def _warning_text(caught: warnings.WarningMessage) -> str:
+    """`line N: Category: message` of a compile-time warning (`len(s) is 1`, an invalid escape), for
+    the agent's feedback: they once printed on the grader's stderr instead (its compile check)."""
+    return f"line {caught.lineno}: {caught.category.__name__}: {str(caught.message)[:200]}"
+
+
 def _value(v: Any) -> float | None:
     """A prediction must be a number (`True` counts, as in Python: 1.0); a non-finite one is missing.
     Anything else raises, so the input counts as a call error whose message says what came back:
@@ -283,7 +290,11 @@ def main() -> None:
                     keep_fds=(out,))  # the root: its working directory (the grader's `cwd`)
     _send(out, {"ready": True, **status})
     try:
-        code = policy.compile_program(payload["code"])
+        with warnings.catch_warnings(record=True) as caught:  # (this process has one thread)
+            warnings.simplefilter("always")
+            code = policy.compile_program(payload["code"])
+        if caught:  # before any program code runs, so the grader believes it only here, second
+            _send(out, {"warnings": [_warning_text(w) for w in caught[:3]]})
         exec(code, namespace)
         fn = namespace[payload["function"]]
     except BaseException as exc:  # the program's own module-level code failed
