@@ -8,7 +8,8 @@ slot); at most `max_sessions` live at once (429 beyond); a body over `max_body` 
 OpenEnv: `GET /health`, `GET /schema`, `GET /metadata` and the WebSocket `/ws` speak OpenEnv's
 messages (`{"type": "reset"|"step"|"state"|"close", "data": ...}` answered by `observation`,
 `state` or `error` messages; `openenv_ws.py`), so `openenv.core.GenericEnvClient(base_url=...)`
-connects as is: one WebSocket = one session, freed when the socket closes.
+connects as is: one WebSocket = one session, freed when the socket closes; OpenEnv's `MCPToolClient`
+too (its tool steps: `openenv_tools.py`).
 
 MCP: `/mcp` (Streamable HTTP, `mcp_app.py`) serves the same sessions as MCP tools (`mcp_tools.py`).
 """

@@ -81,6 +81,10 @@ def ws_answer(pool: SessionPool, sid: str, raw: str) -> tuple[str, bool]:
         if kind == "reset":
             req = ResetRequest.model_validate(data)  # not **data: a list or string is a validation error
             return json.dumps({"type": "observation", "data": openenv_observation(pool.run(sid, lambda s: s.reset(req)))}), False
+        if kind == "step" and isinstance(data, dict) and data.get("type") in ("list_tools", "call_tool"):
+            from discoverylab.server.openenv_tools import socket_tool_step  # OpenEnv's MCPToolClient
+
+            return json.dumps({"type": "observation", "data": socket_tool_step(pool, sid, data)}), False
         if kind == "step" and isinstance(data, dict) and "answers" in data:  # the sheet: HTTP's POST .../answers
             sheet = AnswersRequest.model_validate(data)
             handed = pool.run(sid, lambda s: _hand_in(s, sheet))
