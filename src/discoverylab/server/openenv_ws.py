@@ -31,7 +31,12 @@ ACTION_SCHEMA: dict[str, Any] = {"title": "DiscoveryLabAction", "anyOf": [
      "required": ["message"]},
     {"type": "object", "description": "the answer sheet of a discovery episode that has ended (its form: the "
      "ending observation's answer_sheet), with the agent's knowledge report; handed in once",
-     "properties": {"answers": {"type": "object"}, "knowledge": {"type": "string"}}, "required": ["answers"]}]}  # fmt: skip
+     "properties": {"answers": {"type": "object"}, "knowledge": {"type": "string"}}, "required": ["answers"]},
+    {"type": "object", "description": "OpenEnv's MCPToolClient: list the tools (act, observe, answer_sheet, hand_in)",
+     "properties": {"type": {"const": "list_tools"}}, "required": ["type"]},
+    {"type": "object", "description": "OpenEnv's MCPToolClient: call a tool on this socket's session",
+     "properties": {"type": {"const": "call_tool"}, "tool_name": {"type": "string"}, "arguments": {"type": "object"}},
+     "required": ["type", "tool_name"]}]}  # fmt: skip
 
 
 def validation_text(errors: list[Any]) -> str:
