@@ -10,6 +10,7 @@ session: the same observations, reward, sheet, records and sealed rules as HTTP 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,9 @@ def test_mcp_tool_client_lists_tools_resets_steps_hands_in_and_closes(tmp_path: 
             assert grade["score"] == 1.0
             assert env.call_tool("observe")["scorecard"]["completedSuccessfully"]
             assert env.state().step_count == len(actions)
+        deadline = time.monotonic() + 10  # the server frees the socket's session once it reads the close
+        while app.state.pool.slots and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert app.state.pool.slots == {}  # the client's close freed the session
     [row] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()][-1:]
     assert row["agent"] == "openenv-mcp" and row["success"] and row["answers_score"] == 1.0

@@ -12,7 +12,7 @@ come before the package's transport (after the whole server's `local_guard`: DNS
   error that way; real MCP messages are the package's alone.
 - OpenEnv's session methods: `MCPToolClient` in production mode opens a session with
   `openenv/session/create`, names it in each call's `params.session_id` and ends it with
-  `openenv/session/close` (`openenv_tools.openenv_session_rpc`): the pool's own sessions.
+  `openenv/session/close` (`openenv_tools`): the pool's own sessions.
 
 Without the `mcp` package (the `server` extra) `/mcp` answers every request with a JSON-RPC error
 naming it, and the rest of the server runs as before.
@@ -90,13 +90,15 @@ class McpEndpoint:
                              "This is discoverylab env-serve's MCP endpoint (Streamable HTTP): connect an MCP "
                              "client here; tools/list names the tools.")(scope, receive, send)  # fmt: skip
             return
-        # not at the top: openenv_tools imports the app, which imports this module
-        from discoverylab.server.openenv_tools import openenv_session_rpc
+        # OpenEnv's MCPToolClient (production mode); not at the top: openenv_tools imports the app
+        from discoverylab.server.openenv_tools import openenv_session_rpc, session_in_arguments
 
-        answer, body = await run_in_threadpool(openenv_session_rpc, self.pool, body)  # OpenEnv's MCPToolClient
-        if answer is not None:
-            await JSONResponse(answer)(scope, receive, send)
-            return
+        if b"openenv/session/" in body:
+            answer = await run_in_threadpool(openenv_session_rpc, self.pool, body)
+            if answer is not None:
+                await JSONResponse(answer)(scope, receive, send)
+                return
+        body = session_in_arguments(body)
         assert self.manager is not None
         await self.manager.handle_request(scope, _replay(body, receive), send)
 

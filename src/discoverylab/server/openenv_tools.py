@@ -79,30 +79,42 @@ def socket_tool_step(pool: SessionPool, sid: str, data: dict[str, Any]) -> dict[
     return {"observation": {"tool_name": name, "result": result, "error": None}, "reward": reward, "done": done}
 
 
-def openenv_session_rpc(pool: SessionPool, body: bytes) -> tuple[dict[str, Any] | None, bytes]:
-    """OpenEnv's session methods on `/mcp`: the answer to `openenv/session/create` or `close` (else
-    None) and the body for the MCP transport (a `tools/call`'s `params.session_id` moved into its
-    arguments). Blocking: creating and closing sessions may write records."""
+def _message(body: bytes) -> dict[str, Any] | None:
+    """The JSON-RPC request in a POST body with an object `params` (None otherwise: the transport's)."""
     try:
         message = json.loads(body)
     except ValueError:
-        return None, body  # the transport's own parse error
-    if not isinstance(message, dict) or not isinstance(message.get("params"), dict):
-        return None, body
-    method, params, rid = message.get("method"), message["params"], message.get("id")
-    sid = params.get("session_id")
-    if method == "openenv/session/create":
+        return None
+    return message if isinstance(message, dict) and isinstance(message.get("params"), dict) else None
+
+
+def openenv_session_rpc(pool: SessionPool, body: bytes) -> dict[str, Any] | None:
+    """The answer to OpenEnv's `openenv/session/create` or `close` (None: another message).
+    Blocking: making and closing sessions may write records."""
+    message = _message(body)
+    if message is None or message.get("method") not in ("openenv/session/create", "openenv/session/close"):
+        return None
+    rid, sid = message.get("id"), message["params"].get("session_id")
+    if message["method"] == "openenv/session/create":
         try:
-            return {"jsonrpc": "2.0", "id": rid, "result": {"session_id": pool.create()}}, body
+            return {"jsonrpc": "2.0", "id": rid, "result": {"session_id": pool.create()}}
         except SessionError as exc:  # the pool is full
-            return {"jsonrpc": "2.0", "id": rid, "error": {"code": SERVER_ERROR, "message": str(exc)}}, body
-    if method == "openenv/session/close":
-        if isinstance(sid, str) and pool.close(sid, "the client closed its session (OpenEnv session/close)"):
-            return {"jsonrpc": "2.0", "id": rid, "result": {"session_id": sid, "closed": True}}, body
-        return {"jsonrpc": "2.0", "id": rid, "error": {"code": INVALID_PARAMS,
-                "message": f"Unknown session_id: {str(sid)[:40]!r} (closed, expired or never made)."}}, body  # fmt: skip
-    arguments = params.get("arguments")
-    if method == "tools/call" and isinstance(sid, str) and isinstance(arguments, dict) and "session_id" not in arguments:
-        message["params"] = {**params, "arguments": {**arguments, "session_id": sid}}
-        return None, json.dumps(message).encode()
-    return None, body
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": SERVER_ERROR, "message": str(exc)}}
+    if isinstance(sid, str) and pool.close(sid, "the client closed its session (OpenEnv session/close)"):
+        return {"jsonrpc": "2.0", "id": rid, "result": {"session_id": sid, "closed": True}}
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": INVALID_PARAMS,
+            "message": f"Unknown session_id: {str(sid)[:40]!r} (closed, expired or never made)."}}  # fmt: skip
+
+
+def session_in_arguments(body: bytes) -> bytes:
+    """A `tools/call` naming its session in `params.session_id` (OpenEnv's way), with the id moved
+    into its arguments, where the tools of `/mcp` take it; any other body as it came."""
+    message = _message(body)
+    if message is None or message.get("method") != "tools/call":
+        return body
+    params = message["params"]
+    sid, arguments = params.get("session_id"), params.get("arguments")
+    if not isinstance(sid, str) or not isinstance(arguments, dict) or "session_id" in arguments:
+        return body
+    message["params"] = {**params, "arguments": {**arguments, "session_id": sid}}
+    return json.dumps(message).encode()
