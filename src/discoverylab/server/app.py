@@ -376,8 +376,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, **options: Any) -> int | No
                     signal.signal(sig, handler)
 
         def handle_exit(self, sig: int, frame: Any) -> None:
-            # a second signal is no forced exit (uvicorn's): the stop is bounded by STOP_GRACE_S and
-            # ends in the app's own shutdown, which records the ended episodes
+            # the first signal names the stop; a second one only repeats it (the stop is bounded already)
             self.stopped_by = self.stopped_by or sig
             self.should_exit = True
 

@@ -65,8 +65,7 @@ def env_serve(
             played.close()  # the server stopped: its hold on the ledger goes (the claims are on disk)
     if stopped_by is not None:  # Ctrl-C 130, SIGTERM 143, as `run` and `bench` end when stopped
         exit_at_once_on_another_signal()
-        err.print(f"env server stopped ({signal.Signals(stopped_by).name})"
-                  + ("; every ended episode is recorded" if out is not None else ""))  # fmt: skip
+        err.print(f"env server stopped ({signal.Signals(stopped_by).name})")
         raise typer.Exit(EXIT_SIGTERM if stopped_by == signal.SIGTERM else EXIT_SIGINT)
 
 
