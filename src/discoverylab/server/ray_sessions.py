@@ -236,8 +236,10 @@ class RaySessions:
             except self.ray.exceptions.GetTimeoutError:
                 logger.error("Ray session actor %d did not stop within %g s (a step still running?): it is killed, "
                              "and an episode that ended in it since is not recorded", i, wait_s + STOP_MARGIN_S)  # fmt: skip
-            except Exception:  # noqa: BLE001, S112 - a dead actor has nothing left to write
-                continue
+            except self.ray.exceptions.RayActorError:
+                continue  # a dead actor has nothing left to write
+            except Exception:  # noqa: BLE001 - the other actors still stop
+                logger.exception("Ray session actor %d failed as it stopped", i)
         for host in (self.records, self.ledger):
             if host is not None:
                 try:
