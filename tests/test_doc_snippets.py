@@ -35,14 +35,15 @@ PLAN: dict[str, tuple[tuple[str, str], ...] | str] = {
     "docs/integrations.md#0": ((SERVER, "{server}"),),
     "docs/integrations.md#1": ((SERVER, "{server}"),),
     "docs/integrations.md#2": ((SERVER, "{server}"),),  # the MCP client, against the real server's /mcp
+    "docs/integrations.md#3": ((SERVER, "{server}"),),  # OpenEnv's MCPToolClient, on the real server's socket
     "docs/agents.md#0": "a paid OpenAI model; tests/test_llm_agents_e2e.py runs `run_episode` with LLM settings "
     "against the embedded model",
-    "docs/integrations.md#3": "starts a Ray cluster; tests/test_env_server_ray.py drives `RaySessions` against a local one",
-    "docs/integrations.md#4": "verifiers lives in its own venv (.venv-verifiers); tests/test_verifiers_integration.py "
+    "docs/integrations.md#4": "starts a Ray cluster; tests/test_env_server_ray.py drives `RaySessions` against a local one",
+    "docs/integrations.md#5": "verifiers lives in its own venv (.venv-verifiers); tests/test_verifiers_integration.py "
     "loads the environment there",
-    "docs/integrations.md#5": "a module of the reader's own, for verifiers (its own venv); "
+    "docs/integrations.md#6": "a module of the reader's own, for verifiers (its own venv); "
     "tests/test_verifiers_integration.py plugs such a reward and re-weights ours in a rollout",
-    "docs/integrations.md#6": "verifiers lives in its own venv (.venv-verifiers); tests/test_verifiers_integration.py "
+    "docs/integrations.md#7": "verifiers lives in its own venv (.venv-verifiers); tests/test_verifiers_integration.py "
     "loads the environment there with a plugged reward",
 }
 

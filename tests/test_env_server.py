@@ -339,7 +339,8 @@ def test_openenv_schema_route_describes_the_step_data(server):
     with httpx.Client(base_url=server[0]) as http:
         schema = http.get("/schema").json()
     kinds = [set(option["required"]) for option in schema["action"]["anyOf"]]
-    assert kinds == [{"action"}, {"chosen_dialog_option_int"}, {"message"}, {"answers"}]  # answers: the sheet
+    assert kinds == [{"action"}, {"chosen_dialog_option_int"}, {"message"}, {"answers"},  # answers: the sheet
+                     {"type"}, {"type", "tool_name"}]  # OpenEnv's MCPToolClient: list_tools, call_tool  # fmt: skip
     assert "observation" in schema["observation"]["properties"] and "task" in schema["reset"]["properties"]
 
 

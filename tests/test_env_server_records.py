@@ -181,7 +181,7 @@ def test_sigterm_keeps_finished_episodes_and_drops_only_the_one_in_play(tmp_path
         playing.reset("PickAndPlaceTest", "normal", seed=5)
         playing.step({"action": "MOVE_FORWARD"})
         server.send_signal(signal.SIGTERM)
-        assert server.wait(30) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once it shut down
+        assert server.wait(30) == 143  # as `run` and `bench` end on SIGTERM (test_env_server_stop.py)
     finally:
         if server.poll() is None:
             server.kill()

@@ -136,3 +136,96 @@ def test_a_dead_records_actor_comes_back_and_no_ended_episode_loses_its_record(l
 def _indices(out: Path) -> list[int]:
     results = out / "results.jsonl"
     return [json.loads(line)["index"] for line in results.read_text().splitlines()] if results.is_file() else []
+
+
+def _break_disk(out: Path) -> None:
+    """DIR's logs folder becomes a file: every DiscoveryWorld record is refused with an OSError."""
+    import shutil
+
+    shutil.rmtree(out / "logs", ignore_errors=True)
+    (out / "logs").write_text("not a folder")
+
+
+def _mend_disk(out: Path) -> None:
+    (out / "logs").unlink()
+    (out / "logs").mkdir()
+
+
+def _end(pool: Any, sid: str) -> None:
+    """Play the session to its end; a 507 (the records actor refused its record) is a truthful answer."""
+    from discoverylab.server.records import RecordWriteError
+
+    try:
+        while not pool.step(sid, WAIT).done:
+            pass
+    except RecordWriteError as exc:
+        assert exc.status == 507 and "could not be written" in str(exc), exc
+
+
+def test_a_record_refused_while_older_ones_wait_is_kept_and_none_is_lost(local_ray: None, tmp_path: Path) -> None:
+    """Double fault: the records actor restarts (records wait in the session actor), then refuses
+    them (the disk). Before, each refused record was dropped from the wait list (its session had
+    been answered already, so nothing wrote it again): both episodes lost their records. Now they
+    stay, in order, and are written once the disk takes them, while the pool runs."""
+    out = tmp_path / "served"
+    pool = _pool(2, out=out)
+    try:
+        first, second = pool.create(), pool.create()
+        pool.reset(first, task="PickAndPlaceTest", seed=1, max_steps=2)
+        pool.reset(second, task="PickAndPlaceTest", seed=2, max_steps=1)
+        _break_disk(out)
+        ray.kill(pool.records, no_restart=False)  # its process dies; Ray starts it again
+        _end(pool, first)  # its record waits for the restarting records actor
+        _end(pool, second)
+        time.sleep(3)  # the records actor is back and refuses them at each reaper tick
+        assert _seeds(out) == []
+        _mend_disk(out)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(_seeds(out)) < 2:
+            time.sleep(0.2)
+        assert _seeds(out) == [1, 2]  # in order, while the pool still runs
+    finally:
+        pool.shutdown(wait_s=1.0)
+    assert _seeds(out) == [1, 2]  # and once each
+
+
+def test_a_stop_with_the_records_actor_gone_is_bounded_and_the_driver_writes_its_records(
+    local_ray: None, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, the stop waited 60 s per session actor for a records actor that might never come
+    back, then left the waiting records unwritten. Now it waits `wait_s`, and the driver writes them."""
+    out = tmp_path / "served"
+    pool = _pool(2, out=out)
+    sid = pool.create()
+    pool.reset(sid, task="PickAndPlaceTest", seed=3, max_steps=1)
+    _dies(pool.records)  # gone for good: its restarts spent, or its node lost
+    _end(pool, sid)  # answered; the record waits in the session actor
+    started = time.monotonic()
+    with caplog.at_level("WARNING", logger="discoverylab.server.ray_sessions"):
+        pool.shutdown(wait_s=1.0)
+    assert time.monotonic() - started < 15
+    assert _seeds(out) == [3]
+    assert "1 records waited for the Ray pool's records actor" in caplog.text
+
+
+def test_records_no_one_can_write_at_the_stop_come_back_in_a_truthful_error(local_ray: None, tmp_path: Path) -> None:
+    from discoverylab.bench.episode import EpisodeRecord
+    from discoverylab.server.ray_sessions import RecordsNotWritten
+
+    out = tmp_path / "served"
+    pool = _pool(2, out=out)
+    sid = pool.create()
+    pool.reset(sid, task="PickAndPlaceTest", seed=4, max_steps=1)
+    _dies(pool.records)
+    _end(pool, sid)
+    _break_disk(out)
+    with pytest.raises(RecordsNotWritten) as kept:
+        pool.shutdown(wait_s=1.0)
+    assert "1 ended episodes' records could not be written" in str(kept.value) and kept.value.status == 507
+    [(method, args)] = kept.value.records
+    assert method == "append_dw" and isinstance(args[2], EpisodeRecord) and args[2].seed == 4
+
+
+def _seeds(out: Path) -> list[int]:
+    results = out / "results.jsonl"
+    return [json.loads(line)["seed"] for line in results.read_text().splitlines()] if results.is_file() else []

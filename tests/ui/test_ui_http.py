@@ -203,7 +203,7 @@ def test_bad_logs_and_steps_are_clear_4xx(client: TestClient, tmp_path: Path) ->
 
 
 def test_non_local_host_warns(tmp_path: Path) -> None:
-    from discoverylab.ui.cli import _is_local
+    from discoverylab.hostnames import is_loopback as _is_local  # what `serve` judges its --host by
 
     assert _is_local("127.0.0.1") and _is_local("localhost") and _is_local("::1") and _is_local("127.0.0.2")
     assert not _is_local("0.0.0.0") and not _is_local("192.168.1.5") and not _is_local("example.org")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -29,6 +30,7 @@ def env_serve(
     """Serve episodes to remote agents: HTTP sessions (reset/step/state), OpenEnv's WebSocket /ws and MCP at /mcp."""
     from rich.markup import escape
 
+    from discoverylab.bench.exits import EXIT_SIGINT, EXIT_SIGTERM, exit_at_once_on_another_signal
     from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked
     from discoverylab.instances import InstanceError, key_id, load_key
     from discoverylab.server import app
@@ -53,13 +55,18 @@ def env_serve(
     if out is not None:
         err.print(f"records: {out} (results.jsonl, logs/, labs/; read with `discoverylab report {out}`)", soft_wrap=True)
     try:
-        app.serve(host, port, max_sessions=max_sessions, ttl_s=ttl, max_body=max_body, key=key, out=out, ledger=played)
+        stopped_by = app.serve(host, port, max_sessions=max_sessions, ttl_s=ttl, max_body=max_body, key=key,
+                               out=out, ledger=played)  # fmt: skip
     except (RunDirError, RunLocked, RunConfigMismatch) as exc:  # --out checked and locked before serving
         err.print(f"[red]Error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     finally:
         if played is not None:
             played.close()  # the server stopped: its hold on the ledger goes (the claims are on disk)
+    if stopped_by is not None:  # Ctrl-C 130, SIGTERM 143, as `run` and `bench` end when stopped
+        exit_at_once_on_another_signal()
+        err.print(f"env server stopped ({signal.Signals(stopped_by).name})")
+        raise typer.Exit(EXIT_SIGTERM if stopped_by == signal.SIGTERM else EXIT_SIGINT)
 
 
 def export_sft(

@@ -14,24 +14,13 @@ of local servers; the same holds for every route here).
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from collections.abc import MutableMapping
 from typing import Any
-from urllib.parse import urlsplit
 
-LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+from discoverylab.hostnames import host_name, is_loopback, origin_host
+
 JSON_RPC_PATHS = ("/mcp",)  # their refusals are JSON-RPC errors (MCP clients read those)
-
-
-def is_loopback(host: str) -> bool:
-    host = host.strip("[]").lower()
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def refusal(scope: MutableMapping[str, Any]) -> str | None:
@@ -40,9 +29,9 @@ def refusal(scope: MutableMapping[str, Any]) -> str | None:
     if not server or not isinstance(server[0], str) or not is_loopback(server[0]):
         return None  # listening on a public interface: any name may reach it
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
-    host = urlsplit(f"//{headers.get('host', '')}").hostname or ""
+    host = host_name(headers.get("host", ""))
     origin = headers.get("origin")
-    if is_loopback(host) and (origin is None or is_loopback(urlsplit(origin).hostname or "")):
+    if is_loopback(host) and (origin is None or is_loopback(origin_host(origin))):
         return None
     what = f"Origin {origin[:100]!r}" if is_loopback(host) and origin else f"Host {host[:100]!r}"
     return (f"Refused {what}: this server listens on a loopback address and answers only 127.0.0.1, localhost "

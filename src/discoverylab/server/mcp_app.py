@@ -10,6 +10,9 @@ come before the package's transport (after the whole server's `local_guard`: DNS
 - OpenEnv's probe: `openenv validate --url` POSTs `{}` and wants a JSON-RPC answer with 200. A body
   that is no JSON-RPC message at all (an object without `"jsonrpc"`) gets JSON-RPC's Invalid Request
   error that way; real MCP messages are the package's alone.
+- OpenEnv's session methods: `MCPToolClient` in production mode opens a session with
+  `openenv/session/create`, names it in each call's `params.session_id` and ends it with
+  `openenv/session/close` (`openenv_tools`): the pool's own sessions.
 
 Without the `mcp` package (the `server` extra) `/mcp` answers every request with a JSON-RPC error
 naming it, and the rest of the server runs as before.
@@ -22,6 +25,7 @@ from collections.abc import AsyncIterator, MutableMapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -53,6 +57,7 @@ class McpEndpoint:
     """The ASGI app at `/mcp`; `running()` goes in the server's lifespan (the transport's task group)."""
 
     def __init__(self, pool: SessionPool, max_body: int) -> None:
+        self.pool = pool
         try:
             from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
@@ -85,6 +90,15 @@ class McpEndpoint:
                              "This is discoverylab env-serve's MCP endpoint (Streamable HTTP): connect an MCP "
                              "client here; tools/list names the tools.")(scope, receive, send)  # fmt: skip
             return
+        # OpenEnv's MCPToolClient (production mode); not at the top: openenv_tools imports the app
+        from discoverylab.server.openenv_tools import openenv_session_rpc, session_in_arguments
+
+        if b"openenv/session/" in body:
+            answer = await run_in_threadpool(openenv_session_rpc, self.pool, body)
+            if answer is not None:
+                await JSONResponse(answer)(scope, receive, send)
+                return
+        body = session_in_arguments(body)
         assert self.manager is not None
         await self.manager.handle_request(scope, _replay(body, receive), send)
 

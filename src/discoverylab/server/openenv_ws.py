@@ -31,7 +31,12 @@ ACTION_SCHEMA: dict[str, Any] = {"title": "DiscoveryLabAction", "anyOf": [
      "required": ["message"]},
     {"type": "object", "description": "the answer sheet of a discovery episode that has ended (its form: the "
      "ending observation's answer_sheet), with the agent's knowledge report; handed in once",
-     "properties": {"answers": {"type": "object"}, "knowledge": {"type": "string"}}, "required": ["answers"]}]}  # fmt: skip
+     "properties": {"answers": {"type": "object"}, "knowledge": {"type": "string"}}, "required": ["answers"]},
+    {"type": "object", "description": "OpenEnv's MCPToolClient: list the tools (act, observe, answer_sheet, hand_in)",
+     "properties": {"type": {"const": "list_tools"}}, "required": ["type"]},
+    {"type": "object", "description": "OpenEnv's MCPToolClient: call a tool on this socket's session",
+     "properties": {"type": {"const": "call_tool"}, "tool_name": {"type": "string"}, "arguments": {"type": "object"}},
+     "required": ["type", "tool_name"]}]}  # fmt: skip
 
 
 def validation_text(errors: list[Any]) -> str:
@@ -81,6 +86,10 @@ def ws_answer(pool: SessionPool, sid: str, raw: str) -> tuple[str, bool]:
         if kind == "reset":
             req = ResetRequest.model_validate(data)  # not **data: a list or string is a validation error
             return json.dumps({"type": "observation", "data": openenv_observation(pool.run(sid, lambda s: s.reset(req)))}), False
+        if kind == "step" and isinstance(data, dict) and data.get("type") in ("list_tools", "call_tool"):
+            from discoverylab.server.openenv_tools import socket_tool_step  # OpenEnv's MCPToolClient
+
+            return json.dumps({"type": "observation", "data": socket_tool_step(pool, sid, data)}), False
         if kind == "step" and isinstance(data, dict) and "answers" in data:  # the sheet: HTTP's POST .../answers
             sheet = AnswersRequest.model_validate(data)
             handed = pool.run(sid, lambda s: _hand_in(s, sheet))

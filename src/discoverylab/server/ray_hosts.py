@@ -15,7 +15,7 @@ from typing import Any
 
 from discoverylab.bench.episode import EpisodeRecord
 from discoverylab.labs.run_record import LabRecord
-from discoverylab.server.records import EpisodeRecords, records_config
+from discoverylab.server.records import EpisodeRecords, RecordKept, records_config
 from discoverylab.server.session import ResetRequest, SealedLedger, SessionError, StepResult
 
 logger = logging.getLogger(__name__)
@@ -50,6 +50,22 @@ class ServiceRestarting(SessionError):
     the request can be tried again; an ended episode's record is written again when its session goes."""
 
     status = 503
+
+
+class RecordsNotWritten(SessionError):
+    """The pool stopped with records neither its records actor nor its driver could write into DIR
+    (the disk refuses them): `records` holds them, in order (`(method, args)`: `append_dw` with
+    the log's name, the log and the `EpisodeRecord`, or `append_lab` with the `LabRecord`)."""
+
+    status = 507
+
+    def __init__(self, records: list[tuple[str, tuple[Any, ...]]], out: Path, cause: Exception) -> None:
+        from discoverylab.bench.rundir import describe_io_error
+
+        reason = describe_io_error(cause) if isinstance(cause, OSError) else f"{type(cause).__name__}: {cause}"
+        super().__init__(f"{len(records)} ended episodes' records could not be written to {out} as the Ray pool "
+                         f"stopped ({reason}); they are kept in this error's `records`, to write once there is room.")
+        self.records = records
 
 
 def _call(ref: Any) -> Any:
@@ -165,14 +181,17 @@ class RecordsHost:
 class RemoteRecords(EpisodeRecords):
     """A session actor's records: built here, written by the records actor before it answers.
 
-    While the records actor restarts (its process died), records wait here in order (`backlog`)
-    and go as soon as it is back: with the next record, the actor's reaper tick or its stop.
-    Written then, not lost with the session that made them."""
+    A record the records actor cannot take waits here, in order (`backlog`), and goes with the
+    next record, the actor's reaper tick or its stop: while the records actor restarts (its
+    process died; the step is answered, its record follows), and when it refuses one (a full
+    disk: `RecordKept`, the request gets 507). Never dropped: what is still waiting when the pool
+    stops goes back to the driver (`SessionHost.stop`), which writes it into DIR itself."""
 
     def __init__(self, handle: Any, out: str, key_id: str | None) -> None:
         super().__init__(Path(out), records_config(key_id))
         self.handle = handle
         self.backlog: list[tuple[str, tuple[Any, ...]]] = []
+        self.refused: Exception | None = None  # why the records actor last refused the first waiting record
         self._sending = threading.Lock()
 
     def append_dw(self, name: str, log: list[dict[str, Any]], record: EpisodeRecord) -> None:
@@ -187,7 +206,8 @@ class RemoteRecords(EpisodeRecords):
             self._flush()
 
     def flush(self, wait_s: float = 0.0) -> int:
-        """Send the waiting records (for up to `wait_s` seconds while the actor restarts); how many still wait."""
+        """Send the waiting records (for up to `wait_s` seconds while the actor restarts); how many
+        still wait. A refusal raises `RecordKept` at once (the disk, not a restart)."""
         deadline = time.monotonic() + wait_s
         while True:
             with self._sending:
@@ -196,6 +216,12 @@ class RemoteRecords(EpisodeRecords):
                 return left
             time.sleep(0.2)
 
+    def take_backlog(self) -> list[tuple[str, tuple[Any, ...]]]:
+        """The records still waiting, handed over (the pool stops: its driver writes them)."""
+        with self._sending:
+            left, self.backlog = self.backlog, []
+            return left
+
     def _flush(self) -> int:
         while self.backlog:
             method, args = self.backlog[0]
@@ -203,10 +229,11 @@ class RemoteRecords(EpisodeRecords):
                 _service_call(getattr(self.handle, method).remote(*args), "records")
             except ServiceRestarting:
                 return len(self.backlog)  # kept, in order, for the next try
-            except BaseException:
-                self.backlog.pop(0)  # the records actor refused it (e.g. a full disk): the caller's error says so
-                raise
+            except Exception as exc:  # noqa: BLE001 - refused (a full disk): kept too, said to the caller
+                self.refused = exc
+                raise RecordKept(exc, len(self.backlog)) from None
             self.backlog.pop(0)
+            self.refused = None
         return 0
 
 
@@ -230,20 +257,23 @@ class SessionHost:
         swept = time.monotonic()
         while not self._stopped.wait(min(every, 1.0)):
             if self.records is not None and self.records.backlog:
-                self._flush_quietly(0.0)  # records that waited for a restarting records actor
+                self._flush_quietly(0.0)  # records that waited for a restarting or refusing records actor
             if time.monotonic() - swept >= every:
                 swept = time.monotonic()
                 self.pool.sweep()
 
     def _flush_quietly(self, wait_s: float) -> None:
         assert self.records is not None
+        said = self.records.refused is not None  # a refusal is logged once, not at every tick
         try:
-            left = self.records.flush(wait_s)
-        except Exception:  # noqa: BLE001 - the reaper goes on; the records actor logged why it refused
-            logger.exception("a waiting record could not be written")
-            return
-        if left and wait_s:
-            logger.error("%d records still wait for the restarting records actor", left)
+            self.records.flush(wait_s)
+        except RecordKept as exc:
+            if not said:
+                logger.error("The records actor refuses a record (%s): %d records wait in this session actor, in "
+                             "order, and are tried again every second", exc.cause, exc.waiting)  # fmt: skip
+        else:
+            if said:
+                logger.warning("The records actor takes records again: the waiting ones are written")
 
     def create(self) -> str:
         return self.pool.create()
@@ -267,12 +297,17 @@ class SessionHost:
     def close(self, sid: str) -> bool:
         return self.pool.close(sid)
 
-    def stop(self) -> None:
-        """The pool stops: ended episodes still waiting for a sheet are recorded, as env-serve's stop does."""
+    def stop(self, wait_s: float = 0.0) -> list[tuple[str, tuple[Any, ...]]]:
+        """The pool stops: ended episodes still waiting for a sheet are recorded, as env-serve's stop
+        does. Records the records actor does not take within `wait_s` (restarting, or refusing
+        them) are handed back, in order, for the driver to write."""
         self._stopped.set()
         self.pool.close_all()
-        if self.records is not None and self.records.backlog:
-            self._flush_quietly(60.0)  # the records actor restarting: wait for it rather than drop them
+        if self.records is None:
+            return []
+        if self.records.backlog:
+            self._flush_quietly(wait_s)
+        return self.records.take_backlog()
 
     def held(self) -> list[str]:
         """The sessions this actor still holds (idle ones past the TTL closed first)."""

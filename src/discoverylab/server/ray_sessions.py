@@ -28,6 +28,8 @@ and records actors run on the driver's node: FILE and DIR are paths there.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from typing import Any
 from discoverylab.server.ray_hosts import (
     LedgerHost,
     RecordsHost,
+    RecordsNotWritten,
     ServiceRestarting,
     SessionHost,
     SessionLost,
@@ -45,7 +48,11 @@ from discoverylab.server.ray_hosts import (
 )
 from discoverylab.server.session import SessionError, StepResult
 
-__all__ = ["RaySessions", "ServiceRestarting", "SessionLost", "StepManyError"]
+__all__ = ["RaySessions", "RecordsNotWritten", "ServiceRestarting", "SessionLost", "StepManyError"]
+
+logger = logging.getLogger(__name__)
+STOP_WAIT_S = 10.0  # how long a stopping pool waits for a restarting records actor to take the waiting records
+STOP_MARGIN_S = 10.0  # beyond that, for a session actor's own stop (closing its sessions) and DIR's lock
 
 
 class RaySessions:
@@ -88,6 +95,7 @@ class RaySessions:
             self.shutdown()
             raise
         self._records_args = (self.records, str(self.out), kid) if self.records is not None else None
+        self.key_id = kid
 
     def create(self) -> str:
         for _ in range(3):  # an actor that dies as the session is made: another one (a new one if none has room)
@@ -213,14 +221,30 @@ class RaySessions:
         except self.ray.exceptions.RayActorError:
             self._lost(i)
 
-    def shutdown(self) -> None:
+    def shutdown(self, wait_s: float = STOP_WAIT_S) -> None:
         """Stop: every actor records its ended episodes (sheets that never came), then DIR and
-        the ledger file are let go and the actors killed."""
-        for host, method in [*((a, "stop") for a in self.actors), (self.records, "close"), (self.ledger, "close")]:
+        the ledger file are let go and the actors killed. Records the records actor does not take
+        within `wait_s` (it restarts, or the disk refuses them) come back from the session actors
+        and are written into DIR here, in order; if even that fails, `RecordsNotWritten` carries
+        them. A session actor that does not stop in time (a step still running) is said and killed."""
+        deadline = time.monotonic() + wait_s
+        stops = {i: actor.stop.remote(wait_s) for i, actor in enumerate(self.actors) if i not in self.dead}
+        left: list[tuple[str, tuple[Any, ...]]] = []
+        for i, ref in stops.items():
+            try:
+                left += self.ray.get(ref, timeout=max(0.0, deadline - time.monotonic()) + STOP_MARGIN_S)
+            except self.ray.exceptions.GetTimeoutError:
+                logger.error("Ray session actor %d did not stop within %g s (a step still running?): it is killed, "
+                             "and an episode that ended in it since is not recorded", i, wait_s + STOP_MARGIN_S)  # fmt: skip
+            except self.ray.exceptions.RayActorError:
+                continue  # a dead actor has nothing left to write
+            except Exception:  # noqa: BLE001 - the other actors still stop
+                logger.exception("Ray session actor %d failed as it stopped", i)
+        for host in (self.records, self.ledger):
             if host is not None:
                 try:
-                    _call(getattr(host, method).remote())
-                except Exception:  # noqa: BLE001, S110 - a dead actor has nothing left to write or hold
+                    self.ray.get(host.close.remote(), timeout=STOP_MARGIN_S)
+                except Exception:  # noqa: BLE001, S110 - a dead or restarting actor holds nothing more
                     pass
         for actor in [*self.actors, self.records, self.ledger]:
             if actor is not None:
@@ -228,3 +252,34 @@ class RaySessions:
         self.actors, self.where = [], {}
         self.dead.clear()
         self.lost.clear()
+        if left:
+            self._write_left(left)
+
+    def _write_left(self, left: list[tuple[str, tuple[Any, ...]]]) -> None:
+        """Records no actor could write, written into DIR by the driver (the records actor is gone,
+        so DIR's lock is free again); `RecordsNotWritten` with the records if that fails too."""
+        from discoverylab.bench.rundir import RunLocked
+        from discoverylab.server.records import ServerRecords
+
+        assert self.out is not None
+        logger.warning("%d records waited for the Ray pool's records actor at its stop; the driver writes them "
+                       "into %s", len(left), self.out)  # fmt: skip
+        deadline = time.monotonic() + STOP_MARGIN_S
+        try:
+            while True:
+                try:
+                    records = ServerRecords(self.out, self.key_id)  # the killed records actor's lock goes with it
+                    break
+                except RunLocked:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            try:
+                while left:
+                    method, args = left[0]
+                    getattr(records, method)(*args)
+                    left.pop(0)
+            finally:
+                records.close()
+        except Exception as exc:  # noqa: BLE001 - said, with the records, in the error
+            raise RecordsNotWritten(left, self.out, exc) from None

@@ -62,6 +62,16 @@ class RecordWriteError(SessionError):
     status = 507
 
 
+class RecordKept(Exception):
+    """A record its writer could not write yet but keeps, in order, and writes again (the Ray
+    pool's session actors, `ray_hosts.RemoteRecords`): not pending on its session, which would
+    write it a second time. `cause`: why the records actor refused; `waiting`: records kept."""
+
+    def __init__(self, cause: Exception, waiting: int) -> None:
+        super().__init__(str(cause))
+        self.cause, self.waiting = cause, waiting
+
+
 def records_config(key_id: str | None) -> dict[str, Any]:
     """The config every record of a server's folder carries (run.json's, hashed into each record)."""
     return {"runner": RUNNER, "eval_key_id": key_id}
@@ -121,12 +131,17 @@ class EpisodeRecords:
                                       "record": record.model_dump(mode="json", exclude={"seconds", "usage"})}]  # fmt: skip
                 self.append_dw(log_name(session), log, record)
             session.record_pending = False
-        except Exception as exc:  # noqa: BLE001 - the reaper and the shutdown must go on; a request gets 5xx
+        except Exception as failure:  # noqa: BLE001 - the reaper and the shutdown must go on; a request gets 5xx
             self.failed += 1
-            session.record_pending = True  # tried again when the session goes
+            # tried again when the session goes, unless its writer keeps it and tries again itself
+            session.record_pending = not isinstance(failure, RecordKept)
+            exc = failure.cause if isinstance(failure, RecordKept) else failure
             disk = isinstance(exc, OSError)
             reason = describe_io_error(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
             text = f"The episode's record could not be written to the evaluator's --out {self.out}: {reason}."
+            if isinstance(failure, RecordKept):
+                text += (f" It waits, with {failure.waiting - 1} other record(s), in the Ray pool's session actor, "
+                         "which writes them in order once the disk takes them (or hands them to the pool's shutdown).")  # fmt: skip
             if disk:
                 logger.error("%s", text)
             else:

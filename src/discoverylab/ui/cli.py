@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import webbrowser
 from pathlib import Path
 from typing import Annotated
@@ -11,20 +10,10 @@ from urllib.parse import quote
 import typer
 from rich.console import Console
 
+from discoverylab.hostnames import is_loopback
+
 console = Console()
 err = Console(stderr=True)
-LOCAL_HOSTS = ("localhost",)
-
-
-def _is_local(host: str) -> bool:
-    if host in LOCAL_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 LONG_GAME_MB = 16  # about 10 KB a logged step, 1,500 steps (Space Sick Normal and Challenge)
 
 
@@ -71,7 +60,7 @@ def serve(
                   f"games stop at about step {int(max_log_mb * 100)} (then only the report is taken); the longest tasks "
                   f"allow 1,500 steps: {LONG_GAME_MB} MB or more lets every game reach its step limit.", soft_wrap=True)  # fmt: skip
     hosts = list(allowed_host or [])
-    if not _is_local(host):
+    if not is_loopback(host):
         err.print(f"[yellow]Warning:[/yellow] listening on {host}: anyone who can reach this machine can play "
                   "games and read every log in the logs folder. There is no authentication.")  # fmt: skip
         if host not in ("0.0.0.0", "::"):

@@ -3,8 +3,9 @@ allow-list.
 
 The body limit counts the bytes as they arrive, so a chunked body (no Content-Length) is cut
 off at the limit instead of being read whole into memory. The Host allow-list answers only
-requests addressed to a name the server was started for: a page on another site whose name
-was re-pointed at this machine (DNS rebinding) sends its own name as Host and gets 421.
+requests addressed to a loopback name or a name the server was started for: a page on another
+site whose name was re-pointed at this machine (DNS rebinding) sends its own name as Host and
+gets 421. Host headers are read by `discoverylab.hostnames`, as env-serve's guard reads them.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
+from discoverylab.hostnames import LOOPBACK_NAMES, host_name, is_loopback
+
 Scope = dict[str, Any]
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
 class _TooLarge(HTTPException):
@@ -39,16 +40,9 @@ async def _refuse(send: Send, status: int, detail: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def host_name(header: str) -> str:
-    """The name part of a Host header: `[::1]:8765` -> `::1`, `Example.org:80` -> `example.org`."""
-    header = header.strip().lower()
-    if header.startswith("["):
-        return header[1 : header.find("]")] if "]" in header else header
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
-
-
 class Guard:
-    """Wraps the app: Host allow-list first, then the streaming body limit."""
+    """Wraps the app: Host allow-list first (loopback names and `allowed_hosts`; `*`: any), then
+    the streaming body limit."""
 
     def __init__(self, app: ASGIApp, max_body: int, allowed_hosts: Iterable[str]) -> None:
         self.app, self.max_body = app, max_body
@@ -60,8 +54,9 @@ class Guard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         name = host_name(headers.get("host", ""))
-        if "*" not in self.allowed and name not in self.allowed:
-            await _refuse(send, 421, f"This server answers only requests addressed to {', '.join(sorted(self.allowed))} "
+        if "*" not in self.allowed and name not in self.allowed and not is_loopback(name):
+            names = ", ".join([*LOOPBACK_NAMES, *sorted(self.allowed - set(LOOPBACK_NAMES))])
+            await _refuse(send, 421, f"This server answers only requests addressed to {names} "
                                      "(start it with --allowed-host NAME for another name).")  # fmt: skip
             return
         length = headers.get("content-length")

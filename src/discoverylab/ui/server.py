@@ -34,7 +34,7 @@ from discoverylab.ui.games import (
     UIError,
     public_scorecard,
 )
-from discoverylab.ui.guards import LOCAL_NAMES, Guard
+from discoverylab.ui.guards import Guard
 from discoverylab.ui.leaderboard import leaderboard
 from discoverylab.ui.logfiles import log_files
 from discoverylab.ui.manager import MAX_PARTICIPANT_CHARS, GameManager
@@ -155,7 +155,7 @@ def create_app(
     replays = _Replays(logs, max_log_bytes=max_log_bytes, only=only_log)
     app = FastAPI(title="discoverylab UI", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.games = games
-    app.add_middleware(Guard, max_body=MAX_BODY_BYTES, allowed_hosts=(*LOCAL_NAMES, *allowed_hosts))
+    app.add_middleware(Guard, max_body=MAX_BODY_BYTES, allowed_hosts=allowed_hosts)
 
     def client_of(request: Request) -> str:
         return request.client.host if request.client else "?"
