@@ -26,8 +26,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from discoverylab.server.app import STOP_GRACE_S
 from discoverylab.server.client import EnvServerClient
+from discoverylab.serving import STOP_GRACE_S
 from env_server_kit import oracle_episode
 
 mcp = pytest.importorskip("mcp", reason="the mcp package (server and dev extras) is not installed")

@@ -11,18 +11,19 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from typer.testing import CliRunner
 from ui_kit import free_port, oracle_log
 
+from discoverylab import serving
 from discoverylab.cli import app
 
 
 @pytest.fixture()
 def served(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Stand in for uvicorn.run: record what would be served instead of blocking."""
+    """Stand in for the server's run (`serving.serve_until_signal`): record what would be served
+    instead of blocking (None: stopped by no signal)."""
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    monkeypatch.setattr(serving, "serve_until_signal", lambda app, host, port, **kw: seen.update(app=app, host=host, port=port, **kw))
     return seen
 
 

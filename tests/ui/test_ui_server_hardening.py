@@ -65,7 +65,8 @@ def test_local_and_allowed_host_names_are_answered(tmp_path: Path) -> None:
 
 def test_serve_passes_allowed_hosts_to_the_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     served: dict[str, Any] = {}
-    monkeypatch.setattr("uvicorn.run", lambda app, **kw: served.update(app=app, **kw))
+    monkeypatch.setattr("discoverylab.serving.serve_until_signal",
+                        lambda app, host, port, **kw: served.update(app=app, host=host, port=port, **kw))
     result = CliRunner().invoke(cli_app, ["serve", "--logs", str(tmp_path), "--allowed-host", "lab.example.org"])
     assert result.exit_code == 0, result.output
     assert _client(served["app"]).get("/", headers={"Host": "lab.example.org"}).status_code == 200
@@ -211,7 +212,8 @@ def test_attack_replay_command_serves_only_its_log(tmp_path: Path, monkeypatch: 
     other = oracle_log(logs / "b", "DialogTest", seed=1)
     (mine.parent / "sibling.jsonl").write_text(other.read_text())
     served: dict[str, Any] = {}
-    monkeypatch.setattr("uvicorn.run", lambda app, **kw: served.update(app=app, **kw))
+    monkeypatch.setattr("discoverylab.serving.serve_until_signal",
+                        lambda app, host, port, **kw: served.update(app=app, host=host, port=port, **kw))
     result = CliRunner().invoke(cli_app, ["replay", str(mine)])
     assert result.exit_code == 0, result.output
     client = _client(served["app"])

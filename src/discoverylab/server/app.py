@@ -16,14 +16,12 @@ MCP: `/mcp` (Streamable HTTP, `mcp_app.py`) serves the same sessions as MCP tool
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import secrets
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +44,7 @@ from discoverylab.server.session import (
     SessionError,
     StepResult,
 )
+from discoverylab.serving import serve_until_signal
 
 if TYPE_CHECKING:
     from discoverylab.server.records import EpisodeRecords
@@ -340,51 +339,11 @@ def create_app(max_sessions: int = DEFAULT_MAX_SESSIONS, ttl_s: float = DEFAULT_
     return app
 
 
-STOP_GRACE_S = 2  # requests still running when the server is stopped get this long to answer
-
-
-def _no_cancel_traceback(record: logging.LogRecord) -> bool:
-    """uvicorn says it cancelled the requests left after the grace ("Cancel 1 running task(s)"),
-    then logs each one's CancelledError as a crash with its traceback: that second line goes."""
-    return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
-
-
 def serve(host: str = "127.0.0.1", port: int = 8000, **options: Any) -> int | None:
     """Serve until SIGINT or SIGTERM; returns that signal's number (None: the server stopped by
-    itself). Idle clients never hold the stop: open sockets and keep-alive connections are closed
-    at once and a request still running gets `STOP_GRACE_S`; then the app's shutdown records the
-    ended episodes. The signal is returned, not re-raised as uvicorn does: under asyncio's runner
-    a re-raised SIGINT ended the process with status 0, and a re-raised SIGTERM killed it before
-    the command had let go of its ledger."""
-    import signal
-
-    import uvicorn
-
-    class Server(uvicorn.Server):
-        stopped_by: int | None = None
-
-        @contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            if threading.current_thread() is not threading.main_thread():
-                yield
-                return
-            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
-            try:
-                yield
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
-
-        def handle_exit(self, sig: int, frame: Any) -> None:
-            # the first signal names the stop; a second one only repeats it (the stop is bounded already)
-            self.stopped_by = self.stopped_by or sig
-            self.should_exit = True
-
+    itself). Idle clients never hold the stop (`serving.serve_until_signal`); then the app's
+    shutdown records the ended episodes."""
     # The WebSocket's frames are bounded near the HTTP body limit too (uvicorn's default is 16 MB);
     # the app answers a message over `max_body` with an error, the transport drops far larger ones.
     ws_max = 2 * options.get("max_body", DEFAULT_MAX_BODY) + 4096
-    logging.getLogger("uvicorn.error").addFilter(_no_cancel_traceback)
-    server = Server(uvicorn.Config(create_app(**options), host=host, port=port, log_level="warning",
-                                   ws_max_size=ws_max, timeout_graceful_shutdown=STOP_GRACE_S))  # fmt: skip
-    server.run()
-    return server.stopped_by
+    return serve_until_signal(create_app(**options), host, port, ws_max_size=ws_max)

@@ -35,8 +35,6 @@ def serve(
                                                        "(else $DISCOVERYLAB_EVAL_KEY)")] = None,
 ) -> None:
     """Serve the browser UI: play tasks as a human, replay logs, human-vs-agent leaderboard."""
-    import uvicorn
-
     from discoverylab.instances import KEY_ENV, InstanceError, load_key
     from discoverylab.ui.server import create_app
 
@@ -79,7 +77,7 @@ def serve(
     console.print(f"discoverylab UI: [bold]{url}[/bold]  (logs: {logs}{mode})  Ctrl+C stops it.")
     if open_browser:
         webbrowser.open(url)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    _serve(app, host, port)
 
 
 def replay(
@@ -97,14 +95,12 @@ def replay(
         err.print(f"[red]Error:[/red] no such log file: {log}", soft_wrap=True)
         raise typer.Exit(2)
     if gif is None and mp4 is None:
-        import uvicorn
-
         from discoverylab.ui.server import create_app
 
         app = create_app(log.parent, only_log=log.name)  # that log only: no siblings, no games
         url = f"http://127.0.0.1:{port}/replay?log={quote(log.name)}"
         console.print(f"Replay of {log.name}: [bold]{url}[/bold]  Ctrl+C stops it.")
-        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+        _serve(app, "127.0.0.1", port)
         return
     from discoverylab.ui.video import write_gif, write_mp4
 
@@ -126,3 +122,18 @@ def replay(
                 err.print(f"[red]Error:[/red] cannot write {out}: {exc.strerror or exc}", soft_wrap=True)
                 raise typer.Exit(2) from None
             console.print(f"wrote {out} ({frames} frames)", soft_wrap=True)
+
+
+def _serve(app: object, host: str, port: int) -> None:
+    """Serve until Ctrl-C or SIGTERM, then exit 130 or 143 as `env-serve`, `run` and `bench` do
+    (uvicorn's own re-raised Ctrl-C ended the command with status 0)."""
+    import signal
+
+    from discoverylab.bench.exits import EXIT_SIGINT, EXIT_SIGTERM, exit_at_once_on_another_signal
+    from discoverylab.serving import serve_until_signal
+
+    stopped_by = serve_until_signal(app, host, port)
+    if stopped_by is not None:
+        exit_at_once_on_another_signal()
+        err.print(f"UI server stopped ({signal.Signals(stopped_by).name})")
+        raise typer.Exit(EXIT_SIGTERM if stopped_by == signal.SIGTERM else EXIT_SIGINT)
