@@ -3,7 +3,7 @@ machines whose clock drifts. A benchmark, not a test:
 
     .venv/bin/python benchmarks/instructions.py [--task SpaceSick] [--difficulty normal]
         [--mode text|symbolic|episodes|reset] [--steps 500] [--src other/checkout/src] [--fast] [--default-gc]
-        [--function module:Qualified.name]
+        [--function module:Qualified.name] [--seed 0]
 
 Runs the same rollout twice under `valgrind --tool=callgrind` (0 steps, then `--steps`), with
 `PYTHONHASHSEED=0` and pinned to one CPU when `taskset` exists, and prints the difference per
@@ -22,6 +22,10 @@ and the process switches it on itself (`callgrind_control -i on`) once the env i
 reset, so imports and world building run uninstrumented: a minute per task instead of ~20 at load
 8-10. Not exact: the same tree measured twice differed by up to ~0.5% (about 2.6k instructions per
 step on Space Sick), so compare differences above that.
+
+`--seed K` shifts every seed of the rollout (the episodes' and the policy's) by K. A change that
+alters a random stream (how characters walk) sends a seed's rollout elsewhere, and that alone
+moved Moving Agents' count by +15% (session 23): compare such trees over several seeds.
 
 `--function discoverylab.world.world:World.dispose` counts only the instructions spent inside
 that function (and what it calls) per step or reset: where an episode's instructions go, one
@@ -94,14 +98,16 @@ def wrap(spec: str) -> None:
 
 
 def rollout(task: str, difficulty: str, mode: str, steps: int, fast: bool = False, default_gc: bool = False,
-            function: str | None = None) -> None:  # fmt: skip
+            function: str | None = None, seed: int = 0) -> None:  # fmt: skip
     """Play `steps` steps (the measured work); in reset mode, `steps` resets of the RL env
     (seeds 2, 3, ... after two first resets that fill the process's caches). `fast`: switch
     instrumentation on after the first reset (after both first resets in reset mode). The RL
     modes run under `relax_gc()`, as `rl_speed.py` and the batched env's workers do, unless
     `default_gc`: with Python's default thresholds a change of a few allocations moves the
     collector's passes and reads ±0.7% per reset (session 15). `function`: wrapped where
-    instrumentation starts (`--function`)."""
+    instrumentation starts (`--function`). `seed` (`--seed`) shifts every seed used (the
+    episodes' and the policy's): a change that alters a random stream (the characters' walks)
+    sends one seed's rollout elsewhere, so compare such trees over several seeds."""
 
     def started() -> None:
         if fast:
@@ -117,11 +123,11 @@ def rollout(task: str, difficulty: str, mode: str, steps: int, fast: bool = Fals
         from discoverylab.rl import make_rl_env
 
         rl_env = make_rl_env(task, difficulty)
-        for seed in range(2):
-            rl_env.reset(seed=seed)
+        for first in range(seed, seed + 2):
+            rl_env.reset(seed=first)
         started()
-        for seed in range(2, 2 + steps):
-            rl_env.reset(seed=seed)
+        for later in range(seed + 2, seed + 2 + steps):
+            rl_env.reset(seed=later)
         return
     if mode in ("symbolic", "episodes"):
         import numpy as np
@@ -130,27 +136,27 @@ def rollout(task: str, difficulty: str, mode: str, steps: int, fast: bool = Fals
 
         limit = {"max_steps": 10**9} if mode == "symbolic" else {}  # episodes: the task's own limit
         env = make_rl_env(task, difficulty, **limit)
-        _, info = env.reset(seed=0)
-        rng = np.random.default_rng(0)
+        _, info = env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
         started()
         for i in range(steps):
             mask = info["action_mask"]
             allowed = np.flatnonzero(mask if i % 3 == 0 or not mask[:MOVES].any() else mask[:MOVES])
             *_, term, trunc, info = env.step(int(allowed[int(rng.integers(len(allowed)))]))
             if term or trunc:
-                _, info = env.reset(seed=i + 1)
+                _, info = env.reset(seed=seed + i + 1)
         return
     from discoverylab.agents import RandomAgent
     from discoverylab.env import DiscoveryWorldEnv
 
     text_env = DiscoveryWorldEnv(task, difficulty, max_steps=10**9)
-    _, info = text_env.reset(seed=0)
-    agent = RandomAgent(seed=0)
+    _, info = text_env.reset(seed=seed)
+    agent = RandomAgent(seed=seed)
     started()
     for i in range(steps):
         *_, term, trunc, info = text_env.step(agent.act(info["observation"]))
         if term or trunc:
-            _, info = text_env.reset(seed=i + 1)
+            _, info = text_env.reset(seed=seed + i + 1)
 
 
 def count(args: argparse.Namespace, steps: int) -> int:
@@ -163,7 +169,7 @@ def count(args: argparse.Namespace, steps: int) -> int:
         fast += ["--collect-atstart=no", "--toggle-collect=_operator_call*"]
     command = ["valgrind", "--tool=callgrind", *fast, "--callgrind-out-file=/dev/null", sys.executable, __file__,
                "--inner", "--task", args.task, "--difficulty", args.difficulty, "--mode", args.mode,
-               "--steps", str(steps), *(["--fast"] if args.fast else []),
+               "--steps", str(steps), "--seed", str(args.seed), *(["--fast"] if args.fast else []),
                *(["--default-gc"] if args.default_gc else []),
                *(["--function", args.function] if args.function else [])]  # fmt: skip
     if shutil.which("taskset"):
@@ -186,10 +192,12 @@ def main() -> None:
     parser.add_argument("--default-gc", action="store_true",
                         help="RL modes: keep Python's default collector thresholds (by default `relax_gc()`, as rl_speed.py)")
     parser.add_argument("--function", help="count only inside this function: module:name or module:Class.method")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="shift every seed of the rollout (episodes and policy) by this much (default 0)")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner:
-        rollout(args.task, args.difficulty, args.mode, args.steps, args.fast, args.default_gc, args.function)
+        rollout(args.task, args.difficulty, args.mode, args.steps, args.fast, args.default_gc, args.function, args.seed)
         return
     if args.steps < 1:
         parser.error("--steps must be at least 1")
@@ -211,6 +219,7 @@ def main() -> None:
     per_step = (run - base) / args.steps
     where = (args.src or "installed package") + ("; measured part instrumented only" if args.fast else "")
     where += "; default gc" if args.default_gc or args.mode == "text" else "; relax_gc"
+    where += f"; seed {args.seed}" if args.seed else ""
     unit = "reset" if args.mode == "reset" else "step"
     inside = f" inside {args.function}" if args.function else ""
     print(f"{args.task} {args.difficulty} {args.mode}: {per_step:,.0f} instructions per {unit}{inside} ({args.steps} {unit}s, {where})")

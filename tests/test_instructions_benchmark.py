@@ -62,6 +62,38 @@ def test_rollouts_run_and_replay(task: str, mode: str, monkeypatch: pytest.Monke
     assert len(first) == 40 and steps == first and len(set(first)) > 3  # varied actions, replayed
 
 
+@pytest.mark.parametrize("mode", ["symbolic", "episodes", "reset"])
+def test_seed_shifts_every_seed_of_the_rollout(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--seed K` (session 23): the episodes' seeds and the policy's move by K (another
+    rollout, replayed the same); K = 0 is the rollout without the option."""
+    bench = _module()
+    from discoverylab.env import DiscoveryWorldEnv
+
+    events: list[str] = []
+    step, reset = DiscoveryWorldEnv.step, DiscoveryWorldEnv.reset
+
+    def stepping(self, action):  # type: ignore[no-untyped-def]
+        events.append(repr(action))
+        return step(self, action)
+
+    def resetting(self, *, seed=None, options=None):  # type: ignore[no-untyped-def]
+        events.append(f"reset {seed}")
+        return reset(self, seed=seed, options=options)
+
+    monkeypatch.setattr(DiscoveryWorldEnv, "step", stepping)
+    monkeypatch.setattr(DiscoveryWorldEnv, "reset", resetting)
+    count = 3 if mode == "reset" else 150
+    runs = []
+    for seed in (None, 0, 5, 5):
+        events.clear()
+        bench.rollout("DoorsTest", "normal", mode, count, **({} if seed is None else {"seed": seed}))
+        runs.append(list(events))
+    plain, zero, shifted, again = runs
+    assert plain == zero and shifted == again and shifted != plain
+    resets = [int(e.split()[1]) for e in plain if e.startswith("reset")]
+    assert [int(e.split()[1]) for e in shifted if e.startswith("reset")] == [r + 5 for r in resets]
+
+
 def test_without_valgrind_the_message_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     bench = _module()
     monkeypatch.setattr(shutil, "which", lambda name: None)

@@ -330,6 +330,51 @@ def test_walk_if_free_walks_exactly_where_blocker_at_finds_nothing() -> None:
         assert kinds == {True, False}
 
 
+def test_a_path_off_an_open_rectangle_answers_for_each_of_its_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path read off an open rectangle is remembered for each of its tiles too (session 23:
+    a character walking home searched again from every tile it stepped on): from any tile on
+    it, `find_path` answers the rest of it without a search, and that is the plain search's
+    path; after a wall lands on it, the plain search's again. Random sparse worlds, goals in
+    every direction (both legs' orders), walls and doors as goals."""
+    from discoverylab.world import paths
+
+    calls = [0, 0]
+    plan = paths._plan
+
+    def counted(*args: object) -> object:
+        result = plan(*args)  # type: ignore[arg-type]
+        calls[result[1]] += 1
+        return result
+
+    monkeypatch.setattr(paths, "_plan", counted)
+    rng = np.random.default_rng(11)
+    checked = 0
+    for seed in range(4):
+        world = World(seed)
+        for _ in range(40):
+            x, y = (int(v) for v in rng.integers(0, 32, 2))
+            place(world, "door" if rng.random() < 0.2 else "wall", x, y)
+        for _ in range(150):
+            start = tuple(int(v) for v in rng.integers(0, 32, 2))
+            goal = tuple(int(start[i] + rng.integers(-5, 6)) % 32 for i in range(2))
+            before = list(calls)
+            found = find_path(world, start, goal)  # type: ignore[arg-type]
+            assert found == _reference_path(world, start, goal)  # type: ignore[arg-type]
+            if not found or calls[1] == before[1]:
+                continue  # not read off an open rectangle (or remembered from before)
+            searched = list(calls)
+            for tile in found[:-1]:
+                rest = find_path(world, tile, goal)  # type: ignore[arg-type]
+                assert rest == _reference_path(world, tile, goal), (start, tile, goal)
+                checked += 1
+            assert calls == searched  # no search for any of them
+            if len(found) > 2:  # a wall on the way: the plain search's path again
+                wall = place(world, "wall", *found[len(found) // 2])
+                assert find_path(world, found[0], goal) == _reference_path(world, found[0], goal)  # type: ignore[arg-type]
+                wall.remove_from_world()
+    assert checked > 500
+
+
 def test_npc_walks_plan_the_plain_search_s_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rollouts with walking characters (fetching dog, wandering animals and villagers): every
     path an NPC plans through the remembered results is the plain search's path."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Any
+
 import pytest
 
 from discoverylab.scenarios import layout
@@ -297,26 +300,157 @@ class _PlainRunnerNPC(NPC):
         return NPC._run_move(self, direction)
 
 
-def _wander_states(cls: type[NPC], seed: int, ticks: int) -> list[tuple[object, ...]]:
-    """Per tick, every wanderer's place, facing and queue, and the NPC stream's next draw."""
+def _wander_laws(cls: type[NPC], probability: float, seeds: range, ticks: int) -> tuple[Counter[int], Counter[str], Counter[int]]:
+    """Pooled over seeds: the ticks between a wanderer's successive step attempts (each goes
+    through `walk_if_free`), the directions tried, and the squared distances from its point
+    every 20th tick (where it stands a few ticks apart is one sample, not several). Three
+    wanderers per world, far apart; one starts outside its radius (a goto first)."""
+    import discoverylab.world.npc as npc_module
+
+    gaps: Counter[int] = Counter()
+    directions: Counter[str] = Counter()
+    offsets: Counter[int] = Counter()
+    plain = npc_module.walk_if_free
+    last: dict[int, int] = {}  # per wanderer, the tick of its last attempt
+
+    def attempt(world: World, who: NPC, x: int, y: int) -> None:
+        if id(who) in last:
+            gaps[world.step - last[id(who)]] += 1
+        last[id(who)] = world.step
+        directions[who.facing] += 1
+        plain(world, who, x, y)
+
+    for seed in seeds:
+        world = World(seed)
+        npcs = [cls(world, f"bob{i}", 5 + 11 * i, 8 + 3 * (i == 2)) for i in range(3)]
+        homes = [(5 + 11 * i, 8) for i in range(3)]
+        last.clear()
+        npc_module.walk_if_free = attempt  # type: ignore[assignment]
+        try:
+            for npc, (hx, hy) in zip(npcs, homes, strict=True):
+                npc.enqueue("wander", priority=0, x=hx, y=hy, probability=probability)
+            for tick in range(ticks):
+                world.tick()
+                if tick % 20 == 19:
+                    for npc, (hx, hy) in zip(npcs, homes, strict=True):
+                        offsets[(npc.x - hx) ** 2 + (npc.y - hy) ** 2] += 1
+        finally:
+            npc_module.walk_if_free = plain
+    return gaps, directions, offsets
+
+
+def _chi_square(a: Counter[Any], b: Counter[Any], least: int = 40) -> tuple[float, int]:
+    """Two-sample chi-square statistic of two histograms (bins with under `least` counts in
+    both pooled into one) and its degrees of freedom."""
+    na, nb = sum(a.values()), sum(b.values())
+    bins: list[tuple[int, int]] = []
+    rest = [0, 0]
+    for key in sorted(set(a) | set(b), key=repr):
+        if a[key] + b[key] >= least:
+            bins.append((a[key], b[key]))
+        else:
+            rest[0] += a[key]
+            rest[1] += b[key]
+    if sum(rest):
+        bins.append((rest[0], rest[1]))
+    statistic = 0.0
+    for x, y in bins:
+        ex, ey = na * (x + y) / (na + nb), nb * (x + y) / (na + nb)
+        statistic += (x - ex) ** 2 / ex + (y - ey) ** 2 / ey
+    return statistic, len(bins) - 1
+
+
+@pytest.mark.parametrize("probability", [0.25, 0.5])
+def test_the_napping_wander_walks_as_the_tick_by_tick_runners(probability: float) -> None:
+    """`NPC.tick` draws a lone wander's ticks of "stay" all at once and naps through them
+    (session 23; `draw_wait`): the stream of draws changed, the walk's law must not. Against
+    the runners' own tick-by-tick draws (the pre-session-11 bodies), pooled over seeds: the same
+    law of ticks between step attempts (a geometric wait, a deciding tick, a step tick), of
+    directions and of where the wanderers stand, each by a two-sample chi-square test far
+    below its 0.1% critical value (the seeds are fixed: a deterministic check). An off-by-one
+    nap moves every gap by a tick and fails it at once; so does a skewed direction."""
+    # 0.1% points of the chi-square law for 1-40 degrees of freedom, roughly: df + 3.4 * sqrt(2 df) + 6
+    ours = _wander_laws(NPC, probability, range(40), 600)
+    theirs = _wander_laws(_PlainRunnerNPC, probability, range(100, 140), 600)
+    for mine, other in zip(ours, theirs, strict=True):
+        statistic, df = _chi_square(mine, other)
+        assert df >= 3
+        assert statistic < df + 3.4 * (2 * df) ** 0.5 + 6, (statistic, df, mine, other)
+    gaps = ours[0]
+    mean_gap = sum(g * n for g, n in gaps.items()) / sum(gaps.values())
+    assert abs(mean_gap - (1 / probability + 1)) < 0.35 * (1 / probability + 1)  # goto detours aside
+    assert min(gaps) == 2  # never two attempts on adjacent ticks: a deciding tick comes between
+
+
+def test_draw_wait_is_geometric() -> None:
+    """`draw_wait`: P(wait >= k) = (1 - p)**k, one draw per wait; certain and impossible steps."""
+    from discoverylab.world.npc import draw_wait
+
+    rng = World(2).rng_npc
+    for probability in (0.1, 0.25, 0.5, 0.9):
+        waits = [draw_wait(rng, probability) for _ in range(20000)]
+        for k in range(4):
+            share = sum(w >= k for w in waits) / len(waits)
+            assert abs(share - (1 - probability) ** k) < 0.015, (probability, k, share)
+    state = rng.bit_generator.state
+    assert draw_wait(rng, 1.0) == 0 and draw_wait(rng, 0.0) > 10**12
+    assert rng.bit_generator.state == state  # neither draws
+
+
+def _napping(seed: int = 0) -> tuple[World, NPC]:
+    """A lone wanderer ticked until it naps through drawn ticks of "stay" (two or more left)."""
     world = World(seed)
-    npcs = [cls(world, f"bob{i}", 4 + 6 * i, 6 + 3 * i) for i in range(4)]
-    for i, npc in enumerate(npcs):
-        npc.enqueue("wander", priority=0, x=4 + 6 * i + (12 if i == 3 else 0), y=6 + 3 * i, probability=0.3 + 0.2 * i)
-    npcs[2].enqueue("wait_here", priority=0)  # not a lone wander: the generic path, every tick
-    npcs[2].clear_queue("wait_here")
-    states: list[tuple[object, ...]] = []
-    for _ in range(ticks):
+    npc = NPC(world, "bob", 16, 16, facing="south")
+    npc.enqueue("wander", priority=0, x=16, y=16, probability=0.1)
+    for _ in range(200):
         world.tick()
-        queues = tuple(tuple((t.sort_key, t.kind, tuple(sorted(t.args.items()))) for t in n.queue) for n in npcs)
-        states.append((tuple((n.x, n.y, n.facing) for n in npcs), queues, world.rng_npc.bit_generator.state["state"]["state"]))
-    return states
+        if npc._nap > 2:
+            return world, npc
+    raise AssertionError("never napped")
 
 
-def test_the_inline_wander_and_move_equal_the_generic_runners() -> None:
-    """`NPC.tick` runs a lone wander and a one-tile move inline (session 11, round 2): the same
-    draws in the same order, the same queue (a move ahead of the wander, as `heappush` puts
-    it), the same steps as the runners called through the generic path. One wanderer starts
-    far from its point (a goto, then back to wandering)."""
-    for seed in (0, 7):
-        assert _wander_states(NPC, seed, 300) == _wander_states(_PlainRunnerNPC, seed, 300)
+def test_a_napping_wanderer_takes_a_new_task_at_once() -> None:
+    """A task queued while a wanderer naps (a warning sends it home) runs on the next tick, as
+    it did when every tick drew: the nap is dropped, the stream is not read while it lasts."""
+    world, npc = _napping()
+    state = world.rng_npc.bit_generator.state
+    world.tick()
+    assert world.rng_npc.bit_generator.state == state and npc.location() == (16, 16)
+    npc.enqueue("goto", priority=100, x=16, y=10)  # (the wander stays queued below it)
+    world.tick()
+    assert npc.facing == "north"
+    world.tick()
+    assert npc.location() == (16, 15) and npc.is_busy()
+    world, npc = _napping(3)
+    where = npc.location()
+    npc.clear_queue()
+    for _ in range(npc._nap + 3):
+        world.tick()
+    assert not npc.queue and npc._nap == 0 and npc.location() == where
+
+
+def test_a_wanderer_in_a_dialog_when_its_step_is_due_does_not_step() -> None:
+    """In a dialog a character does not act: a step that falls due then is dropped, and the
+    wander draws afresh once the dialog ends."""
+    world, npc = _napping(1)
+    npc.dialog_partner = Player(world, 16, 17, name="ann").agent  # type: ignore[assignment]
+    for _ in range(npc._nap + 3):
+        world.tick()
+    assert npc.location() == (16, 16) and npc._nap == 0
+    npc.dialog_partner = None
+    for _ in range(300):
+        world.tick()
+    assert npc.location() != (16, 16) or npc.facing != "south"
+
+
+def test_a_wanderer_carried_off_during_its_nap_walks_back() -> None:
+    """Moved far from its point by someone else while it naps, a wanderer heads back when its
+    step falls due instead of stepping at random."""
+    world, npc = _napping(2)
+    world.walk(npc, 25, 16)
+    for _ in range(npc._nap + 1):
+        world.tick()
+    assert any(task.kind == "goto" for task in npc.queue)
+    for _ in range(60):
+        world.tick()
+    assert (npc.x - 16) ** 2 + (npc.y - 16) ** 2 <= 25

@@ -6,6 +6,7 @@ Path finding (`find_path`) lives in world/paths.py.
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,8 @@ _DIR_BY_DELTA = {delta: name for name, delta in DIRECTIONS.items()}
 _DIRECTION_NAMES = tuple(DIRECTIONS)
 _RUNNERS: dict[tuple[type, str], Any] = {}  # (NPC class, task kind) -> its method "_run_" + kind
 _TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
-__all__ = ["NPC", "Task", "draw_quarter", "draw_unit", "find_path"]
+_NEVER = 1 << 62  # a wait that outlasts any episode (a wander that never steps)
+__all__ = ["NPC", "Task", "draw_quarter", "draw_unit", "draw_wait", "find_path"]
 
 
 def draw_quarter(rng: np.random.Generator) -> int:
@@ -42,6 +44,18 @@ def draw_unit(rng: np.random.Generator) -> float:
     times 2**-53, and `random_raw()` draws that word without the generator's argument handling.
     tests/test_world_npc.py compares both ways, interleaved with the stream's other draws."""
     return (rng.bit_generator.random_raw() >> 11) * _TWO_TO_MINUS_53
+
+
+def draw_wait(rng: np.random.Generator, probability: float) -> int:
+    """How many ticks in a row a wander draws "stay" before the tick that decides to step, with
+    one draw instead of one per tick: the count of failures before the first success of coins
+    that each succeed with `probability` is geometric, P(wait >= k) = (1 - probability)**k, which
+    `floor(log(1 - u) / log(1 - probability))` gives from one uniform `u` (inverse transform)."""
+    if probability >= 1.0:
+        return 0
+    if probability <= 0.0:
+        return _NEVER
+    return int(math.log(1.0 - draw_unit(rng)) / math.log(1.0 - probability))
 
 
 @dataclass(slots=True)
@@ -87,6 +101,7 @@ class NPC(Agent):
         self.queue: list[Task] = []
         self._counter = 0
         self._door_to_close: Any = None
+        self._nap = 0  # ticks until a lone wander's step drawn ahead (`_wander_ahead`); 0: none pending
 
     # ---- autopilot --------------------------------------------------------------------
     def enqueue(self, kind: str, priority: int | None = None, **args: Any) -> None:
@@ -95,6 +110,7 @@ class NPC(Agent):
         if priority is None:
             priority = 0 if kind == "wander" else 1
         self._counter += 1
+        self._nap = 0  # a step drawn ahead was the lone wander's: a new task comes first now
         heapq.heappush(self.queue, Task((-priority, self._counter), kind, args))
 
     def clear_queue(self, kind: str | None = None) -> None:
@@ -107,6 +123,16 @@ class NPC(Agent):
     def tick(self) -> None:
         if self.poison_counter < 0 or self.poisoned:  # else `Agent.tick` (the poison clock) does nothing
             super().tick()
+        nap = self._nap
+        if nap:  # a lone wander's ticks of "stay", drawn ahead (`_wander_ahead`): nothing to do but wait
+            if nap > 1:
+                self._nap = nap - 1
+                return
+            self._nap = 0
+            queue = self.queue
+            if self.dialog_partner is None and len(queue) == 1 and queue[0].kind == "wander":
+                self._wander_ahead(queue[0].args)  # else dropped: the wander draws afresh once it runs
+            return
         queue = self.queue
         if self.dialog_partner is not None or not queue:
             return
@@ -121,14 +147,9 @@ class NPC(Agent):
                 if dx * dx + dy * dy > 16:
                     self.enqueue("goto", priority=1, x=args["x"], y=args["y"], give_up=40)
                     return
-                rng = self.world.rng_npc  # `draw_unit(rng)`, written out: the same draw
-                if (rng.bit_generator.random_raw() >> 11) * _TWO_TO_MINUS_53 < args.get("probability", 0.5):
-                    # `enqueue` of a one-tile move onto a queue holding only the wander
-                    # (priority 0): the heap puts it first, as `heappush` would.
-                    self._counter += 1
-                    face = rng.bit_generator.ctypes  # `draw_quarter(rng)`, written out
-                    direction = _DIRECTION_NAMES[int(face.next_uint32(face.state)) >> 30]
-                    queue.insert(0, Task((-1, self._counter), "move", {"direction": direction}))
+                # The draws of "stay" until the tick that decides to step, all at once: the step
+                # comes on the tick after that one, as the queued move of `_run_wander` would.
+                self._nap = draw_wait(self.world.rng_npc, args.get("probability", 0.5)) + 1
                 return
             if kind == "move":
                 direction = task.args["direction"]
@@ -150,6 +171,34 @@ class NPC(Agent):
         queue = self.queue  # (a runner may have replaced it: `clear_queue`)
         if done and queue and queue[0] is task:
             heapq.heappop(queue)
+
+    def _wander_ahead(self, args: dict[str, Any]) -> None:
+        """The step a lone wander drew ahead is due: back home first if something carried this
+        character away meanwhile, else one tile in a random direction (as `_run_move`), then
+        the next wait drawn at once (the distance check of the next tick needs only where it
+        now stands). Same in distribution as `_run_wander` and `_run_move` tick by tick: a
+        geometric number of "stay" ticks, a decision tick, a step tick, uniform directions;
+        only a lone wander naps (a task queued drops the nap; a queue changed otherwise, or a
+        dialog, when the step falls due drops the step), and a geometric wait has no memory, so
+        a nap cut short and drawn afresh keeps that law. Ten animals wander every tick: most of their ticks are now
+        a countdown instead of a draw each (docs/performance.md)."""
+        x, y = args["x"], args["y"]
+        dx, dy = self.x - x, self.y - y
+        if dx * dx + dy * dy > 16:  # (moved by someone else during the nap)
+            self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
+            return
+        rng = self.world.rng_npc
+        face = rng.bit_generator.ctypes  # `draw_quarter(rng)`, written out
+        direction = _DIRECTION_NAMES[int(face.next_uint32(face.state)) >> 30]
+        ddx, ddy = DIRECTIONS[direction]
+        nx, ny = self.x + ddx, self.y + ddy
+        self.facing = direction
+        world = self.world
+        if 0 <= nx < world.size and 0 <= ny < world.size:
+            walk_if_free(world, self, nx, ny)
+        dx, dy = self.x - x, self.y - y
+        if dx * dx + dy * dy <= 16:  # else the next tick, a plain one, heads home
+            self._nap = draw_wait(rng, args.get("probability", 0.5)) + 2
 
     def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
         """Drift around (x, y): go back if further than 4 tiles, else maybe step randomly.

@@ -91,8 +91,9 @@ class _PathCache(FastState):
     up), so its result stands while none of those costs changes. `World.watch_tiles` reports
     every tile whose objects change (placed, taken, opened: the passability the observation
     shows, `objects.TEXT_ATTRS`); `_sync` recomputes the cost of each reported tile a search
-    looked up and forgets all results when one differs. Same paths as the plain search
-    (tests/test_world_fast_paths.py compares them after doors and walls change)."""
+    looked up and forgets all results when one differs. A path read off an open rectangle is
+    kept for each of its tiles too (`_plan`): one search for a walk home. Same paths as the
+    plain search (tests/test_world_fast_paths.py compares them after doors and walls change)."""
 
     LIMIT = 4096  # results kept at most (then forgotten all at once)
 
@@ -110,10 +111,16 @@ class _PathCache(FastState):
         if key in paths:
             found = paths[key]
             return None if found is None else list(found)
-        path = _search(self.world, start, goal, self.costs)
+        path, straight = _plan(self.world, start, goal, self.costs)
         if len(paths) >= self.LIMIT:
             paths.clear()
-        paths[key] = None if path is None else tuple(path)
+        if path is None:
+            paths[key] = None
+            return None
+        found = paths[key] = tuple(path)
+        if straight:  # a path read off an open rectangle: each of its tiles' own path is its rest
+            for i in range(len(found) - 1):
+                paths[(found[i], goal)] = found[i + 1 :]
         return path
 
     def _sync(self) -> None:
@@ -150,14 +157,25 @@ def _search(
     """A* from an on-grid start (`_astar`), or its path read off an open rectangle
     (`_open_rectangle`): a character walking home re-plans from each tile it steps on, a
     new start each time, and most of those searches cross open ground."""
+    return _plan(world, start, goal, costs)[0]
+
+
+def _plan(
+    world: World, start: tuple[int, int], goal: tuple[int, int], costs: dict[int, float]
+) -> tuple[list[tuple[int, int]] | None, bool]:
+    """`_search`'s path, and whether it was read off an open rectangle. Then the path from any
+    of its tiles to the goal is the rest of it (`_PathCache.path` keeps those too, so a character
+    walking it home searches once, not from every tile it steps on): that tile and the goal
+    span a smaller rectangle inside the first, as open, with the same two directions to go
+    (or one, on the second leg), so `_open_rectangle` from there runs the same legs."""
     sx, sy = start
     gx, gy = goal
     size = world.size
     if 0 <= gx < size and 0 <= gy < size and (sx != gx or sy != gy):
         path = _open_rectangle(world, sx, sy, gx, gy, costs)
         if path is not None:
-            return path
-    return _astar(world, start, goal, costs)
+            return path, True
+    return _astar(world, start, goal, costs), False
 
 
 _RECTANGLE = 64  # `_open_rectangle` looks at rectangles of at most this many tiles
