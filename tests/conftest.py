@@ -68,6 +68,31 @@ def _state_home_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: py
     monkeypatch.setenv("SB3_LOGDIR", str(state / "sb3"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _macro_graphs_measured_once_per_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One disk cache of measured macro effect graphs for the whole run (`$DISCOVERYLAB_CACHE_DIR`).
+
+    A 100-household economy's graph takes 5-40 s of CPU; each process kept its own in memory, so
+    both xdist workers (and the lab runner's worker processes) measured the same seeds' graphs. Now
+    the second finds the first's file (written atomically; the key is the structure and settings).
+    The folder is this run's (shared by its workers), never an earlier run's; a value the user
+    set is left alone.
+    """
+    from discoverylab.labs.macroecon.ground_truth import CACHE_ENV_VAR
+
+    if os.environ.get(CACHE_ENV_VAR):
+        yield
+        return
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "macro-graphs"
+    folder.mkdir(exist_ok=True)
+    os.environ[CACHE_ENV_VAR] = str(folder)
+    try:
+        yield
+    finally:
+        os.environ.pop(CACHE_ENV_VAR, None)
+
+
 @pytest.fixture(autouse=True)
 def _one_llm_test_at_a_time(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
