@@ -73,8 +73,9 @@ def _macro_graphs_measured_once_per_run(tmp_path_factory: pytest.TempPathFactory
     """One disk cache of measured macro effect graphs for the whole run (`$DISCOVERYLAB_CACHE_DIR`).
 
     A 100-household economy's graph takes 5-40 s of CPU; each process kept its own in memory, so
-    both xdist workers (and the lab runner's worker processes) measured the same seeds' graphs. Now
-    the second finds the first's file (written atomically; the key is the structure and settings).
+    both xdist workers measured the same seeds' graphs. Now the second finds the first's file
+    (written atomically; the key is the structure and settings). `lab run` keeps using its own
+    `OUT/cache` (an explicit cache_dir wins over the variable).
     The folder is this run's (shared by its workers), never an earlier run's; a value the user
     set is left alone.
     """
