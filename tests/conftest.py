@@ -14,6 +14,11 @@ from discoverylab.llm import EmbeddedModelServer, EmbeddedServerError, find_mode
 from discoverylab.llm.local_server import INSTALL_HINT, shared_server
 from llm_scripted_server import ScriptedLLMServer
 
+try:  # pytest >= 9.2 keeps a node's id here (see `_name_its_xdist_group`)
+    from _pytest.nodeid import NodeId
+except ImportError:  # older pytest reads the id pytest-xdist writes itself
+    NodeId = None
+
 # POSIX only; on Windows the llm tests simply run without the cross-worker lock.
 fcntl: ModuleType | None = importlib.import_module("fcntl") if importlib.util.find_spec("fcntl") else None
 
@@ -22,13 +27,32 @@ fcntl: ModuleType | None = importlib.import_module("fcntl") if importlib.util.fi
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Send every `llm`-marked test to one xdist worker so only one model server runs.
 
-    Runs before xdist reads the `xdist_group` marks (`--dist loadgroup` in pyproject.toml). With
-    pytest >= 9.2 and pytest-xdist <= 3.8 that grouping silently does nothing
-    (pytest-dev/pytest-xdist#1386), so `_one_llm_test_at_a_time` below also serialises them.
+    Runs before xdist reads the `xdist_group` marks (`--dist loadgroup` in pyproject.toml).
+    `_one_llm_test_at_a_time` below also serialises them, whatever the scheduler does.
     """
     for item in items:
         if item.get_closest_marker("llm") is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group("llm"))
+    if getattr(config.option, "loadgroup", False):  # set on xdist workers under --dist loadgroup
+        for item in items:
+            _name_its_xdist_group(item)
+
+
+def _name_its_xdist_group(item: pytest.Item) -> None:
+    """Append `@group` to a grouped test's node id, as pytest-xdist means to.
+
+    xdist's loadgroup scheduler reads the group from that suffix, but pytest-xdist <= 3.8 writes it
+    to `item._nodeid`, which pytest >= 9.2 no longer reads (the id lives in `item._id`), so every
+    group was silently split over the workers (pytest-dev/pytest-xdist#1386): both workers built
+    the same module fixtures (the chaos benchmark's 40 s run twice) and waited on each other's
+    model server. Only on an xdist worker, only where pytest keeps the id in `_id`.
+    """
+    names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                    for mark in item.iter_markers("xdist_group")})
+    nodeid = item.nodeid
+    if not names or NodeId is None or not isinstance(getattr(item, "_id", None), NodeId) or nodeid.rfind("@") > nodeid.rfind("]"):
+        return
+    item._id = NodeId.parse(f"{nodeid}@{'_'.join(names)}")
 
 
 @pytest.fixture(autouse=True)
@@ -42,6 +66,32 @@ def _state_home_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: py
     # Stable-Baselines3's logger makes a folder for every `learn()` (empty unless asked to log):
     # without $SB3_LOGDIR it is /tmp/SB3-<date>, hundreds left behind per test session.
     monkeypatch.setenv("SB3_LOGDIR", str(state / "sb3"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _macro_graphs_measured_once_per_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One disk cache of measured macro effect graphs for the whole run (`$DISCOVERYLAB_CACHE_DIR`).
+
+    A 100-household economy's graph takes 5-40 s of CPU; each process kept its own in memory, so
+    both xdist workers measured the same seeds' graphs. Now the second finds the first's file
+    (written atomically; the key is the structure and settings). `lab run` keeps using its own
+    `OUT/cache` (an explicit cache_dir wins over the variable).
+    The folder is this run's (shared by its workers), never an earlier run's; a value the user
+    set is left alone.
+    """
+    from discoverylab.labs.macroecon.ground_truth import CACHE_ENV_VAR
+
+    if os.environ.get(CACHE_ENV_VAR):
+        yield
+        return
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "macro-graphs"
+    folder.mkdir(exist_ok=True)
+    os.environ[CACHE_ENV_VAR] = str(folder)
+    try:
+        yield
+    finally:
+        os.environ.pop(CACHE_ENV_VAR, None)
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,9 @@ import pytest
 
 from bench_loader import load_benchmark
 
+# One worker runs the whole module, so the ~40 s smoke run (a module fixture) is made once, not per worker.
+pytestmark = pytest.mark.xdist_group("chaos-smoke-run")
+
 
 @pytest.fixture(scope="module")
 def chaos() -> Any:

@@ -155,8 +155,15 @@ def choice_strategies(f: Field, train: list[Seen]) -> dict[str, Strategy]:
     }
 
 
-def _read(s: Seen) -> list[float]:
-    return [float(x) for x in NUMBER.findall(s.text)[:NUMBERS_READ]]
+def _read(s: Seen) -> tuple[float, ...]:
+    return _read_text(s.text)
+
+
+@cache
+def _read_text(text: str) -> tuple[float, ...]:
+    """Parsed once per observation: `number_strategies` reads each up to 3 x 300 times (one regex
+    pass over a Rocket Science map each time was 14 of the test's 16 s)."""
+    return tuple(float(x) for x in NUMBER.findall(text)[:NUMBERS_READ])
 
 
 def number_strategies(f: Field, train: list[Seen]) -> dict[str, Strategy]:

@@ -54,6 +54,11 @@ def heuristic(protocol: str) -> float:
     return mean_score(protocol, lambda p: make_agent(p.name, "heuristic", p))
 
 
+MACRO_GROUP = pytest.mark.xdist_group("macro-100-households")
+"""The macro tests grade the 100-household economies of seeds 0-1, whose graphs (5-40 s of CPU each)
+test_macro_attacks.py measures too: on one xdist worker they are measured once."""
+
+
 def assert_below_heuristic(protocol: str, fn: Callable[[str, dict[str, Any]], str]) -> None:
     lazy = mean_score(protocol, lambda _p: Scripted(fn))
     assert lazy < heuristic(protocol), (lazy, heuristic(protocol))
@@ -190,16 +195,19 @@ def _macro_report(**fields: Any) -> str:
     return json.dumps({"type": "report", **fields})
 
 
+@MACRO_GROUP
 def test_macro_empty_report_loses() -> None:
     assert_below_heuristic(MACRO, lambda _m, _mem: '{"type": "report"}')
 
 
+@MACRO_GROUP
 def test_macro_constant_prediction_loses() -> None:
     preds = [{"setting_id": f"h{i}", "unemployment_mean_q50_100": 0.1, "gov_debt_final": 0.0} for i in range(1, 6)]
     assert_below_heuristic(MACRO, lambda _m, _mem: _macro_report(predictions=preds))
 
 
 @pytest.mark.slow
+@MACRO_GROUP
 def test_macro_copy_paper_graph_loses() -> None:
     """The published economy's measured graph as the report, with no experiments."""
     from discoverylab.labs.macroecon.ground_truth import effect_graph
@@ -211,6 +219,7 @@ def test_macro_copy_paper_graph_loses() -> None:
     assert_below_heuristic(MACRO, lambda _m, _mem: _macro_report(causal_graph={"edges": edges}))
 
 
+@MACRO_GROUP
 def test_macro_hedged_all_positive_edges_lose() -> None:
     from discoverylab.labs.macroecon.episode import KEY_EFFECTS
     from discoverylab.labs.macroecon.params import TUNABLE_KEYS
@@ -220,6 +229,7 @@ def test_macro_hedged_all_positive_edges_lose() -> None:
     assert_below_heuristic(MACRO, lambda _m, _mem: _macro_report(causal_graph={"edges": edges}))
 
 
+@MACRO_GROUP
 def test_macro_no_science_max_coverage_loses() -> None:
     """The issue's no-science agent: boilerplate hypotheses, every tunable at three levels and a 2x2,
     summary numbers copied as claims, 15 trivial `credit_tightness -> X: 0` non-edges."""

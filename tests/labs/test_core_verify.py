@@ -117,6 +117,8 @@ def test_verify_rejects_broken_labs_with_a_reason() -> None:
                        protocol=kind_spec("sequence/hidden-property", hidden="h"))
     report = verify(constant, budget=QUICK)
     assert not report.passed and any("one value" in c.detail for c in report.failures)
+    # ... and verify does not then spend the sampler's budget on learning a constant (it took ~20 s)
+    assert {c.name: c.passed for c in report.checks}["viii_learnable"] is None
 
     base = preset("default")
     assert base.dynamics is not None

@@ -15,6 +15,9 @@ from typer.testing import CliRunner
 from discoverylab.labs.cli import lab_app
 from discoverylab.labs.judging import paper_tables
 from discoverylab.labs.run_record import LabRecord
+from discoverylab.labs.sequence.judge import HYPOTHESIS_SCHEMA, MAX_QUOTE_CHARS
+from discoverylab.labs.sequence.parsing import MAX_HYPOTHESES
+from discoverylab.llm.schema import validate
 from llm_scripted_server import Scripted, ScriptedLLMServer, chat_reply
 
 CONFIG = {"sequence/hidden-property": {"rounds": 2},
@@ -67,6 +70,16 @@ def test_without_a_judge_the_judged_columns_are_empty(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     row = paper_tables(_records(out))["table3"][0]
     assert row["label_pass"] == 1 and row["judge_exact"] == 0 and "Table 3" in result.output
+
+
+def test_the_verdict_schema_bounds_every_quote_and_the_verdict_count() -> None:
+    """The local judge's grammar is made from this schema: unbounded, SmolLM2 wrote one endless quote
+    per reply until max_tokens, so `lab run --judge-model embedded` spent 9 requests of 512 tokens
+    (minutes) on every episode and still left it unjudged."""
+    verdict = {"rank": 1, "label": "exact", "quote": "q" * MAX_QUOTE_CHARS}
+    assert validate({"verdicts": [verdict] * MAX_HYPOTHESES}, HYPOTHESIS_SCHEMA) == []
+    assert validate({"verdicts": [{**verdict, "quote": "q" * (MAX_QUOTE_CHARS + 1)}]}, HYPOTHESIS_SCHEMA)
+    assert validate({"verdicts": [verdict] * (MAX_HYPOTHESES + 1)}, HYPOTHESIS_SCHEMA)
 
 
 @pytest.mark.llm

@@ -135,7 +135,15 @@ def verify(spec: LabSpec, *, seed: int = 0, budget: VerifyBudget | None = None,
         checks.append(CheckResult("vii_informative", False, f"crashed: {exc!r}"))
     checks.append(_check_protocol(spec, budget) if protocol_check else
                   CheckResult("vi_protocol", None, "not requested"))
+    informative = next(c for c in checks if c.name == "vii_informative")
+    hidden = spec.protocol.fields.get("hidden") if spec.protocol is not None else None
     for extra in (_check_learnable, _check_cross_process):
+        if extra is _check_learnable and hidden in (informative.data or {}).get("degenerate", {}):
+            # A (nearly) constant hidden property already fails vii. Measuring viii would only spend
+            # the sampler's whole budget on targets no object reaches (~20 s for a threshold at 0.99).
+            checks.append(CheckResult("viii_learnable", None, f"not measured: the hidden property {hidden!r} "
+                                      "is degenerate (vii_informative)"))
+            continue
         try:
             checks.append(extra(spec, lab, rng, budget))
         except Exception as exc:
@@ -232,7 +240,8 @@ def _check_informative(spec: LabSpec, lab: Lab, rng: np.random.Generator, budget
         return CheckResult("vii_informative", None, "no hidden property or drivers named")
     batch = lab.space.random_batch(rng, budget.n_random)
     bad = {n: why for n in names if (why := degenerate(lab.properties[n].batch(batch))) is not None}
-    return CheckResult("vii_informative", not bad, f"{names} vary" if not bad else f"degenerate: {bad}")
+    return CheckResult("vii_informative", not bad, f"{names} vary" if not bad else f"degenerate: {bad}",
+                       {"degenerate": bad})
 
 
 def _check_operators(lab: Lab, rng: np.random.Generator, budget: VerifyBudget) -> CheckResult:

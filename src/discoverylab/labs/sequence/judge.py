@@ -22,7 +22,7 @@ from discoverylab.labs.judge_rules import (
     ask_judge,
     evidence_message,
 )
-from discoverylab.labs.sequence.parsing import Hypothesis
+from discoverylab.labs.sequence.parsing import MAX_HYPOTHESES, Hypothesis
 from discoverylab.llm.judge_prompt import EVIDENCE_END, EVIDENCE_START, escaped
 
 logger = logging.getLogger(__name__)
@@ -68,12 +68,17 @@ RUBRIC: dict[str, dict[str, list[str] | str]] = {
                            "near_misses": ["GC content", "count of AT dinucleotides only", "alternation"]},
 }
 
+MAX_QUOTE_CHARS = 300
+"""What a verdict's quote may hold (and what is kept of it). The schema says so, so a grammar-bound
+local judge must close the string: unbounded, SmolLM2 filled every reply with one endless quote
+until `max_tokens` cut it off, 9 requests of 512 tokens (minutes) for an unjudged episode."""
+
 HYPOTHESIS_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"verdicts": {"type": "array", "items": {
+    "properties": {"verdicts": {"type": "array", "maxItems": MAX_HYPOTHESES, "items": {
         "type": "object",
         "properties": {"rank": {"type": "integer"}, "label": {"type": "string", "enum": ["exact", "partial", "wrong"]},
-                       "quote": {"type": "string"}},
+                       "quote": {"type": "string", "maxLength": MAX_QUOTE_CHARS}},
         "required": ["rank", "label", "quote"]}}},
     "required": ["verdicts"],
 }
@@ -170,7 +175,7 @@ def judge_hypotheses_checked(client: JudgeClient, truth: dict[str, Any], hypothe
         missing = [h.rank for h in hypotheses if by_rank.get(h.rank, {}).get("label") not in ("exact", "partial", "wrong")]
         if missing:
             raise ValueError(f"no valid label for ranks {missing}")
-        return [Verdict(label=by_rank[h.rank]["label"], quote=str(by_rank[h.rank].get("quote", ""))[:300])
+        return [Verdict(label=by_rank[h.rank]["label"], quote=str(by_rank[h.rank].get("quote", ""))[:MAX_QUOTE_CHARS])
                 for h in hypotheses]
 
     call = ask_judge(client, hypothesis_messages(truth, hypotheses), HYPOTHESIS_SCHEMA, check, retries)
