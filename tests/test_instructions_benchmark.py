@@ -67,21 +67,8 @@ def test_seed_shifts_every_seed_of_the_rollout(mode: str, monkeypatch: pytest.Mo
     """`--seed K` (session 23): the episodes' seeds and the policy's move by K (another
     rollout, replayed the same); K = 0 is the rollout without the option."""
     bench = _module()
-    from discoverylab.env import DiscoveryWorldEnv
+    events = _record_env_calls(monkeypatch)
 
-    events: list[str] = []
-    step, reset = DiscoveryWorldEnv.step, DiscoveryWorldEnv.reset
-
-    def stepping(self, action):  # type: ignore[no-untyped-def]
-        events.append(repr(action))
-        return step(self, action)
-
-    def resetting(self, *, seed=None, options=None):  # type: ignore[no-untyped-def]
-        events.append(f"reset {seed}")
-        return reset(self, seed=seed, options=options)
-
-    monkeypatch.setattr(DiscoveryWorldEnv, "step", stepping)
-    monkeypatch.setattr(DiscoveryWorldEnv, "reset", resetting)
     count = 3 if mode == "reset" else 150
     runs = []
     for seed in (None, 0, 5, 5):
@@ -123,25 +110,12 @@ def test_fast_plays_the_same_rollout_with_instrumentation_switched_on_after_the_
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bench = _module()
-    from discoverylab.env import DiscoveryWorldEnv
-
-    events: list[str] = []
-    step, reset = DiscoveryWorldEnv.step, DiscoveryWorldEnv.reset
-
-    def stepping(self, action):  # type: ignore[no-untyped-def]
-        events.append(repr(action))
-        return step(self, action)
-
-    def resetting(self, *, seed=None, options=None):  # type: ignore[no-untyped-def]
-        events.append(f"reset {seed}")
-        return reset(self, seed=seed, options=options)
+    events = _record_env_calls(monkeypatch)
 
     def control(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         events.append(" ".join(command))
         return subprocess.CompletedProcess(command, 0, "", "")
 
-    monkeypatch.setattr(DiscoveryWorldEnv, "step", stepping)
-    monkeypatch.setattr(DiscoveryWorldEnv, "reset", resetting)
     monkeypatch.setattr(bench.subprocess, "run", control)
     count = 3 if mode == "reset" else 150
     bench.rollout("DoorsTest", "normal", mode, count, fast=True)
@@ -228,3 +202,24 @@ def test_function_wraps_static_and_class_methods_as_callers_call_them(tmp_path: 
     assert k.made(1) == (k, 1) and k().made(2) == (k, 2)
     assert k.plain(3) == 3 and k().plain(4) == 4
     assert len(through) == 4
+
+
+def _record_env_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every `DiscoveryWorldEnv.step` (its action's repr) and `reset` (`reset SEED`) from now on,
+    in order, into the list returned (the calls themselves still run)."""
+    from discoverylab.env import DiscoveryWorldEnv
+
+    events: list[str] = []
+    step, reset = DiscoveryWorldEnv.step, DiscoveryWorldEnv.reset
+
+    def stepping(self, action):  # type: ignore[no-untyped-def]
+        events.append(repr(action))
+        return step(self, action)
+
+    def resetting(self, *, seed=None, options=None):  # type: ignore[no-untyped-def]
+        events.append(f"reset {seed}")
+        return reset(self, seed=seed, options=options)
+
+    monkeypatch.setattr(DiscoveryWorldEnv, "step", stepping)
+    monkeypatch.setattr(DiscoveryWorldEnv, "reset", resetting)
+    return events
