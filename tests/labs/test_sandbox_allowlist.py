@@ -205,3 +205,39 @@ def test_an_ordinary_grade_makes_no_call_the_list_refuses(name: str, tmp_path: P
     assert (result.error, result.details.get("call_error")) == expected and result.seccomp is True
     if name in ("ordinary", "call_errors"):
         assert len([v for v in result.values if v is not None]) == (3 if name == "ordinary" else 2), result
+
+
+_THREAD_BEFORE_THE_SEAL = r"""
+import ctypes, json, os, sys, threading
+sys.path.insert(0, sys.argv[1])
+import sandbox_seccomp
+go, done, seen = threading.Event(), threading.Event(), {}
+def elsewhere():  # a thread that was running before the seal, as a library's worker would be
+    go.wait()
+    try:
+        os.mkdir(sys.argv[2])
+        seen["thread"] = "made"
+    except OSError as exc:
+        seen["thread"] = exc.errno
+    done.set()
+    threading.Event().wait()  # never returns: the process ends by exit_group below
+threading.Thread(target=elsewhere, daemon=True).start()
+ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)
+seen["loaded"] = sandbox_seccomp.install(sandbox_seccomp.load_library(), os.getpid())
+go.set()
+done.wait(20)
+os.write(1, json.dumps(seen).encode())
+os._exit(0)
+"""
+
+
+def test_attack_a_thread_started_before_the_seal_is_sealed_too(tmp_path: Path) -> None:
+    """Before, the filter bound only the thread that loaded it: a thread already running (a library's
+    worker) kept every call, and code that broke out of the language layer can reach any thread's stack.
+    Now the filter is synced to every thread (TSYNC): that thread's mkdir is refused like the caller's."""
+    target = tmp_path / "made-by-the-other-thread"
+    out = subprocess.run([sys.executable, "-c", _THREAD_BEFORE_THE_SEAL, str(Path(sandbox_seccomp.__file__).parent),
+                          str(target)], capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    seen = json.loads(out.stdout or "{}")
+    assert seen.get("loaded") is True, (out.stdout, out.stderr)
+    assert seen.get("thread") == errno.EPERM and not target.exists(), seen

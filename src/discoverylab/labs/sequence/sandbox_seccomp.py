@@ -54,6 +54,7 @@ from typing import Any
 ACT_ALLOW = 0x7FFF0000
 ACT_KILL_PROCESS = 0x80000000
 ATTR_ACT_BADARCH = 2
+ATTR_CTL_TSYNC = 4  # SCMP_FLTATR_CTL_TSYNC: the filter binds every thread of the process, not only the caller
 CMP_NE, CMP_EQ, CMP_MASKED_EQ = 1, 4, 7
 LOW_32 = 0xFFFFFFFF
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP = 1, 4, 22
@@ -224,8 +225,8 @@ def sandbox_rules(pid: int) -> list[Rule]:
 
 
 def load_filter(lib: Any, rules: Iterable[Rule], default: int = ACT_ALLOW) -> bool:
-    """Install a filter of `rules` over the `default` action on the calling thread (and what it
-    starts); True if the kernel took it. A name this libseccomp does not know is looked up in
+    """Install a filter of `rules` over the `default` action on every thread of the process (and
+    what they start); True if the kernel took it. A name this libseccomp does not know is looked up in
     `NEWER_CALLS` (on `UNIFIED_TABLE_MACHINES`), else skipped (so, over a refusing default, refused);
     any other failure installs nothing."""
     ctx = lib.seccomp_init(default)
@@ -233,6 +234,10 @@ def load_filter(lib: Any, rules: Iterable[Rule], default: int = ACT_ALLOW) -> bo
         return False
     try:  # a call of another ABI (x32, i386 `int 0x80`) kills the whole process, not just its thread
         lib.seccomp_attr_set(ctx, ATTR_ACT_BADARCH, ACT_KILL_PROCESS)  # (before Linux 4.14: the thread)
+        # Threads already running (none in the real child; a library that starts some at import would)
+        # would keep an unfiltered way out: code that broke out of the language layer can reach any
+        # thread's stack. With TSYNC the kernel refuses the whole load if one cannot be synced.
+        lib.seccomp_attr_set(ctx, ATTR_CTL_TSYNC, 1)
         unified = os.uname().machine in UNIFIED_TABLE_MACHINES
         unconditional = (_ArgCmp * 1)()  # shared: most rules have no condition (a quarter of the load time)
         for action, name, conditions in rules:
