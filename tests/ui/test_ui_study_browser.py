@@ -109,7 +109,9 @@ def test_keyboard_only_games_banners_and_resume(tmp_path: Path) -> None:
             assert "USE" in history or "PICKUP" in history
         with live_server(tmp_path, port=port) as base:  # the server restarted: the page picks the game up
             page.reload()
-            page.wait_for_function("game !== null && game.step === 4")
+            # `game` is set as soon as the server answers; the history, the board and the status
+            # line follow (app.js `init`): wait for the status too, or the check races the page
+            page.wait_for_function("game !== null && game.step === 4 && $('status').textContent !== ''")
             assert "Resumed" in page.inner_text("#status")
             page.focus("body")
             state = play_keys(page, proteomics[4:])
