@@ -35,6 +35,13 @@ def exit_at_once_on_another_signal() -> None:
     atexit.register(ignore)  # runs first at exit: the code is decided, a late signal must not change it
 
 
+def server_stopped(stopped_by: int) -> int:
+    """A server command stopped by a signal (`serving.serve_until_signal`) is on its way out: late
+    signals as for a run (`exit_at_once_on_another_signal`); its exit code, 143 for SIGTERM, else 130."""
+    exit_at_once_on_another_signal()
+    return EXIT_SIGTERM if stopped_by == signal.SIGTERM else EXIT_SIGINT
+
+
 def second_signal_code(exc: BaseException) -> int:
     """The exit code of a run stopped at once by a second signal (`runs._Stop` names it in the
     KeyboardInterrupt it raises): 143 for SIGTERM, else 130 (a Ctrl-C, or Python's own handler)."""

@@ -30,7 +30,7 @@ def env_serve(
     """Serve episodes to remote agents: HTTP sessions (reset/step/state), OpenEnv's WebSocket /ws and MCP at /mcp."""
     from rich.markup import escape
 
-    from discoverylab.bench.exits import EXIT_SIGINT, EXIT_SIGTERM, exit_at_once_on_another_signal
+    from discoverylab.bench.exits import server_stopped
     from discoverylab.bench.rundir import RunConfigMismatch, RunDirError, RunLocked
     from discoverylab.instances import InstanceError, key_id, load_key
     from discoverylab.server import app
@@ -64,9 +64,9 @@ def env_serve(
         if played is not None:
             played.close()  # the server stopped: its hold on the ledger goes (the claims are on disk)
     if stopped_by is not None:  # Ctrl-C 130, SIGTERM 143, as `run` and `bench` end when stopped
-        exit_at_once_on_another_signal()
+        code = server_stopped(stopped_by)
         err.print(f"env server stopped ({signal.Signals(stopped_by).name})")
-        raise typer.Exit(EXIT_SIGTERM if stopped_by == signal.SIGTERM else EXIT_SIGINT)
+        raise typer.Exit(code)
 
 
 def export_sft(

@@ -129,11 +129,11 @@ def _serve(app: object, host: str, port: int) -> None:
     (uvicorn's own re-raised Ctrl-C ended the command with status 0)."""
     import signal
 
-    from discoverylab.bench.exits import EXIT_SIGINT, EXIT_SIGTERM, exit_at_once_on_another_signal
+    from discoverylab.bench.exits import server_stopped
     from discoverylab.serving import serve_until_signal
 
     stopped_by = serve_until_signal(app, host, port)
     if stopped_by is not None:
-        exit_at_once_on_another_signal()
+        code = server_stopped(stopped_by)
         err.print(f"UI server stopped ({signal.Signals(stopped_by).name})")
-        raise typer.Exit(EXIT_SIGTERM if stopped_by == signal.SIGTERM else EXIT_SIGINT)
+        raise typer.Exit(code)
