@@ -19,8 +19,8 @@ import pytest
 
 from discoverylab.env import GOLD_KEYS
 from discoverylab.server.client import EnvServerClient
-from discoverylab.server.mcp_tools import MAX_ERROR_CHARS
 from discoverylab.server.session import MAX_ACTION_CHARS
+from discoverylab.server.tools import MAX_ERROR_CHARS
 from env_server_kit import oracle_episode, running_env_server
 
 mcp = pytest.importorskip("mcp", reason="the mcp package (server and dev extras) is not installed")

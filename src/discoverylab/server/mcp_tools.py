@@ -18,7 +18,7 @@ from mcp.server.lowlevel import Server
 
 from discoverylab.server.app import NoSession, PoolFull
 from discoverylab.server.session import SessionError
-from discoverylab.server.tools import INSTRUCTIONS, MAX_ERROR_CHARS, TOOLS, ToolRefused, checked_call
+from discoverylab.server.tools import INSTRUCTIONS, TOOLS, ToolRefused, checked_call, clip_error
 
 if TYPE_CHECKING:
     from discoverylab.server.app import SessionPool
@@ -32,8 +32,7 @@ def tool_list() -> list[types.Tool]:
 
 def _error(message: str, status: int) -> types.CallToolResult:
     """A tool's refusal, as MCP puts it (the model sees it and may try again), with HTTP's status."""
-    if len(message) > MAX_ERROR_CHARS:
-        message = message[: MAX_ERROR_CHARS - 1] + "…"
+    message = clip_error(message)
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)],
                                 structured_content={"error": message, "status": status}, is_error=True)  # fmt: skip
 

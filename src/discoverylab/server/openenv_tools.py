@@ -24,7 +24,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from discoverylab.server.session import SessionError
-from discoverylab.server.tools import MAX_ERROR_CHARS, TOOLS, ToolRefused, checked_call
+from discoverylab.server.tools import TOOLS, ToolRefused, checked_call, clip_error
 
 if TYPE_CHECKING:
     from discoverylab.server.app import SessionPool
@@ -48,9 +48,7 @@ def socket_tools() -> list[dict[str, Any]]:
 
 
 def _refused(name: str, error_type: str, message: str) -> dict[str, Any]:
-    if len(message) > MAX_ERROR_CHARS:
-        message = message[: MAX_ERROR_CHARS - 1] + "…"
-    return {"observation": {"tool_name": name, "result": None, "error": {"error_type": error_type, "message": message}},
+    return {"observation": {"tool_name": name, "result": None, "error": {"error_type": error_type, "message": clip_error(message)}},
             "reward": None, "done": False}  # fmt: skip
 
 

@@ -128,3 +128,6 @@ def checked_call(name: str, arguments: dict[str, Any] | None, shown: str | None 
                           + validation_text(list(exc.errors())).removeprefix("Bad request body - "), 422) from None
 
 
+def clip_error(message: str) -> str:
+    """An error at most `MAX_ERROR_CHARS` long (its end marked), as every tool client gets it."""
+    return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 1] + "…"
