@@ -15,7 +15,7 @@ from typing import Any
 
 from discoverylab.bench.episode import EpisodeRecord
 from discoverylab.labs.run_record import LabRecord
-from discoverylab.server.records import EpisodeRecords, RecordKept, records_config
+from discoverylab.server.records import EpisodeRecords, RecordKept, records_config, write_failure
 from discoverylab.server.session import ResetRequest, SealedLedger, SessionError, StepResult
 
 logger = logging.getLogger(__name__)
@@ -60,9 +60,7 @@ class RecordsNotWritten(SessionError):
     status = 507
 
     def __init__(self, records: list[tuple[str, tuple[Any, ...]]], out: Path, cause: Exception) -> None:
-        from discoverylab.bench.rundir import describe_io_error
-
-        reason = describe_io_error(cause) if isinstance(cause, OSError) else f"{type(cause).__name__}: {cause}"
+        reason = write_failure(cause)
         super().__init__(f"{len(records)} ended episodes' records could not be written to {out} as the Ray pool "
                          f"stopped ({reason}); they are kept in this error's `records`, to write once there is room.")
         self.records = records

@@ -62,6 +62,12 @@ class RecordWriteError(SessionError):
     status = 507
 
 
+def write_failure(exc: BaseException) -> str:
+    """Why a record could not be written, in one line: a disk error as `describe_io_error` says it
+    (the file, the errno's name), anything else by its type and message."""
+    return describe_io_error(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+
+
 class RecordKept(Exception):
     """A record its writer could not write yet but keeps, in order, and writes again (the Ray
     pool's session actors, `ray_hosts.RemoteRecords`): not pending on its session, which would
@@ -137,7 +143,7 @@ class EpisodeRecords:
             session.record_pending = not isinstance(failure, RecordKept)
             exc = failure.cause if isinstance(failure, RecordKept) else failure
             disk = isinstance(exc, OSError)
-            reason = describe_io_error(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+            reason = write_failure(exc)
             text = f"The episode's record could not be written to the evaluator's --out {self.out}: {reason}."
             if isinstance(failure, RecordKept):
                 text += (f" It waits, with {failure.waiting - 1} other record(s), in the Ray pool's session actor, "
