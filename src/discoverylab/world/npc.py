@@ -188,14 +188,7 @@ class NPC(Agent):
             self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
             return
         rng = self.world.rng_npc
-        face = rng.bit_generator.ctypes  # `draw_quarter(rng)`, written out
-        direction = _DIRECTION_NAMES[int(face.next_uint32(face.state)) >> 30]
-        ddx, ddy = DIRECTIONS[direction]
-        nx, ny = self.x + ddx, self.y + ddy
-        self.facing = direction
-        world = self.world
-        if 0 <= nx < world.size and 0 <= ny < world.size:
-            walk_if_free(world, self, nx, ny)
+        self._run_move(_DIRECTION_NAMES[draw_quarter(rng)])  # (a class that has its own never naps: `_inline`)
         dx, dy = self.x - x, self.y - y
         if dx * dx + dy * dy <= 16:  # else the next tick, a plain one, heads home
             self._nap = draw_wait(rng, args.get("probability", 0.5)) + 2
