@@ -156,7 +156,7 @@ def run_predictor(code: str, inputs: Sequence[str], *, function: str = "f", seco
         # (UID_BASE + pid), belong to nothing else meanwhile (they once could, swept after the reap).
         with contextlib.suppress(ChildProcessError):
             os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
-        survivors = _sweep(proc.pid, _UID_BASE + proc.pid, init if init_fd is not None else None, init_fd)
+        survivors = _sweep(proc.pid, _UID_BASE + proc.pid, init, init_fd)  # (init counts only when pinned)
         returncode = proc.wait()
         leftovers = os.listdir(root_dir)
     finally:
