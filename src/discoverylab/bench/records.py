@@ -117,3 +117,92 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
 def done_keys(path: str | Path, fields: tuple[str, ...]) -> set[tuple[Any, ...]]:
     """Keys (tuples of `fields`) of the records already in `path`, for resuming."""
     return {tuple(rec.get(f) for f in fields) for rec in read_jsonl(path)}
+
+
+def sync_filesystem(path: str | Path, written: Iterable[Path] = ()) -> None:
+    """Make everything written on `path`'s filesystem durable in one call: Linux's `syncfs`, else
+    `os.sync`; where neither exists, an fsync of each of `written` and of their folders. One
+    journal commit for hundreds of files, where an fsync each costs a commit each."""
+    import ctypes
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+        if syncfs is not None:
+            if syncfs(fd) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, os.strerror(err), str(path))
+            return
+    finally:
+        os.close(fd)
+    if hasattr(os, "sync"):
+        os.sync()
+        return
+    written = list(written)
+    for item in [*written, *{p.parent for p in written}]:
+        handle = os.open(item, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+
+
+class DurableBatch:
+    """Whole files (temp + rename, as `atomic_file`) and appended lines made durable together by
+    two filesystem syncs (`sync_filesystem`) instead of an fsync each: a server's stop with
+    hundreds of records to write on a slow disk stays within its grace. The temp files are synced
+    before any is renamed, so a name never points at a file whose data may not be on disk;
+    `commit` returns once every file and line is durable."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self._renames: list[tuple[Path, Path]] = []
+        self._appends: dict[Path, list[str]] = {}
+
+    def write_jsonl(self, path: str | Path, rows: Iterable[BaseModel | Mapping[str, Any]]) -> None:
+        """A whole file, written to a temp file now (an OSError naming `path` if that fails) and
+        renamed into place by `commit`."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{len(self._renames)}.tmp")
+        try:
+            with tmp.open("w", encoding="utf-8", errors=JSON_SAFE) as fh:
+                for row in rows:
+                    fh.write(dumps(row) + "\n")
+        except BaseException as exc:
+            tmp.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.filename is None:
+                exc.filename = str(path)
+            raise
+        self._renames.append((tmp, path))
+
+    def append_jsonl(self, path: str | Path, record: BaseModel | Mapping[str, Any]) -> None:
+        """A line appended to `path` by `commit`, after the files before it are in place."""
+        self._appends.setdefault(Path(path), []).append(dumps(record) + "\n")
+
+    def commit(self) -> None:
+        """Sync the temp files, rename them, append the lines, sync again. On failure the temp files
+        are removed and the OSError names the file; files renamed before it stay whole."""
+        renames, appends = self._renames, self._appends
+        self._renames, self._appends = [], {}
+        try:
+            if renames:
+                sync_filesystem(self.root, [tmp for tmp, _ in renames])
+            for tmp, path in renames:
+                tmp.replace(path)
+        finally:
+            for tmp, _ in renames:
+                tmp.unlink(missing_ok=True)
+        for path, lines in appends.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                repair_torn_tail(path)
+            try:
+                with path.open("a", encoding="utf-8", errors=JSON_SAFE) as fh:
+                    fh.write("".join(lines))
+            except OSError as exc:
+                if exc.filename is None:
+                    exc.filename = str(path)
+                raise
+        if renames or appends:
+            sync_filesystem(self.root, [*(path for _, path in renames), *appends])
