@@ -6,6 +6,7 @@ killed run loses at most the episode in flight; `done_keys` lets a resumed run s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -180,29 +181,39 @@ class DurableBatch:
         """A line appended to `path` by `commit`, after the files before it are in place."""
         self._appends.setdefault(Path(path), []).append(dumps(record) + "\n")
 
-    def commit(self) -> None:
-        """Sync the temp files, rename them, append the lines, sync again. On failure the temp files
-        are removed and the OSError names the file; files renamed before it stay whole."""
-        renames, appends = self._renames, self._appends
+    def abort(self) -> None:
+        """Drop what was given: the temp files go, no line is appended."""
+        for tmp, _ in self._renames:
+            tmp.unlink(missing_ok=True)
         self._renames, self._appends = [], {}
+
+    def commit(self) -> None:
+        """Sync the temp files, rename them, append the lines, sync again. On failure the OSError
+        names the file, the temp files go and no line stays appended (the files cut back to their
+        length before), so the same batch can be given again; files already renamed stay whole."""
+        renames, appends = self._renames, self._appends
         try:
             if renames:
                 sync_filesystem(self.root, [tmp for tmp, _ in renames])
             for tmp, path in renames:
                 tmp.replace(path)
         finally:
-            for tmp, _ in renames:
-                tmp.unlink(missing_ok=True)
-        for path, lines in appends.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if path.exists():
-                repair_torn_tail(path)
-            try:
+            self.abort()
+        lengths: list[tuple[Path, int]] = []
+        try:
+            for path, lines in appends.items():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if path.exists():
+                    repair_torn_tail(path)
+                lengths.append((path, path.stat().st_size if path.exists() else 0))
                 with path.open("a", encoding="utf-8", errors=JSON_SAFE) as fh:
                     fh.write("".join(lines))
-            except OSError as exc:
-                if exc.filename is None:
-                    exc.filename = str(path)
-                raise
-        if renames or appends:
-            sync_filesystem(self.root, [*(path for _, path in renames), *appends])
+            if renames or appends:
+                sync_filesystem(self.root, [*(path for _, path in renames), *appends])
+        except BaseException as exc:
+            for path, length in lengths:
+                with contextlib.suppress(OSError), path.open("r+b") as fh:
+                    fh.truncate(length)
+            if isinstance(exc, OSError) and exc.filename is None and lengths:
+                exc.filename = str(lengths[-1][0])
+            raise

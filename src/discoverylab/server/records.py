@@ -198,27 +198,34 @@ class ServerRecords(EpisodeRecords):
         return seen
 
     @contextmanager
-    def batched(self) -> Iterator[None]:
+    def batched(self, *, raising: bool = False) -> Iterator[None]:
         """This thread's records meanwhile are written as they come but made durable together
         when it ends (`records.DurableBatch`: two syncs of the filesystem, not two fsyncs each):
         the server's stop records every pending sheet, hundreds on a slow disk, within its grace.
         Other threads' records are written one by one as ever (a request is answered only once
-        its record is durable)."""
+        its record is durable). A disk that refuses them is said and counted; `raising`: all of
+        them or none is written, and the error raised (the Ray pool keeps them to write again)."""
         with self._lock:
             batch = self._batch = records.DurableBatch(self.out)
-            self._batch_thread = threading.get_ident()
+            self._batch_thread, self._batched = threading.get_ident(), 0
+        done = False
         try:
             yield
+            done = True
         finally:
             with self._lock:
-                self._batch = None
-                try:
-                    batch.commit()
-                except Exception as exc:  # noqa: BLE001 - the stop must go on; said, with how many
-                    self.failed += self._batched
-                    logger.error("%d record(s) of the server's stop could not be written to the evaluator's --out %s: %s",
-                                 self._batched, self.out, write_failure(exc))  # fmt: skip
-                self._batched = 0
+                self._batch, count = None, self._batched
+                if raising and not done:
+                    batch.abort()
+                else:
+                    try:
+                        batch.commit()
+                    except Exception as exc:
+                        if raising:
+                            raise
+                        self.failed += count
+                        logger.error("%d record(s) of the server's stop could not be written to the evaluator's "
+                                     "--out %s: %s", count, self.out, write_failure(exc))  # fmt: skip
 
     def _batch_here(self) -> records.DurableBatch | None:
         """The batch this thread opened, if any (under `_lock`)."""
