@@ -175,3 +175,19 @@ def test_a_batch_the_full_disk_refuses_leaves_no_line_and_no_temp_file(small_dis
     again.append_jsonl(out / "results.jsonl", {"seed": 2})
     again.commit()
     assert [json.loads(line)["seed"] for line in (out / "results.jsonl").read_text().splitlines()] == [0, 2]
+
+
+def test_a_batch_writing_one_file_twice_keeps_the_second_and_its_temp_name_is_cleared_after_a_kill(
+        tmp_path: Path) -> None:
+    """Two sessions of one instance and agent name share a log file: the later one wins, as when
+    written one after the other; a temp file a kill leaves behind is one the run folder's check clears."""
+    from discoverylab.bench.rundir import TEMP_NAME
+
+    batch = records.DurableBatch(tmp_path)
+    batch.write_jsonl(tmp_path / "logs" / "a.jsonl", [{"n": 1}])
+    batch.write_jsonl(tmp_path / "logs" / "a.jsonl", [{"n": 2}])
+    [temp] = list((tmp_path / "logs").iterdir())
+    assert TEMP_NAME.search(temp.name), temp.name
+    batch.commit()
+    assert [p.name for p in (tmp_path / "logs").iterdir()] == ["a.jsonl"]
+    assert json.loads((tmp_path / "logs" / "a.jsonl").read_text()) == {"n": 2}

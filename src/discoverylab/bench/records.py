@@ -120,32 +120,23 @@ def done_keys(path: str | Path, fields: tuple[str, ...]) -> set[tuple[Any, ...]]
     return {tuple(rec.get(f) for f in fields) for rec in read_jsonl(path)}
 
 
-def sync_filesystem(path: str | Path, written: Iterable[Path] = ()) -> None:
+def sync_filesystem(path: str | Path) -> None:
     """Make everything written on `path`'s filesystem durable in one call: Linux's `syncfs`, else
-    `os.sync`; where neither exists, an fsync of each of `written` and of their folders. One
-    journal commit for hundreds of files, where an fsync each costs a commit each."""
+    `os.sync` (POSIX, as the run folders' locks). One journal commit for hundreds of files, where
+    an fsync each costs a commit each."""
     import ctypes
 
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
-        if syncfs is not None:
-            if syncfs(fd) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, os.strerror(err), str(path))
-            return
-    finally:
-        os.close(fd)
-    if hasattr(os, "sync"):
+    syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    if syncfs is None:
         os.sync()
         return
-    written = list(written)
-    for item in [*written, *{p.parent for p in written}]:
-        handle = os.open(item, os.O_RDONLY)
-        try:
-            os.fsync(handle)
-        finally:
-            os.close(handle)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), str(path))
+    finally:
+        os.close(fd)
 
 
 class DurableBatch:
@@ -157,15 +148,17 @@ class DurableBatch:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
-        self._renames: list[tuple[Path, Path]] = []
+        self._renames: dict[Path, Path] = {}  # final name -> its temp file, in the order given
         self._appends: dict[Path, list[str]] = {}
 
     def write_jsonl(self, path: str | Path, rows: Iterable[BaseModel | Mapping[str, Any]]) -> None:
         """A whole file, written to a temp file now (an OSError naming `path` if that fails) and
-        renamed into place by `commit`."""
+        renamed into place by `commit`; the same `path` again replaces it, as a second write would.
+        The temp name is `atomic_file`'s, which a run folder's check clears after a kill."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.{len(self._renames)}.tmp")
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        self._renames.pop(path, None)
         try:
             with tmp.open("w", encoding="utf-8", errors=JSON_SAFE) as fh:
                 for row in rows:
@@ -175,7 +168,7 @@ class DurableBatch:
             if isinstance(exc, OSError) and exc.filename is None:
                 exc.filename = str(path)
             raise
-        self._renames.append((tmp, path))
+        self._renames[path] = tmp
 
     def append_jsonl(self, path: str | Path, record: BaseModel | Mapping[str, Any]) -> None:
         """A line appended to `path` by `commit`, after the files before it are in place."""
@@ -183,9 +176,9 @@ class DurableBatch:
 
     def abort(self) -> None:
         """Drop what was given: the temp files go, no line is appended."""
-        for tmp, _ in self._renames:
+        for tmp in self._renames.values():
             tmp.unlink(missing_ok=True)
-        self._renames, self._appends = [], {}
+        self._renames, self._appends = {}, {}
 
     def commit(self) -> None:
         """Sync the temp files, rename them, append the lines, sync again. On failure the OSError
@@ -194,8 +187,8 @@ class DurableBatch:
         renames, appends = self._renames, self._appends
         try:
             if renames:
-                sync_filesystem(self.root, [tmp for tmp, _ in renames])
-            for tmp, path in renames:
+                sync_filesystem(self.root)
+            for path, tmp in renames.items():
                 tmp.replace(path)
         finally:
             self.abort()
@@ -209,7 +202,7 @@ class DurableBatch:
                 with path.open("a", encoding="utf-8", errors=JSON_SAFE) as fh:
                     fh.write("".join(lines))
             if renames or appends:
-                sync_filesystem(self.root, [*(path for _, path in renames), *appends])
+                sync_filesystem(self.root)
         except BaseException as exc:
             for path, length in lengths:
                 with contextlib.suppress(OSError), path.open("r+b") as fh:
