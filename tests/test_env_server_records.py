@@ -283,3 +283,76 @@ def test_server_stopping_drops_a_websocket_episode_in_play_as_it_does_an_http_on
             time.sleep(0.05)
     [row] = _lines(out / "results.jsonl")
     assert "abandoned: the WebSocket closed" in row["error"]
+
+
+def _pending_sheets(out: Path, n: int) -> tuple[Any, Any]:
+    """A server's pool on `out` holding `n` ended episodes of a task with an answer sheet, each still
+    waiting for its sheet (their pending records already on disk)."""
+    from discoverylab.server.app import SessionPool
+    from discoverylab.server.records import ServerRecords
+    from discoverylab.server.session import ResetRequest
+
+    store = ServerRecords(out, None)
+    pool = SessionPool(max_sessions=n, key=KEY, records=store)
+    task, difficulty, _ = SHEET_TASK
+    for seed in range(n):
+        pool.run(pool.create(), lambda s, seed=seed: (s.reset(ResetRequest(task=task, difficulty=difficulty, seed=seed)),
+                                                      s.finish()))  # fmt: skip
+    return pool, store
+
+
+def _counting_syncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each fsync of a file, and each sync of a whole filesystem, from now on."""
+    from discoverylab.bench import records
+
+    syncs: list[str] = []
+    fsync, sync_filesystem = os.fsync, getattr(records, "sync_filesystem", None)
+    monkeypatch.setattr(os, "fsync", lambda fd: syncs.append("fsync") or fsync(fd))
+    monkeypatch.setattr(records, "sync_filesystem", lambda *a: syncs.append("syncfs") or sync_filesystem(*a),
+                        raising=False)  # fmt: skip
+    return syncs
+
+
+def test_the_stop_makes_many_pending_sheets_durable_with_a_bounded_number_of_syncs(tmp_path, monkeypatch):
+    """A stop with N episodes waiting for their sheets wrote each one's record with two fsyncs (its
+    log, its line): 2N disk commits, which on a slow disk overran the stop's grace. The stop now
+    syncs the filesystem twice whatever N, and returns with every record whole on disk."""
+    n, out = 24, tmp_path / "served"
+    pool, store = _pending_sheets(out, n)
+    syncs = _counting_syncs(monkeypatch)
+    pool.close_all()
+    assert len(syncs) <= 2, f"{len(syncs)} syncs for {n} pending sheets: {syncs[:4]}..."
+    monkeypatch.undo()
+    store.close()
+    rows = _lines(out / "results.jsonl")
+    assert len(rows) == 2 * n and store.failed == 0
+    last = {row["seed"]: row for row in rows}
+    assert sorted(last) == list(range(n))
+    assert all(row["error"] == "not handed in: the server stopped" for row in last.values())
+    logs = sorted((out / "logs").iterdir())
+    assert len(logs) == n and all(p.suffix == ".jsonl" for p in logs)  # no temp file left
+    for path in logs:
+        end = _lines(path)[-1]
+        assert end["type"] == "end" and end["record"]["error"] == "not handed in: the server stopped"
+
+
+def test_a_disk_that_fails_at_the_stop_is_said_and_the_stop_goes_on(tmp_path, monkeypatch, caplog):
+    """The stop's records refused by the disk: said in one line with how many, counted as failed;
+    the stop returns and the records written at each episode's end stand (nothing torn)."""
+    from discoverylab.bench import records
+
+    n, out = 3, tmp_path / "served"
+    pool, store = _pending_sheets(out, n)
+    before = (out / "results.jsonl").read_bytes()
+
+    def full(*_: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(out))
+
+    monkeypatch.setattr(records, "sync_filesystem", full)
+    pool.close_all()
+    store.close()
+    assert store.failed == n
+    assert f"{n} record(s) of the server's stop could not be written" in caplog.text and "ENOSPC" in caplog.text
+    assert "Traceback" not in caplog.text
+    assert (out / "results.jsonl").read_bytes() == before  # the pending records, whole
+    assert not [p for p in (out / "logs").iterdir() if p.suffix != ".jsonl"]

@@ -8,6 +8,7 @@ Needs root to mount a tmpfs (CI runs as root); skipped with the reason otherwise
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -149,3 +150,44 @@ def test_judge_on_a_full_disk_is_one_line_and_exit_74(small_disk: Path, scripted
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 74, result.output
     assert "No space left on device (ENOSPC)" in result.output and "Traceback" not in result.output, result.output
+
+
+def test_a_batch_the_full_disk_refuses_leaves_no_line_and_no_temp_file(small_disk: Path) -> None:
+    """A server's stop writes its records together (`records.DurableBatch`); a disk that fills in
+    the middle leaves none of its lines (so the batch can be given again without doubling any) and
+    no temp file, and says which file."""
+    out = small_disk / "served"
+    (out / "labs").mkdir(parents=True)
+    (out / "results.jsonl").write_text('{"seed": 0}\n')
+    (out / "labs" / "results.jsonl").write_text('{"seed": 1}\n')
+    before = {p: p.read_bytes() for p in (out / "results.jsonl", out / "labs" / "results.jsonl")}
+    batch = records.DurableBatch(out)
+    batch.write_jsonl(out / "logs" / "a.jsonl", [{"type": "end"}])
+    batch.append_jsonl(out / "results.jsonl", {"seed": 2})
+    batch.append_jsonl(out / "labs" / "results.jsonl", {"seed": 3, "pad": "x" * 2_000_000})
+    with pytest.raises(OSError) as full:
+        batch.commit()
+    assert full.value.errno == errno.ENOSPC and full.value.filename == str(out / "labs" / "results.jsonl")
+    assert {p: p.read_bytes() for p in before} == before
+    assert _temp_files(out) == []
+    _grow(small_disk)
+    again = records.DurableBatch(out)
+    again.append_jsonl(out / "results.jsonl", {"seed": 2})
+    again.commit()
+    assert [json.loads(line)["seed"] for line in (out / "results.jsonl").read_text().splitlines()] == [0, 2]
+
+
+def test_a_batch_writing_one_file_twice_keeps_the_second_and_its_temp_name_is_cleared_after_a_kill(
+        tmp_path: Path) -> None:
+    """Two sessions of one instance and agent name share a log file: the later one wins, as when
+    written one after the other; a temp file a kill leaves behind is one the run folder's check clears."""
+    from discoverylab.bench.rundir import TEMP_NAME
+
+    batch = records.DurableBatch(tmp_path)
+    batch.write_jsonl(tmp_path / "logs" / "a.jsonl", [{"n": 1}])
+    batch.write_jsonl(tmp_path / "logs" / "a.jsonl", [{"n": 2}])
+    [temp] = list((tmp_path / "logs").iterdir())
+    assert TEMP_NAME.search(temp.name), temp.name
+    batch.commit()
+    assert [p.name for p in (tmp_path / "logs").iterdir()] == ["a.jsonl"]
+    assert json.loads((tmp_path / "logs" / "a.jsonl").read_text()) == {"n": 2}

@@ -23,7 +23,8 @@ UV = shutil.which("uv") or (str(Path(sys.executable).parent / "uv") if (Path(sys
 needs_uv = pytest.mark.skipif(UV is None, reason="verifiers' subprocess runtime needs uv (pip install uv)")
 
 
-def _rollout(task: str, difficulty: str, index: int, replies: list[str], monkeypatch) -> tuple[dict, list[dict]]:
+def _rollout(task: str, difficulty: str, index: int, replies: list[str], monkeypatch,
+             max_steps: int | None = None) -> tuple[dict, list[dict]]:
     from verifiers.v1.clients import ModelContext
     from verifiers.v1.configs.client import EvalClientConfig
 
@@ -32,7 +33,7 @@ def _rollout(task: str, difficulty: str, index: int, replies: list[str], monkeyp
     queue = list(replies)
     llm = ScriptedLLMServer().start()
     llm.responder = lambda request: Scripted(body=chat_reply(queue.pop(0)))
-    env = load_environment(task_name=task, difficulty=difficulty, split="dev", indices=str(index),
+    env = load_environment(task_name=task, difficulty=difficulty, split="dev", indices=str(index), max_steps=max_steps,
                            player={"harness": {"id": "null"}, "runtime": {"type": "subprocess"}})  # fmt: skip
     item = list(env.taskset)[0]
 
@@ -189,3 +190,41 @@ def test_a_task_named_with_task_says_task_name():
     valid dictionary or instance of TaskConfig". The error now names the option to use."""
     with pytest.raises(ValueError, match="task_name="):
         load_environment(task="PickAndPlaceTest", split="dev", indices="0")
+
+
+def _count_builds(monkeypatch, task: str) -> list[int]:
+    """Counts world builds of `task` (its scenario's `build`, which every reset runs once)."""
+    from discoverylab.scenarios.registry import get_task
+
+    scenario = get_task(task)
+    builds: list[int] = []
+    build = scenario.build
+    monkeypatch.setattr(scenario, "build", lambda self: builds.append(1) or build(self))
+    return builds
+
+
+def test_listing_the_rows_builds_no_world(monkeypatch):
+    """`load()` used to build each row's world (to take its first observation as the prompt) and
+    `run()` built it again: two builds per row. The rows now carry no prompt; the episode opens
+    the conversation with its first observation, from the one world it builds."""
+    builds = _count_builds(monkeypatch, "PickAndPlaceTest")
+    tasks = list(load_environment(task_name="PickAndPlaceTest", difficulty="normal", split="dev", indices="0-2").taskset)
+    assert len(tasks) == 3 and all(t.data.prompt is None for t in tasks) and builds == []
+
+
+@needs_uv
+@pytest.mark.slow  # one rollout of one turn (a chat program launch: ~5 s on 2 busy cores)
+def test_a_rollout_builds_its_world_once_and_opens_with_its_first_observation(monkeypatch):
+    from discoverylab.integrations import common
+
+    builds = _count_builds(monkeypatch, "PickAndPlaceTest")
+    row = {"task": "PickAndPlaceTest", "difficulty": "normal", "split": "dev", "index": 0}
+    session, first = common.start(row, 1)
+    session.close()
+    builds.clear()
+    data, requests = _rollout("PickAndPlaceTest", "normal", 0, [replies_json({"action": "WAIT"})], monkeypatch,
+                              max_steps=1)
+    assert data["ok"] and data["traces"][0]["info"]["discoverylab"]["steps"] == 1
+    assert builds == [1], f"{len(builds)} world builds for one rollout"
+    messages = requests[0]["messages"]
+    assert [m["role"] for m in messages] == ["system", "user"] and messages[1]["content"] == first

@@ -233,3 +233,97 @@ def test_attack_an_oversized_hypothesis_cannot_make_the_judge_request_too_large(
             for r in (1, 2, 3)]
     user = hypothesis_messages({"property": "gc_content"}, huge)[1]["content"]
     assert len(user) < 30_000 and "more characters not shown" in user
+
+
+# ---------------------------------------------------------------------- a re-ask must differ
+_LABEL_SCHEMA = {"type": "object", "properties": {"label": {"type": "string"}}, "required": ["label"]}
+
+
+def _label(reply: Any) -> str | None:
+    if reply.get("label") not in ("exact", "wrong"):
+        raise ValueError(f"label {reply.get('label')!r} is not one of exact, wrong")
+    return str(reply["label"])
+
+
+def _judge_client(server: ScriptedLLMServer) -> Any:
+    from discoverylab.llm.client import LLMClient
+
+    return LLMClient(base_url=server.base_url, model="scripted-model", backoff_base=0.0, json_mode="json_schema")
+
+
+def _sent(server: ScriptedLLMServer) -> list[str]:
+    return [json.dumps(r["messages"], sort_keys=True) for r in server.requests]
+
+
+def test_a_reply_the_check_rejects_is_asked_again_with_the_reason_not_identically(
+        scripted_llm: ScriptedLLMServer) -> None:
+    """At temperature 0 the same request gets the same reply: the re-ask carries the rejected reply
+    and what was wrong with it (the check's error) as a follow-up turn, so it can change."""
+    scripted_llm.push_text('{"label": "maybe"}', '{"label": "exact"}')
+    call = ask_judge(_judge_client(scripted_llm), [{"role": "user", "content": "grade"}], _LABEL_SCHEMA, _label)
+    assert call.valid and call.value == "exact" and call.retries == 1
+    first, second = (r["messages"] for r in scripted_llm.requests)
+    assert first != second and second[:len(first)] == first
+    assert second[len(first)] == {"role": "assistant", "content": '{"label": "maybe"}'}
+    assert "'maybe' is not one of exact, wrong" in second[-1]["content"] and second[-1]["role"] == "user"
+    assert all(r["temperature"] == 0 for r in scripted_llm.requests)
+
+
+def test_a_reply_that_never_fits_the_schema_is_not_resent_unchanged(scripted_llm: ScriptedLLMServer) -> None:
+    """The client re-asks a schema miss twice, then gives up; `ask_judge`'s next request used to be
+    the first one again (three more identical calls at temperature 0). Every request now differs."""
+    scripted_llm.responder = lambda _request: Scripted(body=chat_reply("I refuse to answer in JSON."))
+    call = ask_judge(_judge_client(scripted_llm), [{"role": "user", "content": "grade"}], _LABEL_SCHEMA, _label)
+    assert not call.valid and call.error and "schema" in call.error
+    sent = _sent(scripted_llm)
+    assert len(sent) == 9 and len(set(sent)) == len(sent), "a request was sent twice unchanged"
+    assert "I refuse to answer in JSON." in scripted_llm.requests[3]["messages"][1]["content"]
+
+
+def test_a_network_failure_is_still_asked_again_as_it_was(scripted_llm: ScriptedLLMServer) -> None:
+    """A reset connection says nothing about the request: it is resent as it was."""
+    from discoverylab.llm.client import LLMClient
+
+    scripted_llm.push(Scripted(reset=True), Scripted(body=chat_reply('{"label": "wrong"}')))
+    client = LLMClient(base_url=scripted_llm.base_url, model="scripted-model", max_retries=0, backoff_base=0.0,
+                       json_mode="json_schema")
+    call = ask_judge(client, [{"role": "user", "content": "grade"}], _LABEL_SCHEMA, _label)
+    assert call.valid and call.value == "wrong" and call.retries == 1
+    assert len(set(_sent(scripted_llm))) == 1 and len(scripted_llm.requests) == 2
+
+
+def test_attack_a_huge_rejected_reply_does_not_grow_the_re_ask_without_bound(scripted_llm: ScriptedLLMServer) -> None:
+    """A rejected reply of 200 kB is quoted back cut short, so the re-asks stay small."""
+    huge = json.dumps({"label": "x" * 200_000})
+    scripted_llm.responder = lambda _request: Scripted(body=chat_reply(huge))
+    call = ask_judge(_judge_client(scripted_llm), [{"role": "user", "content": "grade"}], _LABEL_SCHEMA, _label)
+    assert not call.valid and call.error
+    sizes = [len(s) for s in _sent(scripted_llm)]
+    assert len(sizes) == 3 and max(sizes) < 10_000 and len(set(_sent(scripted_llm))) == 3
+
+
+class _Recording(_Scripted):
+    """A scripted judge client that keeps each conversation it was sent."""
+
+    def __init__(self, *answers: Any) -> None:
+        super().__init__(*answers)
+        self.sent: list[list[dict[str, str]]] = []
+
+    def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
+        self.sent.append(list(messages))
+        return super().complete_json(messages, schema)
+
+
+def test_the_dynamics_and_macro_re_asks_name_the_missing_criterion() -> None:
+    from discoverylab.labs.macroecon.grading import _judge_scores
+    from discoverylab.labs.sequence.judge import judge_dynamics_checked
+
+    full = {c: {"score": 3, "justification": "ok"} for c in ("objective_inference", "use_of_evidence", "overall")}
+    client = _Recording({"objective_inference": full["objective_inference"]}, full)
+    call = judge_dynamics_checked(client, {"rule": "r"}, {"text": "t"}, {})
+    assert call.valid and call.retries == 1
+    assert "'use_of_evidence' has no numeric score" in client.sent[1][-1]["content"]
+    macro = {"hypothesis": {"score": 2, "justification": "j"}, "data_analysis": {"score": 4, "justification": "j"}}
+    client = _Recording({"hypothesis": macro["hypothesis"]}, macro)
+    assert _judge_scores(client, [{"role": "user", "content": "grade"}]).valid
+    assert "'data_analysis' has no numeric score" in client.sent[1][-1]["content"]

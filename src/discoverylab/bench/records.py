@@ -6,6 +6,7 @@ killed run loses at most the episode in flight; `done_keys` lets a resumed run s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -117,3 +118,95 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
 def done_keys(path: str | Path, fields: tuple[str, ...]) -> set[tuple[Any, ...]]:
     """Keys (tuples of `fields`) of the records already in `path`, for resuming."""
     return {tuple(rec.get(f) for f in fields) for rec in read_jsonl(path)}
+
+
+def sync_filesystem(path: str | Path) -> None:
+    """Make everything written on `path`'s filesystem durable in one call: Linux's `syncfs`, else
+    `os.sync` (POSIX, as the run folders' locks). One journal commit for hundreds of files, where
+    an fsync each costs a commit each."""
+    import ctypes
+
+    syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    if syncfs is None:
+        os.sync()
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), str(path))
+    finally:
+        os.close(fd)
+
+
+class DurableBatch:
+    """Whole files (temp + rename, as `atomic_file`) and appended lines made durable together by
+    two filesystem syncs (`sync_filesystem`) instead of an fsync each: a server's stop with
+    hundreds of records to write on a slow disk stays within its grace. The temp files are synced
+    before any is renamed, so a name never points at a file whose data may not be on disk;
+    `commit` returns once every file and line is durable."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self._renames: dict[Path, Path] = {}  # final name -> its temp file, in the order given
+        self._appends: dict[Path, list[str]] = {}
+
+    def write_jsonl(self, path: str | Path, rows: Iterable[BaseModel | Mapping[str, Any]]) -> None:
+        """A whole file, written to a temp file now (an OSError naming `path` if that fails) and
+        renamed into place by `commit`; the same `path` again replaces it, as a second write would.
+        The temp name is `atomic_file`'s, which a run folder's check clears after a kill."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        self._renames.pop(path, None)
+        try:
+            with tmp.open("w", encoding="utf-8", errors=JSON_SAFE) as fh:
+                for row in rows:
+                    fh.write(dumps(row) + "\n")
+        except BaseException as exc:
+            tmp.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.filename is None:
+                exc.filename = str(path)
+            raise
+        self._renames[path] = tmp
+
+    def append_jsonl(self, path: str | Path, record: BaseModel | Mapping[str, Any]) -> None:
+        """A line appended to `path` by `commit`, after the files before it are in place."""
+        self._appends.setdefault(Path(path), []).append(dumps(record) + "\n")
+
+    def abort(self) -> None:
+        """Drop what was given: the temp files go, no line is appended."""
+        for tmp in self._renames.values():
+            tmp.unlink(missing_ok=True)
+        self._renames, self._appends = {}, {}
+
+    def commit(self) -> None:
+        """Sync the temp files, rename them, append the lines, sync again. On failure the OSError
+        names the file, the temp files go and no line stays appended (the files cut back to their
+        length before), so the same batch can be given again; files already renamed stay whole."""
+        renames, appends = self._renames, self._appends
+        try:
+            if renames:
+                sync_filesystem(self.root)
+            for path, tmp in renames.items():
+                tmp.replace(path)
+        finally:
+            self.abort()
+        lengths: list[tuple[Path, int]] = []
+        try:
+            for path, lines in appends.items():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if path.exists():
+                    repair_torn_tail(path)
+                lengths.append((path, path.stat().st_size if path.exists() else 0))
+                with path.open("a", encoding="utf-8", errors=JSON_SAFE) as fh:
+                    fh.write("".join(lines))
+            if renames or appends:
+                sync_filesystem(self.root)
+        except BaseException as exc:
+            for path, length in lengths:
+                with contextlib.suppress(OSError), path.open("r+b") as fh:
+                    fh.truncate(length)
+            if isinstance(exc, OSError) and exc.filename is None and lengths:
+                exc.filename = str(lengths[-1][0])
+            raise

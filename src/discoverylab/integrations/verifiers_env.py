@@ -7,8 +7,9 @@ or, with verifiers' own CLI: `--env.taskset.id discoverylab.integrations.verifie
 exports exactly one Taskset and one Env via `__all__`, as verifiers' plugin loader requires).
 
 The pattern is verifiers' own TextArena taskset: the engine plays the user. Dataset rows are (task,
-difficulty, instance); each task's prompt is the episode's first observation (it opens with the
-instructions). Each assistant reply is parsed as a ReAct JSON action (`{"thought", "action", "arg1",
+difficulty, instance) with no prompt: the episode opens the conversation with its first observation
+(it opens with the instructions), so each row's world is built once, by its episode (a prompt would
+take a build of its own when the rows are listed). Each assistant reply is parsed as a ReAct JSON action (`{"thought", "action", "arg1",
 "arg2"}` or `{"chosen_dialog_option_int"}`; Tiny Labs: the reply itself) and stepped; the next user
 turn is only the new observation (what ReAct's trimmed history keeps per step: the conversation
 itself is the harness's, which trims it by its token limits). When the episode ends, the model gets
@@ -123,11 +124,11 @@ class DiscoveryLabEnv(vf.Env[DiscoveryLabEnvConfig]):
         # that loops) runs in a thread: on the event loop it would stall every concurrent rollout and
         # verifiers' interception server, which carries their model requests.
         row = dict(task.data.info)
-        session, _ = await asyncio.to_thread(common.start, row, row.get("max_steps"))
+        session, first = await asyncio.to_thread(common.start, row, row.get("max_steps"))
         report_parts: list[str] = []
         try:
             async with agents.player.interaction(task) as interaction:
-                segment = await interaction.turn()  # the first observation is the task's prompt
+                segment = await interaction.turn(first)  # the user (the engine) opens with the first observation
                 while not segment.terminated and not session.done:
                     reply = str(segment.last_reply or "")
                     report_parts.append(str(common.parse_answers(reply).get("thought", "")))
@@ -151,12 +152,11 @@ class DiscoveryLabEnv(vf.Env[DiscoveryLabEnvConfig]):
 class DiscoveryLabTaskset(vf.Taskset[DiscoveryLabTask, DiscoveryLabConfig]):
     def load(self) -> Iterator[DiscoveryLabTask]:
         cfg = self.config
+        # `rows` checks each row's instance; no world is built here (the episode builds its own)
         for row in common.rows(cfg.task_name, cfg.suite, cfg.difficulty, cfg.split, cfg.indices):
             row["max_steps"] = cfg.max_steps
-            session, first = common.start(row, cfg.max_steps)
-            session.close()
             yield DiscoveryLabTask(DiscoveryLabData(name=f"{row['task']}/{row['difficulty']}/{row['split']}#{row['index']}",
-                                                    prompt=first, system_prompt=SYSTEM_PROMPT, info=row),
+                                                    system_prompt=SYSTEM_PROMPT, info=row),
                                    cfg.task)  # fmt: skip
 
 

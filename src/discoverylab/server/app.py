@@ -21,7 +21,7 @@ import secrets
 import threading
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -141,9 +141,11 @@ class SessionPool:
         return slot is not None
 
     def close_all(self) -> None:
-        """The server stops: every session goes (ended episodes still waiting for a sheet are recorded)."""
-        for sid in list(self.slots):
-            self.close(sid, "the server stopped", stopping=True)
+        """The server stops: every session goes (ended episodes still waiting for a sheet are recorded,
+        made durable together: `EpisodeRecords.batched`)."""
+        with self.records.batched() if self.records is not None else nullcontext():
+            for sid in list(self.slots):
+                self.close(sid, "the server stopped", stopping=True)
 
     def sweep(self) -> int:
         """Close sessions idle past the TTL (a killed client's); returns how many."""

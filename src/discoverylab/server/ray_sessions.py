@@ -275,10 +275,9 @@ class RaySessions:
                         raise
                     time.sleep(0.2)
             try:
-                while left:
-                    method, args = left[0]
-                    getattr(records, method)(*args)
-                    left.pop(0)
+                with records.batched(raising=True):  # all or none, made durable together
+                    for method, args in left:
+                        getattr(records, method)(*args)
             finally:
                 records.close()
         except Exception as exc:  # noqa: BLE001 - said, with the records, in the error

@@ -26,6 +26,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +105,11 @@ class EpisodeRecords:
         """Append a Tiny Labs episode's record, durably."""
         raise NotImplementedError
 
+    def batched(self) -> AbstractContextManager[None]:
+        """A context in which this thread's records may be written together when it ends (the
+        server's stop, `SessionPool.close_all`); here each is written at once."""
+        return nullcontext()
+
     def episode_ended(self, session: EpisodeSession) -> None:
         """The end step (or `finish`): its record, the sheet pending if the task has one."""
         self._write(session, None if session.answer_sheet() is None else SHEET_PENDING, raising=True)
@@ -165,6 +172,9 @@ class ServerRecords(EpisodeRecords):
 
     def __init__(self, out: Path, key_id: str | None) -> None:
         super().__init__(out, records_config(key_id))
+        self._batch: records.DurableBatch | None = None  # the stop's records (`batched`), else None
+        self._batch_thread = 0
+        self._batched = 0
         results = check_out(self.out)
         check_out(self.labs)
         self._locks = [RunLock(self.out).acquire()]
@@ -187,13 +197,58 @@ class ServerRecords(EpisodeRecords):
                     seen.add((task, difficulty, int(row["index"])))
         return seen
 
+    @contextmanager
+    def batched(self, *, raising: bool = False) -> Iterator[None]:
+        """This thread's records meanwhile are written as they come but made durable together
+        when it ends (`records.DurableBatch`: two syncs of the filesystem, not two fsyncs each):
+        the server's stop records every pending sheet, hundreds on a slow disk, within its grace.
+        Other threads' records are written one by one as ever (a request is answered only once
+        its record is durable). A disk that refuses them is said and counted; `raising`: all of
+        them or none is written, and the error raised (the Ray pool keeps them to write again)."""
+        with self._lock:
+            batch = self._batch = records.DurableBatch(self.out)
+            self._batch_thread, self._batched = threading.get_ident(), 0
+        done = False
+        try:
+            yield
+            done = True
+        finally:
+            with self._lock:
+                self._batch, count = None, self._batched
+                if raising and not done:
+                    batch.abort()
+                else:
+                    try:
+                        batch.commit()
+                    except Exception as exc:
+                        if raising:
+                            raise
+                        self.failed += count
+                        logger.error("%d record(s) of the server's stop could not be written to the evaluator's "
+                                     "--out %s: %s", count, self.out, write_failure(exc))  # fmt: skip
+
+    def _batch_here(self) -> records.DurableBatch | None:
+        """The batch this thread opened, if any (under `_lock`)."""
+        return self._batch if self._batch is not None and self._batch_thread == threading.get_ident() else None
+
     def append_dw(self, name: str, log: list[dict[str, Any]], record: EpisodeRecord) -> None:
         with self._lock:
+            batch = self._batch_here()
+            if batch is not None:
+                batch.write_jsonl(self.out / "logs" / name, log)
+                batch.append_jsonl(self.out / RESULTS, record)
+                self._batched += 1
+                return
             records.write_jsonl(self.out / "logs" / name, log)
             records.append_jsonl(self.out / RESULTS, record)
 
     def append_lab(self, record: LabRecord) -> None:
         with self._lock:
+            batch = self._batch_here()
+            if batch is not None:
+                batch.append_jsonl(self.labs / RESULTS, record)
+                self._batched += 1
+                return
             records.append_jsonl(self.labs / RESULTS, record)
 
     def close(self) -> None:

@@ -371,16 +371,17 @@ def _judge_messages(log: EpisodeLog, graph: EffectGraph, config: MacroLabConfig,
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def _checked_scores(answer: Any) -> dict[str, dict[str, Any]] | None:
-    """The two judged criteria (score clipped to 0..5), or None when the reply misses one."""
+def _checked_scores(answer: Any) -> dict[str, dict[str, Any]]:
+    """The two judged criteria (score clipped to 0..5); ValueError naming the criterion the reply
+    misses (the judge's re-ask says so)."""
     out = {}
-    try:
-        for crit in ("hypothesis", "data_analysis"):
+    for crit in ("hypothesis", "data_analysis"):
+        try:
             score = float(answer[crit]["score"])
             out[crit] = {"score": min(max(score, 0.0), 5.0),
                          "justification": str(answer[crit].get("justification", ""))}
-    except (TypeError, ValueError, KeyError, AttributeError):
-        return None
+        except (TypeError, ValueError, KeyError, AttributeError):
+            raise ValueError(f"criterion {crit!r} has no numeric score") from None
     return out
 
 

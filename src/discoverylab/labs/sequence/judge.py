@@ -204,15 +204,16 @@ def dynamics_messages(truth: dict[str, Any], report: dict[str, Any], auto: dict[
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def _dynamics_scores(reply: Any) -> dict[str, float] | None:
-    """0..5 per judged criterion, or None when a criterion or its numeric score is missing."""
+def _dynamics_scores(reply: Any) -> dict[str, float]:
+    """0..5 per judged criterion; ValueError naming the criterion whose numeric score is missing
+    (the judge's re-ask says so)."""
     out: dict[str, float] = {}
     for c in JUDGED_CRITERIA:
         item = reply.get(c) if isinstance(reply, dict) else None
         try:
             out[c] = float(min(5.0, max(0.0, float(item["score"]))))  # type: ignore[index]
         except (TypeError, ValueError, KeyError):
-            return None
+            raise ValueError(f"criterion {c!r} has no numeric score") from None
     return out
 
 
