@@ -76,6 +76,13 @@ def test_replay_without_video_serves_the_log_folder(tmp_path: Path, served: dict
     assert f"http://127.0.0.1:9998/replay?log={log.name}" in result.output.replace("\n", "")
     assert served["host"] == "127.0.0.1"
 
+def test_replay_without_video_refuses_a_file_that_is_no_run_log(tmp_path: Path, served: dict[str, Any]) -> None:
+    """`replay /etc/passwd` (no --gif) started a server whose page could not show it; now it is
+    refused as the video path refuses it, and nothing is served."""
+    (tmp_path / "notes.txt").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    result = CliRunner().invoke(app, ["replay", str(tmp_path / "notes.txt"), "--port", "9998"])
+    assert result.exit_code == 2 and "not JSON" in result.output and not served
+
 
 def test_serve_runs_for_real(tmp_path: Path) -> None:
     port = free_port()

@@ -94,6 +94,11 @@ def replay(
     if not log.is_file():
         err.print(f"[red]Error:[/red] no such log file: {log}", soft_wrap=True)
         raise typer.Exit(2)
+    try:  # a file that is no run log is said here, not served as a page that cannot show it
+        run_log = load_log(log)
+    except (LogError, OSError) as exc:
+        err.print(f"[red]Error:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from None
     if gif is None and mp4 is None:
         from discoverylab.ui.server import create_app
 
@@ -105,7 +110,7 @@ def replay(
     from discoverylab.ui.video import write_gif, write_mp4
 
     try:
-        rp = Replay.build(load_log(log))
+        rp = Replay.build(run_log)
     except (LogError, OSError) as exc:
         err.print(f"[red]Error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
