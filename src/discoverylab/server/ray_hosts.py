@@ -174,12 +174,10 @@ class RecordsHost:
         self.records.append_lab(record)
 
     def append_many(self, items: list[tuple[str, tuple[Any, ...]]]) -> None:
-        """Several records (`(method, args)`, in order) made durable together: all or none is
-        written (`ServerRecords.batched`), so the sender keeps them all on an error."""
+        """Several records made durable together, all or none (`ServerRecords.append_many`), so
+        the sender keeps them all on an error."""
         assert self.records is not None
-        with self.records.batched(raising=True):
-            for method, args in items:
-                getattr(self.records, method)(*args)
+        self.records.append_many(items)
 
     def close(self) -> None:
         if self.records is not None:

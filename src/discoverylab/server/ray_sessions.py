@@ -275,9 +275,7 @@ class RaySessions:
                         raise
                     time.sleep(0.2)
             try:
-                with records.batched(raising=True):  # all or none, made durable together
-                    for method, args in left:
-                        getattr(records, method)(*args)
+                records.append_many(left)  # all or none, made durable together
             finally:
                 records.close()
         except Exception as exc:  # noqa: BLE001 - said, with the records, in the error

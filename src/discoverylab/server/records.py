@@ -227,6 +227,14 @@ class ServerRecords(EpisodeRecords):
                         logger.error("%d record(s) of the server's stop could not be written to the evaluator's "
                                      "--out %s: %s", count, self.out, write_failure(exc))  # fmt: skip
 
+    def append_many(self, items: list[tuple[str, tuple[Any, ...]]]) -> None:
+        """Several records (`(method, args)`: `append_dw` or `append_lab` and its arguments, in
+        order) made durable together, all or none written (`batched(raising=True)`): the Ray
+        pool's records actor and its driver write a stop's records so, and keep them all on an error."""
+        with self.batched(raising=True):
+            for method, args in items:
+                getattr(self, method)(*args)
+
     def _batch_here(self) -> records.DurableBatch | None:
         """The batch this thread opened, if any (under `_lock`)."""
         return self._batch if self._batch is not None and self._batch_thread == threading.get_ident() else None
