@@ -63,26 +63,38 @@ def append_jsonl(path: str | Path, record: BaseModel | Mapping[str, Any]) -> Non
         os.fsync(fh.fileno())
 
 
+def temp_name(path: Path) -> Path:
+    """The per-process temp file beside `path` that `atomic_file` and `DurableBatch` write first
+    (two writers never share one; a run folder's check clears such names after a kill)."""
+    return path.with_name(f"{path.name}.{os.getpid()}.tmp")
+
+
 @contextmanager
-def atomic_file(path: str | Path, tmp: Path | None = None) -> Iterator[TextIO]:
-    """A text file that appears at `path` whole or not at all: written to `tmp` (default: a
-    per-process temp name beside it, so two writers never share one), fsync'd, then renamed. A
-    failed write removes the temp file (a full disk must not leave a partial one behind) and an
-    OSError names `path` (a failed write names no file; the message should)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = tmp or path.with_name(f"{path.name}.{os.getpid()}.tmp")
+def _unless_failed(path: Path, tmp: Path) -> Iterator[None]:
+    """On a failure inside, the temp file goes (a full disk must not leave a partial one behind)
+    and an OSError names `path` (a failed write names no file; the message should)."""
     try:
-        with tmp.open("w", encoding="utf-8", errors=JSON_SAFE) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        tmp.replace(path)
+        yield
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError) and exc.filename is None:
             exc.filename = str(path)
         raise
+
+
+@contextmanager
+def atomic_file(path: str | Path, tmp: Path | None = None) -> Iterator[TextIO]:
+    """A text file that appears at `path` whole or not at all: written to `tmp` (default:
+    `temp_name`), fsync'd, then renamed; a failure leaves no temp file (`_unless_failed`)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = tmp or temp_name(path)
+    with _unless_failed(path, tmp):
+        with tmp.open("w", encoding="utf-8", errors=JSON_SAFE) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(path)
 
 
 def write_jsonl(path: str | Path, records: Iterable[BaseModel | Mapping[str, Any]]) -> None:
@@ -157,17 +169,11 @@ class DurableBatch:
         The temp name is `atomic_file`'s, which a run folder's check clears after a kill."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp = temp_name(path)
         self._renames.pop(path, None)
-        try:
-            with tmp.open("w", encoding="utf-8", errors=JSON_SAFE) as fh:
-                for row in rows:
-                    fh.write(dumps(row) + "\n")
-        except BaseException as exc:
-            tmp.unlink(missing_ok=True)
-            if isinstance(exc, OSError) and exc.filename is None:
-                exc.filename = str(path)
-            raise
+        with _unless_failed(path, tmp), tmp.open("w", encoding="utf-8", errors=JSON_SAFE) as fh:
+            for row in rows:
+                fh.write(dumps(row) + "\n")
         self._renames[path] = tmp
 
     def append_jsonl(self, path: str | Path, record: BaseModel | Mapping[str, Any]) -> None:
