@@ -2,18 +2,22 @@
 
 The "a stop while the judge grades keeps the finished episode" tests (`run`, `bench --backend
 ray`, `lab run`) each start the command in its own process group, wait until its judge was asked,
-signal the group and read what it printed: one driver for the three.
+signal the group and read what it printed: one driver for the three. The servers' stop tests
+(`serve`, `env-serve`) start theirs with `start_server`.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import httpx
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -46,3 +50,25 @@ def stop_when(args: list[str], ready: Callable[[], bool], sig: signal.Signals, f
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     return proc.returncode, stderr.read_text(errors="replace")
+
+
+def start_server(args: list[str], probe: str, env: dict[str, str] | None = None,
+                 wait_s: float = 60) -> tuple[subprocess.Popen[str], str]:  # fmt: skip
+    """`discoverylab *args --port P` (P a free port) as a real process with this checkout's
+    package (`env` added to the environment), pipes for its output; (the process, its base URL)
+    once GET `probe` answers. A server that dies or never answers fails the test with its stderr."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    full_env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", **(env or {})}
+    server = subprocess.Popen([sys.executable, "-m", "discoverylab", *args, "--port", str(port)], env=full_env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            httpx.get(f"{url}{probe}", timeout=1).raise_for_status()
+            return server, url
+        except httpx.HTTPError:
+            assert server.poll() is None and time.monotonic() < deadline, server.communicate()[1]
+            time.sleep(0.2)

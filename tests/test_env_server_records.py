@@ -11,9 +11,6 @@ import errno
 import json
 import os
 import signal
-import socket
-import subprocess
-import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -32,10 +29,10 @@ from discoverylab.server.client import EnvServerClient, EnvServerError
 from env_server_kit import oracle_episode, running_env_server
 from llm_scripted_server import ScriptedLLMServer
 from rubric_judge import rubric_judge
+from stop_kit import start_server
 
 KEY = b"k" * 32
 SHEET_TASK = ("ArchaeologyDating", "easy", 0)  # a discovery task with an answer sheet
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -158,23 +155,8 @@ def test_session_expired_or_deleted_before_its_sheet_or_end_is_recorded_truthful
 
 def test_sigterm_keeps_finished_episodes_and_drops_only_the_one_in_play(tmp_path):
     out = tmp_path / "served"
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env_vars = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-                "DISCOVERYLAB_EVAL_KEY": KEY.decode()}  # fmt: skip
-    server = subprocess.Popen([sys.executable, "-m", "discoverylab", "env-serve", "--port", str(port), "--out", str(out)],
-                              env=env_vars, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    server, url = start_server(["env-serve", "--out", str(out)], "/health", {"DISCOVERYLAB_EVAL_KEY": KEY.decode()})
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{url}/health", timeout=1).raise_for_status()
-                break
-            except httpx.HTTPError:
-                assert server.poll() is None and time.monotonic() < deadline, server.communicate()[1]
-                time.sleep(0.2)
         finished, sheet, playing = EnvServerClient(url), EnvServerClient(url), EnvServerClient(url)
         _play_unit(finished, split="test", index=1)
         _play_sheet_task(sheet)

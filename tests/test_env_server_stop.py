@@ -13,48 +13,31 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
 
-import httpx
 import pytest
 
 from discoverylab.server.client import EnvServerClient
 from discoverylab.serving import STOP_GRACE_S
 from env_server_kit import oracle_episode
+from stop_kit import start_server
 
 mcp = pytest.importorskip("mcp", reason="the mcp package (server and dev extras) is not installed")
 websockets_sync = pytest.importorskip("websockets.sync.client")
 
-SRC = Path(__file__).resolve().parents[1] / "src"
 KEY = b"s" * 32
 IDLE_EXIT_S = 3.0  # generous for two shared cores; measured 0.2-0.3 s on an idle machine
 
 
 def _start(out: Path, tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "DISCOVERYLAB_EVAL_KEY": KEY.decode(), "XDG_STATE_HOME": str(tmp_path / "state")}  # fmt: skip
-    server = subprocess.Popen([sys.executable, "-m", "discoverylab", "env-serve", "--port", str(port), "--out", str(out)],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            httpx.get(f"{url}/health", timeout=1).raise_for_status()
-            return server, url
-        except httpx.HTTPError:
-            assert server.poll() is None and time.monotonic() < deadline, server.communicate()[1]
-            time.sleep(0.2)
+    return start_server(["env-serve", "--out", str(out)], "/health",
+                        {"DISCOVERYLAB_EVAL_KEY": KEY.decode(), "XDG_STATE_HOME": str(tmp_path / "state")})
 
 
 def _idle_mcp_client(url: str, connected: threading.Event, stop: threading.Event) -> None:
