@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 
-from discoverylab.labs.sequence import sandbox, sandbox_child, sandbox_seccomp
+from discoverylab.labs.sequence import sandbox_child, sandbox_seccomp
 from discoverylab.labs.sequence.sandbox import run_predictor
+from sandbox_kit import use_child_with_seccomp_patch
 
 IS_ROOT = os.geteuid() == 0
 HAVE_LIBSECCOMP = sandbox_seccomp.load_library() is not None
@@ -162,21 +163,9 @@ def test_a_predictor_using_numpy_and_the_standard_library_gets_the_same_values_w
     assert with_filter["values"] == without["values"] and len(with_filter["values"]) == 4
 
 
-_STRICT_CHILD = r"""
-import importlib.util, sys
-spec = importlib.util.spec_from_file_location("child", CHILD_PATH)
-child = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(child)
-load = child._load_beside
-def strict(filename):
-    module = load(filename)
-    if filename == "sandbox_seccomp.py":  # only what the list allows; anything else kills the process
-        module.install = lambda lib, pid: module.load_filter(
-            lib, [rule for rule in module.sandbox_rules(pid) if rule[0] == module.ACT_ALLOW], default=module.ACT_KILL_PROCESS)
-    return module
-child._load_beside = strict
-child.main()
-"""
+# only what the list allows; anything else kills the process
+_STRICT = ("module.install = lambda lib, pid: module.load_filter(lib, [rule for rule in module.sandbox_rules(pid) "
+           "if rule[0] == module.ACT_ALLOW], default=module.ACT_KILL_PROCESS)")
 
 
 @pytest.mark.parametrize("name", ["ordinary", "call_errors", "memory_error", "recursion_error"])
@@ -198,9 +187,7 @@ def test_an_ordinary_grade_makes_no_call_the_list_refuses(name: str, tmp_path: P
     expected = {"ordinary": (None, None), "call_errors": (None, "TypeError: a prediction must be a number, not str 'text'"),
                 "memory_error": ("program failed: MemoryError", None),
                 "recursion_error": ("program failed: RecursionError", None)}[name]
-    path = tmp_path / "strict_child.py"
-    path.write_text(_STRICT_CHILD.replace("CHILD_PATH", repr(sandbox_child.__file__)))
-    monkeypatch.setattr(sandbox, "_CHILD", path)
+    use_child_with_seccomp_patch(_STRICT, tmp_path / "strict_child.py", monkeypatch)
     result = run_predictor(code, ["ACGT", "GGCCA", "T" * 50])
     assert (result.error, result.details.get("call_error")) == expected and result.seccomp is True
     if name in ("ordinary", "call_errors"):

@@ -30,13 +30,14 @@ import numpy as np
 import pytest
 from test_sandbox_escapes import IS_ROOT, _user_namespaces
 
-from discoverylab.labs.sequence import sandbox, sandbox_child, sandbox_seccomp
+from discoverylab.labs.sequence import sandbox_child, sandbox_seccomp
 from discoverylab.labs.sequence.grading import grade_hidden_property
 from discoverylab.labs.sequence.heldout import HeldOutSet
 from discoverylab.labs.sequence.parsing import FinalAnswer, Hypothesis
 from discoverylab.labs.sequence.programs import reference_program
 from discoverylab.labs.sequence.properties import DEFAULT_PARAMS, compute
 from discoverylab.labs.sequence.sandbox import run_predictor
+from sandbox_kit import use_child_with_seccomp_patch
 
 HAVE_LIBSECCOMP = sandbox_seccomp.load_library() is not None
 USER = 1000
@@ -490,28 +491,13 @@ def test_rules_cover_every_family_the_sandbox_promises() -> None:
 
 # ---- the real child, through run_predictor ------------------------------------------------------------
 
-_WRAPPED_CHILD = r"""
-import importlib.util, sys
-spec = importlib.util.spec_from_file_location("child", CHILD_PATH)
-child = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(child)
-load = child._load_beside
-def without_libseccomp(filename):
-    module = load(filename)
-    if filename == "sandbox_seccomp.py":
-        module.load_library = lambda: None  # as on a machine without libseccomp2
-    return module
-child._load_beside = without_libseccomp
-child.main()
-"""
+_NO_LIBSECCOMP = "module.load_library = lambda: None  # as on a machine without libseccomp2"
 
 
 @pytest.fixture
 def no_libseccomp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`run_predictor`'s real child (policy and all) where libseccomp cannot be loaded."""
-    path = tmp_path / "child_without_libseccomp.py"
-    path.write_text(_WRAPPED_CHILD.replace("CHILD_PATH", repr(sandbox_child.__file__)))
-    monkeypatch.setattr(sandbox, "_CHILD", path)
+    use_child_with_seccomp_patch(_NO_LIBSECCOMP, tmp_path / "child_without_libseccomp.py", monkeypatch)
 
 
 def _grade() -> tuple[dict[str, float], list[dict[str, Any]]]:
@@ -533,9 +519,7 @@ def test_ordinary_predictors_grade_the_same_with_and_without_the_filter(monkeypa
     """Same scores, values and errors byte for byte; only `program_seccomp` tells the runs apart."""
     parts, entries = _grade()
     assert [e["program_seccomp"] for e in entries] == [True, True, True]
-    path = tmp_path / "child_without_libseccomp.py"
-    path.write_text(_WRAPPED_CHILD.replace("CHILD_PATH", repr(sandbox_child.__file__)))
-    monkeypatch.setattr(sandbox, "_CHILD", path)
+    use_child_with_seccomp_patch(_NO_LIBSECCOMP, tmp_path / "child_without_libseccomp.py", monkeypatch)
     bare_parts, bare_entries = _grade()
     assert [e.pop("program_seccomp") for e in bare_entries] == [False, False, False]
     assert [e.pop("program_seccomp") for e in entries] == [True, True, True]
