@@ -228,3 +228,41 @@ def test_a_rollout_builds_its_world_once_and_opens_with_its_first_observation(mo
     assert builds == [1], f"{len(builds)} world builds for one rollout"
     messages = requests[0]["messages"]
     assert [m["role"] for m in messages] == ["system", "user"] and messages[1]["content"] == first
+
+
+def _vf_validate(tmp_path: Path, *options: str) -> list[dict]:
+    """`vf-validate` (verifiers' gold + untouched-task checks, no model) on our taskset; its rows."""
+    import subprocess
+
+    exe = Path(sys.executable).parent / "vf-validate"
+    if not exe.exists():
+        pytest.skip("verifiers' vf-validate is not installed beside this Python")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run([str(exe), "discoverylab-verifiers", "--rich", "False", "--runtime.type", "subprocess",
+                           "-o", str(tmp_path), *options], capture_output=True, text=True, timeout=600, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (results,) = tmp_path.glob("*/results.jsonl")
+    return [json.loads(line) for line in results.read_text().splitlines()]
+
+
+def test_vf_validate_finds_our_tasks_valid(tmp_path):
+    """`vf-validate` called every task an error: scoring the untouched task (no agent ran) raised
+    "the trace holds no discoverylab episode end", and there was no gold check. An unplayed
+    episode now scores 0 on every reward (valid: it does not pass untouched) and the gold check
+    is our oracle playing the row's instance (valid: it solves it, answer sheet included)."""
+    rows = _vf_validate(tmp_path, "--taskset.task-name", "ArchaeologyDating", "--taskset.difficulty", "easy",
+                        "--taskset.indices", "0-1")  # fmt: skip
+    assert [r["name"] for r in rows] != [] and all(r["valid"] for r in rows), rows
+    assert all(r["gold"]["valid"] is True for r in rows)
+    assert all(r["noop"]["rewards"] == {"success": 0.0, "answers": 0.0} for r in rows)  # the sheet not handed in
+    lab = _vf_validate(tmp_path / "lab", "--taskset.task-name", "sequence/hidden-property", "--taskset.indices", "0")
+    assert lab[0]["noop"]["rewards"] == {"grade": 0.0} and lab[0]["gold"]["reason"] == "unchecked"  # no model-free check
+
+
+def test_the_gold_check_fails_where_the_oracle_cannot_solve_the_instance():
+    """The gold check can fail: with two steps no oracle completes Pick and Place."""
+    from discoverylab.integrations.verifiers_env import oracle_solves
+
+    row = {"task": "PickAndPlaceTest", "difficulty": "normal", "split": "dev", "index": 0}
+    assert oracle_solves(row) is True
+    assert oracle_solves({**row, "max_steps": 2}) is False

@@ -30,6 +30,8 @@ from typing import Any
 import verifiers.v1 as vf
 
 from discoverylab.integrations import common
+from discoverylab.scenarios.answer_forms import has_answer_sheet
+from discoverylab.server.session import LAB_DIFFICULTY
 
 PLUGIN_ID = "discoverylab-verifiers"  # the top-level module discoverylab_verifiers re-exports this one
 SYSTEM_PROMPT = (
@@ -82,36 +84,65 @@ INFO_KEY = "discoverylab"  # the trace's info entry: the episode's end, which th
 END_KEYS = ("task", "difficulty", "instance", "steps", "completed", "success", "reward", "answers_score", "procedure")
 
 
-def _end(trace: vf.Trace) -> dict[str, Any]:
-    """The episode's end as `DiscoveryLabEnv.run` recorded it on the trace (before the trace is scored)."""
+def _end(trace: vf.Trace, row: dict[str, Any]) -> dict[str, Any]:
+    """The episode's end as `DiscoveryLabEnv.run` recorded it on the trace (before the trace is
+    scored). A trace without one (no agent ran: `vf-validate`'s untouched-task check; or the run
+    stopped before the episode was graded) scores as a played episode that achieved nothing:
+    success 0, a lab's grade 0, an answer sheet not handed in 0 (an error, before, which made
+    every task of `vf-validate` an error)."""
     end = trace.info.get(INFO_KEY)
-    if not isinstance(end, dict):
-        raise ValueError("the trace holds no discoverylab episode end (its run stopped before the episode was graded)")
-    return end
+    if isinstance(end, dict):
+        return end
+    lab = row.get("difficulty") == LAB_DIFFICULTY
+    return {"kind": "lab" if lab else "dw", "success": False, "reward": 0.0,
+            "answers_score": None if lab or not has_answer_sheet(str(row.get("task"))) else 0.0}
 
 
 class DiscoveryLabTask(vf.Task[DiscoveryLabData, vf.State, vf.TaskConfig]):
     """Rewards are `@vf.reward` methods, scored by verifiers when the interaction closes, so a run
     can re-weight them (`--env.taskset.task.rewards.answers.weight 0`) and plugged rewards or judges
-    can read the episode's end in `trace.info["discoverylab"]` (steps, success, procedure, ...)."""
+    can read the episode's end in `trace.info["discoverylab"]` (steps, success, procedure, ...).
+    `validate` (verifiers' gold check, `vf-validate`) plays the row's instance with our oracle."""
 
     @vf.reward(weight=1.0)
     async def success(self, trace: vf.Trace) -> dict[str, float]:
         """DiscoveryWorld: 1.0 when the task was completed successfully (a lab pays `grade` instead)."""
-        end = _end(trace)
+        end = _end(trace, self.data.info)
         return {} if end["kind"] == "lab" else {"success": float(end["success"])}
 
     @vf.reward(weight=1.0)
     async def grade(self, trace: vf.Trace) -> dict[str, float]:
         """A Tiny Lab's protocol grade in 0..1, the env's reward for a lab."""
-        end = _end(trace)
+        end = _end(trace, self.data.info)
         return {"grade": float(end["reward"])} if end["kind"] == "lab" else {}
 
     @vf.reward(weight=1.0)
     async def answers(self, trace: vf.Trace) -> dict[str, float]:
         """The answer sheet's exact grade (discovery tasks: those with a sheet)."""
-        score = _end(trace)["answers_score"]
+        score = _end(trace, self.data.info)["answers_score"]
         return {} if score is None else {"answers": float(score)}
+
+    async def validate(self, runtime: Any) -> bool | None:
+        """verifiers' gold check: our observation-only oracle plays the row's instance through
+        the runner's episode path; valid when it completes the task successfully and grades its
+        answer sheet, where the task has one, perfectly. None (no model-free check) for a Tiny
+        Lab, whose grading may need the LLM judge."""
+        if self.data.info.get("difficulty") == LAB_DIFFICULTY:
+            return None
+        return await asyncio.to_thread(oracle_solves, dict(self.data.info))
+
+
+def oracle_solves(row: dict[str, Any]) -> bool:
+    """Whether the oracle solves the row's DiscoveryWorld instance (a sealed row under the key it
+    was drawn under: `common.check_key`)."""
+    from discoverylab.bench.episode import run_episode
+    from discoverylab.instances import load_key, make_instance
+
+    key = load_key()
+    common.check_key(row, key)
+    inst = make_instance(row["task"], row["difficulty"], row["split"], int(row["index"]), key)
+    record, _ = run_episode(row["task"], row["difficulty"], inst, "oracle", max_steps=row.get("max_steps"), keep_log=False)
+    return record.status == "ok" and record.success and record.answers_score in (None, 1.0)
 
 
 class DiscoveryLabEnvConfig(vf.EnvConfig):
