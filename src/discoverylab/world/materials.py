@@ -49,7 +49,7 @@ class Material:
         return new
 
 
-_new = object.__new__
+_new = Material.__new__  # `object.__new__`; a compiled (mypyc) class needs its own
 
 
 @lru_cache(maxsize=1)
