@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.objects import Container, Layer, WorldObject
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ class ActionRecord:
         return self.arg2.uuid if isinstance(self.arg2, WorldObject) else None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Agent(Container):
     """Anything that acts: has a facing, an action history, dialog state and states (flags)."""
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.dialog import DialogTree
@@ -84,6 +85,7 @@ class Task:
         return -self.sort_key[0]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class NPC(Agent):
     """A scripted character. Its inventory is closed unless a scenario opens it."""
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from discoverylab.world.action_specs import action_list
 from discoverylab.world.agent import DIRECTIONS, Agent
-from discoverylab.world.objects import WorldObject
+from discoverylab.world.objects import WorldObject, is_text_audited
 from discoverylab.world.reach import accessible_objects
 from discoverylab.world.things import Door
 from discoverylab.world.world import World
@@ -87,7 +87,7 @@ def _audited(cls: type[WorldObject]) -> bool:
     """Whether every text of `cls` that a tile shows reads only state whose changes reach
     `World.watch_tiles`: its `describe_state` is marked with `text_state` and its `describe`
     is WorldObject's own."""
-    return hasattr(cls.describe_state, "text_state") and cls.describe is WorldObject.describe
+    return is_text_audited(cls.describe_state) and cls.describe is WorldObject.describe
 
 
 _PASSABILITY = (WorldObject.is_passable_now, Door.is_passable_now)  # read `passable`, `is_open`
