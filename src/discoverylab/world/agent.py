@@ -49,7 +49,8 @@ class Agent(Container):
     needs_tick = True
 
     def __init__(self, world: World, name: str, x: int, y: int, facing: str = "south", **attrs: Any) -> None:
-        super().__init__(world, name, "agent", **attrs)
+        # `materials` spelled out: compiled by mypyc, the call passed `attrs` in its place.
+        super().__init__(world, name, "agent", None, **attrs)
         self.facing = facing
         self.history: list[ActionRecord] = []
         self.states: set[str] = set()

@@ -144,8 +144,9 @@ class WorldObject(FastState):
                 setattr(self, key, value)
         self.uuid = world.register(self)
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
+    def __init_subclass__(cls) -> None:
+        # No `super()` call (object's does nothing): compiled by mypyc, it raised "super(type,
+        # obj): obj must be an instance or subtype of type" for every subclass.
         native_defaults(cls)
 
     def __repr__(self) -> str:

@@ -49,6 +49,14 @@ class TileWatch(set[tuple[int, int]], FastState):
     mover: WorldObject | None = None
 
 
+def _untie_fields(obj: WorldObject) -> None:
+    """`dispose`'s untying of a character or device whose attributes are compiled fields: the
+    links emptied instead of removed."""
+    for key, empty in (("dialog_tree", None), ("dialog_partner", None), ("history", [])):
+        if hasattr(obj, key):
+            setattr(obj, key, empty)
+
+
 class World(FastState):
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
 
@@ -391,8 +399,13 @@ class World(FastState):
             if obj.parent is not None:
                 obj.parent = None
             if obj.is_agent or obj.dialogable:  # characters and devices: partners point at each other, trees and records at them
-                for key in ("dialog_tree", "dialog_partner", "history"):
-                    obj.__dict__.pop(key, None)
+                try:
+                    attrs = obj.__dict__
+                except AttributeError:  # a compiled class (`make native`): typed fields, no dict
+                    _untie_fields(obj)
+                else:
+                    for key in ("dialog_tree", "dialog_partner", "history"):
+                        attrs.pop(key, None)
         if self._fills:  # the plain objects it built: the next world's builds may reuse the untouched ones
             spares.offer(self, self._fills)
             self._fills = None
