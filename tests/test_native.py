@@ -20,9 +20,10 @@ from discoverylab.world.world import World
 SRC = Path(native.__file__).resolve().parents[1]
 
 # Rollouts hashed in a fresh process: masks, observations, rewards; 100-step episodes for unit
-# tests. It also checks that a Python subclass's class-level default reaches compiled code.
+# tests; then a pickled and a copied clone of each env. It also checks that a Python subclass's
+# class-level default reaches compiled code.
 _ROLLOUT = """
-import hashlib, json, sys
+import copy, hashlib, json, pickle, sys
 import numpy as np
 from discoverylab import native
 from discoverylab.rl import make_rl_env
@@ -50,6 +51,14 @@ for task in sys.argv[1].split(","):
         if terminated or truncated or (task.endswith("Test") and (i + 1) % 100 == 0):
             env.reset(seed=12 + i)
     out[task] = h.hexdigest()
+    # A pickled and a deep-copied clone continue as the original does (the batched env moves envs).
+    clones = [pickle.loads(pickle.dumps(env)), copy.deepcopy(env)]
+    for _ in range(30):
+        action = int(rng.choice(np.flatnonzero(env.action_masks())))
+        want = env.step(action)[0]
+        for clone in clones:
+            got = clone.step(action)[0]
+            assert all(np.array_equal(got[key], want[key]) for key in want), f"{task}: a clone differs"
 print(json.dumps(out))
 """
 

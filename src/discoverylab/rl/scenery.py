@@ -26,7 +26,7 @@ from discoverylab.rl.cells import stack_key as _stack_key
 from discoverylab.rl.window_reads import WindowReads
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
-from discoverylab.world.unpickle import restore
+from discoverylab.world.unpickle import instance_state, restore
 from discoverylab.world.world import World
 
 _UUID = attrgetter("uuid")
@@ -350,7 +350,7 @@ class SceneryMirror(WindowReads):
         return differs
 
     def __getstate__(self) -> dict[str, object]:
-        state = dict(self.__dict__)
+        state = instance_state(self)
         for name in _VIEWS:  # memoryviews do not pickle: rebuilt below
             del state[name]
         state.pop("_cell_items", None)  # views of `kinds` and `state`: a pickled copy would write elsewhere

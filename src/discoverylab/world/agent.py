@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 DIRECTIONS: dict[str, tuple[int, int]] = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(slots=True)
 class ActionRecord:
     """One entry of an agent's action history (what scorers look at)."""

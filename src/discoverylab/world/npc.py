@@ -59,6 +59,7 @@ def draw_wait(rng: np.random.Generator, probability: float) -> int:
     return int(math.log(1.0 - draw_unit(rng)) / math.log(1.0 - probability))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(slots=True)
 class Task:
     """An autopilot entry; higher priority runs first, ties in insertion order (by `sort_key`;

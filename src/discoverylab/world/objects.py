@@ -72,6 +72,7 @@ def is_text_audited(describe_state: object) -> bool:
     return hasattr(describe_state, "text_state") or describe_state in _AUDITED_COMPILED
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(slots=True)
 class ActionResult:
     """What an action (or an object's reaction to one) did. `important` messages are queued

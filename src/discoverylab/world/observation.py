@@ -11,6 +11,8 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.action_specs import action_list
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import WorldObject, is_text_audited
@@ -93,6 +95,7 @@ def _audited(cls: type[WorldObject]) -> bool:
 _PASSABILITY = (WorldObject.is_passable_now, Door.is_passable_now)  # read `passable`, `is_open`
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class _TileText:
     """Per world, what each tile shows: `(entries, characters)` with the (name, description,
     uuid) of its visible objects and its characters and devices (whose recent history is read

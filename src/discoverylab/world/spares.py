@@ -44,6 +44,8 @@ from itertools import chain, compress, repeat
 from operator import and_, eq, ne, not_, or_
 from typing import TYPE_CHECKING, Any, cast
 
+from mypy_extensions import mypyc_attr
+
 if TYPE_CHECKING:
     from discoverylab.world.objects import Layer, WorldObject
     from discoverylab.world.world import World
@@ -70,6 +72,7 @@ def _sole_refs() -> tuple[int, int]:
     return once, _container_refs(holder)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class _Holder:
     """A stand-in object with the four containers (`_sole_refs`)."""
 

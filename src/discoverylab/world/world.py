@@ -57,6 +57,7 @@ def _untie_fields(obj: WorldObject) -> None:
             setattr(obj, key, empty)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class World(FastState):
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
 
