@@ -17,6 +17,7 @@ from __future__ import annotations
 from operator import attrgetter, itemgetter
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from discoverylab.rl.cells import PASSABLE_NOW as _PASSABLE_NOW
 from discoverylab.rl.cells import Candidate, entering_edges, grid_steps, tile_cell, window_offsets
@@ -44,6 +45,7 @@ _STACK_CELLS: dict[tuple[object, ...], tuple[bytes, bytes, bool, int, tuple[int,
 it shows and the indexes of its slot candidates among them."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class SceneryMirror(WindowReads):
     """Kind ids and tile states of every tile of one world, its visible objects (`visible`,
     `candidates`, indexed [x][y] in world coordinates) and which tiles hold slot candidates.

@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any, cast
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 from numpy.random.bit_generator import ISpawnableSeedSequence
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class _SpentWords(ISpawnableSeedSequence):
     """The four words a `PCG64` draws from its seed sequence at construction, handed over once
     and then forgotten: the generator keeps this as its `seed_seq`, which holds nothing.
