@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck bench chromium torch ray serve clean test-verifiers
+.PHONY: run test lint typecheck bench chromium torch ray serve clean test-verifiers native
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,7 +44,12 @@ ray: $(STAMP)
 	$(BIN)/python -c "import ray" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[ray]'
 
 test: $(STAMP) lint typecheck chromium torch ray test-verifiers
-	$(BIN)/python -m pytest -n 2 -q
+	DISCOVERYLAB_NATIVE= $(BIN)/python -m pytest -n 2 -q
+
+# The compiled engine (opt-in, docs/rl.md): `world/` and the symbolic encoder compiled by mypyc into
+# build/native/ (~2.5 CPU-minutes, a C compiler); used only with DISCOVERYLAB_NATIVE=1.
+native: $(STAMP)
+	$(BIN)/python -m discoverylab.native build
 
 # The verifiers integration runs in its own venv: verifiers pins openai < 3, the project does not.
 # Its rollouts run verifiers' chat program through uv (both from the package index).

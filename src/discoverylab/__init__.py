@@ -8,9 +8,15 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 __version__ = "0.1.0"
+
+if os.environ.get("DISCOVERYLAB_NATIVE", "").strip() not in ("", "0"):  # the compiled engine (`make native`)
+    from discoverylab.native import enable_from_env
+
+    enable_from_env()
 
 
 def make(task: str, difficulty: str = "normal", **options: Any) -> Any:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from operator import attrgetter, itemgetter
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from discoverylab.rl.cells import PASSABLE_NOW as _PASSABLE_NOW
 from discoverylab.rl.cells import Candidate, entering_edges, grid_steps, tile_cell, window_offsets
@@ -26,7 +27,7 @@ from discoverylab.rl.cells import stack_key as _stack_key
 from discoverylab.rl.window_reads import WindowReads
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.things import Terrain
-from discoverylab.world.unpickle import restore
+from discoverylab.world.unpickle import instance_state, restore
 from discoverylab.world.world import World
 
 _UUID = attrgetter("uuid")
@@ -44,6 +45,7 @@ _STACK_CELLS: dict[tuple[object, ...], tuple[bytes, bytes, bool, int, tuple[int,
 it shows and the indexes of its slot candidates among them."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class SceneryMirror(WindowReads):
     """Kind ids and tile states of every tile of one world, its visible objects (`visible`,
     `candidates`, indexed [x][y] in world coordinates) and which tiles hold slot candidates.
@@ -350,7 +352,7 @@ class SceneryMirror(WindowReads):
         return differs
 
     def __getstate__(self) -> dict[str, object]:
-        state = dict(self.__dict__)
+        state = instance_state(self)
         for name in _VIEWS:  # memoryviews do not pickle: rebuilt below
             del state[name]
         state.pop("_cell_items", None)  # views of `kinds` and `state`: a pickled copy would write elsewhere

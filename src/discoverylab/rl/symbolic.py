@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from mypy_extensions import mypyc_attr
 
 from discoverylab.rl.kept_views import own_part, patch_place
 from discoverylab.rl.notes import Notes
@@ -93,6 +94,7 @@ def _static_features(o: WorldObject, task: str) -> tuple[str, bytes, bytes]:
     return o.name, bytes((1, kind_id(o.type))), _fixed_features(o) + bytes((mentioned(o.name, task),))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class SymbolicEncoder(FastState):
     """Builds the symbolic observation of one agent; `slots` holds the last slots built."""
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.agent import Agent
 from discoverylab.world.catalog import templates
 from discoverylab.world.objects import WorldObject
@@ -69,6 +71,7 @@ def mentioned(word: str, text: str) -> bool:
     return False
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(slots=True)
 class Slot:
     obj: WorldObject

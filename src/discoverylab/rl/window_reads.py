@@ -9,6 +9,7 @@ from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from discoverylab.rl.cells import grid_steps
 from discoverylab.world.agent import Agent
@@ -22,6 +23,7 @@ _UUID = attrgetter("uuid")
 _ROW_MAJOR = itemgetter(1, 0)  # a tile's (x, y, ...) in a window scan's order: by row, then column
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class WindowReads(FastState):
     """Window reads of `SceneryMirror` (see there for the attributes)."""
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 OBJECT = "object"
 DIRECTION = "direction"
 LOCATION = "location"
 POST_ID = "post_id"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(frozen=True, slots=True)
 class ActionSpec:
     name: str

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.action_input import (
     ACTION_KEYS,
     DIALOG_KEY,
@@ -66,6 +68,7 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class ActionExecutor(MovementActions):
     """Executes actions for one agent against its world."""
 

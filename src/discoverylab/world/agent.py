@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.objects import Container, Layer, WorldObject
 
 if TYPE_CHECKING:
@@ -15,6 +17,7 @@ if TYPE_CHECKING:
 DIRECTIONS: dict[str, tuple[int, int]] = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(slots=True)
 class ActionRecord:
     """One entry of an agent's action history (what scorers look at)."""
@@ -35,6 +38,7 @@ class ActionRecord:
         return self.arg2.uuid if isinstance(self.arg2, WorldObject) else None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Agent(Container):
     """Anything that acts: has a facing, an action history, dialog state and states (flags)."""
 
@@ -46,7 +50,8 @@ class Agent(Container):
     needs_tick = True
 
     def __init__(self, world: World, name: str, x: int, y: int, facing: str = "south", **attrs: Any) -> None:
-        super().__init__(world, name, "agent", **attrs)
+        # `materials` spelled out: compiled by mypyc, the call passed `attrs` in its place.
+        super().__init__(world, name, "agent", None, **attrs)
         self.facing = facing
         self.history: list[ActionRecord] = []
         self.states: set[str] = set()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
@@ -121,7 +121,7 @@ def inline_plan(kind: str) -> Inline | None:
         return None
     if not all(hasattr(cls, key) for key in attrs):  # `WorldObject.__init__` raises the clear error
         return None
-    hint = attrs.get("layer_hint", cls.layer_hint)
+    hint = attrs.get("layer_hint")  # no class sets `layer_hint` but `WorldObject` (None): templates do
     layer = Layer(hint if hint is not None else cls.default_layer)
     if shared is None:  # the table's own materials, copied per object as `spawn` does
         return layer, cls, name, type_, tuple(shared_material(m) for m in keys), True, attrs
@@ -130,14 +130,14 @@ def inline_plan(kind: str) -> Inline | None:
 
 def build_plain(
     world: World, cls: type[WorldObject], name: str, type_: str, materials: tuple[Any, ...], fresh: bool,
-    attrs: dict[str, Any], x: int, y: int, layer: Layer, uuid: int, new: Callable[[type], Any] = object.__new__,
+    attrs: dict[str, Any], x: int, y: int, layer: Layer, uuid: int,
 ) -> WorldObject:  # fmt: skip
     """A plain scenery object built inline, off the grid: what `spawn` + `World.place` build,
     attributes in the order `WorldObject.__init__` sets them (so instances share one key
-    table), one statement each (tuple assignments cost a fifth more of a grass fill; `new`
-    bound once saves another 5%). `place` repeats this body, and `place_each` in its loop: keep
-    all three the same (`tests/test_speed_paths.py` compares each with `spawn` for every template)."""
-    obj: WorldObject = new(cls)
+    table), one statement each (tuple assignments cost a fifth more of a grass fill); `cls.__new__`
+    is `object.__new__`, or a compiled (mypyc) class's own. `place` repeats this body, and
+    `place_each` in its loop (`new` bound once there saves another 5%): keep all three the same (`tests/test_speed_paths.py` compares each with `spawn` for every template)."""
+    obj: WorldObject = cls.__new__(cls)
     obj.world = world
     obj.name = name
     obj.type = type_
@@ -163,8 +163,6 @@ _NOT_INLINE = frozenset({"world", "name", "type", "type_", "materials", "content
                          "layer", "alive", "props", "uuid", "layer_hint", "needs_tick", "is_agent", "dialogable"})  # fmt: skip
 
 
-_new = object.__new__
-
 
 def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObject:
     """Spawn and put on the grid on the template's layer."""
@@ -187,7 +185,7 @@ def place(world: World, kind: str, x: int, y: int, **overrides: Any) -> WorldObj
                 obj.y = y
                 obj.uuid = uuid
             else:  # `build_plain`'s body, inline (as in `place_each`): its call cost ~2,000 instructions
-                obj = _new(cls)
+                obj = cls.__new__(cls)  # `object.__new__`, or a compiled class's own
                 obj.world = world
                 obj.name = name
                 obj.type = type_
@@ -280,7 +278,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
             stack_insert(stack, obj, layer)
         else:
             stack.append(obj)
-    new = object.__new__
+    new = cls.__new__  # `object.__new__`, or a compiled class's own
     for (x, y), uuid in zip(cell_iter, uuid_iter, strict=True):  # the rest, as `place`
         # `build_plain`'s body, inline: the call with its twelve arguments cost ~1,000 instructions
         # per object, ~1M per grass fill (`tests/test_speed_paths.py` compares every template).

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.dialog import DialogTree
 from discoverylab.world.objects import Layer, WorldObject
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from discoverylab.world.world import World
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Device(WorldObject):
     """A dialog-driven machine. Subclasses build their menu and override `on_change` / `tick`.
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.unpickle import FastState
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(slots=True)
 class DialogOption:
     text: str
@@ -17,6 +20,7 @@ class DialogOption:
     callback: Callable[[], None] | None = None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(slots=True)
 class DialogNode:
     name: str
@@ -26,6 +30,7 @@ class DialogNode:
     states_to_remove: tuple[str, ...] = ()
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class DialogTree(FastState):
     """A conversation graph. Entering a node updates the owner's states; options can require or
     forbid owner states, which is how menus change over the conversation."""

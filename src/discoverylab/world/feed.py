@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.unpickle import FastState
 
 POST_TEXT = re.compile(r"Post (\d+)\nPosted by (.+?) on Step \d+:\n(.*?)\n", re.S)  # `Post.render` of an update
@@ -16,6 +18,7 @@ def read_posts(text: str) -> list[tuple[str, str]]:
     return [(author, content) for _, author, content in POST_TEXT.findall(text)]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(slots=True)
 class Post:
     post_id: int
@@ -45,6 +48,7 @@ class Post:
         return f"Post {self.post_id}\nPosted by {self.author} on Step {self.step}:\n{self.content}\n"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class DiscoveryFeed(FastState):
     """Update posts and articles share one post-id counter; the welcome post is id 1."""
 

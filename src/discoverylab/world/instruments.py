@@ -10,6 +10,8 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.objects import ActionResult, WorldObject
 
 if TYPE_CHECKING:
@@ -121,6 +123,7 @@ READERS: dict[str, Reader] = {
 }
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Instrument(WorldObject):
     """A measuring device; its `type` picks the reader (scenarios can register more)."""
 

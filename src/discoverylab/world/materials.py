@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
+from mypy_extensions import mypyc_attr
 
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(slots=True)
 class Material:
     """One material. Mutable on purpose: scenarios tune per-object copies (e.g. soil nutrients)."""
@@ -49,7 +52,7 @@ class Material:
         return new
 
 
-_new = object.__new__
+_new = Material.__new__  # `object.__new__`; a compiled (mypyc) class needs its own
 
 
 @lru_cache(maxsize=1)

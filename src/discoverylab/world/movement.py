@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.action_input import MAX_ECHO_CHARS
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import ActionResult, WorldObject
@@ -23,6 +25,7 @@ _SIDES = tuple((d, *DIRECTIONS[d]) for d in _CLOCKWISE)  # (facing, dx, dy): nev
 _ROTATED = {d: f"I rotated to face {d}." for d in _CLOCKWISE}  # a turn's message (one per step: no f-string)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class MovementActions(FastState):
     """The `_do_move_*`, `_do_rotate_*` and `_do_teleport_*` handlers; `ActionExecutor` provides
     `agent`, `world` and `_done` (which records the action)."""

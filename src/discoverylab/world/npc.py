@@ -8,9 +8,10 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.dialog import DialogTree
@@ -58,6 +59,7 @@ def draw_wait(rng: np.random.Generator, probability: float) -> int:
     return int(math.log(1.0 - draw_unit(rng)) / math.log(1.0 - probability))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(slots=True)
 class Task:
     """An autopilot entry; higher priority runs first, ties in insertion order (by `sort_key`;
@@ -84,16 +86,20 @@ class Task:
         return -self.sort_key[0]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class NPC(Agent):
     """A scripted character. Its inventory is closed unless a scenario opens it."""
 
     is_npc = True
     is_open = False
-    _inline = True  # whether `tick` may run `_run_wander` / `_run_move` written out (`__init_subclass__`)
+    # Whether `tick` may run `_run_wander` / `_run_move` written out (`__init_subclass__`). A class
+    # attribute by declaration (a compiled class keeps it on the class) and not `_inline`: mypyc
+    # names the C field `__inline`, a GCC keyword.
+    _written_out: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._inline = cls._run_wander is _WANDER and cls._run_move is _MOVE
+        cls._written_out = cls._run_wander is _WANDER and cls._run_move is _MOVE
 
     def __init__(self, world: World, name: str, x: int, y: int, facing: str = "south", **attrs: Any) -> None:
         super().__init__(world, name, x, y, facing, **attrs)
@@ -138,7 +144,7 @@ class NPC(Agent):
             return
         task = queue[0]
         kind = task.kind
-        if self._inline:  # `_run_wander` and `_run_move`, written out (ten animals wander every tick)
+        if self._written_out:  # `_run_wander` and `_run_move`, written out (ten animals wander every tick)
             if kind == "wander":
                 if len(queue) != 1:  # the wander waits (`_run_wander` returns False)
                     return
@@ -188,7 +194,7 @@ class NPC(Agent):
             self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
             return
         rng = self.world.rng_npc
-        self._run_move(_DIRECTION_NAMES[draw_quarter(rng)])  # (a class that has its own never naps: `_inline`)
+        self._run_move(_DIRECTION_NAMES[draw_quarter(rng)])  # (a class that has its own never naps: `_written_out`)
         dx, dy = self.x - x, self.y - y
         if dx * dx + dy * dy <= 16:  # else the next tick, a plain one, heads home
             self._nap = draw_wait(rng, args.get("probability", 0.5)) + 2

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.materials import Material
 from discoverylab.world.unpickle import FastState
 
@@ -53,12 +55,24 @@ def text_state(*attrs: str, props: tuple[str, ...] = ()) -> Callable[[_Describer
     def mark(describe_state: _Describer) -> _Describer:
         TEXT_ATTRS.update(attrs)
         TEXT_PROPS.update(props)
-        describe_state.text_state = attrs  # type: ignore[attr-defined]
+        try:
+            describe_state.text_state = attrs  # type: ignore[attr-defined]
+        except AttributeError:  # a compiled method (`make native`) takes no attributes
+            _AUDITED_COMPILED.add(describe_state)
         return describe_state
 
     return mark
 
 
+_AUDITED_COMPILED: set[object] = set()  # compiled `describe_state` methods `text_state` marked
+
+
+def is_text_audited(describe_state: object) -> bool:
+    """Whether `describe_state` is marked with `text_state`."""
+    return hasattr(describe_state, "text_state") or describe_state in _AUDITED_COMPILED
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 @dataclass(slots=True)
 class ActionResult:
     """What an action (or an object's reaction to one) did. `important` messages are queued
@@ -69,6 +83,7 @@ class ActionResult:
     important: bool = False
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class WorldObject(FastState):
     """Base object. Subclasses override `tick`, `describe_state` and `use_with` as needed."""
 
@@ -129,6 +144,11 @@ class WorldObject(FastState):
                     raise AttributeError(f"{type(self).__name__} has no attribute {key!r}")
                 setattr(self, key, value)
         self.uuid = world.register(self)
+
+    def __init_subclass__(cls) -> None:
+        # No `super()` call (object's does nothing): compiled by mypyc, it raised "super(type,
+        # obj): obj must be an instance or subtype of type" for every subclass.
+        native_defaults(cls)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} uuid={self.uuid} at {self.location()}>"
@@ -274,6 +294,37 @@ class WorldObject(FastState):
         return ActionResult(False, f"I'm not sure how to use the {self.name} with the {target.name}.")
 
 
+def native_defaults(cls: type) -> None:
+    """Give a Python subclass of the compiled engine (`make native`: a theme's or a test's
+    class) the attribute defaults its body sets. A compiled class keeps each attribute in a C
+    field that its code reads directly, so `movable = False` in a Python subclass's body would
+    be seen by Python code and never by the engine (`Cls().movable` False, the engine's read
+    True). The subclass's values of compiled attributes leave its class dict and are set on
+    each new instance by a `__new__` of its own, as the compiled classes' own defaults are.
+    Nothing to do for the pure-Python engine (the reference) or a compiled class."""
+    if "__mypyc_attrs__" not in vars(WorldObject) or "__mypyc_attrs__" in vars(cls):
+        return
+    fields = {name for base in cls.__mro__ for name in vars(base).get("__mypyc_attrs__", ())}
+    own = {name: value for name, value in vars(cls).items() if name in fields and not hasattr(value, "__get__")}
+    for name in own:
+        delattr(cls, name)
+    defaults = {**getattr(cls, "__native_defaults__", {}), **own}
+    if not defaults:
+        return
+    setattr(cls, "__native_defaults__", defaults)  # noqa: B010  # (a class of no declared type)
+    native: Any = next(base for base in cls.__mro__ if "__mypyc_attrs__" in vars(base))
+    items = tuple(defaults.items())
+
+    def new(klass: type, *args: Any, **kwargs: Any) -> Any:
+        obj = native.__new__(klass)
+        for name, value in items:
+            setattr(obj, name, value)
+        return obj
+
+    setattr(cls, "__new__", staticmethod(new))  # noqa: B010  # (mypy: cannot assign to a method)
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Container(WorldObject):
     """Anything that holds things: tables ("on"), jars and pots ("in"), fridges (openable)."""
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.action_specs import action_list
 from discoverylab.world.agent import DIRECTIONS, Agent
-from discoverylab.world.objects import WorldObject
+from discoverylab.world.objects import WorldObject, is_text_audited
 from discoverylab.world.reach import accessible_objects
 from discoverylab.world.things import Door
 from discoverylab.world.world import World
@@ -87,12 +89,13 @@ def _audited(cls: type[WorldObject]) -> bool:
     """Whether every text of `cls` that a tile shows reads only state whose changes reach
     `World.watch_tiles`: its `describe_state` is marked with `text_state` and its `describe`
     is WorldObject's own."""
-    return hasattr(cls.describe_state, "text_state") and cls.describe is WorldObject.describe
+    return is_text_audited(cls.describe_state) and cls.describe is WorldObject.describe
 
 
 _PASSABILITY = (WorldObject.is_passable_now, Door.is_passable_now)  # read `passable`, `is_open`
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class _TileText:
     """Per world, what each tile shows: `(entries, characters)` with the (name, description,
     uuid) of its visible objects and its characters and devices (whose recent history is read

@@ -8,6 +8,8 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.unpickle import FastState
 
@@ -82,6 +84,7 @@ def walk_if_free(world: World, mover: WorldObject, x: int, y: int) -> bool:
     return True
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class _PathCache(FastState):
     """Per world (`world.caches["npc_paths"]`): each tile's step cost once looked up, and each
     search's result by (start, goal). NPCs walking somewhere re-plan every tick, mostly between

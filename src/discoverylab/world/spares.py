@@ -42,7 +42,9 @@ from collections.abc import Iterable
 from functools import cache
 from itertools import chain, compress, repeat
 from operator import and_, eq, ne, not_, or_
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+from mypy_extensions import mypyc_attr
 
 if TYPE_CHECKING:
     from discoverylab.world.objects import Layer, WorldObject
@@ -70,6 +72,7 @@ def _sole_refs() -> tuple[int, int]:
     return once, _container_refs(holder)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class _Holder:
     """A stand-in object with the four containers (`_sole_refs`)."""
 
@@ -286,11 +289,19 @@ def share_key_tables(plans: Iterable[tuple[type, dict[str, Any]]]) -> None:
     for cls, attrs in plans:
         names.setdefault(cls, {}).update(dict.fromkeys((*_FIELDS, *attrs, "uuid")))
     for cls, keys in names.items():
-        probe: Any = object.__new__(cls)
+        if _compiled(cls):  # fixed fields: no key table to fill
+            continue
+        probe: Any = cast(Any, cls).__new__(cls)
         for name in keys:
             setattr(probe, name, None)
     for cls, attrs in plans:
         _layout(cls, attrs)
+
+
+def _compiled(cls: type) -> bool:
+    """Whether `cls` is (or extends) a class compiled by mypyc: its attributes are typed C
+    fields, which `gc.get_referents` lists only in part (never the unboxed ones)."""
+    return any(hasattr(base, "__mypyc_attrs__") for base in cls.__mro__)
 
 
 def containers_held_elsewhere(objs: list[WorldObject]) -> list[WorldObject]:
@@ -311,9 +322,12 @@ def _layout(cls: type, attrs: dict[str, Any]) -> tuple[tuple[str, ...], int, int
     key = (cls, tuple(attrs))
     if key in _layouts:
         return _layouts[key]
+    if _compiled(cls):  # fixed, typed fields (`make native`): no layout to read, nothing reused
+        _layouts[key] = None
+        return None
     names = (*_FIELDS, *attrs, "uuid")
     marks = {name: object() for name in names}
-    probe: Any = object.__new__(cls)
+    probe: Any = cast(Any, cls).__new__(cls)
     for name in names:
         setattr(probe, name, marks[name])
     refs = gc.get_referents(probe)

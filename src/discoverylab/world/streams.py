@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any, cast
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 from numpy.random.bit_generator import ISpawnableSeedSequence
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class _SpentWords(ISpawnableSeedSequence):
     """The four words a `PCG64` draws from its seed sequence at construction, handed over once
     and then forgotten: the generator keeps this as its `seed_seq`, which holds nothing.
@@ -42,21 +44,3 @@ def opaque_rng(seq: np.random.SeedSequence) -> np.random.Generator:
     a blank generator (six streams per reset)."""
     return np.random.Generator(np.random.PCG64(cast(Any, _SpentWords(seq.generate_state(4, np.uint64)))))
 
-
-class LazyStream:
-    """A world's stream made on first read: child `index` of `SeedSequence(world._seed)` (what
-    its `spawn(5)[index]` is), then kept on the world, where later reads find it without this
-    descriptor (it has no `__set__`, so assigning replaces it too). For streams read rarely:
-    CPython 3.11 does not specialise reads of an instance attribute a descriptor shadows."""
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.attr = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.attr = name
-
-    def __get__(self, world: Any, owner: type | None = None) -> np.random.Generator:
-        rng = opaque_rng(np.random.SeedSequence(world._seed, spawn_key=(self.index,)))
-        world.__dict__[self.attr] = rng
-        return rng

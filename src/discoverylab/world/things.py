@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.objects import ActionResult, Container, Layer, WorldObject, text_state
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import Agent
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Terrain(WorldObject):
     """Grass, paths, floors, walls, fences: immovable scenery."""
 
@@ -17,12 +20,14 @@ class Terrain(WorldObject):
     movable = False
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Wall(Terrain):
     default_layer = Layer.BUILDING
     passable = False
     obscures_below = True
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Door(WorldObject):
     """A passage: passable iff open; may need a key whose `key_id` matches."""
 
@@ -42,6 +47,7 @@ class Door(WorldObject):
         return f"closed locked {self.name}" if self.requires_key else f"closed {self.name}"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Sign(WorldObject):
     default_layer = Layer.OBJECTS
     movable = False
@@ -49,6 +55,7 @@ class Sign(WorldObject):
     readable = True
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Jar(Container):
     """Open container; 'empty jar' / 'jar containing items'."""
 
@@ -57,6 +64,7 @@ class Jar(Container):
         return f"{self.name} containing items" if self.contents else f"empty {self.name}"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Pot(Container):
     @text_state("temperature_c")
     def describe_state(self) -> str:
@@ -65,6 +73,7 @@ class Pot(Container):
         return f"{word} {self.name}"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Appliance(Container):
     """Fridge and stove: openable containers that, while activated, pull the temperature of
     everything inside (parts included) 25 C per tick towards a set point."""
@@ -105,6 +114,7 @@ class Appliance(Container):
         return changed
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Food(WorldObject):
     """Edible things (mushrooms): cooked at >= 100 C, poisonous if they or their parts are.
 
@@ -127,6 +137,7 @@ class Food(WorldObject):
         return f"cooked {name}" if self.cooked else name
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Mold(WorldObject):
     """A living part: dies (stops being poisonous) outside its material's living range."""
 
@@ -148,6 +159,7 @@ class Mold(WorldObject):
         return f"burned {self.name}" if not self.poisonous and self.props.get("microscope_note") else self.name
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class SoilTile(Container):
     """Soil holds one dirt; dug out, it is a hole that swallows loose objects on its tile."""
 
@@ -194,6 +206,7 @@ class SoilTile(Container):
         return ActionResult(True, "You dig a hole in the soil, creating a hole and dirt.")
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Shovel(WorldObject):
     usable = True
 
@@ -203,6 +216,7 @@ class Shovel(WorldObject):
         return ActionResult(False, "You can't use the shovel on that.")
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class FertilizerBag(Container):
     """Refills to three pellets every tick."""
 
@@ -226,6 +240,7 @@ class FertilizerBag(Container):
         return count
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Key(WorldObject):
     @text_state(props=("rusted",))
     def describe_state(self) -> str:

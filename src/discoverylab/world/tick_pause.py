@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.world.unpickle import FastState
 
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 KEY = "tick_pause"  # its entry in `World.caches` (emptied by `dispose`: no cycle outlives the world)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class TickPause(FastState):
     """Per world: the paused tickers by the tile they were paused on, the tile watcher that
     wakes them, and the live snapshot minus the paused ones (`active`, made when needed)."""

@@ -34,6 +34,16 @@ def restore(obj: object, state: Any) -> None:
             obj.__dict__[name] = value
 
 
+def instance_state(obj: object) -> dict[str, Any]:
+    """A copy of `obj`'s attributes by name: its `__dict__`, or, for a compiled class (`make
+    native`: typed fields, no dict), the fields mypyc lists in `__mypyc_attrs__` that are set."""
+    try:
+        return dict(obj.__dict__)
+    except AttributeError:
+        names = dict.fromkeys(name for cls in type(obj).__mro__ for name in vars(cls).get("__mypyc_attrs__", ()))
+        return {name: getattr(obj, name) for name in names if name not in ("__dict__", "__weakref__") and hasattr(obj, name)}
+
+
 class FastState:
     """Base of the classes with many instances or hot attributes (world objects, the world, the
     env and its encoder): unpickled, they keep the speed of built ones (module docstring)."""

@@ -17,11 +17,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from discoverylab.world import spares
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject, stack_insert, visible_into
-from discoverylab.world.streams import LazyStream, opaque_rng
+from discoverylab.world.streams import opaque_rng
 from discoverylab.world.tick_pause import KEY as TICK_PAUSE
 from discoverylab.world.tick_pause import pause_tick
 from discoverylab.world.unpickle import FastState
@@ -35,10 +36,12 @@ WORLD_SIZE = 32
 _RELEASING: dict[type, bool] = {}  # per object class: whether it overrides `WorldObject.release`
 
 
+@mypyc_attr(native_class=False)  # compiled (`make native`): mypyc cannot extend RuntimeError natively
 class WorldError(RuntimeError):
     """A programming error while building or changing the world (not an agent mistake)."""
 
 
+@mypyc_attr(native_class=False)  # compiled: mypyc cannot extend set natively
 class TileWatch(set[tuple[int, int]], FastState):
     """The tiles reported to one watcher (`World.watch_tiles`); moves of `mover` itself (placing
     it on the grid, walking it, taking it off) are not recorded."""
@@ -46,17 +49,28 @@ class TileWatch(set[tuple[int, int]], FastState):
     mover: WorldObject | None = None
 
 
+def _untie_fields(obj: WorldObject) -> None:
+    """`dispose`'s untying of a character or device whose attributes are compiled fields: the
+    links emptied instead of removed."""
+    for key, empty in (("dialog_tree", None), ("dialog_partner", None), ("history", [])):
+        if hasattr(obj, key):
+            setattr(obj, key, empty)
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class World(FastState):
     """Grid, registry and clock. Scenarios build it; actions and ticks change it."""
 
-    # Streams made on first read (children 0, 2 and 3 of `SeedSequence(seed)`): the layout's,
-    # which a scenario replaces at once (`reseed_build`), and the two that few tasks read (an
-    # instrument's noise, a theme's objects): two streams less per reset. Not `rng_npc`: CPython
-    # 3.11 does not specialise reads of an attribute a class-level descriptor shadows, and NPCs
-    # read it every tick.
-    rng_build = LazyStream(0)
-    rng_noise = LazyStream(2)
-    rng_objects = LazyStream(3)
+    # Streams made on first read (children 0, 2 and 3 of `SeedSequence(seed)`, by the properties
+    # `rng_build`, `rng_noise`, `rng_objects`): the layout's, which a scenario replaces at once
+    # (`reseed_build`), and the two that few tasks read (an instrument's noise, a theme's
+    # objects): two streams less per reset. Not `rng_npc`, which NPCs read every tick. Class-level
+    # defaults, not set in `__init__`: a World past 30 instance attributes leaves CPython 3.11's
+    # shared key table (+1.4% of Proteomics' `World.tick`). Properties, not a descriptor that
+    # fills `__dict__`: a compiled (mypyc) class has none.
+    _rng_build: np.random.Generator | None = None
+    _rng_noise: np.random.Generator | None = None
+    _rng_objects: np.random.Generator | None = None
     _fills: spares.Fills | None = None  # `record_fill`'s, for the next world (`dispose`)
 
     def __init__(self, seed: int, size: int = WORLD_SIZE) -> None:
@@ -93,6 +107,34 @@ class World(FastState):
         self.on_tick: list[Callable[[], None]] = []
         self._watchers: list[TileWatch] = []  # see `watch_tiles`
         self.caches: dict[str, object] = {}  # per-world caches of observation builders (rebuilt when missing)
+
+    @property
+    def rng_build(self) -> np.random.Generator:
+        """The layout's stream (child 0; a scenario replaces it at once: `reseed_build`)."""
+        rng = self._rng_build
+        if rng is None:
+            rng = self._rng_build = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(0,)))
+        return rng
+
+    @rng_build.setter
+    def rng_build(self, rng: np.random.Generator) -> None:
+        self._rng_build = rng
+
+    @property
+    def rng_noise(self) -> np.random.Generator:
+        """An instrument's noise (child 2)."""
+        rng = self._rng_noise
+        if rng is None:
+            rng = self._rng_noise = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(2,)))
+        return rng
+
+    @property
+    def rng_objects(self) -> np.random.Generator:
+        """A theme's objects' stream (child 3)."""
+        rng = self._rng_objects
+        if rng is None:
+            rng = self._rng_objects = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(3,)))
+        return rng
 
     def reseed_build(self, label: str) -> None:
         """Draw the layout from (seed, label) instead of the seed alone, so that e.g. two
@@ -358,8 +400,13 @@ class World(FastState):
             if obj.parent is not None:
                 obj.parent = None
             if obj.is_agent or obj.dialogable:  # characters and devices: partners point at each other, trees and records at them
-                for key in ("dialog_tree", "dialog_partner", "history"):
-                    obj.__dict__.pop(key, None)
+                try:
+                    attrs = obj.__dict__
+                except AttributeError:  # a compiled class (`make native`): typed fields, no dict
+                    _untie_fields(obj)
+                else:
+                    for key in ("dialog_tree", "dialog_partner", "history"):
+                        attrs.pop(key, None)
         if self._fills:  # the plain objects it built: the next world's builds may reuse the untouched ones
             spares.offer(self, self._fills)
             self._fills = None

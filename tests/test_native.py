@@ -1,0 +1,154 @@
+"""The opt-in compiled engine (`discoverylab.native`, `make native`): a build is used only when
+it matches the sources and this Python, a failed build says why, and the compiled engine gives
+the pure engine's observations (a build takes ~2.5 CPU-minutes: made once per session, or the
+checkout's own `build/native` when it is fresh)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from discoverylab import native
+from discoverylab.world.objects import WorldObject
+from discoverylab.world.world import World
+
+SRC = Path(native.__file__).resolve().parents[1]
+
+# Rollouts hashed in a fresh process: masks, observations, rewards; 100-step episodes for unit
+# tests; then a pickled and a copied clone of each env. It also checks that a Python subclass's
+# class-level default reaches compiled code.
+_ROLLOUT = """
+import copy, hashlib, json, pickle, sys
+import numpy as np
+from discoverylab import native
+from discoverylab.rl import make_rl_env
+from discoverylab.world.objects import WorldObject
+from discoverylab.world.world import World
+
+class Block(WorldObject):
+    passable = False
+
+block = Block(World(0), "block", "block")
+assert block.is_passable_now() is False and block.passable is False, "a subclass's default was lost"
+out = {"active": native.active()}
+for task in sys.argv[1].split(","):
+    h = hashlib.sha256()
+    env = make_rl_env(task, "normal")
+    rng = np.random.default_rng(3)
+    env.reset(seed=11)
+    for i in range(int(sys.argv[2])):
+        mask = env.action_masks()
+        h.update(mask.tobytes())
+        obs, reward, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        for key in sorted(obs):
+            h.update(np.ascontiguousarray(obs[key]).tobytes())
+        h.update(repr((reward, terminated, truncated)).encode())
+        if terminated or truncated or (task.endswith("Test") and (i + 1) % 100 == 0):
+            env.reset(seed=12 + i)
+    out[task] = h.hexdigest()
+    # A pickled and a deep-copied clone continue as the original does (the batched env moves envs).
+    clones = [pickle.loads(pickle.dumps(env)), copy.deepcopy(env)]
+    for _ in range(30):
+        action = int(rng.choice(np.flatnonzero(env.action_masks())))
+        want = env.step(action)[0]
+        for clone in clones:
+            got = clone.step(action)[0]
+            assert all(np.array_equal(got[key], want[key]) for key in want), f"{task}: a clone differs"
+print(json.dumps(out))
+"""
+
+
+def _fake_build(folder: Path, **changes: object) -> Path:
+    """A build folder whose manifest matches the sources (its libraries are empty files)."""
+    files = {m: f"{m.replace('.', '/')}.so" for m in native.modules()}
+    for rel in files.values():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(b"")
+    manifest = {"sources": native.source_hash(), "abi": native._abi(), "modules": files, **changes}
+    (folder / native.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+def test_a_matching_build_is_usable_and_a_missing_one_says_so(tmp_path: Path) -> None:
+    assert "no compiled engine" in str(native.usable(tmp_path / "none"))
+    assert native.usable(_fake_build(tmp_path)) is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [({"sources": "0" * 64}, "sources changed"), ({"abi": "cpython-27 .so"}, "another Python"), ({"modules": {}}, "other modules")],
+)
+def test_a_stale_or_foreign_build_is_never_used(tmp_path: Path, changes: dict[str, object], words: str) -> None:
+    folder = _fake_build(tmp_path, **changes)
+    before = list(sys.meta_path)
+    with pytest.warns(RuntimeWarning, match=words):
+        assert native.enable(folder) is False
+    assert sys.meta_path == before  # the pure engine stays
+
+
+def test_enabling_after_the_engine_was_imported_warns(tmp_path: Path) -> None:
+    # This process imported the pure engine already: switching now would mix the two.
+    folder = _fake_build(tmp_path)
+    before = list(sys.meta_path)
+    with pytest.warns(RuntimeWarning, match="imported before"):
+        assert native.enable(folder) is False
+    assert sys.meta_path == before
+
+
+def test_a_build_without_a_compiler_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(native.shutil, "which", lambda name: None)
+    with pytest.raises(native.NativeBuildError, match="No C compiler"):
+        native.build(tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert native.main(["build", str(tmp_path / "out")]) == 1  # `make native`: the reason, no traceback
+    assert native.main(["nonsense"]) == 2
+
+
+def test_the_env_variable_off_leaves_the_pure_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    for value in ("", "0"):
+        monkeypatch.setenv(native.ENV_VAR, value)
+        assert native.enable_from_env() is False
+    assert native.active() is False
+
+
+def test_pure_python_subclass_defaults_stay_on_the_class() -> None:
+    # The pure engine (the reference) keeps class-level defaults where they are written.
+    class Block(WorldObject):
+        passable = False
+
+    assert "passable" in vars(Block) and not hasattr(Block, "__native_defaults__")
+    block = Block(World(0), "block", "block")
+    assert block.is_passable_now() is False and "passable" not in vars(block)
+
+
+@pytest.fixture(scope="session")
+def native_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The checkout's fresh build, else one made now (skipped where no C compiler or mypyc)."""
+    if native.usable() is None:
+        return native.DEFAULT_DIR
+    try:
+        return native.build(tmp_path_factory.mktemp("native"))
+    except native.NativeBuildError as exc:
+        if "No C compiler" in str(exc) or "mypyc is not installed" in str(exc):
+            pytest.skip(str(exc))
+        raise
+
+
+def _rollouts(tasks: str, steps: int, native_dir: Path | None) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(SRC), native.ENV_VAR: str(native_dir) if native_dir else ""}
+    done = subprocess.run([sys.executable, "-c", _ROLLOUT, tasks, str(steps)], env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_the_compiled_engine_gives_the_pure_engines_observations(native_build: Path) -> None:
+    tasks = "Proteomics,SpaceSick,LostInTranslation,PlantNutrients,MovingAgentsTest,NavigationHouseTest,DoorsWithKeysTest"
+    compiled = _rollouts(tasks, 300, native_build)
+    pure = _rollouts(tasks, 300, None)
+    assert compiled.pop("active") is True and pure.pop("active") is False
+    assert compiled == pure
