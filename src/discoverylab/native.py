@@ -1,4 +1,5 @@
-"""The compiled engine, opt-in: `world/` and the symbolic encoder compiled by mypyc.
+"""The compiled engine, opt-in: `world/`, the symbolic encoder and the theme characters that
+act every step compiled by mypyc.
 
 `make native` (`python -m discoverylab.native build`) compiles the modules in `MODULES`, unchanged,
 into `build/native/` (ignored by git) with a manifest of the sources' hash. With

@@ -23,7 +23,11 @@ of a kind whose instance dicts stopped sharing CPython's per-class key table (`g
 then lists one dict, and `_layout` gives None): 3.11 stops adding names to a class's table once
 the class has made many instances, so a process that built Space Sick's walls first gave a unit
 test's fences (`obscures_below`) dicts of their own. `share_key_tables`, called once at import
-by `catalog` for every plain kind, puts the names in first.
+by `catalog` for every plain kind, puts the names in first. Under the compiled engine (`make
+native`) an object's attributes are typed C fields, of which `gc.get_referents` lists only the
+boxed ones: there `_fields` reads every field of a class compiled whole with `WorldObject`'s
+fields only, and compares them with a probe built as `catalog.build_plain` builds one (a
+referent beyond the probe's count, its `__dict__`, rules an object out).
 
 One entry per kind, the last disposed world's (a later disposal replaces it), checked whole by
 the next build of that kind (`ready`); what that build does not use stays ready for later
@@ -206,7 +210,7 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
         keep = list(map(_ONCE.__ge__, counts))
         objs, uuids = list(compress(objs, keep)), list(compress(uuids, keep))
     del counts
-    if order is _FIELD_NAMES:  # a compiled class: its fields, read natively
+    if _compiled(cls):  # a compiled class: its fields, read natively
         probe = _probe(old, cls, name, type_, list(materials), layer, attrs)
         row, width = list(_fields(probe)), len(gc.get_referents(probe))
         read: Any = partial(_field_values, width=width)
