@@ -67,28 +67,6 @@ out["compiled classes"] = [cls.__name__ for cls in classes if "__mypyc_attrs__" 
 print(json.dumps(out))
 """
 
-# A fill's objects offered by a disposed world: how many the next build of the kind may reuse
-# (`world/spares.py`), two of ten touched in fields a compiled object keeps unboxed.
-_REUSE = """
-import json
-from discoverylab import native
-from discoverylab.world import catalog, spares
-from discoverylab.world.world import World
-
-out = {"active": native.active()}
-for kind in ("grass", "wall", "fence"):
-    layer, cls, name, type_, materials, fresh, attrs = catalog.inline_plan(kind)
-    world = World(0)
-    catalog.place_each(world, kind, [(x, 2) for x in range(10)])
-    objs = [o for o in world.objects.values() if o.type == type_]
-    objs[3].temperature_c = 31.0  # a heater warmed it
-    objs[5].activated = True
-    del objs
-    world.dispose()
-    out[kind] = len(spares.take(kind, cls, name, type_, materials, layer, attrs))
-print(json.dumps(out))
-"""
-
 
 def _fake_build(folder: Path, **changes: object) -> Path:
     """A build folder whose manifest matches the sources (its libraries are empty files)."""
@@ -166,9 +144,9 @@ def native_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
         raise
 
 
-def _rollouts(tasks: str, steps: int, native_dir: Path | None, script: str = _ROLLOUT) -> dict[str, object]:
+def _rollouts(tasks: str, steps: int, native_dir: Path | None) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(SRC), native.ENV_VAR: str(native_dir) if native_dir else ""}
-    done = subprocess.run([sys.executable, "-c", script, tasks, str(steps)], env=env, capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run([sys.executable, "-c", _ROLLOUT, tasks, str(steps)], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -180,14 +158,4 @@ def test_the_compiled_engine_gives_the_pure_engines_observations(native_build: P
     assert compiled.pop("active") is True and pure.pop("active") is False
     assert compiled.pop("compiled classes") == ["ColonyNPC", "Colonist", "Chef", "Farmer", "Dog", "Trainer", "Elder"]
     assert pure.pop("compiled classes") == []
-    assert compiled == pure
-
-
-def test_the_compiled_engine_reuses_untouched_scenery_as_the_pure_one_does(native_build: Path) -> None:
-    # A compiled reset built every plain object anew: `gc.get_referents` does not list unboxed
-    # fields, so `spares` reused none; now it reads the fields (`spares._fields`).
-    compiled = _rollouts("", 0, native_build, _REUSE)
-    pure = _rollouts("", 0, None, _REUSE)
-    assert compiled.pop("active") is True and pure.pop("active") is False
-    assert pure == {"grass": 8, "wall": 8, "fence": 8}
     assert compiled == pure

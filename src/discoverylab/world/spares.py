@@ -23,11 +23,7 @@ of a kind whose instance dicts stopped sharing CPython's per-class key table (`g
 then lists one dict, and `_layout` gives None): 3.11 stops adding names to a class's table once
 the class has made many instances, so a process that built Space Sick's walls first gave a unit
 test's fences (`obscures_below`) dicts of their own. `share_key_tables`, called once at import
-by `catalog` for every plain kind, puts the names in first. Under the compiled engine (`make
-native`) an object's attributes are typed C fields, of which `gc.get_referents` lists only the
-boxed ones: there `_fields` reads every field of a class compiled whole with `WorldObject`'s
-fields only, and compares them with a probe built as `catalog.build_plain` builds one (a
-referent beyond the probe's count, its `__dict__`, rules an object out).
+by `catalog` for every plain kind, puts the names in first.
 
 One entry per kind, the last disposed world's (a later disposal replaces it), checked whole by
 the next build of that kind (`ready`); what that build does not use stays ready for later
@@ -43,7 +39,7 @@ import gc
 import sys
 from collections import deque
 from collections.abc import Iterable
-from functools import cache, partial
+from functools import cache
 from itertools import chain, compress, repeat
 from operator import and_, eq, ne, not_, or_
 from typing import TYPE_CHECKING, Any, cast
@@ -58,8 +54,6 @@ Fills = dict[str, tuple[list["WorldObject"], list[int]]]
 """What a world records of its plain objects (`World.record_fill`): per kind, the objects and their UUIDs."""
 
 _SPARE: dict[str, tuple[World, list[WorldObject], list[int]]] = {}
-# What `catalog.build_plain` sets, in its order.
-_FIELDS_FIRST = ("world", "name", "type", "materials", "contents", "parts", "parent", "x", "y", "layer", "alive", "props")
 # Per kind, the spares `take` accepted since the last disposal and no build has used yet (`ready`).
 _READY: dict[str, list[WorldObject]] = {}
 # Per class and template attribute names: the attribute names in the order `gc.get_referents`
@@ -210,76 +204,22 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
         keep = list(map(_ONCE.__ge__, counts))
         objs, uuids = list(compress(objs, keep)), list(compress(uuids, keep))
     del counts
-    if _compiled(cls):  # a compiled class: its fields, read natively
-        probe = _probe(old, cls, name, type_, list(materials), layer, attrs)
-        row, width = list(_fields(probe)), len(gc.get_referents(probe))
-        read: Any = partial(_field_values, width=width)
-    else:
-        row, read = _row(old, cls, name, type_, list(materials), layer, attrs, order), _referents
-    refs = read(objs)
-    if refs is None or len(refs) != len(row) * len(objs):  # some object gained or lost an attribute: one at a time
+    row = _row(old, cls, name, type_, list(materials), layer, attrs, order)
+    refs = gc.get_referents(*objs)
+    if len(refs) != len(row) * len(objs):  # some object gained or lost an attribute: one at a time
         del refs
-        return [obj for obj, uuid in zip(objs, uuids, strict=True) if _pristine([obj], [uuid], row, slots, read)]
+        return [obj for obj, uuid in zip(objs, uuids, strict=True) if _pristine([obj], [uuid], row, slots)]
     passed = _passing(refs, len(objs), uuids, row, slots)
     del refs
     return objs if passed is None else list(compress(objs, passed))
 
 
-def _referents(objs: list[WorldObject]) -> list[Any]:
-    return gc.get_referents(*objs)
-
-
-def _pristine(objs: list[WorldObject], uuids: list[int], row: list[Any], slots: list[int], read: Any) -> bool:
+def _pristine(objs: list[WorldObject], uuids: list[int], row: list[Any], slots: list[int]) -> bool:
     """Whether every one of `objs` (few) is untouched: `take`'s check, for a list it cannot do at once."""
-    refs = read(objs)
-    if refs is None or len(refs) != len(row) * len(objs):
+    refs = gc.get_referents(*objs)
+    if len(refs) != len(row) * len(objs):
         return False
     return _passing(refs, len(objs), uuids, row, slots) is None
-
-
-def _fields(obj: WorldObject) -> tuple[Any, ...]:
-    """Every attribute `WorldObject` declares, in `_FIELD_NAMES`' order: for a compiled class
-    (`make native`), whose typed fields `gc.get_referents` lists only in part (never the unboxed
-    bools, ints and floats), the values read directly (~40 C reads; `attrgetter` took 3x as
-    long as building the object anew)."""
-    return (obj.world, obj.name, obj.type, obj.materials, obj.contents, obj.parts, obj.parent, obj.x, obj.y,
-            obj.layer, obj.alive, obj.props, obj.uuid, obj.movable, obj.passable, obj.obscures_below,
-            obj.is_container, obj.container_prefix, obj.openable, obj.is_open, obj.is_passage, obj.activatable,
-            obj.activated, obj.usable, obj.dialogable, obj.edible, obj.readable, obj.document, obj.is_agent,
-            obj.is_npc, obj.poisonous, obj.cooked, obj.shovelable, obj.temperature_c, obj.key_id,
-            obj.requires_key, obj.density, obj.sprite, obj.layer_hint)  # fmt: skip
-
-
-_FIELD_NAMES = (*_FIELDS_FIRST, "uuid", "movable", "passable", "obscures_below", "is_container", "container_prefix",
-                "openable", "is_open", "is_passage", "activatable", "activated", "usable", "dialogable", "edible",
-                "readable", "document", "is_agent", "is_npc", "poisonous", "cooked", "shovelable", "temperature_c",
-                "key_id", "requires_key", "density", "sprite", "layer_hint")  # fmt: skip
-
-
-def _field_values(objs: list[WorldObject], width: int) -> list[Any] | None:
-    """`_fields` of each of `objs`, one flat list; None when one has a field unset or an
-    attribute beyond its fields (its `__dict__`, which `gc.get_referents` lists: more than
-    `width` referents, a pristine object's count)."""
-    if len(gc.get_referents(*objs)) != width * len(objs):
-        return None
-    try:
-        return list(chain.from_iterable(map(_fields, objs)))
-    except AttributeError:
-        return None
-
-
-def _probe(world: World, cls: type, name: str, type_: str, materials: list[Any], layer: Layer,
-           attrs: dict[str, Any]) -> WorldObject:  # fmt: skip
-    """An object of a compiled class built as `catalog.build_plain` builds it, in `world`: what
-    an untouched one's fields hold (its tile and UUID aside)."""
-    obj: Any = cast(Any, cls).__new__(cls)
-    obj.world, obj.name, obj.type, obj.materials = world, name, type_, materials
-    obj.contents, obj.parts, obj.parent, obj.x, obj.y = [], [], None, 0, 0
-    obj.layer, obj.alive, obj.props = layer, True, {}
-    for key, value in attrs.items():
-        setattr(obj, key, value)
-    obj.uuid = 0
-    return cast("WorldObject", obj)
 
 
 def _passing(refs: list[Any], n: int, uuids: list[int], row: list[Any], slots: list[int]) -> list[bool] | None:
@@ -382,14 +322,9 @@ def _layout(cls: type, attrs: dict[str, Any]) -> tuple[tuple[str, ...], int, int
     key = (cls, tuple(attrs))
     if key in _layouts:
         return _layouts[key]
-    if _compiled(cls):  # fixed, typed fields (`make native`): read by `_fields`
-        names_declared = {name for base in cls.__mro__ for name in vars(base).get("__mypyc_attrs__", ())}
-        # Only a compiled class (a Python subclass's `__dict__` could change unseen) with no
-        # fields but `WorldObject`'s (a theme's `color` is not read).
-        native = "__mypyc_attrs__" in vars(cls) and names_declared - {"__dict__"} == set(_FIELD_NAMES)
-        o = _FIELD_NAMES
-        _layouts[key] = (o, o.index("x"), o.index("y"), o.index("uuid"), o.index("layer"), o.index("alive")) if native else None
-        return _layouts[key]
+    if _compiled(cls):  # fixed, typed fields (`make native`): no layout to read, nothing reused
+        _layouts[key] = None
+        return None
     names = (*_FIELDS, *attrs, "uuid")
     marks = {name: object() for name in names}
     probe: Any = cast(Any, cls).__new__(cls)
@@ -405,4 +340,4 @@ def _layout(cls: type, attrs: dict[str, Any]) -> tuple[tuple[str, ...], int, int
     return known
 
 
-_FIELDS = _FIELDS_FIRST
+_FIELDS = ("world", "name", "type", "materials", "contents", "parts", "parent", "x", "y", "layer", "alive", "props")
