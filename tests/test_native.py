@@ -100,12 +100,17 @@ def test_enabling_after_the_engine_was_imported_warns(tmp_path: Path) -> None:
     assert sys.meta_path == before
 
 
-def test_a_build_without_a_compiler_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_build_without_a_compiler_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.setattr(native.shutil, "which", lambda name: None)
     with pytest.raises(native.NativeBuildError, match="No C compiler"):
         native.build(tmp_path / "out")
     assert not (tmp_path / "out").exists()
+    capsys.readouterr()
     assert native.main(["build", str(tmp_path / "out")]) == 1  # `make native`: the reason, no traceback
+    said = capsys.readouterr()
+    assert "about 2.5 CPU-minutes" in said.out  # a long silent build says first what it is doing
+    assert "No C compiler" in said.err and "Traceback" not in said.err
     assert native.main(["nonsense"]) == 2
 
 
