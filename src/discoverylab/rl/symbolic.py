@@ -55,6 +55,7 @@ DEPTH = 4
 SLOT_FEATURES = 17
 AGENT_FEATURES = 8
 U8 = np.dtype(np.uint8)
+_NO_BYTES = bytearray()  # `encode`'s buffer is `_NO_BYTES.join(parts)`: a new bytearray
 _array = np.ndarray  # a writable array over the step's own buffer (cheaper than frombuffer + reshape)
 FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
 _FIRST = itemgetter(0)  # a candidate's UUID
@@ -232,13 +233,10 @@ class SymbolicEncoder(FastState):
             return self.out_arrays
         # One new buffer per step holds every key's bytes (one copy instead of one per key); each
         # array views its own part of it, writable, as if it owned it.
-        buffer = bytearray(tiles)
-        buffer += state
-        buffer += rows
-        buffer += dialog
-        buffer += facts
+        parts = [tiles, state, rows, dialog, facts]
         for name in self._note_names:
-            buffer += noted[name]
+            parts.append(noted[name])
+        buffer = _NO_BYTES.join(parts)  # (one allocation: growing a bytearray part by part reallocated)
         record = self._record
         if record is not None:  # one structured array, each key a field view (`_record_of`)
             whole = _array((), record, buffer)
