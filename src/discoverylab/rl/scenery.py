@@ -15,6 +15,7 @@ them: a reset builds none, and a short episode computes only the part of the map
 from __future__ import annotations
 
 from operator import attrgetter, itemgetter
+from typing import Final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -30,13 +31,13 @@ from discoverylab.world.things import Terrain
 from discoverylab.world.unpickle import instance_state, restore
 from discoverylab.world.world import World
 
-_UUID = attrgetter("uuid")
-_THIRD = itemgetter(2)  # whether a tile to recompute was never computed (`_recompute`)
-_NOTHING_SEEN: frozenset[int] = frozenset()  # `_fill_first` without a marker
+_UUID: Final = attrgetter("uuid")
+_THIRD: Final = itemgetter(2)  # whether a tile to recompute was never computed (`_recompute`)
+_NOTHING_SEEN: Final[frozenset[int]] = frozenset()  # `_fill_first` without a marker
 # A tile holding one plain object shows the same cell as any other holding one of its class,
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
 _PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
-_FEW = 8  # `_fill_first` writes up to this many cells slice by slice, more with one numpy assignment
+_FEW: Final = 8  # `_fill_first` writes up to this many cells slice by slice, more with one numpy assignment
 _VIEWS = ("_kinds_view", "_state_view", "_pending_view", "_unseen_view", "_marked_view", "_flag_view")  # `_views`
 
 

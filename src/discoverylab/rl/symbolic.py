@@ -51,16 +51,17 @@ from discoverylab.world.unpickle import FastState
 from discoverylab.world.uuids import UUID_LIMIT
 from discoverylab.world.world import WORLD_SIZE
 
-DEPTH = 4
-SLOT_FEATURES = 17
-AGENT_FEATURES = 8
+DEPTH: Final = 4
+SLOT_FEATURES: Final = 17
+AGENT_FEATURES: Final = 8
 U8 = np.dtype(np.uint8)
-_NO_BYTES = bytearray()  # `encode`'s buffer is `_NO_BYTES.join(parts)`: a new bytearray
+_NO_SLOTS: Final[list[SlotData]] = []  # a place's faced tile without slots (never changed)
+_NO_BYTES: Final = bytearray()  # `encode`'s buffer is `_NO_BYTES.join(parts)`: a new bytearray
 _array = np.ndarray  # a writable array over the step's own buffer (cheaper than frombuffer + reshape)
-FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
-_FIRST = itemgetter(0)  # a candidate's UUID
+FACING: Final = {"north": 0, "east": 1, "south": 2, "west": 3}
+_FIRST: Final = itemgetter(0)  # a candidate's UUID
 _UUID_BITS: Final = UUID_LIMIT.bit_length()  # UUIDs fit in this many bits (`_place`'s sort keys)
-_COUNTS = [bytes((n,)) for n in range(256)]  # a slot row's last byte (visible contents), made once
+_COUNTS: Final = [bytes((n,)) for n in range(256)]  # a slot row's last byte (visible contents), made once
 _Place = tuple[bytes, bytes, list[SlotData], dict[tuple[int, int], list[SlotData]], list[SlotData], list[int], int]
 _View = tuple[bytes, bytes, bytes, list[SlotData], int, int]  # `_build`: tiles, states, rows, slots, inventory size, reach
 
@@ -302,11 +303,16 @@ class SymbolicEncoder(FastState):
         tiles, state, first, neighbours, far, own, inventory_size = place
         if own:
             seen.update(own)
-        slots = first + neighbours.get((fdx, fdy), [])
+        faced = neighbours.get((fdx, fdy), _NO_SLOTS)
+        slots = first + faced
         reach = len(slots)
         need = self.num_slots - reach
         if need > 0:
-            slots += [s for s in far if s[3] != fdx or s[4] != fdy][:need]  # the faced tile's are in `neighbours`
+            # The first `need` far slots but the faced tile's (in `neighbours`, as many there as
+            # in `far`): they lie among the first `need + len(faced)`. (`Any`: compiled code
+            # moves them as they are instead of unboxing each and boxing it anew.)
+            ahead: list[Any] = far[: need + len(faced)]
+            slots += [s for s in ahead if s[3] != fdx or s[4] != fdy][:need]
         else:
             del slots[self.num_slots :]
             reach = self.num_slots
@@ -329,7 +335,7 @@ class SymbolicEncoder(FastState):
         neighbours: dict[tuple[int, int], list[SlotData]] = {}
         # Far slots by distance, then UUID, as one int: sorted as pairs without a key function,
         # no two keys equal (UUIDs are unique), so slots are never compared.
-        far: list[tuple[int, SlotData]] = []
+        far: list[tuple[int, Any]] = []  # (`Any`: compiled, `rest` below boxes no slot anew)
         for x, y, dist, dx, dy in mirror.candidate_tiles(ax, ay):
             cands = candidates[x][y]
             if len(cands) == 1:  # most tiles: no comprehension, no sort

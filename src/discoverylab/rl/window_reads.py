@@ -6,7 +6,7 @@ instead of the window). A mixin of `SceneryMirror`, which owns the arrays and li
 from __future__ import annotations
 
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -19,8 +19,8 @@ from discoverylab.world.unpickle import FastState
 if TYPE_CHECKING:
     from discoverylab.world.world import World
 
-_UUID = attrgetter("uuid")
-_ROW_MAJOR = itemgetter(1, 0)  # a tile's (x, y, ...) in a window scan's order: by row, then column
+_UUID: Final = attrgetter("uuid")
+_ROW_MAJOR: Final = itemgetter(1, 0)  # a tile's (x, y, ...) in a window scan's order: by row, then column
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
