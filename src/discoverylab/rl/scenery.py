@@ -344,7 +344,7 @@ class SceneryMirror(WindowReads):
             if not first:
                 self._candidate_tiles.clear()
         seen = getattr(self.marker, "seen", None)
-        if seen is not None and seen.issuperset(map(_UUID, shown)):  # (in C: no generator)
+        if seen is not None and (shown[0].uuid in seen if len(shown) == 1 else seen.issuperset(map(_UUID, shown))):  # (no `map` for one object)
             self._marked_view[at] = True  # nothing new to mark (e.g. the floor a character left)
         else:
             self._marked_view[at] = False

@@ -159,6 +159,10 @@ class WindowReads(FastState):
             marked[start + i * step] = 1
             x, y = (x1 + i, y1) if along_x else (x1, y1 + i)
             if 0 <= x < size and 0 <= y < size:
-                uuids += map(_UUID, visible[x][y])
+                objs = visible[x][y]
+                if len(objs) == 1:  # most tiles: no `map` (compiled, ~1k instructions a tile)
+                    uuids.append(objs[0].uuid)
+                else:
+                    uuids += map(_UUID, objs)
             i = strip.find(0, i + 1)
         agent.seen.update(uuids)
