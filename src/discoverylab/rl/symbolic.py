@@ -216,8 +216,8 @@ class SymbolicEncoder(FastState):
             for i, opt in enumerate(tree.visible_options()[: self.num_dialog]):
                 shown[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
                 options.append(opt.text)
-        facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, inventory_size,
-                           success, min(len(world.teleports), 255), completed))  # fmt: skip
+        facts = bytes((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, inventory_size,
+                       success, min(len(world.teleports), 255), completed))  # fmt: skip
         noted: dict[str, bytes] = {}
         if self.notes is not None:
             self.notes.update(agent, task, message)
