@@ -234,10 +234,10 @@ def test_a_reported_change_in_a_kept_place_gives_its_tile_new_rows() -> None:
 
 def test_slot_rows_equal_the_documented_features() -> None:
     """Every observation's slot rows (kept parts joined: `_rows`, `_middles`) equal the features
-    built one by one from the slots, at every step of random rollouts on five tasks, radius 3
-    and 2 (another window width: its own kept parts)."""
-    for task, radius in [("DoorsTest", 3), ("NavigationHouseTest", 2), ("PickAndPlaceTest", 3), ("MovingAgentsTest", 3),
-                         ("SearchTest", 2)]:  # fmt: skip
+    built one by one from the slots, at every step of random rollouts on six tasks, radius 3,
+    2, 1 and 0 (other window widths: their own kept parts)."""
+    for task, radius in [("DoorsTest", 3), ("NavigationHouseTest", 2), ("PickAndPlaceTest", 1), ("MovingAgentsTest", 3),
+                         ("SearchTest", 2), ("PickAndGiveTest", 0)]:  # fmt: skip
         env = make_rl_env(task, radius=radius)
         _, info = env.reset(seed=4)
         base = env.unwrapped
