@@ -49,7 +49,7 @@ test: $(STAMP) lint typecheck chromium torch ray test-verifiers
 # The compiled engine (opt-in, docs/rl.md): `world/` and the symbolic encoder compiled by mypyc into
 # build/native/ (~2.5 CPU-minutes, a C compiler); used only with DISCOVERYLAB_NATIVE=1.
 native: $(STAMP)
-	$(BIN)/python -m discoverylab.native build
+	$(BIN)/discoverylab native build
 
 # The verifiers integration runs in its own venv: verifiers pins openai < 3, the project does not.
 # Its rollouts run verifiers' chat program through uv (both from the package index).

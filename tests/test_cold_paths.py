@@ -10,6 +10,7 @@ import pytest
 from discoverylab.rl import make_rl_env, scenery
 from discoverylab.rl.scenery import SceneryMirror
 from discoverylab.rl.symbolic import DEPTH
+from discoverylab.rl.view import kind_id, mentioned
 from discoverylab.world import catalog
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC
@@ -181,30 +182,34 @@ def _encoder_on_a_table(seed: int = 0) -> tuple[object, object, object, object]:
     return env, base, base.symbolic, table
 
 
-def test_slot_rows_kept_per_slot_follow_the_mirror_and_the_task() -> None:
-    """`SymbolicEncoder._rows` keeps a row per slot tuple while the mirror and the task stay,
-    across mirror versions (a changed tile's slots are new tuples: `patch_place`): a row read
-    again after the task or the mirror changed is built anew (the table's lid is flipped
-    unreported, to tell a kept row from a new one)."""
+def _reference_rows(slots: list[tuple[object, ...]], radius: int, count: int, task: str) -> bytes:
+    """The slot rows as the observation documents them, feature by feature (no kept parts)."""
+    rows = b""
+    for o, in_inventory, accessible, dx, dy in slots:  # type: ignore[misc]
+        contents = min(len(o.contents), 255) if o.is_open else 0
+        rows += bytes((1, kind_id(o.type), in_inventory, accessible, dx + radius, dy + radius, o.is_open, o.activated,
+                       o.is_container, o.openable, o.activatable, o.edible, o.readable, o.dialogable or o.is_npc,
+                       o.movable, mentioned(o.name, task), contents))  # fmt: skip
+    return rows.ljust(count * 17, b"\0")
+
+
+def test_slot_rows_read_what_changed_unreported() -> None:
+    """`SymbolicEncoder._rows` keeps no row per slot: rows asked for again after the table's lid
+    flipped unreported, after the mirror's version moved, under another task or from another
+    mirror read the lid as it is now, and equal the documented features."""
     env, base, encoder, table = _encoder_on_a_table()
     mirror, task = encoder._mirror, base.scenario.scorecard.task_description
     slots = list(encoder.slot_data)
     lid = 17 * next(i for i, s in enumerate(slots) if s[0] is table) + 6
     other = SceneryMirror(base.world, 3, DEPTH, base.scenario.player)
-    for change in ("version", "task", "mirror"):
-        kept = encoder._rows(slots, mirror, task)[lid]
+    for change in ("none", "version", "task", "mirror"):
         table.is_open = not table.is_open  # unreported
-        assert encoder._rows(slots, mirror, task)[lid] == kept  # the kept row: stale on purpose
         if change == "version":
             mirror.version += 1
-            assert encoder._rows(slots, mirror, task)[lid] == kept  # still kept: the same tuple
-            table.is_open = not table.is_open
-            continue
-        if change == "task":
-            assert encoder._rows(slots, mirror, task + " (reworded)")[lid] == table.is_open
-        else:
-            encoder._rows(slots, other, task)
-        assert encoder._rows(slots, mirror, task)[lid] == table.is_open, change
+        asked = (slots, other if change == "mirror" else mirror, task + " (reworded)" if change == "task" else task)
+        rows = encoder._rows(*asked)
+        assert rows[lid] == table.is_open, change
+        assert rows == _reference_rows(slots, 3, encoder.num_slots, asked[2]), change
     other.close()
 
 
@@ -225,32 +230,26 @@ def test_a_reported_change_in_a_kept_place_gives_its_tile_new_rows() -> None:
         assert obs["slots"][at, 6] == table.is_open
         assert id(slots[at]) not in before  # the changed tile's slot is a new tuple
         assert any(before.get(id(s)) is s for s in slots)  # the others kept theirs
-        assert any(id(s) in encoder._row_of for s in slots if before.get(id(s)) is s)
 
 
-def test_kept_slot_rows_equal_rows_built_afresh() -> None:
-    """Rows read from `_rows`' kept rows (the four facings of a place share slot tuples) equal
-    rows built with nothing kept, at every step of random rollouts on five tasks."""
-    for task in ["DoorsTest", "NavigationHouseTest", "PickAndPlaceTest", "MovingAgentsTest", "SearchTest"]:
-        env = make_rl_env(task)
+def test_slot_rows_equal_the_documented_features() -> None:
+    """Every observation's slot rows (kept parts joined: `_rows`, `_middles`) equal the features
+    built one by one from the slots, at every step of random rollouts on six tasks, radius 3,
+    2, 1 and 0 (other window widths: their own kept parts)."""
+    for task, radius in [("DoorsTest", 3), ("NavigationHouseTest", 2), ("PickAndPlaceTest", 1), ("MovingAgentsTest", 3),
+                         ("SearchTest", 2), ("PickAndGiveTest", 0)]:  # fmt: skip
+        env = make_rl_env(task, radius=radius)
         _, info = env.reset(seed=4)
         base = env.unwrapped
         encoder = base.symbolic
         rng = np.random.default_rng(2)
-        hits = 0
         for i in range(250):
             mask = info["action_mask"]
-            before = set(encoder._row_of)
             obs, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask if i % 3 else mask[:15]))))
-            kept = dict(encoder._row_of)
-            hits += sum(id(s) in before for s in encoder.slot_data)  # rows kept from an earlier step
-            encoder._row_of = {}
-            again = encoder._rows(list(encoder.slot_data), encoder._mirror, base.scenario.scorecard.task_description)
-            assert again == obs["slots"].tobytes(), (task, i)
-            encoder._row_of = kept
+            expected = _reference_rows(encoder.slot_data, radius, encoder.num_slots, base.scenario.scorecard.task_description)
+            assert obs["slots"].tobytes() == expected, (task, i)
             if term or trunc:
                 _, info = env.reset(seed=100 + i)
-        assert hits > 100, task  # the kept rows were used
 
 
 @pytest.mark.parametrize("task", ["DoorsTest", "NavigationHouseTest", "MovingAgentsTest"])

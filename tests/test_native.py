@@ -106,12 +106,20 @@ def test_enabling_after_the_engine_was_imported_warns(tmp_path: Path) -> None:
 
 
 def test_a_build_without_a_compiler_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from discoverylab.cli.main import app
+
     monkeypatch.setattr(native.shutil, "which", lambda name: None)
     with pytest.raises(native.NativeBuildError, match="No C compiler"):
         native.build(tmp_path / "out")
     assert not (tmp_path / "out").exists()
-    assert native.main(["build", str(tmp_path / "out")]) == 1  # `make native`: the reason, no traceback
-    assert native.main(["nonsense"]) == 2
+    done = CliRunner().invoke(app, ["native", "build", "--folder", str(tmp_path / "out")])  # `make native`
+    assert done.exit_code == 1
+    assert "about 2.5 CPU-minutes" in done.stdout  # a long silent build says first what it is doing
+    assert "No C compiler" in done.stderr and "Traceback" not in done.output
+    done = CliRunner().invoke(app, ["native", "status", "--folder", str(tmp_path / "out")])
+    assert done.exit_code == 1 and "not usable: no compiled engine" in done.stdout
 
 
 def test_the_env_variable_off_leaves_the_pure_engine(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -151,6 +159,7 @@ def _rollouts(tasks: str, steps: int, native_dir: Path | None) -> dict[str, obje
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.timeout(1500)  # the build in `native_build`: ~2.5 CPU-minutes, 8.6 min beside a loaded suite
 def test_the_compiled_engine_gives_the_pure_engines_observations(native_build: Path) -> None:
     tasks = "Proteomics,SpaceSick,LostInTranslation,PlantNutrients,MovingAgentsTest,NavigationHouseTest,DoorsWithKeysTest"
     compiled = _rollouts(tasks, 300, native_build)

@@ -1,7 +1,7 @@
 """The compiled engine, opt-in: `world/`, the symbolic encoder and the theme characters that
 act every step compiled by mypyc.
 
-`make native` (`python -m discoverylab.native build`) compiles the modules in `MODULES`, unchanged,
+`make native` (`discoverylab native build`) compiles the modules in `MODULES`, unchanged,
 into `build/native/` (ignored by git) with a manifest of the sources' hash. With
 `DISCOVERYLAB_NATIVE=1` in the environment (or a build folder's path), `import discoverylab`
 puts an import hook first that loads those modules from the build; nothing else changes. The
@@ -71,7 +71,7 @@ def _abi() -> str:
     return f"{sys.implementation.cache_tag} {importlib.machinery.EXTENSION_SUFFIXES[0]}"
 
 
-def build(out: Path = DEFAULT_DIR, *, quiet: bool = True) -> Path:
+def build(out: Path = DEFAULT_DIR) -> Path:
     """Compile `modules()` into `out` (replaced) and write its manifest; NativeBuildError with
     the reason when it cannot (the pure engine is unaffected). ~2.5 CPU-minutes."""
     compiler = os.environ.get("CC", "cc")
@@ -91,8 +91,6 @@ def build(out: Path = DEFAULT_DIR, *, quiet: bool = True) -> Path:
         if done.returncode != 0:
             tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-20:])
             raise NativeBuildError(f"mypyc failed (exit {done.returncode}); the pure-Python engine stays in use. Its last lines:\n{tail}")
-        if not quiet:
-            print(done.stdout[-2000:])
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
         built: dict[str, str] = {}
         for module in modules():
@@ -179,27 +177,3 @@ def active() -> bool:
     import discoverylab.world.world as world
 
     return not str(world.__file__).endswith(".py")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m discoverylab.native build [FOLDER]` / `status [FOLDER]`."""
-    args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] not in ("build", "status") or len(args) > 2:
-        print("usage: python -m discoverylab.native build|status [FOLDER]", file=sys.stderr)
-        return 2
-    folder = Path(args[1]) if len(args) == 2 else DEFAULT_DIR
-    if args[0] == "status":
-        reason = usable(folder)
-        print(f"usable: {folder}" if reason is None else f"not usable: {reason}")
-        return 0 if reason is None else 1
-    try:
-        out = build(folder, quiet=True)
-    except NativeBuildError as exc:
-        print(f"make native: {exc}", file=sys.stderr)
-        return 1
-    print(f"Compiled engine built in {out}; use it with {ENV_VAR}=1.")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

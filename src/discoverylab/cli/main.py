@@ -49,6 +49,7 @@ from discoverylab.bench.runner import (
 from discoverylab.bench.schema import status_line
 from discoverylab.cli import audit as audit_cmd
 from discoverylab.cli import saved_runs, ui_logs
+from discoverylab.cli.native_cli import native_app
 from discoverylab.cli.options import (
     AGENT_HELP,
     AGENTS,
@@ -347,6 +348,7 @@ def docs(out: Annotated[Path, typer.Option("--out")] = Path("docs/tasks.md")) ->
 
 
 app.add_typer(lab_app, name="lab", help="Tiny Labs: small black-box scientific sandboxes.")
+app.add_typer(native_app, name="native")
 app.command()(ui_cli.serve)
 app.command()(ui_cli.replay)
 app.command("env-serve")(server_cli.env_serve)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import insort
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 from discoverylab.rl.scenery import SceneryMirror, tile_cell
 from discoverylab.rl.view import BY_UUID, SlotData
@@ -20,7 +20,7 @@ from discoverylab.world.things import Terrain
 if TYPE_CHECKING:
     from discoverylab.rl.symbolic import _Place
 
-_FIRST = itemgetter(0)  # a candidate's UUID
+_FIRST: Final = itemgetter(0)  # a candidate's UUID
 
 
 def _far_key(slot: SlotData) -> tuple[int, int]:
@@ -80,7 +80,8 @@ def patch_place(place: _Place, agent: Agent, mirror: SceneryMirror, live: bool, 
                     neighbours.pop((dx, dy), None)
             added += [(o, False, False, dx, dy) for _, o in found]
     if offsets:
-        rest = [s for s in rest if (s[3], s[4]) not in offsets]
+        kept: list[Any] = rest  # (`Any`: compiled code keeps each slot as it is, unboxed and boxed anew otherwise)
+        rest = [s for s in kept if (s[3], s[4]) not in offsets]
         for slot in added:
             insort(rest, slot, key=_far_key)
     return tiles, state, first, neighbours, rest, own, inventory_size

@@ -15,6 +15,7 @@ them: a reset builds none, and a short episode computes only the part of the map
 from __future__ import annotations
 
 from operator import attrgetter, itemgetter
+from typing import Final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -30,13 +31,13 @@ from discoverylab.world.things import Terrain
 from discoverylab.world.unpickle import instance_state, restore
 from discoverylab.world.world import World
 
-_UUID = attrgetter("uuid")
-_THIRD = itemgetter(2)  # whether a tile to recompute was never computed (`_recompute`)
-_NOTHING_SEEN: frozenset[int] = frozenset()  # `_fill_first` without a marker
+_UUID: Final = attrgetter("uuid")
+_THIRD: Final = itemgetter(2)  # whether a tile to recompute was never computed (`_recompute`)
+_NOTHING_SEEN: Final[frozenset[int]] = frozenset()  # `_fill_first` without a marker
 # A tile holding one plain object shows the same cell as any other holding one of its class,
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
 _PLAIN_CELLS: dict[tuple[type, str, bool, int], tuple[bytes, bytes, bool]] = {}
-_FEW = 8  # `_fill_first` writes up to this many cells slice by slice, more with one numpy assignment
+_FEW: Final = 8  # `_fill_first` writes up to this many cells slice by slice, more with one numpy assignment
 _VIEWS = ("_kinds_view", "_state_view", "_pending_view", "_unseen_view", "_marked_view", "_flag_view")  # `_views`
 
 
@@ -343,7 +344,7 @@ class SceneryMirror(WindowReads):
             if not first:
                 self._candidate_tiles.clear()
         seen = getattr(self.marker, "seen", None)
-        if seen is not None and seen.issuperset(map(_UUID, shown)):  # (in C: no generator)
+        if seen is not None and (shown[0].uuid in seen if len(shown) == 1 else seen.issuperset(map(_UUID, shown))):  # (no `map` for one object)
             self._marked_view[at] = True  # nothing new to mark (e.g. the floor a character left)
         else:
             self._marked_view[at] = False

@@ -26,7 +26,7 @@ seen as the text observation does, so actions parse identically in every observa
 from __future__ import annotations
 
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 from gymnasium import spaces
@@ -48,19 +48,35 @@ from discoverylab.world.action_input import whole_option
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.unpickle import FastState
+from discoverylab.world.uuids import UUID_LIMIT
 from discoverylab.world.world import WORLD_SIZE
 
-DEPTH = 4
-SLOT_FEATURES = 17
-AGENT_FEATURES = 8
+DEPTH: Final = 4
+SLOT_FEATURES: Final = 17
+AGENT_FEATURES: Final = 8
 U8 = np.dtype(np.uint8)
+_NO_SLOTS: Final[list[SlotData]] = []  # a place's faced tile without slots (never changed)
+_NO_BYTES: Final = bytearray()  # `encode`'s buffer is `_NO_BYTES.join(parts)`: a new bytearray
 _array = np.ndarray  # a writable array over the step's own buffer (cheaper than frombuffer + reshape)
-FACING = {"north": 0, "east": 1, "south": 2, "west": 3}
-_FIRST = itemgetter(0)  # a candidate's UUID
-_DIST_UUID = itemgetter(0, 1)  # distance, then UUID (unique: objects are never compared)
-_COUNTS = [bytes((n,)) for n in range(256)]  # a slot row's last byte (visible contents), made once
+FACING: Final = {"north": 0, "east": 1, "south": 2, "west": 3}
+_FIRST: Final = itemgetter(0)  # a candidate's UUID
+_UUID_BITS: Final = UUID_LIMIT.bit_length()  # UUIDs fit in this many bits (`_place`'s sort keys)
+_COUNTS: Final = [bytes((n,)) for n in range(256)]  # a slot row's last byte (visible contents), made once
 _Place = tuple[bytes, bytes, list[SlotData], dict[tuple[int, int], list[SlotData]], list[SlotData], list[int], int]
 _View = tuple[bytes, bytes, bytes, list[SlotData], int, int]  # `_build`: tiles, states, rows, slots, inventory size, reach
+
+
+_MIDDLES: dict[int, list[bytes | None]] = {}  # `_middles` per window width
+
+
+def _middles(w: int) -> list[bytes | None]:
+    """A slot row's bytes between its static parts, (in inventory, within reach, dx + r, dy + r,
+    open, activated), at one index per combination (`_rows`), each made when first needed;
+    one list per window width `w`, shared by every encoder."""
+    middles = _MIDDLES.get(w)
+    if middles is None:
+        middles = _MIDDLES[w] = [None] * (16 * w * w)
+    return middles
 
 
 def _record_of(layout: list[tuple[str, tuple[int, ...], int]]) -> np.dtype[np.void] | None:
@@ -132,11 +148,8 @@ class SymbolicEncoder(FastState):
         self.slot_data: list[SlotData] = []  # the last observation's slots, as plain tuples
         self.slot_reach = 0  # how many of them (the first ones) lie within reach (`_build`)
         self._slots: list[Slot] | None = []
-        self._row_bytes = object_slots * SLOT_FEATURES
-        self._zero_rows = bytes(self._row_bytes)
-        self._row_of: dict[int, tuple[SlotData, bytes]] = {}  # `_rows` per slot tuple (`_kept_rows`)
-        self._rows_mirror: SceneryMirror | None = None  # the mirror and task `_row_of` holds rows for
-        self._rows_task = ""
+        self._zero_rows = bytes(object_slots * SLOT_FEATURES)
+        self._middles = _middles(w)
         self._built: dict[tuple[int, int, str], _View] = {}  # `_build` per place and facing
         self._version = -1  # the mirror version `_built` was filled at
         self._task = ""  # the task `_built` and `mirror.statics` were filled for
@@ -203,8 +216,8 @@ class SymbolicEncoder(FastState):
             for i, opt in enumerate(tree.visible_options()[: self.num_dialog]):
                 shown[i * 3 : i * 3 + 3] = bytes((1, text_id(opt.text), mentioned(opt.text, line)))
                 options.append(opt.text)
-        facts = bytearray((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, inventory_size,
-                           success, min(len(world.teleports), 255), completed))  # fmt: skip
+        facts = bytes((agent.x, agent.y, FACING.get(agent.facing, 0), in_dialog, inventory_size,
+                       success, min(len(world.teleports), 255), completed))  # fmt: skip
         noted: dict[str, bytes] = {}
         if self.notes is not None:
             self.notes.update(agent, task, message)
@@ -221,13 +234,10 @@ class SymbolicEncoder(FastState):
             return self.out_arrays
         # One new buffer per step holds every key's bytes (one copy instead of one per key); each
         # array views its own part of it, writable, as if it owned it.
-        buffer = bytearray(tiles)
-        buffer += state
-        buffer += rows
-        buffer += dialog
-        buffer += facts
+        parts = [tiles, state, rows, dialog, facts]
         for name in self._note_names:
-            buffer += noted[name]
+            parts.append(noted[name])
+        buffer = _NO_BYTES.join(parts)  # (one allocation: growing a bytearray part by part reallocated)
         record = self._record
         if record is not None:  # one structured array, each key a field view (`_record_of`)
             whole = _array((), record, buffer)
@@ -247,8 +257,6 @@ class SymbolicEncoder(FastState):
             self._mirror.close()
             self._mirror = None
         self.clear_views()
-        self._row_of.clear()
-        self._rows_mirror = None
         self.slot_data, self._slots, self.slot_reach = [], [], 0
 
     def clear_views(self) -> None:
@@ -295,11 +303,16 @@ class SymbolicEncoder(FastState):
         tiles, state, first, neighbours, far, own, inventory_size = place
         if own:
             seen.update(own)
-        slots = first + neighbours.get((fdx, fdy), [])
+        faced = neighbours.get((fdx, fdy), _NO_SLOTS)
+        slots = first + faced
         reach = len(slots)
         need = self.num_slots - reach
         if need > 0:
-            slots += [s for s in far if s[3] != fdx or s[4] != fdy][:need]  # the faced tile's are in `neighbours`
+            # The first `need` far slots but the faced tile's (in `neighbours`, as many there as
+            # in `far`): they lie among the first `need + len(faced)`. (`Any`: compiled code
+            # moves them as they are instead of unboxing each and boxing it anew.)
+            ahead: list[Any] = far[: need + len(faced)]
+            slots += [s for s in ahead if s[3] != fdx or s[4] != fdy][:need]
         else:
             del slots[self.num_slots :]
             reach = self.num_slots
@@ -320,66 +333,52 @@ class SymbolicEncoder(FastState):
         tiles, state, first, seen_own, inventory_size = own_part(agent, mirror, live, tiles, state, self.num_slots)
         candidates = mirror.candidates
         neighbours: dict[tuple[int, int], list[SlotData]] = {}
-        far: list[tuple[int, int, WorldObject, int, int]] = []
-        append = far.append
+        # Far slots by distance, then UUID, as one int: sorted as pairs without a key function,
+        # no two keys equal (UUIDs are unique), so slots are never compared.
+        far: list[tuple[int, Any]] = []  # (`Any`: compiled, `rest` below boxes no slot anew)
         for x, y, dist, dx, dy in mirror.candidate_tiles(ax, ay):
             cands = candidates[x][y]
             if len(cands) == 1:  # most tiles: no comprehension, no sort
                 uuid, o = cands[0]
                 if dist == 1:
                     neighbours[(dx, dy)] = [(o, False, True, dx, dy)]
-                append((dist, uuid, o, dx, dy))
+                far.append((dist << _UUID_BITS | uuid, (o, False, False, dx, dy)))
                 continue
             if dist == 1:
                 neighbours[(dx, dy)] = [(o, False, True, dx, dy) for _, o in sorted(cands, key=_FIRST)]
-            far += [(dist, uuid, o, dx, dy) for uuid, o in cands]
-        far.sort(key=_DIST_UUID)
-        rest: list[SlotData] = [(o, False, False, dx, dy) for _, _, o, dx, dy in far]
+            far += [(dist << _UUID_BITS | uuid, (o, False, False, dx, dy)) for uuid, o in cands]
+        far.sort()
+        rest = [slot for _, slot in far]
         return tiles, state, first, neighbours, rest, seen_own, inventory_size
 
     def _rows(self, slots: list[SlotData], mirror: SceneryMirror, task: str) -> bytes:
         """The `slots` array's bytes: per slot its static features (kept per object while its
-        name stays, `mirror.statics`) around what can change (reach, place, lid, activation,
-        visible contents), zero rows after the last slot.
-
-        A slot's row is kept per slot tuple (`_place` hands the four facings of a place the same
-        tuples; `patch_place` keeps the tuples of the tiles that did not change) until the task
-        or the mirror changes (`_kept_rows`): what it reads (`scenery._look`) can change only
-        with a reported tile that counts as changed, whose slots `patch_place` replaces with new
-        tuples, so a kept tuple's row stays true across mirror versions."""
+        name stays, `mirror.statics`) around what can change (reach, place, lid, activation:
+        one kept bytes per combination, `_middles`; visible contents), zero rows after the last
+        slot. Nothing is kept per slot: a row is four kept parts, joined once for all slots
+        (a row kept per slot tuple cost more to look up, compiled, than this costs to build)."""
         r = self.radius
+        w = 2 * r + 1
         statics = mirror.statics
-        kept = self._kept_rows(mirror, task)
+        middles = self._middles
         parts: list[bytes] = []
-        for slot in slots:
-            row = kept.get(id(slot))
-            if row is not None and row[0] is slot:
-                parts.append(row[1])
-                continue
-            o, in_inventory, accessible, dx, dy = slot
+        for o, in_inventory, accessible, dx, dy in slots:
             static = statics.get(o.uuid)
             if static is None or static[0] is not o.name:
                 static = statics[o.uuid] = _static_features(o, task)
             is_open = o.is_open
+            activated = o.activated
+            at = (((in_inventory * 2 + accessible) * w + dx + r) * w + dy + r) * 4 + is_open * 2 + activated
+            middle = middles[at]
+            if middle is None:
+                middle = middles[at] = bytes((in_inventory, accessible, dx + r, dy + r, is_open, activated))
             count = len(o.contents) if is_open else 0  # as the text lists them
-            row_bytes = static[1] + bytes((in_inventory, accessible, dx + r, dy + r, is_open, o.activated)) + static[2]
-            row_bytes += _COUNTS[count if count < 255 else 255]
-            kept[id(slot)] = (slot, row_bytes)  # the slot kept with its row: its id stays its own
-            parts.append(row_bytes)
-        rows = b"".join(parts)
-        return rows + self._zero_rows[len(rows) :]
-
-    def _kept_rows(self, mirror: SceneryMirror, task: str) -> dict[int, tuple[SlotData, bytes]]:
-        """`_rows`' rows per slot (by id), emptied whenever the slots they were built for may
-        read something else: another mirror (a new world) or a task. A mirror version does not
-        empty them (`_rows`): a character stepping in view changes two tiles of a place, and
-        the place's other slots keep their rows."""
-        if mirror is not self._rows_mirror or task != self._rows_task:
-            self._row_of = {}
-            self._rows_mirror, self._rows_task = mirror, task
-        elif len(self._row_of) >= 4096:  # a long walk through a still world
-            self._row_of = {}
-        return self._row_of
+            parts.append(static[1])
+            parts.append(middle)
+            parts.append(static[2])
+            parts.append(_COUNTS[count if count < 255 else 255])
+        parts.append(self._zero_rows[len(slots) * SLOT_FEATURES :])
+        return b"".join(parts)
 
     def write_into(self, rows: dict[str, np.ndarray]) -> None:
         """Write every later observation into `rows` (one writable C-contiguous uint8 array per
