@@ -59,6 +59,11 @@ for task in sys.argv[1].split(","):
         for clone in clones:
             got = clone.step(action)[0]
             assert all(np.array_equal(got[key], want[key]) for key in want), f"{task}: a clone differs"
+# The theme characters that tick every step are compiled too (Space Sick's, Lost in Translation's).
+from discoverylab.scenarios.lost_in_translation import things as village
+from discoverylab.scenarios.space_sick import characters as colony
+classes = (colony.ColonyNPC, colony.Colonist, colony.Chef, colony.Farmer, village.Dog, village.Trainer, village.Elder)
+out["compiled classes"] = [cls.__name__ for cls in classes if "__mypyc_attrs__" in vars(cls)]
 print(json.dumps(out))
 """
 
@@ -160,4 +165,6 @@ def test_the_compiled_engine_gives_the_pure_engines_observations(native_build: P
     compiled = _rollouts(tasks, 300, native_build)
     pure = _rollouts(tasks, 300, None)
     assert compiled.pop("active") is True and pure.pop("active") is False
+    assert compiled.pop("compiled classes") == ["ColonyNPC", "Colonist", "Chef", "Farmer", "Dog", "Trainer", "Elder"]
+    assert pure.pop("compiled classes") == []
     assert compiled == pure

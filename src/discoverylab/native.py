@@ -1,4 +1,5 @@
-"""The compiled engine, opt-in: `world/` and the symbolic encoder compiled by mypyc.
+"""The compiled engine, opt-in: `world/`, the symbolic encoder and the theme characters that
+act every step compiled by mypyc.
 
 `make native` (`discoverylab native build`) compiles the modules in `MODULES`, unchanged,
 into `build/native/` (ignored by git) with a manifest of the sources' hash. With
@@ -33,9 +34,11 @@ DEFAULT_DIR = PACKAGE_DIR.parents[1] / "build" / "native"  # a checkout's build/
 ENV_VAR = "DISCOVERYLAB_NATIVE"
 MANIFEST = "manifest.json"
 # What is compiled: the world (but the pydantic models of the text observation and the pickling
-# helpers, which interpreted classes extend) and the symbolic encoder's modules.
+# helpers, which interpreted classes extend), the symbolic encoder's modules, and the theme
+# modules of characters that tick every step (the other theme modules stay interpreted).
 _WORLD_SKIPPED = {"unpickle", "observation_model"}
 _RL = ("symbolic", "scenery", "kept_views", "cells", "window_reads", "view")
+_THEMES = ("space_sick.characters", "lost_in_translation.things")
 
 
 class NativeBuildError(RuntimeError):
@@ -45,7 +48,11 @@ class NativeBuildError(RuntimeError):
 def modules() -> list[str]:
     """The dotted names of the compiled modules, in a fixed order."""
     world = sorted(p.stem for p in (PACKAGE_DIR / "world").glob("*.py") if p.stem not in _WORLD_SKIPPED)
-    return [f"discoverylab.world.{name}" for name in world] + [f"discoverylab.rl.{name}" for name in _RL]
+    return (
+        [f"discoverylab.world.{name}" for name in world]
+        + [f"discoverylab.rl.{name}" for name in _RL]
+        + [f"discoverylab.scenarios.{name}" for name in _THEMES]
+    )
 
 
 def _source(module: str) -> Path:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC
@@ -88,14 +89,15 @@ def translate(text: str, vocab: dict[str, str]) -> str:
     return re.sub(r"\[[^\]]+\]", lambda m: vocab.get(m[0], m[0]), text)
 
 
-# ---- characters ---------------------------------------------------------------------------
+# ---- characters (compiled with the engine, `make native`: they tick every step) ----------------
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class Dog(NPC):
     """Fetches the stick the trainer throws and brings it back to the trainer's tile."""
 
     dialogable = False
 
     def __init__(self, world: World, name: str, x: int, y: int, **attrs: Any) -> None:
-        super().__init__(world, name, x, y, facing="west", **attrs)
+        super().__init__(world, name, x, y, "west", **attrs)  # (compiled: `**attrs` after a keyword lost)
         self.mode = "idle"  # idle | fetch | return
         self.target: tuple[int, int] = (x, y)
         self.trainer: Trainer | None = None
@@ -127,13 +129,14 @@ class Dog(NPC):
         super().tick()
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Trainer(NPC):
     """Throws the stick whenever it holds it (one tick after getting it back) and sends the dog."""
 
     def __init__(
         self, world: World, name: str, x: int, y: int, throw_to: tuple[int, int], **attrs: Any
     ) -> None:
-        super().__init__(world, name, x, y, facing="east", **attrs)
+        super().__init__(world, name, x, y, "east", **attrs)  # (compiled: `**attrs` after a keyword lost)
         self.throw_to = throw_to
         self.dog: Dog | None = None
         self._held_for = 0
@@ -159,6 +162,7 @@ class Trainer(NPC):
             self.dog.fetch(*self.throw_to)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Elder(NPC):
     """Asks for items in the alien language. When a conversation starts it looks at what the
     partner carries (open containers included); saying "Yes" hands it all of that. It shows
@@ -167,12 +171,12 @@ class Elder(NPC):
 
     def __init__(self, world: World, name: str, x: int, y: int, wants: Callable[[WorldObject], bool]) -> None:
         super().__init__(world, name, x, y, facing="south")
-        self.wants = wants
+        self.wants: Callable[[WorldObject], bool] | None = wants
         self.interesting: list[WorldObject] = []
         self._looked = False
 
     def release(self) -> None:
-        self.__dict__.pop("wants", None)  # a bound method of the scenario, which holds this elder
+        self.wants = None  # a bound method of the scenario, which holds this elder
         self.interesting = []
 
     def tick(self) -> None:

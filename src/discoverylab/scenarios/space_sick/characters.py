@@ -14,6 +14,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from mypy_extensions import mypyc_attr
+
 from discoverylab.scenarios.space_sick.things import poisonous_food
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC, find_path
@@ -29,13 +31,18 @@ _STEPS = tuple((sx, sy, facing) for (sx, sy), facing in _DIRS.items())
 EAT_SIGNAL = "eatSignal"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class ColonyNPC(NPC):
-    """A character with a job queue, cached-path walking and hands that reach one tile around."""
+    """A character with a job queue, cached-path walking and hands that reach one tile around.
+    Compiled with the engine (`make native`: its tick runs every step for seven characters), so
+    every attribute is declared here or in an `__init__` (a compiled object has no `__dict__`)."""
 
     sick = False
+    colony: Any = None  # the Colony (characters that act in it); `release` drops it
 
     def __init__(self, world: World, name: str, x: int, y: int, **attrs: Any) -> None:
-        super().__init__(world, name, x, y, **attrs)
+        # `facing` spelled out: compiled, `**attrs` after fewer positionals went into its place.
+        super().__init__(world, name, x, y, "south", **attrs)
         self.jobs: deque[Step] = deque()
         self.wander_home: tuple[int, int, float] | None = None  # (x, y, step probability)
         self._path: list[tuple[int, int]] = []
@@ -47,7 +54,7 @@ class ColonyNPC(NPC):
 
     def release(self) -> None:
         self.jobs.clear()  # walks: generators whose frames hold this character
-        self.__dict__.pop("colony", None)  # the colony lists its characters
+        self.colony = None  # the colony lists its characters
 
     def react(self) -> None:
         """Decisions before the current job runs, on ticks when the character holds
@@ -181,6 +188,7 @@ def _mushrooms_in(holder: WorldObject) -> list[WorldObject]:
     return [o for o in holder.contents if "mushroom" in o.type]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Colonist(ColonyNPC):
     """Eats the mushroom it is handed (fresh ones only), fetches one from the cafeteria tables
     when called to a meal, and rests in the infirmary while ill (one walk, not one per tick)."""
@@ -245,6 +253,7 @@ class Colonist(ColonyNPC):
         return True
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Chef(ColonyNPC):
     """Collects the farm's mushrooms into the pot, serves the pot onto the tables, calls meals."""
 
@@ -327,6 +336,7 @@ class Chef(ColonyNPC):
         self.jobs.append(self.say("Food is being served in the cafeteria.", [EAT_SIGNAL]))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Farmer(ColonyNPC):
     """Plants up to five seeds from the seed jar on blank field soil, with the farm's shovel."""
 
