@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from mypy_extensions import mypyc_attr
 
 from discoverylab.world.materials import Material
-from discoverylab.world.unpickle import FastState
+from discoverylab.world.unpickle import FastState, compiled_fields
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import Agent
@@ -304,7 +304,7 @@ def native_defaults(cls: type) -> None:
     Nothing to do for the pure-Python engine (the reference) or a compiled class."""
     if "__mypyc_attrs__" not in vars(WorldObject) or "__mypyc_attrs__" in vars(cls):
         return
-    fields = {name for base in cls.__mro__ for name in vars(base).get("__mypyc_attrs__", ())}
+    fields = set(compiled_fields(cls))
     own = {name: value for name, value in vars(cls).items() if name in fields and not hasattr(value, "__get__")}
     for name in own:
         delattr(cls, name)

@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mypy_extensions import mypyc_attr
 
+from discoverylab.world.unpickle import compiled_fields
+
 if TYPE_CHECKING:
     from discoverylab.world.objects import Layer, WorldObject
     from discoverylab.world.world import World
@@ -301,7 +303,7 @@ def share_key_tables(plans: Iterable[tuple[type, dict[str, Any]]]) -> None:
 def _compiled(cls: type) -> bool:
     """Whether `cls` is (or extends) a class compiled by mypyc: its attributes are typed C
     fields, which `gc.get_referents` lists only in part (never the unboxed ones)."""
-    return any(hasattr(base, "__mypyc_attrs__") for base in cls.__mro__)
+    return bool(compiled_fields(cls))
 
 
 def containers_held_elsewhere(objs: list[WorldObject]) -> list[WorldObject]:

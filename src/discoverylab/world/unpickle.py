@@ -34,14 +34,20 @@ def restore(obj: object, state: Any) -> None:
             obj.__dict__[name] = value
 
 
+def compiled_fields(cls: type) -> tuple[str, ...]:
+    """The typed C fields of `cls` and its bases where mypyc compiled them (`make native`:
+    `__mypyc_attrs__`), in order, each once; empty for a class of the pure-Python engine."""
+    names = dict.fromkeys(name for base in cls.__mro__ for name in vars(base).get("__mypyc_attrs__", ()))
+    return tuple(name for name in names if name not in ("__dict__", "__weakref__"))
+
+
 def instance_state(obj: object) -> dict[str, Any]:
     """A copy of `obj`'s attributes by name: its `__dict__`, or, for a compiled class (`make
-    native`: typed fields, no dict), the fields mypyc lists in `__mypyc_attrs__` that are set."""
+    native`: typed fields, no dict), those of its `compiled_fields` that are set."""
     try:
         return dict(obj.__dict__)
     except AttributeError:
-        names = dict.fromkeys(name for cls in type(obj).__mro__ for name in vars(cls).get("__mypyc_attrs__", ()))
-        return {name: getattr(obj, name) for name in names if name not in ("__dict__", "__weakref__") and hasattr(obj, name)}
+        return {name: getattr(obj, name) for name in compiled_fields(type(obj)) if hasattr(obj, name)}
 
 
 class FastState:
