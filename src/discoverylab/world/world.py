@@ -77,7 +77,7 @@ class World(FastState):
         self._seed = int(seed)
         self.size = size
         # Child 1 of `SeedSequence(seed)` (what its `spawn(5)` gave; 4 is the UUID pool's), without the spawn.
-        self.rng_npc = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(1,)))
+        self.rng_npc = self._stream(1)
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         # A disposed world's emptied lists when one is kept (`spares.take_stacks`).
         self.stacks: list[list[list[WorldObject]]] = spares.take_stacks(size) or [[[] for _ in range(size)] for _ in range(size)]
@@ -87,7 +87,7 @@ class World(FastState):
         # are never registered) and every object ever given contents or parts (`add`, `add_part`).
         self._built: dict[int, WorldObject] = {}
         self.holders: dict[WorldObject, None] = {}
-        self._uuid_pool = UuidPool(opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(4,))))  # see world/uuids.py
+        self._uuid_pool = UuidPool(self._stream(4))  # see world/uuids.py
         self._uuid_index = 0
         self._uuids = self._uuid_pool.drawn  # the pool's entries drawn so far, extended as needed
         self._passages: list[WorldObject] | None = None
@@ -108,12 +108,16 @@ class World(FastState):
         self._watchers: list[TileWatch] = []  # see `watch_tiles`
         self.caches: dict[str, object] = {}  # per-world caches of observation builders (rebuilt when missing)
 
+    def _stream(self, child: int) -> np.random.Generator:
+        """Child `child` of `SeedSequence(seed)`: what `spawn(5)[child]` is, made alone."""
+        return opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(child,)))
+
     @property
     def rng_build(self) -> np.random.Generator:
         """The layout's stream (child 0; a scenario replaces it at once: `reseed_build`)."""
         rng = self._rng_build
         if rng is None:
-            rng = self._rng_build = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(0,)))
+            rng = self._rng_build = self._stream(0)
         return rng
 
     @rng_build.setter
@@ -125,7 +129,7 @@ class World(FastState):
         """An instrument's noise (child 2)."""
         rng = self._rng_noise
         if rng is None:
-            rng = self._rng_noise = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(2,)))
+            rng = self._rng_noise = self._stream(2)
         return rng
 
     @property
@@ -133,7 +137,7 @@ class World(FastState):
         """A theme's objects' stream (child 3)."""
         rng = self._rng_objects
         if rng is None:
-            rng = self._rng_objects = opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(3,)))
+            rng = self._rng_objects = self._stream(3)
         return rng
 
     def reseed_build(self, label: str) -> None:
