@@ -59,6 +59,31 @@ for task in sys.argv[1].split(","):
         for clone in clones:
             got = clone.step(action)[0]
             assert all(np.array_equal(got[key], want[key]) for key in want), f"{task}: a clone differs"
+# The text env too, every Normal task: the random agent's observations, rewards and scorecards.
+from discoverylab import make
+from discoverylab.agents import RandomAgent
+from discoverylab.scenarios.registry import all_tasks
+for task, cls in all_tasks().items():
+    if "normal" not in cls.difficulties:
+        continue
+    h = hashlib.sha256()
+    text_env, agent = make(task, "normal"), RandomAgent(seed=5)
+    _, info = text_env.reset(seed=5)
+    for _ in range(150):
+        obs, reward, terminated, truncated, info = text_env.step(agent.act(info["observation"]))
+        h.update(json.dumps([obs, reward, terminated, truncated, info.get("scorecard")], sort_keys=True, default=str).encode())
+        if terminated or truncated:
+            break
+    out["text " + task] = h.hexdigest()
+# A device's setting keeps its type: compiled, steps annotated `float` once turned 5000 + 100 into
+# 5100.0, and the reactor's dialog then read "5100.0 Hertz" (an int step must stay an int).
+from discoverylab.world.devices import Device
+device = Device(World(0), "dial", "dial", variables={"f": 5000})
+device.add_node("root", "f={f}")
+device.add_option("root", "+100", "root", modify={"f": 100}, clamp=(0, 10000))
+device.adjust({"f": 100}, (0, 10000))
+device.adjust({"f": -6000}, (0, 10000))
+out["device"] = repr(device.props["f"])
 # The theme characters that tick every step are compiled too (Space Sick's, Lost in Translation's).
 from discoverylab.scenarios.lost_in_translation import things as village
 from discoverylab.scenarios.space_sick import characters as colony
@@ -167,4 +192,5 @@ def test_the_compiled_engine_gives_the_pure_engines_observations(native_build: P
     assert compiled.pop("active") is True and pure.pop("active") is False
     assert compiled.pop("compiled classes") == ["ColonyNPC", "Colonist", "Chef", "Farmer", "Dog", "Trainer", "Elder"]
     assert pure.pop("compiled classes") == []
+    assert pure["device"] == "0" and len([key for key in pure if key.startswith("text ")]) >= 19
     assert compiled == pure

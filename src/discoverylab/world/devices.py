@@ -20,6 +20,10 @@ from mypy_extensions import mypyc_attr
 from discoverylab.world.dialog import DialogTree
 from discoverylab.world.objects import Layer, WorldObject
 
+# A setting and its steps keep their own type (5100 shows as "5100", 5100.0 as "5100.0"): spelled
+# `int | float`, since compiled code turns an int passed as a `float` into one (100 -> 100.0).
+Number = int | float
+
 if TYPE_CHECKING:
     from discoverylab.world.agent import ActionRecord, Agent
     from discoverylab.world.materials import Material
@@ -73,8 +77,8 @@ class Device(WorldObject):
         text: str,
         next_node: str,
         *,
-        modify: Mapping[str, float] | None = None,
-        clamp: tuple[float, float] | None = None,
+        modify: Mapping[str, Number] | None = None,
+        clamp: tuple[Number, Number] | None = None,
         requires_states: tuple[str, ...] = (),
         anti_states: tuple[str, ...] = (),
         callback: Callable[[], None] | None = None,
@@ -88,14 +92,14 @@ class Device(WorldObject):
         self.dialog_tree.add_option(node, text, next_node, requires_states, anti_states, action)
 
     def _adjust_then(
-        self, steps: Mapping[str, float], clamp: tuple[float, float] | None, callback: Callable[[], None] | None
+        self, steps: Mapping[str, Number], clamp: tuple[Number, Number] | None, callback: Callable[[], None] | None
     ) -> None:
         self.adjust(steps, clamp)
         if callback is not None:
             callback()
 
     # ---- behaviour --------------------------------------------------------------------
-    def adjust(self, steps: Mapping[str, float], clamp: tuple[float, float] | None = None) -> None:
+    def adjust(self, steps: Mapping[str, Number], clamp: tuple[Number, Number] | None = None) -> None:
         """Add `steps` to the named variables (clamped), then let the device react."""
         for key, step in steps.items():
             value = self.props[key] + step

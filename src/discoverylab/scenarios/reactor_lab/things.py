@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from discoverylab.world.devices import Device
+from discoverylab.world.devices import Device, Number
 from discoverylab.world.materials import Material, material
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
@@ -130,7 +130,7 @@ class CrystalReactor(Device):
         return (self.burnt_out, crystal, crystal and crystal.resonance_freq, setting, type(setting),
                 self.name, self.activated, self.tolerance)  # fmt: skip
 
-    def adjust(self, steps: Mapping[str, float], clamp: tuple[float, float] | None = None) -> None:
+    def adjust(self, steps: Mapping[str, Number], clamp: tuple[Number, Number] | None = None) -> None:
         """A frequency button press: it uses one press, or burns the reactor out if none is left."""
         if self.burnt_out:
             return
