@@ -75,6 +75,13 @@ for task, cls in all_tasks().items():
         if terminated or truncated:
             break
     out["text " + task] = h.hexdigest()
+# The oracle's episodes too (every Normal task, seed 0): its logs carry every observation.
+from discoverylab.bench.episode import run_episode
+for task, cls in all_tasks().items():
+    if "normal" in cls.difficulties:
+        record, log = run_episode(task, "normal", 0, "oracle")
+        played = [{k: v for k, v in vars(record).items() if "second" not in k}, log]
+        out["oracle " + task] = hashlib.sha256(json.dumps(played, sort_keys=True, default=str).encode()).hexdigest()
 # A device's setting keeps its type: compiled, steps annotated `float` once turned 5000 + 100 into
 # 5100.0, and the reactor's dialog then read "5100.0 Hertz" (an int step must stay an int).
 from discoverylab.world.devices import Device
@@ -193,4 +200,5 @@ def test_the_compiled_engine_gives_the_pure_engines_observations(native_build: P
     assert compiled.pop("compiled classes") == ["ColonyNPC", "Colonist", "Chef", "Farmer", "Dog", "Trainer", "Elder"]
     assert pure.pop("compiled classes") == []
     assert pure["device"] == "0" and len([key for key in pure if key.startswith("text ")]) >= 19
+    assert len([key for key in pure if key.startswith("oracle ")]) >= 19
     assert compiled == pure
