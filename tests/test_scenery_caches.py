@@ -274,7 +274,7 @@ def test_fixed_slot_features_follow_the_object() -> None:
         env.step(action)
         statics = base.symbolic._mirror.statics
         for slot in base.symbolic.slots:
-            assert statics[slot.obj.uuid] == _static_features(slot.obj, task)
+            assert statics[slot.obj] == _static_features(slot.obj, task)
 
 
 # ---- session 11: reported tiles that show nothing new keep the encoder's views ----------------
