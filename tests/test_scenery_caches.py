@@ -67,6 +67,15 @@ def _uncached(base, obs, info, fresh: bool) -> None:  # type: ignore[no-untyped-
         assert np.array_equal(obs[key], again[key]), (key, fresh)
 
 
+def _candidates_from_array(mirror, ax: int, ay: int) -> list[tuple[int, int, int, int, int]]:  # type: ignore[no-untyped-def]
+    """`candidate_tiles` as the pure engine reads it: the window of the padded `has_candidates`
+    array (the compiled engine reads the `flags` lists instead, `WindowReads._flagged_tiles`)."""
+    r = mirror.radius
+    window = mirror.has_candidates[ay : ay + 2 * r + 1, ax : ax + 2 * r + 1]
+    return [(ax + dx, ay + dy, abs(dx) + abs(dy), dx, dy) for dy in range(-r, r + 1) for dx in range(-r, r + 1)
+            if (dx or dy) and window[dy + r, dx + r]]  # fmt: skip
+
+
 def _rollout_checked(task: str, difficulty: str, steps: int, seed: int, radius: int = 3) -> int:
     env = make_rl_env(task, difficulty, max_steps=10**9, radius=radius)
     obs, info = env.reset(seed=seed)
@@ -82,6 +91,8 @@ def _rollout_checked(task: str, difficulty: str, steps: int, seed: int, radius: 
         assert np.array_equal(obs["tiles"], tiles), (task, difficulty, i)
         assert np.array_equal(obs["tile_state"], state), (task, difficulty, i)
         assert visible <= agent.seen, (task, difficulty, i, visible - agent.seen)
+        mirror = base.symbolic._mirror
+        assert mirror._flagged_tiles(agent.x, agent.y) == _candidates_from_array(mirror, agent.x, agent.y), (task, i)
         expected = object_slots(agent, base.radius, base.symbolic.num_slots)
         assert [(s.obj.uuid, s.accessible, s.dx, s.dy) for s in base.symbolic.slots] == [
             (s.obj.uuid, s.accessible, s.dx, s.dy) for s in expected
@@ -274,7 +285,7 @@ def test_fixed_slot_features_follow_the_object() -> None:
         env.step(action)
         statics = base.symbolic._mirror.statics
         for slot in base.symbolic.slots:
-            assert statics[slot.obj.uuid] == _static_features(slot.obj, task)
+            assert statics[slot.obj] == _static_features(slot.obj, task)
 
 
 # ---- session 11: reported tiles that show nothing new keep the encoder's views ----------------

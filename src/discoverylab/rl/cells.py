@@ -5,6 +5,8 @@ whether tiles share a cell (`is_plain`, `stack_key`)."""
 from __future__ import annotations
 
 from functools import cache
+from types import FunctionType
+from typing import Final
 
 from discoverylab.rl.view import kind_id
 from discoverylab.world.objects import WorldObject
@@ -28,6 +30,11 @@ def is_plain(obj: WorldObject) -> bool:
 
 
 PASSABLE_NOW = WorldObject.is_passable_now  # the engine's own passability rule (`is_plain`)
+COMPILED: Final = not isinstance(is_plain, FunctionType)
+"""Whether these modules run compiled (`discoverylab.native`): then a loop over a window's tiles
+(~50 instructions a tile) beats numpy's calls on tiny arrays (~1-3k each), which the pure
+engine keeps (there a loop costs ~400 a tile). Both ways give the same values
+(`WindowReads.candidate_tiles`; tests/test_scenery_caches.py compares them)."""
 
 
 def stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int) -> tuple[object, ...] | None:

@@ -77,7 +77,7 @@ class SceneryMirror(WindowReads):
         self.visible: list[list[list[WorldObject]]] = list(map(list.copy, [nothing] * size))
         self.candidates: list[list[tuple[Candidate, ...]]] = list(map(list.copy, [no_candidates] * size))
         self.marker: object = None
-        self.statics: dict[int, tuple[str, bytes, bytes]] = {}  # per UUID, the encoder's slot features that follow the name
+        self.statics: dict[WorldObject, tuple[str, bytes, bytes]] = {}  # per object, the encoder's slot features that follow the name
         self.marked_windows: set[tuple[int, int]] = set()  # corners whose whole window is marked
         self._candidate_tiles: dict[tuple[int, int], list[tuple[int, int, int, int, int]]] = {}
         self._offsets = window_offsets(radius)  # (dx, dy, distance) per window cell (`candidate_tiles`)

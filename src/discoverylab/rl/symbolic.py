@@ -363,9 +363,9 @@ class SymbolicEncoder(FastState):
         middles = self._middles
         parts: list[bytes] = []
         for o, in_inventory, accessible, dx, dy in slots:
-            static = statics.get(o.uuid)
+            static = statics.get(o)  # (by the object: an int key is boxed anew per lookup, compiled)
             if static is None or static[0] is not o.name:
-                static = statics[o.uuid] = _static_features(o, task)
+                static = statics[o] = _static_features(o, task)
             is_open = o.is_open
             activated = o.activated
             at = (((in_inventory * 2 + accessible) * w + dx + r) * w + dy + r) * 4 + is_open * 2 + activated

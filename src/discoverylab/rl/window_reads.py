@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 from mypy_extensions import mypyc_attr
 
-from discoverylab.rl.cells import grid_steps
+from discoverylab.rl.cells import COMPILED, grid_steps
 from discoverylab.world.agent import Agent
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.unpickle import FastState
@@ -31,6 +31,7 @@ class WindowReads(FastState):
     radius: int
     _side: int
     visible: list[list[list[WorldObject]]]
+    flags: list[list[bool]]
     has_candidates: np.ndarray
     marked: np.ndarray
     marked_windows: set[tuple[int, int]]
@@ -49,15 +50,35 @@ class WindowReads(FastState):
         until a tile's candidate flag changes."""
         tiles = self._candidate_tiles.get((ax, ay))
         if tiles is None:
-            w = 2 * self.radius + 1
-            offsets = self._offsets
-            tiles = []
-            for cell in self.has_candidates[ay : ay + w, ax : ax + w].ravel().nonzero()[0].tolist():
-                offset = offsets[cell]
-                if offset is not None:
-                    dx, dy, dist = offset
-                    tiles.append((ax + dx, ay + dy, dist, dx, dy))
+            if COMPILED:
+                tiles = self._flagged_tiles(ax, ay)
+            else:
+                w = 2 * self.radius + 1
+                offsets = self._offsets
+                tiles = []
+                for cell in self.has_candidates[ay : ay + w, ax : ax + w].ravel().nonzero()[0].tolist():
+                    offset = offsets[cell]
+                    if offset is not None:
+                        dx, dy, dist = offset
+                        tiles.append((ax + dx, ay + dy, dist, dx, dy))
             self._candidate_tiles[(ax, ay)] = tiles
+        return tiles
+
+    def _flagged_tiles(self, ax: int, ay: int) -> list[tuple[int, int, int, int, int]]:
+        """`candidate_tiles` read from `flags` tile by tile, in the same (row-major) order: what
+        compiled code does (`cells.COMPILED`: ~30 instructions a tile against ~2.6k for each of
+        the numpy calls on the window's tiny array)."""
+        r, size, flags = self.radius, self.world.size, self.flags
+        x0, x1 = max(ax - r, 0), min(ax + r + 1, size)
+        tiles: list[tuple[int, int, int, int, int]] = []
+        for y in range(max(ay - r, 0), min(ay + r + 1, size)):
+            dy = y - ay
+            far = dy if dy >= 0 else -dy  # (`abs` is a generic call in compiled code)
+            for x in range(x0, x1):
+                if flags[x][y]:
+                    dx = x - ax
+                    if dx or dy:
+                        tiles.append((x, y, far + (dx if dx >= 0 else -dx), dx, dy))
         return tiles
 
     def _refresh_edge(self, ax: int, ay: int, edge: tuple[int, int, bool], reported: list[tuple[int, int]]
