@@ -282,22 +282,24 @@ class World(FastState):
             self._moved(obj, x, y)
         return obj
 
-    def walk(self, obj: WorldObject, x: int, y: int) -> None:
+    def walk(self, obj: WorldObject, x: int, y: int, quiet: TileWatch | None = None) -> None:
         """`place(obj, x, y)` for a top-level object already on the grid at its usual layer (a
         character's step): the same lists, order and watcher reports, without the detach and
-        layer work, since seven characters may step every tick. Anything else goes to `place`."""
+        layer work, since seven characters may step every tick. Anything else goes to `place`.
+        `quiet`: a watcher not told of this walk, as if `obj` were its `mover` meanwhile
+        (`paths.walk_unheard`: the path cache)."""
         layer, hint = obj.layer, obj.layer_hint
         if (
             obj.parent is not None or layer is None or layer != (hint if hint is not None else obj.default_layer)
             or not (0 <= x < self.size and 0 <= y < self.size)
         ):  # fmt: skip
-            self.place(obj, x, y)
+            self._place_unheard(obj, x, y, quiet)
             return
         ox, oy = obj.x, obj.y
         try:
             self.stacks[ox][oy].remove(obj)
         except ValueError:  # not where it claims to be: `place` copes
-            self.place(obj, x, y)
+            self._place_unheard(obj, x, y, quiet)
             return
         obj.x, obj.y = x, y
         stack = self.stacks[x][y]
@@ -306,9 +308,21 @@ class World(FastState):
         else:
             stack_insert(stack, obj, layer)
         for watcher in self._watchers:  # `_moved` inline, twice: the world's most frequent change
-            if watcher.mover is not obj:  # (each watcher is a set of its own: one loop for both tiles)
-                watcher.add((ox, oy))
-                watcher.add((x, y))
+            if watcher is not quiet and watcher.mover is not obj:  # (one loop for both tiles)
+                tiles: set[tuple[int, int]] = watcher  # (its own `add`: a set's, called as one)
+                tiles.add((ox, oy))
+                tiles.add((x, y))
+
+    def _place_unheard(self, obj: WorldObject, x: int, y: int, quiet: TileWatch | None) -> None:
+        """`place(obj, x, y)` with `quiet` (if any) not told of `obj`'s moves meanwhile."""
+        if quiet is None:
+            self.place(obj, x, y)
+            return
+        mover, quiet.mover = quiet.mover, obj
+        try:
+            self.place(obj, x, y)
+        finally:
+            quiet.mover = mover
 
     def grid_remove(self, obj: WorldObject) -> None:
         if obj.layer is None:
