@@ -142,9 +142,11 @@ class NPC(Agent):
                 if len(queue) != 1:  # the wander waits (`_run_wander` returns False)
                     return
                 args = task.args
-                dx, dy = self.x - args["x"], self.y - args["y"]
+                hx: int = args["x"]  # (typed, as in `_wander_ahead`)
+                hy: int = args["y"]
+                dx, dy = self.x - hx, self.y - hy
                 if dx * dx + dy * dy > 16:
-                    self.enqueue("goto", priority=1, x=args["x"], y=args["y"], give_up=40)
+                    self.enqueue("goto", priority=1, x=hx, y=hy, give_up=40)
                     return
                 # The draws of "stay" until the tick that decides to step, all at once: the step
                 # comes on the tick after that one, as the queued move of `_run_wander` would.
@@ -181,7 +183,8 @@ class NPC(Agent):
         dialog, when the step falls due drops the step), and a geometric wait has no memory, so
         a nap cut short and drawn afresh keeps that law. Ten animals wander every tick: most of their ticks are now
         a countdown instead of a draw each (docs/performance.md)."""
-        x, y = args["x"], args["y"]
+        x: int = args["x"]  # (typed: int arithmetic compiled; `_run_goto` takes ints too)
+        y: int = args["y"]
         dx, dy = self.x - x, self.y - y
         if dx * dx + dy * dy > 16:  # (moved by someone else during the nap)
             self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
