@@ -18,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from discoverylab.rl.mask_book import known_mask
 from discoverylab.rl.view import MAX_COUNT, Slot, SlotData, slot_data
 from discoverylab.world.action_input import whole_option
 from discoverylab.world.unpickle import CopiedWhole, FastState
@@ -191,16 +192,16 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
             data = encoder.slot_data  # built this step, or kept from a step with the same view
             if data is not self.slot_data:
                 self.slot_data, self._slots = data, None
-            if agent.dialog_partner is None:
-                # The slots' mask follows from how many there are, how many (the first ones) lie
-                # within reach (`SymbolicEncoder.slot_reach`) and the locations: the encoder marked
-                # their objects seen and keeps no slot for an object that left the world.
+            # The slots' mask follows from how many there are, how many (the first ones) lie
+            # within reach (`SymbolicEncoder.slot_reach`) and the locations: the encoder marked
+            # their objects seen and keeps no slot for an object that left the world.
+            mask = known_mask(encoder, agent, self._by_counts)  # (compiled: `mask_book`)
+            if mask is None and agent.dialog_partner is None:  # counts not seen yet
                 counts = (len(data), encoder.slot_reach, len(agent.world.teleports))
-                mask = self._by_counts.get(counts)
-                if mask is None:
-                    mask = self._world_mask(agent, data, True)
-                    if len(self._by_counts) < 4096:
-                        self._by_counts[counts] = mask
+                mask = self._world_mask(agent, data, True)
+                if len(self._by_counts) < 4096:
+                    self._by_counts[counts] = mask
+            if mask is not None:
                 self._mask = mask  # `_publish`, inline (every step)
                 if self.mask_out is None:
                     info["action_mask"] = mask.copy()
