@@ -248,35 +248,68 @@ def test_nearby_agents_show_recent_history() -> None:
 
 
 def test_draw_quarter_is_the_generator_s_integers_0_4() -> None:
-    """`draw_quarter` draws through the bit generator's ctypes interface (session 11): the same
-    values as `rng.integers(0, 4)` and the same state afterwards, interleaved with the other draws
-    of the NPC stream (`random()`, the poison clock's `integers(-20, -1)`, batches), and a world
-    with wandering NPCs still pickles and copies (tests/test_env_vector.py plays the clones)."""
+    """The characters' draws (`draw_quarter`, `draw_unit`, off `NpcDraws`' block of raw words
+    drawn ahead, session 26) give the values of `rng.integers(0, 4)` and `rng.random()`, and
+    `world.rng_npc` (the other readers': `random()`, the poison clock's `integers(-20, -1)`,
+    batches) continues where they left it, `next_uint32`'s kept half included, with the same
+    state; a world with wandering NPCs still pickles and copies mid-block (tests/test_env_vector.py
+    plays the clones)."""
     import copy
     import pickle
 
     from discoverylab.world.npc import draw_quarter, draw_unit
 
-    ours, plain = World(3).rng_npc, World(3).rng_npc
+    world, plain = World(3), World(3).rng_npc
+    ours = world.npc_draws
     for i in range(30000):
         assert draw_quarter(ours) == int(plain.integers(0, 4))
         if i % 2 == 0:
-            assert ours.random() == plain.random()
-        if i % 3 == 0:  # `draw_unit` (session 12), between two 32-bit halves of a word too
+            assert draw_unit(ours) == plain.random()
+        if i % 3 == 0:  # between two 32-bit halves of a word too
             assert draw_unit(ours) == plain.random()
         if i % 11 == 0:
-            assert int(ours.integers(-20, -1)) == int(plain.integers(-20, -1))
+            assert int(world.rng_npc.integers(-20, -1)) == int(plain.integers(-20, -1))
+        if i % 97 == 0:
+            assert world.rng_npc.random() == plain.random()
         if i % 997 == 0:
-            assert ours.random(5).tolist() == plain.random(5).tolist()
-    assert ours.bit_generator.state == plain.bit_generator.state
+            assert world.rng_npc.random(5).tolist() == plain.random(5).tolist()
+            assert world.rng_npc.bit_generator.state == plain.bit_generator.state
+    assert world.rng_npc.bit_generator.state == plain.bit_generator.state
     world = World(4)
     npc = NPC(world, "bob", 5, 5)
     npc.enqueue("wander", x=5, y=5)
     for _ in range(20):
         world.tick()
+    assert 0 < world.npc_draws.used < len(world.npc_draws.words)  # (mid-block)
     clone, twin = pickle.loads(pickle.dumps(world)), copy.deepcopy(world)
-    draws = [draw_quarter(w.rng_npc) for w in (world, clone, twin) for _ in range(3)]
+    draws = [draw_quarter(w.npc_draws) for w in (world, clone, twin) for _ in range(3)]
     assert draws[:3] == draws[3:6] == draws[6:]
+    states = [w.rng_npc.bit_generator.state for w in (world, clone, twin)]
+    assert states[0] == states[1] == states[2]
+
+
+def test_npc_draws_hand_the_generator_over_exactly() -> None:
+    """`World.rng_npc` settles the block at any point: after a kept half (`next_uint32`), after
+    its consumption, between blocks, with nothing drawn; a generator handed out and drawn from
+    (leaving a half of its own) is adopted by the next block; a stream set anew is read from."""
+    import numpy as np
+
+    from discoverylab.world.npc import draw_quarter, draw_unit
+
+    for pattern in ("q", "qq", "u", "qu", "uq", "qqq", "", "q" * 130, "u" * 64, "u" * 65):
+        world, plain = World(7), World(7).rng_npc
+        for _ in range(3):
+            for kind in pattern:
+                if kind == "q":
+                    assert draw_quarter(world.npc_draws) == int(plain.integers(0, 4))
+                else:
+                    assert draw_unit(world.npc_draws) == plain.random()
+            assert world.rng_npc.bit_generator.state == plain.bit_generator.state
+            assert int(world.rng_npc.integers(0, 7)) == int(plain.integers(0, 7))  # leaves a half
+    world, plain = World(9), np.random.default_rng(5)
+    world.rng_npc = np.random.default_rng(5)
+    assert [draw_quarter(world.npc_draws) for _ in range(5)] == [int(plain.integers(0, 4)) for _ in range(5)]
+    assert world.rng_npc.bit_generator.state == plain.bit_generator.state
 
 
 class _PlainRunnerNPC(NPC):
@@ -386,15 +419,16 @@ def test_draw_wait_is_geometric() -> None:
     """`draw_wait`: P(wait >= k) = (1 - p)**k, one draw per wait; certain and impossible steps."""
     from discoverylab.world.npc import draw_wait
 
-    rng = World(2).rng_npc
+    world = World(2)
+    draws = world.npc_draws
     for probability in (0.1, 0.25, 0.5, 0.9):
-        waits = [draw_wait(rng, probability) for _ in range(20000)]
+        waits = [draw_wait(draws, probability) for _ in range(20000)]
         for k in range(4):
             share = sum(w >= k for w in waits) / len(waits)
             assert abs(share - (1 - probability) ** k) < 0.015, (probability, k, share)
-    state = rng.bit_generator.state
-    assert draw_wait(rng, 1.0) == 0 and draw_wait(rng, 0.0) > 10**12
-    assert rng.bit_generator.state == state  # neither draws
+    state = world.rng_npc.bit_generator.state
+    assert draw_wait(draws, 1.0) == 0 and draw_wait(draws, 0.0) > 10**12
+    assert world.rng_npc.bit_generator.state == state  # neither draws
 
 
 def _napping(seed: int = 0) -> tuple[World, NPC]:

@@ -34,10 +34,11 @@ DEFAULT_DIR = PACKAGE_DIR.parents[1] / "build" / "native"  # a checkout's build/
 ENV_VAR = "DISCOVERYLAB_NATIVE"
 MANIFEST = "manifest.json"
 # What is compiled: the world (but the pydantic models of the text observation and the pickling
-# helpers, which interpreted classes extend), the symbolic encoder's modules, and the theme
-# modules of characters that tick every step (the other theme modules stay interpreted).
+# helpers, which interpreted classes extend), the symbolic encoder's modules and the action
+# mask's look-up (`mask_book`), and the theme modules of characters that tick every step (the
+# other theme modules stay interpreted).
 _WORLD_SKIPPED = {"unpickle", "observation_model"}
-_RL = ("symbolic", "scenery", "kept_views", "cells", "window_reads", "view")
+_RL = ("symbolic", "scenery", "kept_views", "cells", "window_reads", "view", "mask_book")
 _THEMES = ("space_sick.characters", "lost_in_translation.things")
 
 

@@ -18,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from discoverylab.rl.mask_book import known_mask
 from discoverylab.rl.view import MAX_COUNT, Slot, SlotData, slot_data
 from discoverylab.world.action_input import whole_option
 from discoverylab.world.unpickle import CopiedWhole, FastState
@@ -77,7 +78,6 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
         self.mask_out: np.ndarray | None = None  # `BatchedVectorEnv`'s shared row: masks are written there
         self._base = env.unwrapped
         self._encoder = encoder
-        self._by_slots: dict[int, tuple[list[SlotData], int, np.ndarray]] = {}  # id(slot data) -> (it, locations, mask)
         self._by_counts: dict[tuple[int, int, int], np.ndarray] = {}  # (slots, within reach, locations) -> mask
         self._layouts = tuple(self.layout(i) for i in range(self.n))  # `layout` per index, for `packet`
 
@@ -151,7 +151,6 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
     # ---- gymnasium API ----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
-        self._by_slots.clear()  # the last episode's slots: they would keep its objects (and world) alive
         self._refresh(info)
         if self.shaping is not None:
             self.shaping.reset(self._base)
@@ -193,24 +192,22 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], FastState, CopiedWhole):
             data = encoder.slot_data  # built this step, or kept from a step with the same view
             if data is not self.slot_data:
                 self.slot_data, self._slots = data, None
-            if agent.dialog_partner is None:
-                # The same slots give the same mask (the encoder marked their objects seen and
-                # keeps no slot for an object that left the world) unless a location was added.
-                teleports = len(agent.world.teleports)
-                known = self._by_slots.get(id(data))
-                if known is None or known[0] is not data or known[1] != teleports:
-                    if len(self._by_slots) >= 1024:
-                        self._by_slots.clear()
-                    # New slots: their mask follows from how many there are and how many (the
-                    # first ones) lie within reach (`SymbolicEncoder.slot_reach`), and the locations.
-                    counts = (len(data), encoder.slot_reach, teleports)
-                    mask = self._by_counts.get(counts)
-                    if mask is None:
-                        mask = self._world_mask(agent, data, True)
-                        if len(self._by_counts) < 4096:
-                            self._by_counts[counts] = mask
-                    known = self._by_slots[id(data)] = (data, teleports, mask)
-                self._publish(known[2], info)
+            # The slots' mask follows from how many there are, how many (the first ones) lie
+            # within reach (`SymbolicEncoder.slot_reach`) and the locations: the encoder marked
+            # their objects seen and keeps no slot for an object that left the world.
+            mask = known_mask(encoder, agent, self._by_counts)  # (compiled: `mask_book`)
+            if mask is None and agent.dialog_partner is None:  # counts not seen yet
+                counts = (len(data), encoder.slot_reach, len(agent.world.teleports))
+                mask = self._world_mask(agent, data, True)
+                if len(self._by_counts) < 4096:
+                    self._by_counts[counts] = mask
+            if mask is not None:
+                self._mask = mask  # `_publish`, inline (every step)
+                if self.mask_out is None:
+                    info["action_mask"] = mask.copy()
+                else:
+                    self.mask_out[:] = mask
+                    info["action_mask"] = self.mask_out
                 return
         else:
             self.slot_data, self._slots = slot_data(agent, base.radius, self.num_slots), None  # type: ignore[attr-defined]

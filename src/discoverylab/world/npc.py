@@ -10,12 +10,12 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
 from mypy_extensions import mypyc_attr
 
 from discoverylab.world.agent import DIRECTIONS, Agent
 from discoverylab.world.dialog import DialogTree
 from discoverylab.world.paths import find_path, walk_if_free, walk_unheard
+from discoverylab.world.streams import NpcDraws
 
 if TYPE_CHECKING:
     from discoverylab.world.world import World
@@ -23,31 +23,24 @@ if TYPE_CHECKING:
 _DIR_BY_DELTA = {delta: name for name, delta in DIRECTIONS.items()}
 _DIRECTION_NAMES = tuple(DIRECTIONS)
 _RUNNERS: dict[tuple[type, str], Any] = {}  # (NPC class, task kind) -> its method "_run_" + kind
-_TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
 _NEVER = 1 << 62  # a wait that outlasts any episode (a wander that never steps)
 __all__ = ["NPC", "Task", "draw_quarter", "draw_unit", "draw_wait", "find_path"]
 
 
-def draw_quarter(rng: np.random.Generator) -> int:
-    """`int(rng.integers(0, 4))`, the same value from the same draw, at a fifth of the cost (a
-    wandering animal's direction; ten wander every tick): Lemire's method on a range of 4 keeps
-    the top two bits of one 32-bit draw and never rejects, and the bit generator's ctypes
-    interface draws it without the generator's argument handling. Read from the generator at
-    each call (an interface kept elsewhere would not pickle or copy with the world);
-    tests/test_world_npc.py compares both ways, interleaved with other draws."""
-    face = rng.bit_generator.ctypes
-    return int(face.next_uint32(face.state)) >> 30
+def draw_quarter(draws: NpcDraws) -> int:
+    """`int(rng.integers(0, 4))` of the NPC stream, the same value from the same draw (a
+    wandering animal's direction; ten wander every tick), read off the block of raw words
+    `NpcDraws` draws ahead. tests/test_world_npc.py compares both ways, interleaved with other
+    draws."""
+    return draws.quarter()
 
 
-def draw_unit(rng: np.random.Generator) -> float:
-    """`rng.random()`, the same value from the same draw, for a fifth less: the world's streams
-    are PCG64 (`streams.opaque_rng`), whose `random()` is the top 53 bits of one 64-bit draw
-    times 2**-53, and `random_raw()` draws that word without the generator's argument handling.
-    tests/test_world_npc.py compares both ways, interleaved with the stream's other draws."""
-    return (rng.bit_generator.random_raw() >> 11) * _TWO_TO_MINUS_53
+def draw_unit(draws: NpcDraws) -> float:
+    """`rng.random()` of the NPC stream, the same value from the same draw (`NpcDraws.unit`)."""
+    return draws.unit()
 
 
-def draw_wait(rng: np.random.Generator, probability: float) -> int:
+def draw_wait(draws: NpcDraws, probability: float) -> int:
     """How many ticks in a row a wander draws "stay" before the tick that decides to step, with
     one draw instead of one per tick: the count of failures before the first success of coins
     that each succeed with `probability` is geometric, P(wait >= k) = (1 - probability)**k, which
@@ -56,7 +49,7 @@ def draw_wait(rng: np.random.Generator, probability: float) -> int:
         return 0
     if probability <= 0.0:
         return _NEVER
-    return int(math.log(1.0 - draw_unit(rng)) / math.log(1.0 - probability))
+    return int(math.log(1.0 - draws.unit()) / math.log(1.0 - probability))
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
@@ -149,13 +142,15 @@ class NPC(Agent):
                 if len(queue) != 1:  # the wander waits (`_run_wander` returns False)
                     return
                 args = task.args
-                dx, dy = self.x - args["x"], self.y - args["y"]
+                hx: int = args["x"]  # (typed, as in `_wander_ahead`)
+                hy: int = args["y"]
+                dx, dy = self.x - hx, self.y - hy
                 if dx * dx + dy * dy > 16:
-                    self.enqueue("goto", priority=1, x=args["x"], y=args["y"], give_up=40)
+                    self.enqueue("goto", priority=1, x=hx, y=hy, give_up=40)
                     return
                 # The draws of "stay" until the tick that decides to step, all at once: the step
                 # comes on the tick after that one, as the queued move of `_run_wander` would.
-                self._nap = draw_wait(self.world.rng_npc, args.get("probability", 0.5)) + 1
+                self._nap = draw_wait(self.world.npc_draws, args.get("probability", 0.5)) + 1
                 return
             if kind == "move":
                 direction = task.args["direction"]
@@ -188,16 +183,17 @@ class NPC(Agent):
         dialog, when the step falls due drops the step), and a geometric wait has no memory, so
         a nap cut short and drawn afresh keeps that law. Ten animals wander every tick: most of their ticks are now
         a countdown instead of a draw each (docs/performance.md)."""
-        x, y = args["x"], args["y"]
+        x: int = args["x"]  # (typed: int arithmetic compiled; `_run_goto` takes ints too)
+        y: int = args["y"]
         dx, dy = self.x - x, self.y - y
         if dx * dx + dy * dy > 16:  # (moved by someone else during the nap)
             self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
             return
-        rng = self.world.rng_npc
-        self._run_move(_DIRECTION_NAMES[draw_quarter(rng)])  # (a class that has its own never naps: `_written_out`)
+        draws = self.world.npc_draws
+        self._run_move(_DIRECTION_NAMES[draws.quarter()])  # (a class that has its own never naps: `_written_out`)
         dx, dy = self.x - x, self.y - y
         if dx * dx + dy * dy <= 16:  # else the next tick, a plain one, heads home
-            self._nap = draw_wait(rng, args.get("probability", 0.5)) + 2
+            self._nap = draw_wait(draws, args.get("probability", 0.5)) + 2
 
     def _run_wander(self, x: int, y: int, probability: float = 0.5) -> bool:
         """Drift around (x, y): go back if further than 4 tiles, else maybe step randomly.
@@ -210,9 +206,9 @@ class NPC(Agent):
         if dx * dx + dy * dy > 16:
             self.enqueue("goto", priority=1, x=x, y=y, give_up=40)
             return False
-        rng = self.world.rng_npc
-        if draw_unit(rng) < probability:
-            self.enqueue("move", priority=1, direction=_DIRECTION_NAMES[draw_quarter(rng)])
+        draws = self.world.npc_draws
+        if draws.unit() < probability:
+            self.enqueue("move", priority=1, direction=_DIRECTION_NAMES[draws.quarter()])
         return False
 
     def _run_move(self, direction: str) -> bool:

@@ -42,7 +42,7 @@ def walk_unheard(world: World, mover: WorldObject, x: int, y: int) -> None:
     things that hold nothing (a dog with its stick) changes no tile's step cost by stepping
     (`_tile_cost` reads the first impassable thing on a tile, closed contents included, and
     none of those is one), so the world's path cache, if any, is not told of the step (its
-    watcher's `mover`, for the walk): `_sync` does not re-cost both tiles afterwards. Anything
+    watcher is the walk's `quiet` one): `_sync` does not re-cost both tiles afterwards. Anything
     carried that holds something goes the plain way. tests/test_world_fast_paths.py checks the
     paths against the plain search while characters walk, carry walls and open doors."""
     cache = world.caches.get("npc_paths")
@@ -50,12 +50,7 @@ def walk_unheard(world: World, mover: WorldObject, x: int, y: int) -> None:
         world.walk(mover, x, y)
         return
     assert isinstance(cache, _PathCache)
-    changed = cache.changed
-    changed.mover = mover
-    try:
-        world.walk(mover, x, y)
-    finally:
-        changed.mover = None
+    world.walk(mover, x, y, cache.changed)
 
 
 def _light(carried: list[WorldObject]) -> bool:

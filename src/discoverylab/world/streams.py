@@ -9,6 +9,10 @@ import numpy as np
 from mypy_extensions import mypyc_attr
 from numpy.random.bit_generator import ISpawnableSeedSequence
 
+from discoverylab.world.unpickle import FastState
+
+_TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
+
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
 class _SpentWords(ISpawnableSeedSequence):
@@ -44,3 +48,82 @@ def opaque_rng(seq: np.random.SeedSequence) -> np.random.Generator:
     a blank generator (six streams per reset)."""
     return np.random.Generator(np.random.PCG64(cast(Any, _SpentWords(seq.generate_state(4, np.uint64)))))
 
+
+
+_BLOCK = 64  # raw words drawn at a time for the NPC stream (`NpcDraws`)
+_LOW = 0xFFFFFFFF
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
+class NpcDraws(FastState):
+    """The NPC stream (`World.rng_npc`, a PCG64 generator) read by the characters through a
+    block of raw 64-bit words drawn ahead (`random_raw(64)`), each read as the generator's own
+    call would read it: `quarter` as `integers(0, 4)` (the top two bits of `next_uint32`, which
+    keeps a word's upper half for the next call: `has_half`/`half` are that state), `unit` as
+    `random()`. One numpy call per 64 words instead of one per draw (a draw through ctypes or
+    `random_raw()` cost ~2.5-3.4k instructions compiled; ten animals wander in Proteomics).
+    Every other reader takes the generator from `World.rng_npc`, which first gives back the
+    words not yet read (`settled`): it sees the stream exactly where the draws left it. The
+    block is state like any other: it travels with pickles and copies of the world."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.words: list[int] = []  # the block drawn ahead; `used` of them read
+        self.used = 0
+        self.has_half = False  # `next_uint32`'s kept upper half (`has_uint32`, `uinteger`)
+        self.half = 0
+        self.adopt = False  # the generator was handed out: read its kept half before the next block
+
+    def word(self) -> int:
+        """The stream's next raw word (`random_raw()`)."""
+        used = self.used
+        words = self.words
+        if used >= len(words):
+            words = self._fill()
+            used = 0
+        self.used = used + 1
+        return words[used]
+
+    def _fill(self) -> list[int]:
+        if self.adopt:  # (a fresh generator keeps no half: nothing to read)
+            self._adopt()
+        words = self.words = self.rng.bit_generator.random_raw(_BLOCK).tolist()
+        self.used = 0
+        return words
+
+    def _adopt(self) -> None:
+        """Take over the kept half of a generator that was handed out (`settled`)."""
+        state = self.rng.bit_generator.state
+        self.has_half, self.half, self.adopt = bool(state["has_uint32"]), int(state["uinteger"]), False
+
+    def quarter(self) -> int:
+        """`int(rng.integers(0, 4))`: Lemire's method on a range of 4 keeps the top two bits of
+        one `next_uint32` and never rejects."""
+        if self.adopt:
+            self._adopt()
+        if self.has_half:
+            self.has_half = False
+            return self.half >> 30
+        word = self.word()
+        self.half = word >> 32
+        self.has_half = True
+        return (word & _LOW) >> 30
+
+    def unit(self) -> float:
+        """`rng.random()`: the top 53 bits of one word times 2**-53."""
+        return (self.word() >> 11) * _TWO_TO_MINUS_53
+
+    def settled(self) -> np.random.Generator:
+        """The generator where the draws left the stream: the words not read given back
+        (`advance` backwards, mod 2**128) and `next_uint32`'s kept half put in its state."""
+        if not self.adopt:  # (else nothing was drawn since it was last handed out)
+            bits: Any = self.rng.bit_generator  # (a PCG64: `advance` is its own)
+            unused = len(self.words) - self.used
+            if unused:
+                bits.advance(-unused)
+            state = dict(bits.state)
+            state["has_uint32"], state["uinteger"] = int(self.has_half), self.half
+            bits.state = state
+            self.words, self.used = [], 0
+        self.adopt = True
+        return self.rng

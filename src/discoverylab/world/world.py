@@ -22,7 +22,7 @@ from mypy_extensions import mypyc_attr
 from discoverylab.world import spares
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject, stack_insert, visible_into
-from discoverylab.world.streams import opaque_rng
+from discoverylab.world.streams import NpcDraws, opaque_rng
 from discoverylab.world.tick_pause import KEY as TICK_PAUSE
 from discoverylab.world.tick_pause import pause_tick
 from discoverylab.world.unpickle import FastState
@@ -64,7 +64,7 @@ class World(FastState):
     # Streams made on first read (children 0, 2 and 3 of `SeedSequence(seed)`, by the properties
     # `rng_build`, `rng_noise`, `rng_objects`): the layout's, which a scenario replaces at once
     # (`reseed_build`), and the two that few tasks read (an instrument's noise, a theme's
-    # objects): two streams less per reset. Not `rng_npc`, which NPCs read every tick. Class-level
+    # objects): two streams less per reset. Not the NPC stream, which NPCs read every tick. Class-level
     # defaults, not set in `__init__`: a World past 30 instance attributes leaves CPython 3.11's
     # shared key table (+1.4% of Proteomics' `World.tick`). Properties, not a descriptor that
     # fills `__dict__`: a compiled (mypyc) class has none.
@@ -77,7 +77,8 @@ class World(FastState):
         self._seed = int(seed)
         self.size = size
         # Child 1 of `SeedSequence(seed)` (what its `spawn(5)` gave; 4 is the UUID pool's), without the spawn.
-        self.rng_npc = self._stream(1)
+        # Read by the characters through a block drawn ahead (`NpcDraws`); others read `rng_npc`.
+        self.npc_draws = NpcDraws(self._stream(1))
         # Per tile, the top-level objects top layer first: the observation scans this flat list.
         # A disposed world's emptied lists when one is kept (`spares.take_stacks`).
         self.stacks: list[list[list[WorldObject]]] = spares.take_stacks(size) or [[[] for _ in range(size)] for _ in range(size)]
@@ -111,6 +112,16 @@ class World(FastState):
     def _stream(self, child: int) -> np.random.Generator:
         """Child `child` of `SeedSequence(seed)`: what `spawn(5)[child]` is, made alone."""
         return opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(child,)))
+
+    @property
+    def rng_npc(self) -> np.random.Generator:
+        """The NPC stream (child 1) where the characters' draws left it (`NpcDraws.settled`)."""
+        return self.npc_draws.settled()
+
+    @rng_npc.setter
+    def rng_npc(self, rng: np.random.Generator) -> None:
+        self.npc_draws = NpcDraws(rng)
+        self.npc_draws.adopt = True  # (it may keep a half of a word)
 
     @property
     def rng_build(self) -> np.random.Generator:
@@ -271,22 +282,24 @@ class World(FastState):
             self._moved(obj, x, y)
         return obj
 
-    def walk(self, obj: WorldObject, x: int, y: int) -> None:
+    def walk(self, obj: WorldObject, x: int, y: int, quiet: TileWatch | None = None) -> None:
         """`place(obj, x, y)` for a top-level object already on the grid at its usual layer (a
         character's step): the same lists, order and watcher reports, without the detach and
-        layer work, since seven characters may step every tick. Anything else goes to `place`."""
+        layer work, since seven characters may step every tick. Anything else goes to `place`.
+        `quiet`: a watcher not told of this walk, as if `obj` were its `mover` meanwhile
+        (`paths.walk_unheard`: the path cache)."""
         layer, hint = obj.layer, obj.layer_hint
         if (
             obj.parent is not None or layer is None or layer != (hint if hint is not None else obj.default_layer)
             or not (0 <= x < self.size and 0 <= y < self.size)
         ):  # fmt: skip
-            self.place(obj, x, y)
+            self._place_unheard(obj, x, y, quiet)
             return
         ox, oy = obj.x, obj.y
         try:
             self.stacks[ox][oy].remove(obj)
         except ValueError:  # not where it claims to be: `place` copes
-            self.place(obj, x, y)
+            self._place_unheard(obj, x, y, quiet)
             return
         obj.x, obj.y = x, y
         stack = self.stacks[x][y]
@@ -295,9 +308,21 @@ class World(FastState):
         else:
             stack_insert(stack, obj, layer)
         for watcher in self._watchers:  # `_moved` inline, twice: the world's most frequent change
-            if watcher.mover is not obj:  # (each watcher is a set of its own: one loop for both tiles)
-                watcher.add((ox, oy))
-                watcher.add((x, y))
+            if watcher is not quiet and watcher.mover is not obj:  # (one loop for both tiles)
+                tiles: set[tuple[int, int]] = watcher  # (its own `add`: a set's, called as one)
+                tiles.add((ox, oy))
+                tiles.add((x, y))
+
+    def _place_unheard(self, obj: WorldObject, x: int, y: int, quiet: TileWatch | None) -> None:
+        """`place(obj, x, y)` with `quiet` (if any) not told of `obj`'s moves meanwhile."""
+        if quiet is None:
+            self.place(obj, x, y)
+            return
+        mover, quiet.mover = quiet.mover, obj
+        try:
+            self.place(obj, x, y)
+        finally:
+            quiet.mover = mover
 
     def grid_remove(self, obj: WorldObject) -> None:
         if obj.layer is None:
