@@ -21,7 +21,10 @@ big ints show as extra referents: `spares` counts them.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from types import FunctionType
+from typing import TYPE_CHECKING, Any, Final
+
+from discoverylab.world.objects import stack_insert
 
 if TYPE_CHECKING:
     from discoverylab.world.objects import Layer, WorldObject
@@ -100,3 +103,26 @@ def passing(objs: list[WorldObject], like: WorldObject) -> list[WorldObject]:
         if same:
             kept.append(obj)
     return kept
+
+
+def put(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uuids: list[int], layer: Layer) -> None:
+    """`catalog.place_each`'s loop over the spares it reuses (the first `len(objs)` cells and
+    UUIDs), as an index loop: compiled, the loop's `zip` of tuples cost ~200 instructions an
+    object more (the pure engine keeps the `zip`: `COMPILED`)."""
+    stacks = world.stacks
+    for i in range(len(objs)):
+        obj = objs[i]
+        x, y = cells[i]
+        obj.world = world
+        obj.x = x
+        obj.y = y
+        obj.uuid = uuids[i]
+        stack = stacks[x][y]
+        if stack and stack[-1].layer < layer:  # type: ignore[operator]  # as in `place_each`
+            stack_insert(stack, obj, layer)
+        else:
+            stack.append(obj)
+
+
+COMPILED: Final = not isinstance(put, FunctionType)
+"""Whether this module runs compiled (`discoverylab.native`): `place_each` then calls `put`."""
