@@ -14,8 +14,8 @@ from tests.world_kit import UNIT_TESTS, play_masked, readable_kinds
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.rl import make_rl_env
 from discoverylab.scenarios import layout
-from discoverylab.world import spares
-from discoverylab.world.catalog import spawn
+from discoverylab.world import spare_check, spares
+from discoverylab.world.catalog import inline_plan, spawn
 from discoverylab.world.materials import Material
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
@@ -256,3 +256,40 @@ def test_a_fill_with_fewer_spares_than_tiles_equals_one_without_spares(held: int
     fresh = World(8)
     layout.fill_grass(fresh, under=holes)
     assert _state(again) == _state(fresh)
+
+
+def _changed(value: Any, world: World) -> list[Any]:
+    """Values that differ from `value` in the eyes of `spare_check.untouched` (one per way)."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, float):
+        return [value + 1.5, -value] if value == 0.0 else [value + 1.5]
+    if isinstance(value, int):  # a layer too
+        return [Layer((value + 1) % len(Layer)), None] if isinstance(value, Layer) else [value + 1]
+    if isinstance(value, str):
+        return [value + "x"]
+    if isinstance(value, World):
+        return [World(99)]
+    if isinstance(value, list):
+        more = [*value, spawn(world, "coin")]
+        return [more, [m.copy() for m in value], [spawn(world, "coin") for _ in value]] if value else [more]
+    if isinstance(value, dict):
+        return [{"wet": True}]
+    assert value is None
+    return [spawn(world, "coin"), Layer.AIR]
+
+
+@pytest.mark.parametrize("kind", ["grass", "path", "wall", "fence", "floor"])
+def test_the_compiled_check_sees_a_change_to_any_field(kind: str) -> None:
+    """`spare_check.untouched` (the compiled engine's check, plain Python here) compares every
+    field of `CHECKED_FIELDS`: changing any one of them, in every way, fails it."""
+    world = _meadow(5)
+    layer, cls, name, type_, materials, fresh, attrs = inline_plan(kind)  # type: ignore[misc]
+    like = spare_check.model(world, cls, name, type_, materials, layer, attrs)
+    assert spare_check.untouched(spare_check.model(world, cls, name, type_, materials, layer, attrs), like)
+    for field in spare_check.CHECKED_FIELDS:
+        for value in _changed(getattr(like, field), world):
+            obj = spare_check.model(world, cls, name, type_, materials, layer, attrs)
+            setattr(obj, field, value)
+            assert not spare_check.untouched(obj, like), (field, value)
+    assert spare_check.passing([like, obj], like) == [like]

@@ -8,7 +8,7 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
-from discoverylab.world import instruments, spares, things
+from discoverylab.world import instruments, spare_check, spares, things
 from discoverylab.world.materials import material, shared_material
 from discoverylab.world.objects import Container, Layer, WorldObject, stack_insert
 from discoverylab.world.world import World
@@ -268,7 +268,13 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     spare = spares.ready(kind, cls, name, type_, materials, layer, attrs) if not fresh else []
     objs: list[WorldObject] = spare[: len(cells)]  # the first cells' objects, then the new ones
     del spare[: len(cells)]
-    for obj, (x, y), uuid in zip(objs, cell_iter, uuid_iter, strict=False):
+    if objs and spare_check.COMPILED:  # the loop below, typed (`spare_check.put`)
+        spare_check.put(objs, world, cells, uuids, layer)
+        cell_iter, uuid_iter = iter(cells[len(objs) :]), iter(uuids[len(objs) :])
+        objs_iter: list[WorldObject] = []
+    else:
+        objs_iter = objs
+    for obj, (x, y), uuid in zip(objs_iter, cell_iter, uuid_iter, strict=False):
         obj.world = world
         obj.x = x
         obj.y = y

@@ -29,6 +29,10 @@ One entry per kind, the last disposed world's (a later disposal replaces it), ch
 the next build of that kind (`ready`); what that build does not use stays ready for later
 builds of the kind (a second building's floors, a wall placed alone) until a world is disposed. An entry nobody takes keeps one disposed world's objects alive.
 
+Compiled (`make native`), an object's fields are C fields that `gc.get_referents` lists only in
+part: `_take_compiled` reads them by name instead (`world/spare_check.py`), for the classes whose
+fields it covers (`_reusable_compiled`).
+
 The grid's 1,056 tile lists are recycled too (`offer_stacks`, `take_stacks`): emptied, when
 nothing else holds them, for the next world of the same size.
 """
@@ -46,6 +50,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mypy_extensions import mypyc_attr
 
+from discoverylab.world import spare_check
 from discoverylab.world.unpickle import compiled_fields
 
 if TYPE_CHECKING:
@@ -199,7 +204,7 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
     del entry
     layout = _layout(cls, attrs)
     if layout is None:
-        return []
+        return _take_compiled(old, objs, cls, name, type_, materials, layer, attrs) if _reusable_compiled(cls) else []
     order, *slots = layout
     counts = list(map(sys.getrefcount, objs))
     if counts.count(_ONCE) != len(counts):  # held elsewhere (a caller, a scenario's list); `count`: no comparisons
@@ -214,6 +219,38 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
     passed = _passing(refs, len(objs), uuids, row, slots)
     del refs
     return objs if passed is None else list(compress(objs, passed))
+
+
+def _take_compiled(old: World, objs: list[WorldObject], cls: type, name: str, type_: str, materials: tuple[Any, ...],
+                   layer: Layer, attrs: dict[str, Any]) -> list[WorldObject]:  # fmt: skip
+    """`take` for a compiled class (`_reusable_compiled`): the objects nothing else holds, with
+    no attribute beyond their fields (`object.__getstate__`: None when an object's `__dict__`
+    is unset or empty; `gc.get_referents` would list it too, at twice the cost), whose fields
+    all equal a model's (`spare_check.untouched`: typed reads)."""
+    counts = list(map(sys.getrefcount, objs))
+    if counts.count(_ONCE) != len(counts):  # held elsewhere, as in `take`
+        objs = list(compress(objs, list(map(_ONCE.__ge__, counts))))
+    del counts
+    if any(map(_GETSTATE, objs)):  # attributes of their own
+        objs = list(compress(objs, list(map(not_, map(_GETSTATE, objs)))))
+    return spare_check.passing(objs, spare_check.model(old, cls, name, type_, materials, layer, attrs))
+
+
+_GETSTATE = object.__getstate__
+
+
+def _reusable_compiled(cls: type) -> bool:
+    """Whether objects of `cls` may be reused by `_take_compiled`: a class mypyc compiled (not a
+    Python subclass of one) whose fields are exactly those `spare_check.untouched` compares and
+    those builders set anew."""
+    ok = _natives.get(cls)
+    if ok is None:
+        fields = compiled_fields(cls)
+        ok = _natives[cls] = "__mypyc_attrs__" in vars(cls) and sorted(fields) == sorted(spare_check.CHECKED_FIELDS + spare_check.REPLACED)
+    return ok
+
+
+_natives: dict[type, bool] = {}
 
 
 def _pristine(objs: list[WorldObject], uuids: list[int], row: list[Any], slots: list[int]) -> bool:
@@ -324,7 +361,7 @@ def _layout(cls: type, attrs: dict[str, Any]) -> tuple[tuple[str, ...], int, int
     key = (cls, tuple(attrs))
     if key in _layouts:
         return _layouts[key]
-    if _compiled(cls):  # fixed, typed fields (`make native`): no layout to read, nothing reused
+    if _compiled(cls):  # fixed, typed fields (`make native`): no layout to read (`_take_compiled`)
         _layouts[key] = None
         return None
     names = (*_FIELDS, *attrs, "uuid")

@@ -1,0 +1,128 @@
+"""The compiled engine's check that a disposed world's plain object is untouched (`spares.take`).
+
+Why: the pure engine's check reads an object's values through `gc.get_referents`, which lists
+only a compiled (mypyc) object's boxed fields, never its bools, ints and floats; so without
+this module the compiled engine reused nothing and built ~830 grass objects anew per unit-test
+reset (4.0M of its 8.2M instructions). Reading ~40 fields through `getattr` cost more than a
+new object (8.2M -> 14.2M, session 25). Here each field is read by name on a `WorldObject`:
+compiled, every read is a load from the object's C struct and every comparison a few
+instructions.
+
+The check must be complete: an episode may change any field of any object (a heater warms its
+target). `untouched` compares every field in `CHECKED_FIELDS` with a model object built as
+`catalog.build_plain` builds one (its tile and UUID aside, which builders set anew); `spares`
+reuses no object of a class whose compiled fields are not exactly those
+(`tests/test_native.py` plays a unit test compiled and checks both the fields and that a change
+to any one of them keeps an object from reuse). Values added outside the fields (an instance
+`__dict__`: a compiled `WorldObject` has one, since its base `FastState` is interpreted) and
+big ints show as extra referents: `spares` counts them.
+"""
+
+from __future__ import annotations
+
+import math
+from types import FunctionType
+from typing import TYPE_CHECKING, Any, Final
+
+from discoverylab.world.objects import stack_insert
+
+if TYPE_CHECKING:
+    from discoverylab.world.objects import Layer, WorldObject
+    from discoverylab.world.world import World
+
+# Every field of a compiled plain object that `untouched` compares, then those builders set anew
+# (`REPLACED`): a class with any other field is never reused.
+REPLACED = ("x", "y", "uuid")
+CHECKED_FIELDS = (
+    "movable", "passable", "obscures_below", "is_container", "container_prefix", "openable", "is_open", "is_passage",
+    "activatable", "activated", "usable", "dialogable", "edible", "readable", "document", "is_agent", "is_npc",
+    "poisonous", "cooked", "shovelable", "temperature_c", "key_id", "requires_key", "density", "sprite", "layer_hint",
+    "world", "name", "type", "materials", "contents", "parts", "parent", "layer", "alive", "props",
+)  # fmt: skip
+
+
+def model(world: World, cls: type, name: str, type_: str, materials: tuple[Any, ...], layer: Layer,
+          attrs: dict[str, Any]) -> WorldObject:  # fmt: skip
+    """An object of the kind as `catalog.build_plain` builds it in `world` (tile -1, -1, UUID 0)."""
+    from discoverylab.world.catalog import build_plain  # catalog imports spares, which imports this
+
+    return build_plain(world, cls, name, type_, materials, False, attrs, -1, -1, layer, 0)
+
+
+def _same_float(a: float, b: float) -> bool:
+    """`a == b`, telling 0.0 from -0.0 (they print differently)."""
+    return a == b and (a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b))
+
+
+def _same_items(items: list[Any], want: list[Any]) -> bool:
+    """Whether `items` holds exactly `want`'s objects (typed `Any`: compiled, an item of another
+    type is compared, not refused with a TypeError)."""
+    if len(items) != len(want):
+        return False
+    for i in range(len(want)):
+        if items[i] is not want[i]:
+            return False
+    return True
+
+
+def untouched(obj: WorldObject, like: WorldObject) -> bool:
+    """Whether every field of `obj` in `CHECKED_FIELDS` equals `like`'s (its `model`): objects,
+    layers and materials by identity, strings and numbers by value, the containers empty.
+    AttributeError when a field is unset (never for an object a builder made)."""
+    if type(obj) is not type(like) or obj.world is not like.world or obj.parent is not None:
+        return False
+    if obj.contents or obj.parts or obj.props or obj.layer is not like.layer or obj.alive != like.alive:
+        return False
+    if obj.name != like.name or obj.type != like.type or obj.layer_hint is not like.layer_hint:
+        return False
+    if not _same_items(obj.materials, like.materials):
+        return False
+    if (
+        obj.movable != like.movable or obj.passable != like.passable or obj.obscures_below != like.obscures_below
+        or obj.is_container != like.is_container or obj.openable != like.openable or obj.is_open != like.is_open
+        or obj.is_passage != like.is_passage or obj.activatable != like.activatable
+        or obj.activated != like.activated or obj.usable != like.usable or obj.dialogable != like.dialogable
+        or obj.edible != like.edible or obj.readable != like.readable or obj.is_agent != like.is_agent
+        or obj.is_npc != like.is_npc or obj.poisonous != like.poisonous or obj.cooked != like.cooked
+        or obj.shovelable != like.shovelable or obj.key_id != like.key_id or obj.requires_key != like.requires_key
+    ):  # fmt: skip
+        return False
+    if obj.container_prefix != like.container_prefix or obj.document != like.document or obj.sprite != like.sprite:
+        return False
+    return _same_float(obj.temperature_c, like.temperature_c) and _same_float(obj.density, like.density)
+
+
+def passing(objs: list[WorldObject], like: WorldObject) -> list[WorldObject]:
+    """Those of `objs` that are `untouched` (in order); one with a field unset is not."""
+    kept: list[WorldObject] = []
+    for obj in objs:
+        try:
+            same = untouched(obj, like)
+        except AttributeError:
+            same = False
+        if same:
+            kept.append(obj)
+    return kept
+
+
+def put(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uuids: list[int], layer: Layer) -> None:
+    """`catalog.place_each`'s loop over the spares it reuses (the first `len(objs)` cells and
+    UUIDs), as an index loop: compiled, the loop's `zip` of tuples cost ~200 instructions an
+    object more (the pure engine keeps the `zip`: `COMPILED`)."""
+    stacks = world.stacks
+    for i in range(len(objs)):
+        obj = objs[i]
+        x, y = cells[i]
+        obj.world = world
+        obj.x = x
+        obj.y = y
+        obj.uuid = uuids[i]
+        stack = stacks[x][y]
+        if stack and stack[-1].layer < layer:  # type: ignore[operator]  # as in `place_each`
+            stack_insert(stack, obj, layer)
+        else:
+            stack.append(obj)
+
+
+COMPILED: Final = not isinstance(put, FunctionType)
+"""Whether this module runs compiled (`discoverylab.native`): `place_each` then calls `put`."""
