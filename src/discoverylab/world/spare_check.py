@@ -14,8 +14,8 @@ target). `untouched` compares every field in `CHECKED_FIELDS` with a model objec
 reuses no object of a class whose compiled fields are not exactly those
 (`tests/test_native.py` plays a unit test compiled and checks both the fields and that a change
 to any one of them keeps an object from reuse). Values added outside the fields (an instance
-`__dict__`: a compiled `WorldObject` has one, since its base `FastState` is interpreted) and
-big ints show as extra referents: `spares` counts them.
+`__dict__`: a compiled `WorldObject` has one, since its base `FastState` is interpreted) are
+found by `spares._take_compiled` (`object.__getstate__`; a `__dict__` emptied again counts as none).
 """
 
 from __future__ import annotations
