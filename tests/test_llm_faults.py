@@ -206,7 +206,8 @@ def test_episode_deadline_stops_a_stuck_episode(tmp_path: Path, llm_env: Scripte
     assert time.monotonic() - started < 6.0
 
 
-def test_circuit_breaker_fails_the_rest_fast(tmp_path: Path, llm_env: ScriptedLLMServer) -> None:
+def test_circuit_breaker_fails_the_rest_fast(tmp_path: Path, llm_env: ScriptedLLMServer,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A dead server: the first episodes pay for their retries, then the run stops with a clear message."""
     started = time.monotonic()
     outcome = run_lab(make_jobs([HIDDEN], list(range(40)), ["llm"], SMALL), tmp_path, plots=False, retries=0, breaker=2)
@@ -215,7 +216,9 @@ def test_circuit_breaker_fails_the_rest_fast(tmp_path: Path, llm_env: ScriptedLL
     assert "run the same command again to resume" in outcome.breaker_message
     assert len(llm_env.requests) <= 2 * 5  # two episodes' worth of attempts, none for the other 38
     assert time.monotonic() - started < 10.0
-    # Resume later against a healed server: the failed and the unrun episodes are all run.
+    # Resume later against a healed server: the failed and the unrun episodes are all run (with
+    # time to answer: on a loaded machine a reply once took longer than the fixture's 1.5 s).
+    monkeypatch.setenv(ENV_REQUEST_TIMEOUT, "60")
     llm_env.push(*[Scripted(body=chat_reply(VALID_ROUND))] * 200)
     again = run_lab(make_jobs([HIDDEN], list(range(3)), ["llm"], SMALL), tmp_path, plots=False, retries=0)
     assert [r.status for r in again.results] == ["ok"] * 3
