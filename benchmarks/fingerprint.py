@@ -19,6 +19,7 @@ import argparse
 import hashlib
 import json
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,8 @@ from discoverylab.rl import make_rl_env
 from discoverylab.scenarios.registry import all_tasks
 
 
-def _symbolic(task: str, h: hashlib._Hash) -> None:
+def symbolic(task: str, h: hashlib._Hash) -> Any:
+    """300 steps of the task's RL env hashed into `h`; the env, mid-episode (tests clone it)."""
     env = make_rl_env(task, "normal")
     rng = np.random.default_rng(3)
     env.reset(seed=11)
@@ -42,9 +44,11 @@ def _symbolic(task: str, h: hashlib._Hash) -> None:
         h.update(repr((reward, terminated, truncated)).encode())
         if terminated or truncated or (task.endswith("Test") and (i + 1) % 100 == 0):
             env.reset(seed=12 + i)
+    return env
 
 
-def _text(task: str, h: hashlib._Hash) -> None:
+def text(task: str, h: hashlib._Hash) -> None:
+    """150 steps of `RandomAgent` in the task's text env hashed into `h`."""
     env, agent = make(task, "normal"), RandomAgent(seed=5)
     _, info = env.reset(seed=5)
     for _ in range(150):
@@ -52,6 +56,28 @@ def _text(task: str, h: hashlib._Hash) -> None:
         h.update(json.dumps([obs, reward, terminated, truncated, info.get("scorecard")], sort_keys=True, default=str).encode())
         if terminated or truncated:
             break
+
+
+def hashes(tasks: list[str], oracle_seeds: list[int]) -> dict[str, str]:
+    """A short hash per task (`symbolic` then `text`), per oracle episode, and their total."""
+    out: dict[str, str] = {}
+    total = hashlib.sha256()
+    for task in tasks:
+        h = hashlib.sha256()
+        symbolic(task, h)
+        text(task, h)
+        out[task] = h.hexdigest()[:16]
+        total.update(h.digest())
+    for seed in oracle_seeds:
+        for task, cls in all_tasks().items():
+            for difficulty in cls.difficulties:
+                record, log = run_episode(task, difficulty, seed, "oracle")
+                played = [{k: v for k, v in vars(record).items() if "second" not in k}, log]
+                digest = hashlib.sha256(json.dumps(played, sort_keys=True, default=str).encode())
+                out[f"oracle {task} {difficulty} {seed}"] = digest.hexdigest()[:16]
+                total.update(digest.digest())
+    out["total"] = total.hexdigest()
+    return out
 
 
 def main() -> None:
@@ -71,23 +97,7 @@ def main() -> None:
         parser.error(f"--oracle-seeds takes whole numbers separated by commas, not {args.oracle_seeds!r}")
     if any(seed < 0 for seed in seeds):
         parser.error("--oracle-seeds must be 0 or more")
-    out: dict[str, object] = {"active": native.active()}
-    total = hashlib.sha256()
-    for task in chosen:
-        h = hashlib.sha256()
-        _symbolic(task, h)
-        _text(task, h)
-        out[task] = h.hexdigest()[:16]
-        total.update(h.digest())
-    for seed in seeds:
-        for task, cls in all_tasks().items():
-            for difficulty in cls.difficulties:
-                record, log = run_episode(task, difficulty, seed, "oracle")
-                played = [{k: v for k, v in vars(record).items() if "second" not in k}, log]
-                digest = hashlib.sha256(json.dumps(played, sort_keys=True, default=str).encode())
-                out[f"oracle {task} {difficulty} {seed}"] = digest.hexdigest()[:16]
-                total.update(digest.digest())
-    out["total"] = total.hexdigest()
+    out: dict[str, object] = {"active": native.active(), **hashes(chosen, seeds)}
     json.dump(out, sys.stdout, indent=0)
     sys.stdout.write("\n")
 

@@ -40,5 +40,5 @@ def test_a_changed_text_changes_the_hash(monkeypatch: pytest.MonkeyPatch, capsys
 def test_bad_arguments_are_usage_errors_before_any_work(argv: list[str], said: str, monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     bench = load_benchmark("fingerprint.py", "fingerprint_bad_bench")
-    assert main_exit_code(monkeypatch, bench.main, ["fingerprint.py", *argv], (bench, "_symbolic")) == 2
+    assert main_exit_code(monkeypatch, bench.main, ["fingerprint.py", *argv], (bench, "symbolic")) == 2
     assert said in capsys.readouterr().err

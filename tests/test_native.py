@@ -18,17 +18,24 @@ from discoverylab.world.objects import WorldObject
 from discoverylab.world.world import World
 
 SRC = Path(native.__file__).resolve().parents[1]
+FINGERPRINT = Path(__file__).resolve().parents[1] / "benchmarks" / "fingerprint.py"
 
-# Rollouts hashed in a fresh process: masks, observations, rewards; 100-step episodes for unit
-# tests; then a pickled and a copied clone of each env. It also checks that a Python subclass's
+# Hashed in a fresh process by `benchmarks/fingerprint.py` (its path is the script's argument):
+# every Normal task's symbolic rollout (masks, observations, rewards; 100-step episodes for unit
+# tests) and text-env rollout, and the oracle's episodes of every task and difficulty at seed 0;
+# then a pickled and a copied clone of some tasks' envs. It also checks that a Python subclass's
 # class-level default reaches compiled code.
 _ROLLOUT = """
-import copy, hashlib, json, pickle, sys
+import copy, hashlib, importlib.util, json, pickle, sys
 import numpy as np
 from discoverylab import native
-from discoverylab.rl import make_rl_env
+from discoverylab.scenarios.registry import all_tasks
 from discoverylab.world.objects import WorldObject
 from discoverylab.world.world import World
+
+spec = importlib.util.spec_from_file_location("fingerprint", sys.argv[2])
+fingerprint = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fingerprint)
 
 class Block(WorldObject):
     passable = False
@@ -36,52 +43,18 @@ class Block(WorldObject):
 block = Block(World(0), "block", "block")
 assert block.is_passable_now() is False and block.passable is False, "a subclass's default was lost"
 out = {"active": native.active()}
+out.update(fingerprint.hashes([t for t, cls in all_tasks().items() if "normal" in cls.difficulties], [0]))
 for task in sys.argv[1].split(","):
-    h = hashlib.sha256()
-    env = make_rl_env(task, "normal")
-    rng = np.random.default_rng(3)
-    env.reset(seed=11)
-    for i in range(int(sys.argv[2])):
-        mask = env.action_masks()
-        h.update(mask.tobytes())
-        obs, reward, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
-        for key in sorted(obs):
-            h.update(np.ascontiguousarray(obs[key]).tobytes())
-        h.update(repr((reward, terminated, truncated)).encode())
-        if terminated or truncated or (task.endswith("Test") and (i + 1) % 100 == 0):
-            env.reset(seed=12 + i)
-    out[task] = h.hexdigest()
+    env = fingerprint.symbolic(task, hashlib.sha256())
     # A pickled and a deep-copied clone continue as the original does (the batched env moves envs).
     clones = [pickle.loads(pickle.dumps(env)), copy.deepcopy(env)]
+    rng = np.random.default_rng(4)
     for _ in range(30):
         action = int(rng.choice(np.flatnonzero(env.action_masks())))
         want = env.step(action)[0]
         for clone in clones:
             got = clone.step(action)[0]
             assert all(np.array_equal(got[key], want[key]) for key in want), f"{task}: a clone differs"
-# The text env too, every Normal task: the random agent's observations, rewards and scorecards.
-from discoverylab import make
-from discoverylab.agents import RandomAgent
-from discoverylab.scenarios.registry import all_tasks
-for task, cls in all_tasks().items():
-    if "normal" not in cls.difficulties:
-        continue
-    h = hashlib.sha256()
-    text_env, agent = make(task, "normal"), RandomAgent(seed=5)
-    _, info = text_env.reset(seed=5)
-    for _ in range(150):
-        obs, reward, terminated, truncated, info = text_env.step(agent.act(info["observation"]))
-        h.update(json.dumps([obs, reward, terminated, truncated, info.get("scorecard")], sort_keys=True, default=str).encode())
-        if terminated or truncated:
-            break
-    out["text " + task] = h.hexdigest()
-# The oracle's episodes too (every Normal task, seed 0): its logs carry every observation.
-from discoverylab.bench.episode import run_episode
-for task, cls in all_tasks().items():
-    if "normal" in cls.difficulties:
-        record, log = run_episode(task, "normal", 0, "oracle")
-        played = [{k: v for k, v in vars(record).items() if "second" not in k}, log]
-        out["oracle " + task] = hashlib.sha256(json.dumps(played, sort_keys=True, default=str).encode()).hexdigest()
 # A device's setting keeps its type: compiled, steps annotated `float` once turned 5000 + 100 into
 # 5100.0, and the reactor's dialog then read "5100.0 Hertz" (an int step must stay an int).
 from discoverylab.world.devices import Device
@@ -184,9 +157,9 @@ def native_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
         raise
 
 
-def _rollouts(tasks: str, steps: int, native_dir: Path | None) -> dict[str, object]:
+def _rollouts(tasks: str, native_dir: Path | None) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(SRC), native.ENV_VAR: str(native_dir) if native_dir else ""}
-    done = subprocess.run([sys.executable, "-c", _ROLLOUT, tasks, str(steps)], env=env, capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run([sys.executable, "-c", _ROLLOUT, tasks, str(FINGERPRINT)], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -194,13 +167,13 @@ def _rollouts(tasks: str, steps: int, native_dir: Path | None) -> dict[str, obje
 @pytest.mark.timeout(1500)  # the build in `native_build`: ~2.5 CPU-minutes, 8.6 min beside a loaded suite
 def test_the_compiled_engine_gives_the_pure_engines_observations(native_build: Path) -> None:
     tasks = "Proteomics,SpaceSick,LostInTranslation,PlantNutrients,MovingAgentsTest,NavigationHouseTest,DoorsWithKeysTest"
-    compiled = _rollouts(tasks, 300, native_build)
-    pure = _rollouts(tasks, 300, None)
+    compiled = _rollouts(tasks, native_build)
+    pure = _rollouts(tasks, None)
     assert compiled.pop("active") is True and pure.pop("active") is False
     assert compiled.pop("compiled classes") == ["ColonyNPC", "Colonist", "Chef", "Farmer", "Dog", "Trainer", "Elder"]
     assert pure.pop("compiled classes") == []
-    assert pure["device"] == "0" and len([key for key in pure if key.startswith("text ")]) >= 19
-    assert len([key for key in pure if key.startswith("oracle ")]) >= 19
+    assert pure["device"] == "0" and all(task in pure for task in tasks.split(",")) and len(pure) >= 19 + 39
+    assert len([key for key in pure if key.startswith("oracle ")]) >= 39
     assert compiled == pure
 
 
