@@ -127,6 +127,21 @@ def test_a_build_without_a_compiler_says_why(tmp_path: Path, monkeypatch: pytest
     assert done.exit_code == 1 and "not usable: no compiled engine" in done.stdout
 
 
+def test_a_killed_builds_scratch_folder_is_swept_and_a_live_ones_kept(tmp_path: Path) -> None:
+    # A SIGKILL or SIGTERM skips TemporaryDirectory's clean-up: the next build removes what the
+    # dead build left (~40 MB each), never a running build's folder.
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    folders = {name: tmp_path / f"{native.TMP_PREFIX}{name}" for name in ("dead", "live", "old", "new")}
+    for folder in folders.values():
+        (folder / "src").mkdir(parents=True)
+    (folders["dead"] / native.OWNER).write_text(gone.stdout.strip())
+    (folders["live"] / native.OWNER).write_text(str(os.getpid()))
+    os.utime(folders["old"], (0, 0))  # no owner file (an older build), and hours old
+    (tmp_path / "other-dead").mkdir()
+    assert sorted(native.sweep_stale(tmp_path)) == [folders["dead"], folders["old"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["other-dead", folders["live"].name, folders["new"].name])
+
+
 def test_the_env_variable_off_leaves_the_pure_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     for value in ("", "0"):
         monkeypatch.setenv(native.ENV_VAR, value)

@@ -24,15 +24,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_DIR = PACKAGE_DIR.parents[1] / "build" / "native"  # a checkout's build/ (ignored by git)
 ENV_VAR = "DISCOVERYLAB_NATIVE"
 MANIFEST = "manifest.json"
+TMP_PREFIX, OWNER = "discoverylab-native-", "owner.pid"  # a build's scratch folder, and who made it
 # What is compiled: the world (but the pydantic models of the text observation and the pickling
 # helpers, which interpreted classes extend), the symbolic encoder's modules and the action
 # mask's look-up (`mask_book`), and the theme modules of characters that tick every step (the
@@ -81,7 +84,9 @@ def build(out: Path = DEFAULT_DIR) -> Path:
     if importlib.util.find_spec("mypyc") is None:
         raise NativeBuildError("mypyc is not installed (`pip install mypy`, or the `dev` extra): the pure-Python engine stays in use.")
     expected = source_hash()
-    with tempfile.TemporaryDirectory(prefix="discoverylab-native-") as tmp:
+    sweep_stale(Path(tempfile.gettempdir()))
+    with tempfile.TemporaryDirectory(prefix=TMP_PREFIX) as tmp:
+        (Path(tmp) / OWNER).write_text(str(os.getpid()), encoding="utf-8")
         src = Path(tmp) / "src"
         shutil.copytree(PACKAGE_DIR, src / "discoverylab", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
         files = [str(_source(m).relative_to(PACKAGE_DIR.parent)) for m in modules()]
@@ -114,6 +119,38 @@ def build(out: Path = DEFAULT_DIR) -> Path:
     return out
 
 
+def sweep_stale(folder: Path, unowned_after_s: float = 3600.0) -> list[Path]:
+    """Remove the scratch folders of builds that were killed (a SIGKILL or SIGTERM skips the
+    clean-up, and each left ~40 MB in /tmp): those whose owner process is gone, and those with no
+    owner file older than `unowned_after_s` (made before owners were written). A live build's
+    folder is kept. Returns what was removed."""
+    removed = []
+    for tmp in folder.glob(f"{TMP_PREFIX}*"):
+        try:
+            owner = int((tmp / OWNER).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            try:
+                stale = time.time() - tmp.stat().st_mtime > unowned_after_s
+            except OSError:
+                continue
+        else:
+            stale = not _alive(owner)
+        if stale and tmp.is_dir():
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(tmp)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0  # another user's process (alive); a nonsense pid is nobody's
+    return pid > 0
+
+
 class _NativeFinder(importlib.abc.MetaPathFinder):
     """Finds the compiled modules (and their shared library) in a build folder."""
 
@@ -130,35 +167,40 @@ class _NativeFinder(importlib.abc.MetaPathFinder):
 def usable(folder: Path = DEFAULT_DIR) -> str | None:
     """Why the build in `folder` cannot be used (None when it can): missing, made by another
     Python, or older than the sources."""
+    return _checked(folder)[1]
+
+
+def _checked(folder: Path) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """The build's manifest when it can be used, else why not (read once: `enable` loads what
+    was checked)."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         files = manifest["modules"]
     except (OSError, ValueError, KeyError, TypeError):
-        return f"no compiled engine in {folder} (run `make native`)"
+        return None, f"no compiled engine in {folder} (run `make native`)"
     if manifest.get("abi") != _abi():
-        return f"the build in {folder} was made for another Python ({manifest.get('abi')}; this is {_abi()}): run `make native` again"
+        return None, f"the build in {folder} was made for another Python ({manifest.get('abi')}; this is {_abi()}): run `make native` again"
     if manifest.get("sources") != source_hash():
-        return f"the engine's sources changed since the build in {folder}: run `make native` again"
+        return None, f"the engine's sources changed since the build in {folder}: run `make native` again"
     if not isinstance(files, dict) or sorted(k for k in files if k.startswith("discoverylab.")) != sorted(modules()):
-        return f"the build in {folder} compiled other modules than this version's: run `make native` again"
+        return None, f"the build in {folder} compiled other modules than this version's: run `make native` again"
     missing = [rel for rel in files.values() if not (folder / rel).is_file()]
     if missing:
-        return f"the build in {folder} lacks {missing[0]}: run `make native` again"
-    return None
+        return None, f"the build in {folder} lacks {missing[0]}: run `make native` again"
+    return manifest, None
 
 
 def enable(folder: Path = DEFAULT_DIR) -> bool:
     """Load the compiled modules from `folder` from now on; warn and return False (the pure
     engine stays) when the build is unusable or an engine module is imported already."""
-    reason = usable(folder)
-    if reason is None:
+    manifest, reason = _checked(folder)
+    if manifest is not None:
         loaded = [m for m in modules() if m in sys.modules]
         if loaded:
             reason = f"{loaded[0]} was imported before the compiled engine was enabled"
-    if reason is not None:
+    if manifest is None or reason is not None:
         warnings.warn(f"Compiled engine not used: {reason}. Running the pure-Python engine.", RuntimeWarning, stacklevel=2)
         return False
-    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     finder = _NativeFinder({name: folder / rel for name, rel in manifest["modules"].items()})
     sys.meta_path.insert(0, finder)
     return True
