@@ -291,6 +291,7 @@ __all__ = [
     "ground",
     "ground_each",
     "place",
+    "place_each",
     "scatter_plants",
     "spawn",
     "table_with",
