@@ -259,7 +259,10 @@ def scatter_plants(world: World, count: int = 15, kind: str = "plant_generic") -
             x, y = values[used], values[used + 1]
             used += 2
             stack = stacks[x][y]
-            if stack and (x, y) not in taken and all(o.type == "grass" for o in stack):
+            if not stack or (x, y) in taken:
+                continue
+            # (most tiles hold one object: its type read without `all`'s generator)
+            if stack[0].type == "grass" if len(stack) == 1 else all(o.type == "grass" for o in stack):
                 cells.append((x, y))
                 taken.add((x, y))
                 placed += 1
