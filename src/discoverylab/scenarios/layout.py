@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
-from discoverylab.world import spares
-from discoverylab.world.catalog import Rect, all_cells, build_plain, inline_plan, place, place_each, spawn
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from operator import itemgetter
+from typing import Any
+
+from discoverylab.world import spare_check, spares
+from discoverylab.world.catalog import (
+    Inline,
+    Rect,
+    all_cells,
+    build_plain,
+    inline_plan,
+    place,
+    place_each,
+    spawn,
+)
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.world import World
 
@@ -17,6 +31,8 @@ def fill_grass(world: World, under: tuple[Rect, ...] = ()) -> None:
 
 
 _WORLD = Layer.WORLD
+Cell = tuple[int, int]
+Picker = Callable[[Sequence[Any]], tuple[Any, ...]]
 
 
 def clear_ground(world: World, x: int, y: int) -> None:
@@ -105,52 +121,95 @@ def _bare_shell(world: World, x: int, y: int, w: int, h: int) -> bool:
         return False
     if x < 0 or y < 0 or x + w > size or y + h > size or any(any(col[y : y + h]) for col in stacks[x : x + w]):
         return False
-    f_layer, f_cls, f_name, f_type, f_materials, f_fresh, f_attrs = floor
-    w_layer, w_cls, w_name, w_type, w_materials, w_fresh, w_attrs = wall
-    wall_on_top = w_layer > f_layer  # `stack_insert`: the wall before the floor iff its layer is higher
-    # A disposed world's untouched floors and walls first (`world/spares.py`, as `place_each`'s
-    # grass): only their world, tile and UUID are set again.
-    f_spare = [] if f_fresh else spares.ready("floor", f_cls, f_name, f_type, f_materials, f_layer, f_attrs)
-    w_spare = [] if w_fresh else spares.ready("wall", w_cls, w_name, w_type, w_materials, w_layer, w_attrs)
-    all_uuids = world.take_uuids(2 * (w + h) - 4 + w * h if w > 1 and h > 1 else w * h * 2)
-    uuids = iter(all_uuids)
-    objects, right, bottom = world.objects, x + w - 1, y + h - 1
-    floors: list[WorldObject] = []
-    walls: list[WorldObject] = []
+    f_pick, w_pick, order = _shell_plan(w, h)
+    # The tiles of each kind in the loop's order: slices of `all_cells` (x-major) column by column.
+    grid = all_cells(size)
+    f_cells: list[Cell] = []
+    w_cells: list[Cell] = []
     for i in range(x, x + w):
-        column, edge = stacks[i], i == x or i == right
-        for j in range(y, y + h):
-            uuid = next(uuids)
-            if f_spare:
-                f = f_spare.pop()
-                f.world = world
-                f.x = i
-                f.y = j
-                f.uuid = uuid
-            else:
-                f = build_plain(world, f_cls, f_name, f_type, f_materials, f_fresh, f_attrs, i, j, f_layer, uuid)
-            objects[uuid] = f
-            floors.append(f)
-            if edge or j == y or j == bottom:
-                uuid = next(uuids)
-                if w_spare:
-                    b = w_spare.pop()
-                    b.world = world
-                    b.x = i
-                    b.y = j
-                    b.uuid = uuid
-                else:
-                    b = build_plain(world, w_cls, w_name, w_type, w_materials, w_fresh, w_attrs, i, j, w_layer, uuid)
-                objects[uuid] = b
-                walls.append(b)
-                column[j] += (b, f) if wall_on_top else (f, b)
-            else:
-                column[j].append(f)
-    if not f_fresh:
-        world.record_fill("floor", floors, [f.uuid for f in floors])
-    if not w_fresh:
-        world.record_fill("wall", walls, [b.uuid for b in walls])
+        start = i * size + y
+        column = grid[start : start + h]
+        f_cells += column
+        if i == x or i == x + w - 1 or h <= 2:
+            w_cells += column
+        else:
+            w_cells.append(column[0])
+            w_cells.append(column[-1])
+    all_uuids = world.take_uuids(len(f_cells) + len(w_cells))
+    f_uuids, w_uuids = list(f_pick(all_uuids)), list(w_pick(all_uuids))
+    floors = _shell_objects(world, floor, "floor", f_cells, f_uuids)
+    walls = _shell_objects(world, wall, "wall", w_cells, w_uuids)
+    # Onto the bare stacks, the higher layer's kind first: every object of the other goes last
+    # on its tile, the stack order `place` gives (top layer first; a floor first when the
+    # layers are equal, as it was placed first), so `put` never scans a stack.
+    low, high = (floors, f_cells, f_uuids, floor[0]), (walls, w_cells, w_uuids, wall[0])
+    if wall[0] <= floor[0]:
+        low, high = high, low
+    if spare_check.COMPILED:  # typed field writes
+        spare_check.put(high[0], world, high[1], high[2], high[3])
+        spare_check.put(low[0], world, low[1], low[2], low[3])
+    else:  # two loops, each with its own attribute caches (a floor's class is not a wall's)
+        for obj, (i, j), uuid in zip(high[0], high[1], high[2], strict=True):
+            obj.world = world
+            obj.x = i
+            obj.y = j
+            obj.uuid = uuid
+            stacks[i][j].append(obj)
+        for obj, (i, j), uuid in zip(low[0], low[1], low[2], strict=True):
+            obj.world = world
+            obj.x = i
+            obj.y = j
+            obj.uuid = uuid
+            stacks[i][j].append(obj)
+    world.objects.update(zip(all_uuids, order(floors + walls), strict=True))  # in creation order
+    if not floor[5]:
+        world.record_fill("floor", floors, f_uuids)
+    if not wall[5]:
+        world.record_fill("wall", walls, w_uuids)
     return True
+
+
+def _shell_objects(world: World, plan: Inline, kind: str, cells: list[Cell], uuids: list[int]) -> list[WorldObject]:
+    """The objects of `cells` (UUIDs `uuids`), off the grid: a disposed world's untouched ones
+    first (`world/spares.py`, as `place_each` takes them; the caller sets their world, tile
+    and UUID), then new ones."""
+    layer, cls, name, type_, materials, fresh, attrs = plan
+    if fresh:
+        objs: list[WorldObject] = []
+    else:
+        spare = spares.ready(kind, cls, name, type_, materials, layer, attrs)
+        objs = spare[: len(cells)]
+        del spare[: len(cells)]
+    for i in range(len(objs), len(cells)):
+        x, y = cells[i]
+        objs.append(build_plain(world, cls, name, type_, materials, fresh, attrs, x, y, layer, uuids[i]))
+    return objs
+
+
+@lru_cache(maxsize=256)  # a few building sizes per task
+def _shell_plan(w: int, h: int) -> tuple[Picker, Picker, Picker]:
+    """For a w x h shell, whose loop makes a floor per tile and then its wall on a border tile
+    (column by column): pickers of the floors' UUIDs and of the walls' from the shell's UUIDs,
+    and one that puts floors + walls (each in the loop's order) into the loop's order."""
+    f_at: list[int] = []
+    w_at: list[int] = []
+    for i in range(w):
+        for j in range(h):
+            f_at.append(len(f_at) + len(w_at))
+            if i in (0, w - 1) or j in (0, h - 1):
+                w_at.append(len(f_at) + len(w_at))
+    order = [0] * (len(f_at) + len(w_at))
+    for n, at in enumerate(f_at + w_at):
+        order[at] = n
+    return _picker(f_at), _picker(w_at), _picker(order)
+
+
+def _picker(indexes: list[int]) -> Picker:
+    """`lambda seq: tuple(seq[i] for i in indexes)`, in C (`itemgetter` of one index gives the item)."""
+    if len(indexes) == 1:
+        only = indexes[0]
+        return lambda seq: (seq[only],)
+    return itemgetter(*indexes)
 
 
 def wall_segment(world: World, x: int, y: int) -> None:
@@ -200,7 +259,10 @@ def scatter_plants(world: World, count: int = 15, kind: str = "plant_generic") -
             x, y = values[used], values[used + 1]
             used += 2
             stack = stacks[x][y]
-            if stack and (x, y) not in taken and all(o.type == "grass" for o in stack):
+            if not stack or (x, y) in taken:
+                continue
+            # (most tiles hold one object: its type read without `all`'s generator)
+            if stack[0].type == "grass" if len(stack) == 1 else all(o.type == "grass" for o in stack):
                 cells.append((x, y))
                 taken.add((x, y))
                 placed += 1
@@ -232,6 +294,7 @@ __all__ = [
     "ground",
     "ground_each",
     "place",
+    "place_each",
     "scatter_plants",
     "spawn",
     "table_with",

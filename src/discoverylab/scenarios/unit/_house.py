@@ -18,6 +18,12 @@ ROOM_SPOTS = ((0, 1), (7, 1), (0, 9), (8, 9))
 ROOM_INTERIOR_X = {(0, 1): 1, (7, 1): 8, (0, 9): 1, (8, 9): 8}
 LOOSE_OBJECTS = ("mushroom", "flower_pot", "seed", "coin", "key", "red_flower", "blue_flower")
 LOCATIONS = ("kitchen", "bedroom", "science lab", "empty room", "soil plot")
+# The hall's walls relative to the house's corner, in the order they are placed: rows 6 and 8
+# (column by column), then columns 5 and 7 (row by row), open in the middle.
+HALL_WALLS = (
+    *((i, row) for i in range(1, HOUSE_W - 1) if i not in (5, 6, 7) for row in (6, 8)),
+    *((col, j) for j in range(1, HOUSE_H - 1) if j not in (5, 6, 7, 8, 9) for col in (5, 7)),
+)
 
 __all__ = ["HOUSE_H", "HOUSE_W", "LOCATIONS", "House", "Rect", "decorate", "inside"]
 
@@ -148,15 +154,9 @@ def build_house(sc: Scenario, house: House) -> tuple[dict[str, Rect], str]:
     }
     regions["soil plot"] = (fx, fy, fx + 3, fy + 3)
     target = sc.choice(LOCATIONS)
-    # The hall: walls along rows 6 and 8 and columns 5 and 7 of the house, open in the middle.
-    for i in range(1, HOUSE_W - 1):
-        if i not in (5, 6, 7):
-            layout.place(world, "wall", hx + i, hy + 6)
-            layout.place(world, "wall", hx + i, hy + 8)
-    for j in range(1, HOUSE_H - 1):
-        if j not in (5, 6, 7, 8, 9):
-            layout.place(world, "wall", hx + 5, hy + j)
-            layout.place(world, "wall", hx + 7, hy + j)
+    # The hall: walls along rows 6 and 8 and columns 5 and 7 of the house, open in the middle
+    # (`place_each`: what a `place` per tile in this order gives, in one call).
+    layout.place_each(world, "wall", [(hx + dx, hy + dy) for dx, dy in HALL_WALLS])
     layout.door_at(world, hx + 6, hy)  # back door
     return regions, target
 

@@ -139,19 +139,27 @@ class NavigationHouseTest(Scenario):
         return f"Your task is to drop the `{self.flag.name}` inside the following location: `{self.target}`.\n"
 
     def update(self) -> None:
+        # Runs every tick, interpreted: the region's bounds compared inline (`inside`), the
+        # flag's holder read once, and a completed visit (`set` would return) not set again.
+        x0, y0, x1, y1 = self.region
+        drop, visit = self.drop, self.visit
         failed = False
-        if not self.drop.completed:
-            placed = self.flag.parent is None or not self.flag.parent.is_agent
-            if placed and inside(self.region, *self.flag.location()):
-                self.drop.set(1)
-            elif placed:
-                self.drop.set(0, completed=True, note="The flag was dropped outside the location.")
-                failed = True
-        if inside(self.region, self.player.x, self.player.y):
-            self.visit.set(1)
+        if not drop.completed:
+            holder = self.flag.parent
+            if holder is None or not holder.is_agent:  # placed
+                fx, fy = self.flag.location()
+                if x0 <= fx <= x1 and y0 <= fy <= y1:
+                    drop.set(1)
+                else:
+                    drop.set(0, completed=True, note="The flag was dropped outside the location.")
+                    failed = True
+        if not visit.completed:
+            player = self.player
+            if x0 <= player.x <= x1 and y0 <= player.y <= y1:
+                visit.set(1)
         if failed:
             self.scorecard.finish(False)
-        elif self.visit.completed and self.drop.completed:
+        elif visit.completed and drop.completed:
             self.scorecard.finish(True)
 
     @staticmethod
