@@ -93,15 +93,53 @@ def untouched(obj: WorldObject, like: WorldObject) -> bool:
 
 
 def passing(objs: list[WorldObject], like: WorldObject) -> list[WorldObject]:
-    """Those of `objs` that are `untouched` (in order); one with a field unset is not."""
+    """Those of `objs` that are `untouched` (in order); one with a field unset is not. The same
+    comparisons as `untouched`, with `like`'s values read once, not once per object: compiled,
+    half the field reads (`untouched` alone cost ~550 instructions an object, ~0.6M per
+    unit-test reset)."""
+    cls, world, layer, alive, hint = type(like), like.world, like.layer, like.alive, like.layer_hint
+    name, type_, prefix, document, sprite = like.name, like.type, like.container_prefix, like.document, like.sprite
+    materials: list[Any] = like.materials  # `Any`: compiled, an item of another type is compared, not
+    count = len(materials)  # refused with a TypeError (as in `_same_items`)
+    movable, passable, obscures_below, is_container = like.movable, like.passable, like.obscures_below, like.is_container
+    openable, is_open, is_passage, activatable = like.openable, like.is_open, like.is_passage, like.activatable
+    activated, usable, dialogable, edible, readable = like.activated, like.usable, like.dialogable, like.edible, like.readable
+    is_agent, is_npc, poisonous, cooked, shovelable = like.is_agent, like.is_npc, like.poisonous, like.cooked, like.shovelable
+    key_id, requires_key, temperature, density = like.key_id, like.requires_key, like.temperature_c, like.density
     kept: list[WorldObject] = []
     for obj in objs:
         try:
-            same = untouched(obj, like)
+            if type(obj) is not cls or obj.world is not world or obj.parent is not None:
+                continue
+            if obj.contents or obj.parts or obj.props or obj.layer is not layer or obj.alive != alive:
+                continue
+            if obj.name != name or obj.type != type_ or obj.layer_hint is not hint:
+                continue
+            items: list[Any] = obj.materials
+            if len(items) != count:
+                continue
+            i = 0
+            while i < count and items[i] is materials[i]:
+                i += 1
+            if i < count:
+                continue
+            if (
+                obj.movable != movable or obj.passable != passable or obj.obscures_below != obscures_below
+                or obj.is_container != is_container or obj.openable != openable or obj.is_open != is_open
+                or obj.is_passage != is_passage or obj.activatable != activatable or obj.activated != activated
+                or obj.usable != usable or obj.dialogable != dialogable or obj.edible != edible
+                or obj.readable != readable or obj.is_agent != is_agent or obj.is_npc != is_npc
+                or obj.poisonous != poisonous or obj.cooked != cooked or obj.shovelable != shovelable
+                or obj.key_id != key_id or obj.requires_key != requires_key
+            ):  # fmt: skip
+                continue
+            if obj.container_prefix != prefix or obj.document != document or obj.sprite != sprite:
+                continue
+            if not (_same_float(obj.temperature_c, temperature) and _same_float(obj.density, density)):
+                continue
         except AttributeError:
-            same = False
-        if same:
-            kept.append(obj)
+            continue
+        kept.append(obj)
     return kept
 
 
@@ -126,3 +164,4 @@ def put(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uui
 
 COMPILED: Final = not isinstance(put, FunctionType)
 """Whether this module runs compiled (`discoverylab.native`): `place_each` then calls `put`."""
+
