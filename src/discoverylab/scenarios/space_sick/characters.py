@@ -94,8 +94,9 @@ class ColonyNPC(NPC):
         if not coins:
             coins = self._coins = self.world.rng_npc.random(64).tolist()
         coin = coins.pop()
-        if coin < probability:
-            self._try_step(*_STEPS[int(coin / probability * 4)])  # (dx, dy, facing)
+        if coin < probability:  # (unpacked, not `*args`: a compiled star call goes through Python's)
+            sx, sy, facing = _STEPS[int(coin / probability * 4)]
+            self._try_step(sx, sy, facing)
 
     def _head_back(self, x: int, y: int, dx: int, dy: int) -> None:
         """Towards home (x, y), which lies (dx, dy) away: a straight step when free (along the
