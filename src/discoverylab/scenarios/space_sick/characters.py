@@ -20,6 +20,7 @@ from discoverylab.scenarios.space_sick.things import poisonous_food
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC, find_path
 from discoverylab.world.objects import Layer, WorldObject
+from discoverylab.world.paths import walk_if_free
 from discoverylab.world.things import SoilTile
 
 if TYPE_CHECKING:
@@ -100,21 +101,30 @@ class ColonyNPC(NPC):
 
     def _head_back(self, x: int, y: int, dx: int, dy: int) -> None:
         """Towards home (x, y), which lies (dx, dy) away: a straight step when free (along the
-        longer axis first), else one along a path."""
-        options = ([(1 if dx > 0 else -1, 0)] if dx else []) + ([(0, 1 if dy > 0 else -1)] if dy else [])
+        longer axis first), else one along a path. (Written out: no lists or generator.)"""
+        sx = 1 if dx > 0 else -1
+        sy = 1 if dy > 0 else -1
         if abs(dy) > abs(dx):
-            options.reverse()
-        if not any(self._try_step(sx, sy, _DIRS[(sx, sy)]) for sx, sy in options):
-            self._walk_to(x, y)
+            if dy and self._try_step(0, sy, "south" if dy > 0 else "north"):
+                return
+            if dx and self._try_step(sx, 0, "east" if dx > 0 else "west"):
+                return
+        else:
+            if dx and self._try_step(sx, 0, "east" if dx > 0 else "west"):
+                return
+            if dy and self._try_step(0, sy, "south" if dy > 0 else "north"):
+                return
+        self._walk_to(x, y)
 
     def _try_step(self, sx: int, sy: int, facing: str) -> bool:
+        """Face (sx, sy) and step there if free (`walk_if_free`: the engine's blocker rule and a
+        walk the path cache need not hear of, as the engine's NPCs step)."""
         self.facing = facing
         nx, ny = self.x + sx, self.y + sy
         world = self.world
         size = world.size
-        if 0 <= nx < size and 0 <= ny < size and world.blocker_at(nx, ny) is None:
-            world.walk(self, nx, ny)
-            return True
+        if 0 <= nx < size and 0 <= ny < size:
+            return walk_if_free(world, self, nx, ny)
         return False
 
     # ---- steps --------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from discoverylab.scoring.scorecard import ScorecardItem
 from discoverylab.world.agent import Agent
 from discoverylab.world.materials import Material
 from discoverylab.world.objects import WorldObject
+from discoverylab.world.world import World
 
 WATCH_STEPS = 50  # a colonist who ate is watched this long for sickness
 SAFE_MEALS = 10
@@ -97,6 +98,15 @@ class SpaceSick(Scenario):
     detected: ScorecardItem
     placed: ScorecardItem
     easy_used: set[str]
+
+    def __init__(self, world: World, difficulty: str) -> None:
+        super().__init__(world, difficulty)
+        on_tick = world.on_tick
+        if difficulty != "easy" and on_tick and on_tick[-1] == self._tick_score:
+            # The colony's scorer runs through its ledger (compiled with the engine): the
+            # update only on a tick with something new, no interpreted call on the others.
+            self._ledger.score = self._tick_score
+            on_tick[-1] = self._ledger
 
     def build(self) -> Agent:
         if self.difficulty == "easy":

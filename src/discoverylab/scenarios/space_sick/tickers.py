@@ -163,6 +163,10 @@ class SeedJar(Jar):
             self.add(self.make_seed())
 
 
+def _unset() -> None:
+    raise RuntimeError("The ledger's scorer is not set.")
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)
 class ColonyLedger:
     """What the colony's scorer (`SpaceSick.update`, Normal and Challenge) has read so far,
@@ -179,6 +183,15 @@ class ColonyLedger:
         self.watch = watch  # the scorer's colonists under watch (uuid -> step of the meal)
         self.instruments = instruments
         self.rocks = rocks  # glowing rocks whose light is still to score (Challenge)
+        self.score: Callable[[], None] = _unset  # the scorer's own tick (`SpaceSick.__init__`)
+
+    def __call__(self) -> None:
+        """The world's per-tick call of the scorer (`World.on_tick`), in its place: the
+        scorer's only on a tick with something new (nothing would change on the others:
+        `quiet`). The ledger itself, not a bound method, is the callback: compiled, that is a
+        builtin method, which `copy.deepcopy` keeps as it is (a clone would score the original)."""
+        if not self.quiet():
+            self.score()
 
     def inventory(self) -> list[WorldObject]:
         """Everything the agent holds, containers' contents included (outermost first)."""
