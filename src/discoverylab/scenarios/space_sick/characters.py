@@ -20,7 +20,6 @@ from discoverylab.scenarios.space_sick.things import poisonous_food
 from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC, find_path
 from discoverylab.world.objects import Layer, WorldObject
-from discoverylab.world.paths import walk_if_free
 from discoverylab.world.things import SoilTile
 
 if TYPE_CHECKING:
@@ -117,14 +116,15 @@ class ColonyNPC(NPC):
         self._walk_to(x, y)
 
     def _try_step(self, sx: int, sy: int, facing: str) -> bool:
-        """Face (sx, sy) and step there if free (`walk_if_free`: the engine's blocker rule and a
-        walk the path cache need not hear of, as the engine's NPCs step)."""
+        """Face (sx, sy) and step there if free. (`blocker_at` and `World.walk`: compiled,
+        `paths.walk_if_free` cost ~300 instructions a step more here.)"""
         self.facing = facing
         nx, ny = self.x + sx, self.y + sy
         world = self.world
         size = world.size
-        if 0 <= nx < size and 0 <= ny < size:
-            return walk_if_free(world, self, nx, ny)
+        if 0 <= nx < size and 0 <= ny < size and world.blocker_at(nx, ny) is None:
+            world.walk(self, nx, ny)
+            return True
         return False
 
     # ---- steps --------------------------------------------------------------------------

@@ -228,7 +228,18 @@ class ColonyLedger:
             record = history[i]
             if record.action == "USE" and record.success and record.arg1 in instruments:
                 return False
-        if self.inventory() != self.held:
+        if not self._same_inventory():
             return False
         self.seen = end
+        return True
+
+    def _same_inventory(self) -> bool:
+        """`inventory() == held`, without building the list when nothing held holds anything."""
+        contents, held = self.player.contents, self.held
+        if len(contents) != len(held):
+            return len(contents) < len(held) and self.inventory() == held
+        for i in range(len(contents)):
+            obj = contents[i]
+            if obj is not held[i] or obj.contents:
+                return self.inventory() == held
         return True
