@@ -106,7 +106,7 @@ class SpaceSick(Scenario):
             # The colony's scorer runs through its ledger (compiled with the engine): the
             # update only on a tick with something new, no interpreted call on the others.
             self._ledger.score = self._tick_score
-            on_tick[-1] = self._ledger.callback()
+            on_tick[-1] = self._ledger
 
     def build(self) -> Agent:
         if self.difficulty == "easy":
@@ -211,7 +211,9 @@ class SpaceSick(Scenario):
         if self.difficulty == "easy":
             update_easy(self)
             return
-        ledger = self._ledger  # (called by it on the ticks with something new: `ColonyLedger.__call__`)
+        ledger = self._ledger
+        if ledger.quiet():  # nothing new (most ticks)
+            return
         held = ledger.inventory()
         if held != ledger.held:  # (types and colours never change: the same things score the same)
             ledger.held = held

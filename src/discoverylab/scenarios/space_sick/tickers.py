@@ -185,43 +185,13 @@ class ColonyLedger:
         self.rocks = rocks  # glowing rocks whose light is still to score (Challenge)
         self.score: Callable[[], None] = _unset  # the scorer's own tick (`SpaceSick.__init__`)
 
-    def callback(self) -> Callable[[], None]:
-        """What `World.on_tick` calls in the scorer's place: compiled, the ledger itself (a
-        compiled bound method is a builtin, which `copy.deepcopy` keeps as it is: a clone
-        would score the original); pure, its bound `tick` (an instance's `__call__` costs the
-        interpreter ~1k instructions more a call)."""
-        return self if "__mypyc_attrs__" in vars(ColonyLedger) else self.tick
-
     def __call__(self) -> None:
-        self.tick()
-
-    def tick(self) -> None:
-        """The scorer only on a tick with something new (else nothing would change): a
-        colonist under watch, a new colonist record, a lit rock to score, a successful use of a
-        lab instrument among the player's new records (which are read otherwise) or another
-        inventory."""
-        if self.watch:
+        """The world's per-tick call of the scorer (`World.on_tick`), in its place: the
+        scorer's only on a tick with something new (nothing would change on the others:
+        `quiet`). The ledger itself, not a bound method, is the callback: compiled, that is a
+        builtin method, which `copy.deepcopy` keeps as it is (a clone would score the original)."""
+        if not self.quiet():
             self.score()
-            return
-        for history, mark in zip(self.histories, self.marks, strict=True):
-            if len(history) != mark:
-                self.score()
-                return
-        for rock in self.rocks:
-            if rock.luminous:
-                self.score()
-                return
-        history = self.player.history
-        end = len(history)
-        instruments = self.instruments
-        for record in history[self.seen : end]:
-            if record.action == "USE" and record.success and record.arg1 in instruments:
-                self.score()
-                return
-        if self.inventory() != self.held:  # (a list compared in C: ~3k instructions less pure than a loop)
-            self.score()
-            return
-        self.seen = end
 
     def inventory(self) -> list[WorldObject]:
         """Everything the agent holds, containers' contents included (outermost first)."""
@@ -237,3 +207,39 @@ class ColonyLedger:
         start = self.seen
         self.seen = len(history)
         return history[start:]
+
+    def quiet(self) -> bool:
+        """Whether this tick has nothing to score: no colonist under watch, no new colonist
+        record, no lit rock to score, no successful use of a lab instrument among the player's
+        new records (which are then read) and the same inventory. Else nothing is read."""
+        if self.watch:
+            return False
+        histories, marks = self.histories, self.marks
+        for i in range(len(histories)):
+            if len(histories[i]) != marks[i]:
+                return False
+        for rock in self.rocks:
+            if rock.luminous:
+                return False
+        history = self.player.history
+        end = len(history)
+        instruments = self.instruments
+        for i in range(self.seen, end):
+            record = history[i]
+            if record.action == "USE" and record.success and record.arg1 in instruments:
+                return False
+        if not self._same_inventory():
+            return False
+        self.seen = end
+        return True
+
+    def _same_inventory(self) -> bool:
+        """`inventory() == held`, without building the list when nothing held holds anything."""
+        contents, held = self.player.contents, self.held
+        if len(contents) != len(held):
+            return len(contents) < len(held) and self.inventory() == held
+        for i in range(len(contents)):
+            obj = contents[i]
+            if obj is not held[i] or obj.contents:
+                return self.inventory() == held
+        return True
