@@ -64,10 +64,13 @@ device.add_option("root", "+100", "root", modify={"f": 100}, clamp=(0, 10000))
 device.adjust({"f": 100}, (0, 10000))
 device.adjust({"f": -6000}, (0, 10000))
 out["device"] = repr(device.props["f"])
-# The theme characters that tick every step are compiled too (Space Sick's, Lost in Translation's).
+# The theme characters that tick every step are compiled too (Space Sick's, Lost in Translation's),
+# and Space Sick's other tickers and scorer's ledger.
 from discoverylab.scenarios.lost_in_translation import things as village
 from discoverylab.scenarios.space_sick import characters as colony
-classes = (colony.ColonyNPC, colony.Colonist, colony.Chef, colony.Farmer, village.Dog, village.Trainer, village.Elder)
+from discoverylab.scenarios.space_sick import tickers
+classes = (colony.ColonyNPC, colony.Colonist, colony.Chef, colony.Farmer, village.Dog, village.Trainer, village.Elder,
+           tickers.SeedJar, tickers.FieldKeeper, tickers.ColonyLedger)
 out["compiled classes"] = [cls.__name__ for cls in classes if "__mypyc_attrs__" in vars(cls)]
 print(json.dumps(out))
 """
@@ -185,7 +188,9 @@ def test_the_compiled_engine_gives_the_pure_engines_observations(native_build: P
     compiled = _rollouts(tasks, native_build)
     pure = _rollouts(tasks, None)
     assert compiled.pop("active") is True and pure.pop("active") is False
-    assert compiled.pop("compiled classes") == ["ColonyNPC", "Colonist", "Chef", "Farmer", "Dog", "Trainer", "Elder"]
+    assert compiled.pop("compiled classes") == [
+        "ColonyNPC", "Colonist", "Chef", "Farmer", "Dog", "Trainer", "Elder", "SeedJar", "FieldKeeper", "ColonyLedger"
+    ]  # fmt: skip
     assert pure.pop("compiled classes") == []
     assert pure["device"] == "0" and all(task in pure for task in tasks.split(",")) and len(pure) >= 19 + 39
     assert len([key for key in pure if key.startswith("oracle ")]) >= 39

@@ -4,11 +4,13 @@ honesty of the generated answers (played through
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from typing import Any
 
 import pytest
 
+from discoverylab.scenarios.space_sick.characters import EAT_SIGNAL
 from discoverylab.scenarios.space_sick.things import GlowingRock, poisonous_food
 from discoverylab.scoring.knowledge import missing_gold_facts
 from discoverylab.world.instruments import READERS
@@ -344,3 +346,27 @@ def test_the_mold_colonises_its_hosts_and_its_spores_reach_other_colours() -> No
                 spread += parts == ["mold spores"]
                 assert parts in ([], ["mold spores"]) and poisonous_food(food) == bool(parts)
     assert 0.2 < spread / other < 0.5, (spread, other)
+
+
+def test_a_clone_plays_on_with_its_own_characters() -> None:
+    # `copy.copy` of an env is a deep copy (`CopiedWhole`). Its characters' jobs and dialog
+    # callbacks must be its own: bound methods of the compiled characters, `partial`s of them
+    # and `set.add` are builtins, which `copy.deepcopy` keeps as they are (a clone's Chef
+    # queued its walk on the original's; a compiled `say` job could not be copied at all).
+    game = Game("normal", 2, max_steps=2000)
+    chef = next(a for a in game.sc.world.agents if a.name == "Chef")
+    game.act("TELEPORT_TO_LOCATION", "cafeteria")
+    game.talk(chef, "Can you collect food from the farm and place it in the pot?", "OK")
+    clone = copy.copy(game.env)
+    twin = clone.unwrapped.scenario
+    twin_chef = next(a for a in twin.world.agents if a.name == "Chef")
+    assert twin_chef.jobs and all(job.owner is twin_chef for job in twin_chef.jobs)
+    for _ in range(40):  # both play on alike, each with its own Chef
+        want = game.act("WAIT")
+        got = clone.step({"action": "WAIT"})[4]["observation"]
+        assert got == want
+    assert (twin_chef.x, twin_chef.y) == (chef.x, chef.y) and len(twin_chef.jobs) == len(chef.jobs)
+    colonist, twin_colonist = game.sc.colony.colonists[0], twin.colony.colonists[0]
+    option = next(o for node in twin_colonist.dialog_tree.nodes.values() for o in node.options if o.callback)
+    option.callback()  # "there is food in the cafeteria": the clone's colonist is told, not the original
+    assert EAT_SIGNAL in twin_colonist.states and EAT_SIGNAL not in colonist.states

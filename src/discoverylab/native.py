@@ -42,7 +42,7 @@ TMP_PREFIX, OWNER = "discoverylab-native-", "owner.pid"  # a build's scratch fol
 # other theme modules stay interpreted).
 _WORLD_SKIPPED = {"unpickle", "observation_model"}
 _RL = ("symbolic", "scenery", "kept_views", "cells", "window_reads", "view", "mask_book")
-_THEMES = ("space_sick.characters", "lost_in_translation.things")
+_THEMES = ("space_sick.characters", "space_sick.tickers", "lost_in_translation.things")
 
 
 class NativeBuildError(RuntimeError):

@@ -9,10 +9,12 @@ from discoverylab.scenarios.space_sick.easy import TEXT as EASY_TEXT
 from discoverylab.scenarios.space_sick.easy import build_easy, declare_easy, update_easy
 from discoverylab.scenarios.space_sick.oracle import SpaceSickOracle
 from discoverylab.scenarios.space_sick.things import COLOURS, MOLD_SIGNAL, GlowingRock
+from discoverylab.scenarios.space_sick.tickers import ColonyLedger
 from discoverylab.scoring.scorecard import ScorecardItem
 from discoverylab.world.agent import Agent
 from discoverylab.world.materials import Material
 from discoverylab.world.objects import WorldObject
+from discoverylab.world.world import World
 
 WATCH_STEPS = 50  # a colonist who ate is watched this long for sickness
 SAFE_MEALS = 10
@@ -96,6 +98,15 @@ class SpaceSick(Scenario):
     detected: ScorecardItem
     placed: ScorecardItem
     easy_used: set[str]
+
+    def __init__(self, world: World, difficulty: str) -> None:
+        super().__init__(world, difficulty)
+        on_tick = world.on_tick
+        if difficulty != "easy" and on_tick and on_tick[-1] == self._tick_score:
+            # The colony's scorer runs through its ledger (compiled with the engine): the
+            # update only on a tick with something new, no interpreted call on the others.
+            self._ledger.score = self._tick_score
+            on_tick[-1] = self._ledger
 
     def build(self) -> Agent:
         if self.difficulty == "easy":
@@ -185,37 +196,40 @@ class SpaceSick(Scenario):
             "Eat mushrooms without sickness", "Meals in a row followed by 50 steps without sickness", SAFE_MEALS
         )
         self._colours: set[str] = set()
-        self._held: list[WorldObject] = []  # everything the agent held at the last tick
         self._used: set[str] = set()
         self._used_on: set[str] = set()
-        self._histories = [c.history for c in self.colony.colonists]  # (lists that only grow)
-        self._meal_marks = [0] * len(self._histories)  # how far each history has been read
         self._safe_shown: int | None = None
         self._watch: dict[int, int] = {}
         self._clean_meals = 0
+        # What has been read (the agent's inventory and records, the colonists' records), and
+        # the look that finds nothing new on most ticks (compiled with the engine).
+        histories = [c.history for c in self.colony.colonists]
+        colony = self.colony
+        self._ledger = ColonyLedger(self.player, histories, self._watch, colony.instruments, list(colony.rocks))
 
     def update(self) -> None:
         if self.difficulty == "easy":
             update_easy(self)
             return
-        held = list(self.player.contents)
-        for obj in held:  # the whole inventory: what this loop appends, it visits too
-            if obj.contents:
-                held.extend(obj.contents)
-        if held != self._held:  # (types and colours never change: the same things score the same)
-            self._held = held
+        ledger = self._ledger
+        if ledger.quiet():  # nothing new (most ticks)
+            return
+        held = ledger.inventory()
+        if held != ledger.held:  # (types and colours never change: the same things score the same)
+            ledger.held = held
             self._score_held(held)
         instruments = self.colony.instruments
-        for record in self.new_actions():
+        for record in ledger.new_actions():
             if record.action == "USE" and record.success and record.arg1 in instruments:
                 self._used.add(record.arg1.name)
                 if isinstance(record.arg2, WorldObject) and "mushroom" in record.arg2.type:
                     self._used_on.add(record.arg1.name)
                 self.used.set(len(self._used), note=", ".join(sorted(self._used)))
                 self.used_on.set(len(self._used_on), note=", ".join(sorted(self._used_on)))
-        if self.difficulty == "challenge" and not self.rock_lit.completed:  # (then `set` is a no-op)
-            if any(rock.luminous for rock in self.colony.rocks):
+        if ledger.rocks:  # (Challenge, until a lit rock is scored)
+            if any(rock.luminous for rock in ledger.rocks):
                 self.rock_lit.set(1)
+                ledger.rocks = []
         self._score_meals()
 
     def _score_held(self, held: list[WorldObject]) -> None:
@@ -230,15 +244,16 @@ class SpaceSick(Scenario):
     def _score_meals(self) -> None:
         """Watch each colonist for 50 steps after a meal: healthy throughout adds a clean meal,
         any sickness resets the count (and ends the watch, unlike the original)."""
-        marks = [*map(len, self._histories)]
-        if marks != self._meal_marks:  # someone did something: read the new records
+        ledger = self._ledger
+        marks = [*map(len, ledger.histories)]
+        if marks != ledger.marks:  # someone did something: read the new records
             eaten: list[int] = []
-            for colonist, start, end in zip(self.colony.colonists, self._meal_marks, marks, strict=True):
+            for colonist, start, end in zip(self.colony.colonists, ledger.marks, marks, strict=True):
                 for record in colonist.history[start:end]:
                     if record.action == "EAT" and record.success and "mushroom" in record.arg1.type:
                         eaten.append(record.arg1.uuid)
                         self._watch[colonist.uuid] = record.step
-            self._meal_marks = marks
+            ledger.marks = marks
             if eaten:
                 self.eaten.add_distinct(eaten)
         if not self._watch:

@@ -1,6 +1,7 @@
 """Space Sick things: the simplified instruments of the Easy lab, the NPK field test, the sampler,
-mushrooms (with or without mold), seeds that grow into mushrooms, the self-filling seed jar and
-the glowing rock that lights up near a poisonous mushroom.
+mushrooms (with or without mold) and the glowing rock that lights up near a poisonous mushroom;
+the things that tick every step (appliances, fertilizer bag, seed jar, the field and its seeds)
+are compiled with the engine (tickers.py) and re-exported here.
 
 Importing this module registers the readers of the simplified instruments, the NPK field test
 and the sampler. Every reading comes from the measured object (its materials, parts and props),
@@ -9,19 +10,27 @@ never from the scenario's answer key.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from discoverylab.scenarios.space_sick.tickers import (  # (compiled: see tickers.py)
+    ColonyAppliance,
+    ColonyFertilizerBag,
+    FieldKeeper,
+    FieldSoil,
+    GrowingSeed,
+    SeedJar,
+)
 from discoverylab.world import instruments
 from discoverylab.world.catalog import spawn
 from discoverylab.world.instruments import Instrument
 from discoverylab.world.materials import Material, material
-from discoverylab.world.objects import ActionResult, Layer, WorldObject
-from discoverylab.world.things import Appliance, FertilizerBag, Food, Jar, Mold, SoilTile
+from discoverylab.world.objects import Layer, WorldObject
+from discoverylab.world.things import Food, Mold
 
 if TYPE_CHECKING:
-    from discoverylab.world.agent import Agent
     from discoverylab.world.world import World
+
+__all__ = ["ColonyAppliance", "ColonyFertilizerBag", "FieldKeeper", "FieldSoil", "GrowingSeed", "SeedJar"]
 
 COLOURS = ("red", "green", "yellow", "pink")
 SIMPLE_INSTRUMENTS = ("densitometer", "spectrometer", "PH meter", "microscope", "radiation meter")
@@ -141,133 +150,6 @@ def mold_material(species: str, channel: int) -> Material:
 
 def mold(world: World, matter: Material | None = None) -> WorldObject:
     return ColonyMold(world, "mold", "mold", [matter or material("mold_red")], poisonous=True)
-
-
-class FieldSoil(SoilTile):
-    """Field soil: ticked by its `FieldKeeper` only from the moment it is dug or given
-    something until it is closed again and holds no seed."""
-
-    needs_tick = False
-    keeper: FieldKeeper | None = None
-
-    def add(self, obj: WorldObject) -> None:
-        super().add(obj)
-        self._wake()
-
-    def dig(self, agent: Agent) -> ActionResult:
-        result = super().dig(agent)
-        self._wake()
-        return result
-
-    def _wake(self) -> None:
-        if self.keeper is not None:
-            self.keeper.active[self] = None
-
-
-class FieldKeeper(WorldObject):
-    """One ticker for the whole field: runs the hole logic and the seeds of the tiles that
-    were woken (dug or given something), in the order they woke, until they are quiet."""
-
-    needs_tick = True
-
-    def __init__(self, world: World, tiles: list[FieldSoil]) -> None:
-        super().__init__(world, "field keeper", "field keeper")
-        self.active: dict[FieldSoil, None] = {}
-        for tile in tiles:
-            tile.keeper = self
-
-    def release(self) -> None:
-        self.active = {}  # woken soils point back here (`keeper`): a cycle per dug field
-
-    def tick(self) -> None:
-        for tile in list(self.active):
-            if tile.is_open:
-                tile.tick()
-            seeds = [o for o in tile.contents if isinstance(o, GrowingSeed)]
-            for seed in seeds:
-                seed.tick()
-            if not tile.is_open and not seeds:
-                del self.active[tile]
-
-
-class ColonyAppliance(Appliance):
-    """The engine's fridge or stove, skipping its per-tick walk when off or empty."""
-
-    def tick(self) -> None:
-        if self.activated and self.contents:
-            super().tick()
-
-
-class ColonyFertilizerBag(FertilizerBag):
-    """The engine's bag, with a quick look before counting its pellets each tick."""
-
-    def tick(self) -> None:
-        held = self.contents
-        if len(held) == 3 and held[0].type == held[1].type == held[2].type == "fertilizer pellet":
-            return
-        self.refill()  # (never asleep: the colony's characters walk every tick, each step a wake-up call)
-
-
-def _gone(x: int, y: int) -> WorldObject:
-    raise RuntimeError("This seed's world was disposed.")
-
-
-def _no_seed() -> WorldObject:
-    raise RuntimeError("This seed jar's world was disposed.")
-
-
-class GrowingSeed(WorldObject):
-    """A seed buried in soil (in a tile with its dirt back) grows into a mushroom: a timer of
-    10-20 that counts down on each tick with probability (N + P + K of the tile) / 30. Ticked
-    by the `FieldKeeper` of the field it is buried in."""
-
-    def __init__(self, world: World, grow: Callable[[int, int], WorldObject]) -> None:
-        super().__init__(world, "seed", "seed", [material("seed")])
-        self.grow = grow
-        self.timer = -1
-
-    def release(self) -> None:
-        self.grow = _gone  # a bound method of the scenario, which holds the field and its seeds
-
-    def tick(self) -> None:
-        tile = self.parent
-        if not isinstance(tile, SoilTile) or tile.has_hole() or self.cooked:
-            return
-        rng = self.world.rng_objects
-        if self.timer < 0:
-            self.timer = int(rng.integers(10, 21))
-            return
-        npk = sum(sum(m.npk) for m in tile.all_materials(include_contents=True))
-        if rng.random() < npk / 30:
-            self.timer -= 1
-        if self.timer <= 0:
-            x, y = tile.location()
-            self.remove_from_world()
-            self.world.place(self.grow(x, y), x, y, Layer.OBJECTS)
-
-
-class SeedJar(Jar):
-    """Starts with five seeds; every eight ticks, adds one if it holds fewer than five."""
-
-    needs_tick = True
-
-    def __init__(self, world: World, make_seed: Callable[[], WorldObject]) -> None:
-        super().__init__(world, "seed jar", "jar", [material("glass")])
-        self.make_seed = make_seed
-        self.wait = 0
-        for _ in range(5):
-            self.add(make_seed())
-
-    def release(self) -> None:
-        self.make_seed = _no_seed  # a partial over the scenario's grow_mushroom
-
-    def tick(self) -> None:
-        self.wait -= 1
-        if self.wait > 0:
-            return
-        self.wait = 8  # it looks at itself every eight ticks
-        if sum(1 for o in self.contents if o.type == "seed") < 5:
-            self.add(self.make_seed())
 
 
 class GlowingRock(WorldObject):
