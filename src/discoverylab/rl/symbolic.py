@@ -114,7 +114,9 @@ def _static_features(o: WorldObject, task: str) -> tuple[str, bytes, bytes]:
 class SymbolicEncoder(FastState):
     """Builds the symbolic observation of one agent; `slots` holds the last slots built."""
 
-    def __init__(self, radius: int = 3, object_slots: int = 12, dialog_options: int = 10, notes: bool = False) -> None:
+    # Typed `Any`, checked by `whole_option`: compiled, an `int` parameter refuses a numpy integer
+    # (and a float) with mypyc's bare TypeError before the check can name the option.
+    def __init__(self, radius: Any = 3, object_slots: Any = 12, dialog_options: Any = 10, notes: Any = False) -> None:
         radius = whole_option("radius", radius, 0, WORLD_SIZE)  # negative: numpy's "negative dimensions"
         object_slots = whole_option("object_slots", object_slots, 0, MAX_COUNT)
         dialog_options = whole_option("dialog_options", dialog_options, 0, MAX_COUNT)

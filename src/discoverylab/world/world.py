@@ -442,6 +442,10 @@ class World(FastState):
         if self._fills:  # the plain objects it built: the next world's builds may reuse the untouched ones
             spares.offer(self, self._fills)
             self._fills = None
+        for hook in self.on_tick:  # a per-tick callable object may hold its scenario (Space Sick's ledger)
+            release = getattr(hook, "release", None)
+            if release is not None:
+                release()
         self.objects, self.removed_holders, self.agents, self.on_tick = {}, [], [], []
         self._built, self.holders = {}, {}
         self._uuid_pool.close()

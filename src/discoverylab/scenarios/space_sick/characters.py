@@ -20,6 +20,7 @@ from discoverylab.world.agent import Agent
 from discoverylab.world.npc import NPC, find_path
 from discoverylab.world.objects import Layer, WorldObject
 from discoverylab.world.things import SoilTile
+from discoverylab.world.unpickle import FastState
 
 if TYPE_CHECKING:
     from discoverylab.world.world import World
@@ -31,7 +32,7 @@ EAT_SIGNAL = "eatSignal"
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
-class Call:
+class Call(FastState):  # (unpickled, attributes inline: `world/unpickle.py`)
     """A character's method by name, with its arguments: a job of its queue or a dialog
     option's callback. An object, not a bound method, `partial` or closure: compiled, those are
     builtins, which `copy.deepcopy` keeps as they are (a clone's Chef asked to collect queued

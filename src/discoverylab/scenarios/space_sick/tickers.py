@@ -17,6 +17,7 @@ from mypy_extensions import mypyc_attr
 from discoverylab.world.materials import material
 from discoverylab.world.objects import ActionResult, Layer, WorldObject
 from discoverylab.world.things import Appliance, FertilizerBag, Jar, SoilTile
+from discoverylab.world.unpickle import FastState
 
 if TYPE_CHECKING:
     from discoverylab.world.agent import ActionRecord, Agent
@@ -168,7 +169,7 @@ def _unset() -> None:
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
-class ColonyLedger:
+class ColonyLedger(FastState):  # (unpickled, attributes inline: `world/unpickle.py`)
     """What the colony's scorer (`SpaceSick.update`, Normal and Challenge) has read so far,
     and the per-tick look that finds nothing new on nearly every tick (`quiet`): interpreted,
     that look cost ~9k instructions a step (a dozen calls and reads of compiled objects)."""
@@ -192,6 +193,11 @@ class ColonyLedger:
         builtin method, which `copy.deepcopy` keeps as it is (a clone would score the original)."""
         if not self.quiet():
             self.score()
+
+    def release(self) -> None:
+        """Called by `World.dispose`: the scorer's tick is a bound method of the scenario, which
+        holds this ledger (a cycle the finished world would wait in for the collector)."""
+        self.score = _unset
 
     def inventory(self) -> list[WorldObject]:
         """Everything the agent holds, containers' contents included (outermost first)."""
