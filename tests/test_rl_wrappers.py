@@ -198,6 +198,10 @@ def test_a_reset_lets_the_last_world_go(task: str) -> None:
     import gc
     import weakref
 
+    from discoverylab import native
+
+    if native.active():  # compiled classes never clear their weak references (mypyc/mypyc#1102): reading one crashes
+        pytest.skip("weak references to the compiled engine's objects are unsafe (docs/performance.md)")
     env = make_rl_env(task, max_steps=10**6)
     _, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
