@@ -134,21 +134,25 @@ def sweep_stale(folder: Path, unowned_after_s: float = 3600.0) -> list[Path]:
             except OSError:
                 continue
         else:
-            stale = not _alive(owner)
+            stale = not pid_alive(owner)
         if stale and tmp.is_dir():
             shutil.rmtree(tmp, ignore_errors=True)
             removed.append(tmp)
     return removed
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process `pid` runs (another user's counts: its scratch is not ours to remove);
+    what cannot be a pid is nobody's. Also used by `bench/live.py`'s sweep."""
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
-    except (PermissionError, OverflowError, ValueError):
-        return pid > 0  # another user's process (alive); a nonsense pid is nobody's
-    return pid > 0
+    except OSError:
+        return True
+    return True
 
 
 class _NativeFinder(importlib.abc.MetaPathFinder):

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from discoverylab.native import pid_alive
+
 ENV_LIVE_DIR = "DISCOVERYLAB_LIVE_DIR"
 PERIOD_S = 0.5
 
@@ -94,21 +96,11 @@ def sweep_dead_boards(root: Path | None = None) -> int:
     removed = 0
     for folder in Path(root or tempfile.gettempdir()).glob(f"{LIVE_PREFIX}*-*"):
         pid = folder.name[len(LIVE_PREFIX) :].split("-", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        if not pid.isdigit() or pid_alive(int(pid)):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed += 1
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # someone else's process: alive
-    return True
 
 
 class LiveBoard:
