@@ -72,6 +72,27 @@ from discoverylab.scenarios.space_sick import tickers
 classes = (colony.ColonyNPC, colony.Colonist, colony.Chef, colony.Farmer, village.Dog, village.Trainer, village.Elder,
            tickers.SeedJar, tickers.FieldKeeper, tickers.ColonyLedger)
 out["compiled classes"] = [cls.__name__ for cls in classes if "__mypyc_attrs__" in vars(cls)]
+# Weak references: compiled, mypyc never cleared them (reading one after its object died crashed),
+# so a compiled class refuses them (TypeError); a Python subclass gets its own, which works.
+import gc, weakref
+try:
+    weakref.ref(World(0))
+    out["weakref"] = "taken"
+except TypeError:
+    out["weakref"] = "refused"
+class Leaf(WorldObject):
+    pass
+fired = []
+for seed in range(3):
+    world = World(seed)
+    leaf = Leaf(world, "leaf", "leaf")
+    ref = weakref.ref(leaf, fired.append)
+    del leaf
+    world.dispose()
+    del world
+    gc.collect()
+    assert ref() is None
+out["subclass weakrefs cleared"] = len(fired)
 print(json.dumps(out))
 """
 
@@ -192,6 +213,8 @@ def test_the_compiled_engine_gives_the_pure_engines_observations(native_build: P
         "ColonyNPC", "Colonist", "Chef", "Farmer", "Dog", "Trainer", "Elder", "SeedJar", "FieldKeeper", "ColonyLedger"
     ]  # fmt: skip
     assert pure.pop("compiled classes") == []
+    assert compiled.pop("weakref") == "refused" and pure.pop("weakref") == "taken"
+    assert compiled["subclass weakrefs cleared"] == 3  # (and the process exited cleanly: `_rollouts` checks)
     assert pure["device"] == "0" and all(task in pure for task in tasks.split(",")) and len(pure) >= 19 + 39
     assert len([key for key in pure if key.startswith("oracle ")]) >= 39
     assert compiled == pure

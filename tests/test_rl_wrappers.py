@@ -200,8 +200,8 @@ def test_a_reset_lets_the_last_world_go(task: str) -> None:
 
     from discoverylab import native
 
-    if native.active():  # compiled classes never clear their weak references (mypyc/mypyc#1102): reading one crashes
-        pytest.skip("weak references to the compiled engine's objects are unsafe (docs/performance.md)")
+    if native.active():  # mypyc never clears weak references (mypyc/mypyc#1102): compiled classes refuse them
+        pytest.skip("the compiled engine's objects refuse weak references (docs/performance.md)")
     env = make_rl_env(task, max_steps=10**6)
     _, info = env.reset(seed=0)
     rng = np.random.default_rng(0)

@@ -14,6 +14,7 @@ engine") for what it buys and docs/rl.md for how an RL user turns it on.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.abc
 import importlib.machinery
@@ -165,7 +166,45 @@ class _NativeFinder(importlib.abc.MetaPathFinder):
         self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         file = self.files.get(fullname)
-        return None if file is None else importlib.util.spec_from_file_location(fullname, file)
+        if file is None:
+            return None
+        return importlib.util.spec_from_file_location(fullname, file, loader=_Loader(fullname, str(file)))
+
+
+class _Loader(importlib.machinery.ExtensionFileLoader):
+    """Loads a compiled module, then takes weak references away from the compiled classes
+    (`no_weakrefs`): of every compiled module loaded so far, since the shared library sets up
+    the modules a module imports itself, without this loader."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        super().exec_module(module)
+        for name in modules():
+            loaded = sys.modules.get(name)
+            for value in vars(loaded).values() if loaded is not None else ():
+                if isinstance(value, type) and value.__module__ == name:
+                    no_weakrefs(value)
+
+
+_WEAKLIST_AT = 26 * ctypes.sizeof(ctypes.c_void_p)  # PyTypeObject.tp_weaklistoffset (CPython 3.8-3.13, 64- and 32-bit)
+
+
+def no_weakrefs(cls: type) -> bool:
+    """Make `weakref.ref(obj)` of a compiled class a TypeError (as for `object()`) instead of a
+    crash: mypyc gives a class with a `__dict__` a weak-reference slot after it but never clears
+    it when an object dies (mypyc/mypyc#1102), so reading the reference later read freed memory.
+    Touches only a class laid out so (weak slot right after the dict) whose field reads back as
+    `__weakrefoffset__`; an interpreted subclass made afterwards gets a slot of its own, which
+    CPython clears. Returns whether `cls` was changed."""
+    offset = cls.__weakrefoffset__
+    if sys.implementation.name != "cpython" or "__mypyc_attrs__" not in vars(cls) or offset <= 0:
+        return False
+    if offset != cls.__dictoffset__ + ctypes.sizeof(ctypes.c_void_p):
+        return False
+    field = ctypes.c_ssize_t.from_address(id(cls) + _WEAKLIST_AT)
+    if field.value != offset:  # not the layout this expects: leave it
+        return False
+    field.value = 0
+    return True
 
 
 def usable(folder: Path = DEFAULT_DIR) -> str | None:
