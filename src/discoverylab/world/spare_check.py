@@ -54,42 +54,11 @@ def _same_float(a: float, b: float) -> bool:
     return a == b and (a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b))
 
 
-def _same_items(items: list[Any], want: list[Any]) -> bool:
-    """Whether `items` holds exactly `want`'s objects (typed `Any`: compiled, an item of another
-    type is compared, not refused with a TypeError)."""
-    if len(items) != len(want):
-        return False
-    for i in range(len(want)):
-        if items[i] is not want[i]:
-            return False
-    return True
-
-
 def untouched(obj: WorldObject, like: WorldObject) -> bool:
     """Whether every field of `obj` in `CHECKED_FIELDS` equals `like`'s (its `model`): objects,
-    layers and materials by identity, strings and numbers by value, the containers empty.
-    AttributeError when a field is unset (never for an object a builder made)."""
-    if type(obj) is not type(like) or obj.world is not like.world or obj.parent is not None:
-        return False
-    if obj.contents or obj.parts or obj.props or obj.layer is not like.layer or obj.alive != like.alive:
-        return False
-    if obj.name != like.name or obj.type != like.type or obj.layer_hint is not like.layer_hint:
-        return False
-    if not _same_items(obj.materials, like.materials):
-        return False
-    if (
-        obj.movable != like.movable or obj.passable != like.passable or obj.obscures_below != like.obscures_below
-        or obj.is_container != like.is_container or obj.openable != like.openable or obj.is_open != like.is_open
-        or obj.is_passage != like.is_passage or obj.activatable != like.activatable
-        or obj.activated != like.activated or obj.usable != like.usable or obj.dialogable != like.dialogable
-        or obj.edible != like.edible or obj.readable != like.readable or obj.is_agent != like.is_agent
-        or obj.is_npc != like.is_npc or obj.poisonous != like.poisonous or obj.cooked != like.cooked
-        or obj.shovelable != like.shovelable or obj.key_id != like.key_id or obj.requires_key != like.requires_key
-    ):  # fmt: skip
-        return False
-    if obj.container_prefix != like.container_prefix or obj.document != like.document or obj.sprite != like.sprite:
-        return False
-    return _same_float(obj.temperature_c, like.temperature_c) and _same_float(obj.density, like.density)
+    layers and materials by identity, strings and numbers by value, the containers empty; an
+    object with a field unset is not. `passing` of one object: one set of comparisons."""
+    return passing([obj], like) == [obj]
 
 
 def passing(objs: list[WorldObject], like: WorldObject) -> list[WorldObject]:
@@ -100,7 +69,7 @@ def passing(objs: list[WorldObject], like: WorldObject) -> list[WorldObject]:
     cls, world, layer, alive, hint = type(like), like.world, like.layer, like.alive, like.layer_hint
     name, type_, prefix, document, sprite = like.name, like.type, like.container_prefix, like.document, like.sprite
     materials: list[Any] = like.materials  # `Any`: compiled, an item of another type is compared, not
-    count = len(materials)  # refused with a TypeError (as in `_same_items`)
+    count = len(materials)  # refused with a TypeError
     movable, passable, obscures_below, is_container = like.movable, like.passable, like.obscures_below, like.is_container
     openable, is_open, is_passage, activatable = like.openable, like.is_open, like.is_passage, like.activatable
     activated, usable, dialogable, edible, readable = like.activated, like.usable, like.dialogable, like.edible, like.readable
@@ -164,4 +133,3 @@ def put(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uui
 
 COMPILED: Final = not isinstance(put, FunctionType)
 """Whether this module runs compiled (`discoverylab.native`): `place_each` then calls `put`."""
-
