@@ -51,6 +51,36 @@ def test_suite_runs_only_the_tasks_named_and_refuses_one_outside_it(tmp_path: Pa
     assert exit_info.value.code == 2 and "not in --suite unit: Proteomics" in capsys.readouterr().err
 
 
+def test_rounds_keep_each_tasks_best_round_and_every_round(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--rounds 3`: every task measured three times, the order reversed in the middle round (a slow
+    spell of a shared machine then hits other tasks), each row the best of its rounds (highest
+    rates, lowest reset times) with the rounds' medians and every round kept."""
+    order: list[str] = []
+    fake = iter(range(1, 100))
+
+    def row(task: str, steps: int, count: int) -> dict[str, object]:
+        order.append(task)
+        k = next(fake)
+        return {"task": task, "reset_ms": 10.0 / k, "reset_min_ms": 5.0 / k, "steps_per_s": 1000.0 * k,
+                "episodes": 3, "long_steps_per_s": 2000.0 * k}  # fmt: skip
+
+    monkeypatch.setattr(rl_speed, "suite_row", row)
+    out = tmp_path / "rows.json"
+    argv = ["rl_speed.py", "--suite", "unit", "--task", "SearchTest,DialogTest", "--rounds", "3", "--default-gc", "--out", str(out)]
+    monkeypatch.setattr(sys, "argv", argv)
+    rl_speed.main()
+    assert order == ["DialogTest", "SearchTest", "SearchTest", "DialogTest", "DialogTest", "SearchTest"]
+    report = json.loads(out.read_text())
+    dialog, search = report["rows"]
+    assert report["rounds"] == 3 and [r["steps_per_s"] for r in dialog["rounds"]] == [1000.0, 4000.0, 5000.0]
+    assert dialog["steps_per_s"] == 5000.0 and dialog["steps_per_s_median"] == 4000.0
+    assert search["long_steps_per_s"] == 12000.0 and search["reset_ms"] == 10.0 / 6 and search["reset_ms_median"] == 10.0 / 3
+    monkeypatch.setattr(sys, "argv", ["rl_speed.py", "--suite", "unit", "--rounds", "0", "--default-gc"])
+    with pytest.raises(SystemExit) as exit_info:
+        rl_speed.main()
+    assert exit_info.value.code == 2
+
+
 def test_busy_processes_run_during_the_batched_trios_and_are_gone_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--busy N` loads the machine for the batched rows only, and never leaves a busy process
     behind; every batched row says how often its balancer moved the envs and put off a probe."""
