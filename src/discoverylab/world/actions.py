@@ -7,7 +7,7 @@ world untouched. The checks run in the order the original's messages imply.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -28,11 +28,11 @@ from discoverylab.world.movement import MovementActions
 from discoverylab.world.objects import ActionResult, WorldObject
 from discoverylab.world.reach import accessible_object
 
-ARG_KEYS = ("arg1", "arg2")
-_DIALOG_KEYS = frozenset({DIALOG_KEY})
+ARG_KEYS: Final = ("arg1", "arg2")
+_DIALOG_KEYS: Final = frozenset({DIALOG_KEY})
 # action name -> (argument kinds, needs teleport): one lookup per action (`_run` has the handlers)
-_ROUTES = {name: (spec.args, spec.teleport) for name, spec in ACTION_SPECS.items()}
-_LABELS = {
+_ROUTES: Final = {name: (spec.args, spec.teleport) for name, spec in ACTION_SPECS.items()}
+_LABELS: Final = {
     "PICKUP": "pick up object",
     "DROP": "drop item",
     "PUT": "put item in container",
@@ -119,7 +119,7 @@ class ActionExecutor(MovementActions):
                 return self._run(name, None, None)
             if len(kinds) == 1:  # one argument: most actions (a canonical direction needs no resolving)
                 value = packet.get("arg1")
-                if kinds[0] is DIRECTION and type(value) is str and value in DIRECTIONS:
+                if kinds[0] == DIRECTION and type(value) is str and value in DIRECTIONS:
                     return self._run(name, value, None)
                 return self._run(name, self._resolve(name, "arg1", kinds[0], value), None)
         else:

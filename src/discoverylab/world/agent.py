@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -14,7 +14,9 @@ if TYPE_CHECKING:
     from discoverylab.world.dialog import DialogTree
     from discoverylab.world.world import World
 
-DIRECTIONS: dict[str, tuple[int, int]] = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
+# (Final, as the other module constants read per step: compiled, a C static instead of a
+# look-up in the module's dict, ~140 instructions, at each read)
+DIRECTIONS: Final[dict[str, tuple[int, int]]] = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`

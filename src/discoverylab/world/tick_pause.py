@@ -11,7 +11,7 @@ the ticks run in the same order, with the same effects, as if it never slept.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from discoverylab.world.objects import WorldObject
     from discoverylab.world.world import TileWatch, World
 
-KEY = "tick_pause"  # its entry in `World.caches` (emptied by `dispose`: no cycle outlives the world)
+KEY: Final = "tick_pause"  # its entry in `World.caches` (emptied by `dispose`: no cycle outlives the world)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
