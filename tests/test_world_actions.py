@@ -413,3 +413,28 @@ def test_read_posts_reads_back_what_post_render_writes() -> None:
     article = Post(5, 2, "Cy", "Body", kind="article", title="Title")
     text = "".join(p.render() for p in (posts[0], article, posts[1]))
     assert read_posts(text) == [(p.author, p.content) for p in posts]
+
+
+# ---- dispatch ---------------------------------------------------------------------------
+def test_every_action_runs_its_own_handler() -> None:
+    """`ActionExecutor._run` calls each action's `_do_<name>` directly (no `getattr`): every
+    action of the vocabulary reaches its own handler, with its arguments in order."""
+    from discoverylab.world.action_specs import ACTION_SPECS
+    from discoverylab.world.objects import ActionResult
+
+    class Recorder(ActionExecutor):
+        pass
+
+    for name in ACTION_SPECS:
+        def handler(self: ActionExecutor, *args: object, _name: str = name) -> ActionResult:
+            return ActionResult(True, f"{_name} {args}")
+
+        setattr(Recorder, f"_do_{name.lower()}", handler)
+    p = Player(meadow())
+    executor = Recorder(p.agent)
+    flag, coin = place(p.world, "flag", 5, 6), place(p.world, "coin", 5, 6)  # (compiled: typed arguments)
+    for name, spec in ACTION_SPECS.items():
+        kinds = spec.args + ("object",) * (2 - len(spec.args))
+        values = {"object": (flag, coin), "direction": ("west", "east"), "location": ("here", "there"), "post_id": (7, 8)}
+        a, b = values[kinds[0]][0], values[kinds[1]][1]
+        assert executor._run(name, a, b).message == f"{name} {(a, b)[: len(spec.args)]}"

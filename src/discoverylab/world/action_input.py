@@ -9,18 +9,18 @@ import json
 import operator
 import reprlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
-MAX_ACTION_CHARS = 100_000  # longer action text is refused before parsing (an action is < 1 KB)
-MAX_ECHO_CHARS = 200  # how much of the agent's own input an error message may quote
-MAX_ERROR_CHARS = 2_000  # cap on any failure message (the echo bound above keeps them far shorter)
-MAX_ARRAY_ITEMS = 64  # a numpy array argument longer than this is echoed by its shape, never listed
-MAX_INT = 2**63  # larger integers are never UUIDs, post IDs or options (and would not fit int64)
-ACTION_KEYS = frozenset({"action", "arg1", "arg2"})
-_PLAIN_TYPES = frozenset({str, int, float, bool, type(None)})  # values `_plain` leaves as they are
-DIALOG_KEY = "chosen_dialog_option_int"
+MAX_ACTION_CHARS: Final = 100_000  # longer action text is refused before parsing (an action is < 1 KB)
+MAX_ECHO_CHARS: Final = 200  # how much of the agent's own input an error message may quote
+MAX_ERROR_CHARS: Final = 2_000  # cap on any failure message (the echo bound above keeps them far shorter)
+MAX_ARRAY_ITEMS: Final = 64  # a numpy array argument longer than this is echoed by its shape, never listed
+MAX_INT: Final = 2**63  # larger integers are never UUIDs, post IDs or options (and would not fit int64)
+ACTION_KEYS: Final = frozenset({"action", "arg1", "arg2"})
+_PLAIN_TYPES: Final = frozenset({str, int, float, bool, type(None)})  # values `_plain` leaves as they are
+DIALOG_KEY: Final = "chosen_dialog_option_int"
 
 
 class ActionError(ValueError):

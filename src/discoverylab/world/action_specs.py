@@ -7,13 +7,14 @@ the CLI help and the docs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 
-OBJECT = "object"
-DIRECTION = "direction"
-LOCATION = "location"
-POST_ID = "post_id"
+OBJECT: Final = "object"
+DIRECTION: Final = "direction"
+LOCATION: Final = "location"
+POST_ID: Final = "post_id"
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
@@ -52,7 +53,7 @@ _SPECS = [
     ActionSpec("ROTATE_CCW", (), "Turn counter-clockwise.", advertised=False),
 ]
 
-ACTION_SPECS: dict[str, ActionSpec] = {spec.name: spec for spec in _SPECS}
+ACTION_SPECS: Final[dict[str, ActionSpec]] = {spec.name: spec for spec in _SPECS}
 
 
 def action_list(teleport: bool = True) -> list[dict[str, object]]:

@@ -7,7 +7,7 @@ world untouched. The checks run in the order the original's messages imply.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -28,11 +28,11 @@ from discoverylab.world.movement import MovementActions
 from discoverylab.world.objects import ActionResult, WorldObject
 from discoverylab.world.reach import accessible_object
 
-ARG_KEYS = ("arg1", "arg2")
-# action name -> (executor method, argument kinds, needs teleport): one lookup per action
-_DIALOG_KEYS = frozenset({DIALOG_KEY})
-_ROUTES = {name: (f"_do_{name.lower()}", spec.args, spec.teleport) for name, spec in ACTION_SPECS.items()}
-_LABELS = {
+ARG_KEYS: Final = ("arg1", "arg2")
+_DIALOG_KEYS: Final = frozenset({DIALOG_KEY})
+# action name -> (argument kinds, needs teleport): one lookup per action (`_run` has the handlers)
+_ROUTES: Final = {name: (spec.args, spec.teleport) for name, spec in ACTION_SPECS.items()}
+_LABELS: Final = {
     "PICKUP": "pick up object",
     "DROP": "drop item",
     "PUT": "put item in container",
@@ -111,18 +111,17 @@ class ActionExecutor(MovementActions):
             if route is None:
                 known = ", ".join(s.name for s in ACTION_SPECS.values() if s.advertised)
                 raise ActionError(f"Unknown action {brief(packet['action'])}. Known actions: {known}.")
-        method, kinds, teleport = route
+        kinds, teleport = route
         if teleport and not self.teleport:
             raise ActionError(f"The action {name} is disabled in this environment (teleport handicap off).")
-        handler = getattr(self, method)
         if not self.strict:
             if not kinds:  # moves, turns, waits: nothing to resolve
-                return handler()
+                return self._run(name, None, None)
             if len(kinds) == 1:  # one argument: most actions (a canonical direction needs no resolving)
                 value = packet.get("arg1")
-                if kinds[0] is DIRECTION and type(value) is str and value in DIRECTIONS:
-                    return handler(value)
-                return handler(self._resolve(name, "arg1", kinds[0], value))
+                if kinds[0] == DIRECTION and type(value) is str and value in DIRECTIONS:
+                    return self._run(name, value, None)
+                return self._run(name, self._resolve(name, "arg1", kinds[0], value), None)
         else:
             extra = set(packet) - ACTION_KEYS
             if extra:
@@ -137,7 +136,60 @@ class ActionExecutor(MovementActions):
             for key in ARG_KEYS[len(kinds) :]:
                 if not _blank(packet.get(key)):
                     raise ActionError(f"{name} takes {len(kinds)} argument(s); '{key}' is not expected.")
-        return handler(*args)
+        return self._run(name, args[0] if args else None, args[1] if len(args) > 1 else None)
+
+    def _run(self, name: str, a: Any, b: Any) -> ActionResult:
+        """Action `name`'s handler on its arguments (None where it takes fewer). Called
+        directly, not as `getattr(self, "_do_...")(...)`: compiled, that made a bound method
+        and parsed its arguments, ~600 instructions a step. An RL policy's usual actions (moves
+        and turns) are tested first; `name` is an `ACTION_SPECS` key (`_dispatch` checked)."""
+        if name == "MOVE_DIRECTION":
+            return self._do_move_direction(a)
+        if name == "ROTATE_DIRECTION":
+            return self._do_rotate_direction(a)
+        if name == "MOVE_FORWARD":
+            return self._do_move_forward()
+        if name == "MOVE_BACKWARD":
+            return self._do_move_backward()
+        if name == "ROTATE_CW":
+            return self._do_rotate_cw()
+        if name == "ROTATE_CCW":
+            return self._do_rotate_ccw()
+        if name == "WAIT":
+            return self._do_wait()
+        if name == "PICKUP":
+            return self._do_pickup(a)
+        if name == "DROP":
+            return self._do_drop(a)
+        if name == "PUT":
+            return self._do_put(a, b)
+        if name == "OPEN":
+            return self._do_open(a)
+        if name == "CLOSE":
+            return self._do_close(a)
+        if name == "ACTIVATE":
+            return self._do_activate(a)
+        if name == "DEACTIVATE":
+            return self._do_deactivate(a)
+        if name == "TALK":
+            return self._do_talk(a)
+        if name == "EAT":
+            return self._do_eat(a)
+        if name == "READ":
+            return self._do_read(a)
+        if name == "USE":
+            return self._do_use(a, b)
+        if name == "TELEPORT_TO_LOCATION":
+            return self._do_teleport_to_location(a)
+        if name == "TELEPORT_TO_OBJECT":
+            return self._do_teleport_to_object(a)
+        if name == "DISCOVERY_FEED_GET_UPDATES":
+            return self._do_discovery_feed_get_updates()
+        if name == "DISCOVERY_FEED_GET_ARTICLES":
+            return self._do_discovery_feed_get_articles()
+        if name == "DISCOVERY_FEED_GET_POST_BY_ID":
+            return self._do_discovery_feed_get_post_by_id(a)
+        raise AssertionError(f"No handler for action {name}.")  # a new ACTION_SPECS entry needs one here
 
     # ---- argument resolution ----------------------------------------------------------
     def _resolve(self, action: str, key: str, kind: str, value: Any) -> Any:

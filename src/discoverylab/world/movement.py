@@ -5,7 +5,7 @@ their own, and the executor's module stays readable."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -17,12 +17,12 @@ from discoverylab.world.unpickle import FastState
 from discoverylab.world.world import World
 from discoverylab.world.zones import tile_bit
 
-_CLOCKWISE = ["north", "east", "south", "west"]
-_CW = {d: _CLOCKWISE[(i + 1) % 4] for i, d in enumerate(_CLOCKWISE)}  # facing -> facing after a turn
-_CCW = {d: _CLOCKWISE[(i + 3) % 4] for i, d in enumerate(_CLOCKWISE)}
-_OPPOSITE = {d: _CLOCKWISE[(i + 2) % 4] for i, d in enumerate(_CLOCKWISE)}
-_SIDES = tuple((d, *DIRECTIONS[d]) for d in _CLOCKWISE)  # (facing, dx, dy): never the object's own tile
-_ROTATED = {d: f"I rotated to face {d}." for d in _CLOCKWISE}  # a turn's message (one per step: no f-string)
+_CLOCKWISE: Final = ["north", "east", "south", "west"]
+_CW: Final = {d: _CLOCKWISE[(i + 1) % 4] for i, d in enumerate(_CLOCKWISE)}  # facing -> facing after a turn
+_CCW: Final = {d: _CLOCKWISE[(i + 3) % 4] for i, d in enumerate(_CLOCKWISE)}
+_OPPOSITE: Final = {d: _CLOCKWISE[(i + 2) % 4] for i, d in enumerate(_CLOCKWISE)}
+_SIDES: Final = tuple((d, *DIRECTIONS[d]) for d in _CLOCKWISE)  # (facing, dx, dy): never the object's own tile
+_ROTATED: Final = {d: f"I rotated to face {d}." for d in _CLOCKWISE}  # a turn's message (one per step: no f-string)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`

@@ -73,14 +73,20 @@ def is_text_audited(describe_state: object) -> bool:
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class ActionResult:
     """What an action (or an object's reaction to one) did. `important` messages are queued
-    for the observation's `extended_action_message` as well."""
+    for the observation's `extended_action_message` as well. `__init__` written out: compiled,
+    the dataclass's stays interpreted (~1.5k instructions a result, one or more a step)."""
 
     success: bool
     message: str
     important: bool = False
+
+    def __init__(self, success: bool, message: str, important: bool = False) -> None:
+        self.success = success
+        self.message = message
+        self.important = important
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

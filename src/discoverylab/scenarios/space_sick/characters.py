@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from discoverylab.world.world import World
 
 Step = Callable[[], bool]
-_DIRS = {(0, -1): "north", (1, 0): "east", (0, 1): "south", (-1, 0): "west"}
-_STEPS = tuple((sx, sy, facing) for (sx, sy), facing in _DIRS.items())
-EAT_SIGNAL = "eatSignal"
+_DIRS: Final = {(0, -1): "north", (1, 0): "east", (0, 1): "south", (-1, 0): "west"}
+_STEPS: Final = tuple((sx, sy, facing) for (sx, sy), facing in _DIRS.items())
+EAT_SIGNAL: Final = "eatSignal"
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled: pickled and copied without `__init__`
