@@ -370,7 +370,10 @@ class SymbolicEncoder(FastState):
                 static = statics[o] = _static_features(o, task)
             is_open = o.is_open
             activated = o.activated
-            at = (((in_inventory * 2 + accessible) * w + dx + r) * w + dy + r) * 4 + is_open * 2 + activated
+            # (ints, not bools: compiled, arithmetic on a bool runs as generic object arithmetic)
+            held = 2 if in_inventory else 0
+            lid = 2 if is_open else 0
+            at = (((held + (1 if accessible else 0)) * w + dx + r) * w + dy + r) * 4 + lid + (1 if activated else 0)
             middle = middles[at]
             if middle is None:
                 middle = middles[at] = bytes((in_inventory, accessible, dx + r, dy + r, is_open, activated))
