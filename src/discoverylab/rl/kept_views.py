@@ -48,15 +48,7 @@ def own_part(agent: Agent, mirror: SceneryMirror, live: bool, tiles: bytes, stat
         found = mirror.candidates[ax][ay]
         return tiles, state, [(o, False, True, 0, 0) for _, o in (sorted(found, key=_FIRST) if len(found) > 1 else found)], [], 0
     world, r, depth = agent.world, mirror.radius, mirror.depth
-    # The sorted inventory, kept while no tile changes (`mirror.version`): what the agent holds
-    # changes only with a report of its tile, which counts as a change whenever a view reads
-    # the inventory (`refresh`'s strict).
-    held = mirror.held
-    if held is not None and held[0] == mirror.version and held[1] is agent:
-        inventory = held[2]
-    else:
-        inventory = _by_uuid(agent.inventory())
-        mirror.held = (mirror.version, agent, inventory)
+    inventory = _by_uuid(agent.inventory())
     inv_ids = {o.uuid for o in inventory}
     objs = [o for o in world.objects_at(ax, ay) if o is not agent]
     centre = r * (2 * r + 1) + r

@@ -57,7 +57,6 @@ class SceneryMirror(WindowReads):
 
     _touched: list[tuple[int, int]] | None = None  # the tiles counted as changes since `take_touched` (`_recompute`)
     _cell_items: tuple[np.ndarray, np.ndarray] | None = None  # `_cells_views`
-    held: tuple[int, WorldObject, list[WorldObject]] | None = None  # `kept_views.own_part`: (version, agent, its sorted inventory)
 
     def __init__(self, world: World, radius: int, depth: int, viewer: WorldObject | None = None) -> None:
         self.world = world
