@@ -74,9 +74,9 @@ def _centre(place: _Place, tiles: bytes, state: bytes, r: int, depth: int) -> tu
 def patch_place(place: _Place, agent: Agent, mirror: SceneryMirror, live: bool, touched: list[tuple[int, int]],
                 num_slots: int) -> _Place:  # fmt: skip
     """`_place` of the agent's place after the `touched` tiles changed: the window's bytes again,
-    the own part again if the own tile changed (`own_part`; else kept, its live centre too), the touched tiles'
-    candidates in the window replaced and the others kept (the same slot tuples), in
-    `_place`'s order."""
+    the own part again if the own tile changed (`own_part`; else kept, its live centre too),
+    the touched tiles' candidates in the window replaced and the others kept (the same slot
+    tuples), in `_place`'s order."""
     r = mirror.radius
     w = 2 * r + 1
     ax, ay = agent.x, agent.y

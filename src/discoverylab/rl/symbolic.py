@@ -117,8 +117,7 @@ class SymbolicEncoder(FastState):
     # Typed `Any`, checked by `whole_option`: compiled, an `int` parameter refuses a numpy integer
     # (and a float) with mypyc's bare TypeError before the check can name the option.
     def __init__(self, radius: Any = 3, object_slots: Any = 12, dialog_options: Any = 10, notes: Any = False) -> None:
-        # (Typed `int` attributes: compiled, an `Any` one made every sum and product that reads
-        # it generic object arithmetic, `_rows`' index among them.)
+        # (`int`: compiled, an `Any` attribute made every sum that reads it generic, `_rows`' too)
         self.radius: int = whole_option("radius", radius, 0, WORLD_SIZE)  # negative: numpy's "negative dimensions"
         self.num_slots: int = whole_option("object_slots", object_slots, 0, MAX_COUNT)
         self.num_dialog: int = whole_option("dialog_options", dialog_options, 0, MAX_COUNT)
@@ -335,9 +334,8 @@ class SymbolicEncoder(FastState):
         tiles, state, first, seen_own, inventory_size = own_part(agent, mirror, live, tiles, state, self.num_slots)
         candidates = mirror.candidates
         neighbours: dict[tuple[int, int], list[SlotData]] = {}
-        # Far slots by distance, then UUID: distance << UUID bits | UUID per slot, then its index
-        # in `slots` below that, sorted as plain ints (small enough for CPython's cheapest
-        # comparison; no two equal, UUIDs are unique), the slots read back by index (a sort of
+        # Far slots by distance, then UUID: keys (distance << UUID bits | UUID) << index bits | index
+        # in `slots`, sorted as small plain ints (none equal), slots read back by index (sorting
         # (key, slot) pairs compared tuples: ~2x the instructions, compiled).
         slots: list[Any] = []  # (`Any`: compiled, `rest` below boxes no slot anew)
         far: list[int] = []
