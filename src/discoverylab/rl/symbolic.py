@@ -117,12 +117,11 @@ class SymbolicEncoder(FastState):
     # Typed `Any`, checked by `whole_option`: compiled, an `int` parameter refuses a numpy integer
     # (and a float) with mypyc's bare TypeError before the check can name the option.
     def __init__(self, radius: Any = 3, object_slots: Any = 12, dialog_options: Any = 10, notes: Any = False) -> None:
-        radius = whole_option("radius", radius, 0, WORLD_SIZE)  # negative: numpy's "negative dimensions"
-        object_slots = whole_option("object_slots", object_slots, 0, MAX_COUNT)
-        dialog_options = whole_option("dialog_options", dialog_options, 0, MAX_COUNT)
-        self.radius = radius
-        self.num_slots = object_slots
-        self.num_dialog = dialog_options
+        # (`int`: compiled, an `Any` attribute made every sum that reads it generic, `_rows`' too)
+        self.radius: int = whole_option("radius", radius, 0, WORLD_SIZE)  # negative: numpy's "negative dimensions"
+        self.num_slots: int = whole_option("object_slots", object_slots, 0, MAX_COUNT)
+        self.num_dialog: int = whole_option("dialog_options", dialog_options, 0, MAX_COUNT)
+        radius, object_slots, dialog_options = self.radius, self.num_slots, self.num_dialog
         w = 2 * radius + 1
         self.space = spaces.Dict(
             {
@@ -335,22 +334,30 @@ class SymbolicEncoder(FastState):
         tiles, state, first, seen_own, inventory_size = own_part(agent, mirror, live, tiles, state, self.num_slots)
         candidates = mirror.candidates
         neighbours: dict[tuple[int, int], list[SlotData]] = {}
-        # Far slots by distance, then UUID, as one int: sorted as pairs without a key function,
-        # no two keys equal (UUIDs are unique), so slots are never compared.
-        far: list[tuple[int, Any]] = []  # (`Any`: compiled, `rest` below boxes no slot anew)
+        # Far slots by distance, then UUID: keys (distance << UUID bits | UUID) << index bits | index
+        # in `slots`, sorted as small plain ints (none equal), slots read back by index (sorting
+        # (key, slot) pairs compared tuples: ~2x the instructions, compiled).
+        slots: list[Any] = []  # (`Any`: compiled, `rest` below boxes no slot anew)
+        far: list[int] = []
         for x, y, dist, dx, dy in mirror.candidate_tiles(ax, ay):
             cands = candidates[x][y]
             if len(cands) == 1:  # most tiles: no comprehension, no sort
                 uuid, o = cands[0]
                 if dist == 1:
                     neighbours[(dx, dy)] = [(o, False, True, dx, dy)]
-                far.append((dist << _UUID_BITS | uuid, (o, False, False, dx, dy)))
+                far.append(dist << _UUID_BITS | uuid)
+                slots.append((o, False, False, dx, dy))
                 continue
             if dist == 1:
                 neighbours[(dx, dy)] = [(o, False, True, dx, dy) for _, o in sorted(cands, key=_FIRST)]
-            far += [(dist << _UUID_BITS | uuid, (o, False, False, dx, dy)) for uuid, o in cands]
-        far.sort()
-        rest = [slot for _, slot in far]
+            for uuid, o in cands:
+                far.append(dist << _UUID_BITS | uuid)
+                slots.append((o, False, False, dx, dy))
+        bits = len(slots).bit_length()
+        keys = [key << bits | i for i, key in enumerate(far)]
+        keys.sort()
+        mask = (1 << bits) - 1
+        rest = [slots[key & mask] for key in keys]
         return tiles, state, first, neighbours, rest, seen_own, inventory_size
 
     def _rows(self, slots: list[SlotData], mirror: SceneryMirror, task: str) -> bytes:
@@ -370,7 +377,10 @@ class SymbolicEncoder(FastState):
                 static = statics[o] = _static_features(o, task)
             is_open = o.is_open
             activated = o.activated
-            at = (((in_inventory * 2 + accessible) * w + dx + r) * w + dy + r) * 4 + is_open * 2 + activated
+            # (ints, not bools: compiled, arithmetic on a bool runs as generic object arithmetic)
+            held = 2 if in_inventory else 0
+            lid = 2 if is_open else 0
+            at = (((held + (1 if accessible else 0)) * w + dx + r) * w + dy + r) * 4 + lid + (1 if activated else 0)
             middle = middles[at]
             if middle is None:
                 middle = middles[at] = bytes((in_inventory, accessible, dx + r, dy + r, is_open, activated))
