@@ -15,7 +15,8 @@ reuses no object of a class whose compiled fields are not exactly those
 (`tests/test_native.py` plays a unit test compiled and checks both the fields and that a change
 to any one of them keeps an object from reuse). Values added outside the fields (an instance
 `__dict__`: a compiled `WorldObject` has one, since its base `FastState` is interpreted) are
-found by `spares._take_compiled` (`object.__getstate__`; a `__dict__` emptied again counts as none).
+found by `passing` itself when `spares._take_compiled` gives it `sole` (`object.__getstate__`; a
+`__dict__` emptied again counts as none), with the reference count (`sole_refs`).
 """
 
 from __future__ import annotations

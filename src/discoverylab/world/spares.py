@@ -114,7 +114,7 @@ _STACK_REFS = 3  # `World.dispose`'s local, `offer_stacks`' argument and `getref
 def offer_stacks(stacks: list[list[list[WorldObject]]], size: int) -> None:
     """Keep a disposed world's tile lists (`World.dispose`, after it dropped them) for the next
     world's `stacks`: making and freeing its 1,056 lists cost ~0.77M instructions per reset,
-    checking and emptying them ~0.45M. Kept only when nothing else holds the grid, a column or
+    checking and emptying them ~0.45M (compiled, typed loops: ~0.35M, `_tiles_held`, `_clear_tiles`). Kept only when nothing else holds the grid, a column or
     a tile (a caller's `world.stacks[x][y]` keeps its objects: it must not see the next world's)
     and the grid is `size` x `size` lists; emptied here, so the objects on it are freed (or
     recycled, `take`) as before. One grid at most (a process builds one world at a time per env)."""
