@@ -130,14 +130,16 @@ def sole_refs(world: World, cls: type, name: str, type_: str, materials: tuple[A
               attrs: dict[str, Any]) -> int:  # fmt: skip
     """What `passing` reads as the reference count of an object that only its list holds: measured
     once, on a `model` (arguments as for it) in a list of its own (compiled code may hold more
-    references than the interpreter does: measured, not assumed)."""
+    references than the interpreter does: measured, not assumed). 0 when no count up to 8 lets
+    the model pass (it fails another check: then nothing of the kind is reused, and the next kind
+    measures again)."""
     global _SOLE
     if _SOLE <= 0:
         like = model(world, cls, name, type_, materials, layer, attrs)
-        sole = 1
-        while sole < 16 and not passing(_held_once(world, cls, name, type_, materials, layer, attrs), like, sole):
-            sole += 1
-        _SOLE = sole
+        for sole in range(1, 9):
+            if passing(_held_once(world, cls, name, type_, materials, layer, attrs), like, sole):
+                _SOLE = sole
+                break
     return _SOLE
 
 

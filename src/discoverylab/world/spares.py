@@ -268,6 +268,8 @@ def _take_compiled(old: World, objs: list[WorldObject], cls: type, name: str, ty
     (typed reads) with its reference count and `__dict__` checks, in one loop."""
     like = spare_check.model(old, cls, name, type_, materials, layer, attrs)
     sole = spare_check.sole_refs(old, cls, name, type_, materials, layer, attrs)
+    if not sole:  # the reference count could not be measured: reuse nothing
+        return []
     return spare_check.passing(objs, like, sole)
 
 
