@@ -292,6 +292,14 @@ world.dispose()
 taken = spares.take("grass", cls, name, type_, materials, layer, attrs)
 out["reused changed"] = [changed[id(obj)] for obj in taken if id(obj) in changed]
 out["reused"] = len(taken)
+out["typed grid checks"] = spares._COMPILED
+for hold in (False, True):  # a tile a caller holds keeps its objects: the grid is not kept
+    spares.clear()
+    world = World(2)
+    layout.fill_grass(world)
+    tile = world.stacks[3][4] if hold else None
+    world.dispose()
+    out[f"held {hold}"] = [bool(spares._STACKS), None if tile is None else len(tile)]
 print(json.dumps(out))
 """
 
@@ -310,3 +318,5 @@ def test_the_compiled_engine_reuses_only_untouched_scenery(native_build: Path) -
     # from none would cost `gc.get_referents`, ~0.6M instructions per unit-test reset).
     assert out["changes"] > 40 and out["reused changed"] == ["an empty __dict__"]
     assert out["reused"] == 1024 - out["changes"] + 1
+    # A disposed world's grid is kept (emptied) for the next world unless a tile is held elsewhere.
+    assert out["typed grid checks"] is True and out["held False"] == [True, None] and out["held True"] == [False, 1]

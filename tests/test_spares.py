@@ -294,3 +294,22 @@ def test_the_compiled_check_sees_a_change_to_any_field(kind: str) -> None:
             setattr(obj, field, value)
             assert not spare_check.untouched(obj, like), (field, value)
             assert spare_check.passing([like, obj, like], like) == [like, like], (field, value)  # its own reads
+
+
+def test_the_typed_check_measures_its_reference_count_or_reuses_nothing() -> None:
+    """`spare_check.sole_refs` measures the reference count `passing` reads for an object that
+    only its list holds, on a model of the kind. Where the model itself fails the check (here:
+    the pure engine's objects keep their attributes in a `__dict__`) it finds none and gives 0,
+    and `spares._take_compiled` then reuses nothing rather than trust a count it never saw."""
+    world = World(1)
+    layout.fill_grass(world)
+    plan = inline_plan("grass")
+    assert plan is not None
+    layer, cls, name, type_, materials, _, attrs = plan
+    sole = spare_check.sole_refs(world, cls, name, type_, materials, layer, attrs)
+    objs = [obj for column in world.stacks for stack in column for obj in stack]
+    if spare_check.COMPILED:  # the compiled engine (`tests/test_native.py` runs it)
+        assert sole > 0
+        return
+    assert sole == 0
+    assert spares._take_compiled(world, objs, cls, name, type_, materials, layer, attrs) == []

@@ -10,6 +10,7 @@ import pytest
 
 from discoverylab.env import DiscoveryWorldEnv
 from discoverylab.scoring.scorecard import Scorecard, ScorecardItem
+from discoverylab.world import zones
 from discoverylab.world.catalog import place
 from discoverylab.world.npc import find_path
 from discoverylab.world.reach import accessible_object, accessible_objects
@@ -64,6 +65,44 @@ def test_a_zone_mask_holds_exactly_the_tiles_the_flood_fill_joins_to_its_seeds()
             mask = reach_mask(size, free, sum(tile_bit(size, x, y) for x, y in set(seeds)))
             wanted = {zones[x][y] for x, y in seeds} - {-1}
             assert {t for t in tiles if mask & tile_bit(size, *t)} == {t for t in tiles if zones[t[0]][t[1]] in wanted}
+
+
+def test_door_reach_kept_across_worlds_gives_what_a_fresh_process_gives() -> None:
+    """`zones.door_reach` keeps each free mask's plan and zones across worlds (`_PLANS`): worlds
+    that repeat a layout (a house at the same site, the Doors task's rooms) read the zones an
+    earlier world grew. For every tile of several unit-test worlds (seeds repeated, doors
+    opened and closed), the mask equals the one grown with nothing kept; and the cache stays
+    bounded."""
+    rng = np.random.default_rng(3)
+    for task in ("DoorsTest", "NavigationHouseTest", "DoorsWithKeysTest"):
+        env = DiscoveryWorldEnv(task, max_steps=10**9)
+        for seed in (0, 1, 0, 2, 1):
+            env.reset(seed=seed)
+            world = env.world
+            assert world is not None
+            doors = [o for o in world.objects.values() if o.is_passage]
+            for _ in range(3):
+                for door in doors:
+                    door.is_open = bool(rng.random() < 0.3)
+                for locked_only in (False, True):
+                    kept = [world.door_reach(locked_only, x, y) for x in range(-1, 33) for y in range(-1, 33)]
+                    saved, zones._PLANS = zones._PLANS, {}
+                    world._reach = {}
+                    try:
+                        fresh = [world.door_reach(locked_only, x, y) for x in range(-1, 33) for y in range(-1, 33)]
+                    finally:
+                        zones._PLANS = saved
+                        world._reach = {}
+                    assert kept == fresh
+    assert 0 < len(zones._PLANS) <= zones._PLANS_LIMIT
+    saved, limit = zones._PLANS, zones._PLANS_LIMIT
+    zones._PLANS, zones._PLANS_LIMIT = {}, 2
+    try:  # least recently used out first
+        for free in (1, 3, 7, 3, 1):
+            zones._shared_plan(3, free)
+        assert list(zones._PLANS) == [(3, 3), (3, 1)]
+    finally:
+        zones._PLANS, zones._PLANS_LIMIT = saved, limit
 
 
 def _reference_path(world: World, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]] | None:

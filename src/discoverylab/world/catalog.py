@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from importlib import resources
@@ -240,7 +239,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     if plan is None or world._watchers or (
         cells is not all_cells(size) and not all(0 <= x < size and 0 <= y < size for x, y in cells)
     ):  # fmt: skip
-        bare = set() if kept is None else {i for i, outside in enumerate(kept[0]) if not outside}
+        bare = set() if kept is None else set(range(len(cells))).difference(*(range(len(cells))[run] for run in kept[1]))
         for i, (x, y) in enumerate(cells):  # the general path (it also raises the clear errors)
             if i in bare:
                 world.take_uuids(1)
@@ -252,9 +251,9 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     uuids = world.take_uuids(len(cells))
     if kept is not None:  # the cells outside the holes, and their UUIDs
         kept_uuids: list[int] = []
-        for run in kept[2]:  # a slice per run of cells between holes: in C (`compress` cost ~80 instructions a cell)
+        for run in kept[1]:  # a slice per run of cells between holes: in C (`compress` cost ~80 instructions a cell)
             kept_uuids += uuids[run]
-        cells, uuids = kept[1], kept_uuids
+        cells, uuids = kept[0], kept_uuids
     # One zip of three flat iterators, not a zip of `objs` and a zip of pairs: the nested tuple
     # and its unpacking cost ~200 instructions per object, 0.17-0.33M per unit-test grass fill.
     cell_iter, uuid_iter = iter(cells), iter(uuids)
@@ -307,52 +306,58 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
         else:
             stack.append(obj)
         objs.append(obj)
-    world.objects.update(zip(uuids, objs, strict=True))
+    if spare_check.COMPILED:  # a typed loop (`spare_check.file_all`)
+        spare_check.file_all(world.objects, uuids, objs)
+    else:
+        world.objects.update(zip(uuids, objs, strict=True))
     if not fresh:  # own material copies: never recycled
         world.record_fill(kind, objs, uuids)
 
 
 # `_kept_cells`' answers per (size, holes): a layout has a few sets of buildings (Moving Agents:
-# 20). Emptied when it grows past `_KEPT_LIMIT` entries (a task whose holes are drawn freely).
-_KEPT: dict[tuple[int, tuple[tuple[int, ...], ...]], tuple[bytes, list[tuple[int, int]], list[slice]]] = {}
+# 20; a unit test's house stands at one of ~150 sites). Emptied when it grows past `_KEPT_LIMIT`
+# entries (a task whose holes are drawn freely).
+_KEPT: dict[tuple[int, tuple[tuple[int, ...], ...]], tuple[list[tuple[int, int]], list[slice]]] = {}
 _KEPT_LIMIT = 512
-_RUN = re.compile(b"\x01+")  # a run of kept cells in `_kept_cells`' mask
 
 
 def _kept_cells(cells: list[tuple[int, int]], size: int,
-                holes: Iterable[Rect]) -> tuple[bytes, list[tuple[int, int]], list[slice]]:  # fmt: skip
-    """For a fill of `all_cells(size)` (x-major) with `holes`: a mask of the cells outside the
-    holes (one byte per cell), those cells in order, and the runs of them between holes (as
-    slices of the cells' indices). Worked out with a slice per column or row of a hole (a set
-    of the holes' cells, cell by cell, cost ~0.2M instructions per Moving Agents reset), then
+                holes: Iterable[Rect]) -> tuple[list[tuple[int, int]], list[slice]]:  # fmt: skip
+    """For a fill of `all_cells(size)` (x-major) with `holes`: the cells outside the holes in
+    order, and the runs of them between holes (as slices of the cells' indices). Worked out
+    from each hole column's span of cell indices, sorted and merged (a byte mask cut by slices
+    and read back by a regular expression cost ~0.14M instructions per new house site), then
     kept. Shared: never change them."""
     if cells is not all_cells(size):
         raise ValueError("place_each: holes are only for a fill of all_cells(world.size).")
     key = (size, tuple(sorted([tuple(hole) for hole in holes])))  # the same cells, whatever the rects' order
     known = _KEPT.get(key)
     if known is None:
-        keep = bytearray(b"\1") * (size * size)
+        spans: list[tuple[int, int]] = []  # per column of a hole, its cells' indices [start, stop)
         for hole in key[1]:
             x0, y0, w, h = hole
             if w < 1 or h < 1 or x0 < 0 or y0 < 0 or x0 + w > size or y0 + h > size:
                 raise ValueError(f"place_each: hole {(x0, y0, w, h)} is empty or leaves the {size}x{size} map.")
-            if h >= w:  # a slice per column
-                for x in range(x0, x0 + w):
-                    keep[x * size + y0 : x * size + y0 + h] = bytes(h)
-            else:  # a slice per row (every `size`-th cell)
-                for y in range(y0, y0 + h):
-                    keep[x0 * size + y : (x0 + w - 1) * size + y + 1 : size] = bytes(w)
-        mask = bytes(keep)
-        runs = [slice(*found.span()) for found in _RUN.finditer(mask)]  # found in C: a `find` per run cost twice as much
+            for x in range(x0, x0 + w):
+                spans.append((x * size + y0, x * size + y0 + h))
+        spans.sort()
+        runs: list[slice] = []  # the gaps between the merged spans
+        at = 0
+        for start, stop in spans:
+            if start > at:
+                runs.append(slice(at, start))
+            if stop > at:
+                at = stop
+        if at < size * size:
+            runs.append(slice(at, size * size))
         kept: list[tuple[int, int]] = []
         for run in runs:
             kept += cells[run]
-        known = (mask, kept, runs)
+        known = (kept, runs)
         if len(_KEPT) >= _KEPT_LIMIT:
             _KEPT.clear()
         _KEPT[key] = known
     return known
-
 
 
 # Every plain kind's names in its class's shared key table before any object exists (`spares.share_key_tables`).

@@ -15,12 +15,14 @@ reuses no object of a class whose compiled fields are not exactly those
 (`tests/test_native.py` plays a unit test compiled and checks both the fields and that a change
 to any one of them keeps an object from reuse). Values added outside the fields (an instance
 `__dict__`: a compiled `WorldObject` has one, since its base `FastState` is interpreted) are
-found by `spares._take_compiled` (`object.__getstate__`; a `__dict__` emptied again counts as none).
+found by `passing` itself when `spares._take_compiled` gives it `sole` (`object.__getstate__`; a
+`__dict__` emptied again counts as none), with the reference count (`sole_refs`).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from types import FunctionType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -61,11 +63,16 @@ def untouched(obj: WorldObject, like: WorldObject) -> bool:
     return passing([obj], like) == [obj]
 
 
-def passing(objs: list[WorldObject], like: WorldObject) -> list[WorldObject]:
+def passing(objs: list[WorldObject], like: WorldObject, sole: int = 0) -> list[WorldObject]:
     """Those of `objs` that are `untouched` (in order); one with a field unset is not. The same
     comparisons as `untouched`, with `like`'s values read once, not once per object: compiled,
     half the field reads (`untouched` alone cost ~550 instructions an object, ~0.6M per
-    unit-test reset)."""
+    unit-test reset). With `sole` (`sole_refs`), also only those that `objs` alone holds
+    (`sys.getrefcount` here at most `sole`) and that have no attribute beyond their fields
+    (`object.__getstate__`: None when an object's `__dict__` is unset or empty;
+    `gc.get_referents` would list it too, at twice the cost): `spares.take`'s whole check in one
+    loop (a `map` over the objects per check cost ~250 instructions an object more)."""
+    getrefcount, getstate = sys.getrefcount, _GETSTATE
     cls, world, layer, alive, hint = type(like), like.world, like.layer, like.alive, like.layer_hint
     name, type_, prefix, document, sprite = like.name, like.type, like.container_prefix, like.document, like.sprite
     materials: list[Any] = like.materials  # `Any`: compiled, an item of another type is compared, not
@@ -78,6 +85,8 @@ def passing(objs: list[WorldObject], like: WorldObject) -> list[WorldObject]:
     kept: list[WorldObject] = []
     for obj in objs:
         try:
+            if sole and getrefcount(obj) > sole:  # held elsewhere (a caller, a scenario's list)
+                continue
             if type(obj) is not cls or obj.world is not world or obj.parent is not None:
                 continue
             if obj.contents or obj.parts or obj.props or obj.layer is not layer or obj.alive != alive:
@@ -106,10 +115,41 @@ def passing(objs: list[WorldObject], like: WorldObject) -> list[WorldObject]:
                 continue
             if not (_same_float(obj.temperature_c, temperature) and _same_float(obj.density, density)):
                 continue
+            if sole and getstate(obj) is not None:  # attributes of its own
+                continue
         except AttributeError:
             continue
         kept.append(obj)
     return kept
+
+
+_GETSTATE = object.__getstate__
+
+
+def sole_refs(world: World, cls: type, name: str, type_: str, materials: tuple[Any, ...], layer: Layer,
+              attrs: dict[str, Any]) -> int:  # fmt: skip
+    """What `passing` reads as the reference count of an object that only its list holds: measured
+    once, on a `model` (arguments as for it) in a list of its own (compiled code may hold more
+    references than the interpreter does: measured, not assumed). 0 when no count up to 8 lets
+    the model pass (it fails another check: then nothing of the kind is reused, and the next kind
+    measures again)."""
+    global _SOLE
+    if _SOLE <= 0:
+        like = model(world, cls, name, type_, materials, layer, attrs)
+        for sole in range(1, 9):
+            if passing(_held_once(world, cls, name, type_, materials, layer, attrs), like, sole):
+                _SOLE = sole
+                break
+    return _SOLE
+
+
+def _held_once(world: World, cls: type, name: str, type_: str, materials: tuple[Any, ...], layer: Layer,
+               attrs: dict[str, Any]) -> list[WorldObject]:  # fmt: skip
+    """A new `model` that only the returned list holds (`sole_refs`)."""
+    return [model(world, cls, name, type_, materials, layer, attrs)]
+
+
+_SOLE = 0
 
 
 def put(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uuids: list[int], layer: Layer) -> None:
@@ -129,6 +169,18 @@ def put(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uui
             stack_insert(stack, obj, layer)
         else:
             stack.append(obj)
+
+
+def file_all(objects: dict[Any, Any], uuids: list[Any], objs: list[WorldObject]) -> None:
+    """`objects.update(zip(uuids, objs, strict=True))` (a builder filing its plain objects in the
+    registry, in order) as an index loop: compiled, a `PyDict_SetItem` per object instead of
+    `update`'s pass over zipped pairs (~400 instructions an object, ~0.4M per unit-test reset).
+    `Any` keys: the UUIDs' own int objects go in (an `int` item would be unboxed and a new int
+    made for the key)."""
+    if len(uuids) != len(objs):
+        raise ValueError(f"file_all: {len(uuids)} UUIDs for {len(objs)} objects.")
+    for i in range(len(objs)):
+        objects[uuids[i]] = objs[i]
 
 
 COMPILED: Final = not isinstance(put, FunctionType)

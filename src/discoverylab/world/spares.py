@@ -46,6 +46,7 @@ from collections.abc import Iterable
 from functools import cache
 from itertools import chain, compress, repeat
 from operator import and_, eq, ne, not_, or_
+from types import FunctionType
 from typing import TYPE_CHECKING, Any, cast
 
 from mypy_extensions import mypyc_attr
@@ -113,13 +114,22 @@ _STACK_REFS = 3  # `World.dispose`'s local, `offer_stacks`' argument and `getref
 def offer_stacks(stacks: list[list[list[WorldObject]]], size: int) -> None:
     """Keep a disposed world's tile lists (`World.dispose`, after it dropped them) for the next
     world's `stacks`: making and freeing its 1,056 lists cost ~0.77M instructions per reset,
-    checking and emptying them ~0.45M. Kept only when nothing else holds the grid, a column or
+    checking and emptying them ~0.45M (compiled, typed loops: ~0.35M, `_tiles_held`, `_clear_tiles`). Kept only when nothing else holds the grid, a column or
     a tile (a caller's `world.stacks[x][y]` keeps its objects: it must not see the next world's)
     and the grid is `size` x `size` lists; emptied here, so the objects on it are freed (or
     recycled, `take`) as before. One grid at most (a process builds one world at a time per env)."""
     if sys.getrefcount(stacks) > _STACK_REFS or type(stacks) is not list or len(stacks) != size:
         return
     if set(map(type, stacks)) != {list} or max(map(sys.getrefcount, stacks)) > _IN_ONE or set(map(len, stacks)) != {size}:
+        return
+    if _COMPILED:  # typed loops: no list of the tiles, no call per tile but `getrefcount`'s
+        try:
+            if _tiles_held(stacks, _TILE_ONCE):
+                return
+            _clear_tiles(stacks)
+        except TypeError:  # a tile that is no list: the grid is not kept
+            return
+        _STACKS[:] = [stacks]
         return
     tiles = list(chain.from_iterable(stacks))
     if list(map(sys.getrefcount, tiles)) != _sole_tiles(size):  # each tile held by its column (and `tiles`) alone
@@ -129,6 +139,36 @@ def offer_stacks(stacks: list[list[list[WorldObject]]], size: int) -> None:
     except TypeError:
         return
     _STACKS[:] = [stacks]
+
+
+def _tiles_held(stacks: list[list[list[WorldObject]]], once: int) -> bool:
+    """Whether some tile of the grid has a reference count above `once` in this loop (compiled
+    `offer_stacks`; `_TILE_ONCE`: what a tile held by its column alone reports here)."""
+    getrefcount = sys.getrefcount
+    for column in stacks:
+        for tile in column:
+            if getrefcount(tile) > once:
+                return True
+    return False
+
+
+def _clear_tiles(stacks: list[list[list[WorldObject]]]) -> None:
+    """Empty every tile of the grid (compiled `offer_stacks`)."""
+    for column in stacks:
+        for tile in column:
+            tile.clear()
+
+
+def _tile_once() -> int:
+    """What `_tiles_held` reads for a tile held by its column alone (measured on such a grid)."""
+    once = 0
+    while _tiles_held([[[]]], once):
+        once += 1
+    return once
+
+
+_TILE_ONCE = _tile_once()
+_COMPILED = not isinstance(_tiles_held, FunctionType)
 
 
 @cache
@@ -224,19 +264,13 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
 def _take_compiled(old: World, objs: list[WorldObject], cls: type, name: str, type_: str, materials: tuple[Any, ...],
                    layer: Layer, attrs: dict[str, Any]) -> list[WorldObject]:  # fmt: skip
     """`take` for a compiled class (`_reusable_compiled`): the objects nothing else holds, with
-    no attribute beyond their fields (`object.__getstate__`: None when an object's `__dict__`
-    is unset or empty; `gc.get_referents` would list it too, at twice the cost), whose fields
-    all equal a model's (`spare_check.untouched`: typed reads)."""
-    counts = list(map(sys.getrefcount, objs))
-    if counts.count(_ONCE) != len(counts):  # held elsewhere, as in `take`
-        objs = list(compress(objs, list(map(_ONCE.__ge__, counts))))
-    del counts
-    if any(map(_GETSTATE, objs)):  # attributes of their own
-        objs = list(compress(objs, list(map(not_, map(_GETSTATE, objs)))))
-    return spare_check.passing(objs, spare_check.model(old, cls, name, type_, materials, layer, attrs))
-
-
-_GETSTATE = object.__getstate__
+    no attribute beyond their fields, whose fields all equal a model's: `spare_check.passing`
+    (typed reads) with its reference count and `__dict__` checks, in one loop."""
+    like = spare_check.model(old, cls, name, type_, materials, layer, attrs)
+    sole = spare_check.sole_refs(old, cls, name, type_, materials, layer, attrs)
+    if not sole:  # the reference count could not be measured: reuse nothing
+        return []
+    return spare_check.passing(objs, like, sole)
 
 
 def _reusable_compiled(cls: type) -> bool:

@@ -93,7 +93,7 @@ class World(FastState):
         self._uuid_index = 0
         self._uuids = self._uuid_pool.drawn  # the pool's entries drawn so far, extended as needed
         self._passages: list[WorldObject] | None = None
-        self._walls: set[tuple[int, int]] = set()
+        self._walls: list[tuple[int, int]] = []  # the walls' tiles (zones._closed_doors)
         self._zones: dict[tuple[bool, tuple[tuple[int, int], ...]], list[list[int]]] = {}
         self._reach: dict[tuple[bool, tuple[tuple[int, int], ...]], tuple[ReachPlan, list[int]]] = {}  # zones.door_reach
         self._wall_free: int | None = None  # every tile but the walls, as a zone mask (zones.door_reach)

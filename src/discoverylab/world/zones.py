@@ -81,12 +81,14 @@ def _closed_doors(world: World, locked_only: bool) -> list[tuple[int, int]]:
     ran: one pass; walls never move once built, so they are read once)."""
     if world._passages is None:
         passages: list[WorldObject] = []
-        walls: set[tuple[int, int]] = set()
-        for o in world.objects.values():
+        walls: list[tuple[int, int]] = []  # a list (a set's add cost ~340 instructions a wall compiled)
+        # Over a copy of the registry's values: compiled, a list is read by index, while a dict's
+        # values cost ~100 instructions each to iterate (~0.1M per unit-test world).
+        for o in list(world.objects.values()):
             if o.is_passage:
                 passages.append(o)
             if o.type == "wall" and o.layer is not None:
-                walls.add((o.x, o.y))
+                walls.append((o.x, o.y))
         world._passages, world._walls = passages, walls
     closed: list[tuple[int, int]] = []  # a loop, not a generator: every teleport to an object asks
     for o in world._passages:
@@ -107,7 +109,7 @@ def door_zones(world: World, locked_only: bool) -> list[list[int]] | None:
     key = (locked_only, tuple(closed))
     zones = world._zones.get(key)
     if zones is None:
-        zones = world._label_zones(world._walls.union(closed))
+        zones = world._label_zones({*world._walls, *closed})
         world._zones[key] = zones
     return zones
 
@@ -185,15 +187,40 @@ def _full_mask(size: int) -> int:
 
 
 def _mask_of(size: int, tiles: Iterable[tuple[int, int]]) -> int:
-    """The tiles on the map among `tiles`, as a mask (set in bytes: a shift and an `or` of the
-    whole mask per tile cost twice as much)."""
-    stride = size + 1
-    bits = bytearray((size * stride + 7) // 8)
+    """The tiles on the map among `tiles`, as a mask: set per column in small ints, then one
+    shift and `or` of the whole mask per column that has any (a bit per tile in a bytearray
+    cost ~700 instructions a tile compiled, ~60k per world's walls)."""
+    columns = [0] * size
     for x, y in tiles:
         if 0 <= x < size and 0 <= y < size:
-            i = x * stride + y
-            bits[i >> 3] |= 1 << (i & 7)
-    return int.from_bytes(bits, "little")
+            columns[x] |= 1 << y
+    stride, mask = size + 1, 0
+    for x in range(size):
+        column = columns[x]
+        if column:
+            mask |= column << (x * stride)
+    return mask
+
+
+# Every zone `door_reach` grew, per (size, free mask) and across worlds: what a mask's zones are
+# depends on nothing else, and a unit test's worlds repeat their layouts (a house at one of ~150
+# sites, a door open or closed). Least recently used first; `_PLANS_LIMIT` entries at most
+# (each ~2-3 KB).
+_PLANS: dict[tuple[int, int], tuple[ReachPlan, list[int]]] = {}
+_PLANS_LIMIT = 512
+
+
+def _shared_plan(size: int, free: int) -> tuple[ReachPlan, list[int]]:
+    """The plan of `free` (`_plan`) and the zones grown in it so far, kept in `_PLANS` (the zones
+    list grows as worlds find more)."""
+    key = (size, free)
+    known = _PLANS.pop(key, None)
+    if known is None:
+        known = (_plan(size, free), [])
+        if len(_PLANS) >= _PLANS_LIMIT:
+            del _PLANS[next(iter(_PLANS))]  # the least recently used
+    _PLANS[key] = known
+    return known
 
 
 def door_reach(world: World, locked_only: bool, x: int, y: int) -> int | None:
@@ -201,8 +228,9 @@ def door_reach(world: World, locked_only: bool, x: int, y: int) -> int | None:
     `locked_only`), as a mask (`tile_bit`); from a barrier tile (where only a scripted placement
     puts the agent), the tiles joined to its free neighbours. None when no such door exists,
     as `door_zones`. The same tiles as the zones of `door_zones` that hold (x, y) (or its
-    neighbours); each zone found is kept per set of closed doors (`_reach`), the walls' mask per
-    world (walls never move once built)."""
+    neighbours); each zone found is kept per free mask across worlds (`_PLANS`) and found per
+    set of closed doors of the world (`_reach`), the walls' mask per world (walls never move
+    once built)."""
     closed = _closed_doors(world, locked_only)
     if not closed:
         return None
@@ -212,8 +240,7 @@ def door_reach(world: World, locked_only: bool, x: int, y: int) -> int | None:
     if known is None:
         if world._wall_free is None:
             world._wall_free = _full_mask(size) & ~_mask_of(size, world._walls)
-        free = world._wall_free & ~_mask_of(size, closed)
-        known = world._reach[key] = (_plan(size, free), [])
+        known = world._reach[key] = _shared_plan(size, world._wall_free & ~_mask_of(size, closed))
     plan, zones = known
     free = plan[0]
     seeds = tile_bit(size, x, y) & free if 0 <= x < size and 0 <= y < size else 0
