@@ -166,13 +166,14 @@ class SceneryMirror(WindowReads):
         # be pending within reach (`_refresh_edge`).
         edge = None if last is None or last == here else self._edges.get((ax - last[0], ay - last[1]))
         reported: list[tuple[int, int]] = []
-        if self.changed:
+        changed: set[tuple[int, int]] = self.changed  # (typed a plain set: compiled, `clear` without a method call)
+        if changed:
             # Nothing was pending near (ax, ay) before these reports (`_checked`): then the
             # reported tiles within reach are all there is to do here, without scanning the
             # window (a character stepping in view while the agent turns or waits).
             direct: list[tuple[int, int, bool]] | None = [] if last == here else None
             pending, unseen = self._pending_view, self._unseen_view  # (flat: no numpy scalar per report)
-            for x, y in self.changed:
+            for x, y in changed:
                 at = (y + r) * side + x + r
                 if -reach <= x - ax <= reach and -reach <= y - ay <= reach:
                     if direct is not None:
@@ -183,7 +184,7 @@ class SceneryMirror(WindowReads):
                         reported.append((x, y))
                 pending[at] = 1
                 self.waiting = True
-            self.changed.clear()
+            changed.clear()
             if direct is None:
                 self._checked = None
             elif direct:
@@ -331,7 +332,8 @@ class SceneryMirror(WindowReads):
             kinds_view[kinds_at : kinds_at + depth] = kinds
             state_view[state_at : state_at + 4] = state
         if not flag:
-            looks.pop(key, None)
+            if key in looks:  # (compiled: no `pop` method call)
+                del looks[key]
         elif differs:  # shown different anyway (a character came or went): no need to look closer
             looks[key] = None  # unknown, so the tile's next recompute counts as a change
         else:
@@ -344,7 +346,14 @@ class SceneryMirror(WindowReads):
             if not first:
                 self._candidate_tiles.clear()
         seen = getattr(self.marker, "seen", None)
-        if seen is not None and (shown[0].uuid in seen if len(shown) == 1 else seen.issuperset(map(_UUID, shown))):  # (no `map` for one object)
+        marked = False
+        if seen is not None:
+            marked = True
+            for o in shown:  # (compiled: a loop, no `map` and `issuperset` calls)
+                if o.uuid not in seen:
+                    marked = False
+                    break
+        if marked:
             self._marked_view[at] = True  # nothing new to mark (e.g. the floor a character left)
         else:
             self._marked_view[at] = False
