@@ -57,6 +57,7 @@ class SceneryMirror(WindowReads):
 
     _touched: list[tuple[int, int]] | None = None  # the tiles counted as changes since `take_touched` (`_recompute`)
     _cell_items: tuple[np.ndarray, np.ndarray] | None = None  # `_cells_views`
+    _pending_hint: int = 0  # flat index of a tile found pending last (`_any_pending`)
 
     def __init__(self, world: World, radius: int, depth: int, viewer: WorldObject | None = None) -> None:
         self.world = world
@@ -194,7 +195,7 @@ class SceneryMirror(WindowReads):
                 found = self._refresh_edge(ax, ay, edge, reported)
                 if found:
                     self._recompute(found, strict)
-                    self.waiting = self._pending_view.tobytes().find(1) >= 0
+                    self.waiting = self._any_pending()
                 self._checked = (ax, ay)
                 return
             top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
@@ -212,8 +213,20 @@ class SceneryMirror(WindowReads):
                 near[...] = False  # views: write through to `pending` and `unseen`
                 new[...] = False
                 self._recompute(tiles, strict)
-                self.waiting = self._pending_view.tobytes().find(1) >= 0  # (cheaper than `pending.any()`)
+                self.waiting = self._any_pending()
             self._checked = (ax, ay)  # nothing pending near here until a change or a move
+
+    def _any_pending(self) -> bool:
+        """Whether any tile is pending (`waiting`): the one found last mostly still is (a view
+        takes only tiles near the agent), so one byte read spares a copy and search of all."""
+        view = self._pending_view
+        if view[self._pending_hint]:
+            return True
+        found = view.tobytes().find(1)
+        if found < 0:
+            return False
+        self._pending_hint = found
+        return True
 
     def _recompute(self, tiles: list[tuple[int, int, bool]], strict: bool) -> None:
         """Recompute `tiles` ((x, y, never computed before)); count a change (`version`) if one
@@ -318,7 +331,11 @@ class SceneryMirror(WindowReads):
         objects, and of its slot candidates what the slot rows read that can change (`_look`)."""
         key = (x, y)
         looks, flags, column = self._looks, self.flags[x], self.visible[x]
-        visible, look = (None, None) if first else (column[y], looks.get(key))
+        visible: list[WorldObject] | None = None  # (two statements: compiled, no tuple built and unpacked)
+        look: tuple[tuple[str, bool, bool, int], ...] | None = None
+        if not first:
+            visible = column[y]
+            look = looks.get(key)
         old_flag = flags[y]
         kinds, state, flag = self._cell(x, y)
         shown = column[y]
