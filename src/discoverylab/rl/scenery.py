@@ -57,6 +57,7 @@ class SceneryMirror(WindowReads):
 
     _touched: list[tuple[int, int]] | None = None  # the tiles counted as changes since `take_touched` (`_recompute`)
     _cell_items: tuple[np.ndarray, np.ndarray] | None = None  # `_cells_views`
+    _pending_hint: int = 0  # flat index of a tile found pending last (`_any_pending`)
 
     def __init__(self, world: World, radius: int, depth: int, viewer: WorldObject | None = None) -> None:
         self.world = world
@@ -166,13 +167,14 @@ class SceneryMirror(WindowReads):
         # be pending within reach (`_refresh_edge`).
         edge = None if last is None or last == here else self._edges.get((ax - last[0], ay - last[1]))
         reported: list[tuple[int, int]] = []
-        if self.changed:
+        changed: set[tuple[int, int]] = self.changed  # (typed a plain set: compiled, `clear` without a method call)
+        if changed:
             # Nothing was pending near (ax, ay) before these reports (`_checked`): then the
             # reported tiles within reach are all there is to do here, without scanning the
             # window (a character stepping in view while the agent turns or waits).
             direct: list[tuple[int, int, bool]] | None = [] if last == here else None
             pending, unseen = self._pending_view, self._unseen_view  # (flat: no numpy scalar per report)
-            for x, y in self.changed:
+            for x, y in changed:
                 at = (y + r) * side + x + r
                 if -reach <= x - ax <= reach and -reach <= y - ay <= reach:
                     if direct is not None:
@@ -183,7 +185,7 @@ class SceneryMirror(WindowReads):
                         reported.append((x, y))
                 pending[at] = 1
                 self.waiting = True
-            self.changed.clear()
+            changed.clear()
             if direct is None:
                 self._checked = None
             elif direct:
@@ -193,7 +195,7 @@ class SceneryMirror(WindowReads):
                 found = self._refresh_edge(ax, ay, edge, reported)
                 if found:
                     self._recompute(found, strict)
-                    self.waiting = self._pending_view.tobytes().find(1) >= 0
+                    self.waiting = self._any_pending()
                 self._checked = (ax, ay)
                 return
             top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
@@ -211,8 +213,20 @@ class SceneryMirror(WindowReads):
                 near[...] = False  # views: write through to `pending` and `unseen`
                 new[...] = False
                 self._recompute(tiles, strict)
-                self.waiting = self._pending_view.tobytes().find(1) >= 0  # (cheaper than `pending.any()`)
+                self.waiting = self._any_pending()
             self._checked = (ax, ay)  # nothing pending near here until a change or a move
+
+    def _any_pending(self) -> bool:
+        """Whether any tile is pending (`waiting`): the one found last mostly still is (a view
+        takes only tiles near the agent), so one byte read spares a copy and search of all."""
+        view = self._pending_view
+        if view[self._pending_hint]:
+            return True
+        found = view.tobytes().find(1)
+        if found < 0:
+            return False
+        self._pending_hint = found
+        return True
 
     def _recompute(self, tiles: list[tuple[int, int, bool]], strict: bool) -> None:
         """Recompute `tiles` ((x, y, never computed before)); count a change (`version`) if one
@@ -317,7 +331,11 @@ class SceneryMirror(WindowReads):
         objects, and of its slot candidates what the slot rows read that can change (`_look`)."""
         key = (x, y)
         looks, flags, column = self._looks, self.flags[x], self.visible[x]
-        visible, look = (None, None) if first else (column[y], looks.get(key))
+        visible: list[WorldObject] | None = None  # (two statements: compiled, no tuple built and unpacked)
+        look: tuple[tuple[str, bool, bool, int], ...] | None = None
+        if not first:
+            visible = column[y]
+            look = looks.get(key)
         old_flag = flags[y]
         kinds, state, flag = self._cell(x, y)
         shown = column[y]
@@ -331,7 +349,8 @@ class SceneryMirror(WindowReads):
             kinds_view[kinds_at : kinds_at + depth] = kinds
             state_view[state_at : state_at + 4] = state
         if not flag:
-            looks.pop(key, None)
+            if key in looks:  # (compiled: no `pop` method call)
+                del looks[key]
         elif differs:  # shown different anyway (a character came or went): no need to look closer
             looks[key] = None  # unknown, so the tile's next recompute counts as a change
         else:
@@ -344,7 +363,14 @@ class SceneryMirror(WindowReads):
             if not first:
                 self._candidate_tiles.clear()
         seen = getattr(self.marker, "seen", None)
-        if seen is not None and (shown[0].uuid in seen if len(shown) == 1 else seen.issuperset(map(_UUID, shown))):  # (no `map` for one object)
+        marked = False
+        if seen is not None:
+            marked = True
+            for o in shown:  # (compiled: a loop, no `map` and `issuperset` calls)
+                if o.uuid not in seen:
+                    marked = False
+                    break
+        if marked:
             self._marked_view[at] = True  # nothing new to mark (e.g. the floor a character left)
         else:
             self._marked_view[at] = False

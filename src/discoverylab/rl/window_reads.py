@@ -95,13 +95,12 @@ class WindowReads(FastState):
         start = (y0 + r) * side + x0 + r  # (r >= reach: the edge lies inside the padded arrays)
         strip = pending[start : start + step * 2 * r + 1 : step].tobytes()
         tiles: list[tuple[int, int, bool]] = []
-        i = strip.find(1)
-        while i >= 0:
-            at = start + i * step
-            pending[at] = 0
-            tiles.append((x0 + i, y0, bool(unseen[at])) if along_x else (x0, y0 + i, bool(unseen[at])))
-            unseen[at] = 0
-            i = strip.find(1, i + 1)
+        for i in range(len(strip)):  # (compiled: a bytes item is a C read, a `find` a method call)
+            if strip[i]:
+                at = start + i * step
+                pending[at] = 0
+                tiles.append((x0 + i, y0, bool(unseen[at])) if along_x else (x0, y0 + i, bool(unseen[at])))
+                unseen[at] = 0
         for x, y in reported:  # (the set of reports holds each tile once)
             at = (y + r) * side + x + r
             if pending[at]:
@@ -172,11 +171,12 @@ class WindowReads(FastState):
         step = 1 if along_x else side
         start = (y1 + r) * side + x1 + r
         strip = marked[start : start + step * 2 * r + 1 : step].tobytes()
-        i = strip.find(0)
-        if i < 0:
+        if strip.find(0) < 0:
             return
         uuids: list[int] = []
-        while i >= 0:
+        for i in range(len(strip)):  # (compiled: a bytes item is a C read, a `find` a method call)
+            if strip[i]:
+                continue
             marked[start + i * step] = 1
             x, y = (x1 + i, y1) if along_x else (x1, y1 + i)
             if 0 <= x < size and 0 <= y < size:
@@ -185,5 +185,4 @@ class WindowReads(FastState):
                     uuids.append(objs[0].uuid)
                 else:
                     uuids += map(_UUID, objs)
-            i = strip.find(0, i + 1)
         agent.seen.update(uuids)
