@@ -371,15 +371,7 @@ class World(FastState):
     def blocker_at(self, x: int, y: int, skip: WorldObject | None = None) -> WorldObject | None:
         """The first impassable thing on a tile (closed contents included), else None; `skip`
         as for `objects_at`."""
-        stack = self.stacks[x][y] if skip is None else self._stack_without(x, y, skip)
-        for obj in stack:
-            if not obj.is_passable_now():
-                return obj
-            if obj.contents:
-                inside = _blocker_inside(obj)
-                if inside is not None:
-                    return inside
-        return None
+        return _first_blocker(self.stacks[x][y] if skip is None else self._stack_without(x, y, skip))
 
     def is_passable(self, x: int, y: int) -> bool:
         return 0 <= x < self.size and 0 <= y < self.size and self.blocker_at(x, y) is None
@@ -486,15 +478,16 @@ class World(FastState):
         self.step += 1
 
 
-def _blocker_inside(holder: WorldObject) -> WorldObject | None:
-    """The first impassable object of `holder.all_contents()` (in its order), else None. Not
-    the generator itself: compiled, each of its items cost ~560 instructions, and characters
-    look for blockers on every step they take (a table's stack of plates, say)."""
-    for child in holder.contents:
-        if not child.is_passable_now():
-            return child
-        if child.contents:
-            inside = _blocker_inside(child)
+def _first_blocker(objs: list[WorldObject]) -> WorldObject | None:
+    """The first impassable object of `objs`, each followed by its `all_contents()` (in that
+    order), else None. A recursive loop, not that generator: compiled, each of its items cost
+    ~560 instructions, and characters look for blockers on every step they take (a table's
+    stack of plates, say)."""
+    for obj in objs:
+        if not obj.is_passable_now():
+            return obj
+        if obj.contents:
+            inside = _first_blocker(obj.contents)
             if inside is not None:
                 return inside
     return None
