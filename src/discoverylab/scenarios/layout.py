@@ -161,10 +161,7 @@ def _bare_shell(world: World, x: int, y: int, w: int, h: int) -> bool:
             obj.y = j
             obj.uuid = uuid
             stacks[i][j].append(obj)
-    if spare_check.COMPILED:  # in creation order (a typed loop: `spare_check.file_all`)
-        spare_check.file_all(world.objects, all_uuids, list(order(floors + walls)))
-    else:
-        world.objects.update(zip(all_uuids, order(floors + walls), strict=True))  # in creation order
+    spare_check.file_all(world.objects, all_uuids, list(order(floors + walls)))  # in creation order
     if not floor[5]:
         world.record_fill("floor", floors, f_uuids)
     if not wall[5]:

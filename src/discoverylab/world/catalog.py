@@ -306,10 +306,7 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
         else:
             stack.append(obj)
         objs.append(obj)
-    if spare_check.COMPILED:  # a typed loop (`spare_check.file_all`)
-        spare_check.file_all(world.objects, uuids, objs)
-    else:
-        world.objects.update(zip(uuids, objs, strict=True))
+    spare_check.file_all(world.objects, uuids, objs)
     if not fresh:  # own material copies: never recycled
         world.record_fill(kind, objs, uuids)
 

@@ -172,13 +172,16 @@ def put(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uui
 
 
 def file_all(objects: dict[Any, Any], uuids: list[Any], objs: list[WorldObject]) -> None:
-    """`objects.update(zip(uuids, objs, strict=True))` (a builder filing its plain objects in the
-    registry, in order) as an index loop: compiled, a `PyDict_SetItem` per object instead of
-    `update`'s pass over zipped pairs (~400 instructions an object, ~0.4M per unit-test reset).
-    `Any` keys: the UUIDs' own int objects go in (an `int` item would be unboxed and a new int
-    made for the key)."""
+    """File a builder's plain objects in the registry under their UUIDs, in order (`place_each`,
+    `layout._bare_shell`). Interpreted, `objects.update(zip(...))` (its loop in C); compiled,
+    an index loop: a `PyDict_SetItem` per object instead of `update`'s pass over zipped pairs
+    (~400 instructions an object, ~0.4M per unit-test reset). `Any` keys: the UUIDs' own int
+    objects go in (an `int` item would be unboxed and a new int made for the key)."""
     if len(uuids) != len(objs):
         raise ValueError(f"file_all: {len(uuids)} UUIDs for {len(objs)} objects.")
+    if not COMPILED:
+        objects.update(zip(uuids, objs, strict=True))
+        return
     for i in range(len(objs)):
         objects[uuids[i]] = objs[i]
 
