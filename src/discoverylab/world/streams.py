@@ -50,6 +50,79 @@ def opaque_rng(seq: np.random.SeedSequence) -> np.random.Generator:
 
 
 
+# `np.random.SeedSequence`'s hash constants (numpy/random/bit_generator.pyx), for `seed_words`.
+_MASK32 = 0xFFFFFFFF
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
+_POOL = 4
+
+
+def _uint32_words(n: int) -> list[int]:
+    """`_int_to_uint32_array(n)`: a non-negative int's 32-bit words, lowest first ([0] for 0)."""
+    if n < 0:
+        raise ValueError("expected non-negative integer")
+    words = [0] if n == 0 else []
+    while n > 0:
+        words.append(n & _MASK32)
+        n >>= 32
+    return words
+
+
+def seed_words(entropy: int | list[int], spawn_key: tuple[int, ...] = ()) -> np.ndarray:
+    """`SeedSequence(entropy, spawn_key=spawn_key).generate_state(4, np.uint64)` for int entropy
+    (or a list of ints) and int keys, worked out here: the same 32-bit mixing (pool of 4), in
+    ints, without the sequence's numpy calls (its construction and `generate_state` cost ~75k
+    instructions per stream, three streams per reset). `tests/test_streams.py` compares it with
+    numpy over many seeds and keys."""
+    run: list[int] = []
+    for value in [entropy] if isinstance(entropy, int) else entropy:
+        run += _uint32_words(value)
+    keys: list[int] = []
+    for key in spawn_key:
+        keys += _uint32_words(key)
+    if keys and len(run) < _POOL:
+        run += [0] * (_POOL - len(run))
+    words = run + keys
+    mixer = [0] * _POOL
+    hash_a = _INIT_A
+    for i in range(_POOL):  # `mix_entropy`: `hashmix` inline
+        value = (words[i] if i < len(words) else 0) ^ hash_a
+        hash_a = (hash_a * _MULT_A) & _MASK32
+        value = (value * hash_a) & _MASK32
+        mixer[i] = value ^ (value >> 16)
+    for i_src in range(_POOL):
+        for i_dst in range(_POOL):
+            if i_src != i_dst:
+                value = mixer[i_src] ^ hash_a
+                hash_a = (hash_a * _MULT_A) & _MASK32
+                value = (value * hash_a) & _MASK32
+                value ^= value >> 16
+                mixed = (_MIX_L * mixer[i_dst] - _MIX_R * value) & _MASK32
+                mixer[i_dst] = mixed ^ (mixed >> 16)
+    for i_src in range(_POOL, len(words)):
+        for i_dst in range(_POOL):
+            value = words[i_src] ^ hash_a
+            hash_a = (hash_a * _MULT_A) & _MASK32
+            value = (value * hash_a) & _MASK32
+            value ^= value >> 16
+            mixed = (_MIX_L * mixer[i_dst] - _MIX_R * value) & _MASK32
+            mixer[i_dst] = mixed ^ (mixed >> 16)
+    out: list[int] = []
+    hash_b = _INIT_B
+    for i in range(2 * _POOL):  # `generate_state(4, np.uint64)`: 8 words, pairs read low word first
+        value = mixer[i % _POOL] ^ hash_b
+        hash_b = (hash_b * _MULT_B) & _MASK32
+        value = (value * hash_b) & _MASK32
+        out.append(value ^ (value >> 16))
+    return np.array([out[i] | (out[i + 1] << 32) for i in range(0, 2 * _POOL, 2)], dtype=np.uint64)
+
+
+def seeded_rng(entropy: int | list[int], spawn_key: tuple[int, ...] = ()) -> np.random.Generator:
+    """`opaque_rng(np.random.SeedSequence(entropy, spawn_key=spawn_key))`, without the sequence
+    (`seed_words`)."""
+    return np.random.Generator(np.random.PCG64(cast(Any, _SpentWords(seed_words(entropy, spawn_key)))))
+
+
 _BLOCK = 64  # raw words drawn at a time for the NPC stream (`NpcDraws`)
 _LOW = 0xFFFFFFFF
 
