@@ -72,19 +72,7 @@ def passing(objs: list[WorldObject], like: WorldObject, sole: int = 0) -> list[W
     (`object.__getstate__`: None when an object's `__dict__` is unset or empty;
     `gc.get_referents` would list it too, at twice the cost): `spares.take`'s whole check in one
     loop (a `map` over the objects per check cost ~250 instructions an object more)."""
-    # The reference counts and `__dict__` states first, each in one `map` (a C loop): called from
-    # the typed loop, `getrefcount` and `__getstate__` cost ~460 instructions an object; the
-    # lists are read only when some object is held elsewhere or has attributes of its own.
-    n = len(objs)
-    counts: list[int] | None = None
-    states: list[Any] | None = None
-    if sole:
-        counts = list(map(sys.getrefcount, objs))
-        if counts.count(sole) == n:
-            counts = None
-        states = list(map(_GETSTATE, objs))
-        if states.count(None) == n:
-            states = None
+    getrefcount, getstate = sys.getrefcount, _GETSTATE
     cls, world, layer, alive, hint = type(like), like.world, like.layer, like.alive, like.layer_hint
     name, type_, prefix, document, sprite = like.name, like.type, like.container_prefix, like.document, like.sprite
     materials: list[Any] = like.materials  # `Any`: compiled, an item of another type is compared, not
@@ -95,10 +83,9 @@ def passing(objs: list[WorldObject], like: WorldObject, sole: int = 0) -> list[W
     is_agent, is_npc, poisonous, cooked, shovelable = like.is_agent, like.is_npc, like.poisonous, like.cooked, like.shovelable
     key_id, requires_key, temperature, density = like.key_id, like.requires_key, like.temperature_c, like.density
     kept: list[WorldObject] = []
-    for i in range(n):
-        obj = objs[i]
+    for obj in objs:
         try:
-            if counts is not None and counts[i] > sole:  # held elsewhere (a caller, a scenario's list)
+            if sole and getrefcount(obj) > sole:  # held elsewhere (a caller, a scenario's list)
                 continue
             if type(obj) is not cls or obj.world is not world or obj.parent is not None:
                 continue
@@ -128,7 +115,7 @@ def passing(objs: list[WorldObject], like: WorldObject, sole: int = 0) -> list[W
                 continue
             if not (_same_float(obj.temperature_c, temperature) and _same_float(obj.density, density)):
                 continue
-            if states is not None and states[i] is not None:  # attributes of its own
+            if sole and getstate(obj) is not None:  # attributes of its own
                 continue
         except AttributeError:
             continue

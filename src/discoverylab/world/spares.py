@@ -145,9 +145,10 @@ def _tiles_held(stacks: list[list[list[WorldObject]]], once: int) -> bool:
     """Whether some tile of the grid has a reference count above `once` in this loop (compiled
     `offer_stacks`; `_TILE_ONCE`: what a tile held by its column alone reports here)."""
     getrefcount = sys.getrefcount
-    for column in stacks:  # a column's counts in one `map` (a C loop): a call per tile from here cost twice as much
-        if max(map(getrefcount, column)) > once:
-            return True
+    for column in stacks:
+        for tile in column:
+            if getrefcount(tile) > once:
+                return True
     return False
 
 
