@@ -242,9 +242,11 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
         return []
     old, objs, uuids = entry
     del entry
+    if _COMPILED and _reusable_compiled(cls):  # a compiled class: no layout to find (`_layout`'s key cost ~2k instructions)
+        return _take_compiled(old, objs, cls, name, type_, materials, layer, attrs)
     layout = _layout(cls, attrs)
     if layout is None:
-        return _take_compiled(old, objs, cls, name, type_, materials, layer, attrs) if _reusable_compiled(cls) else []
+        return []
     order, *slots = layout
     counts = list(map(sys.getrefcount, objs))
     if counts.count(_ONCE) != len(counts):  # held elsewhere (a caller, a scenario's list); `count`: no comparisons
