@@ -172,6 +172,27 @@ def put(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uui
             stack.append(obj)
 
 
+def put_filed(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uuids: list[Any], layer: Layer) -> None:
+    """`put`, filing each object in the registry too (`place_each`: its spares come first in
+    both the cells and the registry's order, so `file_all` then files only the new objects):
+    one loop instead of two, ~40 instructions an object less."""
+    stacks, objects = world.stacks, world.objects
+    for i in range(len(objs)):
+        obj = objs[i]
+        x, y = cells[i]
+        uuid = uuids[i]
+        obj.world = world
+        obj.x = x
+        obj.y = y
+        obj.uuid = uuid
+        stack = stacks[x][y]
+        if stack and stack[-1].layer < layer:  # type: ignore[operator]  # as in `place_each`
+            stack_insert(stack, obj, layer)
+        else:
+            stack.append(obj)
+        objects[uuid] = obj
+
+
 def file_all(objects: dict[Any, Any], uuids: list[Any], objs: list[WorldObject]) -> None:
     """File a builder's plain objects in the registry under their UUIDs, in order (`place_each`,
     `layout._bare_shell`). Interpreted, `objects.update(zip(...))` (its loop in C); compiled,
