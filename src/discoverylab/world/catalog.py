@@ -9,7 +9,7 @@ from importlib import resources
 from typing import Any
 
 from discoverylab.world import instruments, spare_check, spares, things
-from discoverylab.world.materials import material, shared_material
+from discoverylab.world.materials import Material, material, shared_material
 from discoverylab.world.objects import Container, Layer, WorldObject, stack_insert
 from discoverylab.world.world import World
 
@@ -103,7 +103,7 @@ def spawn_some(world: World, kinds: tuple[str, ...] | list[str], keep: list[int]
     return kept
 
 
-Inline = tuple[Layer, type[WorldObject], str, str, tuple[Any, ...], bool, dict[str, Any]]
+Inline = tuple[Layer, type[WorldObject], str, str, tuple[Material, ...], bool, dict[str, Any]]
 """What `build_plain` needs of a plain kind: (layer, class, name, type, materials, whether each
 object gets copies of them (`spawn`'s `material`) rather than the shared ones, attributes)."""
 
