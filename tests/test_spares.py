@@ -313,3 +313,26 @@ def test_the_typed_check_measures_its_reference_count_or_reuses_nothing() -> Non
         return
     assert sole == 0
     assert spares._take_compiled(world, objs, cls, name, type_, materials, layer, attrs) == []
+
+
+def test_put_filed_equals_put_then_file_all() -> None:
+    """`spare_check.put_filed` (the compiled `place_each`'s loop over its spares) leaves the
+    grid and the registry as `put` then `file_all` of the same objects do: same tiles, same
+    layer order in each stack, the same registry order."""
+    states = []
+    for filed in (False, True):
+        world = _meadow(3)  # grass everywhere: a wall put on it goes under or over by layer
+        plan = inline_plan("wall")
+        assert plan is not None
+        layer, cls, name, type_, materials, _, attrs = plan
+        objs = [spare_check.model(world, cls, name, type_, materials, layer, attrs) for _ in range(6)]
+        cells = [(1, 1), (1, 2), (30, 4), (2, 2), (0, 31), (31, 0)]
+        uuids = world.take_uuids(len(objs))
+        if filed:
+            spare_check.put_filed(objs, world, cells, uuids, layer)
+        else:
+            spare_check.put(objs, world, cells, uuids, layer)
+            spare_check.file_all(world.objects, uuids, objs)
+        assert [(o.x, o.y, o.uuid) for o in objs] == [(*cell, uuid) for cell, uuid in zip(cells, uuids, strict=True)]
+        states.append(_state(world))
+    assert states[0] == states[1]

@@ -4,13 +4,14 @@ scenery, opaque streams, UUID hand-out and the lazily filled symbolic tile mirro
 from __future__ import annotations
 
 import pickle
+import random
 
 import numpy as np
 import pytest
 
 from discoverylab.rl import make_rl_env
 from discoverylab.world import catalog
-from discoverylab.world.streams import opaque_rng
+from discoverylab.world.streams import opaque_rng, seed_words, seeded_rng
 from discoverylab.world.uuids import UuidPool
 from discoverylab.world.world import World, WorldError
 
@@ -167,6 +168,28 @@ def test_opaque_streams_equal_their_seed_sequence_and_do_not_keep_it() -> None:
     assert children != [g.random() for g in opaque_rng(np.random.SeedSequence([123456789, 4243])).spawn(2)]
     clone = pickle.loads(pickle.dumps(opaque))
     assert clone.random() == opaque.random()
+
+
+def test_seed_words_equal_the_seed_sequence_state() -> None:
+    """`seed_words` (the world's streams hash their seed themselves) gives the words
+    `SeedSequence(entropy, spawn_key=...).generate_state(4, np.uint64)` gives: one-word,
+    sealed (two-word) and longer seeds, lists of them, no key, one key, several and wide keys."""
+    draw = random.Random(7)
+    cases: list[tuple[int | list[int], tuple[int, ...]]] = [(0, ()), (0, (0,)), (2**32, (4,)), (2**64 + 3, (1,)), ([], ()),
+                                                           ([1, 2, 3, 4, 5, 6], (1, 2)), (123, (2**33,))]  # fmt: skip
+    for _ in range(400):
+        seed = draw.choice([draw.randrange(2**32), draw.randrange(2**32, 2**64), draw.randrange(2**100), draw.randrange(10)])
+        keys = tuple(draw.randrange(2 ** draw.choice([3, 32, 40])) for _ in range(draw.randrange(3)))
+        cases.append(draw.choice([(seed, keys), ([seed, draw.randrange(2**32)], ())]))
+    for entropy, keys in cases:
+        want = np.random.SeedSequence(entropy, spawn_key=keys).generate_state(4, np.uint64)
+        got = seed_words(entropy, keys)
+        assert got.dtype == want.dtype and got.tolist() == want.tolist(), (entropy, keys)
+    ours, numpys = seeded_rng(2**40 + 9, (3,)), opaque_rng(np.random.SeedSequence(2**40 + 9, spawn_key=(3,)))
+    assert ours.bit_generator.state == numpys.bit_generator.state
+    assert [g.random() for g in ours.spawn(2)] == [g.random() for g in numpys.spawn(2)]
+    with pytest.raises(ValueError, match="non-negative"):
+        seed_words(-1)
 
 
 def test_world_streams_are_the_seed_sequence_children_whenever_first_read() -> None:

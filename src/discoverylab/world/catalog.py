@@ -9,7 +9,7 @@ from importlib import resources
 from typing import Any
 
 from discoverylab.world import instruments, spare_check, spares, things
-from discoverylab.world.materials import material, shared_material
+from discoverylab.world.materials import Material, material, shared_material
 from discoverylab.world.objects import Container, Layer, WorldObject, stack_insert
 from discoverylab.world.world import World
 
@@ -103,7 +103,7 @@ def spawn_some(world: World, kinds: tuple[str, ...] | list[str], keep: list[int]
     return kept
 
 
-Inline = tuple[Layer, type[WorldObject], str, str, tuple[Any, ...], bool, dict[str, Any]]
+Inline = tuple[Layer, type[WorldObject], str, str, tuple[Material, ...], bool, dict[str, Any]]
 """What `build_plain` needs of a plain kind: (layer, class, name, type, materials, whether each
 object gets copies of them (`spawn`'s `material`) rather than the shared ones, attributes)."""
 
@@ -263,9 +263,11 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     spare = spares.ready(kind, cls, name, type_, materials, layer, attrs) if not fresh else []
     objs: list[WorldObject] = spare[: len(cells)]  # the first cells' objects, then the new ones
     del spare[: len(cells)]
-    if objs and spare_check.COMPILED:  # the loop below, typed (`spare_check.put`)
-        spare_check.put(objs, world, cells, uuids, layer)
-        cell_iter, uuid_iter = iter(cells[len(objs) :]), iter(uuids[len(objs) :])
+    filed = 0  # how many of `objs` are in the registry already
+    if objs and spare_check.COMPILED:  # the loop below, typed, filing them too (`spare_check.put_filed`)
+        spare_check.put_filed(objs, world, cells, uuids, layer)
+        filed = len(objs)
+        cell_iter, uuid_iter = iter(cells[filed:]), iter(uuids[filed:])
         objs_iter: list[WorldObject] = []
     else:
         objs_iter = objs
@@ -306,7 +308,10 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
         else:
             stack.append(obj)
         objs.append(obj)
-    spare_check.file_all(world.objects, uuids, objs)
+    if filed:  # the new ones after the spares, in order
+        spare_check.file_all(world.objects, uuids[filed:], objs[filed:])
+    else:
+        spare_check.file_all(world.objects, uuids, objs)
     if not fresh:  # own material copies: never recycled
         world.record_fill(kind, objs, uuids)
 

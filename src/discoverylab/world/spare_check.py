@@ -51,11 +51,6 @@ def model(world: World, cls: type, name: str, type_: str, materials: tuple[Any, 
     return build_plain(world, cls, name, type_, materials, False, attrs, -1, -1, layer, 0)
 
 
-def _same_float(a: float, b: float) -> bool:
-    """`a == b`, telling 0.0 from -0.0 (they print differently)."""
-    return a == b and (a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b))
-
-
 def untouched(obj: WorldObject, like: WorldObject) -> bool:
     """Whether every field of `obj` in `CHECKED_FIELDS` equals `like`'s (its `model`): objects,
     layers and materials by identity, strings and numbers by value, the containers empty; an
@@ -82,6 +77,7 @@ def passing(objs: list[WorldObject], like: WorldObject, sole: int = 0) -> list[W
     activated, usable, dialogable, edible, readable = like.activated, like.usable, like.dialogable, like.edible, like.readable
     is_agent, is_npc, poisonous, cooked, shovelable = like.is_agent, like.is_npc, like.poisonous, like.cooked, like.shovelable
     key_id, requires_key, temperature, density = like.key_id, like.requires_key, like.temperature_c, like.density
+    warmth_sign, mass_sign = math.copysign(1.0, temperature), math.copysign(1.0, density)
     kept: list[WorldObject] = []
     for obj in objs:
         try:
@@ -96,10 +92,12 @@ def passing(objs: list[WorldObject], like: WorldObject, sole: int = 0) -> list[W
             items: list[Any] = obj.materials
             if len(items) != count:
                 continue
-            i = 0
-            while i < count and items[i] is materials[i]:
-                i += 1
-            if i < count:
+            same = True
+            for j in range(count):  # (a `range` loop: no boxed index, no tagged-int arithmetic)
+                if items[j] is not materials[j]:
+                    same = False
+                    break
+            if not same:
                 continue
             if (
                 obj.movable != movable or obj.passable != passable or obj.obscures_below != obscures_below
@@ -113,7 +111,10 @@ def passing(objs: list[WorldObject], like: WorldObject, sole: int = 0) -> list[W
                 continue
             if obj.container_prefix != prefix or obj.document != document or obj.sprite != sprite:
                 continue
-            if not (_same_float(obj.temperature_c, temperature) and _same_float(obj.density, density)):
+            warmth, mass = obj.temperature_c, obj.density  # equal, and 0.0 told from -0.0 (they print differently)
+            if warmth != temperature or mass != density:
+                continue
+            if (warmth == 0.0 and math.copysign(1.0, warmth) != warmth_sign) or (mass == 0.0 and math.copysign(1.0, mass) != mass_sign):
                 continue
             if sole and getstate(obj) is not None:  # attributes of its own
                 continue
@@ -169,6 +170,27 @@ def put(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uui
             stack_insert(stack, obj, layer)
         else:
             stack.append(obj)
+
+
+def put_filed(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uuids: list[Any], layer: Layer) -> None:
+    """`put`, filing each object in the registry too (`place_each`: its spares come first in
+    both the cells and the registry's order, so `file_all` then files only the new objects):
+    one loop instead of two, ~40 instructions an object less."""
+    stacks, objects = world.stacks, world.objects
+    for i in range(len(objs)):
+        obj = objs[i]
+        x, y = cells[i]
+        uuid = uuids[i]
+        obj.world = world
+        obj.x = x
+        obj.y = y
+        obj.uuid = uuid
+        stack = stacks[x][y]
+        if stack and stack[-1].layer < layer:  # type: ignore[operator]  # as in `place_each`
+            stack_insert(stack, obj, layer)
+        else:
+            stack.append(obj)
+        objects[uuid] = obj
 
 
 def file_all(objects: dict[Any, Any], uuids: list[Any], objs: list[WorldObject]) -> None:

@@ -114,7 +114,7 @@ _STACK_REFS = 3  # `World.dispose`'s local, `offer_stacks`' argument and `getref
 def offer_stacks(stacks: list[list[list[WorldObject]]], size: int) -> None:
     """Keep a disposed world's tile lists (`World.dispose`, after it dropped them) for the next
     world's `stacks`: making and freeing its 1,056 lists cost ~0.77M instructions per reset,
-    checking and emptying them ~0.45M (compiled, typed loops: ~0.35M, `_tiles_held`, `_clear_tiles`). Kept only when nothing else holds the grid, a column or
+    checking and emptying them ~0.45M (compiled, one typed loop: ~0.32M, `_clear_free_tiles`). Kept only when nothing else holds the grid, a column or
     a tile (a caller's `world.stacks[x][y]` keeps its objects: it must not see the next world's)
     and the grid is `size` x `size` lists; emptied here, so the objects on it are freed (or
     recycled, `take`) as before. One grid at most (a process builds one world at a time per env)."""
@@ -122,11 +122,10 @@ def offer_stacks(stacks: list[list[list[WorldObject]]], size: int) -> None:
         return
     if set(map(type, stacks)) != {list} or max(map(sys.getrefcount, stacks)) > _IN_ONE or set(map(len, stacks)) != {size}:
         return
-    if _COMPILED:  # typed loops: no list of the tiles, no call per tile but `getrefcount`'s
+    if _COMPILED:  # one typed loop: no list of the tiles, no call per tile but `getrefcount`'s
         try:
-            if _tiles_held(stacks, _TILE_ONCE):
+            if _clear_free_tiles(stacks, _TILE_ONCE):
                 return
-            _clear_tiles(stacks)
         except TypeError:  # a tile that is no list: the grid is not kept
             return
         _STACKS[:] = [stacks]
@@ -141,34 +140,33 @@ def offer_stacks(stacks: list[list[list[WorldObject]]], size: int) -> None:
     _STACKS[:] = [stacks]
 
 
-def _tiles_held(stacks: list[list[list[WorldObject]]], once: int) -> bool:
-    """Whether some tile of the grid has a reference count above `once` in this loop (compiled
-    `offer_stacks`; `_TILE_ONCE`: what a tile held by its column alone reports here)."""
+def _clear_free_tiles(stacks: list[list[list[WorldObject]]], once: int) -> bool:
+    """Empty every tile of the grid that its column alone holds (a reference count of at most
+    `once` in this loop: `_TILE_ONCE`), and say whether some tile is held elsewhere (compiled
+    `offer_stacks`; the grid is then not kept). The emptied tiles of a grid not kept were
+    nobody else's: emptied now or freed with the grid a moment later, nothing can tell. One
+    loop where a check then an emptying pass cost ~30 instructions a tile more."""
     getrefcount = sys.getrefcount
+    held = False
     for column in stacks:
         for tile in column:
             if getrefcount(tile) > once:
-                return True
-    return False
-
-
-def _clear_tiles(stacks: list[list[list[WorldObject]]]) -> None:
-    """Empty every tile of the grid (compiled `offer_stacks`)."""
-    for column in stacks:
-        for tile in column:
-            tile.clear()
+                held = True
+            else:
+                tile.clear()
+    return held
 
 
 def _tile_once() -> int:
-    """What `_tiles_held` reads for a tile held by its column alone (measured on such a grid)."""
+    """What `_clear_free_tiles` reads for a tile held by its column alone (measured on such a grid)."""
     once = 0
-    while _tiles_held([[[]]], once):
+    while _clear_free_tiles([[[]]], once):
         once += 1
     return once
 
 
 _TILE_ONCE = _tile_once()
-_COMPILED = not isinstance(_tiles_held, FunctionType)
+_COMPILED = not isinstance(_clear_free_tiles, FunctionType)
 
 
 @cache
@@ -242,9 +240,11 @@ def take(kind: str, cls: type, name: str, type_: str, materials: tuple[Any, ...]
         return []
     old, objs, uuids = entry
     del entry
+    if _COMPILED and _reusable_compiled(cls):  # a compiled class: no layout to find (`_layout`'s key cost ~2k instructions)
+        return _take_compiled(old, objs, cls, name, type_, materials, layer, attrs)
     layout = _layout(cls, attrs)
     if layout is None:
-        return _take_compiled(old, objs, cls, name, type_, materials, layer, attrs) if _reusable_compiled(cls) else []
+        return []
     order, *slots = layout
     counts = list(map(sys.getrefcount, objs))
     if counts.count(_ONCE) != len(counts):  # held elsewhere (a caller, a scenario's list); `count`: no comparisons

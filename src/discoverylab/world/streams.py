@@ -3,7 +3,8 @@ instance's seed must not be readable from the world an agent plays in."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from types import FunctionType
+from typing import Any, Final, cast
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -48,6 +49,88 @@ def opaque_rng(seq: np.random.SeedSequence) -> np.random.Generator:
     a blank generator (six streams per reset)."""
     return np.random.Generator(np.random.PCG64(cast(Any, _SpentWords(seq.generate_state(4, np.uint64)))))
 
+
+
+# `np.random.SeedSequence`'s hash constants (numpy/random/bit_generator.pyx), for `seed_words`.
+_MASK32: Final = 0xFFFFFFFF
+_INIT_A: Final = 0x43B0D7E5
+_MULT_A: Final = 0x931E8875
+_INIT_B: Final = 0x8B51F9DD
+_MULT_B: Final = 0x58F38DED
+_MIX_L: Final = 0xCA01F9DD
+_MIX_R: Final = 0x4973F715
+_POOL: Final = 4
+
+
+def _mul32(a: int, b: int) -> int:
+    """`(a * b) mod 2**32` for 32-bit `a`, `b`, from products of 16-bit halves: compiled, mypyc
+    multiplies in C only factors below 2**30 (a 32-bit factor took its long-int path, ~1,400
+    instructions a call)."""
+    a_low, b_low = a & 0xFFFF, b & 0xFFFF
+    return (a_low * b_low + ((((a >> 16) * b_low + a_low * (b >> 16)) & 0xFFFF) << 16)) & _MASK32
+
+
+def _uint32_words(n: int) -> list[int]:
+    """`_int_to_uint32_array(n)`: a non-negative int's 32-bit words, lowest first ([0] for 0)."""
+    if n < 0:
+        raise ValueError("expected non-negative integer")
+    words = [0] if n == 0 else []
+    while n > 0:
+        words.append(n & _MASK32)
+        n >>= 32
+    return words
+
+
+def seed_words(entropy: int | list[int], spawn_key: tuple[int, ...] = ()) -> np.ndarray:
+    """`SeedSequence(entropy, spawn_key=spawn_key).generate_state(4, np.uint64)` for int entropy
+    (or a list of ints) and int keys, worked out here: the same 32-bit hashing and mixing of a
+    pool of 4 words, without the sequence's numpy calls (its construction and `generate_state`
+    cost ~75k instructions per stream, two streams per reset). `tests/test_speed_paths.py`
+    compares it with numpy over many seeds and keys."""
+    run: list[int] = []
+    for value in [entropy] if isinstance(entropy, int) else entropy:
+        run += _uint32_words(value)
+    keys: list[int] = []
+    for key in spawn_key:
+        keys += _uint32_words(key)
+    if keys and len(run) < _POOL:
+        run += [0] * (_POOL - len(run))
+    words = run + keys
+    mixer = [0] * _POOL
+    hash_a = _INIT_A
+    for i in range(_POOL):  # `mix_entropy`, its `hashmix` and `mix` inline
+        value = _mul32((words[i] if i < len(words) else 0) ^ hash_a, hash_a := _mul32(hash_a, _MULT_A))
+        mixer[i] = value ^ (value >> 16)
+    for i_src in range(_POOL):
+        for i_dst in range(_POOL):
+            if i_src != i_dst:
+                value = _mul32(mixer[i_src] ^ hash_a, hash_a := _mul32(hash_a, _MULT_A))
+                mixed = (_mul32(_MIX_L, mixer[i_dst]) - _mul32(_MIX_R, value ^ (value >> 16))) & _MASK32
+                mixer[i_dst] = mixed ^ (mixed >> 16)
+    for i_src in range(_POOL, len(words)):
+        for i_dst in range(_POOL):
+            value = _mul32(words[i_src] ^ hash_a, hash_a := _mul32(hash_a, _MULT_A))
+            mixed = (_mul32(_MIX_L, mixer[i_dst]) - _mul32(_MIX_R, value ^ (value >> 16))) & _MASK32
+            mixer[i_dst] = mixed ^ (mixed >> 16)
+    state: list[int] = []
+    hash_b = _INIT_B
+    for i in range(2 * _POOL):  # `generate_state(4, np.uint64)`: 8 words, each pair low word first
+        value = _mul32(mixer[i % _POOL] ^ hash_b, hash_b := _mul32(hash_b, _MULT_B))
+        state.append(value ^ (value >> 16))
+    return np.array([state[i] | (state[i + 1] << 32) for i in range(0, 2 * _POOL, 2)], dtype=np.uint64)
+
+
+def seeded_rng(entropy: int | list[int], spawn_key: tuple[int, ...] = ()) -> np.random.Generator:
+    """`opaque_rng(np.random.SeedSequence(entropy, spawn_key=spawn_key))`; compiled, without the
+    sequence (`seed_words`: ~10k instructions instead of ~75k). Interpreted, `seed_words` costs
+    four times the sequence: the pure engine keeps it."""
+    if not COMPILED:
+        return opaque_rng(np.random.SeedSequence(entropy, spawn_key=spawn_key))
+    return np.random.Generator(np.random.PCG64(cast(Any, _SpentWords(seed_words(entropy, spawn_key)))))
+
+
+COMPILED: Final = not isinstance(_mul32, FunctionType)
+"""Whether this module runs compiled (`discoverylab.native`): `seeded_rng` then hashes the words itself."""
 
 
 _BLOCK = 64  # raw words drawn at a time for the NPC stream (`NpcDraws`)

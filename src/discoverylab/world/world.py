@@ -22,7 +22,7 @@ from mypy_extensions import mypyc_attr
 from discoverylab.world import spares
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject, stack_insert, visible_into
-from discoverylab.world.streams import NpcDraws, opaque_rng
+from discoverylab.world.streams import NpcDraws, opaque_rng, seeded_rng
 from discoverylab.world.tick_pause import KEY as TICK_PAUSE
 from discoverylab.world.tick_pause import TickPause, pause_tick
 from discoverylab.world.unpickle import FastState
@@ -111,8 +111,9 @@ class World(FastState):
         self.caches: dict[str, object] = {}  # per-world caches of observation builders (rebuilt when missing)
 
     def _stream(self, child: int) -> np.random.Generator:
-        """Child `child` of `SeedSequence(seed)`: what `spawn(5)[child]` is, made alone."""
-        return opaque_rng(np.random.SeedSequence(self._seed, spawn_key=(child,)))
+        """Child `child` of `SeedSequence(seed)`: what `spawn(5)[child]` is, made alone (its
+        words hashed by `seeded_rng`, not by a `SeedSequence`)."""
+        return seeded_rng(self._seed, (child,))
 
     @property
     def rng_npc(self) -> np.random.Generator:
