@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 import random
+import zlib
 
 import numpy as np
 import pytest
@@ -213,6 +214,9 @@ def test_world_streams_are_the_seed_sequence_children_whenever_first_read() -> N
     clone = pickle.loads(pickle.dumps(world))
     assert clone.rng_noise.random() == world.rng_noise.random()
     assert clone.rng_npc.integers(0, 2**62, 8).tolist() == expected[1]
+    label = zlib.crc32(b"answer")  # `child_rng`: the stream of SeedSequence([seed, crc32(label)])
+    want = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, label]))).integers(0, 2**62, 8).tolist()
+    assert World(seed).child_rng("answer").integers(0, 2**62, 8).tolist() == want
     assert clone.rng_objects.integers(0, 2**62, 8).tolist() == expected[3]  # never read before the pickle
     pool = UuidPool(np.random.Generator(np.random.PCG64(children[4])))
     pool.extend(100)

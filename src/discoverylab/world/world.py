@@ -22,7 +22,7 @@ from mypy_extensions import mypyc_attr
 from discoverylab.world import spares
 from discoverylab.world.feed import DiscoveryFeed
 from discoverylab.world.objects import Layer, WorldObject, stack_insert, visible_into
-from discoverylab.world.streams import NpcDraws, opaque_rng, seeded_rng
+from discoverylab.world.streams import NpcDraws, seeded_rng
 from discoverylab.world.tick_pause import KEY as TICK_PAUSE
 from discoverylab.world.tick_pause import TickPause, pause_tick
 from discoverylab.world.unpickle import FastState
@@ -161,8 +161,7 @@ class World(FastState):
     def child_rng(self, label: str) -> np.random.Generator:
         """A stream of its own for (seed, label): e.g. a scenario's answer, drawn independently of
         the layout draws and of other instances (no arithmetic on the seed, no blocks of seeds)."""
-        key = zlib.crc32(label.encode("utf-8"))
-        return opaque_rng(np.random.SeedSequence([self._seed, key]))
+        return seeded_rng([self._seed, zlib.crc32(label.encode("utf-8"))])
 
     def fresh(self) -> World:
         """A new, unbuilt world on this one's seed (sealed or not), for evaluator-side gold that
