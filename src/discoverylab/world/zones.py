@@ -77,24 +77,47 @@ def _join_runs(parent: list[int], left: list[tuple[int, int]], left_first: int, 
 
 def _closed_doors(world: World, locked_only: bool) -> list[tuple[int, int]]:
     """The tiles of the closed doors (locked ones only if `locked_only`), in `_passages`' fixed
-    order; builds the world's passages and walls on first use (after the scenario's builder
+    order; finds the world's passages and walls on first use (after the scenario's builder
     ran: one pass; walls never move once built, so they are read once)."""
     if world._passages is None:
-        passages: list[WorldObject] = []
-        walls: list[tuple[int, int]] = []  # a list (a set's add cost ~340 instructions a wall compiled)
-        # Over a copy of the registry's values: compiled, a list is read by index, while a dict's
-        # values cost ~100 instructions each to iterate (~0.1M per unit-test world).
-        for o in list(world.objects.values()):
-            if o.is_passage:
-                passages.append(o)
-            if o.type == "wall" and o.layer is not None:
-                walls.append((o.x, o.y))
-        world._passages, world._walls = passages, walls
+        _find_passages(world)
     closed: list[tuple[int, int]] = []  # a loop, not a generator: every teleport to an object asks
-    for o in world._passages:
+    for o in world._passages or ():
         if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only):
             closed.append((o.x, o.y))
     return closed
+
+
+def _find_passages(world: World) -> None:
+    """The world's passages on the grid and its walls' tiles (`_passages`, `_walls`), and the
+    walls' zone mask (`_wall_free`), from one walk over the grid's stacks, tile by tile: an
+    episode's first door-crossing teleport pays it. (A copy of the registry's values, read by
+    index, cost ~3x as much compiled: the dict walk alone ~47 instructions an object, and the
+    registry holds what lies in containers too. A passage is one only where it stands on the
+    grid: `_closed_doors` asks its layer.) The wall mask is set per column as it goes, as
+    `_mask_of` sets it."""
+    size = world.size
+    stride = size + 1
+    passages: list[WorldObject] = []
+    walls: list[tuple[int, int]] = []  # a list (a set's add cost ~340 instructions a wall compiled)
+    wall_mask = 0
+    x = 0
+    for column in world.stacks:
+        bits = 0  # this column's walls
+        y = 0
+        for stack in column:
+            for o in stack:
+                if o.is_passage:
+                    passages.append(o)
+                if o.type == "wall" and o.layer is not None:
+                    walls.append((o.x, o.y))
+                    bits |= 1 << y
+            y += 1
+        if bits:
+            wall_mask |= bits << (x * stride)
+        x += 1
+    world._passages, world._walls = passages, walls
+    world._wall_free = _full_mask(size) & ~wall_mask
 
 
 def door_zones(world: World, locked_only: bool) -> list[list[int]] | None:
@@ -238,9 +261,10 @@ def door_reach(world: World, locked_only: bool, x: int, y: int) -> int | None:
     key = (locked_only, tuple(closed))
     known = world._reach.get(key)
     if known is None:
-        if world._wall_free is None:
-            world._wall_free = _full_mask(size) & ~_mask_of(size, world._walls)
-        known = world._reach[key] = _shared_plan(size, world._wall_free & ~_mask_of(size, closed))
+        wall_free = world._wall_free  # (set by `_find_passages`; None in a world pickled before it ran)
+        if wall_free is None:
+            wall_free = world._wall_free = _full_mask(size) & ~_mask_of(size, world._walls)
+        known = world._reach[key] = _shared_plan(size, wall_free & ~_mask_of(size, closed))
     plan, zones = known
     free = plan[0]
     seeds = tile_bit(size, x, y) & free if 0 <= x < size and 0 <= y < size else 0
