@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from typing import TYPE_CHECKING
+from types import FunctionType
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from discoverylab.world.objects import WorldObject
@@ -90,16 +91,25 @@ def _closed_doors(world: World, locked_only: bool) -> list[tuple[int, int]]:
 
 def _find_passages(world: World) -> None:
     """The world's passages on the grid and its walls' tiles (`_passages`, `_walls`), and the
-    walls' zone mask (`_wall_free`), from one walk over the grid's stacks, tile by tile: an
-    episode's first door-crossing teleport pays it. (A copy of the registry's values, read by
-    index, cost ~3x as much compiled: the dict walk alone ~47 instructions an object, and the
-    registry holds what lies in containers too. A passage is one only where it stands on the
-    grid: `_closed_doors` asks its layer.) The wall mask is set per column as it goes, as
-    `_mask_of` sets it."""
+    walls' zone mask (`_wall_free`): an episode's first door-crossing teleport pays it. Compiled,
+    one walk over the grid's stacks, tile by tile, each column's walls set as it goes (a copy of
+    the registry's values read by index cost ~190k instructions a unit-test world, the dict walk
+    alone ~47 an object); the pure engine reads the registry (its loops cost ~400 instructions
+    a tile: the walk cost it ~60k more). Either way a passage counts only where it stands on the
+    grid (`_closed_doors` asks its layer anyway)."""
     size = world.size
-    stride = size + 1
     passages: list[WorldObject] = []
     walls: list[tuple[int, int]] = []  # a list (a set's add cost ~340 instructions a wall compiled)
+    if not _COMPILED:
+        for o in list(world.objects.values()):
+            if o.is_passage and o.layer is not None:
+                passages.append(o)
+            if o.type == "wall" and o.layer is not None:
+                walls.append((o.x, o.y))
+        world._passages, world._walls = passages, walls
+        world._wall_free = _full_mask(size) & ~_mask_of(size, walls)
+        return
+    stride = size + 1
     wall_mask = 0
     x = 0
     for column in world.stacks:
@@ -290,3 +300,6 @@ def door_reach(world: World, locked_only: bool, x: int, y: int) -> int | None:
         reach |= zone
         seeds &= ~zone
     return reach
+
+
+_COMPILED: Final = not isinstance(_grow, FunctionType)  # `_find_passages`: which walk is cheaper
