@@ -42,19 +42,12 @@ def stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int) 
     (a character stepping in view: most reported tiles where characters wander), none holding
     anything nor the viewer: per object its class, type, passability, layer, whether it hides
     what lies below (`objects_at` shows a prefix of the stack that these decide, `blocker_at`
-    finds the first impassable one) and is a character, in one flat tuple after `depth`; None
-    for any other tile."""
+    finds the first impassable one) and is a character; None for any other tile."""
     key: list[object] = [depth]
-    for o in stack:  # six fields per object in one flat tuple: no tuple per object to build, hash
-        cls = type(o)  # and compare (nested, a key cost ~3k instructions to build and look up compiled)
-        if o.contents or o is viewer or o.is_passage or cls.is_passable_now is not PASSABLE_NOW:
+    for o in stack:
+        if o.contents or o is viewer or o.is_passage or type(o).is_passable_now is not PASSABLE_NOW:
             return None
-        key.append(cls)
-        key.append(o.type)
-        key.append(o.passable)
-        key.append(o.layer)
-        key.append(o.obscures_below)
-        key.append(o.is_agent)
+        key.append((type(o), o.type, o.passable, o.layer, o.obscures_below, o.is_agent))
     return tuple(key)
 
 
