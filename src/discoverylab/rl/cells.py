@@ -52,12 +52,30 @@ def stack_key(stack: list[WorldObject], viewer: WorldObject | None, depth: int) 
 
 
 _KINDS: dict[str, int] = {}  # type -> kind id (a plain dict: cheaper than the lru_cache per object)
+# Per depth, a cell's kind bytes per what they follow from: the type of a tile's one object, or
+# the tuple of its top `depth` objects' types. Building them anew (a list, `bytes`, `ljust`) cost
+# ~2k instructions a cell compiled, a lookup ~0.2-0.4k: every cell `_full_cell` computes
+# (characters, doors, the agent's own tile) asks. Bounded: cleared past `_KIND_CELLS_LIMIT`.
+_KIND_CELLS: dict[int, dict[object, bytes]] = {}
+_KIND_CELLS_LIMIT: Final = 4096
+# A cell's state bytes (inside, passable, character, open door) at passable * 4 + character * 2 + door.
+_STATES: Final = [bytes((1, passable, character, door)) for passable in (0, 1) for character in (0, 1) for door in (0, 1)]
 
 
 def kind_bytes(objs: list[WorldObject], depth: int) -> bytes:
     """Kind ids of the first `depth` objects, zero-padded to `depth`: a tile's symbolic cell."""
-    kinds = _KINDS
-    return bytes([kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in objs[:depth]]).ljust(depth, b"\0")
+    cells = _KIND_CELLS.get(depth)
+    if cells is None:
+        cells = _KIND_CELLS[depth] = {}
+    key: object = objs[0].type if len(objs) == 1 else tuple([o.type for o in objs[:depth]])
+    found = cells.get(key)
+    if found is None:
+        if len(cells) >= _KIND_CELLS_LIMIT:
+            cells.clear()
+        kinds = _KINDS
+        found = bytes([kinds.get(o.type) or kinds.setdefault(o.type, kind_id(o.type)) for o in objs[:depth]]).ljust(depth, b"\0")
+        cells[key] = found
+    return found
 
 
 def tile_cell(objs: list[WorldObject], passable: bool, depth: int) -> tuple[bytes, bytes]:
@@ -66,10 +84,10 @@ def tile_cell(objs: list[WorldObject], passable: bool, depth: int) -> tuple[byte
     character = door = 0
     for o in objs:
         if o.is_agent:
-            character = 1
+            character = 2
         if o.is_passage and o.is_open:
             door = 1
-    return kind_bytes(objs, depth), bytes((1, passable, character, door))
+    return kind_bytes(objs, depth), _STATES[(4 if passable else 0) + character + door]
 
 
 @cache

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from typing import TYPE_CHECKING
+from types import FunctionType
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from discoverylab.world.objects import WorldObject
@@ -77,24 +78,56 @@ def _join_runs(parent: list[int], left: list[tuple[int, int]], left_first: int, 
 
 def _closed_doors(world: World, locked_only: bool) -> list[tuple[int, int]]:
     """The tiles of the closed doors (locked ones only if `locked_only`), in `_passages`' fixed
-    order; builds the world's passages and walls on first use (after the scenario's builder
+    order; finds the world's passages and walls on first use (after the scenario's builder
     ran: one pass; walls never move once built, so they are read once)."""
     if world._passages is None:
-        passages: list[WorldObject] = []
-        walls: list[tuple[int, int]] = []  # a list (a set's add cost ~340 instructions a wall compiled)
-        # Over a copy of the registry's values: compiled, a list is read by index, while a dict's
-        # values cost ~100 instructions each to iterate (~0.1M per unit-test world).
+        _find_passages(world)
+    closed: list[tuple[int, int]] = []  # a loop, not a generator: every teleport to an object asks
+    for o in world._passages or ():
+        if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only):
+            closed.append((o.x, o.y))
+    return closed
+
+
+def _find_passages(world: World) -> None:
+    """The world's passages on the grid and its walls' tiles (`_passages`, `_walls`), and the
+    walls' zone mask (`_wall_free`): an episode's first door-crossing teleport pays it. Compiled,
+    one walk over the grid's stacks, tile by tile, each column's walls set as it goes (a copy of
+    the registry's values read by index cost ~190k instructions a unit-test world, the dict walk
+    alone ~47 an object); the pure engine reads the registry (its loops cost ~400 instructions
+    a tile: the walk cost it ~60k more). Either way a passage counts only where it stands on the
+    grid (`_closed_doors` asks its layer anyway)."""
+    size = world.size
+    passages: list[WorldObject] = []
+    walls: list[tuple[int, int]] = []  # a list (a set's add cost ~340 instructions a wall compiled)
+    if not _COMPILED:
         for o in list(world.objects.values()):
-            if o.is_passage:
+            if o.is_passage and o.layer is not None:
                 passages.append(o)
             if o.type == "wall" and o.layer is not None:
                 walls.append((o.x, o.y))
         world._passages, world._walls = passages, walls
-    closed: list[tuple[int, int]] = []  # a loop, not a generator: every teleport to an object asks
-    for o in world._passages:
-        if o.alive and not o.is_open and o.layer is not None and (o.requires_key or not locked_only):
-            closed.append((o.x, o.y))
-    return closed
+        world._wall_free = _full_mask(size) & ~_mask_of(size, walls)
+        return
+    stride = size + 1
+    wall_mask = 0
+    x = 0
+    for column in world.stacks:
+        bits = 0  # this column's walls
+        y = 0
+        for stack in column:
+            for o in stack:
+                if o.is_passage:
+                    passages.append(o)
+                if o.type == "wall" and o.layer is not None:
+                    walls.append((o.x, o.y))
+                    bits |= 1 << y
+            y += 1
+        if bits:
+            wall_mask |= bits << (x * stride)
+        x += 1
+    world._passages, world._walls = passages, walls
+    world._wall_free = _full_mask(size) & ~wall_mask
 
 
 def door_zones(world: World, locked_only: bool) -> list[list[int]] | None:
@@ -148,7 +181,9 @@ def _plan(size: int, free: int) -> ReachPlan:
     steps, east, west, shift = [], free, free, stride
     while True:
         steps.append((shift, east, west))
-        if shift >= size * stride:  # 1 + 2 + ... + shift // stride >= size - 1 columns
+        # Fills through 1 + 2 + ... + c = 2c - 1 columns (c = shift // stride): enough once that
+        # reaches size - 1 (a shift by c >= size, as the last step was once, moves every tile off the map).
+        if 2 * shift >= size * stride:
             break
         east, west = east & (east << shift), west & (west >> shift)
         shift *= 2
@@ -156,21 +191,26 @@ def _plan(size: int, free: int) -> ReachPlan:
 
 
 def _grow(plan: ReachPlan, seeds: int) -> int:
-    """The tiles of the plan's free mask joined to a tile of `seeds`."""
+    """The tiles of the plan's free mask joined to a tile of `seeds`: column runs, then row runs,
+    grown in turn until one of them adds nothing (the other's result is closed under it: the
+    zone), not until a whole round adds nothing (one round less of ~5)."""
     free, free_back, width, steps = plan
     reach = seeds & free
+    rows_closed = False  # `reach` fills every row run it touches (after the first round)
     while True:
-        last = reach
-        reach |= ((free + reach) ^ free) & free  # up every touched column run
-        back = _reverse(reach, width)
+        grown = reach | ((free + reach) ^ free) & free  # up every touched column run
+        back = _reverse(grown, width)
         back |= ((free_back + back) ^ free_back) & free_back  # and down
-        reach = east = west = _reverse(back, width)
+        grown = east = west = _reverse(back, width)
+        if rows_closed and grown == reach:
+            return reach
         for shift, east_free, west_free in steps:  # along every touched row run
             east |= east_free & (east << shift)
             west |= west_free & (west >> shift)
         reach = east | west
-        if reach == last:
+        if reach == grown:
             return reach
+        rows_closed = True
 
 
 def reach_mask(size: int, free: int, seeds: int) -> int:
@@ -238,9 +278,10 @@ def door_reach(world: World, locked_only: bool, x: int, y: int) -> int | None:
     key = (locked_only, tuple(closed))
     known = world._reach.get(key)
     if known is None:
-        if world._wall_free is None:
-            world._wall_free = _full_mask(size) & ~_mask_of(size, world._walls)
-        known = world._reach[key] = _shared_plan(size, world._wall_free & ~_mask_of(size, closed))
+        wall_free = world._wall_free  # (set by `_find_passages`; None in a world pickled before it ran)
+        if wall_free is None:
+            wall_free = world._wall_free = _full_mask(size) & ~_mask_of(size, world._walls)
+        known = world._reach[key] = _shared_plan(size, wall_free & ~_mask_of(size, closed))
     plan, zones = known
     free = plan[0]
     seeds = tile_bit(size, x, y) & free if 0 <= x < size and 0 <= y < size else 0
@@ -259,3 +300,6 @@ def door_reach(world: World, locked_only: bool, x: int, y: int) -> int | None:
         reach |= zone
         seeds &= ~zone
     return reach
+
+
+_COMPILED: Final = not isinstance(_grow, FunctionType)  # `_find_passages`: which walk is cheaper
