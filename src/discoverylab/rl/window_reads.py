@@ -40,9 +40,9 @@ class WindowReads(FastState):
     _offsets: tuple[tuple[int, int, int] | None, ...]
     _last_marked: tuple[int, int] | None
     _marks: dict[tuple[int, int], tuple[int, int, bool]]
-    _pending_view: memoryview
-    _unseen_view: memoryview
-    _marked_view: memoryview
+    _pending_view: bytearray  # (the arrays' own buffers: `scenery._backed`)
+    _unseen_view: bytearray
+    _marked_view: bytearray
 
     def candidate_tiles(self, ax: int, ay: int) -> list[tuple[int, int, int, int, int]]:
         """(x, y, distance, dx, dy) of the tiles around the agent at (ax, ay) that hold slot
@@ -93,7 +93,7 @@ class WindowReads(FastState):
         x0, y0, along_x = ax + edge[0], ay + edge[1], edge[2]
         step = 1 if along_x else side
         start = (y0 + r) * side + x0 + r  # (r >= reach: the edge lies inside the padded arrays)
-        strip = pending[start : start + step * 2 * r + 1 : step].tobytes()
+        strip = pending[start : start + step * 2 * r + 1 : step]
         tiles: list[tuple[int, int, bool]] = []
         for i in range(len(strip)):  # (compiled: a bytes item is a C read, a `find` a method call)
             if strip[i]:
@@ -170,7 +170,7 @@ class WindowReads(FastState):
         x1, y1, along_x = x0 + edge[0], y0 + edge[1], edge[2]
         step = 1 if along_x else side
         start = (y1 + r) * side + x1 + r
-        strip = marked[start : start + step * 2 * r + 1 : step].tobytes()
+        strip = marked[start : start + step * 2 * r + 1 : step]
         if strip.find(0) < 0:
             return
         uuids: list[int] = []
