@@ -21,7 +21,7 @@ import numpy as np
 from mypy_extensions import mypyc_attr
 
 from discoverylab.rl.cells import PASSABLE_NOW as _PASSABLE_NOW
-from discoverylab.rl.cells import Candidate, entering_edges, grid_steps, tile_cell, window_offsets
+from discoverylab.rl.cells import Candidate, entering_edges, tile_cell, window_offsets
 from discoverylab.rl.cells import candidate_look as _look
 from discoverylab.rl.cells import is_plain as _plain
 from discoverylab.rl.cells import stack_key as _stack_key
@@ -198,20 +198,8 @@ class SceneryMirror(WindowReads):
                     self.waiting = self._any_pending()
                 self._checked = (ax, ay)
                 return
-            top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
-            near = self.pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
-            cells = near.ravel().nonzero()[0].tolist()
-            if cells:
-                height, width = near.shape
-                new = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
-                first = new.ravel().tolist()
-                steps, x0, y0 = grid_steps(width, height), left - r, top - r  # (a table: no divmod per tile)
-                tiles = []
-                for cell in cells:
-                    dx, dy = steps[cell]
-                    tiles.append((x0 + dx, y0 + dy, first[cell]))
-                near[...] = False  # views: write through to `pending` and `unseen`
-                new[...] = False
+            tiles = self._pending_near(ax, ay, reach)
+            if tiles:
                 self._recompute(tiles, strict)
                 self.waiting = self._any_pending()
             self._checked = (ax, ay)  # nothing pending near here until a change or a move
