@@ -66,9 +66,9 @@ class SceneryMirror(WindowReads):
         self.depth = depth
         size = world.size
         side = size + 2 * radius
-        # Each array over a bytearray of its own (`_backed`): the flat views the mirror writes.
-        self.kinds, self._kinds_view = _backed((side, side, depth), np.uint8)
-        self.state, self._state_view = _backed((side, side, 4), np.uint8)
+        self.kinds = np.zeros((side, side, depth), np.uint8)
+        self.state = np.zeros((side, side, 4), np.uint8)
+        # The per-tile flags over bytearrays of their own (`_backed`), which the mirror writes.
         self.has_candidates, self._flag_view = _backed((side, side), np.bool_)  # padded, for window slices
         # Lists of lists, [x][y]: each column a copy of one row (`list.copy` per column is cheaper
         # than a comprehension); their entries are replaced, never changed in place.
@@ -100,6 +100,7 @@ class SceneryMirror(WindowReads):
         self._last_marked: tuple[int, int] | None = None  # the corner `mark_seen` last marked
         self._marks = entering_edges(radius)  # one step's new window tiles (`mark_seen`)
         self._edges = self._marks if radius else {}  # and within reach (`refresh`: reach 1 > radius 0 reads all)
+        self._views()
 
     def _cell(self, x: int, y: int) -> tuple[bytes, bytes, bool]:
         """Kind ids (padded to `depth`), tile state and whether it holds slot candidates; keeps
@@ -376,17 +377,18 @@ class SceneryMirror(WindowReads):
     def __setstate__(self, state: dict[str, object]) -> None:
         restore(self, state)  # (`world/unpickle.py`)
         self._views()
-
-    def _views(self) -> None:
-        """The arrays unpickled put back over bytearrays of their own (`_backed`): flat byte
-        views of `kinds` and `state` (a tile's cell is written as one bytes slice) and of the
-        per-tile flags (a flag read or written without a numpy scalar)."""
-        self.kinds, self._kinds_view = _backed(self.kinds.shape, np.uint8, self.kinds.tobytes())
-        self.state, self._state_view = _backed(self.state.shape, np.uint8, self.state.tobytes())
+        # The flag arrays unpickled, put back over bytearrays of their own (`_backed`).
         self.pending, self._pending_view = _backed(self.pending.shape, np.bool_, self.pending.tobytes())
         self.unseen, self._unseen_view = _backed(self.unseen.shape, np.bool_, self.unseen.tobytes())
         self.marked, self._marked_view = _backed(self.marked.shape, np.bool_, self.marked.tobytes())
         self.has_candidates, self._flag_view = _backed(self.has_candidates.shape, np.bool_, self.has_candidates.tobytes())
+
+    def _views(self) -> None:
+        """Flat byte views of `kinds` and `state`: a tile's cell is written as one bytes slice
+        (a memoryview's slice assignment takes bytes as they are; a bytearray's copies them
+        into a bytearray first, ~1.5k instructions against ~600)."""
+        self._kinds_view = memoryview(self.kinds.data).cast("B")
+        self._state_view = memoryview(self.state.data).cast("B")
 
     def close(self) -> None:
         self.world.unwatch_tiles(self.changed)
@@ -394,8 +396,8 @@ class SceneryMirror(WindowReads):
 
 def _backed(shape: tuple[int, ...], dtype: type, data: bytes | bytearray | None = None) -> tuple[np.ndarray, bytearray]:
     """An array of one-byte items over a new bytearray (zeros, or a copy of `data`), and that
-    bytearray: the mirror writes a tile's byte or cell through it (compiled, a bytearray's item
-    or slice assignment costs a fraction of a memoryview's, ~330 and ~1.3k instructions)."""
+    bytearray: the mirror reads and writes a tile's flag through it (compiled, ~100-150
+    instructions an item against a memoryview's ~300-800)."""
     count = 1
     for n in shape:
         count *= n

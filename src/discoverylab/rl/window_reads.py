@@ -34,6 +34,8 @@ class WindowReads(FastState):
     flags: list[list[bool]]
     has_candidates: np.ndarray
     marked: np.ndarray
+    pending: np.ndarray
+    unseen: np.ndarray
     marked_windows: set[tuple[int, int]]
     marker: object
     _candidate_tiles: dict[tuple[int, int], list[tuple[int, int, int, int, int]]]
@@ -120,8 +122,22 @@ class WindowReads(FastState):
         pending, unseen = self._pending_view, self._unseen_view
         top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
         bottom, right = min(ay + r + reach + 1, side), min(ax + r + reach + 1, side)
-        rows = bytes(pending[top * side : bottom * side])
         tiles: list[tuple[int, int, bool]] = []
+        if not COMPILED:  # interpreted, numpy's calls beat a loop over the window's tiles
+            near = self.pending[top:bottom, left:right]
+            cells = near.ravel().nonzero()[0].tolist()
+            if cells:
+                width = right - left
+                new = self.unseen[top:bottom, left:right]
+                first = new.ravel().tolist()
+                steps, x0, y0 = grid_steps(width, bottom - top), left - r, top - r  # (a table: no divmod per tile)
+                for cell in cells:
+                    dx, dy = steps[cell]
+                    tiles.append((x0 + dx, y0 + dy, first[cell]))
+                near[...] = False  # views: write through to `pending` and `unseen`
+                new[...] = False
+            return tiles
+        rows = bytes(pending[top * side : bottom * side])
         for row in range(top, bottom):
             base = (row - top) * side
             for col in range(left, right):
