@@ -68,6 +68,10 @@ class SceneryMirror(WindowReads):
         side = size + 2 * radius
         self.kinds = np.zeros((side, side, depth), np.uint8)
         self.state = np.zeros((side, side, 4), np.uint8)
+        # Per padded tile, the bytes last written to `kinds` and `state` (`_tile` compares a new
+        # cell with them, not with slices read back: ~900 instructions each compiled).
+        self._kinds_of: list[bytes] = [b""] * (side * side)
+        self._state_of: list[bytes] = [b""] * (side * side)
         # The per-tile flags over bytearrays of their own (`_backed`), which the mirror writes.
         self.has_candidates, self._flag_view = _backed((side, side), np.bool_)  # padded, for window slices
         # Lists of lists, [x][y]: each column a copy of one row (`list.copy` per column is cheaper
@@ -261,6 +265,7 @@ class SceneryMirror(WindowReads):
         seen = _NOTHING_SEEN if marker_seen is None else marker_seen
         plain_cells, passable_now = _PLAIN_CELLS, _PASSABLE_NOW
         flag_view, marked_view = self._flag_view, self._marked_view
+        kinds_of, state_of = self._kinds_of, self._state_of
         ats: list[int] = []
         kinds_parts: list[bytes] = []
         state_parts: list[bytes] = []
@@ -291,6 +296,8 @@ class SceneryMirror(WindowReads):
             ats.append(at)
             kinds_parts.append(kinds)
             state_parts.append(state)
+            kinds_of[at] = kinds
+            state_of[at] = state
         if len(ats) > _FEW:
             kinds_cells, state_cells = self._cells_views()
             at_index = np.array(ats, np.intp)
@@ -331,12 +338,14 @@ class SceneryMirror(WindowReads):
         at = (y + self.radius) * self._side + x + self.radius
         depth = self.depth
         kinds_at, state_at = at * depth, at * 4
-        kinds_view, state_view = self._kinds_view, self._state_view
-        differs = (first or flag != old_flag or kinds != kinds_view[kinds_at : kinds_at + depth]
-                   or state != state_view[state_at : state_at + 4] or visible != shown)  # fmt: skip
+        kinds_of, state_of = self._kinds_of, self._state_of
+        differs = (first or flag != old_flag or kinds != kinds_of[at] or state != state_of[at]
+                   or visible != shown)  # fmt: skip
         if differs:  # (else the cell is the same bytes: nothing to write)
-            kinds_view[kinds_at : kinds_at + depth] = kinds
-            state_view[state_at : state_at + 4] = state
+            self._kinds_view[kinds_at : kinds_at + depth] = kinds
+            self._state_view[state_at : state_at + 4] = state
+            kinds_of[at] = kinds
+            state_of[at] = state
         if not flag:
             if key in looks:  # (compiled: no `pop` method call)
                 del looks[key]
