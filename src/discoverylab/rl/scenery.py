@@ -14,7 +14,7 @@ them: a reset builds none, and a short episode computes only the part of the map
 
 from __future__ import annotations
 
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Final
 
 import numpy as np
@@ -32,7 +32,6 @@ from discoverylab.world.unpickle import instance_state, restore
 from discoverylab.world.world import World
 
 _UUID: Final = attrgetter("uuid")
-_THIRD: Final = itemgetter(2)  # whether a tile to recompute was never computed (`_recompute`)
 _NOTHING_SEEN: Final[frozenset[int]] = frozenset()  # `_fill_first` without a marker
 # A tile holding one plain object shows the same cell as any other holding one of its class,
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
@@ -167,17 +166,17 @@ class SceneryMirror(WindowReads):
         the mirror does not hold (the agent's own tile and inventory)."""
         r, reach, side = self.radius, max(self.radius, 1), self._side
         last = self._checked  # nothing was pending within reach of it (None: unknown)
-        here = (ax, ay)
+        same = last is not None and last[0] == ax and last[1] == ay  # (compiled: no tuple built and compared)
         # One step from `last`: only the entering row or column, and tiles reported now, can
         # be pending within reach (`_refresh_edge`).
-        edge = None if last is None or last == here else self._edges.get((ax - last[0], ay - last[1]))
+        edge = None if last is None or same else self._edges.get((ax - last[0], ay - last[1]))
         reported: list[tuple[int, int]] = []
         changed: set[tuple[int, int]] = self.changed  # (typed a plain set: compiled, `clear` without a method call)
         if changed:
             # Nothing was pending near (ax, ay) before these reports (`_checked`): then the
             # reported tiles within reach are all there is to do here, without scanning the
             # window (a character stepping in view while the agent turns or waits).
-            direct: list[tuple[int, int, bool]] | None = [] if last == here else None
+            direct: list[tuple[int, int, bool]] | None = [] if same else None
             pending, unseen = self._pending_view, self._unseen_view  # (flat: no numpy scalar per report)
             for x, y in changed:
                 at = (y + r) * side + x + r
@@ -195,7 +194,7 @@ class SceneryMirror(WindowReads):
                 self._checked = None
             elif direct:
                 self._recompute(direct, strict)
-        if self.waiting and self._checked != (ax, ay):
+        if self.waiting and not same:  # (`_checked` is (ax, ay) only if it was so before)
             if edge is not None:
                 found = self._refresh_edge(ax, ay, edge, reported)
                 if found:
@@ -225,7 +224,10 @@ class SceneryMirror(WindowReads):
         """Recompute `tiles` ((x, y, never computed before)); count a change (`version`) if one
         computed before shows something new (any, when `strict`). A tile computed for the first
         time lies in no window built before."""
-        if all(map(_THIRD, tiles)):  # all first: a reset's first view, a walk into unseen land
+        for tile in tiles:  # (compiled: a loop, no `all` over a `map` of generic calls)
+            if not tile[2]:
+                break
+        else:  # all first: a reset's first view, a walk into unseen land
             self._fill_first(tiles)
             return
         touched = self._touched
