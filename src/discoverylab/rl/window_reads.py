@@ -116,8 +116,9 @@ class WindowReads(FastState):
     def _pending_near(self, ax: int, ay: int, reach: int) -> list[tuple[int, int, bool]]:
         """`refresh`'s scan of the whole window within `reach` of (ax, ay): its pending tiles
         row by row ((x, y, never computed)), taken off `pending` and `unseen` (never computed
-        implies pending). One bytes copy of the window's rows read item by item (compiled: C
-        reads, no numpy call on a tiny slice, ~2.6k instructions each)."""
+        implies pending). One bytes copy of the window's rows read item by item, a row with any
+        cleared in one slice each (compiled: C reads, no numpy call on a tiny slice, ~2.6k
+        instructions each, and no item written one by one: a reset's first view is all pending)."""
         r, side = self.radius, self._side
         pending, unseen = self._pending_view, self._unseen_view
         top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
@@ -138,14 +139,19 @@ class WindowReads(FastState):
                 new[...] = False
             return tiles
         rows = bytes(pending[top * side : bottom * side])
+        firsts = bytes(unseen[top * side : bottom * side])
+        blank = bytearray(right - left)
         for row in range(top, bottom):
             base = (row - top) * side
+            found = False
             for col in range(left, right):
                 if rows[base + col]:
-                    at = row * side + col
-                    pending[at] = 0
-                    tiles.append((col - r, row - r, bool(unseen[at])))
-                    unseen[at] = 0
+                    tiles.append((col - r, row - r, firsts[base + col] != 0))
+                    found = True
+            if found:  # the row's window cells off both, as numpy's views did (bytearray into bytearray: a copy)
+                at = row * side
+                pending[at + left : at + right] = blank
+                unseen[at + left : at + right] = blank
         return tiles
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
