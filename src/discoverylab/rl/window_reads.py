@@ -116,9 +116,9 @@ class WindowReads(FastState):
     def _pending_near(self, ax: int, ay: int, reach: int) -> list[tuple[int, int, bool]]:
         """`refresh`'s scan of the whole window within `reach` of (ax, ay): its pending tiles
         row by row ((x, y, never computed)), taken off `pending` and `unseen` (never computed
-        implies pending). One bytes copy of the window's rows read item by item, a row with any
-        cleared in one slice each (compiled: C reads, no numpy call on a tiny slice, ~2.6k
-        instructions each, and no item written one by one: a reset's first view is all pending)."""
+        implies pending). One bytes copy of the window's rows read item by item (compiled: C
+        reads, no numpy call on a tiny slice, ~2.6k instructions each); a row of several
+        cleared in one slice each (a reset's first view is all pending), a few item by item."""
         r, side = self.radius, self._side
         pending, unseen = self._pending_view, self._unseen_view
         top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
@@ -139,19 +139,28 @@ class WindowReads(FastState):
                 new[...] = False
             return tiles
         rows = bytes(pending[top * side : bottom * side])
-        firsts = bytes(unseen[top * side : bottom * side])
-        blank = bytearray(right - left)
+        firsts = b""  # `unseen` of the same rows, copied once something is pending
+        blank: bytearray | None = None
         for row in range(top, bottom):
             base = (row - top) * side
-            found = False
+            count = 0
             for col in range(left, right):
                 if rows[base + col]:
+                    if not firsts:
+                        firsts = bytes(unseen[top * side : bottom * side])
                     tiles.append((col - r, row - r, firsts[base + col] != 0))
-                    found = True
-            if found:  # the row's window cells off both, as numpy's views did (bytearray into bytearray: a copy)
-                at = row * side
+                    count += 1
+            at = row * side
+            if count > 2:  # the row's window cells off both in one slice each, as numpy's views did
+                if blank is None:
+                    blank = bytearray(right - left)  # (bytearray into bytearray: a plain copy)
                 pending[at + left : at + right] = blank
                 unseen[at + left : at + right] = blank
+            elif count:  # a few: item by item
+                for col in range(left, right):
+                    if rows[base + col]:
+                        pending[at + col] = 0
+                        unseen[at + col] = 0
         return tiles
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
