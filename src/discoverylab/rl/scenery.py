@@ -14,14 +14,14 @@ them: a reset builds none, and a short episode computes only the part of the map
 
 from __future__ import annotations
 
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
 
 from discoverylab.rl.cells import PASSABLE_NOW as _PASSABLE_NOW
-from discoverylab.rl.cells import Candidate, entering_edges, grid_steps, tile_cell, window_offsets
+from discoverylab.rl.cells import Candidate, entering_edges, tile_cell, window_offsets
 from discoverylab.rl.cells import candidate_look as _look
 from discoverylab.rl.cells import is_plain as _plain
 from discoverylab.rl.cells import stack_key as _stack_key
@@ -32,7 +32,6 @@ from discoverylab.world.unpickle import instance_state, restore
 from discoverylab.world.world import World
 
 _UUID: Final = attrgetter("uuid")
-_THIRD: Final = itemgetter(2)  # whether a tile to recompute was never computed (`_recompute`)
 _NOTHING_SEEN: Final[frozenset[int]] = frozenset()  # `_fill_first` without a marker
 # A tile holding one plain object shows the same cell as any other holding one of its class,
 # type and passability (`SceneryMirror._cell`): the cells, keyed so, for every mirror.
@@ -68,11 +67,16 @@ class SceneryMirror(WindowReads):
         side = size + 2 * radius
         self.kinds = np.zeros((side, side, depth), np.uint8)
         self.state = np.zeros((side, side, 4), np.uint8)
-        self.has_candidates = np.zeros((side, side), bool)  # padded, for window slices
+        # Per padded tile, the bytes last written to `kinds` and `state` (`_tile` compares a new
+        # cell with them, not with slices read back: ~900 instructions each compiled).
+        self._kinds_of: list[bytes] = [b""] * (side * side)
+        self._state_of: list[bytes] = [b""] * (side * side)
+        # The per-tile flags over bytearrays of their own (`_backed`), which the mirror writes.
+        self.has_candidates, self._flag_view = _backed((side, side), np.bool_)  # padded, for window slices
         # Lists of lists, [x][y]: each column a copy of one row (`list.copy` per column is cheaper
         # than a comprehension); their entries are replaced, never changed in place.
         self.flags: list[list[bool]] = list(map(list.copy, [[False] * size] * size))  # `has_candidates`, cheap to read
-        self.marked = np.zeros((side, side), bool)  # visible UUIDs already added to `marker.seen`
+        self.marked, self._marked_view = _backed((side, side), np.bool_)  # visible UUIDs already added to `marker.seen`
         nothing: list[list[WorldObject]] = [[]] * size
         no_candidates: list[tuple[Candidate, ...]] = [()] * size
         self.visible: list[list[list[WorldObject]]] = list(map(list.copy, [nothing] * size))
@@ -86,7 +90,7 @@ class SceneryMirror(WindowReads):
         self._looks: dict[tuple[int, int], tuple[tuple[str, bool, bool, int], ...] | None] = {}
         self._side = side
         self.version = 0
-        self.pending = np.zeros((side, side), bool)  # reported tiles not recomputed yet (`refresh`)
+        self.pending, self._pending_view = _backed((side, side), np.bool_)  # reported tiles not recomputed yet (`refresh`)
         self.waiting = False  # any pending?
         self.changed = world.watch_tiles(mover=viewer)
         # No tile is computed up front: all wait in `pending` until a view reaches them (an
@@ -94,7 +98,7 @@ class SceneryMirror(WindowReads):
         # cost ~2 ms per reset). Plain tiles share their cell per class, type and passability.
         self._checked: tuple[int, int] | None = None  # where `refresh` last found nothing near to do
         self.pending[radius : radius + size, radius : radius + size] = True
-        self.unseen = self.pending.copy()  # tiles never computed yet (`refresh`)
+        self.unseen, self._unseen_view = _backed((side, side), np.bool_, self._pending_view)  # tiles never computed yet (`refresh`)
         self.waiting = True
         self._last_marked: tuple[int, int] | None = None  # the corner `mark_seen` last marked
         self._marks = entering_edges(radius)  # one step's new window tiles (`mark_seen`)
@@ -162,17 +166,17 @@ class SceneryMirror(WindowReads):
         the mirror does not hold (the agent's own tile and inventory)."""
         r, reach, side = self.radius, max(self.radius, 1), self._side
         last = self._checked  # nothing was pending within reach of it (None: unknown)
-        here = (ax, ay)
+        same = last is not None and last[0] == ax and last[1] == ay  # (compiled: no tuple built and compared)
         # One step from `last`: only the entering row or column, and tiles reported now, can
         # be pending within reach (`_refresh_edge`).
-        edge = None if last is None or last == here else self._edges.get((ax - last[0], ay - last[1]))
+        edge = None if last is None or same else self._edges.get((ax - last[0], ay - last[1]))
         reported: list[tuple[int, int]] = []
         changed: set[tuple[int, int]] = self.changed  # (typed a plain set: compiled, `clear` without a method call)
         if changed:
             # Nothing was pending near (ax, ay) before these reports (`_checked`): then the
             # reported tiles within reach are all there is to do here, without scanning the
             # window (a character stepping in view while the agent turns or waits).
-            direct: list[tuple[int, int, bool]] | None = [] if last == here else None
+            direct: list[tuple[int, int, bool]] | None = [] if same else None
             pending, unseen = self._pending_view, self._unseen_view  # (flat: no numpy scalar per report)
             for x, y in changed:
                 at = (y + r) * side + x + r
@@ -190,7 +194,7 @@ class SceneryMirror(WindowReads):
                 self._checked = None
             elif direct:
                 self._recompute(direct, strict)
-        if self.waiting and self._checked != (ax, ay):
+        if self.waiting and not same:  # (`_checked` is (ax, ay) only if it was so before)
             if edge is not None:
                 found = self._refresh_edge(ax, ay, edge, reported)
                 if found:
@@ -198,20 +202,8 @@ class SceneryMirror(WindowReads):
                     self.waiting = self._any_pending()
                 self._checked = (ax, ay)
                 return
-            top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
-            near = self.pending[top : ay + r + reach + 1, left : ax + r + reach + 1]
-            cells = near.ravel().nonzero()[0].tolist()
-            if cells:
-                height, width = near.shape
-                new = self.unseen[top : ay + r + reach + 1, left : ax + r + reach + 1]
-                first = new.ravel().tolist()
-                steps, x0, y0 = grid_steps(width, height), left - r, top - r  # (a table: no divmod per tile)
-                tiles = []
-                for cell in cells:
-                    dx, dy = steps[cell]
-                    tiles.append((x0 + dx, y0 + dy, first[cell]))
-                near[...] = False  # views: write through to `pending` and `unseen`
-                new[...] = False
+            tiles = self._pending_near(ax, ay, reach)
+            if tiles:
                 self._recompute(tiles, strict)
                 self.waiting = self._any_pending()
             self._checked = (ax, ay)  # nothing pending near here until a change or a move
@@ -222,7 +214,7 @@ class SceneryMirror(WindowReads):
         view = self._pending_view
         if view[self._pending_hint]:
             return True
-        found = view.tobytes().find(1)
+        found = view.find(1)
         if found < 0:
             return False
         self._pending_hint = found
@@ -232,7 +224,10 @@ class SceneryMirror(WindowReads):
         """Recompute `tiles` ((x, y, never computed before)); count a change (`version`) if one
         computed before shows something new (any, when `strict`). A tile computed for the first
         time lies in no window built before."""
-        if all(map(_THIRD, tiles)):  # all first: a reset's first view, a walk into unseen land
+        for tile in tiles:  # (compiled: a loop, no `all` over a `map` of generic calls)
+            if not tile[2]:
+                break
+        else:  # all first: a reset's first view, a walk into unseen land
             self._fill_first(tiles)
             return
         touched = self._touched
@@ -272,6 +267,7 @@ class SceneryMirror(WindowReads):
         seen = _NOTHING_SEEN if marker_seen is None else marker_seen
         plain_cells, passable_now = _PLAIN_CELLS, _PASSABLE_NOW
         flag_view, marked_view = self._flag_view, self._marked_view
+        kinds_of, state_of = self._kinds_of, self._state_of
         ats: list[int] = []
         kinds_parts: list[bytes] = []
         state_parts: list[bytes] = []
@@ -302,6 +298,8 @@ class SceneryMirror(WindowReads):
             ats.append(at)
             kinds_parts.append(kinds)
             state_parts.append(state)
+            kinds_of[at] = kinds
+            state_of[at] = state
         if len(ats) > _FEW:
             kinds_cells, state_cells = self._cells_views()
             at_index = np.array(ats, np.intp)
@@ -342,12 +340,14 @@ class SceneryMirror(WindowReads):
         at = (y + self.radius) * self._side + x + self.radius
         depth = self.depth
         kinds_at, state_at = at * depth, at * 4
-        kinds_view, state_view = self._kinds_view, self._state_view
-        differs = (first or flag != old_flag or kinds != kinds_view[kinds_at : kinds_at + depth]
-                   or state != state_view[state_at : state_at + 4] or visible != shown)  # fmt: skip
+        kinds_of, state_of = self._kinds_of, self._state_of
+        differs = (first or flag != old_flag or kinds != kinds_of[at] or state != state_of[at]
+                   or visible != shown)  # fmt: skip
         if differs:  # (else the cell is the same bytes: nothing to write)
-            kinds_view[kinds_at : kinds_at + depth] = kinds
-            state_view[state_at : state_at + 4] = state
+            self._kinds_view[kinds_at : kinds_at + depth] = kinds
+            self._state_view[state_at : state_at + 4] = state
+            kinds_of[at] = kinds
+            state_of[at] = state
         if not flag:
             if key in looks:  # (compiled: no `pop` method call)
                 del looks[key]
@@ -388,16 +388,29 @@ class SceneryMirror(WindowReads):
     def __setstate__(self, state: dict[str, object]) -> None:
         restore(self, state)  # (`world/unpickle.py`)
         self._views()
+        # The flag arrays unpickled, put back over bytearrays of their own (`_backed`).
+        self.pending, self._pending_view = _backed(self.pending.shape, np.bool_, self.pending.tobytes())
+        self.unseen, self._unseen_view = _backed(self.unseen.shape, np.bool_, self.unseen.tobytes())
+        self.marked, self._marked_view = _backed(self.marked.shape, np.bool_, self.marked.tobytes())
+        self.has_candidates, self._flag_view = _backed(self.has_candidates.shape, np.bool_, self.has_candidates.tobytes())
 
     def _views(self) -> None:
-        """Flat byte views of `kinds` and `state` (a tile's cell is written as one bytes slice)
-        and of the per-tile flags (a flag read or written without a numpy scalar)."""
+        """Flat byte views of `kinds` and `state`: a tile's cell is written as one bytes slice
+        (a memoryview's slice assignment takes bytes as they are; a bytearray's copies them
+        into a bytearray first, ~1.5k instructions against ~600)."""
         self._kinds_view = memoryview(self.kinds.data).cast("B")
         self._state_view = memoryview(self.state.data).cast("B")
-        self._pending_view = memoryview(self.pending.data).cast("B")
-        self._unseen_view = memoryview(self.unseen.data).cast("B")
-        self._marked_view = memoryview(self.marked.data).cast("B")
-        self._flag_view = memoryview(self.has_candidates.data).cast("B")
 
     def close(self) -> None:
         self.world.unwatch_tiles(self.changed)
+
+
+def _backed(shape: tuple[int, ...], dtype: type, data: bytes | bytearray | None = None) -> tuple[np.ndarray, bytearray]:
+    """An array of one-byte items over a new bytearray (zeros, or a copy of `data`), and that
+    bytearray: the mirror reads and writes a tile's flag through it (compiled, ~100-150
+    instructions an item against a memoryview's ~300-800)."""
+    count = 1
+    for n in shape:
+        count *= n
+    buf = bytearray(count) if data is None else bytearray(data)
+    return np.frombuffer(buf, dtype).reshape(shape), buf

@@ -34,15 +34,17 @@ class WindowReads(FastState):
     flags: list[list[bool]]
     has_candidates: np.ndarray
     marked: np.ndarray
+    pending: np.ndarray
+    unseen: np.ndarray
     marked_windows: set[tuple[int, int]]
     marker: object
     _candidate_tiles: dict[tuple[int, int], list[tuple[int, int, int, int, int]]]
     _offsets: tuple[tuple[int, int, int] | None, ...]
     _last_marked: tuple[int, int] | None
     _marks: dict[tuple[int, int], tuple[int, int, bool]]
-    _pending_view: memoryview
-    _unseen_view: memoryview
-    _marked_view: memoryview
+    _pending_view: bytearray  # (the arrays' own buffers: `scenery._backed`)
+    _unseen_view: bytearray
+    _marked_view: bytearray
 
     def candidate_tiles(self, ax: int, ay: int) -> list[tuple[int, int, int, int, int]]:
         """(x, y, distance, dx, dy) of the tiles around the agent at (ax, ay) that hold slot
@@ -93,7 +95,7 @@ class WindowReads(FastState):
         x0, y0, along_x = ax + edge[0], ay + edge[1], edge[2]
         step = 1 if along_x else side
         start = (y0 + r) * side + x0 + r  # (r >= reach: the edge lies inside the padded arrays)
-        strip = pending[start : start + step * 2 * r + 1 : step].tobytes()
+        strip = bytes(pending[start : start + step * 2 * r + 1 : step])
         tiles: list[tuple[int, int, bool]] = []
         for i in range(len(strip)):  # (compiled: a bytes item is a C read, a `find` a method call)
             if strip[i]:
@@ -109,6 +111,56 @@ class WindowReads(FastState):
                 unseen[at] = 0
         if reported and tiles:
             tiles.sort(key=_ROW_MAJOR)
+        return tiles
+
+    def _pending_near(self, ax: int, ay: int, reach: int) -> list[tuple[int, int, bool]]:
+        """`refresh`'s scan of the whole window within `reach` of (ax, ay): its pending tiles
+        row by row ((x, y, never computed)), taken off `pending` and `unseen` (never computed
+        implies pending). One bytes copy of the window's rows read item by item (compiled: C
+        reads, no numpy call on a tiny slice, ~2.6k instructions each); a row of several
+        cleared in one slice each (a reset's first view is all pending), a few item by item."""
+        r, side = self.radius, self._side
+        pending, unseen = self._pending_view, self._unseen_view
+        top, left = max(ay + r - reach, 0), max(ax + r - reach, 0)  # padded: tile (x, y) at [y + r, x + r]
+        bottom, right = min(ay + r + reach + 1, side), min(ax + r + reach + 1, side)
+        tiles: list[tuple[int, int, bool]] = []
+        if not COMPILED:  # interpreted, numpy's calls beat a loop over the window's tiles
+            near = self.pending[top:bottom, left:right]
+            cells = near.ravel().nonzero()[0].tolist()
+            if cells:
+                width = right - left
+                new = self.unseen[top:bottom, left:right]
+                first = new.ravel().tolist()
+                steps, x0, y0 = grid_steps(width, bottom - top), left - r, top - r  # (a table: no divmod per tile)
+                for cell in cells:
+                    dx, dy = steps[cell]
+                    tiles.append((x0 + dx, y0 + dy, first[cell]))
+                near[...] = False  # views: write through to `pending` and `unseen`
+                new[...] = False
+            return tiles
+        rows = bytes(pending[top * side : bottom * side])
+        firsts = b""  # `unseen` of the same rows, copied once something is pending
+        blank: bytearray | None = None
+        for row in range(top, bottom):
+            base = (row - top) * side
+            count = 0
+            for col in range(left, right):
+                if rows[base + col]:
+                    if not firsts:
+                        firsts = bytes(unseen[top * side : bottom * side])
+                    tiles.append((col - r, row - r, firsts[base + col] != 0))
+                    count += 1
+            at = row * side
+            if count > 2:  # the row's window cells off both in one slice each, as numpy's views did
+                if blank is None:
+                    blank = bytearray(right - left)  # (bytearray into bytearray: a plain copy)
+                pending[at + left : at + right] = blank
+                unseen[at + left : at + right] = blank
+            elif count:  # a few: item by item
+                for col in range(left, right):
+                    if rows[base + col]:
+                        pending[at + col] = 0
+                        unseen[at + col] = 0
         return tiles
 
     def mark_seen(self, agent: Agent, x0: int, y0: int, w: int) -> None:
@@ -170,7 +222,7 @@ class WindowReads(FastState):
         x1, y1, along_x = x0 + edge[0], y0 + edge[1], edge[2]
         step = 1 if along_x else side
         start = (y1 + r) * side + x1 + r
-        strip = marked[start : start + step * 2 * r + 1 : step].tobytes()
+        strip = bytes(marked[start : start + step * 2 * r + 1 : step])
         if strip.find(0) < 0:
             return
         uuids: list[int] = []

@@ -89,10 +89,12 @@ class NPC(Agent):
     # attribute by declaration (a compiled class keeps it on the class) and not `_inline`: mypyc
     # names the C field `__inline`, a GCC keyword.
     _written_out: ClassVar[bool] = True
+    _plain_goto: ClassVar[bool] = True  # whether `tick` may call `NPC._run_goto` directly
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._written_out = cls._run_wander is _WANDER and cls._run_move is _MOVE
+        cls._plain_goto = cls._run_goto is _GOTO
 
     def __init__(self, world: World, name: str, x: int, y: int, facing: str = "south", **attrs: Any) -> None:
         super().__init__(world, name, x, y, facing, **attrs)
@@ -165,10 +167,14 @@ class NPC(Agent):
                 else:
                     heapq.heappop(queue)
                 return
-        run = _RUNNERS.get((type(self), kind))
-        if run is None:
-            run = _RUNNERS[(type(self), kind)] = getattr(type(self), "_run_" + kind)
-        done = run(self, **task.args)
+        if kind == "goto" and self._plain_goto:  # a direct call, no keywords packed (characters walk home often)
+            args = task.args
+            done = NPC._run_goto(self, args["x"], args["y"], args.get("give_up", 200))
+        else:
+            run = _RUNNERS.get((type(self), kind))
+            if run is None:
+                run = _RUNNERS[(type(self), kind)] = getattr(type(self), "_run_" + kind)
+            done = run(self, **task.args)
         queue = self.queue  # (a runner may have replaced it: `clear_queue`)
         if done and queue and queue[0] is task:
             heapq.heappop(queue)
@@ -274,3 +280,4 @@ class NPC(Agent):
 
 _WANDER = NPC._run_wander  # `NPC.tick` runs these two inline when a class does not override them
 _MOVE = NPC._run_move
+_GOTO = NPC._run_goto

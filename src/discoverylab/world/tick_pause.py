@@ -75,8 +75,11 @@ class TickPause(FastState):
         snapshot again (a woken object ranked later ticks in this loop, as it would have)."""
         wake: set[tuple[int, int]] = self.wake  # (as a set: compiled, its own length test and `clear`)
         tiles = self.tiles
-        if wake:
-            self.woken()
+        if wake:  # (mostly the agent's own step, far from any sleeper: one C-level test)
+            if wake.isdisjoint(tiles):
+                wake.clear()
+            else:
+                self.woken()
         order = world._ticking
         if self.order is not order:
             paused = self.paused
