@@ -315,9 +315,9 @@ def test_the_typed_check_measures_its_reference_count_or_reuses_nothing() -> Non
     assert spares._take_compiled(world, objs, cls, name, type_, materials, layer, attrs) == []
 
 
-def test_put_filed_equals_put_then_file_all() -> None:
-    """`spare_check.put_filed` (the compiled `place_each`'s loop over its spares) leaves the
-    grid and the registry as `put` then `file_all` of the same objects do: same tiles, same
+def test_put_filing_equals_put_then_file_all() -> None:
+    """`spare_check.put(..., file=True)` (the compiled `place_each`'s loop over its spares) leaves
+    the grid and the registry as `put` then `file_all` of the same objects do: same tiles, same
     layer order in each stack, the same registry order."""
     states = []
     for filed in (False, True):
@@ -329,7 +329,7 @@ def test_put_filed_equals_put_then_file_all() -> None:
         cells = [(1, 1), (1, 2), (30, 4), (2, 2), (0, 31), (31, 0)]
         uuids = world.take_uuids(len(objs))
         if filed:
-            spare_check.put_filed(objs, world, cells, uuids, layer)
+            spare_check.put(objs, world, cells, uuids, layer, file=True)
         else:
             spare_check.put(objs, world, cells, uuids, layer)
             spare_check.file_all(world.objects, uuids, objs)

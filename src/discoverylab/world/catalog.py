@@ -264,8 +264,8 @@ def place_each(world: World, kind: str, cells: Iterable[tuple[int, int]], holes:
     objs: list[WorldObject] = spare[: len(cells)]  # the first cells' objects, then the new ones
     del spare[: len(cells)]
     filed = 0  # how many of `objs` are in the registry already
-    if objs and spare_check.COMPILED:  # the loop below, typed, filing them too (`spare_check.put_filed`)
-        spare_check.put_filed(objs, world, cells, uuids, layer)
+    if objs and spare_check.COMPILED:  # the loop below, typed, filing them too (`spare_check.put`)
+        spare_check.put(objs, world, cells, uuids, layer, file=True)
         filed = len(objs)
         cell_iter, uuid_iter = iter(cells[filed:]), iter(uuids[filed:])
         objs_iter: list[WorldObject] = []

@@ -153,29 +153,14 @@ def _held_once(world: World, cls: type, name: str, type_: str, materials: tuple[
 _SOLE = 0
 
 
-def put(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uuids: list[int], layer: Layer) -> None:
+def put(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uuids: list[Any], layer: Layer,
+        file: bool = False) -> None:  # fmt: skip
     """`catalog.place_each`'s loop over the spares it reuses (the first `len(objs)` cells and
     UUIDs), as an index loop: compiled, the loop's `zip` of tuples cost ~200 instructions an
-    object more (the pure engine keeps the `zip`: `COMPILED`)."""
-    stacks = world.stacks
-    for i in range(len(objs)):
-        obj = objs[i]
-        x, y = cells[i]
-        obj.world = world
-        obj.x = x
-        obj.y = y
-        obj.uuid = uuids[i]
-        stack = stacks[x][y]
-        if stack and stack[-1].layer < layer:  # type: ignore[operator]  # as in `place_each`
-            stack_insert(stack, obj, layer)
-        else:
-            stack.append(obj)
-
-
-def put_filed(objs: list[WorldObject], world: World, cells: list[tuple[int, int]], uuids: list[Any], layer: Layer) -> None:
-    """`put`, filing each object in the registry too (`place_each`: its spares come first in
-    both the cells and the registry's order, so `file_all` then files only the new objects):
-    one loop instead of two, ~40 instructions an object less."""
+    object more (the pure engine keeps the `zip`: `COMPILED`). With `file`, each object is filed
+    in the registry too (`place_each`: its spares come first in both the cells and the
+    registry's order, so `file_all` then files only the new objects): one loop instead of two,
+    ~40 instructions an object less. `Any` UUIDs: their own int objects become the keys."""
     stacks, objects = world.stacks, world.objects
     for i in range(len(objs)):
         obj = objs[i]
@@ -190,7 +175,8 @@ def put_filed(objs: list[WorldObject], world: World, cells: list[tuple[int, int]
             stack_insert(stack, obj, layer)
         else:
             stack.append(obj)
-        objects[uuid] = obj
+        if file:
+            objects[uuid] = obj
 
 
 def file_all(objects: dict[Any, Any], uuids: list[Any], objs: list[WorldObject]) -> None:
