@@ -8,7 +8,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -24,6 +24,7 @@ _DIR_BY_DELTA = {delta: name for name, delta in DIRECTIONS.items()}
 _DIRECTION_NAMES = tuple(DIRECTIONS)
 _RUNNERS: dict[tuple[type, str], Any] = {}  # (NPC class, task kind) -> its method "_run_" + kind
 _NEVER = 1 << 62  # a wait that outlasts any episode (a wander that never steps)
+_GIVE_UP: Final = 200  # ticks without a path a goto tries before it gives up (`_run_goto`, and `tick`'s direct call)
 __all__ = ["NPC", "Task", "draw_quarter", "draw_unit", "draw_wait", "find_path"]
 
 
@@ -169,7 +170,7 @@ class NPC(Agent):
                 return
         if kind == "goto" and self._plain_goto:  # a direct call, no keywords packed (characters walk home often)
             args = task.args
-            done = NPC._run_goto(self, args["x"], args["y"], args.get("give_up", 200))
+            done = NPC._run_goto(self, args["x"], args["y"], args.get("give_up", _GIVE_UP))
         else:
             run = _RUNNERS.get((type(self), kind))
             if run is None:
@@ -239,7 +240,7 @@ class NPC(Agent):
         self._door_to_close = None
         return True
 
-    def _run_goto(self, x: int, y: int, give_up: int = 200) -> bool:
+    def _run_goto(self, x: int, y: int, give_up: int = _GIVE_UP) -> bool:
         """One tick of walking towards (x, y): turn, open a door, close it behind, or step.
         An impassable goal (a table, a locked door) is reached by standing beside it, facing it."""
         if self._door_to_close is not None and self._close_door_behind():  # (no call without a door)
