@@ -81,6 +81,14 @@ def _uint32_words(n: int) -> list[int]:
     return words
 
 
+def _mix_into(mixer: list[int], i_dst: int, word: int, hash_a: int) -> int:
+    """`mix(mixer[i_dst], hashmix(word))` into `mixer[i_dst]`; the hash constant after it."""
+    value = _mul32(word ^ hash_a, hash_a := _mul32(hash_a, _MULT_A))
+    mixed = (_mul32(_MIX_L, mixer[i_dst]) - _mul32(_MIX_R, value ^ (value >> 16))) & _MASK32
+    mixer[i_dst] = mixed ^ (mixed >> 16)
+    return hash_a
+
+
 def seed_words(entropy: int | list[int], spawn_key: tuple[int, ...] = ()) -> np.ndarray:
     """`SeedSequence(entropy, spawn_key=spawn_key).generate_state(4, np.uint64)` for int entropy
     (or a list of ints) and int keys, worked out here: the same 32-bit hashing and mixing of a
@@ -104,14 +112,10 @@ def seed_words(entropy: int | list[int], spawn_key: tuple[int, ...] = ()) -> np.
     for i_src in range(_POOL):
         for i_dst in range(_POOL):
             if i_src != i_dst:
-                value = _mul32(mixer[i_src] ^ hash_a, hash_a := _mul32(hash_a, _MULT_A))
-                mixed = (_mul32(_MIX_L, mixer[i_dst]) - _mul32(_MIX_R, value ^ (value >> 16))) & _MASK32
-                mixer[i_dst] = mixed ^ (mixed >> 16)
+                hash_a = _mix_into(mixer, i_dst, mixer[i_src], hash_a)
     for i_src in range(_POOL, len(words)):
         for i_dst in range(_POOL):
-            value = _mul32(words[i_src] ^ hash_a, hash_a := _mul32(hash_a, _MULT_A))
-            mixed = (_mul32(_MIX_L, mixer[i_dst]) - _mul32(_MIX_R, value ^ (value >> 16))) & _MASK32
-            mixer[i_dst] = mixed ^ (mixed >> 16)
+            hash_a = _mix_into(mixer, i_dst, words[i_src], hash_a)
     state: list[int] = []
     hash_b = _INIT_B
     for i in range(2 * _POOL):  # `generate_state(4, np.uint64)`: 8 words, each pair low word first
