@@ -1,6 +1,6 @@
 """The symbolic observation's arrays: each a plain, writable, C-contiguous uint8 array over
-its step's own buffer, as the field views of `_record_of`'s record are (`encode` builds them
-with one `item()` call)."""
+its step's own buffer, a field view of one structured array of `_record_of`'s record (`encode`
+returns `whole[name]` per key; an `item()` call for all keys was measured dearer and dropped)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_each_steps_arrays_are_field_views_of_their_own_buffer(notes: bool) -> N
         assert value.flags.c_contiguous and value.flags.writeable and not value.flags.owndata
         whole = value.base
         assert whole is not None and whole.shape == () and whole.dtype.names == tuple(obs)
-        field = whole[key]  # what `encode` returned before: the same view
+        field = whole[key]  # what `encode` returns: the same view
         assert field.flags == value.flags and field.strides == value.strides
         assert field.__array_interface__ == value.__array_interface__
         assert not np.shares_memory(value, later[key])  # a later step writes elsewhere
